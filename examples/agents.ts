@@ -1,0 +1,41 @@
+// Example agents for the quickstart: `npx keel dev --agents examples/agents.ts`.
+// In your own project, import from 'keel' instead of '../src/index.ts'.
+import { z } from 'zod';
+import { defineAgent, defineLoopAgent, defineModel, defineTool } from '../src/index.ts';
+
+export const add = defineTool({
+  name: 'add',
+  description: 'Adds two numbers',
+  input: z.object({ a: z.number(), b: z.number() }),
+  effect: 'read',
+  run: ({ a, b }) => ({ sum: a + b }),
+});
+
+/** Greets, asks a human for approval, waits a little, and answers. */
+export const approval = defineAgent({
+  name: 'approval',
+  version: '1',
+  async run(ctx, input: { name: string }) {
+    const greeting = await ctx.step('greet', () => `hello ${input.name}`);
+    const reply = await ctx.model({ model: 'mock', messages: [{ role: 'user', content: greeting }] });
+    const approved = await ctx.waitForInput<boolean>('approve', { timeoutMs: 24 * 3600 * 1000 });
+    await ctx.sleep(100);
+    return { greeting, echoed: reply.text, approved };
+  },
+});
+
+/** A scripted mock model that asks for the add tool once, then answers. */
+export const calculatorModel = defineModel({
+  name: 'calculator-mock',
+  provider: 'mock',
+  options: { latencyMs: 20, script: [{ toolCalls: [{ name: 'add', args: { a: 2, b: 3 } }] }, { text: 'The sum is 5.' }] },
+});
+
+export const calculator = defineLoopAgent({
+  name: 'calculator',
+  version: '1',
+  model: 'calculator-mock',
+  system: 'You add numbers with the add tool.',
+  tools: [add],
+  maxSteps: 5,
+});

@@ -1,0 +1,10 @@
+// Build: compiles src/ to dist/ (JavaScript + .d.ts) and copies the SQL files the stores load at run time.
+// Runs on `npm ci` through `prepare`, because Node strips no types under node_modules.
+import { execFileSync } from 'node:child_process';
+import { cpSync, rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+rmSync(`${root}/dist`, { recursive: true, force: true });
+execFileSync(process.execPath, [`${root}/node_modules/typescript/bin/tsc`, '-p', `${root}/tsconfig.json`], { stdio: 'inherit' });
+cpSync(`${root}/src`, `${root}/dist`, { recursive: true, filter: (src) => !/\.(ts)$/.test(src) || false });

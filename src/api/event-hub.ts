@@ -1,0 +1,36 @@
+// Fans store change notifications out to the SSE streams that follow a run, so a stream wakes when its run gets
+// new events instead of polling. One store subscription for the whole API; listeners are removed when streams close.
+import type { Store } from '../store/store.ts';
+
+export class EventHub {
+  readonly #listeners = new Map<string, Set<() => void>>();
+  readonly #unsubscribe: () => void;
+
+  constructor(store: Store) {
+    this.#unsubscribe = store.onChange((changes) => {
+      for (const change of changes) {
+        const set = this.#listeners.get(change.runId);
+        if (set !== undefined) for (const listener of set) listener();
+      }
+    });
+  }
+
+  /** Calls `listener` whenever the run changes; returns the unsubscribe function. */
+  subscribe(runId: string, listener: () => void): () => void {
+    let set = this.#listeners.get(runId);
+    if (set === undefined) {
+      set = new Set();
+      this.#listeners.set(runId, set);
+    }
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0) this.#listeners.delete(runId);
+    };
+  }
+
+  close(): void {
+    this.#unsubscribe();
+    this.#listeners.clear();
+  }
+}

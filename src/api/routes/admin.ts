@@ -1,0 +1,36 @@
+// /v1/admin: operator routes, authorised by KEEL_ADMIN_KEY and disabled entirely when it is unset.
+import { timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { KeelError } from '../../errors/keel-error.ts';
+import type { Store } from '../../store/store.ts';
+import { bearerToken, generateApiKey, hashApiKey } from '../auth.ts';
+import { CreateTenantBody, ErrorBody } from '../schemas.ts';
+
+export interface AdminRoutesDeps {
+  store: Store;
+  adminKey: string | undefined;
+}
+
+export function registerAdminRoutes(app: FastifyInstance, deps: AdminRoutesDeps): void {
+  const authorize = (request: FastifyRequest) => {
+    if (deps.adminKey === undefined) throw new KeelError('admin_disabled', 'admin routes are disabled: set KEEL_ADMIN_KEY to enable them');
+    const token = bearerToken(request);
+    const a = Buffer.from(hashApiKey(token ?? ''));
+    const b = Buffer.from(hashApiKey(deps.adminKey));
+    if (token === undefined || !timingSafeEqual(a, b)) throw new KeelError('unauthorized', 'admin routes need Authorization: Bearer <KEEL_ADMIN_KEY>');
+  };
+
+  app.withTypeProvider<ZodTypeProvider>().post('/v1/admin/tenants', {
+    schema: {
+      summary: 'Create a tenant; its API key is returned once', tags: ['admin'], body: CreateTenantBody,
+      response: { 201: z.object({ tenant: z.object({ id: z.string(), name: z.string() }), apiKey: z.string() }), 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+    },
+  }, async (request, reply) => {
+    authorize(request);
+    const apiKey = generateApiKey();
+    const tenant = await deps.store.createTenant(request.body.name, hashApiKey(apiKey));
+    return reply.status(201).send({ tenant: { id: tenant.id, name: tenant.name }, apiKey });
+  });
+}

@@ -1,0 +1,98 @@
+// GET /v1/runs/:id/events: the run's events as Server-Sent Events (`id:` = the gapless event sequence number,
+// resumable with Last-Event-ID or ?after=N, closed after the terminal event), or as a JSON array with ?format=json.
+// SSE is written by hand on the raw response: it is a few lines, and resume semantics must be exactly ours.
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { KeelError } from '../../errors/keel-error.ts';
+import { isTerminal } from '../../engine/run-status.ts';
+import type { TenantRecord } from '../../store/records.ts';
+import type { Store } from '../../store/store.ts';
+import type { EventHub } from '../event-hub.ts';
+import { ErrorBody, EventsQuery, RunEvent, RunIdParams } from '../schemas.ts';
+import { TERMINAL_EVENT_TYPES, eventView } from '../views.ts';
+import { ownedRun } from './runs.ts';
+
+export const SSE_PAGE_MAX_EVENTS = 500;
+export const SSE_KEEPALIVE_MS = 15_000;
+export const EVENTS_JSON_MAX_EVENTS = 10_000;
+
+export interface EventRoutesDeps {
+  store: Store;
+  hub: EventHub;
+  tenantOf(request: unknown): TenantRecord;
+  /** Resolves when the server shuts down, so open streams end. */
+  closing: AbortSignal;
+}
+
+export function registerEventRoutes(app: FastifyInstance, deps: EventRoutesDeps): void {
+  app.withTypeProvider<ZodTypeProvider>().get('/v1/runs/:id/events', {
+    schema: {
+      summary: 'Stream a run’s events (SSE), or list them (format=json)', tags: ['runs'], params: RunIdParams, querystring: EventsQuery,
+      response: { 200: z.array(RunEvent).describe('With format=json; otherwise text/event-stream'), 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+    },
+  }, async (request, reply) => {
+    const tenant = deps.tenantOf(request);
+    await ownedRun(deps.store, tenant, request.params.id);
+    const header = request.headers['last-event-id'];
+    let after = request.query.after ?? 0;
+    if (typeof header === 'string' && header.length > 0) {
+      if (!/^\d{1,15}$/.test(header)) throw new KeelError('validation_failed', 'Last-Event-ID must be an event sequence number');
+      after = Number(header);
+    }
+    if (request.query.format === 'json') {
+      const events = await deps.store.listEvents(request.params.id, after, request.query.limit ?? EVENTS_JSON_MAX_EVENTS);
+      return events.map(eventView);
+    }
+    return streamEvents(deps, request.params.id, after, reply);
+  });
+}
+
+async function streamEvents(deps: EventRoutesDeps, runId: string, after: number, reply: FastifyReply): Promise<void> {
+  reply.hijack();
+  const res = reply.raw;
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+  res.write(': keel event stream\n\n');
+  let cursor = after;
+  let wake: (() => void) | undefined;
+  let changed = true;
+  const unsubscribe = deps.hub.subscribe(runId, () => {
+    changed = true;
+    wake?.();
+  });
+  const closed = new Promise<void>((resolve) => {
+    res.once('close', resolve);
+    deps.closing.addEventListener('abort', () => resolve(), { once: true });
+  });
+  let open = true;
+  void closed.then(() => {
+    open = false;
+    wake?.();
+  });
+  const keepalive = setInterval(() => res.write(': keepalive\n\n'), SSE_KEEPALIVE_MS);
+  try {
+    while (open) {
+      if (!changed) await new Promise<void>((resolve) => (wake = resolve));
+      wake = undefined;
+      if (!open) break;
+      changed = false;
+      const events = await deps.store.listEvents(runId, cursor, SSE_PAGE_MAX_EVENTS);
+      let ended = false;
+      for (const event of events) {
+        res.write(`id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(eventView(event))}\n\n`);
+        cursor = event.seq;
+        if (TERMINAL_EVENT_TYPES.has(event.type)) ended = true;
+      }
+      if (events.length === SSE_PAGE_MAX_EVENTS) changed = true;
+      if (!ended && events.length === 0) {
+        const run = await deps.store.getRun(runId);
+        ended = run === null || isTerminal(run.status);
+      }
+      if (ended) break;
+    }
+  } finally {
+    clearInterval(keepalive);
+    unsubscribe();
+    res.end();
+  }
+}

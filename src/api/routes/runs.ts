@@ -1,0 +1,90 @@
+// /v1/runs: submit, read, list, cancel, answer inputs, and the journal as a timeline.
+// Every handler scopes by the caller's tenant: another tenant's run is indistinguishable from a missing one (404).
+import { createHash } from 'node:crypto';
+import stringify from 'safe-stable-stringify';
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { KeelError } from '../../errors/keel-error.ts';
+import { newRunId } from '../../engine/ids.ts';
+import type { AgentRegistry } from '../../engine/registry.ts';
+import type { Json } from '../../sdk/types.ts';
+import type { RunRecord, TenantRecord } from '../../store/records.ts';
+import type { Store } from '../../store/store.ts';
+import { decodeCursor, encodeCursor } from '../cursor.ts';
+import { CreateRunBody, ErrorBody, InputBody, ListRunsQuery, Run, RunIdParams, RunList, Step } from '../schemas.ts';
+import { runView, stepView } from '../views.ts';
+
+export interface RunRoutesDeps {
+  store: Store;
+  registry: AgentRegistry;
+  tenantOf(request: unknown): TenantRecord;
+}
+
+const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 413: ErrorBody };
+
+export async function ownedRun(store: Store, tenant: TenantRecord, id: string): Promise<RunRecord> {
+  const run = await store.getRun(id);
+  if (run === null || run.tenantId !== tenant.id) throw new KeelError('run_not_found', `run ${id} not found`);
+  return run;
+}
+
+export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const { store, registry } = deps;
+
+  r.post('/v1/runs', {
+    schema: { summary: 'Submit a run', tags: ['runs'], body: CreateRunBody, response: { 200: Run, 201: Run, ...errors } },
+  }, async (request, reply) => {
+    const tenant = deps.tenantOf(request);
+    const body = request.body;
+    const agent = registry.resolve(body.agent);
+    const input = (body.input ?? null) as Json;
+    const requestHash = body.idempotencyKey === undefined ? null
+      : createHash('sha256').update(stringify({ agent: body.agent, input, priority: body.priority ?? null, budget: body.budget ?? null, metadata: body.metadata ?? null }) ?? '').digest('hex');
+    const { run, created } = await store.createRun({
+      id: newRunId(), tenantId: tenant.id, agent: agent.name, agentVersion: agent.version, input,
+      priority: body.priority ?? 'interactive', budget: body.budget ?? {}, metadata: (body.metadata ?? null) as Record<string, Json> | null,
+      parentRunId: null, idempotencyKey: body.idempotencyKey ?? null, requestHash,
+    });
+    return reply.status(created ? 201 : 200).send(runView(run));
+  });
+
+  r.get('/v1/runs/:id', {
+    schema: { summary: 'Get a run', tags: ['runs'], params: RunIdParams, response: { 200: Run, ...errors } },
+  }, async (request) => runView(await ownedRun(store, deps.tenantOf(request), request.params.id)));
+
+  r.get('/v1/runs', {
+    schema: { summary: 'List runs, newest first', tags: ['runs'], querystring: ListRunsQuery, response: { 200: RunList, ...errors } },
+  }, async (request) => {
+    const tenant = deps.tenantOf(request);
+    const q = request.query;
+    const afterId = q.cursor === undefined ? undefined : decodeCursor(q.cursor);
+    const runs = await store.listRuns(tenant.id, {
+      limit: q.limit + 1, ...(q.status ? { status: q.status } : {}), ...(q.agent ? { agent: q.agent } : {}), ...(afterId ? { afterId } : {}),
+    });
+    const page = runs.slice(0, q.limit);
+    return { runs: page.map(runView), nextCursor: runs.length > q.limit ? encodeCursor(page[page.length - 1]!.id) : null };
+  });
+
+  r.post('/v1/runs/:id/cancel', {
+    schema: { summary: 'Cancel a run', tags: ['runs'], params: RunIdParams, response: { 202: Run, ...errors } },
+  }, async (request, reply) => {
+    await ownedRun(store, deps.tenantOf(request), request.params.id);
+    return reply.status(202).send(runView(await store.requestCancel(request.params.id)));
+  });
+
+  r.post('/v1/runs/:id/input', {
+    schema: { summary: 'Answer a run’s waitForInput(key)', tags: ['runs'], params: RunIdParams, body: InputBody, response: { 202: Run, ...errors } },
+  }, async (request, reply) => {
+    await ownedRun(store, deps.tenantOf(request), request.params.id);
+    return reply.status(202).send(runView(await store.provideInput(request.params.id, request.body.key, request.body.value as Json)));
+  });
+
+  r.get('/v1/runs/:id/steps', {
+    schema: { summary: 'The run’s journal as a timeline', tags: ['runs'], params: RunIdParams, response: { 200: z.object({ steps: z.array(Step) }), ...errors } },
+  }, async (request) => {
+    await ownedRun(store, deps.tenantOf(request), request.params.id);
+    return { steps: (await store.loadJournal(request.params.id)).map(stepView) };
+  });
+}

@@ -1,0 +1,100 @@
+// The API's wire schemas (zod): request validation and the OpenAPI document are both generated from these.
+import { z } from 'zod';
+
+export const JsonValue: z.ZodType<unknown> = z.json();
+
+export const ErrorBody = z.object({
+  error: z.object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()).optional() }),
+}).meta({ id: 'Error' });
+
+export const Budget = z.strictObject({
+  maxSteps: z.number().int().positive().max(1_000_000).optional(),
+  maxTokens: z.number().int().positive().optional(),
+  maxCostUsd: z.number().positive().optional(),
+  deadlineMs: z.number().int().positive().max(365 * 24 * 3600 * 1000).optional(),
+});
+
+export const Priority = z.enum(['interactive', 'batch']);
+
+export const CreateRunBody = z.strictObject({
+  agent: z.string().min(1).max(200).describe('Agent name, or name@version to pin a version explicitly'),
+  input: JsonValue.optional().describe('The agent input (any JSON)'),
+  idempotencyKey: z.string().min(1).max(200).optional(),
+  priority: Priority.optional(),
+  budget: Budget.optional(),
+  metadata: z.record(z.string(), JsonValue).optional(),
+});
+
+export const RunStatusEnum = z.enum(['queued', 'running', 'waiting', 'cancelling', 'succeeded', 'failed', 'cancelled']);
+
+export const Run = z.object({
+  id: z.string(),
+  tenantId: z.string(),
+  agent: z.string(),
+  agentVersion: z.string(),
+  status: RunStatusEnum,
+  stateVersion: z.number().int(),
+  priority: Priority,
+  input: z.unknown(),
+  result: z.unknown().optional(),
+  error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }).nullable(),
+  outcome: z.enum(['no_side_effects', 'after_partial_work', 'outcome_unknown']).nullable(),
+  waitingReason: z.string().nullable(),
+  waitingSince: z.string().nullable(),
+  wakeAt: z.string().nullable(),
+  budget: Budget,
+  counters: z.object({ steps: z.number(), inputTokens: z.number(), outputTokens: z.number(), costUsd: z.number() }),
+  metadata: z.record(z.string(), z.unknown()).nullable(),
+  parentRunId: z.string().nullable(),
+  idempotencyKey: z.string().nullable(),
+  attempts: z.number().int().describe('How many times a worker claimed the run'),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  endedAt: z.string().nullable(),
+  deadlineAt: z.string().nullable(),
+}).meta({ id: 'Run' });
+
+export const RunList = z.object({ runs: z.array(Run), nextCursor: z.string().nullable() });
+
+export const ListRunsQuery = z.strictObject({
+  status: RunStatusEnum.optional(),
+  agent: z.string().min(1).max(200).optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().max(512).optional(),
+});
+
+export const RunIdParams = z.object({ id: z.string().min(1).max(200) });
+
+export const InputBody = z.strictObject({ key: z.string().min(1).max(256), value: JsonValue });
+
+export const EventsQuery = z.strictObject({
+  after: z.coerce.number().int().min(0).optional(),
+  format: z.enum(['sse', 'json']).optional(),
+  limit: z.coerce.number().int().min(1).max(10_000).optional(),
+});
+
+export const RunEvent = z.object({ seq: z.number().int(), type: z.string(), at: z.string(), data: z.unknown() }).meta({ id: 'RunEvent' });
+
+export const Step = z.object({
+  seq: z.number().int(),
+  kind: z.string(),
+  name: z.string(),
+  status: z.string(),
+  attempts: z.number().int(),
+  executionId: z.string().nullable(),
+  effectClass: z.string().nullable(),
+  queuedAt: z.string().nullable(),
+  startedAt: z.string().nullable(),
+  endedAt: z.string().nullable(),
+  deadlineAt: z.string().nullable(),
+  error: z.unknown().optional(),
+}).meta({ id: 'Step' });
+
+export const CreateTenantBody = z.strictObject({ name: z.string().min(1).max(100).regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/) });
+
+export const ResolveParams = z.object({ id: z.string().min(1).max(200), executionId: z.string().min(1).max(300) });
+export const ResolveBody = z.strictObject({
+  action: z.enum(['retry', 'succeeded', 'failed']),
+  result: JsonValue.optional(),
+  error: z.object({ message: z.string().max(10_000) }).optional(),
+});

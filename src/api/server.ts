@@ -1,0 +1,98 @@
+// Builds the HTTP API (Fastify): JSON parsing with a payload limit, zod validation, bearer auth per tenant,
+// the routes, the OpenAPI document at /openapi.json, health and readiness. It owns no run state.
+import swagger from '@fastify/swagger';
+import Fastify, { LogController, type FastifyInstance, type FastifyRequest } from 'fastify';
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import secureJson from 'secure-json-parse';
+import { KeelError } from '../errors/keel-error.ts';
+import type { AgentRegistry } from '../engine/registry.ts';
+import type { TenantRecord } from '../store/records.ts';
+import type { Store } from '../store/store.ts';
+import { authenticateTenant } from './auth.ts';
+import { errorHandler } from './error-boundary.ts';
+import { EventHub } from './event-hub.ts';
+import { registerAdminRoutes } from './routes/admin.ts';
+import { registerEventRoutes } from './routes/events.ts';
+import { registerRunRoutes } from './routes/runs.ts';
+
+export const PAYLOAD_MAX_BYTES_DEFAULT = 1024 * 1024;
+
+export interface ApiOptions {
+  store: Store;
+  registry: AgentRegistry;
+  adminKey?: string | undefined;
+  payloadMaxBytes?: number;
+  /** Readiness beyond the store answering (e.g. the orchestrator is running). */
+  ready?: () => boolean;
+  logger?: import('fastify').FastifyBaseLogger;
+  version?: string;
+}
+
+const TENANT = Symbol('keel.tenant');
+type WithTenant = FastifyRequest & { [TENANT]?: TenantRecord };
+
+export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
+  const payloadMaxBytes = options.payloadMaxBytes ?? PAYLOAD_MAX_BYTES_DEFAULT;
+  const app = Fastify({ ...(options.logger !== undefined ? { loggerInstance: options.logger, logController: new LogController({ disableRequestLogging: true }) } : { logger: false }), bodyLimit: payloadMaxBytes, return503OnClosing: false, forceCloseConnections: true });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((request, reply) => {
+    void reply.status(404).send({ error: { code: 'not_found', message: `no route ${request.method} ${request.url.split('?')[0]}` } });
+  });
+  // An empty body is an empty object (POST /cancel without a body); anything else must be valid JSON.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    if (body === '') return done(null, {});
+    try {
+      done(null, secureJson.parse(body as string, undefined, { protoAction: 'error', constructorAction: 'error' }));
+    } catch {
+      done(new KeelError('invalid_json', 'the request body is not valid JSON'), undefined);
+    }
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'Keel API', version: options.version ?? '0.1.0', description: 'Durable, multi-tenant runtime for AI agents' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+    transform: jsonSchemaTransform,
+  });
+
+  const closing = new AbortController();
+  const hub = new EventHub(options.store);
+  app.addHook('onClose', async () => {
+    closing.abort();
+    hub.close();
+  });
+
+  app.addHook('onRequest', async (request) => {
+    const path = request.url.split('?')[0] ?? '';
+    if (!path.startsWith('/v1/') || path.startsWith('/v1/admin/')) return;
+    (request as WithTenant)[TENANT] = await authenticateTenant(options.store, request);
+  });
+  const tenantOf = (request: unknown): TenantRecord => {
+    const tenant = (request as WithTenant)[TENANT];
+    if (tenant === undefined) throw new KeelError('unauthorized', 'not authenticated');
+    return tenant;
+  };
+
+  registerRunRoutes(app, { store: options.store, registry: options.registry, tenantOf });
+  registerEventRoutes(app, { store: options.store, hub, tenantOf, closing: closing.signal });
+  registerAdminRoutes(app, { store: options.store, adminKey: options.adminKey });
+
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));
+  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+    let storeOk = true;
+    try {
+      await options.store.getRun('readiness-probe');
+    } catch {
+      storeOk = false;
+    }
+    const ready = storeOk && (options.ready?.() ?? true);
+    return reply.status(ready ? 200 : 503).send({ ready, store: storeOk ? 'ok' : 'unavailable', durability: options.store.durability });
+  });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  return app;
+}

@@ -1,0 +1,56 @@
+// How records look on the wire: ISO times, no lease internals, nothing another tenant could use.
+import type { JournalEntry, RunEventRecord, RunRecord } from '../store/records.ts';
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+export function runView(run: RunRecord) {
+  return {
+    id: run.id,
+    tenantId: run.tenantId,
+    agent: run.agent,
+    agentVersion: run.agentVersion,
+    status: run.status,
+    stateVersion: run.stateVersion,
+    priority: run.priority,
+    input: run.input,
+    ...(run.result !== null ? { result: run.result } : {}),
+    error: run.error,
+    outcome: run.outcome,
+    waitingReason: run.waitingReason,
+    waitingSince: iso(run.waitingSince),
+    wakeAt: iso(run.wakeAt),
+    budget: run.budget,
+    counters: run.counters,
+    metadata: run.metadata,
+    parentRunId: run.parentRunId,
+    idempotencyKey: run.idempotencyKey,
+    attempts: run.leaseToken,
+    createdAt: iso(run.createdAt)!,
+    updatedAt: iso(run.updatedAt)!,
+    endedAt: iso(run.endedAt),
+    deadlineAt: iso(run.deadlineAt),
+  };
+}
+
+export function eventView(event: RunEventRecord) {
+  return { seq: event.seq, type: event.type, at: iso(event.at)!, data: event.data };
+}
+
+export function stepView(entry: JournalEntry) {
+  return {
+    seq: entry.seq,
+    kind: entry.kind,
+    name: entry.name,
+    status: entry.status,
+    attempts: entry.attempts,
+    executionId: entry.executionId,
+    effectClass: entry.effectClass,
+    queuedAt: iso(entry.queuedAt),
+    startedAt: iso(entry.startedAt),
+    endedAt: iso(entry.endedAt),
+    deadlineAt: iso(entry.deadlineAt),
+    ...(entry.error !== null ? { error: entry.error } : {}),
+  };
+}
+
+export const TERMINAL_EVENT_TYPES = new Set(['run.succeeded', 'run.failed', 'run.cancelled']);

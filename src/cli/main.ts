@@ -1,0 +1,37 @@
+// The `keel` command line: dispatches to subcommands. Errors with a Keel code print as one clear line.
+import { isKeelError } from '../errors/keel-error.ts';
+import { runRunsCommand } from './client/runs-command.ts';
+import { runDevCommand } from './dev-command.ts';
+
+const USAGE = `usage: keel <command>
+
+  dev --agents <file> [--port 7070] [--data ./.keel]   run everything in one process (SQLite)
+  runs submit|get|list|cancel|input|events|steps ...     talk to a running Keel (see: keel runs help)
+`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'dev':
+      return runDevCommand(rest);
+    case 'runs':
+      return runRunsCommand(rest, { stdout: process.stdout, stderr: process.stderr, env: process.env });
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(USAGE);
+      return command === undefined ? 2 : 0;
+    default:
+      process.stderr.write(`unknown command ${JSON.stringify(command)}\n${USAGE}`);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(isKeelError(error) ? `keel: ${error.code}: ${error.message}\n` : `keel: ${error instanceof Error ? error.stack : String(error)}\n`);
+    process.exit(1);
+  },
+);

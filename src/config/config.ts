@@ -1,0 +1,59 @@
+// Keel's configuration: the one module that reads environment variables. Defaults live in one typed object,
+// validated with zod at start; a bad value fails loudly with the variable's name and a fix-it hint.
+import { z } from 'zod';
+import { KeelError } from '../errors/keel-error.ts';
+
+const ConfigSchema = z.object({
+  apiKey: z.string().min(8, 'KEEL_API_KEY must be at least 8 characters').optional(),
+  adminKey: z.string().min(16, 'KEEL_ADMIN_KEY must be at least 16 characters').optional(),
+  dataDir: z.string().min(1).default('.keel'),
+  host: z.string().min(1).default('127.0.0.1'),
+  port: z.coerce.number().int().min(0).max(65535).default(7070),
+  durability: z.enum(['fsync', 'written', 'memory']).default('fsync'),
+  leaseTtlMs: z.coerce.number().int().min(500).max(3_600_000).default(15_000),
+  maxActiveRuns: z.coerce.number().int().min(1).max(1_000_000).default(2_000),
+  payloadMaxBytes: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  databaseUrl: z.string().optional(),
+  url: z.string().url().default('http://127.0.0.1:7070'),
+});
+export type KeelConfig = z.infer<typeof ConfigSchema>;
+
+/** Environment variable → config key. The only place Keel reads its environment. */
+export const ENV_VARS = {
+  KEEL_API_KEY: 'apiKey',
+  KEEL_ADMIN_KEY: 'adminKey',
+  KEEL_DATA_DIR: 'dataDir',
+  KEEL_HOST: 'host',
+  KEEL_PORT: 'port',
+  KEEL_DURABILITY: 'durability',
+  KEEL_LEASE_TTL_MS: 'leaseTtlMs',
+  KEEL_MAX_ACTIVE_RUNS: 'maxActiveRuns',
+  KEEL_PAYLOAD_MAX_BYTES: 'payloadMaxBytes',
+  KEEL_LOG_LEVEL: 'logLevel',
+  KEEL_DATABASE_URL: 'databaseUrl',
+  KEEL_URL: 'url',
+} as const satisfies Record<string, keyof KeelConfig>;
+
+export interface LoadedConfig {
+  config: KeelConfig;
+  /** KEEL_* variables Keel does not know: probably typos; reported, not fatal, since agent code may use its own. */
+  unknownVariables: string[];
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Record<keyof KeelConfig, unknown>> = {}): LoadedConfig {
+  const raw: Record<string, unknown> = {};
+  for (const [name, key] of Object.entries(ENV_VARS)) {
+    const value = env[name];
+    if (value !== undefined && value !== '') raw[key] = value;
+  }
+  for (const [key, value] of Object.entries(overrides)) if (value !== undefined) raw[key] = value;
+  const parsed = ConfigSchema.safeParse(raw);
+  if (!parsed.success) {
+    const byKey = Object.fromEntries(Object.entries(ENV_VARS).map(([name, key]) => [key, name]));
+    const problems = parsed.error.issues.map((i) => `${byKey[String(i.path[0])] ?? String(i.path[0])}: ${i.message}`);
+    throw new KeelError('config_invalid', `invalid configuration:\n  ${problems.join('\n  ')}`);
+  }
+  const unknownVariables = Object.keys(env).filter((name) => name.startsWith('KEEL_') && !(name in ENV_VARS));
+  return { config: parsed.data, unknownVariables };
+}

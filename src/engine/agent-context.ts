@@ -1,0 +1,261 @@
+// The engine's implementation of ctx: each method takes the next journal position, returns the journaled result
+// on replay, and otherwise dispatches the effect and commits its result. Budgets are checked before each dispatch.
+// Agent code reaches the engine only through this object.
+import { KeelError, deserializeError, serializeError, type SerializedError } from '../errors/keel-error.ts';
+import type { ModelGateway } from '../models/gateway.ts';
+import type { Semaphore } from '../scheduling/semaphore.ts';
+import { isAgentDefinition, isToolDefinition } from '../sdk/define.ts';
+import type { AgentContext, AgentDefinition, Json, ModelRequest, ModelResponse, ToolDefinition } from '../sdk/types.ts';
+import type { JournalEntry } from '../store/records.ts';
+import type { AgentRegistry } from './registry.ts';
+import { isTerminal } from './run-status.ts';
+import { budgetError, toJson, type RunExecution } from './run-execution.ts';
+import { runTool } from './tool-runner.ts';
+
+export interface ContextDeps {
+  gateway: ModelGateway;
+  registry: AgentRegistry;
+  /** Slots of the inline tool pool. */
+  toolSlots: Semaphore;
+  newRunId(): string;
+}
+
+const WAIT_KEY_MAX_CHARS = 256;
+
+export function createAgentContext(x: RunExecution, deps: ContextDeps): AgentContext {
+  return {
+    runId: x.runId,
+    tenantId: x.run.tenantId,
+    step: (name, fn, options) => step(x, name, fn, options?.maxAttempts ?? 1) as never,
+    model: (request) => model(x, deps, request),
+    tool: (tool, args) => callTool(x, deps, tool as ToolDefinition<unknown, Json>, args) as never,
+    waitForInput: (key, options) => waitForInput(x, key, options?.timeoutMs) as never,
+    sleep: (ms) => sleep(x, ms),
+    child: (agent, input) => child(x, deps, agent, input) as never,
+    now: () => now(x),
+    random: () => {
+      x.assertLive();
+      return x.random.next();
+    },
+    uuid: () => {
+      x.assertLive();
+      return x.random.uuid();
+    },
+  };
+}
+
+/** The journaled outcome of a settled entry: its result, or its error thrown again. */
+function settled(entry: JournalEntry): Json {
+  if (entry.status === 'failed') throw deserializeError(entry.error ?? { code: 'internal', message: 'failed effect without error' });
+  return entry.result;
+}
+
+function completedEvent(seq: number, kind: string, name: string, status: string, startedAt: number, extra: Record<string, Json> = {}) {
+  return { type: 'effect.completed', data: { seq, kind, name, status, durationMs: Date.now() - startedAt, ...extra } };
+}
+
+function checkStepBudget(x: RunExecution): void {
+  const max = x.run.budget.maxSteps;
+  if (max !== undefined && x.counters.steps + x.inflightSteps >= max) {
+    const error = budgetError('maxSteps', `the run reached its budget of ${max} steps`);
+    x.stop({ kind: 'fail', error });
+    throw error;
+  }
+}
+
+function checkSpendBudget(x: RunExecution): void {
+  const { maxTokens, maxCostUsd } = x.run.budget;
+  const tokens = x.counters.inputTokens + x.counters.outputTokens;
+  let error: KeelError | undefined;
+  if (maxTokens !== undefined && tokens >= maxTokens) error = budgetError('maxTokens', `the run used ${tokens} of its ${maxTokens} tokens`);
+  if (maxCostUsd !== undefined && x.counters.costUsd >= maxCostUsd) error = budgetError('maxCostUsd', `the run spent $${x.counters.costUsd.toFixed(6)} of its $${maxCostUsd}`);
+  if (error !== undefined) {
+    x.stop({ kind: 'fail', error });
+    throw error;
+  }
+}
+
+async function step(x: RunExecution, name: string, fn: () => unknown, maxAttempts: number): Promise<Json> {
+  const { seq, entry } = x.position('step', name);
+  if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed')) return settled(entry);
+  checkStepBudget(x);
+  x.inflightSteps++;
+  return x.track('step', async () => {
+    const startedAt = Date.now();
+    let attempts = 0;
+    let outcome: { ok: true; value: Json } | { ok: false; error: SerializedError };
+    for (;;) {
+      attempts++;
+      try {
+        outcome = { ok: true, value: toJson(await fn()) };
+        break;
+      } catch (error) {
+        if (x.stopped !== undefined) throw error;
+        if (attempts >= maxAttempts) {
+          outcome = { ok: false, error: serializeError(error, 'step_failed') };
+          break;
+        }
+      }
+    }
+    try {
+      await x.commit({
+        journal: [{ seq, kind: 'step', name, status: outcome.ok ? 'succeeded' : 'failed', attempts, queuedAt: startedAt, startedAt, endedAt: Date.now(),
+          ...(outcome.ok ? { result: outcome.value } : { error: outcome.error }) }],
+        run: { counters: { steps: 1 } },
+        events: [completedEvent(seq, 'step', name, outcome.ok ? 'succeeded' : 'failed', startedAt)],
+      });
+    } finally {
+      x.inflightSteps--;
+    }
+    if (!outcome.ok) throw deserializeError(outcome.error);
+    return outcome.value;
+  });
+}
+
+async function model(x: RunExecution, deps: ContextDeps, request: ModelRequest): Promise<ModelResponse> {
+  deps.gateway.resolve(request.model); // unknown models fail before taking a position, the same way on every replay
+  const { seq, entry } = x.position('model', request.model);
+  if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed')) return settled(entry) as unknown as ModelResponse;
+  checkStepBudget(x);
+  checkSpendBudget(x);
+  x.inflightSteps++;
+  return x.track('model', async () => {
+    const queuedAt = Date.now();
+    try {
+      let call: Awaited<ReturnType<ModelGateway['call']>>;
+      try {
+        call = await deps.gateway.call(request, { signal: x.abort.signal });
+      } catch (error) {
+        if (x.stopped !== undefined) throw error;
+        const serialized = serializeError(error, 'model_unavailable');
+        await x.commit({
+          journal: [{ seq, kind: 'model', name: request.model, status: 'failed', error: serialized, queuedAt, endedAt: Date.now() }],
+          run: { counters: { steps: 1 } },
+          events: [completedEvent(seq, 'model', request.model, 'failed', queuedAt, { code: serialized.code })],
+        });
+        throw deserializeError(serialized);
+      }
+      const { usage } = call.response;
+      const result = toJson(call.response);
+      await x.commit({
+        journal: [{ seq, kind: 'model', name: request.model, status: 'succeeded', result, attempts: call.attempts, queuedAt, endedAt: Date.now() }],
+        run: { counters: { steps: 1, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, costUsd: usage.costUsd } },
+        events: [completedEvent(seq, 'model', request.model, 'succeeded', queuedAt, {
+          model: call.response.model, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, costUsd: usage.costUsd, attempts: call.attempts,
+        })],
+      });
+      checkSpendBudget(x);
+      return result as unknown as ModelResponse;
+    } finally {
+      x.inflightSteps--;
+    }
+  });
+}
+
+async function callTool(x: RunExecution, deps: ContextDeps, tool: ToolDefinition<unknown, Json>, args: unknown): Promise<Json> {
+  if (!isToolDefinition(tool)) throw new TypeError('ctx.tool() expects a tool made with defineTool()');
+  const parsed = tool.input.safeParse(args);
+  if (!parsed.success) {
+    throw new KeelError('tool_input_invalid', `arguments of tool ${tool.name} are invalid: ${parsed.error.message}`, { details: { tool: tool.name } });
+  }
+  const { seq, entry } = x.position('tool', tool.name);
+  if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed')) return settled(entry);
+  return runTool(x, tool, toJson(parsed.data), seq, entry, { toolSlots: deps.toolSlots, checkBudget: () => checkStepBudget(x) });
+}
+
+async function waitForInput(x: RunExecution, key: string, timeoutMs: number | undefined): Promise<Json> {
+  if (typeof key !== 'string' || key.length === 0 || key.length > WAIT_KEY_MAX_CHARS) {
+    throw new TypeError(`ctx.waitForInput() key must be a string of 1 to ${WAIT_KEY_MAX_CHARS} characters`);
+  }
+  if (timeoutMs !== undefined && (!Number.isFinite(timeoutMs) || timeoutMs < 0)) throw new TypeError('ctx.waitForInput() timeoutMs must be a non-negative number');
+  const { seq, entry } = x.position('input', key);
+  if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed')) return settled(entry);
+  const deadlineAt = entry?.deadlineAt ?? (timeoutMs === undefined ? null : Date.now() + timeoutMs);
+  const queuedAt = entry?.queuedAt ?? Date.now();
+  const value = await x.track('input', async () => {
+    const input = await x.store.getInput(x.runId, key);
+    if (input !== null) {
+      await x.commit({
+        journal: [{ seq, kind: 'input', name: key, status: 'succeeded', result: input.value, queuedAt, startedAt: queuedAt, endedAt: Date.now(), deadlineAt }],
+        consumeInputs: [key],
+        events: [completedEvent(seq, 'input', key, 'succeeded', queuedAt)],
+      });
+      return input;
+    }
+    if (deadlineAt !== null && Date.now() >= deadlineAt) {
+      const error = new KeelError('input_timeout', `no input ${JSON.stringify(key)} arrived within its timeout`, { details: { key } });
+      await x.commit({
+        journal: [{ seq, kind: 'input', name: key, status: 'failed', error: error.toJSON(), queuedAt, endedAt: Date.now(), deadlineAt }],
+        events: [completedEvent(seq, 'input', key, 'failed', queuedAt, { code: 'input_timeout' })],
+      });
+      throw error;
+    }
+    return null;
+  });
+  if (value !== null) return value.value;
+  return x.addWait({ seq, kind: 'input', name: key, deadlineAt, args: null, reason: 'input' });
+}
+
+async function sleep(x: RunExecution, ms: number): Promise<void> {
+  if (!Number.isFinite(ms) || ms < 0) throw new TypeError('ctx.sleep() expects a non-negative number of milliseconds');
+  const { seq, entry } = x.position('sleep', 'sleep');
+  if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed')) return;
+  const deadlineAt = entry?.deadlineAt ?? Date.now() + ms;
+  if (Date.now() >= deadlineAt) {
+    const queuedAt = entry?.queuedAt ?? Date.now();
+    await x.track('sleep', () =>
+      x.commit({
+        journal: [{ seq, kind: 'sleep', name: 'sleep', status: 'succeeded', args: { ms }, queuedAt, endedAt: Date.now(), deadlineAt }],
+        events: [completedEvent(seq, 'sleep', 'sleep', 'succeeded', queuedAt)],
+      }),
+    );
+    return;
+  }
+  return x.addWait({ seq, kind: 'sleep', name: 'sleep', deadlineAt, args: { ms }, reason: 'timer' });
+}
+
+async function child(x: RunExecution, deps: ContextDeps, ref: string | AgentDefinition, input: Json): Promise<Json> {
+  const agent = typeof ref === 'string' ? deps.registry.resolve(ref) : isAgentDefinition(ref) ? deps.registry.resolve(`${ref.name}@${ref.version}`) : undefined;
+  if (agent === undefined) throw new TypeError('ctx.child() expects an agent name or an agent made with defineAgent()');
+  const { seq, entry } = x.position('child', agent.name);
+  if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed')) return settled(entry);
+  const queuedAt = entry?.queuedAt ?? Date.now();
+  if (entry === undefined) {
+    const childRunId = deps.newRunId();
+    await x.track('child', () =>
+      x.commit({
+        journal: [{ seq, kind: 'child', name: agent.name, status: 'waiting', args: { childRunId }, queuedAt }],
+        createRuns: [{
+          id: childRunId, tenantId: x.run.tenantId, agent: agent.name, agentVersion: agent.version, input: toJson(input),
+          priority: x.run.priority, budget: {}, metadata: null, parentRunId: x.runId, idempotencyKey: null, requestHash: null,
+        }],
+        events: [{ type: 'effect.started', data: { seq, kind: 'child', name: agent.name, childRunId } }],
+      }),
+    );
+    return x.addWait({ seq, kind: 'child', name: agent.name, deadlineAt: null, args: { childRunId }, reason: 'child' });
+  }
+  const childRunId = (entry.args as { childRunId: string }).childRunId;
+  const result = await x.track('child', async () => {
+    const run = await x.store.getRun(childRunId);
+    if (run === null || !isTerminal(run.status)) return undefined;
+    const ok = run.status === 'succeeded';
+    const error: SerializedError = { code: 'child_failed', message: `child run ${childRunId} ended ${run.status}`, details: { childRunId, status: run.status, error: run.error as unknown as Json } };
+    await x.commit({
+      journal: [{ seq, kind: 'child', name: agent.name, status: ok ? 'succeeded' : 'failed', args: { childRunId }, queuedAt, endedAt: Date.now(),
+        ...(ok ? { result: run.result } : { error }) }],
+      events: [completedEvent(seq, 'child', agent.name, ok ? 'succeeded' : 'failed', queuedAt, { childRunId })],
+    });
+    if (!ok) throw deserializeError(error);
+    return { value: run.result };
+  });
+  if (result !== undefined) return result.value;
+  return x.addWait({ seq, kind: 'child', name: agent.name, deadlineAt: null, args: { childRunId }, reason: 'child' });
+}
+
+function now(x: RunExecution): number {
+  const { seq, entry } = x.position('now', 'now');
+  if (entry !== undefined) return entry.result as number;
+  const value = Date.now();
+  x.piggyback({ seq, kind: 'now', name: 'now', status: 'succeeded', result: value, endedAt: value });
+  return value;
+}

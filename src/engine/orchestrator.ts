@@ -1,0 +1,193 @@
+// The orchestrator: claims runnable runs under leases, keeps the live ones in memory (the hot-run cache), heartbeats
+// their leases, hears about cancels, and hands each run to a RunExecution. It holds no run that is only waiting:
+// a parked run costs rows in the store, not memory here. Stateless apart from that cache.
+import { randomUUID } from 'node:crypto';
+import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
+import type { ModelGateway } from '../models/gateway.ts';
+import { Semaphore } from '../scheduling/semaphore.ts';
+import type { RunChange, Store } from '../store/store.ts';
+import type { RunRecord } from '../store/records.ts';
+import { createAgentContext } from './agent-context.ts';
+import type { AgentRegistry } from './registry.ts';
+import { RunExecution } from './run-execution.ts';
+import { newRunId } from './ids.ts';
+
+export const LEASE_TTL_MS_DEFAULT = 15_000;
+export const MAX_ACTIVE_RUNS_DEFAULT = 2_000;
+export const CLAIM_BATCH_MAX_RUNS = 256;
+export const POLL_INTERVAL_MS_DEFAULT = 250;
+export const INLINE_TOOL_CONCURRENCY_DEFAULT = 256;
+export const INLINE_TOOL_QUEUE_MAX_WAITERS = 100_000;
+
+export interface OrchestratorOptions {
+  store: Store;
+  registry: AgentRegistry;
+  gateway: ModelGateway;
+  /** Identity of this worker in leases; unique per process. */
+  owner?: string;
+  leaseTtlMs?: number;
+  maxActiveRuns?: number;
+  pollIntervalMs?: number;
+  inlineToolConcurrency?: number;
+  log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
+}
+
+export class Orchestrator {
+  readonly owner: string;
+  readonly #store: Store;
+  readonly #registry: AgentRegistry;
+  readonly #gateway: ModelGateway;
+  readonly #leaseTtlMs: number;
+  readonly #maxActive: number;
+  readonly #pollIntervalMs: number;
+  readonly #toolSlots: Semaphore;
+  readonly #log: NonNullable<OrchestratorOptions['log']>;
+  readonly #active = new Map<string, RunExecution>();
+  #running = false;
+  #claiming = false;
+  #claimAgain = false;
+  #pollTimer: NodeJS.Timeout | undefined;
+  #heartbeatTimer: NodeJS.Timeout | undefined;
+  #wakeTimer: { at: number; timer: NodeJS.Timeout } | undefined;
+  #unsubscribe: (() => void) | undefined;
+  #drained: Array<() => void> = [];
+  /** Time from an effect's commit to the next dispatch of the same run, in nanoseconds. */
+  readonly dispatchLatency: RecordableHistogram = createHistogram();
+
+  constructor(options: OrchestratorOptions) {
+    this.#store = options.store;
+    this.#registry = options.registry;
+    this.#gateway = options.gateway;
+    this.owner = options.owner ?? `worker-${randomUUID()}`;
+    this.#leaseTtlMs = options.leaseTtlMs ?? LEASE_TTL_MS_DEFAULT;
+    this.#maxActive = options.maxActiveRuns ?? MAX_ACTIVE_RUNS_DEFAULT;
+    this.#pollIntervalMs = options.pollIntervalMs ?? POLL_INTERVAL_MS_DEFAULT;
+    this.#toolSlots = new Semaphore(options.inlineToolConcurrency ?? INLINE_TOOL_CONCURRENCY_DEFAULT, INLINE_TOOL_QUEUE_MAX_WAITERS);
+    this.#log = options.log ?? (() => {});
+  }
+
+  get activeRuns(): number {
+    return this.#active.size;
+  }
+
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.#unsubscribe = this.#store.onChange((changes) => this.#onChanges(changes));
+    this.#pollTimer = setInterval(() => this.#claim(), this.#pollIntervalMs);
+    this.#heartbeatTimer = setInterval(() => void this.#heartbeat(), Math.max(50, Math.floor(this.#leaseTtlMs / 3)));
+    this.#claim();
+  }
+
+  /** Stops claiming, hands live runs back (their committed effects stay committed) and waits for them to let go. */
+  async stop(): Promise<void> {
+    if (!this.#running) return;
+    this.#running = false;
+    clearInterval(this.#pollTimer);
+    clearInterval(this.#heartbeatTimer);
+    if (this.#wakeTimer !== undefined) clearTimeout(this.#wakeTimer.timer);
+    this.#unsubscribe?.();
+    while (this.#claiming) await new Promise((r) => setImmediate(r));
+    if (this.#active.size === 0) return;
+    const drained = new Promise<void>((resolve) => this.#drained.push(resolve));
+    for (const execution of this.#active.values()) execution.stop({ kind: 'shutdown' });
+    await drained;
+  }
+
+  #onChanges(changes: readonly RunChange[]): void {
+    let runnable = false;
+    for (const change of changes) {
+      if (change.signal === 'runnable') runnable = true;
+      else if (change.signal === 'cancel') {
+        const execution = this.#active.get(change.runId);
+        if (execution !== undefined) void this.#deliverCancel(execution);
+      }
+    }
+    if (runnable) this.#claim();
+  }
+
+  async #deliverCancel(execution: RunExecution): Promise<void> {
+    const run = await this.#store.getRun(execution.runId);
+    if (run !== null && run.status === 'cancelling' && run.leaseToken === execution.run.leaseToken) execution.cancelRequested(run.stateVersion);
+  }
+
+  /** Claims as many runs as there is room for; coalesces concurrent requests into one more round. */
+  #claim(): void {
+    if (!this.#running) return;
+    if (this.#claiming) {
+      this.#claimAgain = true;
+      return;
+    }
+    const room = Math.min(CLAIM_BATCH_MAX_RUNS, this.#maxActive - this.#active.size);
+    if (room <= 0) return;
+    this.#claiming = true;
+    this.#claimAgain = false;
+    this.#store
+      .claimRuns({ owner: this.owner, limit: room, leaseMs: this.#leaseTtlMs, served: this.#registry.served() })
+      .then((runs) => {
+        for (const run of runs) this.#startExecution(run);
+        if (runs.length === room) this.#claimAgain = true;
+      })
+      .catch((error: unknown) => this.#log('error', 'claim failed', { error: String(error) }))
+      .finally(() => {
+        this.#claiming = false;
+        if (this.#claimAgain) this.#claim();
+      });
+  }
+
+  #startExecution(run: RunRecord): void {
+    const agent = this.#registry.get(run.agent, run.agentVersion);
+    const execution = new RunExecution(run, agent, this.#store, {
+      onDone: (x, outcome) => this.#onDone(x, outcome.status),
+      onDispatch: (_kind, ms) => this.dispatchLatency.record(Math.max(1, Math.round(ms * 1e6))),
+      log: this.#log,
+    });
+    this.#active.set(run.id, execution);
+    const deps = { gateway: this.#gateway, registry: this.#registry, toolSlots: this.#toolSlots, newRunId };
+    void execution.start((x) => createAgentContext(x, deps)).catch((error: unknown) => {
+      this.#log('error', 'execution crashed', { runId: run.id, error: String(error) });
+      execution.stop({ kind: 'lost' });
+    });
+  }
+
+  #onDone(execution: RunExecution, status: string): void {
+    if (this.#active.get(execution.runId) === execution) this.#active.delete(execution.runId);
+    if (status === 'waiting') this.#scheduleWake(execution.run.id);
+    if (status === 'queued') this.#claim();
+    if (this.#active.size === 0) for (const resolve of this.#drained.splice(0)) resolve();
+    else if (this.#running) this.#claim();
+  }
+
+  /** A run parked on a timer: claim again when it is due instead of waiting for the next poll. */
+  #scheduleWake(runId: string): void {
+    void this.#store.getRun(runId).then((run) => {
+      if (!this.#running || run === null || run.wakeAt === null) return;
+      if (this.#wakeTimer !== undefined && this.#wakeTimer.at <= run.wakeAt && this.#wakeTimer.at > Date.now()) return;
+      if (this.#wakeTimer !== undefined) clearTimeout(this.#wakeTimer.timer);
+      const timer = setTimeout(() => {
+        this.#wakeTimer = undefined;
+        this.#claim();
+      }, Math.max(0, run.wakeAt - Date.now()));
+      timer.unref();
+      this.#wakeTimer = { at: run.wakeAt, timer };
+    });
+  }
+
+  async #heartbeat(): Promise<void> {
+    const ids = [...this.#active.keys()];
+    if (ids.length === 0) return;
+    try {
+      const { held } = await this.#store.heartbeat(this.owner, ids, this.#leaseTtlMs);
+      const heldById = new Map(held.map((h) => [h.id, h]));
+      for (const id of ids) {
+        const execution = this.#active.get(id);
+        if (execution === undefined || execution.settling) continue;
+        const h = heldById.get(id);
+        if (h === undefined) execution.stop({ kind: 'lost' });
+        else if (h.status === 'cancelling') execution.cancelRequested(h.stateVersion);
+      }
+    } catch (error) {
+      this.#log('warn', 'heartbeat failed', { error: String(error) });
+    }
+  }
+}

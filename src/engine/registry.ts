@@ -1,0 +1,45 @@
+// The agents this process serves, by name and version, and the tools they were seen using.
+// Workers announce `served()`, so a run pinned to a version is only claimed by a process that has that version.
+import { KeelError } from '../errors/keel-error.ts';
+import { isAgentDefinition } from '../sdk/define.ts';
+import type { AgentDefinition } from '../sdk/types.ts';
+
+export class AgentRegistry {
+  readonly #byKey = new Map<string, AgentDefinition>();
+  /** Latest registered version per name: the version new runs are pinned to when none is asked for. */
+  readonly #latest = new Map<string, AgentDefinition>();
+
+  register(agent: AgentDefinition): void {
+    if (!isAgentDefinition(agent)) throw new TypeError('register() expects an agent made with defineAgent()');
+    const key = agentKey(agent.name, agent.version);
+    const existing = this.#byKey.get(key);
+    if (existing !== undefined) {
+      if (existing.run !== agent.run) throw new TypeError(`two different agents are registered as ${key}`);
+      return;
+    }
+    this.#byKey.set(key, agent);
+    this.#latest.set(agent.name, agent);
+  }
+
+  /** Resolves `name` or `name@version` for a new run. */
+  resolve(ref: string): AgentDefinition {
+    const at = ref.lastIndexOf('@');
+    const agent = at > 0 ? this.#byKey.get(ref) : this.#latest.get(ref);
+    if (agent === undefined) throw new KeelError('agent_not_found', `no agent ${JSON.stringify(ref)} is registered`, { details: { agent: ref } });
+    return agent;
+  }
+
+  get(name: string, version: string): AgentDefinition | undefined {
+    return this.#byKey.get(agentKey(name, version));
+  }
+
+  served(): string[] {
+    return [...this.#byKey.keys()];
+  }
+
+  list(): AgentDefinition[] {
+    return [...this.#byKey.values()];
+  }
+}
+
+export const agentKey = (name: string, version: string): string => `${name}@${version}`;

@@ -1,0 +1,363 @@
+// One claimed run, live in memory: replays the agent function over its journal, dispatches the effects that are
+// not journaled yet, commits each result under the lease's fencing token and the run's state version, and ends by
+// parking (only waits left), finishing, or stopping (cancel, budget, lost lease). It never outlives its lease.
+import { KeelError, deserializeError, isKeelError, serializeError } from '../errors/keel-error.ts';
+import type { JournalEntry, RunCounters, RunRecord } from '../store/records.ts';
+import type { CommitOutcome, JournalWrite, RunCommit, Store } from '../store/store.ts';
+import type { AgentDefinition, Json } from '../sdk/types.ts';
+import { cancelOutcome } from './cancel-outcome.ts';
+import { SeededRandom } from './deterministic.ts';
+import type { EffectKind } from '../store/records.ts';
+
+/** How long a stopping run waits for in-flight effects to settle before it commits its end anyway. */
+export const STOP_GRACE_MS = 5_000;
+
+export interface Wait {
+  seq: number;
+  kind: 'input' | 'sleep' | 'child' | 'unknown';
+  name: string;
+  deadlineAt: number | null;
+  args: Json | null;
+  reason: string;
+}
+
+export type StopReason = { kind: 'cancel' } | { kind: 'fail'; error: KeelError } | { kind: 'lost' } | { kind: 'shutdown' };
+
+export interface ExecutionHooks {
+  /** The execution is over (parked, finished, stopped): the orchestrator drops it. */
+  onDone(execution: RunExecution, outcome: { status: string }): void;
+  onDispatch?(kind: EffectKind, latencySinceCommitMs: number): void;
+  log(level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>): void;
+}
+
+export class RunExecution {
+  readonly runId: string;
+  readonly store: Store;
+  readonly agent: AgentDefinition | undefined;
+  readonly random: SeededRandom;
+  readonly abort = new AbortController();
+  run: RunRecord;
+  counters: RunCounters;
+  readonly #hooks: ExecutionHooks;
+  #journal = new Map<number, JournalEntry>();
+  #nextSeq = 1;
+  #expectedVersion: number;
+  #inflight = 0;
+  #idleWaiters: Array<() => void> = [];
+  #waits = new Map<number, Wait>();
+  #piggyback: JournalWrite[] = [];
+  /** Journal writes whose commit was fenced off by a cancel: they go into the final cancel commit. */
+  #lateWrites: JournalWrite[] = [];
+  #stop: StopReason | undefined;
+  #ending = false;
+  #done = false;
+  #quiesceScheduled = false;
+  #deadlineTimer: NodeJS.Timeout | undefined;
+  #lastCommitAt: number | undefined;
+  /** Steps dispatched but not committed yet, for the maxSteps budget. */
+  inflightSteps = 0;
+  /** Effects that ran without their result being committed: they decide a cancelled run's outcome. */
+  uncommittedWork: 'none' | 'partial' | 'unknown' = 'none';
+
+  constructor(run: RunRecord, agent: AgentDefinition | undefined, store: Store, hooks: ExecutionHooks) {
+    this.run = run;
+    this.runId = run.id;
+    this.agent = agent;
+    this.store = store;
+    this.counters = { ...run.counters };
+    this.#hooks = hooks;
+    this.#expectedVersion = run.stateVersion;
+    this.random = new SeededRandom(run.id);
+  }
+
+  get stopped(): StopReason | undefined {
+    return this.#stop;
+  }
+
+  /** The run is committing its end (or has ended): heartbeats must not declare it lost. */
+  get settling(): boolean {
+    return this.#ending || this.#done;
+  }
+
+  get done(): boolean {
+    return this.#done;
+  }
+
+  async start(createContext: (execution: RunExecution) => unknown): Promise<void> {
+    try {
+      for (const entry of await this.store.loadJournal(this.runId)) this.#journal.set(entry.seq, entry);
+    } catch (error) {
+      this.#hooks.log('error', 'could not load journal', { runId: this.runId, error: String(error) });
+      return this.#end({ status: 'lost' });
+    }
+    if (this.run.status === 'cancelling') return this.stop({ kind: 'cancel' });
+    if (this.agent === undefined) {
+      return this.stop({ kind: 'fail', error: new KeelError('agent_version_unavailable', `agent ${this.run.agent}@${this.run.agentVersion} is not served here`) });
+    }
+    if (this.run.deadlineAt !== null) {
+      const remaining = this.run.deadlineAt - Date.now();
+      if (remaining <= 0) return this.stop({ kind: 'fail', error: budgetError('deadlineMs', 'the run passed its deadline') });
+      this.#deadlineTimer = setTimeout(() => this.stop({ kind: 'fail', error: budgetError('deadlineMs', 'the run passed its deadline') }), remaining);
+      this.#deadlineTimer.unref();
+    }
+    let result: unknown;
+    try {
+      result = await this.agent.run(createContext(this) as never, this.run.input as never);
+    } catch (error) {
+      if (this.#stop !== undefined || this.#ending) return;
+      return this.#finish({ ok: false, error: serializeError(error, 'agent_error') });
+    }
+    if (this.#stop !== undefined || this.#ending) return;
+    return this.#finish({ ok: true, result: toJson(result) });
+  }
+
+  // Positions and effects
+
+  /** Allocates the next journal position; on replay, checks that the code asks for what the journal holds. */
+  position(kind: EffectKind, name: string): { seq: number; entry: JournalEntry | undefined } {
+    this.assertLive();
+    const seq = this.#nextSeq++;
+    const entry = this.#journal.get(seq);
+    if (entry !== undefined && (entry.kind !== kind || entry.name !== name)) {
+      const error = new KeelError(
+        'non_determinism',
+        `replay diverged from the journal at position ${seq}: the journal has ${entry.kind} ${JSON.stringify(entry.name)}, the code asked for ${kind} ${JSON.stringify(name)}`,
+        { details: { position: seq, journal: { kind: entry.kind, name: entry.name }, code: { kind, name } } },
+      );
+      this.stop({ kind: 'fail', error });
+      throw error;
+    }
+    return { seq, entry };
+  }
+
+  /** Throws if the run is stopping, so agent code cannot start new work after a cancel or a budget stop. */
+  assertLive(): void {
+    if (this.#stop === undefined && !this.#ending) return;
+    if (this.#stop?.kind === 'fail') throw this.#stop.error;
+    throw new KeelError('cancelled', `run ${this.runId} is stopping`);
+  }
+
+  /** Runs `work` as in-flight: the run neither parks nor ends while it runs. */
+  async track<T>(kind: EffectKind, work: () => Promise<T>): Promise<T> {
+    if (this.#lastCommitAt !== undefined) this.#hooks.onDispatch?.(kind, performance.now() - this.#lastCommitAt);
+    this.#inflight++;
+    try {
+      return await work();
+    } finally {
+      this.#inflight--;
+      if (this.#inflight === 0) {
+        for (const wake of this.#idleWaiters.splice(0)) wake();
+        this.#scheduleQuiesceCheck();
+      }
+    }
+  }
+
+  /** Records a value to commit with the next commit (ctx.now: nothing durable has seen it before then). */
+  piggyback(write: JournalWrite): void {
+    this.#piggyback.push(write);
+  }
+
+  /** Registers a wait; the returned promise settles only in a later execution, after a park and a replay. */
+  addWait(wait: Wait): Promise<never> {
+    this.#waits.set(wait.seq, wait);
+    this.#scheduleQuiesceCheck();
+    return new Promise<never>(() => {});
+  }
+
+  /** Commits under this execution's lease and expected state version (commits of one run are applied in order). */
+  async commit(commit: Omit<RunCommit, 'runId' | 'leaseToken' | 'expectedStateVersion'>): Promise<CommitOutcome> {
+    const journal = this.#piggyback.length > 0 ? [...this.#piggyback.splice(0), ...(commit.journal ?? [])] : commit.journal;
+    const full: RunCommit = { ...commit, journal, runId: this.runId, leaseToken: this.run.leaseToken, expectedStateVersion: this.#expectedVersion++ };
+    try {
+      const outcome = await this.store.commit(full);
+      this.#lastCommitAt = performance.now();
+      if (commit.run?.counters !== undefined) addCounters(this.counters, commit.run.counters);
+      for (const j of journal ?? []) this.#journal.set(j.seq, { ...journalDefaults(this.runId, this.run.leaseToken), ...j } as JournalEntry);
+      return outcome;
+    } catch (error) {
+      if (isKeelError(error) && error.code === 'stale_write') {
+        if (journal !== undefined && commit.run?.status === undefined) this.#lateWrites.push(...journal);
+        void this.#onStale();
+      }
+      throw error;
+    }
+  }
+
+  // Ends
+
+  /** Stops the run for good (cancel, budget, non-determinism) or hands it back (lost lease, shutdown). */
+  stop(reason: StopReason): void {
+    if (this.#done || this.#stop !== undefined) return;
+    this.#stop = reason;
+    this.abort.abort(reason.kind === 'fail' ? reason.error : new KeelError('cancelled', `run ${this.runId} stopped: ${reason.kind}`));
+    void this.#afterStop(reason);
+  }
+
+  async #afterStop(reason: StopReason): Promise<void> {
+    if (reason.kind === 'lost') return this.#end({ status: 'lost' });
+    if (reason.kind === 'shutdown') {
+      await this.#idle(STOP_GRACE_MS);
+      await this.store.releaseLeases(this.run.leaseOwner ?? '', [this.runId]).catch(() => {});
+      return this.#end({ status: 'released' });
+    }
+    await this.#idle(STOP_GRACE_MS);
+    if (reason.kind === 'fail') return this.#commitEnd('failed', { error: reason.error.toJSON() });
+    return this.#commitEnd('cancelled', {});
+  }
+
+  async #finish(result: { ok: true; result: Json } | { ok: false; error: ReturnType<typeof serializeError> }): Promise<void> {
+    this.#ending = true;
+    await this.#idle(Number.POSITIVE_INFINITY);
+    if (this.#stop !== undefined) return;
+    if (result.ok) return this.#commitEnd('succeeded', { result: result.result });
+    return this.#commitEnd('failed', { error: result.error });
+  }
+
+  async #commitEnd(status: 'succeeded' | 'failed' | 'cancelled', fields: { result?: Json; error?: ReturnType<typeof serializeError> }): Promise<void> {
+    if (this.#done) return;
+    this.#clearTimers();
+    const journal = [...this.#lateWrites.splice(0)];
+    const outcome = status === 'cancelled' ? cancelOutcome([...this.#journal.values()], journal, this.uncommittedWork) : null;
+    const eventData: Record<string, Json> = { status };
+    if (fields.result !== undefined) eventData.result = fields.result;
+    if (fields.error !== undefined) eventData.error = fields.error as unknown as Json;
+    if (outcome !== null) eventData.outcome = outcome;
+    try {
+      await this.commit({
+        journal,
+        run: {
+          status, releaseLease: true, waitingReason: null, wakeAt: null,
+          ...(fields.result !== undefined ? { result: fields.result } : {}),
+          ...(fields.error !== undefined ? { error: fields.error } : {}),
+          ...(outcome !== null ? { outcome } : {}),
+        },
+        events: [{ type: `run.${status}`, data: eventData }],
+        ...(this.run.parentRunId !== null ? { wakeRuns: [this.run.parentRunId] } : {}),
+      });
+      this.#end({ status });
+    } catch (error) {
+      if (!(isKeelError(error) && error.code === 'stale_write')) {
+        this.#hooks.log('error', 'final commit failed', { runId: this.runId, error: String(error) });
+        this.#end({ status: 'lost' });
+      }
+      // A stale final commit is handled by #onStale (a cancel that won the race, or a lost lease).
+    }
+  }
+
+  async #park(): Promise<void> {
+    this.#ending = true;
+    const waits = [...this.#waits.values()];
+    const deadlines = waits.map((w) => w.deadlineAt).filter((d): d is number => d !== null);
+    if (this.run.deadlineAt !== null) deadlines.push(this.run.deadlineAt);
+    const reason = waits[0]!.reason;
+    this.#clearTimers();
+    try {
+      const outcome = await this.commit({
+        journal: waits
+          .filter((w) => w.kind !== 'unknown')
+          .map((w) => ({ seq: w.seq, kind: w.kind as EffectKind, name: w.name, status: 'waiting' as const, args: w.args, deadlineAt: w.deadlineAt, queuedAt: Date.now() })),
+        run: { status: 'waiting', waitingReason: reason, wakeAt: deadlines.length > 0 ? Math.min(...deadlines) : null, releaseLease: true },
+        events: [{ type: 'run.waiting', data: { reason, waits: waits.map((w) => ({ seq: w.seq, kind: w.kind, name: w.name, deadlineAt: w.deadlineAt })) } }],
+        wakeIf: {
+          inputKeys: waits.filter((w) => w.kind === 'input').map((w) => w.name),
+          childRunIds: waits.filter((w) => w.kind === 'child').map((w) => (w.args as { childRunId: string }).childRunId),
+        },
+      });
+      this.#end({ status: outcome.status });
+    } catch (error) {
+      if (!(isKeelError(error) && error.code === 'stale_write')) {
+        this.#hooks.log('error', 'park commit failed', { runId: this.runId, error: String(error) });
+        this.#end({ status: 'lost' });
+      }
+    }
+  }
+
+  /** A commit was fenced off: either a cancel moved the state version (finish as cancelled) or the lease is gone. */
+  #staleHandled = false;
+  async #onStale(): Promise<void> {
+    if (this.#staleHandled || this.#done) return;
+    this.#staleHandled = true;
+    const current = await this.store.getRun(this.runId).catch(() => null);
+    if (current === null || current.leaseToken !== this.run.leaseToken || current.status !== 'cancelling') {
+      this.#hooks.log('warn', 'lease lost; dropping the run from this worker', { runId: this.runId });
+      this.#stop = { kind: 'lost' };
+      this.abort.abort(new KeelError('stale_write', 'lease lost'));
+      return this.#end({ status: 'lost' });
+    }
+    await this.#idle(STOP_GRACE_MS);
+    this.#expectedVersion = (await this.store.getRun(this.runId))?.stateVersion ?? current.stateVersion;
+    this.#done = false;
+    if (this.#stop === undefined) {
+      this.#stop = { kind: 'cancel' };
+      this.abort.abort(new KeelError('cancelled', `run ${this.runId} was cancelled`));
+    }
+    this.#staleHandled = false;
+    return this.#commitEnd('cancelled', {});
+  }
+
+  /** The orchestrator heard that a cancel was requested for this run. */
+  cancelRequested(stateVersion: number): void {
+    if (this.#done) return;
+    this.#expectedVersion = Math.max(this.#expectedVersion, stateVersion);
+    this.stop({ kind: 'cancel' });
+  }
+
+  #scheduleQuiesceCheck(): void {
+    if (this.#quiesceScheduled) return;
+    this.#quiesceScheduled = true;
+    setImmediate(() => {
+      this.#quiesceScheduled = false;
+      if (this.#inflight === 0 && this.#waits.size > 0 && this.#stop === undefined && !this.#ending && !this.#done) void this.#park();
+    });
+  }
+
+  #idle(timeoutMs: number): Promise<void> {
+    if (this.#inflight === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = Number.isFinite(timeoutMs) ? setTimeout(resolve, timeoutMs) : undefined;
+      this.#idleWaiters.push(() => {
+        if (timer !== undefined) clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  #clearTimers(): void {
+    if (this.#deadlineTimer !== undefined) clearTimeout(this.#deadlineTimer);
+    this.#deadlineTimer = undefined;
+  }
+
+  #end(outcome: { status: string }): void {
+    if (this.#done) return;
+    this.#done = true;
+    this.#clearTimers();
+    if (!this.abort.signal.aborted) this.abort.abort(new KeelError('cancelled', 'execution ended'));
+    this.#hooks.onDone(this, outcome);
+  }
+}
+
+export function budgetError(budget: 'maxSteps' | 'maxTokens' | 'maxCostUsd' | 'deadlineMs', message: string): KeelError {
+  return new KeelError('budget_exceeded', message, { details: { budget } });
+}
+
+/** Makes a value JSON (what the journal stores), so a live result and a replayed one are the same value. */
+export function toJson(value: unknown): Json {
+  if (value === undefined) return null;
+  return JSON.parse(JSON.stringify(value)) as Json;
+}
+
+function addCounters(into: RunCounters, delta: Partial<RunCounters>): void {
+  into.steps += delta.steps ?? 0;
+  into.inputTokens += delta.inputTokens ?? 0;
+  into.outputTokens += delta.outputTokens ?? 0;
+  into.costUsd += delta.costUsd ?? 0;
+}
+
+function journalDefaults(runId: string, leaseToken: number): Omit<JournalEntry, 'seq' | 'kind' | 'name' | 'status'> {
+  return {
+    runId, args: null, result: null, error: null, executionId: null, effectClass: null, attempts: 1, leaseToken,
+    queuedAt: null, startedAt: null, endedAt: null, deadlineAt: null,
+  };
+}
+
+export { deserializeError };

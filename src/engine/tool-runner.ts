@@ -1,0 +1,142 @@
+// Runs one tool execution under its effect class. `read` and `idempotent` tools are journaled once, when they end,
+// and simply run again after a crash (an idempotent one with the same executionId). A `side-effect` tool journals
+// `running` before it starts; finding that state after a crash means the outcome is unknown: Keel asks the tool's
+// query hook, or parks the run for an operator. It never re-runs a side effect blindly.
+import { KeelError, deserializeError, serializeError, type SerializedError } from '../errors/keel-error.ts';
+import type { Semaphore } from '../scheduling/semaphore.ts';
+import type { Json, ToolDefinition } from '../sdk/types.ts';
+import type { JournalEntry } from '../store/records.ts';
+import type { JournalWrite } from '../store/store.ts';
+import { toJson, type RunExecution } from './run-execution.ts';
+
+export interface ToolRunDeps {
+  toolSlots: Semaphore;
+  checkBudget(): void;
+}
+
+/** The stable id of the execution at a journal position: the same on every retry and recovery. */
+export const executionIdOf = (runId: string, seq: number): string => `${runId}.${seq}`;
+
+export async function runTool(
+  x: RunExecution, tool: ToolDefinition<unknown, Json>, args: Json, seq: number, entry: JournalEntry | undefined, deps: ToolRunDeps,
+): Promise<Json> {
+  const executionId = executionIdOf(x.runId, seq);
+  const base = { seq, kind: 'tool' as const, name: tool.name, args, executionId, effectClass: tool.effect };
+  if (entry?.status === 'unknown') return parkUnknown(x, tool, seq);
+  if (entry?.status === 'running' && tool.effect === 'side-effect') {
+    const verdict = await reconcile(x, tool, executionId);
+    if (verdict.kind === 'found') {
+      await x.track('tool', () => x.commit({
+        journal: [{ ...base, status: 'succeeded', result: verdict.result, attempts: entry.attempts, startedAt: entry.startedAt, endedAt: Date.now() }],
+        run: { counters: { steps: 1 } },
+        events: [{ type: 'effect.reconciled', data: { seq, executionId, tool: tool.name, verdict: 'found' } }],
+      }));
+      return verdict.result;
+    }
+    if (verdict.kind === 'unknown') {
+      await x.track('tool', () => x.commit({
+        journal: [{ ...base, status: 'unknown', attempts: entry.attempts, startedAt: entry.startedAt, error: verdict.error }],
+        events: [{ type: 'effect.unknown', data: { seq, executionId, tool: tool.name, reason: verdict.error.message } }],
+      }));
+      return parkUnknown(x, tool, seq);
+    }
+  }
+  return dispatch(x, tool, args, base, (entry?.attempts ?? 0) + 1, deps);
+}
+
+type Verdict = { kind: 'found'; result: Json } | { kind: 'not_found' } | { kind: 'unknown'; error: SerializedError };
+
+async function reconcile(x: RunExecution, tool: ToolDefinition<unknown, Json>, executionId: string): Promise<Verdict> {
+  const hook = tool.query;
+  if (hook === undefined) {
+    return { kind: 'unknown', error: { code: 'unknown_side_effect', message: `tool ${tool.name} may have run (execution ${executionId}) and has no query hook` } };
+  }
+  try {
+    const answer = await x.track('tool', () => Promise.resolve(hook.call(tool, executionId)));
+    return answer.found ? { kind: 'found', result: toJson(answer.result) } : { kind: 'not_found' };
+  } catch (error) {
+    return { kind: 'unknown', error: serializeError(error, 'unknown_side_effect') };
+  }
+}
+
+function parkUnknown(x: RunExecution, tool: ToolDefinition<unknown, Json>, seq: number): Promise<never> {
+  return x.addWait({ seq, kind: 'unknown', name: tool.name, deadlineAt: null, args: null, reason: 'unknown_side_effect' });
+}
+
+async function dispatch(
+  x: RunExecution, tool: ToolDefinition<unknown, Json>, args: Json, base: Omit<JournalWrite, 'status'>, firstAttempt: number, deps: ToolRunDeps,
+): Promise<Json> {
+  deps.checkBudget();
+  x.inflightSteps++;
+  return x.track('tool', async () => {
+    const queuedAt = Date.now();
+    let release: (() => void) | undefined;
+    try {
+      release = await deps.toolSlots.acquire(x.abort.signal);
+      const startedAt = Date.now();
+      const sideEffect = tool.effect === 'side-effect';
+      let attempt = firstAttempt;
+      if (sideEffect) {
+        // Durable intent before the side effect: after a crash, this row is what says "it may have happened".
+        await x.commit({
+          journal: [{ ...base, status: 'running', attempts: attempt, queuedAt, startedAt }],
+          events: [{ type: 'effect.started', data: { seq: base.seq, kind: 'tool', name: tool.name, executionId: base.executionId ?? null, attempt } }],
+        });
+      }
+      const maxAttempts = firstAttempt - 1 + Math.max(1, tool.maxAttempts ?? 1);
+      let outcome: { ok: true; value: Json } | { ok: false; error: SerializedError };
+      for (;;) {
+        try {
+          outcome = { ok: true, value: toJson(await invoke(x, tool, args, base.executionId!, attempt)) };
+          break;
+        } catch (error) {
+          if (x.stopped !== undefined) {
+            if (sideEffect) x.uncommittedWork = 'unknown';
+            throw error;
+          }
+          if (attempt >= maxAttempts) {
+            outcome = { ok: false, error: serializeError(error, 'tool_failed') };
+            break;
+          }
+          attempt++;
+        }
+      }
+      await x.commit({
+        journal: [{ ...base, status: outcome.ok ? 'succeeded' : 'failed', attempts: attempt, queuedAt, startedAt, endedAt: Date.now(),
+          ...(outcome.ok ? { result: outcome.value } : { error: outcome.error }) }],
+        run: { counters: { steps: 1 } },
+        events: [{ type: 'effect.completed', data: {
+          seq: base.seq, kind: 'tool', name: tool.name, status: outcome.ok ? 'succeeded' : 'failed', executionId: base.executionId ?? null,
+          attempts: attempt, durationMs: Date.now() - queuedAt } }],
+      });
+      if (!outcome.ok) throw deserializeError(outcome.error);
+      return outcome.value;
+    } finally {
+      release?.();
+      x.inflightSteps--;
+    }
+  });
+}
+
+/** One attempt, bounded by the tool's timeout and the run's abort signal (a tool that ignores its signal is raced). */
+async function invoke(x: RunExecution, tool: ToolDefinition<unknown, Json>, args: Json, executionId: string, attempt: number): Promise<unknown> {
+  const signals = [x.abort.signal];
+  if (tool.timeoutMs !== undefined) signals.push(AbortSignal.timeout(tool.timeoutMs));
+  const signal = AbortSignal.any(signals);
+  signal.throwIfAborted();
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => {
+      const reason: unknown = signal.reason;
+      reject(reason instanceof DOMException && reason.name === 'TimeoutError'
+        ? new KeelError('tool_timeout', `tool ${tool.name} exceeded ${tool.timeoutMs} ms`, { details: { executionId } })
+        : reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([Promise.resolve().then(() => tool.run(args, { executionId, runId: x.runId, attempt, signal })), aborted]);
+  } finally {
+    signal.removeEventListener('abort', onAbort!);
+  }
+}

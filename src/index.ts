@@ -1,0 +1,10 @@
+// The package root `keel`: what agent and tool authors import. Small and explicit; engine internals stay out.
+export { defineAgent, defineModel, defineTool } from './sdk/define.ts';
+export { defineLoopAgent } from './sdk/loop-agent.ts';
+export type { LoopAgentResult, LoopAgentSpec } from './sdk/loop-agent.ts';
+export { KeelError, isKeelError } from './errors/keel-error.ts';
+export type { ErrorCode } from './errors/codes.ts';
+export type {
+  AgentContext, AgentDefinition, ChatMessage, Json, MockModelOptions, ModelDefinition, ModelPrice, ModelRequest, ModelResponse,
+  ModelToolSpec, ModelUsage, StepOptions, ToolCall, ToolContext, ToolDefinition, ToolEffect, WaitForInputOptions,
+} from './sdk/types.ts';

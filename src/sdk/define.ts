@@ -1,0 +1,78 @@
+// Constructors for the things users write: agents, tools and models. They validate shape eagerly
+// so a typo fails at load time, not in the middle of a run.
+import type { AgentContext, AgentDefinition, Json, ModelDefinition, ToolDefinition } from './types.ts';
+
+const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+function assertName(what: string, name: unknown): asserts name is string {
+  if (typeof name !== 'string' || !NAME_PATTERN.test(name)) {
+    throw new TypeError(`${what} name must match ${NAME_PATTERN}, got ${JSON.stringify(name)}`);
+  }
+}
+
+/**
+ * Declares an agent: a durable function over a journal.
+ * @example
+ * export const greeter = defineAgent({
+ *   name: 'greeter', version: '1',
+ *   async run(ctx, input: { name: string }) {
+ *     return ctx.step('greet', () => `hello ${input.name}`);
+ *   },
+ * });
+ */
+export function defineAgent<I, O extends Json | void>(spec: {
+  name: string;
+  version: string;
+  run(ctx: AgentContext, input: I): Promise<O>;
+}): AgentDefinition<I, O> {
+  assertName('Agent', spec.name);
+  if (typeof spec.version !== 'string' || spec.version.length === 0 || spec.version.length > 64) {
+    throw new TypeError(`Agent ${spec.name}: version must be a non-empty string`);
+  }
+  if (typeof spec.run !== 'function') throw new TypeError(`Agent ${spec.name}: run must be a function`);
+  return Object.freeze({ kind: 'keel.agent', name: spec.name, version: spec.version, run: spec.run });
+}
+
+/**
+ * Declares a tool. `effect` says what a retry after a crash may do:
+ * `read` re-runs freely, `idempotent` re-runs with the same `executionId`, `side-effect` never re-runs blindly.
+ * @example
+ * export const add = defineTool({
+ *   name: 'add', description: 'Adds two numbers', effect: 'read',
+ *   input: z.object({ a: z.number(), b: z.number() }),
+ *   run: ({ a, b }) => ({ sum: a + b }),
+ * });
+ */
+export function defineTool<I, O extends Json | void>(spec: Omit<ToolDefinition<I, O>, 'kind'>): ToolDefinition<I, O> {
+  assertName('Tool', spec.name);
+  if (!['read', 'idempotent', 'side-effect'].includes(spec.effect)) {
+    throw new TypeError(`Tool ${spec.name}: effect must be 'read', 'idempotent' or 'side-effect'`);
+  }
+  if (typeof spec.run !== 'function') throw new TypeError(`Tool ${spec.name}: run must be a function`);
+  if (spec.input === undefined || typeof (spec.input as { safeParse?: unknown }).safeParse !== 'function') {
+    throw new TypeError(`Tool ${spec.name}: input must be a zod schema`);
+  }
+  return Object.freeze({ ...spec, kind: 'keel.tool' as const });
+}
+
+/**
+ * Declares a named model the gateway can call. Only the deterministic `mock` provider exists so far.
+ * @example
+ * export const scripted = defineModel({ name: 'planner', provider: 'mock', options: { latencyMs: 50 } });
+ */
+export function defineModel(spec: Omit<ModelDefinition, 'kind'>): ModelDefinition {
+  assertName('Model', spec.name);
+  return Object.freeze({ ...spec, kind: 'keel.model' as const });
+}
+
+export function isAgentDefinition(value: unknown): value is AgentDefinition {
+  return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'keel.agent';
+}
+
+export function isToolDefinition(value: unknown): value is ToolDefinition<unknown, Json> {
+  return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'keel.tool';
+}
+
+export function isModelDefinition(value: unknown): value is ModelDefinition {
+  return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'keel.model';
+}

@@ -1,0 +1,155 @@
+// Public types of the agent SDK: what agent and tool authors write against.
+// This module is imported by replayed agent code, so it must never import Node server modules or engine internals.
+import type { z } from 'zod';
+
+/** JSON-serializable value: everything a journal entry can hold. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+export type ToolEffect = 'read' | 'idempotent' | 'side-effect';
+
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: string;
+  /** Tool calls the assistant asked for (role 'assistant'). */
+  toolCalls?: ToolCall[];
+  /** The call this message answers (role 'tool'). */
+  toolCallId?: string;
+  name?: string;
+}
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  args: Record<string, unknown>;
+}
+
+export interface ModelUsage {
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+}
+
+export interface ModelToolSpec {
+  name: string;
+  description: string;
+  /** JSON Schema of the tool's arguments. */
+  parameters: Record<string, unknown>;
+}
+
+export interface ModelRequest {
+  /** A model name known to the gateway (`mock`, or one declared with `defineModel`). */
+  model: string;
+  messages: ChatMessage[];
+  /** Tools the model may call: tool definitions or plain specs. */
+  tools?: Array<ToolDefinition<any, any> | ModelToolSpec>;
+  maxOutputTokens?: number;
+  temperature?: number;
+}
+
+export interface ModelResponse {
+  text: string;
+  toolCalls: ToolCall[];
+  usage: ModelUsage;
+  /** The resolved model (name and version) that answered. */
+  model: string;
+}
+
+export interface ToolContext {
+  /** Stable across retries and recoveries: pass it downstream as the idempotency key. */
+  executionId: string;
+  runId: string;
+  attempt: number;
+  /** Aborted when the run is cancelled or the worker loses its lease. */
+  signal: AbortSignal;
+}
+
+export interface ToolDefinition<I = unknown, O extends Json | void = Json> {
+  readonly kind: 'keel.tool';
+  name: string;
+  description: string;
+  input: z.ZodType<I>;
+  effect: ToolEffect;
+  run(args: I, ctx: ToolContext): Promise<O> | O;
+  /**
+   * Asks the downstream system whether an execution whose outcome is unknown happened.
+   * Return `{ found: true, result }` if it did, `{ found: false }` if it did not (safe to retry).
+   */
+  query?(executionId: string): Promise<{ found: true; result: O } | { found: false }>;
+  /** Attempts for failures thrown by `run` (not crashes); default 1. */
+  maxAttempts?: number;
+  /** Per-attempt time limit in milliseconds. */
+  timeoutMs?: number;
+}
+
+export interface WaitForInputOptions {
+  /** Give up after this long; the wait then throws a `KeelError` with code `input_timeout`. */
+  timeoutMs?: number;
+}
+
+export interface StepOptions {
+  /** Attempts when `fn` throws; default 1 (a thrown error is journaled and rethrown). */
+  maxAttempts?: number;
+}
+
+/**
+ * What agent code may touch. Every method is an effect with a position in the run's journal:
+ * on replay, completed effects return their journaled result without running again.
+ */
+export interface AgentContext {
+  readonly runId: string;
+  readonly tenantId: string;
+  /** Journaled arbitrary code: `fn` runs until its result is committed, then never again. */
+  step<T extends Json | void>(name: string, fn: () => Promise<T> | T, options?: StepOptions): Promise<T>;
+  model(request: ModelRequest): Promise<ModelResponse>;
+  tool<I, O extends Json | void>(tool: ToolDefinition<I, O>, args: I): Promise<O>;
+  waitForInput<T extends Json = Json>(key: string, options?: WaitForInputOptions): Promise<T>;
+  /** Durable timer: the run releases its worker and resumes after `ms`. */
+  sleep(ms: number): Promise<void>;
+  /** Starts a child run and waits for its result. */
+  child<T extends Json = Json>(agent: string | AgentDefinition<any, any>, input: Json): Promise<T>;
+  /** Deterministic time (milliseconds since epoch), journaled on first use. */
+  now(): number;
+  /** Deterministic random number in [0, 1). */
+  random(): number;
+  /** Deterministic UUID (v4 format). */
+  uuid(): string;
+}
+
+export interface AgentDefinition<I = any, O extends Json | void = any> {
+  readonly kind: 'keel.agent';
+  name: string;
+  version: string;
+  run(ctx: AgentContext, input: I): Promise<O>;
+}
+
+export interface ModelPrice {
+  /** US dollars per million input tokens. */
+  inputPerMTok: number;
+  /** US dollars per million output tokens. */
+  outputPerMTok: number;
+}
+
+export interface MockModelOptions {
+  /** Simulated latency per call in milliseconds. */
+  latencyMs?: number;
+  /** Probability in [0, 1] that an attempt fails with a retryable provider error. */
+  failureRate?: number;
+  /**
+   * Scripted replies, indexed by the number of assistant messages already in the conversation.
+   * Past the end of the script, the mock echoes the last user message.
+   */
+  script?: Array<{ text?: string; toolCalls?: Array<{ name: string; args: Record<string, unknown> }> }>;
+}
+
+export interface ModelDefinition {
+  readonly kind: 'keel.model';
+  name: string;
+  provider: 'mock';
+  version?: string;
+  options?: MockModelOptions;
+  price?: ModelPrice;
+  /** Concurrent calls this model accepts from this process. */
+  maxConcurrency?: number;
+  /** Attempts per call for retryable provider errors. */
+  maxAttempts?: number;
+}

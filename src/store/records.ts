@@ -1,0 +1,108 @@
+// Plain records the store reads and writes: runs, journal entries, events, tenants.
+// Shared by both store implementations and by the engine; no behaviour lives here.
+import type { SerializedError } from '../errors/keel-error.ts';
+import type { EffectStatus } from '../engine/effect-status.ts';
+import type { RunStatus } from '../engine/run-status.ts';
+import type { Json } from '../sdk/types.ts';
+
+export type Priority = 'interactive' | 'batch';
+
+export interface Budget {
+  maxSteps?: number;
+  maxTokens?: number;
+  maxCostUsd?: number;
+  deadlineMs?: number;
+}
+
+export interface RunCounters {
+  steps: number;
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+}
+
+/** How a cancelled run ended, as far as side effects go. */
+export type CancelOutcome = 'no_side_effects' | 'after_partial_work' | 'outcome_unknown';
+
+export interface RunRecord {
+  id: string;
+  tenantId: string;
+  agent: string;
+  agentVersion: string;
+  input: Json;
+  status: RunStatus;
+  stateVersion: number;
+  priority: Priority;
+  budget: Budget;
+  metadata: Record<string, Json> | null;
+  counters: RunCounters;
+  result: Json | null;
+  error: SerializedError | null;
+  outcome: CancelOutcome | null;
+  waitingReason: string | null;
+  waitingSince: number | null;
+  wakeAt: number | null;
+  deadlineAt: number | null;
+  parentRunId: string | null;
+  idempotencyKey: string | null;
+  leaseOwner: string | null;
+  leaseToken: number;
+  leaseExpiresAt: number | null;
+  createdAt: number;
+  updatedAt: number;
+  endedAt: number | null;
+}
+
+export type EffectKind = 'step' | 'model' | 'tool' | 'input' | 'sleep' | 'child' | 'now';
+
+export interface JournalEntry {
+  runId: string;
+  seq: number;
+  kind: EffectKind;
+  name: string;
+  status: EffectStatus;
+  /** Tool arguments, wait key, child run id: what identifies the effect beyond its name. */
+  args: Json | null;
+  result: Json | null;
+  error: SerializedError | null;
+  executionId: string | null;
+  /** Tool effect class, for side-effect bookkeeping after a crash. */
+  effectClass: string | null;
+  attempts: number;
+  /** Fencing token of the lease under which this state was written. */
+  leaseToken: number;
+  queuedAt: number | null;
+  startedAt: number | null;
+  endedAt: number | null;
+  /** For waits: when a timer fires or an input wait times out. */
+  deadlineAt: number | null;
+}
+
+export interface RunEventRecord {
+  runId: string;
+  seq: number;
+  type: string;
+  at: number;
+  data: Json;
+}
+
+export interface TenantRecord {
+  id: string;
+  name: string;
+  createdAt: number;
+}
+
+export interface NewRun {
+  id: string;
+  tenantId: string;
+  agent: string;
+  agentVersion: string;
+  input: Json;
+  priority: Priority;
+  budget: Budget;
+  metadata: Record<string, Json> | null;
+  parentRunId: string | null;
+  idempotencyKey: string | null;
+  /** Hash of the creating request, to tell an idempotent replay from a conflicting reuse of the key. */
+  requestHash: string | null;
+}

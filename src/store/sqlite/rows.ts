@@ -1,0 +1,79 @@
+// Mapping between SQLite rows and store records: JSON columns parsed, integer flags turned into booleans.
+import type { SerializedError } from '../../errors/keel-error.ts';
+import type { EffectStatus } from '../../engine/effect-status.ts';
+import type { RunStatus } from '../../engine/run-status.ts';
+import type { Json } from '../../sdk/types.ts';
+import type { CancelOutcome, EffectKind, JournalEntry, Priority, RunEventRecord, RunRecord, TenantRecord } from '../records.ts';
+
+type Row = Record<string, unknown>;
+
+const json = <T>(value: unknown): T => (value === null || value === undefined ? (null as T) : (JSON.parse(value as string) as T));
+const num = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
+
+export function toRun(row: Row): RunRecord {
+  return {
+    id: row.id as string,
+    tenantId: row.tenant_id as string,
+    agent: row.agent as string,
+    agentVersion: row.agent_version as string,
+    input: json<Json>(row.input),
+    status: row.status as RunStatus,
+    stateVersion: Number(row.state_version),
+    priority: row.priority as Priority,
+    budget: json(row.budget) ?? {},
+    metadata: json(row.metadata),
+    counters: {
+      steps: Number(row.steps),
+      inputTokens: Number(row.input_tokens),
+      outputTokens: Number(row.output_tokens),
+      costUsd: Number(row.cost_usd),
+    },
+    result: json<Json>(row.result),
+    error: json<SerializedError | null>(row.error),
+    outcome: (row.outcome as CancelOutcome | null) ?? null,
+    waitingReason: (row.waiting_reason as string | null) ?? null,
+    waitingSince: num(row.waiting_since),
+    wakeAt: num(row.wake_at),
+    deadlineAt: num(row.deadline_at),
+    parentRunId: (row.parent_run_id as string | null) ?? null,
+    idempotencyKey: (row.idempotency_key as string | null) ?? null,
+    leaseOwner: (row.lease_owner as string | null) ?? null,
+    leaseToken: Number(row.lease_token),
+    leaseExpiresAt: num(row.lease_expires_at),
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+    endedAt: num(row.ended_at),
+  };
+}
+
+export function toJournalEntry(row: Row): JournalEntry {
+  return {
+    runId: row.run_id as string,
+    seq: Number(row.seq),
+    kind: row.kind as EffectKind,
+    name: row.name as string,
+    status: row.status as EffectStatus,
+    args: json<Json>(row.args),
+    result: json<Json>(row.result),
+    error: json<SerializedError | null>(row.error),
+    executionId: (row.execution_id as string | null) ?? null,
+    effectClass: (row.effect_class as string | null) ?? null,
+    attempts: Number(row.attempts),
+    leaseToken: Number(row.lease_token),
+    queuedAt: num(row.queued_at),
+    startedAt: num(row.started_at),
+    endedAt: num(row.ended_at),
+    deadlineAt: num(row.deadline_at),
+  };
+}
+
+export function toEvent(row: Row): RunEventRecord {
+  return { runId: row.run_id as string, seq: Number(row.seq), type: row.type as string, at: Number(row.at), data: json<Json>(row.data) };
+}
+
+export function toTenant(row: Row): TenantRecord {
+  return { id: row.id as string, name: row.name as string, createdAt: Number(row.created_at) };
+}
+
+/** JSON text for a nullable column. */
+export const jsonText = (value: unknown): string | null => (value === null || value === undefined ? null : JSON.stringify(value));

@@ -1,0 +1,356 @@
+// The embedded store: one SQLite file through Node's built-in node:sqlite, one connection, one process.
+// Every write goes through the WriteBatcher (group commit); reads are direct. It never decides what a run does next:
+// it applies the engine's commits under their guards and reports which runs changed.
+import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { KeelError } from '../../errors/keel-error.ts';
+import { isTerminal, statusesAllowing } from '../../engine/run-status.ts';
+import type { RunStatus } from '../../engine/run-status.ts';
+import type { Json } from '../../sdk/types.ts';
+import type { JournalEntry, NewRun, RunEventRecord, RunRecord, TenantRecord } from '../records.ts';
+import type {
+  ClaimRequest, CommitOutcome, RunChange, CreateRunResult, Durability, EventWrite, HeartbeatResult, RunCommit, RunFilter,
+  Store, StoreCapabilities,
+} from '../store.ts';
+import { migrate } from './migrate.ts';
+import { jsonText, toEvent, toJournalEntry, toRun, toTenant } from './rows.ts';
+import { prepareStatements, type Statements } from './statements.ts';
+import { WriteBatcher, type WriteScope } from './write-batcher.ts';
+
+const SYNCHRONOUS_BY_DURABILITY: Record<Durability, string> = { fsync: 'FULL', written: 'NORMAL', memory: 'OFF' };
+const BUSY_TIMEOUT_MS = 5_000;
+const CLAIMABLE_STATUSES = JSON.stringify(statusesAllowing('claim'));
+const CANCELLABLE_STATUSES = JSON.stringify(statusesAllowing('cancel').filter((s) => s !== 'cancelling'));
+
+export interface SqliteStoreOptions {
+  /** Path of the database file. */
+  path: string;
+  durability?: Durability;
+}
+
+type Row = Record<string, unknown>;
+
+export class SqliteStore implements Store {
+  readonly capabilities: StoreCapabilities = { groupCommit: true, multiProcess: false };
+  readonly durability: Durability;
+  readonly #db: DatabaseSync;
+  readonly #batcher: WriteBatcher;
+  readonly #listeners = new Set<(changes: readonly RunChange[]) => void>();
+  #sql: Statements | undefined;
+
+  constructor(options: SqliteStoreOptions) {
+    this.durability = options.durability ?? 'fsync';
+    mkdirSync(dirname(options.path), { recursive: true });
+    this.#db = new DatabaseSync(options.path);
+    this.#db.exec(`PRAGMA journal_mode = WAL; PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS};
+      PRAGMA synchronous = ${SYNCHRONOUS_BY_DURABILITY[this.durability]};`);
+    this.#batcher = new WriteBatcher(this.#db, (changes) => {
+      for (const listener of this.#listeners) listener(changes);
+    });
+  }
+
+  /** Group-commit statistics: writes acknowledged and transactions (fsyncs) used for them. */
+  get writeStats(): { writes: number; transactions: number } {
+    return this.#batcher.stats;
+  }
+
+  get #s(): Statements {
+    if (this.#sql === undefined) throw new Error('SqliteStore used before migrate()');
+    return this.#sql;
+  }
+
+  async migrate(): Promise<void> {
+    migrate(this.#db);
+    this.#sql = prepareStatements(this.#db);
+  }
+
+  async close(): Promise<void> {
+    this.#batcher.close();
+    this.#db.close();
+  }
+
+  onChange(listener: (changes: readonly RunChange[]) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  // Tenants
+
+  createTenant(name: string, apiKeyHash: string): Promise<TenantRecord> {
+    return this.#batcher.submit(({ now }) => {
+      const id = `ten_${randomUUID()}`;
+      try {
+        this.#s['insert-tenant'].run({ id, name, now });
+      } catch (error) {
+        throw new KeelError('validation_failed', `a tenant named ${JSON.stringify(name)} exists already`, { cause: error });
+      }
+      this.#s['insert-api-key'].run({ key_hash: apiKeyHash, tenant_id: id, now });
+      return { id, name, createdAt: now };
+    });
+  }
+
+  ensureTenant(name: string, apiKeyHash: string): Promise<TenantRecord> {
+    return this.#batcher.submit(({ now }) => {
+      let row = this.#s['find-tenant-by-name'].get({ name }) as Row | undefined;
+      if (row === undefined) {
+        this.#s['insert-tenant'].run({ id: `ten_${randomUUID()}`, name, now });
+        row = this.#s['find-tenant-by-name'].get({ name }) as Row;
+      }
+      const tenant = toTenant(row);
+      this.#s['insert-api-key'].run({ key_hash: apiKeyHash, tenant_id: tenant.id, now });
+      return tenant;
+    });
+  }
+
+  async findTenantByKeyHash(apiKeyHash: string): Promise<TenantRecord | null> {
+    const row = this.#s['find-tenant-by-key'].get({ key_hash: apiKeyHash }) as Row | undefined;
+    return row === undefined ? null : toTenant(row);
+  }
+
+  // Runs
+
+  createRun(run: NewRun): Promise<CreateRunResult> {
+    return this.#batcher.submit((scope) => {
+      if (run.idempotencyKey !== null) {
+        const existing = this.#s['find-run-by-idempotency-key'].get({ tenant_id: run.tenantId, idempotency_key: run.idempotencyKey }) as Row | undefined;
+        if (existing !== undefined) {
+          if (existing.request_hash !== run.requestHash) {
+            throw new KeelError('idempotency_conflict', `idempotency key ${JSON.stringify(run.idempotencyKey)} was used with a different request`, {
+              details: { runId: existing.id as string },
+            });
+          }
+          return { run: toRun(existing), created: false };
+        }
+      }
+      this.#insertRun(run, scope);
+      return { run: toRun(this.#s['get-run'].get({ id: run.id }) as Row), created: true };
+    });
+  }
+
+  async getRun(id: string): Promise<RunRecord | null> {
+    const row = this.#s['get-run'].get({ id }) as Row | undefined;
+    return row === undefined ? null : toRun(row);
+  }
+
+  async listRuns(tenantId: string, filter: RunFilter): Promise<RunRecord[]> {
+    const rows = this.#s['list-runs'].all({
+      tenant_id: tenantId, status: filter.status ?? null, agent: filter.agent ?? null, after_id: filter.afterId ?? null, limit: filter.limit,
+    }) as Row[];
+    return rows.map(toRun);
+  }
+
+  requestCancel(runId: string): Promise<RunRecord> {
+    return this.#batcher.submit((scope) => {
+      const run = this.#requireRun(runId);
+      if (isTerminal(run.status)) throw new KeelError('run_terminal', `run ${runId} has already ${run.status}`);
+      if (run.status !== 'cancelling') {
+        this.#s['request-cancel'].get({ id: runId, now: scope.now, from_statuses: CANCELLABLE_STATUSES });
+        this.#appendEvents(runId, [{ type: 'run.cancelling', data: { from: run.status } }], scope);
+        scope.touch(runId, run.leaseOwner === null ? 'runnable' : 'cancel');
+      }
+      return this.#requireRun(runId);
+    });
+  }
+
+  provideInput(runId: string, key: string, value: Json): Promise<RunRecord> {
+    return this.#batcher.submit((scope) => {
+      const run = this.#requireRun(runId);
+      if (isTerminal(run.status)) throw new KeelError('run_terminal', `run ${runId} has already ${run.status}`);
+      try {
+        this.#s['insert-input'].run({ run_id: runId, key, value: JSON.stringify(value), now: scope.now });
+      } catch (error) {
+        throw new KeelError('input_already_provided', `input ${JSON.stringify(key)} of run ${runId} was provided already`, { cause: error });
+      }
+      const events: EventWrite[] = [{ type: 'input.received', data: { key } }];
+      if (this.#s['wake-on-input'].get({ id: runId, key, now: scope.now }) !== undefined) {
+        events.push({ type: 'run.queued', data: { reason: 'input', key } });
+        scope.touch(runId, 'runnable');
+      }
+      this.#appendEvents(runId, events, scope);
+      return this.#requireRun(runId);
+    });
+  }
+
+  async getInput(runId: string, key: string): Promise<{ value: Json } | null> {
+    const row = this.#s['get-input'].get({ run_id: runId, key }) as Row | undefined;
+    return row === undefined ? null : { value: JSON.parse(row.value as string) as Json };
+  }
+
+  // Work
+
+  claimRuns(request: ClaimRequest): Promise<RunRecord[]> {
+    return this.#batcher.submit((scope) => {
+      const leaseExpiresAt = scope.now + request.leaseMs;
+      const rows = this.#s['claim-runs'].all({
+        owner: request.owner, now: scope.now, lease_expires_at: leaseExpiresAt, served: JSON.stringify(request.served),
+        limit: request.limit, claimable_statuses: CLAIMABLE_STATUSES,
+      }) as Row[];
+      const runs = rows.map(toRun);
+      for (const run of runs) {
+        this.#appendEvents(run.id, [{ type: 'run.started', data: { attempt: run.leaseToken, worker: request.owner, status: run.status } }], scope);
+      }
+      return runs;
+    });
+  }
+
+  heartbeat(owner: string, runIds: string[], leaseMs: number): Promise<HeartbeatResult> {
+    if (runIds.length === 0) return Promise.resolve({ held: [] });
+    return this.#batcher.submit(({ now }) => {
+      const rows = this.#s.heartbeat.all({ owner, ids: JSON.stringify(runIds), lease_expires_at: now + leaseMs, now }) as Row[];
+      return { held: rows.map((r) => ({ id: r.id as string, status: r.status as RunStatus, stateVersion: Number(r.state_version) })) };
+    });
+  }
+
+  releaseLeases(owner: string, runIds: string[]): Promise<void> {
+    if (runIds.length === 0) return Promise.resolve();
+    return this.#batcher.submit((scope) => {
+      this.#s['release-leases'].run({ owner, ids: JSON.stringify(runIds), now: scope.now });
+      for (const id of runIds) scope.touch(id, 'runnable');
+    });
+  }
+
+  expireForeignLeases(owner: string): Promise<number> {
+    return this.#batcher.submit(({ now }) => Number(this.#s['expire-foreign-leases'].run({ owner, now }).changes));
+  }
+
+  commit(commit: RunCommit): Promise<CommitOutcome> {
+    return this.#batcher.submit((scope) => this.#applyCommit(commit, scope)).then((outcome) => {
+      if ('stale' in outcome) {
+        throw new KeelError('stale_write', `commit to run ${commit.runId} was fenced off`, { details: outcome.stale });
+      }
+      return outcome;
+    });
+  }
+
+  // History
+
+  async loadJournal(runId: string): Promise<JournalEntry[]> {
+    return (this.#s['load-journal'].all({ run_id: runId }) as Row[]).map(toJournalEntry);
+  }
+
+  async listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEventRecord[]> {
+    return (this.#s['list-events'].all({ run_id: runId, after_seq: afterSeq, limit }) as Row[]).map(toEvent);
+  }
+
+  // Internals (run inside a write transaction)
+
+  #requireRun(runId: string): RunRecord {
+    const row = this.#s['get-run'].get({ id: runId }) as Row | undefined;
+    if (row === undefined) throw new KeelError('run_not_found', `run ${runId} not found`);
+    return toRun(row);
+  }
+
+  #insertRun(run: NewRun, scope: WriteScope): void {
+    const deadlineAt = run.budget.deadlineMs === undefined ? null : scope.now + run.budget.deadlineMs;
+    this.#s['insert-run'].run({
+      id: run.id, tenant_id: run.tenantId, agent: run.agent, agent_version: run.agentVersion,
+      agent_key: `${run.agent}@${run.agentVersion}`, input: JSON.stringify(run.input), priority: run.priority,
+      priority_rank: run.priority === 'interactive' ? 0 : 1, budget: JSON.stringify(run.budget), metadata: jsonText(run.metadata),
+      deadline_at: deadlineAt, parent_run_id: run.parentRunId, idempotency_key: run.idempotencyKey,
+      request_hash: run.requestHash, now: scope.now,
+    });
+    this.#s['insert-event'].run({
+      run_id: run.id, seq: 1, type: 'run.created', at: scope.now,
+      data: JSON.stringify({ agent: run.agent, version: run.agentVersion, parentRunId: run.parentRunId }),
+    });
+    scope.touch(run.id, 'runnable');
+  }
+
+  #appendEvents(runId: string, events: EventWrite[], scope: WriteScope, firstSeq?: number): void {
+    if (events.length === 0) return;
+    const first = firstSeq ?? Number((this.#s['allocate-event-seqs'].get({ id: runId, count: events.length }) as Row).first_seq);
+    events.forEach((event, i) => {
+      this.#s['insert-event'].run({ run_id: runId, seq: first + i, type: event.type, at: scope.now, data: JSON.stringify(event.data) });
+    });
+    scope.touch(runId, 'events');
+  }
+
+  #applyCommit(c: RunCommit, scope: WriteScope): CommitOutcome | { stale: Record<string, unknown> } {
+    const patch = c.run ?? {};
+    const events = c.events ?? [];
+    const status = patch.status;
+    const claimAfter = status === undefined ? undefined : claimAfterFor(status, patch.releaseLease === true, patch.wakeAt ?? null, scope.now);
+    const row = this.#s['commit-run'].get({
+      id: c.runId, lease_token: c.leaseToken, expected_state_version: c.expectedStateVersion, now: scope.now,
+      set_status: status === undefined ? 0 : 1, status: status ?? null,
+      terminal: status !== undefined && isTerminal(status) ? 1 : 0,
+      set_result: 'result' in patch ? 1 : 0, result: jsonText(patch.result),
+      set_error: 'error' in patch ? 1 : 0, error: jsonText(patch.error),
+      set_outcome: 'outcome' in patch ? 1 : 0, outcome: patch.outcome ?? null,
+      set_waiting: 'waitingReason' in patch ? 1 : 0, waiting_reason: patch.waitingReason ?? null,
+      set_wake_at: 'wakeAt' in patch ? 1 : 0, wake_at: patch.wakeAt ?? null,
+      d_steps: patch.counters?.steps ?? 0, d_input_tokens: patch.counters?.inputTokens ?? 0,
+      d_output_tokens: patch.counters?.outputTokens ?? 0, d_cost_usd: patch.counters?.costUsd ?? 0,
+      release: patch.releaseLease === true ? 1 : 0,
+      set_claim_after: claimAfter === undefined ? 0 : 1, claim_after: claimAfter ?? null,
+      event_count: events.length,
+    }) as Row | undefined;
+    if (row === undefined) {
+      const current = this.#s['get-run'].get({ id: c.runId }) as Row | undefined;
+      const stale = {
+        leaseToken: c.leaseToken, expectedStateVersion: c.expectedStateVersion,
+        currentLeaseToken: current?.lease_token ?? null, currentStateVersion: current?.state_version ?? null,
+        currentStatus: current?.status ?? null,
+      };
+      this.#s['insert-audit'].run({
+        run_id: c.runId, at: scope.now, kind: 'stale_commit',
+        data: JSON.stringify({ ...stale, journal: (c.journal ?? []).map((j) => ({ seq: j.seq, kind: j.kind, name: j.name, status: j.status })) }),
+      });
+      return { stale };
+    }
+    for (const j of c.journal ?? []) {
+      this.#s['upsert-journal'].run({
+        run_id: c.runId, seq: j.seq, kind: j.kind, name: j.name, status: j.status, args: jsonText(j.args),
+        result: jsonText(j.result), error: jsonText(j.error), execution_id: j.executionId ?? null,
+        effect_class: j.effectClass ?? null, attempts: j.attempts ?? 1, lease_token: c.leaseToken,
+        queued_at: j.queuedAt ?? null, started_at: j.startedAt ?? null, ended_at: j.endedAt ?? null, deadline_at: j.deadlineAt ?? null,
+      });
+    }
+    this.#appendEvents(c.runId, events, scope, Number(row.first_seq));
+    if (status !== undefined && isTerminal(status)) scope.touch(c.runId, 'ended');
+    if (status === 'queued' || (patch.releaseLease === true && status === 'cancelling')) scope.touch(c.runId, 'runnable');
+    for (const key of c.consumeInputs ?? []) this.#s['consume-input'].run({ run_id: c.runId, key });
+    for (const child of c.createRuns ?? []) this.#insertRun(child, scope);
+    for (const id of c.wakeRuns ?? []) {
+      if (this.#s['wake-run'].get({ id, now: scope.now }) !== undefined) {
+        this.#appendEvents(id, [{ type: 'run.queued', data: { reason: 'child', childRunId: c.runId } }], scope);
+        scope.touch(id, 'runnable');
+      }
+    }
+    let finalStatus = row.status as RunStatus;
+    if (finalStatus === 'waiting' && c.wakeIf !== undefined) {
+      const woke = this.#s['wake-if-ready'].get({
+        id: c.runId, now: scope.now, input_keys: JSON.stringify(c.wakeIf.inputKeys ?? []), child_ids: JSON.stringify(c.wakeIf.childRunIds ?? []),
+      });
+      if (woke !== undefined) {
+        finalStatus = 'queued';
+        this.#appendEvents(c.runId, [{ type: 'run.queued', data: { reason: 'ready' } }], scope);
+        scope.touch(c.runId, 'runnable');
+      }
+    }
+    return { stateVersion: Number(row.state_version), status: finalStatus };
+  }
+}
+
+/** When a run with this status may be claimed by time alone (null: only by an outside event). */
+function claimAfterFor(status: RunStatus, releasing: boolean, wakeAt: number | null, now: number): number | null | undefined {
+  switch (status) {
+    case 'succeeded':
+    case 'failed':
+    case 'cancelled':
+      return null;
+    case 'waiting':
+      return wakeAt;
+    case 'queued':
+      return now;
+    case 'running':
+    case 'cancelling':
+      return releasing ? now : undefined;
+    default: {
+      const never: never = status;
+      throw new Error(`unknown status ${String(never)}`);
+    }
+  }
+}

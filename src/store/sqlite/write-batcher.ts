@@ -1,0 +1,119 @@
+// Group commit for the SQLite store: every write is queued, and all writes queued during one event-loop turn
+// are applied in one transaction (one fsync), each inside its own savepoint so one failing write never undoes
+// another. A write's promise settles only after the transaction is durable, per the configured durability.
+import type { DatabaseSync } from 'node:sqlite';
+import type { ChangeSignal, RunChange } from '../store.ts';
+
+/** Upper bound on writes sharing one transaction, so one fsync never waits behind an unbounded batch. */
+export const WRITE_BATCH_MAX_OPS = 1024;
+/** Upper bound on queued writes; past it, writers get a retryable store_busy instead of unbounded memory. */
+export const WRITE_QUEUE_MAX_OPS = 100_000;
+
+export interface WriteScope {
+  /** Time of the transaction, one value for every write in the batch. */
+  readonly now: number;
+  /** Marks a run as changed, so change listeners hear about it after the commit. */
+  touch(runId: string, signal: ChangeSignal): void;
+}
+
+interface QueuedWrite {
+  apply(scope: WriteScope): unknown;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+export class WriteBatcher {
+  readonly #db: DatabaseSync;
+  readonly #onCommitted: (changes: readonly RunChange[]) => void;
+  #queue: QueuedWrite[] = [];
+  #scheduled = false;
+  #closed = false;
+  /** Writes acknowledged so far and transactions used for them, for group-commit statistics. */
+  readonly stats = { writes: 0, transactions: 0 };
+
+  constructor(db: DatabaseSync, onCommitted: (changes: readonly RunChange[]) => void) {
+    this.#db = db;
+    this.#onCommitted = onCommitted;
+  }
+
+  get queued(): number {
+    return this.#queue.length;
+  }
+
+  submit<T>(apply: (scope: WriteScope) => T): Promise<T> {
+    if (this.#closed) return Promise.reject(new Error('store is closed'));
+    if (this.#queue.length >= WRITE_QUEUE_MAX_OPS) {
+      return Promise.reject(Object.assign(new Error('write queue full'), { code: 'store_busy' }));
+    }
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({ apply, resolve: resolve as (v: unknown) => void, reject });
+      if (!this.#scheduled) {
+        this.#scheduled = true;
+        setImmediate(() => this.#flush());
+      }
+    });
+  }
+
+  /** Applies what is queued now; used by close() so no acknowledged write is lost. */
+  drain(): void {
+    while (this.#queue.length > 0) this.#flushBatch();
+  }
+
+  close(): void {
+    this.drain();
+    this.#closed = true;
+  }
+
+  #flush(): void {
+    this.#scheduled = false;
+    this.#flushBatch();
+    if (this.#queue.length > 0 && !this.#scheduled) {
+      this.#scheduled = true;
+      setImmediate(() => this.#flush());
+    }
+  }
+
+  #flushBatch(): void {
+    const batch = this.#queue.splice(0, WRITE_BATCH_MAX_OPS);
+    if (batch.length === 0) return;
+    const touched: RunChange[] = [];
+    const scope: WriteScope = { now: Date.now(), touch: (runId, signal) => touched.push({ runId, signal }) };
+    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    try {
+      this.#db.exec('BEGIN IMMEDIATE');
+    } catch (error) {
+      for (const w of batch) w.reject(error);
+      return;
+    }
+    for (const write of batch) {
+      this.#db.exec('SAVEPOINT w');
+      try {
+        outcomes.push({ ok: true, value: write.apply(scope) });
+        this.#db.exec('RELEASE w');
+      } catch (error) {
+        this.#db.exec('ROLLBACK TO w');
+        this.#db.exec('RELEASE w');
+        outcomes.push({ ok: false, error });
+      }
+    }
+    try {
+      this.#db.exec('COMMIT');
+    } catch (error) {
+      try {
+        this.#db.exec('ROLLBACK');
+      } catch {
+        // The transaction is already gone; the commit error below is what callers need.
+      }
+      for (const w of batch) w.reject(error);
+      return;
+    }
+    this.stats.writes += batch.length;
+    this.stats.transactions += 1;
+    batch.forEach((write, i) => {
+      const outcome = outcomes[i]!;
+      if (outcome.ok) write.resolve(outcome.value);
+      else write.reject(outcome.error);
+    });
+    if (touched.length > 0) this.#onCommitted(touched);
+  }
+}

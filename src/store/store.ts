@@ -1,0 +1,165 @@
+// The one store interface every backend implements (embedded SQLite, distributed Postgres).
+// The engine and the API depend on this interface only; a backend difference is a capability flag, never a branch on its name.
+import type { SerializedError } from '../errors/keel-error.ts';
+import type { EffectStatus } from '../engine/effect-status.ts';
+import type { RunStatus } from '../engine/run-status.ts';
+import type { Json } from '../sdk/types.ts';
+import type {
+  CancelOutcome,
+  EffectKind,
+  JournalEntry,
+  NewRun,
+  RunCounters,
+  RunEventRecord,
+  RunRecord,
+  TenantRecord,
+} from './records.ts';
+
+/**
+ * Why a run changed: `events` (new events only), `runnable` (it may be claimed now), `cancel` (a cancel was
+ * requested: its holder must stop), `ended` (it reached a terminal status).
+ */
+export type ChangeSignal = 'events' | 'runnable' | 'cancel' | 'ended';
+export interface RunChange {
+  runId: string;
+  signal: ChangeSignal;
+}
+
+export interface StoreCapabilities {
+  /** Commits of many runs share one durable write (fsync). */
+  groupCommit: boolean;
+  /** Several processes may share the store. */
+  multiProcess: boolean;
+}
+
+/** What "a commit was acknowledged" means for this store. */
+export type Durability = 'fsync' | 'written' | 'memory';
+
+export interface JournalWrite {
+  seq: number;
+  kind: EffectKind;
+  name: string;
+  status: EffectStatus;
+  args?: Json | null;
+  result?: Json | null;
+  error?: SerializedError | null;
+  executionId?: string | null;
+  effectClass?: string | null;
+  attempts?: number;
+  queuedAt?: number | null;
+  startedAt?: number | null;
+  endedAt?: number | null;
+  deadlineAt?: number | null;
+}
+
+export interface EventWrite {
+  type: string;
+  data: Json;
+}
+
+/**
+ * One atomic commit of a worker's progress on a run: journal entries, run state and counters, events,
+ * and the work it starts (child runs) or wakes (a parent). Applied only if the run still carries
+ * `leaseToken` and `expectedStateVersion`; otherwise it fails with `stale_write` and is audited.
+ */
+export interface RunCommit {
+  runId: string;
+  leaseToken: number;
+  expectedStateVersion: number;
+  journal?: JournalWrite[];
+  run?: {
+    status?: RunStatus;
+    result?: Json | null;
+    error?: SerializedError | null;
+    outcome?: CancelOutcome | null;
+    waitingReason?: string | null;
+    /** When a waiting run becomes claimable again by itself (timer, timeout, deadline). */
+    wakeAt?: number | null;
+    counters?: Partial<RunCounters>;
+    /** Give the lease up (park, finish, yield). */
+    releaseLease?: boolean;
+  };
+  events?: EventWrite[];
+  createRuns?: NewRun[];
+  /** Runs to move from waiting to queued (a parent whose child just ended). */
+  wakeRuns?: string[];
+  /**
+   * For a park: if any of these conditions already holds, the run is queued instead of waiting,
+   * closing the race between "nothing to wait for yet" and the arrival of what it waits for.
+   */
+  wakeIf?: { inputKeys?: string[]; childRunIds?: string[] };
+  /** Inputs this commit consumed (their keys), so a later post for the same key is refused. */
+  consumeInputs?: string[];
+}
+
+export interface CommitOutcome {
+  stateVersion: number;
+  /** The status the run ended in (a park may end as queued through `wakeIf`). */
+  status: RunStatus;
+}
+
+export interface ClaimRequest {
+  owner: string;
+  limit: number;
+  leaseMs: number;
+  /** `agent@version` keys this worker serves; runs of other versions are left for other workers. */
+  served: string[];
+}
+
+export interface RunFilter {
+  status?: RunStatus;
+  agent?: string;
+  limit: number;
+  /** Id of the last run of the previous page. */
+  afterId?: string;
+}
+
+export interface CreateRunResult {
+  run: RunRecord;
+  created: boolean;
+}
+
+export interface HeartbeatResult {
+  /** Runs still leased to the owner, with their status (a `cancelling` one must stop). */
+  held: Array<{ id: string; status: RunStatus; stateVersion: number }>;
+}
+
+export interface Store {
+  readonly capabilities: StoreCapabilities;
+  readonly durability: Durability;
+
+  migrate(): Promise<void>;
+  close(): Promise<void>;
+
+  // Tenants and keys
+  createTenant(name: string, apiKeyHash: string): Promise<TenantRecord>;
+  /** Creates the tenant if missing and attaches the key to it if it is not attached yet. */
+  ensureTenant(name: string, apiKeyHash: string): Promise<TenantRecord>;
+  findTenantByKeyHash(apiKeyHash: string): Promise<TenantRecord | null>;
+
+  // Runs
+  /** Inserts the run (and its `run.created` event), or returns the run already created with the same idempotency key. */
+  createRun(run: NewRun): Promise<CreateRunResult>;
+  getRun(id: string): Promise<RunRecord | null>;
+  listRuns(tenantId: string, filter: RunFilter): Promise<RunRecord[]>;
+  requestCancel(runId: string): Promise<RunRecord>;
+  /** Stores an input; queues the run if it is waiting for that key. */
+  provideInput(runId: string, key: string, value: Json): Promise<RunRecord>;
+  getInput(runId: string, key: string): Promise<{ value: Json } | null>;
+
+  // Work
+  claimRuns(request: ClaimRequest): Promise<RunRecord[]>;
+  heartbeat(owner: string, runIds: string[], leaseMs: number): Promise<HeartbeatResult>;
+  /** Gives up leases without progress (shutdown): runs become claimable at once. */
+  releaseLeases(owner: string, runIds: string[]): Promise<void>;
+  /** Expires every lease not held by `owner`: only for a store this process owns exclusively. */
+  expireForeignLeases(owner: string): Promise<number>;
+  commit(commit: RunCommit): Promise<CommitOutcome>;
+
+  // Reading history
+  loadJournal(runId: string): Promise<JournalEntry[]>;
+  listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEventRecord[]>;
+
+  /** Called after each durable write with the runs it changed and why. */
+  onChange(listener: (changes: readonly RunChange[]) => void): () => void;
+}
