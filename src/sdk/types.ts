@@ -74,7 +74,7 @@ export interface ToolDefinition<I = unknown, O extends Json | void = Json> {
    * Asks the downstream system whether an execution whose outcome is unknown happened.
    * Return `{ found: true, result }` if it did, `{ found: false }` if it did not (safe to retry).
    */
-  query?(executionId: string): Promise<{ found: true; result: O } | { found: false }>;
+  query?(executionId: string): Promise<{ found: true; result: NoInfer<O> } | { found: false }>;
   /** Attempts for failures thrown by `run` (not crashes); default 1. */
   maxAttempts?: number;
   /** Per-attempt time limit in milliseconds. */

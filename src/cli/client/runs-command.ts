@@ -1,0 +1,458 @@
+// `keel runs …`: the CLI over Keel's HTTP API — argument parsing, dispatch, output and exit codes
+// (0 success, 1 failed request or unsuccessful run, 2 usage). Settings come only from flags and `io.env`;
+// Keel is reached only through KeelHttpClient. It never calls process.exit or touches process.stdout:
+// everything goes through `io`, and the exit code is returned.
+import { readFile } from 'node:fs/promises';
+import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
+import { formatEventLine, formatOutcome, formatRun, formatRunTable, formatStatusLine, formatStepTable } from './format.ts';
+import {
+  ApiError,
+  ConnectionError,
+  isTransientError,
+  KeelHttpClient,
+  ProtocolError,
+  TERMINAL_EVENT_TYPES,
+  TERMINAL_RUN_STATUSES,
+  type ListRunsQuery,
+  type Run,
+  type RunEvent,
+  type RunPage,
+  type SubmitRunBody,
+} from './http-client.ts';
+import { readSse, SseProtocolError, SseRetriesExhaustedError, type SseMessage, type SseReconnect } from './sse.ts';
+
+export const EXIT_OK = 0;
+export const EXIT_FAILURE = 1;
+export const EXIT_USAGE = 2;
+export const DEFAULT_KEEL_URL = 'http://127.0.0.1:7070';
+/** `list --all` stops here rather than paging forever through a server that never says "done". */
+const LIST_ALL_MAX_PAGES = 10_000;
+const STATUS_TICK_MS = 100;
+const PRIORITIES = ['interactive', 'batch'] as const;
+
+export interface RunsCommandIo {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  env: NodeJS.ProcessEnv;
+}
+
+/** Bad invocation: exit 2 with the message and a pointer to the usage text. */
+class UsageError extends Error {}
+
+export const RUNS_USAGE = `usage: keel runs <command> [options]
+
+commands:
+  submit <agent> [--input <json> | --input-file <path>] [--idempotency-key <k>]
+         [--priority interactive|batch] [--max-steps <n>] [--max-tokens <n>]
+         [--max-cost-usd <x>] [--deadline-ms <n>] [--wait]
+                              start a run and print its id; --wait follows it to the end
+                              and exits 0 only if it succeeded
+  get <id>                    show one run
+  list [--status <s>] [--agent <a>] [--limit <n>] [--cursor <c>] [--all]
+                              list runs; --all follows every page
+  cancel <id>                 ask a run to stop
+  input <id> <key> <json>     answer a run waiting for input (a string needs JSON quotes: '"yes"')
+  events <id> [--after <n>] [--no-follow]
+                              print events live until the run ends; --no-follow prints what exists
+  steps <id>                  show the run's steps as a timeline
+  help                        show this text
+
+options for every command:
+  --url <url>   Keel's API (default: $KEEL_URL, else ${DEFAULT_KEEL_URL})
+  --key <key>   API key (default: $KEEL_API_KEY)
+  --json        print raw JSON instead of formatted text
+
+exit codes: 0 success, 1 request failed or the run did not succeed, 2 usage error`;
+
+const COMMON_OPTIONS = {
+  url: { type: 'string' },
+  key: { type: 'string' },
+  json: { type: 'boolean', default: false },
+} as const satisfies ParseArgsOptionsConfig;
+
+function parse<T extends ParseArgsOptionsConfig>(args: string[], options: T) {
+  return parseArgs({ args, options: { ...COMMON_OPTIONS, ...options }, allowPositionals: true, allowNegative: true, strict: true });
+}
+
+function expectPositionals(positionals: string[], names: readonly string[]): string[] {
+  if (positionals.length !== names.length) {
+    const wanted = names.length === 0 ? 'no arguments' : names.map((n) => `<${n}>`).join(' ');
+    throw new UsageError(`expected ${wanted}, got ${positionals.length === 0 ? 'none' : positionals.map((p) => `'${p}'`).join(' ')}`);
+  }
+  return positionals;
+}
+
+function connect(values: { url?: string | undefined; key?: string | undefined }, env: NodeJS.ProcessEnv): KeelHttpClient {
+  const apiKey = values.key || env.KEEL_API_KEY;
+  if (!apiKey) throw new UsageError('no API key: set KEEL_API_KEY or pass --key <key>');
+  const baseUrl = values.url || env.KEEL_URL || DEFAULT_KEEL_URL;
+  let parsed: URL;
+  try {
+    parsed = new URL(baseUrl);
+  } catch {
+    throw new UsageError(`'${baseUrl}' is not a URL (from ${values.url ? '--url' : 'KEEL_URL'})`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new UsageError(`'${baseUrl}' must be an http:// or https:// URL`);
+  return new KeelHttpClient({ baseUrl, apiKey });
+}
+
+function intFlag(value: string | undefined, flag: string, min: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isSafeInteger(n) || n < min) throw new UsageError(`${flag} must be an integer ≥ ${min}, got '${value}'`);
+  return n;
+}
+
+function parseJson(text: string, source: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new UsageError(`${source} is not valid JSON (${reason}); a string needs quotes, e.g. '"yes"'`);
+  }
+}
+
+function out(io: RunsCommandIo, text: string): void {
+  io.stdout.write(`${text}\n`);
+}
+
+function printJson(io: RunsCommandIo, value: unknown): void {
+  out(io, JSON.stringify(value ?? {}, null, 2));
+}
+
+function isTty(stream: NodeJS.WritableStream): boolean {
+  return (stream as { isTTY?: boolean }).isTTY === true;
+}
+
+/** The in-place spinner line on a terminal: cleared before each event line is printed, redrawn after. */
+class StatusLine {
+  readonly #stream: NodeJS.WritableStream;
+  readonly #runId: string;
+  readonly #startedAt = Date.now();
+  readonly #timer: NodeJS.Timeout;
+  #tick = 0;
+  #events = 0;
+  #last = 'connecting…';
+
+  constructor(stream: NodeJS.WritableStream, runId: string) {
+    this.#stream = stream;
+    this.#runId = runId;
+    this.#timer = setInterval(() => {
+      this.#tick += 1;
+      this.#draw();
+    }, STATUS_TICK_MS);
+    this.#draw();
+  }
+
+  print(target: NodeJS.WritableStream, line: string, last?: string): void {
+    this.#stream.write('\r\x1b[2K');
+    target.write(`${line}\n`);
+    if (last !== undefined) {
+      this.#events += 1;
+      this.#last = last;
+    }
+    this.#draw();
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#stream.write('\r\x1b[2K');
+  }
+
+  #draw(): void {
+    const columns = (this.#stream as { columns?: number }).columns ?? 80;
+    const state = { runId: this.#runId, tick: this.#tick, elapsedMs: Date.now() - this.#startedAt, events: this.#events, last: this.#last };
+    this.#stream.write(`\r\x1b[2K${formatStatusLine(state, columns)}`);
+  }
+}
+
+/** An SSE message as a run event: the data is the whole event; `id`/`event` fill in what it lacks. */
+function toRunEvent(message: SseMessage): RunEvent {
+  let data: unknown;
+  try {
+    data = JSON.parse(message.data);
+  } catch {
+    throw new ProtocolError(`event ${message.id ?? '?'} (${message.event}) does not carry JSON data`);
+  }
+  const fields = typeof data === 'object' && data !== null ? (data as Partial<RunEvent>) : {};
+  const seq = typeof fields.seq === 'number' ? fields.seq : Number(message.id);
+  if (!Number.isSafeInteger(seq)) throw new ProtocolError(`event without a sequence number: ${message.data.slice(0, 80)}`);
+  return { seq, type: typeof fields.type === 'string' ? fields.type : message.event, at: fields.at, data: 'data' in fields ? fields.data : data };
+}
+
+interface FollowOptions {
+  after: number | undefined;
+  /** human: event lines (+ status line on a TTY); ndjson: one JSON event per line; quiet: nothing. */
+  mode: 'human' | 'ndjson' | 'quiet';
+  io: RunsCommandIo;
+}
+
+function reconnectNote(info: SseReconnect): string {
+  const reason = info.error instanceof Error ? info.error.message : 'the stream ended before the run did';
+  return `connection lost (${reason}); resuming after event ${info.lastEventId ?? '0'} (attempt ${info.attempt}/${info.maxRetries})`;
+}
+
+/** After a clean end: a stream that delivered nothing while the run is over has nothing left to give. */
+async function shouldResume(client: KeelHttpClient, runId: string, received: number): Promise<boolean> {
+  if (received > 0) return true;
+  try {
+    return !TERMINAL_RUN_STATUSES.has((await client.getRun(runId)).status);
+  } catch (error) {
+    if (isTransientError(error)) return true; // counts as a failed attempt; the reader's retry bound applies
+    throw error;
+  }
+}
+
+/** Prints a run's events as they arrive until its terminal event, resuming after dropped connections. */
+async function followEvents(client: KeelHttpClient, runId: string, options: FollowOptions): Promise<void> {
+  const { io, mode } = options;
+  const status = mode === 'human' && isTty(io.stderr) ? new StatusLine(io.stderr, runId) : undefined;
+  let lastSeq = options.after ?? 0;
+  try {
+    const messages = readSse({
+      connect: (lastEventId, signal) => client.openEventStream(runId, lastEventId, signal),
+      ...(options.after === undefined ? {} : { lastEventId: String(options.after) }),
+      resumeAfterEnd: ({ received }) => shouldResume(client, runId, received),
+      onReconnect: (info) => (status ? status.print(io.stderr, reconnectNote(info)) : io.stderr.write(`${reconnectNote(info)}\n`)),
+    });
+    for await (const message of messages) {
+      const event = toRunEvent(message);
+      if (event.seq <= lastSeq) continue; // a resumed stream may repeat what was already shown
+      lastSeq = event.seq;
+      if (mode === 'ndjson') out(io, JSON.stringify(event));
+      else if (mode === 'human' && status) status.print(io.stdout, formatEventLine(event), event.type);
+      else if (mode === 'human') out(io, formatEventLine(event));
+      if (TERMINAL_EVENT_TYPES.has(event.type)) return;
+    }
+  } finally {
+    status?.stop();
+  }
+}
+
+async function readSubmitInput(values: { input?: string | undefined; 'input-file'?: string | undefined }): Promise<unknown> {
+  const file = values['input-file'];
+  if (values.input !== undefined && file !== undefined) throw new UsageError('pass --input or --input-file, not both');
+  if (values.input !== undefined) return parseJson(values.input, '--input');
+  if (file === undefined) return {};
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read --input-file ${file}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return parseJson(text, `--input-file ${file}`);
+}
+
+function costFlag(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n <= 0) throw new UsageError(`--max-cost-usd must be a positive number, got '${value}'`);
+  return n;
+}
+
+const SUBMIT_OPTIONS = {
+  input: { type: 'string' },
+  'input-file': { type: 'string' },
+  'idempotency-key': { type: 'string' },
+  priority: { type: 'string' },
+  'max-steps': { type: 'string' },
+  'max-tokens': { type: 'string' },
+  'max-cost-usd': { type: 'string' },
+  'deadline-ms': { type: 'string' },
+  wait: { type: 'boolean', default: false },
+} as const satisfies ParseArgsOptionsConfig;
+
+type SubmitValues = ReturnType<typeof parse<typeof SUBMIT_OPTIONS>>['values'];
+
+async function submitBody(agent: string, values: SubmitValues): Promise<SubmitRunBody> {
+  const body: SubmitRunBody = { agent, input: await readSubmitInput(values) };
+  if (values['idempotency-key'] !== undefined) body.idempotencyKey = values['idempotency-key'];
+  const priority = values.priority;
+  if (priority !== undefined) {
+    if (!PRIORITIES.some((p) => p === priority)) throw new UsageError(`--priority must be one of ${PRIORITIES.join(', ')}, got '${priority}'`);
+    body.priority = priority as SubmitRunBody['priority'];
+  }
+  const budget = {
+    maxSteps: intFlag(values['max-steps'], '--max-steps', 1),
+    maxTokens: intFlag(values['max-tokens'], '--max-tokens', 1),
+    maxCostUsd: costFlag(values['max-cost-usd']),
+    deadlineMs: intFlag(values['deadline-ms'], '--deadline-ms', 1),
+  };
+  const given = Object.entries(budget).filter(([, value]) => value !== undefined);
+  if (given.length > 0) body.budget = Object.fromEntries(given);
+  return body;
+}
+
+async function submit(args: string[], io: RunsCommandIo): Promise<number> {
+  const { values, positionals } = parse(args, SUBMIT_OPTIONS);
+  const [agent = ''] = expectPositionals(positionals, ['agent']);
+  const body = await submitBody(agent, values);
+  const client = connect(values, io.env);
+  const run = await client.submitRun(body);
+  if (!values.wait) {
+    if (values.json) printJson(io, run);
+    else out(io, run.id);
+    return EXIT_OK;
+  }
+  if (!values.json) out(io, run.id);
+  if (!TERMINAL_RUN_STATUSES.has(run.status)) await followEvents(client, run.id, { after: undefined, mode: values.json ? 'quiet' : 'human', io });
+  const final = await client.getRun(run.id);
+  if (values.json) printJson(io, final);
+  else out(io, formatOutcome(final));
+  return final.status === 'succeeded' ? EXIT_OK : EXIT_FAILURE;
+}
+
+async function get(args: string[], io: RunsCommandIo): Promise<number> {
+  const { values, positionals } = parse(args, {});
+  const [id = ''] = expectPositionals(positionals, ['id']);
+  const run: Run = await connect(values, io.env).getRun(id);
+  if (values.json) printJson(io, run);
+  else out(io, formatRun(run));
+  return EXIT_OK;
+}
+
+async function listAllPages(client: KeelHttpClient, query: ListRunsQuery): Promise<RunPage> {
+  const runs: Run[] = [];
+  const seen = new Set<string>();
+  let cursor = query.cursor;
+  for (let page = 0; page < LIST_ALL_MAX_PAGES; page += 1) {
+    const result = await client.listRuns(cursor === undefined ? query : { ...query, cursor });
+    for (const run of result.runs) runs.push(run);
+    if (result.nextCursor === null || result.nextCursor === undefined) return { runs, nextCursor: null };
+    if (seen.has(result.nextCursor)) throw new ProtocolError(`the server handed out cursor '${result.nextCursor}' twice; stopping to avoid a loop`);
+    seen.add(result.nextCursor);
+    cursor = result.nextCursor;
+  }
+  throw new ProtocolError(`more than ${LIST_ALL_MAX_PAGES} pages of runs; narrow the list with --status or --agent`);
+}
+
+async function list(args: string[], io: RunsCommandIo): Promise<number> {
+  const { values, positionals } = parse(args, {
+    status: { type: 'string' },
+    agent: { type: 'string' },
+    limit: { type: 'string' },
+    cursor: { type: 'string' },
+    all: { type: 'boolean', default: false },
+  });
+  expectPositionals(positionals, []);
+  const query: ListRunsQuery = {};
+  if (values.status !== undefined) query.status = values.status;
+  if (values.agent !== undefined) query.agent = values.agent;
+  if (values.cursor !== undefined) query.cursor = values.cursor;
+  const limit = intFlag(values.limit, '--limit', 1);
+  if (limit !== undefined) query.limit = limit;
+  const client = connect(values, io.env);
+  const page = values.all ? await listAllPages(client, query) : await client.listRuns(query);
+  if (values.json) {
+    printJson(io, page);
+  } else {
+    out(io, formatRunTable(page.runs));
+    if (page.nextCursor) io.stderr.write(`more runs: --cursor ${page.nextCursor} (or --all)\n`);
+  }
+  return EXIT_OK;
+}
+
+function statusOf(body: unknown): string | undefined {
+  const status = typeof body === 'object' && body !== null ? (body as { status?: unknown }).status : undefined;
+  return typeof status === 'string' ? status : undefined;
+}
+
+async function cancel(args: string[], io: RunsCommandIo): Promise<number> {
+  const { values, positionals } = parse(args, {});
+  const [id = ''] = expectPositionals(positionals, ['id']);
+  const body = await connect(values, io.env).cancelRun(id);
+  const status = statusOf(body);
+  if (values.json) printJson(io, body);
+  else out(io, `cancel requested for ${id}${status === undefined ? '' : ` (status: ${status})`}`);
+  return EXIT_OK;
+}
+
+async function input(args: string[], io: RunsCommandIo): Promise<number> {
+  const { values, positionals } = parse(args, {});
+  const [id = '', key = '', raw = ''] = expectPositionals(positionals, ['id', 'key', 'json-value']);
+  const value = parseJson(raw, `the value for '${key}'`);
+  const body = await connect(values, io.env).provideInput(id, key, value);
+  if (values.json) printJson(io, body);
+  else out(io, `input '${key}' delivered to ${id}`);
+  return EXIT_OK;
+}
+
+async function events(args: string[], io: RunsCommandIo): Promise<number> {
+  const { values, positionals } = parse(args, { after: { type: 'string' }, follow: { type: 'boolean', default: true } });
+  const [id = ''] = expectPositionals(positionals, ['id']);
+  const after = intFlag(values.after, '--after', 0);
+  const client = connect(values, io.env);
+  if (values.follow) {
+    await followEvents(client, id, { after, mode: values.json ? 'ndjson' : 'human', io });
+    return EXIT_OK;
+  }
+  const list = await client.listEvents(id, after ?? 0);
+  if (values.json) printJson(io, list);
+  else for (const event of list) out(io, formatEventLine(event));
+  return EXIT_OK;
+}
+
+async function steps(args: string[], io: RunsCommandIo): Promise<number> {
+  const { values, positionals } = parse(args, {});
+  const [id = ''] = expectPositionals(positionals, ['id']);
+  const steps = await connect(values, io.env).listSteps(id);
+  if (values.json) printJson(io, { steps });
+  else out(io, formatStepTable(steps));
+  return EXIT_OK;
+}
+
+type Subcommand = (args: string[], io: RunsCommandIo) => Promise<number>;
+const SUBCOMMANDS: Record<string, Subcommand> = { submit, get, list, cancel, input, events, steps };
+
+function isParseArgsError(error: unknown): error is Error {
+  const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS');
+}
+
+function reportError(error: unknown, io: RunsCommandIo): number {
+  const say = (line: string): void => void io.stderr.write(`${line}\n`);
+  if (error instanceof UsageError || isParseArgsError(error)) {
+    say(`keel runs: ${error.message}`);
+    say("run 'keel runs help' for usage");
+    return EXIT_USAGE;
+  }
+  if (error instanceof ApiError) {
+    say(`error: ${error.code}: ${error.message} (HTTP ${error.status})`);
+    if (error.details !== undefined) say(`details: ${JSON.stringify(error.details)}`);
+    if (error.status === 401) say('check the API key (KEEL_API_KEY or --key)');
+    return EXIT_FAILURE;
+  }
+  if (error instanceof ConnectionError) {
+    say(`error: ${error.message}`);
+    say('is Keel running there? set KEEL_URL or pass --url');
+    return EXIT_FAILURE;
+  }
+  if (error instanceof ProtocolError || error instanceof SseProtocolError || error instanceof SseRetriesExhaustedError) {
+    say(`error: ${error.message}`);
+    return EXIT_FAILURE;
+  }
+  say(`error: unexpected failure (a bug in keel): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  return EXIT_FAILURE;
+}
+
+/**
+ * Runs `keel runs <argv…>` (argv excludes `keel runs` itself) and returns the exit code.
+ *
+ * @example
+ * process.exitCode = await runRunsCommand(process.argv.slice(3), { stdout: process.stdout, stderr: process.stderr, env: process.env });
+ */
+export async function runRunsCommand(argv: string[], io: RunsCommandIo): Promise<number> {
+  const [name, ...args] = argv;
+  const subcommand = name !== undefined && Object.hasOwn(SUBCOMMANDS, name) ? SUBCOMMANDS[name] : undefined;
+  if (subcommand === undefined || args.includes('--help') || args.includes('-h')) {
+    const asked = name === undefined || name === 'help' || name === '--help' || name === '-h' || subcommand !== undefined;
+    if (!asked) io.stderr.write(`keel runs: unknown command '${name}'\n`);
+    (asked ? io.stdout : io.stderr).write(`${RUNS_USAGE}\n`);
+    return EXIT_USAGE;
+  }
+  try {
+    return await subcommand(args, io);
+  } catch (error) {
+    return reportError(error, io);
+  }
+}

@@ -1,0 +1,101 @@
+// Test harness: a real Keel (SQLite file in a fresh temp dir, orchestrator, Fastify on an ephemeral port) in this
+// process, plus a small HTTP client. Tests talk to it over real HTTP; close() fails loudly if something is left open.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { buildApi } from '../../src/api/server.ts';
+import { generateApiKey, hashApiKey } from '../../src/api/auth.ts';
+import { Orchestrator, type OrchestratorOptions } from '../../src/engine/orchestrator.ts';
+import { AgentRegistry } from '../../src/engine/registry.ts';
+import { ModelGateway } from '../../src/models/gateway.ts';
+import type { AgentDefinition, ModelDefinition } from '../../src/sdk/types.ts';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+
+export interface TestKeel {
+  url: string;
+  apiKey: string;
+  adminKey: string;
+  dir: string;
+  store: SqliteStore;
+  orchestrator: Orchestrator;
+  app: FastifyInstance;
+  /** JSON request with the tenant key (or `key`); returns status and parsed body. */
+  request(method: string, path: string, body?: unknown, key?: string | null): Promise<{ status: number; body: any; headers: Headers }>;
+  /** Polls GET /v1/runs/:id until `predicate` holds or the deadline passes (then throws with the last state). */
+  waitForRun(id: string, predicate: (run: any) => boolean, timeoutMs?: number): Promise<any>;
+  /** Stops the orchestrator and the API but keeps the data directory (to start again on it). */
+  stop(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  agents: AgentDefinition[];
+  models?: ModelDefinition[];
+  dir?: string;
+  payloadMaxBytes?: number;
+  orchestrator?: Partial<OrchestratorOptions>;
+}
+
+export const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
+
+export async function startKeel(options: StartOptions): Promise<TestKeel> {
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'keel-test-'));
+  const store = new SqliteStore({ path: join(dir, 'keel.db') });
+  await store.migrate();
+  const registry = new AgentRegistry();
+  for (const agent of options.agents) registry.register(agent);
+  const orchestrator = new Orchestrator({ store, registry, gateway: new ModelGateway(options.models ?? []), pollIntervalMs: 50, ...options.orchestrator });
+  await store.expireForeignLeases(orchestrator.owner);
+  const apiKey = generateApiKey();
+  await store.ensureTenant('test', hashApiKey(apiKey));
+  const adminKey = 'admin-key-for-tests-0123456789';
+  orchestrator.start();
+  const app = await buildApi({ store, registry, adminKey, ...(options.payloadMaxBytes ? { payloadMaxBytes: options.payloadMaxBytes } : {}) });
+  const address = await app.listen({ port: 0, host: '127.0.0.1' });
+  let stopped = false;
+  const keel: TestKeel = {
+    url: address, apiKey, adminKey, dir, store, orchestrator, app,
+    async request(method, path, body, key) {
+      const headers: Record<string, string> = {};
+      const k = key === undefined ? apiKey : key;
+      if (k !== null) headers.authorization = `Bearer ${k}`;
+      let payload: string | undefined;
+      if (body !== undefined) {
+        headers['content-type'] = 'application/json';
+        payload = typeof body === 'string' ? body : JSON.stringify(body);
+      }
+      const res = await fetch(address + path, { method, headers, ...(payload !== undefined ? { body: payload } : {}) });
+      const text = await res.text();
+      let parsed: unknown = text;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        // not JSON: keep the text
+      }
+      return { status: res.status, body: parsed, headers: res.headers };
+    },
+    async waitForRun(id, predicate, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      let last: any;
+      while (Date.now() < deadline) {
+        last = (await keel.request('GET', `/v1/runs/${id}`)).body;
+        if (predicate(last)) return last;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      throw new Error(`run ${id} did not reach the expected state in ${timeoutMs} ms; last: ${JSON.stringify(last)}`);
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await app.close();
+      await orchestrator.stop();
+      await store.close();
+    },
+    async close() {
+      await keel.stop();
+      if (options.dir === undefined) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return keel;
+}
