@@ -12,8 +12,10 @@ const USAGE = `usage: keel <command>
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
-    case 'dev':
-      return runDevCommand(rest);
+    case 'dev': {
+      const code = await runDevCommand(rest);
+      process.exit(code); // after a graceful shutdown nothing is left to flush
+    }
     case 'runs':
       return runRunsCommand(rest, { stdout: process.stdout, stderr: process.stderr, env: process.env });
     case undefined:
@@ -29,7 +31,10 @@ async function main(argv: string[]): Promise<number> {
 }
 
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
+  // exitCode rather than exit(): piped output of `keel runs` must be written out in full first.
+  (code) => {
+    process.exitCode = code;
+  },
   (error: unknown) => {
     process.stderr.write(isKeelError(error) ? `keel: ${error.code}: ${error.message}\n` : `keel: ${error instanceof Error ? error.stack : String(error)}\n`);
     process.exit(1);

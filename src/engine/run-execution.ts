@@ -7,10 +7,13 @@ import type { CommitOutcome, JournalWrite, RunCommit, Store } from '../store/sto
 import type { AgentDefinition, Json } from '../sdk/types.ts';
 import { cancelOutcome } from './cancel-outcome.ts';
 import { SeededRandom } from './deterministic.ts';
+import { isTerminal, transition } from './run-status.ts';
 import type { EffectKind } from '../store/records.ts';
 
 /** How long a stopping run waits for in-flight effects to settle before it commits its end anyway. */
 export const STOP_GRACE_MS = 5_000;
+/** Attempts at committing a stopped run's end when concurrent state changes keep fencing it off. */
+const FINALIZE_MAX_ATTEMPTS = 3;
 
 export interface Wait {
   seq: number;
@@ -50,6 +53,9 @@ export class RunExecution {
   #lateWrites: JournalWrite[] = [];
   #stop: StopReason | undefined;
   #ending = false;
+  #finalizing = false;
+  #finalizeAttempts = 0;
+  #staleChecks = 0;
   #done = false;
   #quiesceScheduled = false;
   #deadlineTimer: NodeJS.Timeout | undefined;
@@ -214,15 +220,28 @@ export class RunExecution {
   }
 
   async #commitEnd(status: 'succeeded' | 'failed' | 'cancelled', fields: { result?: Json; error?: ReturnType<typeof serializeError> }): Promise<void> {
-    if (this.#done) return;
+    if (this.#done || this.#finalizing) return;
+    this.#finalizing = true;
     this.#clearTimers();
-    const journal = [...this.#lateWrites.splice(0)];
-    const outcome = status === 'cancelled' ? cancelOutcome([...this.#journal.values()], journal, this.uncommittedWork) : null;
-    const eventData: Record<string, Json> = { status };
-    if (fields.result !== undefined) eventData.result = fields.result;
-    if (fields.error !== undefined) eventData.error = fields.error as unknown as Json;
-    if (outcome !== null) eventData.outcome = outcome;
     try {
+      if (this.#stop !== undefined) {
+        // A stopped run's state may have moved under it (a cancel): commit against the current version, and a run
+        // that is `cancelling` can only end `cancelled` (the transition table allows nothing else).
+        const current = await this.store.getRun(this.runId);
+        if (current === null || current.leaseToken !== this.run.leaseToken || isTerminal(current.status)) return this.#end({ status: 'lost' });
+        this.#expectedVersion = current.stateVersion;
+        if (current.status === 'cancelling') {
+          status = 'cancelled';
+          fields = {};
+        }
+      }
+      transition(status === 'cancelled' ? 'cancelling' : 'running', status === 'succeeded' ? 'succeed' : status === 'failed' ? 'fail' : 'cancelled');
+      const journal = [...this.#lateWrites.splice(0)];
+      const outcome = status === 'cancelled' ? cancelOutcome([...this.#journal.values()], journal, this.uncommittedWork) : null;
+      const eventData: Record<string, Json> = { status };
+      if (fields.result !== undefined) eventData.result = fields.result;
+      if (fields.error !== undefined) eventData.error = fields.error as unknown as Json;
+      if (outcome !== null) eventData.outcome = outcome;
       await this.commit({
         journal,
         run: {
@@ -236,11 +255,12 @@ export class RunExecution {
       });
       this.#end({ status });
     } catch (error) {
+      this.#finalizing = false;
+      // A stale final commit is handled by #onStale (a cancel that won the race, or a lost lease).
       if (!(isKeelError(error) && error.code === 'stale_write')) {
         this.#hooks.log('error', 'final commit failed', { runId: this.runId, error: String(error) });
         this.#end({ status: 'lost' });
       }
-      // A stale final commit is handled by #onStale (a cancel that won the race, or a lost lease).
     }
   }
 
@@ -272,27 +292,29 @@ export class RunExecution {
     }
   }
 
-  /** A commit was fenced off: either a cancel moved the state version (finish as cancelled) or the lease is gone. */
-  #staleHandled = false;
+  /**
+   * A commit was fenced off: either a cancel moved the state version (the run must end `cancelled`, whatever it was
+   * doing) or another worker took the lease (drop the run; its late results were audited by the store).
+   */
   async #onStale(): Promise<void> {
-    if (this.#staleHandled || this.#done) return;
-    this.#staleHandled = true;
-    const current = await this.store.getRun(this.runId).catch(() => null);
-    if (current === null || current.leaseToken !== this.run.leaseToken || current.status !== 'cancelling') {
-      this.#hooks.log('warn', 'lease lost; dropping the run from this worker', { runId: this.runId });
-      this.#stop = { kind: 'lost' };
-      this.abort.abort(new KeelError('stale_write', 'lease lost'));
-      return this.#end({ status: 'lost' });
+    if (this.#staleChecks > 0 || this.#done) return;
+    this.#staleChecks++;
+    try {
+      const current = await this.store.getRun(this.runId).catch(() => null);
+      if (current === null || current.leaseToken !== this.run.leaseToken || current.status !== 'cancelling') {
+        this.#hooks.log('warn', 'lease lost; dropping the run from this worker', { runId: this.runId });
+        this.#stop ??= { kind: 'lost' };
+        if (!this.abort.signal.aborted) this.abort.abort(new KeelError('stale_write', 'lease lost'));
+        return this.#end({ status: 'lost' });
+      }
+      if (this.#stop === undefined) return this.stop({ kind: 'cancel' });
+      if (!this.#finalizing && this.#finalizeAttempts < FINALIZE_MAX_ATTEMPTS) {
+        this.#finalizeAttempts++;
+        await this.#afterStop(this.#stop);
+      }
+    } finally {
+      this.#staleChecks--;
     }
-    await this.#idle(STOP_GRACE_MS);
-    this.#expectedVersion = (await this.store.getRun(this.runId))?.stateVersion ?? current.stateVersion;
-    this.#done = false;
-    if (this.#stop === undefined) {
-      this.#stop = { kind: 'cancel' };
-      this.abort.abort(new KeelError('cancelled', `run ${this.runId} was cancelled`));
-    }
-    this.#staleHandled = false;
-    return this.#commitEnd('cancelled', {});
   }
 
   /** The orchestrator heard that a cancel was requested for this run. */
