@@ -203,3 +203,24 @@ test('side-effect tools: intent is journaled before the call; a tool error is ty
   const events = (await keel.request('GET', `/v1/runs/${id}/events?format=json`)).body.map((e: any) => e.type);
   assert.equal(events.filter((e: string) => e === 'effect.started').length, 2, 'each side effect journaled its intent first');
 });
+
+test('leases: a run working longer than its lease TTL keeps its lease through heartbeats and runs once', async (t) => {
+  let executions = 0;
+  const long = defineAgent({
+    name: 'long', version: '1',
+    async run(ctx) {
+      return ctx.step('long', async () => {
+        executions++;
+        await new Promise((r) => setTimeout(r, 2_000));
+        return 'ok';
+      });
+    },
+  });
+  const keel = await startKeel({ agents: [long], orchestrator: { leaseTtlMs: 600 } });
+  t.after(() => keel.close());
+  const id = (await keel.request('POST', '/v1/runs', { agent: 'long' })).body.id;
+  const done = await keel.waitForRun(id, (r) => TERMINAL.has(r.status));
+  assert.equal(done.status, 'succeeded');
+  assert.equal(executions, 1);
+  assert.equal(done.attempts, 1, 'claimed once: the lease never expired');
+});

@@ -33,7 +33,7 @@ type WithTenant = FastifyRequest & { [TENANT]?: TenantRecord };
 
 export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   const payloadMaxBytes = options.payloadMaxBytes ?? PAYLOAD_MAX_BYTES_DEFAULT;
-  const app = Fastify({ ...(options.logger !== undefined ? { loggerInstance: options.logger, logController: new LogController({ disableRequestLogging: true }) } : { logger: false }), bodyLimit: payloadMaxBytes, return503OnClosing: false, forceCloseConnections: true });
+  const app = Fastify({ ...(options.logger !== undefined ? { loggerInstance: options.logger, logController: new LogController({ disableRequestLogging: true }) } : { logger: false }), bodyLimit: payloadMaxBytes, return503OnClosing: false, forceCloseConnections: true, frameworkErrors: errorHandler });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler(errorHandler);
@@ -41,7 +41,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     void reply.status(404).send({ error: { code: 'not_found', message: `no route ${request.method} ${request.url.split('?')[0]}` } });
   });
   // An empty body is an empty object (POST /cancel without a body); anything else must be valid JSON.
-  app.removeContentTypeParser('application/json');
+  app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     if (body === '') return done(null, {});
     try {

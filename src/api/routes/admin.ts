@@ -23,12 +23,12 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminRoutesDeps)
   };
 
   app.withTypeProvider<ZodTypeProvider>().post('/v1/admin/tenants', {
+    onRequest: async (request) => authorize(request),
     schema: {
       summary: 'Create a tenant; its API key is returned once', tags: ['admin'], body: CreateTenantBody,
       response: { 201: z.object({ tenant: z.object({ id: z.string(), name: z.string() }), apiKey: z.string() }), 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
     },
   }, async (request, reply) => {
-    authorize(request);
     const apiKey = generateApiKey();
     const tenant = await deps.store.createTenant(request.body.name, hashApiKey(apiKey));
     return reply.status(201).send({ tenant: { id: tenant.id, name: tenant.name }, apiKey });

@@ -9,7 +9,7 @@ import { KeelError } from '../../errors/keel-error.ts';
 import { isTerminal, statusesAllowing } from '../../engine/run-status.ts';
 import type { RunStatus } from '../../engine/run-status.ts';
 import type { Json } from '../../sdk/types.ts';
-import type { JournalEntry, NewRun, RunEventRecord, RunRecord, TenantRecord } from '../records.ts';
+import type { JournalEntry, NewRun, Priority, RunEventRecord, RunRecord, TenantRecord } from '../records.ts';
 import type {
   ClaimRequest, CommitOutcome, RunChange, CreateRunResult, Durability, EventWrite, HeartbeatResult, RunCommit, RunFilter,
   Store, StoreCapabilities,
@@ -187,7 +187,8 @@ export class SqliteStore implements Store {
         owner: request.owner, now: scope.now, lease_expires_at: leaseExpiresAt, served: JSON.stringify(request.served),
         limit: request.limit, claimable_statuses: CLAIMABLE_STATUSES,
       }) as Row[];
-      const runs = rows.map(toRun);
+      // RETURNING yields rows in table order, not the subquery's: restore the claim order.
+      const runs = rows.map(toRun).sort((a, b) => priorityRank(a.priority) - priorityRank(b.priority) || a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
       for (const run of runs) {
         this.#appendEvents(run.id, [{ type: 'run.started', data: { attempt: run.leaseToken, worker: request.owner, status: run.status } }], scope);
       }
@@ -198,7 +199,7 @@ export class SqliteStore implements Store {
   heartbeat(owner: string, runIds: string[], leaseMs: number): Promise<HeartbeatResult> {
     if (runIds.length === 0) return Promise.resolve({ held: [] });
     return this.#batcher.submit(({ now }) => {
-      const rows = this.#s.heartbeat.all({ owner, ids: JSON.stringify(runIds), lease_expires_at: now + leaseMs, now }) as Row[];
+      const rows = this.#s.heartbeat.all({ owner, ids: JSON.stringify(runIds), lease_expires_at: now + leaseMs }) as Row[];
       return { held: rows.map((r) => ({ id: r.id as string, status: r.status as RunStatus, stateVersion: Number(r.state_version) })) };
     });
   }
@@ -247,7 +248,7 @@ export class SqliteStore implements Store {
     this.#s['insert-run'].run({
       id: run.id, tenant_id: run.tenantId, agent: run.agent, agent_version: run.agentVersion,
       agent_key: `${run.agent}@${run.agentVersion}`, input: JSON.stringify(run.input), priority: run.priority,
-      priority_rank: run.priority === 'interactive' ? 0 : 1, budget: JSON.stringify(run.budget), metadata: jsonText(run.metadata),
+      priority_rank: priorityRank(run.priority), budget: JSON.stringify(run.budget), metadata: jsonText(run.metadata),
       deadline_at: deadlineAt, parent_run_id: run.parentRunId, idempotency_key: run.idempotencyKey,
       request_hash: run.requestHash, now: scope.now,
     });
@@ -333,6 +334,8 @@ export class SqliteStore implements Store {
     return { stateVersion: Number(row.state_version), status: finalStatus };
   }
 }
+
+const priorityRank = (priority: Priority): number => (priority === 'interactive' ? 0 : 1);
 
 /** When a run with this status may be claimed by time alone (null: only by an outside event). */
 function claimAfterFor(status: RunStatus, releasing: boolean, wakeAt: number | null, now: number): number | null | undefined {

@@ -1,0 +1,256 @@
+// The store conformance suite: every Store implementation must pass it unchanged. It exercises the contract the
+// engine relies on — claims and leases, fencing of stale commits, idempotent creation under races, gapless event
+// sequences under concurrent appends, input/cancel races with parking, cursor pagination — through the interface only.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { KeelError } from '../../src/errors/keel-error.ts';
+import { newRunId } from '../../src/engine/ids.ts';
+import type { NewRun } from '../../src/store/records.ts';
+import type { Store } from '../../src/store/store.ts';
+
+export interface StoreFactory {
+  name: string;
+  /** A fresh, migrated, isolated store; `dispose` removes it. */
+  create(): Promise<{ store: Store; dispose(): Promise<void> }>;
+}
+
+const SERVED = ['agent@1'];
+
+function newRun(tenantId: string, overrides: Partial<NewRun> = {}): NewRun {
+  return {
+    id: newRunId(), tenantId, agent: 'agent', agentVersion: '1', input: { n: 1 }, priority: 'interactive', budget: {},
+    metadata: null, parentRunId: null, idempotencyKey: null, requestHash: null, ...overrides,
+  };
+}
+
+async function withStore(factory: StoreFactory, fn: (store: Store, tenantId: string) => Promise<void>): Promise<void> {
+  const { store, dispose } = await factory.create();
+  try {
+    const tenant = await store.createTenant(`t-${Math.random().toString(36).slice(2)}`, `hash-${Math.random()}`);
+    await fn(store, tenant.id);
+  } finally {
+    await dispose();
+  }
+}
+
+async function rejectsWith(promise: Promise<unknown>, code: string): Promise<void> {
+  await assert.rejects(promise, (e: unknown) => e instanceof KeelError && e.code === code);
+}
+
+export function storeConformance(factory: StoreFactory): void {
+  describe(`store conformance: ${factory.name}`, () => {
+    test('tenants: keys resolve to their tenant; ensureTenant is idempotent', () => withStore(factory, async (store) => {
+      const t = await store.createTenant('acme', 'h1');
+      assert.equal((await store.findTenantByKeyHash('h1'))?.id, t.id);
+      assert.equal(await store.findTenantByKeyHash('nope'), null);
+      const a = await store.ensureTenant('dev', 'h2');
+      const b = await store.ensureTenant('dev', 'h3');
+      assert.equal(a.id, b.id);
+      assert.equal((await store.findTenantByKeyHash('h3'))?.id, a.id);
+      await assert.rejects(store.createTenant('acme', 'h4'));
+    }));
+
+    test('createRun: idempotency key returns the first run; a different body conflicts; racing creates make one run', () => withStore(factory, async (store, tenantId) => {
+      const first = await store.createRun(newRun(tenantId, { idempotencyKey: 'k', requestHash: 'A' }));
+      assert.equal(first.created, true);
+      const again = await store.createRun(newRun(tenantId, { idempotencyKey: 'k', requestHash: 'A' }));
+      assert.deepEqual([again.created, again.run.id], [false, first.run.id]);
+      await rejectsWith(store.createRun(newRun(tenantId, { idempotencyKey: 'k', requestHash: 'B' })), 'idempotency_conflict');
+      const racers = await Promise.all(Array.from({ length: 25 }, () => store.createRun(newRun(tenantId, { idempotencyKey: 'race', requestHash: 'X' }))));
+      assert.equal(racers.filter((r) => r.created).length, 1);
+      assert.equal(new Set(racers.map((r) => r.run.id)).size, 1);
+      const events = await store.listEvents(first.run.id, 0, 10);
+      assert.deepEqual(events.map((e) => [e.seq, e.type]), [[1, 'run.created']]);
+    }));
+
+    test('claims: each run goes to one claimer; the fencing token and state version increase', () => withStore(factory, async (store, tenantId) => {
+      const ids = new Set<string>();
+      for (let i = 0; i < 30; i++) ids.add((await store.createRun(newRun(tenantId))).run.id);
+      await store.createRun(newRun(tenantId, { agentVersion: '2' })); // a version nobody here serves
+      const claims = await Promise.all(['w1', 'w2', 'w3'].map((owner) => store.claimRuns({ owner, limit: 20, leaseMs: 60_000, served: SERVED })));
+      const claimed = claims.flat();
+      assert.equal(claimed.length, 30);
+      assert.deepEqual(new Set(claimed.map((r) => r.id)), ids);
+      for (const run of claimed) {
+        assert.equal(run.status, 'running');
+        assert.equal(run.leaseToken, 1);
+        assert.equal(run.stateVersion, 2);
+      }
+      assert.deepEqual(await store.claimRuns({ owner: 'w4', limit: 10, leaseMs: 60_000, served: SERVED }), []);
+    }));
+
+    test('claims: interactive runs before batch runs, then oldest first', () => withStore(factory, async (store, tenantId) => {
+      const batch = (await store.createRun(newRun(tenantId, { priority: 'batch' }))).run.id;
+      const i1 = (await store.createRun(newRun(tenantId))).run.id;
+      const i2 = (await store.createRun(newRun(tenantId))).run.id;
+      const claimed = await store.claimRuns({ owner: 'w', limit: 3, leaseMs: 60_000, served: SERVED });
+      assert.deepEqual(claimed.map((r) => r.id), [i1, i2, batch]);
+    }));
+
+    test('leases: an expired lease is re-claimed with a higher token; the old holder is fenced off and audited', () => withStore(factory, async (store, tenantId) => {
+      const id = (await store.createRun(newRun(tenantId))).run.id;
+      const [old] = await store.claimRuns({ owner: 'old', limit: 1, leaseMs: 1, served: SERVED });
+      assert.ok(old);
+      await new Promise((r) => setTimeout(r, 5));
+      const [fresh] = await store.claimRuns({ owner: 'new', limit: 1, leaseMs: 60_000, served: SERVED });
+      assert.equal(fresh?.id, id);
+      assert.equal(fresh.leaseToken, old.leaseToken + 1);
+      await rejectsWith(store.commit({
+        runId: id, leaseToken: old.leaseToken, expectedStateVersion: old.stateVersion,
+        journal: [{ seq: 1, kind: 'step', name: 's', status: 'succeeded', result: 'late' }], run: { counters: { steps: 1 } },
+      }), 'stale_write');
+      assert.deepEqual(await store.loadJournal(id), [], 'the stale result was not applied');
+      const ok = await store.commit({
+        runId: id, leaseToken: fresh.leaseToken, expectedStateVersion: fresh.stateVersion,
+        journal: [{ seq: 1, kind: 'step', name: 's', status: 'succeeded', result: 'fresh' }], run: { counters: { steps: 1 } },
+        events: [{ type: 'effect.completed', data: {} }],
+      });
+      assert.equal(ok.stateVersion, fresh.stateVersion + 1);
+      const journal = await store.loadJournal(id);
+      assert.equal(journal[0]?.result, 'fresh');
+      assert.equal(journal[0]?.leaseToken, fresh.leaseToken);
+      assert.equal((await store.getRun(id))?.counters.steps, 1);
+    }));
+
+    test('heartbeats extend held leases and report cancels; a lost lease is missing', () => withStore(factory, async (store, tenantId) => {
+      const a = (await store.createRun(newRun(tenantId))).run.id;
+      const b = (await store.createRun(newRun(tenantId))).run.id;
+      await store.claimRuns({ owner: 'w', limit: 2, leaseMs: 60_000, served: SERVED });
+      await store.requestCancel(b);
+      const { held } = await store.heartbeat('w', [a, b, 'run_missing'], 60_000);
+      const byId = new Map(held.map((h) => [h.id, h.status]));
+      assert.equal(byId.get(a), 'running');
+      assert.equal(byId.get(b), 'cancelling');
+      assert.equal(byId.has('run_missing'), false);
+      assert.deepEqual((await store.heartbeat('intruder', [a], 60_000)).held, []);
+    }));
+
+    test('commits of one run apply in order, and a commit behind the state version is stale', () => withStore(factory, async (store, tenantId) => {
+      const id = (await store.createRun(newRun(tenantId))).run.id;
+      const [run] = await store.claimRuns({ owner: 'w', limit: 1, leaseMs: 60_000, served: SERVED });
+      assert.ok(run);
+      const commits = Array.from({ length: 10 }, (_, i) => store.commit({
+        runId: id, leaseToken: run.leaseToken, expectedStateVersion: run.stateVersion + i,
+        journal: [{ seq: i + 1, kind: 'step', name: `s${i}`, status: 'succeeded', result: i }], events: [{ type: 'effect.completed', data: { i } }],
+      }));
+      const outcomes = await Promise.all(commits);
+      assert.deepEqual(outcomes.map((o) => o.stateVersion), Array.from({ length: 10 }, (_, i) => run.stateVersion + i + 1));
+      await rejectsWith(store.commit({ runId: id, leaseToken: run.leaseToken, expectedStateVersion: run.stateVersion }), 'stale_write');
+    }));
+
+    test('events stay gapless under concurrent appends from commits, inputs and cancels', () => withStore(factory, async (store, tenantId) => {
+      const id = (await store.createRun(newRun(tenantId))).run.id;
+      const [run] = await store.claimRuns({ owner: 'w', limit: 1, leaseMs: 60_000, served: SERVED });
+      assert.ok(run);
+      const writes: Array<Promise<unknown>> = [];
+      for (let i = 0; i < 40; i++) {
+        writes.push(store.commit({ runId: id, leaseToken: run.leaseToken, expectedStateVersion: run.stateVersion + i, events: [{ type: 'a', data: i }, { type: 'b', data: i }] }));
+        writes.push(store.provideInput(id, `k${i}`, i));
+      }
+      await Promise.all(writes);
+      await store.requestCancel(id);
+      const events = await store.listEvents(id, 0, 1000);
+      assert.deepEqual(events.map((e) => e.seq), Array.from({ length: events.length }, (_, i) => i + 1));
+      assert.equal(events.length, 1 + 1 + 80 + 40 + 1);
+    }));
+
+    test('park: waiting for an input that is already there queues the run instead (no lost wake-up)', () => withStore(factory, async (store, tenantId) => {
+      const id = (await store.createRun(newRun(tenantId))).run.id;
+      const [run] = await store.claimRuns({ owner: 'w', limit: 1, leaseMs: 60_000, served: SERVED });
+      assert.ok(run);
+      await store.provideInput(id, 'go', true); // arrives while the worker still runs the agent
+      const parked = await store.commit({
+        runId: id, leaseToken: run.leaseToken, expectedStateVersion: run.stateVersion,
+        journal: [{ seq: 1, kind: 'input', name: 'go', status: 'waiting' }],
+        run: { status: 'waiting', waitingReason: 'input', releaseLease: true }, wakeIf: { inputKeys: ['go'] },
+      });
+      assert.equal(parked.status, 'queued');
+      assert.equal((await store.claimRuns({ owner: 'w2', limit: 1, leaseMs: 60_000, served: SERVED })).length, 1);
+    }));
+
+    test('input: posting for a parked wait queues the run; a duplicate key is refused; a finished run refuses', () => withStore(factory, async (store, tenantId) => {
+      const id = (await store.createRun(newRun(tenantId))).run.id;
+      const [run] = await store.claimRuns({ owner: 'w', limit: 1, leaseMs: 60_000, served: SERVED });
+      assert.ok(run);
+      await store.commit({
+        runId: id, leaseToken: run.leaseToken, expectedStateVersion: run.stateVersion,
+        journal: [{ seq: 1, kind: 'input', name: 'go', status: 'waiting' }], run: { status: 'waiting', waitingReason: 'input', releaseLease: true },
+      });
+      assert.equal((await store.provideInput(id, 'other', 1)).status, 'waiting', 'an input nobody waits for does not wake the run');
+      assert.equal((await store.provideInput(id, 'go', 2)).status, 'queued');
+      await rejectsWith(store.provideInput(id, 'go', 3), 'input_already_provided');
+      assert.deepEqual(await store.getInput(id, 'go'), { value: 2 });
+      const [again] = await store.claimRuns({ owner: 'w', limit: 1, leaseMs: 60_000, served: SERVED });
+      assert.ok(again);
+      await store.commit({ runId: id, leaseToken: again.leaseToken, expectedStateVersion: again.stateVersion, run: { status: 'succeeded', result: 1, releaseLease: true } });
+      await rejectsWith(store.provideInput(id, 'late', 1), 'run_terminal');
+      await rejectsWith(store.requestCancel(id), 'run_terminal');
+      await rejectsWith(store.provideInput('run_missing', 'k', 1), 'run_not_found');
+    }));
+
+    test('timers: a waiting run is claimable again only when its wake time is due', () => withStore(factory, async (store, tenantId) => {
+      const id = (await store.createRun(newRun(tenantId))).run.id;
+      const [run] = await store.claimRuns({ owner: 'w', limit: 1, leaseMs: 60_000, served: SERVED });
+      assert.ok(run);
+      await store.commit({
+        runId: id, leaseToken: run.leaseToken, expectedStateVersion: run.stateVersion,
+        run: { status: 'waiting', waitingReason: 'timer', wakeAt: Date.now() + 60, releaseLease: true },
+      });
+      assert.deepEqual(await store.claimRuns({ owner: 'w', limit: 1, leaseMs: 60_000, served: SERVED }), []);
+      await new Promise((r) => setTimeout(r, 80));
+      assert.equal((await store.claimRuns({ owner: 'w', limit: 1, leaseMs: 60_000, served: SERVED }))[0]?.id, id);
+    }));
+
+    test('cancel of a run nobody holds makes it claimable as cancelling; child completion wakes its parent', () => withStore(factory, async (store, tenantId) => {
+      const parent = (await store.createRun(newRun(tenantId))).run.id;
+      const [p] = await store.claimRuns({ owner: 'w', limit: 1, leaseMs: 60_000, served: SERVED });
+      assert.ok(p);
+      const childId = newRunId();
+      await store.commit({
+        runId: parent, leaseToken: p.leaseToken, expectedStateVersion: p.stateVersion,
+        journal: [{ seq: 1, kind: 'child', name: 'agent', status: 'waiting', args: { childRunId: childId } }],
+        createRuns: [newRun(tenantId, { id: childId, parentRunId: parent })],
+      });
+      await store.commit({ runId: parent, leaseToken: p.leaseToken, expectedStateVersion: p.stateVersion + 1, run: { status: 'waiting', waitingReason: 'child', releaseLease: true } });
+      const [c] = await store.claimRuns({ owner: 'w', limit: 1, leaseMs: 60_000, served: SERVED });
+      assert.equal(c?.id, childId);
+      await store.commit({ runId: childId, leaseToken: c.leaseToken, expectedStateVersion: c.stateVersion, run: { status: 'succeeded', result: 'r', releaseLease: true }, wakeRuns: [parent] });
+      assert.equal((await store.getRun(parent))?.status, 'queued');
+      const cancelled = await store.requestCancel(parent);
+      assert.equal(cancelled.status, 'cancelling');
+      const [again] = await store.claimRuns({ owner: 'w', limit: 1, leaseMs: 60_000, served: SERVED });
+      assert.equal(again?.status, 'cancelling', 'a claimed cancelling run stays cancelling');
+    }));
+
+    test('listRuns: cursor pagination returns every run once, newest first, with filters', () => withStore(factory, async (store, tenantId) => {
+      const ids: string[] = [];
+      for (let i = 0; i < 23; i++) ids.push((await store.createRun(newRun(tenantId, { agent: i % 2 === 0 ? 'even' : 'odd' }))).run.id);
+      const other = await store.createTenant('other', 'other-hash');
+      await store.createRun(newRun(other.id));
+      const seen: string[] = [];
+      let afterId: string | undefined;
+      for (;;) {
+        const page = await store.listRuns(tenantId, { limit: 5, ...(afterId ? { afterId } : {}) });
+        seen.push(...page.map((r) => r.id));
+        if (page.length < 5) break;
+        afterId = page.at(-1)!.id;
+      }
+      assert.deepEqual(seen, [...ids].reverse());
+      assert.equal((await store.listRuns(tenantId, { limit: 100, agent: 'even' })).length, 12);
+      assert.equal((await store.listRuns(tenantId, { limit: 100, status: 'queued' })).length, 23);
+      assert.equal((await store.listRuns(tenantId, { limit: 100, status: 'running' })).length, 0);
+    }));
+
+    test('releaseLeases hands runs back at once; expireForeignLeases frees a dead owner’s runs', () => withStore(factory, async (store, tenantId) => {
+      const a = (await store.createRun(newRun(tenantId))).run.id;
+      const b = (await store.createRun(newRun(tenantId))).run.id;
+      await store.claimRuns({ owner: 'w1', limit: 1, leaseMs: 60_000, served: SERVED });
+      await store.claimRuns({ owner: 'dead', limit: 1, leaseMs: 60_000, served: SERVED });
+      await store.releaseLeases('w1', [a]);
+      assert.equal((await store.getRun(a))?.status, 'queued');
+      assert.equal(await store.expireForeignLeases('me'), 1);
+      const reclaimed = await store.claimRuns({ owner: 'me', limit: 5, leaseMs: 60_000, served: SERVED });
+      assert.deepEqual(new Set(reclaimed.map((r) => r.id)), new Set([a, b]));
+    }));
+  });
+}
