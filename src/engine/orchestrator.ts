@@ -142,6 +142,9 @@ export class Orchestrator {
       onDispatch: (_kind, ms) => this.dispatchLatency.record(Math.max(1, Math.round(ms * 1e6))),
       log: this.#log,
     });
+    // Re-claimed while an older execution is still here (its lease expired, e.g. a blocked event loop): the old one
+    // is fenced off by the new token anyway; drop it now so it stops dispatching.
+    this.#active.get(run.id)?.stop({ kind: 'lost' });
     this.#active.set(run.id, execution);
     const deps = { gateway: this.#gateway, registry: this.#registry, toolSlots: this.#toolSlots, newRunId };
     void execution.start((x) => createAgentContext(x, deps)).catch((error: unknown) => {
