@@ -127,5 +127,30 @@ test('kill -9 mid-flight: every run finishes, no committed step or side effect r
     }
   }
   assert.ok(parkedUnknown > 0, 'at least one interrupted side effect without a query hook was parked as unknown');
+
+  // An operator settles the unknown executions: one as succeeded (not run again), the others retried explicitly.
+  const parked = chargeRuns.filter(([key]) => finals.get(key).status === 'waiting');
+  for (const [i, [key, id]] of parked.entries()) {
+    const executionId = `${id}.1`;
+    const action = i === 0 ? { action: 'succeeded', result: { charged: true, via: 'operator' } } : { action: 'retry' };
+    const res = await api(url, 'POST', `/v1/runs/${id}/executions/${executionId}/resolve`, action);
+    assert.equal(res.status, 202, JSON.stringify(res.body));
+    const run = await until(`run ${key} to finish after resolution`, async () => {
+      const r = (await api(url, 'GET', `/v1/runs/${id}`)).body;
+      return r.status === 'succeeded' ? r : undefined;
+    }, 20_000);
+    const ran = readFileSync(ledger, 'utf8').split('\n').filter((l) => l.startsWith(`charge ${key} `)).length;
+    if (i === 0) {
+      assert.deepEqual(run.result.receipt, { charged: true, via: 'operator' });
+      assert.equal(ran, 1, 'settled by the operator: not run again');
+    } else {
+      assert.equal(ran, 2, 'retried on the operator’s explicit decision');
+    }
+    const again = await api(url, 'POST', `/v1/runs/${id}/executions/${executionId}/resolve`, { action: 'retry' });
+    assert.equal(again.status, 409);
+    assert.equal(again.body.error.code, 'run_terminal');
+  }
+  const [, anyStepRun] = stepRuns[0]!;
+  assert.equal((await api(url, 'POST', `/v1/runs/${anyStepRun}/executions/nope/resolve`, { action: 'retry' })).status, 409, 'finished run');
   assert.ok(resolvedByQuery > 0, 'at least one interrupted side effect was resolved through its query hook');
 });

@@ -92,6 +92,11 @@ export interface RunCommit {
   consumeInputs?: string[];
 }
 
+export type ExecutionResolution =
+  | { action: 'retry' }
+  | { action: 'succeeded'; result: Json }
+  | { action: 'failed'; error: SerializedError };
+
 export interface CommitOutcome {
   stateVersion: number;
   /** The status the run ended in (a park may end as queued through `wakeIf`). */
@@ -146,6 +151,11 @@ export interface Store {
   /** Stores an input; queues the run if it is waiting for that key. */
   provideInput(runId: string, key: string, value: Json): Promise<RunRecord>;
   getInput(runId: string, key: string): Promise<{ value: Json } | null>;
+  /**
+   * Records an operator's verdict on a tool execution in state `unknown` (audited), and queues the run if it was
+   * parked on it. `retry` runs the tool again; `succeeded`/`failed` settle it without running it.
+   */
+  resolveExecution(runId: string, executionId: string, resolution: ExecutionResolution): Promise<RunRecord>;
 
   // Work
   claimRuns(request: ClaimRequest): Promise<RunRecord[]>;

@@ -12,7 +12,7 @@ import type { Json } from '../../sdk/types.ts';
 import type { RunRecord, TenantRecord } from '../../store/records.ts';
 import type { Store } from '../../store/store.ts';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
-import { CreateRunBody, ErrorBody, InputBody, ListRunsQuery, Run, RunIdParams, RunList, Step } from '../schemas.ts';
+import { CreateRunBody, ErrorBody, InputBody, ListRunsQuery, ResolveBody, ResolveParams, Run, RunIdParams, RunList, Step } from '../schemas.ts';
 import { runView, stepView } from '../views.ts';
 
 export interface RunRoutesDeps {
@@ -79,6 +79,20 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
   }, async (request, reply) => {
     await ownedRun(store, deps.tenantOf(request), request.params.id);
     return reply.status(202).send(runView(await store.provideInput(request.params.id, request.body.key, request.body.value as Json)));
+  });
+
+  r.post('/v1/runs/:id/executions/:executionId/resolve', {
+    schema: {
+      summary: 'Decide the outcome of a tool execution whose outcome is unknown', tags: ['runs'], params: ResolveParams, body: ResolveBody,
+      response: { 202: Run, ...errors },
+    },
+  }, async (request, reply) => {
+    await ownedRun(store, deps.tenantOf(request), request.params.id);
+    const { action, result, error } = request.body;
+    const resolution = action === 'retry' ? { action }
+      : action === 'succeeded' ? { action, result: (result ?? null) as Json }
+      : { action, error: { code: 'tool_failed', message: error?.message ?? 'marked failed by an operator' } };
+    return reply.status(202).send(runView(await store.resolveExecution(request.params.id, request.params.executionId, resolution)));
   });
 
   r.get('/v1/runs/:id/steps', {

@@ -11,7 +11,7 @@ import type { RunStatus } from '../../engine/run-status.ts';
 import type { Json } from '../../sdk/types.ts';
 import type { JournalEntry, NewRun, Priority, RunEventRecord, RunRecord, TenantRecord } from '../records.ts';
 import type {
-  ClaimRequest, CommitOutcome, RunChange, CreateRunResult, Durability, EventWrite, HeartbeatResult, RunCommit, RunFilter,
+  ClaimRequest, CommitOutcome, ExecutionResolution, RunChange, CreateRunResult, Durability, EventWrite, HeartbeatResult, RunCommit, RunFilter,
   Store, StoreCapabilities,
 } from '../store.ts';
 import { migrate } from './migrate.ts';
@@ -166,6 +166,33 @@ export class SqliteStore implements Store {
       const events: EventWrite[] = [{ type: 'input.received', data: { key } }];
       if (this.#s['wake-on-input'].get({ id: runId, key, now: scope.now }) !== undefined) {
         events.push({ type: 'run.queued', data: { reason: 'input', key } });
+        scope.touch(runId, 'runnable');
+      }
+      this.#appendEvents(runId, events, scope);
+      return this.#requireRun(runId);
+    });
+  }
+
+  resolveExecution(runId: string, executionId: string, resolution: ExecutionResolution): Promise<RunRecord> {
+    return this.#batcher.submit((scope) => {
+      const run = this.#requireRun(runId);
+      if (isTerminal(run.status)) throw new KeelError('run_terminal', `run ${runId} has already ${run.status}`);
+      const row = this.#s['find-execution'].get({ run_id: runId, execution_id: executionId }) as Row | undefined;
+      if (row === undefined) throw new KeelError('execution_not_found', `run ${runId} has no execution ${executionId}`);
+      const entry = toJournalEntry(row);
+      const status = resolution.action === 'retry' ? 'pending' : resolution.action;
+      const changed = this.#s['resolve-execution'].get({
+        run_id: runId, seq: entry.seq, status, now: scope.now,
+        result: resolution.action === 'succeeded' ? jsonText(resolution.result) : null,
+        error: resolution.action === 'failed' ? jsonText(resolution.error) : null,
+      });
+      if (changed === undefined) {
+        throw new KeelError('execution_not_unknown', `execution ${executionId} is ${entry.status}; only unknown executions can be resolved`, { details: { status: entry.status } });
+      }
+      this.#s['insert-audit'].run({ run_id: runId, at: scope.now, kind: 'execution_resolved', data: JSON.stringify({ executionId, seq: entry.seq, resolution }) });
+      const events: EventWrite[] = [{ type: 'effect.resolved', data: { seq: entry.seq, executionId, action: resolution.action } }];
+      if (this.#s['wake-run'].get({ id: runId, now: scope.now }) !== undefined) {
+        events.push({ type: 'run.queued', data: { reason: 'resolved', executionId } });
         scope.touch(runId, 'runnable');
       }
       this.#appendEvents(runId, events, scope);

@@ -11,6 +11,7 @@ export const STATEMENT_NAMES = [
   'insert-event', 'allocate-event-seqs', 'claim-runs', 'heartbeat', 'release-leases', 'expire-foreign-leases',
   'commit-run', 'upsert-journal', 'load-journal', 'list-events', 'request-cancel',
   'insert-input', 'get-input', 'consume-input', 'wake-on-input', 'wake-run', 'wake-if-ready', 'insert-audit',
+  'find-execution', 'resolve-execution',
 ] as const;
 export type StatementName = (typeof STATEMENT_NAMES)[number];
 
