@@ -1,7 +1,24 @@
 // The API's wire schemas (zod): request validation and the OpenAPI document are both generated from these.
 import { z } from 'zod';
 
-export const JsonValue: z.ZodType<unknown> = z.json();
+/** Deepest nesting accepted in user JSON: journals and events are serialized recursively, so depth is bounded. */
+export const JSON_MAX_DEPTH = 64;
+
+/** Iterative depth check (a recursive one would itself overflow on the input it is meant to refuse). */
+function withinDepth(value: unknown): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (node === null || typeof node !== 'object') continue;
+    if (depth > JSON_MAX_DEPTH) return false;
+    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+  }
+  return true;
+}
+
+// Request bodies are parsed from JSON, so any value in them is JSON already; a recursive `z.json()` would only add a
+// schema the OpenAPI document cannot reference. InputBody's `value` must be present, hence the refine.
+export const JsonValue = z.unknown().refine(withinDepth, { message: `nested deeper than ${JSON_MAX_DEPTH} levels` }).describe('Any JSON value');
 
 export const ErrorBody = z.object({
   error: z.object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()).optional() }),
@@ -65,7 +82,7 @@ export const ListRunsQuery = z.strictObject({
 
 export const RunIdParams = z.object({ id: z.string().min(1).max(200) });
 
-export const InputBody = z.strictObject({ key: z.string().min(1).max(256), value: JsonValue });
+export const InputBody = z.strictObject({ key: z.string().min(1).max(256), value: JsonValue }).refine((b) => b.value !== undefined, { message: 'value is required', path: ['value'] });
 
 export const EventsQuery = z.strictObject({
   after: z.coerce.number().int().min(0).optional(),

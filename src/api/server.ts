@@ -2,7 +2,7 @@
 // the routes, the OpenAPI document at /openapi.json, health and readiness. It owns no run state.
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyInstance, type FastifyRequest } from 'fastify';
-import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import secureJson from 'secure-json-parse';
 import { KeelError } from '../errors/keel-error.ts';
 import type { AgentRegistry } from '../engine/registry.ts';
@@ -58,6 +58,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
       security: [{ bearer: [] }],
     },
     transform: jsonSchemaTransform,
+    transformObject: jsonSchemaTransformObject,
   });
 
   const closing = new AbortController();

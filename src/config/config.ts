@@ -3,16 +3,20 @@
 import { z } from 'zod';
 import { KeelError } from '../errors/keel-error.ts';
 
+/** A whole number from an environment string; blank or non-decimal text is refused rather than read as 0. */
+const integer = (min: number, max: number) =>
+  z.union([z.number(), z.string().trim().regex(/^\d+$/, 'must be a whole number').transform(Number)]).pipe(z.number().int().min(min).max(max));
+
 const ConfigSchema = z.object({
   apiKey: z.string().min(8, 'KEEL_API_KEY must be at least 8 characters').optional(),
   adminKey: z.string().min(16, 'KEEL_ADMIN_KEY must be at least 16 characters').optional(),
   dataDir: z.string().min(1).default('.keel'),
   host: z.string().min(1).default('127.0.0.1'),
-  port: z.coerce.number().int().min(0).max(65535).default(7070),
+  port: integer(0, 65535).default(7070),
   durability: z.enum(['fsync', 'written', 'memory']).default('fsync'),
-  leaseTtlMs: z.coerce.number().int().min(500).max(3_600_000).default(15_000),
-  maxActiveRuns: z.coerce.number().int().min(1).max(1_000_000).default(2_000),
-  payloadMaxBytes: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  leaseTtlMs: integer(500, 3_600_000).default(15_000),
+  maxActiveRuns: integer(1, 1_000_000).default(2_000),
+  payloadMaxBytes: integer(1024, 64 * 1024 * 1024).default(1024 * 1024),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   databaseUrl: z.string().optional(),
   url: z.string().url().default('http://127.0.0.1:7070'),

@@ -84,6 +84,7 @@ export class SqliteStore implements Store {
       try {
         this.#s['insert-tenant'].run({ id, name, now });
       } catch (error) {
+        if (!isUniqueViolation(error)) throw error;
         throw new KeelError('validation_failed', `a tenant named ${JSON.stringify(name)} exists already`, { cause: error });
       }
       this.#s['insert-api-key'].run({ key_hash: apiKeyHash, tenant_id: id, now });
@@ -161,6 +162,7 @@ export class SqliteStore implements Store {
       try {
         this.#s['insert-input'].run({ run_id: runId, key, value: JSON.stringify(value), now: scope.now });
       } catch (error) {
+        if (!isUniqueViolation(error)) throw error;
         throw new KeelError('input_already_provided', `input ${JSON.stringify(key)} of run ${runId} was provided already`, { cause: error });
       }
       const events: EventWrite[] = [{ type: 'input.received', data: { key } }];
@@ -360,6 +362,12 @@ export class SqliteStore implements Store {
     }
     return { stateVersion: Number(row.state_version), status: finalStatus };
   }
+}
+
+/** SQLITE_CONSTRAINT_PRIMARYKEY (1555) or SQLITE_CONSTRAINT_UNIQUE (2067): the row exists already. */
+function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { errcode?: number }).errcode;
+  return code === 1555 || code === 2067;
 }
 
 const priorityRank = (priority: Priority): number => (priority === 'interactive' ? 0 : 1);

@@ -2,12 +2,24 @@
 // are applied in one transaction (one fsync), each inside its own savepoint so one failing write never undoes
 // another. A write's promise settles only after the transaction is durable, per the configured durability.
 import type { DatabaseSync } from 'node:sqlite';
+import { KeelError } from '../../errors/keel-error.ts';
 import type { ChangeSignal, RunChange } from '../store.ts';
 
 /** Upper bound on writes sharing one transaction, so one fsync never waits behind an unbounded batch. */
 export const WRITE_BATCH_MAX_OPS = 1024;
 /** Upper bound on queued writes; past it, writers get a retryable store_busy instead of unbounded memory. */
 export const WRITE_QUEUE_MAX_OPS = 100_000;
+
+/** What a caller refused with store_busy is told to wait before retrying. */
+export const STORE_BUSY_RETRY_AFTER_MS = 100;
+
+/** SQLite's "busy"/"locked" failures are transient: a typed, retryable store_busy; anything else as it is. */
+function busyOr(error: unknown): unknown {
+  const code = (error as { errcode?: number; code?: string }).errcode;
+  const message = error instanceof Error ? error.message : '';
+  const busy = code === 5 || code === 6 || /database is (locked|busy)/i.test(message);
+  return busy ? new KeelError('store_busy', `the store is busy: ${message}`, { retryable: true, retryAfterMs: STORE_BUSY_RETRY_AFTER_MS, cause: error }) : error;
+}
 
 export interface WriteScope {
   /** Time of the transaction, one value for every write in the batch. */
@@ -43,7 +55,7 @@ export class WriteBatcher {
   submit<T>(apply: (scope: WriteScope) => T): Promise<T> {
     if (this.#closed) return Promise.reject(new Error('store is closed'));
     if (this.#queue.length >= WRITE_QUEUE_MAX_OPS) {
-      return Promise.reject(Object.assign(new Error('write queue full'), { code: 'store_busy' }));
+      return Promise.reject(new KeelError('store_busy', `the store's write queue is full (${WRITE_QUEUE_MAX_OPS} writes)`, { retryable: true, retryAfterMs: STORE_BUSY_RETRY_AFTER_MS }));
     }
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({ apply, resolve: resolve as (v: unknown) => void, reject });
@@ -82,7 +94,7 @@ export class WriteBatcher {
     try {
       this.#db.exec('BEGIN IMMEDIATE');
     } catch (error) {
-      for (const w of batch) w.reject(error);
+      for (const w of batch) w.reject(busyOr(error));
       return;
     }
     for (const write of batch) {
@@ -104,7 +116,7 @@ export class WriteBatcher {
       } catch {
         // The transaction is already gone; the commit error below is what callers need.
       }
-      for (const w of batch) w.reject(error);
+      for (const w of batch) w.reject(busyOr(error));
       return;
     }
     this.stats.writes += batch.length;

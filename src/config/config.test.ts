@@ -1,0 +1,181 @@
+// Configuration: one typed defaults object, environment variables parsed and validated in one place, a bad value
+// fails naming the variable, and an unknown KEEL_* variable (probably a typo) is reported.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { isKeelError } from '../errors/keel-error.ts';
+import { ENV_VARS, loadConfig } from './config.ts';
+
+/** Asserts loadConfig refuses `env` with config_invalid and a message naming every variable in `names`. */
+function assertRejected(env: Record<string, string>, names: string[]): string {
+  let message = '';
+  assert.throws(() => loadConfig(env), (error: unknown) => {
+    assert.ok(isKeelError(error), `expected a KeelError, got ${String(error)}`);
+    assert.equal(error.code, 'config_invalid');
+    message = error.message;
+    for (const name of names) assert.ok(error.message.includes(name), `message does not name ${name}: ${error.message}`);
+    return true;
+  });
+  return message;
+}
+
+describe('loadConfig defaults', () => {
+  it('an empty environment gives the documented defaults', () => {
+    const { config, unknownVariables } = loadConfig({});
+    assert.deepEqual(config, {
+      dataDir: '.keel',
+      host: '127.0.0.1',
+      port: 7070,
+      durability: 'fsync',
+      leaseTtlMs: 15_000,
+      maxActiveRuns: 2_000,
+      payloadMaxBytes: 1024 * 1024,
+      logLevel: 'info',
+      url: 'http://127.0.0.1:7070',
+    });
+    assert.deepEqual(unknownVariables, []);
+    for (const optional of ['apiKey', 'adminKey', 'databaseUrl'] as const) assert.equal(config[optional], undefined);
+  });
+
+  it('the default payload limit matches the API’s own default', async () => {
+    const { PAYLOAD_MAX_BYTES_DEFAULT } = await import('../api/server.ts');
+    assert.equal(loadConfig({}).config.payloadMaxBytes, PAYLOAD_MAX_BYTES_DEFAULT);
+  });
+
+  it('an empty variable counts as unset', () => {
+    assert.deepEqual(loadConfig({ KEEL_PORT: '', KEEL_DURABILITY: '', KEEL_ADMIN_KEY: '' }).config, loadConfig({}).config);
+  });
+
+  it('does not read process.env when given an environment', () => {
+    const before = process.env.KEEL_PORT;
+    process.env.KEEL_PORT = 'not-a-port';
+    try {
+      assert.equal(loadConfig({}).config.port, 7070);
+    } finally {
+      if (before === undefined) delete process.env.KEEL_PORT;
+      else process.env.KEEL_PORT = before;
+    }
+  });
+});
+
+describe('loadConfig parsing', () => {
+  it('reads every documented variable into its typed key', () => {
+    const env = {
+      KEEL_API_KEY: 'tenant-key-123',
+      KEEL_ADMIN_KEY: 'admin-key-0123456789abcdef',
+      KEEL_DATA_DIR: '/var/lib/keel',
+      KEEL_HOST: '0.0.0.0',
+      KEEL_PORT: '8080',
+      KEEL_DURABILITY: 'written',
+      KEEL_LEASE_TTL_MS: '30000',
+      KEEL_MAX_ACTIVE_RUNS: '500',
+      KEEL_PAYLOAD_MAX_BYTES: '2097152',
+      KEEL_LOG_LEVEL: 'debug',
+      KEEL_DATABASE_URL: 'postgres://keel@localhost/keel',
+      KEEL_URL: 'https://keel.example.com',
+    };
+    assert.deepEqual(Object.keys(env).sort(), Object.keys(ENV_VARS).sort(), 'this test covers every variable');
+    const { config, unknownVariables } = loadConfig(env);
+    assert.deepEqual(config, {
+      apiKey: 'tenant-key-123',
+      adminKey: 'admin-key-0123456789abcdef',
+      dataDir: '/var/lib/keel',
+      host: '0.0.0.0',
+      port: 8080,
+      durability: 'written',
+      leaseTtlMs: 30_000,
+      maxActiveRuns: 500,
+      payloadMaxBytes: 2 * 1024 * 1024,
+      logLevel: 'debug',
+      databaseUrl: 'postgres://keel@localhost/keel',
+      url: 'https://keel.example.com',
+    });
+    assert.deepEqual(unknownVariables, []);
+  });
+
+  it('numbers arrive as numbers, at their bounds too', () => {
+    assert.equal(loadConfig({ KEEL_PORT: '0' }).config.port, 0);
+    assert.equal(loadConfig({ KEEL_PORT: '65535' }).config.port, 65535);
+    assert.equal(loadConfig({ KEEL_LEASE_TTL_MS: '500' }).config.leaseTtlMs, 500);
+    assert.equal(loadConfig({ KEEL_PAYLOAD_MAX_BYTES: '1024' }).config.payloadMaxBytes, 1024);
+  });
+
+  it('every durability and log level is accepted', () => {
+    for (const durability of ['fsync', 'written', 'memory']) assert.equal(loadConfig({ KEEL_DURABILITY: durability }).config.durability, durability);
+    for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) assert.equal(loadConfig({ KEEL_LOG_LEVEL: level }).config.logLevel, level);
+  });
+
+  it('overrides win over the environment; an undefined override leaves it alone', () => {
+    const env = { KEEL_PORT: '8080', KEEL_HOST: '0.0.0.0' };
+    const { config } = loadConfig(env, { port: 9090, host: undefined });
+    assert.equal(config.port, 9090);
+    assert.equal(config.host, '0.0.0.0');
+  });
+
+  it('overrides are validated like the environment', () => {
+    assert.throws(() => loadConfig({}, { port: 70_000 }), (e: unknown) => isKeelError(e) && e.code === 'config_invalid' && e.message.includes('KEEL_PORT'));
+  });
+});
+
+describe('loadConfig rejects invalid values, naming the variable', () => {
+  const cases: Array<[string, string]> = [
+    ['KEEL_PORT', 'eighty'],
+    ['KEEL_PORT', '-1'],
+    ['KEEL_PORT', '65536'],
+    ['KEEL_PORT', '80.5'],
+    ['KEEL_DURABILITY', 'sometimes'],
+    ['KEEL_DURABILITY', 'FSYNC'],
+    ['KEEL_LEASE_TTL_MS', '100'],
+    ['KEEL_LEASE_TTL_MS', '3600001'],
+    ['KEEL_LEASE_TTL_MS', 'soon'],
+    ['KEEL_MAX_ACTIVE_RUNS', '0'],
+    ['KEEL_MAX_ACTIVE_RUNS', 'many'],
+    ['KEEL_PAYLOAD_MAX_BYTES', '1023'],
+    ['KEEL_PAYLOAD_MAX_BYTES', String(64 * 1024 * 1024 + 1)],
+    ['KEEL_PAYLOAD_MAX_BYTES', '1MB'],
+    ['KEEL_LOG_LEVEL', 'verbose'],
+    ['KEEL_API_KEY', 'short'],
+    ['KEEL_ADMIN_KEY', 'too-short-admin'],
+    ['KEEL_URL', 'not a url'],
+  ];
+  for (const [name, value] of cases) {
+    it(`${name}=${value}`, () => {
+      const message = assertRejected({ [name]: value }, [name]);
+      // The message names the variable, not the internal key, so the fix is obvious.
+      const key = ENV_VARS[name as keyof typeof ENV_VARS];
+      assert.ok(!new RegExp(`^\\s*${key}:`, 'm').test(message), `names the internal key ${key}: ${message}`);
+    });
+  }
+
+  it('reports every invalid variable at once', () => {
+    assertRejected({ KEEL_PORT: 'x', KEEL_DURABILITY: 'y', KEEL_LOG_LEVEL: 'z' }, ['KEEL_PORT', 'KEEL_DURABILITY', 'KEEL_LOG_LEVEL']);
+  });
+
+  it('a secret that is too short is named but its value is not echoed', () => {
+    const message = assertRejected({ KEEL_ADMIN_KEY: 'sekrit-value' }, ['KEEL_ADMIN_KEY']);
+    assert.ok(!message.includes('sekrit-value'), message);
+  });
+});
+
+describe('loadConfig: numbers written loosely', () => {
+  it('a blank (whitespace-only) KEEL_PORT is refused, not read as port 0', () => {
+    assertRejected({ KEEL_PORT: ' ' }, ['KEEL_PORT']);
+  });
+});
+
+describe('loadConfig: unknown KEEL_* variables', () => {
+  it('are reported (likely typos), not fatal', () => {
+    const { config, unknownVariables } = loadConfig({ KEEL_PROT: '8080', KEEL_ADMINKEY: 'x', KEEL_DATA_DIR: '/tmp/k' });
+    assert.deepEqual(unknownVariables.sort(), ['KEEL_ADMINKEY', 'KEEL_PROT']);
+    assert.equal(config.port, 7070, 'the typo did not set the port');
+    assert.equal(config.dataDir, '/tmp/k');
+  });
+
+  it('other variables, and names that merely contain KEEL, are not reported', () => {
+    const { unknownVariables } = loadConfig({ PATH: '/usr/bin', HOME: '/root', MY_KEEL_THING: '1', keel_port: '1', KEEL: '1' });
+    assert.deepEqual(unknownVariables, []);
+  });
+
+  it('an unknown variable is reported even when empty', () => {
+    assert.deepEqual(loadConfig({ KEEL_TYPO: '' }).unknownVariables, ['KEEL_TYPO']);
+  });
+});

@@ -1,0 +1,355 @@
+// Bad input over real HTTP: every malformed, oversize, unknown or out-of-range request is answered 4xx with a
+// stable `error.code` from the registry, never 5xx and never Fastify's own error shape. Ends with property tests
+// that throw arbitrary bodies, query strings, path segments and headers at the API.
+import assert from 'node:assert/strict';
+import { test, type TestContext } from 'node:test';
+import fc from 'fast-check';
+import { newRunId } from '../src/engine/ids.ts';
+import { ERROR_CODES } from '../src/errors/codes.ts';
+import { defineAgent } from '../src/index.ts';
+import { startKeel, type StartOptions, type TestKeel } from './support/keel-server.ts';
+
+const quick = defineAgent({ name: 'quick', version: '1', async run() { return { done: true }; } });
+const waiter = defineAgent({ name: 'waiter', version: '1', async run(ctx) { return ctx.waitForInput('answer'); } });
+
+/** Bounds each property so the whole file stays within a few seconds. */
+const PROPERTY_RUNS = 150;
+const MIB = 1024 * 1024;
+
+async function start(t: TestContext, options: Partial<StartOptions> = {}): Promise<TestKeel> {
+  const keel = await startKeel({ agents: [quick, waiter], ...options });
+  t.after(() => keel.close());
+  return keel;
+}
+
+interface Answer { status: number; body: any }
+
+/** The error contract: this status, this registered code, the registry agrees on the status, and a message. */
+function assertError(res: Answer, status: number, code: string): void {
+  const where = `got ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`;
+  assert.equal(res.status, status, where);
+  assert.equal(res.body?.error?.code, code, where);
+  assert.equal(typeof res.body.error.message, 'string', where);
+  assert.ok(code in ERROR_CODES, `${code} is not a registered error code`);
+  assert.equal(ERROR_CODES[code as keyof typeof ERROR_CODES].status, status, `registry status of ${code}`);
+}
+
+/** Never 5xx; every 4xx carries a registered code whose registry status is the one sent. */
+function assertClientErrorContract(res: Answer, what: string): void {
+  const where = `${what} → ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`;
+  assert.ok(res.status < 500, `5xx for ${where}`);
+  if (res.status < 400) return;
+  const code: unknown = res.body?.error?.code;
+  assert.equal(typeof code, 'string', `no error.code for ${where}`);
+  assert.ok((code as string) in ERROR_CODES, `unregistered code for ${where}`);
+  assert.equal(ERROR_CODES[code as keyof typeof ERROR_CODES].status, res.status, `status disagrees with the registry for ${where}`);
+}
+
+async function raw(keel: TestKeel, path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Answer> {
+  const res = await fetch(keel.url + path, {
+    method: init.method ?? 'GET',
+    headers: { authorization: `Bearer ${keel.apiKey}`, ...init.headers },
+    ...(init.body !== undefined ? { body: init.body } : {}),
+  });
+  const text = await res.text();
+  try {
+    return { status: res.status, body: JSON.parse(text) };
+  } catch {
+    return { status: res.status, body: text };
+  }
+}
+
+const cursorOf = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+/** A JSON body of exactly `bytes` bytes (ASCII) that is otherwise a valid run submission. */
+function bodyOfSize(bytes: number): string {
+  const shell = JSON.stringify({ agent: 'quick', input: '' });
+  return JSON.stringify({ agent: 'quick', input: 'x'.repeat(bytes - shell.length) });
+}
+
+test('POST /v1/runs: malformed, incomplete or out-of-schema bodies are 4xx with stable codes', async (t) => {
+  const keel = await start(t);
+  const cases: Array<[name: string, body: unknown, status: number, code: string]> = [
+    ['malformed JSON', '{"agent": "quick",', 400, 'invalid_json'],
+    ['truncated JSON', '{', 400, 'invalid_json'],
+    ['not JSON at all', 'agent=quick', 400, 'invalid_json'],
+    ['prototype pollution attempt', '{"agent":"quick","__proto__":{"admin":true}}', 400, 'invalid_json'],
+    ['empty body', '', 400, 'validation_failed'],
+    ['JSON null', 'null', 400, 'validation_failed'],
+    ['JSON array', '[]', 400, 'validation_failed'],
+    ['JSON string', '"quick"', 400, 'validation_failed'],
+    ['JSON number', '42', 400, 'validation_failed'],
+    ['missing agent', { input: 1 }, 400, 'validation_failed'],
+    ['empty agent name', { agent: '' }, 400, 'validation_failed'],
+    ['agent not a string', { agent: 7 }, 400, 'validation_failed'],
+    ['agent name too long', { agent: 'a'.repeat(201) }, 400, 'validation_failed'],
+    ['unknown agent', { agent: 'no-such-agent' }, 404, 'agent_not_found'],
+    ['unknown agent version', { agent: 'quick@999' }, 404, 'agent_not_found'],
+    ['unknown top-level field', { agent: 'quick', bogus: true }, 400, 'validation_failed'],
+    ['misspelt field', { agent: 'quick', idempotency_key: 'k' }, 400, 'validation_failed'],
+    ['empty idempotency key', { agent: 'quick', idempotencyKey: '' }, 400, 'validation_failed'],
+    ['idempotency key not a string', { agent: 'quick', idempotencyKey: 5 }, 400, 'validation_failed'],
+    ['bad priority', { agent: 'quick', priority: 'urgent' }, 400, 'validation_failed'],
+    ['priority wrong type', { agent: 'quick', priority: 1 }, 400, 'validation_failed'],
+    ['budget not an object', { agent: 'quick', budget: 5 }, 400, 'validation_failed'],
+    ['unknown budget field', { agent: 'quick', budget: { maxSeconds: 5 } }, 400, 'validation_failed'],
+    ['negative maxSteps', { agent: 'quick', budget: { maxSteps: -1 } }, 400, 'validation_failed'],
+    ['zero maxSteps', { agent: 'quick', budget: { maxSteps: 0 } }, 400, 'validation_failed'],
+    ['float maxSteps', { agent: 'quick', budget: { maxSteps: 1.5 } }, 400, 'validation_failed'],
+    ['huge maxSteps', { agent: 'quick', budget: { maxSteps: 1e300 } }, 400, 'validation_failed'],
+    ['maxSteps as a string', { agent: 'quick', budget: { maxSteps: '10' } }, 400, 'validation_failed'],
+    ['negative maxTokens', { agent: 'quick', budget: { maxTokens: -100 } }, 400, 'validation_failed'],
+    ['zero maxTokens', { agent: 'quick', budget: { maxTokens: 0 } }, 400, 'validation_failed'],
+    ['float maxTokens', { agent: 'quick', budget: { maxTokens: 10.25 } }, 400, 'validation_failed'],
+    ['negative maxCostUsd', { agent: 'quick', budget: { maxCostUsd: -0.01 } }, 400, 'validation_failed'],
+    ['zero maxCostUsd', { agent: 'quick', budget: { maxCostUsd: 0 } }, 400, 'validation_failed'],
+    ['negative deadlineMs', { agent: 'quick', budget: { deadlineMs: -1 } }, 400, 'validation_failed'],
+    ['zero deadlineMs', { agent: 'quick', budget: { deadlineMs: 0 } }, 400, 'validation_failed'],
+    ['float deadlineMs', { agent: 'quick', budget: { deadlineMs: 1000.5 } }, 400, 'validation_failed'],
+    ['deadlineMs beyond a year', { agent: 'quick', budget: { deadlineMs: 366 * 24 * 3600 * 1000 } }, 400, 'validation_failed'],
+    ['metadata not an object', { agent: 'quick', metadata: [1, 2] }, 400, 'validation_failed'],
+    // A depth no agent needs: it must be refused as input, not crash a handler.
+    ['absurdly deep input', `{"agent":"quick","input":${'['.repeat(50_000)}${']'.repeat(50_000)}}`, 400, 'validation_failed'],
+  ];
+  for (const [name, body, status, code] of cases) {
+    await t.test(name, async () => assertError(await keel.request('POST', '/v1/runs', body), status, code));
+  }
+});
+
+test('a float or sub-1 maxCostUsd is a valid budget (only non-positive is refused)', async (t) => {
+  const keel = await start(t);
+  const res = await keel.request('POST', '/v1/runs', { agent: 'quick', budget: { maxCostUsd: 0.25, maxSteps: 3 } });
+  assert.equal(res.status, 201, JSON.stringify(res.body));
+  assert.deepEqual(res.body.budget, { maxCostUsd: 0.25, maxSteps: 3 });
+});
+
+test('payload limit: a body over the configured payloadMaxBytes is 413 payload_too_large; one at the limit is accepted', async (t) => {
+  const limit = 2048;
+  const keel = await start(t, { payloadMaxBytes: limit });
+  const atLimit = bodyOfSize(limit);
+  assert.equal(Buffer.byteLength(atLimit), limit);
+  const accepted = await keel.request('POST', '/v1/runs', atLimit);
+  assert.equal(accepted.status, 201, JSON.stringify(accepted.body));
+  assertError(await keel.request('POST', '/v1/runs', bodyOfSize(limit + 1)), 413, 'payload_too_large');
+  assertError(await keel.request('POST', '/v1/runs', bodyOfSize(10 * limit)), 413, 'payload_too_large');
+  // The limit applies to every JSON route, not only submission.
+  assertError(await keel.request('POST', `/v1/runs/${accepted.body.id}/input`, { key: 'answer', value: 'y'.repeat(limit) }), 413, 'payload_too_large');
+});
+
+test('payload limit: the default is 1 MiB, so a 2 MiB body is 413 payload_too_large', async (t) => {
+  const keel = await start(t);
+  assertError(await keel.request('POST', '/v1/runs', bodyOfSize(2 * MIB)), 413, 'payload_too_large');
+  const justUnder = await keel.request('POST', '/v1/runs', bodyOfSize(MIB - 1024));
+  assert.equal(justUnder.status, 201, 'a body just under 1 MiB is accepted');
+});
+
+test('a body that is not application/json is 415 unsupported_media_type', async (t) => {
+  const keel = await start(t);
+  const body = JSON.stringify({ agent: 'quick' });
+  for (const type of ['application/xml', 'application/x-www-form-urlencoded', 'application/octet-stream', 'multipart/form-data; boundary=x', 'not a media type']) {
+    await t.test(type, async () => assertError(await raw(keel, '/v1/runs', { method: 'POST', headers: { 'content-type': type }, body }), 415, 'unsupported_media_type'));
+  }
+  await t.test('application/json with a charset parameter is still JSON', async () => {
+    const res = await raw(keel, '/v1/runs', { method: 'POST', headers: { 'content-type': 'application/json; charset=utf-8' }, body });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+  });
+});
+
+test('a text/plain body is 415 unsupported_media_type, not parsed as a string and then refused by validation', async (t) => {
+  const keel = await start(t);
+  const body = JSON.stringify({ agent: 'quick' });
+  assertError(await raw(keel, '/v1/runs', { method: 'POST', headers: { 'content-type': 'text/plain' }, body }), 415, 'unsupported_media_type');
+  assertError(await raw(keel, '/v1/runs', { method: 'POST', headers: { 'content-type': 'text/plain; charset=utf-8' }, body }), 415, 'unsupported_media_type');
+});
+
+test('an unknown run id is 404 run_not_found on every run route', async (t) => {
+  const keel = await start(t);
+  for (const id of [newRunId(), 'nope', 'run_', 'run_00000000-0000-7000-8000-000000000000', encodeURIComponent('run x/../y')]) {
+    const routes: Array<[string, string, unknown]> = [
+      ['GET', `/v1/runs/${id}`, undefined],
+      ['POST', `/v1/runs/${id}/cancel`, undefined],
+      ['POST', `/v1/runs/${id}/cancel`, {}],
+      ['POST', `/v1/runs/${id}/input`, { key: 'answer', value: 1 }],
+      ['GET', `/v1/runs/${id}/steps`, undefined],
+      ['GET', `/v1/runs/${id}/events`, undefined],
+      ['GET', `/v1/runs/${id}/events?format=json`, undefined],
+      ['GET', `/v1/runs/${id}/events?format=sse`, undefined],
+    ];
+    for (const [method, path, body] of routes) {
+      await t.test(`${method} ${path}`, async () => assertError(await keel.request(method, path, body), 404, 'run_not_found'));
+    }
+  }
+});
+
+test('run ids the router itself refuses (too long, broken percent-encoding) still get a Keel error body', async (t) => {
+  const keel = await start(t);
+  for (const path of [`/v1/runs/run_${'a'.repeat(300)}`, '/v1/runs/%E0%A4%A', '/v1/runs/%zz/steps']) {
+    await t.test(path.slice(0, 40), async () => assertClientErrorContract(await keel.request('GET', path), path));
+  }
+});
+
+test('GET /v1/runs: bad cursor, limit, status or unknown parameters are 400', async (t) => {
+  const keel = await start(t);
+  const cases: Array<[query: string, code: string]> = [
+    ['cursor=%25%25%25garbage', 'invalid_cursor'], // the literal cursor "%%%garbage"
+    ['cursor=%%%garbage', 'invalid_cursor'], // the same, not percent-encoded by the client
+    ['cursor=' + cursorOf({ foo: 1 }), 'invalid_cursor'], // valid base64url, wrong JSON shape
+    ['cursor=' + cursorOf([1, 2, 3]), 'invalid_cursor'],
+    ['cursor=' + cursorOf(null), 'invalid_cursor'],
+    ['cursor=' + cursorOf({ v: 1 }), 'invalid_cursor'],
+    ['cursor=' + cursorOf({ v: 2, after: newRunId() }), 'invalid_cursor'], // a future cursor version
+    ['cursor=' + cursorOf({ v: 1, after: 'ten_0c6a3a43-6f3f-4a8e-9a53-000000000000' }), 'invalid_cursor'], // not a run id
+    ['cursor=' + cursorOf({ v: 1, after: "run_1' OR '1'='1" }), 'invalid_cursor'],
+    ['cursor=' + Buffer.from('hello, world').toString('base64url'), 'invalid_cursor'], // base64url, not JSON
+    ['cursor=' + Buffer.from(JSON.stringify({ v: 1, after: newRunId() })).toString('base64'), 'invalid_cursor'], // padded base64
+    ['cursor=', 'invalid_cursor'],
+    ['cursor=' + 'A'.repeat(513), 'validation_failed'],
+    ['limit=-1', 'validation_failed'],
+    ['limit=0', 'validation_failed'],
+    ['limit=1000', 'validation_failed'],
+    ['limit=201', 'validation_failed'],
+    ['limit=abc', 'validation_failed'],
+    ['limit=1.5', 'validation_failed'],
+    ['limit=Infinity', 'validation_failed'],
+    ['limit=', 'validation_failed'],
+    ['limit=5&limit=6', 'validation_failed'],
+    ['status=bogus', 'validation_failed'],
+    ['status=SUCCEEDED', 'validation_failed'],
+    ['status=', 'validation_failed'],
+    ['agent=', 'validation_failed'],
+    ['sort=asc', 'validation_failed'],
+    ['__proto__=x', 'validation_failed'],
+    ['status[]=queued', 'validation_failed'],
+  ];
+  for (const [query, code] of cases) {
+    await t.test(query.slice(0, 60), async () => assertError(await keel.request('GET', `/v1/runs?${query}`), 400, code));
+  }
+  await t.test('the bounds themselves are accepted', async () => {
+    for (const limit of [1, 200]) assert.equal((await keel.request('GET', `/v1/runs?limit=${limit}`)).status, 200);
+  });
+});
+
+test('POST /v1/runs/:id/input: a body without key or value, or with extra fields, is 400', async (t) => {
+  const keel = await start(t);
+  const run = await keel.request('POST', '/v1/runs', { agent: 'waiter' });
+  assert.equal(run.status, 201);
+  const cases: Array<[name: string, body: unknown, code: string]> = [
+    ['no key', { value: 1 }, 'validation_failed'],
+    ['empty key', { key: '', value: 1 }, 'validation_failed'],
+    ['key not a string', { key: 1, value: 1 }, 'validation_failed'],
+    ['key too long', { key: 'k'.repeat(257), value: 1 }, 'validation_failed'],
+    ['no value', { key: 'answer' }, 'validation_failed'],
+    ['extra field', { key: 'answer', value: 1, note: 'x' }, 'validation_failed'],
+    ['empty body', '', 'validation_failed'],
+    ['JSON array', '[]', 'validation_failed'],
+    ['malformed JSON', '{"key":', 'invalid_json'],
+  ];
+  for (const [name, body, code] of cases) {
+    await t.test(name, async () => assertError(await keel.request('POST', `/v1/runs/${run.body.id}/input`, body), 400, code));
+  }
+  await t.test('none of them reached the run', async () => {
+    const events = await keel.request('GET', `/v1/runs/${run.body.id}/events?format=json`);
+    assert.equal(events.status, 200);
+    assert.equal(events.body.filter((e: { type: string }) => e.type === 'input.received').length, 0);
+  });
+});
+
+test('GET /v1/runs/:id/events: bad after, Last-Event-ID, format or limit are 400 validation_failed', async (t) => {
+  const keel = await start(t);
+  const run = await keel.request('POST', '/v1/runs', { agent: 'quick' });
+  assert.equal(run.status, 201);
+  const events = `/v1/runs/${run.body.id}/events`;
+  for (const query of ['after=-1', 'after=abc', 'after=1.5', 'after=Infinity', 'format=xml', 'format=', 'limit=0', 'limit=10001', 'limit=x', 'cursor=1']) {
+    for (const format of ['', '&format=json']) {
+      const path = `${events}?${query}${query.startsWith('format=') ? '' : format}`;
+      await t.test(path.slice(events.length), async () => assertError(await keel.request('GET', path), 400, 'validation_failed'));
+    }
+  }
+  for (const header of ['abc', '-1', '1.5', '1e3', '9999999999999999', ' 12x']) {
+    for (const format of ['sse', 'json']) {
+      await t.test(`Last-Event-ID: ${header} (${format})`, async () => {
+        assertError(await raw(keel, `${events}?format=${format}`, { headers: { 'last-event-id': header } }), 400, 'validation_failed');
+      });
+    }
+  }
+});
+
+test('unknown routes and methods are 404 not_found', async (t) => {
+  const keel = await start(t);
+  for (const [method, path] of [['GET', '/'], ['GET', '/v2/runs'], ['GET', '/v1/nothing'], ['GET', '/v1/runs/x/y/z'], ['DELETE', '/v1/runs'], ['PUT', '/v1/runs/run_x'], ['POST', '/healthz']] as const) {
+    await t.test(`${method} ${path}`, async () => assertError(await keel.request(method, path), 404, 'not_found'));
+  }
+});
+
+// Properties: whatever arrives, the answer is never 5xx and a 4xx always carries a registered error.code.
+
+const anyJson = fc.jsonValue({ maxDepth: 4 });
+const nearlyValidRun = fc.record({
+  agent: fc.oneof(fc.constantFrom('quick', 'waiter', 'quick@1', 'quick@2', '@', ''), fc.string()),
+  input: anyJson,
+  idempotencyKey: fc.oneof(fc.constantFrom('k1', 'k2'), fc.string({ maxLength: 210 })),
+  priority: fc.oneof(fc.constantFrom('interactive', 'batch'), anyJson),
+  budget: fc.oneof(
+    fc.dictionary(fc.constantFrom('maxSteps', 'maxTokens', 'maxCostUsd', 'deadlineMs', 'other'), fc.oneof(fc.integer(), fc.double(), anyJson)),
+    anyJson,
+  ),
+  metadata: anyJson,
+  extra: anyJson,
+}, { requiredKeys: [] });
+
+test('property: arbitrary JSON and arbitrary strings as POST /v1/runs bodies never produce 5xx', async (t) => {
+  const keel = await start(t);
+  const body = fc.oneof(
+    anyJson.map((v) => JSON.stringify(v)),
+    nearlyValidRun.map((v) => JSON.stringify(v)),
+    fc.string({ unit: 'binary', maxLength: 200 }),
+    fc.string({ maxLength: 200 }),
+    fc.json({ maxDepth: 3 }).map((s) => s.slice(0, Math.max(0, s.length - 1))), // truncated JSON
+  );
+  await fc.assert(fc.asyncProperty(body, async (payload) => {
+    assertClientErrorContract(await keel.request('POST', '/v1/runs', payload), `POST /v1/runs ${JSON.stringify(payload).slice(0, 200)}`);
+  }), { numRuns: PROPERTY_RUNS * 2 });
+});
+
+test('property: arbitrary query strings never produce 5xx', async (t) => {
+  const keel = await start(t);
+  const run = await keel.request('POST', '/v1/runs', { agent: 'quick' });
+  assert.equal(run.status, 201);
+  const value = fc.oneof(fc.string({ maxLength: 40 }), fc.string({ unit: 'binary', maxLength: 40 }), fc.integer().map(String), fc.double().map(String));
+  const pair = fc.tuple(fc.oneof(fc.constantFrom('limit', 'cursor', 'status', 'agent', 'after', 'format'), fc.string({ maxLength: 10 })), value, fc.boolean())
+    .map(([k, v, encode]) => (encode ? `${encodeURIComponent(k)}=${encodeURIComponent(v)}` : `${k}=${v}`));
+  const query = fc.oneof(fc.string({ maxLength: 80 }), fc.string({ unit: 'binary', maxLength: 80 }), fc.array(pair, { maxLength: 4 }).map((ps) => ps.join('&')));
+  const base = fc.constantFrom('/v1/runs', `/v1/runs/${run.body.id}/events?format=json&`, `/v1/runs/${run.body.id}`, `/v1/runs/${run.body.id}/steps`);
+  await fc.assert(fc.asyncProperty(base, query, async (path, q) => {
+    const url = path.includes('?') ? path + q : `${path}?${q}`;
+    assertClientErrorContract(await keel.request('GET', url), `GET ${url}`);
+  }), { numRuns: PROPERTY_RUNS * 2 });
+});
+
+test('property: arbitrary run ids in the path never produce 5xx', async (t) => {
+  const keel = await start(t);
+  const segment = fc.oneof(
+    fc.string({ minLength: 1, maxLength: 120 }).map(encodeURIComponent),
+    fc.string({ unit: 'binary', minLength: 1, maxLength: 60 }).map(encodeURIComponent),
+    fc.string({ minLength: 1, maxLength: 60 }), // raw: may contain '%', '/', '?', '#'
+  );
+  const route = fc.constantFrom<[string, string, unknown]>(
+    ['GET', '', undefined], ['GET', '/steps', undefined], ['GET', '/events?format=json', undefined], ['POST', '/cancel', undefined], ['POST', '/input', { key: 'k', value: 1 }],
+  );
+  await fc.assert(fc.asyncProperty(segment, route, async (id, [method, suffix, body]) => {
+    const path = `/v1/runs/${id}${suffix}`;
+    assertClientErrorContract(await keel.request(method, path, body), `${method} ${path}`);
+  }), { numRuns: PROPERTY_RUNS });
+});
+
+test('property: arbitrary Last-Event-ID headers never produce 5xx', async (t) => {
+  const keel = await start(t);
+  const run = await keel.request('POST', '/v1/runs', { agent: 'quick' });
+  await keel.waitForRun(run.body.id, (r) => r.status === 'succeeded');
+  // Printable ASCII only: fetch itself refuses other header bytes.
+  const header = fc.oneof(fc.string({ maxLength: 30 }), fc.nat().map(String), fc.bigInt({ min: 0n, max: 10n ** 20n }).map(String));
+  await fc.assert(fc.asyncProperty(header, fc.constantFrom('json', 'sse'), async (value, format) => {
+    const res = await raw(keel, `/v1/runs/${run.body.id}/events?format=${format}`, { headers: { 'last-event-id': value } });
+    assertClientErrorContract(res, `Last-Event-ID ${JSON.stringify(value)}`);
+  }), { numRuns: PROPERTY_RUNS });
+});
