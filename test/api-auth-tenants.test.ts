@@ -9,9 +9,9 @@ import { test, type TestContext } from 'node:test';
 import { generateApiKey, hashApiKey } from '../src/api/auth.ts';
 import { buildApi } from '../src/api/server.ts';
 import { AgentRegistry } from '../src/engine/registry.ts';
-import { ERROR_CODES } from '../src/errors/codes.ts';
 import { defineAgent } from '../src/index.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
+import { assertError } from './support/assert-error.ts';
 import { startKeel, type TestKeel } from './support/keel-server.ts';
 
 const quick = defineAgent({ name: 'quick', version: '1', async run() { return { done: true }; } });
@@ -23,12 +23,6 @@ async function start(t: TestContext): Promise<TestKeel> {
   return keel;
 }
 
-function assertError(res: { status: number; body: any }, status: number, code: string): void {
-  const where = `got ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`;
-  assert.equal(res.status, status, where);
-  assert.equal(res.body?.error?.code, code, where);
-  assert.equal(ERROR_CODES[code as keyof typeof ERROR_CODES].status, status);
-}
 
 async function get(url: string, headers: Record<string, string>): Promise<{ status: number; body: any }> {
   const res = await fetch(url, { headers });

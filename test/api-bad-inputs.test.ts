@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { newRunId } from '../src/engine/ids.ts';
 import { ERROR_CODES } from '../src/errors/codes.ts';
 import { defineAgent } from '../src/index.ts';
+import { assertError } from './support/assert-error.ts';
 import { startKeel, type StartOptions, type TestKeel } from './support/keel-server.ts';
 
 const quick = defineAgent({ name: 'quick', version: '1', async run() { return { done: true }; } });
@@ -25,15 +26,6 @@ async function start(t: TestContext, options: Partial<StartOptions> = {}): Promi
 interface Answer { status: number; body: any }
 
 /** The error contract: this status, this registered code, the registry agrees on the status, and a message. */
-function assertError(res: Answer, status: number, code: string): void {
-  const where = `got ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`;
-  assert.equal(res.status, status, where);
-  assert.equal(res.body?.error?.code, code, where);
-  assert.equal(typeof res.body.error.message, 'string', where);
-  assert.ok(code in ERROR_CODES, `${code} is not a registered error code`);
-  assert.equal(ERROR_CODES[code as keyof typeof ERROR_CODES].status, status, `registry status of ${code}`);
-}
-
 /** Never 5xx; every 4xx carries a registered code whose registry status is the one sent. */
 function assertClientErrorContract(res: Answer, what: string): void {
   const where = `${what} → ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`;

@@ -2,8 +2,8 @@
 // cursor pagination and filters, cancel and input conflicts, the gapless event log, health, readiness and OpenAPI.
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
-import { ERROR_CODES } from '../src/errors/codes.ts';
 import { defineAgent } from '../src/index.ts';
+import { assertError } from './support/assert-error.ts';
 import { startKeel, TERMINAL, type TestKeel } from './support/keel-server.ts';
 
 const quick = defineAgent({ name: 'quick', version: '1', async run(_ctx, input: unknown) { return { echo: (input ?? null) as never }; } });
@@ -23,12 +23,6 @@ async function start(t: TestContext): Promise<TestKeel> {
   return keel;
 }
 
-function assertError(res: { status: number; body: any }, status: number, code: string): void {
-  const where = `got ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`;
-  assert.equal(res.status, status, where);
-  assert.equal(res.body?.error?.code, code, where);
-  assert.equal(ERROR_CODES[code as keyof typeof ERROR_CODES].status, status);
-}
 
 async function submit(keel: TestKeel, body: unknown, key?: string): Promise<any> {
   const res = await keel.request('POST', '/v1/runs', body, key);
