@@ -1,0 +1,117 @@
+// `npm run bench [-- --quick]`: runs each scenario in its own child process (with --expose-gc, so memory figures
+// start clean and one scenario's heap never skews another's), collects their JSON and writes bench/RESULTS.md
+// with the machine it ran on and a targets table. `--quick` is a ~30 s smoke run: it prints the report and never
+// overwrites RESULTS.md. In a child (`--scenario <name> --out <file>`), it runs that one scenario.
+import { execFileSync, spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runFsyncCeiling } from './scenarios/fsync-ceiling.ts';
+import { runLatencyAlone } from './scenarios/latency-alone.ts';
+import { runThroughput } from './scenarios/throughput.ts';
+import { runWaitingRss } from './scenarios/waiting-rss.ts';
+import { renderReport, type BenchResults } from './report.ts';
+import { machineInfo, makeTempDir, progress, removeDir } from './support.ts';
+
+const SCENARIOS = {
+  'fsync-ceiling': (quick: boolean) => runFsyncCeiling({ quick }),
+  'throughput-store': (quick: boolean) => runThroughput({ quick, submission: 'store' }),
+  'throughput-http': (quick: boolean) => runThroughput({ quick, submission: 'http' }),
+  'latency-alone': (quick: boolean) => runLatencyAlone({ quick }),
+  'waiting-rss': (quick: boolean) => runWaitingRss({ quick }),
+} as const;
+type ScenarioName = keyof typeof SCENARIOS;
+
+/** The order they run in: the fsync ceiling is measured again at the end, since the disk's fsync time drifts. */
+const PLAN: Array<{ key: keyof BenchResults['scenarios']; scenario: ScenarioName }> = [
+  { key: 'fsyncBefore', scenario: 'fsync-ceiling' },
+  { key: 'throughputStore', scenario: 'throughput-store' },
+  { key: 'throughputHttp', scenario: 'throughput-http' },
+  { key: 'latencyAlone', scenario: 'latency-alone' },
+  { key: 'waitingRss', scenario: 'waiting-rss' },
+  { key: 'fsyncAfter', scenario: 'fsync-ceiling' },
+];
+
+/** A scenario that takes longer than this is stuck: the whole bench must stay under five minutes. */
+const SCENARIO_TIMEOUT_MS = 120_000;
+const RESULTS_PATH = join(fileURLToPath(new URL('.', import.meta.url)), 'RESULTS.md');
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const childScenario = valueOf('--scenario');
+
+if (childScenario !== undefined) await runChild(childScenario as ScenarioName, valueOf('--out'));
+else await runAll();
+
+async function runChild(name: ScenarioName, out: string | undefined): Promise<void> {
+  const scenario = SCENARIOS[name];
+  if (scenario === undefined || out === undefined) throw new Error(`unknown scenario ${name} or missing --out`);
+  const result = await scenario(quick);
+  writeFileSync(out, JSON.stringify(result));
+}
+
+async function runAll(): Promise<void> {
+  const started = Date.now();
+  const machine = machineInfo();
+  progress(`Keel bench${quick ? ' (quick smoke run: figures are not recorded)' : ''}; each scenario runs in a child process`);
+  const dir = makeTempDir();
+  const scenarios: Partial<BenchResults['scenarios']> = {};
+  try {
+    for (const { key, scenario } of PLAN) {
+      const out = join(dir, `${key}.json`);
+      await runInChild(scenario, out);
+      (scenarios as Record<string, unknown>)[key] = JSON.parse(readFileSync(out, 'utf8'));
+    }
+  } finally {
+    removeDir(dir);
+  }
+  const results: BenchResults = {
+    date: new Date().toISOString(), quick, durationSeconds: Math.round((Date.now() - started) / 1000),
+    machine, git: gitDescription(), scenarios: scenarios as BenchResults['scenarios'],
+  };
+  const report = renderReport(results);
+  if (quick) {
+    process.stdout.write(`\n${report}\n`);
+    progress('quick run: RESULTS.md left as it was');
+  } else {
+    writeFileSync(RESULTS_PATH, report);
+    progress(`wrote ${RESULTS_PATH} in ${results.durationSeconds} s`);
+  }
+}
+
+function runInChild(scenario: ScenarioName, out: string): Promise<void> {
+  const script = fileURLToPath(import.meta.url);
+  const childArgs = ['--expose-gc', script, '--scenario', scenario, '--out', out, ...(quick ? ['--quick'] : [])];
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, childArgs, { stdio: 'inherit' });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`scenario ${scenario} took longer than ${SCENARIO_TIMEOUT_MS} ms`));
+    }, SCENARIO_TIMEOUT_MS);
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve();
+      else reject(new Error(`scenario ${scenario} exited with ${signal ?? code}`));
+    });
+  });
+}
+
+function gitDescription(): string {
+  try {
+    const head = execGit(['rev-parse', '--short', 'HEAD']);
+    const dirty = execGit(['status', '--porcelain', '--', 'src']).length > 0;
+    return `${head}${dirty ? ' (src/ has uncommitted changes)' : ''}`;
+  } catch {
+    return 'unknown';
+  }
+}
+
+function execGit(gitArgs: string[]): string {
+  return execFileSync('git', gitArgs, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+}
+
+function valueOf(flag: string): string | undefined {
+  const i = args.indexOf(flag);
+  return i >= 0 ? args[i + 1] : undefined;
+}
