@@ -4,6 +4,8 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import fc from 'fast-check';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { newRunId } from '../src/engine/ids.ts';
 import { ERROR_CODES } from '../src/errors/codes.ts';
 import { defineAgent } from '../src/index.ts';
@@ -344,4 +346,26 @@ test('property: arbitrary Last-Event-ID headers never produce 5xx', async (t) =>
     const res = await raw(keel, `/v1/runs/${run.body.id}/events?format=${format}`, { headers: { 'last-event-id': value } });
     assertClientErrorContract(res, `Last-Event-ID ${JSON.stringify(value)}`);
   }), { numRuns: PROPERTY_RUNS });
+});
+
+test('an oversize body is answered 413 to a client in another process, never a broken connection mid-upload', async (t) => {
+  const keel = await startKeel({ agents: [] as never[] });
+  t.after(() => keel.close());
+  // A separate process, as real clients are: in-process, client and server share one event loop and the race
+  // (the server answering while the client still uploads) does not show.
+  const script = `
+    const statuses = [];
+    for (let i = 0; i < 10; i++) {
+      try {
+        const res = await fetch(process.argv[1] + '/v1/runs', { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer ' + process.argv[2] },
+          body: JSON.stringify({ agent: 'x', input: { blob: 'x'.repeat(2 * 1024 * 1024) } }) });
+        statuses.push(res.status + ':' + (await res.json()).error.code);
+      } catch (e) { statuses.push('error:' + (e.cause?.code ?? e.message)); }
+    }
+    console.log(JSON.stringify(statuses));`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script, keel.url, keel.apiKey], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  await once(child, 'exit');
+  assert.deepEqual(JSON.parse(out), Array(10).fill('413:payload_too_large'));
 });

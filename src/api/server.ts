@@ -3,13 +3,13 @@
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
-import secureJson from 'secure-json-parse';
 import { KeelError } from '../errors/keel-error.ts';
 import type { AgentRegistry } from '../engine/registry.ts';
 import type { TenantRecord } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import { authenticateTenant } from './auth.ts';
 import { errorHandler } from './error-boundary.ts';
+import { readJsonBody } from './json-body.ts';
 import { EventHub } from './event-hub.ts';
 import { registerAdminRoutes } from './routes/admin.ts';
 import { registerEventRoutes } from './routes/events.ts';
@@ -40,15 +40,10 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   app.setNotFoundHandler((request, reply) => {
     void reply.status(404).send({ error: { code: 'not_found', message: `no route ${request.method} ${request.url.split('?')[0]}` } });
   });
-  // An empty body is an empty object (POST /cancel without a body); anything else must be valid JSON.
+  // JSON only: text/plain would otherwise reach the routes as a string (it must be 415).
   app.removeContentTypeParser(['application/json', 'text/plain']);
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    if (body === '') return done(null, {});
-    try {
-      done(null, secureJson.parse(body as string, undefined, { protoAction: 'error', constructorAction: 'error' }));
-    } catch {
-      done(new KeelError('invalid_json', 'the request body is not valid JSON'), undefined);
-    }
+  app.addContentTypeParser('application/json', (_request, payload, done) => {
+    readJsonBody(payload, payloadMaxBytes).then((body) => done(null, body), (error: Error) => done(error, undefined));
   });
 
   await app.register(swagger, {

@@ -138,7 +138,7 @@ export class Orchestrator {
   #startExecution(run: RunRecord): void {
     const agent = this.#registry.get(run.agent, run.agentVersion);
     const execution = new RunExecution(run, agent, this.#store, {
-      onDone: (x, outcome) => this.#onDone(x, outcome.status),
+      onDone: (x, outcome) => this.#onDone(x, outcome.status, outcome.wakeAt ?? null),
       onDispatch: (_kind, ms) => this.dispatchLatency.record(Math.max(1, Math.round(ms * 1e6))),
       log: this.#log,
     });
@@ -153,27 +153,25 @@ export class Orchestrator {
     });
   }
 
-  #onDone(execution: RunExecution, status: string): void {
+  #onDone(execution: RunExecution, status: string, wakeAt: number | null): void {
     if (this.#active.get(execution.runId) === execution) this.#active.delete(execution.runId);
-    if (status === 'waiting') this.#scheduleWake(execution.run.id);
+    if (status === 'waiting' && wakeAt !== null) this.#scheduleWake(wakeAt);
     if (status === 'queued') this.#claim();
     if (this.#active.size === 0) for (const resolve of this.#drained.splice(0)) resolve();
     else if (this.#running) this.#claim();
   }
 
   /** A run parked on a timer: claim again when it is due instead of waiting for the next poll. */
-  #scheduleWake(runId: string): void {
-    void this.#store.getRun(runId).then((run) => {
-      if (!this.#running || run === null || run.wakeAt === null) return;
-      if (this.#wakeTimer !== undefined && this.#wakeTimer.at <= run.wakeAt && this.#wakeTimer.at > Date.now()) return;
-      if (this.#wakeTimer !== undefined) clearTimeout(this.#wakeTimer.timer);
-      const timer = setTimeout(() => {
-        this.#wakeTimer = undefined;
-        this.#claim();
-      }, Math.max(0, run.wakeAt - Date.now()));
-      timer.unref();
-      this.#wakeTimer = { at: run.wakeAt, timer };
-    });
+  #scheduleWake(wakeAt: number): void {
+    if (!this.#running) return;
+    if (this.#wakeTimer !== undefined && this.#wakeTimer.at <= wakeAt && this.#wakeTimer.at > Date.now()) return;
+    if (this.#wakeTimer !== undefined) clearTimeout(this.#wakeTimer.timer);
+    const timer = setTimeout(() => {
+      this.#wakeTimer = undefined;
+      this.#claim();
+    }, Math.max(0, wakeAt - Date.now()));
+    timer.unref();
+    this.#wakeTimer = { at: wakeAt, timer };
   }
 
   async #heartbeat(): Promise<void> {

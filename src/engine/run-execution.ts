@@ -28,7 +28,7 @@ export type StopReason = { kind: 'cancel' } | { kind: 'fail'; error: KeelError }
 
 export interface ExecutionHooks {
   /** The execution is over (parked, finished, stopped): the orchestrator drops it. */
-  onDone(execution: RunExecution, outcome: { status: string }): void;
+  onDone(execution: RunExecution, outcome: { status: string; wakeAt?: number | null }): void;
   onDispatch?(kind: EffectKind, latencySinceCommitMs: number): void;
   log(level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>): void;
 }
@@ -60,6 +60,8 @@ export class RunExecution {
   #quiesceScheduled = false;
   #deadlineTimer: NodeJS.Timeout | undefined;
   #lastCommitAt: number | undefined;
+  /** `run.started`, sent with this execution's first commit (the claim itself writes no events). */
+  #startEvent: { type: string; data: Json } | undefined;
   /** Steps dispatched but not committed yet, for the maxSteps budget. */
   inflightSteps = 0;
   /** Effects that ran without their result being committed: they decide a cancelled run's outcome. */
@@ -74,6 +76,7 @@ export class RunExecution {
     this.#hooks = hooks;
     this.#expectedVersion = run.stateVersion;
     this.random = new SeededRandom(run.id);
+    this.#startEvent = { type: 'run.started', data: { attempt: run.leaseToken, worker: run.leaseOwner, status: run.status } };
   }
 
   get stopped(): StopReason | undefined {
@@ -173,7 +176,9 @@ export class RunExecution {
   /** Commits under this execution's lease and expected state version (commits of one run are applied in order). */
   async commit(commit: Omit<RunCommit, 'runId' | 'leaseToken' | 'expectedStateVersion'>): Promise<CommitOutcome> {
     const journal = this.#piggyback.length > 0 ? [...this.#piggyback.splice(0), ...(commit.journal ?? [])] : commit.journal;
-    const full: RunCommit = { ...commit, journal, runId: this.runId, leaseToken: this.run.leaseToken, expectedStateVersion: this.#expectedVersion++ };
+    const events = this.#startEvent !== undefined ? [this.#startEvent, ...(commit.events ?? [])] : commit.events;
+    this.#startEvent = undefined;
+    const full: RunCommit = { ...commit, journal, events, runId: this.runId, leaseToken: this.run.leaseToken, expectedStateVersion: this.#expectedVersion++ };
     try {
       const outcome = await this.store.commit(full);
       this.#lastCommitAt = performance.now();
@@ -272,18 +277,19 @@ export class RunExecution {
     const reason = waits[0]!.reason;
     this.#clearTimers();
     try {
+      const wakeAt = deadlines.length > 0 ? Math.min(...deadlines) : null;
       const outcome = await this.commit({
         journal: waits
           .filter((w) => w.kind !== 'unknown')
           .map((w) => ({ seq: w.seq, kind: w.kind as EffectKind, name: w.name, status: 'waiting' as const, args: w.args, deadlineAt: w.deadlineAt, queuedAt: Date.now() })),
-        run: { status: 'waiting', waitingReason: reason, wakeAt: deadlines.length > 0 ? Math.min(...deadlines) : null, releaseLease: true },
+        run: { status: 'waiting', waitingReason: reason, wakeAt, releaseLease: true },
         events: [{ type: 'run.waiting', data: { reason, waits: waits.map((w) => ({ seq: w.seq, kind: w.kind, name: w.name, deadlineAt: w.deadlineAt })) } }],
         wakeIf: {
           inputKeys: waits.filter((w) => w.kind === 'input').map((w) => w.name),
           childRunIds: waits.filter((w) => w.kind === 'child').map((w) => (w.args as { childRunId: string }).childRunId),
         },
       });
-      this.#end({ status: outcome.status });
+      this.#end({ status: outcome.status, wakeAt });
     } catch (error) {
       if (!(isKeelError(error) && error.code === 'stale_write')) {
         this.#hooks.log('error', 'park commit failed', { runId: this.runId, error: String(error) });
@@ -349,7 +355,7 @@ export class RunExecution {
     this.#deadlineTimer = undefined;
   }
 
-  #end(outcome: { status: string }): void {
+  #end(outcome: { status: string; wakeAt?: number | null }): void {
     if (this.#done) return;
     this.#done = true;
     this.#clearTimers();

@@ -19,6 +19,13 @@ import { jsonText, toEvent, toJournalEntry, toRun, toTenant } from './rows.ts';
 import { prepareStatements, type Statements } from './statements.ts';
 import { WriteBatcher, type WriteScope } from './write-batcher.ts';
 
+/**
+ * Claims and heartbeats acknowledge nobody outside Keel, so they need no fsync of their own: a later fsync'd commit
+ * appends after them in the same WAL and makes them durable too, and a claim lost to a power cut only leaves the run
+ * queued (no effect can have committed under it). A batch of such writes alone skips the fsync.
+ */
+const LEASE_ONLY = { fsync: false } as const;
+
 const SYNCHRONOUS_BY_DURABILITY: Record<Durability, string> = { fsync: 'FULL', written: 'NORMAL', memory: 'OFF' };
 const BUSY_TIMEOUT_MS = 5_000;
 const CLAIMABLE_STATUSES = JSON.stringify(statusesAllowing('claim'));
@@ -46,7 +53,7 @@ export class SqliteStore implements Store {
     this.#db = new DatabaseSync(options.path);
     this.#db.exec(`PRAGMA journal_mode = WAL; PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS};
       PRAGMA synchronous = ${SYNCHRONOUS_BY_DURABILITY[this.durability]};`);
-    this.#batcher = new WriteBatcher(this.#db, (changes) => {
+    this.#batcher = new WriteBatcher(this.#db, SYNCHRONOUS_BY_DURABILITY[this.durability], (changes) => {
       for (const listener of this.#listeners) listener(changes);
     });
   }
@@ -210,24 +217,21 @@ export class SqliteStore implements Store {
   // Work
 
   claimRuns(request: ClaimRequest): Promise<RunRecord[]> {
-    return this.#batcher.submit((scope) => {
+    return this.#batcher.submit(LEASE_ONLY, (scope) => {
+      // Lease state only, no events: what clients see must be durable, and this write is not fsync'd on its own.
       const leaseExpiresAt = scope.now + request.leaseMs;
       const rows = this.#s['claim-runs'].all({
         owner: request.owner, now: scope.now, lease_expires_at: leaseExpiresAt, served: JSON.stringify(request.served),
         limit: request.limit, claimable_statuses: CLAIMABLE_STATUSES,
       }) as Row[];
       // RETURNING yields rows in table order, not the subquery's: restore the claim order.
-      const runs = rows.map(toRun).sort((a, b) => priorityRank(a.priority) - priorityRank(b.priority) || a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
-      for (const run of runs) {
-        this.#appendEvents(run.id, [{ type: 'run.started', data: { attempt: run.leaseToken, worker: request.owner, status: run.status } }], scope);
-      }
-      return runs;
+      return rows.map(toRun).sort((a, b) => priorityRank(a.priority) - priorityRank(b.priority) || a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
     });
   }
 
   heartbeat(owner: string, runIds: string[], leaseMs: number): Promise<HeartbeatResult> {
     if (runIds.length === 0) return Promise.resolve({ held: [] });
-    return this.#batcher.submit(({ now }) => {
+    return this.#batcher.submit(LEASE_ONLY, ({ now }) => {
       const rows = this.#s.heartbeat.all({ owner, ids: JSON.stringify(runIds), lease_expires_at: now + leaseMs }) as Row[];
       return { held: rows.map((r) => ({ id: r.id as string, status: r.status as RunStatus, stateVersion: Number(r.state_version) })) };
     });
@@ -302,8 +306,14 @@ export class SqliteStore implements Store {
     const events = c.events ?? [];
     const status = patch.status;
     const claimAfter = status === undefined ? undefined : claimAfterFor(status, patch.releaseLease === true, patch.wakeAt ?? null, scope.now);
-    const row = this.#s['commit-run'].get({
-      id: c.runId, lease_token: c.leaseToken, expected_state_version: c.expectedStateVersion, now: scope.now,
+    const countersOnly = Object.keys(patch).every((k) => k === 'counters');
+    const guard = { id: c.runId, lease_token: c.leaseToken, expected_state_version: c.expectedStateVersion, now: scope.now, event_count: events.length };
+    const deltas = {
+      d_steps: patch.counters?.steps ?? 0, d_input_tokens: patch.counters?.inputTokens ?? 0,
+      d_output_tokens: patch.counters?.outputTokens ?? 0, d_cost_usd: patch.counters?.costUsd ?? 0,
+    };
+    const row = countersOnly ? this.#s['commit-effect'].get({ ...guard, ...deltas }) : this.#s['commit-run'].get({
+      ...guard, ...deltas,
       set_status: status === undefined ? 0 : 1, status: status ?? null,
       terminal: status !== undefined && isTerminal(status) ? 1 : 0,
       set_result: 'result' in patch ? 1 : 0, result: jsonText(patch.result),
@@ -311,11 +321,8 @@ export class SqliteStore implements Store {
       set_outcome: 'outcome' in patch ? 1 : 0, outcome: patch.outcome ?? null,
       set_waiting: 'waitingReason' in patch ? 1 : 0, waiting_reason: patch.waitingReason ?? null,
       set_wake_at: 'wakeAt' in patch ? 1 : 0, wake_at: patch.wakeAt ?? null,
-      d_steps: patch.counters?.steps ?? 0, d_input_tokens: patch.counters?.inputTokens ?? 0,
-      d_output_tokens: patch.counters?.outputTokens ?? 0, d_cost_usd: patch.counters?.costUsd ?? 0,
       release: patch.releaseLease === true ? 1 : 0,
       set_claim_after: claimAfter === undefined ? 0 : 1, claim_after: claimAfter ?? null,
-      event_count: events.length,
     }) as Row | undefined;
     if (row === undefined) {
       const current = this.#s['get-run'].get({ id: c.runId }) as Row | undefined;

@@ -1,7 +1,10 @@
 // Named SQL statements: each lives in statements/<name>.sql with a header giving its parameters and result,
 // and is prepared once per connection. Code refers to statements by name only, never by inline SQL.
+// Parameters are written `:name` in the files and bound by position: node:sqlite's named binding costs about twice
+// as much per call, and the commit path binds ~30 parameters per effect. Binding stays strict both ways: a missing
+// parameter and an unexpected one both throw, so a typo cannot silently bind NULL.
 import { readdirSync, readFileSync } from 'node:fs';
-import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 
 const STATEMENTS_DIR = new URL('./statements/', import.meta.url);
 
@@ -9,22 +12,100 @@ export const STATEMENT_NAMES = [
   'insert-tenant', 'find-tenant-by-name', 'insert-api-key', 'find-tenant-by-key',
   'insert-run', 'find-run-by-idempotency-key', 'get-run', 'list-runs',
   'insert-event', 'allocate-event-seqs', 'claim-runs', 'heartbeat', 'release-leases', 'expire-foreign-leases',
-  'commit-run', 'upsert-journal', 'load-journal', 'list-events', 'request-cancel',
+  'commit-run', 'commit-effect', 'upsert-journal', 'load-journal', 'list-events', 'request-cancel',
   'insert-input', 'get-input', 'consume-input', 'wake-on-input', 'wake-run', 'wake-if-ready', 'insert-audit',
   'find-execution', 'resolve-execution',
 ] as const;
 export type StatementName = (typeof STATEMENT_NAMES)[number];
 
-export type Statements = Record<StatementName, StatementSync>;
+export type Params = Record<string, SQLInputValue>;
+
+/** A prepared statement called with named parameters and bound by position. */
+export class NamedStatement {
+  readonly #statement: StatementSync;
+  readonly #names: readonly string[];
+  readonly #file: string;
+
+  constructor(db: DatabaseSync, file: string, sql: string) {
+    const { text, names } = toPositional(sql);
+    this.#statement = db.prepare(text);
+    this.#names = names;
+    this.#file = file;
+  }
+
+  run(params: Params = {}): { changes: number | bigint } {
+    return this.#statement.run(...this.#bind(params));
+  }
+
+  get(params: Params = {}): Record<string, unknown> | undefined {
+    return this.#statement.get(...this.#bind(params)) as Record<string, unknown> | undefined;
+  }
+
+  all(params: Params = {}): Array<Record<string, unknown>> {
+    return this.#statement.all(...this.#bind(params)) as Array<Record<string, unknown>>;
+  }
+
+  #bind(params: Params): SQLInputValue[] {
+    const values = this.#names.map((name) => {
+      const value = params[name];
+      if (value === undefined) throw new Error(`${this.#file}: missing parameter :${name}`);
+      return value;
+    });
+    if (Object.keys(params).length !== this.#names.length) {
+      const unexpected = Object.keys(params).filter((k) => !this.#names.includes(k));
+      throw new Error(`${this.#file}: unexpected parameter(s) ${unexpected.map((k) => `:${k}`).join(', ')}`);
+    }
+    return values;
+  }
+}
+
+export type Statements = Record<StatementName, NamedStatement>;
 
 export function prepareStatements(db: DatabaseSync): Statements {
   const files = new Set(readdirSync(STATEMENTS_DIR).filter((f) => f.endsWith('.sql')).map((f) => f.slice(0, -4)));
   const prepared = {} as Statements;
   for (const name of STATEMENT_NAMES) {
     if (!files.has(name)) throw new Error(`missing SQL statement file statements/${name}.sql`);
-    prepared[name] = db.prepare(readFileSync(new URL(`${name}.sql`, STATEMENTS_DIR), 'utf8'));
+    prepared[name] = new NamedStatement(db, `${name}.sql`, readFileSync(new URL(`${name}.sql`, STATEMENTS_DIR), 'utf8'));
     files.delete(name);
   }
   if (files.size > 0) throw new Error(`unregistered SQL statement files: ${[...files].join(', ')}`);
   return prepared;
+}
+
+/**
+ * Rewrites `:name` parameters to `?N` (the same N for repeats), skipping comments and string literals.
+ * Returns the SQL and the parameter names in N order.
+ */
+export function toPositional(sql: string): { text: string; names: string[] } {
+  const names: string[] = [];
+  let text = '';
+  let i = 0;
+  while (i < sql.length) {
+    const c = sql[i]!;
+    if (c === '-' && sql[i + 1] === '-') {
+      const end = sql.indexOf('\n', i);
+      i = end === -1 ? sql.length : end;
+      continue; // comments are dropped: they document, SQLite does not need them
+    }
+    if (c === "'") {
+      const end = sql.indexOf("'", i + 1);
+      if (end === -1) throw new Error('unterminated string literal in SQL');
+      text += sql.slice(i, end + 1);
+      i = end + 1;
+      continue;
+    }
+    const match = c === ':' ? /^:([a-z_][a-z0-9_]*)/.exec(sql.slice(i, i + 64)) : null;
+    if (match !== null) {
+      const name = match[1]!;
+      let index = names.indexOf(name);
+      if (index === -1) index = names.push(name) - 1;
+      text += `?${index + 1}`;
+      i += match[0].length;
+      continue;
+    }
+    text += c;
+    i++;
+  }
+  return { text, names };
 }

@@ -28,7 +28,13 @@ export interface WriteScope {
   touch(runId: string, signal: ChangeSignal): void;
 }
 
+export interface WriteOptions {
+  /** False for writes that acknowledge nothing outside Keel (claims, heartbeats): they need not wait for an fsync. */
+  fsync: boolean;
+}
+
 interface QueuedWrite {
+  fsync: boolean;
   apply(scope: WriteScope): unknown;
   resolve(value: unknown): void;
   reject(error: unknown): void;
@@ -36,6 +42,8 @@ interface QueuedWrite {
 
 export class WriteBatcher {
   readonly #db: DatabaseSync;
+  /** The connection's `synchronous` setting, restored after a batch that did without fsync. */
+  readonly #synchronous: string;
   readonly #onCommitted: (changes: readonly RunChange[]) => void;
   #queue: QueuedWrite[] = [];
   #scheduled = false;
@@ -43,8 +51,9 @@ export class WriteBatcher {
   /** Writes acknowledged so far and transactions used for them, for group-commit statistics. */
   readonly stats = { writes: 0, transactions: 0 };
 
-  constructor(db: DatabaseSync, onCommitted: (changes: readonly RunChange[]) => void) {
+  constructor(db: DatabaseSync, synchronous: string, onCommitted: (changes: readonly RunChange[]) => void) {
     this.#db = db;
+    this.#synchronous = synchronous;
     this.#onCommitted = onCommitted;
   }
 
@@ -52,13 +61,17 @@ export class WriteBatcher {
     return this.#queue.length;
   }
 
-  submit<T>(apply: (scope: WriteScope) => T): Promise<T> {
+  submit<T>(apply: (scope: WriteScope) => T): Promise<T>;
+  submit<T>(options: WriteOptions, apply: (scope: WriteScope) => T): Promise<T>;
+  submit<T>(first: WriteOptions | ((scope: WriteScope) => T), second?: (scope: WriteScope) => T): Promise<T> {
+    const apply = typeof first === 'function' ? first : second!;
+    const fsync = typeof first === 'function' ? true : first.fsync;
     if (this.#closed) return Promise.reject(new Error('store is closed'));
     if (this.#queue.length >= WRITE_QUEUE_MAX_OPS) {
       return Promise.reject(new KeelError('store_busy', `the store's write queue is full (${WRITE_QUEUE_MAX_OPS} writes)`, { retryable: true, retryAfterMs: STORE_BUSY_RETRY_AFTER_MS }));
     }
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ apply, resolve: resolve as (v: unknown) => void, reject });
+      this.#queue.push({ fsync, apply, resolve: resolve as (v: unknown) => void, reject });
       if (!this.#scheduled) {
         this.#scheduled = true;
         setImmediate(() => this.#flush());
@@ -91,6 +104,25 @@ export class WriteBatcher {
     const touched: RunChange[] = [];
     const scope: WriteScope = { now: Date.now(), touch: (runId, signal) => touched.push({ runId, signal }) };
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    const skipFsync = this.#synchronous === 'FULL' && batch.every((w) => !w.fsync);
+    if (skipFsync) this.#db.exec('PRAGMA synchronous = NORMAL');
+    try {
+      this.#flushTransaction(batch, scope, outcomes);
+    } finally {
+      if (skipFsync) this.#db.exec(`PRAGMA synchronous = ${this.#synchronous}`);
+    }
+    if (outcomes.length < batch.length) return; // the transaction failed; every write was rejected
+    this.stats.writes += batch.length;
+    this.stats.transactions += 1;
+    batch.forEach((write, i) => {
+      const outcome = outcomes[i]!;
+      if (outcome.ok) write.resolve(outcome.value);
+      else write.reject(outcome.error);
+    });
+    if (touched.length > 0) this.#onCommitted(touched);
+  }
+
+  #flushTransaction(batch: QueuedWrite[], scope: WriteScope, outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }>): void {
     try {
       this.#db.exec('BEGIN IMMEDIATE');
     } catch (error) {
@@ -116,16 +148,8 @@ export class WriteBatcher {
       } catch {
         // The transaction is already gone; the commit error below is what callers need.
       }
+      outcomes.length = 0;
       for (const w of batch) w.reject(busyOr(error));
-      return;
     }
-    this.stats.writes += batch.length;
-    this.stats.transactions += 1;
-    batch.forEach((write, i) => {
-      const outcome = outcomes[i]!;
-      if (outcome.ok) write.resolve(outcome.value);
-      else write.reject(outcome.error);
-    });
-    if (touched.length > 0) this.#onCommitted(touched);
   }
 }
