@@ -10,8 +10,10 @@ export interface LatencyAloneResult {
   warmupRuns: number;
   inProcess: LatencySummary;
   http: LatencySummary;
-  /** fsync'd transactions per run in-process: each one is a sequential fsync on the run's critical path. */
+  /** Write transactions per run in-process, one after another on the run's critical path. */
   transactionsPerRun: number;
+  /** Of those, the fsync'd ones (the claim is written without an fsync of its own). */
+  fsyncedTransactionsPerRun: number;
   /** Single-row fsync'd commits on a probe file, one between consecutive runs: the disk during this scenario. */
   fsyncProbe: LatencySummary;
 }
@@ -25,14 +27,16 @@ export async function runLatencyAlone(options: { quick: boolean }): Promise<Late
     const inProcess = createHistogram();
     for (let i = 0; i < warmupRuns; i++) await oneInProcess(keel);
     const before = keel.store.writeStats.transactions;
+    const fsyncedBefore = keel.store.writeStats.fsyncedTransactions;
     for (let i = 0; i < runs; i++) {
       probe.sample();
       const measured = await oneInProcess(keel);
       recordMs(inProcess, measured);
     }
     const transactionsPerRun = Math.round(((keel.store.writeStats.transactions - before) / runs) * 100) / 100;
+    const fsyncedTransactionsPerRun = Math.round(((keel.store.writeStats.fsyncedTransactions - fsyncedBefore) / runs) * 100) / 100;
     const inProcessSummary = summarize(inProcess);
-    progress(`latency alone, in-process: p50 ${inProcessSummary.p50Ms} ms, p99 ${inProcessSummary.p99Ms} ms (${transactionsPerRun} transactions per run)`);
+    progress(`latency alone, in-process: p50 ${inProcessSummary.p50Ms} ms, p99 ${inProcessSummary.p99Ms} ms (${transactionsPerRun} transactions per run, ${fsyncedTransactionsPerRun} fsync'd)`);
 
     const http = createHistogram();
     for (let i = 0; i < warmupRuns; i++) await oneOverHttp(keel);
@@ -44,7 +48,7 @@ export async function runLatencyAlone(options: { quick: boolean }): Promise<Late
     const httpSummary = summarize(http);
     const fsyncProbe = summarize(probe.histogram);
     progress(`latency alone, HTTP POST + SSE: p50 ${httpSummary.p50Ms} ms, p99 ${httpSummary.p99Ms} ms; fsync probe p50 ${fsyncProbe.p50Ms} ms`);
-    return { runs, warmupRuns, inProcess: inProcessSummary, http: httpSummary, transactionsPerRun, fsyncProbe };
+    return { runs, warmupRuns, inProcess: inProcessSummary, http: httpSummary, transactionsPerRun, fsyncedTransactionsPerRun, fsyncProbe };
   } finally {
     probe.close();
     await keel.close();

@@ -58,8 +58,8 @@ export class SqliteStore implements Store {
     });
   }
 
-  /** Group-commit statistics: writes acknowledged and transactions (fsyncs) used for them. */
-  get writeStats(): { writes: number; transactions: number } {
+  /** Group-commit statistics: writes acknowledged, transactions used for them, and the fsync'd ones among those. */
+  get writeStats(): { writes: number; transactions: number; fsyncedTransactions: number } {
     return this.#batcher.stats;
   }
 

@@ -48,8 +48,8 @@ export class WriteBatcher {
   #queue: QueuedWrite[] = [];
   #scheduled = false;
   #closed = false;
-  /** Writes acknowledged so far and transactions used for them, for group-commit statistics. */
-  readonly stats = { writes: 0, transactions: 0 };
+  /** Writes acknowledged so far, transactions used for them, and how many of those were fsync'd (group-commit statistics). */
+  readonly stats = { writes: 0, transactions: 0, fsyncedTransactions: 0 };
 
   constructor(db: DatabaseSync, synchronous: string, onCommitted: (changes: readonly RunChange[]) => void) {
     this.#db = db;
@@ -114,6 +114,7 @@ export class WriteBatcher {
     if (outcomes.length < batch.length) return; // the transaction failed; every write was rejected
     this.stats.writes += batch.length;
     this.stats.transactions += 1;
+    if (this.#synchronous === 'FULL' && !skipFsync) this.stats.fsyncedTransactions += 1;
     batch.forEach((write, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) write.resolve(outcome.value);
