@@ -224,3 +224,69 @@ test('leases: a run working longer than its lease TTL keeps its lease through he
   assert.equal(executions, 1);
   assert.equal(done.attempts, 1, 'claimed once: the lease never expired');
 });
+
+test('cancel propagates to child runs', async (t) => {
+  const stuck = defineAgent({ name: 'stuck', version: '1', async run(ctx) { return ctx.waitForInput('never'); } });
+  const boss = defineAgent({
+    name: 'boss', version: '1',
+    async run(ctx) {
+      const [a, b] = await Promise.all([ctx.child('stuck', {}), ctx.child('stuck', {})]);
+      return { a, b };
+    },
+  });
+  const keel = await startKeel({ agents: [stuck, boss] });
+  t.after(() => keel.close());
+  const id = (await keel.request('POST', '/v1/runs', { agent: 'boss' })).body.id;
+  await keel.waitForRun(id, (r) => r.status === 'waiting' && r.waitingReason === 'child');
+  let children: any[] = [];
+  for (const deadline = Date.now() + 5_000; Date.now() < deadline;) {
+    children = (await keel.request('GET', '/v1/runs?agent=stuck')).body.runs;
+    if (children.length === 2 && children.every((c) => c.status === 'waiting')) break;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  await keel.request('POST', `/v1/runs/${id}/cancel`);
+  assert.equal((await keel.waitForRun(id, (r) => TERMINAL.has(r.status))).status, 'cancelled');
+  for (const child of children) {
+    const done = await keel.waitForRun(child.id, (r) => TERMINAL.has(r.status));
+    assert.equal(done.status, 'cancelled');
+    assert.equal(done.outcome, 'no_side_effects');
+  }
+});
+
+test('versions are pinned: a run keeps the agent version it started with', async (t) => {
+  const v1 = defineAgent({ name: 'versioned', version: '1', async run(ctx) { await ctx.waitForInput('go'); return 'v1'; } });
+  const v2 = defineAgent({ name: 'versioned', version: '2', async run(ctx) { await ctx.waitForInput('go'); return 'v2'; } });
+  const keel = await startKeel({ agents: [v1, v2] });
+  t.after(() => keel.close());
+  const latest = (await keel.request('POST', '/v1/runs', { agent: 'versioned' })).body;
+  const pinned = (await keel.request('POST', '/v1/runs', { agent: 'versioned@1' })).body;
+  assert.equal(latest.agentVersion, '2');
+  assert.equal(pinned.agentVersion, '1');
+  assert.equal((await keel.request('POST', '/v1/runs', { agent: 'versioned@3' })).body.error.code, 'agent_not_found');
+  for (const run of [latest, pinned]) {
+    await keel.waitForRun(run.id, (r) => r.status === 'waiting');
+    await keel.request('POST', `/v1/runs/${run.id}/input`, { key: 'go', value: 1 });
+  }
+  assert.equal((await keel.waitForRun(latest.id, (r) => TERMINAL.has(r.status))).result, 'v2');
+  assert.equal((await keel.waitForRun(pinned.id, (r) => TERMINAL.has(r.status))).result, 'v1', 'replayed with the version it started with');
+});
+
+test('a run pinned to a version nobody serves stays queued and says why', async (t) => {
+  const old = defineAgent({ name: 'evolving', version: '1', async run() { return 'old'; } });
+  const next = defineAgent({ name: 'evolving', version: '2', async run() { return 'new'; } });
+  const first = await startKeel({ agents: [old] });
+  await first.orchestrator.stop();
+  const id = (await first.request('POST', '/v1/runs', { agent: 'evolving' })).body.id;
+  await first.stop();
+  const second = await startKeel({ agents: [next], dir: first.dir });
+  t.after(async () => {
+    await second.close();
+    await first.close();
+  });
+  // Asserting that something does not happen needs a bounded wait: several claim polls (50 ms apart) go by.
+  await new Promise((r) => setTimeout(r, 300));
+  const run = (await second.request('GET', `/v1/runs/${id}`)).body;
+  assert.equal(run.status, 'queued', 'not claimed by a worker serving only version 2');
+  assert.equal(run.agentVersion, '1');
+  assert.equal(run.waitingReason, 'agent_version_unavailable');
+});

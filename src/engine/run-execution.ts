@@ -257,6 +257,7 @@ export class RunExecution {
         },
         events: [{ type: `run.${status}`, data: eventData }],
         ...(this.run.parentRunId !== null ? { wakeRuns: [this.run.parentRunId] } : {}),
+        ...(status === 'cancelled' ? { cancelRuns: this.#unfinishedChildren() } : {}),
       });
       this.#end({ status });
     } catch (error) {
@@ -328,6 +329,13 @@ export class RunExecution {
     if (this.#done) return;
     this.#expectedVersion = Math.max(this.#expectedVersion, stateVersion);
     this.stop({ kind: 'cancel' });
+  }
+
+  /** Child runs this run started and has not seen finish: a cancel propagates to them. */
+  #unfinishedChildren(): string[] {
+    return [...this.#journal.values()]
+      .filter((e) => e.kind === 'child' && e.status === 'waiting')
+      .map((e) => (e.args as { childRunId: string }).childRunId);
   }
 
   #scheduleQuiesceCheck(): void {

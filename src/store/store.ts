@@ -83,6 +83,8 @@ export interface RunCommit {
   createRuns?: NewRun[];
   /** Runs to move from waiting to queued (a parent whose child just ended). */
   wakeRuns?: string[];
+  /** Runs whose cancellation this commit requests (a cancelled parent's unfinished children). */
+  cancelRuns?: string[];
   /**
    * For a park: if any of these conditions already holds, the run is queued instead of waiting,
    * closing the race between "nothing to wait for yet" and the arrival of what it waits for.

@@ -32,6 +32,12 @@ export async function ownedRun(store: Store, tenant: TenantRecord, id: string): 
 export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const { store, registry } = deps;
+  /** A queued run pinned to a version no worker here serves says so, instead of sitting queued unexplained. */
+  const view = (run: RunRecord) => {
+    const v = runView(run);
+    if (run.status === 'queued' && registry.get(run.agent, run.agentVersion) === undefined) v.waitingReason = 'agent_version_unavailable';
+    return v;
+  };
 
   r.post('/v1/runs', {
     schema: { summary: 'Submit a run', tags: ['runs'], body: CreateRunBody, response: { 200: Run, 201: Run, ...errors } },
@@ -52,7 +58,7 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
 
   r.get('/v1/runs/:id', {
     schema: { summary: 'Get a run', tags: ['runs'], params: RunIdParams, response: { 200: Run, ...errors } },
-  }, async (request) => runView(await ownedRun(store, deps.tenantOf(request), request.params.id)));
+  }, async (request) => view(await ownedRun(store, deps.tenantOf(request), request.params.id)));
 
   r.get('/v1/runs', {
     schema: { summary: 'List runs, newest first', tags: ['runs'], querystring: ListRunsQuery, response: { 200: RunList, ...errors } },
@@ -64,7 +70,7 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
       limit: q.limit + 1, ...(q.status ? { status: q.status } : {}), ...(q.agent ? { agent: q.agent } : {}), ...(afterId ? { afterId } : {}),
     });
     const page = runs.slice(0, q.limit);
-    return { runs: page.map(runView), nextCursor: runs.length > q.limit ? encodeCursor(page[page.length - 1]!.id) : null };
+    return { runs: page.map(view), nextCursor: runs.length > q.limit ? encodeCursor(page[page.length - 1]!.id) : null };
   });
 
   r.post('/v1/runs/:id/cancel', {

@@ -153,13 +153,16 @@ export class SqliteStore implements Store {
     return this.#batcher.submit((scope) => {
       const run = this.#requireRun(runId);
       if (isTerminal(run.status)) throw new KeelError('run_terminal', `run ${runId} has already ${run.status}`);
-      if (run.status !== 'cancelling') {
-        this.#s['request-cancel'].get({ id: runId, now: scope.now, from_statuses: CANCELLABLE_STATUSES });
-        this.#appendEvents(runId, [{ type: 'run.cancelling', data: { from: run.status } }], scope);
-        scope.touch(runId, run.leaseOwner === null ? 'runnable' : 'cancel');
-      }
+      this.#requestCancel(run, scope, 'api');
       return this.#requireRun(runId);
     });
+  }
+
+  #requestCancel(run: RunRecord, scope: WriteScope, by: string): void {
+    if (run.status === 'cancelling' || isTerminal(run.status)) return;
+    this.#s['request-cancel'].get({ id: run.id, now: scope.now, from_statuses: CANCELLABLE_STATUSES });
+    this.#appendEvents(run.id, [{ type: 'run.cancelling', data: { from: run.status, by } }], scope);
+    scope.touch(run.id, run.leaseOwner === null ? 'runnable' : 'cancel');
   }
 
   provideInput(runId: string, key: string, value: Json): Promise<RunRecord> {
@@ -355,6 +358,10 @@ export class SqliteStore implements Store {
         this.#appendEvents(id, [{ type: 'run.queued', data: { reason: 'child', childRunId: c.runId } }], scope);
         scope.touch(id, 'runnable');
       }
+    }
+    for (const id of c.cancelRuns ?? []) {
+      const child = this.#s['get-run'].get({ id }) as Row | undefined;
+      if (child !== undefined) this.#requestCancel(toRun(child), scope, `parent ${c.runId}`);
     }
     let finalStatus = row.status as RunStatus;
     if (finalStatus === 'waiting' && c.wakeIf !== undefined) {
