@@ -1,9 +1,14 @@
-// Runs the store conformance suite against every store implementation (each test gets a fresh database).
+// Runs the store conformance suite against every store implementation, each test on a fresh database:
+// a new SQLite file, or a new Postgres schema. Postgres is required under CI=true (its absence fails, not skips).
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
+import { PostgresStore } from '../src/store/postgres/postgres-store.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { storeConformance, type StoreFactory } from './store/conformance.ts';
+import { TEST_DATABASE_URL, postgresAvailable } from './support/postgres.ts';
 
 const sqlite: StoreFactory = {
   name: 'sqlite',
@@ -21,4 +26,24 @@ const sqlite: StoreFactory = {
   },
 };
 
-for (const factory of [sqlite]) storeConformance(factory);
+const postgres: StoreFactory = {
+  name: 'postgres',
+  async create() {
+    const schema = `keel_test_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
+    const store = new PostgresStore({ connectionString: TEST_DATABASE_URL, schema, poolSize: 4 });
+    await store.migrate();
+    return {
+      store,
+      async dispose() {
+        await store.close();
+        const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+        await admin.connect();
+        await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+        await admin.end();
+      },
+    };
+  },
+};
+
+storeConformance(sqlite);
+if (await postgresAvailable()) storeConformance(postgres);

@@ -9,8 +9,9 @@ export class EventHub {
   constructor(store: Store) {
     this.#unsubscribe = store.onChange((changes) => {
       for (const change of changes) {
-        const set = this.#listeners.get(change.runId);
-        if (set !== undefined) for (const listener of set) listener();
+        // '*': the store may have missed changes (its change feed reconnected): every stream re-reads.
+        const sets = change.runId === '*' ? [...this.#listeners.values()] : [this.#listeners.get(change.runId)];
+        for (const set of sets) if (set !== undefined) for (const listener of set) listener();
       }
     });
   }

@@ -21,6 +21,7 @@ import type {
  */
 export type ChangeSignal = 'events' | 'runnable' | 'cancel' | 'ended';
 export interface RunChange {
+  /** A run id, or '*' when changes may have been missed (a reconnected change feed): everyone should look again. */
   runId: string;
   signal: ChangeSignal;
 }

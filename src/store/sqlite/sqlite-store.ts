@@ -9,13 +9,14 @@ import { KeelError } from '../../errors/keel-error.ts';
 import { isTerminal, statusesAllowing } from '../../engine/run-status.ts';
 import type { RunStatus } from '../../engine/run-status.ts';
 import type { Json } from '../../sdk/types.ts';
-import type { JournalEntry, NewRun, Priority, RunEventRecord, RunRecord, TenantRecord } from '../records.ts';
+import type { JournalEntry, NewRun, RunEventRecord, RunRecord, TenantRecord } from '../records.ts';
 import type {
   ClaimRequest, CommitOutcome, ExecutionResolution, RunChange, CreateRunResult, Durability, EventWrite, HeartbeatResult, RunCommit, RunFilter,
   Store, StoreCapabilities,
 } from '../store.ts';
 import { migrate } from './migrate.ts';
-import { jsonText, toEvent, toJournalEntry, toRun, toTenant } from './rows.ts';
+import { claimAfterFor, inClaimOrder, priorityRank } from '../claim-rules.ts';
+import { jsonText, toEvent, toJournalEntry, toRun, toTenant } from '../rows.ts';
 import { prepareStatements, type Statements } from './statements.ts';
 import { WriteBatcher, type WriteScope } from './write-batcher.ts';
 
@@ -228,7 +229,7 @@ export class SqliteStore implements Store {
         limit: request.limit, claimable_statuses: CLAIMABLE_STATUSES,
       }) as Row[];
       // RETURNING yields rows in table order, not the subquery's: restore the claim order.
-      return rows.map(toRun).sort((a, b) => priorityRank(a.priority) - priorityRank(b.priority) || a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
+      return inClaimOrder(rows.map(toRun));
     });
   }
 
@@ -384,25 +385,3 @@ function isUniqueViolation(error: unknown): boolean {
   return code === 1555 || code === 2067;
 }
 
-const priorityRank = (priority: Priority): number => (priority === 'interactive' ? 0 : 1);
-
-/** When a run with this status may be claimed by time alone (null: only by an outside event). */
-function claimAfterFor(status: RunStatus, releasing: boolean, wakeAt: number | null, now: number): number | null | undefined {
-  switch (status) {
-    case 'succeeded':
-    case 'failed':
-    case 'cancelled':
-      return null;
-    case 'waiting':
-      return wakeAt;
-    case 'queued':
-      return now;
-    case 'running':
-    case 'cancelling':
-      return releasing ? now : undefined;
-    default: {
-      const never: never = status;
-      throw new Error(`unknown status ${String(never)}`);
-    }
-  }
-}

@@ -5,6 +5,7 @@
 // parameter and an unexpected one both throw, so a typo cannot silently bind NULL.
 import { readdirSync, readFileSync } from 'node:fs';
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
+import { toPositional } from '../sql-params.ts';
 
 const STATEMENTS_DIR = new URL('./statements/', import.meta.url);
 
@@ -27,7 +28,7 @@ export class NamedStatement {
   readonly #file: string;
 
   constructor(db: DatabaseSync, file: string, sql: string) {
-    const { text, names } = toPositional(sql);
+    const { text, names } = toPositional(sql, (n) => `?${n}`);
     this.#statement = db.prepare(text);
     this.#names = names;
     this.#file = file;
@@ -71,41 +72,4 @@ export function prepareStatements(db: DatabaseSync): Statements {
   }
   if (files.size > 0) throw new Error(`unregistered SQL statement files: ${[...files].join(', ')}`);
   return prepared;
-}
-
-/**
- * Rewrites `:name` parameters to `?N` (the same N for repeats), skipping comments and string literals.
- * Returns the SQL and the parameter names in N order.
- */
-export function toPositional(sql: string): { text: string; names: string[] } {
-  const names: string[] = [];
-  let text = '';
-  let i = 0;
-  while (i < sql.length) {
-    const c = sql[i]!;
-    if (c === '-' && sql[i + 1] === '-') {
-      const end = sql.indexOf('\n', i);
-      i = end === -1 ? sql.length : end;
-      continue; // comments are dropped: they document, SQLite does not need them
-    }
-    if (c === "'") {
-      const end = sql.indexOf("'", i + 1);
-      if (end === -1) throw new Error('unterminated string literal in SQL');
-      text += sql.slice(i, end + 1);
-      i = end + 1;
-      continue;
-    }
-    const match = c === ':' ? /^:([a-z_][a-z0-9_]*)/.exec(sql.slice(i, i + 64)) : null;
-    if (match !== null) {
-      const name = match[1]!;
-      let index = names.indexOf(name);
-      if (index === -1) index = names.push(name) - 1;
-      text += `?${index + 1}`;
-      i += match[0].length;
-      continue;
-    }
-    text += c;
-    i++;
-  }
-  return { text, names };
 }

@@ -1,9 +1,10 @@
-// Mapping between SQLite rows and store records: JSON columns parsed, integer flags turned into booleans.
-import type { SerializedError } from '../../errors/keel-error.ts';
-import type { EffectStatus } from '../../engine/effect-status.ts';
-import type { RunStatus } from '../../engine/run-status.ts';
-import type { Json } from '../../sdk/types.ts';
-import type { CancelOutcome, EffectKind, JournalEntry, Priority, RunEventRecord, RunRecord, TenantRecord } from '../records.ts';
+// Mapping between database rows and store records (both stores keep JSON as text and times as integer ms):
+// JSON columns parsed, numbers (Postgres returns BIGINT as text) turned into numbers.
+import type { SerializedError } from '../errors/keel-error.ts';
+import type { EffectStatus } from '../engine/effect-status.ts';
+import type { RunStatus } from '../engine/run-status.ts';
+import type { Json } from '../sdk/types.ts';
+import type { CancelOutcome, EffectKind, JournalEntry, Priority, RunEventRecord, RunRecord, TenantRecord } from './records.ts';
 
 type Row = Record<string, unknown>;
 

@@ -1,0 +1,397 @@
+// The distributed store: PostgreSQL through `pg`, shared by any number of Keel processes. Writes go through the
+// PgWriteQueue (group commit, one transaction at a time); reads use the pool; other processes' changes arrive
+// through LISTEN/NOTIFY. Like the SQLite store it applies the engine's commits under their guards and decides nothing.
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { KeelError } from '../../errors/keel-error.ts';
+import { isTerminal, statusesAllowing, type RunStatus } from '../../engine/run-status.ts';
+import type { Json } from '../../sdk/types.ts';
+import type { JournalEntry, NewRun, RunEventRecord, RunRecord, TenantRecord } from '../records.ts';
+import { claimAfterFor, inClaimOrder, priorityRank } from '../claim-rules.ts';
+import { jsonText, toEvent, toJournalEntry, toRun, toTenant } from '../rows.ts';
+import type {
+  ClaimRequest, CommitOutcome, CreateRunResult, Durability, EventWrite, ExecutionResolution, HeartbeatResult, JournalWrite,
+  RunChange, RunCommit, RunFilter, Store, StoreCapabilities,
+} from '../store.ts';
+import { ChangeListener } from './change-listener.ts';
+import { migratePostgres } from './migrate.ts';
+import { loadPgStatements, type PgStatements } from './statements.ts';
+import { CHANGE_CHANNEL, PgWriteQueue, type PgWriteScope } from './write-queue.ts';
+
+export const PG_POOL_MAX_CONNECTIONS_DEFAULT = 10;
+const CLAIMABLE_STATUSES = JSON.stringify(statusesAllowing('claim'));
+const CANCELLABLE_STATUSES = JSON.stringify(statusesAllowing('cancel').filter((s) => s !== 'cancelling'));
+const LEASE_ONLY = { fsync: false } as const;
+const DURABLE = { fsync: true } as const;
+
+export interface PostgresStoreOptions {
+  connectionString: string;
+  poolSize?: number;
+  /** `fsync` keeps the server's synchronous_commit; `written`/`memory` turn it off for Keel's sessions. */
+  durability?: Durability;
+  /** A schema to keep Keel's tables in (created if missing); several installations can share a database. */
+  schema?: string;
+}
+
+const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
+
+type Row = Record<string, unknown>;
+
+export class PostgresStore implements Store {
+  readonly capabilities: StoreCapabilities = { groupCommit: true, multiProcess: true };
+  readonly durability: Durability;
+  readonly #pool: pg.Pool;
+  readonly #origin = randomUUID();
+  readonly #listeners = new Set<(changes: readonly RunChange[]) => void>();
+  readonly #writes: PgWriteQueue;
+  readonly #listener: ChangeListener;
+  readonly #s: PgStatements = loadPgStatements();
+
+  readonly #schema: string | undefined;
+
+  constructor(options: PostgresStoreOptions) {
+    this.durability = options.durability ?? 'fsync';
+    if (options.schema !== undefined && !SCHEMA_PATTERN.test(options.schema)) throw new KeelError('config_invalid', `invalid schema name ${JSON.stringify(options.schema)}`);
+    this.#schema = options.schema;
+    const settings = [
+      ...(options.schema !== undefined ? [`-c search_path=${options.schema}`] : []),
+      ...(this.durability === 'fsync' ? [] : ['-c synchronous_commit=off']),
+    ];
+    const channel = options.schema === undefined ? CHANGE_CHANNEL : `${CHANGE_CHANNEL}_${options.schema}`;
+    this.#pool = new pg.Pool({
+      connectionString: options.connectionString,
+      max: options.poolSize ?? PG_POOL_MAX_CONNECTIONS_DEFAULT,
+      ...(settings.length > 0 ? { options: settings.join(' ') } : {}),
+    });
+    // An idle client's connection error (the server restarted) must not crash the process; the pool replaces it.
+    this.#pool.on('error', () => {});
+    const emit = (changes: readonly RunChange[]) => {
+      for (const listener of this.#listeners) listener(changes);
+    };
+    this.#writes = new PgWriteQueue(this.#pool, this.#origin, channel, emit);
+    this.#listener = new ChangeListener(options.connectionString, this.#origin, channel, emit);
+  }
+
+  get writeStats(): { writes: number; transactions: number; fsyncedTransactions: number } {
+    return this.#writes.stats;
+  }
+
+  /** Whether the change listener is connected (readiness: without it, other processes' work is heard late). */
+  get listening(): boolean {
+    return this.#listener.connected;
+  }
+
+  async migrate(): Promise<void> {
+    if (this.#schema !== undefined) await this.#pool.query(`CREATE SCHEMA IF NOT EXISTS ${this.#schema}`);
+    await migratePostgres(this.#pool);
+    await this.#listener.start();
+  }
+
+  async close(): Promise<void> {
+    await this.#writes.close();
+    await this.#listener.close();
+    await this.#pool.end();
+  }
+
+  onChange(listener: (changes: readonly RunChange[]) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  // Tenants
+
+  createTenant(name: string, apiKeyHash: string): Promise<TenantRecord> {
+    return this.#writes.submit(DURABLE, async ({ client, now }) => {
+      const id = `ten_${randomUUID()}`;
+      await client.query('SAVEPOINT tenant');
+      try {
+        await this.#s['insert-tenant'].run(client, { id, name, now });
+      } catch (error) {
+        await client.query('ROLLBACK TO SAVEPOINT tenant');
+        if ((error as { code?: string }).code !== '23505') throw error;
+        throw new KeelError('validation_failed', `a tenant named ${JSON.stringify(name)} exists already`, { cause: error });
+      }
+      await this.#s['insert-api-key'].run(client, { key_hash: apiKeyHash, tenant_id: id, now });
+      return { id, name, createdAt: now };
+    });
+  }
+
+  ensureTenant(name: string, apiKeyHash: string): Promise<TenantRecord> {
+    return this.#writes.submit(DURABLE, async ({ client, now }) => {
+      await client.query('INSERT INTO tenants (id, name, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING', [`ten_${randomUUID()}`, name, now]);
+      const tenant = toTenant((await this.#s['find-tenant-by-name'].row(client, { name }))!);
+      await this.#s['insert-api-key'].run(client, { key_hash: apiKeyHash, tenant_id: tenant.id, now });
+      return tenant;
+    });
+  }
+
+  async findTenantByKeyHash(apiKeyHash: string): Promise<TenantRecord | null> {
+    const row = await this.#s['find-tenant-by-key'].row(this.#pool, { key_hash: apiKeyHash });
+    return row === undefined ? null : toTenant(row);
+  }
+
+  // Runs
+
+  createRun(run: NewRun): Promise<CreateRunResult> {
+    return this.#writes.submit(DURABLE, async (scope) => {
+      if (run.idempotencyKey !== null) {
+        // Serialise creations under one key across processes; the unique index is the backstop.
+        await scope.client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`${run.tenantId}:${run.idempotencyKey}`]);
+        const existing = await this.#s['find-run-by-idempotency-key'].row(scope.client, { tenant_id: run.tenantId, idempotency_key: run.idempotencyKey });
+        if (existing !== undefined) {
+          if (existing.request_hash !== run.requestHash) {
+            throw new KeelError('idempotency_conflict', `idempotency key ${JSON.stringify(run.idempotencyKey)} was used with a different request`, {
+              details: { runId: existing.id as string },
+            });
+          }
+          return { run: toRun(existing), created: false };
+        }
+      }
+      await this.#insertRun(run, scope);
+      return { run: toRun((await this.#s['get-run'].row(scope.client, { id: run.id }))!), created: true };
+    });
+  }
+
+  async getRun(id: string): Promise<RunRecord | null> {
+    const row = await this.#s['get-run'].row(this.#pool, { id });
+    return row === undefined ? null : toRun(row);
+  }
+
+  async listRuns(tenantId: string, filter: RunFilter): Promise<RunRecord[]> {
+    const rows = await this.#s['list-runs'].rows(this.#pool, {
+      tenant_id: tenantId, status: filter.status ?? null, agent: filter.agent ?? null, after_id: filter.afterId ?? null, limit: filter.limit,
+    });
+    return rows.map(toRun);
+  }
+
+  requestCancel(runId: string): Promise<RunRecord> {
+    return this.#writes.submit(DURABLE, async (scope) => {
+      const run = await this.#lockRun(scope, runId);
+      if (isTerminal(run.status)) throw new KeelError('run_terminal', `run ${runId} has already ${run.status}`);
+      await this.#requestCancel(run, scope, 'api');
+      return this.#requireRun(scope, runId);
+    });
+  }
+
+  provideInput(runId: string, key: string, value: Json): Promise<RunRecord> {
+    return this.#writes.submit(DURABLE, async (scope) => {
+      const run = await this.#lockRun(scope, runId);
+      if (isTerminal(run.status)) throw new KeelError('run_terminal', `run ${runId} has already ${run.status}`);
+      const inserted = await scope.client.query('INSERT INTO inputs (run_id, key, value, at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING', [runId, key, JSON.stringify(value), scope.now]);
+      if (inserted.rowCount === 0) throw new KeelError('input_already_provided', `input ${JSON.stringify(key)} of run ${runId} was provided already`);
+      const events: EventWrite[] = [{ type: 'input.received', data: { key } }];
+      if ((await this.#s['wake-on-input'].row(scope.client, { id: runId, key, now: scope.now })) !== undefined) {
+        events.push({ type: 'run.queued', data: { reason: 'input', key } });
+        scope.touch(runId, 'runnable');
+      }
+      await this.#appendEvents(runId, events, scope);
+      return this.#requireRun(scope, runId);
+    });
+  }
+
+  async getInput(runId: string, key: string): Promise<{ value: Json } | null> {
+    const row = await this.#s['get-input'].row(this.#pool, { run_id: runId, key });
+    return row === undefined ? null : { value: JSON.parse(row.value as string) as Json };
+  }
+
+  resolveExecution(runId: string, executionId: string, resolution: ExecutionResolution): Promise<RunRecord> {
+    return this.#writes.submit(DURABLE, async (scope) => {
+      const run = await this.#lockRun(scope, runId);
+      if (isTerminal(run.status)) throw new KeelError('run_terminal', `run ${runId} has already ${run.status}`);
+      const row = await this.#s['find-execution'].row(scope.client, { run_id: runId, execution_id: executionId });
+      if (row === undefined) throw new KeelError('execution_not_found', `run ${runId} has no execution ${executionId}`);
+      const entry = toJournalEntry(row);
+      const changed = await this.#s['resolve-execution'].row(scope.client, {
+        run_id: runId, seq: entry.seq, status: resolution.action === 'retry' ? 'pending' : resolution.action, now: scope.now,
+        result: resolution.action === 'succeeded' ? jsonText(resolution.result) : null,
+        error: resolution.action === 'failed' ? jsonText(resolution.error) : null,
+      });
+      if (changed === undefined) {
+        throw new KeelError('execution_not_unknown', `execution ${executionId} is ${entry.status}; only unknown executions can be resolved`, { details: { status: entry.status } });
+      }
+      await this.#s['insert-audit'].run(scope.client, { run_id: runId, at: scope.now, kind: 'execution_resolved', data: JSON.stringify({ executionId, seq: entry.seq, resolution }) });
+      const events: EventWrite[] = [{ type: 'effect.resolved', data: { seq: entry.seq, executionId, action: resolution.action } }];
+      if ((await this.#s['wake-run'].row(scope.client, { id: runId, now: scope.now })) !== undefined) {
+        events.push({ type: 'run.queued', data: { reason: 'resolved', executionId } });
+        scope.touch(runId, 'runnable');
+      }
+      await this.#appendEvents(runId, events, scope);
+      return this.#requireRun(scope, runId);
+    });
+  }
+
+  // Work
+
+  claimRuns(request: ClaimRequest): Promise<RunRecord[]> {
+    return this.#writes.submit(LEASE_ONLY, async ({ client, now }) => {
+      const rows = await this.#s['claim-runs'].rows(client, {
+        owner: request.owner, now, lease_expires_at: now + request.leaseMs, served: JSON.stringify(request.served),
+        limit: request.limit, claimable_statuses: CLAIMABLE_STATUSES,
+      });
+      return inClaimOrder(rows.map(toRun));
+    });
+  }
+
+  heartbeat(owner: string, runIds: string[], leaseMs: number): Promise<HeartbeatResult> {
+    if (runIds.length === 0) return Promise.resolve({ held: [] });
+    return this.#writes.submit(LEASE_ONLY, async ({ client, now }) => {
+      const rows = await this.#s.heartbeat.rows(client, { owner, ids: JSON.stringify(runIds), lease_expires_at: now + leaseMs });
+      return { held: rows.map((r) => ({ id: r.id as string, status: r.status as RunStatus, stateVersion: Number(r.state_version) })) };
+    });
+  }
+
+  releaseLeases(owner: string, runIds: string[]): Promise<void> {
+    if (runIds.length === 0) return Promise.resolve();
+    return this.#writes.submit(DURABLE, async (scope) => {
+      await this.#s['release-leases'].run(scope.client, { owner, ids: JSON.stringify(runIds), now: scope.now });
+      for (const id of runIds) scope.touch(id, 'runnable');
+    });
+  }
+
+  expireForeignLeases(owner: string): Promise<number> {
+    return this.#writes.submit(DURABLE, ({ client, now }) => this.#s['expire-foreign-leases'].run(client, { owner, now }));
+  }
+
+  commit(commit: RunCommit): Promise<CommitOutcome> {
+    return this.#writes.submit(DURABLE, (scope) => this.#applyCommit(commit, scope)).then((outcome) => {
+      if ('stale' in outcome) throw new KeelError('stale_write', `commit to run ${commit.runId} was fenced off`, { details: outcome.stale });
+      return outcome;
+    });
+  }
+
+  // History
+
+  async loadJournal(runId: string): Promise<JournalEntry[]> {
+    return (await this.#s['load-journal'].rows(this.#pool, { run_id: runId })).map(toJournalEntry);
+  }
+
+  async listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEventRecord[]> {
+    return (await this.#s['list-events'].rows(this.#pool, { run_id: runId, after_seq: afterSeq, limit })).map(toEvent);
+  }
+
+  // Internals (inside a write transaction)
+
+  async #requireRun(scope: PgWriteScope, runId: string): Promise<RunRecord> {
+    const row = await this.#s['get-run'].row(scope.client, { id: runId });
+    if (row === undefined) throw new KeelError('run_not_found', `run ${runId} not found`);
+    return toRun(row);
+  }
+
+  /** Reads the run under a row lock, so checks and writes on it see no concurrent change from another process. */
+  async #lockRun(scope: PgWriteScope, runId: string): Promise<RunRecord> {
+    const { rows } = await scope.client.query<Row>('SELECT * FROM runs WHERE id = $1 FOR UPDATE', [runId]);
+    if (rows[0] === undefined) throw new KeelError('run_not_found', `run ${runId} not found`);
+    return toRun(rows[0]);
+  }
+
+  async #requestCancel(run: RunRecord, scope: PgWriteScope, by: string): Promise<void> {
+    if (run.status === 'cancelling' || isTerminal(run.status)) return;
+    await this.#s['request-cancel'].row(scope.client, { id: run.id, now: scope.now, from_statuses: CANCELLABLE_STATUSES });
+    await this.#appendEvents(run.id, [{ type: 'run.cancelling', data: { from: run.status, by } }], scope);
+    scope.touch(run.id, run.leaseOwner === null ? 'runnable' : 'cancel');
+  }
+
+  async #insertRun(run: NewRun, scope: PgWriteScope): Promise<void> {
+    const deadlineAt = run.budget.deadlineMs === undefined ? null : scope.now + run.budget.deadlineMs;
+    await this.#s['insert-run'].run(scope.client, {
+      id: run.id, tenant_id: run.tenantId, agent: run.agent, agent_version: run.agentVersion,
+      agent_key: `${run.agent}@${run.agentVersion}`, input: JSON.stringify(run.input), priority: run.priority,
+      priority_rank: priorityRank(run.priority), budget: JSON.stringify(run.budget), metadata: jsonText(run.metadata),
+      deadline_at: deadlineAt, parent_run_id: run.parentRunId, idempotency_key: run.idempotencyKey,
+      request_hash: run.requestHash, now: scope.now,
+    });
+    await this.#insertEvents(run.id, 1, [{ type: 'run.created', data: { agent: run.agent, version: run.agentVersion, parentRunId: run.parentRunId } }], scope);
+    scope.touch(run.id, 'runnable');
+  }
+
+  async #appendEvents(runId: string, events: EventWrite[], scope: PgWriteScope): Promise<void> {
+    if (events.length === 0) return;
+    const row = await this.#s['allocate-event-seqs'].row(scope.client, { id: runId, count: events.length });
+    await this.#insertEvents(runId, Number(row!.first_seq), events, scope);
+  }
+
+  async #insertEvents(runId: string, firstSeq: number, events: EventWrite[], scope: PgWriteScope): Promise<void> {
+    if (events.length === 0) return;
+    await this.#s['insert-events'].run(scope.client, {
+      run_id: runId, first_seq: firstSeq, at: scope.now, events: JSON.stringify(events.map((e) => ({ type: e.type, data: JSON.stringify(e.data) }))),
+    });
+    scope.touch(runId, 'events');
+  }
+
+  async #applyCommit(c: RunCommit, scope: PgWriteScope): Promise<CommitOutcome | { stale: Record<string, unknown> }> {
+    const patch = c.run ?? {};
+    const events = c.events ?? [];
+    const status = patch.status;
+    const countersOnly = Object.keys(patch).every((k) => k === 'counters');
+    const guard = { id: c.runId, lease_token: c.leaseToken, expected_state_version: c.expectedStateVersion, now: scope.now, event_count: events.length };
+    const deltas = {
+      d_steps: patch.counters?.steps ?? 0, d_input_tokens: patch.counters?.inputTokens ?? 0,
+      d_output_tokens: patch.counters?.outputTokens ?? 0, d_cost_usd: patch.counters?.costUsd ?? 0,
+    };
+    const claimAfter = status === undefined ? undefined : claimAfterFor(status, patch.releaseLease === true, patch.wakeAt ?? null, scope.now);
+    const row = countersOnly ? await this.#s['commit-effect'].row(scope.client, { ...guard, ...deltas }) : await this.#s['commit-run'].row(scope.client, {
+      ...guard, ...deltas,
+      set_status: status === undefined ? 0 : 1, status: status ?? null, terminal: status !== undefined && isTerminal(status) ? 1 : 0,
+      set_result: 'result' in patch ? 1 : 0, result: jsonText(patch.result),
+      set_error: 'error' in patch ? 1 : 0, error: jsonText(patch.error),
+      set_outcome: 'outcome' in patch ? 1 : 0, outcome: patch.outcome ?? null,
+      set_waiting: 'waitingReason' in patch ? 1 : 0, waiting_reason: patch.waitingReason ?? null,
+      set_wake_at: 'wakeAt' in patch ? 1 : 0, wake_at: patch.wakeAt ?? null,
+      release: patch.releaseLease === true ? 1 : 0, set_claim_after: claimAfter === undefined ? 0 : 1, claim_after: claimAfter ?? null,
+    });
+    if (row === undefined) return { stale: await this.#auditStale(c, scope) };
+    if ((c.journal ?? []).length > 0) {
+      await this.#s['upsert-journal'].run(scope.client, { run_id: c.runId, lease_token: c.leaseToken, entries: JSON.stringify((c.journal ?? []).map(journalRow)) });
+    }
+    await this.#insertEvents(c.runId, Number(row.first_seq), events, scope);
+    if (status !== undefined && isTerminal(status)) scope.touch(c.runId, 'ended');
+    if (status === 'queued' || (patch.releaseLease === true && status === 'cancelling')) scope.touch(c.runId, 'runnable');
+    for (const key of c.consumeInputs ?? []) await this.#s['consume-input'].run(scope.client, { run_id: c.runId, key });
+    for (const child of c.createRuns ?? []) await this.#insertRun(child, scope);
+    for (const id of c.wakeRuns ?? []) {
+      if ((await this.#s['wake-run'].row(scope.client, { id, now: scope.now })) !== undefined) {
+        await this.#appendEvents(id, [{ type: 'run.queued', data: { reason: 'child', childRunId: c.runId } }], scope);
+        scope.touch(id, 'runnable');
+      }
+    }
+    for (const id of c.cancelRuns ?? []) {
+      const child = await this.#s['get-run'].row(scope.client, { id });
+      if (child !== undefined) await this.#requestCancel(toRun(child), scope, `parent ${c.runId}`);
+    }
+    let finalStatus = row.status as RunStatus;
+    if (finalStatus === 'waiting' && c.wakeIf !== undefined) {
+      const woke = await this.#s['wake-if-ready'].row(scope.client, {
+        id: c.runId, now: scope.now, input_keys: JSON.stringify(c.wakeIf.inputKeys ?? []), child_ids: JSON.stringify(c.wakeIf.childRunIds ?? []),
+      });
+      if (woke !== undefined) {
+        finalStatus = 'queued';
+        await this.#appendEvents(c.runId, [{ type: 'run.queued', data: { reason: 'ready' } }], scope);
+        scope.touch(c.runId, 'runnable');
+      }
+    }
+    return { stateVersion: Number(row.state_version), status: finalStatus };
+  }
+
+  async #auditStale(c: RunCommit, scope: PgWriteScope): Promise<Record<string, unknown>> {
+    const current = await this.#s['get-run'].row(scope.client, { id: c.runId });
+    const stale = {
+      leaseToken: c.leaseToken, expectedStateVersion: c.expectedStateVersion,
+      currentLeaseToken: current === undefined ? null : Number(current.lease_token),
+      currentStateVersion: current === undefined ? null : Number(current.state_version), currentStatus: current?.status ?? null,
+    };
+    await this.#s['insert-audit'].run(scope.client, {
+      run_id: c.runId, at: scope.now, kind: 'stale_commit',
+      data: JSON.stringify({ ...stale, journal: (c.journal ?? []).map((j) => ({ seq: j.seq, kind: j.kind, name: j.name, status: j.status })) }),
+    });
+    return stale;
+  }
+}
+
+function journalRow(j: JournalWrite): Record<string, unknown> {
+  return {
+    seq: j.seq, kind: j.kind, name: j.name, status: j.status, args: jsonText(j.args), result: jsonText(j.result), error: jsonText(j.error),
+    execution_id: j.executionId ?? null, effect_class: j.effectClass ?? null, attempts: j.attempts ?? 1,
+    queued_at: j.queuedAt ?? null, started_at: j.startedAt ?? null, ended_at: j.endedAt ?? null, deadline_at: j.deadlineAt ?? null,
+  };
+}
+

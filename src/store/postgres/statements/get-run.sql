@@ -1,0 +1,2 @@
+-- Params: :id. Returns the run row or nothing.
+SELECT * FROM runs WHERE id = :id
