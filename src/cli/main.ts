@@ -2,10 +2,15 @@
 import { isKeelError } from '../errors/keel-error.ts';
 import { runRunsCommand } from './client/runs-command.ts';
 import { runDevCommand } from './dev-command.ts';
+import { runMigrateCommand } from './migrate-command.ts';
+import { runServerCommand } from './server-command.ts';
 
 const USAGE = `usage: keel <command>
 
-  dev --agents <file> [--port 7070] [--data ./.keel]   run everything in one process (SQLite)
+  dev --agents <file> [--port 7070] [--data ./.keel]   run everything in one process (SQLite, or Postgres if KEEL_DATABASE_URL)
+  server --agents <file> [--port 7070]                   API + orchestrator on Postgres (KEEL_DATABASE_URL); run any number
+  worker --agents <file>                                 orchestrator only, on Postgres; run any number
+  migrate                                                apply Postgres migrations and exit
   runs submit|get|list|cancel|input|events|steps ...     talk to a running Keel (see: keel runs help)
 `;
 
@@ -16,6 +21,13 @@ async function main(argv: string[]): Promise<number> {
       const code = await runDevCommand(rest);
       process.exit(code); // after a graceful shutdown nothing is left to flush
     }
+    case 'server':
+    case 'worker': {
+      const code = await runServerCommand(command, rest);
+      process.exit(code);
+    }
+    case 'migrate':
+      return runMigrateCommand();
     case 'runs':
       return runRunsCommand(rest, { stdout: process.stdout, stderr: process.stderr, env: process.env });
     case undefined:

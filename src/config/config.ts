@@ -18,7 +18,7 @@ const ConfigSchema = z.object({
   maxActiveRuns: integer(1, 1_000_000).default(2_000),
   payloadMaxBytes: integer(1024, 64 * 1024 * 1024).default(1024 * 1024),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  databaseUrl: z.string().optional(),
+  databaseUrl: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection string').optional(),
   url: z.string().url().default('http://127.0.0.1:7070'),
 });
 export type KeelConfig = z.infer<typeof ConfigSchema>;

@@ -189,8 +189,15 @@ export class RunExecution {
       if (isKeelError(error) && error.code === 'stale_write') {
         if (journal !== undefined && commit.run?.status === undefined) this.#lateWrites.push(...journal);
         void this.#onStale();
+        throw error;
       }
-      throw error;
+      // The store could not be written (the database is down): the effect's outcome is not committed, so the agent
+      // must not see it succeed or fail. Drop the run here; when its lease expires it is replayed from its journal.
+      this.#hooks.log('warn', 'commit failed; the run will resume from its journal when its lease expires', { runId: this.runId, error: String(error) });
+      this.#stop ??= { kind: 'lost' };
+      if (!this.abort.signal.aborted) this.abort.abort(new KeelError('store_busy', 'the store is unavailable'));
+      this.#end({ status: 'lost' });
+      return new Promise<never>(() => {});
     }
   }
 

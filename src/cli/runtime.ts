@@ -1,0 +1,99 @@
+// Assembles a Keel process for a role: `dev` (everything, SQLite unless KEEL_DATABASE_URL is set), `server`
+// (API + orchestrator + pools on Postgres) or `worker` (orchestrator + pools, no API). Owns start and graceful stop;
+// holds no state of its own beyond the parts it wires together.
+import { join, resolve } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { buildApi } from '../api/server.ts';
+import { generateApiKey, hashApiKey } from '../api/auth.ts';
+import type { KeelConfig } from '../config/config.ts';
+import { Orchestrator } from '../engine/orchestrator.ts';
+import { AgentRegistry } from '../engine/registry.ts';
+import { KeelError } from '../errors/keel-error.ts';
+import { ModelGateway } from '../models/gateway.ts';
+import { PostgresStore } from '../store/postgres/postgres-store.ts';
+import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
+import type { Store } from '../store/store.ts';
+import { lockDataDir } from './data-dir-lock.ts';
+import { loadAgentsModule } from './load-agents.ts';
+
+export type Role = 'dev' | 'server' | 'worker';
+
+export const DEV_TENANT_NAME = 'dev';
+/** The tenant a `keel server` creates for KEEL_API_KEY, when that is set. */
+export const DEFAULT_TENANT_NAME = 'default';
+
+export interface RunningKeel {
+  store: Store;
+  orchestrator: Orchestrator;
+  app: FastifyInstance | undefined;
+  address: string | undefined;
+  /** The API key printed for the dev tenant (dev role, generated when KEEL_API_KEY is unset). */
+  devApiKey: string | undefined;
+  recovered: number;
+  stop(): Promise<void>;
+}
+
+export function openStore(config: KeelConfig, role: Role): { store: Store; unlock: () => void } {
+  if (config.databaseUrl !== undefined) {
+    return { store: new PostgresStore({ connectionString: config.databaseUrl, durability: config.durability }), unlock: () => {} };
+  }
+  if (role !== 'dev') throw new KeelError('config_invalid', `keel ${role} needs KEEL_DATABASE_URL (a PostgreSQL connection string); for one process on SQLite, use keel dev`);
+  const dataDir = resolve(config.dataDir);
+  const unlock = lockDataDir(dataDir);
+  return { store: new SqliteStore({ path: join(dataDir, 'keel.db'), durability: config.durability }), unlock };
+}
+
+export async function startRuntime(role: Role, agentsFile: string, config: KeelConfig, log: Logger): Promise<RunningKeel> {
+  const { agents, models } = await loadAgentsModule(agentsFile);
+  const { store, unlock } = openStore(config, role);
+  await store.migrate();
+  const registry = new AgentRegistry();
+  for (const agent of agents) registry.register(agent);
+  const orchestrator = new Orchestrator({
+    store, registry, gateway: new ModelGateway(models), leaseTtlMs: config.leaseTtlMs, maxActiveRuns: config.maxActiveRuns,
+    log: (level, message, fields) => log[level](fields ?? {}, message),
+  });
+  // A store this process owns alone (the SQLite file under its lock): a dead predecessor's leases are taken back at
+  // once. A shared store waits for leases to expire instead: their holders may be alive.
+  const recovered = store.capabilities.multiProcess ? 0 : await store.expireForeignLeases(orchestrator.owner);
+  let devApiKey: string | undefined;
+  if (role === 'dev') {
+    devApiKey = config.apiKey ?? generateApiKey();
+    await store.ensureTenant(DEV_TENANT_NAME, hashApiKey(devApiKey));
+  } else if (role === 'server' && config.apiKey !== undefined) {
+    await store.ensureTenant(DEFAULT_TENANT_NAME, hashApiKey(config.apiKey));
+  }
+  orchestrator.start();
+  let app: FastifyInstance | undefined;
+  let address: string | undefined;
+  if (role !== 'worker') {
+    app = await buildApi({ store, registry, adminKey: config.adminKey, payloadMaxBytes: config.payloadMaxBytes, ready: () => true, logger: log.child({ role: 'api' }) });
+    address = await app.listen({ port: config.port, host: config.host });
+  }
+  return {
+    store, orchestrator, app, address, devApiKey, recovered,
+    async stop() {
+      await app?.close();
+      await orchestrator.stop();
+      await store.close();
+      unlock();
+    },
+  };
+}
+
+/** Resolves after SIGINT or SIGTERM, once the runtime stopped gracefully. */
+export function untilSignalled(runtime: RunningKeel, log: Logger): Promise<number> {
+  return new Promise<number>((resolveExit) => {
+    let stopping = false;
+    const shutdown = async (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      log.info({ signal }, 'shutting down');
+      await runtime.stop();
+      resolveExit(0);
+    };
+    process.once('SIGINT', () => void shutdown('SIGINT'));
+    process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  });
+}
