@@ -1,6 +1,10 @@
 // Renders the collected scenario results as bench/RESULTS.md: the machine, a targets table (target, measured,
-// met or not), the reference figures from issue #2 next to ours, each scenario's details, and the raw JSON.
+// met or not), the reference figures from issue #2 next to ours (and the systems measured on Postgres in the same
+// run, each with a section from postgresShapeSection), each scenario's details, and the raw JSON.
 // Pure formatting: it measures nothing, and a figure it cannot find is shown as missing rather than guessed.
+import type { PostgresShapeResult } from './postgres-shape.ts';
+import type { KeelPostgresResult } from './scenarios/keel-postgres.ts';
+import type { DbosReferenceResult } from './scenarios/dbos-reference.ts';
 import type { FsyncCeilingResult } from './scenarios/fsync-ceiling.ts';
 import type { LatencyAloneResult } from './scenarios/latency-alone.ts';
 import type { ThroughputResult } from './scenarios/throughput.ts';
@@ -19,8 +23,16 @@ export interface BenchResults {
     throughputHttp: ThroughputResult;
     latencyAlone: LatencyAloneResult;
     waitingRss: WaitingRssResult;
+    dbosReference: DbosReferenceResult | SkippedScenario;
+    keelPostgres: KeelPostgresResult[] | SkippedScenario;
     fsyncAfter: FsyncCeilingResult;
   };
+}
+
+/** A scenario that did not run here (its Postgres did not answer), and why. */
+export interface SkippedScenario {
+  skipped: true;
+  reason: string;
 }
 
 export const TARGETS = {
@@ -90,12 +102,18 @@ export function renderReport(r: BenchResults): string {
     `| **Keel**, embedded, in-process submission | **${n(s.throughputStore.effectsPerSec)}/s** | measured here |`,
     `| **Keel**, embedded, submission through POST /v1/runs | **${n(s.throughputHttp.effectsPerSec)}/s** | measured here |`,
     `| SQLite single-row transactions, synchronous=FULL, this disk | ${n(s.fsyncBefore.full.txPerSec)}/s before, ${n(s.fsyncAfter.full.txPerSec)}/s after | measured here (scenario 1) |`,
+    postgresReferenceRow('DBOS Transact on Postgres, 5-step workflows, 50 in flight', s.dbosReference, 6),
+    ...keelPostgresRows(s.keelPostgres),
     '',
+    ...keelVersusDbos(s.keelPostgres, s.dbosReference),
   );
   push(...fsyncSection(s.fsyncBefore, s.fsyncAfter));
   push(...throughputSection(s.throughputStore, s.throughputHttp));
   push(...latencySection(s.latencyAlone));
   push(...rssSection(s.waitingRss));
+  push(...postgresShapeSection('6. DBOS Transact on Postgres, same shape', dbosLead(s.dbosReference), s.dbosReference));
+  push(...postgresShapeSection('7. Keel on Postgres, same shape, 1, 2 and 4 worker processes', keelPostgresLead(s.keelPostgres),
+    ...('skipped' in s.keelPostgres ? [s.keelPostgres] : s.keelPostgres)));
   push(
     '## Raw results',
     '',
@@ -202,6 +220,103 @@ function rssSection(w: WaitingRssResult): string[] {
     'to while parking them at full speed (V8\'s young generation expanding under the allocation rate, promoted garbage)',
     'and kept after GC; the next batches show what more waiting runs cost once that working size is reached.',
     '',
+  ];
+}
+
+/** A row of the reference table for a system measured on Postgres in this run (or skipped, and why). */
+function postgresReferenceRow(name: string, r: PostgresShapeResult | SkippedScenario, section: number): string {
+  if ('skipped' in r) return `| ${name} | not measured | skipped in this run: ${r.reason} |`;
+  return `| ${name} (${r.system}) | **${n(r.stepsPerSec)}/s** | measured here, same run (scenario ${section}) |`;
+}
+
+function keelPostgresRows(r: KeelPostgresResult[] | SkippedScenario): string[] {
+  if ('skipped' in r) return [`| Keel on Postgres | not measured | skipped in this run: ${r.reason} |`];
+  return r.map((k) => `| **Keel on Postgres**, ${k.workerProcesses === 1 ? '1 worker (in-process)' : `${k.workerProcesses} worker processes`} | **${n(k.stepsPerSec)}/s** | measured here, same run (scenario 7) |`);
+}
+
+/** The issue-3 target: Keel on one worker process ≥ 3× DBOS's durable steps/s, same Postgres, same run. */
+function keelVersusDbos(keel: KeelPostgresResult[] | SkippedScenario, dbos: DbosReferenceResult | SkippedScenario): string[] {
+  if ('skipped' in keel || 'skipped' in dbos) return [];
+  const one = keel.find((k) => k.workerProcesses === 1);
+  if (one === undefined) return [];
+  const ratio = one.stepsPerSec / dbos.stepsPerSec;
+  return [
+    '| Target (distributed mode) | Measured | Met? |',
+    '|---|---|---|',
+    row('Keel on Postgres, one worker process, ≥ 3× DBOS\'s durable steps/s (same Postgres, same run)',
+      `${n(one.stepsPerSec)} vs ${n(dbos.stepsPerSec)} steps/s = ${ratio.toFixed(2)}×`, ratio >= 3),
+    '',
+  ];
+}
+
+function keelPostgresLead(r: KeelPostgresResult[] | SkippedScenario): string[] {
+  const lead = [
+    'The same 5-step agent on Keel\'s Postgres store, in a database created fresh for each configuration and dropped after.',
+    'With 1 worker, the orchestrator runs in the bench process (runs created through the store, their end heard from it).',
+    'With 2 and 4, `keel worker` child processes do the work; the bench process only creates runs and hears them end through',
+    'LISTEN/NOTIFY, and the step gaps come from the workers (their warm-up included). This machine has 2 cores shared by',
+    'Postgres, the workers and the bench process, so adding processes here measures contention, not scale-out.',
+  ];
+  if ('skipped' in r) return lead;
+  const one = r.find((k) => k.workerProcesses === 1);
+  if (one?.dispatchLatency != null) {
+    lead.push(`In-process, the engine's dispatch latency (commit acknowledged → next effect dispatched, warm-up included) was p50 ${ms(one.dispatchLatency.p50Ms)}, p99 ${ms(one.dispatchLatency.p99Ms)}.`);
+  }
+  return lead;
+}
+
+function dbosLead(r: DbosReferenceResult | SkippedScenario): string[] {
+  if ('skipped' in r) return ['The reference library, run by this bench when its Postgres answers.'];
+  return [
+    `${r.system} (\`@dbos-inc/dbos-sdk\`, a devDependency of Keel, never a runtime one), as shipped: one workflow registered with`,
+    '`DBOS.registerWorkflow`, whose body awaits five `DBOS.runStep` calls with trivial bodies; workflows are started by calling the',
+    `registered function in the bench process. Its system database is created fresh for the run (pool of ${r.poolSize} connections,`,
+    'DBOS\'s default) and dropped after. Per step, DBOS 5 reads the workflow\'s cancellation state and any earlier result of the',
+    'step before running it, then inserts the result; Postgres counts read-only transactions as commits too.',
+  ];
+}
+
+/**
+ * One system measured with bench/postgres-shape.ts: 5-step workflows, 50 in flight, counted warm-up and window.
+ * Several results render as columns of one table, so systems on Postgres can sit side by side.
+ */
+function postgresShapeSection(title: string, lead: string[], ...results: Array<PostgresShapeResult | SkippedScenario>): string[] {
+  const header = [`## ${title}`, '', ...lead, ''];
+  const skipped = results.filter((r): r is SkippedScenario => 'skipped' in r);
+  const measured = results.filter((r): r is PostgresShapeResult => !('skipped' in r));
+  const notRun = skipped.map((r) => `**Not run here:** ${r.reason}. Start Postgres (or set KEEL_BENCH_POSTGRES_URL) and run \`npm run bench\`.`);
+  if (measured.length === 0) return [...header, ...notRun, ''];
+  const first = measured[0]!;
+  const col = (f: (r: PostgresShapeResult) => string) => `| ${measured.map(f).join(' | ')} |`;
+  const cpu = (r: PostgresShapeResult) => r.postgres.clusterCpuPct === undefined ? r.postgres.cpuNote
+    : `${r.postgres.clusterCpuPct}% (of which the backends of its database: ${r.postgres.databaseBackendsCpuPct}%)`;
+  return [
+    ...header,
+    `Reproduce: \`npm run bench\` (Postgres at KEEL_BENCH_POSTGRES_URL, default postgres://postgres@127.0.0.1:5432/postgres).`,
+    `Postgres ${first.serverVersion} on this machine, \`synchronous_commit=${first.synchronousCommit}\` (the default: each commit waits for`,
+    `its WAL flush). ${first.inFlight} workflows of ${first.stepsPerWorkflow} sequential steps in flight at all times, one that ends replaced at once;`,
+    `${n(first.warmupWorkflows)} warm-up workflows, then ${n(first.workflows)} measured. A step counts once its durable call returns. The`,
+    'step gap is from the end of one step\'s body to the start of the next one\'s in the same workflow (performance.now() in',
+    'the bodies): the checkpoint of the first and everything the system does before the next, waiting for a pooled',
+    'connection included. Postgres figures are deltas over the window: commits of the system\'s own database',
+    '(pg_stat_database.xact_commit) and CPU of every server process, from /proc.',
+    '',
+    `| | ${measured.map((r) => r.system).join(' | ')} |`,
+    `|---|${measured.map(() => '---|').join('')}`,
+    `| Durable steps/s ${col((r) => `**${n(r.stepsPerSec)}**`)}`,
+    `| Workflows/s ${col((r) => n(r.workflowsPerSec))}`,
+    `| Step gap p50 / p99 / max ${col((r) => latency(r.stepGap))}`,
+    `| **Postgres transactions per step** ${col((r) => `**${r.postgres.transactionsPerStep}**`)}`,
+    `| Postgres commits/s in its database ${col((r) => n(r.postgres.commitsPerSec))}`,
+    `| WAL fsyncs per step (pg_stat_wal.wal_sync, whole server) ${col((r) => String(r.postgres.walSyncsPerStep))}`,
+    `| Postgres CPU, all server processes (100% = one core) ${col(cpu)}`,
+    `| Bench process CPU, user + system ${col((r) => `${r.clientCpuUserPct}% + ${r.clientCpuSystemPct}%`)}`,
+    `| Connections it may hold (pool size) ${col((r) => String(r.poolSize))}`,
+    `| Measured window ${col((r) => `${(r.windowMs / 1000).toFixed(1)} s${r.cutShort ? ' (**cut short at its deadline**)' : ''}`)}`,
+    `| Commits in other databases during the window (server shared?) ${col((r) => n(r.postgres.otherDatabasesCommits))}`,
+    `| Rolled-back transactions / failed lanes ${col((r) => `${r.postgres.rollbacks} / ${r.failedLanes}`)}`,
+    '',
+    ...notRun,
   ];
 }
 

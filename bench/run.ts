@@ -1,16 +1,20 @@
 // `npm run bench [-- --quick]`: runs each scenario in its own child process (with --expose-gc, so memory figures
 // start clean and one scenario's heap never skews another's), collects their JSON and writes bench/RESULTS.md
 // with the machine it ran on and a targets table. `--quick` is a ~30 s smoke run: it prints the report and never
-// overwrites RESULTS.md. In a child (`--scenario <name> --out <file>`), it runs that one scenario.
+// overwrites RESULTS.md. In a child (`--scenario <name> --out <file>`), it runs that one scenario. Scenarios that
+// need Postgres run only when it answers; otherwise they are recorded as skipped, with the reason, and the rest run.
 import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { postgresAvailability } from './postgres-support.ts';
+import { runDbosReference } from './scenarios/dbos-reference.ts';
 import { runFsyncCeiling } from './scenarios/fsync-ceiling.ts';
+import { runKeelPostgres } from './scenarios/keel-postgres.ts';
 import { runLatencyAlone } from './scenarios/latency-alone.ts';
 import { runThroughput } from './scenarios/throughput.ts';
 import { runWaitingRss } from './scenarios/waiting-rss.ts';
-import { renderReport, type BenchResults } from './report.ts';
+import { renderReport, type BenchResults, type SkippedScenario } from './report.ts';
 import { machineInfo, makeTempDir, progress, removeDir } from './support.ts';
 
 const SCENARIOS = {
@@ -19,16 +23,20 @@ const SCENARIOS = {
   'throughput-http': (quick: boolean) => runThroughput({ quick, submission: 'http' }),
   'latency-alone': (quick: boolean) => runLatencyAlone({ quick }),
   'waiting-rss': (quick: boolean) => runWaitingRss({ quick }),
+  'dbos-reference': (quick: boolean) => runDbosReference({ quick }),
+  'keel-postgres': (quick: boolean) => runKeelPostgres({ quick }),
 } as const;
 type ScenarioName = keyof typeof SCENARIOS;
 
 /** The order they run in: the fsync ceiling is measured again at the end, since the disk's fsync time drifts. */
-const PLAN: Array<{ key: keyof BenchResults['scenarios']; scenario: ScenarioName }> = [
+const PLAN: Array<{ key: keyof BenchResults['scenarios']; scenario: ScenarioName; needsPostgres?: true }> = [
   { key: 'fsyncBefore', scenario: 'fsync-ceiling' },
   { key: 'throughputStore', scenario: 'throughput-store' },
   { key: 'throughputHttp', scenario: 'throughput-http' },
   { key: 'latencyAlone', scenario: 'latency-alone' },
   { key: 'waitingRss', scenario: 'waiting-rss' },
+  { key: 'dbosReference', scenario: 'dbos-reference', needsPostgres: true },
+  { key: 'keelPostgres', scenario: 'keel-postgres', needsPostgres: true },
   { key: 'fsyncAfter', scenario: 'fsync-ceiling' },
 ];
 
@@ -56,8 +64,14 @@ async function runAll(): Promise<void> {
   progress(`Keel bench${quick ? ' (quick smoke run: figures are not recorded)' : ''}; each scenario runs in a child process`);
   const dir = makeTempDir();
   const scenarios: Partial<BenchResults['scenarios']> = {};
+  const postgresSkip = await postgresSkipReason();
   try {
-    for (const { key, scenario } of PLAN) {
+    for (const { key, scenario, needsPostgres } of PLAN) {
+      if (needsPostgres === true && postgresSkip !== undefined) {
+        progress(`skipping ${scenario}: ${postgresSkip.reason}`);
+        (scenarios as Record<string, unknown>)[key] = postgresSkip;
+        continue;
+      }
       const out = join(dir, `${key}.json`);
       await runInChild(scenario, out);
       (scenarios as Record<string, unknown>)[key] = JSON.parse(readFileSync(out, 'utf8'));
@@ -77,6 +91,17 @@ async function runAll(): Promise<void> {
     writeFileSync(RESULTS_PATH, report);
     progress(`wrote ${RESULTS_PATH} in ${results.durationSeconds} s`);
   }
+}
+
+/** Undefined when the bench's Postgres answers; otherwise why the scenarios that need it are skipped. */
+async function postgresSkipReason(): Promise<SkippedScenario | undefined> {
+  if (!PLAN.some((step) => step.needsPostgres === true)) return undefined;
+  const server = await postgresAvailability();
+  if (server.ok) {
+    progress(`Postgres ${server.serverVersion} answers (synchronous_commit=${server.synchronousCommit}): its scenarios will run`);
+    return undefined;
+  }
+  return { skipped: true, reason: server.reason };
 }
 
 function runInChild(scenario: ScenarioName, out: string): Promise<void> {

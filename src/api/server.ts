@@ -80,14 +80,11 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
-    let storeOk = true;
-    try {
-      await options.store.getRun('readiness-probe');
-    } catch {
-      storeOk = false;
-    }
-    const ready = storeOk && (options.ready?.() ?? true);
-    return reply.status(ready ? 200 : 503).send({ ready, store: storeOk ? 'ok' : 'unavailable', durability: options.store.durability });
+    const health = await options.store.health();
+    const ready = health.reachable && health.changeFeed && (options.ready?.() ?? true);
+    return reply.status(ready ? 200 : 503).send({
+      ready, store: health.reachable ? 'ok' : 'unavailable', changeFeed: health.changeFeed ? 'ok' : 'reconnecting', durability: options.store.durability,
+    });
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;

@@ -3,6 +3,7 @@ import { isKeelError } from '../errors/keel-error.ts';
 import { runRunsCommand } from './client/runs-command.ts';
 import { runDevCommand } from './dev-command.ts';
 import { runMigrateCommand } from './migrate-command.ts';
+import { runPlanCommand } from './plan-command.ts';
 import { runServerCommand } from './server-command.ts';
 
 const USAGE = `usage: keel <command>
@@ -11,6 +12,7 @@ const USAGE = `usage: keel <command>
   server --agents <file> [--port 7070]                   API + orchestrator on Postgres (KEEL_DATABASE_URL); run any number
   worker --agents <file>                                 orchestrator only, on Postgres; run any number
   migrate                                                apply Postgres migrations and exit
+  plan <scenario.json> [--json]                          capacity planner: what saturates first, and when
   runs submit|get|list|cancel|input|events|steps ...     talk to a running Keel (see: keel runs help)
 `;
 
@@ -28,6 +30,8 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'migrate':
       return runMigrateCommand();
+    case 'plan':
+      return runPlanCommand(rest, { stdout: process.stdout, stderr: process.stderr });
     case 'runs':
       return runRunsCommand(rest, { stdout: process.stdout, stderr: process.stderr, env: process.env });
     case undefined:

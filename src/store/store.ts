@@ -33,6 +33,14 @@ export interface StoreCapabilities {
   multiProcess: boolean;
 }
 
+/** Whether the store can serve, for readiness probes. */
+export interface StoreHealth {
+  /** The database answers. */
+  reachable: boolean;
+  /** Other processes' changes are heard (always true for a store no other process shares). */
+  changeFeed: boolean;
+}
+
 /** What "a commit was acknowledged" means for this store. */
 export type Durability = 'fsync' | 'written' | 'memory';
 
@@ -138,6 +146,7 @@ export interface Store {
 
   migrate(): Promise<void>;
   close(): Promise<void>;
+  health(): Promise<StoreHealth>;
 
   // Tenants and keys
   createTenant(name: string, apiKeyHash: string): Promise<TenantRecord>;

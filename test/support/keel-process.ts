@@ -1,10 +1,14 @@
-// Test harness for real processes: starts `keel dev` (from source) as a child process on a free port and data dir,
-// waits for /healthz, and kills it with a real signal. Used by crash tests; every child is killed in close().
+// Test harness for real processes: starts `keel dev` (on a free port and data dir) or `keel server` / `keel worker`
+// (against a Postgres database) from source as child processes, waits until they are up, and signals them for real
+// (SIGKILL, SIGSTOP/SIGCONT). Every test kills what it started in t.after.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+const STARTUP_TIMEOUT_MS = 20_000;
+/** `keel server|worker` prints this once it has migrated, started its orchestrator and (server) is listening. */
+const STARTED_LINE = /keel (server|worker): (\S+) .*\(worker (\S+), durability/;
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -21,41 +25,79 @@ export interface KeelProcess {
   child: ChildProcess;
   url: string;
   output(): string;
+  /** Sends `signal` and resolves once the process has exited (at once if it had already). */
   kill(signal: NodeJS.Signals): Promise<void>;
 }
 
-export async function startKeelProcess(options: { agents: string; dataDir: string; port: number; apiKey: string; env?: Record<string, string> }): Promise<KeelProcess> {
-  const child = spawn(process.execPath, [MAIN, 'dev', '--agents', options.agents, '--port', String(options.port), '--data', options.dataDir], {
-    env: { ...process.env, KEEL_API_KEY: options.apiKey, KEEL_LOG_LEVEL: 'warn', ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+export interface KeelRoleProcess extends KeelProcess {
+  role: 'server' | 'worker';
+  /** The orchestrator's lease owner id (`lease_owner` in the runs table). */
+  owner: string;
+  pid: number;
+  /** Sends a signal that does not end the process (SIGSTOP, SIGCONT). */
+  signal(signal: NodeJS.Signals): void;
+  alive(): boolean;
+}
+
+function spawnKeel(args: string[], env: Record<string, string>): { child: ChildProcess; output: () => string; kill: KeelProcess['kill'] } {
+  const child = spawn(process.execPath, [MAIN, ...args], { env: { ...process.env, KEEL_LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const url = `http://127.0.0.1:${options.port}`;
-  const deadline = Date.now() + 20_000;
+  const kill = (signal: NodeJS.Signals) =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill(signal);
+    });
+  return { child, output: () => out, kill };
+}
+
+async function waitUntilUp(name: string, spawned: ReturnType<typeof spawnKeel>, up: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + STARTUP_TIMEOUT_MS;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`keel dev exited with ${child.exitCode}: ${out}`);
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) break;
-    } catch {
-      // not listening yet
-    }
+    if (spawned.child.exitCode !== null) throw new Error(`${name} exited with ${spawned.child.exitCode}: ${spawned.output()}`);
+    if (await up().catch(() => false)) return;
     if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`keel dev did not answer /healthz within 20 s: ${out}`);
+      await spawned.kill('SIGKILL');
+      throw new Error(`${name} did not start within ${STARTUP_TIMEOUT_MS} ms: ${spawned.output()}`);
     }
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+export async function startKeelProcess(options: { agents: string; dataDir: string; port: number; apiKey: string; env?: Record<string, string> }): Promise<KeelProcess> {
+  const spawned = spawnKeel(['dev', '--agents', options.agents, '--port', String(options.port), '--data', options.dataDir], { KEEL_API_KEY: options.apiKey, ...options.env });
+  const url = `http://127.0.0.1:${options.port}`;
+  await waitUntilUp('keel dev', spawned, async () => (await fetch(`${url}/healthz`)).ok);
+  return { child: spawned.child, url, output: spawned.output, kill: spawned.kill };
+}
+
+/**
+ * Starts `keel server` (API on a free port) or `keel worker` against `databaseUrl`. `name` becomes the processes'
+ * Postgres application_name (PGAPPNAME), so a test can see in pg_stat_activity whether a killed process's sessions
+ * are gone.
+ */
+export async function startKeelRole(options: {
+  role: 'server' | 'worker'; agents: string; databaseUrl: string; name: string; apiKey?: string; env?: Record<string, string>;
+}): Promise<KeelRoleProcess> {
+  const port = options.role === 'server' ? await freePort() : undefined;
+  const args = [options.role, '--agents', options.agents, ...(port !== undefined ? ['--port', String(port)] : [])];
+  const spawned = spawnKeel(args, {
+    KEEL_DATABASE_URL: options.databaseUrl, PGAPPNAME: options.name, ...(options.apiKey !== undefined ? { KEEL_API_KEY: options.apiKey } : {}), ...options.env,
+  });
+  let started: RegExpMatchArray | null = null;
+  await waitUntilUp(`keel ${options.role} (${options.name})`, spawned, async () => (started = STARTED_LINE.exec(spawned.output())) !== null);
+  const { child } = spawned;
   return {
+    role: options.role,
+    owner: started![3]!,
+    pid: child.pid!,
     child,
-    url,
-    output: () => out,
-    kill: (signal) =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill(signal);
-      }),
+    url: port !== undefined ? `http://127.0.0.1:${port}` : '',
+    output: spawned.output,
+    kill: spawned.kill,
+    signal: (signal) => void child.kill(signal),
+    alive: () => child.exitCode === null && child.signalCode === null,
   };
 }

@@ -10,6 +10,10 @@ const MIGRATION_LOCK_KEY = 0x6b65656c;
 
 export async function migratePostgres(pool: Pool): Promise<number[]> {
   const client = await pool.connect();
+  // A checked-out client whose connection dies emits 'error'; unheard, that would crash the process. The failing
+  // query reports the loss instead.
+  const ignore = () => {};
+  client.on('error', ignore);
   const applied: number[] = [];
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
@@ -32,6 +36,7 @@ export async function migratePostgres(pool: Pool): Promise<number[]> {
     }
   } finally {
     await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => {});
+    client.removeListener('error', ignore);
     client.release();
   }
   return applied;

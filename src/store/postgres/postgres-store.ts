@@ -11,7 +11,7 @@ import { claimAfterFor, inClaimOrder, priorityRank } from '../claim-rules.ts';
 import { jsonText, toEvent, toJournalEntry, toRun, toTenant } from '../rows.ts';
 import type {
   ClaimRequest, CommitOutcome, CreateRunResult, Durability, EventWrite, ExecutionResolution, HeartbeatResult, JournalWrite,
-  RunChange, RunCommit, RunFilter, Store, StoreCapabilities,
+  RunChange, RunCommit, RunFilter, Store, StoreCapabilities, StoreHealth,
 } from '../store.ts';
 import { ChangeListener } from './change-listener.ts';
 import { migratePostgres } from './migrate.ts';
@@ -76,9 +76,14 @@ export class PostgresStore implements Store {
     return this.#writes.stats;
   }
 
-  /** Whether the change listener is connected (readiness: without it, other processes' work is heard late). */
-  get listening(): boolean {
-    return this.#listener.connected;
+  async health(): Promise<StoreHealth> {
+    let reachable = true;
+    try {
+      await this.#pool.query('SELECT 1');
+    } catch {
+      reachable = false;
+    }
+    return { reachable, changeFeed: this.#listener.connected };
   }
 
   async migrate(): Promise<void> {
@@ -147,8 +152,7 @@ export class PostgresStore implements Store {
           return { run: toRun(existing), created: false };
         }
       }
-      await this.#insertRun(run, scope);
-      return { run: toRun((await this.#s['get-run'].row(scope.client, { id: run.id }))!), created: true };
+      return { run: await this.#insertRun(run, scope), created: true };
     });
   }
 
@@ -291,9 +295,9 @@ export class PostgresStore implements Store {
     scope.touch(run.id, run.leaseOwner === null ? 'runnable' : 'cancel');
   }
 
-  async #insertRun(run: NewRun, scope: PgWriteScope): Promise<void> {
+  async #insertRun(run: NewRun, scope: PgWriteScope): Promise<RunRecord> {
     const deadlineAt = run.budget.deadlineMs === undefined ? null : scope.now + run.budget.deadlineMs;
-    await this.#s['insert-run'].run(scope.client, {
+    const row = await this.#s['insert-run'].row(scope.client, {
       id: run.id, tenant_id: run.tenantId, agent: run.agent, agent_version: run.agentVersion,
       agent_key: `${run.agent}@${run.agentVersion}`, input: JSON.stringify(run.input), priority: run.priority,
       priority_rank: priorityRank(run.priority), budget: JSON.stringify(run.budget), metadata: jsonText(run.metadata),
@@ -302,6 +306,7 @@ export class PostgresStore implements Store {
     });
     await this.#insertEvents(run.id, 1, [{ type: 'run.created', data: { agent: run.agent, version: run.agentVersion, parentRunId: run.parentRunId } }], scope);
     scope.touch(run.id, 'runnable');
+    return toRun(row!);
   }
 
   async #appendEvents(runId: string, events: EventWrite[], scope: PgWriteScope): Promise<void> {
@@ -329,7 +334,19 @@ export class PostgresStore implements Store {
       d_output_tokens: patch.counters?.outputTokens ?? 0, d_cost_usd: patch.counters?.costUsd ?? 0,
     };
     const claimAfter = status === undefined ? undefined : claimAfterFor(status, patch.releaseLease === true, patch.wakeAt ?? null, scope.now);
-    const row = countersOnly ? await this.#s['commit-effect'].row(scope.client, { ...guard, ...deltas }) : await this.#s['commit-run'].row(scope.client, {
+    const entries = JSON.stringify((c.journal ?? []).map(journalRow));
+    const sideWork = [c.createRuns, c.wakeRuns, c.cancelRuns, c.consumeInputs].some((list) => (list ?? []).length > 0) || c.wakeIf !== undefined;
+    if (countersOnly && !sideWork) {
+      // The hot path, one round trip: guard, journal and events in one statement.
+      const { event_count: _count, ...effectGuard } = guard;
+      const row = await this.#s['commit-effect'].row(scope.client, {
+        ...effectGuard, ...deltas, entries, events: JSON.stringify(events.map((e) => ({ type: e.type, data: JSON.stringify(e.data) }))),
+      });
+      if (row === undefined) return { stale: await this.#auditStale(c, scope) };
+      if (events.length > 0) scope.touch(c.runId, 'events');
+      return { stateVersion: Number(row.state_version), status: row.status as RunStatus };
+    }
+    const row = await this.#s['commit-run'].row(scope.client, {
       ...guard, ...deltas,
       set_status: status === undefined ? 0 : 1, status: status ?? null, terminal: status !== undefined && isTerminal(status) ? 1 : 0,
       set_result: 'result' in patch ? 1 : 0, result: jsonText(patch.result),
@@ -341,7 +358,7 @@ export class PostgresStore implements Store {
     });
     if (row === undefined) return { stale: await this.#auditStale(c, scope) };
     if ((c.journal ?? []).length > 0) {
-      await this.#s['upsert-journal'].run(scope.client, { run_id: c.runId, lease_token: c.leaseToken, entries: JSON.stringify((c.journal ?? []).map(journalRow)) });
+      await this.#s['upsert-journal'].run(scope.client, { run_id: c.runId, lease_token: c.leaseToken, entries });
     }
     await this.#insertEvents(c.runId, Number(row.first_seq), events, scope);
     if (status !== undefined && isTerminal(status)) scope.touch(c.runId, 'ended');

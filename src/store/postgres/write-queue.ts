@@ -85,6 +85,10 @@ export class PgWriteQueue {
       for (const write of batch) write.reject(unavailable(error));
       return true;
     }
+    // The pool's error handler covers idle clients only: a checked-out client whose connection dies (Postgres
+    // restarting) emits 'error', and with no listener that event would crash the process. The failing query
+    // reports the loss below; release(error) then discards the client.
+    client.on('error', ignoreClientError);
     const touched: RunChange[] = [];
     const scope: PgWriteScope = { client, now: Date.now(), touch: (runId, signal) => touched.push({ runId, signal }) };
     const values: unknown[] = [];
@@ -101,11 +105,13 @@ export class PgWriteQueue {
       await client.query('COMMIT');
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {});
+      client.removeListener('error', ignoreClientError);
       client.release(isConnectionError(error) ? (error as Error) : undefined);
       if (batch.length > 1 && !isConnectionError(error)) return false;
       for (const write of batch) write.reject(isConnectionError(error) ? unavailable(error) : error);
       return true;
     }
+    client.removeListener('error', ignoreClientError);
     client.release();
     this.stats.writes += batch.length;
     this.stats.transactions += 1;
@@ -115,6 +121,8 @@ export class PgWriteQueue {
     return true;
   }
 }
+
+function ignoreClientError(): void {}
 
 /** Connection-level failures (server restarting, network): retryable, typed as store_busy. */
 export function isConnectionError(error: unknown): boolean {

@@ -11,7 +11,7 @@ import type { RunStatus } from '../../engine/run-status.ts';
 import type { Json } from '../../sdk/types.ts';
 import type { JournalEntry, NewRun, RunEventRecord, RunRecord, TenantRecord } from '../records.ts';
 import type {
-  ClaimRequest, CommitOutcome, ExecutionResolution, RunChange, CreateRunResult, Durability, EventWrite, HeartbeatResult, RunCommit, RunFilter,
+  ClaimRequest, CommitOutcome, ExecutionResolution, RunChange, StoreHealth, CreateRunResult, Durability, EventWrite, HeartbeatResult, RunCommit, RunFilter,
   Store, StoreCapabilities,
 } from '../store.ts';
 import { migrate } from './migrate.ts';
@@ -72,6 +72,15 @@ export class SqliteStore implements Store {
   async migrate(): Promise<void> {
     migrate(this.#db);
     this.#sql = prepareStatements(this.#db);
+  }
+
+  async health(): Promise<StoreHealth> {
+    try {
+      this.#s['get-run'].get({ id: '' });
+      return { reachable: true, changeFeed: true };
+    } catch {
+      return { reachable: false, changeFeed: true };
+    }
   }
 
   async close(): Promise<void> {
