@@ -169,7 +169,7 @@ export class PostgresStore implements Store {
   }
 
   requestCancel(runId: string): Promise<RunRecord> {
-    return this.#writes.submit(DURABLE, async (scope) => {
+    return this.#writes.submit({ ...DURABLE, key: runId }, async (scope) => {
       const run = await this.#lockRun(scope, runId);
       if (isTerminal(run.status)) throw new KeelError('run_terminal', `run ${runId} has already ${run.status}`);
       await this.#requestCancel(run, scope, 'api');
@@ -178,7 +178,7 @@ export class PostgresStore implements Store {
   }
 
   provideInput(runId: string, key: string, value: Json): Promise<RunRecord> {
-    return this.#writes.submit(DURABLE, async (scope) => {
+    return this.#writes.submit({ ...DURABLE, key: runId }, async (scope) => {
       const run = await this.#lockRun(scope, runId);
       if (isTerminal(run.status)) throw new KeelError('run_terminal', `run ${runId} has already ${run.status}`);
       const inserted = await scope.client.query('INSERT INTO inputs (run_id, key, value, at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING', [runId, key, JSON.stringify(value), scope.now]);
@@ -199,7 +199,7 @@ export class PostgresStore implements Store {
   }
 
   resolveExecution(runId: string, executionId: string, resolution: ExecutionResolution): Promise<RunRecord> {
-    return this.#writes.submit(DURABLE, async (scope) => {
+    return this.#writes.submit({ ...DURABLE, key: runId }, async (scope) => {
       const run = await this.#lockRun(scope, runId);
       if (isTerminal(run.status)) throw new KeelError('run_terminal', `run ${runId} has already ${run.status}`);
       const row = await this.#s['find-execution'].row(scope.client, { run_id: runId, execution_id: executionId });
@@ -257,7 +257,10 @@ export class PostgresStore implements Store {
   }
 
   commit(commit: RunCommit): Promise<CommitOutcome> {
-    return this.#writes.submit(DURABLE, (scope) => this.#applyCommit(commit, scope)).then((outcome) => {
+    const write = isEffectOnly(commit)
+      ? this.#writes.submitMergeable(DURABLE, this.#commitEffects, commit.runId, commit)
+      : this.#writes.submit({ ...DURABLE, key: commit.runId }, (scope) => this.#applyCommit(commit, scope));
+    return write.then((outcome) => {
       if ('stale' in outcome) throw new KeelError('stale_write', `commit to run ${commit.runId} was fenced off`, { details: outcome.stale });
       return outcome;
     });
@@ -327,7 +330,6 @@ export class PostgresStore implements Store {
     const patch = c.run ?? {};
     const events = c.events ?? [];
     const status = patch.status;
-    const countersOnly = Object.keys(patch).every((k) => k === 'counters');
     const guard = { id: c.runId, lease_token: c.leaseToken, expected_state_version: c.expectedStateVersion, now: scope.now, event_count: events.length };
     const deltas = {
       d_steps: patch.counters?.steps ?? 0, d_input_tokens: patch.counters?.inputTokens ?? 0,
@@ -335,17 +337,6 @@ export class PostgresStore implements Store {
     };
     const claimAfter = status === undefined ? undefined : claimAfterFor(status, patch.releaseLease === true, patch.wakeAt ?? null, scope.now);
     const entries = JSON.stringify((c.journal ?? []).map(journalRow));
-    const sideWork = [c.createRuns, c.wakeRuns, c.cancelRuns, c.consumeInputs].some((list) => (list ?? []).length > 0) || c.wakeIf !== undefined;
-    if (countersOnly && !sideWork) {
-      // The hot path, one round trip: guard, journal and events in one statement.
-      const { event_count: _count, ...effectGuard } = guard;
-      const row = await this.#s['commit-effect'].row(scope.client, {
-        ...effectGuard, ...deltas, entries, events: JSON.stringify(events.map((e) => ({ type: e.type, data: JSON.stringify(e.data) }))),
-      });
-      if (row === undefined) return { stale: await this.#auditStale(c, scope) };
-      if (events.length > 0) scope.touch(c.runId, 'events');
-      return { stateVersion: Number(row.state_version), status: row.status as RunStatus };
-    }
     const row = await this.#s['commit-run'].row(scope.client, {
       ...guard, ...deltas,
       set_status: status === undefined ? 0 : 1, status: status ?? null, terminal: status !== undefined && isTerminal(status) ? 1 : 0,
@@ -389,6 +380,34 @@ export class PostgresStore implements Store {
     return { stateVersion: Number(row.state_version), status: finalStatus };
   }
 
+  /**
+   * The hot path: effect commits (counters, journal, events only) of different runs in one statement; the group
+   * commit queue merges neighbouring ones. A commit missing from the result was stale: it is audited here.
+   */
+  readonly #commitEffects = async (scope: PgWriteScope, commits: RunCommit[]): Promise<Array<CommitOutcome | { stale: Record<string, unknown> }>> => {
+    const rows = await this.#s['commit-effects'].rows(scope.client, {
+      now: scope.now,
+      commits: JSON.stringify(commits.map((c, idx) => ({
+        idx, id: c.runId, lease_token: c.leaseToken, expected_state_version: c.expectedStateVersion,
+        d_steps: c.run?.counters?.steps ?? 0, d_input_tokens: c.run?.counters?.inputTokens ?? 0,
+        d_output_tokens: c.run?.counters?.outputTokens ?? 0, d_cost_usd: c.run?.counters?.costUsd ?? 0,
+        entries: (c.journal ?? []).map(journalRow), events: (c.events ?? []).map((e) => ({ type: e.type, data: JSON.stringify(e.data) })),
+      }))),
+    });
+    const applied = new Map(rows.map((r) => [Number(r.idx), r]));
+    const outcomes: Array<CommitOutcome | { stale: Record<string, unknown> }> = [];
+    for (const [idx, c] of commits.entries()) {
+      const row = applied.get(idx);
+      if (row === undefined) {
+        outcomes.push({ stale: await this.#auditStale(c, scope) });
+        continue;
+      }
+      if ((c.events ?? []).length > 0) scope.touch(c.runId, 'events');
+      outcomes.push({ stateVersion: Number(row.state_version), status: row.status as RunStatus });
+    }
+    return outcomes;
+  };
+
   async #auditStale(c: RunCommit, scope: PgWriteScope): Promise<Record<string, unknown>> {
     const current = await this.#s['get-run'].row(scope.client, { id: c.runId });
     const stale = {
@@ -402,6 +421,13 @@ export class PostgresStore implements Store {
     });
     return stale;
   }
+}
+
+/** A commit that only adds counters, journal entries and events: the shape most effect results have. */
+function isEffectOnly(c: RunCommit): boolean {
+  const patchKeys = Object.keys(c.run ?? {});
+  const sideWork = [c.createRuns, c.wakeRuns, c.cancelRuns, c.consumeInputs].some((list) => (list ?? []).length > 0) || c.wakeIf !== undefined;
+  return patchKeys.every((k) => k === 'counters') && !sideWork;
 }
 
 function journalRow(j: JournalWrite): Record<string, unknown> {

@@ -10,7 +10,7 @@ export const PG_STATEMENT_NAMES = [
   'insert-tenant', 'find-tenant-by-name', 'insert-api-key', 'find-tenant-by-key',
   'insert-run', 'find-run-by-idempotency-key', 'get-run', 'list-runs',
   'insert-events', 'allocate-event-seqs', 'claim-runs', 'heartbeat', 'release-leases', 'expire-foreign-leases',
-  'commit-run', 'commit-effect', 'upsert-journal', 'load-journal', 'list-events', 'request-cancel',
+  'commit-run', 'commit-effects', 'upsert-journal', 'load-journal', 'list-events', 'request-cancel',
   'insert-input', 'get-input', 'consume-input', 'wake-on-input', 'wake-run', 'wake-if-ready', 'insert-audit',
   'find-execution', 'resolve-execution',
 ] as const;

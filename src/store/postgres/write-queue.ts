@@ -1,5 +1,6 @@
-// Group commit for the Postgres store: writes queued while a transaction is in flight share the next one (one WAL
-// flush for many runs). One transaction at a time, so commits of one run apply in the order they were submitted.
+// Group commit for the Postgres store: writes queued while transactions are in flight share the next one (one WAL
+// flush for many runs). A few transactions may be in flight, but never two with writes of the same run, so commits
+// of one run apply in the order they were submitted.
 // A batch runs without savepoints; if one write fails, the batch is rolled back and each write is retried alone,
 // so one bad write never fails another. Changes are announced with pg_notify inside the transaction (heard by other
 // processes only if it commits) and to local listeners after the commit.
@@ -8,6 +9,11 @@ import { KeelError } from '../../errors/keel-error.ts';
 import type { ChangeSignal, RunChange } from '../store.ts';
 
 export const PG_WRITE_BATCH_MAX_OPS = 512;
+/**
+ * Group-commit transactions in flight at once. More than one lets Postgres overlap their WAL flushes (its own group
+ * commit); a run's writes are never in two transactions at once, so they still apply in submission order.
+ */
+export const PG_WRITE_TRANSACTIONS_MAX = 3;
 export const PG_WRITE_QUEUE_MAX_OPS = 100_000;
 /** Channel that carries change notifications between Keel processes (suffixed with the schema when one is set). */
 export const CHANGE_CHANNEL = 'keel_changes';
@@ -20,9 +26,18 @@ export interface PgWriteScope {
   touch(runId: string, signal: ChangeSignal): void;
 }
 
+/**
+ * Applies many writes of one kind in one statement (e.g. effect commits of different runs), returning one value
+ * per payload, in order. Payloads in one call never share a key, so each key's writes still apply in order.
+ */
+export type Merger = (scope: PgWriteScope, payloads: unknown[]) => Promise<unknown[]>;
+
 interface QueuedWrite {
   fsync: boolean;
+  /** The run it writes, if any: writes with the same key never share or overlap transactions out of order. */
+  key: string | undefined;
   apply(scope: PgWriteScope): Promise<unknown>;
+  merge?: { merger: Merger; key: string; payload: unknown };
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
@@ -33,7 +48,10 @@ export class PgWriteQueue {
   readonly #channel: string;
   readonly #onCommitted: (changes: readonly RunChange[]) => void;
   #queue: QueuedWrite[] = [];
-  #flushing = false;
+  #scheduled = false;
+  #inFlight = 0;
+  /** Runs with a write in a transaction now: their next writes wait for it. */
+  readonly #busyKeys = new Set<string>();
   #closed = false;
   readonly stats = { writes: 0, transactions: 0, fsyncedTransactions: 0 };
 
@@ -44,36 +62,74 @@ export class PgWriteQueue {
     this.#onCommitted = onCommitted;
   }
 
-  submit<T>(options: { fsync: boolean }, apply: (scope: PgWriteScope) => Promise<T>): Promise<T> {
+  /** Queues a write that may be applied together with neighbouring writes of the same merger (distinct keys). */
+  submitMergeable<P, T>(options: { fsync: boolean }, merger: (scope: PgWriteScope, payloads: P[]) => Promise<T[]>, key: string, payload: P): Promise<T> {
+    const merge = { merger: merger as unknown as Merger, key, payload };
+    return this.#enqueue(options, async (scope) => (await merge.merger(scope, [payload]))[0], merge, key) as Promise<T>;
+  }
+
+  /** Queues a write; `key` (a run id) keeps writes about the same run in order across concurrent transactions. */
+  submit<T>(options: { fsync: boolean; key?: string }, apply: (scope: PgWriteScope) => Promise<T>): Promise<T> {
+    return this.#enqueue(options, apply, undefined, options.key) as Promise<T>;
+  }
+
+  #enqueue(options: { fsync: boolean }, apply: (scope: PgWriteScope) => Promise<unknown>, merge: QueuedWrite['merge'], key: string | undefined): Promise<unknown> {
     if (this.#closed) return Promise.reject(new Error('store is closed'));
     if (this.#queue.length >= PG_WRITE_QUEUE_MAX_OPS) {
       return Promise.reject(new KeelError('store_busy', `the store's write queue is full (${PG_WRITE_QUEUE_MAX_OPS} writes)`, { retryable: true, retryAfterMs: 100 }));
     }
-    return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ fsync: options.fsync, apply, resolve: resolve as (v: unknown) => void, reject });
-      if (!this.#flushing) {
-        this.#flushing = true;
-        setImmediate(() => void this.#drain());
-      }
+    return new Promise<unknown>((resolve, reject) => {
+      this.#queue.push({ fsync: options.fsync, key, apply, ...(merge !== undefined ? { merge } : {}), resolve, reject });
+      this.#schedule();
     });
   }
 
   /** Waits until everything queued so far is written. */
   async close(): Promise<void> {
-    while (this.#flushing || this.#queue.length > 0) await new Promise((r) => setTimeout(r, 5));
+    while (this.#inFlight > 0 || this.#queue.length > 0) await new Promise((r) => setTimeout(r, 5));
     this.#closed = true;
   }
 
-  async #drain(): Promise<void> {
-    try {
-      while (this.#queue.length > 0) {
-        const batch = this.#queue.splice(0, PG_WRITE_BATCH_MAX_OPS);
-        const ok = await this.#transaction(batch);
-        if (!ok) for (const write of batch) await this.#transaction([write]);
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      while (this.#inFlight < PG_WRITE_TRANSACTIONS_MAX && this.#queue.length > 0) {
+        const batch = this.#takeBatch();
+        if (batch.length === 0) break;
+        this.#inFlight++;
+        void this.#run(batch).finally(() => {
+          this.#inFlight--;
+          for (const write of batch) if (write.key !== undefined) this.#busyKeys.delete(write.key);
+          if (this.#queue.length > 0) this.#schedule();
+        });
       }
-    } finally {
-      this.#flushing = false;
+    });
+  }
+
+  /** Takes queued writes in order, leaving (with every later write of the same run) those whose run is in flight. */
+  #takeBatch(): QueuedWrite[] {
+    const batch: QueuedWrite[] = [];
+    const rest: QueuedWrite[] = [];
+    const held = new Set<string>();
+    for (const write of this.#queue) {
+      const blocked = write.key !== undefined && (this.#busyKeys.has(write.key) || held.has(write.key));
+      if (blocked || batch.length >= PG_WRITE_BATCH_MAX_OPS) {
+        if (write.key !== undefined) held.add(write.key);
+        rest.push(write);
+        continue;
+      }
+      batch.push(write);
     }
+    for (const write of batch) if (write.key !== undefined) this.#busyKeys.add(write.key);
+    this.#queue = rest;
+    return batch;
+  }
+
+  async #run(batch: QueuedWrite[]): Promise<void> {
+    const ok = await this.#transaction(batch);
+    if (!ok) for (const write of batch) await this.#transaction([write]);
   }
 
   /** Runs writes in one transaction. False when one of several failed (they are then retried one by one). */
@@ -97,7 +153,7 @@ export class PgWriteQueue {
       await client.query('BEGIN');
       // Claims and heartbeats acknowledge nothing outside Keel: the next flushed commit makes them durable too.
       if (!fsync) await client.query('SET LOCAL synchronous_commit = off');
-      for (const write of batch) values.push(await write.apply(scope));
+      await applyAll(batch, scope, values);
       for (let i = 0; i < touched.length; i += NOTIFY_CHANGES_PER_MESSAGE) {
         const payload = JSON.stringify({ origin: this.#origin, changes: touched.slice(i, i + NOTIFY_CHANGES_PER_MESSAGE) });
         await client.query('SELECT pg_notify($1, $2)', [this.#channel, payload]);
@@ -123,6 +179,29 @@ export class PgWriteQueue {
 }
 
 function ignoreClientError(): void {}
+
+/** Applies a batch in order, merging runs of consecutive mergeable writes (same merger, distinct keys) into one call. */
+async function applyAll(batch: QueuedWrite[], scope: PgWriteScope, values: unknown[]): Promise<void> {
+  let i = 0;
+  while (i < batch.length) {
+    const first = batch[i]!;
+    if (first.merge === undefined) {
+      values.push(await first.apply(scope));
+      i++;
+      continue;
+    }
+    const keys = new Set<string>();
+    const group: QueuedWrite[] = [];
+    while (i < batch.length) {
+      const merge = batch[i]!.merge;
+      if (merge === undefined || merge.merger !== first.merge.merger || keys.has(merge.key)) break;
+      keys.add(merge.key);
+      group.push(batch[i]!);
+      i++;
+    }
+    values.push(...(await first.merge.merger(scope, group.map((w) => w.merge!.payload))));
+  }
+}
 
 /** Connection-level failures (server restarting, network): retryable, typed as store_busy. */
 export function isConnectionError(error: unknown): boolean {
