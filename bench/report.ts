@@ -245,6 +245,8 @@ function keelVersusDbos(keel: KeelPostgresResult[] | SkippedScenario, dbos: Dbos
     '|---|---|---|',
     row('Keel on Postgres, one worker process, ≥ 3× DBOS\'s durable steps/s (same Postgres, same run)',
       `${n(one.stepsPerSec)} vs ${n(dbos.stepsPerSec)} steps/s = ${ratio.toFixed(2)}×`, ratio >= 3),
+    ...(one.stepGapAlone === null ? [] : [row('Keel on Postgres, step gap p50 ≤ 1 ms when alone (one run at a time)',
+      `${ms(one.stepGapAlone.p50Ms)} p50 (p99 ${ms(one.stepGapAlone.p99Ms)})`, one.stepGapAlone.p50Ms <= 1)]),
     '',
   ];
 }

@@ -5,13 +5,10 @@
 // steps that ran twice are the ones the dead worker was executing, each re-run once by another process after the
 // dead worker's lease expired (KEEL_LEASE_TTL_MS is short so that takes seconds).
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { createFreshDatabase } from './support/fresh-database.ts';
-import { TERMINAL_STATUSES, apiClient, committedSteps, readLedger, runStatuses, stepStarts, submitAll, until, untilSessionsGone } from './support/distributed.ts';
+import { apiClient, committedSteps, distributedScene, readLedger, runStatuses, stepStarts, submitAll, TERMINAL_STATUSES, until, untilSessionsGone } from './support/distributed.ts';
 import { startKeelRole, type KeelRoleProcess } from './support/keel-process.ts';
 import { postgresAvailable } from './support/postgres.ts';
 
@@ -25,15 +22,8 @@ const LEASE_TTL_MS = 2_000;
 const KILL_AFTER_STEP_STARTS = (RUNS * STEPS) / 5;
 
 test('SIGKILL of a worker under load: all 500 runs finish, no committed step runs again', { timeout: 120_000, skip: !(await postgresAvailable()) }, async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'keel-dist-crash-'));
+  const { dir, db, processes } = await distributedScene(t, 'dist-crash');
   const ledger = join(dir, 'ledger.txt');
-  const db = await createFreshDatabase();
-  const processes: KeelRoleProcess[] = [];
-  t.after(async () => {
-    await Promise.all(processes.map((p) => p.kill('SIGKILL')));
-    await db.drop();
-    rmSync(dir, { recursive: true, force: true });
-  });
   // Each process may hold at most 60 runs, so the load is spread over all three instead of the first to hear of it.
   const env = { KEEL_TEST_LEDGER: ledger, KEEL_LEASE_TTL_MS: String(LEASE_TTL_MS), KEEL_MAX_ACTIVE_RUNS: '60' };
   const server = await startKeelRole({ role: 'server', name: 'keel-server', agents: AGENTS, databaseUrl: db.url, apiKey: KEY, env });

@@ -9,15 +9,12 @@
 // all the step events that follow are committed by B while the clients are connected: A learns of them only through
 // Postgres LISTEN/NOTIFY (its SSE loop does not poll). One stream is also cut mid-run and resumed with Last-Event-ID.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { SseParser } from '../src/cli/client/sse.ts';
-import { createFreshDatabase } from './support/fresh-database.ts';
-import { apiClient, until } from './support/distributed.ts';
-import { startKeelRole, type KeelRoleProcess } from './support/keel-process.ts';
+import { apiClient, distributedScene, until } from './support/distributed.ts';
+import { startKeelRole } from './support/keel-process.ts';
 import { postgresAvailable } from './support/postgres.ts';
 
 const AGENTS = fileURLToPath(new URL('./fixtures/distributed-agents.ts', import.meta.url));
@@ -81,14 +78,7 @@ async function openStream(url: string, runId: string, lastEventId?: number, stop
 }
 
 test('a client streaming from server A sees the events worker B commits, in order and without gaps', { timeout: 60_000, skip: !(await postgresAvailable()) }, async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'keel-dist-sse-'));
-  const db = await createFreshDatabase();
-  const processes: KeelRoleProcess[] = [];
-  t.after(async () => {
-    await Promise.all(processes.map((p) => p.kill('SIGKILL')));
-    await db.drop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { dir, db, processes } = await distributedScene(t, 'dist-sse');
   const env = { KEEL_TEST_LEDGER: join(dir, 'ledger.txt') };
   const a = await startKeelRole({ role: 'server', name: 'keel-server-a', agents: AGENTS, databaseUrl: db.url, apiKey: KEY, env: { ...env, KEEL_MAX_ACTIVE_RUNS: '1' } });
   processes.push(a);

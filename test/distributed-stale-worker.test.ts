@@ -5,14 +5,11 @@
 // That late commit must be rejected and recorded (an `audit` row of kind `stale_commit`), and the run's result and
 // journal stay exactly those W2 committed.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { createFreshDatabase } from './support/fresh-database.ts';
-import { apiClient, readLedger, until } from './support/distributed.ts';
-import { startKeelRole, type KeelRoleProcess } from './support/keel-process.ts';
+import { apiClient, distributedScene, readLedger, until } from './support/distributed.ts';
+import { startKeelRole } from './support/keel-process.ts';
 import { postgresAvailable } from './support/postgres.ts';
 
 const AGENTS = fileURLToPath(new URL('./fixtures/distributed-agents.ts', import.meta.url));
@@ -24,15 +21,8 @@ const SLOW_STEP_MS = 1_500;
 const QUIET_MS = 1_000;
 
 test('a worker paused past its lease cannot commit: its late result is rejected and audited', { timeout: 60_000, skip: !(await postgresAvailable()) }, async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'keel-dist-stale-'));
+  const { dir, db, processes } = await distributedScene(t, 'dist-stale');
   const ledger = join(dir, 'ledger.txt');
-  const db = await createFreshDatabase();
-  const processes: KeelRoleProcess[] = [];
-  t.after(async () => {
-    await Promise.all(processes.map((p) => p.kill('SIGKILL')));
-    await db.drop();
-    rmSync(dir, { recursive: true, force: true });
-  });
   const env = { KEEL_TEST_LEDGER: ledger, KEEL_LEASE_TTL_MS: String(LEASE_TTL_MS) };
   const start = async (role: 'server' | 'worker', name: string, extra: Record<string, string> = {}) => {
     const p = await startKeelRole({ role, name, agents: AGENTS, databaseUrl: db.url, ...(role === 'server' ? { apiKey: KEY } : {}), env: { ...env, ...extra } });

@@ -26,7 +26,12 @@ export interface KeelPostgresResult extends PostgresShapeResult {
   workerProcesses: number;
   /** In-process only: the engine's own measure, effect committed → next effect dispatched. */
   dispatchLatency: LatencySummary | null;
+  /** In-process only: the step gap of runs executed one at a time on an otherwise idle Keel (one commit's latency). */
+  stepGapAlone: LatencySummary | null;
 }
+
+/** Lone runs measured after the loaded window, one at a time. */
+const LONE_RUNS = { quick: 20, full: 100 } as const;
 
 export async function runKeelPostgres(options: { quick: boolean }): Promise<KeelPostgresResult[]> {
   const server = await postgresAvailability();
@@ -63,7 +68,12 @@ async function inProcess(quick: boolean): Promise<Measured> {
   try {
     const runWorkflow = submitter(store, tenant.id, counters);
     const measured = await measureShape({ quick, label: 'Keel on Postgres, 1 worker (in-process)', counters, meter, runWorkflow: runWorkflow.run });
+    counters.stepGap.reset();
+    for (let i = 0; i < (quick ? LONE_RUNS.quick : LONE_RUNS.full); i++) await runWorkflow.run();
+    const stepGapAlone = summarize(counters.stepGap);
+    progress(`Keel on Postgres, lone runs: step gap p50 ${stepGapAlone.p50Ms} ms p99 ${stepGapAlone.p99Ms} ms`);
     return {
+      stepGapAlone,
       system: 'Keel (embedded orchestrator, Postgres store)', poolSize: PG_POOL_MAX_CONNECTIONS_DEFAULT, workerProcesses: 1,
       // Over the whole scenario, warm-up included: the orchestrator's histogram is not reset at the window's start.
       dispatchLatency: summarize(orchestrator.dispatchLatency), ...measured,
@@ -94,7 +104,7 @@ async function withWorkerProcesses(quick: boolean, workers: number): Promise<Mea
     for (const gap of gaps) recordMs(counters.stepGap, gap);
     return {
       system: 'Keel (keel worker processes, Postgres store)', poolSize: PG_POOL_MAX_CONNECTIONS_DEFAULT * workers, workerProcesses: workers,
-      dispatchLatency: null, ...measured, stepGap: summarize(counters.stepGap),
+      dispatchLatency: null, stepGapAlone: null, ...measured, stepGap: summarize(counters.stepGap),
     };
   } finally {
     for (const child of children) child.kill('SIGKILL');

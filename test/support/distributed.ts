@@ -1,7 +1,11 @@
 // Shared pieces of the distributed failure tests: polling with a deadline, a JSON client for a `keel server`, bulk
 // submission, the execution ledger written by test/fixtures/distributed-agents.ts, and the cluster's Postgres state.
-import { readFileSync } from 'node:fs';
-import type { FreshDatabase } from './fresh-database.ts';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestContext } from 'node:test';
+import { createFreshDatabase, type FreshDatabase } from './fresh-database.ts';
+import type { KeelRoleProcess } from './keel-process.ts';
 
 export const TERMINAL_STATUSES: readonly string[] = ['succeeded', 'failed', 'cancelled'];
 
@@ -101,4 +105,25 @@ export async function runStatuses(db: FreshDatabase, ids: string[]): Promise<Map
   const rows = await db.query<{ id: string; status: string; result: string | null; lease_owner: string | null }>(
     'SELECT id, status, result, lease_owner FROM runs WHERE id = ANY($1)', [ids]);
   return new Map(rows.map((r) => [r.id, { status: r.status, result: r.result === null ? null : JSON.parse(r.result), leaseOwner: r.lease_owner }]));
+}
+
+export interface DistributedScene {
+  /** A fresh temporary directory (ledgers, logs). */
+  dir: string;
+  db: FreshDatabase;
+  /** Processes started for the test: all are killed when it ends. */
+  processes: KeelRoleProcess[];
+}
+
+/** A fresh database and directory for one distributed test, torn down (processes killed first) when it ends. */
+export async function distributedScene(t: TestContext, name: string): Promise<DistributedScene> {
+  const dir = mkdtempSync(join(tmpdir(), `keel-${name}-`));
+  const db = await createFreshDatabase();
+  const processes: KeelRoleProcess[] = [];
+  t.after(async () => {
+    await Promise.all(processes.map((p) => p.kill('SIGKILL')));
+    await db.drop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { dir, db, processes };
 }

@@ -150,15 +150,16 @@ export class PgWriteQueue {
     const values: unknown[] = [];
     const fsync = batch.some((w) => w.fsync);
     try {
-      await client.query('BEGIN');
       // Claims and heartbeats acknowledge nothing outside Keel: the next flushed commit makes them durable too.
-      if (!fsync) await client.query('SET LOCAL synchronous_commit = off');
+      await client.query(fsync ? 'BEGIN' : 'BEGIN; SET LOCAL synchronous_commit = off');
       await applyAll(batch, scope, values);
+      // The notifications ride in the COMMIT's round trip (one simple-protocol message; payloads escaped by the driver).
+      const notifications: string[] = [];
       for (let i = 0; i < touched.length; i += NOTIFY_CHANGES_PER_MESSAGE) {
         const payload = JSON.stringify({ origin: this.#origin, changes: touched.slice(i, i + NOTIFY_CHANGES_PER_MESSAGE) });
-        await client.query('SELECT pg_notify($1, $2)', [this.#channel, payload]);
+        notifications.push(`SELECT pg_notify(${client.escapeLiteral(this.#channel)}, ${client.escapeLiteral(payload)});`);
       }
-      await client.query('COMMIT');
+      await client.query(`${notifications.join(' ')} COMMIT`);
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {});
       client.removeListener('error', ignoreClientError);
