@@ -38,11 +38,15 @@ export function benchDatabaseUrl(database: string): string {
   return url.toString();
 }
 
-/** Drops `database` if it exists (closing its sessions), then creates it empty. */
+/**
+ * Drops `database` if it exists (closing its sessions), creates it empty, then forces a checkpoint: every system
+ * measured starts with no dirty pages left by the one before (whose flush would otherwise land in its window).
+ */
 export async function createFreshDatabase(database: string): Promise<void> {
   await withAdmin(async (client) => {
     await client.query(`DROP DATABASE IF EXISTS ${benchIdentifier(database)} WITH (FORCE)`);
     await client.query(`CREATE DATABASE ${benchIdentifier(database)}`);
+    await client.query('CHECKPOINT');
   });
 }
 
