@@ -12,7 +12,8 @@ const USAGE = `usage: keel <command>
   server --agents <file> [--port 7070]                   API + orchestrator on Postgres (KEEL_DATABASE_URL); run any number
   worker --agents <file>                                 orchestrator only, on Postgres; run any number
   migrate                                                apply Postgres migrations and exit
-  plan <scenario.json> [--json]                          capacity planner: what saturates first, and when
+  plan <scenario.json> [--json] | plan --live <scenario.json> [--url u] [--window-seconds s]
+                                                         capacity planner: what saturates first, and when
   runs submit|get|list|cancel|input|events|steps ...     talk to a running Keel (see: keel runs help)
 `;
 
@@ -31,7 +32,7 @@ async function main(argv: string[]): Promise<number> {
     case 'migrate':
       return runMigrateCommand();
     case 'plan':
-      return runPlanCommand(rest, { stdout: process.stdout, stderr: process.stderr });
+      return runPlanCommand(rest, { stdout: process.stdout, stderr: process.stderr, env: process.env });
     case 'runs':
       return runRunsCommand(rest, { stdout: process.stdout, stderr: process.stderr, env: process.env });
     case undefined:

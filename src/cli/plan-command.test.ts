@@ -101,12 +101,13 @@ describe('keel plan', () => {
   });
 
   it('usage errors exit 2; --help exits 0', async () => {
-    for (const argv of [[], [FULL, MINIMAL], [FULL, '--yaml'], ['--live'], ['--live', '--url', 'http://localhost:7070']]) {
+    for (const argv of [[], [FULL, MINIMAL], [FULL, '--yaml'], ['--live'], ['--live', '--url', 'http://localhost:7070'], [FULL, '--url', 'http://localhost:7070'], ['--live', FULL, '--key', 'k', '--window-seconds', '0'], ['--live', FULL, '--key', 'k', '--url', 'ftp://x']]) {
       const r = await run(...argv);
       assert.equal(r.code, 2, argv.join(' '));
       assert.match(r.stderr, /usage: keel plan <scenario\.json> \[--json\]/);
     }
-    assert.match((await run('--live')).stderr, /--live is not available yet/);
+    assert.match((await run('--live')).stderr, /--live needs <scenario\.json>: environment memory cannot be measured yet/);
+    assert.match((await run(FULL, '--url', 'http://localhost:7070')).stderr, /only go with --live/);
     const help = await run('--help');
     assert.equal(help.code, 0);
     assert.match(help.stdout, /^usage: keel plan/);
