@@ -92,7 +92,7 @@ test('SIGKILL of a worker under load: all 500 runs finish, no committed step run
         assert.ok(heldAtKill.has(idOf.get(key)!), `${where}: its run was held by the killed worker`);
         assert.notEqual(executions[1]!.pid, victim.pid, `${where} re-ran in another process`);
       } else {
-        assert.equal(executions.length, 1, `${where} ran ${executions.length} times; only a step interrupted by the kill may run twice`);
+        assert.equal(executions.length, 1, `${where} ran ${executions.length} times (pids ${executions.map((e) => e.pid).join(", ")}; killed ${victim.pid}); only a step interrupted by the kill may run twice`);
       }
       if (executions.length > 1) rerunByRun.set(key, (rerunByRun.get(key) ?? 0) + 1);
     }

@@ -236,12 +236,16 @@ export class PostgresStore implements Store {
     });
   }
 
-  heartbeat(owner: string, runIds: string[], leaseMs: number): Promise<HeartbeatResult> {
-    if (runIds.length === 0) return Promise.resolve({ held: [] });
-    return this.#writes.submit(LEASE_ONLY, async ({ client, now }) => {
-      const rows = await this.#s.heartbeat.rows(client, { owner, ids: JSON.stringify(runIds), lease_expires_at: now + leaseMs });
-      return { held: rows.map((r) => ({ id: r.id as string, status: r.status as RunStatus, stateVersion: Number(r.state_version) })) };
-    });
+  async heartbeat(owner: string, runIds: string[], leaseMs: number): Promise<HeartbeatResult> {
+    if (runIds.length === 0) return { held: [] };
+    // Straight to the pool, not through the write queue: lease renewal must never wait behind a backlog of commits,
+    // or a busy but healthy worker would lose its leases. It is one statement and order-insensitive (it only extends
+    // leases the owner still holds), so it needs neither the queue's ordering nor its transaction.
+    const rows = await this.#s.heartbeat.rows(this.#pool, { owner, ids: JSON.stringify(runIds), lease_expires_at: Date.now() + leaseMs });
+    const extended = new Set(rows.map((r) => r.id as string));
+    const skipped = runIds.filter((id) => !extended.has(id));
+    if (skipped.length > 0) rows.push(...(await this.#s['find-held-runs'].rows(this.#pool, { owner, ids: JSON.stringify(skipped) })));
+    return { held: rows.map((r) => ({ id: r.id as string, status: r.status as RunStatus, stateVersion: Number(r.state_version) })) };
   }
 
   releaseLeases(owner: string, runIds: string[]): Promise<void> {

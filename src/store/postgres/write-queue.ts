@@ -132,8 +132,20 @@ export class PgWriteQueue {
     if (!ok) for (const write of batch) await this.#transaction([write]);
   }
 
-  /** Runs writes in one transaction. False when one of several failed (they are then retried one by one). */
+  /** Runs a transaction, again (bounded, jittered) when Postgres aborted it for a retryable reason. */
   async #transaction(batch: QueuedWrite[]): Promise<boolean> {
+    for (let attempt = 1; ; attempt++) {
+      const outcome = await this.#attempt(batch, attempt < PG_RETRYABLE_ATTEMPTS);
+      if (outcome !== 'retry') return outcome;
+      await new Promise((r) => setTimeout(r, Math.random() * PG_RETRY_DELAY_MAX_MS * attempt));
+    }
+  }
+
+  /**
+   * Runs writes in one transaction. False when one of several failed (they are then retried one by one); 'retry'
+   * when Postgres aborted it for a reason that a new attempt resolves (and `mayRetry`): nothing was applied.
+   */
+  async #attempt(batch: QueuedWrite[], mayRetry: boolean): Promise<boolean | 'retry'> {
     let client: PoolClient;
     try {
       client = await this.#pool.connect();
@@ -164,6 +176,7 @@ export class PgWriteQueue {
       await client.query('ROLLBACK').catch(() => {});
       client.removeListener('error', ignoreClientError);
       client.release(isConnectionError(error) ? (error as Error) : undefined);
+      if (mayRetry && RETRYABLE_SQLSTATES.has((error as { code?: string }).code ?? '')) return 'retry';
       if (batch.length > 1 && !isConnectionError(error)) return false;
       for (const write of batch) write.reject(isConnectionError(error) ? unavailable(error) : error);
       return true;
@@ -203,6 +216,14 @@ async function applyAll(batch: QueuedWrite[], scope: PgWriteScope, values: unkno
     values.push(...(await first.merge.merger(scope, group.map((w) => w.merge!.payload))));
   }
 }
+
+/**
+ * SQLSTATEs after which the whole transaction was rolled back and a new attempt can succeed: serialization failure,
+ * deadlock (multi-run writes lock rows in id order, so this should not happen, but a retry is the safe answer).
+ */
+const RETRYABLE_SQLSTATES = new Set(['40001', '40P01']);
+export const PG_RETRYABLE_ATTEMPTS = 5;
+export const PG_RETRY_DELAY_MAX_MS = 20;
 
 /** Connection-level failures (server restarting, network): retryable, typed as store_busy. */
 export function isConnectionError(error: unknown): boolean {

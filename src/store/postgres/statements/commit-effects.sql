@@ -3,10 +3,13 @@
 -- stale commit (guard not met) writes nothing and is simply absent from the result.
 -- Params: :now, :commits (JSON array of {idx, id, lease_token, expected_state_version, d_steps, d_input_tokens,
 --         d_output_tokens, d_cost_usd, entries: [journal rows], events: [{type, data}]}); at most one per run.
+-- Rows are locked in id order first (like every multi-run write), so two multi-row writes can never deadlock.
 -- Returns idx, state_version and status of each commit that applied.
 WITH input AS (
   SELECT * FROM jsonb_to_recordset(:commits::jsonb) AS c(idx int, id text, lease_token bigint, expected_state_version bigint,
     d_steps bigint, d_input_tokens bigint, d_output_tokens bigint, d_cost_usd double precision, entries jsonb, events jsonb)
+), locked AS (
+  SELECT r.id FROM runs r WHERE r.id IN (SELECT id FROM input) ORDER BY r.id FOR UPDATE
 ), guard AS (
   UPDATE runs r SET
     steps = r.steps + c.d_steps,
@@ -17,7 +20,7 @@ WITH input AS (
     next_event_seq = r.next_event_seq + jsonb_array_length(c.events),
     updated_at = :now::bigint
   FROM input c
-  WHERE r.id = c.id AND r.lease_token = c.lease_token AND r.state_version = c.expected_state_version
+  WHERE r.id = c.id AND r.id IN (SELECT id FROM locked) AND r.lease_token = c.lease_token AND r.state_version = c.expected_state_version
   RETURNING c.idx, r.id, r.state_version, r.status, r.next_event_seq - jsonb_array_length(c.events) AS first_seq,
             c.lease_token, c.entries, c.events
 ), journal_rows AS (
