@@ -69,6 +69,8 @@ test('an agent using every ctx method completes over HTTP, and replay re-execute
   assert.deepEqual(steps.map((s: any) => s.kind), ['step', 'model', 'tool', 'tool', 'now', 'step', 'input', 'sleep', 'child']);
   assert.ok(steps.every((s: any) => s.status === 'succeeded'));
   assert.ok(steps.filter((s: any) => s.kind === 'tool').every((s: any) => s.executionId && s.effectClass === 'read'));
+  const model = steps.find((s: any) => s.kind === 'model');
+  assert.ok(model.queuedAt <= model.startedAt && model.startedAt <= model.endedAt, 'a model call shows when it got a slot');
 });
 
 test('SSE resumes from any Last-Event-ID without gaps or duplicates, and ends after the terminal event', async (t) => {

@@ -138,7 +138,7 @@ async function model(x: RunExecution, deps: ContextDeps, request: ModelRequest):
       const { usage } = call.response;
       const result = toJson(call.response);
       await x.commit({
-        journal: [{ seq, kind: 'model', name: request.model, status: 'succeeded', result, attempts: call.attempts, queuedAt, endedAt: Date.now() }],
+        journal: [{ seq, kind: 'model', name: request.model, status: 'succeeded', result, attempts: call.attempts, queuedAt, startedAt: call.startedAt, endedAt: Date.now() }],
         run: { counters: { steps: 1, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, costUsd: usage.costUsd } },
         events: [completedEvent(seq, 'model', request.model, 'succeeded', queuedAt, {
           model: call.response.model, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, costUsd: usage.costUsd, attempts: call.attempts,

@@ -27,6 +27,8 @@ export interface ModelCallResult {
   response: ModelResponse;
   /** Provider attempts made, 1 when the first one succeeded. */
   attempts: number;
+  /** When the first attempt got a slot (ms since the epoch): the time before it was spent queued for the model. */
+  startedAt: number;
 }
 
 export interface ModelGatewayOptions {
@@ -100,11 +102,15 @@ export class ModelGateway {
       ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
     };
     const maxAttempts = entry.model.definition.maxAttempts ?? MODEL_MAX_ATTEMPTS_DEFAULT;
+    let startedAt: number | undefined;
+    const onSlot = () => {
+      startedAt ??= Date.now();
+    };
     for (let attempt = 1; ; attempt += 1) {
       signal.throwIfAborted();
       try {
-        const answer = await attemptOnce(entry, providerRequest, signal);
-        return { response: toResponse(entry.model, answer), attempts: attempt };
+        const answer = await attemptOnce(entry, providerRequest, signal, onSlot);
+        return { response: toResponse(entry.model, answer), attempts: attempt, startedAt: startedAt ?? Date.now() };
       } catch (error) {
         // Whatever the provider threw while being cancelled, the caller asked about the cancellation.
         if (signal.aborted) throw signal.reason;
@@ -137,10 +143,11 @@ export function retryDelayMs(attempt: number, retryAfterMs: number | undefined, 
   return Math.floor(random() * ceilingMs);
 }
 
-async function attemptOnce(entry: ModelEntry, request: ProviderRequest, signal: AbortSignal): Promise<ProviderResponse> {
+async function attemptOnce(entry: ModelEntry, request: ProviderRequest, signal: AbortSignal, onSlot: () => void): Promise<ProviderResponse> {
   let release: () => void;
   try {
     release = await entry.slots.acquire(signal);
+    onSlot();
   } catch (error) {
     if (!(error instanceof SemaphoreFullError)) throw error;
     throw new KeelError('model_unavailable', `Model ${entry.model.name}: too many calls waiting for a slot`, {

@@ -22,9 +22,13 @@ export function figures(value: unknown, path = ''): Array<{ path: string; figure
   return Object.entries(v).flatMap(([k, child]) => figures(child, path === '' ? k : `${path}.${k}`));
 }
 
-/** Nonnegative numbers of a realistic spread, including 0 and fractions. */
+/**
+ * Nonnegative numbers of a realistic spread, including 0 and fractions. Positive values start at 1e-9: below that,
+ * doubles underflow to denormals where two equal formulas (a × b × c vs a × b then × c) round differently, which
+ * no scenario hits and a property would report as a bug.
+ */
 export const amount = (max = 1_000): fc.Arbitrary<number> => {
-  const real = fc.double({ min: 0, max, noNaN: true, noDefaultInfinity: true });
+  const real = fc.double({ min: 1e-9, max, noNaN: true, noDefaultInfinity: true });
   return max >= 1 ? fc.oneof(fc.constant(0), real, fc.integer({ min: 1, max: Math.floor(max) })) : fc.oneof(fc.constant(0), real);
 };
 export const positiveAmount = (max = 1_000): fc.Arbitrary<number> => fc.oneof(fc.double({ min: 0.001, max, noNaN: true, noDefaultInfinity: true }), fc.integer({ min: 1, max }));
