@@ -15,8 +15,9 @@ export type EffectStatus = (typeof EffectStatus)[keyof typeof EffectStatus];
 
 export type EffectEvent = 'dispatch' | 'start' | 'park' | 'succeed' | 'fail' | 'lose' | 'retry';
 
+/** from → event → to. `dispatched` is in-memory only; every other state may be persisted. */
 export const EFFECT_TRANSITIONS: { readonly [S in EffectStatus]: Partial<Record<EffectEvent, EffectStatus>> } = {
-  pending: { dispatch: 'dispatched', park: 'waiting', succeed: 'succeeded', fail: 'failed' },
+  pending: { dispatch: 'dispatched', start: 'running', park: 'waiting', succeed: 'succeeded', fail: 'failed' },
   dispatched: { start: 'running', succeed: 'succeeded', fail: 'failed' },
   running: { succeed: 'succeeded', fail: 'failed', lose: 'unknown', retry: 'running' },
   waiting: { succeed: 'succeeded', fail: 'failed', park: 'waiting' },
@@ -25,26 +26,11 @@ export const EFFECT_TRANSITIONS: { readonly [S in EffectStatus]: Partial<Record<
   failed: {},
 };
 
-export function effectTransition(from: EffectStatus, event: EffectEvent): EffectStatus {
-  const to = EFFECT_TRANSITIONS[from][event];
-  if (to === undefined) throw new Error(`illegal effect transition: ${from} --${event}-->`);
-  return to;
-}
-
-export function isEffectSettled(status: EffectStatus): boolean {
-  switch (status) {
-    case 'succeeded':
-    case 'failed':
-      return true;
-    case 'pending':
-    case 'dispatched':
-    case 'running':
-    case 'waiting':
-    case 'unknown':
-      return false;
-    default: {
-      const never: never = status;
-      throw new Error(`unknown effect status ${String(never)}`);
-    }
-  }
+/**
+ * Asserts that a journal position may move from `from` to `to` (staying put is always allowed: a park rewrites its
+ * waits). Called on every journal write, so a write the table does not allow is a bug caught where it happens.
+ */
+export function assertEffectMove(from: EffectStatus, to: EffectStatus, where: string): void {
+  if (from === to) return;
+  if (!Object.values(EFFECT_TRANSITIONS[from]).includes(to)) throw new Error(`illegal effect transition at ${where}: ${from} → ${to}`);
 }

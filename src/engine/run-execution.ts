@@ -1,12 +1,13 @@
 // One claimed run, live in memory: replays the agent function over its journal, dispatches the effects that are
 // not journaled yet, commits each result under the lease's fencing token and the run's state version, and ends by
 // parking (only waits left), finishing, or stopping (cancel, budget, lost lease). It never outlives its lease.
-import { KeelError, deserializeError, isKeelError, serializeError } from '../errors/keel-error.ts';
+import { KeelError, isKeelError, serializeError } from '../errors/keel-error.ts';
 import type { JournalEntry, RunCounters, RunRecord } from '../store/records.ts';
 import type { CommitOutcome, JournalWrite, RunCommit, Store } from '../store/store.ts';
 import type { AgentDefinition, Json } from '../sdk/types.ts';
 import { cancelOutcome } from './cancel-outcome.ts';
 import { SeededRandom } from './deterministic.ts';
+import { assertEffectMove } from './effect-status.ts';
 import { isTerminal, transition } from './run-status.ts';
 import type { EffectKind } from '../store/records.ts';
 
@@ -64,8 +65,8 @@ export class RunExecution {
   #startEvent: { type: string; data: Json } | undefined;
   /** Steps dispatched but not committed yet, for the maxSteps budget. */
   inflightSteps = 0;
-  /** Effects that ran without their result being committed: they decide a cancelled run's outcome. */
-  uncommittedWork: 'none' | 'partial' | 'unknown' = 'none';
+  /** A side-effect tool was stopped mid-call (its outcome is unknown): it decides a cancelled run's outcome. */
+  sideEffectInterrupted = false;
 
   constructor(run: RunRecord, agent: AgentDefinition | undefined, store: Store, hooks: ExecutionHooks) {
     this.run = run;
@@ -178,6 +179,7 @@ export class RunExecution {
     const journal = this.#piggyback.length > 0 ? [...this.#piggyback.splice(0), ...(commit.journal ?? [])] : commit.journal;
     const events = this.#startEvent !== undefined ? [this.#startEvent, ...(commit.events ?? [])] : commit.events;
     this.#startEvent = undefined;
+    for (const j of journal ?? []) assertEffectMove(this.#journal.get(j.seq)?.status ?? 'pending', j.status, `${this.runId} position ${j.seq}`);
     const full: RunCommit = { ...commit, journal, events, runId: this.runId, leaseToken: this.run.leaseToken, expectedStateVersion: this.#expectedVersion++ };
     try {
       const outcome = await this.store.commit(full);
@@ -249,7 +251,7 @@ export class RunExecution {
       }
       transition(status === 'cancelled' ? 'cancelling' : 'running', status === 'succeeded' ? 'succeed' : status === 'failed' ? 'fail' : 'cancelled');
       const journal = [...this.#lateWrites.splice(0)];
-      const outcome = status === 'cancelled' ? cancelOutcome([...this.#journal.values()], journal, this.uncommittedWork) : null;
+      const outcome = status === 'cancelled' ? cancelOutcome([...this.#journal.values()], journal, this.sideEffectInterrupted) : null;
       const eventData: Record<string, Json> = { status };
       if (fields.result !== undefined) eventData.result = fields.result;
       if (fields.error !== undefined) eventData.error = fields.error as unknown as Json;
@@ -403,4 +405,3 @@ function journalDefaults(runId: string, leaseToken: number): Omit<JournalEntry, 
   };
 }
 
-export { deserializeError };

@@ -91,7 +91,7 @@ async function dispatch(
           break;
         } catch (error) {
           if (x.stopped !== undefined) {
-            if (sideEffect) x.uncommittedWork = 'unknown';
+            if (sideEffect) x.sideEffectInterrupted = true;
             throw error;
           }
           if (attempt >= maxAttempts) {

@@ -27,8 +27,6 @@ export interface RunChange {
 }
 
 export interface StoreCapabilities {
-  /** Commits of many runs share one durable write (fsync). */
-  groupCommit: boolean;
   /** Several processes may share the store. */
   multiProcess: boolean;
 }

@@ -38,7 +38,7 @@ const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
 type Row = Record<string, unknown>;
 
 export class PostgresStore implements Store {
-  readonly capabilities: StoreCapabilities = { groupCommit: true, multiProcess: true };
+  readonly capabilities: StoreCapabilities = { multiProcess: true };
   readonly durability: Durability;
   readonly #pool: pg.Pool;
   readonly #origin = randomUUID();

@@ -41,7 +41,7 @@ export interface SqliteStoreOptions {
 type Row = Record<string, unknown>;
 
 export class SqliteStore implements Store {
-  readonly capabilities: StoreCapabilities = { groupCommit: true, multiProcess: false };
+  readonly capabilities: StoreCapabilities = { multiProcess: false };
   readonly durability: Durability;
   readonly #db: DatabaseSync;
   readonly #batcher: WriteBatcher;
