@@ -33,6 +33,12 @@ export const ERROR_CODES = {
   cancelled: { status: 409, meaning: 'The run was cancelled.' },
   model_not_found: { status: 400, meaning: 'The model name is not configured.' },
   model_unavailable: { status: 503, meaning: 'The model provider failed on every attempt.' },
+  // Sandbox (issue 6)
+  sandbox_unavailable: { status: 503, meaning: 'The isolation tier a profile asks for is not installed or usable on this host.' },
+  sandbox_network_unsupported: { status: 400, meaning: 'The tier cannot enforce the profile’s network allowlist.' },
+  sandbox_failed: { status: 500, meaning: 'A sandbox could not be created, rebuilt or restored.' },
+  workspace_path_invalid: { status: 400, meaning: 'A workspace path is absolute, escapes the workspace or is not a regular file.' },
+  workspace_limit: { status: 413, meaning: 'A workspace file or the whole workspace exceeds its size limit.' },
   // Engine and store
   stale_write: { status: 409, meaning: 'A commit was fenced off: the lease or the run state moved on.' },
   store_busy: { status: 503, meaning: 'The store is temporarily unavailable; retry.' },

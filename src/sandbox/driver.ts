@@ -1,0 +1,64 @@
+// The one interface every isolation tier implements. A driver creates environments; an environment owns a cgroup,
+// a workspace and (when it keeps processes between calls) a long-lived holder, and runs commands in them.
+// Nothing above this interface knows which tier it talks to, except through the capability flags here.
+import type { CgroupCounters } from './cgroup.ts';
+import type { ExecResult } from './launch.ts';
+import type { Limits } from './limits.ts';
+import type { Tier, TierAvailability } from './tiers.ts';
+
+export interface NetworkPolicy {
+  /** Hosts/ports the sandbox may reach; empty (the default) means no network at all. */
+  allow: Array<{ host: string; port: number }>;
+}
+
+export interface EnvironmentSpec {
+  id: string;
+  limits: Limits;
+  network: NetworkPolicy;
+  /** Keep processes alive between commands (resident, pause and auto policies); one-shot environments do not. */
+  keepProcesses: boolean;
+}
+
+export interface ExecCommand {
+  argv: string[];
+  /** Variables for the program; nothing of Keel's own environment is ever passed. */
+  env?: Record<string, string> | undefined;
+  stdin?: string | undefined;
+  deadlineMs?: number | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+export interface SandboxEnvironment {
+  readonly id: string;
+  readonly tier: Tier;
+  /** Host path of the workspace; `/workspace` inside the sandbox. */
+  readonly workspaceDir: string;
+  readonly createdAt: number;
+  /** True when pause() releases the environment's memory (a checkpoint), false when it only freezes CPU. */
+  readonly pauseFreesMemory: boolean;
+  exec(command: ExecCommand): Promise<ExecResult>;
+  pause(): Promise<void>;
+  resume(): Promise<void>;
+  counters(): CgroupCounters;
+  /**
+   * Kills every process and wipes the workspace, then verifies it: no process left, workspace empty, exactly one
+   * mount. Answers whether the environment may be handed to someone else (it restarts its holder only if so).
+   */
+  resetAndVerify(): Promise<boolean>;
+  destroy(): Promise<void>;
+}
+
+export interface SandboxDriver {
+  readonly tier: Tier;
+  availability(): TierAvailability;
+  create(spec: EnvironmentSpec): Promise<SandboxEnvironment>;
+}
+
+/** Inside-sandbox path of the workspace for every tier. */
+export const SANDBOX_WORKSPACE = '/workspace';
+export const SANDBOX_PATH = '/usr/local/bin:/usr/bin:/bin';
+
+/** The program's environment: a fixed PATH/HOME plus exactly the variables the caller allowed. */
+export function programEnv(extra: Record<string, string> | undefined): Record<string, string> {
+  return { PATH: SANDBOX_PATH, HOME: SANDBOX_WORKSPACE, LANG: 'C.UTF-8', ...extra };
+}

@@ -1,0 +1,53 @@
+// What every tier's environment shares: the cgroup, the workspace, the sandbox uid and the teardown order
+// (processes first, then the mount, then the uid). Tiers add how a command is launched and how pausing works.
+import { KeelError } from '../errors/keel-error.ts';
+import { Cgroup, detectCgroups, type CgroupCounters } from './cgroup.ts';
+import type { EnvironmentSpec } from './driver.ts';
+import { allocateUid, releaseUid } from './uid-pool.ts';
+import { Workspace } from './workspace.ts';
+
+export interface EnvironmentParts {
+  cgroup: Cgroup;
+  workspace: Workspace;
+  uid: number;
+}
+
+/** Creates the cgroup, uid and workspace for an environment; undoes what it made if a later part fails. */
+export function createParts(spec: EnvironmentSpec, root: string, pidsOverhead = 0): EnvironmentParts {
+  const cgroups = detectCgroups();
+  if (!cgroups.ok) throw new KeelError('sandbox_unavailable', `cannot create sandbox cgroups: ${cgroups.reason}`);
+  const uid = allocateUid();
+  let cgroup: Cgroup | undefined;
+  try {
+    cgroup = Cgroup.create(spec.id, cgroups.version, { memoryBytes: spec.limits.memoryBytes, pidsMax: spec.limits.pidsMax + pidsOverhead, cpus: spec.limits.cpus });
+    const workspace = Workspace.create({ root, id: spec.id, uid, diskBytes: spec.limits.diskBytes });
+    return { cgroup, workspace, uid };
+  } catch (error) {
+    void cgroup?.destroy();
+    releaseUid(uid);
+    throw error;
+  }
+}
+
+export async function destroyParts(parts: EnvironmentParts): Promise<void> {
+  await parts.cgroup.destroy();
+  parts.workspace.destroy();
+  releaseUid(parts.uid);
+}
+
+export function countersOf(parts: EnvironmentParts): CgroupCounters {
+  return parts.cgroup.counters();
+}
+
+/** Limits a launcher applies with prlimit before the tier's command: file size, open files, no core dumps. */
+export function prlimitArgs(spec: EnvironmentSpec): string[] {
+  return ['/usr/bin/prlimit', `--fsize=${spec.limits.fileBytes}`, `--nofile=${spec.limits.openFilesMax}`, '--core=0', '--'];
+}
+
+export function assertNoNetworkAllowlist(spec: EnvironmentSpec, tier: string): void {
+  if (spec.network.allow.length > 0) {
+    throw new KeelError('sandbox_network_unsupported', `tier ${tier} cannot enforce a network allowlist yet; only "no network" is supported`, {
+      details: { allow: spec.network.allow },
+    });
+  }
+}

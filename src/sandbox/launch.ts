@@ -1,0 +1,139 @@
+// Starts one sandboxed program inside a cgroup and watches it until it ends: the launcher shell joins the cgroup
+// before it execs the tier's command line, so no descendant is ever outside the count. It enforces the deadline,
+// the output cap and the pids limit, and names the reason when Keel ended the program. It never decides isolation:
+// the tier builds the command line.
+import { spawn } from 'node:child_process';
+import { statfsSync } from 'node:fs';
+import type { Cgroup, CgroupCounters } from './cgroup.ts';
+import type { LimitReason, Limits } from './limits.ts';
+import { OutputCapture } from './output-capture.ts';
+
+/** How often the cgroup's OOM and pids counters are read while a program runs. */
+const LIMIT_POLL_MS = 50;
+/** After the main process exits, how long background holders of its pipes may keep them open. */
+const PIPE_GRACE_MS = 50;
+/** Free space under which a failed program is said to have hit the workspace quota. */
+const DISK_FULL_SLACK_BYTES = 64 * 1024;
+
+export interface LaunchSpec {
+  /** The tier's command line, run after the launcher has joined the cgroup. */
+  argv: string[];
+  env: Record<string, string>;
+  stdin?: string | undefined;
+  cgroup: Cgroup;
+  limits: Limits;
+  workspaceDir: string;
+  /** One-shot programs take their whole cgroup down with them; resident ones leave background work running. */
+  killGroupOnExit: boolean;
+  signal?: AbortSignal | undefined;
+}
+
+export interface ExecResult {
+  exitCode: number | null;
+  signal: string | null;
+  /** Set when Keel ended the program for exceeding a limit. */
+  limit: LimitReason | null;
+  stdout: string;
+  stderr: string;
+  truncated: boolean;
+  wallMs: number;
+  cpuSeconds: number;
+  peakMemoryBytes: number;
+}
+
+/**
+ * `sh -c LAUNCHER keel-launch N file1..fileN argv...`: joins the cgroup (one procs file per v1 controller), forgets
+ * the PWD the shell exported, then becomes the tier's command. Hand-written rather than cgexec so no extra package.
+ */
+export const LAUNCHER = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; unset PWD OLDPWD; exec "$@"';
+
+export function launch(spec: LaunchSpec): Promise<ExecResult> {
+  const files = spec.cgroup.procsFiles();
+  const before = spec.cgroup.counters();
+  const started = performance.now();
+  const child = spawn('/bin/sh', ['-c', LAUNCHER, 'keel-launch', String(files.length), ...files, ...spec.argv], {
+    env: spec.env, cwd: '/', stdio: ['pipe', 'pipe', 'pipe'], detached: true,
+  });
+  let ended: LimitReason | 'aborted' | null = null;
+  let killing: Promise<void> = Promise.resolve();
+  const end = (reason: LimitReason | 'aborted') => {
+    if (ended !== null) return;
+    ended = reason;
+    killing = spec.cgroup.killAll().catch(() => undefined);
+  };
+  const capture = new OutputCapture(spec.limits.outputMaxBytes, () => end('output_limit'));
+  capture.attach(child.stdout, 'stdout');
+  capture.attach(child.stderr, 'stderr');
+  child.stdin.on('error', () => undefined);
+  child.stdin.end(spec.stdin ?? '');
+  const deadline = setTimeout(() => end('timeout'), spec.limits.deadlineMs);
+  const poll = setInterval(() => {
+    const now = safeCounters(spec.cgroup);
+    if (now === undefined) return;
+    if (now.oomKills > before.oomKills) end('oom');
+    else if (now.pidsLimitHits > before.pidsLimitHits) end('pids_limit');
+  }, LIMIT_POLL_MS);
+  const onAbort = () => end('aborted');
+  spec.signal?.addEventListener('abort', onAbort, { once: true });
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      clearTimeout(deadline);
+      clearInterval(poll);
+      spec.signal?.removeEventListener('abort', onAbort);
+      void settle(child, spec, code, signal).then(async () => {
+        await killing; // the next command must not start while this one's kill is still sweeping the cgroup
+        if (spec.killGroupOnExit) await spec.cgroup.killAll();
+        const after = spec.cgroup.counters();
+        const limit = reasonFor(ended, before, after, code, signal, spec);
+        if (ended === 'aborted') reject(spec.signal?.reason ?? new Error('aborted'));
+        else resolve({
+          exitCode: code, signal, limit, stdout: capture.text('stdout'), stderr: capture.text('stderr'), truncated: capture.truncated,
+          wallMs: performance.now() - started, cpuSeconds: Math.max(0, after.cpuSeconds - before.cpuSeconds), peakMemoryBytes: after.peakMemoryBytes,
+        });
+      }, reject);
+    });
+  });
+}
+
+/** Waits for the pipes to drain, but not for background processes that inherited them. */
+async function settle(child: ReturnType<typeof spawn>, spec: LaunchSpec, _code: number | null, _signal: string | null): Promise<void> {
+  const streams = [child.stdout!, child.stderr!];
+  const closed = Promise.all(streams.map((s) => s.readableEnded || s.destroyed ? Promise.resolve() : new Promise((r) => s.once('close', r))));
+  if (spec.killGroupOnExit) {
+    await spec.cgroup.killAll();
+    await closed;
+    return;
+  }
+  const grace = new Promise((r) => setTimeout(r, PIPE_GRACE_MS).unref());
+  await Promise.race([closed, grace]);
+  for (const stream of streams) stream.destroy();
+}
+
+function reasonFor(
+  ended: LimitReason | 'aborted' | null, before: CgroupCounters, after: CgroupCounters, code: number | null, signal: string | null, spec: LaunchSpec,
+): LimitReason | null {
+  if (after.oomKills > before.oomKills) return 'oom';
+  if (after.pidsLimitHits > before.pidsLimitHits && (ended !== null || code !== 0)) return 'pids_limit';
+  if (ended !== null && ended !== 'aborted') return ended;
+  const failed = code !== 0 || signal !== null;
+  if (failed && (signal === 'SIGXFSZ' || code === 128 + 25 || workspaceFull(spec.workspaceDir))) return 'disk_limit';
+  return null;
+}
+
+function workspaceFull(dir: string): boolean {
+  try {
+    const stats = statfsSync(dir);
+    return stats.bavail * stats.bsize < DISK_FULL_SLACK_BYTES;
+  } catch {
+    return false;
+  }
+}
+
+function safeCounters(cgroup: Cgroup): CgroupCounters | undefined {
+  try {
+    return cgroup.counters();
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,84 @@
+// The `process` tier: the program runs as its own unprivileged uid, in its own cgroup, network namespace and
+// workspace, with rlimits and a scrubbed environment. It sees the host's filesystem and processes, so it is
+// NOT a security boundary: use it for trusted tools and development, never for model-written code.
+import { join } from 'node:path';
+import type { EnvironmentSpec, ExecCommand, SandboxDriver, SandboxEnvironment } from './driver.ts';
+import { programEnv } from './driver.ts';
+import { assertNoNetworkAllowlist, countersOf, createParts, destroyParts, prlimitArgs, type EnvironmentParts } from './environment-base.ts';
+import { launch, type ExecResult } from './launch.ts';
+import { tierAvailability } from './tiers.ts';
+
+export class ProcessDriver implements SandboxDriver {
+  readonly tier = 'process' as const;
+  private readonly root: string;
+
+  constructor(root: string) {
+    this.root = root;
+  }
+
+  availability() {
+    return tierAvailability('process');
+  }
+
+  async create(spec: EnvironmentSpec): Promise<SandboxEnvironment> {
+    assertNoNetworkAllowlist(spec, this.tier);
+    return new ProcessEnvironment(spec, createParts(spec, this.root));
+  }
+}
+
+class ProcessEnvironment implements SandboxEnvironment {
+  readonly tier = 'process' as const;
+  readonly pauseFreesMemory = false;
+  readonly createdAt = Date.now();
+  readonly id: string;
+  readonly workspaceDir: string;
+  private readonly spec: EnvironmentSpec;
+  private readonly parts: EnvironmentParts;
+
+  constructor(spec: EnvironmentSpec, parts: EnvironmentParts) {
+    this.spec = spec;
+    this.parts = parts;
+    this.id = spec.id;
+    this.workspaceDir = parts.workspace.dir;
+  }
+
+  exec(command: ExecCommand): Promise<ExecResult> {
+    const uid = String(this.parts.uid);
+    const argv = [
+      '/usr/bin/unshare', '--net', '--',
+      ...prlimitArgs(this.spec),
+      '/usr/bin/setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs',
+      '/usr/bin/env', '-C', this.workspaceDir, '--', ...command.argv,
+    ];
+    const env = { ...programEnv(command.env), HOME: this.workspaceDir };
+    return launch({
+      argv, env, stdin: command.stdin, cgroup: this.parts.cgroup, workspaceDir: this.workspaceDir, signal: command.signal,
+      limits: { ...this.spec.limits, deadlineMs: command.deadlineMs ?? this.spec.limits.deadlineMs },
+      killGroupOnExit: !this.spec.keepProcesses,
+    });
+  }
+
+  async pause(): Promise<void> {
+    this.parts.cgroup.freeze();
+  }
+
+  async resume(): Promise<void> {
+    this.parts.cgroup.thaw();
+  }
+
+  counters() {
+    return countersOf(this.parts);
+  }
+
+  async resetAndVerify(): Promise<boolean> {
+    await this.parts.cgroup.killAll();
+    this.parts.workspace.wipe();
+    return this.parts.cgroup.pids().length === 0 && this.parts.workspace.isClean();
+  }
+
+  destroy(): Promise<void> {
+    return destroyParts(this.parts);
+  }
+}
+
+export const workspaceRootUnder = (dataDir: string): string => join(dataDir, 'sandboxes');
