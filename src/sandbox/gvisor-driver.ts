@@ -1,0 +1,203 @@
+// The `gvisor` tier: runsc (ptrace platform, no network) runs the program on a user-space kernel, over a
+// read-only root that holds only /usr and a few /etc entries, with the workspace as its one writable bind mount.
+// runsc runs inside the environment's cgroup, so the host limits cover the sentry and gofer too; output travels
+// through pipes, never files. Pausing is a real checkpoint (`runsc checkpoint`, later `runsc restore`): memory is
+// released while the run waits. It never shares the host's network or exposes Keel's environment.
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { KeelError } from '../errors/keel-error.ts';
+import type { EnvironmentSpec, ExecCommand, SandboxDriver, SandboxEnvironment } from './driver.ts';
+import { programEnv, SANDBOX_WORKSPACE } from './driver.ts';
+import { assertNoNetworkAllowlist, countersOf, createParts, destroyParts, type EnvironmentParts } from './environment-base.ts';
+import { launch, type ExecResult } from './launch.ts';
+import { tierAvailability } from './tiers.ts';
+
+const run = promisify(execFile);
+/** Host threads and stub processes the sentry needs beyond the program's own pids (ptrace platform). */
+const GVISOR_PIDS_OVERHEAD = 256;
+const ETC_FILES = ['passwd', 'group', 'nsswitch.conf', 'hosts', 'ld.so.cache'];
+const HOLDER_ARGS = ['/bin/sh', '-c', 'exec sleep infinity'];
+
+export class GvisorDriver implements SandboxDriver {
+  readonly tier = 'gvisor' as const;
+  private readonly root: string;
+
+  constructor(root: string) {
+    this.root = root;
+  }
+
+  availability() {
+    return tierAvailability('gvisor');
+  }
+
+  async create(spec: EnvironmentSpec): Promise<SandboxEnvironment> {
+    assertNoNetworkAllowlist(spec, this.tier);
+    const parts = createParts(spec, this.root, GVISOR_PIDS_OVERHEAD);
+    const environment = new GvisorEnvironment(spec, parts, this.root);
+    if (spec.keepProcesses) {
+      try {
+        await environment.startHolder();
+      } catch (error) {
+        await environment.destroy();
+        throw error;
+      }
+    }
+    return environment;
+  }
+}
+
+/** The shared, empty root filesystem: mount points and the usual /bin → usr/bin links, nothing else. */
+function ensureRootfs(root: string): string {
+  const rootfs = join(root, '.gvisor-rootfs');
+  if (existsSync(join(rootfs, 'workspace'))) return rootfs;
+  for (const dir of ['usr', 'etc', 'proc', 'dev', 'tmp']) mkdirSync(join(rootfs, dir), { recursive: true });
+  for (const [link, target] of [['bin', 'usr/bin'], ['sbin', 'usr/sbin'], ['lib', 'usr/lib'], ['lib64', 'usr/lib64']] as const) {
+    if (!existsSync(join(rootfs, link))) symlinkSync(target, join(rootfs, link));
+  }
+  mkdirSync(join(rootfs, 'workspace'));
+  return rootfs;
+}
+
+class GvisorEnvironment implements SandboxEnvironment {
+  readonly tier = 'gvisor' as const;
+  readonly pauseFreesMemory = true;
+  readonly createdAt = Date.now();
+  readonly id: string;
+  readonly workspaceDir: string;
+  private readonly spec: EnvironmentSpec;
+  private readonly parts: EnvironmentParts;
+  private readonly stateDir: string;
+  private readonly bundleDir: string;
+  private readonly imageDir: string;
+  private readonly rootfs: string;
+  private holding = false;
+  private paused = false;
+
+  constructor(spec: EnvironmentSpec, parts: EnvironmentParts, root: string) {
+    this.spec = spec;
+    this.parts = parts;
+    this.id = spec.id;
+    this.workspaceDir = parts.workspace.dir;
+    this.stateDir = join(root, '.runsc-state');
+    this.bundleDir = join(root, `${spec.id}.bundle`);
+    this.imageDir = join(root, `${spec.id}.image`);
+    this.rootfs = ensureRootfs(root);
+    mkdirSync(this.stateDir, { recursive: true, mode: 0o700 });
+  }
+
+  private runsc(): string[] {
+    return ['/usr/bin/runsc', '--root', this.stateDir, '--platform=ptrace', '--network=none', '--ignore-cgroups'];
+  }
+
+  /** Writes the OCI bundle whose process is `args`, as the sandbox uid, with exactly `env`. */
+  private writeBundle(args: string[], env: Record<string, string>): void {
+    mkdirSync(this.bundleDir, { recursive: true, mode: 0o700 });
+    const mounts = [
+      { destination: '/proc', type: 'proc', source: 'proc' },
+      { destination: '/tmp', type: 'tmpfs', source: 'tmpfs' },
+      { destination: '/dev', type: 'tmpfs', source: 'tmpfs' },
+      { destination: '/usr', type: 'bind', source: '/usr', options: ['rbind', 'ro'] },
+      ...ETC_FILES.filter((file) => existsSync(`/etc/${file}`)).map((file) => ({ destination: `/etc/${file}`, type: 'bind', source: `/etc/${file}`, options: ['bind', 'ro'] })),
+      { destination: SANDBOX_WORKSPACE, type: 'bind', source: this.workspaceDir, options: ['rbind', 'rw'] },
+    ];
+    const config = {
+      ociVersion: '1.0.0', hostname: 'sandbox',
+      process: {
+        user: { uid: this.parts.uid, gid: this.parts.uid }, args, cwd: SANDBOX_WORKSPACE, noNewPrivileges: true, capabilities: {},
+        env: Object.entries(env).map(([name, value]) => `${name}=${value}`),
+        rlimits: [{ type: 'RLIMIT_FSIZE', hard: this.spec.limits.fileBytes, soft: this.spec.limits.fileBytes },
+          { type: 'RLIMIT_NOFILE', hard: this.spec.limits.openFilesMax, soft: this.spec.limits.openFilesMax }],
+      },
+      root: { path: this.rootfs, readonly: true },
+      mounts,
+      linux: { namespaces: ['pid', 'network', 'ipc', 'uts', 'mount'].map((type) => ({ type })) },
+    };
+    writeFileSync(join(this.bundleDir, 'config.json'), JSON.stringify(config));
+  }
+
+  private launchRunsc(argv: string[], command: Pick<ExecCommand, 'stdin' | 'signal' | 'deadlineMs'>, killGroupOnExit: boolean): Promise<ExecResult> {
+    return launch({
+      argv, env: {}, stdin: command.stdin, cgroup: this.parts.cgroup, workspaceDir: this.workspaceDir,
+      signal: command.signal, limits: { ...this.spec.limits, deadlineMs: command.deadlineMs ?? this.spec.limits.deadlineMs }, killGroupOnExit,
+    });
+  }
+
+  async startHolder(): Promise<void> {
+    await this.forget();
+    this.writeBundle(HOLDER_ARGS, programEnv(undefined));
+    const started = await this.launchRunsc([...this.runsc(), 'run', '--detach', '--bundle', this.bundleDir, this.id], {}, false);
+    if (started.exitCode !== 0) throw new KeelError('sandbox_failed', `runsc run failed (${started.exitCode}): ${started.stderr.trim()}`);
+    this.holding = true;
+  }
+
+  /** Removes runsc's record of the container (after a kill, a limit or a checkpoint), ignoring "does not exist". */
+  private async forget(): Promise<void> {
+    await run('/usr/bin/runsc', ['--root', this.stateDir, 'delete', '--force', this.id]).catch(() => undefined);
+  }
+
+  async exec(command: ExecCommand): Promise<ExecResult> {
+    if (this.paused) await this.resume();
+    const env = programEnv(command.env);
+    if (!this.spec.keepProcesses) {
+      this.writeBundle(command.argv, env);
+      try {
+        return await this.launchRunsc([...this.runsc(), 'run', '--bundle', this.bundleDir, this.id], command, true);
+      } finally {
+        await this.forget();
+      }
+    }
+    if (!this.holding || this.parts.cgroup.pids().length === 0) await this.startHolder();
+    const envArgs = Object.entries(env).flatMap(([name, value]) => ['--env', `${name}=${value}`]);
+    const result = await this.launchRunsc(
+      [...this.runsc(), 'exec', '--cwd', SANDBOX_WORKSPACE, '--user', `${this.parts.uid}:${this.parts.uid}`, ...envArgs, this.id, ...command.argv], command, false,
+    );
+    if (result.limit !== null) this.holding = false; // the limit's kill took the sentry down with the program
+    return result;
+  }
+
+  /** Checkpoints the sandbox to disk and lets it exit: its memory is released until resume(). */
+  async pause(): Promise<void> {
+    if (!this.holding || this.paused) return;
+    rmSync(this.imageDir, { recursive: true, force: true });
+    const { stderr } = await run('/usr/bin/runsc', [...this.runsc().slice(1), 'checkpoint', '--image-path', this.imageDir, this.id]).catch((error: { stderr?: string }) => {
+      throw new KeelError('sandbox_failed', `runsc checkpoint failed: ${error.stderr ?? String(error)}`);
+    });
+    void stderr;
+    await this.parts.cgroup.killAll();
+    await this.forget();
+    this.paused = true;
+  }
+
+  async resume(): Promise<void> {
+    if (!this.paused) return;
+    const restored = await this.launchRunsc([...this.runsc(), 'restore', '--image-path', this.imageDir, '--bundle', this.bundleDir, '--detach', this.id], {}, false);
+    if (restored.exitCode !== 0) throw new KeelError('sandbox_failed', `runsc restore failed (${restored.exitCode}): ${restored.stderr.trim()}`);
+    rmSync(this.imageDir, { recursive: true, force: true });
+    this.paused = false;
+  }
+
+  counters() {
+    return countersOf(this.parts);
+  }
+
+  async resetAndVerify(): Promise<boolean> {
+    await this.parts.cgroup.killAll();
+    await this.forget();
+    this.holding = false;
+    this.paused = false;
+    this.parts.workspace.wipe();
+    const clean = this.parts.cgroup.pids().length === 0 && this.parts.workspace.isClean();
+    if (clean && this.spec.keepProcesses) await this.startHolder();
+    return clean;
+  }
+
+  async destroy(): Promise<void> {
+    await this.parts.cgroup.killAll();
+    await this.forget();
+    rmSync(this.bundleDir, { recursive: true, force: true });
+    rmSync(this.imageDir, { recursive: true, force: true });
+    await destroyParts(this.parts);
+  }
+}
