@@ -33,6 +33,8 @@ export interface SandboxEnvironment {
   readonly tier: Tier;
   /** Host path of the workspace; `/workspace` inside the sandbox. */
   readonly workspaceDir: string;
+  /** The unprivileged host uid the sandbox's programs run as (and that owns the workspace). */
+  readonly uid: number;
   readonly createdAt: number;
   /** True when pause() releases the environment's memory (a checkpoint), false when it only freezes CPU. */
   readonly pauseFreesMemory: boolean;
@@ -40,6 +42,9 @@ export interface SandboxEnvironment {
   pause(): Promise<void>;
   resume(): Promise<void>;
   counters(): CgroupCounters;
+  /** Stops (or restarts) every process's CPU without releasing anything: used to take a consistent snapshot. */
+  freezeCpu(): void;
+  thawCpu(): void;
   /**
    * Kills every process and wipes the workspace, then verifies it: no process left, workspace empty, exactly one
    * mount. Answers whether the environment may be handed to someone else (it restarts its holder only if so).

@@ -178,8 +178,20 @@ class GvisorEnvironment implements SandboxEnvironment {
     this.paused = false;
   }
 
+  get uid(): number {
+    return this.parts.uid;
+  }
+
   counters() {
     return countersOf(this.parts);
+  }
+
+  freezeCpu(): void {
+    this.parts.cgroup.freeze();
+  }
+
+  thawCpu(): void {
+    this.parts.cgroup.thaw();
   }
 
   async resetAndVerify(): Promise<boolean> {

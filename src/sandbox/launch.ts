@@ -42,16 +42,20 @@ export interface ExecResult {
 }
 
 /**
- * `sh -c LAUNCHER keel-launch N file1..fileN argv...`: joins the cgroup (one procs file per v1 controller), forgets
- * the PWD the shell exported, then becomes the tier's command. Hand-written rather than cgexec so no extra package.
+ * `bash -c LAUNCHER keel-launch N file1..fileN argv...`: joins the cgroup (one procs file per v1 controller), closes
+ * every descriptor above 2 (Keel may itself have inherited some without close-on-exec: they must not reach the
+ * sandbox), forgets the PWD the shell exported, then becomes the tier's command. bash rather than sh because dash
+ * cannot close descriptors above 9; hand-written rather than cgexec, so no extra package is needed.
  */
-export const LAUNCHER = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; unset PWD OLDPWD; exec "$@"';
+export const LAUNCHER = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; ' +
+  'for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done; unset PWD OLDPWD; exec "$@"';
+export const LAUNCHER_SHELL = '/usr/bin/bash';
 
 export function launch(spec: LaunchSpec): Promise<ExecResult> {
   const files = spec.cgroup.procsFiles();
   const before = spec.cgroup.counters();
   const started = performance.now();
-  const child = spawn('/bin/sh', ['-c', LAUNCHER, 'keel-launch', String(files.length), ...files, ...spec.argv], {
+  const child = spawn(LAUNCHER_SHELL, ['-c', LAUNCHER, 'keel-launch', String(files.length), ...files, ...spec.argv], {
     env: spec.env, cwd: '/', stdio: ['pipe', 'pipe', 'pipe'], detached: true,
   });
   let ended: LimitReason | 'aborted' | null = null;

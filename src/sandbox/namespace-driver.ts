@@ -9,7 +9,7 @@ import { KeelError } from '../errors/keel-error.ts';
 import type { EnvironmentSpec, ExecCommand, SandboxDriver, SandboxEnvironment } from './driver.ts';
 import { programEnv, SANDBOX_WORKSPACE } from './driver.ts';
 import { assertNoNetworkAllowlist, countersOf, createParts, destroyParts, prlimitArgs, type EnvironmentParts } from './environment-base.ts';
-import { launch, LAUNCHER, type ExecResult } from './launch.ts';
+import { launch, LAUNCHER, LAUNCHER_SHELL, type ExecResult } from './launch.ts';
 import { tierAvailability } from './tiers.ts';
 
 /** /etc entries programs need to run (dynamic loader, users, locale, TLS roots); the rest of /etc stays hidden. */
@@ -88,7 +88,7 @@ class NamespaceEnvironment implements SandboxEnvironment {
   async startHolder(): Promise<void> {
     const files = this.parts.cgroup.procsFiles();
     const argv = [...this.dropTo(), ...bwrapArgs(this.workspaceDir, {}).slice(0, -1), '--info-fd', '3', '--', '/bin/sh', '-c', 'echo ready; exec sleep infinity'];
-    const child = spawn('/bin/sh', ['-c', LAUNCHER, 'keel-holder', String(files.length), ...files, ...argv], {
+    const child = spawn(LAUNCHER_SHELL, ['-c', LAUNCHER.replace('[ "$fd" -gt 2 ]', '[ "$fd" -gt 3 ]'), 'keel-holder', String(files.length), ...files, ...argv], {
       env: {}, cwd: '/', stdio: ['ignore', 'pipe', 'pipe', 'pipe'], detached: true,
     });
     let info = '';
@@ -136,8 +136,20 @@ class NamespaceEnvironment implements SandboxEnvironment {
     this.parts.cgroup.thaw();
   }
 
+  get uid(): number {
+    return this.parts.uid;
+  }
+
   counters() {
     return countersOf(this.parts);
+  }
+
+  freezeCpu(): void {
+    this.parts.cgroup.freeze();
+  }
+
+  thawCpu(): void {
+    this.parts.cgroup.thaw();
   }
 
   async resetAndVerify(): Promise<boolean> {

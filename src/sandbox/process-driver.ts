@@ -66,8 +66,20 @@ class ProcessEnvironment implements SandboxEnvironment {
     this.parts.cgroup.thaw();
   }
 
+  get uid(): number {
+    return this.parts.uid;
+  }
+
   counters() {
     return countersOf(this.parts);
+  }
+
+  freezeCpu(): void {
+    this.parts.cgroup.freeze();
+  }
+
+  thawCpu(): void {
+    this.parts.cgroup.thaw();
   }
 
   async resetAndVerify(): Promise<boolean> {

@@ -1,0 +1,43 @@
+// A sandbox profile: which tier, which limits, which network, which lifecycle policy, how many warm sandboxes.
+// Tools and agents name a profile; everything is validated with zod when the profile is defined, not mid-run.
+import { z } from 'zod';
+import { LimitsSchema } from './limits.ts';
+import { POLICIES } from './lifecycle-policy.ts';
+import { TIERS } from './tiers.ts';
+
+export const DEFAULT_MEMORY_PRICE_PER_GIB_SECOND = 0.000_003_7; // ≈ $0.0133 per GiB-hour, a typical cloud memory price
+export const DEFAULT_TRANSITION_PRICE_PER_SECOND = 0.000_05; // a worker-second spent pausing or rebuilding
+export const DEFAULT_EXPECTED_IDLE_SECONDS = 5;
+
+const ProfileSchema = z.object({
+  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/),
+  tier: z.enum(TIERS).default('namespace'),
+  policy: z.enum(POLICIES).default('one-shot'),
+  limits: LimitsSchema.default(LimitsSchema.parse({})),
+  network: z.object({ allow: z.array(z.object({ host: z.string().min(1), port: z.number().int().min(1).max(65535) })).default([]) }).default({ allow: [] }),
+  /** Ready sandboxes kept per profile (one-shot policy only). */
+  warm: z.number().int().min(0).max(1000).default(0),
+  /** Never reuse a sandbox, even after a verified clean. */
+  singleUse: z.boolean().default(false),
+  auto: z.object({
+    memoryPricePerGiBSecond: z.number().min(0).default(DEFAULT_MEMORY_PRICE_PER_GIB_SECOND),
+    transitionPricePerSecond: z.number().min(0).default(DEFAULT_TRANSITION_PRICE_PER_SECOND),
+    /** Used until idle gaps of this profile have been measured. */
+    expectedIdleSeconds: z.number().min(0).default(DEFAULT_EXPECTED_IDLE_SECONDS),
+    /** Fixed transition costs (same currency as the memory price) instead of measured ones. */
+    pauseCost: z.number().min(0).optional(),
+    rebuildCost: z.number().min(0).optional(),
+  }).default({ memoryPricePerGiBSecond: DEFAULT_MEMORY_PRICE_PER_GIB_SECOND, transitionPricePerSecond: DEFAULT_TRANSITION_PRICE_PER_SECOND, expectedIdleSeconds: DEFAULT_EXPECTED_IDLE_SECONDS }),
+});
+
+export type SandboxProfile = z.infer<typeof ProfileSchema>;
+export type SandboxProfileInput = z.input<typeof ProfileSchema>;
+
+/**
+ * Declares a sandbox profile.
+ * @example
+ * const shell = defineSandboxProfile({ name: 'shell', tier: 'namespace', policy: 'rebuild', limits: { memoryBytes: 512 * 2 ** 20 } });
+ */
+export function defineSandboxProfile(input: SandboxProfileInput): SandboxProfile {
+  return Object.freeze(ProfileSchema.parse(input));
+}

@@ -1,0 +1,288 @@
+// Owns every run's environment on this node: creates it (from a warm pool or cold), restores its workspace from the
+// run's latest manifest, runs calls one at a time per run, snapshots the workspace after each call, and applies the
+// profile's lifecycle policy while the environment is idle. It measures GiB·s, CPU, peaks and cold/warm starts per
+// run. It never runs a command outside a driver, and never keeps an environment after endRun() or close().
+import { randomBytes } from 'node:crypto';
+import { KeelError } from '../errors/keel-error.ts';
+import { emptyAccounting, MemoryMeter, type RunAccounting } from './accounting.ts';
+import type { ArtifactStore } from './artifact-store.ts';
+import type { SandboxDriver, SandboxEnvironment } from './driver.ts';
+import { ENV_STATE, transition, type EnvEvent, type EnvState } from './environment-state.ts';
+import { GvisorDriver } from './gvisor-driver.ts';
+import { decideAuto, idleActionOf, type AutoDecision, type IdleAction } from './lifecycle-policy.ts';
+import { restoreWorkspace, snapshotWorkspace } from './manifest.ts';
+import { NamespaceDriver } from './namespace-driver.ts';
+import { ProcessDriver } from './process-driver.ts';
+import type { SandboxProfile } from './profile.ts';
+import type { Tier } from './tiers.ts';
+import { WarmPool } from './warm-pool.ts';
+
+/** Weight of the newest measurement in the moving averages of idle gaps and transition times. */
+const EWMA_WEIGHT = 0.3;
+const GIB = 1024 ** 3;
+
+interface RunEnvironment {
+  profile: SandboxProfile;
+  env: SandboxEnvironment | undefined;
+  state: EnvState;
+  meter: MemoryMeter | undefined;
+  idleSince: number | undefined;
+  queue: Promise<unknown>;
+  accounting: RunAccounting;
+  decisions: AutoDecision[];
+}
+
+export interface CallInfo {
+  cold: boolean;
+  /** Manifest the workspace was restored from, when the environment was (re)built. */
+  restoredFrom: string | undefined;
+}
+
+export interface CallOutcome<T> {
+  value: T;
+  manifestSha256: string;
+  cold: boolean;
+}
+
+export class SandboxManager {
+  private readonly drivers: Record<Tier, SandboxDriver>;
+  private readonly artifacts: ArtifactStore;
+  private readonly runs = new Map<string, RunEnvironment>();
+  private readonly pools = new Map<string, WarmPool>();
+  /** Measured per tier, in seconds: pause+resume, and destroy+create+restore. */
+  private readonly transitionSeconds = new Map<string, number>();
+  private readonly idleSeconds = new Map<string, number>();
+
+  constructor(options: { root: string; artifacts: ArtifactStore; drivers?: Partial<Record<Tier, SandboxDriver>> }) {
+    this.artifacts = options.artifacts;
+    this.drivers = {
+      process: options.drivers?.process ?? new ProcessDriver(options.root),
+      namespace: options.drivers?.namespace ?? new NamespaceDriver(options.root),
+      gvisor: options.drivers?.gvisor ?? new GvisorDriver(options.root),
+    };
+  }
+
+  /** The tier's driver, or a clear error naming the package to install. */
+  driverFor(tier: Tier): SandboxDriver {
+    const driver = this.drivers[tier];
+    const availability = driver.availability();
+    if (!availability.ok) throw new KeelError('sandbox_unavailable', `sandbox tier ${tier} is unavailable: ${availability.reason} (fix: ${availability.fix})`, { details: { tier } });
+    return driver;
+  }
+
+  /** Runs `fn` in the run's environment under the profile's policy, then snapshots the workspace. Calls of one run queue. */
+  call<T>(runId: string, profile: SandboxProfile, fn: (env: SandboxEnvironment, info: CallInfo) => Promise<T>): Promise<CallOutcome<T>> {
+    const record = this.recordOf(runId, profile);
+    const next = record.queue.then(() => this.callNow(runId, record, fn));
+    record.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private recordOf(runId: string, profile: SandboxProfile): RunEnvironment {
+    let record = this.runs.get(runId);
+    if (record === undefined) {
+      record = { profile, env: undefined, state: ENV_STATE.released, meter: undefined, idleSince: undefined, queue: Promise.resolve(), accounting: emptyAccounting(), decisions: [] };
+      this.runs.set(runId, record);
+    }
+    return record;
+  }
+
+  private async callNow<T>(runId: string, record: RunEnvironment, fn: (env: SandboxEnvironment, info: CallInfo) => Promise<T>): Promise<CallOutcome<T>> {
+    if (record.idleSince !== undefined) this.observeIdle(record.profile, (performance.now() - record.idleSince) / 1000);
+    const info = await this.ready(runId, record);
+    const env = record.env!;
+    this.move(record, 'call_started');
+    const started = performance.now();
+    const before = env.counters().cpuSeconds;
+    let value: T;
+    try {
+      value = await fn(env, info);
+    } finally {
+      record.accounting.executions++;
+      record.accounting.wallMs += performance.now() - started;
+      record.accounting.cpuSeconds += Math.max(0, safeCpu(env) - before);
+      this.move(record, 'call_ended');
+    }
+    const manifestSha256 = await this.snapshot(runId, record, env);
+    await this.afterCall(record);
+    record.idleSince = performance.now();
+    return { value, manifestSha256, cold: info.cold };
+  }
+
+  /** Makes the run's environment usable: resume a paused one, or build one and restore the latest manifest. */
+  private async ready(runId: string, record: RunEnvironment): Promise<CallInfo> {
+    if (record.state === ENV_STATE.paused) {
+      const started = performance.now();
+      await record.env!.resume();
+      this.observeTransition(`${record.profile.tier}:pause`, (performance.now() - started) / 1000);
+      this.move(record, 'resumed');
+      record.accounting.warmStarts++;
+      return { cold: false, restoredFrom: undefined };
+    }
+    if (record.env !== undefined) {
+      record.accounting.warmStarts++;
+      return { cold: false, restoredFrom: undefined };
+    }
+    const started = performance.now();
+    const pooled = this.poolFor(record.profile)?.take();
+    const env = pooled ?? await this.driverFor(record.profile.tier).create(this.specFor(record.profile));
+    const manifest = await this.artifacts.getRef(runRef(runId));
+    try {
+      if (manifest !== undefined) await restoreWorkspace(env.workspaceDir, this.artifacts, manifest, env.uid);
+    } catch (error) {
+      await env.destroy();
+      throw new KeelError('sandbox_failed', `could not restore the workspace of run ${runId} from manifest ${manifest}`, { cause: error });
+    }
+    if (manifest !== undefined) this.observeTransition(`${record.profile.tier}:rebuild`, (performance.now() - started) / 1000);
+    record.env = env;
+    this.move(record, 'built');
+    record.meter = new MemoryMeter(env, record.accounting);
+    if (pooled === undefined) record.accounting.coldStarts++;
+    else record.accounting.warmStarts++;
+    return { cold: pooled === undefined, restoredFrom: manifest };
+  }
+
+  private async snapshot(runId: string, record: RunEnvironment, env: SandboxEnvironment): Promise<string> {
+    // Frozen while walked: nothing in the sandbox can swap a file for a link under the snapshot.
+    env.freezeCpu();
+    try {
+      const limits = record.profile.limits;
+      const { manifestSha256 } = await snapshotWorkspace(env.workspaceDir, this.artifacts, { fileBytes: limits.fileBytes, workspaceBytes: limits.diskBytes });
+      await this.artifacts.setRef(runRef(runId), manifestSha256);
+      return manifestSha256;
+    } finally {
+      env.thawCpu();
+    }
+  }
+
+  private async afterCall(record: RunEnvironment): Promise<void> {
+    const policy = record.profile.policy;
+    const action: IdleAction | 'destroy' = policy === 'auto' ? this.autoAction(record) : idleActionOf(policy);
+    if (action === 'keep') return;
+    if (action === 'pause') {
+      const started = performance.now();
+      await record.env!.pause();
+      this.observeTransition(`${record.profile.tier}:pause`, (performance.now() - started) / 1000);
+      record.meter?.sample();
+      this.move(record, 'paused');
+      return;
+    }
+    await this.release(record);
+  }
+
+  private autoAction(record: RunEnvironment): IdleAction {
+    const profile = record.profile;
+    const env = record.env!;
+    const price = profile.auto.transitionPricePerSecond;
+    const measuredPause = this.transitionSeconds.get(`${profile.tier}:pause`);
+    const measuredRebuild = this.transitionSeconds.get(`${profile.tier}:rebuild`);
+    const decision = decideAuto({
+      memoryPricePerGiBSecond: profile.auto.memoryPricePerGiBSecond,
+      memoryGiB: safeMemory(env) / GIB,
+      expectedIdleSeconds: this.idleSeconds.get(profile.name) ?? profile.auto.expectedIdleSeconds,
+      pauseFreesMemory: env.pauseFreesMemory,
+      pauseCost: profile.auto.pauseCost ?? (measuredPause === undefined ? undefined : measuredPause * price),
+      rebuildCost: profile.auto.rebuildCost ?? (measuredRebuild ?? 0.1) * price,
+    });
+    record.decisions.push(decision);
+    return decision.action;
+  }
+
+  /** Destroys (or returns to its pool) the run's environment; its files live on in the latest manifest. */
+  private async release(record: RunEnvironment): Promise<void> {
+    const env = record.env;
+    if (env === undefined) return;
+    record.meter?.stop();
+    record.meter = undefined;
+    record.env = undefined;
+    this.move(record, 'released');
+    const pool = this.poolFor(record.profile);
+    if (pool !== undefined) await pool.giveBack(env);
+    else await env.destroy();
+  }
+
+  private move(record: RunEnvironment, event: EnvEvent): void {
+    record.state = transition(record.state, event);
+  }
+
+  private poolFor(profile: SandboxProfile): WarmPool | undefined {
+    if (profile.warm === 0 || profile.policy !== 'one-shot') return undefined;
+    let pool = this.pools.get(profile.name);
+    if (pool === undefined) {
+      pool = new WarmPool({ driver: this.driverFor(profile.tier), size: profile.warm, singleUse: profile.singleUse, specOf: () => this.specFor(profile) });
+      this.pools.set(profile.name, pool);
+    }
+    return pool;
+  }
+
+  /** Fills the profile's warm pool and waits until it is full. */
+  async prewarm(profile: SandboxProfile): Promise<void> {
+    await this.poolFor(profile)?.refill();
+  }
+
+  private specFor(profile: SandboxProfile) {
+    return { id: `k${Date.now().toString(36)}${randomBytes(5).toString('hex')}`, limits: profile.limits, network: profile.network, keepProcesses: profile.policy !== 'one-shot' };
+  }
+
+  private observeIdle(profile: SandboxProfile, seconds: number): void {
+    const old = this.idleSeconds.get(profile.name);
+    this.idleSeconds.set(profile.name, old === undefined ? seconds : old + EWMA_WEIGHT * (seconds - old));
+  }
+
+  private observeTransition(key: string, seconds: number): void {
+    const old = this.transitionSeconds.get(key);
+    this.transitionSeconds.set(key, old === undefined ? seconds : old + EWMA_WEIGHT * (seconds - old));
+  }
+
+  accountingOf(runId: string): RunAccounting | undefined {
+    const record = this.runs.get(runId);
+    record?.meter?.sample();
+    return record === undefined ? undefined : { ...record.accounting };
+  }
+
+  decisionsOf(runId: string): AutoDecision[] {
+    return [...(this.runs.get(runId)?.decisions ?? [])];
+  }
+
+  stateOf(runId: string): EnvState | undefined {
+    return this.runs.get(runId)?.state;
+  }
+
+  /** Tears down the run's environment (the run ended); its accounting stays readable. */
+  async endRun(runId: string): Promise<void> {
+    const record = this.runs.get(runId);
+    if (record === undefined) return;
+    await record.queue;
+    if (record.state === ENV_STATE.paused && record.env !== undefined) {
+      await record.env.destroy().catch(() => undefined);
+      record.env = undefined;
+      record.meter?.stop();
+      record.state = transition(record.state, 'released');
+      return;
+    }
+    await this.release(record);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.runs.keys()].map((runId) => this.endRun(runId)));
+    await Promise.all([...this.pools.values()].map((pool) => pool.close()));
+  }
+}
+
+export const runRef = (runId: string): string => `run/${runId}/workspace`;
+
+function safeCpu(env: SandboxEnvironment): number {
+  try {
+    return env.counters().cpuSeconds;
+  } catch {
+    return 0;
+  }
+}
+
+function safeMemory(env: SandboxEnvironment): number {
+  try {
+    return env.counters().memoryBytes;
+  } catch {
+    return 0;
+  }
+}

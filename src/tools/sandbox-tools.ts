@@ -1,0 +1,113 @@
+// The built-in workspace tools — exec, read_file, write_file, list_files — as ordinary Keel tools (effect classes,
+// execution ids, journaling come from the engine). Every one of them runs inside the run's sandbox through the
+// SandboxManager, so even reading a file goes through the sandbox's view (a planted symlink cannot reach the host).
+// Results carry the workspace manifest committed with the step and the execution's usage.
+import { z } from 'zod';
+import { KeelError } from '../errors/keel-error.ts';
+import type { ExecResult } from '../sandbox/launch.ts';
+import type { SandboxProfile } from '../sandbox/profile.ts';
+import type { SandboxManager } from '../sandbox/sandbox-manager.ts';
+import { defineTool } from '../sdk/define.ts';
+import type { Json, ToolContext, ToolDefinition } from '../sdk/types.ts';
+
+/** Longest workspace path a tool accepts. */
+const PATH_MAX_CHARS = 1024;
+const WorkspacePath = z.string().min(1).max(PATH_MAX_CHARS).refine((path) => !path.startsWith('/') && !path.split('/').includes('..') && !path.includes('\0'), {
+  message: 'must be a relative path inside the workspace (no leading /, no ..)',
+});
+
+export interface SandboxToolsOptions {
+  manager: SandboxManager;
+  profile: SandboxProfile;
+  /** Environment variable names the model may set for `exec`; any other name is refused. */
+  envAllowlist?: string[];
+  /** Prefix for the tool names, when an agent uses several profiles. */
+  prefix?: string;
+}
+
+type ExecJson = {
+  exitCode: number | null; signal: string | null; limit: string | null; stdout: string; stderr: string; truncated: boolean;
+  usage: { wallMs: number; cpuSeconds: number; peakMemoryBytes: number; cold: boolean }; workspace: { manifest: string };
+};
+
+function toJson(result: ExecResult, cold: boolean, manifest: string): ExecJson {
+  return {
+    exitCode: result.exitCode, signal: result.signal, limit: result.limit, stdout: result.stdout, stderr: result.stderr, truncated: result.truncated,
+    usage: { wallMs: Math.round(result.wallMs * 1000) / 1000, cpuSeconds: result.cpuSeconds, peakMemoryBytes: result.peakMemoryBytes, cold },
+    workspace: { manifest },
+  };
+}
+
+/**
+ * The built-in tools bound to one sandbox profile.
+ * @example
+ * const tools = sandboxTools({ manager, profile: defineSandboxProfile({ name: 'shell', policy: 'rebuild' }) });
+ * await ctx.tool(tools.exec, { argv: ['python3', '-c', 'print(1)'] });
+ */
+export function sandboxTools(options: SandboxToolsOptions) {
+  const { manager, profile } = options;
+  const allowed = new Set(options.envAllowlist ?? []);
+  const name = (base: string) => `${options.prefix ?? ''}${base}`;
+  const run = async (ctx: ToolContext, argv: string[], extra: { stdin?: string; env?: Record<string, string>; deadlineMs?: number } = {}) => {
+    const outcome = await manager.call(ctx.runId, profile, (env) => env.exec({ argv, stdin: extra.stdin, env: extra.env, deadlineMs: extra.deadlineMs, signal: ctx.signal }));
+    return { result: outcome.value, manifest: outcome.manifestSha256, cold: outcome.cold };
+  };
+
+  const exec = defineTool({
+    name: name('exec'), effect: 'side-effect',
+    description: 'Runs a command (argv) in the sandboxed workspace and returns its exit status, output and the limit that ended it, if any.',
+    input: z.object({
+      argv: z.array(z.string().max(64 * 1024)).min(1).max(1024),
+      stdin: z.string().max(profile.limits.outputMaxBytes).optional(),
+      env: z.record(z.string(), z.string().max(64 * 1024)).optional(),
+      timeoutMs: z.number().int().min(1).max(profile.limits.deadlineMs).optional(),
+    }),
+    async run(args, ctx): Promise<ExecJson> {
+      for (const key of Object.keys(args.env ?? {})) {
+        if (!allowed.has(key)) throw new KeelError('tool_input_invalid', `environment variable ${key} is not in this tool's allowlist`);
+      }
+      const { result, manifest, cold } = await run(ctx, args.argv, { stdin: args.stdin, env: args.env, deadlineMs: args.timeoutMs });
+      return toJson(result, cold, manifest);
+    },
+  });
+
+  const readFile = defineTool({
+    name: name('read_file'), effect: 'read', description: 'Reads a UTF-8 file from the workspace.',
+    input: z.object({ path: WorkspacePath }),
+    async run(args, ctx): Promise<{ content: string; truncated: boolean }> {
+      const { result } = await run(ctx, ['/bin/cat', '--', args.path]);
+      if (result.exitCode !== 0) throw new KeelError('workspace_path_invalid', `cannot read ${args.path}: ${result.stderr.trim()}`);
+      return { content: result.stdout, truncated: result.truncated };
+    },
+  });
+
+  const writeFile = defineTool({
+    name: name('write_file'), effect: 'idempotent', description: 'Writes a UTF-8 file in the workspace, creating parent directories.',
+    input: z.object({ path: WorkspacePath, content: z.string().max(profile.limits.fileBytes) }),
+    async run(args, ctx): Promise<{ bytes: number; workspace: { manifest: string } }> {
+      const script = 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1"';
+      const { result, manifest } = await run(ctx, ['/bin/sh', '-c', script, 'write_file', args.path], { stdin: args.content });
+      if (result.exitCode !== 0) {
+        throw new KeelError(result.limit === 'disk_limit' ? 'workspace_limit' : 'workspace_path_invalid', `cannot write ${args.path}: ${result.stderr.trim() || result.limit}`);
+      }
+      return { bytes: Buffer.byteLength(args.content), workspace: { manifest } };
+    },
+  });
+
+  const listFiles = defineTool({
+    name: name('list_files'), effect: 'read', description: 'Lists the files in the workspace (or a directory of it) with their sizes.',
+    input: z.object({ path: WorkspacePath.optional() }),
+    async run(args, ctx): Promise<{ files: Array<{ path: string; kind: string; size: number }> }> {
+      const { result } = await run(ctx, ['/usr/bin/find', args.path ?? '.', '-mindepth', '1', '-printf', '%y %s %P\\n']);
+      if (result.exitCode !== 0) throw new KeelError('workspace_path_invalid', `cannot list ${args.path ?? '.'}: ${result.stderr.trim()}`);
+      const files = result.stdout.split('\n').filter((line) => line !== '').map((line) => {
+        const [kind, size, ...rest] = line.split(' ');
+        const path = rest.join(' ');
+        return { path: args.path === undefined ? path : `${args.path}/${path}`, kind: kind === 'd' ? 'directory' : kind === 'l' ? 'symlink' : 'file', size: Number(size) };
+      });
+      return { files };
+    },
+  });
+
+  return { exec, read_file: readFile, write_file: writeFile, list_files: listFiles } satisfies Record<string, ToolDefinition<any, Json>>;
+}
