@@ -248,6 +248,11 @@ export class SandboxManager {
     return this.runs.get(runId)?.state;
   }
 
+  /** The run's live environment, if it has one (for inspection: doctor, tests, metrics). */
+  environmentOf(runId: string): SandboxEnvironment | undefined {
+    return this.runs.get(runId)?.env;
+  }
+
   /** Tears down the run's environment (the run ended); its accounting stays readable. */
   async endRun(runId: string): Promise<void> {
     const record = this.runs.get(runId);
