@@ -10,6 +10,8 @@ export class WarmPool {
   private readonly singleUse: boolean;
   private readonly specOf: () => EnvironmentSpec;
   private filling = 0;
+  /** Taken and not yet given back: they count toward the size, since a reusable one comes back. */
+  private readonly lent = new Set<SandboxEnvironment>();
   private closed = false;
   /** Sandboxes refused by the clean check: a sign something escaped its reset. */
   rejected = 0;
@@ -28,13 +30,14 @@ export class WarmPool {
   /** A ready sandbox, or undefined when the pool is empty (the caller then starts one cold). */
   take(): SandboxEnvironment | undefined {
     const env = this.ready.pop();
-    this.refill();
+    if (env !== undefined && !this.singleUse) this.lent.add(env);
+    void this.refill();
     return env;
   }
 
   /** Starts sandboxes until ready + starting reaches the size; resolves when they are all ready. */
   refill(): Promise<void> {
-    const wanted = this.size - this.ready.length - this.filling;
+    const wanted = this.size - this.ready.length - this.filling - this.lent.size;
     const starts: Array<Promise<void>> = [];
     for (let i = 0; i < wanted && !this.closed; i++) {
       this.filling++;
@@ -47,19 +50,22 @@ export class WarmPool {
   }
 
   private async offer(env: SandboxEnvironment): Promise<void> {
-    if (this.closed || this.ready.length >= this.size) await env.destroy();
+    if (this.closed || this.ready.length + this.lent.size >= this.size) await env.destroy();
     else this.ready.push(env);
   }
 
   /** Takes a used sandbox back if it verifies clean; otherwise destroys it. */
   async giveBack(env: SandboxEnvironment): Promise<boolean> {
-    if (this.singleUse || this.closed || this.ready.length + this.filling >= this.size) {
+    this.lent.delete(env);
+    if (this.singleUse || this.closed || this.ready.length + this.filling + this.lent.size >= this.size) {
       await env.destroy();
+      void this.refill();
       return false;
     }
     if (!(await env.resetAndVerify())) {
       this.rejected++;
       await env.destroy();
+      void this.refill();
       return false;
     }
     await this.offer(env);
