@@ -2,6 +2,7 @@
 import { isKeelError } from '../errors/keel-error.ts';
 import { runRunsCommand } from './client/runs-command.ts';
 import { runDevCommand } from './dev-command.ts';
+import { runDoctorCommand } from './doctor-command.ts';
 import { runMigrateCommand } from './migrate-command.ts';
 import { runPlanCommand } from './plan-command.ts';
 import { runServerCommand } from './server-command.ts';
@@ -15,6 +16,7 @@ const USAGE = `usage: keel <command>
   plan <scenario.json> [--json] | plan --live <scenario.json> [--url u] [--window-seconds s]
                                                          capacity planner: what saturates first, and when
   runs submit|get|list|cancel|input|events|steps ...     talk to a running Keel (see: keel runs help)
+  doctor [--json]                                        which sandbox tiers work on this host, and why not
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -35,6 +37,8 @@ async function main(argv: string[]): Promise<number> {
       return runPlanCommand(rest, { stdout: process.stdout, stderr: process.stderr, env: process.env });
     case 'runs':
       return runRunsCommand(rest, { stdout: process.stdout, stderr: process.stderr, env: process.env });
+    case 'doctor':
+      return runDoctorCommand(rest, { stdout: process.stdout });
     case undefined:
     case 'help':
     case '--help':
