@@ -14,6 +14,7 @@ import { runKeelPostgres } from './scenarios/keel-postgres.ts';
 import { runLatencyAlone } from './scenarios/latency-alone.ts';
 import { runThroughput } from './scenarios/throughput.ts';
 import { runWaitingRss } from './scenarios/waiting-rss.ts';
+import { runSandboxBench, spliceSandboxSection } from './scenarios/sandbox.ts';
 import { renderReport, type BenchResults, type SkippedScenario } from './report.ts';
 import { machineInfo, makeTempDir, progress, removeDir } from './support.ts';
 
@@ -25,6 +26,7 @@ const SCENARIOS = {
   'waiting-rss': (quick: boolean) => runWaitingRss({ quick }),
   'dbos-reference': (quick: boolean) => runDbosReference({ quick }),
   'keel-postgres': (quick: boolean) => runKeelPostgres({ quick }),
+  sandbox: (quick: boolean) => runSandboxBench({ quick }),
 } as const;
 type ScenarioName = keyof typeof SCENARIOS;
 
@@ -49,7 +51,27 @@ const quick = args.includes('--quick');
 const childScenario = valueOf('--scenario');
 
 if (childScenario !== undefined) await runChild(childScenario as ScenarioName, valueOf('--out'));
+else if (valueOf('--only') === 'sandbox') await runSandboxOnly();
 else await runAll();
+
+// --- sandbox scenario (issue 6): its own RESULTS.md section, refreshed alone with `npm run bench -- --only sandbox`.
+async function sandboxSection(dir: string): Promise<string> {
+  const out = join(dir, 'sandbox.json');
+  await runInChild('sandbox', out);
+  return spliceSandboxSection('', JSON.parse(readFileSync(out, 'utf8')));
+}
+
+async function runSandboxOnly(): Promise<void> {
+  const dir = makeTempDir();
+  try {
+    const section = await sandboxSection(dir);
+    if (quick) process.stdout.write(`\n${section}\n`);
+    else writeFileSync(RESULTS_PATH, spliceSandboxSection(readFileSync(RESULTS_PATH, 'utf8'), JSON.parse(readFileSync(join(dir, 'sandbox.json'), 'utf8'))));
+  } finally {
+    removeDir(dir);
+  }
+}
+// --- end sandbox scenario
 
 async function runChild(name: ScenarioName, out: string | undefined): Promise<void> {
   const scenario = SCENARIOS[name];
@@ -65,6 +87,7 @@ async function runAll(): Promise<void> {
   const dir = makeTempDir();
   const scenarios: Partial<BenchResults['scenarios']> = {};
   const postgresSkip = await postgresSkipReason();
+  let sandbox = '';
   try {
     for (const { key, scenario, needsPostgres } of PLAN) {
       if (needsPostgres === true && postgresSkip !== undefined) {
@@ -76,6 +99,7 @@ async function runAll(): Promise<void> {
       await runInChild(scenario, out);
       (scenarios as Record<string, unknown>)[key] = JSON.parse(readFileSync(out, 'utf8'));
     }
+    sandbox = await sandboxSection(dir);
   } finally {
     removeDir(dir);
   }
@@ -83,7 +107,7 @@ async function runAll(): Promise<void> {
     date: new Date().toISOString(), quick, durationSeconds: Math.round((Date.now() - started) / 1000),
     machine, git: gitDescription(), scenarios: scenarios as BenchResults['scenarios'],
   };
-  const report = renderReport(results);
+  const report = `${renderReport(results)}\n${sandbox}`;
   if (quick) {
     process.stdout.write(`\n${report}\n`);
     progress('quick run: RESULTS.md left as it was');
