@@ -3,7 +3,8 @@ import { mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, s
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { FileArtifactStore, sha256Hex } from './artifact-store.ts';
+import { sha256Hex } from '../store/artifact-store.ts';
+import { FileArtifactStore } from './file-artifact-store.ts';
 import { restoreWorkspace, snapshotWorkspace } from './manifest.ts';
 
 const limits = { fileBytes: 1024 * 1024, workspaceBytes: 4 * 1024 * 1024 };

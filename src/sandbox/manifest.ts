@@ -5,7 +5,7 @@
 import { chownSync, closeSync, lchownSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { KeelError } from '../errors/keel-error.ts';
-import { sha256Hex, type ArtifactStore } from './artifact-store.ts';
+import { sha256Hex, type ArtifactStore } from '../store/artifact-store.ts';
 
 export interface ManifestEntry {
   path: string;

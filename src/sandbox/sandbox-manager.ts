@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { KeelError } from '../errors/keel-error.ts';
 import { emptyAccounting, MemoryMeter, type RunAccounting } from './accounting.ts';
-import type { ArtifactStore } from './artifact-store.ts';
+import type { ArtifactStore } from '../store/artifact-store.ts';
 import type { SandboxDriver, SandboxEnvironment } from './driver.ts';
 import { ENV_STATE, transition, type EnvEvent, type EnvState } from './environment-state.ts';
 import { GvisorDriver } from './gvisor-driver.ts';

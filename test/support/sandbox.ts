@@ -3,7 +3,7 @@
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FileArtifactStore } from '../../src/sandbox/artifact-store.ts';
+import { FileArtifactStore } from '../../src/sandbox/file-artifact-store.ts';
 import { SandboxManager } from '../../src/sandbox/sandbox-manager.ts';
 import { tierAvailability, type Tier } from '../../src/sandbox/tiers.ts';
 
