@@ -14,7 +14,7 @@ test('killAll empties a cgroup whose orphans outlive their parent', { skip }, as
     const files = group.procsFiles();
     // The parent exits at once; the orphans it leaves (reparented away from it) stay in the cgroup.
     const script = 'for i in 1 2 3 4 5 6 7 8 9 10; do (sleep 300 &); done';
-    const child = spawn(LAUNCHER_SHELL, ['-c', LAUNCHER, 'unit', String(files.length), ...files, '/bin/sh', '-c', script], { stdio: 'ignore' });
+    const child = spawn(LAUNCHER_SHELL, ['--norc', '--noprofile', '-c', LAUNCHER, 'unit', String(files.length), ...files, '/bin/sh', '-c', script], { stdio: 'ignore' });
     await new Promise((resolve) => child.once('exit', resolve));
     assert.equal(group.pids().length, 10, 'ten orphans run without their parent');
     await group.killAll();

@@ -2,7 +2,7 @@
 // before it execs the tier's command line, so no descendant is ever outside the count. It enforces the deadline,
 // the output cap and the pids limit, and names the reason when Keel ended the program. It never decides isolation:
 // the tier builds the command line.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { statfsSync } from 'node:fs';
 import type { Cgroup, CgroupCounters } from './cgroup.ts';
 import type { LimitReason, Limits } from './limits.ts';
@@ -26,6 +26,11 @@ export interface LaunchSpec {
   /** One-shot programs take their whole cgroup down with them; resident ones leave background work running. */
   killGroupOnExit: boolean;
   signal?: AbortSignal | undefined;
+  /**
+   * How to start the program already inside the cgroup, when the tier can do it without the launcher shell
+   * (bwrap's --block-fd): resolves once every process of the sandbox is in the cgroup and the program may run.
+   */
+  start?: (() => Promise<ChildProcess>) | undefined;
 }
 
 export interface ExecResult {
@@ -51,13 +56,21 @@ export const LAUNCHER = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" ||
   'for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done; unset PWD OLDPWD; exec "$@"';
 export const LAUNCHER_SHELL = '/usr/bin/bash';
 
-export function launch(spec: LaunchSpec): Promise<ExecResult> {
+function startWithLauncher(spec: LaunchSpec): ChildProcess {
   const files = spec.cgroup.procsFiles();
-  const before = spec.cgroup.counters();
-  const started = performance.now();
-  const child = spawn(LAUNCHER_SHELL, ['-c', LAUNCHER, 'keel-launch', String(files.length), ...files, ...spec.argv], {
+  return spawn(LAUNCHER_SHELL, ['--norc', '--noprofile', '-c', LAUNCHER, 'keel-launch', String(files.length), ...files, ...spec.argv], {
     env: spec.env, cwd: '/', stdio: ['pipe', 'pipe', 'pipe'], detached: true,
   });
+}
+
+export async function launch(spec: LaunchSpec): Promise<ExecResult> {
+  const before = spec.cgroup.counters();
+  const started = performance.now();
+  const child = spec.start === undefined ? startWithLauncher(spec) : await spec.start();
+  return watch(spec, child, before, started);
+}
+
+function watch(spec: LaunchSpec, child: ChildProcess, before: CgroupCounters, started: number): Promise<ExecResult> {
   let ended: LimitReason | 'aborted' | null = null;
   let killing: Promise<void> = Promise.resolve();
   const end = (reason: LimitReason | 'aborted') => {
@@ -66,10 +79,10 @@ export function launch(spec: LaunchSpec): Promise<ExecResult> {
     killing = spec.cgroup.killAll().catch(() => undefined);
   };
   const capture = new OutputCapture(spec.limits.outputMaxBytes, () => end('output_limit'));
-  capture.attach(child.stdout, 'stdout');
-  capture.attach(child.stderr, 'stderr');
-  child.stdin.on('error', () => undefined);
-  child.stdin.end(spec.stdin ?? '');
+  capture.attach(child.stdout!, 'stdout');
+  capture.attach(child.stderr!, 'stderr');
+  child.stdin!.on('error', () => undefined);
+  child.stdin!.end(spec.stdin ?? '');
   const deadline = setTimeout(() => end('timeout'), spec.limits.deadlineMs);
   const poll = setInterval(() => {
     const now = safeCounters(spec.cgroup);
@@ -101,7 +114,7 @@ export function launch(spec: LaunchSpec): Promise<ExecResult> {
 }
 
 /** Waits for the pipes to drain, but not for background processes that inherited them. */
-async function settle(child: ReturnType<typeof spawn>, spec: LaunchSpec, _code: number | null, _signal: string | null): Promise<void> {
+async function settle(child: ChildProcess, spec: LaunchSpec, _code: number | null, _signal: string | null): Promise<void> {
   const streams = [child.stdout!, child.stderr!];
   const closed = Promise.all(streams.map((s) => s.readableEnded || s.destroyed ? Promise.resolve() : new Promise((r) => s.once('close', r))));
   if (spec.killGroupOnExit) {

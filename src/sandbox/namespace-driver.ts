@@ -1,20 +1,23 @@
 // The `namespace` tier: bubblewrap puts the program in new pid, mount, ipc, uts, net, user and cgroup namespaces,
 // with read-only system directories, a private /tmp and /proc, the workspace as the only writable host path, no
-// network, --die-with-parent and a new session, all inside the environment's cgroup. bwrap is launched with an
-// empty environment, because its own environment is readable inside at /proc/1/environ. When the environment keeps
-// processes between calls, a holder (`sleep infinity` under bwrap) owns the namespaces and each command enters
-// them with nsenter.
-import { spawn } from 'node:child_process';
+// network, --die-with-parent and a new session, all inside the environment's cgroup (entered before the program
+// runs, through --block-fd). bwrap is launched with an empty environment, because its own environment is readable
+// inside at /proc/1/environ. When the environment keeps processes between calls, a holder (`sleep infinity` under
+// bwrap) owns the namespaces and each command enters them with nsenter.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import type { Readable, Writable } from 'node:stream';
 import { KeelError } from '../errors/keel-error.ts';
 import type { EnvironmentSpec, ExecCommand, SandboxDriver, SandboxEnvironment } from './driver.ts';
 import { programEnv, SANDBOX_WORKSPACE } from './driver.ts';
 import { assertNoNetworkAllowlist, countersOf, createParts, destroyParts, prlimitArgs, type EnvironmentParts } from './environment-base.ts';
-import { launch, LAUNCHER, LAUNCHER_SHELL, type ExecResult } from './launch.ts';
+import { maskedStdio } from './inherited-fds.ts';
+import { launch, type ExecResult } from './launch.ts';
 import { tierAvailability } from './tiers.ts';
 
 /** /etc entries programs need to run (dynamic loader, users, locale, TLS roots); the rest of /etc stays hidden. */
 const ETC_ENTRIES = ['ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'passwd', 'group', 'nsswitch.conf', 'hosts', 'localtime', 'ssl', 'ca-certificates', 'alternatives'];
-const HOLDER_START_TIMEOUT_MS = 5_000;
+const BWRAP_START_TIMEOUT_MS = 10_000;
 
 export class NamespaceDriver implements SandboxDriver {
   readonly tier = 'namespace' as const;
@@ -76,56 +79,102 @@ class NamespaceEnvironment implements SandboxEnvironment {
     this.workspaceDir = parts.workspace.dir;
   }
 
-  private dropTo(): string[] {
-    const uid = String(this.parts.uid);
-    return ['/usr/bin/setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups'];
-  }
-
   /**
-   * Starts the holder under bwrap in the cgroup: its pid comes from bwrap's --info-fd, and it is ready when it has
-   * printed a line from inside (namespaces, mounts and id maps all in place; entering earlier can find them half-made).
+   * Starts bwrap as the sandbox uid (rlimits from prlimit) with --block-fd: once bwrap reports its child on
+   * --info-fd, both processes are moved into the cgroup, and only then is bwrap let go on to run `program`. Nothing
+   * of the sandbox ever runs outside the cgroup, without a launcher shell on the path.
    */
-  async startHolder(): Promise<void> {
-    const files = this.parts.cgroup.procsFiles();
-    const argv = [...this.dropTo(), ...bwrapArgs(this.workspaceDir, {}).slice(0, -1), '--info-fd', '3', '--', '/bin/sh', '-c', 'echo ready; exec sleep infinity'];
-    const child = spawn(LAUNCHER_SHELL, ['-c', LAUNCHER.replace('[ "$fd" -gt 2 ]', '[ "$fd" -gt 3 ]'), 'keel-holder', String(files.length), ...files, ...argv], {
-      env: {}, cwd: '/', stdio: ['ignore', 'pipe', 'pipe', 'pipe'], detached: true,
+  private startBlocked(program: string[], env: Record<string, string>): Promise<{ child: ChildProcess; childPid: number }> {
+    const args = [...bwrapArgs(this.workspaceDir, env).slice(1, -1), '--info-fd', '3', '--block-fd', '4', '--', ...program];
+    const child = spawn('/usr/bin/prlimit', [...prlimitArgs(this.spec).slice(1), '/usr/bin/bwrap', ...args], {
+      uid: this.parts.uid, gid: this.parts.uid, env: {}, cwd: '/', detached: true, stdio: maskedStdio(['pipe', 'pipe', 'pipe', 'pipe', 'pipe']),
     });
-    let info = '';
-    let stdout = '';
+    const info = child.stdio[3] as Readable;
+    const block = child.stdio[4] as Writable;
+    // bwrap closes both ends once it has used them; a reset then is expected, not an error.
+    info.on('error', () => undefined);
+    block.on('error', () => undefined);
+    let text = '';
     let stderr = '';
-    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    this.holderPid = await new Promise<number>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new KeelError('sandbox_failed', `bwrap holder did not start: ${stderr}`)), HOLDER_START_TIMEOUT_MS);
-      const check = () => {
-        const match = /"child-pid":\s*(\d+)/.exec(info);
-        if (match === null || !stdout.includes('ready')) return;
+    const onStderr = (chunk: Buffer) => (stderr += chunk.toString());
+    child.stderr!.on('data', onStderr);
+    return new Promise((resolve, reject) => {
+      const fail = (message: string) => {
         clearTimeout(timer);
-        resolve(Number(match[1]));
+        child.kill('SIGKILL');
+        reject(new KeelError('sandbox_failed', message));
       };
-      (child.stdio[3] as NodeJS.ReadableStream).on('data', (chunk: Buffer) => { info += chunk.toString(); check(); });
-      child.stdout!.on('data', (chunk: Buffer) => { stdout += chunk.toString(); check(); });
-      child.once('exit', (code) => {
+      const timer = setTimeout(() => fail(`bwrap did not start within ${BWRAP_START_TIMEOUT_MS} ms: ${stderr}`), BWRAP_START_TIMEOUT_MS);
+      const onExit = (code: number | null) => fail(`bwrap exited with ${code} before the program started: ${stderr.trim()}`);
+      child.once('exit', onExit);
+      child.once('error', (error) => fail(`bwrap could not be started: ${error.message}`));
+      let moved = false;
+      info.on('data', (chunk: Buffer) => {
+        if (moved) return; // bwrap may write the rest of its JSON later: keep reading, or it dies of SIGPIPE
+        text += chunk.toString();
+        const match = /"child-pid":\s*(\d+)/.exec(text);
+        if (match === null) return;
+        const childPid = Number(match[1]);
+        try {
+          for (const file of this.parts.cgroup.procsFiles()) {
+            writeFileSync(file, String(child.pid));
+            writeFileSync(file, String(childPid));
+          }
+        } catch (error) {
+          fail(`could not move the sandbox into its cgroup: ${(error as Error).message}`);
+          return;
+        }
+        moved = true;
         clearTimeout(timer);
-        reject(new KeelError('sandbox_failed', `bwrap holder exited with ${code}: ${stderr}`));
+        child.removeListener('exit', onExit);
+        child.stderr!.removeListener('data', onStderr);
+        block.end('x');
+        resolve({ child, childPid });
       });
     });
-    for (const stream of [child.stdout!, child.stderr!, child.stdio[3] as NodeJS.ReadableStream & { destroy(): void }]) stream.destroy();
+  }
+
+  /** Starts the holder and waits until it has printed a line from inside (namespaces, mounts and id maps in place). */
+  async startHolder(): Promise<void> {
+    const { child, childPid } = await this.startBlocked(['/bin/sh', '-c', 'echo ready; exec sleep infinity'], {});
+    await new Promise<void>((resolve, reject) => {
+      let stdout = '';
+      const timer = setTimeout(() => reject(new KeelError('sandbox_failed', 'the bwrap holder did not become ready')), BWRAP_START_TIMEOUT_MS);
+      child.stdout!.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
+        if (stdout.includes('ready')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new KeelError('sandbox_failed', `the bwrap holder exited with ${code} (${child.signalCode})`));
+      });
+    });
+    // Its output is not needed any more, but reading stays on: a holder that writes to a closed pipe dies of SIGPIPE.
+    child.stdout!.resume();
+    child.stderr!.resume();
+    child.stdin!.destroy();
     child.unref();
+    for (const stream of [child.stdout!, child.stderr!, child.stdio[3] as Readable]) (stream as Readable & { unref?: () => void }).unref?.();
+    this.holderPid = childPid;
   }
 
   async exec(command: ExecCommand): Promise<ExecResult> {
     // A limit or a cancel kills the whole cgroup, holder included; the workspace survives, so start a new holder.
     if (this.holderPid !== undefined && !this.parts.cgroup.pids().includes(this.holderPid)) await this.startHolder();
     const env = programEnv(command.env);
-    const argv = this.holderPid === undefined
-      ? [...prlimitArgs(this.spec), ...this.dropTo(), ...bwrapArgs(this.workspaceDir, env), ...command.argv]
-      : [...prlimitArgs(this.spec), '/usr/bin/nsenter', '-t', String(this.holderPid), '--all', '-S', String(this.parts.uid), '-G', String(this.parts.uid), '-w', '--', ...command.argv];
-    return launch({
-      argv, env: this.holderPid === undefined ? {} : env, stdin: command.stdin, cgroup: this.parts.cgroup, workspaceDir: this.workspaceDir,
-      signal: command.signal, limits: { ...this.spec.limits, deadlineMs: command.deadlineMs ?? this.spec.limits.deadlineMs },
-      killGroupOnExit: this.holderPid === undefined,
-    });
+    const common = {
+      stdin: command.stdin, cgroup: this.parts.cgroup, workspaceDir: this.workspaceDir, signal: command.signal,
+      limits: { ...this.spec.limits, deadlineMs: command.deadlineMs ?? this.spec.limits.deadlineMs },
+    };
+    if (this.holderPid === undefined) {
+      return launch({ ...common, argv: [], env: {}, killGroupOnExit: true, start: async () => (await this.startBlocked(command.argv, env)).child });
+    }
+    const uid = String(this.parts.uid);
+    const argv = [...prlimitArgs(this.spec), '/usr/bin/nsenter', '-t', String(this.holderPid), '--all', '-S', uid, '-G', uid, '-w', '--', ...command.argv];
+    return launch({ ...common, argv, env, killGroupOnExit: false });
   }
 
   async pause(): Promise<void> {
