@@ -8,3 +8,11 @@ export type {
   AgentContext, AgentDefinition, ChatMessage, Json, MockModelOptions, ModelDefinition, ModelPrice, ModelRequest, ModelResponse,
   ModelToolSpec, ModelUsage, StepOptions, ToolCall, ToolContext, ToolDefinition, ToolEffect, WaitForInputOptions,
 } from './sdk/types.ts';
+// Sandboxed tools (issue 6)
+export { sandboxTools } from './tools/sandbox-tools.ts';
+export type { SandboxToolsOptions } from './tools/sandbox-tools.ts';
+export { defineSandboxProfile } from './sandbox/profile.ts';
+export type { SandboxProfile, SandboxProfileInput } from './sandbox/profile.ts';
+export type { LimitReason } from './sandbox/limits.ts';
+export type { LifecyclePolicy } from './sandbox/lifecycle-policy.ts';
+export type { Tier } from './sandbox/tiers.ts';

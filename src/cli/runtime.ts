@@ -14,6 +14,7 @@ import { ModelGateway } from '../models/gateway.ts';
 import { PostgresStore } from '../store/postgres/postgres-store.ts';
 import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import type { Store } from '../store/store.ts';
+import { attachNodeSandboxes } from '../sandbox/node-sandboxes.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { loadAgentsModule } from './load-agents.ts';
 
@@ -64,6 +65,7 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   } else if (role === 'server' && config.apiKey !== undefined) {
     await store.ensureTenant(DEFAULT_TENANT_NAME, hashApiKey(config.apiKey));
   }
+  const sandboxes = attachNodeSandboxes(store, config); // issue 6: environments released when their run ends
   orchestrator.start();
   let app: FastifyInstance | undefined;
   let address: string | undefined;
@@ -76,6 +78,7 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
     async stop() {
       await app?.close();
       await orchestrator.stop();
+      await sandboxes.close();
       await store.close();
       unlock();
     },

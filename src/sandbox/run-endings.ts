@@ -4,10 +4,13 @@
 import type { Store } from '../store/store.ts';
 import type { SandboxManager } from './sandbox-manager.ts';
 
-export function releaseEnvironmentsOnRunEnd(store: Pick<Store, 'onChange'>, manager: SandboxManager): () => void {
+/** `manager` may be a getter answering undefined while no sandbox exists yet in this process. */
+export function releaseEnvironmentsOnRunEnd(store: Pick<Store, 'onChange'>, manager: SandboxManager | (() => SandboxManager | undefined)): () => void {
   return store.onChange((changes) => {
+    const current = typeof manager === 'function' ? manager() : manager;
+    if (current === undefined) return;
     for (const change of changes) {
-      if (change.signal === 'ended' && change.runId !== '*') void manager.endRun(change.runId).catch(() => undefined);
+      if (change.signal === 'ended' && change.runId !== '*') void current.endRun(change.runId).catch(() => undefined);
     }
   });
 }

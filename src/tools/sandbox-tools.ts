@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { KeelError } from '../errors/keel-error.ts';
 import type { ExecResult } from '../sandbox/launch.ts';
 import type { SandboxProfile } from '../sandbox/profile.ts';
+import { nodeSandboxManager } from '../sandbox/node-sandboxes.ts';
 import type { SandboxManager } from '../sandbox/sandbox-manager.ts';
 import { defineTool } from '../sdk/define.ts';
 import type { Json, ToolContext, ToolDefinition } from '../sdk/types.ts';
@@ -17,7 +18,8 @@ const WorkspacePath = z.string().min(1).max(PATH_MAX_CHARS).refine((path) => !pa
 });
 
 export interface SandboxToolsOptions {
-  manager: SandboxManager;
+  /** Defaults to this process's sandbox node (workspaces under KEEL_DATA_DIR, artifacts in the run store). */
+  manager?: SandboxManager;
   profile: SandboxProfile;
   /** Environment variable names the model may set for `exec`; any other name is refused. */
   envAllowlist?: string[];
@@ -41,15 +43,16 @@ function toJson(result: ExecResult, cold: boolean, manifest: string): ExecJson {
 /**
  * The built-in tools bound to one sandbox profile.
  * @example
- * const tools = sandboxTools({ manager, profile: defineSandboxProfile({ name: 'shell', policy: 'rebuild' }) });
+ * const tools = sandboxTools({ profile: defineSandboxProfile({ name: 'shell', tier: 'namespace', policy: 'rebuild' }) });
  * await ctx.tool(tools.exec, { argv: ['python3', '-c', 'print(1)'] });
  */
 export function sandboxTools(options: SandboxToolsOptions) {
-  const { manager, profile } = options;
+  const { profile } = options;
+  const manager = () => options.manager ?? nodeSandboxManager();
   const allowed = new Set(options.envAllowlist ?? []);
   const name = (base: string) => `${options.prefix ?? ''}${base}`;
   const run = async (ctx: ToolContext, argv: string[], extra: { stdin?: string; env?: Record<string, string>; deadlineMs?: number } = {}) => {
-    const outcome = await manager.call(ctx.runId, profile, (env) => env.exec({ argv, stdin: extra.stdin, env: extra.env, deadlineMs: extra.deadlineMs, signal: ctx.signal }));
+    const outcome = await manager().call(ctx.runId, profile, (env) => env.exec({ argv, stdin: extra.stdin, env: extra.env, deadlineMs: extra.deadlineMs, signal: ctx.signal }));
     return { result: outcome.value, manifest: outcome.manifestSha256, cold: outcome.cold };
   };
 
