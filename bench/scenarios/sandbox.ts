@@ -3,7 +3,8 @@
 // second with a few in flight, and the memory an idle resident sandbox holds (from its cgroup). A tier missing on
 // this host is recorded as skipped with the reason. It renders its own RESULTS.md section.
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawn } from 'node:child_process';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { SandboxDriver, SandboxEnvironment } from '../../src/sandbox/driver.ts';
@@ -29,6 +30,8 @@ export interface SandboxBenchResult {
   tiers: Record<Tier, { skipped: string } | { coldStartMs: Percentiles; teardownMs: Percentiles; idleMemoryBytes?: number }>;
   warm: { acquisitionMs: Percentiles; startToExitMs: Percentiles; rejectedByCleanCheck: number } | { skipped: string };
   namespacePerSecond: number | { skipped: string };
+  /** What this host gives at best right now: spawning /bin/true, and bwrap running /bin/true with no Keel around it. */
+  floor: { spawnTrueMs: Percentiles; bareBwrapMs: Percentiles | undefined };
   loadAverage: number;
 }
 
@@ -57,7 +60,9 @@ export async function runSandboxBench(options: { quick: boolean }): Promise<Sand
     const warm = namespaceOk ? await warmPool(drivers.namespace, Math.round(WARM_SAMPLES * scale)) : skipped;
     progress('sandbox: namespace sandboxes per second');
     const perSecond = namespaceOk ? await throughput(drivers.namespace, options.quick ? 2 : THROUGHPUT_SECONDS) : skipped;
-    return { tiers, warm, namespacePerSecond: perSecond, loadAverage: (await import('node:os')).loadavg()[0]! };
+    progress('sandbox: floor (bare spawn, bare bwrap)');
+    const floor = await floorOf(namespaceOk, options.quick ? 10 : 40);
+    return { tiers, warm, namespacePerSecond: perSecond, floor, loadAverage: loadavg()[0]! };
   } finally {
     rmSync(base, { recursive: true, force: true });
   }
@@ -117,6 +122,28 @@ async function throughput(driver: SandboxDriver, seconds: number): Promise<numbe
   return completed / ((performance.now() - started) / 1000);
 }
 
+function spawnToExit(file: string, args: string[]): Promise<number> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { stdio: 'ignore', env: {} });
+    child.once('error', reject);
+    child.once('exit', () => resolve(performance.now() - started));
+  });
+}
+
+/** The host's own floor at this moment, to read the tier figures against: a bare spawn, and bwrap alone. */
+async function floorOf(withBwrap: boolean, samples: number): Promise<SandboxBenchResult['floor']> {
+  const spawnTrue: number[] = [];
+  const bare: number[] = [];
+  const bwrap = ['--unshare-all', '--die-with-parent', '--ro-bind', '/usr', '/usr', '--symlink', 'usr/bin', '/bin', '--symlink', 'usr/lib', '/lib',
+    '--symlink', 'usr/lib64', '/lib64', '--proc', '/proc', '--dev', '/dev', '--', '/bin/true'];
+  for (let i = 0; i < samples; i++) {
+    spawnTrue.push(await spawnToExit('/bin/true', []));
+    if (withBwrap) bare.push(await spawnToExit('/usr/bin/bwrap', bwrap));
+  }
+  return { spawnTrueMs: percentiles(spawnTrue), bareBwrapMs: withBwrap ? percentiles(bare) : undefined };
+}
+
 /** Memory charged to each idle resident sandbox's cgroup (holder, namespaces, page tables), averaged. */
 async function idleMemory(driver: SandboxDriver, count: number): Promise<number> {
   const envs: SandboxEnvironment[] = [];
@@ -160,6 +187,10 @@ export function renderSandboxSection(result: SandboxBenchResult | { skipped: tru
     if ('skipped' in value) lines.push(`| ${tier} | skipped: ${value.skipped} | | | | |`);
     else lines.push(`| ${tier} | ${ms(value.coldStartMs.p50)} | ${ms(value.coldStartMs.p90)} | ${ms(value.teardownMs.p50)} | ${value.idleMemoryBytes === undefined ? '—' : `${(value.idleMemoryBytes / 1024 / 1024).toFixed(2)} MiB`} | ${value.coldStartMs.n} |`);
   }
+  const floor = r.floor;
+  lines.push('', `Floor on this host during the run: spawning \`/bin/true\` from Node p50 ${ms(floor.spawnTrueMs.p50)} (p90 ${ms(floor.spawnTrueMs.p90)})` +
+    (floor.bareBwrapMs === undefined ? '.' : `; bare \`bwrap --unshare-all … /bin/true\` (as root, no cgroup, no workspace, no uid drop) p50 ${ms(floor.bareBwrapMs.p50)} (p90 ${ms(floor.bareBwrapMs.p90)}).`) +
+    ' The difference to the tier figures is Keel\'s own work: cgroup, tmpfs workspace (a `mount`), prlimit, moving bwrap into the cgroup.');
   if (warm) lines.push('', `Warm pool (${WARM_POOL_SIZE} resident namespace sandboxes, reused after a verified clean): acquisition p50 ${ms(warm.acquisitionMs.p50)}, p99 ${ms(warm.acquisitionMs.p99)}; acquisition + run \`/bin/true\` p50 ${ms(warm.startToExitMs.p50)}, p99 ${ms(warm.startToExitMs.p99)}; sandboxes refused by the clean check: ${warm.rejectedByCleanCheck}.`);
   return `${lines.join('\n')}\n`;
 }

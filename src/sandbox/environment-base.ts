@@ -13,17 +13,17 @@ export interface EnvironmentParts {
 }
 
 /** Creates the cgroup, uid and workspace for an environment; undoes what it made if a later part fails. */
-export function createParts(spec: EnvironmentSpec, root: string, pidsOverhead = 0): EnvironmentParts {
+export async function createParts(spec: EnvironmentSpec, root: string, pidsOverhead = 0): Promise<EnvironmentParts> {
   const cgroups = detectCgroups();
   if (!cgroups.ok) throw new KeelError('sandbox_unavailable', `cannot create sandbox cgroups: ${cgroups.reason}`);
   const uid = allocateUid();
   let cgroup: Cgroup | undefined;
   try {
     cgroup = Cgroup.create(spec.id, cgroups.version, { memoryBytes: spec.limits.memoryBytes, pidsMax: spec.limits.pidsMax + pidsOverhead, cpus: spec.limits.cpus });
-    const workspace = Workspace.create({ root, id: spec.id, uid, diskBytes: spec.limits.diskBytes });
+    const workspace = await Workspace.create({ root, id: spec.id, uid, diskBytes: spec.limits.diskBytes });
     return { cgroup, workspace, uid };
   } catch (error) {
-    void cgroup?.destroy();
+    await cgroup?.destroy().catch(() => undefined);
     releaseUid(uid);
     throw error;
   }
@@ -31,7 +31,7 @@ export function createParts(spec: EnvironmentSpec, root: string, pidsOverhead = 
 
 export async function destroyParts(parts: EnvironmentParts): Promise<void> {
   await parts.cgroup.destroy();
-  parts.workspace.destroy();
+  await parts.workspace.destroy();
   releaseUid(parts.uid);
 }
 

@@ -34,7 +34,7 @@ export class GvisorDriver implements SandboxDriver {
 
   async create(spec: EnvironmentSpec): Promise<SandboxEnvironment> {
     assertNoNetworkAllowlist(spec, this.tier);
-    const parts = createParts(spec, this.root, GVISOR_PIDS_OVERHEAD);
+    const parts = await createParts(spec, this.root, GVISOR_PIDS_OVERHEAD);
     const environment = new GvisorEnvironment(spec, parts, this.root);
     if (spec.keepProcesses) {
       try {

@@ -33,7 +33,7 @@ export class NamespaceDriver implements SandboxDriver {
 
   async create(spec: EnvironmentSpec): Promise<SandboxEnvironment> {
     assertNoNetworkAllowlist(spec, this.tier);
-    const parts = createParts(spec, this.root);
+    const parts = await createParts(spec, this.root);
     const environment = new NamespaceEnvironment(spec, parts);
     if (spec.keepProcesses) {
       try {

@@ -22,7 +22,7 @@ export class ProcessDriver implements SandboxDriver {
 
   async create(spec: EnvironmentSpec): Promise<SandboxEnvironment> {
     assertNoNetworkAllowlist(spec, this.tier);
-    return new ProcessEnvironment(spec, createParts(spec, this.root));
+    return new ProcessEnvironment(spec, await createParts(spec, this.root));
   }
 }
 

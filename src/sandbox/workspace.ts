@@ -2,9 +2,13 @@
 // size-capped tmpfs (the disk quota is the filesystem's size, so a disk fill gets ENOSPC, never the host's disk);
 // it is owned by the sandbox's own uid and mode 0700, so one sandbox cannot read another's. It never follows
 // symlinks out of itself when wiping.
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+
+// Async, so a mount never stalls the event loop (and every other sandbox starting beside it).
+const run = promisify(execFile);
 
 export interface WorkspaceOptions {
   root: string;
@@ -23,12 +27,12 @@ export class Workspace {
     this.uid = uid;
   }
 
-  static create(options: WorkspaceOptions): Workspace {
+  static async create(options: WorkspaceOptions): Promise<Workspace> {
     mkdirSync(options.root, { recursive: true, mode: 0o711 });
     chmodSync(options.root, 0o711);
     const workspace = new Workspace(join(options.root, options.id), options.uid);
     mkdirSync(workspace.dir, { mode: 0o700 });
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${options.diskBytes},mode=0700,nosuid,nodev,uid=${options.uid},gid=${options.uid}`, 'keel-ws', workspace.dir]);
+    await run('/usr/bin/mount', ['-t', 'tmpfs', '-o', `size=${options.diskBytes},mode=0700,nosuid,nodev,uid=${options.uid},gid=${options.uid}`, 'keel-ws', workspace.dir]);
     workspace.mounted = true;
     chownSync(workspace.dir, options.uid, options.uid);
     return workspace;
@@ -46,9 +50,9 @@ export class Workspace {
     for (const entry of readdirSync(this.dir)) rmSync(join(this.dir, entry), { recursive: true, force: true });
   }
 
-  destroy(): void {
+  async destroy(): Promise<void> {
     if (this.mounted) {
-      execFileSync('umount', ['-l', this.dir]);
+      await run('/usr/bin/umount', ['-l', this.dir]);
       this.mounted = false;
     }
     rmSync(this.dir, { recursive: true, force: true });
