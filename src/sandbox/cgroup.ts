@@ -2,7 +2,7 @@
 // detected at first use. It owns limits (memory, pids, CPU), usage counters, freezing and killing. Killing never
 // trusts one SIGKILL: a fork bomb's children outlive their parent, so it freezes, kills every member, thaws and
 // repeats until cgroup.procs is empty. It must never touch a cgroup it did not create.
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 
@@ -73,6 +73,18 @@ export class Cgroup {
     for (const dir of group.uniqueDirs()) mkdirSync(dir, { recursive: true });
     group.applyLimits(limits);
     return group;
+  }
+
+  /** Names of the sandbox cgroups that exist on this host (any Keel process's). */
+  static existingNames(version: CgroupVersion): string[] {
+    const parent = version === 'v2' ? join(CGROUP_ROOT, KEEL_PARENT) : join(CGROUP_ROOT, 'memory', KEEL_PARENT);
+    if (!existsSync(parent)) return [];
+    return readdirSync(parent, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+  }
+
+  /** A handle on an existing sandbox cgroup, to sweep one whose owner died. */
+  static existing(name: string, version: CgroupVersion): Cgroup {
+    return new Cgroup(name, version);
   }
 
   /** Files a launcher writes its own pid into before exec'ing the sandboxed program, so nothing escapes the count. */

@@ -14,6 +14,7 @@ import { restoreWorkspace, snapshotWorkspace } from './manifest.ts';
 import { NamespaceDriver } from './namespace-driver.ts';
 import { ProcessDriver } from './process-driver.ts';
 import type { SandboxProfile } from './profile.ts';
+import { ownedEnvironmentId, sweepStaleSandboxes } from './stale-sweep.ts';
 import type { Tier } from './tiers.ts';
 import { WarmPool } from './warm-pool.ts';
 
@@ -52,6 +53,8 @@ export class SandboxManager {
   /** Measured per tier, in seconds: pause+resume, and destroy+create+restore. */
   private readonly transitionSeconds = new Map<string, number>();
   private readonly idleSeconds = new Map<string, number>();
+  /** Leftovers of crashed Keel processes, removed before this node creates its first sandbox. */
+  private readonly swept: Promise<unknown>;
 
   constructor(options: { root: string; artifacts: ArtifactStore; drivers?: Partial<Record<Tier, SandboxDriver>> }) {
     this.artifacts = options.artifacts;
@@ -60,6 +63,7 @@ export class SandboxManager {
       namespace: options.drivers?.namespace ?? new NamespaceDriver(options.root),
       gvisor: options.drivers?.gvisor ?? new GvisorDriver(options.root),
     };
+    this.swept = sweepStaleSandboxes(options.root).catch(() => undefined);
   }
 
   /** The tier's driver, or a clear error naming the package to install. */
@@ -88,6 +92,7 @@ export class SandboxManager {
   }
 
   private async callNow<T>(runId: string, record: RunEnvironment, fn: (env: SandboxEnvironment, info: CallInfo) => Promise<T>): Promise<CallOutcome<T>> {
+    await this.swept;
     if (record.idleSince !== undefined) this.observeIdle(record.profile, (performance.now() - record.idleSince) / 1000);
     const info = await this.ready(runId, record);
     const env = record.env!;
@@ -221,7 +226,7 @@ export class SandboxManager {
   }
 
   private specFor(profile: SandboxProfile) {
-    return { id: `k${Date.now().toString(36)}${randomBytes(5).toString('hex')}`, limits: profile.limits, network: profile.network, keepProcesses: profile.policy !== 'one-shot' };
+    return { id: ownedEnvironmentId(`${Date.now().toString(36)}${randomBytes(5).toString('hex')}`), limits: profile.limits, network: profile.network, keepProcesses: profile.policy !== 'one-shot' };
   }
 
   private observeIdle(profile: SandboxProfile, seconds: number): void {
