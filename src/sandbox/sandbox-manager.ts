@@ -31,6 +31,8 @@ interface RunEnvironment {
   queue: Promise<unknown>;
   accounting: RunAccounting;
   decisions: AutoDecision[];
+  /** How long the last pause took; added to the resume's time as the pause's measured cost. */
+  pauseSeconds: number;
 }
 
 export interface CallInfo {
@@ -85,7 +87,7 @@ export class SandboxManager {
   private recordOf(runId: string, profile: SandboxProfile): RunEnvironment {
     let record = this.runs.get(runId);
     if (record === undefined) {
-      record = { profile, env: undefined, state: ENV_STATE.released, meter: undefined, idleSince: undefined, queue: Promise.resolve(), accounting: emptyAccounting(), decisions: [] };
+      record = { profile, env: undefined, state: ENV_STATE.released, meter: undefined, idleSince: undefined, queue: Promise.resolve(), accounting: emptyAccounting(), decisions: [], pauseSeconds: 0 };
       this.runs.set(runId, record);
     }
     return record;
@@ -99,19 +101,27 @@ export class SandboxManager {
     this.move(record, 'call_started');
     const started = performance.now();
     const before = env.counters().cpuSeconds;
-    let value: T;
+    let outcome: { ok: true; value: T } | { ok: false; error: unknown };
     try {
-      value = await fn(env, info);
-    } finally {
-      record.accounting.executions++;
-      record.accounting.wallMs += performance.now() - started;
-      record.accounting.cpuSeconds += Math.max(0, safeCpu(env) - before);
-      this.move(record, 'call_ended');
+      outcome = { ok: true, value: await fn(env, info) };
+    } catch (error) {
+      outcome = { ok: false, error };
+    }
+    record.accounting.executions++;
+    record.accounting.wallMs += performance.now() - started;
+    record.accounting.cpuSeconds += Math.max(0, safeCpu(env) - before);
+    this.move(record, 'call_ended');
+    if (!outcome.ok) {
+      // A failed or cancelled call still leaves the environment to the policy (one-shot ones must not linger);
+      // its workspace is not snapshotted, so the next call starts from the last call that succeeded.
+      await this.afterCall(record).catch(() => this.release(record));
+      record.idleSince = performance.now();
+      throw outcome.error;
     }
     const manifestSha256 = await this.snapshot(runId, record, env);
     await this.afterCall(record);
     record.idleSince = performance.now();
-    return { value, manifestSha256, cold: info.cold };
+    return { value: outcome.value, manifestSha256, cold: info.cold };
   }
 
   /** Makes the run's environment usable: resume a paused one, or build one and restore the latest manifest. */
@@ -119,7 +129,8 @@ export class SandboxManager {
     if (record.state === ENV_STATE.paused) {
       const started = performance.now();
       await record.env!.resume();
-      this.observeTransition(`${record.profile.tier}:pause`, (performance.now() - started) / 1000);
+      // The cost of a pause is both halves: pausing now, and resuming later.
+      this.observeTransition(`${record.profile.tier}:pause`, record.pauseSeconds + (performance.now() - started) / 1000);
       this.move(record, 'resumed');
       record.accounting.warmStarts++;
       return { cold: false, restoredFrom: undefined };
@@ -167,7 +178,7 @@ export class SandboxManager {
     if (action === 'pause') {
       const started = performance.now();
       await record.env!.pause();
-      this.observeTransition(`${record.profile.tier}:pause`, (performance.now() - started) / 1000);
+      record.pauseSeconds = (performance.now() - started) / 1000;
       record.meter?.sample();
       this.move(record, 'paused');
       return;
