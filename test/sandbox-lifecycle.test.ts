@@ -126,3 +126,30 @@ async function waitFor(predicate: () => boolean, what: string, timeoutMs = 10_00
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+test('cancelling a run kills its sandboxed command at once and releases the environment', { skip: skipUnless('namespace') }, async (t) => {
+  const tools = sandboxTools({ manager, profile: defineSandboxProfile({ name: 'sleeper', tier: 'namespace', policy: 'resident' }) });
+  const sleeper = defineAgent({
+    name: 'sleeper', version: '1',
+    async run(ctx) {
+      await ctx.tool(tools.exec, { argv: ['/bin/sleep', '600'] });
+      return 'woke';
+    },
+  });
+  const keel = await startKeel({ agents: [sleeper] });
+  const unbind = releaseEnvironmentsOnRunEnd(keel.store, manager);
+  t.after(async () => {
+    unbind();
+    await keel.close();
+  });
+  const id = (await keel.request('POST', '/v1/runs', { agent: 'sleeper' })).body.id;
+  await waitFor(() => manager.stateOf(id) === 'busy', 'the command is running');
+  const env = manager.environmentOf(id)!;
+  const started = Date.now();
+  assert.equal((await keel.request('POST', `/v1/runs/${id}/cancel`)).status < 300, true);
+  const done = await keel.waitForRun(id, (run) => TERMINAL.has(run.status), 30_000);
+  assert.equal(done.status, 'cancelled');
+  assert.ok(Date.now() - started < 10_000, 'the sleep did not run to its end');
+  await waitFor(() => manager.stateOf(id) === 'released', 'the environment is released');
+  assert.throws(() => env.counters(), 'its cgroup is gone');
+});
