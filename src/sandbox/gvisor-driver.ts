@@ -134,7 +134,7 @@ class GvisorEnvironment implements SandboxEnvironment {
 
   /** Removes runsc's record of the container (after a kill, a limit or a checkpoint), ignoring "does not exist". */
   private async forget(): Promise<void> {
-    await run('/usr/bin/runsc', ['--root', this.stateDir, 'delete', '--force', this.id]).catch(() => undefined);
+    await run('/usr/bin/runsc', ['--root', this.stateDir, 'delete', '--force', this.id], { env: {} }).catch(() => undefined);
   }
 
   async exec(command: ExecCommand): Promise<ExecResult> {
@@ -161,10 +161,9 @@ class GvisorEnvironment implements SandboxEnvironment {
   async pause(): Promise<void> {
     if (!this.holding || this.paused) return;
     rmSync(this.imageDir, { recursive: true, force: true });
-    const { stderr } = await run('/usr/bin/runsc', [...this.runsc().slice(1), 'checkpoint', '--image-path', this.imageDir, this.id]).catch((error: { stderr?: string }) => {
+    await run('/usr/bin/runsc', [...this.runsc().slice(1), 'checkpoint', '--image-path', this.imageDir, this.id], { env: {} }).catch((error: { stderr?: string }) => {
       throw new KeelError('sandbox_failed', `runsc checkpoint failed: ${error.stderr ?? String(error)}`);
     });
-    void stderr;
     await this.parts.cgroup.killAll();
     await this.forget();
     this.paused = true;

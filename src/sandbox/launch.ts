@@ -98,9 +98,8 @@ function watch(spec: LaunchSpec, child: ChildProcess, before: CgroupCounters, st
       clearTimeout(deadline);
       clearInterval(poll);
       spec.signal?.removeEventListener('abort', onAbort);
-      void settle(child, spec, code, signal).then(async () => {
+      void settle(child, spec).then(async () => {
         await killing; // the next command must not start while this one's kill is still sweeping the cgroup
-        if (spec.killGroupOnExit) await spec.cgroup.killAll();
         const after = spec.cgroup.counters();
         const limit = reasonFor(ended, before, after, code, signal, spec);
         if (ended === 'aborted') reject(spec.signal?.reason ?? new Error('aborted'));
@@ -114,7 +113,7 @@ function watch(spec: LaunchSpec, child: ChildProcess, before: CgroupCounters, st
 }
 
 /** Waits for the pipes to drain, but not for background processes that inherited them. */
-async function settle(child: ChildProcess, spec: LaunchSpec, _code: number | null, _signal: string | null): Promise<void> {
+async function settle(child: ChildProcess, spec: LaunchSpec): Promise<void> {
   const streams = [child.stdout!, child.stderr!];
   const closed = Promise.all(streams.map((s) => s.readableEnded || s.destroyed ? Promise.resolve() : new Promise((r) => s.once('close', r))));
   if (spec.killGroupOnExit) {
