@@ -153,3 +153,18 @@ test('cancelling a run kills its sandboxed command at once and releases the envi
   await waitFor(() => manager.stateOf(id) === 'released', 'the environment is released');
   assert.throws(() => env.counters(), 'its cgroup is gone');
 });
+
+test('rebuild with prewarm: rebuilt before the next call is expected, warm for it, released again if it does not come', { skip: skipUnless('namespace') }, async () => {
+  const profile = defineSandboxProfile({ name: 'prewarmed', tier: 'namespace', policy: 'rebuild', prewarm: true, auto: { expectedIdleSeconds: 0.5 } });
+  const runId = `prewarm-${process.pid}`;
+  await manager.call(runId, profile, (env) => env.exec({ argv: ['/bin/sh', '-c', 'echo kept > /workspace/note'] }));
+  assert.equal(manager.stateOf(runId), 'released', 'destroyed while the model thinks');
+  await waitFor(() => manager.stateOf(runId) === 'idle', 'pre-warmed without a call');
+  const second = await manager.call(runId, profile, (env) => env.exec({ argv: ['/bin/cat', '/workspace/note'] }));
+  assert.equal(second.cold, false, 'the call found its environment ready');
+  assert.equal(second.value.stdout, 'kept\n', 'the pre-warmed environment was restored from the manifest');
+  // No third call: the next pre-warmed environment is released again after its hold time.
+  await waitFor(() => manager.stateOf(runId) === 'idle', 'pre-warmed again');
+  await waitFor(() => manager.stateOf(runId) === 'released', 'released when the expected call did not come', 15_000);
+  await manager.endRun(runId);
+});

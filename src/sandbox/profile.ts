@@ -19,6 +19,8 @@ const ProfileSchema = z.object({
   warm: z.number().int().min(0).max(1000).default(0),
   /** Never reuse a sandbox, even after a verified clean. */
   singleUse: z.boolean().default(false),
+  /** `rebuild` policy: rebuild just before the next call is expected (measured idle gaps), not when it arrives. */
+  prewarm: z.boolean().default(false),
   auto: z.object({
     memoryPricePerGiBSecond: z.number().min(0).default(DEFAULT_MEMORY_PRICE_PER_GIB_SECOND),
     transitionPricePerSecond: z.number().min(0).default(DEFAULT_TRANSITION_PRICE_PER_SECOND),

@@ -14,6 +14,7 @@ import { restoreWorkspace, snapshotWorkspace } from './manifest.ts';
 import { NamespaceDriver } from './namespace-driver.ts';
 import { ProcessDriver } from './process-driver.ts';
 import type { SandboxProfile } from './profile.ts';
+import { prewarmDelayMs, prewarmHoldMs } from './prewarm.ts';
 import { ownedEnvironmentId, sweepStaleSandboxes } from './stale-sweep.ts';
 import type { Tier } from './tiers.ts';
 import { WarmPool } from './warm-pool.ts';
@@ -33,6 +34,10 @@ interface RunEnvironment {
   decisions: AutoDecision[];
   /** How long the last pause took; added to the resume's time as the pause's measured cost. */
   pauseSeconds: number;
+  /** Pending pre-warm (or its expiry) of a rebuild-policy environment. */
+  prewarmTimer: NodeJS.Timeout | undefined;
+  prewarmed: boolean;
+  ended: boolean;
 }
 
 export interface CallInfo {
@@ -87,7 +92,7 @@ export class SandboxManager {
   private recordOf(runId: string, profile: SandboxProfile): RunEnvironment {
     let record = this.runs.get(runId);
     if (record === undefined) {
-      record = { profile, env: undefined, state: ENV_STATE.released, meter: undefined, idleSince: undefined, queue: Promise.resolve(), accounting: emptyAccounting(), decisions: [], pauseSeconds: 0 };
+      record = { profile, env: undefined, state: ENV_STATE.released, meter: undefined, idleSince: undefined, queue: Promise.resolve(), accounting: emptyAccounting(), decisions: [], pauseSeconds: 0, prewarmTimer: undefined, prewarmed: false, ended: false };
       this.runs.set(runId, record);
     }
     return record;
@@ -95,6 +100,8 @@ export class SandboxManager {
 
   private async callNow<T>(runId: string, record: RunEnvironment, fn: (env: SandboxEnvironment, info: CallInfo) => Promise<T>): Promise<CallOutcome<T>> {
     await this.swept;
+    clearTimeout(record.prewarmTimer);
+    record.prewarmed = false;
     if (record.idleSince !== undefined) this.observeIdle(record.profile, (performance.now() - record.idleSince) / 1000);
     const info = await this.ready(runId, record);
     const env = record.env!;
@@ -114,12 +121,12 @@ export class SandboxManager {
     if (!outcome.ok) {
       // A failed or cancelled call still leaves the environment to the policy (one-shot ones must not linger);
       // its workspace is not snapshotted, so the next call starts from the last call that succeeded.
-      await this.afterCall(record).catch(() => this.release(record));
+      await this.afterCall(runId, record).catch(() => this.release(record));
       record.idleSince = performance.now();
       throw outcome.error;
     }
     const manifestSha256 = await this.snapshot(runId, record, env);
-    await this.afterCall(record);
+    await this.afterCall(runId, record);
     record.idleSince = performance.now();
     return { value: outcome.value, manifestSha256, cold: info.cold };
   }
@@ -171,7 +178,7 @@ export class SandboxManager {
     }
   }
 
-  private async afterCall(record: RunEnvironment): Promise<void> {
+  private async afterCall(runId: string, record: RunEnvironment): Promise<void> {
     const policy = record.profile.policy;
     const action: IdleAction | 'destroy' = policy === 'auto' ? this.autoAction(record) : idleActionOf(policy);
     if (action === 'keep') return;
@@ -184,6 +191,27 @@ export class SandboxManager {
       return;
     }
     await this.release(record);
+    if (action === 'rebuild' && record.profile.prewarm) this.schedulePrewarm(runId, record);
+  }
+
+  /** Rebuilds the environment just before the next call is expected; releases it again if that call does not come. */
+  private schedulePrewarm(runId: string, record: RunEnvironment): void {
+    const expectedIdle = this.idleSeconds.get(record.profile.name) ?? record.profile.auto.expectedIdleSeconds;
+    const rebuildSeconds = this.transitionSeconds.get(`${record.profile.tier}:rebuild`) ?? 0;
+    const enqueue = (work: () => Promise<unknown>) => {
+      record.queue = record.queue.then(work).catch(() => undefined);
+    };
+    record.prewarmTimer = setTimeout(() => enqueue(async () => {
+      if (record.ended || record.env !== undefined) return;
+      await this.ready(runId, record);
+      record.prewarmed = true;
+      record.prewarmTimer = setTimeout(() => enqueue(async () => {
+        if (record.prewarmed && record.state === ENV_STATE.idle) await this.release(record);
+        record.prewarmed = false;
+      }), prewarmHoldMs(expectedIdle));
+      record.prewarmTimer.unref();
+    }), prewarmDelayMs(expectedIdle, rebuildSeconds));
+    record.prewarmTimer.unref();
   }
 
   private autoAction(record: RunEnvironment): IdleAction {
@@ -273,6 +301,8 @@ export class SandboxManager {
   async endRun(runId: string): Promise<void> {
     const record = this.runs.get(runId);
     if (record === undefined) return;
+    record.ended = true;
+    clearTimeout(record.prewarmTimer);
     await record.queue;
     if (record.state === ENV_STATE.paused && record.env !== undefined) {
       await record.env.destroy().catch(() => undefined);
