@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { randomBytes } from 'node:crypto';
@@ -52,12 +53,13 @@ test('a single-use profile never reuses a sandbox; a sandbox that fails the clea
   try {
     await dirty.pool.refill();
     const env = dirty.pool.take()!;
-    // A file the reset cannot remove: immutable is not available on tmpfs, so break the wipe by an extra mount instead.
-    writeFileSync(join(env.workspaceDir, 'x'), 'x');
-    const original = env.resetAndVerify.bind(env);
-    env.resetAndVerify = async () => (await original(), false);
+    // Something the reset cannot undo: a mount inside the workspace (its directory cannot be removed while mounted).
+    mkdirSync(join(env.workspaceDir, 'stuck'));
+    execFileSync('/usr/bin/mount', ['-t', 'tmpfs', '-o', 'size=1m', 'keel-test', join(env.workspaceDir, 'stuck')]);
+    writeFileSync(join(env.workspaceDir, 'stuck', 'x'), 'x');
     assert.equal(await dirty.pool.giveBack(env), false);
     assert.equal(dirty.pool.rejected, 1);
+    assert.ok(!readFileSync('/proc/self/mountinfo', 'utf8').includes(env.workspaceDir), 'the refused sandbox was destroyed, mounts and all');
   } finally {
     await dirty.pool.close();
     dirty.cleanup();

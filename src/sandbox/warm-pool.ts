@@ -62,7 +62,8 @@ export class WarmPool {
       void this.refill();
       return false;
     }
-    if (!(await env.resetAndVerify())) {
+    // A reset that throws (say, a mount it cannot remove) is a failed clean check like any other.
+    if (!(await env.resetAndVerify().catch(() => false))) {
       this.rejected++;
       await env.destroy();
       void this.refill();
