@@ -29,6 +29,7 @@ export const Budget = z.strictObject({
   maxTokens: z.number().int().positive().optional(),
   maxCostUsd: z.number().positive().optional(),
   deadlineMs: z.number().int().positive().max(365 * 24 * 3600 * 1000).optional(),
+  maxRetries: z.number().int().min(0).max(1_000_000).optional().describe('Retries of failed tool calls and steps the run may spend (default 100)'),
 });
 
 export const Priority = z.enum(['interactive', 'batch']);
@@ -56,6 +57,11 @@ export const Run = z.object({
   result: z.unknown().optional(),
   error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }).nullable(),
   outcome: z.enum(['no_side_effects', 'after_partial_work', 'outcome_unknown']).nullable(),
+  compensation: z.object({
+    compensated: z.array(z.object({ executionId: z.string(), tool: z.string() })),
+    failed: z.array(z.object({ executionId: z.string(), tool: z.string(), error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }) })),
+    unknown: z.array(z.object({ executionId: z.string(), tool: z.string() })),
+  }).nullable().describe('What a failed or cancelled run undid (completed executions of tools with a compensate hook), and what it could not'),
   waitingReason: z.string().nullable(),
   waitingSince: z.string().nullable(),
   wakeAt: z.string().nullable(),

@@ -16,6 +16,7 @@ export function runView(run: RunRecord) {
     ...(run.result !== null ? { result: run.result } : {}),
     error: run.error,
     outcome: run.outcome,
+    compensation: run.compensation,
     waitingReason: run.waitingReason,
     waitingSince: iso(run.waitingSince),
     wakeAt: iso(run.wakeAt),

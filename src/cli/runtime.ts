@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { buildApi } from '../api/server.ts';
 import { generateApiKey, hashApiKey } from '../api/auth.ts';
 import type { KeelConfig } from '../config/config.ts';
+import { armCrashPoint } from '../engine/crash-points.ts';
 import { Orchestrator } from '../engine/orchestrator.ts';
 import { AgentRegistry } from '../engine/registry.ts';
 import { KeelError } from '../errors/keel-error.ts';
@@ -45,11 +46,16 @@ export function openStore(config: KeelConfig, role: Role): { store: Store; unloc
 }
 
 export async function startRuntime(role: Role, agentsFile: string, config: KeelConfig, log: Logger): Promise<RunningKeel> {
-  const { agents, models } = await loadAgentsModule(agentsFile);
+  if (config.testCrashAt !== undefined) {
+    armCrashPoint(config.testCrashAt);
+    log.warn({ crashAt: config.testCrashAt }, 'fault injection armed (KEEL_TEST_CRASH_AT): this process will SIGKILL itself; for tests only');
+  }
+  const { agents, models, tools } = await loadAgentsModule(agentsFile);
   const { store, unlock } = openStore(config, role);
   await store.migrate();
   const registry = new AgentRegistry();
   for (const agent of agents) registry.register(agent);
+  for (const tool of tools) registry.registerTool(tool);
   const orchestrator = new Orchestrator({
     store, registry, gateway: new ModelGateway(models), leaseTtlMs: config.leaseTtlMs, maxActiveRuns: config.maxActiveRuns,
     log: (level, message, fields) => log[level](fields ?? {}, message),

@@ -20,6 +20,8 @@ const ConfigSchema = z.object({
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   databaseUrl: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection string').optional(),
   url: z.string().url().default('http://127.0.0.1:7070'),
+  /** Test-only fault injection: `point:n` SIGKILLs the process the n-th time it reaches that crash point. */
+  testCrashAt: z.string().regex(/^[a-z.-]+(:\d+)?$/, 'must be point[:n]').optional(),
 });
 export type KeelConfig = z.infer<typeof ConfigSchema>;
 
@@ -37,6 +39,7 @@ export const ENV_VARS = {
   KEEL_LOG_LEVEL: 'logLevel',
   KEEL_DATABASE_URL: 'databaseUrl',
   KEEL_URL: 'url',
+  KEEL_TEST_CRASH_AT: 'testCrashAt',
 } as const satisfies Record<string, keyof KeelConfig>;
 
 export interface LoadedConfig {

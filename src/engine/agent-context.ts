@@ -10,6 +10,8 @@ import type { JournalEntry } from '../store/records.ts';
 import type { AgentRegistry } from './registry.ts';
 import { isTerminal } from './run-status.ts';
 import { budgetError, toJson, type RunExecution } from './run-execution.ts';
+import { crashPoint } from './crash-points.ts';
+import { backoff, decideRetry, resolveRetryPolicy, type ResolvedRetryPolicy } from './retry-policy.ts';
 import { runTool } from './tool-runner.ts';
 
 export interface ContextDeps {
@@ -26,7 +28,7 @@ export function createAgentContext(x: RunExecution, deps: ContextDeps): AgentCon
   return {
     runId: x.runId,
     tenantId: x.run.tenantId,
-    step: (name, fn, options) => step(x, name, fn, options?.maxAttempts ?? 1) as never,
+    step: (name, fn, options) => step(x, name, fn, resolveRetryPolicy(options?.retry, options?.maxAttempts)) as never,
     model: (request) => model(x, deps, request),
     tool: (tool, args) => callTool(x, deps, tool as ToolDefinition<unknown, Json>, args) as never,
     waitForInput: (key, options) => waitForInput(x, key, options?.timeoutMs) as never,
@@ -75,7 +77,7 @@ function checkSpendBudget(x: RunExecution): void {
   }
 }
 
-async function step(x: RunExecution, name: string, fn: () => unknown, maxAttempts: number): Promise<Json> {
+async function step(x: RunExecution, name: string, fn: () => unknown, policy: ResolvedRetryPolicy): Promise<Json> {
   const { seq, entry } = x.position('step', name);
   if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed')) return settled(entry);
   checkStepBudget(x);
@@ -84,6 +86,7 @@ async function step(x: RunExecution, name: string, fn: () => unknown, maxAttempt
     const startedAt = Date.now();
     let attempts = 0;
     let outcome: { ok: true; value: Json } | { ok: false; error: SerializedError };
+    crashPoint('dispatch.before-execute');
     for (;;) {
       attempts++;
       try {
@@ -91,12 +94,16 @@ async function step(x: RunExecution, name: string, fn: () => unknown, maxAttempt
         break;
       } catch (error) {
         if (x.stopped !== undefined) throw error;
-        if (attempts >= maxAttempts) {
-          outcome = { ok: false, error: serializeError(error, 'step_failed') };
+        const decision = decideRetry(policy, attempts, error, x.retryBudget);
+        if (!decision.retry) {
+          outcome = { ok: false, error: serializeError(decision.error, 'step_failed') };
           break;
         }
+        x.emit({ type: 'effect.retrying', data: { seq, kind: 'step', name, attempt: attempts, delayMs: decision.delayMs, error: serializeError(error, 'step_failed') as unknown as Json } });
+        await backoff(decision.delayMs, x.abort.signal);
       }
     }
+    crashPoint('execute.before-commit');
     try {
       await x.commit({
         journal: [{ seq, kind: 'step', name, status: outcome.ok ? 'succeeded' : 'failed', attempts, queuedAt: startedAt, startedAt, endedAt: Date.now(),
@@ -158,6 +165,7 @@ async function callTool(x: RunExecution, deps: ContextDeps, tool: ToolDefinition
   if (!parsed.success) {
     throw new KeelError('tool_input_invalid', `arguments of tool ${tool.name} are invalid: ${parsed.error.message}`, { details: { tool: tool.name } });
   }
+  deps.registry.registerTool(tool);
   const { seq, entry } = x.position('tool', tool.name);
   if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed')) return settled(entry);
   return runTool(x, tool, toJson(parsed.data), seq, entry, { toolSlots: deps.toolSlots, checkBudget: () => checkStepBudget(x) });

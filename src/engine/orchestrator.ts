@@ -141,6 +141,7 @@ export class Orchestrator {
       onDone: (x, outcome) => this.#onDone(x, outcome.status, outcome.wakeAt ?? null),
       onDispatch: (_kind, ms) => this.dispatchLatency.record(Math.max(1, Math.round(ms * 1e6))),
       log: this.#log,
+      toolFor: (name) => this.#registry.tool(name),
     });
     // Re-claimed while an older execution is still here (its lease expired, e.g. a blocked event loop): the old one
     // is fenced off by the new token anyway; drop it now so it stops dispatching.

@@ -75,10 +75,36 @@ export interface ToolDefinition<I = unknown, O extends Json | void = Json> {
    * Return `{ found: true, result }` if it did, `{ found: false }` if it did not (safe to retry).
    */
   query?(executionId: string): Promise<{ found: true; result: NoInfer<O> } | { found: false }>;
-  /** Attempts for failures thrown by `run` (not crashes); default 1. */
+  /**
+   * Undoes a completed execution when the run later fails or is cancelled (a saga step). Called at least once per
+   * completed execution, in reverse order of completion, with the execution's id and result: it must be idempotent
+   * (use the execution id as the downstream idempotency key).
+   */
+  compensate?(executionId: string, result: NoInfer<O>, ctx: { runId: string; signal: AbortSignal }): Promise<void> | void;
+  /** Retries of failures thrown by `run` (not crashes). Default: one attempt. */
+  retry?: RetryPolicy;
+  /** Attempts for failures thrown by `run`; shorthand for `retry: { maxAttempts }`. */
   maxAttempts?: number;
   /** Per-attempt time limit in milliseconds. */
   timeoutMs?: number;
+}
+
+/**
+ * How a failed attempt is retried: exponential backoff with full jitter (a random delay in
+ * [0, min(maxDelayMs, initialDelayMs × multiplier^(attempt−1))]). Every retry also spends one unit of the run's
+ * retry budget (`budget.maxRetries`), so retries cannot multiply load without bound.
+ */
+export interface RetryPolicy {
+  /** Attempts in all, the first included; default 1 (no retry). */
+  maxAttempts?: number;
+  /** Default 100 ms. */
+  initialDelayMs?: number;
+  /** Default 10 s. */
+  maxDelayMs?: number;
+  /** Default 2. */
+  multiplier?: number;
+  /** Error codes (KeelError `code`) or error names (`TypeError`) that are never retried. */
+  nonRetryable?: string[];
 }
 
 export interface WaitForInputOptions {
@@ -87,8 +113,10 @@ export interface WaitForInputOptions {
 }
 
 export interface StepOptions {
-  /** Attempts when `fn` throws; default 1 (a thrown error is journaled and rethrown). */
+  /** Attempts when `fn` throws; default 1 (a thrown error is journaled and rethrown). Shorthand for `retry.maxAttempts`. */
   maxAttempts?: number;
+  /** Backoff and non-retryable errors for those attempts. */
+  retry?: RetryPolicy;
 }
 
 /**

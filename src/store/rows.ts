@@ -4,7 +4,7 @@ import type { SerializedError } from '../errors/keel-error.ts';
 import type { EffectStatus } from '../engine/effect-status.ts';
 import type { RunStatus } from '../engine/run-status.ts';
 import type { Json } from '../sdk/types.ts';
-import type { CancelOutcome, EffectKind, JournalEntry, Priority, RunEventRecord, RunRecord, TenantRecord } from './records.ts';
+import type { CancelOutcome, CompensationReport, EffectKind, JournalEntry, Priority, RunEventRecord, RunRecord, TenantRecord } from './records.ts';
 
 type Row = Record<string, unknown>;
 
@@ -32,6 +32,7 @@ export function toRun(row: Row): RunRecord {
     result: json<Json>(row.result),
     error: json<SerializedError | null>(row.error),
     outcome: (row.outcome as CancelOutcome | null) ?? null,
+    compensation: json<CompensationReport | null>(row.compensation),
     waitingReason: (row.waiting_reason as string | null) ?? null,
     waitingSince: num(row.waiting_since),
     wakeAt: num(row.wake_at),

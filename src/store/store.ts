@@ -6,6 +6,7 @@ import type { RunStatus } from '../engine/run-status.ts';
 import type { Json } from '../sdk/types.ts';
 import type {
   CancelOutcome,
+  CompensationReport,
   EffectKind,
   JournalEntry,
   NewRun,
@@ -79,6 +80,7 @@ export interface RunCommit {
     result?: Json | null;
     error?: SerializedError | null;
     outcome?: CancelOutcome | null;
+    compensation?: CompensationReport | null;
     waitingReason?: string | null;
     /** When a waiting run becomes claimable again by itself (timer, timeout, deadline). */
     wakeAt?: number | null;

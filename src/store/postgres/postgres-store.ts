@@ -347,6 +347,7 @@ export class PostgresStore implements Store {
       set_result: 'result' in patch ? 1 : 0, result: jsonText(patch.result),
       set_error: 'error' in patch ? 1 : 0, error: jsonText(patch.error),
       set_outcome: 'outcome' in patch ? 1 : 0, outcome: patch.outcome ?? null,
+      set_compensation: 'compensation' in patch ? 1 : 0, compensation: jsonText(patch.compensation),
       set_waiting: 'waitingReason' in patch ? 1 : 0, waiting_reason: patch.waitingReason ?? null,
       set_wake_at: 'wakeAt' in patch ? 1 : 0, wake_at: patch.wakeAt ?? null,
       release: patch.releaseLease === true ? 1 : 0, set_claim_after: claimAfter === undefined ? 0 : 1, claim_after: claimAfter ?? null,

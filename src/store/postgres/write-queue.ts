@@ -4,6 +4,7 @@
 // A batch runs without savepoints; if one write fails, the batch is rolled back and each write is retried alone,
 // so one bad write never fails another. Changes are announced with pg_notify inside the transaction (heard by other
 // processes only if it commits) and to local listeners after the commit.
+import { crashPoint } from '../../engine/crash-points.ts';
 import type { Pool, PoolClient } from 'pg';
 import { KeelError } from '../../errors/keel-error.ts';
 import type { ChangeSignal, RunChange } from '../store.ts';
@@ -165,6 +166,7 @@ export class PgWriteQueue {
       // Claims and heartbeats acknowledge nothing outside Keel: the next flushed commit makes them durable too.
       await client.query(fsync ? 'BEGIN' : 'BEGIN; SET LOCAL synchronous_commit = off');
       await applyAll(batch, scope, values);
+      if (fsync) crashPoint('commit.in-transaction');
       // The notifications ride in the COMMIT's round trip (one simple-protocol message; payloads escaped by the driver).
       const notifications: string[] = [];
       for (let i = 0; i < touched.length; i += NOTIFY_CHANGES_PER_MESSAGE) {

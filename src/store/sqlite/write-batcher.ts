@@ -2,6 +2,7 @@
 // are applied in one transaction (one fsync), each inside its own savepoint so one failing write never undoes
 // another. A write's promise settles only after the transaction is durable, per the configured durability.
 import type { DatabaseSync } from 'node:sqlite';
+import { crashPoint } from '../../engine/crash-points.ts';
 import { KeelError } from '../../errors/keel-error.ts';
 import type { ChangeSignal, RunChange } from '../store.ts';
 
@@ -141,6 +142,7 @@ export class WriteBatcher {
         outcomes.push({ ok: false, error });
       }
     }
+    if (batch.some((w) => w.fsync)) crashPoint('commit.in-transaction');
     try {
       this.#db.exec('COMMIT');
     } catch (error) {

@@ -7,6 +7,7 @@ UPDATE runs SET
   result = CASE WHEN :set_result::int = 1 THEN :result::text ELSE result END,
   error = CASE WHEN :set_error::int = 1 THEN :error::text ELSE error END,
   outcome = CASE WHEN :set_outcome::int = 1 THEN :outcome::text ELSE outcome END,
+  compensation = CASE WHEN :set_compensation::int = 1 THEN :compensation::text ELSE compensation END,
   waiting_reason = CASE WHEN :set_waiting::int = 1 THEN :waiting_reason::text ELSE waiting_reason END,
   waiting_since = CASE WHEN :set_waiting::int = 1 THEN (CASE WHEN :waiting_reason::text IS NULL THEN NULL ELSE :now::bigint END) ELSE waiting_since END,
   wake_at = CASE WHEN :set_wake_at::int = 1 THEN :wake_at::bigint ELSE wake_at END,

@@ -7,6 +7,7 @@ UPDATE runs SET
   result = CASE WHEN :set_result THEN :result ELSE result END,
   error = CASE WHEN :set_error THEN :error ELSE error END,
   outcome = CASE WHEN :set_outcome THEN :outcome ELSE outcome END,
+  compensation = CASE WHEN :set_compensation THEN :compensation ELSE compensation END,
   waiting_reason = CASE WHEN :set_waiting THEN :waiting_reason ELSE waiting_reason END,
   waiting_since = CASE WHEN :set_waiting THEN (CASE WHEN :waiting_reason IS NULL THEN NULL ELSE :now END) ELSE waiting_since END,
   wake_at = CASE WHEN :set_wake_at THEN :wake_at ELSE wake_at END,
