@@ -42,6 +42,8 @@ export async function runTool(
       }));
       return parkUnknown(x, tool, seq);
     }
+    // Not found: it never happened, so it is safe to run; the verdict rides with the new intent's commit.
+    x.emit({ type: 'effect.reconciled', data: { seq, executionId, tool: tool.name, verdict: 'not_found' } });
   }
   return dispatch(x, tool, args, base, (entry?.attempts ?? 0) + 1, deps);
 }
