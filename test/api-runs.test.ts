@@ -307,7 +307,7 @@ test('GET /healthz is 200; GET /readyz is 200 and reports the store and its dura
   assert.deepEqual(health.body, { ok: true });
   const ready = await keel.request('GET', '/readyz', undefined, null);
   assert.equal(ready.status, 200);
-  assert.deepEqual(ready.body, { ready: true, store: 'ok', changeFeed: 'ok', durability: 'fsync' });
+  assert.deepEqual(ready.body, { ready: true, store: 'ok', changeFeed: 'ok', durability: 'fsync', notDurableCommits: 0 });
 });
 
 test('/openapi.json is an OpenAPI 3 document describing the /v1/runs routes', async (t) => {

@@ -84,6 +84,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     const ready = health.reachable && health.changeFeed && (options.ready?.() ?? true);
     return reply.status(ready ? 200 : 503).send({
       ready, store: health.reachable ? 'ok' : 'unavailable', changeFeed: health.changeFeed ? 'ok' : 'reconnecting', durability: options.store.durability,
+      notDurableCommits: options.store.notDurableCommits(),
     });
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

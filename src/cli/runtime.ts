@@ -36,13 +36,19 @@ export interface RunningKeel {
 }
 
 export function openStore(config: KeelConfig, role: Role): { store: Store; unlock: () => void } {
+  const groupCommit = { maxBatch: config.groupCommitMaxBatch, maxWaitMs: config.groupCommitMaxWaitMs };
   if (config.databaseUrl !== undefined) {
-    return { store: new PostgresStore({ connectionString: config.databaseUrl, durability: config.durability }), unlock: () => {} };
+    return { store: new PostgresStore({ connectionString: config.databaseUrl, durability: config.durability, groupCommit }), unlock: () => {} };
   }
   if (role !== 'dev') throw new KeelError('config_invalid', `keel ${role} needs KEEL_DATABASE_URL (a PostgreSQL connection string); for one process on SQLite, use keel dev`);
   const dataDir = resolve(config.dataDir);
   const unlock = lockDataDir(dataDir);
-  return { store: new SqliteStore({ path: join(dataDir, 'keel.db'), durability: config.durability }), unlock };
+  try {
+    return { store: new SqliteStore({ path: join(dataDir, 'keel.db'), durability: config.durability, groupCommit }), unlock };
+  } catch (error) {
+    unlock();
+    throw error;
+  }
 }
 
 export async function startRuntime(role: Role, agentsFile: string, config: KeelConfig, log: Logger): Promise<RunningKeel> {

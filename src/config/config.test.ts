@@ -25,7 +25,7 @@ describe('loadConfig defaults', () => {
       dataDir: '.keel',
       host: '127.0.0.1',
       port: 7070,
-      durability: 'fsync',
+      durability: 'fsync', groupCommitMaxBatch: 1024, groupCommitMaxWaitMs: 0,
       leaseTtlMs: 15_000,
       maxActiveRuns: 2_000,
       payloadMaxBytes: 1024 * 1024,
@@ -65,13 +65,16 @@ describe('loadConfig parsing', () => {
       KEEL_DATA_DIR: '/var/lib/keel',
       KEEL_HOST: '0.0.0.0',
       KEEL_PORT: '8080',
-      KEEL_DURABILITY: 'written',
+      KEEL_DURABILITY: 'os',
       KEEL_LEASE_TTL_MS: '30000',
       KEEL_MAX_ACTIVE_RUNS: '500',
       KEEL_PAYLOAD_MAX_BYTES: '2097152',
       KEEL_LOG_LEVEL: 'debug',
       KEEL_DATABASE_URL: 'postgres://keel@localhost/keel',
       KEEL_URL: 'https://keel.example.com',
+      KEEL_GROUP_COMMIT_MAX_BATCH: '256',
+      KEEL_GROUP_COMMIT_MAX_WAIT_MS: '2',
+      KEEL_TEST_CRASH_AT: 'commit.before-notify:3',
     };
     assert.deepEqual(Object.keys(env).sort(), Object.keys(ENV_VARS).sort(), 'this test covers every variable');
     const { config, unknownVariables } = loadConfig(env);
@@ -81,13 +84,16 @@ describe('loadConfig parsing', () => {
       dataDir: '/var/lib/keel',
       host: '0.0.0.0',
       port: 8080,
-      durability: 'written',
+      durability: 'os',
       leaseTtlMs: 30_000,
       maxActiveRuns: 500,
       payloadMaxBytes: 2 * 1024 * 1024,
       logLevel: 'debug',
       databaseUrl: 'postgres://keel@localhost/keel',
       url: 'https://keel.example.com',
+      groupCommitMaxBatch: 256,
+      groupCommitMaxWaitMs: 2,
+      testCrashAt: 'commit.before-notify:3',
     });
     assert.deepEqual(unknownVariables, []);
   });
@@ -100,7 +106,7 @@ describe('loadConfig parsing', () => {
   });
 
   it('every durability and log level is accepted', () => {
-    for (const durability of ['fsync', 'written', 'memory']) assert.equal(loadConfig({ KEEL_DURABILITY: durability }).config.durability, durability);
+    for (const durability of ['memory', 'os', 'fsync', 'replicated']) assert.equal(loadConfig({ KEEL_DURABILITY: durability }).config.durability, durability);
     for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) assert.equal(loadConfig({ KEEL_LOG_LEVEL: level }).config.logLevel, level);
   });
 

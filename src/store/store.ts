@@ -40,8 +40,19 @@ export interface StoreHealth {
   changeFeed: boolean;
 }
 
-/** What "a commit was acknowledged" means for this store. */
-export type Durability = 'fsync' | 'written' | 'memory';
+/**
+ * What "a commit was acknowledged" means: `memory` (applied, not yet written: a process crash loses it), `os`
+ * (written to the operating system without fsync: survives a process crash, not a power cut), `fsync` (on disk),
+ * `replicated` (on a synchronous Postgres standby too).
+ */
+export type Durability = 'memory' | 'os' | 'fsync' | 'replicated';
+export const DURABILITY_LEVELS = ['memory', 'os', 'fsync', 'replicated'] as const satisfies readonly Durability[];
+
+/** Group commit: how many writes may share one transaction, and how long a write may wait for others to join it. */
+export interface GroupCommit {
+  maxBatch: number;
+  maxWaitMs: number;
+}
 
 export interface JournalWrite {
   seq: number;
@@ -143,6 +154,8 @@ export interface HeartbeatResult {
 export interface Store {
   readonly capabilities: StoreCapabilities;
   readonly durability: Durability;
+  /** Commits acknowledged to their writers but not yet durable at the `fsync` level (an upper bound where exactness would cost). */
+  notDurableCommits(): number;
 
   migrate(): Promise<void>;
   close(): Promise<void>;

@@ -10,7 +10,7 @@ import type { JournalEntry, NewRun, RunEventRecord, RunRecord, TenantRecord } fr
 import { claimAfterFor, inClaimOrder, priorityRank } from '../claim-rules.ts';
 import { jsonText, toEvent, toJournalEntry, toRun, toTenant } from '../rows.ts';
 import type {
-  ClaimRequest, CommitOutcome, CreateRunResult, Durability, EventWrite, ExecutionResolution, HeartbeatResult, JournalWrite,
+  ClaimRequest, CommitOutcome, CreateRunResult, Durability, EventWrite, GroupCommit, ExecutionResolution, HeartbeatResult, JournalWrite,
   RunChange, RunCommit, RunFilter, Store, StoreCapabilities, StoreHealth,
 } from '../store.ts';
 import { ChangeListener } from './change-listener.ts';
@@ -27,11 +27,19 @@ const DURABLE = { fsync: true } as const;
 export interface PostgresStoreOptions {
   connectionString: string;
   poolSize?: number;
-  /** `fsync` keeps the server's synchronous_commit; `written`/`memory` turn it off for Keel's sessions. */
+  /**
+   * `fsync` (default): synchronous_commit=local, flushed on this server. `replicated`: synchronous_commit=on, which
+   * waits for a synchronous standby (refused at migrate() when synchronous_standby_names is empty). `memory`/`os`:
+   * synchronous_commit=off: Postgres acknowledges before the WAL flush, which its WAL writer does within
+   * 3 × wal_writer_delay (a Postgres crash loses at most that window; Keel's own crash loses nothing).
+   */
   durability?: Durability;
+  groupCommit?: GroupCommit;
   /** A schema to keep Keel's tables in (created if missing); several installations can share a database. */
   schema?: string;
 }
+
+const SYNCHRONOUS_COMMIT: Record<Durability, string> = { memory: 'off', os: 'off', fsync: 'local', replicated: 'on' };
 
 const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -48,6 +56,8 @@ export class PostgresStore implements Store {
   readonly #s: PgStatements = loadPgStatements();
 
   readonly #schema: string | undefined;
+  /** With synchronous_commit off, how long an acknowledged commit may wait for the WAL flush (3 × wal_writer_delay). */
+  #flushWindowMs = 600;
 
   constructor(options: PostgresStoreOptions) {
     this.durability = options.durability ?? 'fsync';
@@ -55,7 +65,7 @@ export class PostgresStore implements Store {
     this.#schema = options.schema;
     const settings = [
       ...(options.schema !== undefined ? [`-c search_path=${options.schema}`] : []),
-      ...(this.durability === 'fsync' ? [] : ['-c synchronous_commit=off']),
+      `-c synchronous_commit=${SYNCHRONOUS_COMMIT[this.durability]}`,
     ];
     const channel = options.schema === undefined ? CHANGE_CHANNEL : `${CHANGE_CHANNEL}_${options.schema}`;
     this.#pool = new pg.Pool({
@@ -68,7 +78,7 @@ export class PostgresStore implements Store {
     const emit = (changes: readonly RunChange[]) => {
       for (const listener of this.#listeners) listener(changes);
     };
-    this.#writes = new PgWriteQueue(this.#pool, this.#origin, channel, emit);
+    this.#writes = new PgWriteQueue(this.#pool, this.#origin, channel, emit, options.groupCommit?.maxBatch);
     this.#listener = new ChangeListener(options.connectionString, this.#origin, channel, emit);
   }
 
@@ -87,9 +97,25 @@ export class PostgresStore implements Store {
   }
 
   async migrate(): Promise<void> {
+    await this.#checkDurability();
     if (this.#schema !== undefined) await this.#pool.query(`CREATE SCHEMA IF NOT EXISTS ${this.#schema}`);
     await migratePostgres(this.#pool);
     await this.#listener.start();
+  }
+
+  /** Refuses `replicated` without a synchronous standby; learns the WAL writer's flush window for the not-durable count. */
+  async #checkDurability(): Promise<void> {
+    const { rows } = await this.#pool.query<{ names: string; delay: string }>(
+      "SELECT current_setting('synchronous_standby_names') AS names, current_setting('wal_writer_delay') AS delay");
+    if (this.durability === 'replicated' && rows[0]!.names.trim() === '') {
+      throw new KeelError('durability_unavailable', 'durability `replicated` needs synchronous replication: synchronous_standby_names is empty on this server');
+    }
+    const delay = /^(\d+)(ms|s)?$/.exec(rows[0]!.delay.trim());
+    if (delay !== null) this.#flushWindowMs = 3 * Number(delay[1]) * (delay[2] === 's' ? 1000 : 1);
+  }
+
+  notDurableCommits(): number {
+    return this.durability === 'memory' || this.durability === 'os' ? this.#writes.acknowledgedWithin(this.#flushWindowMs) : 0;
   }
 
   async close(): Promise<void> {

@@ -18,6 +18,8 @@ export const PG_WRITE_TRANSACTIONS_MAX = 3;
 export const PG_WRITE_QUEUE_MAX_OPS = 100_000;
 /** Channel that carries change notifications between Keel processes (suffixed with the schema when one is set). */
 export const CHANGE_CHANNEL = 'keel_changes';
+/** Acknowledged batches remembered for the not-durable count (a bound on memory, far above one flush window's worth). */
+const RECENT_ACKS_MAX = 10_000;
 /** pg_notify payloads must stay under 8000 bytes; changes are sent in chunks well below that. */
 const NOTIFY_CHANGES_PER_MESSAGE = 60;
 
@@ -56,11 +58,25 @@ export class PgWriteQueue {
   #closed = false;
   readonly stats = { writes: 0, transactions: 0, fsyncedTransactions: 0 };
 
-  constructor(pool: Pool, origin: string, channel: string, onCommitted: (changes: readonly RunChange[]) => void) {
+  /** Most writes one transaction takes (group commit's max batch). */
+  readonly #maxBatch: number;
+  /** Times (ms) and sizes of acknowledged fsync-class batches, newest last: what `notDurable` counts from. */
+  readonly #recentAcks: Array<{ at: number; n: number }> = [];
+
+  constructor(pool: Pool, origin: string, channel: string, onCommitted: (changes: readonly RunChange[]) => void, maxBatch = PG_WRITE_BATCH_MAX_OPS) {
+    this.#maxBatch = Math.min(maxBatch, PG_WRITE_BATCH_MAX_OPS);
     this.#pool = pool;
     this.#origin = origin;
     this.#channel = channel;
     this.#onCommitted = onCommitted;
+  }
+
+  /** Writes acknowledged within the last `windowMs` (with synchronous_commit off: those the WAL writer may not have flushed yet). */
+  acknowledgedWithin(windowMs: number): number {
+    const since = Date.now() - windowMs;
+    let n = 0;
+    for (let i = this.#recentAcks.length - 1; i >= 0 && this.#recentAcks[i]!.at >= since; i--) n += this.#recentAcks[i]!.n;
+    return n;
   }
 
   /** Queues a write that may be applied together with neighbouring writes of the same merger (distinct keys). */
@@ -116,7 +132,7 @@ export class PgWriteQueue {
     const held = new Set<string>();
     for (const write of this.#queue) {
       const blocked = write.key !== undefined && (this.#busyKeys.has(write.key) || held.has(write.key));
-      if (blocked || batch.length >= PG_WRITE_BATCH_MAX_OPS) {
+      if (blocked || batch.length >= this.#maxBatch) {
         if (write.key !== undefined) held.add(write.key);
         rest.push(write);
         continue;
@@ -187,7 +203,11 @@ export class PgWriteQueue {
     client.release();
     this.stats.writes += batch.length;
     this.stats.transactions += 1;
-    if (fsync) this.stats.fsyncedTransactions += 1;
+    if (fsync) {
+      this.stats.fsyncedTransactions += 1;
+      this.#recentAcks.push({ at: Date.now(), n: batch.filter((w) => w.fsync).length });
+      if (this.#recentAcks.length > RECENT_ACKS_MAX) this.#recentAcks.splice(0, this.#recentAcks.length - RECENT_ACKS_MAX);
+    }
     batch.forEach((write, i) => write.resolve(values[i]));
     if (touched.length > 0) this.#onCommitted(touched);
     return true;

@@ -11,14 +11,14 @@ import type { RunStatus } from '../../engine/run-status.ts';
 import type { Json } from '../../sdk/types.ts';
 import type { JournalEntry, NewRun, RunEventRecord, RunRecord, TenantRecord } from '../records.ts';
 import type {
-  ClaimRequest, CommitOutcome, ExecutionResolution, RunChange, StoreHealth, CreateRunResult, Durability, EventWrite, HeartbeatResult, RunCommit, RunFilter,
+  ClaimRequest, CommitOutcome, ExecutionResolution, RunChange, StoreHealth, CreateRunResult, Durability, GroupCommit, EventWrite, HeartbeatResult, RunCommit, RunFilter,
   Store, StoreCapabilities,
 } from '../store.ts';
 import { migrate } from './migrate.ts';
 import { claimAfterFor, inClaimOrder, priorityRank } from '../claim-rules.ts';
 import { jsonText, toEvent, toJournalEntry, toRun, toTenant } from '../rows.ts';
 import { prepareStatements, type Statements } from './statements.ts';
-import { WriteBatcher, type WriteScope } from './write-batcher.ts';
+import { WRITE_BATCH_MAX_OPS, WriteBatcher, type WriteScope } from './write-batcher.ts';
 
 /**
  * Claims and heartbeats acknowledge nobody outside Keel, so they need no fsync of their own: a later fsync'd commit
@@ -27,7 +27,6 @@ import { WriteBatcher, type WriteScope } from './write-batcher.ts';
  */
 const LEASE_ONLY = { fsync: false } as const;
 
-const SYNCHRONOUS_BY_DURABILITY: Record<Durability, string> = { fsync: 'FULL', written: 'NORMAL', memory: 'OFF' };
 const BUSY_TIMEOUT_MS = 5_000;
 const CLAIMABLE_STATUSES = JSON.stringify(statusesAllowing('claim'));
 const CANCELLABLE_STATUSES = JSON.stringify(statusesAllowing('cancel').filter((s) => s !== 'cancelling'));
@@ -35,8 +34,13 @@ const CANCELLABLE_STATUSES = JSON.stringify(statusesAllowing('cancel').filter((s
 export interface SqliteStoreOptions {
   /** Path of the database file. */
   path: string;
+  /** Default `fsync`. `replicated` is refused: there is no standby to replicate to. */
   durability?: Durability;
+  groupCommit?: GroupCommit;
 }
+
+/** One transaction per event-loop turn (max wait 0), at most WRITE_BATCH_MAX_OPS writes in it. */
+const GROUP_COMMIT_DEFAULT: GroupCommit = { maxBatch: WRITE_BATCH_MAX_OPS, maxWaitMs: 0 };
 
 type Row = Record<string, unknown>;
 
@@ -49,18 +53,25 @@ export class SqliteStore implements Store {
   #sql: Statements | undefined;
 
   constructor(options: SqliteStoreOptions) {
-    this.durability = options.durability ?? 'fsync';
+    const durability = options.durability ?? 'fsync';
+    if (durability === 'replicated') {
+      throw new KeelError('durability_unavailable', 'durability `replicated` needs Postgres with synchronous replication; SQLite offers memory, os and fsync');
+    }
+    this.durability = durability;
     mkdirSync(dirname(options.path), { recursive: true });
     this.#db = new DatabaseSync(options.path);
-    this.#db.exec(`PRAGMA journal_mode = WAL; PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS};
-      PRAGMA synchronous = ${SYNCHRONOUS_BY_DURABILITY[this.durability]};`);
-    this.#batcher = new WriteBatcher(this.#db, SYNCHRONOUS_BY_DURABILITY[this.durability], (changes) => {
+    this.#db.exec(`PRAGMA journal_mode = WAL; PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS};`);
+    this.#batcher = new WriteBatcher(this.#db, durability, options.groupCommit ?? GROUP_COMMIT_DEFAULT, (changes) => {
       for (const listener of this.#listeners) listener(changes);
     });
   }
 
+  notDurableCommits(): number {
+    return this.#batcher.notDurable;
+  }
+
   /** Group-commit statistics: writes acknowledged, transactions used for them, and the fsync'd ones among those. */
-  get writeStats(): { writes: number; transactions: number; fsyncedTransactions: number } {
+  get writeStats(): { writes: number; transactions: number; fsyncedTransactions: number; lostWrites: number } {
     return this.#batcher.stats;
   }
 
