@@ -89,6 +89,8 @@ test('idempotent: run again after a crash, with the same executionId as its idem
   const steps = (await s.api('GET', `/v1/runs/${id}/steps`)).body.steps;
   assert.equal(steps[0].executionId, run.result.result.key, 'the steps API shows the stable executionId');
   assert.equal(steps[0].effectClass, 'idempotent');
+  assert.equal(steps[0].fencingToken, 2, 'committed under the second lease, after the crash');
+  assert.match(steps[0].worker, /^worker-/);
 });
 
 test('side effect, query found: it ran before the crash, so Keel takes the queried result and never runs it again', async (t) => {

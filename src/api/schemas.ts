@@ -106,6 +106,8 @@ export const Step = z.object({
   attempts: z.number().int(),
   executionId: z.string().nullable(),
   effectClass: z.string().nullable(),
+  fencingToken: z.number().int().describe('Fencing token of the lease under which this state was written'),
+  worker: z.string().nullable().describe('The worker (lease owner) that wrote this state'),
   queuedAt: z.string().nullable(),
   startedAt: z.string().nullable(),
   endedAt: z.string().nullable(),

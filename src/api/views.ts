@@ -46,6 +46,8 @@ export function stepView(entry: JournalEntry) {
     attempts: entry.attempts,
     executionId: entry.executionId,
     effectClass: entry.effectClass,
+    fencingToken: entry.leaseToken,
+    worker: entry.worker,
     queuedAt: iso(entry.queuedAt),
     startedAt: iso(entry.startedAt),
     endedAt: iso(entry.endedAt),

@@ -199,7 +199,8 @@ export class RunExecution {
 
   /** Commits under this execution's lease and expected state version (commits of one run are applied in order). */
   async commit(commit: Omit<RunCommit, 'runId' | 'leaseToken' | 'expectedStateVersion'>): Promise<CommitOutcome> {
-    const journal = this.#piggyback.length > 0 ? [...this.#piggyback.splice(0), ...(commit.journal ?? [])] : commit.journal;
+    const writes = this.#piggyback.length > 0 ? [...this.#piggyback.splice(0), ...(commit.journal ?? [])] : commit.journal;
+    const journal = writes?.map((j) => ({ ...j, worker: this.run.leaseOwner }));
     const lead = [...(this.#startEvent !== undefined ? [this.#startEvent] : []), ...this.#pendingEvents.splice(0)];
     const events = lead.length > 0 ? [...lead, ...(commit.events ?? [])] : commit.events;
     this.#startEvent = undefined;
@@ -438,7 +439,7 @@ function addCounters(into: RunCounters, delta: Partial<RunCounters>): void {
 
 function journalDefaults(runId: string, leaseToken: number): Omit<JournalEntry, 'seq' | 'kind' | 'name' | 'status'> {
   return {
-    runId, args: null, result: null, error: null, executionId: null, effectClass: null, attempts: 1, leaseToken,
+    runId, args: null, result: null, error: null, executionId: null, effectClass: null, attempts: 1, leaseToken, worker: null,
     queuedAt: null, startedAt: null, endedAt: null, deadlineAt: null,
   };
 }

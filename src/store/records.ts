@@ -84,6 +84,8 @@ export interface JournalEntry {
   attempts: number;
   /** Fencing token of the lease under which this state was written. */
   leaseToken: number;
+  /** The worker (lease owner) that wrote this state; null for states written by the API (a resolution). */
+  worker: string | null;
   queuedAt: number | null;
   startedAt: number | null;
   endedAt: number | null;

@@ -62,6 +62,7 @@ export function toJournalEntry(row: Row): JournalEntry {
     effectClass: (row.effect_class as string | null) ?? null,
     attempts: Number(row.attempts),
     leaseToken: Number(row.lease_token),
+    worker: (row.worker as string | null) ?? null,
     queuedAt: num(row.queued_at),
     startedAt: num(row.started_at),
     endedAt: num(row.ended_at),

@@ -65,6 +65,8 @@ export interface JournalWrite {
   executionId?: string | null;
   effectClass?: string | null;
   attempts?: number;
+  /** The lease owner writing this state (set by the engine on every write). */
+  worker?: string | null;
   queuedAt?: number | null;
   startedAt?: number | null;
   endedAt?: number | null;

@@ -102,13 +102,14 @@ export function storeConformance(factory: StoreFactory): void {
       assert.deepEqual(await store.loadJournal(id), [], 'the stale result was not applied');
       const ok = await store.commit({
         runId: id, leaseToken: fresh.leaseToken, expectedStateVersion: fresh.stateVersion,
-        journal: [{ seq: 1, kind: 'step', name: 's', status: 'succeeded', result: 'fresh' }], run: { counters: { steps: 1 } },
+        journal: [{ seq: 1, kind: 'step', name: 's', status: 'succeeded', result: 'fresh', worker: 'new' }], run: { counters: { steps: 1 } },
         events: [{ type: 'effect.completed', data: {} }],
       });
       assert.equal(ok.stateVersion, fresh.stateVersion + 1);
       const journal = await store.loadJournal(id);
       assert.equal(journal[0]?.result, 'fresh');
       assert.equal(journal[0]?.leaseToken, fresh.leaseToken);
+      assert.equal(journal[0]?.worker, 'new', 'the entry records the worker that wrote it');
       assert.equal((await store.getRun(id))?.counters.steps, 1);
     }));
 

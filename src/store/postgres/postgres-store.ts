@@ -464,7 +464,7 @@ function isEffectOnly(c: RunCommit): boolean {
 function journalRow(j: JournalWrite): Record<string, unknown> {
   return {
     seq: j.seq, kind: j.kind, name: j.name, status: j.status, args: jsonText(j.args), result: jsonText(j.result), error: jsonText(j.error),
-    execution_id: j.executionId ?? null, effect_class: j.effectClass ?? null, attempts: j.attempts ?? 1,
+    execution_id: j.executionId ?? null, effect_class: j.effectClass ?? null, attempts: j.attempts ?? 1, worker: j.worker ?? null,
     queued_at: j.queuedAt ?? null, started_at: j.startedAt ?? null, ended_at: j.endedAt ?? null, deadline_at: j.deadlineAt ?? null,
   };
 }

@@ -366,7 +366,7 @@ export class SqliteStore implements Store {
       this.#s['upsert-journal'].run({
         run_id: c.runId, seq: j.seq, kind: j.kind, name: j.name, status: j.status, args: jsonText(j.args),
         result: jsonText(j.result), error: jsonText(j.error), execution_id: j.executionId ?? null,
-        effect_class: j.effectClass ?? null, attempts: j.attempts ?? 1, lease_token: c.leaseToken,
+        effect_class: j.effectClass ?? null, attempts: j.attempts ?? 1, lease_token: c.leaseToken, worker: j.worker ?? null,
         queued_at: j.queuedAt ?? null, started_at: j.startedAt ?? null, ended_at: j.endedAt ?? null, deadline_at: j.deadlineAt ?? null,
       });
     }
