@@ -71,6 +71,7 @@ export const Run = z.object({
   parentRunId: z.string().nullable(),
   idempotencyKey: z.string().nullable(),
   attempts: z.number().int().describe('How many times a worker claimed the run'),
+  leaseLosses: z.number().int().describe('Leases lost in a row without progress (the poison counter; quarantined at KEEL_POISON_LEASE_LOSSES)'),
   createdAt: z.string(),
   updatedAt: z.string(),
   endedAt: z.string().nullable(),
@@ -82,6 +83,7 @@ export const RunList = z.object({ runs: z.array(Run), nextCursor: z.string().nul
 export const ListRunsQuery = z.strictObject({
   status: RunStatusEnum.optional(),
   agent: z.string().min(1).max(200).optional(),
+  code: z.string().regex(/^[a-z][a-z0-9_]*$/).max(100).optional().describe('Only runs whose error has this code, e.g. poison_run'),
   limit: z.coerce.number().int().min(1).max(200).default(50),
   cursor: z.string().max(512).optional(),
 });

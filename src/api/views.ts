@@ -26,6 +26,7 @@ export function runView(run: RunRecord) {
     parentRunId: run.parentRunId,
     idempotencyKey: run.idempotencyKey,
     attempts: run.leaseToken,
+    leaseLosses: run.leaseLosses,
     createdAt: iso(run.createdAt)!,
     updatedAt: iso(run.updatedAt)!,
     endedAt: iso(run.endedAt),

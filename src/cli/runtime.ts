@@ -63,7 +63,7 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   for (const agent of agents) registry.register(agent);
   for (const tool of tools) registry.registerTool(tool);
   const orchestrator = new Orchestrator({
-    store, registry, gateway: new ModelGateway(models), leaseTtlMs: config.leaseTtlMs, maxActiveRuns: config.maxActiveRuns,
+    store, registry, gateway: new ModelGateway(models), leaseTtlMs: config.leaseTtlMs, maxActiveRuns: config.maxActiveRuns, poisonAfterLeaseLosses: config.poisonLeaseLosses,
     log: (level, message, fields) => log[level](fields ?? {}, message),
   });
   // A store this process owns alone (the SQLite file under its lock): a dead predecessor's leases are taken back at

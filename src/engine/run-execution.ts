@@ -35,6 +35,10 @@ export interface ExecutionHooks {
   onDone(execution: RunExecution, outcome: { status: string; wakeAt?: number | null }): void;
   onDispatch?(kind: EffectKind, latencySinceCommitMs: number): void;
   log(level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>): void;
+  /** This execution committed for the first time: the run made progress (a run on probation is cleared by it). */
+  onFirstCommit?(execution: RunExecution): void;
+  /** Lost leases without a commit in between after which a run is quarantined instead of run again (default 3). */
+  poisonAfterLeaseLosses?: number;
   /** Tool definitions by name, for compensating a failed or cancelled run's completed executions. */
   toolFor?: ToolLookup;
 }
@@ -110,6 +114,11 @@ export class RunExecution {
     return this.#done;
   }
 
+  /** This execution has committed something (progress: the run is off probation). */
+  get hasCommitted(): boolean {
+    return this.#lastCommitAt !== undefined;
+  }
+
   async start(createContext: (execution: RunExecution) => unknown): Promise<void> {
     try {
       for (const entry of await this.store.loadJournal(this.runId)) this.#journal.set(entry.seq, entry);
@@ -119,6 +128,11 @@ export class RunExecution {
       return this.#end({ status: 'lost' });
     }
     if (this.run.status === 'cancelling') return this.stop({ kind: 'cancel' });
+    const poison = quarantineVerdict(this.run, this.#hooks.poisonAfterLeaseLosses ?? POISON_LEASE_LOSSES_DEFAULT);
+    if (poison !== null) {
+      this.emit({ type: 'run.quarantined', data: poison.details as Json });
+      return this.stop({ kind: 'fail', error: poison });
+    }
     if (this.agent === undefined) {
       return this.stop({ kind: 'fail', error: new KeelError('agent_version_unavailable', `agent ${this.run.agent}@${this.run.agentVersion} is not served here`) });
     }
@@ -209,7 +223,9 @@ export class RunExecution {
     try {
       const outcome = await this.store.commit(full);
       crashPoint('commit.before-notify');
+      const first = this.#lastCommitAt === undefined;
       this.#lastCommitAt = performance.now();
+      if (first) this.#hooks.onFirstCommit?.(this);
       if (commit.run?.counters !== undefined) addCounters(this.counters, commit.run.counters);
       for (const j of journal ?? []) this.#journal.set(j.seq, { ...journalDefaults(this.runId, this.run.leaseToken), ...j } as JournalEntry);
       return outcome;
@@ -418,6 +434,20 @@ export class RunExecution {
     if (!this.abort.signal.aborted) this.abort.abort(new KeelError('cancelled', 'execution ended'));
     this.#hooks.onDone(this, outcome);
   }
+}
+
+/** Runs whose lease was lost this many times in a row without a commit are quarantined by default. */
+export const POISON_LEASE_LOSSES_DEFAULT = 3;
+
+/**
+ * The dead-letter rule: a run claimed after losing its lease `threshold` times in a row without committing anything
+ * (its code crashed or stalled every worker that ran it) is not run again; it fails with `poison_run` and the evidence.
+ */
+export function quarantineVerdict(run: RunRecord, threshold: number): KeelError | null {
+  if (run.leaseLosses < threshold) return null;
+  return new KeelError('poison_run', `run ${run.id} lost its lease ${run.leaseLosses} times in a row without progress; quarantined`, {
+    details: { leaseLosses: run.leaseLosses, attempts: run.leaseToken, workers: run.leaseLossOwners, threshold },
+  });
 }
 
 export function budgetError(budget: 'maxSteps' | 'maxTokens' | 'maxCostUsd' | 'deadlineMs', message: string): KeelError {

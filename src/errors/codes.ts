@@ -27,6 +27,8 @@ export const ERROR_CODES = {
   tool_timeout: { status: 504, meaning: 'A tool attempt exceeded its time limit.' },
   retry_budget_exhausted: { status: 429, meaning: 'The run spent its retry budget, so a failed attempt was not retried.' },
   compensation_unavailable: { status: 500, meaning: 'A completed execution could not be compensated: its tool is not known to the worker.' },
+  run_not_quarantined: { status: 409, meaning: 'Only a run quarantined as poison_run can be re-admitted.' },
+  poison_run: { status: 500, meaning: 'The run lost its lease repeatedly without progress and was quarantined; re-admit it after a fix.' },
   durability_unavailable: { status: 500, meaning: 'The configured durability level cannot be provided by this store.' },
   step_failed: { status: 500, meaning: 'A journaled step threw.' },
   child_failed: { status: 500, meaning: 'A child run ended without success.' },

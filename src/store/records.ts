@@ -61,6 +61,10 @@ export interface RunRecord {
   leaseOwner: string | null;
   leaseToken: number;
   leaseExpiresAt: number | null;
+  /** Leases lost (expired, never released) since the run's last commit: the poison counter. */
+  leaseLosses: number;
+  /** The workers that lost them, oldest first. */
+  leaseLossOwners: string[];
   createdAt: number;
   updatedAt: number;
   endedAt: number | null;

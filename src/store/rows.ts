@@ -42,6 +42,8 @@ export function toRun(row: Row): RunRecord {
     leaseOwner: (row.lease_owner as string | null) ?? null,
     leaseToken: Number(row.lease_token),
     leaseExpiresAt: num(row.lease_expires_at),
+    leaseLosses: Number(row.lease_losses ?? 0),
+    leaseLossOwners: json<string[] | null>(row.lease_loss_owners) ?? [],
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
     endedAt: num(row.ended_at),

@@ -133,11 +133,18 @@ export interface ClaimRequest {
   leaseMs: number;
   /** `agent@version` keys this worker serves; runs of other versions are left for other workers. */
   served: string[];
+  /**
+   * Claim only runs on probation (they lost a lease without committing since: suspects of crashing a process),
+   * instead of only runs that are not. Default false. A worker runs at most one probation run at a time.
+   */
+  probation?: boolean;
 }
 
 export interface RunFilter {
   status?: RunStatus;
   agent?: string;
+  /** Runs whose error has this code (e.g. `poison_run`). */
+  errorCode?: string;
   limit: number;
   /** Id of the last run of the previous page. */
   afterId?: string;
@@ -183,6 +190,8 @@ export interface Store {
    * parked on it. `retry` runs the tool again; `succeeded`/`failed` settle it without running it.
    */
   resolveExecution(runId: string, executionId: string, resolution: ExecutionResolution): Promise<RunRecord>;
+  /** Re-admits a quarantined run (failed with `poison_run`): queued again with its journal; audited. 409 otherwise. */
+  readmitRun(runId: string): Promise<RunRecord>;
 
   // Work
   claimRuns(request: ClaimRequest): Promise<RunRecord[]>;

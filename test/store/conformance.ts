@@ -92,8 +92,11 @@ export function storeConformance(factory: StoreFactory): void {
       const [old] = await store.claimRuns({ owner: 'old', limit: 1, leaseMs: 1, served: SERVED });
       assert.ok(old);
       await new Promise((r) => setTimeout(r, 5));
-      const [fresh] = await store.claimRuns({ owner: 'new', limit: 1, leaseMs: 60_000, served: SERVED });
+      assert.deepEqual(await store.claimRuns({ owner: 'new', limit: 1, leaseMs: 60_000, served: SERVED }), [], 'a run losing its lease is a suspect: not an ordinary claim');
+      const [fresh] = await store.claimRuns({ owner: 'new', limit: 1, leaseMs: 60_000, served: SERVED, probation: true });
       assert.equal(fresh?.id, id);
+      assert.equal(fresh.leaseLosses, 1, 'a claim over an unreleased expired lease counts a lost lease');
+      assert.deepEqual(fresh.leaseLossOwners, ['old']);
       assert.equal(fresh.leaseToken, old.leaseToken + 1);
       await rejectsWith(store.commit({
         runId: id, leaseToken: old.leaseToken, expectedStateVersion: old.stateVersion,
@@ -110,7 +113,47 @@ export function storeConformance(factory: StoreFactory): void {
       assert.equal(journal[0]?.result, 'fresh');
       assert.equal(journal[0]?.leaseToken, fresh.leaseToken);
       assert.equal(journal[0]?.worker, 'new', 'the entry records the worker that wrote it');
-      assert.equal((await store.getRun(id))?.counters.steps, 1);
+      const committed = await store.getRun(id);
+      assert.equal(committed?.counters.steps, 1);
+      assert.equal(committed?.leaseLosses, 0, 'a commit is progress: the poison counter is reset');
+      assert.deepEqual(committed?.leaseLossOwners, []);
+    }));
+
+    test('probation claims take suspects, most lost leases first; readmitRun re-queues only a quarantined run', () => withStore(factory, async (store, tenantId) => {
+      const once = (await store.createRun(newRun(tenantId))).run.id;
+      const twice = (await store.createRun(newRun(tenantId))).run.id;
+      const fine = (await store.createRun(newRun(tenantId))).run.id;
+      const lose = async (id: string, owner: string) => {
+        const run = await store.getRun(id);
+        // Hold the lease briefly and let it expire unreleased, as a dead worker would.
+        const [claimed] = await store.claimRuns({ owner, limit: 1, leaseMs: 1, served: SERVED, probation: run!.leaseOwner !== null || run!.leaseLosses > 0 });
+        assert.equal(claimed?.id, id);
+        await new Promise((r) => setTimeout(r, 5));
+      };
+      await lose(once, 'w1');
+      await lose(twice, 'w2');
+      // `fine` is ordinary; `once` and `twice` are suspects (their leases expire unreleased).
+      const ordinary = await store.claimRuns({ owner: 'o', limit: 5, leaseMs: 60_000, served: SERVED });
+      assert.deepEqual(ordinary.map((r) => r.id), [fine]);
+      const [first] = await store.claimRuns({ owner: 'p', limit: 1, leaseMs: 1, served: SERVED, probation: true });
+      assert.ok(first !== undefined && [once, twice].includes(first.id));
+      await new Promise((r) => setTimeout(r, 5));
+      const [next] = await store.claimRuns({ owner: 'q', limit: 1, leaseMs: 60_000, served: SERVED, probation: true });
+      assert.equal(next?.id, first.id, 'two lost leases outrank one');
+      assert.equal(next.leaseLosses, 2);
+      await rejectsWith(store.readmitRun(next.id), 'run_not_quarantined');
+      await store.commit({
+        runId: next.id, leaseToken: next.leaseToken, expectedStateVersion: next.stateVersion,
+        run: { status: 'failed', error: { code: 'poison_run', message: 'quarantined' }, releaseLease: true },
+        events: [{ type: 'run.failed', data: {} }],
+      });
+      assert.equal((await store.listRuns(tenantId, { limit: 10, errorCode: 'poison_run' }))[0]?.id, next.id);
+      const readmitted = await store.readmitRun(next.id);
+      assert.equal(readmitted.status, 'queued');
+      assert.equal(readmitted.error, null);
+      assert.equal(readmitted.leaseLosses, 0);
+      const [again] = await store.claimRuns({ owner: 'r', limit: 5, leaseMs: 60_000, served: SERVED });
+      assert.equal(again?.id, next.id, 'a re-admitted run is ordinary again');
     }));
 
     test('heartbeats extend held leases and report cancels; a lost lease is missing', () => withStore(factory, async (store, tenantId) => {
@@ -251,7 +294,9 @@ export function storeConformance(factory: StoreFactory): void {
       assert.equal((await store.getRun(a))?.status, 'queued');
       assert.equal(await store.expireForeignLeases('me'), 1);
       const reclaimed = await store.claimRuns({ owner: 'me', limit: 5, leaseMs: 60_000, served: SERVED });
-      assert.deepEqual(new Set(reclaimed.map((r) => r.id)), new Set([a, b]));
+      const suspects = await store.claimRuns({ owner: 'me', limit: 5, leaseMs: 60_000, served: SERVED, probation: true });
+      assert.deepEqual(reclaimed.map((r) => r.id), [a], 'a released run is ordinary');
+      assert.deepEqual(suspects.map((r) => r.id), [b], 'a dead owner’s run is a suspect');
     }));
   });
 }

@@ -8,6 +8,7 @@ import { isTerminal, statusesAllowing, type RunStatus } from '../../engine/run-s
 import type { Json } from '../../sdk/types.ts';
 import type { JournalEntry, NewRun, RunEventRecord, RunRecord, TenantRecord } from '../records.ts';
 import { claimAfterFor, inClaimOrder, priorityRank } from '../claim-rules.ts';
+import { notQuarantined } from '../quarantine.ts';
 import { jsonText, toEvent, toJournalEntry, toRun, toTenant } from '../rows.ts';
 import type {
   ClaimRequest, CommitOutcome, CreateRunResult, Durability, EventWrite, GroupCommit, ExecutionResolution, HeartbeatResult, JournalWrite,
@@ -189,7 +190,7 @@ export class PostgresStore implements Store {
 
   async listRuns(tenantId: string, filter: RunFilter): Promise<RunRecord[]> {
     const rows = await this.#s['list-runs'].rows(this.#pool, {
-      tenant_id: tenantId, status: filter.status ?? null, agent: filter.agent ?? null, after_id: filter.afterId ?? null, limit: filter.limit,
+      tenant_id: tenantId, status: filter.status ?? null, agent: filter.agent ?? null, code: filter.errorCode ?? null, after_id: filter.afterId ?? null, limit: filter.limit,
     });
     return rows.map(toRun);
   }
@@ -215,6 +216,17 @@ export class PostgresStore implements Store {
         scope.touch(runId, 'runnable');
       }
       await this.#appendEvents(runId, events, scope);
+      return this.#requireRun(scope, runId);
+    });
+  }
+
+  readmitRun(runId: string): Promise<RunRecord> {
+    return this.#writes.submit({ ...DURABLE, key: runId }, async (scope) => {
+      const run = await this.#lockRun(scope, runId);
+      if ((await this.#s['readmit-run'].row(scope.client, { id: runId, now: scope.now })) === undefined) throw notQuarantined(run);
+      await this.#s['insert-audit'].run(scope.client, { run_id: runId, at: scope.now, kind: 'run_readmitted', data: JSON.stringify({ leaseLosses: run.leaseLosses, error: run.error }) });
+      await this.#appendEvents(runId, [{ type: 'run.readmitted', data: { after: run.error as unknown as Json } }], scope);
+      scope.touch(runId, 'runnable');
       return this.#requireRun(scope, runId);
     });
   }
@@ -254,7 +266,7 @@ export class PostgresStore implements Store {
 
   claimRuns(request: ClaimRequest): Promise<RunRecord[]> {
     return this.#writes.submit(LEASE_ONLY, async ({ client, now }) => {
-      const rows = await this.#s['claim-runs'].rows(client, {
+      const rows = await this.#s[request.probation === true ? 'claim-probation-runs' : 'claim-runs'].rows(client, {
         owner: request.owner, now, lease_expires_at: now + request.leaseMs, served: JSON.stringify(request.served),
         limit: request.limit, claimable_statuses: CLAIMABLE_STATUSES,
       });

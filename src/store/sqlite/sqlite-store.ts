@@ -16,6 +16,7 @@ import type {
 } from '../store.ts';
 import { migrate } from './migrate.ts';
 import { claimAfterFor, inClaimOrder, priorityRank } from '../claim-rules.ts';
+import { notQuarantined } from '../quarantine.ts';
 import { jsonText, toEvent, toJournalEntry, toRun, toTenant } from '../rows.ts';
 import { prepareStatements, type Statements } from './statements.ts';
 import { WRITE_BATCH_MAX_OPS, WriteBatcher, type WriteScope } from './write-batcher.ts';
@@ -165,7 +166,7 @@ export class SqliteStore implements Store {
 
   async listRuns(tenantId: string, filter: RunFilter): Promise<RunRecord[]> {
     const rows = this.#s['list-runs'].all({
-      tenant_id: tenantId, status: filter.status ?? null, agent: filter.agent ?? null, after_id: filter.afterId ?? null, limit: filter.limit,
+      tenant_id: tenantId, status: filter.status ?? null, agent: filter.agent ?? null, code: filter.errorCode ?? null, after_id: filter.afterId ?? null, limit: filter.limit,
     }) as Row[];
     return rows.map(toRun);
   }
@@ -233,6 +234,17 @@ export class SqliteStore implements Store {
     });
   }
 
+  readmitRun(runId: string): Promise<RunRecord> {
+    return this.#batcher.submit((scope) => {
+      const run = this.#requireRun(runId);
+      if (this.#s['readmit-run'].get({ id: runId, now: scope.now }) === undefined) throw notQuarantined(run);
+      this.#s['insert-audit'].run({ run_id: runId, at: scope.now, kind: 'run_readmitted', data: JSON.stringify({ leaseLosses: run.leaseLosses, error: run.error }) });
+      this.#appendEvents(runId, [{ type: 'run.readmitted', data: { after: run.error as unknown as Json } }], scope);
+      scope.touch(runId, 'runnable');
+      return this.#requireRun(runId);
+    });
+  }
+
   async getInput(runId: string, key: string): Promise<{ value: Json } | null> {
     const row = this.#s['get-input'].get({ run_id: runId, key }) as Row | undefined;
     return row === undefined ? null : { value: JSON.parse(row.value as string) as Json };
@@ -244,7 +256,7 @@ export class SqliteStore implements Store {
     return this.#batcher.submit(LEASE_ONLY, (scope) => {
       // Lease state only, no events: what clients see must be durable, and this write is not fsync'd on its own.
       const leaseExpiresAt = scope.now + request.leaseMs;
-      const rows = this.#s['claim-runs'].all({
+      const rows = this.#s[request.probation === true ? 'claim-probation-runs' : 'claim-runs'].all({
         owner: request.owner, now: scope.now, lease_expires_at: leaseExpiresAt, served: JSON.stringify(request.served),
         limit: request.limit, claimable_statuses: CLAIMABLE_STATUSES,
       }) as Row[];

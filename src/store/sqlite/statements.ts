@@ -15,7 +15,7 @@ export const STATEMENT_NAMES = [
   'insert-event', 'allocate-event-seqs', 'claim-runs', 'heartbeat', 'release-leases', 'expire-foreign-leases',
   'commit-run', 'commit-effect', 'upsert-journal', 'load-journal', 'list-events', 'request-cancel',
   'insert-input', 'get-input', 'consume-input', 'wake-on-input', 'wake-run', 'wake-if-ready', 'insert-audit',
-  'find-execution', 'resolve-execution',
+  'find-execution', 'resolve-execution', 'readmit-run', 'claim-probation-runs',
 ] as const;
 export type StatementName = (typeof STATEMENT_NAMES)[number];
 

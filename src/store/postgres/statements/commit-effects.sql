@@ -17,6 +17,7 @@ WITH input AS (
     output_tokens = r.output_tokens + c.d_output_tokens,
     cost_usd = r.cost_usd + c.d_cost_usd,
     state_version = r.state_version + 1,
+    lease_losses = 0, lease_loss_owners = NULL,
     next_event_seq = r.next_event_seq + jsonb_array_length(c.events),
     updated_at = :now::bigint
   FROM input c

@@ -19,6 +19,7 @@ UPDATE runs SET
   lease_expires_at = CASE WHEN :release THEN NULL ELSE lease_expires_at END,
   claim_after = CASE WHEN :set_claim_after THEN :claim_after ELSE claim_after END,
   state_version = state_version + 1,
+  lease_losses = 0, lease_loss_owners = NULL,  -- a commit is progress: the run is not poison
   next_event_seq = next_event_seq + :event_count,
   updated_at = :now,
   ended_at = CASE WHEN :terminal THEN :now ELSE ended_at END
