@@ -20,6 +20,9 @@ const ConfigSchema = z.object({
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   databaseUrl: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection string').optional(),
   url: z.string().url().default('http://127.0.0.1:7070'),
+  // Schedules (src/schedules)
+  schedulerTickMs: integer(50, 60_000).default(1_000),
+  schedulerLeaseMs: integer(1_000, 3_600_000).default(30_000),
 });
 export type KeelConfig = z.infer<typeof ConfigSchema>;
 
@@ -37,6 +40,8 @@ export const ENV_VARS = {
   KEEL_LOG_LEVEL: 'logLevel',
   KEEL_DATABASE_URL: 'databaseUrl',
   KEEL_URL: 'url',
+  KEEL_SCHEDULER_TICK_MS: 'schedulerTickMs',
+  KEEL_SCHEDULER_LEASE_MS: 'schedulerLeaseMs',
 } as const satisfies Record<string, keyof KeelConfig>;
 
 export interface LoadedConfig {

@@ -21,7 +21,7 @@ export const FIRE_STATUSES = Object.values(FireStatus);
 
 export type FireEvent =
   | 'start' // a run was created for the fire
-  | 'skip' // the overlap policy (or a missing agent) drops it
+  | 'skip' // the overlap policy drops it, or its agent is not registered when it would start
   | 'buffer' // it waits for the active run
   | 'cancel_other' // it cancels the active runs and waits for them to end
   | 'supersede' // a newer cancel_other fire takes its place
@@ -31,8 +31,8 @@ export type FireEvent =
 /** from → event → to. A missing entry is an illegal transition. */
 export const TRANSITIONS: { readonly [S in FireStatus]: Partial<Record<FireEvent, FireStatus>> } = {
   pending: { start: 'started', skip: 'skipped', buffer: 'buffered', cancel_other: 'cancelling_other', miss: 'missed' },
-  buffered: { start: 'started' },
-  cancelling_other: { start: 'cancelled_other', supersede: 'skipped' },
+  buffered: { start: 'started', skip: 'skipped' },
+  cancelling_other: { start: 'cancelled_other', skip: 'skipped', supersede: 'skipped' },
   started: {},
   cancelled_other: {},
   skipped: { backfill: 'pending' },

@@ -1,0 +1,89 @@
+// The leaderless scheduler: runs in every server process. Each tick claims the schedules that need a pass (a lease
+// with a fencing token, so concurrent schedulers split the work instead of repeating it), plans each pass and commits
+// it atomically under that token, then delivers due failure notifications. Two schedulers, or one with a skewed clock,
+// can never create two runs for one fire: the fire's primary key (scheduleId, logicalTime) commits with its run.
+import { randomUUID } from 'node:crypto';
+import { isKeelError } from '../errors/keel-error.ts';
+import type { AgentRegistry } from '../engine/registry.ts';
+import type { ScheduleStore } from '../store/schedule-store.ts';
+import type { Store } from '../store/store.ts';
+import type { Clock } from './clock.ts';
+import { planPass } from './schedule-pass.ts';
+import { WebhookNotifier } from './webhook-notifier.ts';
+
+export const SCHEDULER_TICK_MS_DEFAULT = 1_000;
+export const SCHEDULER_LEASE_MS_DEFAULT = 30_000;
+const SCHEDULES_PER_TICK_MAX = 50;
+
+export interface SchedulerOptions {
+  runs: Store;
+  schedules: ScheduleStore;
+  registry: AgentRegistry;
+  clock: Clock;
+  owner?: string;
+  tickMs?: number;
+  leaseMs?: number;
+  log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
+}
+
+export class Scheduler {
+  readonly owner: string;
+  readonly #o: SchedulerOptions;
+  readonly #notifier: WebhookNotifier;
+  #timer: unknown;
+  #stopped = true;
+  /** Ticks run one at a time: a tick asked for while one runs waits for it. */
+  #ticking: Promise<void> = Promise.resolve();
+
+  constructor(options: SchedulerOptions) {
+    this.#o = options;
+    this.owner = options.owner ?? `scheduler-${randomUUID()}`;
+    this.#notifier = new WebhookNotifier({ schedules: options.schedules, clock: options.clock, owner: this.owner, log: options.log });
+  }
+
+  start(): void {
+    if (!this.#stopped) return;
+    this.#stopped = false;
+    this.#arm();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#o.clock.clearTimeout(this.#timer);
+    await this.#ticking;
+  }
+
+  /** One pass over everything that is due now (the loop calls it every tick; tests call it after moving the clock). */
+  tick(): Promise<void> {
+    const next = this.#ticking.then(() => this.#tickOnce());
+    this.#ticking = next.catch(() => {});
+    return next;
+  }
+
+  #arm(): void {
+    if (this.#stopped) return;
+    this.#timer = this.#o.clock.setTimeout(() => {
+      this.tick().catch((error: unknown) => this.#o.log?.('error', 'scheduler tick failed', { error: String(error) })).finally(() => this.#arm());
+    }, this.#o.tickMs ?? SCHEDULER_TICK_MS_DEFAULT);
+  }
+
+  async #tickOnce(): Promise<void> {
+    const { schedules, clock } = this.#o;
+    const claims = await schedules.claimSchedules(this.owner, clock.now(), this.#o.leaseMs ?? SCHEDULER_LEASE_MS_DEFAULT, SCHEDULES_PER_TICK_MAX);
+    for (const claim of claims) {
+      try {
+        const now = clock.now();
+        const commit = await planPass({ runs: this.#o.runs, schedules, registry: this.#o.registry, owner: this.owner }, claim, now);
+        await schedules.commitSchedule(commit, now);
+        const started = (commit.createRuns ?? []).length;
+        const missed = (commit.newFires ?? []).filter((f) => f.status === 'missed').length;
+        if (started > 0 || missed > 0) this.#o.log?.('info', 'schedule fired', { scheduleId: claim.schedule.id, started, missed });
+      } catch (error) {
+        // A lost claim (another scheduler took over after our lease expired) is expected and harmless.
+        const level = isKeelError(error) && error.code === 'stale_write' ? 'info' : 'error';
+        this.#o.log?.(level, 'schedule pass not applied', { scheduleId: claim.schedule.id, error: String(error) });
+      }
+    }
+    await this.#notifier.deliverDue();
+  }
+}
