@@ -31,6 +31,8 @@ describe('loadConfig defaults', () => {
       payloadMaxBytes: 1024 * 1024,
       logLevel: 'info',
       url: 'http://127.0.0.1:7070',
+      schedulerTickMs: 1_000,
+      schedulerLeaseMs: 30_000,
     });
     assert.deepEqual(unknownVariables, []);
     for (const optional of ['apiKey', 'adminKey', 'databaseUrl'] as const) assert.equal(config[optional], undefined);
@@ -72,6 +74,8 @@ describe('loadConfig parsing', () => {
       KEEL_LOG_LEVEL: 'debug',
       KEEL_DATABASE_URL: 'postgres://keel@localhost/keel',
       KEEL_URL: 'https://keel.example.com',
+      KEEL_SCHEDULER_TICK_MS: '250',
+      KEEL_SCHEDULER_LEASE_MS: '60000',
     };
     assert.deepEqual(Object.keys(env).sort(), Object.keys(ENV_VARS).sort(), 'this test covers every variable');
     const { config, unknownVariables } = loadConfig(env);
@@ -88,6 +92,8 @@ describe('loadConfig parsing', () => {
       logLevel: 'debug',
       databaseUrl: 'postgres://keel@localhost/keel',
       url: 'https://keel.example.com',
+      schedulerTickMs: 250,
+      schedulerLeaseMs: 60_000,
     });
     assert.deepEqual(unknownVariables, []);
   });
