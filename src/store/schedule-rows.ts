@@ -103,3 +103,8 @@ export function notificationParams(id: string, token: number, outcome: { deliver
     last_error: outcome.error.slice(0, 2000), delivered_at: null,
   };
 }
+
+/** An edit bumps the version, except pausing or resuming alone: runs record the version of what they run. */
+export function versionBump(patch: SchedulePatch): number {
+  return Object.keys(patch).every((k) => k === 'paused' || k === 'nextFireAt') ? 0 : 1;
+}

@@ -57,7 +57,7 @@ export interface NewSchedule extends ScheduleTiming {
   nextFireAt: number | null;
 }
 
-/** An edit: the fields given replace the stored ones; the version goes up by one. */
+/** An edit: the fields given replace the stored ones; the version goes up by one (not for pausing or resuming). */
 export type SchedulePatch = Partial<Omit<NewSchedule, 'id' | 'tenantId'>>;
 
 export interface FireRecord {
@@ -164,7 +164,7 @@ export interface ScheduleStore {
   createSchedule(schedule: NewSchedule, now: number): Promise<ScheduleRecord>;
   getSchedule(id: string): Promise<ScheduleRecord | null>;
   listSchedules(tenantId: string, limit: number, afterId?: string): Promise<ScheduleRecord[]>;
-  /** Applies the patch and bumps the version; `schedule_not_found` if missing or deleted. */
+  /** Applies the patch and bumps the version (see SchedulePatch); `schedule_not_found` if missing or deleted. */
   updateSchedule(id: string, patch: SchedulePatch, now: number): Promise<ScheduleRecord>;
   /** Deletes the schedule; its fires stay as history and its runs are untouched. */
   deleteSchedule(id: string, now: number): Promise<void>;

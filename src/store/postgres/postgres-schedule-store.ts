@@ -7,7 +7,7 @@ import type {
   FireFilter, FireKind, FireRecord, NewSchedule, NotificationRecord, OpenFire, ScheduleClaim, ScheduleCommit, SchedulePatch, ScheduleRecord,
   ScheduleStore,
 } from '../schedule-store.ts';
-import { notificationParams, patched, scheduleParams, toFire, toNotification, toOpenFire, toSchedule } from '../schedule-rows.ts';
+import { notificationParams, patched, scheduleParams, versionBump, toFire, toNotification, toOpenFire, toSchedule } from '../schedule-rows.ts';
 import { jsonText } from '../rows.ts';
 import type { PgTransaction, PostgresStore } from './postgres-store.ts';
 import { PgStatement } from './statements.ts';
@@ -57,7 +57,7 @@ export class PostgresScheduleStore implements ScheduleStore {
     return this.#runs.transact(id, async ({ client }) => {
       const { rows } = await client.query<Record<string, unknown>>('SELECT * FROM schedules WHERE id = $1 AND deleted_at IS NULL FOR UPDATE', [id]);
       if (rows[0] === undefined) throw new KeelError('schedule_not_found', `schedule ${id} not found`);
-      return toSchedule((await this.#s('update-schedule').row(client, { id, now, ...scheduleParams(patched(toSchedule(rows[0]), patch)) }))!);
+      return toSchedule((await this.#s('update-schedule').row(client, { id, now, bump: versionBump(patch), ...scheduleParams(patched(toSchedule(rows[0]), patch)) }))!);
     });
   }
 

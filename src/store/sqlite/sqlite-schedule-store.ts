@@ -7,7 +7,7 @@ import type {
   FireFilter, FireKind, FireRecord, NewSchedule, NotificationRecord, OpenFire, ScheduleClaim, ScheduleCommit, SchedulePatch, ScheduleRecord,
   ScheduleStore,
 } from '../schedule-store.ts';
-import { notificationParams, patched, scheduleParams, toFire, toNotification, toOpenFire, toSchedule } from '../schedule-rows.ts';
+import { notificationParams, patched, scheduleParams, versionBump, toFire, toNotification, toOpenFire, toSchedule } from '../schedule-rows.ts';
 import { jsonText } from '../rows.ts';
 import { NamedStatement } from './statements.ts';
 import type { SqliteStore, SqliteTransaction } from './sqlite-store.ts';
@@ -57,7 +57,7 @@ export class SqliteScheduleStore implements ScheduleStore {
     return this.#runs.transact(() => {
       const current = this.#s('get-schedule').get({ id });
       if (current === undefined) throw new KeelError('schedule_not_found', `schedule ${id} not found`);
-      return toSchedule(this.#s('update-schedule').get({ id, now, ...scheduleParams(patched(toSchedule(current), patch)) })!);
+      return toSchedule(this.#s('update-schedule').get({ id, now, bump: versionBump(patch), ...scheduleParams(patched(toSchedule(current), patch)) })!);
     });
   }
 
