@@ -71,7 +71,7 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   const schedules = createSchedulesPlane(store, registry, {
     tickMs: config.schedulerTickMs, leaseMs: config.schedulerLeaseMs, log: (level, message, fields) => log[level](fields ?? {}, message),
   });
-  schedules.scheduler.start();
+  await schedules.scheduler.start();
   let app: FastifyInstance | undefined;
   let address: string | undefined;
   if (role !== 'worker') {

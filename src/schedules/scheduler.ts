@@ -41,9 +41,14 @@ export class Scheduler {
     this.#notifier = new WebhookNotifier({ schedules: options.schedules, clock: options.clock, owner: this.owner, log: options.log });
   }
 
-  start(): void {
+  /**
+   * Starts the loop. On a store this process owns alone (the SQLite file under its lock) a dead predecessor's claims
+   * are freed at once; a shared store waits for their leases to expire instead, since their holders may be alive.
+   */
+  async start(): Promise<void> {
     if (!this.#stopped) return;
     this.#stopped = false;
+    if (!this.#o.runs.capabilities.multiProcess) await this.#o.schedules.expireForeignClaims(this.owner);
     this.#arm();
   }
 

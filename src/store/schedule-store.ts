@@ -182,6 +182,8 @@ export interface ScheduleStore {
    */
   claimSchedules(owner: string, now: number, leaseMs: number, limit: number): Promise<ScheduleClaim[]>;
   commitSchedule(commit: ScheduleCommit, now: number): Promise<void>;
+  /** Frees schedule and notification claims not held by `owner`: only for a store this process owns exclusively. */
+  expireForeignClaims(owner: string): Promise<number>;
 
   setWebhookAllowlist(tenantId: string, origins: string[]): Promise<void>;
   getWebhookAllowlist(tenantId: string): Promise<string[]>;

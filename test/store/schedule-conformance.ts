@@ -65,7 +65,7 @@ export function scheduleStoreConformance(factory: StoreFactory): void {
       assert.deepEqual((await schedules.listSchedules(tenantId, 10)).map((x) => x.id), [other.id]);
     }));
 
-    test('claims: only due schedules; a live claim excludes others; an expired one is taken with a higher token', () => withStores(factory, async (_runs, schedules, tenantId) => {
+    test('claims: only due schedules; a live claim excludes others; an expired or freed one is taken with a higher token', () => withStores(factory, async (_runs, schedules, tenantId) => {
       const due = await schedules.createSchedule(newSchedule(tenantId), T0);
       await schedules.createSchedule(newSchedule(tenantId, { nextFireAt: T0 + 3_600_000 }), T0);
       await schedules.createSchedule(newSchedule(tenantId, { paused: true }), T0);
@@ -75,6 +75,12 @@ export function scheduleStoreConformance(factory: StoreFactory): void {
       const [b] = await schedules.claimSchedules('b', T0 + 60_000 + 30_000, 30_000, 10);
       assert.equal(b?.schedule.id, due.id);
       assert.ok(b!.token > a!.token);
+      // A store owned by one process frees a dead predecessor's claims at start: b's claim survives only b itself.
+      assert.equal(await schedules.expireForeignClaims('b'), 0);
+      assert.deepEqual(await schedules.claimSchedules('c', T0 + 90_001, 30_000, 10), []);
+      assert.equal(await schedules.expireForeignClaims('c'), 1);
+      const [c] = await schedules.claimSchedules('c', T0 + 90_001, 30_000, 10);
+      assert.ok(c!.token > b!.token);
     }));
 
     test('a pass commits fire, run and cursor together; a stale token or a second fire at the same time applies nothing', () => withStores(factory, async (runs, schedules, tenantId) => {

@@ -108,6 +108,12 @@ export class PostgresScheduleStore implements ScheduleStore {
     return this.#runs.transact(c.scheduleId, (tx) => this.#applyCommit(c, now, tx));
   }
 
+  expireForeignClaims(owner: string): Promise<number> {
+    return this.#runs.transact('schedules:expire', async ({ client }) =>
+      (await this.#s('expire-foreign-schedule-claims').rows(client, { owner })).length
+      + (await this.#s('expire-foreign-notification-claims').rows(client, { owner })).length);
+  }
+
   async #applyCommit(c: ScheduleCommit, now: number, tx: PgTransaction): Promise<void> {
     const { client } = tx;
     const guard = await this.#s('commit-schedule').row(client, {

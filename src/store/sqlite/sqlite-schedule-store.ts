@@ -105,6 +105,11 @@ export class SqliteScheduleStore implements ScheduleStore {
     return this.#runs.transact((tx) => this.#applyCommit(c, now, tx));
   }
 
+  expireForeignClaims(owner: string): Promise<number> {
+    return this.#runs.transact(() => this.#s('expire-foreign-schedule-claims').all({ owner }).length
+      + this.#s('expire-foreign-notification-claims').all({ owner }).length);
+  }
+
   #applyCommit(c: ScheduleCommit, now: number, tx: SqliteTransaction): void {
     const guard = this.#s('commit-schedule').get({
       id: c.scheduleId, owner: c.owner, token: c.token, set_next: 'nextFireAt' in c ? 1 : 0, next_fire_at: c.nextFireAt ?? null,
