@@ -66,7 +66,7 @@ async function fencing(a: SchedulesKeel, b: SchedulesKeel): Promise<void> {
   assert.ok(claim, 'the slow scheduler holds the claim');
   const registry = new AgentRegistry();
   for (const agent of scheduleAgents) registry.register(agent);
-  const late = await planPass({ runs: a.store, schedules: a.plane.store, registry, owner: 'slow-scheduler' }, claim, at);
+  const late = await planPass({ runs: a.store, schedules: a.plane.store, registry, owner: 'slow-scheduler', recheckMs: 1_000 }, claim, at);
   assert.equal(late.createRuns!.length, 1);
   // b cannot take the claim while it is live...
   await b.tickAt(at + 1_000);

@@ -24,6 +24,8 @@ export interface PassDeps {
   schedules: ScheduleStore;
   registry: AgentRegistry;
   owner: string;
+  /** How long a released schedule rests before it is looked at again (unless a backlog of fires remains). */
+  recheckMs: number;
 }
 
 /** A fire as this pass leaves it: `from` is its stored status (null for a fire this pass records first). */
@@ -102,6 +104,10 @@ export async function planPass(deps: PassDeps, claim: ScheduleClaim, now: number
     }
   }
   writeTouched(commit, touched);
+  // A backlog beyond this pass's bound continues at once; otherwise the schedule rests until the next tick, so a
+  // schedule whose run is still going is not claimed again and again within one tick.
+  const backlog = commit.nextFireAt !== undefined && commit.nextFireAt !== null && commit.nextFireAt <= now;
+  commit.releaseUntil = backlog ? now : now + deps.recheckMs;
   // A notification names the next fire as this pass leaves the schedule.
   const nextFireAt = 'nextFireAt' in commit ? commit.nextFireAt ?? null : schedule.nextFireAt;
   for (const n of commit.notifications!) (n.payload as Record<string, Json>).nextFireAt = nextFireAt === null ? null : new Date(nextFireAt).toISOString();

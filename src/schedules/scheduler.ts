@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { isKeelError } from '../errors/keel-error.ts';
 import type { AgentRegistry } from '../engine/registry.ts';
-import type { ScheduleStore } from '../store/schedule-store.ts';
+import type { ScheduleClaim, ScheduleStore } from '../store/schedule-store.ts';
 import type { Store } from '../store/store.ts';
 import type { Clock } from './clock.ts';
 import { planPass } from './schedule-pass.ts';
@@ -13,7 +13,9 @@ import { WebhookNotifier } from './webhook-notifier.ts';
 
 export const SCHEDULER_TICK_MS_DEFAULT = 1_000;
 export const SCHEDULER_LEASE_MS_DEFAULT = 30_000;
-const SCHEDULES_PER_TICK_MAX = 50;
+const SCHEDULES_PER_CLAIM_MAX = 50;
+/** Claim rounds in one tick: up to 1,000 schedules are looked at per tick and process. */
+const CLAIM_ROUNDS_PER_TICK_MAX = 20;
 
 export interface SchedulerOptions {
   runs: Store;
@@ -74,21 +76,30 @@ export class Scheduler {
 
   async #tickOnce(): Promise<void> {
     const { schedules, clock } = this.#o;
-    const claims = await schedules.claimSchedules(this.owner, clock.now(), this.#o.leaseMs ?? SCHEDULER_LEASE_MS_DEFAULT, SCHEDULES_PER_TICK_MAX);
-    for (const claim of claims) {
-      try {
-        const now = clock.now();
-        const commit = await planPass({ runs: this.#o.runs, schedules, registry: this.#o.registry, owner: this.owner }, claim, now);
-        await schedules.commitSchedule(commit, now);
-        const started = (commit.createRuns ?? []).length;
-        const missed = (commit.newFires ?? []).filter((f) => f.status === 'missed').length;
-        if (started > 0 || missed > 0) this.#o.log?.('info', 'schedule fired', { scheduleId: claim.schedule.id, started, missed });
-      } catch (error) {
-        // A lost claim (another scheduler took over after our lease expired) is expected and harmless.
-        const level = isKeelError(error) && error.code === 'stale_write' ? 'info' : 'error';
-        this.#o.log?.(level, 'schedule pass not applied', { scheduleId: claim.schedule.id, error: String(error) });
-      }
+    for (let round = 0; round < CLAIM_ROUNDS_PER_TICK_MAX; round++) {
+      const claims = await schedules.claimSchedules(this.owner, clock.now(), this.#o.leaseMs ?? SCHEDULER_LEASE_MS_DEFAULT, SCHEDULES_PER_CLAIM_MAX);
+      // Passes over different schedules are independent: run together, their commits share group-commit transactions.
+      await Promise.all(claims.map((claim) => this.#pass(claim)));
+      if (claims.length < SCHEDULES_PER_CLAIM_MAX) break;
     }
     await this.#notifier.deliverDue();
+  }
+
+  async #pass(claim: ScheduleClaim): Promise<void> {
+    const { schedules, clock } = this.#o;
+    try {
+      const now = clock.now();
+      const commit = await planPass({
+        runs: this.#o.runs, schedules, registry: this.#o.registry, owner: this.owner, recheckMs: this.#o.tickMs ?? SCHEDULER_TICK_MS_DEFAULT,
+      }, claim, now);
+      await schedules.commitSchedule(commit, now);
+      const started = (commit.createRuns ?? []).length;
+      const missed = (commit.newFires ?? []).filter((f) => f.status === 'missed').length;
+      if (started > 0 || missed > 0) this.#o.log?.('info', 'schedule fired', { scheduleId: claim.schedule.id, started, missed });
+    } catch (error) {
+      // A lost claim (another scheduler took over after our lease expired) is expected and harmless.
+      const level = isKeelError(error) && error.code === 'stale_write' ? 'info' : 'error';
+      this.#o.log?.(level, 'schedule pass not applied', { scheduleId: claim.schedule.id, error: String(error) });
+    }
   }
 }

@@ -134,8 +134,10 @@ export interface ScheduleCommit {
   /** Runs to cancel through the engine's normal cancellation (cancel_other). */
   cancelRuns?: string[];
   notifications?: NewNotification[];
-  /** Give the claim up at the end of the pass. */
+  /** Give the claim up at the end of the pass... */
   release: boolean;
+  /** ...and let no scheduler claim it again before this time (null: at once). */
+  releaseUntil?: number | null;
 }
 
 export interface NotificationRecord {

@@ -118,7 +118,7 @@ export class PostgresScheduleStore implements ScheduleStore {
     const { client } = tx;
     const guard = await this.#s('commit-schedule').row(client, {
       id: c.scheduleId, owner: c.owner, token: c.token, set_next: 'nextFireAt' in c ? 1 : 0, next_fire_at: c.nextFireAt ?? null,
-      last_success_at: c.lastSuccessAt ?? null, release: c.release ? 1 : 0,
+      last_success_at: c.lastSuccessAt ?? null, release: c.release ? 1 : 0, release_until: c.releaseUntil ?? null,
     });
     if (guard === undefined) throw new KeelError('stale_write', `the claim on schedule ${c.scheduleId} was lost (token ${c.token})`);
     const schedule = toSchedule((await this.#s('get-schedule').row(client, { id: c.scheduleId }))!);

@@ -113,7 +113,7 @@ export class SqliteScheduleStore implements ScheduleStore {
   #applyCommit(c: ScheduleCommit, now: number, tx: SqliteTransaction): void {
     const guard = this.#s('commit-schedule').get({
       id: c.scheduleId, owner: c.owner, token: c.token, set_next: 'nextFireAt' in c ? 1 : 0, next_fire_at: c.nextFireAt ?? null,
-      last_success_at: c.lastSuccessAt ?? null, release: c.release ? 1 : 0,
+      last_success_at: c.lastSuccessAt ?? null, release: c.release ? 1 : 0, release_until: c.releaseUntil ?? null,
     });
     if (guard === undefined) throw new KeelError('stale_write', `the claim on schedule ${c.scheduleId} was lost (token ${c.token})`);
     const schedule = toSchedule(this.#s('get-schedule').get({ id: c.scheduleId })!);
