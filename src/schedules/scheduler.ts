@@ -13,8 +13,8 @@ import { WebhookNotifier } from './webhook-notifier.ts';
 
 export const SCHEDULER_TICK_MS_DEFAULT = 1_000;
 export const SCHEDULER_LEASE_MS_DEFAULT = 30_000;
-const SCHEDULES_PER_CLAIM_MAX = 50;
-/** Claim rounds in one tick: up to 1,000 schedules are looked at per tick and process. */
+const SCHEDULES_PER_CLAIM_MAX = 200;
+/** Claim rounds in one tick: up to 4,000 schedules are looked at per tick and process. */
 const CLAIM_ROUNDS_PER_TICK_MAX = 20;
 
 export interface SchedulerOptions {
