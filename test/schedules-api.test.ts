@@ -109,6 +109,11 @@ test('catch-up after an outage: fires inside the window run oldest first, older 
   const byId = [...runs].sort((a: any, b: any) => (a.id < b.id ? -1 : 1)).map((r: any) => r.metadata.schedule.logicalFireTime.slice(11, 16));
   assert.deepEqual(byId, ['00:01', '00:16', '00:17', '00:18', '00:19', '00:20']);
   assert.equal((await keel.request('GET', `/v1/schedules/${s.id}/fires?status=missed`)).body.fires.length, 14);
+  const events = (await keel.request('GET', `/v1/schedules/${s.id}/events?limit=1000`)).body.events as any[];
+  assert.deepEqual(events.map((e) => e.seq), events.map((_e, i) => i + 1), 'gapless');
+  assert.equal(events.filter((e) => e.type === 'fire.missed').length, 14, 'each missed fire is an event too');
+  assert.deepEqual(events.filter((e) => e.type === 'fire.started').map((e) => e.data.logicalTime.slice(11, 16)), ['00:01', '00:16', '00:17', '00:18', '00:19', '00:20']);
+  assert.equal((await keel.request('GET', `/v1/schedules/${s.id}/events?after=${events.length - 1}`)).body.events.length, 1);
   assert.equal((await keel.request('GET', `/v1/schedules/${s.id}`)).body.nextFireAt, '2026-01-01T00:21:00.000Z');
 });
 
@@ -171,6 +176,8 @@ test('backfill reruns missed fires of a past range, oldest first, and leaves fir
   assert.deepEqual(backfill.body.requested, ['2026-01-01T00:02:00.000Z', '2026-01-01T00:03:00.000Z']);
   assert.equal(backfill.body.fireTimes.length, 4);
   assert.deepEqual(statuses(await keel.fires(s.id)), ['00:01 started', '00:02 pending', '00:03 pending', '00:04 started']);
+  const requested = (await keel.request('GET', `/v1/schedules/${s.id}/events?limit=1000`)).body.events.filter((e: any) => e.type === 'fire.requested');
+  assert.deepEqual(requested.map((e: any) => [e.data.logicalTime, e.data.kind]), [['2026-01-01T00:02:00.000Z', 'backfill'], ['2026-01-01T00:03:00.000Z', 'backfill']]);
   await keel.tickAt('2026-01-01T00:04:40Z');
   const fires = await keel.fires(s.id);
   assert.deepEqual(statuses(fires), ['00:01 started', '00:02 started', '00:03 started', '00:04 started']);
@@ -241,5 +248,5 @@ test('list schedules pages with a cursor; the OpenAPI document describes the sch
   assert.deepEqual(second.body.schedules.map((s: any) => s.name), ['s3', 's4']);
   assert.equal(second.body.nextCursor, null);
   const openapi = await keel.request('GET', '/openapi.json');
-  for (const path of ['/v1/schedules', '/v1/schedules/{id}/fires', '/v1/schedules/{id}/backfill']) assert.ok(openapi.body.paths[path], path);
+  for (const path of ['/v1/schedules', '/v1/schedules/{id}/fires', '/v1/schedules/{id}/events', '/v1/schedules/{id}/backfill']) assert.ok(openapi.body.paths[path], path);
 });

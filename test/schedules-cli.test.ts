@@ -42,6 +42,9 @@ test('keel schedules: the whole life of a schedule from the command line', async
   assert.equal(fires.code, 0);
   assert.match(fires.out, /2026-01-01T00:05:00.000Z\s+scheduled\s+buffered\s+-\s+2/, 'buffer_one: the trigger\'s run is still active');
   assert.match(fires.out, /2026-01-01T00:00:30.000Z\s+trigger\s+started\s+run_\S+\s+2/);
+  const events = await cli('events', s.id);
+  assert.match(events.out, /\d+\s+\S+ \S+\s+fire\.started\s+2026-01-01T00:00:30.000Z\s+run_/);
+  assert.match(events.out, /fire\.buffered\s+2026-01-01T00:05:00.000Z\s+-/);
   const backfill = await cli('backfill', s.id, '--from', '2026-01-01T00:00:00Z', '--to', '2026-01-01T00:05:00Z');
   assert.equal(backfill.out.trim(), '1 of 2 fires requested (the others ran already)');
 

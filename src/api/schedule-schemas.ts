@@ -71,6 +71,11 @@ export const ListFiresQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(1000).default(100),
   cursor: z.string().max(512).optional(),
 });
+export const ScheduleEvent = z.object({ seq: z.number().int(), type: z.string(), at: z.string(), data: z.unknown() }).meta({ id: 'ScheduleEvent' });
+export const ScheduleEventsQuery = z.strictObject({
+  after: z.coerce.number().int().min(0).default(0),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
 export const BackfillBody = z.strictObject({ from: Instant, to: Instant });
 export const AllowlistBody = z.strictObject({ origins: z.array(z.string().min(1).max(2000)).max(100) });
 export const TenantIdParams = z.object({ tenantId: z.string().min(1).max(200) });

@@ -4,7 +4,9 @@
 import { v7 as uuidv7 } from 'uuid';
 import { KeelError } from '../errors/keel-error.ts';
 import type { AgentRegistry } from '../engine/registry.ts';
-import type { FireFilter, FireRecord, NewSchedule, OverlapPolicy, RunTemplate, ScheduleRecord, ScheduleStore } from '../store/schedule-store.ts';
+import type {
+  FireFilter, FireRecord, NewSchedule, OverlapPolicy, RunTemplate, ScheduleEventRecord, ScheduleRecord, ScheduleStore,
+} from '../store/schedule-store.ts';
 import type { Clock } from './clock.ts';
 import { FireTimes } from './fire-times.ts';
 import { fireTimesOf } from './schedule-pass.ts';
@@ -127,6 +129,12 @@ export class ScheduleService {
   async fires(tenantId: string, id: string, filter: FireFilter): Promise<FireRecord[]> {
     await this.get(tenantId, id);
     return this.#schedules.listFires(id, filter);
+  }
+
+  /** What happened to the schedule's fires, in order (missed fires included), after event `afterSeq`. */
+  async events(tenantId: string, id: string, afterSeq: number, limit: number): Promise<ScheduleEventRecord[]> {
+    await this.get(tenantId, id);
+    return this.#schedules.listScheduleEvents(id, afterSeq, limit);
   }
 
   async setWebhookAllowlist(tenantId: string, entries: string[]): Promise<string[]> {

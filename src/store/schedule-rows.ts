@@ -4,7 +4,7 @@ import type { FireStatus } from '../schedules/fire-status.ts';
 import type { RunStatus } from '../engine/run-status.ts';
 import type { Json } from '../sdk/types.ts';
 import type {
-  FireKind, FireRecord, NewSchedule, NotificationRecord, OpenFire, OverlapPolicy, RunTemplate, SchedulePatch, ScheduleRecord,
+  FireKind, FireRecord, ScheduleCommit, ScheduleEventRecord, NewSchedule, NotificationRecord, OpenFire, OverlapPolicy, RunTemplate, SchedulePatch, ScheduleRecord,
 } from './schedule-store.ts';
 
 type Row = Record<string, unknown>;
@@ -107,4 +107,21 @@ export function notificationParams(id: string, token: number, outcome: { deliver
 /** An edit bumps the version, except pausing or resuming alone: runs record the version of what they run. */
 export function versionBump(patch: SchedulePatch): number {
   return Object.keys(patch).every((k) => k === 'paused' || k === 'nextFireAt') ? 0 : 1;
+}
+
+export function toScheduleEvent(row: Row): ScheduleEventRecord {
+  return { scheduleId: row.schedule_id as string, seq: Number(row.seq), type: row.type as string, at: Number(row.at), data: json<Json>(row.data) };
+}
+
+/** The events a pass's commit appends: one per fire it records or moves (in logical-time order), one per notification. */
+export function commitEvents(c: ScheduleCommit): Array<{ type: string; data: Json }> {
+  const iso = (t: number) => new Date(t).toISOString();
+  const fires = [
+    ...(c.newFires ?? []).map((f) => ({ t: f.logicalTime, type: `fire.${f.status}`, data: { logicalTime: iso(f.logicalTime), kind: f.kind, runId: f.runId, detail: f.detail } })),
+    ...(c.fireUpdates ?? []).map((u) => ({ t: u.logicalTime, type: `fire.${u.to}`, data: { logicalTime: iso(u.logicalTime), from: u.from, runId: u.runId ?? null, detail: u.detail ?? null } })),
+  ].sort((a, b) => a.t - b.t);
+  return [
+    ...fires.map(({ type, data }) => ({ type, data: data as Json })),
+    ...(c.notifications ?? []).map((n) => ({ type: 'notification.queued', data: { notificationId: n.id, runId: n.runId } })),
+  ];
 }

@@ -155,6 +155,16 @@ export interface NotificationRecord {
   deliveredAt: number | null;
 }
 
+/** What happened to a schedule's fires, in order: `seq` is gapless per schedule, from 1. */
+export interface ScheduleEventRecord {
+  scheduleId: string;
+  seq: number;
+  /** fire.requested, fire.<status> (started, skipped, missed, buffered, cancelling_other, cancelled_other), notification.queued */
+  type: string;
+  at: number;
+  data: Json;
+}
+
 export interface FireFilter {
   status?: FireStatus;
   limit: number;
@@ -174,6 +184,8 @@ export interface ScheduleStore {
   /** Records requested fires (trigger, backfill) as `pending`; reopens missed/skipped ones; returns those recorded. */
   requestFires(scheduleId: string, fires: Array<{ logicalTime: number; kind: FireKind }>, now: number): Promise<number[]>;
   listFires(scheduleId: string, filter: FireFilter): Promise<FireRecord[]>;
+  /** The schedule's events after `afterSeq`, oldest first (a commit or a request appends them in its transaction). */
+  listScheduleEvents(scheduleId: string, afterSeq: number, limit: number): Promise<ScheduleEventRecord[]>;
   getFire(scheduleId: string, logicalTime: number): Promise<FireRecord | null>;
   /** Fires still waiting for a run, and fires whose run is not settled yet, oldest first, with their run's status. */
   listOpenFires(scheduleId: string): Promise<OpenFire[]>;

@@ -131,6 +131,11 @@ export function scheduleStoreConformance(factory: StoreFactory): void {
       assert.deepEqual((await schedules.listFires(s.id, { limit: 10 })).map((f) => f.logicalTime - T0), [60_000, 2, 1]);
       assert.deepEqual((await schedules.listFires(s.id, { limit: 10, status: 'missed' })).map((f) => f.logicalTime - T0), [1]);
       assert.deepEqual((await schedules.listFires(s.id, { limit: 10, before: T0 + 60_000 })).map((f) => f.logicalTime - T0), [2, 1]);
+      const events = await schedules.listScheduleEvents(s.id, 0, 100);
+      assert.deepEqual(events.map((e) => [e.seq, e.type]), [
+        [1, 'fire.missed'], [2, 'fire.buffered'], [3, 'fire.started'], [4, 'fire.skipped'],
+      ], 'one event per fire recorded or moved, in logical-time order per commit, gapless');
+      assert.deepEqual((await schedules.listScheduleEvents(s.id, 3, 100)).map((e) => e.seq), [4]);
     }));
 
     test('requested fires: recorded pending, missed or skipped ones reopened, fires that ran left alone; they make the schedule claimable', () => withStores(factory, async (_runs, schedules, tenantId) => {

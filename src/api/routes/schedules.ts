@@ -1,4 +1,5 @@
-// /v1/schedules: create, read, edit, delete, pause, resume, trigger, backfill, and each schedule's history of fires;
+// /v1/schedules: create, read, edit, delete, pause, resume, trigger, backfill, and each schedule's history (its fires
+// and their events);
 // /v1/admin/tenants/:tenantId/webhook-allowlist: the origins a tenant's failure webhooks may call (operator only).
 // Every tenant route is scoped by the caller's tenant: another tenant's schedule is a 404 like a missing one.
 import type { FastifyInstance } from 'fastify';
@@ -10,8 +11,8 @@ import type { FireRecord, RunTemplate, ScheduleRecord } from '../../store/schedu
 import type { TenantRecord } from '../../store/records.ts';
 import type { ScheduleInput, ScheduleService } from '../../schedules/schedule-service.ts';
 import {
-  AllowlistBody, BackfillBody, CreateScheduleBody, Fire, ListFiresQuery, ListSchedulesQuery, RunTemplateBody, Schedule, ScheduleIdParams,
-  TenantIdParams, UpdateScheduleBody,
+  AllowlistBody, BackfillBody, CreateScheduleBody, Fire, ListFiresQuery, ListSchedulesQuery, RunTemplateBody, Schedule, ScheduleEvent,
+  ScheduleEventsQuery, ScheduleIdParams, TenantIdParams, UpdateScheduleBody,
 } from '../schedule-schemas.ts';
 import { ErrorBody } from '../schemas.ts';
 import { authorizeAdmin } from './admin.ts';
@@ -134,6 +135,16 @@ export function registerScheduleRoutes(app: FastifyInstance, deps: ScheduleRoute
     });
     const page = fires.slice(0, q.limit);
     return { fires: page.map(fireView), nextCursor: fires.length > q.limit ? encode(page[page.length - 1]!.logicalTime) : null };
+  });
+
+  r.get('/v1/schedules/:id/events', {
+    schema: {
+      summary: 'What happened to the schedule’s fires, in order (fire.requested, fire.<status>, notification.queued)', tags, params: ScheduleIdParams,
+      querystring: ScheduleEventsQuery, response: { 200: z.object({ events: z.array(ScheduleEvent) }), ...errors },
+    },
+  }, async (request) => {
+    const events = await svc.events(deps.tenantOf(request).id, request.params.id, request.query.after, request.query.limit);
+    return { events: events.map((e) => ({ seq: e.seq, type: e.type, at: iso(e.at)!, data: e.data })) };
   });
 
   const allowlist = { params: TenantIdParams, response: { 200: z.object({ origins: z.array(z.string()) }), ...errors } };

@@ -24,6 +24,8 @@ commands:
                               run the fires of a past range that did not run
   fires <id> [--status <s>] [--limit <n>]
                               the schedule's history: every fire and its outcome, newest first
+  events <id> [--after <seq>] [--limit <n>]
+                              what happened to the schedule's fires, in order
   help                        show this text
 
 options for every command:
@@ -183,6 +185,13 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
       query: { status: values.status, limit: int(values.limit, '--limit') },
     });
     return show(io, values.json, page, () => formatFires(page.fires));
+  },
+  async events(args, io) {
+    const { values, positionals } = parse(args, { after: { type: 'string' }, limit: { type: 'string' } });
+    const page = await connect(values, io.env).request<{ events: Array<{ seq: number; type: string; at: string; data: { logicalTime?: string; runId?: string | null } }> }>(
+      'GET', path(one(positionals, 'id'), '/events'), { query: { after: int(values.after, '--after'), limit: int(values.limit, '--limit') } });
+    return show(io, values.json, page, () => (page.events.length === 0 ? 'no events' : formatTable(['SEQ', 'AT', 'EVENT', 'LOGICAL TIME', 'RUN'],
+      page.events.map((e) => [String(e.seq), formatDateTime(e.at), e.type, e.data.logicalTime ?? '-', e.data.runId ?? '-']))));
   },
 };
 

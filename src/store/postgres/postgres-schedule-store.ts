@@ -4,10 +4,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { KeelError } from '../../errors/keel-error.ts';
 import type {
-  FireFilter, FireKind, FireRecord, NewSchedule, NotificationRecord, OpenFire, ScheduleClaim, ScheduleCommit, SchedulePatch, ScheduleRecord,
-  ScheduleStore,
+  FireFilter, FireKind, FireRecord, NewSchedule, NotificationRecord, OpenFire, ScheduleClaim, ScheduleCommit, ScheduleEventRecord, SchedulePatch,
+  ScheduleRecord, ScheduleStore,
 } from '../schedule-store.ts';
-import { notificationParams, patched, scheduleParams, versionBump, toFire, toNotification, toOpenFire, toSchedule } from '../schedule-rows.ts';
+import { commitEvents, notificationParams, patched, scheduleParams, toFire, toNotification, toOpenFire, toSchedule, toScheduleEvent, versionBump } from '../schedule-rows.ts';
 import { jsonText } from '../rows.ts';
 import type { PgTransaction, PostgresStore } from './postgres-store.ts';
 import { PgStatement } from './statements.ts';
@@ -79,6 +79,7 @@ export class PostgresScheduleStore implements ScheduleStore {
         });
         if (done !== undefined) recorded.push(fire.logicalTime);
       }
+      await this.#appendEvents(client, scheduleId, recorded.map((t) => ({ type: 'fire.requested', data: { logicalTime: new Date(t).toISOString(), kind: fires.find((f) => f.logicalTime === t)!.kind } })), now);
       return recorded;
     });
   }
@@ -86,6 +87,18 @@ export class PostgresScheduleStore implements ScheduleStore {
   async listFires(scheduleId: string, filter: FireFilter): Promise<FireRecord[]> {
     const rows = await this.#s('list-fires').rows(this.#runs.pool, { schedule_id: scheduleId, status: filter.status ?? null, before: filter.before ?? null, limit: filter.limit });
     return rows.map(toFire);
+  }
+
+  async listScheduleEvents(scheduleId: string, afterSeq: number, limit: number): Promise<ScheduleEventRecord[]> {
+    return (await this.#s('list-schedule-events').rows(this.#runs.pool, { schedule_id: scheduleId, after_seq: afterSeq, limit })).map(toScheduleEvent);
+  }
+
+  async #appendEvents(client: PgTransaction['client'], scheduleId: string, events: Array<{ type: string; data: unknown }>, now: number): Promise<void> {
+    if (events.length === 0) return;
+    const first = Number((await this.#s('allocate-schedule-event-seqs').row(client, { id: scheduleId, count: events.length }))!.first_seq);
+    await this.#s('insert-schedule-events').run(client, {
+      schedule_id: scheduleId, first_seq: first, at: now, events: JSON.stringify(events.map((e) => ({ type: e.type, data: JSON.stringify(e.data) }))),
+    });
   }
 
   async getFire(scheduleId: string, logicalTime: number): Promise<FireRecord | null> {
@@ -145,6 +158,7 @@ export class PostgresScheduleStore implements ScheduleStore {
         id: n.id, tenant_id: schedule.tenantId, schedule_id: c.scheduleId, run_id: n.runId, url: n.url, payload: JSON.stringify(n.payload), now,
       });
     }
+    await this.#appendEvents(client, c.scheduleId, commitEvents(c), now);
   }
 
   setWebhookAllowlist(tenantId: string, origins: string[]): Promise<void> {

@@ -4,10 +4,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { KeelError } from '../../errors/keel-error.ts';
 import type {
-  FireFilter, FireKind, FireRecord, NewSchedule, NotificationRecord, OpenFire, ScheduleClaim, ScheduleCommit, SchedulePatch, ScheduleRecord,
-  ScheduleStore,
+  FireFilter, FireKind, FireRecord, NewSchedule, NotificationRecord, OpenFire, ScheduleClaim, ScheduleCommit, ScheduleEventRecord, SchedulePatch,
+  ScheduleRecord, ScheduleStore,
 } from '../schedule-store.ts';
-import { notificationParams, patched, scheduleParams, versionBump, toFire, toNotification, toOpenFire, toSchedule } from '../schedule-rows.ts';
+import { commitEvents, notificationParams, patched, scheduleParams, toFire, toNotification, toOpenFire, toSchedule, toScheduleEvent, versionBump } from '../schedule-rows.ts';
 import { jsonText } from '../rows.ts';
 import { NamedStatement } from './statements.ts';
 import type { SqliteStore, SqliteTransaction } from './sqlite-store.ts';
@@ -79,12 +79,23 @@ export class SqliteScheduleStore implements ScheduleStore {
         });
         if (done !== undefined) recorded.push(fire.logicalTime);
       }
+      this.#appendEvents(scheduleId, recorded.map((t) => ({ type: 'fire.requested', data: { logicalTime: new Date(t).toISOString(), kind: fires.find((f) => f.logicalTime === t)!.kind } })), now);
       return recorded;
     });
   }
 
   async listFires(scheduleId: string, filter: FireFilter): Promise<FireRecord[]> {
     return this.#s('list-fires').all({ schedule_id: scheduleId, status: filter.status ?? null, before: filter.before ?? null, limit: filter.limit }).map(toFire);
+  }
+
+  async listScheduleEvents(scheduleId: string, afterSeq: number, limit: number): Promise<ScheduleEventRecord[]> {
+    return this.#s('list-schedule-events').all({ schedule_id: scheduleId, after_seq: afterSeq, limit }).map(toScheduleEvent);
+  }
+
+  #appendEvents(scheduleId: string, events: Array<{ type: string; data: unknown }>, now: number): void {
+    if (events.length === 0) return;
+    const first = Number(this.#s('allocate-schedule-event-seqs').get({ id: scheduleId, count: events.length })!.first_seq);
+    events.forEach((e, i) => this.#s('insert-schedule-event').run({ schedule_id: scheduleId, seq: first + i, type: e.type, at: now, data: JSON.stringify(e.data) }));
   }
 
   async getFire(scheduleId: string, logicalTime: number): Promise<FireRecord | null> {
@@ -140,6 +151,7 @@ export class SqliteScheduleStore implements ScheduleStore {
         id: n.id, tenant_id: schedule.tenantId, schedule_id: c.scheduleId, run_id: n.runId, url: n.url, payload: JSON.stringify(n.payload), now,
       });
     }
+    this.#appendEvents(c.scheduleId, commitEvents(c), now);
   }
 
   setWebhookAllowlist(tenantId: string, origins: string[]): Promise<void> {

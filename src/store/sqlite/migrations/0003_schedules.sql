@@ -18,6 +18,7 @@ CREATE TABLE schedules (
   webhook_url        TEXT,
   next_fire_at       INTEGER,
   last_success_at    INTEGER,
+  next_event_seq     INTEGER NOT NULL DEFAULT 1,
   claim_owner        TEXT,
   claim_token        INTEGER NOT NULL DEFAULT 0,
   claim_expires_at   INTEGER,
@@ -48,6 +49,17 @@ CREATE TABLE schedule_fires (
 CREATE UNIQUE INDEX schedule_fires_run ON schedule_fires (run_id) WHERE run_id IS NOT NULL;
 CREATE INDEX schedule_fires_open ON schedule_fires (schedule_id, logical_time)
   WHERE run_settled = 0 AND status NOT IN ('skipped', 'missed');
+
+-- What happened to a schedule's fires, in order (gapless seq per schedule): fire.requested, fire.started,
+-- fire.skipped, fire.missed, fire.buffered, fire.cancelling_other, fire.cancelled_other, notification.queued.
+CREATE TABLE schedule_events (
+  schedule_id  TEXT NOT NULL,
+  seq          INTEGER NOT NULL,
+  type         TEXT NOT NULL,
+  at           INTEGER NOT NULL,
+  data         TEXT NOT NULL,
+  PRIMARY KEY (schedule_id, seq)
+) STRICT, WITHOUT ROWID;
 
 CREATE TABLE webhook_allowlist (
   tenant_id  TEXT NOT NULL,
