@@ -5,7 +5,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { KeelError } from '../errors/keel-error.ts';
 import type { AgentRegistry } from '../engine/registry.ts';
 import type {
-  FireFilter, FireRecord, NewSchedule, OverlapPolicy, RunTemplate, ScheduleEventRecord, ScheduleRecord, ScheduleStore,
+  FireFilter, FireRecord, NewSchedule, OverlapPolicy, RunTemplate, ScheduleEventRecord, SchedulePatch, ScheduleRecord, ScheduleStore,
 } from '../store/schedule-store.ts';
 import type { Clock } from './clock.ts';
 import { FireTimes } from './fire-times.ts';
@@ -80,14 +80,17 @@ export class ScheduleService {
   async update(tenantId: string, id: string, edit: ScheduleEdit): Promise<ScheduleRecord> {
     const current = await this.get(tenantId, id);
     const now = this.#clock.now();
-    const merged: NewSchedule = { ...current, ...stripUndefined(edit) } as NewSchedule;
-    if (edit.cron !== undefined && edit.cron !== null && edit.intervalMs === undefined) merged.intervalMs = null;
-    if (edit.intervalMs !== undefined && edit.intervalMs !== null && edit.cron === undefined) merged.cron = null;
+    const patch: SchedulePatch = stripUndefined(edit);
+    // Setting one of cron / intervalMs replaces the other.
+    if (edit.cron != null && edit.intervalMs === undefined) patch.intervalMs = null;
+    if (edit.intervalMs != null && edit.cron === undefined) patch.cron = null;
+    const merged: NewSchedule = { ...current, ...patch };
     const times = this.#validate(merged, current.createdAt);
     if (edit.webhookUrl !== undefined) await this.#checkWebhook(tenantId, merged.webhookUrl);
-    const timing = (['cron', 'intervalMs', 'timeZone', 'startAt', 'endAt'] as const).some((k) => edit[k] !== undefined && edit[k] !== current[k]);
-    const { id: _id, tenantId: _tenant, ...patch } = merged;
-    return this.#schedules.updateSchedule(id, { ...patch, ...(timing ? { nextFireAt: times.next(now) } : { nextFireAt: current.nextFireAt }) }, now);
+    const timing = (['cron', 'intervalMs', 'timeZone', 'startAt', 'endAt'] as const).some((k) => k in patch && patch[k] !== current[k]);
+    // A timing change starts from the next fire after now; fires between the old cursor and now are not recorded.
+    if (timing) patch.nextFireAt = times.next(now);
+    return this.#schedules.updateSchedule(id, patch, now);
   }
 
   async remove(tenantId: string, id: string): Promise<void> {

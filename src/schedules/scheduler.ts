@@ -97,9 +97,11 @@ export class Scheduler {
       const missed = (commit.newFires ?? []).filter((f) => f.status === 'missed').length;
       if (started > 0 || missed > 0) this.#o.log?.('info', 'schedule fired', { scheduleId: claim.schedule.id, started, missed });
     } catch (error) {
-      // A lost claim (another scheduler took over after our lease expired) is expected and harmless.
-      const level = isKeelError(error) && error.code === 'stale_write' ? 'info' : 'error';
-      this.#o.log?.(level, 'schedule pass not applied', { scheduleId: claim.schedule.id, error: String(error) });
+      // A lost claim (another scheduler took over after our lease expired) is expected and harmless. Any other failure
+      // gives the claim up, so the next tick retries instead of waiting for the lease to expire.
+      const stale = isKeelError(error) && error.code === 'stale_write';
+      this.#o.log?.(stale ? 'info' : 'error', 'schedule pass not applied', { scheduleId: claim.schedule.id, error: String(error) });
+      if (!stale) await schedules.releaseClaim(claim.schedule.id, this.owner, claim.token).catch(() => {});
     }
   }
 }

@@ -196,6 +196,8 @@ export interface ScheduleStore {
    */
   claimSchedules(owner: string, now: number, leaseMs: number, limit: number): Promise<ScheduleClaim[]>;
   commitSchedule(commit: ScheduleCommit, now: number): Promise<void>;
+  /** Gives up a claim whose pass failed (nothing happens if the claim moved on). */
+  releaseClaim(scheduleId: string, owner: string, token: number): Promise<void>;
   /** Frees schedule and notification claims not held by `owner`: only for a store this process owns exclusively. */
   expireForeignClaims(owner: string): Promise<number>;
 

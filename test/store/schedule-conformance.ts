@@ -81,6 +81,11 @@ export function scheduleStoreConformance(factory: StoreFactory): void {
       assert.equal(await schedules.expireForeignClaims('c'), 1);
       const [c] = await schedules.claimSchedules('c', T0 + 90_001, 30_000, 10);
       assert.ok(c!.token > b!.token);
+      // A failed pass gives its claim up; a stale release (old token) changes nothing.
+      await schedules.releaseClaim(due.id, 'c', c!.token - 1);
+      assert.deepEqual(await schedules.claimSchedules('d', T0 + 90_002, 30_000, 10), []);
+      await schedules.releaseClaim(due.id, 'c', c!.token);
+      assert.equal((await schedules.claimSchedules('d', T0 + 90_002, 30_000, 10))[0]?.schedule.id, due.id);
     }));
 
     test('a pass commits fire, run and cursor together; a stale token or a second fire at the same time applies nothing', () => withStores(factory, async (runs, schedules, tenantId) => {

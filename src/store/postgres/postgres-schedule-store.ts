@@ -121,6 +121,12 @@ export class PostgresScheduleStore implements ScheduleStore {
     return this.#runs.transact(c.scheduleId, (tx) => this.#applyCommit(c, now, tx));
   }
 
+  releaseClaim(scheduleId: string, owner: string, token: number): Promise<void> {
+    return this.#runs.transact(scheduleId, async ({ client }) => {
+      await this.#s('release-schedule-claim').run(client, { id: scheduleId, owner, token });
+    });
+  }
+
   expireForeignClaims(owner: string): Promise<number> {
     return this.#runs.transact('schedules:expire', async ({ client }) =>
       (await this.#s('expire-foreign-schedule-claims').rows(client, { owner })).length

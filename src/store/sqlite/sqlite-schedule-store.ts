@@ -116,6 +116,12 @@ export class SqliteScheduleStore implements ScheduleStore {
     return this.#runs.transact((tx) => this.#applyCommit(c, now, tx));
   }
 
+  releaseClaim(scheduleId: string, owner: string, token: number): Promise<void> {
+    return this.#runs.transact(() => {
+      this.#s('release-schedule-claim').get({ id: scheduleId, owner, token });
+    });
+  }
+
   expireForeignClaims(owner: string): Promise<number> {
     return this.#runs.transact(() => this.#s('expire-foreign-schedule-claims').all({ owner }).length
       + this.#s('expire-foreign-notification-claims').all({ owner }).length);
