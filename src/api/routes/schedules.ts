@@ -147,6 +147,13 @@ export function registerScheduleRoutes(app: FastifyInstance, deps: ScheduleRoute
     return { events: events.map((e) => ({ seq: e.seq, type: e.type, at: iso(e.at)!, data: e.data })) };
   });
 
+  registerAllowlistRoutes(app, deps);
+}
+
+/** The operator's side: which origins a tenant's failure webhooks may call. */
+function registerAllowlistRoutes(app: FastifyInstance, deps: ScheduleRoutesDeps): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const svc = deps.schedules;
   const allowlist = { params: TenantIdParams, response: { 200: z.object({ origins: z.array(z.string()) }), ...errors } };
   r.put('/v1/admin/tenants/:tenantId/webhook-allowlist', {
     onRequest: async (request) => authorizeAdmin(request, deps.adminKey),
