@@ -96,6 +96,11 @@ export class PostgresScheduleStore implements ScheduleStore {
   async #appendEvents(client: PgTransaction['client'], scheduleId: string, events: Array<{ type: string; data: unknown }>, now: number): Promise<void> {
     if (events.length === 0) return;
     const first = Number((await this.#s('allocate-schedule-event-seqs').row(client, { id: scheduleId, count: events.length }))!.first_seq);
+    await this.#insertEvents(client, scheduleId, first, events, now);
+  }
+
+  async #insertEvents(client: PgTransaction['client'], scheduleId: string, first: number, events: Array<{ type: string; data: unknown }>, now: number): Promise<void> {
+    if (events.length === 0) return;
     await this.#s('insert-schedule-events').run(client, {
       schedule_id: scheduleId, first_seq: first, at: now, events: JSON.stringify(events.map((e) => ({ type: e.type, data: JSON.stringify(e.data) }))),
     });
@@ -135,12 +140,13 @@ export class PostgresScheduleStore implements ScheduleStore {
 
   async #applyCommit(c: ScheduleCommit, now: number, tx: PgTransaction): Promise<void> {
     const { client } = tx;
-    const guard = await this.#s('commit-schedule').row(client, {
+    const events = commitEvents(c);
+    const guard = await this.#s('commit-schedule').row(client, { event_count: events.length,
       id: c.scheduleId, owner: c.owner, token: c.token, set_next: 'nextFireAt' in c ? 1 : 0, next_fire_at: c.nextFireAt ?? null,
       last_success_at: c.lastSuccessAt ?? null, release: c.release ? 1 : 0, release_until: c.releaseUntil ?? null,
     });
     if (guard === undefined) throw new KeelError('stale_write', `the claim on schedule ${c.scheduleId} was lost (token ${c.token})`);
-    const schedule = toSchedule((await this.#s('get-schedule').row(client, { id: c.scheduleId }))!);
+    const schedule = { tenantId: guard.tenant_id as string };
     for (const run of c.createRuns ?? []) await tx.insertRun(run);
     for (const runId of c.cancelRuns ?? []) await tx.requestCancel(runId, `schedule ${c.scheduleId}`);
     for (const f of c.newFires ?? []) {
@@ -164,7 +170,7 @@ export class PostgresScheduleStore implements ScheduleStore {
         id: n.id, tenant_id: schedule.tenantId, schedule_id: c.scheduleId, run_id: n.runId, url: n.url, payload: JSON.stringify(n.payload), now,
       });
     }
-    await this.#appendEvents(client, c.scheduleId, commitEvents(c), now);
+    await this.#insertEvents(client, c.scheduleId, Number(guard.first_seq), events, now);
   }
 
   setWebhookAllowlist(tenantId: string, origins: string[]): Promise<void> {

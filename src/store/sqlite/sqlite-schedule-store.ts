@@ -94,7 +94,10 @@ export class SqliteScheduleStore implements ScheduleStore {
 
   #appendEvents(scheduleId: string, events: Array<{ type: string; data: unknown }>, now: number): void {
     if (events.length === 0) return;
-    const first = Number(this.#s('allocate-schedule-event-seqs').get({ id: scheduleId, count: events.length })!.first_seq);
+    this.#insertEvents(scheduleId, Number(this.#s('allocate-schedule-event-seqs').get({ id: scheduleId, count: events.length })!.first_seq), events, now);
+  }
+
+  #insertEvents(scheduleId: string, first: number, events: Array<{ type: string; data: unknown }>, now: number): void {
     events.forEach((e, i) => this.#s('insert-schedule-event').run({ schedule_id: scheduleId, seq: first + i, type: e.type, at: now, data: JSON.stringify(e.data) }));
   }
 
@@ -128,12 +131,13 @@ export class SqliteScheduleStore implements ScheduleStore {
   }
 
   #applyCommit(c: ScheduleCommit, now: number, tx: SqliteTransaction): void {
-    const guard = this.#s('commit-schedule').get({
+    const events = commitEvents(c);
+    const guard = this.#s('commit-schedule').get({ event_count: events.length,
       id: c.scheduleId, owner: c.owner, token: c.token, set_next: 'nextFireAt' in c ? 1 : 0, next_fire_at: c.nextFireAt ?? null,
       last_success_at: c.lastSuccessAt ?? null, release: c.release ? 1 : 0, release_until: c.releaseUntil ?? null,
     });
     if (guard === undefined) throw new KeelError('stale_write', `the claim on schedule ${c.scheduleId} was lost (token ${c.token})`);
-    const schedule = toSchedule(this.#s('get-schedule').get({ id: c.scheduleId })!);
+    const schedule = { tenantId: guard.tenant_id as string };
     for (const run of c.createRuns ?? []) tx.insertRun(run);
     for (const runId of c.cancelRuns ?? []) tx.requestCancel(runId, `schedule ${c.scheduleId}`);
     for (const f of c.newFires ?? []) {
@@ -157,7 +161,7 @@ export class SqliteScheduleStore implements ScheduleStore {
         id: n.id, tenant_id: schedule.tenantId, schedule_id: c.scheduleId, run_id: n.runId, url: n.url, payload: JSON.stringify(n.payload), now,
       });
     }
-    this.#appendEvents(c.scheduleId, commitEvents(c), now);
+    this.#insertEvents(c.scheduleId, Number(guard.first_seq), events, now);
   }
 
   setWebhookAllowlist(tenantId: string, origins: string[]): Promise<void> {
