@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { Cron } from 'croner';
+import fc from 'fast-check';
 import { FireTimes, type FireRule } from './fire-times.ts';
+import { offsetAt, wallClock } from './time-zone.ts';
 
 const rule = (cron: string, timeZone: string, extra: Partial<FireRule> = {}): FireRule => ({
   cron, intervalMs: null, timeZone, startAt: null, endAt: null, anchorAt: 0, ...extra,
@@ -59,4 +62,33 @@ test('bad rules are typed errors', () => {
   assertKeelError(() => new FireTimes(rule('0 0 30 2 *', 'UTC')), 'invalid_cron');
   assertKeelError(() => new FireTimes(rule('* * * * *', 'Mars/Olympus')), 'invalid_time_zone');
   assertKeelError(() => new FireTimes(rule('* * * * *', '+05:00')), 'invalid_time_zone');
+});
+
+test('property: fire times increase, never repeat a wall-clock time, and each matches the pattern or ends a DST gap', () => {
+  const zones = ['America/New_York', 'Europe/Berlin', 'Australia/Sydney', 'Australia/Lord_Howe', 'Asia/Kolkata', 'America/Santiago'];
+  const field = (max: number) => fc.oneof(fc.constant('*'), fc.integer({ min: 0, max }).map(String), fc.integer({ min: 2, max: Math.min(max, 30) }).map((k) => `*/${k}`));
+  fc.assert(fc.property(
+    fc.constantFrom(...zones), field(59), field(23),
+    // Starts shortly before the 2026 transitions of these zones, so most cases walk through a gap or a repeated hour.
+    fc.constantFrom('2026-03-08', '2026-11-01', '2026-03-29', '2026-10-25', '2026-04-05', '2026-10-04', '2026-09-06'), fc.integer({ min: 0, max: 36 * 3600 }),
+    (zone, minute, hour, day, secondsBefore) => {
+      const start = Date.parse(`${day}T12:00:00Z`) - secondsBefore * 1000;
+      const cron = `${minute} ${hour} * * *`;
+      const times = new FireTimes(rule(cron, zone));
+      const wall = new Cron(cron, { timezone: 'UTC', paused: true });
+      let previous = start;
+      const walls = new Set<number>();
+      for (let i = 0; i < 40; i++) {
+        const t = times.next(previous);
+        assert.ok(t !== null && t > previous, `${cron} ${zone}: not increasing after ${new Date(previous).toISOString()}`);
+        const w = wallClock(t, zone);
+        assert.ok(!walls.has(w), `${cron} ${zone}: wall time ${new Date(w).toISOString()} fired twice`);
+        walls.add(w);
+        const matches = wall.nextRun(new Date(w - 1))?.getTime() === w;
+        const gapEnd = offsetAt(t - 1, zone) < offsetAt(t, zone);
+        assert.ok(matches || gapEnd, `${cron} ${zone}: ${new Date(t).toISOString()} neither matches nor ends a gap`);
+        previous = t;
+      }
+    },
+  ), { numRuns: 300 });
 });
