@@ -90,6 +90,20 @@ test('cancel_other: the active run is cancelled with the normal cancellation, th
   assert.notEqual(fires[1].runId, null);
 });
 
+test('changing the policy from buffer_all to cancel_other: the buffered fire is superseded, the active run cancelled', async (t) => {
+  const keel = await start(t, '2026-01-01T00:00:30Z');
+  const s = await create(keel, { cron: '* * * * *', overlap: 'buffer_all', template: { agent: 'blocker' } });
+  await keel.tickAt('2026-01-01T00:01:00Z');
+  await keel.tickAt('2026-01-01T00:02:00Z');
+  assert.equal((await keel.request('PATCH', `/v1/schedules/${s.id}`, { overlap: 'cancel_other' })).body.version, 2);
+  await keel.tickAt('2026-01-01T00:03:00Z');
+  const [first] = await keel.fires(s.id);
+  assert.deepEqual(statuses(await keel.fires(s.id)), ['00:01 started', '00:02 skipped', '00:03 cancelling_other']);
+  assert.equal((await keel.waitForRun(first.runId, ended)).status, 'cancelled');
+  await keel.tickAt('2026-01-01T00:03:05Z');
+  assert.deepEqual(statuses(await keel.fires(s.id)), ['00:01 started', '00:02 skipped', '00:03 cancelled_other']);
+});
+
 test('catch-up after an outage: fires inside the window run oldest first, older ones are recorded as missed', async (t) => {
   const keel = await start(t, '2026-01-01T00:00:30Z');
   const s = await create(keel, { cron: '* * * * *', overlap: 'allow', catchupWindowMs: 5 * 60_000 });

@@ -24,14 +24,14 @@ export type FireEvent =
   | 'skip' // the overlap policy drops it, or its agent is not registered when it would start
   | 'buffer' // it waits for the active run
   | 'cancel_other' // it cancels the active runs and waits for them to end
-  | 'supersede' // a newer cancel_other fire takes its place
+  | 'supersede' // a newer cancel_other fire takes its place (also of a fire buffered before the policy was changed)
   | 'miss' // outside the catch-up window
   | 'backfill'; // an operator asks again for a fire that did not run
 
 /** from → event → to. A missing entry is an illegal transition. */
 export const TRANSITIONS: { readonly [S in FireStatus]: Partial<Record<FireEvent, FireStatus>> } = {
   pending: { start: 'started', skip: 'skipped', buffer: 'buffered', cancel_other: 'cancelling_other', miss: 'missed' },
-  buffered: { start: 'started', skip: 'skipped' },
+  buffered: { start: 'started', skip: 'skipped', supersede: 'skipped' },
   cancelling_other: { start: 'cancelled_other', skip: 'skipped', supersede: 'skipped' },
   started: {},
   cancelled_other: {},
