@@ -115,7 +115,8 @@ export class PostgresScheduleStore implements ScheduleStore {
     return (await this.#s('list-open-fires').rows(this.#runs.pool, { schedule_id: scheduleId })).map(toOpenFire);
   }
 
-  claimSchedules(owner: string, now: number, leaseMs: number, limit: number): Promise<ScheduleClaim[]> {
+  async claimSchedules(owner: string, now: number, leaseMs: number, limit: number): Promise<ScheduleClaim[]> {
+    if ((await this.#s('any-schedule-due').row(this.#runs.pool, { now })) === undefined) return [];
     return this.#runs.transact('schedules:claim', async ({ client }) => {
       const rows = await this.#s('claim-schedules').rows(client, { owner, now, lease_expires_at: now + leaseMs, limit });
       return rows.map((row) => ({ schedule: toSchedule(row), token: Number(row.claim_token) }));
@@ -184,7 +185,8 @@ export class PostgresScheduleStore implements ScheduleStore {
     return (await this.#s('get-allowlist').rows(this.#runs.pool, { tenant_id: tenantId })).map((r) => r.origin as string);
   }
 
-  claimNotifications(owner: string, now: number, leaseMs: number, limit: number): Promise<NotificationRecord[]> {
+  async claimNotifications(owner: string, now: number, leaseMs: number, limit: number): Promise<NotificationRecord[]> {
+    if ((await this.#s('any-notification-due').row(this.#runs.pool, { now })) === undefined) return [];
     return this.#runs.transact('notifications:claim', async ({ client }) =>
       (await this.#s('claim-notifications').rows(client, { owner, now, lease_expires_at: now + leaseMs, limit })).map(toNotification));
   }

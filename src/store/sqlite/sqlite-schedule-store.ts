@@ -111,6 +111,7 @@ export class SqliteScheduleStore implements ScheduleStore {
   }
 
   claimSchedules(owner: string, now: number, leaseMs: number, limit: number): Promise<ScheduleClaim[]> {
+    if (this.#s('any-schedule-due').get({ now }) === undefined) return Promise.resolve([]);
     return this.#runs.transact(() => this.#s('claim-schedules').all({ owner, now, lease_expires_at: now + leaseMs, limit })
       .map((row) => ({ schedule: toSchedule(row), token: Number(row.claim_token) })));
   }
@@ -176,6 +177,7 @@ export class SqliteScheduleStore implements ScheduleStore {
   }
 
   claimNotifications(owner: string, now: number, leaseMs: number, limit: number): Promise<NotificationRecord[]> {
+    if (this.#s('any-notification-due').get({ now }) === undefined) return Promise.resolve([]);
     return this.#runs.transact(() => this.#s('claim-notifications').all({ owner, now, lease_expires_at: now + leaseMs, limit }).map(toNotification));
   }
 
