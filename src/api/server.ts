@@ -14,6 +14,8 @@ import { EventHub } from './event-hub.ts';
 import { registerAdminRoutes } from './routes/admin.ts';
 import { registerEventRoutes } from './routes/events.ts';
 import { registerRunRoutes } from './routes/runs.ts';
+import { registerScheduleRoutes } from './routes/schedules.ts';
+import type { ScheduleService } from '../schedules/schedule-service.ts';
 
 export const PAYLOAD_MAX_BYTES_DEFAULT = 1024 * 1024;
 
@@ -26,6 +28,8 @@ export interface ApiOptions {
   ready?: () => boolean;
   logger?: import('fastify').FastifyBaseLogger;
   version?: string;
+  /** Serves /v1/schedules when given. */
+  schedules?: ScheduleService;
 }
 
 const TENANT = Symbol('keel.tenant');
@@ -77,6 +81,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   registerRunRoutes(app, { store: options.store, registry: options.registry, tenantOf });
   registerEventRoutes(app, { store: options.store, hub, tenantOf, closing: closing.signal });
   registerAdminRoutes(app, { store: options.store, adminKey: options.adminKey });
+  if (options.schedules !== undefined) registerScheduleRoutes(app, { schedules: options.schedules, adminKey: options.adminKey, tenantOf });
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {

@@ -1,6 +1,7 @@
 // The `keel` command line: dispatches to subcommands. Errors with a Keel code print as one clear line.
 import { isKeelError } from '../errors/keel-error.ts';
 import { runRunsCommand } from './client/runs-command.ts';
+import { runSchedulesCommand } from './client/schedules-command.ts';
 import { runDevCommand } from './dev-command.ts';
 import { runMigrateCommand } from './migrate-command.ts';
 import { runPlanCommand } from './plan-command.ts';
@@ -15,6 +16,8 @@ const USAGE = `usage: keel <command>
   plan <scenario.json> [--json] | plan --live <scenario.json> [--url u] [--window-seconds s]
                                                          capacity planner: what saturates first, and when
   runs submit|get|list|cancel|input|events|steps ...     talk to a running Keel (see: keel runs help)
+  schedules create|list|get|update|delete|pause|resume|trigger|backfill|fires ...
+                                                         recurring runs (see: keel schedules help)
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -35,6 +38,8 @@ async function main(argv: string[]): Promise<number> {
       return runPlanCommand(rest, { stdout: process.stdout, stderr: process.stderr, env: process.env });
     case 'runs':
       return runRunsCommand(rest, { stdout: process.stdout, stderr: process.stderr, env: process.env });
+    case 'schedules':
+      return runSchedulesCommand(rest, { stdout: process.stdout, stderr: process.stderr, env: process.env });
     case undefined:
     case 'help':
     case '--help':

@@ -15,6 +15,7 @@ import { ModelGateway } from '../models/gateway.ts';
 import { PostgresStore } from '../store/postgres/postgres-store.ts';
 import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import type { Store } from '../store/store.ts';
+import { createSchedulesPlane, type SchedulesPlane } from '../schedules/schedules-plane.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { loadAgentsModule } from './load-agents.ts';
 
@@ -32,6 +33,7 @@ export interface RunningKeel {
   /** The API key printed for the dev tenant (dev role, generated when KEEL_API_KEY is unset). */
   devApiKey: string | undefined;
   recovered: number;
+  schedules: SchedulesPlane;
   stop(): Promise<void>;
 }
 
@@ -77,16 +79,22 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
     await store.ensureTenant(DEFAULT_TENANT_NAME, hashApiKey(config.apiKey));
   }
   orchestrator.start();
+  // Schedules: every process runs the (leaderless) scheduler; fires are claimed with leases, so none fires twice.
+  const schedules = createSchedulesPlane(store, registry, {
+    tickMs: config.schedulerTickMs, leaseMs: config.schedulerLeaseMs, log: (level, message, fields) => log[level](fields ?? {}, message),
+  });
+  await schedules.scheduler.start();
   let app: FastifyInstance | undefined;
   let address: string | undefined;
   if (role !== 'worker') {
-    app = await buildApi({ store, registry, adminKey: config.adminKey, payloadMaxBytes: config.payloadMaxBytes, ready: () => true, logger: log.child({ role: 'api' }) });
+    app = await buildApi({ store, registry, adminKey: config.adminKey, payloadMaxBytes: config.payloadMaxBytes, ready: () => true, logger: log.child({ role: 'api' }), schedules: schedules.service });
     address = await app.listen({ port: config.port, host: config.host });
   }
   return {
-    store, orchestrator, app, address, devApiKey, recovered,
+    store, orchestrator, app, address, devApiKey, recovered, schedules,
     async stop() {
       await app?.close();
+      await schedules.scheduler.stop();
       await orchestrator.stop();
       await store.close();
       unlock();

@@ -34,6 +34,8 @@ describe('loadConfig defaults', () => {
       payloadMaxBytes: 1024 * 1024,
       logLevel: 'info',
       url: 'http://127.0.0.1:7070',
+      schedulerTickMs: 1_000,
+      schedulerLeaseMs: 30_000,
     });
     assert.deepEqual(unknownVariables, []);
     for (const optional of ['apiKey', 'adminKey', 'databaseUrl'] as const) assert.equal(config[optional], undefined);
@@ -79,6 +81,8 @@ describe('loadConfig parsing', () => {
       KEEL_GROUP_COMMIT_MAX_BATCH: '256',
       KEEL_GROUP_COMMIT_MAX_WAIT_MS: '2',
       KEEL_TEST_CRASH_AT: 'commit.before-notify:3',
+      KEEL_SCHEDULER_TICK_MS: '250',
+      KEEL_SCHEDULER_LEASE_MS: '60000',
     };
     assert.deepEqual(Object.keys(env).sort(), Object.keys(ENV_VARS).sort(), 'this test covers every variable');
     const { config, unknownVariables } = loadConfig(env);
@@ -99,6 +103,8 @@ describe('loadConfig parsing', () => {
       groupCommitMaxBatch: 256,
       groupCommitMaxWaitMs: 2,
       testCrashAt: 'commit.before-notify:3',
+      schedulerTickMs: 250,
+      schedulerLeaseMs: 60_000,
     });
     assert.deepEqual(unknownVariables, []);
   });

@@ -25,6 +25,9 @@ const ConfigSchema = z.object({
   url: z.string().url().default('http://127.0.0.1:7070'),
   /** Test-only fault injection: `point:n` SIGKILLs the process the n-th time it reaches that crash point. */
   testCrashAt: z.string().regex(/^[a-z.-]+(:\d+)?$/, 'must be point[:n]').optional(),
+  // Schedules (src/schedules)
+  schedulerTickMs: integer(50, 60_000).default(1_000),
+  schedulerLeaseMs: integer(1_000, 3_600_000).default(30_000),
 });
 export type KeelConfig = z.infer<typeof ConfigSchema>;
 
@@ -46,6 +49,8 @@ export const ENV_VARS = {
   KEEL_DATABASE_URL: 'databaseUrl',
   KEEL_URL: 'url',
   KEEL_TEST_CRASH_AT: 'testCrashAt',
+  KEEL_SCHEDULER_TICK_MS: 'schedulerTickMs',
+  KEEL_SCHEDULER_LEASE_MS: 'schedulerLeaseMs',
 } as const satisfies Record<string, keyof KeelConfig>;
 
 export interface LoadedConfig {

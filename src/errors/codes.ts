@@ -16,6 +16,12 @@ export const ERROR_CODES = {
   run_terminal: { status: 409, meaning: 'The run has already finished.' },
   input_already_provided: { status: 409, meaning: 'A value was already posted for this input key.' },
   admin_disabled: { status: 404, meaning: 'Admin routes are disabled because KEEL_ADMIN_KEY is unset.' },
+  // Schedules (src/schedules)
+  schedule_not_found: { status: 404, meaning: 'No schedule with this id belongs to the caller’s tenant.' },
+  invalid_cron: { status: 400, meaning: 'The cron expression does not parse (5 or 6 fields, croner syntax) or never fires.' },
+  invalid_time_zone: { status: 400, meaning: 'The time zone is not an IANA time zone name this server knows.' },
+  webhook_not_allowed: { status: 400, meaning: 'The webhook URL’s origin is not on the tenant’s webhook allowlist.' },
+  backfill_too_large: { status: 400, meaning: 'The backfill range holds more fires than one request may ask for.' },
   // Run outcomes
   budget_exceeded: { status: 409, meaning: 'A run budget (steps, tokens, cost or deadline) was exhausted.' },
   non_determinism: { status: 500, meaning: 'Replay of the agent diverged from its journal.' },

@@ -46,6 +46,15 @@ const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
 
 type Row = Record<string, unknown>;
 
+/** @internal What a store area kept in its own files may do inside the run store's transaction. */
+export interface PgTransaction {
+  readonly client: pg.PoolClient;
+  readonly now: number;
+  insertRun(run: NewRun): Promise<void>;
+  /** Requests cancellation of a run that is not terminal (a terminal or missing run is left alone). */
+  requestCancel(runId: string, by: string): Promise<void>;
+}
+
 export class PostgresStore implements Store {
   readonly capabilities: StoreCapabilities = { multiProcess: true };
   readonly durability: Durability;
@@ -316,6 +325,32 @@ export class PostgresStore implements Store {
 
   async listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEventRecord[]> {
     return (await this.#s['list-events'].rows(this.#pool, { run_id: runId, after_seq: afterSeq, limit })).map(toEvent);
+  }
+
+  // ── Extension point for store areas kept in their own files (schedules) ──
+
+  /** @internal The pool, for the reads of a store area kept in its own files. */
+  get pool(): pg.Pool {
+    return this.#pool;
+  }
+
+  /**
+   * @internal Runs `apply` inside a group-commit transaction, so another store area's rows commit atomically with the
+   * runs it creates (`insertRun`, as createRun does) and the cancels it requests (`requestCancel`, as the API's cancel
+   * does). `apply` may run twice (a failed batch is retried write by write): it must only write through `client`.
+   */
+  transact<T>(key: string, apply: (tx: PgTransaction) => Promise<T>): Promise<T> {
+    return this.#writes.submit({ ...DURABLE, key }, (scope) => apply({
+      client: scope.client,
+      now: scope.now,
+      insertRun: async (run) => {
+        await this.#insertRun(run, scope);
+      },
+      requestCancel: async (runId, by) => {
+        const { rows } = await scope.client.query<Row>('SELECT * FROM runs WHERE id = $1 FOR UPDATE', [runId]);
+        if (rows[0] !== undefined) await this.#requestCancel(toRun(rows[0]), scope, by);
+      },
+    }));
   }
 
   // Internals (inside a write transaction)

@@ -45,6 +45,14 @@ const GROUP_COMMIT_DEFAULT: GroupCommit = { maxBatch: WRITE_BATCH_MAX_OPS, maxWa
 
 type Row = Record<string, unknown>;
 
+/** @internal What a store area kept in its own files may do inside the run store's transaction. */
+export interface SqliteTransaction {
+  readonly now: number;
+  insertRun(run: NewRun): void;
+  /** Requests cancellation of a run that is not terminal (a terminal or missing run is left alone). */
+  requestCancel(runId: string, by: string): void;
+}
+
 export class SqliteStore implements Store {
   readonly capabilities: StoreCapabilities = { multiProcess: false };
   readonly durability: Durability;
@@ -302,6 +310,29 @@ export class SqliteStore implements Store {
 
   async listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEventRecord[]> {
     return (this.#s['list-events'].all({ run_id: runId, after_seq: afterSeq, limit }) as Row[]).map(toEvent);
+  }
+
+  // ── Extension point for store areas kept in their own files (schedules) ──
+
+  /** @internal The connection, for the statements and reads of a store area kept in its own files. */
+  get connection(): DatabaseSync {
+    return this.#db;
+  }
+
+  /**
+   * @internal Runs `apply` inside the store's write transaction (group commit), so another store area's rows commit
+   * atomically with the runs it creates (`insertRun`, exactly as createRun does) and the cancels it requests
+   * (`requestCancel`, exactly as the API's cancel does).
+   */
+  transact<T>(apply: (tx: SqliteTransaction) => T): Promise<T> {
+    return this.#batcher.submit((scope) => apply({
+      now: scope.now,
+      insertRun: (run) => this.#insertRun(run, scope),
+      requestCancel: (runId, by) => {
+        const row = this.#s['get-run'].get({ id: runId }) as Row | undefined;
+        if (row !== undefined) this.#requestCancel(toRun(row), scope, by);
+      },
+    }));
   }
 
   // Internals (run inside a write transaction)
