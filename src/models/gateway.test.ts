@@ -5,7 +5,7 @@ import { KeelError, isKeelError } from '../errors/keel-error.ts';
 import { defineModel, defineTool } from '../sdk/define.ts';
 import type { ModelDefinition, ModelRequest } from '../sdk/types.ts';
 import { ModelGateway, RETRY_AFTER_MAX_MS, RETRY_BASE_DELAY_MS, RETRY_MAX_DELAY_MS, retryDelayMs } from './gateway.ts';
-import { MockProvider } from './mock-provider.ts';
+import { MockProvider } from './providers/mock-provider.ts';
 import type { ModelProvider, ProviderRequest, ProviderResponse } from './provider.ts';
 
 const never = new AbortController().signal;
@@ -162,7 +162,7 @@ describe('ModelGateway.call', () => {
     await assert.rejects(gateway.call(ask('x', 'flaky'), { signal: never }), (error) => {
       assert.ok(isKeelError(error));
       assert.equal(error.code, 'model_unavailable');
-      assert.deepEqual(error.details, { model: 'flaky@1', attempts: 4 });
+      assert.deepEqual(error.details, { model: 'flaky@1', attempts: 4, reason: 'attempts', lastCode: 'model_unavailable' });
       return true;
     });
     assert.equal(counting.attempts, 4);
