@@ -11,6 +11,7 @@ import { authenticateTenant } from './auth.ts';
 import { errorHandler } from './error-boundary.ts';
 import { readJsonBody } from './json-body.ts';
 import { EventHub } from './event-hub.ts';
+import type { LiveDeltas } from '../models/live-deltas.ts';
 import { registerAdminRoutes } from './routes/admin.ts';
 import { registerEventRoutes } from './routes/events.ts';
 import { registerRunRoutes } from './routes/runs.ts';
@@ -26,6 +27,8 @@ export interface ApiOptions {
   ready?: () => boolean;
   logger?: import('fastify').FastifyBaseLogger;
   version?: string;
+  /** Ephemeral live events (model.delta) of runs executing in this process, written to SSE followers. */
+  live?: LiveDeltas;
 }
 
 const TENANT = Symbol('keel.tenant');
@@ -75,7 +78,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   };
 
   registerRunRoutes(app, { store: options.store, registry: options.registry, tenantOf });
-  registerEventRoutes(app, { store: options.store, hub, tenantOf, closing: closing.signal });
+  registerEventRoutes(app, { store: options.store, hub, tenantOf, closing: closing.signal, ...(options.live === undefined ? {} : { live: options.live }) });
   registerAdminRoutes(app, { store: options.store, adminKey: options.adminKey });
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));

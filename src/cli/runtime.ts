@@ -11,6 +11,8 @@ import { Orchestrator } from '../engine/orchestrator.ts';
 import { AgentRegistry } from '../engine/registry.ts';
 import { KeelError } from '../errors/keel-error.ts';
 import { ModelGateway } from '../models/gateway.ts';
+import { loadModelsFile } from '../models/model-config.ts';
+import { readSecretEnv } from '../config/config.ts';
 import { PostgresStore } from '../store/postgres/postgres-store.ts';
 import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import type { Store } from '../store/store.ts';
@@ -50,8 +52,12 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   await store.migrate();
   const registry = new AgentRegistry();
   for (const agent of agents) registry.register(agent);
+  // --- model gateway (issue 5): models from the agents module plus the models file (KEEL_MODELS_FILE) ---
+  const modelsFile = config.modelsFile === undefined ? undefined : loadModelsFile(resolve(config.modelsFile));
+  const gateway = new ModelGateway([...models, ...(modelsFile?.models ?? [])], { ...modelsFile?.options, secret: (name) => readSecretEnv(name) });
+  // --- end model gateway ---
   const orchestrator = new Orchestrator({
-    store, registry, gateway: new ModelGateway(models), leaseTtlMs: config.leaseTtlMs, maxActiveRuns: config.maxActiveRuns,
+    store, registry, gateway, leaseTtlMs: config.leaseTtlMs, maxActiveRuns: config.maxActiveRuns,
     log: (level, message, fields) => log[level](fields ?? {}, message),
   });
   // A store this process owns alone (the SQLite file under its lock): a dead predecessor's leases are taken back at
@@ -68,7 +74,7 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   let app: FastifyInstance | undefined;
   let address: string | undefined;
   if (role !== 'worker') {
-    app = await buildApi({ store, registry, adminKey: config.adminKey, payloadMaxBytes: config.payloadMaxBytes, ready: () => true, logger: log.child({ role: 'api' }) });
+    app = await buildApi({ store, registry, live: gateway.live, adminKey: config.adminKey, payloadMaxBytes: config.payloadMaxBytes, ready: () => true, logger: log.child({ role: 'api' }) });
     address = await app.listen({ port: config.port, host: config.host });
   }
   return {

@@ -72,6 +72,7 @@ describe('loadConfig parsing', () => {
       KEEL_LOG_LEVEL: 'debug',
       KEEL_DATABASE_URL: 'postgres://keel@localhost/keel',
       KEEL_URL: 'https://keel.example.com',
+      KEEL_MODELS_FILE: './keel.models.json',
     };
     assert.deepEqual(Object.keys(env).sort(), Object.keys(ENV_VARS).sort(), 'this test covers every variable');
     const { config, unknownVariables } = loadConfig(env);
@@ -88,6 +89,7 @@ describe('loadConfig parsing', () => {
       logLevel: 'debug',
       databaseUrl: 'postgres://keel@localhost/keel',
       url: 'https://keel.example.com',
+      modelsFile: './keel.models.json',
     });
     assert.deepEqual(unknownVariables, []);
   });

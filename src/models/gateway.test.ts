@@ -223,7 +223,8 @@ describe('ModelGateway.call', () => {
     });
     const controller = new AbortController();
     const pending = new ModelGateway([], { providers: [provider] }).call(ask('x'), { signal: controller.signal });
-    await until(() => activeTimers() > timersBefore);
+    // Two timers: the call's own deadline and the backoff before attempt 2.
+    await until(() => provider.attempts === 1 && activeTimers() > timersBefore + 1);
     const reason = new KeelError('cancelled', 'run cancelled');
     controller.abort(reason);
     await assert.rejects(pending, (error) => error === reason);

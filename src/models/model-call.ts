@@ -153,6 +153,8 @@ async function acquire(replica: ReplicaEntry, signal: AbortSignal, entry: ModelE
 
 /** Runs `work` under its own signal that aborts with a retryable `model_timeout` after `ms` (or when `parent` aborts). */
 async function withTimeout<T>(ms: number, parent: AbortSignal, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  // A listener added to an already aborted signal never fires: check first, or the attempt would run to its timeout.
+  parent.throwIfAborted();
   const controller = new AbortController();
   const onAbort = (): void => controller.abort(parent.reason);
   parent.addEventListener('abort', onAbort, { once: true });
