@@ -1,7 +1,7 @@
 // A fake Anthropic Messages server for tests: POST /v1/messages answering in the real wire format, as JSON or as
 // SSE events (message_start, content_block_start/delta/stop with text_delta and input_json_delta, message_delta,
 // message_stop), with tool_use blocks, cache-read usage, error statuses with headers, hangs and broken bodies.
-import { estimate, pieces, startFakeProvider, type FakeBehaviour, type FakeProviderServer, type Protocol } from './fake-provider-core.ts';
+import { estimate, pieces, startFakeProvider, type FakeBehaviour, type FakeProviderServer, type FakeServerOptions, type Protocol } from './fake-provider-core.ts';
 
 export type { FakeBehaviour, FakeProviderServer } from './fake-provider-core.ts';
 
@@ -61,8 +61,8 @@ const anthropicProtocol: Protocol = {
  * const fake = await startFakeAnthropic();
  * // base URL for the SDK: fake.url (the SDK appends /v1/messages)
  */
-export function startFakeAnthropic(respond?: (body: any, index: number) => FakeBehaviour): Promise<FakeProviderServer> {
-  return startFakeProvider(anthropicProtocol, respond ?? echo);
+export function startFakeAnthropic(respond?: (body: any, index: number) => FakeBehaviour, options: FakeServerOptions = {}): Promise<FakeProviderServer> {
+  return startFakeProvider(anthropicProtocol, respond ?? echo, options);
 }
 
 function echo(body: any): FakeBehaviour {

@@ -1,7 +1,7 @@
 // A fake OpenAI-compatible Chat Completions server for tests: POST /v1/chat/completions answering in the real wire
 // format, as JSON or as SSE chunks (`data: {chunk}` … `data: [DONE]`, usage in a final chunk when asked), with tool
 // calls streamed as argument fragments, plus error statuses with headers (429 + Retry-After), hangs and broken bodies.
-import { estimate, pieces, startFakeProvider, type FakeBehaviour, type FakeProviderServer, type FakeReply, type Protocol } from './fake-provider-core.ts';
+import { estimate, pieces, startFakeProvider, type FakeBehaviour, type FakeProviderServer, type FakeServerOptions, type FakeReply, type Protocol } from './fake-provider-core.ts';
 
 export type { FakeBehaviour, FakeProviderServer } from './fake-provider-core.ts';
 
@@ -61,8 +61,8 @@ function usageOf(body: any, reply: FakeReply, text: string, toolCalls: object[])
  * fake.enqueue({ kind: 'status', status: 429, headers: { 'retry-after': '1' } });
  * // base URL for the SDK: `${fake.url}/v1`
  */
-export function startFakeOpenAi(respond?: (body: any, index: number) => FakeBehaviour): Promise<FakeProviderServer> {
-  return startFakeProvider(openAiProtocol, respond ?? echo);
+export function startFakeOpenAi(respond?: (body: any, index: number) => FakeBehaviour, options: FakeServerOptions = {}): Promise<FakeProviderServer> {
+  return startFakeProvider(openAiProtocol, respond ?? echo, options);
 }
 
 function echo(body: any): FakeBehaviour {

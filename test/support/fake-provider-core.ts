@@ -51,8 +51,17 @@ export interface FakeProviderServer {
   close(): Promise<void>;
 }
 
-export async function startFakeProvider(protocol: Protocol, initial: (body: any, index: number) => FakeBehaviour): Promise<FakeProviderServer> {
+export interface FakeServerOptions {
+  /**
+   * Emulates a prompt cache: the server remembers every message prefix it served; a request's uncached tokens
+   * delay its first byte by this many ms per thousand tokens, and its cached tokens are reported in usage.
+   */
+  prefillMsPerKTok?: number;
+}
+
+export async function startFakeProvider(protocol: Protocol, initial: (body: any, index: number) => FakeBehaviour, options: FakeServerOptions = {}): Promise<FakeProviderServer> {
   const queue: FakeBehaviour[] = [];
+  const seenPrefixes = new Set<string>();
   let fallback = initial;
   const requests: RecordedRequest[] = [];
   const sockets = new Set<import('node:net').Socket>();
@@ -77,7 +86,8 @@ export async function startFakeProvider(protocol: Protocol, initial: (body: any,
         res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"no such path"}}');
         return;
       }
-      const behaviour = queue.shift() ?? fallback(body, index);
+      let behaviour = queue.shift() ?? fallback(body, index);
+      if (options.prefillMsPerKTok !== undefined && behaviour.kind === 'reply') behaviour = withPrefill(behaviour, body, seenPrefixes, options.prefillMsPerKTok);
       void respond(protocol, res, body, behaviour, index);
     });
   });
@@ -123,6 +133,22 @@ async function respond(protocol: Protocol, res: ServerResponse, body: any, behav
       return unreachable;
     }
   }
+}
+
+function withPrefill(reply: FakeReply, body: any, seen: Set<string>, msPerKTok: number): FakeReply {
+  const messages: unknown[] = body.messages ?? [];
+  const head = JSON.stringify([body.system ?? null, body.tools ?? null]);
+  let cachedChars = 0;
+  let totalChars = head.length;
+  for (let i = 0; i < messages.length; i += 1) {
+    const prefix = head + JSON.stringify(messages.slice(0, i + 1));
+    totalChars = prefix.length;
+    if (seen.has(prefix)) cachedChars = prefix.length;
+    seen.add(prefix);
+  }
+  const cachedTokens = cachedChars === 0 ? 0 : estimate(cachedChars);
+  const inputTokens = estimate(totalChars);
+  return { ...reply, cachedTokens: reply.cachedTokens ?? cachedTokens, inputTokens: reply.inputTokens ?? inputTokens, delayMs: (reply.delayMs ?? 0) + ((inputTokens - cachedTokens) * msPerKTok) / 1_000 };
 }
 
 /** Splits `text` into pieces of `size` characters (at least one piece, possibly empty). */
