@@ -8,7 +8,8 @@ import { ManualClock } from '../src/models/clock.ts';
 import { ModelGateway } from '../src/models/gateway.ts';
 import type { ModelProvider, ProviderRequest } from '../src/models/provider.ts';
 import { estimateTokens } from '../src/models/prefix-fingerprint.ts';
-import { defineModel } from '../src/sdk/define.ts';
+import { defineAgent, defineModel } from '../src/sdk/define.ts';
+import { TERMINAL, startKeel } from './support/keel-server.ts';
 
 const TPM = 60_000;
 const TENANT_TPM = 20_000;
@@ -80,4 +81,28 @@ test('TPM limits per model and per tenant hold within 5% over every 60 s window 
   t.diagnostic(`steady minute: ${steady} tokens`);
   assert.ok(steady >= TPM * 0.9, `steady-state minute used only ${steady} of ${TPM}`);
   assert.ok(gateway.stats().tenants.small!.calls > 0 && gateway.stats().tenants.big!.calls > 0);
+});
+
+test('a call over its rate limit waits with an explainable reason on the run, and can be cancelled while waiting', async (t) => {
+  const asker = defineAgent({
+    name: 'asker', version: '1',
+    async run(ctx) {
+      return (await ctx.model({ model: 'lim', messages: [{ role: 'user', content: 'hi' }] })).text;
+    },
+  });
+  const gateway = new ModelGateway([defineModel({ name: 'lim', provider: 'mock', limits: { rpm: 1 } })]);
+  const keel = await startKeel({ agents: [asker], gateway });
+  t.after(() => keel.close());
+  const first = (await keel.request('POST', '/v1/runs', { agent: 'asker', input: null })).body.id;
+  assert.equal((await keel.waitForRun(first, (r) => TERMINAL.has(r.status))).status, 'succeeded');
+  const second = (await keel.request('POST', '/v1/runs', { agent: 'asker', input: null })).body.id;
+  const waiting = await keel.waitForRun(second, (r) => r.waitingReason === 'rate_limited');
+  assert.equal(waiting.status, 'running');
+  const events = (await keel.request('GET', `/v1/runs/${second}/events?format=json`)).body as any[];
+  const wait = events.find((e) => e.type === 'model.waiting');
+  assert.match(wait.data.detail, /model:lim: 1 requests per minute/);
+  assert.equal((await keel.request('POST', `/v1/runs/${second}/cancel`)).status, 202);
+  const cancelled = await keel.waitForRun(second, (r) => TERMINAL.has(r.status));
+  assert.equal(cancelled.status, 'cancelled');
+  assert.equal(cancelled.waitingReason, null);
 });

@@ -67,3 +67,30 @@ test('inline-tool runs keep completing at their normal rate while the model prov
   t.diagnostic(`requests to the hung provider: ${fake.requests.length} for 40 runs`);
   assert.ok(fake.requests.length < 40 * 3);
 });
+
+test('a run whose model call waits on open breakers says so (waitingReason provider_unavailable) and resumes on recovery', async (t) => {
+  const fake = await startFakeOpenAi(() => ({ kind: 'status', status: 500 }));
+  t.after(() => fake.close());
+  const down = defineModel({ name: 'down', provider: 'openai', baseUrl: `${fake.url}/v1`, maxAttempts: 1, timeouts: { callMs: 20_000 } });
+  const gateway = new ModelGateway([down], { breaker: { consecutiveFailures: 2, openMs: 1_500 } });
+  const keel = await startKeel({ agents: [modelUser], gateway });
+  t.after(() => keel.close());
+  for (let i = 0; i < 2; i += 1) {
+    const id = (await keel.request('POST', '/v1/runs', { agent: 'model-user', input: null })).body.id;
+    const failed = await keel.waitForRun(id, (r) => TERMINAL.has(r.status));
+    assert.equal(failed.error.code, 'model_unavailable');
+  }
+  assert.equal(gateway.stats().breakers['down/default'], 'open');
+  const id = (await keel.request('POST', '/v1/runs', { agent: 'model-user', input: null })).body.id;
+  const waiting = await keel.waitForRun(id, (r) => r.waitingReason === 'provider_unavailable');
+  assert.equal(waiting.status, 'running', 'it waits in the model plane, still claimed');
+  const sent = fake.requests.length;
+  fake.setDefault(() => ({ kind: 'reply', text: 'recovered' }));
+  const done = await keel.waitForRun(id, (r) => TERMINAL.has(r.status));
+  assert.equal(done.status, 'succeeded');
+  assert.equal(done.result, 'recovered');
+  assert.equal(done.waitingReason, null);
+  assert.equal(fake.requests.length, sent + 1, 'one probe, no hammering');
+  const events = (await keel.request('GET', `/v1/runs/${id}/events?format=json`)).body as any[];
+  assert.ok(events.some((e) => e.type === 'model.waiting' && e.data.reason === 'provider_unavailable'));
+});

@@ -113,6 +113,8 @@ async function step(x: RunExecution, name: string, fn: () => unknown, maxAttempt
 }
 
 // --- model effect (issue 5: model gateway) ---
+/** Model calls of each live execution currently waiting (rate limit, open breakers): the run's waiting reason. */
+const modelWaits = new WeakMap<RunExecution, number>();
 /** Model versions each live execution's run has used, rebuilt by replay: later calls are pinned to them. */
 const modelPins = new WeakMap<RunExecution, Map<string, string>>();
 
@@ -150,12 +152,27 @@ async function model(x: RunExecution, deps: ContextDeps, request: ModelRequest):
   x.inflightSteps++;
   return x.track('model', async () => {
     const queuedAt = Date.now();
+    let waitedFor: string | undefined;
+    /** Clears the run's waiting reason with this effect's commit, once no other model call of the run is waiting. */
+    const clearWait = (): { waitingReason?: null } => {
+      if (waitedFor === undefined) return {};
+      const left = (modelWaits.get(x) ?? 1) - 1;
+      modelWaits.set(x, left);
+      return left === 0 ? { waitingReason: null } : {};
+    };
     try {
       let call: Awaited<ReturnType<ModelGateway['call']>>;
       try {
         const pinned = pinsOf(x).get(request.model);
         call = await deps.gateway.call(request, {
           signal: x.abort.signal, tenantId: x.run.tenantId, runId: x.runId, seq, remaining: remainingSpend(x), ...(pinned === undefined ? {} : { pinnedVersion: pinned }),
+          onWait: (reason, detail) => {
+            if (waitedFor !== undefined) return;
+            waitedFor = reason;
+            modelWaits.set(x, (modelWaits.get(x) ?? 0) + 1);
+            // The run stays claimed (it waits in memory, in the model plane) but says why it is not progressing.
+            void x.commit({ run: { waitingReason: reason }, events: [{ type: 'model.waiting', data: { seq, reason, detail } }] }).catch(() => {});
+          },
         });
       } catch (error) {
         if (x.stopped !== undefined) throw error;
@@ -167,7 +184,7 @@ async function model(x: RunExecution, deps: ContextDeps, request: ModelRequest):
         const serialized = serializeError(error, 'model_unavailable');
         await x.commit({
           journal: [{ seq, kind: 'model', name: request.model, status: 'failed', error: serialized, queuedAt, endedAt: Date.now() }],
-          run: { counters: { steps: 1 } },
+          run: { counters: { steps: 1 }, ...clearWait() },
           events: [completedEvent(seq, 'model', request.model, 'failed', queuedAt, { code: serialized.code })],
         });
         throw deserializeError(serialized);
@@ -177,7 +194,7 @@ async function model(x: RunExecution, deps: ContextDeps, request: ModelRequest):
       const attributes = toJson(call.attributes);
       await x.commit({
         journal: [{ seq, kind: 'model', name: request.model, status: 'succeeded', result, args: { attributes }, attempts: call.attempts, queuedAt, startedAt: call.startedAt, endedAt: Date.now() }],
-        run: { counters: { steps: 1, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, costUsd: usage.costUsd } },
+        run: { counters: { steps: 1, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, costUsd: usage.costUsd }, ...clearWait() },
         events: [completedEvent(seq, 'model', request.model, 'succeeded', queuedAt, {
           model: call.response.model, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, cachedInputTokens: usage.cachedInputTokens ?? 0,
           costUsd: usage.costUsd, attempts: call.attempts, attributes,

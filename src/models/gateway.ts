@@ -69,10 +69,15 @@ export interface ModelCallOptions {
   pinnedVersion?: string;
   /** What the run may still spend; checked against the call's estimate before dispatch. */
   remaining?: { tokens?: number; costUsd?: number };
+  /**
+   * Hears each wait of this call before it starts: `provider_unavailable` (every breaker open) or `rate_limited`
+   * (with the limit). The engine records it as the run's waiting reason.
+   */
+  onWait?(reason: 'provider_unavailable' | 'rate_limited', detail: string): void;
 }
 
 export class ModelGateway {
-  /** Live `model.delta` / `model.waiting` events for SSE followers (in-process, not durable). */
+  /** Live `model.delta` events for SSE followers (in-process, not durable). */
   readonly live = new LiveDeltas();
   readonly ledger = new UsageLedger();
   readonly limiter: RateLimiter;
@@ -173,7 +178,7 @@ export class ModelGateway {
         }
         // Every model in the chain has all its breakers open: wait in the model queue, not against the provider.
         attributes.waits.push({ reason: 'provider_unavailable', ms: soonestMs });
-        this.#publishWait(options, 'provider_unavailable', soonestMs);
+        options.onWait?.('provider_unavailable', `every endpoint of ${chain.map((e) => e.model.name).join(', ')} has an open circuit breaker`);
         await this.#clock.sleep(Math.max(1, soonestMs), signal);
       }
     } catch (error) {
@@ -200,7 +205,8 @@ export class ModelGateway {
         ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
       },
       points, reserveTokens: inputTokens + maxOutput.tokens, tenantId: options.tenantId, runId: options.runId, signal, onDelta,
-      onWait: (reason, ms) => this.#publishWait(options, reason, ms), attributes, onSlot,
+      onWait: (reason) => options.onWait?.('rate_limited', reason),
+      attributes, onSlot,
     }, {
       clock: this.#clock, limiter: this.limiter, retryBudget: this.#retryBudget, ledger: this.ledger, random: this.#random,
       tenantLimits: (tenantId) => this.#tenantLimits.tenants?.[tenantId] ?? this.#tenantLimits.default,
@@ -246,11 +252,6 @@ export class ModelGateway {
       if (this.live.has(runId)) this.live.publish(runId, { type: 'model.delta', data: { seq: seq ?? null, model: entry.model.name, index: index, text } });
       index += 1;
     };
-  }
-
-  #publishWait(options: ModelCallOptions, reason: string, ms: number | undefined): void {
-    if (options.runId === undefined || !this.live.has(options.runId)) return;
-    this.live.publish(options.runId, { type: 'model.waiting', data: { seq: options.seq ?? null, reason, ms: ms === undefined || !Number.isFinite(ms) ? null : ms } });
   }
 
   #entry(name: string): ModelEntry {

@@ -24,7 +24,7 @@ export interface EventRoutesDeps {
   tenantOf(request: unknown): TenantRecord;
   /** Resolves when the server shuts down, so open streams end. */
   closing: AbortSignal;
-  /** Ephemeral events (model.delta, model.waiting): written without an `id:`, so they never move the resume cursor. */
+  /** Ephemeral events (model.delta): written without an `id:`, so they never move the resume cursor. */
   live?: LiveDeltas;
 }
 
