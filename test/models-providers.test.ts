@@ -83,7 +83,7 @@ for (const kind of ['openai', 'anthropic'] as const) {
     // Streaming: the second answer arrived as ephemeral deltas (no `id:`) that add up to the committed text.
     const deltas = follower.events.filter((e) => e.event === 'model.delta');
     assert.ok(deltas.length >= 5, `expected streamed deltas, got ${deltas.length}`);
-    assert.ok(deltas.every((e) => e.id === undefined));
+    assert.ok(deltas.every((e) => e.id === undefined && e.data.attempt === 1));
     const secondSeq = completed[1]!.data.data.seq;
     assert.equal(deltas.filter((e) => e.data.seq === secondSeq).map((e) => e.data.text).join(''), 'The sum is 5, computed with care.');
     // The provider saw the tool result, the key in its own header, and a streamed request.

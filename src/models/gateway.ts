@@ -197,7 +197,7 @@ export class ModelGateway {
     const inputTokens = points.at(-1)?.tokens ?? 1;
     const maxOutput = this.#checkBudget(entry, inputTokens, request.maxOutputTokens ?? entry.model.definition.maxOutputTokens, options.remaining);
     const stream = entry.model.definition.stream ?? entry.model.definition.provider !== 'mock';
-    const onDelta = stream && options.runId !== undefined ? this.#deltaPublisher(options.runId, options.seq, entry) : undefined;
+    const onDelta = stream && options.runId !== undefined ? this.#deltaPublisher(options.runId, options.seq, entry, attributes) : undefined;
     const { answer } = await callModel(entry, {
       request: {
         messages: request.messages, tools, stream,
@@ -246,10 +246,16 @@ export class ModelGateway {
     return { text: answer.text, toolCalls: answer.toolCalls, usage, model: `${entry.model.name}@${entry.model.version}` };
   }
 
-  #deltaPublisher(runId: string, seq: number | undefined, entry: ModelEntry): (text: string) => void {
+  /** Deltas carry the attempt: a retried (or fallen-back) call streams again from its start, and followers restart. */
+  #deltaPublisher(runId: string, seq: number | undefined, entry: ModelEntry, attributes: CallAttributes): (text: string) => void {
     let index = 0;
+    let attempt = attributes.attempts;
     return (text) => {
-      if (this.live.has(runId)) this.live.publish(runId, { type: 'model.delta', data: { seq: seq ?? null, model: entry.model.name, index: index, text } });
+      if (attempt !== attributes.attempts) {
+        attempt = attributes.attempts;
+        index = 0;
+      }
+      if (this.live.has(runId)) this.live.publish(runId, { type: 'model.delta', data: { seq: seq ?? null, model: entry.model.name, attempt, index, text } });
       index += 1;
     };
   }
