@@ -48,14 +48,15 @@ export function openStore(config: KeelConfig, role: Role): { store: Store; unloc
 
 export async function startRuntime(role: Role, agentsFile: string, config: KeelConfig, log: Logger): Promise<RunningKeel> {
   const { agents, models } = await loadAgentsModule(agentsFile);
+  // --- model gateway (issue 5): models from the agents module plus the models file (KEEL_MODELS_FILE) ---
+  const modelsFile = config.modelsFile === undefined ? undefined : loadModelsFile(resolve(config.modelsFile));
+  const gateway = new ModelGateway([...models, ...(modelsFile?.models ?? [])], { ...modelsFile?.options, secret: (name) => readSecretEnv(name) });
+  // A bad models file fails here, before the store is opened or locked.
+  // --- end model gateway ---
   const { store, unlock } = openStore(config, role);
   await store.migrate();
   const registry = new AgentRegistry();
   for (const agent of agents) registry.register(agent);
-  // --- model gateway (issue 5): models from the agents module plus the models file (KEEL_MODELS_FILE) ---
-  const modelsFile = config.modelsFile === undefined ? undefined : loadModelsFile(resolve(config.modelsFile));
-  const gateway = new ModelGateway([...models, ...(modelsFile?.models ?? [])], { ...modelsFile?.options, secret: (name) => readSecretEnv(name) });
-  // --- end model gateway ---
   const orchestrator = new Orchestrator({
     store, registry, gateway, leaseTtlMs: config.leaseTtlMs, maxActiveRuns: config.maxActiveRuns,
     log: (level, message, fields) => log[level](fields ?? {}, message),
