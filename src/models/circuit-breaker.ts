@@ -15,6 +15,9 @@ export interface BreakerSettings {
   openMs: number;
 }
 
+/** How often a call waiting on a half-open breaker (its probe still out) looks again. */
+export const BREAKER_PROBE_POLL_MS = 100;
+
 export const BREAKER_DEFAULTS: BreakerSettings = { consecutiveFailures: 5, failureRatio: 0.5, windowCalls: 20, minCalls: 10, openMs: 5_000 };
 
 export type Admission = { admitted: true; probe: boolean } | { admitted: false; retryInMs: number };
@@ -40,9 +43,11 @@ export class CircuitBreaker {
     return this.#status;
   }
 
-  /** Milliseconds until an open breaker lets a probe through (0 unless open). */
+  /** Milliseconds until a call may be admitted: the rest of the open period, a poll while a probe is out, else 0. */
   retryInMs(): number {
-    if (this.status !== 'open') return 0;
+    const status = this.status;
+    if (status === 'half_open') return this.#probeOut ? BREAKER_PROBE_POLL_MS : 0;
+    if (status !== 'open') return 0;
     return Math.max(0, this.#openedAt + this.settings.openMs - this.#clock.now());
   }
 
@@ -54,7 +59,7 @@ export class CircuitBreaker {
       this.#probeOut = true;
       return { admitted: true, probe: true };
     }
-    return { admitted: false, retryInMs: status === 'open' ? this.retryInMs() : this.settings.openMs };
+    return { admitted: false, retryInMs: this.retryInMs() };
   }
 
   /** Whether `admit` would succeed now, without taking the probe. */

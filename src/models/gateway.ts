@@ -160,7 +160,6 @@ export class ModelGateway {
     const signal = AbortSignal.any([options.signal, deadline.signal]);
     const attributes: ModelCallResult['attributes'] = { model: `${first.model.name}@${first.model.version}`, attempts: 0, waits: [], fallbacks: [] };
     let startedAt: number | undefined;
-    this.ledger.logicalCall(first.model.name);
     try {
       for (;;) {
         let soonestMs = Number.POSITIVE_INFINITY;

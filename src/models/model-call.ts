@@ -60,6 +60,7 @@ const ENDPOINT_FAILURE_CODES = new Set(['model_unavailable', 'model_timeout', 'm
 export async function callModel(entry: ModelEntry, input: CallInput, deps: CallDeps): Promise<AttemptOutcome> {
   const provider = entry.model.name;
   deps.retryBudget.firstAttempt(provider);
+  deps.ledger.logicalCall(provider);
   for (let attempt = 1; ; attempt += 1) {
     input.signal.throwIfAborted();
     try {

@@ -109,20 +109,23 @@ export class RateLimiter {
     return { requests: state.log.length, tokens: state.tokens, inFlight: state.inFlight };
   }
 
+  /** Sleeps until `waitMs` passes (on the clock) or a reservation settles, whichever is first; leaves no listener. */
   async #waitFor(waitMs: number | undefined, signal: AbortSignal): Promise<void> {
-    const released = new Promise<void>((resolve) => this.#released.push(resolve));
-    if (waitMs === undefined) {
-      await Promise.race([released, new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }))]);
-      return;
-    }
-    const timer = new AbortController();
-    const onAbort = (): void => timer.abort(signal.reason);
+    const wake = new AbortController();
+    const onAbort = (): void => wake.abort(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
+    const onRelease = (): void => wake.abort();
+    this.#released.push(onRelease);
     try {
-      await Promise.race([released, this.#clock.sleep(Math.max(1, waitMs), timer.signal)]);
+      if (waitMs === undefined) {
+        await new Promise<void>((resolve) => wake.signal.addEventListener('abort', () => resolve(), { once: true }));
+      } else {
+        await this.#clock.sleep(Math.max(1, waitMs), wake.signal).catch(() => {});
+      }
     } finally {
       signal.removeEventListener('abort', onAbort);
-      if (!timer.signal.aborted) timer.abort();
+      this.#released = this.#released.filter((fn) => fn !== onRelease);
+      if (!wake.signal.aborted) wake.abort();
     }
     signal.throwIfAborted();
   }
