@@ -166,3 +166,26 @@ test('with every breaker open and no fallback, a call waits (provider_unavailabl
   assert.equal(result.attributes.waits[0]!.reason, 'provider_unavailable');
   assert.equal(openai.requests.length, sent + 1);
 });
+
+test('a stream cut mid-way is retried; live deltas restart with the new attempt and the answer is whole', async (t) => {
+  const { openai, anthropic } = await fakes(t);
+  const text = 'a fairly long streamed answer';
+  for (const fake of [openai, anthropic]) {
+    fake.enqueue({ kind: 'reply', text, chunkChars: 4, dropAfterPieces: 3 });
+    fake.setDefault(() => ({ kind: 'reply', text, chunkChars: 4 }));
+  }
+  const gateway = new ModelGateway([modelOn('openai', openai, { stream: true }), modelOn('anthropic', anthropic, { stream: true })], { random: () => 0 });
+  for (const name of ['openai', 'anthropic']) {
+    const deltas: Array<{ attempt: number; index: number; text: string }> = [];
+    const unsubscribe = gateway.live.subscribe(`run_${name}`, (event) => deltas.push(event.data as never));
+    const result = await gateway.call(ask(name), { signal: never, runId: `run_${name}`, seq: 1 });
+    unsubscribe();
+    assert.equal(result.response.text, text, name);
+    assert.equal(result.attempts, 2, name);
+    const first = deltas.filter((d) => d.attempt === 1);
+    const second = deltas.filter((d) => d.attempt === 2);
+    assert.ok(first.length >= 1 && first.length <= 3, `${name}: ${first.length} deltas before the cut`);
+    assert.equal(second.map((d) => d.text).join(''), text, name);
+    assert.deepEqual(second.map((d) => d.index), second.map((_, i) => i));
+  }
+});

@@ -35,7 +35,8 @@ const anthropicProtocol: Protocol = {
     let index = 0;
     if (text !== '') {
       send({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
-      for (const piece of pieces(text, reply.chunkChars ?? 4)) {
+      for (const [n, piece] of pieces(text, reply.chunkChars ?? 4).entries()) {
+        if (n === reply.dropAfterPieces) return void res.destroy();
         send({ type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } });
         await new Promise((resolve) => setImmediate(resolve));
       }

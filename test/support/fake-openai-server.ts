@@ -31,7 +31,8 @@ const openAiProtocol: Protocol = {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     const send = (chunk: object) => res.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', ...chunk })}\n\n`);
     send({ choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
-    for (const piece of pieces(text, reply.chunkChars ?? 4)) {
+    for (const [n, piece] of pieces(text, reply.chunkChars ?? 4).entries()) {
+      if (n === reply.dropAfterPieces) return void res.destroy();
       send({ choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] });
       await new Promise((resolve) => setImmediate(resolve));
     }

@@ -15,6 +15,8 @@ export interface FakeReply {
   delayMs?: number;
   /** Split streamed text into pieces of this many characters (default 4). */
   chunkChars?: number;
+  /** Streamed replies only: cut the connection after this many text pieces (a provider dying mid-stream). */
+  dropAfterPieces?: number;
 }
 
 export type FakeBehaviour =
