@@ -100,3 +100,35 @@ for (const kind of ['openai', 'anthropic'] as const) {
     }
   });
 }
+
+test('one agent uses both providers in one run: Anthropic asks for a tool, OpenAI writes the answer, both streamed', async (t) => {
+  const anthropic = await startFakeAnthropic(() => ({ kind: 'reply', text: 'I will add them.', toolCalls: [{ name: 'add', args: { a: 40, b: 2 } }] }));
+  const openai = await startFakeOpenAi((body) => ({ kind: 'reply', text: `Final: ${body.messages.at(-1).content}` }));
+  t.after(() => anthropic.close());
+  t.after(() => openai.close());
+  const models = [
+    defineModel({ name: 'claude', provider: 'anthropic', baseUrl: anthropic.url, apiKeyEnv: 'FAKE_ANTHROPIC_KEY' }),
+    defineModel({ name: 'gpt', provider: 'openai', baseUrl: `${openai.url}/v1`, apiKeyEnv: 'FAKE_OPENAI_KEY' }),
+  ];
+  const both = defineAgent({
+    name: 'both', version: '1',
+    async run(ctx, input: string) {
+      const plan = await ctx.model({ model: 'claude', messages: [{ role: 'user', content: input }], tools: [add] });
+      const call = plan.toolCalls[0]!;
+      const sum = await ctx.tool(add, call.args as { a: number; b: number });
+      const answer = await ctx.model({ model: 'gpt', messages: [{ role: 'user', content: `the sum is ${sum.sum}` }] });
+      return { planner: plan.model, writer: answer.model, text: answer.text };
+    },
+  });
+  const gateway = new ModelGateway(models, { secret: (name) => (name === 'FAKE_OPENAI_KEY' ? OPENAI_KEY : ANTHROPIC_KEY) });
+  const keel = await startKeel({ agents: [both], gateway });
+  t.after(() => keel.close());
+  const id = (await keel.request('POST', '/v1/runs', { agent: 'both', input: 'add 40 and 2' })).body.id;
+  const run = await keel.waitForRun(id, (r) => TERMINAL.has(r.status));
+  assert.equal(run.status, 'succeeded', JSON.stringify(run.error));
+  assert.deepEqual(run.result, { planner: 'claude@1', writer: 'gpt@1', text: 'Final: the sum is 42' });
+  assert.equal(anthropic.requests[0]!.body.tools[0].name, 'add');
+  assert.equal(anthropic.requests[0]!.body.stream, true);
+  assert.equal(openai.requests[0]!.body.stream, true);
+  assert.equal(run.counters.steps, 3);
+});
