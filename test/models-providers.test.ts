@@ -131,4 +131,12 @@ test('one agent uses both providers in one run: Anthropic asks for a tool, OpenA
   assert.equal(anthropic.requests[0]!.body.stream, true);
   assert.equal(openai.requests[0]!.body.stream, true);
   assert.equal(run.counters.steps, 3);
+  // Per-tenant accounting: the tenant's usage is the sum of its runs' committed counters.
+  const usage = await keel.request('GET', '/v1/usage');
+  assert.equal(usage.status, 200);
+  assert.deepEqual(
+    { runs: usage.body.runs, inputTokens: usage.body.inputTokens, outputTokens: usage.body.outputTokens },
+    { runs: 1, inputTokens: run.counters.inputTokens, outputTokens: run.counters.outputTokens },
+  );
+  assert.ok(usage.body.inputTokens > 0);
 });

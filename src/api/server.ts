@@ -15,6 +15,7 @@ import type { LiveDeltas } from '../models/live-deltas.ts';
 import { registerAdminRoutes } from './routes/admin.ts';
 import { registerEventRoutes } from './routes/events.ts';
 import { registerRunRoutes } from './routes/runs.ts';
+import { registerUsageRoutes } from './routes/usage.ts';
 
 export const PAYLOAD_MAX_BYTES_DEFAULT = 1024 * 1024;
 
@@ -80,6 +81,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   registerRunRoutes(app, { store: options.store, registry: options.registry, tenantOf });
   registerEventRoutes(app, { store: options.store, hub, tenantOf, closing: closing.signal, ...(options.live === undefined ? {} : { live: options.live }) });
   registerAdminRoutes(app, { store: options.store, adminKey: options.adminKey });
+  registerUsageRoutes(app, { store: options.store, tenantOf }); // model gateway (issue 5)
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
