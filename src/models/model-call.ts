@@ -103,6 +103,7 @@ async function attemptOnce(entry: ModelEntry, input: CallInput, deps: CallDeps):
   }
   let release: () => void = () => {};
   let sentAt = 0;
+  let sent = false;
   replica.stats.queued += 1;
   try {
     release = await acquire(replica, input.signal, entry);
@@ -111,24 +112,26 @@ async function attemptOnce(entry: ModelEntry, input: CallInput, deps: CallDeps):
     input.onSlot();
     deps.ledger.attempt(entry.model.name);
     input.attributes.attempts += 1;
-    sentAt = deps.clock.now();
+    // Durations are measured, not simulated: the injected clock paces waits, performance.now() times the provider.
+    sentAt = performance.now();
+    sent = true;
     const answer = await withTimeout(entry.attemptTimeoutMs, input.signal, (signal) =>
       entry.provider.complete({ ...input.request, model: entry.model, endpoint: replica.endpoint }, signal, input.onDelta === undefined ? {} : { onDelta: input.onDelta }),
     );
     usedTokens = answer.inputTokens + answer.outputTokens;
     replica.breaker.succeeded(admission.probe);
-    replica.stats.observe({ serviceMs: deps.clock.now() - sentAt, firstTokenMs: answer.firstTokenMs, inputTokens: answer.inputTokens, cachedInputTokens: answer.cachedInputTokens ?? 0 });
+    replica.stats.observe({ serviceMs: performance.now() - sentAt, firstTokenMs: answer.firstTokenMs, inputTokens: answer.inputTokens, cachedInputTokens: answer.cachedInputTokens ?? 0 });
     replica.stats.remember(input.points);
     return { answer, replica };
   } catch (error) {
-    if (sentAt === 0) replica.stats.queued -= 1;
+    if (!sent) replica.stats.queued -= 1;
     if (input.signal.aborted || !isKeelError(error)) replica.breaker.released(admission.probe);
     else if (ENDPOINT_FAILURE_CODES.has(error.code)) replica.breaker.failed(admission.probe);
     // A 4xx or a 429 proves the endpoint answers: a probe that gets one closes the breaker.
     else replica.breaker.succeeded(admission.probe);
     throw error;
   } finally {
-    if (sentAt !== 0) replica.stats.inFlight -= 1;
+    if (sent) replica.stats.inFlight -= 1;
     release();
     reservation.settle(usedTokens);
   }
