@@ -106,3 +106,21 @@ test('a call over its rate limit waits with an explainable reason on the run, an
   assert.equal(cancelled.status, 'cancelled');
   assert.equal(cancelled.waitingReason, null);
 });
+
+test('models that bill to one provider account share its limits', async () => {
+  const clock = new ManualClock(0);
+  const models = ['small', 'large'].map((name) => defineModel({ name, provider: 'mock', account: 'org' }));
+  const gateway = new ModelGateway(models, { clock, accounts: { org: { rpm: 2 } } });
+  const signal = new AbortController().signal;
+  const ask = (model: string) => gateway.call({ model, messages: [{ role: 'user', content: model }] }, { signal });
+  await ask('small');
+  await ask('large');
+  let third = false;
+  const pending = ask('small').then(() => (third = true));
+  for (let i = 0; i < 5; i += 1) await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(third, false, 'the account allows 2 requests a minute across both models');
+  clock.advance(60_000);
+  await pending;
+  assert.equal(third, true);
+  assert.equal(gateway.limiter.usage('account:org').requests, 1);
+});

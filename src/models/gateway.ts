@@ -55,6 +55,8 @@ export interface ModelGatewayOptions {
   retryBudget?: Partial<RetryBudgetSettings>;
   breaker?: Partial<BreakerSettings>;
   tenantLimits?: TenantLimits;
+  /** Limits per provider account, shared by the models that name it in `account`. */
+  accounts?: Record<string, ModelRateLimits>;
   /** Reads an API key from the named environment variable; default none (keys unset). */
   secret?: (envName: string) => string | undefined;
 }
@@ -86,6 +88,7 @@ export class ModelGateway {
   readonly #clock: Clock;
   readonly #retryBudget: RetryBudget;
   readonly #tenantLimits: TenantLimits;
+  readonly #accounts: Record<string, ModelRateLimits>;
 
   /**
    * Builds a gateway over `definitions`; the built-in `mock` model is added unless one is named `mock`.
@@ -99,6 +102,7 @@ export class ModelGateway {
     this.limiter = new RateLimiter(this.#clock);
     this.#retryBudget = new RetryBudget({ ...RETRY_BUDGET_DEFAULTS, ...options.retryBudget }, this.#clock);
     this.#tenantLimits = options.tenantLimits ?? {};
+    this.#accounts = options.accounts ?? {};
     const providers = new Map<string, ModelProvider>([['mock', new MockProvider()], ['openai', new OpenAiProvider()], ['anthropic', new AnthropicProvider()]]);
     for (const provider of options.providers ?? []) providers.set(provider.name, provider);
     const seen = new Set<string>();
@@ -110,6 +114,9 @@ export class ModelGateway {
     const deps = { providers, breaker: { ...BREAKER_DEFAULTS, ...options.breaker }, clock: this.#clock, secret: options.secret ?? (() => undefined) };
     for (const definition of all) this.#models.set(definition.name, buildEntry(definition, deps));
     for (const definition of all) {
+      if (definition.account !== undefined && options.accounts?.[definition.account] === undefined) {
+        throw configInvalid(`model ${definition.name}: account ${definition.account} has no entry in accounts`);
+      }
       for (const fallback of definition.fallbacks ?? []) {
         if (!this.#models.has(fallback) || fallback === definition.name) throw configInvalid(`model ${definition.name}: fallback ${fallback} is not another configured model`);
       }
@@ -209,6 +216,7 @@ export class ModelGateway {
     }, {
       clock: this.#clock, limiter: this.limiter, retryBudget: this.#retryBudget, ledger: this.ledger, random: this.#random,
       tenantLimits: (tenantId) => this.#tenantLimits.tenants?.[tenantId] ?? this.#tenantLimits.default,
+      accountLimits: (account) => this.#accounts[account] ?? {},
     });
     attributes.model = `${entry.model.name}@${entry.model.version}`;
     if (answer.providerModel !== undefined) (attributes as ModelCallResult['attributes']).providerModel = answer.providerModel;

@@ -32,6 +32,7 @@ export interface CallDeps {
   ledger: UsageLedger;
   random: () => number;
   tenantLimits(tenantId: string): ModelRateLimits | undefined;
+  accountLimits(account: string): ModelRateLimits;
 }
 
 export interface CallInput {
@@ -59,7 +60,9 @@ const ENDPOINT_FAILURE_CODES = new Set(['model_unavailable', 'model_timeout', 'm
 
 export async function callModel(entry: ModelEntry, input: CallInput, deps: CallDeps): Promise<AttemptOutcome> {
   const provider = entry.model.name;
-  deps.retryBudget.firstAttempt(provider);
+  // The retry budget protects a provider account: models sharing one share its budget.
+  const budgetKey = entry.model.definition.account === undefined ? `model:${provider}` : `account:${entry.model.definition.account}`;
+  deps.retryBudget.firstAttempt(budgetKey);
   deps.ledger.logicalCall(provider);
   for (let attempt = 1; ; attempt += 1) {
     input.signal.throwIfAborted();
@@ -70,7 +73,7 @@ export async function callModel(entry: ModelEntry, input: CallInput, deps: CallD
       if (!isKeelError(error) || !error.retryable) throw error;
       if (error.code === 'provider_unavailable') throw error;
       if (attempt >= entry.maxAttempts) throw exhausted(entry, attempt, error, 'attempts');
-      const verdict = deps.retryBudget.tryRetry(provider, input.runId);
+      const verdict = deps.retryBudget.tryRetry(budgetKey, input.runId);
       if (!verdict.allowed) {
         deps.ledger.retryDenied(provider);
         input.attributes.retryDenied = verdict.reason;
@@ -86,6 +89,8 @@ export async function callModel(entry: ModelEntry, input: CallInput, deps: CallD
 async function attemptOnce(entry: ModelEntry, input: CallInput, deps: CallDeps): Promise<AttemptOutcome> {
   const replica = choose(entry, input);
   const keys = [{ key: `model:${entry.model.name}`, limits: entry.model.definition.limits ?? {} }];
+  const account = entry.model.definition.account;
+  if (account !== undefined) keys.push({ key: `account:${account}`, limits: deps.accountLimits(account) });
   const tenantLimits = input.tenantId === undefined ? undefined : deps.tenantLimits(input.tenantId);
   if (tenantLimits !== undefined) keys.push({ key: `tenant:${input.tenantId}`, limits: tenantLimits });
   const waitStart = deps.clock.now();

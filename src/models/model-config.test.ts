@@ -46,6 +46,13 @@ describe('models file', () => {
     assert.throws(() => parseModelsFile({ models: [], breaker: { failureRatio: 2 } }), configInvalid(/breaker\.failureRatio/));
   });
 
+  it('an account a model names must be configured', () => {
+    const { models } = parseModelsFile({ models: [{ name: 'a', provider: 'mock', account: 'org' }] });
+    assert.throws(() => new ModelGateway(models), configInvalid(/account org has no entry/));
+    const ok = parseModelsFile({ models: [{ name: 'a', provider: 'mock', account: 'org' }], accounts: { org: { tpm: 1_000 } } });
+    assert.doesNotThrow(() => new ModelGateway(ok.models, ok.options));
+  });
+
   it('a fallback must be another configured model', () => {
     const { models } = parseModelsFile({ models: [{ name: 'a', provider: 'mock', fallbacks: ['nope'] }] });
     assert.throws(() => new ModelGateway(models), configInvalid(/fallback nope/));

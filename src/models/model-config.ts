@@ -35,6 +35,7 @@ const Model = z.strictObject({
   maxConcurrency: positiveInt.optional(),
   maxAttempts: z.number().int().min(1).max(10).optional(),
   limits: Limits.optional(),
+  account: name.optional(),
   timeouts: z.strictObject({ attemptMs: positiveInt.optional(), callMs: positiveInt.optional() }).optional(),
   maxOutputTokens: positiveInt.optional(),
   stream: z.boolean().optional(),
@@ -48,12 +49,14 @@ export const ModelsFile = z.strictObject({
     consecutiveFailures: positiveInt.optional(), failureRatio: z.number().gt(0).max(1).optional(), windowCalls: positiveInt.optional(), minCalls: positiveInt.optional(), openMs: positiveInt.optional(),
   }).optional(),
   tenantLimits: z.strictObject({ default: Limits.optional(), tenants: z.record(z.string(), Limits).optional() }).optional(),
+  /** Limits shared by every model naming the account (a provider organisation's RPM/TPM). */
+  accounts: z.record(name, Limits).optional(),
 });
 export type ModelsFile = z.infer<typeof ModelsFile>;
 
 export interface LoadedModels {
   models: ModelDefinition[];
-  options: Pick<ModelGatewayOptions, 'retryBudget' | 'breaker' | 'tenantLimits'>;
+  options: Pick<ModelGatewayOptions, 'retryBudget' | 'breaker' | 'tenantLimits' | 'accounts'>;
 }
 
 /**

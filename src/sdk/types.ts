@@ -187,8 +187,13 @@ export interface ModelDefinition {
   maxConcurrency?: number;
   /** Attempts per call for retryable provider errors. */
   maxAttempts?: number;
-  /** Provider-wide limits of this model (all replicas together). */
+  /** Limits of this model (all replicas together). */
   limits?: ModelRateLimits;
+  /**
+   * The provider account (API key / organisation) this model bills to: models naming the same account share that
+   * account's limits (gateway option / models file `accounts`) and one retry budget.
+   */
+  account?: string;
   timeouts?: { attemptMs?: number; callMs?: number };
   /** Output tokens reserved when a request does not say `maxOutputTokens`. */
   maxOutputTokens?: number;
