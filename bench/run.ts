@@ -14,6 +14,7 @@ import { runKeelPostgres } from './scenarios/keel-postgres.ts';
 import { runLatencyAlone } from './scenarios/latency-alone.ts';
 import { runThroughput } from './scenarios/throughput.ts';
 import { runWaitingRss } from './scenarios/waiting-rss.ts';
+import { runModelGateway } from './scenarios/model-gateway.ts';
 import { renderReport, type BenchResults, type SkippedScenario } from './report.ts';
 import { machineInfo, makeTempDir, progress, removeDir } from './support.ts';
 
@@ -25,6 +26,7 @@ const SCENARIOS = {
   'waiting-rss': (quick: boolean) => runWaitingRss({ quick }),
   'dbos-reference': (quick: boolean) => runDbosReference({ quick }),
   'keel-postgres': (quick: boolean) => runKeelPostgres({ quick }),
+  'model-gateway': (quick: boolean) => runModelGateway({ quick }),
 } as const;
 type ScenarioName = keyof typeof SCENARIOS;
 
@@ -37,6 +39,7 @@ const PLAN: Array<{ key: keyof BenchResults['scenarios']; scenario: ScenarioName
   { key: 'waitingRss', scenario: 'waiting-rss' },
   { key: 'dbosReference', scenario: 'dbos-reference', needsPostgres: true },
   { key: 'keelPostgres', scenario: 'keel-postgres', needsPostgres: true },
+  { key: 'modelGateway', scenario: 'model-gateway' },
   { key: 'fsyncAfter', scenario: 'fsync-ceiling' },
 ];
 

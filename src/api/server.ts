@@ -11,11 +11,13 @@ import { authenticateTenant } from './auth.ts';
 import { errorHandler } from './error-boundary.ts';
 import { readJsonBody } from './json-body.ts';
 import { EventHub } from './event-hub.ts';
+import type { LiveDeltas } from '../models/live-deltas.ts';
 import { registerAdminRoutes } from './routes/admin.ts';
 import { registerEventRoutes } from './routes/events.ts';
 import { registerRunRoutes } from './routes/runs.ts';
 import { registerScheduleRoutes } from './routes/schedules.ts';
 import type { ScheduleService } from '../schedules/schedule-service.ts';
+import { registerUsageRoutes } from './routes/usage.ts';
 
 export const PAYLOAD_MAX_BYTES_DEFAULT = 1024 * 1024;
 
@@ -30,6 +32,8 @@ export interface ApiOptions {
   version?: string;
   /** Serves /v1/schedules when given. */
   schedules?: ScheduleService;
+  /** Ephemeral live events (model.delta) of runs executing in this process, written to SSE followers. */
+  live?: LiveDeltas;
 }
 
 const TENANT = Symbol('keel.tenant');
@@ -79,9 +83,10 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   };
 
   registerRunRoutes(app, { store: options.store, registry: options.registry, tenantOf });
-  registerEventRoutes(app, { store: options.store, hub, tenantOf, closing: closing.signal });
+  registerEventRoutes(app, { store: options.store, hub, tenantOf, closing: closing.signal, ...(options.live === undefined ? {} : { live: options.live }) });
   registerAdminRoutes(app, { store: options.store, adminKey: options.adminKey });
   if (options.schedules !== undefined) registerScheduleRoutes(app, { schedules: options.schedules, adminKey: options.adminKey, tenantOf });
+  registerUsageRoutes(app, { store: options.store, tenantOf }); // model gateway (issue 5)
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {

@@ -12,6 +12,8 @@ import { Orchestrator } from '../engine/orchestrator.ts';
 import { AgentRegistry } from '../engine/registry.ts';
 import { KeelError } from '../errors/keel-error.ts';
 import { ModelGateway } from '../models/gateway.ts';
+import { loadModelsFile } from '../models/model-config.ts';
+import { readSecretEnv } from '../config/config.ts';
 import { PostgresStore } from '../store/postgres/postgres-store.ts';
 import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import type { Store } from '../store/store.ts';
@@ -59,13 +61,18 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
     log.warn({ crashAt: config.testCrashAt }, 'fault injection armed (KEEL_TEST_CRASH_AT): this process will SIGKILL itself; for tests only');
   }
   const { agents, models, tools } = await loadAgentsModule(agentsFile);
+  // --- model gateway (issue 5): models from the agents module plus the models file (KEEL_MODELS_FILE) ---
+  const modelsFile = config.modelsFile === undefined ? undefined : loadModelsFile(resolve(config.modelsFile));
+  const gateway = new ModelGateway([...models, ...(modelsFile?.models ?? [])], { ...modelsFile?.options, secret: (name) => readSecretEnv(name) });
+  // A bad models file fails here, before the store is opened or locked.
+  // --- end model gateway ---
   const { store, unlock } = openStore(config, role);
   await store.migrate();
   const registry = new AgentRegistry();
   for (const agent of agents) registry.register(agent);
   for (const tool of tools) registry.registerTool(tool);
   const orchestrator = new Orchestrator({
-    store, registry, gateway: new ModelGateway(models), leaseTtlMs: config.leaseTtlMs, maxActiveRuns: config.maxActiveRuns, poisonAfterLeaseLosses: config.poisonLeaseLosses,
+    store, registry, gateway, leaseTtlMs: config.leaseTtlMs, maxActiveRuns: config.maxActiveRuns, poisonAfterLeaseLosses: config.poisonLeaseLosses,
     log: (level, message, fields) => log[level](fields ?? {}, message),
   });
   // A store this process owns alone (the SQLite file under its lock): a dead predecessor's leases are taken back at
@@ -87,7 +94,7 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   let app: FastifyInstance | undefined;
   let address: string | undefined;
   if (role !== 'worker') {
-    app = await buildApi({ store, registry, adminKey: config.adminKey, payloadMaxBytes: config.payloadMaxBytes, ready: () => true, logger: log.child({ role: 'api' }), schedules: schedules.service });
+    app = await buildApi({ store, registry, live: gateway.live, adminKey: config.adminKey, payloadMaxBytes: config.payloadMaxBytes, ready: () => true, logger: log.child({ role: 'api' }), schedules: schedules.service });
     address = await app.listen({ port: config.port, host: config.host });
   }
   return {

@@ -83,6 +83,7 @@ describe('loadConfig parsing', () => {
       KEEL_TEST_CRASH_AT: 'commit.before-notify:3',
       KEEL_SCHEDULER_TICK_MS: '250',
       KEEL_SCHEDULER_LEASE_MS: '60000',
+      KEEL_MODELS_FILE: './keel.models.json',
     };
     assert.deepEqual(Object.keys(env).sort(), Object.keys(ENV_VARS).sort(), 'this test covers every variable');
     const { config, unknownVariables } = loadConfig(env);
@@ -105,6 +106,7 @@ describe('loadConfig parsing', () => {
       testCrashAt: 'commit.before-notify:3',
       schedulerTickMs: 250,
       schedulerLeaseMs: 60_000,
+      modelsFile: './keel.models.json',
     });
     assert.deepEqual(unknownVariables, []);
   });

@@ -28,6 +28,8 @@ const ConfigSchema = z.object({
   // Schedules (src/schedules)
   schedulerTickMs: integer(50, 60_000).default(1_000),
   schedulerLeaseMs: integer(1_000, 3_600_000).default(30_000),
+  // --- model gateway (issue 5) ---
+  modelsFile: z.string().min(1).optional(),
 });
 export type KeelConfig = z.infer<typeof ConfigSchema>;
 
@@ -51,6 +53,7 @@ export const ENV_VARS = {
   KEEL_TEST_CRASH_AT: 'testCrashAt',
   KEEL_SCHEDULER_TICK_MS: 'schedulerTickMs',
   KEEL_SCHEDULER_LEASE_MS: 'schedulerLeaseMs',
+  KEEL_MODELS_FILE: 'modelsFile',
 } as const satisfies Record<string, keyof KeelConfig>;
 
 export interface LoadedConfig {
@@ -75,3 +78,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   const unknownVariables = Object.keys(env).filter((name) => name.startsWith('KEEL_') && !(name in ENV_VARS));
   return { config: parsed.data, unknownVariables };
 }
+
+// --- model gateway (issue 5) ---
+/** Environment variable names an API key may be read from: what a models file may name in `apiKeyEnv`. */
+const SECRET_ENV_NAME = /^[A-Z_][A-Z0-9_]{0,127}$/;
+
+/**
+ * Reads the API key held in the environment variable `name` (named by a models file's `apiKeyEnv`). Keys stay in
+ * the environment: Keel never stores or logs them. Names must look like environment variables.
+ * @example
+ * readSecretEnv('OPENAI_API_KEY'); // 'sk-…' or undefined
+ */
+export function readSecretEnv(name: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (!SECRET_ENV_NAME.test(name)) throw new KeelError('config_invalid', `apiKeyEnv ${JSON.stringify(name)} is not an environment variable name`);
+  const value = env[name];
+  return value === undefined || value === '' ? undefined : value;
+}
+// --- end model gateway ---

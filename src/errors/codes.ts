@@ -44,6 +44,18 @@ export const ERROR_CODES = {
   cancelled: { status: 409, meaning: 'The run was cancelled.' },
   model_not_found: { status: 400, meaning: 'The model name is not configured.' },
   model_unavailable: { status: 503, meaning: 'The model provider failed on every attempt.' },
+  // --- Model gateway (issue 5) ---
+  model_rate_limited: { status: 429, meaning: 'The model provider answered 429 (rate limited); retried while the retry budget allows.' },
+  model_timeout: { status: 504, meaning: 'A model attempt or the whole model call exceeded its time limit.' },
+  model_response_invalid: { status: 502, meaning: 'The model provider sent a body that could not be parsed or used.' },
+  model_request_invalid: { status: 400, meaning: 'The model provider rejected the request as invalid (400/422); not retried.' },
+  model_context_length_exceeded: { status: 400, meaning: 'The request is longer than the model’s context window; not retried.' },
+  model_auth_failed: { status: 502, meaning: 'The model provider refused the configured credentials (401/403); not retried.' },
+  model_endpoint_not_found: { status: 502, meaning: 'The model provider has no such model or path (404); not retried.' },
+  model_request_too_large: { status: 400, meaning: 'A model call needs more tokens than a tokens-per-minute limit allows at all.' },
+  model_version_unavailable: { status: 409, meaning: 'The run is pinned to a model version this process does not serve.' },
+  provider_unavailable: { status: 503, meaning: 'Every endpoint of the model (and its fallbacks) has an open circuit breaker.' },
+  // --- end model gateway ---
   // Engine and store
   stale_write: { status: 409, meaning: 'A commit was fenced off: the lease or the run state moved on.' },
   store_busy: { status: 503, meaning: 'The store is temporarily unavailable; retry.' },

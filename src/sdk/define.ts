@@ -61,9 +61,11 @@ export function defineTool<I, O extends Json | void>(spec: Omit<ToolDefinition<I
 }
 
 /**
- * Declares a named model the gateway can call. Only the deterministic `mock` provider exists so far.
+ * Declares a named model the gateway can call: `openai` (any OpenAI-compatible endpoint), `anthropic`, or the
+ * deterministic `mock`. API keys are named by environment variable (`apiKeyEnv`), never written here.
  * @example
  * export const scripted = defineModel({ name: 'planner', provider: 'mock', options: { latencyMs: 50 } });
+ * export const gpt = defineModel({ name: 'gpt', provider: 'openai', providerModel: 'gpt-4o-mini', apiKeyEnv: 'OPENAI_API_KEY' });
  */
 export function defineModel(spec: Omit<ModelDefinition, 'kind'>): ModelDefinition {
   assertName('Model', spec.name);

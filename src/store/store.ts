@@ -15,6 +15,7 @@ import type {
   RunRecord,
   TenantRecord,
 } from './records.ts';
+import type { TenantUsage } from './usage.ts';
 
 /**
  * Why a run changed: `events` (new events only), `runnable` (it may be claimed now), `cancel` (a cancel was
@@ -175,6 +176,8 @@ export interface Store {
   /** Creates the tenant if missing and attaches the key to it if it is not attached yet. */
   ensureTenant(name: string, apiKeyHash: string): Promise<TenantRecord>;
   findTenantByKeyHash(apiKeyHash: string): Promise<TenantRecord | null>;
+  /** Sums of the committed counters of the tenant's runs (model gateway, issue 5). */
+  tenantUsage(tenantId: string): Promise<TenantUsage>;
 
   // Runs
   /** Inserts the run (and its `run.created` event), or returns the run already created with the same idempotency key. */

@@ -298,5 +298,28 @@ export function storeConformance(factory: StoreFactory): void {
       assert.deepEqual(reclaimed.map((r) => r.id), [a], 'a released run is ordinary');
       assert.deepEqual(suspects.map((r) => r.id), [b], 'a dead owner’s run is a suspect');
     }));
+    // --- model gateway (issue 5) ---
+    test('tenantUsage: sums the committed counters of the tenant\'s runs, and only its own', () => withStore(factory, async (store, tenantId) => {
+      const other = await store.createTenant(`other-${Math.random().toString(36).slice(2)}`, `hash-${Math.random()}`);
+      assert.deepEqual(await store.tenantUsage(tenantId), { runs: 0, steps: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 });
+      for (const t of [tenantId, tenantId, other.id]) await store.createRun(newRun(t));
+      const claimed = await store.claimRuns({ owner: 'w', limit: 10, leaseMs: 60_000, served: SERVED });
+      for (const [i, run] of claimed.entries()) {
+        await store.commit({
+          runId: run.id, leaseToken: run.leaseToken, expectedStateVersion: run.stateVersion,
+          journal: [{ seq: 1, kind: 'model', name: 'm', status: 'succeeded', result: 'ok' }],
+          run: { counters: { steps: 1, inputTokens: 100 * (i + 1), outputTokens: 10, costUsd: 0.25 } },
+        });
+      }
+      const mine = await store.tenantUsage(tenantId);
+      const theirs = await store.tenantUsage(other.id);
+      assert.equal(mine.runs, 2);
+      assert.equal(theirs.runs, 1);
+      assert.equal(mine.steps + theirs.steps, 3);
+      assert.equal(mine.inputTokens + theirs.inputTokens, 600);
+      assert.equal(mine.outputTokens, 20);
+      assert.ok(Math.abs(mine.costUsd - 0.5) < 1e-9);
+    }));
+    // --- end model gateway ---
   });
 }

@@ -18,6 +18,7 @@ import { ChangeListener } from './change-listener.ts';
 import { migratePostgres } from './migrate.ts';
 import { loadPgStatements, type PgStatements } from './statements.ts';
 import { CHANGE_CHANNEL, PgWriteQueue, type PgWriteScope } from './write-queue.ts';
+import { toTenantUsage, type TenantUsage } from '../usage.ts';
 
 export const PG_POOL_MAX_CONNECTIONS_DEFAULT = 10;
 const CLAIMABLE_STATUSES = JSON.stringify(statusesAllowing('claim'));
@@ -169,6 +170,10 @@ export class PostgresStore implements Store {
   async findTenantByKeyHash(apiKeyHash: string): Promise<TenantRecord | null> {
     const row = await this.#s['find-tenant-by-key'].row(this.#pool, { key_hash: apiKeyHash });
     return row === undefined ? null : toTenant(row);
+  }
+
+  async tenantUsage(tenantId: string): Promise<TenantUsage> {
+    return toTenantUsage((await this.#s['tenant-usage'].row(this.#pool, { tenant_id: tenantId }))!);
   }
 
   // Runs

@@ -20,6 +20,7 @@ import { notQuarantined } from '../quarantine.ts';
 import { jsonText, toEvent, toJournalEntry, toRun, toTenant } from '../rows.ts';
 import { prepareStatements, type Statements } from './statements.ts';
 import { WRITE_BATCH_MAX_OPS, WriteBatcher, type WriteScope } from './write-batcher.ts';
+import { toTenantUsage, type TenantUsage } from '../usage.ts';
 
 /**
  * Claims and heartbeats acknowledge nobody outside Keel, so they need no fsync of their own: a later fsync'd commit
@@ -145,6 +146,10 @@ export class SqliteStore implements Store {
   async findTenantByKeyHash(apiKeyHash: string): Promise<TenantRecord | null> {
     const row = this.#s['find-tenant-by-key'].get({ key_hash: apiKeyHash }) as Row | undefined;
     return row === undefined ? null : toTenant(row);
+  }
+
+  async tenantUsage(tenantId: string): Promise<TenantUsage> {
+    return toTenantUsage(this.#s['tenant-usage'].get({ tenant_id: tenantId }) as Row);
   }
 
   // Runs
