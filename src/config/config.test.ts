@@ -31,6 +31,8 @@ describe('loadConfig defaults', () => {
       payloadMaxBytes: 1024 * 1024,
       logLevel: 'info',
       url: 'http://127.0.0.1:7070',
+      // telemetry (issue 9): content redacted, tracing off, no separate metrics listener
+      telemetryIncludeContent: false, metricsHost: '127.0.0.1', otelSdkDisabled: false, otelServiceName: 'keel',
     });
     assert.deepEqual(unknownVariables, []);
     for (const optional of ['apiKey', 'adminKey', 'databaseUrl'] as const) assert.equal(config[optional], undefined);

@@ -16,6 +16,7 @@ export const STATEMENT_NAMES = [
   'commit-run', 'commit-effect', 'upsert-journal', 'load-journal', 'list-events', 'request-cancel',
   'insert-input', 'get-input', 'consume-input', 'wake-on-input', 'wake-run', 'wake-if-ready', 'insert-audit',
   'find-execution', 'resolve-execution',
+  'live-run-counts', 'run-queue', 'count-unknown-executions', // live metrics (issue 9)
 ] as const;
 export type StatementName = (typeof STATEMENT_NAMES)[number];
 
