@@ -14,6 +14,7 @@ import { EventHub } from './event-hub.ts';
 import { registerAdminRoutes } from './routes/admin.ts';
 import { registerEventRoutes } from './routes/events.ts';
 import { registerRunRoutes } from './routes/runs.ts';
+import { registerMetricsRoute } from './routes/metrics.ts';
 
 export const PAYLOAD_MAX_BYTES_DEFAULT = 1024 * 1024;
 
@@ -77,6 +78,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   registerRunRoutes(app, { store: options.store, registry: options.registry, tenantOf });
   registerEventRoutes(app, { store: options.store, hub, tenantOf, closing: closing.signal });
   registerAdminRoutes(app, { store: options.store, adminKey: options.adminKey });
+  registerMetricsRoute(app, { adminKey: options.adminKey }); // telemetry (issue 9)
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {

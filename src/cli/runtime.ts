@@ -14,6 +14,11 @@ import { ModelGateway } from '../models/gateway.ts';
 import { PostgresStore } from '../store/postgres/postgres-store.ts';
 import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import type { Store } from '../store/store.ts';
+import { observeStore } from '../telemetry/observed-store.ts';
+import { withRunContext } from '../telemetry/log-context.ts';
+import { startMetricsListener } from '../telemetry/metrics-listener.ts';
+import { telemetry } from '../telemetry/telemetry.ts';
+import { startTracing, tracingOptionsFrom } from '../telemetry/tracing.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { loadAgentsModule } from './load-agents.ts';
 
@@ -31,6 +36,8 @@ export interface RunningKeel {
   /** The API key printed for the dev tenant (dev role, generated when KEEL_API_KEY is unset). */
   devApiKey: string | undefined;
   recovered: number;
+  /** Where GET /metrics is served without auth (KEEL_METRICS_PORT), if anywhere. */
+  metricsAddress: string | undefined;
   stop(): Promise<void>;
 }
 
@@ -50,9 +57,16 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   await store.migrate();
   const registry = new AgentRegistry();
   for (const agent of agents) registry.register(agent);
+  const gateway = new ModelGateway(models);
+  // --- telemetry (issue 9): traces (off unless OTEL_* says otherwise), metrics derived from the store, run context in logs
+  const stopTracing = startTracing(tracingOptionsFrom(config));
+  const detachStore = telemetry.attachStore(store);
+  telemetry.providerOf = (model) => (gateway.has(model) ? gateway.resolve(model).definition.provider : undefined);
+  const metricsListener = config.metricsPort === undefined ? undefined : await startMetricsListener(config.metricsHost, config.metricsPort);
+  // --- end telemetry
   const orchestrator = new Orchestrator({
-    store, registry, gateway: new ModelGateway(models), leaseTtlMs: config.leaseTtlMs, maxActiveRuns: config.maxActiveRuns,
-    log: (level, message, fields) => log[level](fields ?? {}, message),
+    store: observeStore(store, telemetry), registry, gateway, leaseTtlMs: config.leaseTtlMs, maxActiveRuns: config.maxActiveRuns,
+    log: (level, message, fields) => log[level](withRunContext(fields), message),
   });
   // A store this process owns alone (the SQLite file under its lock): a dead predecessor's leases are taken back at
   // once. A shared store waits for leases to expire instead: their holders may be alive.
@@ -73,9 +87,13 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   }
   return {
     store, orchestrator, app, address, devApiKey, recovered,
+    metricsAddress: metricsListener?.address,
     async stop() {
       await app?.close();
+      await metricsListener?.close();
       await orchestrator.stop();
+      detachStore();
+      await stopTracing(); // flushes the spans of runs that ended during shutdown
       await store.close();
       unlock();
     },

@@ -74,6 +74,10 @@ describe('loadConfig parsing', () => {
       KEEL_LOG_LEVEL: 'debug',
       KEEL_DATABASE_URL: 'postgres://keel@localhost/keel',
       KEEL_URL: 'https://keel.example.com',
+      // telemetry (issue 9)
+      KEEL_TELEMETRY_INCLUDE_CONTENT: 'true', KEEL_METRICS_PORT: '9464', KEEL_METRICS_HOST: '0.0.0.0', OTEL_TRACES_EXPORTER: 'otlp',
+      OTEL_SDK_DISABLED: 'false', OTEL_SERVICE_NAME: 'keel-prod', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces',
     };
     assert.deepEqual(Object.keys(env).sort(), Object.keys(ENV_VARS).sort(), 'this test covers every variable');
     const { config, unknownVariables } = loadConfig(env);
@@ -90,6 +94,8 @@ describe('loadConfig parsing', () => {
       logLevel: 'debug',
       databaseUrl: 'postgres://keel@localhost/keel',
       url: 'https://keel.example.com',
+      telemetryIncludeContent: true, metricsPort: 9464, metricsHost: '0.0.0.0', otelTracesExporter: 'otlp', otelSdkDisabled: false,
+      otelServiceName: 'keel-prod', otelExporterOtlpEndpoint: 'http://collector:4318', otelExporterOtlpTracesEndpoint: 'http://collector:4318/v1/traces',
     });
     assert.deepEqual(unknownVariables, []);
   });

@@ -11,6 +11,7 @@ import { createAgentContext } from './agent-context.ts';
 import type { AgentRegistry } from './registry.ts';
 import { RunExecution } from './run-execution.ts';
 import { newRunId } from './ids.ts';
+import { telemetry } from '../telemetry/telemetry.ts';
 
 export const LEASE_TTL_MS_DEFAULT = 15_000;
 export const MAX_ACTIVE_RUNS_DEFAULT = 2_000;
@@ -50,6 +51,7 @@ export class Orchestrator {
   #heartbeatTimer: NodeJS.Timeout | undefined;
   #wakeTimer: { at: number; timer: NodeJS.Timeout } | undefined;
   #unsubscribe: (() => void) | undefined;
+  #unregisterPool: (() => void) | undefined;
   #drained: Array<() => void> = [];
   /** Time from an effect's commit to the next dispatch of the same run, in nanoseconds. */
   readonly dispatchLatency: RecordableHistogram = createHistogram();
@@ -74,6 +76,7 @@ export class Orchestrator {
     if (this.#running) return;
     this.#running = true;
     this.#unsubscribe = this.#store.onChange((changes) => this.#onChanges(changes));
+    this.#unregisterPool = telemetry.registerPool('tools-inline', this.#toolSlots); // telemetry (issue 9)
     this.#pollTimer = setInterval(() => this.#claim(), this.#pollIntervalMs);
     this.#heartbeatTimer = setInterval(() => void this.#heartbeat(), Math.max(50, Math.floor(this.#leaseTtlMs / 3)));
     this.#claim();
@@ -87,6 +90,7 @@ export class Orchestrator {
     clearInterval(this.#heartbeatTimer);
     if (this.#wakeTimer !== undefined) clearTimeout(this.#wakeTimer.timer);
     this.#unsubscribe?.();
+    this.#unregisterPool?.();
     while (this.#claiming) await new Promise((r) => setImmediate(r));
     if (this.#active.size === 0) return;
     const drained = new Promise<void>((resolve) => this.#drained.push(resolve));

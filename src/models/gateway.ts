@@ -8,6 +8,8 @@ import { MockProvider } from './mock-provider.ts';
 import type { ModelProvider, ProviderRequest, ProviderResponse, ResolvedModel } from './provider.ts';
 import { Semaphore, SemaphoreFullError } from '../scheduling/semaphore.ts';
 import { toModelToolSpec } from './tool-spec.ts';
+import { modelCallReporter } from '../telemetry/model-calls.ts';
+import { telemetry } from '../telemetry/telemetry.ts';
 
 export const MODEL_MAX_CONCURRENCY_DEFAULT = 64;
 export const MODEL_MAX_ATTEMPTS_DEFAULT = 3;
@@ -65,6 +67,7 @@ export class ModelGateway {
     }
     const all = seen.has(BUILT_IN_MOCK.name) ? definitions : [BUILT_IN_MOCK, ...definitions];
     for (const definition of all) this.#models.set(definition.name, entryFor(definition, providers));
+    for (const [name, entry] of this.#models) telemetry.registerPool(`model:${name}`, entry.slots); // telemetry (issue 9)
   }
 
   has(name: string): boolean {
@@ -106,17 +109,22 @@ export class ModelGateway {
     const onSlot = () => {
       startedAt ??= Date.now();
     };
+    const report = modelCallReporter(entry.provider.name, entry.model.name); // telemetry (issue 9)
     for (let attempt = 1; ; attempt += 1) {
       signal.throwIfAborted();
       try {
         const answer = await attemptOnce(entry, providerRequest, signal, onSlot);
+        report.end('ok', attempt);
         return { response: toResponse(entry.model, answer), attempts: attempt, startedAt: startedAt ?? Date.now() };
       } catch (error) {
+        report.attemptFailed(error);
         // Whatever the provider threw while being cancelled, the caller asked about the cancellation.
-        if (signal.aborted) throw signal.reason;
-        if (!isKeelError(error) || !error.retryable) throw error;
-        if (attempt >= maxAttempts) throw exhausted(entry.model, attempt, error);
-        await abortableDelay(retryDelayMs(attempt, error.retryAfterMs, this.#random), signal);
+        if (signal.aborted) throw report.end('cancelled', attempt, signal.reason);
+        if (!isKeelError(error) || !error.retryable) throw report.end('error', attempt, error);
+        if (attempt >= maxAttempts) throw report.end('error', attempt, exhausted(entry.model, attempt, error));
+        await abortableDelay(retryDelayMs(attempt, error.retryAfterMs, this.#random), signal).catch((e: unknown) => {
+          throw report.end('cancelled', attempt, e);
+        });
       }
     }
   }

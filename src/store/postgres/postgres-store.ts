@@ -69,7 +69,7 @@ export class PostgresStore implements Store {
     const emit = (changes: readonly RunChange[]) => {
       for (const listener of this.#listeners) listener(changes);
     };
-    this.#writes = new PgWriteQueue(this.#pool, this.#origin, channel, emit);
+    this.#writes = new PgWriteQueue(this.#pool, this.#origin, channel, emit, this.durability === 'fsync');
     this.#listener = new ChangeListener(options.connectionString, this.#origin, channel, emit);
   }
 

@@ -7,6 +7,7 @@
 import type { Pool, PoolClient } from 'pg';
 import { KeelError } from '../../errors/keel-error.ts';
 import type { ChangeSignal, RunChange } from '../store.ts';
+import { telemetry } from '../../telemetry/telemetry.ts';
 
 export const PG_WRITE_BATCH_MAX_OPS = 512;
 /**
@@ -55,7 +56,11 @@ export class PgWriteQueue {
   #closed = false;
   readonly stats = { writes: 0, transactions: 0, fsyncedTransactions: 0 };
 
-  constructor(pool: Pool, origin: string, channel: string, onCommitted: (changes: readonly RunChange[]) => void) {
+  /** Sessions commit with synchronous_commit on (durability fsync): an acknowledged commit is flushed. */
+  readonly #flushesOnCommit: boolean;
+
+  constructor(pool: Pool, origin: string, channel: string, onCommitted: (changes: readonly RunChange[]) => void, flushesOnCommit = true) {
+    this.#flushesOnCommit = flushesOnCommit;
     this.#pool = pool;
     this.#origin = origin;
     this.#channel = channel;
@@ -186,6 +191,7 @@ export class PgWriteQueue {
     this.stats.writes += batch.length;
     this.stats.transactions += 1;
     if (fsync) this.stats.fsyncedTransactions += 1;
+    telemetry.commitBatch(batch.length, fsync && this.#flushesOnCommit, batch.filter((w) => w.fsync).length);
     batch.forEach((write, i) => write.resolve(values[i]));
     if (touched.length > 0) this.#onCommitted(touched);
     return true;

@@ -4,6 +4,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { KeelError } from '../../errors/keel-error.ts';
 import type { ChangeSignal, RunChange } from '../store.ts';
+import { telemetry } from '../../telemetry/telemetry.ts';
 
 /** Upper bound on writes sharing one transaction, so one fsync never waits behind an unbounded batch. */
 export const WRITE_BATCH_MAX_OPS = 1024;
@@ -115,6 +116,7 @@ export class WriteBatcher {
     this.stats.writes += batch.length;
     this.stats.transactions += 1;
     if (this.#synchronous === 'FULL' && !skipFsync) this.stats.fsyncedTransactions += 1;
+    telemetry.commitBatch(batch.length, this.#synchronous === 'FULL' && !skipFsync, batch.filter((w) => w.fsync).length);
     batch.forEach((write, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) write.resolve(outcome.value);
