@@ -15,6 +15,9 @@ export type BreakerState = keyof typeof BREAKER_STATE_VALUE;
 export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  // prom-client also exports these three as gauges named *_total, which `promtool check metrics` rejects (only
+  // counters end in _total); the same numbers remain, per type, in nodejs_active_{handles,requests,resources}.
+  for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) registry.removeSingleMetric(name);
   const r = [registry];
   return {
     registry,
