@@ -15,7 +15,7 @@ import { PostgresStore } from '../store/postgres/postgres-store.ts';
 import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import type { Store } from '../store/store.ts';
 import { observeStore } from '../telemetry/observed-store.ts';
-import { withRunContext } from '../telemetry/log-context.ts';
+import { runScopedLog } from '../telemetry/log-context.ts';
 import { startMetricsListener } from '../telemetry/metrics-listener.ts';
 import { telemetry } from '../telemetry/telemetry.ts';
 import { startTracing, tracingOptionsFrom } from '../telemetry/tracing.ts';
@@ -66,7 +66,7 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   // --- end telemetry
   const orchestrator = new Orchestrator({
     store: observeStore(store, telemetry), registry, gateway, leaseTtlMs: config.leaseTtlMs, maxActiveRuns: config.maxActiveRuns,
-    log: (level, message, fields) => log[level](withRunContext(fields), message),
+    log: runScopedLog(log),
   });
   // A store this process owns alone (the SQLite file under its lock): a dead predecessor's leases are taken back at
   // once. A shared store waits for leases to expire instead: their holders may be alive.
