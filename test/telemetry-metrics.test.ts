@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { freePort, startKeelProcess, type KeelProcess } from './support/keel-process.ts';
+import { createFreshDatabase } from './support/fresh-database.ts';
+import { postgresAvailable } from './support/postgres.ts';
 import { assertPromtoolAccepts, client, has, metric, parseSamples, until, type Sample } from './support/telemetry.ts';
 
 const AGENTS = fileURLToPath(new URL('./fixtures/telemetry-agents.ts', import.meta.url));
@@ -167,4 +169,29 @@ test('/metrics: promtool accepts it, and each metric changes as expected under a
   assert.equal(resolved.status, 202);
   assert.equal((await finish(charge)).status, 'succeeded');
   await until('the unknown execution to be gone', async () => (metric((await scrape(keel!.url)).samples, 'keel_unknown_executions') === 0 ? true : undefined));
+});
+
+test('/metrics on Postgres: promtool accepts it; live runs, the queue and commits come from the Postgres store', { timeout: 60_000, skip: !(await postgresAvailable()) }, async (t) => {
+  const db = await createFreshDatabase();
+  const dir = mkdtempSync(join(tmpdir(), 'keel-telemetry-pg-'));
+  const keel = await startKeelProcess({ agents: AGENTS, dataDir: join(dir, 'data'), port: await freePort(), apiKey: KEY, env: { KEEL_ADMIN_KEY: ADMIN, KEEL_DATABASE_URL: db.url } });
+  t.after(async () => {
+    await keel.kill('SIGKILL');
+    await db.drop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const api = client(keel.url, KEY);
+  const done = (await api('POST', '/v1/runs', { agent: 'spender', input: {} })).body.id as string;
+  const traced = (await api('POST', '/v1/runs', { agent: 'traced', input: { topic: 'pg' } })).body.id as string;
+  await until('the spender to succeed', async () => ((await api('GET', `/v1/runs/${done}`)).body.status === 'succeeded' ? true : undefined));
+  const tenantId = (await api('GET', `/v1/runs/${traced}`)).body.tenantId as string;
+  const { text, samples } = await until('the traced run to wait, seen in keel_tenant_runs', async () => {
+    const s = await scrape(keel.url);
+    return metric(s.samples, 'keel_tenant_runs', { tenant: tenantId, state: 'waiting' }) === 1 ? s : undefined;
+  });
+  assertPromtoolAccepts(text);
+  assert.equal(metric(samples, 'keel_runs_total', { tenant: tenantId, agent: 'spender', status: 'succeeded' }), 1);
+  assert.equal(metric(samples, 'keel_pool_queue_depth', { pool: 'runs' }), 0);
+  assert.ok(metric(samples, 'keel_commit_batch_size_count') > 0, 'the Postgres write queue reports its transactions');
+  assert.equal(metric(samples, 'keel_commits_not_durable'), 0, 'synchronous_commit on: every acknowledged commit is flushed');
 });
