@@ -162,4 +162,13 @@ test('traces: KEEL_TELEMETRY_INCLUDE_CONTENT=true puts arguments and results int
   assert.deepEqual(tools.map((s) => JSON.parse(String(attr(s, 'keel.tool.args'))).q).sort(), ['alpha-secret', 'beta-secret']);
   const model = receiver.spans.map((r) => r.span).find((s) => s.name === 'model priced')!;
   assert.match(String(attr(model, 'keel.effect.result')), /secret prompt about tracing/);
+
+  // A child run is its own trace, linked to its parent run's root span.
+  const api = client(keel.url, KEY);
+  const parentId = (await api('POST', '/v1/runs', { agent: 'parent', input: null })).body.id as string;
+  await until('the parent to succeed', async () => ((await api('GET', `/v1/runs/${parentId}`)).body.status === 'succeeded' ? true : undefined));
+  const childRoot = await until('the child run’s root span', async () =>
+    receiver.spans.map((r) => r.span as OtlpSpan & { links?: Array<{ traceId: string; spanId: string }> })
+      .find((s) => s.name === 'run spender' && attr(s, 'keel.run.parent_id') === parentId));
+  assert.deepEqual(childRoot.links?.map((l) => [hex(l.traceId), hex(l.spanId)]), [[runTraceId(parentId), runRootSpanId(parentId)]]);
 });

@@ -113,5 +113,5 @@ function observeRunEnd(t: Telemetry, commit: RunCommit, labels: RunLabels | unde
       'keel.run.status': status, 'keel.run.outcome': outcome, ...(labels.parentRunId !== null ? { 'keel.run.parent_id': labels.parentRunId } : {}),
     },
     error: status === 'succeeded' ? undefined : outcome,
-  });
+  }, labels.parentRunId);
 }

@@ -38,13 +38,17 @@ export function recordRunChildSpan(runId: string, span: SpanRecord): void {
   s.end(new Date(Math.max(span.startMs, span.endMs)));
 }
 
-/** Records the run's root span, with the ids every child already points at. */
-export function recordRunRootSpan(runId: string, span: SpanRecord): void {
+/**
+ * Records the run's root span, with the ids every child already points at. A child run is its own trace, linked to
+ * its parent run's root span.
+ */
+export function recordRunRootSpan(runId: string, span: SpanRecord, parentRunId?: string | null): void {
   const active = activeTracing();
   if (active === undefined) return;
+  const links = parentRunId == null ? [] : [{ context: { traceId: runTraceId(parentRunId), spanId: runRootSpanId(parentRunId), traceFlags: TraceFlags.SAMPLED } }];
   // The SDK takes ids from its generator; startSpan is synchronous, so the override covers exactly this span.
   active.ids.next = { traceId: runTraceId(runId), spanId: runRootSpanId(runId) };
-  const s = active.tracer.startSpan(span.name, { startTime: new Date(span.startMs), attributes: span.attributes, kind: SpanKind.INTERNAL, root: true });
+  const s = active.tracer.startSpan(span.name, { startTime: new Date(span.startMs), attributes: span.attributes, kind: SpanKind.INTERNAL, root: true, links });
   active.ids.next = undefined;
   if (span.error !== undefined) s.setStatus({ code: SpanStatusCode.ERROR, message: span.error });
   s.end(new Date(Math.max(span.startMs, span.endMs)));
