@@ -140,6 +140,7 @@ test('traces: a run is one trace — root run span; model, two parallel tools, t
   // Redaction by default: no prompt, argument or result reached the collector.
   assert.equal(attr(tools[0]!, 'keel.tool.args'), '[redacted]');
   assert.equal(attr(model[0]!, 'keel.effect.result'), '[redacted]');
+  assert.equal(attr(model[0]!, 'keel.model.prompt'), '[redacted]');
   assert.ok(!receiver.bodies.join('').includes('secret'), 'nothing of the run’s content was exported');
 });
 
@@ -162,6 +163,7 @@ test('traces: KEEL_TELEMETRY_INCLUDE_CONTENT=true puts arguments and results int
   assert.deepEqual(tools.map((s) => JSON.parse(String(attr(s, 'keel.tool.args'))).q).sort(), ['alpha-secret', 'beta-secret']);
   const model = receiver.spans.map((r) => r.span).find((s) => s.name === 'model priced')!;
   assert.match(String(attr(model, 'keel.effect.result')), /secret prompt about tracing/);
+  assert.deepEqual(JSON.parse(String(attr(model, 'keel.model.prompt'))), [{ role: 'user', content: 'secret prompt about tracing' }]);
 
   // A child run is its own trace, linked to its parent run's root span.
   const api = client(keel.url, KEY);

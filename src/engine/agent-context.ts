@@ -11,6 +11,7 @@ import type { AgentRegistry } from './registry.ts';
 import { isTerminal } from './run-status.ts';
 import { budgetError, toJson, type RunExecution } from './run-execution.ts';
 import { runTool } from './tool-runner.ts';
+import { rememberPrompt } from '../telemetry/model-prompts.ts';
 
 export interface ContextDeps {
   gateway: ModelGateway;
@@ -118,6 +119,7 @@ async function model(x: RunExecution, deps: ContextDeps, request: ModelRequest):
   if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed')) return settled(entry) as unknown as ModelResponse;
   checkStepBudget(x);
   checkSpendBudget(x);
+  rememberPrompt(x.runId, seq, request.messages); // telemetry (issue 9): the prompt for the model span, if content is on
   x.inflightSteps++;
   return x.track('model', async () => {
     const queuedAt = Date.now();

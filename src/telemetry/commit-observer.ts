@@ -6,6 +6,7 @@ import type { Attributes } from '@opentelemetry/api';
 import { ERROR_CODES } from '../errors/codes.ts';
 import type { Json } from '../sdk/types.ts';
 import type { JournalWrite, RunCommit } from '../store/store.ts';
+import { takePrompt } from './model-prompts.ts';
 import { contentAttribute } from './redaction.ts';
 import { forgetRun, runLabels, type RunLabels } from './run-labels.ts';
 import { recordRunChildSpan, recordRunRootSpan } from './run-spans.ts';
@@ -86,6 +87,7 @@ function observeEffect(t: Telemetry, runId: string, labels: RunLabels | undefine
     });
     if (t.providerOf !== undefined) attributes['gen_ai.system'] = t.providerOf(w.name) ?? 'unknown';
   }
+  if (w.kind === 'model') attributes['keel.model.prompt'] = contentAttribute(takePrompt(runId, w.seq), include);
   if (w.status === 'succeeded' && w.kind !== 'sleep') attributes['keel.effect.result'] = contentAttribute(w.result, include);
   recordRunChildSpan(runId, { name: `${w.kind} ${w.name}`, startMs: queuedAt, endMs: endedAt, attributes, error: w.status === 'failed' ? (w.error?.code ?? 'failed') : undefined });
 }
