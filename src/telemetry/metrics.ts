@@ -1,7 +1,8 @@
 // Keel's Prometheus metrics: one prom-client registry per process and every metric definition, with its name,
 // unit and labels in one place. It holds no logic beyond recording; it never reads the store or the clock itself
 // (derived gauges get their values from the collectors in live-gauges.ts and ratio-gauges.ts).
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { registerProcessMetrics } from './process-metrics.ts';
 
 /** Seconds, from a millisecond to six hours: effects range from an in-memory step to a human answering a question. */
 export const DURATION_BUCKETS_SECONDS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600, 21600];
@@ -14,10 +15,7 @@ export type BreakerState = keyof typeof BREAKER_STATE_VALUE;
 
 export function createMetrics() {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
-  // prom-client also exports these three as gauges named *_total, which `promtool check metrics` rejects (only
-  // counters end in _total); the same numbers remain, per type, in nodejs_active_{handles,requests,resources}.
-  for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) registry.removeSingleMetric(name);
+  registerProcessMetrics(registry);
   const r = [registry];
   return {
     registry,
