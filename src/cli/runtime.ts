@@ -59,7 +59,7 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   for (const agent of agents) registry.register(agent);
   const gateway = new ModelGateway(models);
   // --- telemetry (issue 9): traces (off unless OTEL_* says otherwise), metrics derived from the store, run context in logs
-  const stopTracing = startTracing(tracingOptionsFrom(config));
+  const stopTracing = await startTracing(tracingOptionsFrom(config));
   const detachStore = telemetry.attachStore(store);
   telemetry.providerOf = (model) => (gateway.has(model) ? gateway.resolve(model).definition.provider : undefined);
   const metricsListener = config.metricsPort === undefined ? undefined : await startMetricsListener(config.metricsHost, config.metricsPort);

@@ -1,10 +1,9 @@
 // OpenTelemetry tracing: sets up the SDK's tracer provider and OTLP/HTTP exporter from Keel's configuration (the
 // standard OTEL_* variables), or nothing at all. Off by default: then `tracingEnabled()` is false, no provider is
 // built, and callers skip building spans (the API's tracer is a no-op). It never throws into the caller's path.
+import { randomBytes } from 'node:crypto';
 import { trace, type Tracer } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, ConsoleSpanExporter, RandomIdGenerator, TracerProvider, type IdGenerator, type SpanExporter } from '@opentelemetry/sdk-trace';
+import type { IdGenerator, SpanExporter, TracerProvider } from '@opentelemetry/sdk-trace';
 import type { KeelConfig } from '../config/config.ts';
 
 const TRACER_NAME = 'keel';
@@ -36,13 +35,12 @@ export function tracingOptionsFrom(config: KeelConfig): TracingOptions {
  * run-spans.ts), so every process that records part of a run lands in the same trace. Random otherwise.
  */
 class OverridableIdGenerator implements IdGenerator {
-  readonly #random = new RandomIdGenerator();
   next: { traceId: string; spanId: string } | undefined;
   generateTraceId(): string {
-    return this.next?.traceId ?? this.#random.generateTraceId();
+    return this.next?.traceId ?? randomBytes(16).toString('hex');
   }
   generateSpanId(): string {
-    return this.next?.spanId ?? this.#random.generateSpanId();
+    return this.next?.spanId ?? randomBytes(8).toString('hex');
   }
 }
 
@@ -69,9 +67,15 @@ export function activeTracing(): Pick<TracingState, 'tracer' | 'ids'> | undefine
   return state;
 }
 
-/** Starts tracing for this process (once); returns its shutdown, which flushes buffered spans. */
-export function startTracing(options: TracingOptions): () => Promise<void> {
+/**
+ * Starts tracing for this process (once); returns its shutdown, which flushes buffered spans. The SDK and the
+ * exporter are loaded only here, so a process with tracing off never loads them.
+ */
+export async function startTracing(options: TracingOptions): Promise<() => Promise<void>> {
   if (options.exporter === 'none' || state !== undefined) return async () => {};
+  const [{ BatchSpanProcessor, ConsoleSpanExporter, TracerProvider }, { OTLPTraceExporter }, { resourceFromAttributes }] = await Promise.all([
+    import('@opentelemetry/sdk-trace'), import('@opentelemetry/exporter-trace-otlp-http'), import('@opentelemetry/resources'),
+  ]);
   const exporter: SpanExporter = options.exporter === 'console' ? new ConsoleSpanExporter() : new OTLPTraceExporter(options.url === undefined ? {} : { url: options.url });
   const ids = new OverridableIdGenerator();
   const provider = new TracerProvider({
