@@ -18,6 +18,7 @@ import { registerRunRoutes } from './routes/runs.ts';
 import { registerScheduleRoutes } from './routes/schedules.ts';
 import type { ScheduleService } from '../schedules/schedule-service.ts';
 import { registerUsageRoutes } from './routes/usage.ts';
+import { registerMetricsRoute } from './routes/metrics.ts';
 
 export const PAYLOAD_MAX_BYTES_DEFAULT = 1024 * 1024;
 
@@ -87,6 +88,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   registerAdminRoutes(app, { store: options.store, adminKey: options.adminKey });
   if (options.schedules !== undefined) registerScheduleRoutes(app, { schedules: options.schedules, adminKey: options.adminKey, tenantOf });
   registerUsageRoutes(app, { store: options.store, tenantOf }); // model gateway (issue 5)
+  registerMetricsRoute(app, { adminKey: options.adminKey }); // telemetry (issue 9)
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {

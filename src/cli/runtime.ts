@@ -18,6 +18,11 @@ import { PostgresStore } from '../store/postgres/postgres-store.ts';
 import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import type { Store } from '../store/store.ts';
 import { createSchedulesPlane, type SchedulesPlane } from '../schedules/schedules-plane.ts';
+import { observeStore } from '../telemetry/observed-store.ts';
+import { runScopedLog } from '../telemetry/log-context.ts';
+import { startMetricsListener } from '../telemetry/metrics-listener.ts';
+import { telemetry } from '../telemetry/telemetry.ts';
+import { startTracing, tracingOptionsFrom } from '../telemetry/tracing.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { loadAgentsModule } from './load-agents.ts';
 
@@ -36,6 +41,8 @@ export interface RunningKeel {
   devApiKey: string | undefined;
   recovered: number;
   schedules: SchedulesPlane;
+  /** Where GET /metrics is served without auth (KEEL_METRICS_PORT), if anywhere. */
+  metricsAddress: string | undefined;
   stop(): Promise<void>;
 }
 
@@ -71,9 +78,16 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   const registry = new AgentRegistry();
   for (const agent of agents) registry.register(agent);
   for (const tool of tools) registry.registerTool(tool);
+  // --- telemetry (issue 9): traces (off unless OTEL_* says otherwise), metrics derived from the store, run context in logs
+  const stopTracing = await startTracing(tracingOptionsFrom(config));
+  const detachStore = telemetry.attachStore(store);
+  telemetry.providerOf = (model) => (gateway.has(model) ? gateway.resolve(model).definition.provider : undefined);
+  const metricsListener = config.metricsPort === undefined ? undefined : await startMetricsListener(config.metricsHost, config.metricsPort);
+  // --- end telemetry
   const orchestrator = new Orchestrator({
-    store, registry, gateway, leaseTtlMs: config.leaseTtlMs, maxActiveRuns: config.maxActiveRuns, poisonAfterLeaseLosses: config.poisonLeaseLosses,
-    log: (level, message, fields) => log[level](fields ?? {}, message),
+    store: observeStore(store, telemetry), registry, gateway, leaseTtlMs: config.leaseTtlMs, maxActiveRuns: config.maxActiveRuns,
+    poisonAfterLeaseLosses: config.poisonLeaseLosses,
+    log: runScopedLog(log),
   });
   // A store this process owns alone (the SQLite file under its lock): a dead predecessor's leases are taken back at
   // once. A shared store waits for leases to expire instead: their holders may be alive.
@@ -99,10 +113,14 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   }
   return {
     store, orchestrator, app, address, devApiKey, recovered, schedules,
+    metricsAddress: metricsListener?.address,
     async stop() {
       await app?.close();
+      await metricsListener?.close();
       await schedules.scheduler.stop();
       await orchestrator.stop();
+      detachStore();
+      await stopTracing(); // flushes the spans of runs that ended during shutdown
       await store.close();
       unlock();
     },

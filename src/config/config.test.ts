@@ -36,6 +36,8 @@ describe('loadConfig defaults', () => {
       url: 'http://127.0.0.1:7070',
       schedulerTickMs: 1_000,
       schedulerLeaseMs: 30_000,
+      // telemetry (issue 9): content redacted, tracing off, no separate metrics listener
+      telemetryIncludeContent: false, metricsHost: '127.0.0.1', otelSdkDisabled: false, otelServiceName: 'keel',
     });
     assert.deepEqual(unknownVariables, []);
     for (const optional of ['apiKey', 'adminKey', 'databaseUrl'] as const) assert.equal(config[optional], undefined);
@@ -84,6 +86,10 @@ describe('loadConfig parsing', () => {
       KEEL_SCHEDULER_TICK_MS: '250',
       KEEL_SCHEDULER_LEASE_MS: '60000',
       KEEL_MODELS_FILE: './keel.models.json',
+      // telemetry (issue 9)
+      KEEL_TELEMETRY_INCLUDE_CONTENT: 'true', KEEL_METRICS_PORT: '9464', KEEL_METRICS_HOST: '0.0.0.0', OTEL_TRACES_EXPORTER: 'otlp',
+      OTEL_SDK_DISABLED: 'false', OTEL_SERVICE_NAME: 'keel-prod', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces',
     };
     assert.deepEqual(Object.keys(env).sort(), Object.keys(ENV_VARS).sort(), 'this test covers every variable');
     const { config, unknownVariables } = loadConfig(env);
@@ -107,6 +113,8 @@ describe('loadConfig parsing', () => {
       schedulerTickMs: 250,
       schedulerLeaseMs: 60_000,
       modelsFile: './keel.models.json',
+      telemetryIncludeContent: true, metricsPort: 9464, metricsHost: '0.0.0.0', otelTracesExporter: 'otlp', otelSdkDisabled: false,
+      otelServiceName: 'keel-prod', otelExporterOtlpEndpoint: 'http://collector:4318', otelExporterOtlpTracesEndpoint: 'http://collector:4318/v1/traces',
     });
     assert.deepEqual(unknownVariables, []);
   });

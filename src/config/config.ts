@@ -30,6 +30,19 @@ const ConfigSchema = z.object({
   schedulerLeaseMs: integer(1_000, 3_600_000).default(30_000),
   // --- model gateway (issue 5) ---
   modelsFile: z.string().min(1).optional(),
+  // --- telemetry (issue 9) ---
+  /** Prompts, tool arguments and results in spans; redacted unless turned on. */
+  telemetryIncludeContent: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+  /** A second listener serving only GET /metrics, without auth (bind it where only Prometheus can reach it). */
+  metricsPort: integer(0, 65535).optional(),
+  metricsHost: z.string().min(1).default('127.0.0.1'),
+  /** Standard OpenTelemetry variables Keel reads to decide whether to trace (the SDK reads the rest itself). */
+  otelTracesExporter: z.enum(['none', 'otlp', 'console']).optional(),
+  otelSdkDisabled: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+  otelServiceName: z.string().min(1).default('keel'),
+  otelExporterOtlpEndpoint: z.string().url().optional(),
+  otelExporterOtlpTracesEndpoint: z.string().url().optional(),
+  // --- end telemetry ---
 });
 export type KeelConfig = z.infer<typeof ConfigSchema>;
 
@@ -54,6 +67,16 @@ export const ENV_VARS = {
   KEEL_SCHEDULER_TICK_MS: 'schedulerTickMs',
   KEEL_SCHEDULER_LEASE_MS: 'schedulerLeaseMs',
   KEEL_MODELS_FILE: 'modelsFile',
+  // --- telemetry (issue 9) ---
+  KEEL_TELEMETRY_INCLUDE_CONTENT: 'telemetryIncludeContent',
+  KEEL_METRICS_PORT: 'metricsPort',
+  KEEL_METRICS_HOST: 'metricsHost',
+  OTEL_TRACES_EXPORTER: 'otelTracesExporter',
+  OTEL_SDK_DISABLED: 'otelSdkDisabled',
+  OTEL_SERVICE_NAME: 'otelServiceName',
+  OTEL_EXPORTER_OTLP_ENDPOINT: 'otelExporterOtlpEndpoint',
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'otelExporterOtlpTracesEndpoint',
+  // --- end telemetry ---
 } as const satisfies Record<string, keyof KeelConfig>;
 
 export interface LoadedConfig {

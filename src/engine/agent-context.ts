@@ -13,6 +13,7 @@ import { budgetError, toJson, type RunExecution } from './run-execution.ts';
 import { crashPoint } from './crash-points.ts';
 import { backoff, decideRetry, resolveRetryPolicy, type ResolvedRetryPolicy } from './retry-policy.ts';
 import { runTool } from './tool-runner.ts';
+import { rememberPrompt } from '../telemetry/model-prompts.ts';
 
 export interface ContextDeps {
   gateway: ModelGateway;
@@ -156,6 +157,7 @@ async function model(x: RunExecution, deps: ContextDeps, request: ModelRequest):
   }
   checkStepBudget(x);
   checkSpendBudget(x);
+  rememberPrompt(x.runId, seq, request.messages); // telemetry (issue 9): the prompt for the model span, if content is on
   x.inflightSteps++;
   return x.track('model', async () => {
     const queuedAt = Date.now();

@@ -11,6 +11,7 @@ import { createAgentContext } from './agent-context.ts';
 import type { AgentRegistry } from './registry.ts';
 import { POISON_LEASE_LOSSES_DEFAULT, RunExecution } from './run-execution.ts';
 import { newRunId } from './ids.ts';
+import { telemetry } from '../telemetry/telemetry.ts';
 
 export const LEASE_TTL_MS_DEFAULT = 15_000;
 export const MAX_ACTIVE_RUNS_DEFAULT = 2_000;
@@ -62,6 +63,7 @@ export class Orchestrator {
   #heartbeatTimer: NodeJS.Timeout | undefined;
   #wakeTimer: { at: number; timer: NodeJS.Timeout } | undefined;
   #unsubscribe: (() => void) | undefined;
+  #unregisterPool: (() => void) | undefined;
   #drained: Array<() => void> = [];
   /** Time from an effect's commit to the next dispatch of the same run, in nanoseconds. */
   readonly dispatchLatency: RecordableHistogram = createHistogram();
@@ -87,6 +89,7 @@ export class Orchestrator {
     if (this.#running) return;
     this.#running = true;
     this.#unsubscribe = this.#store.onChange((changes) => this.#onChanges(changes));
+    this.#unregisterPool = telemetry.registerPool('tools-inline', this.#toolSlots); // telemetry (issue 9)
     this.#pollTimer = setInterval(() => {
       this.#claim();
       this.#claimProbation();
@@ -104,6 +107,7 @@ export class Orchestrator {
     clearInterval(this.#heartbeatTimer);
     if (this.#wakeTimer !== undefined) clearTimeout(this.#wakeTimer.timer);
     this.#unsubscribe?.();
+    this.#unregisterPool?.();
     while (this.#claiming) await new Promise((r) => setImmediate(r));
     if (this.#active.size === 0) return;
     const drained = new Promise<void>((resolve) => this.#drained.push(resolve));

@@ -33,9 +33,13 @@ export class CircuitBreaker {
   /** Times the breaker opened, for metrics and tests. */
   opened = 0;
 
-  constructor(settings: BreakerSettings, clock: Clock) {
+  readonly #onTransition: ((status: BreakerStatus) => void) | undefined;
+
+  /** `onTransition` hears every status change (telemetry's breaker-state gauge). */
+  constructor(settings: BreakerSettings, clock: Clock, onTransition?: (status: BreakerStatus) => void) {
     this.settings = settings;
     this.#clock = clock;
+    this.#onTransition = onTransition;
   }
 
   get status(): BreakerStatus {
@@ -75,6 +79,7 @@ export class CircuitBreaker {
       this.#probeOut = false;
       this.#status = transition(this.#status, 'probe_succeeded');
       this.#outcomes = [];
+      this.#onTransition?.(this.#status);
     }
   }
 
@@ -101,12 +106,14 @@ export class CircuitBreaker {
     this.#status = transition(this.#status, event);
     this.#openedAt = this.#clock.now();
     this.opened += 1;
+    this.#onTransition?.(this.#status);
   }
 
   #coolDownIfDue(): void {
     if (this.#status === 'open' && this.#clock.now() >= this.#openedAt + this.settings.openMs) {
       this.#status = transition(this.#status, 'cool_down');
       this.#probeOut = false;
+      this.#onTransition?.(this.#status);
     }
   }
 

@@ -2,6 +2,7 @@
 // limits, retries, breakers: model-call.ts), falls back to the configured models or waits with reason
 // `provider_unavailable` while every breaker is open, prices the answer and accounts it per tenant. It owns no
 // conversation state, never retries a final error, never keeps going after its signal aborts, never logs keys.
+import { telemetry } from '../telemetry/telemetry.ts';
 import { KeelError, isKeelError } from '../errors/keel-error.ts';
 import type { ModelDefinition, ModelRateLimits, ModelRequest, ModelResponse } from '../sdk/types.ts';
 import { BREAKER_DEFAULTS, type BreakerSettings } from './circuit-breaker.ts';
@@ -113,6 +114,10 @@ export class ModelGateway {
     const all = seen.has(BUILT_IN_MOCK.name) ? definitions : [BUILT_IN_MOCK, ...definitions];
     const deps = { providers, breaker: { ...BREAKER_DEFAULTS, ...options.breaker }, clock: this.#clock, secret: options.secret ?? (() => undefined) };
     for (const definition of all) this.#models.set(definition.name, buildEntry(definition, deps));
+    for (const [name, entry] of this.#models) {
+      // telemetry (issue 9): one pool per model, or per replica when a model has several.
+      for (const replica of entry.replicas) telemetry.registerPool(entry.replicas.length === 1 ? `model:${name}` : `model:${name}/${replica.stats.name}`, replica.slots);
+    }
     for (const definition of all) {
       if (definition.account !== undefined && options.accounts?.[definition.account] === undefined) {
         throw configInvalid(`model ${definition.name}: account ${definition.account} has no entry in accounts`);

@@ -2,6 +2,7 @@
 // attempt under its timeout, and retry retryable failures with backoff while the attempt cap and the retry budgets
 // allow. Breakers and router statistics hear every outcome. It never falls back to another model (the gateway does)
 // and never sleeps except through the clock, so an aborted call stops at once.
+import { modelCallReporter } from '../telemetry/model-calls.ts';
 import { KeelError, isKeelError } from '../errors/keel-error.ts';
 import { SemaphoreFullError } from '../scheduling/semaphore.ts';
 import type { ModelRateLimits } from '../sdk/types.ts';
@@ -64,24 +65,30 @@ export async function callModel(entry: ModelEntry, input: CallInput, deps: CallD
   const budgetKey = entry.model.definition.account === undefined ? `model:${provider}` : `account:${entry.model.definition.account}`;
   deps.retryBudget.firstAttempt(budgetKey);
   deps.ledger.logicalCall(provider);
+  const report = modelCallReporter(entry.model.definition.provider, provider); // telemetry (issue 9)
   for (let attempt = 1; ; attempt += 1) {
     input.signal.throwIfAborted();
     try {
-      return await attemptOnce(entry, input, deps);
+      const outcome = await attemptOnce(entry, input, deps);
+      report.end('ok', attempt);
+      return outcome;
     } catch (error) {
-      if (input.signal.aborted) throw input.signal.reason;
-      if (!isKeelError(error) || !error.retryable) throw error;
-      if (error.code === 'provider_unavailable') throw error;
-      if (attempt >= entry.maxAttempts) throw exhausted(entry, attempt, error, 'attempts');
+      report.attemptFailed(error);
+      if (input.signal.aborted) throw report.end('cancelled', attempt, input.signal.reason);
+      if (!isKeelError(error) || !error.retryable) throw report.end('error', attempt, error);
+      if (error.code === 'provider_unavailable') throw report.end('error', attempt, error);
+      if (attempt >= entry.maxAttempts) throw report.end('error', attempt, exhausted(entry, attempt, error, 'attempts'));
       const verdict = deps.retryBudget.tryRetry(budgetKey, input.runId);
       if (!verdict.allowed) {
         deps.ledger.retryDenied(provider);
         input.attributes.retryDenied = verdict.reason;
-        throw exhausted(entry, attempt, error, verdict.reason);
+        throw report.end('error', attempt, exhausted(entry, attempt, error, verdict.reason));
       }
       const delay = retryDelayMs(attempt, error.retryAfterMs, deps.random);
       input.attributes.waits.push({ reason: error.retryAfterMs === undefined ? 'backoff' : 'retry_after', ms: delay });
-      await deps.clock.sleep(delay, input.signal);
+      await deps.clock.sleep(delay, input.signal).catch((e: unknown) => {
+        throw report.end('cancelled', attempt, e);
+      });
     }
   }
 }

@@ -3,6 +3,7 @@
 // bad definition fails at start with `config_invalid`. It never logs or returns API keys.
 import { KeelError } from '../errors/keel-error.ts';
 import { Semaphore } from '../scheduling/semaphore.ts';
+import { telemetry } from '../telemetry/telemetry.ts';
 import type { ModelDefinition } from '../sdk/types.ts';
 import { CircuitBreaker, type BreakerSettings } from './circuit-breaker.ts';
 import type { Clock } from './clock.ts';
@@ -69,7 +70,7 @@ export function buildEntry(definition: ModelDefinition, deps: EntryDeps): ModelE
     const id = `${definition.name}/${spec.name}`;
     return {
       endpoint: { id, baseUrl: spec.baseUrl === '' ? undefined : spec.baseUrl, apiKey: keyEnv === undefined ? undefined : deps.secret(keyEnv) },
-      breaker: new CircuitBreaker(deps.breaker, deps.clock),
+      breaker: new CircuitBreaker(deps.breaker, deps.clock, (status) => telemetry.breakerState(definition.provider, id, status)), // telemetry (issue 9)
       stats: new ReplicaStats(spec.name, slots, deps.clock, spec.estimates ?? {}),
       slots: new Semaphore(slots, MODEL_QUEUE_MAX_WAITERS),
     };

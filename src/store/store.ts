@@ -16,6 +16,7 @@ import type {
   TenantRecord,
 } from './records.ts';
 import type { TenantUsage } from './usage.ts';
+import type { LiveMetrics } from './live-metrics.ts';
 
 /**
  * Why a run changed: `events` (new events only), `runnable` (it may be claimed now), `cancel` (a cancel was
@@ -208,6 +209,9 @@ export interface Store {
   // Reading history
   loadJournal(runId: string): Promise<JournalEntry[]>;
   listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEventRecord[]>;
+
+  /** Live work for metrics at scrape time (indexed queries only). */
+  liveMetrics(now: number): Promise<LiveMetrics>;
 
   /** Called after each durable write with the runs it changed and why. */
   onChange(listener: (changes: readonly RunChange[]) => void): () => void;

@@ -321,5 +321,35 @@ export function storeConformance(factory: StoreFactory): void {
       assert.ok(Math.abs(mine.costUsd - 0.5) < 1e-9);
     }));
     // --- end model gateway ---
+
+    // --- live metrics (issue 9) ---
+    test('liveMetrics: live runs per tenant and status, the claimable queue and its oldest item, unknown executions', () => withStore(factory, async (store, tenantId) => {
+      const other = await store.createTenant(`t-${Math.random().toString(36).slice(2)}`, `hash-${Math.random()}`);
+      const empty = await store.liveMetrics(Date.now());
+      assert.deepEqual([empty.runs, empty.claimable, empty.oldestClaimableSince, empty.unknownExecutions], [[], 0, null, 0]);
+      const first = (await store.createRun(newRun(tenantId))).run;
+      await store.createRun(newRun(tenantId));
+      await store.createRun(newRun(other.id, { agent: 'unserved' }));
+      const [claimed] = await store.claimRuns({ owner: 'w', limit: 1, leaseMs: 60_000, served: SERVED });
+      assert.equal(claimed?.id, first.id);
+      const live = await store.liveMetrics(Date.now() + 1);
+      const counts = Object.fromEntries(live.runs.map((r) => [`${r.tenantId}/${r.status}`, r.count]));
+      assert.deepEqual(counts, { [`${tenantId}/running`]: 1, [`${tenantId}/queued`]: 1, [`${other.id}/queued`]: 1 });
+      assert.equal(live.claimable, 2, 'queued runs are in the queue whatever their agent; a leased one is not');
+      assert.ok(live.oldestClaimableSince !== null && live.oldestClaimableSince <= Date.now());
+      await store.commit({
+        runId: first.id, leaseToken: claimed!.leaseToken, expectedStateVersion: claimed!.stateVersion,
+        journal: [{ seq: 1, kind: 'tool', name: 't', status: 'unknown', executionId: `${first.id}.1`, effectClass: 'side-effect' }],
+      });
+      assert.equal((await store.liveMetrics(Date.now())).unknownExecutions, 1);
+      await store.commit({
+        runId: first.id, leaseToken: claimed!.leaseToken, expectedStateVersion: claimed!.stateVersion + 1,
+        run: { status: 'failed', releaseLease: true, error: { code: 'tool_failed', message: 'x' } },
+      });
+      const after = await store.liveMetrics(Date.now());
+      assert.equal(after.runs.some((r) => r.status === 'running'), false, 'an ended run is no longer live');
+      assert.equal(after.unknownExecutions, 0, 'an ended run has no outstanding execution');
+    }));
+    // --- end live metrics ---
   });
 }

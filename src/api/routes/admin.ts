@@ -13,7 +13,7 @@ export interface AdminRoutesDeps {
   adminKey: string | undefined;
 }
 
-/** Throws unless the request carries KEEL_ADMIN_KEY (`admin_disabled` when it is unset). */
+/** Throws unless the request carries KEEL_ADMIN_KEY (`admin_disabled` when it is unset). Also guards GET /metrics. */
 export function authorizeAdmin(request: FastifyRequest, adminKey: string | undefined): void {
   if (adminKey === undefined) throw new KeelError('admin_disabled', 'admin routes are disabled: set KEEL_ADMIN_KEY to enable them');
   const token = bearerToken(request);

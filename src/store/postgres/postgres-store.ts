@@ -15,6 +15,7 @@ import type {
   RunChange, RunCommit, RunFilter, Store, StoreCapabilities, StoreHealth,
 } from '../store.ts';
 import { ChangeListener } from './change-listener.ts';
+import type { LiveMetrics } from '../live-metrics.ts';
 import { migratePostgres } from './migrate.ts';
 import { loadPgStatements, type PgStatements } from './statements.ts';
 import { CHANGE_CHANNEL, PgWriteQueue, type PgWriteScope } from './write-queue.ts';
@@ -89,7 +90,10 @@ export class PostgresStore implements Store {
     const emit = (changes: readonly RunChange[]) => {
       for (const listener of this.#listeners) listener(changes);
     };
-    this.#writes = new PgWriteQueue(this.#pool, this.#origin, channel, emit, options.groupCommit?.maxBatch);
+    this.#writes = new PgWriteQueue(this.#pool, this.#origin, channel, emit, {
+      ...(options.groupCommit !== undefined ? { maxBatch: options.groupCommit.maxBatch } : {}),
+      flushesOnCommit: this.durability === 'fsync' || this.durability === 'replicated',
+    });
     this.#listener = new ChangeListener(options.connectionString, this.#origin, channel, emit);
   }
 
@@ -133,6 +137,20 @@ export class PostgresStore implements Store {
     await this.#writes.close();
     await this.#listener.close();
     await this.#pool.end();
+  }
+
+  async liveMetrics(now: number): Promise<LiveMetrics> {
+    const [runs, queue, unknown] = await Promise.all([
+      this.#s['live-run-counts'].rows(this.#pool),
+      this.#s['run-queue'].row(this.#pool, { now, claimable_statuses: CLAIMABLE_STATUSES }),
+      this.#s['count-unknown-executions'].row(this.#pool),
+    ]);
+    return {
+      runs: runs.map((r) => ({ tenantId: String(r.tenant_id), status: r.status as RunStatus, count: Number(r.runs) })),
+      claimable: Number(queue?.depth ?? 0),
+      oldestClaimableSince: queue?.oldest_since === null || queue?.oldest_since === undefined ? null : Number(queue.oldest_since),
+      unknownExecutions: Number(unknown?.executions ?? 0),
+    };
   }
 
   onChange(listener: (changes: readonly RunChange[]) => void): () => void {

@@ -14,6 +14,7 @@ export const PG_STATEMENT_NAMES = [
   'insert-input', 'get-input', 'consume-input', 'wake-on-input', 'wake-run', 'wake-if-ready', 'insert-audit',
   'find-execution', 'resolve-execution', 'find-held-runs', 'readmit-run', 'claim-probation-runs',
   'tenant-usage', // model gateway (issue 5)
+  'live-run-counts', 'run-queue', 'count-unknown-executions', // live metrics (issue 9)
 ] as const;
 export type PgStatementName = (typeof PG_STATEMENT_NAMES)[number];
 

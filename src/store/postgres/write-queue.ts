@@ -8,6 +8,7 @@ import { crashPoint } from '../../engine/crash-points.ts';
 import type { Pool, PoolClient } from 'pg';
 import { KeelError } from '../../errors/keel-error.ts';
 import type { ChangeSignal, RunChange } from '../store.ts';
+import { telemetry } from '../../telemetry/telemetry.ts';
 
 export const PG_WRITE_BATCH_MAX_OPS = 512;
 /**
@@ -62,9 +63,15 @@ export class PgWriteQueue {
   readonly #maxBatch: number;
   /** Times (ms) and sizes of acknowledged fsync-class batches, newest last: what `notDurable` counts from. */
   readonly #recentAcks: Array<{ at: number; n: number }> = [];
+  /** Sessions commit with synchronous_commit on (durability fsync or replicated): an acknowledged commit is flushed. */
+  readonly #flushesOnCommit: boolean;
 
-  constructor(pool: Pool, origin: string, channel: string, onCommitted: (changes: readonly RunChange[]) => void, maxBatch = PG_WRITE_BATCH_MAX_OPS) {
-    this.#maxBatch = Math.min(maxBatch, PG_WRITE_BATCH_MAX_OPS);
+  constructor(
+    pool: Pool, origin: string, channel: string, onCommitted: (changes: readonly RunChange[]) => void,
+    options: { maxBatch?: number; flushesOnCommit?: boolean } = {},
+  ) {
+    this.#maxBatch = Math.min(options.maxBatch ?? PG_WRITE_BATCH_MAX_OPS, PG_WRITE_BATCH_MAX_OPS);
+    this.#flushesOnCommit = options.flushesOnCommit ?? true;
     this.#pool = pool;
     this.#origin = origin;
     this.#channel = channel;
@@ -208,6 +215,7 @@ export class PgWriteQueue {
       this.#recentAcks.push({ at: Date.now(), n: batch.filter((w) => w.fsync).length });
       if (this.#recentAcks.length > RECENT_ACKS_MAX) this.#recentAcks.splice(0, this.#recentAcks.length - RECENT_ACKS_MAX);
     }
+    telemetry.commitBatch(batch.length, fsync && this.#flushesOnCommit, batch.filter((w) => w.fsync).length);
     batch.forEach((write, i) => write.resolve(values[i]));
     if (touched.length > 0) this.#onCommitted(touched);
     return true;

@@ -14,6 +14,7 @@ import type {
   ClaimRequest, CommitOutcome, ExecutionResolution, RunChange, StoreHealth, CreateRunResult, Durability, GroupCommit, EventWrite, HeartbeatResult, RunCommit, RunFilter,
   Store, StoreCapabilities,
 } from '../store.ts';
+import type { LiveMetrics } from '../live-metrics.ts';
 import { migrate } from './migrate.ts';
 import { claimAfterFor, inClaimOrder, priorityRank } from '../claim-rules.ts';
 import { notQuarantined } from '../quarantine.ts';
@@ -107,6 +108,16 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     this.#batcher.close();
     this.#db.close();
+  }
+
+  async liveMetrics(now: number): Promise<LiveMetrics> {
+    const queue = this.#s['run-queue'].get({ now, claimable_statuses: CLAIMABLE_STATUSES })!;
+    return {
+      runs: this.#s['live-run-counts'].all().map((r) => ({ tenantId: String(r.tenant_id), status: r.status as RunStatus, count: Number(r.runs) })),
+      claimable: Number(queue.depth),
+      oldestClaimableSince: queue.oldest_since === null ? null : Number(queue.oldest_since),
+      unknownExecutions: Number(this.#s['count-unknown-executions'].get()!.executions),
+    };
   }
 
   onChange(listener: (changes: readonly RunChange[]) => void): () => void {

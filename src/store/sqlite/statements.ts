@@ -17,6 +17,7 @@ export const STATEMENT_NAMES = [
   'insert-input', 'get-input', 'consume-input', 'wake-on-input', 'wake-run', 'wake-if-ready', 'insert-audit',
   'find-execution', 'resolve-execution', 'readmit-run', 'claim-probation-runs',
   'tenant-usage', // model gateway (issue 5)
+  'live-run-counts', 'run-queue', 'count-unknown-executions', // live metrics (issue 9)
 ] as const;
 export type StatementName = (typeof STATEMENT_NAMES)[number];
 

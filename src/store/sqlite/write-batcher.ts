@@ -7,6 +7,7 @@ import type { DatabaseSync } from 'node:sqlite';
 import { crashPoint } from '../../engine/crash-points.ts';
 import { KeelError } from '../../errors/keel-error.ts';
 import type { ChangeSignal, Durability, GroupCommit, RunChange } from '../store.ts';
+import { telemetry } from '../../telemetry/telemetry.ts';
 
 /** Upper bound on writes sharing one transaction, so one fsync never waits behind an unbounded batch. */
 export const WRITE_BATCH_MAX_OPS = 1024;
@@ -151,6 +152,7 @@ export class WriteBatcher {
     this.stats.transactions += 1;
     if (this.#synchronous === 'FULL' && !skipFsync) this.stats.fsyncedTransactions += 1;
     if (this.#durability === 'os') this.#written(batch.filter((w) => w.fsync).length);
+    telemetry.commitBatch(batch.length, this.#synchronous === 'FULL' && !skipFsync, batch.filter((w) => w.fsync).length);
     batch.forEach((write, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) write.resolve(outcome.value);
@@ -229,6 +231,7 @@ export class WriteBatcher {
     }
     const touched: RunChange[] = [];
     const scope: WriteScope = { now: Date.now(), touch: (runId, signal) => touched.push({ runId, signal }) };
+    telemetry.commitBatch(batch.length, false, batch.filter((w) => w.fsync).length);
     for (const write of batch) {
       this.#db.exec('SAVEPOINT w');
       try {
