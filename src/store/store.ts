@@ -14,6 +14,7 @@ import type {
   RunRecord,
   TenantRecord,
 } from './records.ts';
+import type { EndedRunsBucket, RunSummaryRow } from './run-summaries.ts';
 
 /**
  * Why a run changed: `events` (new events only), `runnable` (it may be claimed now), `cancel` (a cancel was
@@ -179,6 +180,13 @@ export interface Store {
   // Reading history
   loadJournal(runId: string): Promise<JournalEntry[]>;
   listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEventRecord[]>;
+
+  // --- dashboard (issue 9): read-only aggregates, never on the commit path ---
+  /** The tenant's runs grouped by agent and status (counts, consumption, oldest queued and waiting times). */
+  summarizeRuns(tenantId: string): Promise<RunSummaryRow[]>;
+  /** The tenant's runs that ended since `sinceMs`, counted per `bucketMs`-wide bucket and final status. */
+  countEndedRuns(tenantId: string, sinceMs: number, bucketMs: number): Promise<EndedRunsBucket[]>;
+  // --- end dashboard ---
 
   /** Called after each durable write with the runs it changed and why. */
   onChange(listener: (changes: readonly RunChange[]) => void): () => void;

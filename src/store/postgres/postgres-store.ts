@@ -9,6 +9,7 @@ import type { Json } from '../../sdk/types.ts';
 import type { JournalEntry, NewRun, RunEventRecord, RunRecord, TenantRecord } from '../records.ts';
 import { claimAfterFor, inClaimOrder, priorityRank } from '../claim-rules.ts';
 import { jsonText, toEvent, toJournalEntry, toRun, toTenant } from '../rows.ts';
+import { toEndedRunsBucket, toRunSummaryRow, type EndedRunsBucket, type RunSummaryRow } from '../run-summaries.ts'; // dashboard (issue 9)
 import type {
   ClaimRequest, CommitOutcome, CreateRunResult, Durability, EventWrite, ExecutionResolution, HeartbeatResult, JournalWrite,
   RunChange, RunCommit, RunFilter, Store, StoreCapabilities, StoreHealth,
@@ -279,6 +280,16 @@ export class PostgresStore implements Store {
   async listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEventRecord[]> {
     return (await this.#s['list-events'].rows(this.#pool, { run_id: runId, after_seq: afterSeq, limit })).map(toEvent);
   }
+
+  // --- dashboard (issue 9): read-only aggregates ---
+  async summarizeRuns(tenantId: string): Promise<RunSummaryRow[]> {
+    return (await this.#s['summarize-runs'].rows(this.#pool, { tenant_id: tenantId })).map(toRunSummaryRow);
+  }
+
+  async countEndedRuns(tenantId: string, sinceMs: number, bucketMs: number): Promise<EndedRunsBucket[]> {
+    return (await this.#s['count-ended-runs'].rows(this.#pool, { tenant_id: tenantId, since: sinceMs, bucket_ms: bucketMs })).map(toEndedRunsBucket);
+  }
+  // --- end dashboard ---
 
   // Internals (inside a write transaction)
 

@@ -13,6 +13,8 @@ export const PG_STATEMENT_NAMES = [
   'commit-run', 'commit-effects', 'upsert-journal', 'load-journal', 'list-events', 'request-cancel',
   'insert-input', 'get-input', 'consume-input', 'wake-on-input', 'wake-run', 'wake-if-ready', 'insert-audit',
   'find-execution', 'resolve-execution', 'find-held-runs',
+  // dashboard (issue 9): read-only aggregates
+  'summarize-runs', 'count-ended-runs',
 ] as const;
 export type PgStatementName = (typeof PG_STATEMENT_NAMES)[number];
 

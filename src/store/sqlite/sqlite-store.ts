@@ -17,6 +17,7 @@ import type {
 import { migrate } from './migrate.ts';
 import { claimAfterFor, inClaimOrder, priorityRank } from '../claim-rules.ts';
 import { jsonText, toEvent, toJournalEntry, toRun, toTenant } from '../rows.ts';
+import { toEndedRunsBucket, toRunSummaryRow, type EndedRunsBucket, type RunSummaryRow } from '../run-summaries.ts'; // dashboard (issue 9)
 import { prepareStatements, type Statements } from './statements.ts';
 import { WriteBatcher, type WriteScope } from './write-batcher.ts';
 
@@ -280,6 +281,16 @@ export class SqliteStore implements Store {
   async listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEventRecord[]> {
     return (this.#s['list-events'].all({ run_id: runId, after_seq: afterSeq, limit }) as Row[]).map(toEvent);
   }
+
+  // --- dashboard (issue 9): read-only aggregates ---
+  async summarizeRuns(tenantId: string): Promise<RunSummaryRow[]> {
+    return (this.#s['summarize-runs'].all({ tenant_id: tenantId }) as Row[]).map(toRunSummaryRow);
+  }
+
+  async countEndedRuns(tenantId: string, sinceMs: number, bucketMs: number): Promise<EndedRunsBucket[]> {
+    return (this.#s['count-ended-runs'].all({ tenant_id: tenantId, since: sinceMs, bucket_ms: bucketMs }) as Row[]).map(toEndedRunsBucket);
+  }
+  // --- end dashboard ---
 
   // Internals (run inside a write transaction)
 

@@ -16,6 +16,8 @@ export const STATEMENT_NAMES = [
   'commit-run', 'commit-effect', 'upsert-journal', 'load-journal', 'list-events', 'request-cancel',
   'insert-input', 'get-input', 'consume-input', 'wake-on-input', 'wake-run', 'wake-if-ready', 'insert-audit',
   'find-execution', 'resolve-execution',
+  // dashboard (issue 9): read-only aggregates
+  'summarize-runs', 'count-ended-runs',
 ] as const;
 export type StatementName = (typeof STATEMENT_NAMES)[number];
 
