@@ -8,3 +8,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 rmSync(`${root}/dist`, { recursive: true, force: true });
 execFileSync(process.execPath, [`${root}/node_modules/typescript/bin/tsc`, '-p', `${root}/tsconfig.build.json`], { stdio: 'inherit' });
 cpSync(`${root}/src`, `${root}/dist`, { recursive: true, filter: (src) => !/\.(ts)$/.test(src) || false });
+
+// --- dashboard (issue 9): the web app (web/) built by Vite into dist/web, served by Keel at `/` ---
+execFileSync(process.execPath, [`${root}/node_modules/vite/bin/vite.js`, 'build', '--config', `${root}/web/vite.config.ts`], { stdio: 'inherit' });
+// --- end dashboard ---

@@ -14,6 +14,8 @@ import { EventHub } from './event-hub.ts';
 import { registerAdminRoutes } from './routes/admin.ts';
 import { registerEventRoutes } from './routes/events.ts';
 import { registerRunRoutes } from './routes/runs.ts';
+import type { DashboardSources } from './dashboard-sources.ts'; // dashboard (issue 9)
+import { registerDashboard } from './routes/dashboard.ts'; // dashboard (issue 9)
 
 export const PAYLOAD_MAX_BYTES_DEFAULT = 1024 * 1024;
 
@@ -26,6 +28,8 @@ export interface ApiOptions {
   ready?: () => boolean;
   logger?: import('fastify').FastifyBaseLogger;
   version?: string;
+  /** Live data from other planes for the dashboard's pools, nodes and quotas pages (each optional). */
+  dashboard?: DashboardSources;
 }
 
 const TENANT = Symbol('keel.tenant');
@@ -77,6 +81,9 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   registerRunRoutes(app, { store: options.store, registry: options.registry, tenantOf });
   registerEventRoutes(app, { store: options.store, hub, tenantOf, closing: closing.signal });
   registerAdminRoutes(app, { store: options.store, adminKey: options.adminKey });
+  // --- dashboard (issue 9): the web app at / and its read-only /v1/dashboard routes ---
+  await registerDashboard(app, { store: options.store, registry: options.registry, tenantOf, sources: options.dashboard ?? {} });
+  // --- end dashboard ---
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {

@@ -1,0 +1,40 @@
+// The sign-in screen: asks for a tenant API key and checks it against the API before keeping it for this tab.
+import { useState, type FormEvent } from 'react';
+import { ApiError, apiKey, dashboardApi } from '../api.ts';
+
+export function Login({ onSignedIn }: { onSignedIn: () => void }) {
+  const [key, setKey] = useState('');
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      await dashboardApi.tenant(key.trim());
+      apiKey.set(key.trim());
+      onSignedIn();
+    } catch (e) {
+      setError(e instanceof ApiError && e.status === 401 ? 'This API key is not recognised.' : `Could not reach Keel: ${(e as Error).message}`);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <main className="login">
+      <form className="login-card" onSubmit={submit} aria-labelledby="login-title">
+        <div className="brand brand-large"><span className="brand-mark" aria-hidden="true">K</span>Keel</div>
+        <h1 id="login-title">Sign in to the dashboard</h1>
+        <p className="muted">Paste a tenant API key. It is kept in this browser tab only and sent as a bearer token.</p>
+        <label htmlFor="api-key">API key</label>
+        <input id="api-key" name="api-key" type="password" autoComplete="off" autoFocus required value={key}
+          onChange={(e) => setKey(e.target.value)} placeholder="keel_…" />
+        {error !== undefined ? <p className="form-error" role="alert">{error}</p> : null}
+        <button type="submit" className="btn btn-primary" disabled={busy || key.trim() === ''}>{busy ? 'Checking…' : 'Sign in'}</button>
+        <p className="muted small">`keel dev` prints a key at start; `POST /v1/admin/tenants` issues new ones.</p>
+      </form>
+    </main>
+  );
+}

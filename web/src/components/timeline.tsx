@@ -1,0 +1,108 @@
+// A run's timeline: one row per journal effect, its bar split into the time it queued (waiting for a slot, hatched)
+// and the time it executed (solid), coloured by status; waits for a human, a timer or a child run are drawn as
+// waits. Retries and unknown outcomes are marked on the row. Rows are focusable buttons that select the effect.
+import type { Step } from '../api.ts';
+import { formatDuration } from '../format.ts';
+
+const WAIT_KINDS = new Set(['input', 'sleep', 'child']);
+const TICKS = 5;
+const MIN_SEGMENT_PCT = 0.35;
+
+interface Segment {
+  kind: 'queued' | 'executing' | 'waiting';
+  from: number;
+  to: number;
+}
+
+const ms = (iso: string | null): number | null => (iso === null ? null : Date.parse(iso));
+
+/** Splits an effect into queued / executing / waiting segments from its journal timestamps; an open end is `now`. */
+export function segmentsOf(step: Step, now: number): Segment[] {
+  const queued = ms(step.queuedAt);
+  const started = ms(step.startedAt);
+  const ended = ms(step.endedAt) ?? (['running', 'waiting', 'unknown', 'dispatched', 'pending'].includes(step.status) ? now : null);
+  if (WAIT_KINDS.has(step.kind)) {
+    const from = queued ?? started ?? ended;
+    return from === null || ended === null ? [] : [{ kind: 'waiting', from, to: ended }];
+  }
+  const segments: Segment[] = [];
+  if (queued !== null && started !== null && started > queued) segments.push({ kind: 'queued', from: queued, to: started });
+  const execFrom = started ?? queued;
+  if (execFrom !== null && ended !== null) segments.push({ kind: 'executing', from: execFrom, to: ended });
+  return segments;
+}
+
+function niceStep(span: number): number {
+  const raw = span / TICKS;
+  const power = 10 ** Math.floor(Math.log10(Math.max(raw, 1)));
+  return [1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw) ?? raw;
+}
+
+export function Timeline({ steps, origin, end, selected, onSelect }: {
+  steps: Step[]; origin: number; end: number; selected: number | undefined; onSelect: (seq: number) => void;
+}) {
+  const visible = steps.filter((s) => s.kind !== 'now');
+  const rows = visible.map((step) => ({ step, segments: segmentsOf(step, end) }));
+  const last = Math.max(end, ...rows.flatMap((r) => r.segments.map((s) => s.to)));
+  const span = Math.max(last - origin, 1);
+  const pct = (t: number) => ((t - origin) / span) * 100;
+  const tick = niceStep(span);
+  const ticks: number[] = [];
+  for (let t = 0; t <= span; t += tick) ticks.push(t);
+
+  if (visible.length === 0) return <p className="empty">No effects yet: the run has not reached its first step.</p>;
+  return (
+    <div className="timeline" data-testid="timeline">
+      <div className="timeline-axis" aria-hidden="true">
+        <div className="timeline-label-col" />
+        <div className="timeline-track">
+          {ticks.map((t) => <span key={t} className="tick" style={{ left: `${(t / span) * 100}%` }}>{t === 0 ? '0' : `+${formatDuration(t)}`}</span>)}
+        </div>
+      </div>
+      <ol className="timeline-rows">
+        {rows.map(({ step, segments }) => {
+          const queued = segments.find((s) => s.kind === 'queued');
+          const executing = segments.find((s) => s.kind !== 'queued');
+          const summary = [
+            queued !== undefined ? `queued ${formatDuration(queued.to - queued.from)}` : null,
+            executing !== undefined ? `${executing.kind === 'waiting' ? 'waited' : 'executed'} ${formatDuration(executing.to - executing.from)}` : null,
+          ].filter(Boolean).join(' · ');
+          return (
+            <li key={step.seq}>
+              <button type="button" className={`timeline-row${selected === step.seq ? ' selected' : ''}`} onClick={() => onSelect(step.seq)}
+                aria-pressed={selected === step.seq} data-seq={step.seq} data-status={step.status} data-kind={step.kind}
+                aria-label={`Effect ${step.seq}: ${step.kind} ${step.name}, ${step.status}${step.attempts > 1 ? `, ${step.attempts} attempts` : ''}. ${summary}`}>
+                <span className="timeline-label-col">
+                  <span className="seq">{step.seq}</span>
+                  <span className={`kind kind-${step.kind}`}>{step.kind}</span>
+                  <span className="name" title={step.name}>{step.name}</span>
+                  {step.attempts > 1 ? <span className="marker marker-retry" title={`${step.attempts} attempts`}>↻ {step.attempts}</span> : null}
+                  {step.status === 'unknown' ? <span className="marker marker-unknown" title="Outcome unknown: an operator must decide">?</span> : null}
+                </span>
+                <span className="timeline-track">
+                  {ticks.map((t) => <span key={t} className="gridline" style={{ left: `${(t / span) * 100}%` }} />)}
+                  {segments.map((s) => (
+                    <span key={s.kind} className={`seg seg-${s.kind} status-${step.status}`} data-segment={s.kind}
+                      style={{ left: `${pct(s.from)}%`, width: `${Math.max(pct(s.to) - pct(s.from), MIN_SEGMENT_PCT)}%` }}
+                      title={`${s.kind} ${formatDuration(s.to - s.from)}`} />
+                  ))}
+                  <span className="seg-caption" style={{ left: `${Math.min(pct(segments.at(-1)?.to ?? origin), 82)}%` }}>{summary}</span>
+                </span>
+              </button>
+            </li>
+          );
+        })}
+      </ol>
+      <div className="legend" aria-hidden="true">
+        <span><i className="seg-sample seg-queued status-succeeded" />queued</span>
+        <span><i className="seg-sample seg-executing status-succeeded" />executing</span>
+        <span><i className="seg-sample seg-waiting status-waiting" />waiting (input, timer, child)</span>
+        <span><i className="swatch status-succeeded" />succeeded</span>
+        <span><i className="swatch status-running" />running</span>
+        <span><i className="swatch status-failed" />failed</span>
+        <span><i className="swatch status-unknown" />unknown</span>
+        <span><span className="marker marker-retry">↻ n</span> retried</span>
+      </div>
+    </div>
+  );
+}

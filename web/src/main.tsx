@@ -1,0 +1,46 @@
+// Entry point: sign-in gate, the tenant context, and the routes (the server answers each with index.html).
+import { StrictMode, useEffect, useState } from 'react';
+import { createRoot } from 'react-dom/client';
+import { Navigate, RouterProvider, createBrowserRouter } from 'react-router';
+import { apiKey, dashboardApi, onSignedOut, type TenantOverview } from './api.ts';
+import { Layout } from './components/layout.tsx';
+import { Login } from './components/login.tsx';
+import { NodesPage } from './pages/nodes.tsx';
+import { PoolsPage } from './pages/pools.tsx';
+import { RunPage } from './pages/run-page.tsx';
+import { RunsPage } from './pages/runs-list.tsx';
+import { TenantPage } from './pages/tenant.tsx';
+import { TenantContext } from './tenant-context.ts';
+import './styles.css';
+
+const router = createBrowserRouter([
+  {
+    path: '/',
+    element: <Layout />,
+    children: [
+      { index: true, element: <Navigate to="/runs" replace /> },
+      { path: 'runs', element: <RunsPage /> },
+      { path: 'runs/:id', element: <RunPage /> },
+      { path: 'tenant', element: <TenantPage /> },
+      { path: 'pools', element: <PoolsPage /> },
+      { path: 'nodes', element: <NodesPage /> },
+    ],
+  },
+]);
+
+function App() {
+  const [signedIn, setSignedIn] = useState(apiKey.get() !== null);
+  const [tenant, setTenant] = useState<TenantOverview>();
+  useEffect(() => onSignedOut(() => setSignedIn(false)), []);
+  useEffect(() => {
+    if (signedIn) dashboardApi.tenant().then(setTenant, () => undefined);
+  }, [signedIn]);
+  if (!signedIn) return <Login onSignedIn={() => setSignedIn(true)} />;
+  return (
+    <TenantContext.Provider value={tenant}>
+      <RouterProvider router={router} />
+    </TenantContext.Provider>
+  );
+}
+
+createRoot(document.getElementById('root')!).render(<StrictMode><App /></StrictMode>);
