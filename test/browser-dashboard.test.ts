@@ -121,6 +121,7 @@ describe('web dashboard (browser)', { skip, timeout: 180_000 }, () => {
     await page.keyboard.press('Enter');
     await page.getByTestId('step-detail').waitFor({ state: 'detached' });
     await timeline.locator('.timeline-row', { hasText: 'fetch-page' }).blur();
+    await page.mouse.move(1, 1);
     await page.locator('#timeline').screenshot({ path: artifact('run-timeline.png') });
     await page.screenshot({ path: artifact('run-page.png'), fullPage: true });
   });

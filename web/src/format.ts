@@ -5,9 +5,14 @@ export function formatDuration(ms: number | null | undefined): string {
   if (ms === null || ms === undefined || !Number.isFinite(ms)) return '—';
   if (ms < 1000) return `${Math.round(ms)} ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
-  if (ms < 3_600_000) return `${Math.floor(ms / 60_000)}m ${Math.round((ms % 60_000) / 1000)}s`;
-  if (ms < 86_400_000) return `${Math.floor(ms / 3_600_000)}h ${Math.round((ms % 3_600_000) / 60_000)}m`;
-  return `${Math.floor(ms / 86_400_000)}d ${Math.round((ms % 86_400_000) / 3_600_000)}h`;
+  if (ms < 3_600_000) return units(Math.floor(ms / 60_000), 'm', Math.floor((ms % 60_000) / 1000), 's');
+  if (ms < 86_400_000) return units(Math.floor(ms / 3_600_000), 'h', Math.floor((ms % 3_600_000) / 60_000), 'm');
+  return units(Math.floor(ms / 86_400_000), 'd', Math.floor((ms % 86_400_000) / 3_600_000), 'h');
+}
+
+/** "1h 5m", or "1h" when the minor unit is zero. */
+function units(major: number, majorUnit: string, minor: number, minorUnit: string): string {
+  return minor === 0 ? `${major}${majorUnit}` : `${major}${majorUnit} ${minor}${minorUnit}`;
 }
 
 export function formatAgo(iso: string | null, now = Date.now()): string {

@@ -7,6 +7,9 @@ import { formatDuration } from '../format.ts';
 const WAIT_KINDS = new Set(['input', 'sleep', 'child']);
 const TICKS = 5;
 const MIN_SEGMENT_PCT = 0.35;
+/** Captions start right of a bar that ends before this point of the axis, else go left of it if there is room. */
+const CAPTION_RIGHT_LIMIT_PCT = 72;
+const CAPTION_LEFT_MIN_PCT = 28;
 
 interface Segment {
   kind: 'queued' | 'executing' | 'waiting';
@@ -30,6 +33,19 @@ export function segmentsOf(step: Step, now: number): Segment[] {
   const execFrom = started ?? queued;
   if (execFrom !== null && ended !== null) segments.push({ kind: 'executing', from: execFrom, to: ended });
   return segments;
+}
+
+function verb(step: Step, kind: Segment['kind']): string {
+  if (step.status === 'unknown') return 'outcome unknown after';
+  if (kind === 'waiting') return step.status === 'waiting' ? 'waiting' : 'waited';
+  return step.status === 'running' ? 'running' : 'executed';
+}
+
+/** The duration text beside its bar: right of it, or left of it near the end of the axis, or inside a wide bar. */
+function Caption({ from, to, text }: { from: number; to: number; text: string }) {
+  if (to <= CAPTION_RIGHT_LIMIT_PCT) return <span className="seg-caption" style={{ left: `${to}%` }}>{text}</span>;
+  if (from >= CAPTION_LEFT_MIN_PCT) return <span className="seg-caption seg-caption-left" style={{ right: `${100 - from}%` }}>{text}</span>;
+  return <span className="seg-caption seg-caption-inside" style={{ left: `${from}%` }}>{text}</span>;
 }
 
 function niceStep(span: number): number {
@@ -65,8 +81,10 @@ export function Timeline({ steps, origin, end, selected, onSelect }: {
           const executing = segments.find((s) => s.kind !== 'queued');
           const summary = [
             queued !== undefined ? `queued ${formatDuration(queued.to - queued.from)}` : null,
-            executing !== undefined ? `${executing.kind === 'waiting' ? 'waited' : 'executed'} ${formatDuration(executing.to - executing.from)}` : null,
+            executing !== undefined ? `${verb(step, executing.kind)} ${formatDuration(executing.to - executing.from)}` : null,
           ].filter(Boolean).join(' · ');
+          const first = segments[0];
+          const lastSeg = segments.at(-1);
           return (
             <li key={step.seq}>
               <button type="button" className={`timeline-row${selected === step.seq ? ' selected' : ''}`} onClick={() => onSelect(step.seq)}
@@ -86,7 +104,7 @@ export function Timeline({ steps, origin, end, selected, onSelect }: {
                       style={{ left: `${pct(s.from)}%`, width: `${Math.max(pct(s.to) - pct(s.from), MIN_SEGMENT_PCT)}%` }}
                       title={`${s.kind} ${formatDuration(s.to - s.from)}`} />
                   ))}
-                  <span className="seg-caption" style={{ left: `${Math.min(pct(segments.at(-1)?.to ?? origin), 82)}%` }}>{summary}</span>
+                  {first !== undefined && lastSeg !== undefined ? <Caption from={pct(first.from)} to={pct(lastSeg.to)} text={summary} /> : null}
                 </span>
               </button>
             </li>

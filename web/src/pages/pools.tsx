@@ -109,7 +109,7 @@ function PoolsBody({ data, samples, minutes, setMinutes }: { data: PoolsOverview
               </LineChart>
             </ResponsiveContainer>
           </div>
-          <p className="muted small">Sampled every {REFRESH_MS / 1000} s since this page opened ({samples.length} samples).</p>
+          <p className="muted small">Sampled every {REFRESH_MS / 1000} s since this page opened ({samples.length} sample{samples.length === 1 ? '' : 's'}).</p>
         </Panel>
       </div>
       <Panel title="In-process pools" id="pools">

@@ -111,7 +111,7 @@ export function RunPage() {
         <Stat label="Steps" value={run.counters.steps} hint={run.budget.maxSteps !== undefined ? `budget ${run.budget.maxSteps}` : undefined} />
         <Stat label="Tokens" value={(run.counters.inputTokens + run.counters.outputTokens).toLocaleString('en-US')} hint={`${run.counters.inputTokens} in · ${run.counters.outputTokens} out`} />
         <Stat label="Cost" value={formatUsd(run.counters.costUsd)} hint={run.budget.maxCostUsd !== undefined ? `budget ${formatUsd(run.budget.maxCostUsd)}` : undefined} />
-        <Stat label="Claims" value={run.attempts} hint="times a worker took the run" />
+        <Stat label="Claims" value={run.attempts} hint="by workers, resumes included" />
       </div>
       {waitingInputs.length > 0 ? (
         <Panel title="Waiting for input" id="inputs">
