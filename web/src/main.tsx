@@ -1,17 +1,19 @@
 // Entry point: sign-in gate, the tenant context, and the routes (the server answers each with index.html).
-import { StrictMode, useEffect, useState } from 'react';
+import { StrictMode, Suspense, lazy, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { Navigate, RouterProvider, createBrowserRouter } from 'react-router';
 import { apiKey, dashboardApi, onSignedOut, type TenantOverview } from './api.ts';
 import { Layout } from './components/layout.tsx';
 import { Login } from './components/login.tsx';
 import { NodesPage } from './pages/nodes.tsx';
-import { PoolsPage } from './pages/pools.tsx';
 import { RunPage } from './pages/run-page.tsx';
 import { RunsPage } from './pages/runs-list.tsx';
 import { TenantPage } from './pages/tenant.tsx';
 import { TenantContext } from './tenant-context.ts';
 import './styles.css';
+
+// The charts library is most of the bundle: it loads only when the pools page is opened.
+const PoolsPage = lazy(() => import('./pages/pools.tsx').then((m) => ({ default: m.PoolsPage })));
 
 const router = createBrowserRouter([
   {
@@ -22,7 +24,7 @@ const router = createBrowserRouter([
       { path: 'runs', element: <RunsPage /> },
       { path: 'runs/:id', element: <RunPage /> },
       { path: 'tenant', element: <TenantPage /> },
-      { path: 'pools', element: <PoolsPage /> },
+      { path: 'pools', element: <Suspense fallback={<p className="empty">Loading…</p>}><PoolsPage /></Suspense> },
       { path: 'nodes', element: <NodesPage /> },
     ],
   },

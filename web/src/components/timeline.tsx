@@ -6,6 +6,8 @@ import { formatDuration } from '../format.ts';
 
 const WAIT_KINDS = new Set(['input', 'sleep', 'child']);
 const TICKS = 5;
+/** Rows drawn at most: a run of thousands of effects stays responsive (the journal API still has them all). */
+export const TIMELINE_ROWS_MAX = 500;
 const MIN_SEGMENT_PCT = 0.35;
 /** Captions start right of a bar that ends before this point of the axis, else go left of it if there is room. */
 const CAPTION_RIGHT_LIMIT_PCT = 72;
@@ -57,7 +59,8 @@ function niceStep(span: number): number {
 export function Timeline({ steps, origin, end, selected, onSelect }: {
   steps: Step[]; origin: number; end: number; selected: number | undefined; onSelect: (seq: number) => void;
 }) {
-  const visible = steps.filter((s) => s.kind !== 'now');
+  const effects = steps.filter((s) => s.kind !== 'now');
+  const visible = effects.slice(0, TIMELINE_ROWS_MAX);
   const rows = visible.map((step) => ({ step, segments: segmentsOf(step, end) }));
   const last = Math.max(end, ...rows.flatMap((r) => r.segments.map((s) => s.to)));
   const span = Math.max(last - origin, 1);
@@ -111,6 +114,7 @@ export function Timeline({ steps, origin, end, selected, onSelect }: {
           );
         })}
       </ol>
+      {effects.length > visible.length ? <p className="muted small">Showing the first {TIMELINE_ROWS_MAX} of {effects.length} effects.</p> : null}
       <div className="legend" aria-hidden="true">
         <span><i className="seg-sample seg-queued status-succeeded" />queued</span>
         <span><i className="seg-sample seg-executing status-succeeded" />executing</span>
