@@ -3,8 +3,8 @@
 // waits. Retries and unknown outcomes are marked on the row. Rows are focusable buttons that select the effect.
 import type { Step } from '../api.ts';
 import { formatDuration } from '../format.ts';
+import { segmentsOf, type Segment } from '../timeline-segments.ts';
 
-const WAIT_KINDS = new Set(['input', 'sleep', 'child']);
 const TICKS = 5;
 /** Rows drawn at most: a run of thousands of effects stays responsive (the journal API still has them all). */
 export const TIMELINE_ROWS_MAX = 500;
@@ -12,30 +12,6 @@ const MIN_SEGMENT_PCT = 0.35;
 /** Captions start right of a bar that ends before this point of the axis, else go left of it if there is room. */
 const CAPTION_RIGHT_LIMIT_PCT = 72;
 const CAPTION_LEFT_MIN_PCT = 28;
-
-interface Segment {
-  kind: 'queued' | 'executing' | 'waiting';
-  from: number;
-  to: number;
-}
-
-const ms = (iso: string | null): number | null => (iso === null ? null : Date.parse(iso));
-
-/** Splits an effect into queued / executing / waiting segments from its journal timestamps; an open end is `now`. */
-export function segmentsOf(step: Step, now: number): Segment[] {
-  const queued = ms(step.queuedAt);
-  const started = ms(step.startedAt);
-  const ended = ms(step.endedAt) ?? (['running', 'waiting', 'unknown', 'dispatched', 'pending'].includes(step.status) ? now : null);
-  if (WAIT_KINDS.has(step.kind)) {
-    const from = queued ?? started ?? ended;
-    return from === null || ended === null ? [] : [{ kind: 'waiting', from, to: ended }];
-  }
-  const segments: Segment[] = [];
-  if (queued !== null && started !== null && started > queued) segments.push({ kind: 'queued', from: queued, to: started });
-  const execFrom = started ?? queued;
-  if (execFrom !== null && ended !== null) segments.push({ kind: 'executing', from: execFrom, to: ended });
-  return segments;
-}
 
 function verb(step: Step, kind: Segment['kind']): string {
   if (step.status === 'unknown') return 'outcome unknown after';
