@@ -95,7 +95,7 @@ test('/v1/dashboard: tenant usage and cost per success, queues and throughput, n
 
   const nodes = (await keel.request('GET', '/v1/dashboard/nodes')).body;
   assert.equal(nodes.available, false);
-  assert.match(nodes.reason, /no sandbox nodes registered/);
+  assert.match(nodes.reason, /no sandbox node has registered/);
 
   const openapi = (await keel.request('GET', '/openapi.json')).body;
   assert.ok(openapi.paths['/v1/dashboard/pools'], 'the dashboard routes are documented');

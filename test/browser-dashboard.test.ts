@@ -42,6 +42,14 @@ describe('web dashboard (browser)', { skip, timeout: 180_000 }, () => {
       await new Promise((r) => setTimeout(r, 50));
     }
   };
+  /** Polls `condition` until it holds (UI_TIMEOUT_MS at most); `describe` says what was seen when it did not. */
+  const until = async (condition: () => Promise<boolean>, describe: () => Promise<unknown>) => {
+    const deadline = Date.now() + UI_TIMEOUT_MS;
+    while (!(await condition())) {
+      if (Date.now() > deadline) throw new Error(`condition not reached; last seen: ${JSON.stringify(await describe())}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
   const runStatus = () => page.getByTestId('run-status').locator('.stat-value');
 
   before(async () => {
@@ -145,16 +153,16 @@ describe('web dashboard (browser)', { skip, timeout: 180_000 }, () => {
     await table.locator('tbody tr[data-run-id]').first().waitFor();
     const { body: run } = await api('POST', '/v1/runs', { agent: 'long-task', input: { steps: 2 } });
     await table.locator(`tr[data-run-id="${run.id}"][data-status="succeeded"]`).waitFor();
+    // A filter change re-renders the table (briefly empty while it loads): wait for the rows it should end with.
+    const rows = () => table.locator('tbody tr[data-run-id]').evaluateAll((trs) => trs.map((tr) => `${tr.getAttribute('data-agent')}:${tr.getAttribute('data-status')}`));
     await page.getByTestId('filter-status').selectOption('cancelled');
-    await table.locator(`tr[data-run-id="${run.id}"]`).waitFor({ state: 'detached' });
-    assert.deepEqual(await table.locator('tbody tr[data-run-id]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-status'))), ['cancelled']);
+    await until(async () => (await rows()).join() === 'long-task:cancelled', rows);
     assert.match(page.url(), /status=cancelled/);
     await page.getByTestId('filter-status').selectOption('');
     await page.getByTestId('filter-agent').selectOption('research');
-    await table.locator('tbody tr[data-run-id]').first().waitFor();
-    assert.equal(await table.locator('tbody tr[data-run-id]').count(), 1);
+    await until(async () => (await rows()).join() === 'research:succeeded', rows);
     await page.getByTestId('filter-agent').selectOption('');
-    await table.locator('tbody tr[data-run-id]').nth(2).waitFor();
+    await until(async () => (await rows()).length === 3, rows);
     await page.screenshot({ path: artifact('runs-list.png') });
   });
 
@@ -164,7 +172,7 @@ describe('web dashboard (browser)', { skip, timeout: 180_000 }, () => {
     await costPerSuccess.waitFor();
     assert.match(await costPerSuccess.textContent() ?? '', /^\$\d/);
     await page.getByTestId('usage-table').getByRole('cell', { name: 'research' }).waitFor();
-    await page.getByText('per-tenant quotas are not configured in this Keel').waitFor();
+    await page.getByText('Per-tenant quotas are not configured in this Keel.').waitFor();
     await page.screenshot({ path: artifact('tenant.png'), fullPage: true });
 
     // Keyboard: skip link first, then the navigation.
@@ -177,7 +185,7 @@ describe('web dashboard (browser)', { skip, timeout: 180_000 }, () => {
     await page.keyboard.press('Enter');
     await page.getByTestId('queue-table').waitFor();
     await page.getByTestId('throughput-chart').locator('.recharts-bar-rectangle').first().waitFor();
-    await page.getByText('this Keel exposes no in-process pool metrics', { exact: false }).waitFor();
+    await page.getByText('This Keel exposes no in-process pool metrics', { exact: false }).waitFor();
     await page.screenshot({ path: artifact('pools.png'), fullPage: true });
 
     await page.goto(`${keel.url}/nodes`);

@@ -53,3 +53,9 @@ export function preview(value: unknown, max = 120): string {
   const text = typeof value === 'string' ? value : JSON.stringify(value);
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
+
+/** A server's lower-case reason as a sentence: capitalised, with a full stop. */
+export function sentence(text: string): string {
+  const t = text.trim();
+  return t.length === 0 ? t : `${t[0]!.toUpperCase()}${t.slice(1)}${/[.!?]$/.test(t) ? '' : '.'}`;
+}

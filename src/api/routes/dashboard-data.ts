@@ -69,6 +69,6 @@ export function registerDashboardDataRoutes(app: FastifyInstance, deps: Dashboar
     schema: { summary: 'Sandbox nodes and their load', tags: ['dashboard'], response: { 200: NodesOverview, ...errors } },
   }, async () => {
     const nodes = await sources.nodes?.();
-    return nodes === undefined ? { available: false as const, reason: 'no sandbox nodes registered: tools run inline in this Keel' } : { available: true as const, nodes };
+    return nodes === undefined ? { available: false as const, reason: 'tools run inline in this Keel process; no sandbox node has registered' } : { available: true as const, nodes };
   });
 }

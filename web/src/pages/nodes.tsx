@@ -2,7 +2,7 @@
 // statement that no node is registered.
 import { dashboardApi } from '../api.ts';
 import { LiveDot, Notice, PageHeader, Panel } from '../components/ui.tsx';
-import { formatAgo } from '../format.ts';
+import { formatAgo, sentence } from '../format.ts';
 import { usePolling } from '../hooks.ts';
 
 const REFRESH_MS = 5_000;
@@ -17,7 +17,7 @@ export function NodesPage() {
       {data === undefined ? null : !data.available ? (
         <div className="empty-state" data-testid="nodes-empty">
           <h2>No sandbox nodes registered</h2>
-          <p>{data.reason}.</p>
+          <p>{sentence(data.reason)}</p>
           <p className="muted">Nodes appear here once <code>keel node</code> processes register with this Keel.</p>
         </div>
       ) : (

@@ -5,7 +5,7 @@ import { useEffect, useState } from 'react';
 import { Bar, BarChart, CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { dashboardApi, type PoolsOverview } from '../api.ts';
 import { LiveDot, Notice, PageHeader, Panel, Stat } from '../components/ui.tsx';
-import { formatCount, formatDuration } from '../format.ts';
+import { formatCount, formatDuration, sentence } from '../format.ts';
 import { usePolling } from '../hooks.ts';
 
 const REFRESH_MS = 3_000;
@@ -124,7 +124,7 @@ function PoolsBody({ data, samples, minutes, setMinutes }: { data: PoolsOverview
               </tbody>
             </table>
           </div>
-        ) : <Notice tone="info" title="Not reported">{data.pools.reason}.</Notice>}
+        ) : <Notice tone="info" title="Not reported">{sentence(data.pools.reason)}</Notice>}
       </Panel>
     </>
   );

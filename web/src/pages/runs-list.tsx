@@ -79,7 +79,7 @@ export function RunsPage() {
 function RunRow({ run, now }: { run: Run; now: number }) {
   const end = run.endedAt !== null ? Date.parse(run.endedAt) : now;
   return (
-    <tr data-run-id={run.id} data-status={run.status}>
+    <tr data-run-id={run.id} data-status={run.status} data-agent={run.agent}>
       <td><Link to={`/runs/${run.id}`} className="mono" title={run.id}>{shortId(run.id)}</Link></td>
       <td>{run.agent}<span className="muted">@{run.agentVersion}</span></td>
       <td><StatusBadge status={run.status} />{run.waitingReason !== null ? <span className="muted small"> {run.waitingReason}</span> : null}</td>

@@ -3,7 +3,7 @@
 import { Link } from 'react-router';
 import { dashboardApi } from '../api.ts';
 import { LiveDot, Notice, PageHeader, Panel, Stat } from '../components/ui.tsx';
-import { formatCount, formatUsd } from '../format.ts';
+import { formatCount, formatUsd, sentence } from '../format.ts';
 import { usePolling } from '../hooks.ts';
 
 const REFRESH_MS = 5_000;
@@ -53,7 +53,7 @@ export function TenantPage() {
             <Stat label="Tokens / min" value={quotas.tokensPerMinute ?? 'unlimited'} />
             <Stat label="Fair-share weight" value={quotas.weight ?? 1} />
           </div>
-        ) : <Notice title="No quotas to show" tone="info">{quotas.reason}.</Notice>}
+        ) : <Notice title="No quotas to show" tone="info">{sentence(quotas.reason)}</Notice>}
       </Panel>
     </>
   );
