@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import Fastify from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { errorHandler } from '../src/api/error-boundary.ts';
 import { registerDashboard } from '../src/api/routes/dashboard.ts';
 import { AgentRegistry } from '../src/engine/registry.ts';
 import { defineAgent } from '../src/index.ts';
@@ -22,7 +23,7 @@ const waiter = defineAgent({ name: 'waiter', version: '1', async run(ctx) { retu
 test('the app is served at / and on its deep links; API 404s stay JSON', { skip: existsSync(DASHBOARD_INDEX) || process.env.CI === 'true' ? false : 'dist/web is not built (npm run build)' }, async (t) => {
   const keel = await startKeel({ agents: [quick] });
   t.after(() => keel.close());
-  for (const path of ['/', '/runs', '/runs/run_123', '/tenant', '/pools', '/nodes']) {
+  for (const path of ['/', '/runs', '/runs/run_123', '/tenant', '/tenants', '/pools', '/nodes']) {
     const res = await fetch(keel.url + path);
     assert.equal(res.status, 200, path);
     assert.match(res.headers.get('content-type') ?? '', /text\/html/);
@@ -97,6 +98,16 @@ test('/v1/dashboard: tenant usage and cost per success, queues and throughput, n
   assert.equal(nodes.available, false);
   assert.match(nodes.reason, /no sandbox node has registered/);
 
+  const admin = await keel.request('GET', '/v1/admin/dashboard/tenants', undefined, keel.adminKey);
+  assert.equal(admin.status, 200, JSON.stringify(admin.body));
+  const byName = Object.fromEntries(admin.body.tenants.map((x: any) => [x.name, x]));
+  assert.equal(byName.test.runs, 4);
+  assert.equal(byName.other.runs, 1);
+  assert.deepEqual(byName.test.byStatus, { succeeded: 2, failed: 1, waiting: 1 });
+  assert.equal(byName.test.quotas.available, false);
+  assert.equal((await keel.request('GET', '/v1/admin/dashboard/tenants')).status, 401, 'a tenant key is not the admin key');
+  assert.equal((await keel.request('GET', '/v1/admin/dashboard/tenants', undefined, null)).status, 401);
+
   const openapi = (await keel.request('GET', '/openapi.json')).body;
   assert.ok(openapi.paths['/v1/dashboard/pools'], 'the dashboard routes are documented');
 });
@@ -109,6 +120,7 @@ test('/v1/dashboard: plugged-in pool, node and quota sources are passed through'
   const app = Fastify();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
+  app.setErrorHandler(errorHandler);
   t.after(async () => {
     await app.close();
     await store.close();
@@ -127,6 +139,8 @@ test('/v1/dashboard: plugged-in pool, node and quota sources are passed through'
   const nodes = (await app.inject({ url: '/v1/dashboard/nodes' })).json();
   assert.equal(nodes.available, true);
   assert.equal(nodes.nodes[0].isolation, 'bubblewrap');
+  const disabled = await app.inject({ url: '/v1/admin/dashboard/tenants', headers: { authorization: 'Bearer anything' } });
+  assert.equal(disabled.statusCode, 404, 'without KEEL_ADMIN_KEY the operator view is off');
   const overview = (await app.inject({ url: '/v1/dashboard/tenant' })).json();
   assert.deepEqual(overview.quotas, { available: true, maxConcurrentRuns: 10, requestsPerMinute: null, tokensPerMinute: 50_000, weight: 2 });
 });

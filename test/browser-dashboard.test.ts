@@ -14,6 +14,7 @@ import { freePort, startKeelProcess, type KeelProcess } from './support/keel-pro
 
 const AGENTS = fileURLToPath(new URL('./fixtures/dashboard-agents.ts', import.meta.url));
 const API_KEY = 'keel_browser_test_key';
+const ADMIN_KEY = 'admin_browser_test_key_0123456789';
 const UI_TIMEOUT_MS = 15_000;
 const skip = browserUnavailable();
 
@@ -55,7 +56,7 @@ describe('web dashboard (browser)', { skip, timeout: 180_000 }, () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'keel-browser-'));
     port = await freePort();
-    keel = await startKeelProcess({ agents: AGENTS, dataDir: dir, port, apiKey: API_KEY });
+    keel = await startKeelProcess({ agents: AGENTS, dataDir: dir, port, apiKey: API_KEY, env: { KEEL_ADMIN_KEY: ADMIN_KEY } });
     browser = await launchBrowser();
     page = browser.context.pages()[0] ?? await browser.context.newPage();
     page.setDefaultTimeout(UI_TIMEOUT_MS);
@@ -193,6 +194,25 @@ describe('web dashboard (browser)', { skip, timeout: 180_000 }, () => {
     await page.screenshot({ path: artifact('nodes.png') });
   });
 
+  test('the operator signs in with the admin key and sees every tenant, and no runs', async () => {
+    await fetch(`${keel.url}/v1/admin/tenants`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'acme' }) });
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('API key').fill(ADMIN_KEY);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Tenants' }).waitFor();
+    const table = page.getByTestId('tenants-table');
+    await table.locator('tr[data-tenant="acme"]').waitFor();
+    const dev = await table.locator('tr[data-tenant="dev"] td').allTextContents();
+    const { body: runs } = await api('GET', '/v1/runs?limit=200');
+    assert.equal(dev[2], String(runs.runs.length), 'the dev tenant’s run count');
+    assert.equal(await page.getByRole('link', { name: 'Runs' }).count(), 0, 'no runs page for the admin key');
+    await page.screenshot({ path: artifact('tenants-admin.png') });
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('API key').fill(API_KEY);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByTestId('tenant-name').getByText('dev').waitFor();
+  });
+
   test('a side effect left unknown by a kill -9 is resolved with the page’s buttons', async () => {
     const { body: run } = await api('POST', '/v1/runs', { agent: 'checkout', input: { cents: 500 } });
     // Wait until the side effect's intent is committed (journal `running`), then kill Keel mid-call.
@@ -202,7 +222,7 @@ describe('web dashboard (browser)', { skip, timeout: 180_000 }, () => {
       await new Promise((r) => setTimeout(r, 25));
     }
     await keel.kill('SIGKILL');
-    keel = await startKeelProcess({ agents: AGENTS, dataDir: dir, port, apiKey: API_KEY });
+    keel = await startKeelProcess({ agents: AGENTS, dataDir: dir, port, apiKey: API_KEY, env: { KEEL_ADMIN_KEY: ADMIN_KEY } });
     await waitForApi(run.id, (r) => r.status === 'waiting');
 
     await page.goto(`${keel.url}/runs/${run.id}`);

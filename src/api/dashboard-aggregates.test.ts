@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { RunSummaryRow } from '../store/run-summaries.ts';
-import { queueRows, throughputSeries, usageByAgent } from './dashboard-aggregates.ts';
+import { queueRows, throughputSeries, usageByAgent, usageByTenant } from './dashboard-aggregates.ts';
 
 const row = (agent: string, status: string, runs: number, costUsd = 0, extra: Partial<RunSummaryRow> = {}): RunSummaryRow => ({
   agent, status, runs, steps: runs, inputTokens: 0, outputTokens: 0, costUsd, oldestClaimableAt: null, oldestWaitingSince: null, ...extra,
@@ -25,4 +25,14 @@ test('queue rows keep live statuses only and turn oldest times into ages', () =>
 test('throughput series has every bucket, zeros included', () => {
   const series = throughputSeries([{ bucketStart: 60_000, status: 'succeeded', runs: 3 }, { bucketStart: 120_000, status: 'failed', runs: 1 }], 30_000, 180_000, 60_000);
   assert.deepEqual(series.map((s) => [s.succeeded, s.failed]), [[0, 0], [3, 0], [0, 1], [0, 0]]);
+});
+
+test('usage per tenant includes tenants without runs, busiest first', () => {
+  const base = { steps: 0, inputTokens: 0, outputTokens: 0, tenantCreatedAt: 0 };
+  const tenants = usageByTenant([
+    { ...base, tenantId: 't1', tenantName: 'quiet', status: null, runs: 0, costUsd: 0 },
+    { ...base, tenantId: 't2', tenantName: 'busy', status: 'succeeded', runs: 4, costUsd: 2 },
+    { ...base, tenantId: 't2', tenantName: 'busy', status: 'failed', runs: 1, costUsd: 1 },
+  ]);
+  assert.deepEqual(tenants.map((t) => [t.name, t.runs, t.costPerSuccessUsd]), [['busy', 5, 0.75], ['quiet', 0, null]]);
 });

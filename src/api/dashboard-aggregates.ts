@@ -1,6 +1,6 @@
 // Turns the store's run summaries into what the dashboard pages show: usage and cost per success per agent, queue
 // rows with ages, and a gap-free throughput series. Pure functions of their inputs; no I/O, no clocks of their own.
-import type { EndedRunsBucket, RunSummaryRow } from '../store/run-summaries.ts';
+import type { EndedRunsBucket, RunSummaryRow, TenantSummaryRow } from '../store/run-summaries.ts';
 
 export interface AgentUsageView {
   agent: string;
@@ -83,4 +83,26 @@ export function throughputSeries(buckets: readonly EndedRunsBucket[], sinceMs: n
     if (slot !== undefined && (b.status === 'succeeded' || b.status === 'failed' || b.status === 'cancelled')) slot[b.status] += b.runs;
   }
   return [...series.values()];
+}
+
+export interface TenantUsageView extends Omit<AgentUsageView, 'agent'> {
+  id: string;
+  name: string;
+  createdAt: string;
+}
+
+/** Usage per tenant (all tenants, those without runs included), busiest first. */
+export function usageByTenant(rows: readonly TenantSummaryRow[]): TenantUsageView[] {
+  const byTenant = new Map<string, { usage: AgentUsageView; name: string; createdAt: number }>();
+  for (const row of rows) {
+    let entry = byTenant.get(row.tenantId);
+    if (entry === undefined) byTenant.set(row.tenantId, (entry = { usage: emptyUsage(row.tenantId), name: row.tenantName, createdAt: row.tenantCreatedAt }));
+    if (row.status !== null) add(entry.usage, { ...row, agent: row.tenantId, status: row.status, oldestClaimableAt: null, oldestWaitingSince: null });
+  }
+  return [...byTenant.values()]
+    .map(({ usage, name, createdAt }) => {
+      const { agent: id, ...rest } = finish(usage);
+      return { id, name, createdAt: new Date(createdAt).toISOString(), ...rest };
+    })
+    .sort((a, b) => b.runs - a.runs || a.name.localeCompare(b.name));
 }

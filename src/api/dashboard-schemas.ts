@@ -60,3 +60,10 @@ export const NodesOverview = z.discriminatedUnion('available', [
   })) }),
   z.object({ available: z.literal(false), reason: z.string() }),
 ]).meta({ id: 'DashboardNodes' });
+
+export const TenantsOverview = z.object({
+  tenants: z.array(AgentUsage.omit({ agent: true }).extend({
+    id: z.string(), name: z.string(), createdAt: z.string(),
+    quotas: TenantOverview.shape.quotas,
+  })),
+}).meta({ id: 'DashboardTenants' });

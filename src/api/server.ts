@@ -82,7 +82,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   registerEventRoutes(app, { store: options.store, hub, tenantOf, closing: closing.signal });
   registerAdminRoutes(app, { store: options.store, adminKey: options.adminKey });
   // --- dashboard (issue 9): the web app at / and its read-only /v1/dashboard routes ---
-  await registerDashboard(app, { store: options.store, registry: options.registry, tenantOf, sources: options.dashboard ?? {} });
+  await registerDashboard(app, { store: options.store, registry: options.registry, tenantOf, sources: options.dashboard ?? {}, adminKey: options.adminKey });
   // --- end dashboard ---
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));

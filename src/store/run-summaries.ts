@@ -40,3 +40,25 @@ export function toRunSummaryRow(row: Record<string, unknown>): RunSummaryRow {
 export function toEndedRunsBucket(row: Record<string, unknown>): EndedRunsBucket {
   return { bucketStart: num(row.bucket_start), status: String(row.status), runs: num(row.runs) };
 }
+
+/** One tenant × status group over all tenants (status null: a tenant without runs). */
+export interface TenantSummaryRow {
+  tenantId: string;
+  tenantName: string;
+  tenantCreatedAt: number;
+  status: string | null;
+  runs: number;
+  steps: number;
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+}
+
+/** Maps a `summarize-tenants` row. */
+export function toTenantSummaryRow(row: Record<string, unknown>): TenantSummaryRow {
+  return {
+    tenantId: String(row.tenant_id), tenantName: String(row.tenant_name), tenantCreatedAt: num(row.tenant_created_at),
+    status: row.status === null || row.status === undefined ? null : String(row.status), runs: num(row.runs), steps: num(row.steps),
+    inputTokens: num(row.input_tokens), outputTokens: num(row.output_tokens), costUsd: num(row.cost_usd),
+  };
+}

@@ -14,7 +14,7 @@ import type {
   RunRecord,
   TenantRecord,
 } from './records.ts';
-import type { EndedRunsBucket, RunSummaryRow } from './run-summaries.ts';
+import type { EndedRunsBucket, RunSummaryRow, TenantSummaryRow } from './run-summaries.ts';
 
 /**
  * Why a run changed: `events` (new events only), `runnable` (it may be claimed now), `cancel` (a cancel was
@@ -186,6 +186,8 @@ export interface Store {
   summarizeRuns(tenantId: string): Promise<RunSummaryRow[]>;
   /** The tenant's runs that ended since `sinceMs`, counted per `bucketMs`-wide bucket and final status. */
   countEndedRuns(tenantId: string, sinceMs: number, bucketMs: number): Promise<EndedRunsBucket[]>;
+  /** Every tenant's runs grouped by status, for the operator's view (scans all runs). */
+  summarizeTenants(): Promise<TenantSummaryRow[]>;
   // --- end dashboard ---
 
   /** Called after each durable write with the runs it changed and why. */

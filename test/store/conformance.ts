@@ -275,6 +275,13 @@ export function storeConformance(factory: StoreFactory): void {
       assert.deepEqual(buckets.map((x) => [x.status, x.runs]).sort(), [['failed', 1], ['succeeded', 1]]);
       for (const x of buckets) assert.equal(x.bucketStart % 60_000, 0);
       assert.deepEqual(await store.countEndedRuns(tenantId, Date.now() + 60_000, 60_000), []);
+
+      const tenants = await store.summarizeTenants();
+      const mine = tenants.filter((t) => t.tenantId === tenantId).map((t) => `${t.status}:${t.runs}:${t.costUsd}`).sort();
+      assert.deepEqual(mine, ['failed:1:0.5', 'queued:2:0', 'succeeded:1:0.25']);
+      assert.deepEqual(tenants.filter((t) => t.tenantId === other.id).map((t) => [t.status, t.runs]), [['queued', 1]]);
+      const empty = await store.createTenant(`e-${Math.random().toString(36).slice(2)}`, `hash-${Math.random()}`);
+      assert.deepEqual((await store.summarizeTenants()).filter((t) => t.tenantId === empty.id).map((t) => [t.status, t.runs, t.tenantName]), [[null, 0, empty.name]]);
     }));
     // --- end dashboard ---
   });

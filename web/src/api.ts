@@ -1,6 +1,10 @@
 // The dashboard's HTTP client: every call carries the API key (kept in sessionStorage, so it dies with the tab) as
 // a bearer token; a 401 signs the user out. Types mirror the /v1 wire schemas in src/api/schemas.ts.
 const KEY_STORAGE = 'keel.apiKey';
+const ROLE_STORAGE = 'keel.role';
+
+/** A tenant key sees its runs; the admin key (KEEL_ADMIN_KEY) sees every tenant's usage and no runs. */
+export type Role = 'tenant' | 'admin';
 
 export type RunStatus = 'queued' | 'running' | 'waiting' | 'cancelling' | 'succeeded' | 'failed' | 'cancelled';
 export const RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'waiting', 'cancelling', 'succeeded', 'failed', 'cancelled'];
@@ -108,8 +112,15 @@ export class ApiError extends Error {
 
 export const apiKey = {
   get: (): string | null => sessionStorage.getItem(KEY_STORAGE),
-  set: (key: string) => sessionStorage.setItem(KEY_STORAGE, key),
-  clear: () => sessionStorage.removeItem(KEY_STORAGE),
+  role: (): Role => (sessionStorage.getItem(ROLE_STORAGE) === 'admin' ? 'admin' : 'tenant'),
+  set: (key: string, role: Role) => {
+    sessionStorage.setItem(KEY_STORAGE, key);
+    sessionStorage.setItem(ROLE_STORAGE, role);
+  },
+  clear: () => {
+    sessionStorage.removeItem(KEY_STORAGE);
+    sessionStorage.removeItem(ROLE_STORAGE);
+  },
 };
 
 const signOutListeners = new Set<() => void>();
@@ -158,7 +169,15 @@ export const runsApi = {
     api<Run>(`/v1/runs/${encodeURIComponent(id)}/executions/${encodeURIComponent(executionId)}/resolve`, { method: 'POST', body }),
 };
 
+export interface TenantRow extends Omit<AgentUsage, 'agent'> {
+  id: string;
+  name: string;
+  createdAt: string;
+  quotas: TenantOverview['quotas'];
+}
+
 export const dashboardApi = {
+  allTenants: (key?: string) => api<{ tenants: TenantRow[] }>('/v1/admin/dashboard/tenants', key !== undefined ? { key } : {}),
   tenant: (key?: string) => api<TenantOverview>('/v1/dashboard/tenant', key !== undefined ? { key } : {}),
   pools: (minutes: number) => api<PoolsOverview>(`/v1/dashboard/pools?minutes=${minutes}`),
   nodes: () => api<NodesOverview>('/v1/dashboard/nodes'),

@@ -1,5 +1,5 @@
 // Entry point: sign-in gate, the tenant context, and the routes (the server answers each with index.html).
-import { StrictMode, Suspense, lazy, useEffect, useState } from 'react';
+import { StrictMode, Suspense, lazy, useEffect, useMemo, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { Navigate, RouterProvider, createBrowserRouter } from 'react-router';
 import { apiKey, dashboardApi, onSignedOut, type TenantOverview } from './api.ts';
@@ -9,13 +9,27 @@ import { NodesPage } from './pages/nodes.tsx';
 import { RunPage } from './pages/run-page.tsx';
 import { RunsPage } from './pages/runs-list.tsx';
 import { TenantPage } from './pages/tenant.tsx';
+import { TenantsPage } from './pages/tenants.tsx';
 import { TenantContext } from './tenant-context.ts';
 import './styles.css';
 
 // The charts library is most of the bundle: it loads only when the pools page is opened.
 const PoolsPage = lazy(() => import('./pages/pools.tsx').then((m) => ({ default: m.PoolsPage })));
 
-const router = createBrowserRouter([
+/** The operator (admin key) sees the tenants overview only: runs belong to tenants' keys. */
+const adminRouter = () => createBrowserRouter([
+  {
+    path: '/',
+    element: <Layout />,
+    children: [
+      { index: true, element: <Navigate to="/tenants" replace /> },
+      { path: 'tenants', element: <TenantsPage /> },
+      { path: '*', element: <Navigate to="/tenants" replace /> },
+    ],
+  },
+]);
+
+const tenantRouter = () => createBrowserRouter([
   {
     path: '/',
     element: <Layout />,
@@ -26,6 +40,7 @@ const router = createBrowserRouter([
       { path: 'tenant', element: <TenantPage /> },
       { path: 'pools', element: <Suspense fallback={<p className="empty">Loading…</p>}><PoolsPage /></Suspense> },
       { path: 'nodes', element: <NodesPage /> },
+      { path: 'tenants', element: <Navigate to="/tenant" replace /> },
     ],
   },
 ]);
@@ -33,11 +48,18 @@ const router = createBrowserRouter([
 function App() {
   const [signedIn, setSignedIn] = useState(apiKey.get() !== null);
   const [tenant, setTenant] = useState<TenantOverview>();
-  useEffect(() => onSignedOut(() => setSignedIn(false)), []);
+  useEffect(() => onSignedOut(() => {
+    setSignedIn(false);
+    setTenant(undefined);
+  }), []);
+  const role = signedIn ? apiKey.role() : undefined;
   useEffect(() => {
-    if (signedIn) dashboardApi.tenant().then(setTenant, () => undefined);
-  }, [signedIn]);
-  if (!signedIn) return <Login onSignedIn={() => setSignedIn(true)} />;
+    if (role === 'tenant') dashboardApi.tenant().then(setTenant, () => undefined);
+  }, [role]);
+  // One router per sign-in: its history listener goes away with it.
+  const router = useMemo(() => (role === undefined ? undefined : role === 'admin' ? adminRouter() : tenantRouter()), [role, signedIn]);
+  useEffect(() => () => router?.dispose(), [router]);
+  if (router === undefined) return <Login onSignedIn={() => setSignedIn(true)} />;
   return (
     <TenantContext.Provider value={tenant}>
       <RouterProvider router={router} />

@@ -6,9 +6,10 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { AgentRegistry } from '../../engine/registry.ts';
 import type { TenantRecord } from '../../store/records.ts';
 import type { Store } from '../../store/store.ts';
-import { queueRows, throughputSeries, usageByAgent } from '../dashboard-aggregates.ts';
-import { NodesOverview, PoolsOverview, PoolsQuery, TenantOverview } from '../dashboard-schemas.ts';
-import type { DashboardSources } from '../dashboard-sources.ts';
+import { authorizeAdmin } from '../admin-auth.ts';
+import { queueRows, throughputSeries, usageByAgent, usageByTenant } from '../dashboard-aggregates.ts';
+import { NodesOverview, PoolsOverview, PoolsQuery, TenantOverview, TenantsOverview } from '../dashboard-schemas.ts';
+import type { DashboardSources, TenantQuotaSnapshot } from '../dashboard-sources.ts';
 import { ErrorBody } from '../schemas.ts';
 
 /** Points per throughput chart: the bucket width is the window divided by this (at least THROUGHPUT_BUCKET_MIN_MS). */
@@ -20,6 +21,14 @@ export interface DashboardDataDeps {
   registry: AgentRegistry;
   tenantOf(request: unknown): TenantRecord;
   sources: DashboardSources;
+  /** KEEL_ADMIN_KEY: the operator's view of all tenants needs it (and is off without it). */
+  adminKey?: string | undefined;
+}
+
+function quotaView(quota: TenantQuotaSnapshot | null | undefined) {
+  return quota === undefined ? { available: false as const, reason: 'per-tenant quotas are not configured in this Keel' }
+    : quota === null ? { available: false as const, reason: 'no quota is set for this tenant' }
+    : { available: true as const, ...quota };
 }
 
 const errors = { 400: ErrorBody, 401: ErrorBody };
@@ -39,9 +48,7 @@ export function registerDashboardDataRoutes(app: FastifyInstance, deps: Dashboar
       agents: deps.registry.list().map((a) => ({ name: a.name, version: a.version })),
       totals,
       usage,
-      quotas: quota === undefined ? { available: false as const, reason: 'per-tenant quotas are not configured in this Keel' }
-        : quota === null ? { available: false as const, reason: 'no quota is set for this tenant' }
-        : { available: true as const, ...quota },
+      quotas: quotaView(quota),
     };
   });
 
@@ -63,6 +70,15 @@ export function registerDashboardDataRoutes(app: FastifyInstance, deps: Dashboar
       pools: pools === undefined ? { available: false as const, reason: 'this Keel exposes no in-process pool metrics (model and tool pools report here once the scheduling plane provides them)' }
         : { available: true as const, pools },
     };
+  });
+
+  r.get('/v1/admin/dashboard/tenants', {
+    onRequest: async (request) => authorizeAdmin(deps.adminKey, request),
+    schema: { summary: 'Every tenant’s usage, cost per success and quotas (admin key)', tags: ['admin', 'dashboard'], response: { 200: TenantsOverview, ...errors, 404: ErrorBody } },
+  }, async () => {
+    const tenants = usageByTenant(await store.summarizeTenants());
+    const quotas = await Promise.all(tenants.map(async (t) => (sources.quotas === undefined ? undefined : sources.quotas(t.id))));
+    return { tenants: tenants.map((t, i) => ({ ...t, quotas: quotaView(quotas[i]) })) };
   });
 
   r.get('/v1/dashboard/nodes', {

@@ -12,7 +12,7 @@ import { registerDashboardDataRoutes } from './dashboard-data.ts';
 export const DASHBOARD_ASSETS_DIR = fileURLToPath(new URL('../../../dist/web/', import.meta.url));
 
 /** The app's client-side routes: a reload or a deep link on one of them gets index.html. */
-export const DASHBOARD_PAGES = ['/', '/runs', '/runs/:id', '/tenant', '/pools', '/nodes'] as const;
+export const DASHBOARD_PAGES = ['/', '/runs', '/runs/:id', '/tenant', '/tenants', '/pools', '/nodes'] as const;
 
 /** Only our own scripts and styles; inline style attributes are what the chart library writes. */
 const CONTENT_SECURITY_POLICY = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";

@@ -9,7 +9,7 @@ import type { Json } from '../../sdk/types.ts';
 import type { JournalEntry, NewRun, RunEventRecord, RunRecord, TenantRecord } from '../records.ts';
 import { claimAfterFor, inClaimOrder, priorityRank } from '../claim-rules.ts';
 import { jsonText, toEvent, toJournalEntry, toRun, toTenant } from '../rows.ts';
-import { toEndedRunsBucket, toRunSummaryRow, type EndedRunsBucket, type RunSummaryRow } from '../run-summaries.ts'; // dashboard (issue 9)
+import { toEndedRunsBucket, toRunSummaryRow, toTenantSummaryRow, type EndedRunsBucket, type RunSummaryRow, type TenantSummaryRow } from '../run-summaries.ts'; // dashboard (issue 9)
 import type {
   ClaimRequest, CommitOutcome, CreateRunResult, Durability, EventWrite, ExecutionResolution, HeartbeatResult, JournalWrite,
   RunChange, RunCommit, RunFilter, Store, StoreCapabilities, StoreHealth,
@@ -288,6 +288,10 @@ export class PostgresStore implements Store {
 
   async countEndedRuns(tenantId: string, sinceMs: number, bucketMs: number): Promise<EndedRunsBucket[]> {
     return (await this.#s['count-ended-runs'].rows(this.#pool, { tenant_id: tenantId, since: sinceMs, bucket_ms: bucketMs })).map(toEndedRunsBucket);
+  }
+
+  async summarizeTenants(): Promise<TenantSummaryRow[]> {
+    return (await this.#s['summarize-tenants'].rows(this.#pool)).map(toTenantSummaryRow);
   }
   // --- end dashboard ---
 

@@ -14,7 +14,7 @@ export const PG_STATEMENT_NAMES = [
   'insert-input', 'get-input', 'consume-input', 'wake-on-input', 'wake-run', 'wake-if-ready', 'insert-audit',
   'find-execution', 'resolve-execution', 'find-held-runs',
   // dashboard (issue 9): read-only aggregates
-  'summarize-runs', 'count-ended-runs',
+  'summarize-runs', 'count-ended-runs', 'summarize-tenants',
 ] as const;
 export type PgStatementName = (typeof PG_STATEMENT_NAMES)[number];
 

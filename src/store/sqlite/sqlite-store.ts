@@ -17,7 +17,7 @@ import type {
 import { migrate } from './migrate.ts';
 import { claimAfterFor, inClaimOrder, priorityRank } from '../claim-rules.ts';
 import { jsonText, toEvent, toJournalEntry, toRun, toTenant } from '../rows.ts';
-import { toEndedRunsBucket, toRunSummaryRow, type EndedRunsBucket, type RunSummaryRow } from '../run-summaries.ts'; // dashboard (issue 9)
+import { toEndedRunsBucket, toRunSummaryRow, toTenantSummaryRow, type EndedRunsBucket, type RunSummaryRow, type TenantSummaryRow } from '../run-summaries.ts'; // dashboard (issue 9)
 import { prepareStatements, type Statements } from './statements.ts';
 import { WriteBatcher, type WriteScope } from './write-batcher.ts';
 
@@ -289,6 +289,10 @@ export class SqliteStore implements Store {
 
   async countEndedRuns(tenantId: string, sinceMs: number, bucketMs: number): Promise<EndedRunsBucket[]> {
     return (this.#s['count-ended-runs'].all({ tenant_id: tenantId, since: sinceMs, bucket_ms: bucketMs }) as Row[]).map(toEndedRunsBucket);
+  }
+
+  async summarizeTenants(): Promise<TenantSummaryRow[]> {
+    return (this.#s['summarize-tenants'].all() as Row[]).map(toTenantSummaryRow);
   }
   // --- end dashboard ---
 

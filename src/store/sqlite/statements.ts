@@ -17,7 +17,7 @@ export const STATEMENT_NAMES = [
   'insert-input', 'get-input', 'consume-input', 'wake-on-input', 'wake-run', 'wake-if-ready', 'insert-audit',
   'find-execution', 'resolve-execution',
   // dashboard (issue 9): read-only aggregates
-  'summarize-runs', 'count-ended-runs',
+  'summarize-runs', 'count-ended-runs', 'summarize-tenants',
 ] as const;
 export type StatementName = (typeof STATEMENT_NAMES)[number];
 

@@ -11,12 +11,24 @@ export function Login({ onSignedIn }: { onSignedIn: () => void }) {
     event.preventDefault();
     setBusy(true);
     setError(undefined);
+    const candidate = key.trim();
     try {
-      await dashboardApi.tenant(key.trim());
-      apiKey.set(key.trim());
+      await dashboardApi.tenant(candidate);
+      apiKey.set(candidate, 'tenant');
       onSignedIn();
     } catch (e) {
-      setError(e instanceof ApiError && e.status === 401 ? 'This API key is not recognised.' : `Could not reach Keel: ${(e as Error).message}`);
+      if (!(e instanceof ApiError && e.status === 401)) {
+        setError(`Could not reach Keel: ${(e as Error).message}`);
+      } else {
+        // Not a tenant key: it may be the operator's admin key.
+        try {
+          await dashboardApi.allTenants(candidate);
+          apiKey.set(candidate, 'admin');
+          onSignedIn();
+        } catch {
+          setError('This API key is not recognised.');
+        }
+      }
     } finally {
       setBusy(false);
     }
@@ -27,7 +39,7 @@ export function Login({ onSignedIn }: { onSignedIn: () => void }) {
       <form className="login-card" onSubmit={submit} aria-labelledby="login-title">
         <div className="brand brand-large"><span className="brand-mark" aria-hidden="true">K</span>Keel</div>
         <h1 id="login-title">Sign in to the dashboard</h1>
-        <p className="muted">Paste a tenant API key. It is kept in this browser tab only and sent as a bearer token.</p>
+        <p className="muted">Paste a tenant API key (or the operator's <code>KEEL_ADMIN_KEY</code> for all tenants). It is kept in this browser tab only and sent as a bearer token.</p>
         <label htmlFor="api-key">API key</label>
         <input id="api-key" name="api-key" type="password" autoComplete="off" autoFocus required value={key}
           onChange={(e) => setKey(e.target.value)} placeholder="keel_…" />
