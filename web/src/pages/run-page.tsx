@@ -1,75 +1,20 @@
 // One run: status and counters, its timeline, its live event stream (fetch-based SSE, resumed with
 // Last-Event-ID), forms to answer its input waits, cancel, and resolve tool executions whose outcome is unknown.
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { ApiError, TERMINAL, runsApi, type Run, type RunEvent, type Step } from '../api.ts';
 import { Timeline } from '../components/timeline.tsx';
 import { LiveDot, Notice, PageHeader, Panel, Stat, StatusBadge } from '../components/ui.tsx';
 import { formatDateTime, formatDuration, formatTime, formatUsd, preview, shortId } from '../format.ts';
 import { useNow } from '../hooks.ts';
-import { streamRunEvents } from '../sse.ts';
+import { useRunLive } from '../use-run-live.ts';
 import { InputForm, ResolveForm } from './run-actions.tsx';
-
-/** Events kept on screen; older ones stay in the store (GET …/events?format=json). */
-const EVENTS_SHOWN_MAX = 500;
-const REFETCH_THROTTLE_MS = 150;
-const SAFETY_POLL_MS = 5_000;
 
 export function RunPage() {
   const { id = '' } = useParams();
-  const [run, setRun] = useState<Run>();
-  const [steps, setSteps] = useState<Step[]>([]);
-  const [events, setEvents] = useState<RunEvent[]>([]);
-  const [streamState, setStreamState] = useState<'connecting' | 'live' | 'ended' | 'retrying'>('connecting');
-  const [error, setError] = useState<ApiError | Error>();
+  const { run, steps, events, streamState, error, setError, setRun, load } = useRunLive(id);
   const [selected, setSelected] = useState<number>();
-  const refetchTimer = useRef<ReturnType<typeof setTimeout>>(undefined);
-
-  const load = useCallback(async () => {
-    try {
-      const [r, s] = await Promise.all([runsApi.get(id), runsApi.steps(id)]);
-      setRun(r);
-      setSteps(s.steps);
-      setError(undefined);
-    } catch (e) {
-      setError(e as Error);
-    }
-  }, [id]);
-
-  const scheduleLoad = useCallback(() => {
-    if (refetchTimer.current !== undefined) return;
-    refetchTimer.current = setTimeout(() => {
-      refetchTimer.current = undefined;
-      void load();
-    }, REFETCH_THROTTLE_MS);
-  }, [load]);
-
-  useEffect(() => {
-    setRun(undefined);
-    setSteps([]);
-    setEvents([]);
-    void load();
-    const controller = new AbortController();
-    void streamRunEvents(id, 0, {
-      onEvent: (event) => {
-        setEvents((list) => [...list.slice(-(EVENTS_SHOWN_MAX - 1)), event]);
-        scheduleLoad();
-      },
-      onState: setStreamState,
-    }, controller.signal);
-    return () => {
-      controller.abort();
-      clearTimeout(refetchTimer.current);
-      refetchTimer.current = undefined;
-    };
-  }, [id, load, scheduleLoad]);
-
   const live = run !== undefined && !TERMINAL.has(run.status);
-  useEffect(() => {
-    if (!live) return;
-    const timer = setInterval(() => void load(), SAFETY_POLL_MS);
-    return () => clearInterval(timer);
-  }, [live, load]);
   const now = useNow(250, live);
 
   if (error instanceof ApiError && error.status === 404) {
@@ -105,14 +50,7 @@ export function RunPage() {
         </>}
       />
       {error !== undefined ? <Notice tone="error">{error.message}</Notice> : null}
-      <div className="stats" data-testid="run-stats">
-        <Stat label="Status" value={run.status} hint={run.waitingReason ?? run.outcome ?? undefined} testId="run-status" />
-        <Stat label="Duration" value={formatDuration(end - origin)} hint={run.endedAt !== null ? `ended ${formatTime(run.endedAt)}` : 'running clock'} />
-        <Stat label="Steps" value={run.counters.steps} hint={run.budget.maxSteps !== undefined ? `budget ${run.budget.maxSteps}` : undefined} />
-        <Stat label="Tokens" value={(run.counters.inputTokens + run.counters.outputTokens).toLocaleString('en-US')} hint={`${run.counters.inputTokens} in · ${run.counters.outputTokens} out`} />
-        <Stat label="Cost" value={formatUsd(run.counters.costUsd)} hint={run.budget.maxCostUsd !== undefined ? `budget ${formatUsd(run.budget.maxCostUsd)}` : undefined} />
-        <Stat label="Claims" value={run.attempts} hint="by workers, resumes included" />
-      </div>
+      <RunStats run={run} durationMs={end - origin} />
       {waitingInputs.length > 0 ? (
         <Panel title="Waiting for input" id="inputs">
           {waitingInputs.map((s) => <InputForm key={s.seq} run={run} step={s} onDone={load} />)}
@@ -139,6 +77,19 @@ export function RunPage() {
         </Panel>
       </div>
     </>
+  );
+}
+
+function RunStats({ run, durationMs }: { run: Run; durationMs: number }) {
+  return (
+    <div className="stats" data-testid="run-stats">
+      <Stat label="Status" value={run.status} hint={run.waitingReason ?? run.outcome ?? undefined} testId="run-status" />
+      <Stat label="Duration" value={formatDuration(durationMs)} hint={run.endedAt !== null ? `ended ${formatTime(run.endedAt)}` : 'running clock'} />
+      <Stat label="Steps" value={run.counters.steps} hint={run.budget.maxSteps !== undefined ? `budget ${run.budget.maxSteps}` : undefined} />
+      <Stat label="Tokens" value={(run.counters.inputTokens + run.counters.outputTokens).toLocaleString('en-US')} hint={`${run.counters.inputTokens} in · ${run.counters.outputTokens} out`} />
+      <Stat label="Cost" value={formatUsd(run.counters.costUsd)} hint={run.budget.maxCostUsd !== undefined ? `budget ${formatUsd(run.budget.maxCostUsd)}` : undefined} />
+      <Stat label="Claims" value={run.attempts} hint="by workers, resumes included" />
+    </div>
   );
 }
 
