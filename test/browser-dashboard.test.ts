@@ -213,21 +213,22 @@ describe('web dashboard (browser)', { skip, timeout: 180_000 }, () => {
     await page.getByTestId('tenant-name').getByText('dev').waitFor();
   });
 
-  test('a side effect left unknown by a kill -9 is resolved with the page’s buttons', async () => {
+  test('the page rides out a kill -9 of Keel (the stream resumes with Last-Event-ID) and resolves the unknown side effect', async () => {
     const { body: run } = await api('POST', '/v1/runs', { agent: 'checkout', input: { cents: 500 } });
-    // Wait until the side effect's intent is committed (journal `running`), then kill Keel mid-call.
-    const deadline = Date.now() + UI_TIMEOUT_MS;
-    while (!(await api('GET', `/v1/runs/${run.id}/steps`)).body.steps.some((s: any) => s.kind === 'tool' && s.status === 'running')) {
-      assert.ok(Date.now() < deadline, 'the side effect never started');
-      await new Promise((r) => setTimeout(r, 25));
-    }
-    await keel.kill('SIGKILL');
-    keel = await startKeelProcess({ agents: AGENTS, dataDir: dir, port, apiKey: API_KEY, env: { KEEL_ADMIN_KEY: ADMIN_KEY } });
-    await waitForApi(run.id, (r) => r.status === 'waiting');
-
     await page.goto(`${keel.url}/runs/${run.id}`);
+    // The side effect's intent is committed (journal `running`, event effect.started): kill Keel mid-call.
+    await page.getByTestId('events').locator('li[data-type="effect.started"]').waitFor();
+    await page.getByTestId('live-state').and(page.locator('[data-state="live"]')).waitFor();
+    await keel.kill('SIGKILL');
+    await page.getByTestId('live-state').and(page.locator('[data-state="retrying"], [data-state="connecting"]')).waitFor();
+    keel = await startKeelProcess({ agents: AGENTS, dataDir: dir, port, apiKey: API_KEY, env: { KEEL_ADMIN_KEY: ADMIN_KEY } });
+
+    // Without a reload, the page reconnects, resumes after the last event it saw, and offers the decision.
     const resolve = page.getByTestId('resolve-form');
-    await resolve.waitFor();
+    await resolve.waitFor({ timeout: 30_000 });
+    await page.getByTestId('events').locator('li[data-type="run.waiting"]').waitFor({ timeout: 30_000 });
+    const seqs = await page.getByTestId('events').locator('li').evaluateAll((items) => items.map((li) => Number(li.querySelector('.event-seq')?.textContent)));
+    assert.deepEqual(seqs, seqs.map((_, i) => i + 1), 'every event once, in order, across the reconnect');
     await page.getByTestId('timeline').locator('.timeline-row[data-status="unknown"] .marker-unknown').waitFor();
     await page.screenshot({ path: artifact('run-unknown.png'), fullPage: true });
     await resolve.getByLabel('Result (JSON)').fill('{"charged": 500, "checkedBy": "operator"}');
