@@ -36,7 +36,13 @@ test('the app is served at / and on its deep links; API 404s stay JSON', { skip:
   const asset = await fetch(keel.url + script);
   assert.equal(asset.status, 200);
   assert.match(asset.headers.get('cache-control') ?? '', /immutable/);
-  assert.doesNotMatch(await asset.text(), /https?:\/\/(unpkg|cdn|fonts\.googleapis)/, 'nothing is fetched from a CDN');
+  const source = await asset.text();
+  assert.doesNotMatch(source, /https?:\/\/(unpkg|cdn|fonts\.googleapis)/, 'nothing is fetched from a CDN');
+  for (const encoding of ['br', 'gzip']) {
+    const compressed: Response = await fetch(keel.url + script, { headers: { 'accept-encoding': encoding } });
+    assert.equal(compressed.headers.get('content-encoding'), encoding, 'a precompressed copy is sent');
+    assert.equal(await compressed.text(), source);
+  }
   const missing = await fetch(keel.url + '/v1/nope');
   assert.equal(missing.status, 401, 'an unknown /v1 path still needs a key');
   const notFound = await fetch(keel.url + '/definitely/not/a/page');

@@ -29,7 +29,7 @@ export async function registerDashboard(app: FastifyInstance, options: Dashboard
   if (built) {
     // Hashed file names under /assets never change content: cache them for good; index.html is always revalidated.
     await app.register(fastifyStatic, {
-      root, prefix: '/', index: false, wildcard: false, serveDotFiles: false,
+      root, prefix: '/', index: false, wildcard: false, serveDotFiles: false, preCompressed: true,
       setHeaders: (reply, path) => void reply.header('cache-control', path.includes('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache'),
     });
   }
