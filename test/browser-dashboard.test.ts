@@ -80,6 +80,7 @@ describe('web dashboard (browser)', { skip, timeout: 180_000 }, () => {
     await page.getByLabel('API key').fill('keel_wrong');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByText('This API key is not recognised.').waitFor();
+    await page.screenshot({ path: artifact('sign-in.png') });
     await page.getByLabel('API key').fill(API_KEY);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Runs' }).waitFor();

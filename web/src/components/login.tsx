@@ -45,7 +45,7 @@ export function Login({ onSignedIn }: { onSignedIn: () => void }) {
           onChange={(e) => setKey(e.target.value)} placeholder="keel_…" />
         {error !== undefined ? <p className="form-error" role="alert">{error}</p> : null}
         <button type="submit" className="btn btn-primary" disabled={busy || key.trim() === ''}>{busy ? 'Checking…' : 'Sign in'}</button>
-        <p className="muted small">`keel dev` prints a key at start; `POST /v1/admin/tenants` issues new ones.</p>
+        <p className="muted small"><code>keel dev</code> prints a key at start; <code>POST /v1/admin/tenants</code> issues new ones.</p>
       </form>
     </main>
   );
