@@ -28,11 +28,12 @@ test('throughput series has every bucket, zeros included', () => {
 });
 
 test('usage per tenant includes tenants without runs, busiest first', () => {
-  const base = { steps: 0, inputTokens: 0, outputTokens: 0, tenantCreatedAt: 0 };
+  const base = { steps: 0, inputTokens: 0, outputTokens: 0, tenantCreatedAt: 0, oldestClaimableAt: null };
   const tenants = usageByTenant([
     { ...base, tenantId: 't1', tenantName: 'quiet', status: null, runs: 0, costUsd: 0 },
     { ...base, tenantId: 't2', tenantName: 'busy', status: 'succeeded', runs: 4, costUsd: 2 },
     { ...base, tenantId: 't2', tenantName: 'busy', status: 'failed', runs: 1, costUsd: 1 },
-  ]);
-  assert.deepEqual(tenants.map((t) => [t.name, t.runs, t.costPerSuccessUsd]), [['busy', 5, 0.75], ['quiet', 0, null]]);
+    { ...base, tenantId: 't2', tenantName: 'busy', status: 'queued', runs: 2, costUsd: 0, oldestClaimableAt: 1_000 },
+  ], 4_000);
+  assert.deepEqual(tenants.map((t) => [t.name, t.runs, t.costPerSuccessUsd, t.oldestQueuedAgeMs]), [['busy', 7, 0.75, 3_000], ['quiet', 0, null, null]]);
 });

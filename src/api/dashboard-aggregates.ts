@@ -89,20 +89,23 @@ export interface TenantUsageView extends Omit<AgentUsageView, 'agent'> {
   id: string;
   name: string;
   createdAt: string;
+  /** Age of the tenant's longest-waiting claimable run: starvation shows here first. */
+  oldestQueuedAgeMs: number | null;
 }
 
 /** Usage per tenant (all tenants, those without runs included), busiest first. */
-export function usageByTenant(rows: readonly TenantSummaryRow[]): TenantUsageView[] {
-  const byTenant = new Map<string, { usage: AgentUsageView; name: string; createdAt: number }>();
+export function usageByTenant(rows: readonly TenantSummaryRow[], now: number): TenantUsageView[] {
+  const byTenant = new Map<string, { usage: AgentUsageView; name: string; createdAt: number; oldest: number | null }>();
   for (const row of rows) {
     let entry = byTenant.get(row.tenantId);
-    if (entry === undefined) byTenant.set(row.tenantId, (entry = { usage: emptyUsage(row.tenantId), name: row.tenantName, createdAt: row.tenantCreatedAt }));
-    if (row.status !== null) add(entry.usage, { ...row, agent: row.tenantId, status: row.status, oldestClaimableAt: null, oldestWaitingSince: null });
+    if (entry === undefined) byTenant.set(row.tenantId, (entry = { usage: emptyUsage(row.tenantId), name: row.tenantName, createdAt: row.tenantCreatedAt, oldest: null }));
+    if (row.status !== null) add(entry.usage, { ...row, agent: row.tenantId, status: row.status, oldestWaitingSince: null });
+    if (row.status === 'queued') entry.oldest = row.oldestClaimableAt;
   }
   return [...byTenant.values()]
-    .map(({ usage, name, createdAt }) => {
+    .map(({ usage, name, createdAt, oldest }) => {
       const { agent: id, ...rest } = finish(usage);
-      return { id, name, createdAt: new Date(createdAt).toISOString(), ...rest };
+      return { id, name, createdAt: new Date(createdAt).toISOString(), ...rest, oldestQueuedAgeMs: age(now, oldest) };
     })
     .sort((a, b) => b.runs - a.runs || a.name.localeCompare(b.name));
 }

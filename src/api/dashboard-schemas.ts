@@ -64,6 +64,7 @@ export const NodesOverview = z.discriminatedUnion('available', [
 export const TenantsOverview = z.object({
   tenants: z.array(AgentUsage.omit({ agent: true }).extend({
     id: z.string(), name: z.string(), createdAt: z.string(),
+    oldestQueuedAgeMs: z.number().nullable().describe('Age of the tenant’s longest-waiting claimable run'),
     quotas: TenantOverview.shape.quotas,
   })),
 }).meta({ id: 'DashboardTenants' });

@@ -52,6 +52,8 @@ export interface TenantSummaryRow {
   inputTokens: number;
   outputTokens: number;
   costUsd: number;
+  /** For queued runs: the earliest time one of them became claimable (ms), else null. */
+  oldestClaimableAt: number | null;
 }
 
 /** Maps a `summarize-tenants` row. */
@@ -60,5 +62,6 @@ export function toTenantSummaryRow(row: Record<string, unknown>): TenantSummaryR
     tenantId: String(row.tenant_id), tenantName: String(row.tenant_name), tenantCreatedAt: num(row.tenant_created_at),
     status: row.status === null || row.status === undefined ? null : String(row.status), runs: num(row.runs), steps: num(row.steps),
     inputTokens: num(row.input_tokens), outputTokens: num(row.output_tokens), costUsd: num(row.cost_usd),
+    oldestClaimableAt: numOrNull(row.oldest_claimable_at),
   };
 }

@@ -279,6 +279,8 @@ export function storeConformance(factory: StoreFactory): void {
       const tenants = await store.summarizeTenants();
       const mine = tenants.filter((t) => t.tenantId === tenantId).map((t) => `${t.status}:${t.runs}:${t.costUsd}`).sort();
       assert.deepEqual(mine, ['failed:1:0.5', 'queued:2:0', 'succeeded:1:0.25']);
+      assert.equal(tenants.find((t) => t.tenantId === tenantId && t.status === 'queued')?.oldestClaimableAt, oldest);
+      assert.equal(tenants.find((t) => t.tenantId === tenantId && t.status === 'succeeded')?.oldestClaimableAt, null);
       assert.deepEqual(tenants.filter((t) => t.tenantId === other.id).map((t) => [t.status, t.runs]), [['queued', 1]]);
       const empty = await store.createTenant(`e-${Math.random().toString(36).slice(2)}`, `hash-${Math.random()}`);
       assert.deepEqual((await store.summarizeTenants()).filter((t) => t.tenantId === empty.id).map((t) => [t.status, t.runs, t.tenantName]), [[null, 0, empty.name]]);

@@ -173,6 +173,7 @@ export interface TenantRow extends Omit<AgentUsage, 'agent'> {
   id: string;
   name: string;
   createdAt: string;
+  oldestQueuedAgeMs: number | null;
   quotas: TenantOverview['quotas'];
 }
 

@@ -76,7 +76,7 @@ export function registerDashboardDataRoutes(app: FastifyInstance, deps: Dashboar
     onRequest: async (request) => authorizeAdmin(deps.adminKey, request),
     schema: { summary: 'Every tenant’s usage, cost per success and quotas (admin key)', tags: ['admin', 'dashboard'], response: { 200: TenantsOverview, ...errors, 404: ErrorBody } },
   }, async () => {
-    const tenants = usageByTenant(await store.summarizeTenants());
+    const tenants = usageByTenant(await store.summarizeTenants(), Date.now());
     const quotas = await Promise.all(tenants.map(async (t) => (sources.quotas === undefined ? undefined : sources.quotas(t.id))));
     return { tenants: tenants.map((t, i) => ({ ...t, quotas: quotaView(quotas[i]) })) };
   });

@@ -1,7 +1,7 @@
 // Tenants (operator view, admin key): every tenant's runs by status, tokens, spend, cost per success and quotas.
 import { dashboardApi, type TenantRow } from '../api.ts';
 import { LiveDot, Notice, PageHeader, Stat } from '../components/ui.tsx';
-import { formatCount, formatDateTime, formatUsd } from '../format.ts';
+import { formatCount, formatDateTime, formatDuration, formatUsd } from '../format.ts';
 import { usePolling } from '../hooks.ts';
 
 const REFRESH_MS = 5_000;
@@ -25,14 +25,16 @@ export function TenantsPage() {
       </div>
       <div className="table-wrap">
         <table className="table" data-testid="tenants-table">
-          <thead><tr><th>Tenant</th><th>Created</th><th className="num">Runs</th><th className="num">Queued</th><th className="num">Running</th><th className="num">Waiting</th><th className="num">Succeeded</th><th className="num">Failed</th><th className="num">Tokens</th><th className="num">Spend</th><th className="num">Cost / success</th><th>Quota</th></tr></thead>
+          <thead><tr><th>Tenant</th><th>Created</th><th className="num">Runs</th><th className="num">Queued</th><th className="num">Oldest queued</th><th className="num">Running</th><th className="num">Waiting</th><th className="num">Succeeded</th><th className="num">Failed</th><th className="num">Tokens</th><th className="num">Spend</th><th className="num">Cost / success</th><th>Quota</th></tr></thead>
           <tbody>
             {data.tenants.map((t) => (
               <tr key={t.id} data-tenant={t.name}>
                 <td><strong>{t.name}</strong> <span className="muted mono small">{t.id.slice(-8)}</span></td>
                 <td>{formatDateTime(t.createdAt)}</td>
                 <td className="num">{formatCount(t.runs)}</td>
-                {(['queued', 'running', 'waiting', 'succeeded', 'failed'] as const).map((s) => <td key={s} className="num">{formatCount(t.byStatus[s] ?? 0)}</td>)}
+                <td className="num">{formatCount(t.byStatus.queued ?? 0)}</td>
+                <td className="num">{formatDuration(t.oldestQueuedAgeMs)}</td>
+                {(['running', 'waiting', 'succeeded', 'failed'] as const).map((s) => <td key={s} className="num">{formatCount(t.byStatus[s] ?? 0)}</td>)}
                 <td className="num">{formatCount(t.inputTokens + t.outputTokens)}</td>
                 <td className="num">{formatUsd(t.costUsd)}</td>
                 <td className="num" data-testid="tenant-cost-per-success">{formatUsd(t.costPerSuccessUsd)}</td>
