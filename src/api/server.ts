@@ -19,6 +19,8 @@ import { registerScheduleRoutes } from './routes/schedules.ts';
 import type { ScheduleService } from '../schedules/schedule-service.ts';
 import { registerUsageRoutes } from './routes/usage.ts';
 import { registerMetricsRoute } from './routes/metrics.ts';
+import type { DashboardSources } from './dashboard-sources.ts'; // dashboard (issue 9)
+import { registerDashboard } from './routes/dashboard.ts'; // dashboard (issue 9)
 
 export const PAYLOAD_MAX_BYTES_DEFAULT = 1024 * 1024;
 
@@ -35,6 +37,8 @@ export interface ApiOptions {
   schedules?: ScheduleService;
   /** Ephemeral live events (model.delta) of runs executing in this process, written to SSE followers. */
   live?: LiveDeltas;
+  /** Live data from other planes for the dashboard's pools, nodes and quotas pages (each optional). */
+  dashboard?: DashboardSources;
 }
 
 const TENANT = Symbol('keel.tenant');
@@ -89,6 +93,9 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   if (options.schedules !== undefined) registerScheduleRoutes(app, { schedules: options.schedules, adminKey: options.adminKey, tenantOf });
   registerUsageRoutes(app, { store: options.store, tenantOf }); // model gateway (issue 5)
   registerMetricsRoute(app, { adminKey: options.adminKey }); // telemetry (issue 9)
+  // --- dashboard (issue 9): the web app at / and its read-only /v1/dashboard routes ---
+  await registerDashboard(app, { store: options.store, registry: options.registry, tenantOf, sources: options.dashboard ?? {}, adminKey: options.adminKey });
+  // --- end dashboard ---
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {

@@ -17,6 +17,7 @@ import type {
 } from './records.ts';
 import type { TenantUsage } from './usage.ts';
 import type { LiveMetrics } from './live-metrics.ts';
+import type { EndedRunsBucket, RunSummaryRow, TenantSummaryRow } from './run-summaries.ts';
 
 /**
  * Why a run changed: `events` (new events only), `runnable` (it may be claimed now), `cancel` (a cancel was
@@ -212,6 +213,14 @@ export interface Store {
 
   /** Live work for metrics at scrape time (indexed queries only). */
   liveMetrics(now: number): Promise<LiveMetrics>;
+  // --- dashboard (issue 9): read-only aggregates, never on the commit path ---
+  /** The tenant's runs grouped by agent and status (counts, consumption, oldest queued and waiting times). */
+  summarizeRuns(tenantId: string): Promise<RunSummaryRow[]>;
+  /** The tenant's runs that ended since `sinceMs`, counted per `bucketMs`-wide bucket and final status. */
+  countEndedRuns(tenantId: string, sinceMs: number, bucketMs: number): Promise<EndedRunsBucket[]>;
+  /** Every tenant's runs grouped by status, for the operator's view (scans all runs). */
+  summarizeTenants(): Promise<TenantSummaryRow[]>;
+  // --- end dashboard ---
 
   /** Called after each durable write with the runs it changed and why. */
   onChange(listener: (changes: readonly RunChange[]) => void): () => void;

@@ -351,5 +351,39 @@ export function storeConformance(factory: StoreFactory): void {
       assert.equal(after.unknownExecutions, 0, 'an ended run has no outstanding execution');
     }));
     // --- end live metrics ---
+    // --- dashboard (issue 9): read-only aggregates ---
+    test('summaries: runs per agent and status with consumption; oldest queued; completions per time bucket', () => withStore(factory, async (store, tenantId) => {
+      const other = await store.createTenant(`o-${Math.random().toString(36).slice(2)}`, `hash-${Math.random()}`);
+      await store.createRun(newRun(other.id, { agentVersion: '9' })); // another tenant's run (not claimable here) is never counted
+      const before = Date.now();
+      for (let i = 0; i < 3; i++) await store.createRun(newRun(tenantId));
+      await store.createRun(newRun(tenantId, { agent: 'other' }));
+      const [a, b] = await store.claimRuns({ owner: 'w', limit: 2, leaseMs: 60_000, served: SERVED });
+      assert.ok(a && b);
+      await store.commit({ runId: a.id, leaseToken: a.leaseToken, expectedStateVersion: a.stateVersion, run: { status: 'succeeded', result: 1, counters: { steps: 2, inputTokens: 10, outputTokens: 5, costUsd: 0.25 }, releaseLease: true } });
+      await store.commit({ runId: b.id, leaseToken: b.leaseToken, expectedStateVersion: b.stateVersion, run: { status: 'failed', error: { code: 'x', message: 'x' }, counters: { steps: 1, costUsd: 0.5 }, releaseLease: true } });
+      const rows = await store.summarizeRuns(tenantId);
+      const row = (agent: string, status: string) => rows.find((r) => r.agent === agent && r.status === status);
+      assert.deepEqual(rows.map((r) => `${r.agent}/${r.status}:${r.runs}`).sort(), ['agent/failed:1', 'agent/queued:1', 'agent/succeeded:1', 'other/queued:1']);
+      assert.deepEqual([row('agent', 'succeeded')?.steps, row('agent', 'succeeded')?.inputTokens, row('agent', 'succeeded')?.outputTokens, row('agent', 'succeeded')?.costUsd], [2, 10, 5, 0.25]);
+      assert.equal(row('agent', 'failed')?.costUsd, 0.5);
+      const oldest = row('agent', 'queued')?.oldestClaimableAt;
+      assert.ok(oldest !== null && oldest !== undefined && oldest >= before - 1000 && oldest <= Date.now(), String(oldest));
+      assert.equal(row('agent', 'succeeded')?.oldestClaimableAt, null);
+      const buckets = await store.countEndedRuns(tenantId, before - 60_000, 60_000);
+      assert.deepEqual(buckets.map((x) => [x.status, x.runs]).sort(), [['failed', 1], ['succeeded', 1]]);
+      for (const x of buckets) assert.equal(x.bucketStart % 60_000, 0);
+      assert.deepEqual(await store.countEndedRuns(tenantId, Date.now() + 60_000, 60_000), []);
+
+      const tenants = await store.summarizeTenants();
+      const mine = tenants.filter((t) => t.tenantId === tenantId).map((t) => `${t.status}:${t.runs}:${t.costUsd}`).sort();
+      assert.deepEqual(mine, ['failed:1:0.5', 'queued:2:0', 'succeeded:1:0.25']);
+      assert.equal(tenants.find((t) => t.tenantId === tenantId && t.status === 'queued')?.oldestClaimableAt, oldest);
+      assert.equal(tenants.find((t) => t.tenantId === tenantId && t.status === 'succeeded')?.oldestClaimableAt, null);
+      assert.deepEqual(tenants.filter((t) => t.tenantId === other.id).map((t) => [t.status, t.runs]), [['queued', 1]]);
+      const empty = await store.createTenant(`e-${Math.random().toString(36).slice(2)}`, `hash-${Math.random()}`);
+      assert.deepEqual((await store.summarizeTenants()).filter((t) => t.tenantId === empty.id).map((t) => [t.status, t.runs, t.tenantName]), [[null, 0, empty.name]]);
+    }));
+    // --- end dashboard ---
   });
 }

@@ -10,6 +10,7 @@ import type { JournalEntry, NewRun, RunEventRecord, RunRecord, TenantRecord } fr
 import { claimAfterFor, inClaimOrder, priorityRank } from '../claim-rules.ts';
 import { notQuarantined } from '../quarantine.ts';
 import { jsonText, toEvent, toJournalEntry, toRun, toTenant } from '../rows.ts';
+import { toEndedRunsBucket, toRunSummaryRow, toTenantSummaryRow, type EndedRunsBucket, type RunSummaryRow, type TenantSummaryRow } from '../run-summaries.ts'; // dashboard (issue 9)
 import type {
   ClaimRequest, CommitOutcome, CreateRunResult, Durability, EventWrite, GroupCommit, ExecutionResolution, HeartbeatResult, JournalWrite,
   RunChange, RunCommit, RunFilter, Store, StoreCapabilities, StoreHealth,
@@ -375,6 +376,20 @@ export class PostgresStore implements Store {
       },
     }));
   }
+
+  // --- dashboard (issue 9): read-only aggregates ---
+  async summarizeRuns(tenantId: string): Promise<RunSummaryRow[]> {
+    return (await this.#s['summarize-runs'].rows(this.#pool, { tenant_id: tenantId })).map(toRunSummaryRow);
+  }
+
+  async countEndedRuns(tenantId: string, sinceMs: number, bucketMs: number): Promise<EndedRunsBucket[]> {
+    return (await this.#s['count-ended-runs'].rows(this.#pool, { tenant_id: tenantId, since: sinceMs, bucket_ms: bucketMs })).map(toEndedRunsBucket);
+  }
+
+  async summarizeTenants(): Promise<TenantSummaryRow[]> {
+    return (await this.#s['summarize-tenants'].rows(this.#pool)).map(toTenantSummaryRow);
+  }
+  // --- end dashboard ---
 
   // Internals (inside a write transaction)
 

@@ -15,6 +15,7 @@ export const PG_STATEMENT_NAMES = [
   'find-execution', 'resolve-execution', 'find-held-runs', 'readmit-run', 'claim-probation-runs',
   'tenant-usage', // model gateway (issue 5)
   'live-run-counts', 'run-queue', 'count-unknown-executions', // live metrics (issue 9)
+  'summarize-runs', 'count-ended-runs', 'summarize-tenants', // dashboard (issue 9)
 ] as const;
 export type PgStatementName = (typeof PG_STATEMENT_NAMES)[number];
 

@@ -19,6 +19,7 @@ import { migrate } from './migrate.ts';
 import { claimAfterFor, inClaimOrder, priorityRank } from '../claim-rules.ts';
 import { notQuarantined } from '../quarantine.ts';
 import { jsonText, toEvent, toJournalEntry, toRun, toTenant } from '../rows.ts';
+import { toEndedRunsBucket, toRunSummaryRow, toTenantSummaryRow, type EndedRunsBucket, type RunSummaryRow, type TenantSummaryRow } from '../run-summaries.ts'; // dashboard (issue 9)
 import { prepareStatements, type Statements } from './statements.ts';
 import { WRITE_BATCH_MAX_OPS, WriteBatcher, type WriteScope } from './write-batcher.ts';
 import { toTenantUsage, type TenantUsage } from '../usage.ts';
@@ -350,6 +351,20 @@ export class SqliteStore implements Store {
       },
     }));
   }
+
+  // --- dashboard (issue 9): read-only aggregates ---
+  async summarizeRuns(tenantId: string): Promise<RunSummaryRow[]> {
+    return (this.#s['summarize-runs'].all({ tenant_id: tenantId }) as Row[]).map(toRunSummaryRow);
+  }
+
+  async countEndedRuns(tenantId: string, sinceMs: number, bucketMs: number): Promise<EndedRunsBucket[]> {
+    return (this.#s['count-ended-runs'].all({ tenant_id: tenantId, since: sinceMs, bucket_ms: bucketMs }) as Row[]).map(toEndedRunsBucket);
+  }
+
+  async summarizeTenants(): Promise<TenantSummaryRow[]> {
+    return (this.#s['summarize-tenants'].all() as Row[]).map(toTenantSummaryRow);
+  }
+  // --- end dashboard ---
 
   // Internals (run inside a write transaction)
 

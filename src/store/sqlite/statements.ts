@@ -18,6 +18,7 @@ export const STATEMENT_NAMES = [
   'find-execution', 'resolve-execution', 'readmit-run', 'claim-probation-runs',
   'tenant-usage', // model gateway (issue 5)
   'live-run-counts', 'run-queue', 'count-unknown-executions', // live metrics (issue 9)
+  'summarize-runs', 'count-ended-runs', 'summarize-tenants', // dashboard (issue 9)
 ] as const;
 export type StatementName = (typeof STATEMENT_NAMES)[number];
 
