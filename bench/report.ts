@@ -9,6 +9,8 @@ import type { FsyncCeilingResult } from './scenarios/fsync-ceiling.ts';
 import type { LatencyAloneResult } from './scenarios/latency-alone.ts';
 import type { ThroughputResult } from './scenarios/throughput.ts';
 import type { WaitingRssResult } from './scenarios/waiting-rss.ts';
+import type { ModelGatewayResult } from './scenarios/model-gateway.ts';
+import { modelGatewaySection } from './model-gateway-report.ts';
 import type { LatencySummary, MachineInfo } from './support.ts';
 
 export interface BenchResults {
@@ -26,6 +28,8 @@ export interface BenchResults {
     dbosReference: DbosReferenceResult | SkippedScenario;
     keelPostgres: KeelPostgresResult[] | SkippedScenario;
     fsyncAfter: FsyncCeilingResult;
+    /** Scenario 8 (issue 5); absent in result sets recorded before it existed. */
+    modelGateway?: ModelGatewayResult;
   };
 }
 
@@ -114,6 +118,7 @@ export function renderReport(r: BenchResults): string {
   push(...postgresShapeSection('6. DBOS Transact on Postgres, same shape', dbosLead(s.dbosReference), s.dbosReference));
   push(...postgresShapeSection('7. Keel on Postgres, same shape, 1, 2 and 4 worker processes', keelPostgresLead(s.keelPostgres),
     ...('skipped' in s.keelPostgres ? [s.keelPostgres] : s.keelPostgres)));
+  push(...modelGatewaySection(s.modelGateway));
   push(
     '## Raw results',
     '',

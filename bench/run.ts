@@ -15,6 +15,7 @@ import { runLatencyAlone } from './scenarios/latency-alone.ts';
 import { runThroughput } from './scenarios/throughput.ts';
 import { runWaitingRss } from './scenarios/waiting-rss.ts';
 import { runSandboxBench, spliceSandboxSection } from './scenarios/sandbox.ts';
+import { runModelGateway } from './scenarios/model-gateway.ts';
 import { renderReport, type BenchResults, type SkippedScenario } from './report.ts';
 import { machineInfo, makeTempDir, progress, removeDir } from './support.ts';
 
@@ -27,6 +28,7 @@ const SCENARIOS = {
   'dbos-reference': (quick: boolean) => runDbosReference({ quick }),
   'keel-postgres': (quick: boolean) => runKeelPostgres({ quick }),
   sandbox: (quick: boolean) => runSandboxBench({ quick }),
+  'model-gateway': (quick: boolean) => runModelGateway({ quick }),
 } as const;
 type ScenarioName = keyof typeof SCENARIOS;
 
@@ -39,6 +41,7 @@ const PLAN: Array<{ key: keyof BenchResults['scenarios']; scenario: ScenarioName
   { key: 'waitingRss', scenario: 'waiting-rss' },
   { key: 'dbosReference', scenario: 'dbos-reference', needsPostgres: true },
   { key: 'keelPostgres', scenario: 'keel-postgres', needsPostgres: true },
+  { key: 'modelGateway', scenario: 'model-gateway' },
   { key: 'fsyncAfter', scenario: 'fsync-ceiling' },
 ];
 

@@ -5,7 +5,7 @@ export type { LoopAgentResult, LoopAgentSpec } from './sdk/loop-agent.ts';
 export { KeelError, isKeelError } from './errors/keel-error.ts';
 export type { ErrorCode } from './errors/codes.ts';
 export type {
-  AgentContext, AgentDefinition, ChatMessage, Json, MockModelOptions, ModelDefinition, ModelPrice, ModelRequest, ModelResponse,
+  AgentContext, AgentDefinition, ChatMessage, Json, MockModelOptions, ModelDefinition, ModelPrice, ModelRateLimits, ModelReplica, ModelRequest, ModelResponse,
   ModelToolSpec, ModelUsage, StepOptions, ToolCall, ToolContext, ToolDefinition, ToolEffect, WaitForInputOptions,
 } from './sdk/types.ts';
 // Sandboxed tools (issue 6)

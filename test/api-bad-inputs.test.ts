@@ -269,8 +269,9 @@ test('GET /v1/runs/:id/events: bad after, Last-Event-ID, format or limit are 400
 });
 
 test('unknown routes and methods are 404 not_found', async (t) => {
+  // GET / is the web dashboard (issue 9); its deep links are tested in test/api-dashboard.test.ts.
   const keel = await start(t);
-  for (const [method, path] of [['GET', '/'], ['GET', '/v2/runs'], ['GET', '/v1/nothing'], ['GET', '/v1/runs/x/y/z'], ['DELETE', '/v1/runs'], ['PUT', '/v1/runs/run_x'], ['POST', '/healthz']] as const) {
+  for (const [method, path] of [['GET', '/nope'], ['GET', '/v2/runs'], ['GET', '/v1/nothing'], ['GET', '/v1/runs/x/y/z'], ['DELETE', '/v1/runs'], ['PUT', '/v1/runs/run_x'], ['POST', '/healthz']] as const) {
     await t.test(`${method} ${path}`, async () => assertError(await keel.request(method, path), 404, 'not_found'));
   }
 });

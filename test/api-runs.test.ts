@@ -307,7 +307,7 @@ test('GET /healthz is 200; GET /readyz is 200 and reports the store and its dura
   assert.deepEqual(health.body, { ok: true });
   const ready = await keel.request('GET', '/readyz', undefined, null);
   assert.equal(ready.status, 200);
-  assert.deepEqual(ready.body, { ready: true, store: 'ok', changeFeed: 'ok', durability: 'fsync' });
+  assert.deepEqual(ready.body, { ready: true, store: 'ok', changeFeed: 'ok', durability: 'fsync', notDurableCommits: 0 });
 });
 
 test('/openapi.json is an OpenAPI 3 document describing the /v1/runs routes', async (t) => {
@@ -326,6 +326,7 @@ test('/openapi.json is an OpenAPI 3 document describing the /v1/runs routes', as
     '/v1/runs/{id}': ['get'],
     '/v1/runs/{id}/cancel': ['post'],
     '/v1/runs/{id}/input': ['post'],
+    '/v1/runs/{id}/retry': ['post'],
     '/v1/runs/{id}/steps': ['get'],
     '/v1/runs/{id}/events': ['get'],
   };
@@ -346,7 +347,7 @@ test('/openapi.json is an OpenAPI 3 document describing the /v1/runs routes', as
   }
   assert.ok(doc.paths['/v1/runs'].post.requestBody?.content?.['application/json'], 'POST /v1/runs documents its JSON body');
   const listParams = doc.paths['/v1/runs'].get.parameters.map((p: { name: string }) => p.name).sort();
-  assert.deepEqual(listParams, ['agent', 'cursor', 'limit', 'status']);
+  assert.deepEqual(listParams, ['agent', 'code', 'cursor', 'limit', 'status']);
   // Internal routes stay out of the document.
   for (const hidden of ['/healthz', '/readyz', '/openapi.json']) assert.equal(doc.paths[hidden], undefined);
 });

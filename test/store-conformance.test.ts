@@ -8,6 +8,7 @@ import pg from 'pg';
 import { PostgresStore } from '../src/store/postgres/postgres-store.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { storeConformance, type StoreFactory } from './store/conformance.ts';
+import { scheduleStoreConformance } from './store/schedule-conformance.ts';
 import { TEST_DATABASE_URL, postgresAvailable } from './support/postgres.ts';
 
 const sqlite: StoreFactory = {
@@ -46,4 +47,8 @@ const postgres: StoreFactory = {
 };
 
 storeConformance(sqlite);
-if (await postgresAvailable()) storeConformance(postgres);
+scheduleStoreConformance(sqlite);
+if (await postgresAvailable()) {
+  storeConformance(postgres);
+  scheduleStoreConformance(postgres);
+}

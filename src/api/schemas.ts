@@ -29,6 +29,7 @@ export const Budget = z.strictObject({
   maxTokens: z.number().int().positive().optional(),
   maxCostUsd: z.number().positive().optional(),
   deadlineMs: z.number().int().positive().max(365 * 24 * 3600 * 1000).optional(),
+  maxRetries: z.number().int().min(0).max(1_000_000).optional().describe('Retries of failed tool calls and steps the run may spend (default 100)'),
 });
 
 export const Priority = z.enum(['interactive', 'batch']);
@@ -56,6 +57,11 @@ export const Run = z.object({
   result: z.unknown().optional(),
   error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }).nullable(),
   outcome: z.enum(['no_side_effects', 'after_partial_work', 'outcome_unknown']).nullable(),
+  compensation: z.object({
+    compensated: z.array(z.object({ executionId: z.string(), tool: z.string() })),
+    failed: z.array(z.object({ executionId: z.string(), tool: z.string(), error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }) })),
+    unknown: z.array(z.object({ executionId: z.string(), tool: z.string() })),
+  }).nullable().describe('What a failed or cancelled run undid (completed executions of tools with a compensate hook), and what it could not'),
   waitingReason: z.string().nullable(),
   waitingSince: z.string().nullable(),
   wakeAt: z.string().nullable(),
@@ -65,6 +71,7 @@ export const Run = z.object({
   parentRunId: z.string().nullable(),
   idempotencyKey: z.string().nullable(),
   attempts: z.number().int().describe('How many times a worker claimed the run'),
+  leaseLosses: z.number().int().describe('Leases lost in a row without progress (the poison counter; quarantined at KEEL_POISON_LEASE_LOSSES)'),
   createdAt: z.string(),
   updatedAt: z.string(),
   endedAt: z.string().nullable(),
@@ -76,6 +83,7 @@ export const RunList = z.object({ runs: z.array(Run), nextCursor: z.string().nul
 export const ListRunsQuery = z.strictObject({
   status: RunStatusEnum.optional(),
   agent: z.string().min(1).max(200).optional(),
+  code: z.string().regex(/^[a-z][a-z0-9_]*$/).max(100).optional().describe('Only runs whose error has this code, e.g. poison_run'),
   limit: z.coerce.number().int().min(1).max(200).default(50),
   cursor: z.string().max(512).optional(),
 });
@@ -100,6 +108,8 @@ export const Step = z.object({
   attempts: z.number().int(),
   executionId: z.string().nullable(),
   effectClass: z.string().nullable(),
+  fencingToken: z.number().int().describe('Fencing token of the lease under which this state was written'),
+  worker: z.string().nullable().describe('The worker (lease owner) that wrote this state'),
   queuedAt: z.string().nullable(),
   startedAt: z.string().nullable(),
   endedAt: z.string().nullable(),

@@ -11,9 +11,16 @@ import { authenticateTenant } from './auth.ts';
 import { errorHandler } from './error-boundary.ts';
 import { readJsonBody } from './json-body.ts';
 import { EventHub } from './event-hub.ts';
+import type { LiveDeltas } from '../models/live-deltas.ts';
 import { registerAdminRoutes } from './routes/admin.ts';
 import { registerEventRoutes } from './routes/events.ts';
 import { registerRunRoutes } from './routes/runs.ts';
+import { registerScheduleRoutes } from './routes/schedules.ts';
+import type { ScheduleService } from '../schedules/schedule-service.ts';
+import { registerUsageRoutes } from './routes/usage.ts';
+import { registerMetricsRoute } from './routes/metrics.ts';
+import type { DashboardSources } from './dashboard-sources.ts'; // dashboard (issue 9)
+import { registerDashboard } from './routes/dashboard.ts'; // dashboard (issue 9)
 
 export const PAYLOAD_MAX_BYTES_DEFAULT = 1024 * 1024;
 
@@ -26,6 +33,12 @@ export interface ApiOptions {
   ready?: () => boolean;
   logger?: import('fastify').FastifyBaseLogger;
   version?: string;
+  /** Serves /v1/schedules when given. */
+  schedules?: ScheduleService;
+  /** Ephemeral live events (model.delta) of runs executing in this process, written to SSE followers. */
+  live?: LiveDeltas;
+  /** Live data from other planes for the dashboard's pools, nodes and quotas pages (each optional). */
+  dashboard?: DashboardSources;
 }
 
 const TENANT = Symbol('keel.tenant');
@@ -75,8 +88,14 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   };
 
   registerRunRoutes(app, { store: options.store, registry: options.registry, tenantOf });
-  registerEventRoutes(app, { store: options.store, hub, tenantOf, closing: closing.signal });
+  registerEventRoutes(app, { store: options.store, hub, tenantOf, closing: closing.signal, ...(options.live === undefined ? {} : { live: options.live }) });
   registerAdminRoutes(app, { store: options.store, adminKey: options.adminKey });
+  if (options.schedules !== undefined) registerScheduleRoutes(app, { schedules: options.schedules, adminKey: options.adminKey, tenantOf });
+  registerUsageRoutes(app, { store: options.store, tenantOf }); // model gateway (issue 5)
+  registerMetricsRoute(app, { adminKey: options.adminKey }); // telemetry (issue 9)
+  // --- dashboard (issue 9): the web app at / and its read-only /v1/dashboard routes ---
+  await registerDashboard(app, { store: options.store, registry: options.registry, tenantOf, sources: options.dashboard ?? {}, adminKey: options.adminKey });
+  // --- end dashboard ---
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
@@ -84,6 +103,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     const ready = health.reachable && health.changeFeed && (options.ready?.() ?? true);
     return reply.status(ready ? 200 : 503).send({
       ready, store: health.reachable ? 'ok' : 'unavailable', changeFeed: health.changeFeed ? 'ok' : 'reconnecting', durability: options.store.durability,
+      notDurableCommits: options.store.notDurableCommits(),
     });
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

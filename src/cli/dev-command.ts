@@ -22,7 +22,8 @@ export async function runDevCommand(argv: string[]): Promise<number> {
   const where = config.databaseUrl !== undefined ? 'Postgres' : `data ${config.dataDir}`;
   process.stdout.write(
     `keel dev: ${runtime.address}  (${where}, durability ${runtime.store.durability}${runtime.recovered > 0 ? `, recovered ${runtime.recovered} runs` : ''})\n` +
-      `API key (tenant "${DEV_TENANT_NAME}"): ${config.apiKey === undefined ? runtime.devApiKey : '(from KEEL_API_KEY)'}\n`,
+      `API key (tenant "${DEV_TENANT_NAME}"): ${config.apiKey === undefined ? runtime.devApiKey : '(from KEEL_API_KEY)'}\n` +
+      `Dashboard: ${runtime.address}/  (sign in with the API key)\n`, // dashboard (issue 9)
   );
   return untilSignalled(runtime, log);
 }

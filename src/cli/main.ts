@@ -1,6 +1,7 @@
 // The `keel` command line: dispatches to subcommands. Errors with a Keel code print as one clear line.
 import { isKeelError } from '../errors/keel-error.ts';
 import { runRunsCommand } from './client/runs-command.ts';
+import { runSchedulesCommand } from './client/schedules-command.ts';
 import { runDevCommand } from './dev-command.ts';
 import { runDoctorCommand } from './doctor-command.ts';
 import { runMigrateCommand } from './migrate-command.ts';
@@ -17,6 +18,8 @@ const USAGE = `usage: keel <command>
                                                          capacity planner: what saturates first, and when
   runs submit|get|list|cancel|input|events|steps ...     talk to a running Keel (see: keel runs help)
   doctor [--json]                                        which sandbox tiers work on this host, and why not
+  schedules create|list|get|update|delete|pause|resume|trigger|backfill|fires ...
+                                                         recurring runs (see: keel schedules help)
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -39,6 +42,8 @@ async function main(argv: string[]): Promise<number> {
       return runRunsCommand(rest, { stdout: process.stdout, stderr: process.stderr, env: process.env });
     case 'doctor':
       return runDoctorCommand(rest, { stdout: process.stdout });
+    case 'schedules':
+      return runSchedulesCommand(rest, { stdout: process.stdout, stderr: process.stderr, env: process.env });
     case undefined:
     case 'help':
     case '--help':

@@ -7,14 +7,23 @@ import type { Logger } from 'pino';
 import { buildApi } from '../api/server.ts';
 import { generateApiKey, hashApiKey } from '../api/auth.ts';
 import type { KeelConfig } from '../config/config.ts';
+import { armCrashPoint } from '../engine/crash-points.ts';
 import { Orchestrator } from '../engine/orchestrator.ts';
 import { AgentRegistry } from '../engine/registry.ts';
 import { KeelError } from '../errors/keel-error.ts';
 import { ModelGateway } from '../models/gateway.ts';
+import { loadModelsFile } from '../models/model-config.ts';
+import { readSecretEnv } from '../config/config.ts';
 import { PostgresStore } from '../store/postgres/postgres-store.ts';
 import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import type { Store } from '../store/store.ts';
 import { attachNodeSandboxes } from '../sandbox/node-sandboxes.ts';
+import { createSchedulesPlane, type SchedulesPlane } from '../schedules/schedules-plane.ts';
+import { observeStore } from '../telemetry/observed-store.ts';
+import { runScopedLog } from '../telemetry/log-context.ts';
+import { startMetricsListener } from '../telemetry/metrics-listener.ts';
+import { telemetry } from '../telemetry/telemetry.ts';
+import { startTracing, tracingOptionsFrom } from '../telemetry/tracing.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { loadAgentsModule } from './load-agents.ts';
 
@@ -32,28 +41,54 @@ export interface RunningKeel {
   /** The API key printed for the dev tenant (dev role, generated when KEEL_API_KEY is unset). */
   devApiKey: string | undefined;
   recovered: number;
+  schedules: SchedulesPlane;
+  /** Where GET /metrics is served without auth (KEEL_METRICS_PORT), if anywhere. */
+  metricsAddress: string | undefined;
   stop(): Promise<void>;
 }
 
 export function openStore(config: KeelConfig, role: Role): { store: Store; unlock: () => void } {
+  const groupCommit = { maxBatch: config.groupCommitMaxBatch, maxWaitMs: config.groupCommitMaxWaitMs };
   if (config.databaseUrl !== undefined) {
-    return { store: new PostgresStore({ connectionString: config.databaseUrl, durability: config.durability }), unlock: () => {} };
+    return { store: new PostgresStore({ connectionString: config.databaseUrl, durability: config.durability, groupCommit }), unlock: () => {} };
   }
   if (role !== 'dev') throw new KeelError('config_invalid', `keel ${role} needs KEEL_DATABASE_URL (a PostgreSQL connection string); for one process on SQLite, use keel dev`);
   const dataDir = resolve(config.dataDir);
   const unlock = lockDataDir(dataDir);
-  return { store: new SqliteStore({ path: join(dataDir, 'keel.db'), durability: config.durability }), unlock };
+  try {
+    return { store: new SqliteStore({ path: join(dataDir, 'keel.db'), durability: config.durability, groupCommit }), unlock };
+  } catch (error) {
+    unlock();
+    throw error;
+  }
 }
 
 export async function startRuntime(role: Role, agentsFile: string, config: KeelConfig, log: Logger): Promise<RunningKeel> {
-  const { agents, models } = await loadAgentsModule(agentsFile);
+  if (config.testCrashAt !== undefined) {
+    armCrashPoint(config.testCrashAt);
+    log.warn({ crashAt: config.testCrashAt }, 'fault injection armed (KEEL_TEST_CRASH_AT): this process will SIGKILL itself; for tests only');
+  }
+  const { agents, models, tools } = await loadAgentsModule(agentsFile);
+  // --- model gateway (issue 5): models from the agents module plus the models file (KEEL_MODELS_FILE) ---
+  const modelsFile = config.modelsFile === undefined ? undefined : loadModelsFile(resolve(config.modelsFile));
+  const gateway = new ModelGateway([...models, ...(modelsFile?.models ?? [])], { ...modelsFile?.options, secret: (name) => readSecretEnv(name) });
+  // A bad models file fails here, before the store is opened or locked.
+  // --- end model gateway ---
   const { store, unlock } = openStore(config, role);
   await store.migrate();
   const registry = new AgentRegistry();
   for (const agent of agents) registry.register(agent);
+  for (const tool of tools) registry.registerTool(tool);
+  // --- telemetry (issue 9): traces (off unless OTEL_* says otherwise), metrics derived from the store, run context in logs
+  const stopTracing = await startTracing(tracingOptionsFrom(config));
+  const detachStore = telemetry.attachStore(store);
+  telemetry.providerOf = (model) => (gateway.has(model) ? gateway.resolve(model).definition.provider : undefined);
+  const metricsListener = config.metricsPort === undefined ? undefined : await startMetricsListener(config.metricsHost, config.metricsPort);
+  // --- end telemetry
   const orchestrator = new Orchestrator({
-    store, registry, gateway: new ModelGateway(models), leaseTtlMs: config.leaseTtlMs, maxActiveRuns: config.maxActiveRuns,
-    log: (level, message, fields) => log[level](fields ?? {}, message),
+    store: observeStore(store, telemetry), registry, gateway, leaseTtlMs: config.leaseTtlMs, maxActiveRuns: config.maxActiveRuns,
+    poisonAfterLeaseLosses: config.poisonLeaseLosses,
+    log: runScopedLog(log),
   });
   // A store this process owns alone (the SQLite file under its lock): a dead predecessor's leases are taken back at
   // once. A shared store waits for leases to expire instead: their holders may be alive.
@@ -67,18 +102,28 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   }
   const sandboxes = attachNodeSandboxes(store, config); // issue 6: environments released when their run ends
   orchestrator.start();
+  // Schedules: every process runs the (leaderless) scheduler; fires are claimed with leases, so none fires twice.
+  const schedules = createSchedulesPlane(store, registry, {
+    tickMs: config.schedulerTickMs, leaseMs: config.schedulerLeaseMs, log: (level, message, fields) => log[level](fields ?? {}, message),
+  });
+  await schedules.scheduler.start();
   let app: FastifyInstance | undefined;
   let address: string | undefined;
   if (role !== 'worker') {
-    app = await buildApi({ store, registry, adminKey: config.adminKey, payloadMaxBytes: config.payloadMaxBytes, ready: () => true, logger: log.child({ role: 'api' }) });
+    app = await buildApi({ store, registry, live: gateway.live, adminKey: config.adminKey, payloadMaxBytes: config.payloadMaxBytes, ready: () => true, logger: log.child({ role: 'api' }), schedules: schedules.service });
     address = await app.listen({ port: config.port, host: config.host });
   }
   return {
-    store, orchestrator, app, address, devApiKey, recovered,
+    store, orchestrator, app, address, devApiKey, recovered, schedules,
+    metricsAddress: metricsListener?.address,
     async stop() {
       await app?.close();
+      await metricsListener?.close();
+      await schedules.scheduler.stop();
       await orchestrator.stop();
       await sandboxes.close();
+      detachStore();
+      await stopTracing(); // flushes the spans of runs that ended during shutdown
       await store.close();
       unlock();
     },

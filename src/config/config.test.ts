@@ -26,11 +26,18 @@ describe('loadConfig defaults', () => {
       host: '127.0.0.1',
       port: 7070,
       durability: 'fsync',
+      groupCommitMaxBatch: 1024,
+      groupCommitMaxWaitMs: 0,
       leaseTtlMs: 15_000,
       maxActiveRuns: 2_000,
+      poisonLeaseLosses: 3,
       payloadMaxBytes: 1024 * 1024,
       logLevel: 'info',
       url: 'http://127.0.0.1:7070',
+      schedulerTickMs: 1_000,
+      schedulerLeaseMs: 30_000,
+      // telemetry (issue 9): content redacted, tracing off, no separate metrics listener
+      telemetryIncludeContent: false, metricsHost: '127.0.0.1', otelSdkDisabled: false, otelServiceName: 'keel',
     });
     assert.deepEqual(unknownVariables, []);
     for (const optional of ['apiKey', 'adminKey', 'databaseUrl'] as const) assert.equal(config[optional], undefined);
@@ -65,13 +72,24 @@ describe('loadConfig parsing', () => {
       KEEL_DATA_DIR: '/var/lib/keel',
       KEEL_HOST: '0.0.0.0',
       KEEL_PORT: '8080',
-      KEEL_DURABILITY: 'written',
+      KEEL_DURABILITY: 'os',
       KEEL_LEASE_TTL_MS: '30000',
       KEEL_MAX_ACTIVE_RUNS: '500',
+      KEEL_POISON_LEASE_LOSSES: '5',
       KEEL_PAYLOAD_MAX_BYTES: '2097152',
       KEEL_LOG_LEVEL: 'debug',
       KEEL_DATABASE_URL: 'postgres://keel@localhost/keel',
       KEEL_URL: 'https://keel.example.com',
+      KEEL_GROUP_COMMIT_MAX_BATCH: '256',
+      KEEL_GROUP_COMMIT_MAX_WAIT_MS: '2',
+      KEEL_TEST_CRASH_AT: 'commit.before-notify:3',
+      KEEL_SCHEDULER_TICK_MS: '250',
+      KEEL_SCHEDULER_LEASE_MS: '60000',
+      KEEL_MODELS_FILE: './keel.models.json',
+      // telemetry (issue 9)
+      KEEL_TELEMETRY_INCLUDE_CONTENT: 'true', KEEL_METRICS_PORT: '9464', KEEL_METRICS_HOST: '0.0.0.0', OTEL_TRACES_EXPORTER: 'otlp',
+      OTEL_SDK_DISABLED: 'false', OTEL_SERVICE_NAME: 'keel-prod', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces',
     };
     assert.deepEqual(Object.keys(env).sort(), Object.keys(ENV_VARS).sort(), 'this test covers every variable');
     const { config, unknownVariables } = loadConfig(env);
@@ -81,13 +99,22 @@ describe('loadConfig parsing', () => {
       dataDir: '/var/lib/keel',
       host: '0.0.0.0',
       port: 8080,
-      durability: 'written',
+      durability: 'os',
       leaseTtlMs: 30_000,
       maxActiveRuns: 500,
+      poisonLeaseLosses: 5,
       payloadMaxBytes: 2 * 1024 * 1024,
       logLevel: 'debug',
       databaseUrl: 'postgres://keel@localhost/keel',
       url: 'https://keel.example.com',
+      groupCommitMaxBatch: 256,
+      groupCommitMaxWaitMs: 2,
+      testCrashAt: 'commit.before-notify:3',
+      schedulerTickMs: 250,
+      schedulerLeaseMs: 60_000,
+      modelsFile: './keel.models.json',
+      telemetryIncludeContent: true, metricsPort: 9464, metricsHost: '0.0.0.0', otelTracesExporter: 'otlp', otelSdkDisabled: false,
+      otelServiceName: 'keel-prod', otelExporterOtlpEndpoint: 'http://collector:4318', otelExporterOtlpTracesEndpoint: 'http://collector:4318/v1/traces',
     });
     assert.deepEqual(unknownVariables, []);
   });
@@ -100,7 +127,7 @@ describe('loadConfig parsing', () => {
   });
 
   it('every durability and log level is accepted', () => {
-    for (const durability of ['fsync', 'written', 'memory']) assert.equal(loadConfig({ KEEL_DURABILITY: durability }).config.durability, durability);
+    for (const durability of ['memory', 'os', 'fsync', 'replicated']) assert.equal(loadConfig({ KEEL_DURABILITY: durability }).config.durability, durability);
     for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) assert.equal(loadConfig({ KEEL_LOG_LEVEL: level }).config.logLevel, level);
   });
 

@@ -13,13 +13,36 @@ const ConfigSchema = z.object({
   dataDir: z.string().min(1).default('.keel'),
   host: z.string().min(1).default('127.0.0.1'),
   port: integer(0, 65535).default(7070),
-  durability: z.enum(['fsync', 'written', 'memory']).default('fsync'),
+  durability: z.enum(['memory', 'os', 'fsync', 'replicated']).default('fsync'),
+  groupCommitMaxBatch: integer(1, 100_000).default(1024),
+  groupCommitMaxWaitMs: integer(0, 10_000).default(0),
   leaseTtlMs: integer(500, 3_600_000).default(15_000),
   maxActiveRuns: integer(1, 1_000_000).default(2_000),
+  poisonLeaseLosses: integer(1, 1_000).default(3),
   payloadMaxBytes: integer(1024, 64 * 1024 * 1024).default(1024 * 1024),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   databaseUrl: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection string').optional(),
   url: z.string().url().default('http://127.0.0.1:7070'),
+  /** Test-only fault injection: `point:n` SIGKILLs the process the n-th time it reaches that crash point. */
+  testCrashAt: z.string().regex(/^[a-z.-]+(:\d+)?$/, 'must be point[:n]').optional(),
+  // Schedules (src/schedules)
+  schedulerTickMs: integer(50, 60_000).default(1_000),
+  schedulerLeaseMs: integer(1_000, 3_600_000).default(30_000),
+  // --- model gateway (issue 5) ---
+  modelsFile: z.string().min(1).optional(),
+  // --- telemetry (issue 9) ---
+  /** Prompts, tool arguments and results in spans; redacted unless turned on. */
+  telemetryIncludeContent: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+  /** A second listener serving only GET /metrics, without auth (bind it where only Prometheus can reach it). */
+  metricsPort: integer(0, 65535).optional(),
+  metricsHost: z.string().min(1).default('127.0.0.1'),
+  /** Standard OpenTelemetry variables Keel reads to decide whether to trace (the SDK reads the rest itself). */
+  otelTracesExporter: z.enum(['none', 'otlp', 'console']).optional(),
+  otelSdkDisabled: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+  otelServiceName: z.string().min(1).default('keel'),
+  otelExporterOtlpEndpoint: z.string().url().optional(),
+  otelExporterOtlpTracesEndpoint: z.string().url().optional(),
+  // --- end telemetry ---
 });
 export type KeelConfig = z.infer<typeof ConfigSchema>;
 
@@ -31,12 +54,29 @@ export const ENV_VARS = {
   KEEL_HOST: 'host',
   KEEL_PORT: 'port',
   KEEL_DURABILITY: 'durability',
+  KEEL_GROUP_COMMIT_MAX_BATCH: 'groupCommitMaxBatch',
+  KEEL_GROUP_COMMIT_MAX_WAIT_MS: 'groupCommitMaxWaitMs',
   KEEL_LEASE_TTL_MS: 'leaseTtlMs',
   KEEL_MAX_ACTIVE_RUNS: 'maxActiveRuns',
+  KEEL_POISON_LEASE_LOSSES: 'poisonLeaseLosses',
   KEEL_PAYLOAD_MAX_BYTES: 'payloadMaxBytes',
   KEEL_LOG_LEVEL: 'logLevel',
   KEEL_DATABASE_URL: 'databaseUrl',
   KEEL_URL: 'url',
+  KEEL_TEST_CRASH_AT: 'testCrashAt',
+  KEEL_SCHEDULER_TICK_MS: 'schedulerTickMs',
+  KEEL_SCHEDULER_LEASE_MS: 'schedulerLeaseMs',
+  KEEL_MODELS_FILE: 'modelsFile',
+  // --- telemetry (issue 9) ---
+  KEEL_TELEMETRY_INCLUDE_CONTENT: 'telemetryIncludeContent',
+  KEEL_METRICS_PORT: 'metricsPort',
+  KEEL_METRICS_HOST: 'metricsHost',
+  OTEL_TRACES_EXPORTER: 'otelTracesExporter',
+  OTEL_SDK_DISABLED: 'otelSdkDisabled',
+  OTEL_SERVICE_NAME: 'otelServiceName',
+  OTEL_EXPORTER_OTLP_ENDPOINT: 'otelExporterOtlpEndpoint',
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'otelExporterOtlpTracesEndpoint',
+  // --- end telemetry ---
 } as const satisfies Record<string, keyof KeelConfig>;
 
 export interface LoadedConfig {
@@ -61,3 +101,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   const unknownVariables = Object.keys(env).filter((name) => name.startsWith('KEEL_') && !(name in ENV_VARS));
   return { config: parsed.data, unknownVariables };
 }
+
+// --- model gateway (issue 5) ---
+/** Environment variable names an API key may be read from: what a models file may name in `apiKeyEnv`. */
+const SECRET_ENV_NAME = /^[A-Z_][A-Z0-9_]{0,127}$/;
+
+/**
+ * Reads the API key held in the environment variable `name` (named by a models file's `apiKeyEnv`). Keys stay in
+ * the environment: Keel never stores or logs them. Names must look like environment variables.
+ * @example
+ * readSecretEnv('OPENAI_API_KEY'); // 'sk-…' or undefined
+ */
+export function readSecretEnv(name: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (!SECRET_ENV_NAME.test(name)) throw new KeelError('config_invalid', `apiKeyEnv ${JSON.stringify(name)} is not an environment variable name`);
+  const value = env[name];
+  return value === undefined || value === '' ? undefined : value;
+}
+// --- end model gateway ---

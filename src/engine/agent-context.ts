@@ -10,7 +10,10 @@ import type { JournalEntry } from '../store/records.ts';
 import type { AgentRegistry } from './registry.ts';
 import { isTerminal } from './run-status.ts';
 import { budgetError, toJson, type RunExecution } from './run-execution.ts';
+import { crashPoint } from './crash-points.ts';
+import { backoff, decideRetry, resolveRetryPolicy, type ResolvedRetryPolicy } from './retry-policy.ts';
 import { runTool } from './tool-runner.ts';
+import { rememberPrompt } from '../telemetry/model-prompts.ts';
 
 export interface ContextDeps {
   gateway: ModelGateway;
@@ -26,7 +29,7 @@ export function createAgentContext(x: RunExecution, deps: ContextDeps): AgentCon
   return {
     runId: x.runId,
     tenantId: x.run.tenantId,
-    step: (name, fn, options) => step(x, name, fn, options?.maxAttempts ?? 1) as never,
+    step: (name, fn, options) => step(x, name, fn, resolveRetryPolicy(options?.retry, options?.maxAttempts)) as never,
     model: (request) => model(x, deps, request),
     tool: (tool, args) => callTool(x, deps, tool as ToolDefinition<unknown, Json>, args) as never,
     waitForInput: (key, options) => waitForInput(x, key, options?.timeoutMs) as never,
@@ -75,7 +78,7 @@ function checkSpendBudget(x: RunExecution): void {
   }
 }
 
-async function step(x: RunExecution, name: string, fn: () => unknown, maxAttempts: number): Promise<Json> {
+async function step(x: RunExecution, name: string, fn: () => unknown, policy: ResolvedRetryPolicy): Promise<Json> {
   const { seq, entry } = x.position('step', name);
   if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed')) return settled(entry);
   checkStepBudget(x);
@@ -84,6 +87,7 @@ async function step(x: RunExecution, name: string, fn: () => unknown, maxAttempt
     const startedAt = Date.now();
     let attempts = 0;
     let outcome: { ok: true; value: Json } | { ok: false; error: SerializedError };
+    crashPoint('dispatch.before-execute');
     for (;;) {
       attempts++;
       try {
@@ -91,12 +95,16 @@ async function step(x: RunExecution, name: string, fn: () => unknown, maxAttempt
         break;
       } catch (error) {
         if (x.stopped !== undefined) throw error;
-        if (attempts >= maxAttempts) {
-          outcome = { ok: false, error: serializeError(error, 'step_failed') };
+        const decision = decideRetry(policy, attempts, error, x.retryBudget);
+        if (!decision.retry) {
+          outcome = { ok: false, error: serializeError(decision.error, 'step_failed') };
           break;
         }
+        x.emit({ type: 'effect.retrying', data: { seq, kind: 'step', name, attempt: attempts, delayMs: decision.delayMs, error: serializeError(error, 'step_failed') as unknown as Json } });
+        await backoff(decision.delayMs, x.abort.signal);
       }
     }
+    crashPoint('execute.before-commit');
     try {
       await x.commit({
         journal: [{ seq, kind: 'step', name, status: outcome.ok ? 'succeeded' : 'failed', attempts, queuedAt: startedAt, startedAt, endedAt: Date.now(),
@@ -112,38 +120,96 @@ async function step(x: RunExecution, name: string, fn: () => unknown, maxAttempt
   });
 }
 
+// --- model effect (issue 5: model gateway) ---
+/** Model calls of each live execution currently waiting (rate limit, open breakers): the run's waiting reason. */
+const modelWaits = new WeakMap<RunExecution, number>();
+/** Model versions each live execution's run has used, rebuilt by replay: later calls are pinned to them. */
+const modelPins = new WeakMap<RunExecution, Map<string, string>>();
+
+function pinsOf(x: RunExecution): Map<string, string> {
+  let pins = modelPins.get(x);
+  if (pins === undefined) {
+    pins = new Map();
+    modelPins.set(x, pins);
+  }
+  return pins;
+}
+
+function pin(x: RunExecution, requested: string, answered: unknown): void {
+  if (typeof answered !== 'string' || !answered.startsWith(`${requested}@`)) return; // a fallback answered: no pin
+  if (!pinsOf(x).has(requested)) pinsOf(x).set(requested, answered.slice(requested.length + 1));
+}
+
+function remainingSpend(x: RunExecution): { tokens?: number; costUsd?: number } {
+  const { maxTokens, maxCostUsd } = x.run.budget;
+  return {
+    ...(maxTokens === undefined ? {} : { tokens: maxTokens - x.counters.inputTokens - x.counters.outputTokens }),
+    ...(maxCostUsd === undefined ? {} : { costUsd: maxCostUsd - x.counters.costUsd }),
+  };
+}
+
 async function model(x: RunExecution, deps: ContextDeps, request: ModelRequest): Promise<ModelResponse> {
   deps.gateway.resolve(request.model); // unknown models fail before taking a position, the same way on every replay
   const { seq, entry } = x.position('model', request.model);
-  if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed')) return settled(entry) as unknown as ModelResponse;
+  if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed')) {
+    if (entry.status === 'succeeded') pin(x, request.model, (entry.result as { model?: unknown } | null)?.model);
+    return settled(entry) as unknown as ModelResponse;
+  }
   checkStepBudget(x);
   checkSpendBudget(x);
+  rememberPrompt(x.runId, seq, request.messages); // telemetry (issue 9): the prompt for the model span, if content is on
   x.inflightSteps++;
   return x.track('model', async () => {
     const queuedAt = Date.now();
+    let waitedFor: string | undefined;
+    /** Clears the run's waiting reason with this effect's commit, once no other model call of the run is waiting. */
+    const clearWait = (): { waitingReason?: null } => {
+      if (waitedFor === undefined) return {};
+      const left = (modelWaits.get(x) ?? 1) - 1;
+      modelWaits.set(x, left);
+      return left === 0 ? { waitingReason: null } : {};
+    };
     try {
       let call: Awaited<ReturnType<ModelGateway['call']>>;
       try {
-        call = await deps.gateway.call(request, { signal: x.abort.signal });
+        const pinned = pinsOf(x).get(request.model);
+        call = await deps.gateway.call(request, {
+          signal: x.abort.signal, tenantId: x.run.tenantId, runId: x.runId, seq, remaining: remainingSpend(x), ...(pinned === undefined ? {} : { pinnedVersion: pinned }),
+          onWait: (reason, detail) => {
+            if (waitedFor !== undefined) return;
+            waitedFor = reason;
+            modelWaits.set(x, (modelWaits.get(x) ?? 0) + 1);
+            // The run stays claimed (it waits in memory, in the model plane) but says why it is not progressing.
+            void x.commit({ run: { waitingReason: reason }, events: [{ type: 'model.waiting', data: { seq, reason, detail } }] }).catch(() => {});
+          },
+        });
       } catch (error) {
         if (x.stopped !== undefined) throw error;
+        // The gateway refused before dispatch because the call cannot fit the run's token or cost budget.
+        if (error instanceof KeelError && error.code === 'budget_exceeded') {
+          x.stop({ kind: 'fail', error });
+          throw error;
+        }
         const serialized = serializeError(error, 'model_unavailable');
         await x.commit({
           journal: [{ seq, kind: 'model', name: request.model, status: 'failed', error: serialized, queuedAt, endedAt: Date.now() }],
-          run: { counters: { steps: 1 } },
+          run: { counters: { steps: 1 }, ...clearWait() },
           events: [completedEvent(seq, 'model', request.model, 'failed', queuedAt, { code: serialized.code })],
         });
         throw deserializeError(serialized);
       }
       const { usage } = call.response;
       const result = toJson(call.response);
+      const attributes = toJson(call.attributes);
       await x.commit({
-        journal: [{ seq, kind: 'model', name: request.model, status: 'succeeded', result, attempts: call.attempts, queuedAt, startedAt: call.startedAt, endedAt: Date.now() }],
-        run: { counters: { steps: 1, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, costUsd: usage.costUsd } },
+        journal: [{ seq, kind: 'model', name: request.model, status: 'succeeded', result, args: { attributes }, attempts: call.attempts, queuedAt, startedAt: call.startedAt, endedAt: Date.now() }],
+        run: { counters: { steps: 1, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, costUsd: usage.costUsd }, ...clearWait() },
         events: [completedEvent(seq, 'model', request.model, 'succeeded', queuedAt, {
-          model: call.response.model, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, costUsd: usage.costUsd, attempts: call.attempts,
+          model: call.response.model, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, cachedInputTokens: usage.cachedInputTokens ?? 0,
+          costUsd: usage.costUsd, attempts: call.attempts, attributes,
         })],
       });
+      pin(x, request.model, call.response.model);
       checkSpendBudget(x);
       return result as unknown as ModelResponse;
     } finally {
@@ -151,6 +217,7 @@ async function model(x: RunExecution, deps: ContextDeps, request: ModelRequest):
     }
   });
 }
+// --- end model effect ---
 
 async function callTool(x: RunExecution, deps: ContextDeps, tool: ToolDefinition<unknown, Json>, args: unknown): Promise<Json> {
   if (!isToolDefinition(tool)) throw new TypeError('ctx.tool() expects a tool made with defineTool()');
@@ -158,6 +225,7 @@ async function callTool(x: RunExecution, deps: ContextDeps, tool: ToolDefinition
   if (!parsed.success) {
     throw new KeelError('tool_input_invalid', `arguments of tool ${tool.name} are invalid: ${parsed.error.message}`, { details: { tool: tool.name } });
   }
+  deps.registry.registerTool(tool);
   const { seq, entry } = x.position('tool', tool.name);
   if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed')) return settled(entry);
   return runTool(x, tool, toJson(parsed.data), seq, entry, { toolSlots: deps.toolSlots, checkBudget: () => checkStepBudget(x) });

@@ -9,8 +9,9 @@ import type { RunChange, Store } from '../store/store.ts';
 import type { RunRecord } from '../store/records.ts';
 import { createAgentContext } from './agent-context.ts';
 import type { AgentRegistry } from './registry.ts';
-import { RunExecution } from './run-execution.ts';
+import { POISON_LEASE_LOSSES_DEFAULT, RunExecution } from './run-execution.ts';
 import { newRunId } from './ids.ts';
+import { telemetry } from '../telemetry/telemetry.ts';
 
 export const LEASE_TTL_MS_DEFAULT = 15_000;
 export const MAX_ACTIVE_RUNS_DEFAULT = 2_000;
@@ -18,6 +19,8 @@ export const CLAIM_BATCH_MAX_RUNS = 256;
 export const POLL_INTERVAL_MS_DEFAULT = 250;
 export const INLINE_TOOL_CONCURRENCY_DEFAULT = 256;
 export const INLINE_TOOL_QUEUE_MAX_WAITERS = 100_000;
+/** Most suspects (runs on probation) one process runs at once, however many it has cleared. */
+export const PROBATION_CAP_MAX = 64;
 
 export interface OrchestratorOptions {
   store: Store;
@@ -29,6 +32,8 @@ export interface OrchestratorOptions {
   maxActiveRuns?: number;
   pollIntervalMs?: number;
   inlineToolConcurrency?: number;
+  /** Lost leases in a row (no commit between) after which a run is quarantined as poison (default 3). */
+  poisonAfterLeaseLosses?: number;
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -42,14 +47,23 @@ export class Orchestrator {
   readonly #pollIntervalMs: number;
   readonly #toolSlots: Semaphore;
   readonly #log: NonNullable<OrchestratorOptions['log']>;
+  readonly #poisonAfter: number | undefined;
   readonly #active = new Map<string, RunExecution>();
   #running = false;
   #claiming = false;
   #claimAgain = false;
+  /** Runs on probation this process runs (they lost a lease without committing since), until they commit or end. */
+  readonly #probation = new Set<RunExecution>();
+  /** How many suspects may run at once: 1 at start, doubled with each suspect cleared. */
+  #probationCap = 1;
+  #claimingProbation = false;
+  /** A last-chance suspect was handed back: claim no suspect until the running ones clear. */
+  #soloPending = false;
   #pollTimer: NodeJS.Timeout | undefined;
   #heartbeatTimer: NodeJS.Timeout | undefined;
   #wakeTimer: { at: number; timer: NodeJS.Timeout } | undefined;
   #unsubscribe: (() => void) | undefined;
+  #unregisterPool: (() => void) | undefined;
   #drained: Array<() => void> = [];
   /** Time from an effect's commit to the next dispatch of the same run, in nanoseconds. */
   readonly dispatchLatency: RecordableHistogram = createHistogram();
@@ -64,6 +78,7 @@ export class Orchestrator {
     this.#pollIntervalMs = options.pollIntervalMs ?? POLL_INTERVAL_MS_DEFAULT;
     this.#toolSlots = new Semaphore(options.inlineToolConcurrency ?? INLINE_TOOL_CONCURRENCY_DEFAULT, INLINE_TOOL_QUEUE_MAX_WAITERS);
     this.#log = options.log ?? (() => {});
+    this.#poisonAfter = options.poisonAfterLeaseLosses;
   }
 
   get activeRuns(): number {
@@ -74,9 +89,14 @@ export class Orchestrator {
     if (this.#running) return;
     this.#running = true;
     this.#unsubscribe = this.#store.onChange((changes) => this.#onChanges(changes));
-    this.#pollTimer = setInterval(() => this.#claim(), this.#pollIntervalMs);
+    this.#unregisterPool = telemetry.registerPool('tools-inline', this.#toolSlots); // telemetry (issue 9)
+    this.#pollTimer = setInterval(() => {
+      this.#claim();
+      this.#claimProbation();
+    }, this.#pollIntervalMs);
     this.#heartbeatTimer = setInterval(() => void this.#heartbeat(), Math.max(50, Math.floor(this.#leaseTtlMs / 3)));
     this.#claim();
+    this.#claimProbation();
   }
 
   /** Stops claiming, hands live runs back (their committed effects stay committed) and waits for them to let go. */
@@ -87,6 +107,7 @@ export class Orchestrator {
     clearInterval(this.#heartbeatTimer);
     if (this.#wakeTimer !== undefined) clearTimeout(this.#wakeTimer.timer);
     this.#unsubscribe?.();
+    this.#unregisterPool?.();
     while (this.#claiming) await new Promise((r) => setImmediate(r));
     if (this.#active.size === 0) return;
     const drained = new Promise<void>((resolve) => this.#drained.push(resolve));
@@ -135,12 +156,61 @@ export class Orchestrator {
       });
   }
 
-  #startExecution(run: RunRecord): void {
+  /**
+   * Runs on probation (suspects: in flight when a process died, so their lease was lost) are claimed apart from
+   * ordinary runs, the most suspicious first, and leave probation at their first commit. Their number per process
+   * starts at 1 and doubles with each suspect cleared (slow start), so recovery after a crash stays fast while the
+   * blame for a repeated crash falls on few runs; a suspect one loss away from quarantine runs as the only suspect,
+   * so only a run whose own code kills processes reaches the poison threshold, not its neighbours.
+   */
+  #claimProbation(): void {
+    if (!this.#running || this.#claimingProbation) return;
+    for (const x of this.#probation) {
+      if (!x.done && !x.hasCommitted) continue;
+      this.#probation.delete(x);
+      if (x.hasCommitted) this.#probationCap = Math.min(this.#probationCap * 2, PROBATION_CAP_MAX);
+    }
+    if (this.#soloPending && this.#probation.size > 0) return;
+    this.#soloPending = false;
+    if ([...this.#probation].some((x) => this.#lastChance(x.run))) return;
+    if (this.#probation.size >= this.#probationCap || this.#active.size >= this.#maxActive) return;
+    this.#claimingProbation = true;
+    let more = false;
+    this.#store
+      .claimRuns({ owner: this.owner, limit: 1, leaseMs: this.#leaseTtlMs, served: this.#registry.served(), probation: true })
+      .then(async ([run]) => {
+        if (run === undefined) return;
+        if (this.#lastChance(run) && this.#probation.size > 0) {
+          // One loss from quarantine: it must run as the only suspect. Hand it back until the others clear.
+          this.#soloPending = true;
+          await this.#store.releaseLeases(this.owner, [run.id]);
+          return;
+        }
+        this.#probation.add(this.#startExecution(run));
+        more = true;
+      })
+      .catch((error: unknown) => this.#log('error', 'probation claim failed', { error: String(error) }))
+      .finally(() => {
+        this.#claimingProbation = false;
+        if (more) this.#claimProbation();
+      });
+  }
+
+  #lastChance(run: RunRecord): boolean {
+    return run.leaseLosses >= (this.#poisonAfter ?? POISON_LEASE_LOSSES_DEFAULT) - 1;
+  }
+
+  #startExecution(run: RunRecord): RunExecution {
     const agent = this.#registry.get(run.agent, run.agentVersion);
     const execution = new RunExecution(run, agent, this.#store, {
       onDone: (x, outcome) => this.#onDone(x, outcome.status, outcome.wakeAt ?? null),
       onDispatch: (_kind, ms) => this.dispatchLatency.record(Math.max(1, Math.round(ms * 1e6))),
       log: this.#log,
+      toolFor: (name) => this.#registry.tool(name),
+      onFirstCommit: (x) => {
+        if (this.#probation.has(x)) this.#claimProbation();
+      },
+      ...(this.#poisonAfter !== undefined ? { poisonAfterLeaseLosses: this.#poisonAfter } : {}),
     });
     // Re-claimed while an older execution is still here (its lease expired, e.g. a blocked event loop): the old one
     // is fenced off by the new token anyway; drop it now so it stops dispatching.
@@ -151,10 +221,12 @@ export class Orchestrator {
       this.#log('error', 'execution crashed', { runId: run.id, error: String(error) });
       execution.stop({ kind: 'lost' });
     });
+    return execution;
   }
 
   #onDone(execution: RunExecution, status: string, wakeAt: number | null): void {
     if (this.#active.get(execution.runId) === execution) this.#active.delete(execution.runId);
+    if (this.#probation.has(execution)) this.#claimProbation();
     if (status === 'waiting' && wakeAt !== null) this.#scheduleWake(wakeAt);
     if (status === 'queued') this.#claim();
     if (this.#active.size === 0) for (const resolve of this.#drained.splice(0)) resolve();

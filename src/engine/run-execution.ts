@@ -2,12 +2,15 @@
 // not journaled yet, commits each result under the lease's fencing token and the run's state version, and ends by
 // parking (only waits left), finishing, or stopping (cancel, budget, lost lease). It never outlives its lease.
 import { KeelError, isKeelError, serializeError } from '../errors/keel-error.ts';
-import type { JournalEntry, RunCounters, RunRecord } from '../store/records.ts';
+import type { CompensationReport, JournalEntry, RunCounters, RunRecord } from '../store/records.ts';
 import type { CommitOutcome, JournalWrite, RunCommit, Store } from '../store/store.ts';
 import type { AgentDefinition, Json } from '../sdk/types.ts';
 import { cancelOutcome } from './cancel-outcome.ts';
+import { compensate, type ToolLookup } from './compensation.ts';
+import { crashPoint } from './crash-points.ts';
 import { SeededRandom } from './deterministic.ts';
 import { assertEffectMove } from './effect-status.ts';
+import { RUN_MAX_RETRIES_DEFAULT, type RetryBudget } from './retry-policy.ts';
 import { isTerminal, transition } from './run-status.ts';
 import type { EffectKind } from '../store/records.ts';
 
@@ -32,6 +35,12 @@ export interface ExecutionHooks {
   onDone(execution: RunExecution, outcome: { status: string; wakeAt?: number | null }): void;
   onDispatch?(kind: EffectKind, latencySinceCommitMs: number): void;
   log(level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>): void;
+  /** This execution committed for the first time: the run made progress (a run on probation is cleared by it). */
+  onFirstCommit?(execution: RunExecution): void;
+  /** Lost leases without a commit in between after which a run is quarantined instead of run again (default 3). */
+  poisonAfterLeaseLosses?: number;
+  /** Tool definitions by name, for compensating a failed or cancelled run's completed executions. */
+  toolFor?: ToolLookup;
 }
 
 export class RunExecution {
@@ -63,6 +72,17 @@ export class RunExecution {
   #lastCommitAt: number | undefined;
   /** `run.started`, sent with this execution's first commit (the claim itself writes no events). */
   #startEvent: { type: string; data: Json } | undefined;
+  #pendingEvents: Array<{ type: string; data: Json }> = [];
+  /** Retries this run has spent: those recorded in its journal, then this execution's. */
+  #retriesSpent = 0;
+  readonly retryBudget: RetryBudget = {
+    take: () => {
+      if (this.#retriesSpent >= this.retryBudget.limit) return false;
+      this.#retriesSpent++;
+      return true;
+    },
+    limit: 0,
+  };
   /** Steps dispatched but not committed yet, for the maxSteps budget. */
   inflightSteps = 0;
   /** A side-effect tool was stopped mid-call (its outcome is unknown): it decides a cancelled run's outcome. */
@@ -76,6 +96,7 @@ export class RunExecution {
     this.counters = { ...run.counters };
     this.#hooks = hooks;
     this.#expectedVersion = run.stateVersion;
+    this.retryBudget.limit = run.budget.maxRetries ?? RUN_MAX_RETRIES_DEFAULT;
     this.random = new SeededRandom(run.id);
     this.#startEvent = { type: 'run.started', data: { attempt: run.leaseToken, worker: run.leaseOwner, status: run.status } };
   }
@@ -93,14 +114,25 @@ export class RunExecution {
     return this.#done;
   }
 
+  /** This execution has committed something (progress: the run is off probation). */
+  get hasCommitted(): boolean {
+    return this.#lastCommitAt !== undefined;
+  }
+
   async start(createContext: (execution: RunExecution) => unknown): Promise<void> {
     try {
       for (const entry of await this.store.loadJournal(this.runId)) this.#journal.set(entry.seq, entry);
+      this.#retriesSpent = retriesRecorded(this.#journal.values());
     } catch (error) {
       this.#hooks.log('error', 'could not load journal', { runId: this.runId, error: String(error) });
       return this.#end({ status: 'lost' });
     }
     if (this.run.status === 'cancelling') return this.stop({ kind: 'cancel' });
+    const poison = quarantineVerdict(this.run, this.#hooks.poisonAfterLeaseLosses ?? POISON_LEASE_LOSSES_DEFAULT);
+    if (poison !== null) {
+      this.emit({ type: 'run.quarantined', data: poison.details as Json });
+      return this.stop({ kind: 'fail', error: poison });
+    }
     if (this.agent === undefined) {
       return this.stop({ kind: 'fail', error: new KeelError('agent_version_unavailable', `agent ${this.run.agent}@${this.run.agentVersion} is not served here`) });
     }
@@ -162,6 +194,11 @@ export class RunExecution {
     }
   }
 
+  /** An event that rides with the next commit of this run (a retry notice: not worth a commit of its own). */
+  emit(event: { type: string; data: Json }): void {
+    this.#pendingEvents.push(event);
+  }
+
   /** Records a value to commit with the next commit (ctx.now: nothing durable has seen it before then). */
   piggyback(write: JournalWrite): void {
     this.#piggyback.push(write);
@@ -176,14 +213,19 @@ export class RunExecution {
 
   /** Commits under this execution's lease and expected state version (commits of one run are applied in order). */
   async commit(commit: Omit<RunCommit, 'runId' | 'leaseToken' | 'expectedStateVersion'>): Promise<CommitOutcome> {
-    const journal = this.#piggyback.length > 0 ? [...this.#piggyback.splice(0), ...(commit.journal ?? [])] : commit.journal;
-    const events = this.#startEvent !== undefined ? [this.#startEvent, ...(commit.events ?? [])] : commit.events;
+    const writes = this.#piggyback.length > 0 ? [...this.#piggyback.splice(0), ...(commit.journal ?? [])] : commit.journal;
+    const journal = writes?.map((j) => ({ ...j, worker: this.run.leaseOwner }));
+    const lead = [...(this.#startEvent !== undefined ? [this.#startEvent] : []), ...this.#pendingEvents.splice(0)];
+    const events = lead.length > 0 ? [...lead, ...(commit.events ?? [])] : commit.events;
     this.#startEvent = undefined;
     for (const j of journal ?? []) assertEffectMove(this.#journal.get(j.seq)?.status ?? 'pending', j.status, `${this.runId} position ${j.seq}`);
     const full: RunCommit = { ...commit, journal, events, runId: this.runId, leaseToken: this.run.leaseToken, expectedStateVersion: this.#expectedVersion++ };
     try {
       const outcome = await this.store.commit(full);
+      crashPoint('commit.before-notify');
+      const first = this.#lastCommitAt === undefined;
       this.#lastCommitAt = performance.now();
+      if (first) this.#hooks.onFirstCommit?.(this);
       if (commit.run?.counters !== undefined) addCounters(this.counters, commit.run.counters);
       for (const j of journal ?? []) this.#journal.set(j.seq, { ...journalDefaults(this.runId, this.run.leaseToken), ...j } as JournalEntry);
       return outcome;
@@ -250,12 +292,14 @@ export class RunExecution {
         }
       }
       transition(status === 'cancelled' ? 'cancelling' : 'running', status === 'succeeded' ? 'succeed' : status === 'failed' ? 'fail' : 'cancelled');
+      const compensation = status === 'succeeded' ? null : await this.#compensate();
       const journal = [...this.#lateWrites.splice(0)];
       const outcome = status === 'cancelled' ? cancelOutcome([...this.#journal.values()], journal, this.sideEffectInterrupted) : null;
       const eventData: Record<string, Json> = { status };
       if (fields.result !== undefined) eventData.result = fields.result;
       if (fields.error !== undefined) eventData.error = fields.error as unknown as Json;
       if (outcome !== null) eventData.outcome = outcome;
+      if (compensation !== null) eventData.compensation = compensation as unknown as Json;
       await this.commit({
         journal,
         run: {
@@ -263,6 +307,7 @@ export class RunExecution {
           ...(fields.result !== undefined ? { result: fields.result } : {}),
           ...(fields.error !== undefined ? { error: fields.error } : {}),
           ...(outcome !== null ? { outcome } : {}),
+          ...(compensation !== null ? { compensation } : {}),
         },
         events: [{ type: `run.${status}`, data: eventData }],
         ...(this.run.parentRunId !== null ? { wakeRuns: [this.run.parentRunId] } : {}),
@@ -277,6 +322,16 @@ export class RunExecution {
         this.#end({ status: 'lost' });
       }
     }
+  }
+
+  /** The saga step of a failed or cancelled run: undoes completed executions (late writes fenced off by a cancel included). */
+  async #compensate(): Promise<CompensationReport | null> {
+    const view = new Map(this.#journal);
+    for (const w of this.#lateWrites) view.set(w.seq, { ...journalDefaults(this.runId, this.run.leaseToken), ...w } as JournalEntry);
+    if (this.#lateWrites.length > 0) {
+      await this.commit({ journal: this.#lateWrites.splice(0) });
+    }
+    return compensate(this, [...view.values()], this.#hooks.toolFor ?? (() => undefined));
   }
 
   async #park(): Promise<void> {
@@ -381,6 +436,20 @@ export class RunExecution {
   }
 }
 
+/** Runs whose lease was lost this many times in a row without a commit are quarantined by default. */
+export const POISON_LEASE_LOSSES_DEFAULT = 3;
+
+/**
+ * The dead-letter rule: a run claimed after losing its lease `threshold` times in a row without committing anything
+ * (its code crashed or stalled every worker that ran it) is not run again; it fails with `poison_run` and the evidence.
+ */
+export function quarantineVerdict(run: RunRecord, threshold: number): KeelError | null {
+  if (run.leaseLosses < threshold) return null;
+  return new KeelError('poison_run', `run ${run.id} lost its lease ${run.leaseLosses} times in a row without progress; quarantined`, {
+    details: { leaseLosses: run.leaseLosses, attempts: run.leaseToken, workers: run.leaseLossOwners, threshold },
+  });
+}
+
 export function budgetError(budget: 'maxSteps' | 'maxTokens' | 'maxCostUsd' | 'deadlineMs', message: string): KeelError {
   return new KeelError('budget_exceeded', message, { details: { budget } });
 }
@@ -400,8 +469,15 @@ function addCounters(into: RunCounters, delta: Partial<RunCounters>): void {
 
 function journalDefaults(runId: string, leaseToken: number): Omit<JournalEntry, 'seq' | 'kind' | 'name' | 'status'> {
   return {
-    runId, args: null, result: null, error: null, executionId: null, effectClass: null, attempts: 1, leaseToken,
+    runId, args: null, result: null, error: null, executionId: null, effectClass: null, attempts: 1, leaseToken, worker: null,
     queuedAt: null, startedAt: null, endedAt: null, deadlineAt: null,
   };
 }
 
+
+/** Retries a journal records: attempts beyond the first of settled steps and tools (crash recoveries are not retries). */
+function retriesRecorded(entries: Iterable<JournalEntry>): number {
+  let n = 0;
+  for (const e of entries) if ((e.kind === 'step' || e.kind === 'tool') && (e.status === 'succeeded' || e.status === 'failed')) n += Math.max(0, e.attempts - 1);
+  return n;
+}

@@ -22,7 +22,8 @@ export type RunEvent =
   | 'succeed'
   | 'fail'
   | 'cancel' // cancellation requested
-  | 'cancelled'; // cancellation finished
+  | 'cancelled' // cancellation finished
+  | 'readmit'; // an operator re-admits a quarantined (poison) run after a fix
 
 /** from → event → to. A missing entry is an illegal transition. */
 export const TRANSITIONS: { readonly [S in RunStatus]: Partial<Record<RunEvent, RunStatus>> } = {
@@ -31,7 +32,7 @@ export const TRANSITIONS: { readonly [S in RunStatus]: Partial<Record<RunEvent, 
   waiting: { claim: 'running', wake: 'queued', cancel: 'cancelling', fail: 'failed' },
   cancelling: { claim: 'cancelling', yield: 'cancelling', cancelled: 'cancelled', cancel: 'cancelling' },
   succeeded: {},
-  failed: {},
+  failed: { readmit: 'queued' },
   cancelled: {},
 };
 

@@ -7,6 +7,8 @@ import type { Semaphore } from '../scheduling/semaphore.ts';
 import type { Json, ToolDefinition } from '../sdk/types.ts';
 import type { JournalEntry } from '../store/records.ts';
 import type { JournalWrite } from '../store/store.ts';
+import { crashPoint } from './crash-points.ts';
+import { backoff, decideRetry, resolveRetryPolicy } from './retry-policy.ts';
 import { toJson, type RunExecution } from './run-execution.ts';
 
 export interface ToolRunDeps {
@@ -40,6 +42,8 @@ export async function runTool(
       }));
       return parkUnknown(x, tool, seq);
     }
+    // Not found: it never happened, so it is safe to run; the verdict rides with the new intent's commit.
+    x.emit({ type: 'effect.reconciled', data: { seq, executionId, tool: tool.name, verdict: 'not_found' } });
   }
   return dispatch(x, tool, args, base, (entry?.attempts ?? 0) + 1, deps);
 }
@@ -74,40 +78,15 @@ async function dispatch(
     try {
       release = await deps.toolSlots.acquire(x.abort.signal);
       const startedAt = Date.now();
-      const sideEffect = tool.effect === 'side-effect';
-      let attempt = firstAttempt;
-      if (sideEffect) {
-        // Durable intent before the side effect: after a crash, this row is what says "it may have happened".
-        await x.commit({
-          journal: [{ ...base, status: 'running', attempts: attempt, queuedAt, startedAt }],
-          events: [{ type: 'effect.started', data: { seq: base.seq, kind: 'tool', name: tool.name, executionId: base.executionId ?? null, attempt } }],
-        });
-      }
-      const maxAttempts = firstAttempt - 1 + Math.max(1, tool.maxAttempts ?? 1);
-      let outcome: { ok: true; value: Json } | { ok: false; error: SerializedError };
-      for (;;) {
-        try {
-          outcome = { ok: true, value: toJson(await invoke(x, tool, args, base.executionId!, attempt)) };
-          break;
-        } catch (error) {
-          if (x.stopped !== undefined) {
-            if (sideEffect) x.sideEffectInterrupted = true;
-            throw error;
-          }
-          if (attempt >= maxAttempts) {
-            outcome = { ok: false, error: serializeError(error, 'tool_failed') };
-            break;
-          }
-          attempt++;
-        }
-      }
+      const { outcome, attempts } = await attemptTool(x, tool, args, base, firstAttempt, queuedAt, startedAt);
+      crashPoint('execute.before-commit');
       await x.commit({
-        journal: [{ ...base, status: outcome.ok ? 'succeeded' : 'failed', attempts: attempt, queuedAt, startedAt, endedAt: Date.now(),
+        journal: [{ ...base, status: outcome.ok ? 'succeeded' : 'failed', attempts, queuedAt, startedAt, endedAt: Date.now(),
           ...(outcome.ok ? { result: outcome.value } : { error: outcome.error }) }],
         run: { counters: { steps: 1 } },
         events: [{ type: 'effect.completed', data: {
           seq: base.seq, kind: 'tool', name: tool.name, status: outcome.ok ? 'succeeded' : 'failed', executionId: base.executionId ?? null,
-          attempts: attempt, durationMs: Date.now() - queuedAt } }],
+          attempts, durationMs: Date.now() - queuedAt, ...(outcome.ok ? {} : { code: outcome.error.code }) } }],
       });
       if (!outcome.ok) throw deserializeError(outcome.error);
       return outcome.value;
@@ -116,6 +95,42 @@ async function dispatch(
       x.inflightSteps--;
     }
   });
+}
+
+type Outcome = { ok: true; value: Json } | { ok: false; error: SerializedError };
+
+/**
+ * Attempts the tool under its retry policy. A side-effect tool journals `running` (with the attempt number) before
+ * every attempt, so a crash at any point leaves a row that says "this attempt may have happened".
+ */
+async function attemptTool(
+  x: RunExecution, tool: ToolDefinition<unknown, Json>, args: Json, base: Omit<JournalWrite, 'status'>, firstAttempt: number, queuedAt: number, startedAt: number,
+): Promise<{ outcome: Outcome; attempts: number }> {
+  const sideEffect = tool.effect === 'side-effect';
+  const policy = resolveRetryPolicy(tool.retry, tool.maxAttempts);
+  const lastAttempt = firstAttempt - 1 + policy.maxAttempts;
+  for (let attempt = firstAttempt; ; attempt++) {
+    if (sideEffect) {
+      await x.commit({
+        journal: [{ ...base, status: 'running', attempts: attempt, queuedAt, startedAt }],
+        events: [{ type: 'effect.started', data: { seq: base.seq, kind: 'tool', name: tool.name, executionId: base.executionId ?? null, attempt } }],
+      });
+    }
+    crashPoint('dispatch.before-execute');
+    try {
+      return { outcome: { ok: true, value: toJson(await invoke(x, tool, args, base.executionId!, attempt)) }, attempts: attempt };
+    } catch (error) {
+      if (x.stopped !== undefined) {
+        if (sideEffect) x.sideEffectInterrupted = true;
+        throw error;
+      }
+      const decision = decideRetry({ ...policy, maxAttempts: lastAttempt }, attempt, error, x.retryBudget);
+      if (!decision.retry) return { outcome: { ok: false, error: serializeError(decision.error, 'tool_failed') }, attempts: attempt };
+      x.emit({ type: 'effect.retrying', data: { seq: base.seq, kind: 'tool', name: tool.name, executionId: base.executionId ?? null,
+        attempt, delayMs: decision.delayMs, error: serializeError(error, 'tool_failed') as unknown as Json } });
+      await backoff(decision.delayMs, x.abort.signal);
+    }
+  }
 }
 
 /** One attempt, bounded by the tool's timeout and the run's abort signal (a tool that ignores its signal is raced). */

@@ -16,6 +16,12 @@ export const ERROR_CODES = {
   run_terminal: { status: 409, meaning: 'The run has already finished.' },
   input_already_provided: { status: 409, meaning: 'A value was already posted for this input key.' },
   admin_disabled: { status: 404, meaning: 'Admin routes are disabled because KEEL_ADMIN_KEY is unset.' },
+  // Schedules (src/schedules)
+  schedule_not_found: { status: 404, meaning: 'No schedule with this id belongs to the caller’s tenant.' },
+  invalid_cron: { status: 400, meaning: 'The cron expression does not parse (5 or 6 fields, croner syntax) or never fires.' },
+  invalid_time_zone: { status: 400, meaning: 'The time zone is not an IANA time zone name this server knows.' },
+  webhook_not_allowed: { status: 400, meaning: 'The webhook URL’s origin is not on the tenant’s webhook allowlist.' },
+  backfill_too_large: { status: 400, meaning: 'The backfill range holds more fires than one request may ask for.' },
   // Run outcomes
   budget_exceeded: { status: 409, meaning: 'A run budget (steps, tokens, cost or deadline) was exhausted.' },
   non_determinism: { status: 500, meaning: 'Replay of the agent diverged from its journal.' },
@@ -25,6 +31,11 @@ export const ERROR_CODES = {
   tool_input_invalid: { status: 400, meaning: 'Arguments given to a tool do not match its input schema.' },
   tool_failed: { status: 500, meaning: 'The tool threw.' },
   tool_timeout: { status: 504, meaning: 'A tool attempt exceeded its time limit.' },
+  retry_budget_exhausted: { status: 429, meaning: 'The run spent its retry budget, so a failed attempt was not retried.' },
+  compensation_unavailable: { status: 500, meaning: 'A completed execution could not be compensated: its tool is not known to the worker.' },
+  run_not_quarantined: { status: 409, meaning: 'Only a run quarantined as poison_run can be re-admitted.' },
+  poison_run: { status: 500, meaning: 'The run lost its lease repeatedly without progress and was quarantined; re-admit it after a fix.' },
+  durability_unavailable: { status: 500, meaning: 'The configured durability level cannot be provided by this store.' },
   step_failed: { status: 500, meaning: 'A journaled step threw.' },
   child_failed: { status: 500, meaning: 'A child run ended without success.' },
   unknown_side_effect: { status: 409, meaning: 'A side-effect tool may or may not have run; an operator must decide.' },
@@ -39,6 +50,18 @@ export const ERROR_CODES = {
   sandbox_failed: { status: 500, meaning: 'A sandbox could not be created, rebuilt or restored.' },
   workspace_path_invalid: { status: 400, meaning: 'A workspace path is absolute, escapes the workspace or is not a regular file.' },
   workspace_limit: { status: 413, meaning: 'A workspace file or the whole workspace exceeds its size limit.' },
+  // --- Model gateway (issue 5) ---
+  model_rate_limited: { status: 429, meaning: 'The model provider answered 429 (rate limited); retried while the retry budget allows.' },
+  model_timeout: { status: 504, meaning: 'A model attempt or the whole model call exceeded its time limit.' },
+  model_response_invalid: { status: 502, meaning: 'The model provider sent a body that could not be parsed or used.' },
+  model_request_invalid: { status: 400, meaning: 'The model provider rejected the request as invalid (400/422); not retried.' },
+  model_context_length_exceeded: { status: 400, meaning: 'The request is longer than the model’s context window; not retried.' },
+  model_auth_failed: { status: 502, meaning: 'The model provider refused the configured credentials (401/403); not retried.' },
+  model_endpoint_not_found: { status: 502, meaning: 'The model provider has no such model or path (404); not retried.' },
+  model_request_too_large: { status: 400, meaning: 'A model call needs more tokens than a tokens-per-minute limit allows at all.' },
+  model_version_unavailable: { status: 409, meaning: 'The run is pinned to a model version this process does not serve.' },
+  provider_unavailable: { status: 503, meaning: 'Every endpoint of the model (and its fallbacks) has an open circuit breaker.' },
+  // --- end model gateway ---
   // Engine and store
   stale_write: { status: 409, meaning: 'A commit was fenced off: the lease or the run state moved on.' },
   store_busy: { status: 503, meaning: 'The store is temporarily unavailable; retry.' },

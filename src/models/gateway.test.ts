@@ -5,7 +5,7 @@ import { KeelError, isKeelError } from '../errors/keel-error.ts';
 import { defineModel, defineTool } from '../sdk/define.ts';
 import type { ModelDefinition, ModelRequest } from '../sdk/types.ts';
 import { ModelGateway, RETRY_AFTER_MAX_MS, RETRY_BASE_DELAY_MS, RETRY_MAX_DELAY_MS, retryDelayMs } from './gateway.ts';
-import { MockProvider } from './mock-provider.ts';
+import { MockProvider } from './providers/mock-provider.ts';
 import type { ModelProvider, ProviderRequest, ProviderResponse } from './provider.ts';
 
 const never = new AbortController().signal;
@@ -162,7 +162,7 @@ describe('ModelGateway.call', () => {
     await assert.rejects(gateway.call(ask('x', 'flaky'), { signal: never }), (error) => {
       assert.ok(isKeelError(error));
       assert.equal(error.code, 'model_unavailable');
-      assert.deepEqual(error.details, { model: 'flaky@1', attempts: 4 });
+      assert.deepEqual(error.details, { model: 'flaky@1', attempts: 4, reason: 'attempts', lastCode: 'model_unavailable' });
       return true;
     });
     assert.equal(counting.attempts, 4);
@@ -223,7 +223,8 @@ describe('ModelGateway.call', () => {
     });
     const controller = new AbortController();
     const pending = new ModelGateway([], { providers: [provider] }).call(ask('x'), { signal: controller.signal });
-    await until(() => activeTimers() > timersBefore);
+    // Two timers: the call's own deadline and the backoff before attempt 2.
+    await until(() => provider.attempts === 1 && activeTimers() > timersBefore + 1);
     const reason = new KeelError('cancelled', 'run cancelled');
     controller.abort(reason);
     await assert.rejects(pending, (error) => error === reason);

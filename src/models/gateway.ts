@@ -1,34 +1,50 @@
-// The model gateway: resolves model names, bounds concurrency per model, retries transient provider
-// failures with jittered backoff, and prices each call. It owns no conversation state and must never
-// retry a non-retryable error or keep going after its signal aborts.
+// The model gateway: resolves model names, checks pins and spend budgets before dispatch, calls the model (routing,
+// limits, retries, breakers: model-call.ts), falls back to the configured models or waits with reason
+// `provider_unavailable` while every breaker is open, prices the answer and accounts it per tenant. It owns no
+// conversation state, never retries a final error, never keeps going after its signal aborts, never logs keys.
+import { telemetry } from '../telemetry/telemetry.ts';
 import { KeelError, isKeelError } from '../errors/keel-error.ts';
-import type { ModelDefinition, ModelRequest, ModelResponse } from '../sdk/types.ts';
-import { abortableDelay } from './abortable-delay.ts';
-import { MockProvider } from './mock-provider.ts';
-import type { ModelProvider, ProviderRequest, ProviderResponse, ResolvedModel } from './provider.ts';
-import { Semaphore, SemaphoreFullError } from '../scheduling/semaphore.ts';
+import type { ModelDefinition, ModelRateLimits, ModelRequest, ModelResponse } from '../sdk/types.ts';
+import { BREAKER_DEFAULTS, type BreakerSettings } from './circuit-breaker.ts';
+import { SYSTEM_CLOCK, type Clock } from './clock.ts';
+import { LiveDeltas } from './live-deltas.ts';
+import { callModel, unavailable, type CallAttributes } from './model-call.ts';
+import { buildEntry, configInvalid, type ModelEntry } from './model-entry.ts';
+import { prefixFingerprint } from './prefix-fingerprint.ts';
+import type { ModelProvider, ProviderResponse, ResolvedModel } from './provider.ts';
+import { AnthropicProvider } from './providers/anthropic-provider.ts';
+import { MockProvider } from './providers/mock-provider.ts';
+import { OpenAiProvider } from './providers/openai-provider.ts';
+import { RateLimiter } from './rate-limiter.ts';
+import { RETRY_BUDGET_DEFAULTS, RetryBudget, type RetryBudgetSettings } from './retry-budget.ts';
 import { toModelToolSpec } from './tool-spec.ts';
+import { UsageLedger } from './usage-ledger.ts';
 
-export const MODEL_MAX_CONCURRENCY_DEFAULT = 64;
-export const MODEL_MAX_ATTEMPTS_DEFAULT = 3;
-/** Upper bound on `maxAttempts`, so a typo cannot turn one call into minutes of retries. */
-export const MODEL_MAX_ATTEMPTS_LIMIT = 10;
-/** Calls that may queue for one model's slots before further calls fail fast (retryably). */
-export const MODEL_QUEUE_MAX_WAITERS = 10_000;
-export const RETRY_BASE_DELAY_MS = 100;
-export const RETRY_MAX_DELAY_MS = 5_000;
-/** A provider's Retry-After is honoured up to this; longer hints are clamped so a call stays bounded. */
-export const RETRY_AFTER_MAX_MS = 60_000;
+export { MODEL_MAX_ATTEMPTS_DEFAULT, MODEL_MAX_ATTEMPTS_LIMIT, MODEL_MAX_CONCURRENCY_DEFAULT, MODEL_QUEUE_MAX_WAITERS } from './model-entry.ts';
+export { RETRY_AFTER_MAX_MS, RETRY_BASE_DELAY_MS, RETRY_MAX_DELAY_MS, retryDelayMs } from './retry-policy.ts';
+
+/** Output tokens reserved (and budgeted) when neither the request nor the model sets `maxOutputTokens`. */
+export const MAX_OUTPUT_TOKENS_DEFAULT = 1_024;
 const TOKENS_PER_MTOK = 1_000_000;
+/** Codes after which the next configured fallback model is tried. */
+const FALLBACK_CODES = new Set(['model_unavailable', 'model_timeout', 'model_rate_limited', 'model_response_invalid', 'provider_unavailable']);
 
 const BUILT_IN_MOCK: ModelDefinition = Object.freeze({ kind: 'keel.model', name: 'mock', provider: 'mock' });
 
 export interface ModelCallResult {
   response: ModelResponse;
-  /** Provider attempts made, 1 when the first one succeeded. */
+  /** Provider attempts made, 1 when the first one succeeded (across fallbacks). */
   attempts: number;
   /** When the first attempt got a slot (ms since the epoch): the time before it was spent queued for the model. */
   startedAt: number;
+  /** Routing decision and estimates, waits and their reasons, fallbacks: recorded on the effect. */
+  attributes: CallAttributes & { providerModel?: string };
+}
+
+export interface TenantLimits {
+  /** Limits for tenants without their own entry. */
+  default?: ModelRateLimits;
+  tenants?: Record<string, ModelRateLimits>;
 }
 
 export interface ModelGatewayOptions {
@@ -36,27 +52,59 @@ export interface ModelGatewayOptions {
   providers?: readonly ModelProvider[];
   /** Source of backoff jitter; defaults to `Math.random`. */
   random?: () => number;
+  clock?: Clock;
+  retryBudget?: Partial<RetryBudgetSettings>;
+  breaker?: Partial<BreakerSettings>;
+  tenantLimits?: TenantLimits;
+  /** Limits per provider account, shared by the models that name it in `account`. */
+  accounts?: Record<string, ModelRateLimits>;
+  /** Reads an API key from the named environment variable; default none (keys unset). */
+  secret?: (envName: string) => string | undefined;
 }
 
-interface ModelEntry {
-  model: ResolvedModel;
-  provider: ModelProvider;
-  slots: Semaphore;
+export interface ModelCallOptions {
+  signal: AbortSignal;
+  tenantId?: string;
+  runId?: string;
+  /** Journal position of the effect, for live events. */
+  seq?: number;
+  /** The model version the run is pinned to (`model_version_unavailable` when this process serves another). */
+  pinnedVersion?: string;
+  /** What the run may still spend; checked against the call's estimate before dispatch. */
+  remaining?: { tokens?: number; costUsd?: number };
+  /**
+   * Hears each wait of this call before it starts: `provider_unavailable` (every breaker open) or `rate_limited`
+   * (with the limit). The engine records it as the run's waiting reason.
+   */
+  onWait?(reason: 'provider_unavailable' | 'rate_limited', detail: string): void;
 }
 
 export class ModelGateway {
+  /** Live `model.delta` events for SSE followers (in-process, not durable). */
+  readonly live = new LiveDeltas();
+  readonly ledger = new UsageLedger();
+  readonly limiter: RateLimiter;
   readonly #models = new Map<string, ModelEntry>();
   readonly #random: () => number;
+  readonly #clock: Clock;
+  readonly #retryBudget: RetryBudget;
+  readonly #tenantLimits: TenantLimits;
+  readonly #accounts: Record<string, ModelRateLimits>;
 
   /**
    * Builds a gateway over `definitions`; the built-in `mock` model is added unless one is named `mock`.
-   * Throws `config_invalid` for duplicate names, unknown providers or out-of-range limits.
+   * Throws `config_invalid` for duplicate names, unknown providers or fallbacks, or out-of-range limits.
    * @example
    * const gateway = new ModelGateway([defineModel({ name: 'planner', provider: 'mock', maxConcurrency: 4 })]);
    */
   constructor(definitions: readonly ModelDefinition[] = [], options: ModelGatewayOptions = {}) {
     this.#random = options.random ?? Math.random;
-    const providers = new Map<string, ModelProvider>([['mock', new MockProvider()]]);
+    this.#clock = options.clock ?? SYSTEM_CLOCK;
+    this.limiter = new RateLimiter(this.#clock);
+    this.#retryBudget = new RetryBudget({ ...RETRY_BUDGET_DEFAULTS, ...options.retryBudget }, this.#clock);
+    this.#tenantLimits = options.tenantLimits ?? {};
+    this.#accounts = options.accounts ?? {};
+    const providers = new Map<string, ModelProvider>([['mock', new MockProvider()], ['openai', new OpenAiProvider()], ['anthropic', new AnthropicProvider()]]);
     for (const provider of options.providers ?? []) providers.set(provider.name, provider);
     const seen = new Set<string>();
     for (const definition of definitions) {
@@ -64,7 +112,20 @@ export class ModelGateway {
       seen.add(definition.name);
     }
     const all = seen.has(BUILT_IN_MOCK.name) ? definitions : [BUILT_IN_MOCK, ...definitions];
-    for (const definition of all) this.#models.set(definition.name, entryFor(definition, providers));
+    const deps = { providers, breaker: { ...BREAKER_DEFAULTS, ...options.breaker }, clock: this.#clock, secret: options.secret ?? (() => undefined) };
+    for (const definition of all) this.#models.set(definition.name, buildEntry(definition, deps));
+    for (const [name, entry] of this.#models) {
+      // telemetry (issue 9): one pool per model, or per replica when a model has several.
+      for (const replica of entry.replicas) telemetry.registerPool(entry.replicas.length === 1 ? `model:${name}` : `model:${name}/${replica.stats.name}`, replica.slots);
+    }
+    for (const definition of all) {
+      if (definition.account !== undefined && options.accounts?.[definition.account] === undefined) {
+        throw configInvalid(`model ${definition.name}: account ${definition.account} has no entry in accounts`);
+      }
+      for (const fallback of definition.fallbacks ?? []) {
+        if (!this.#models.has(fallback) || fallback === definition.name) throw configInvalid(`model ${definition.name}: fallback ${fallback} is not another configured model`);
+      }
+    }
   }
 
   has(name: string): boolean {
@@ -80,45 +141,135 @@ export class ModelGateway {
     return this.#entry(name).model;
   }
 
+  /** Breaker states per endpoint, retry amplification per model, usage per tenant. */
+  stats(): { breakers: Record<string, string>; providers: ReturnType<UsageLedger['providers']>; tenants: ReturnType<UsageLedger['tenants']> } {
+    const breakers: Record<string, string> = {};
+    for (const entry of this.#models.values()) for (const replica of entry.replicas) breakers[replica.endpoint.id] = replica.breaker.status;
+    return { breakers, providers: this.ledger.providers(), tenants: this.ledger.tenants() };
+  }
+
   /**
-   * Calls a model: waits for one of its slots, retries retryable provider errors with exponential
-   * backoff and full jitter (or the provider's Retry-After), and prices the answer.
-   * Rejects with `signal.reason` once `signal` aborts, with a non-retryable error as thrown, and with
-   * `model_unavailable` (details `{ model, attempts }`) when every attempt failed retryably.
+   * Calls a model: checks the pin and the spend budget, then calls it (and its fallbacks) with routing, rate limits,
+   * retries and breakers, waiting with reason `provider_unavailable` while every endpoint's breaker is open.
+   * Rejects with `signal.reason` once `signal` aborts, with a final error as thrown, with `model_unavailable` when
+   * attempts or retry budgets ran out, and with `model_timeout` when the whole call outlived `timeouts.callMs`.
    * @example
    * const { response, attempts } = await gateway.call(
    *   { model: 'mock', messages: [{ role: 'user', content: 'hi' }] },
-   *   { signal: AbortSignal.timeout(30_000) },
+   *   { signal: AbortSignal.timeout(30_000), tenantId: 't1', runId: 'run_1' },
    * );
    */
-  async call(request: ModelRequest, options: { signal: AbortSignal }): Promise<ModelCallResult> {
-    const { signal } = options;
-    const entry = this.#entry(request.model);
-    const providerRequest: ProviderRequest = {
-      model: entry.model,
-      messages: request.messages,
-      tools: (request.tools ?? []).map(toModelToolSpec),
-      ...(request.maxOutputTokens === undefined ? {} : { maxOutputTokens: request.maxOutputTokens }),
-      ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
-    };
-    const maxAttempts = entry.model.definition.maxAttempts ?? MODEL_MAX_ATTEMPTS_DEFAULT;
+  async call(request: ModelRequest, options: ModelCallOptions): Promise<ModelCallResult> {
+    const first = this.#entry(request.model);
+    if (options.pinnedVersion !== undefined && options.pinnedVersion !== first.model.version) {
+      throw new KeelError('model_version_unavailable', `the run is pinned to ${first.model.name}@${options.pinnedVersion}; this process serves @${first.model.version}`, {
+        details: { model: first.model.name, pinned: options.pinnedVersion, served: first.model.version },
+      });
+    }
+    const chain = [first, ...(first.model.definition.fallbacks ?? []).map((name) => this.#entry(name))];
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(new KeelError('model_timeout', `model call to ${first.model.name} took longer than ${first.callTimeoutMs} ms`, { details: { callTimeoutMs: first.callTimeoutMs } })), first.callTimeoutMs);
+    const signal = AbortSignal.any([options.signal, deadline.signal]);
+    const attributes: ModelCallResult['attributes'] = { model: `${first.model.name}@${first.model.version}`, attempts: 0, waits: [], fallbacks: [] };
     let startedAt: number | undefined;
-    const onSlot = () => {
-      startedAt ??= Date.now();
-    };
-    for (let attempt = 1; ; attempt += 1) {
-      signal.throwIfAborted();
-      try {
-        const answer = await attemptOnce(entry, providerRequest, signal, onSlot);
-        return { response: toResponse(entry.model, answer), attempts: attempt, startedAt: startedAt ?? Date.now() };
-      } catch (error) {
-        // Whatever the provider threw while being cancelled, the caller asked about the cancellation.
-        if (signal.aborted) throw signal.reason;
-        if (!isKeelError(error) || !error.retryable) throw error;
-        if (attempt >= maxAttempts) throw exhausted(entry.model, attempt, error);
-        await abortableDelay(retryDelayMs(attempt, error.retryAfterMs, this.#random), signal);
+    try {
+      for (;;) {
+        let soonestMs = Number.POSITIVE_INFINITY;
+        for (const [index, entry] of chain.entries()) {
+          try {
+            const answer = await this.#callEntry(entry, request, options, signal, attributes, () => (startedAt ??= Date.now()));
+            return { response: this.#price(entry, answer, options.tenantId), attempts: attributes.attempts, startedAt: startedAt ?? Date.now(), attributes };
+          } catch (error) {
+            if (signal.aborted) throw signal.reason;
+            if (!isKeelError(error) || !FALLBACK_CODES.has(error.code)) throw error;
+            if (error.code === 'provider_unavailable') soonestMs = Math.min(soonestMs, error.retryAfterMs ?? 0);
+            else if (index === chain.length - 1) throw error;
+            if (index < chain.length - 1) attributes.fallbacks.push({ from: entry.model.name, code: error.code });
+          }
+        }
+        // Every model in the chain has all its breakers open: wait in the model queue, not against the provider.
+        attributes.waits.push({ reason: 'provider_unavailable', ms: soonestMs });
+        options.onWait?.('provider_unavailable', `every endpoint of ${chain.map((e) => e.model.name).join(', ')} has an open circuit breaker`);
+        await this.#clock.sleep(Math.max(1, soonestMs), signal);
+      }
+    } catch (error) {
+      if (deadline.signal.aborted && error === deadline.signal.reason && attributes.waits.some((w) => w.reason === 'provider_unavailable')) {
+        throw unavailable(first, 0);
+      }
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async #callEntry(entry: ModelEntry, request: ModelRequest, options: ModelCallOptions, signal: AbortSignal, attributes: CallAttributes, onSlot: () => void): Promise<ProviderResponse> {
+    const tools = (request.tools ?? []).map(toModelToolSpec);
+    const points = prefixFingerprint(request.messages, tools);
+    const inputTokens = points.at(-1)?.tokens ?? 1;
+    const maxOutput = this.#checkBudget(entry, inputTokens, request.maxOutputTokens ?? entry.model.definition.maxOutputTokens, options.remaining);
+    const stream = entry.model.definition.stream ?? entry.model.definition.provider !== 'mock';
+    const onDelta = stream && options.runId !== undefined ? this.#deltaPublisher(options.runId, options.seq, entry, attributes) : undefined;
+    const { answer } = await callModel(entry, {
+      request: {
+        messages: request.messages, tools, stream,
+        ...(maxOutput.explicit ? { maxOutputTokens: maxOutput.tokens } : {}),
+        ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+      },
+      points, reserveTokens: inputTokens + maxOutput.tokens, tenantId: options.tenantId, runId: options.runId, signal, onDelta,
+      onWait: (reason) => options.onWait?.('rate_limited', reason),
+      attributes, onSlot,
+    }, {
+      clock: this.#clock, limiter: this.limiter, retryBudget: this.#retryBudget, ledger: this.ledger, random: this.#random,
+      tenantLimits: (tenantId) => this.#tenantLimits.tenants?.[tenantId] ?? this.#tenantLimits.default,
+      accountLimits: (account) => this.#accounts[account] ?? {},
+    });
+    attributes.model = `${entry.model.name}@${entry.model.version}`;
+    if (answer.providerModel !== undefined) (attributes as ModelCallResult['attributes']).providerModel = answer.providerModel;
+    return answer;
+  }
+
+  /** Refuses a call whose smallest possible spend already exceeds what the run has left; caps its output to fit. */
+  #checkBudget(entry: ModelEntry, inputTokens: number, maxOutputTokens: number | undefined, remaining: ModelCallOptions['remaining']): { tokens: number; explicit: boolean } {
+    let tokens = maxOutputTokens ?? MAX_OUTPUT_TOKENS_DEFAULT;
+    let explicit = maxOutputTokens !== undefined;
+    if (remaining?.tokens !== undefined) {
+      if (inputTokens >= remaining.tokens) throw budget('maxTokens', `the call needs about ${inputTokens} input tokens; the run has ${remaining.tokens} left`);
+      if (remaining.tokens - inputTokens < tokens) {
+        tokens = remaining.tokens - inputTokens;
+        explicit = true;
       }
     }
+    const price = entry.model.definition.price;
+    if (remaining?.costUsd !== undefined && price !== undefined) {
+      const leastUsd = (inputTokens * Math.min(price.inputPerMTok, price.cachedInputPerMTok ?? price.inputPerMTok)) / TOKENS_PER_MTOK;
+      if (leastUsd > remaining.costUsd) throw budget('maxCostUsd', `the call costs at least $${leastUsd.toFixed(6)}; the run has $${remaining.costUsd.toFixed(6)} left`);
+    }
+    return { tokens, explicit };
+  }
+
+  #price(entry: ModelEntry, answer: ProviderResponse, tenantId: string | undefined): ModelResponse {
+    const price = entry.model.definition.price;
+    const cached = Math.min(answer.cachedInputTokens ?? 0, answer.inputTokens);
+    const costUsd = price === undefined
+      ? 0
+      : ((answer.inputTokens - cached) * price.inputPerMTok + cached * (price.cachedInputPerMTok ?? price.inputPerMTok) + answer.outputTokens * price.outputPerMTok) / TOKENS_PER_MTOK;
+    const usage = { inputTokens: answer.inputTokens, outputTokens: answer.outputTokens, ...(cached > 0 ? { cachedInputTokens: cached } : {}), costUsd };
+    this.ledger.charge(tenantId ?? '-', { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, cachedInputTokens: cached, costUsd });
+    return { text: answer.text, toolCalls: answer.toolCalls, usage, model: `${entry.model.name}@${entry.model.version}` };
+  }
+
+  /** Deltas carry the attempt: a retried (or fallen-back) call streams again from its start, and followers restart. */
+  #deltaPublisher(runId: string, seq: number | undefined, entry: ModelEntry, attributes: CallAttributes): (text: string) => void {
+    let index = 0;
+    let attempt = attributes.attempts;
+    return (text) => {
+      if (attempt !== attributes.attempts) {
+        attempt = attributes.attempts;
+        index = 0;
+      }
+      if (this.live.has(runId)) this.live.publish(runId, { type: 'model.delta', data: { seq: seq ?? null, model: entry.model.name, attempt, index, text } });
+      index += 1;
+    };
   }
 
   #entry(name: string): ModelEntry {
@@ -130,77 +281,6 @@ export class ModelGateway {
   }
 }
 
-/**
- * Delay before attempt `attempt + 1`: the provider's Retry-After when given (clamped to
- * `RETRY_AFTER_MAX_MS`), else full jitter over `min(RETRY_MAX_DELAY_MS, RETRY_BASE_DELAY_MS * 2^(attempt-1))`.
- * @example
- * retryDelayMs(2, undefined, Math.random); // somewhere in [0, 200)
- * retryDelayMs(1, 750, Math.random);       // 750
- */
-export function retryDelayMs(attempt: number, retryAfterMs: number | undefined, random: () => number): number {
-  if (retryAfterMs !== undefined) return Math.min(Math.max(0, retryAfterMs), RETRY_AFTER_MAX_MS);
-  const ceilingMs = Math.min(RETRY_MAX_DELAY_MS, RETRY_BASE_DELAY_MS * 2 ** (attempt - 1));
-  return Math.floor(random() * ceilingMs);
-}
-
-async function attemptOnce(entry: ModelEntry, request: ProviderRequest, signal: AbortSignal, onSlot: () => void): Promise<ProviderResponse> {
-  let release: () => void;
-  try {
-    release = await entry.slots.acquire(signal);
-    onSlot();
-  } catch (error) {
-    if (!(error instanceof SemaphoreFullError)) throw error;
-    throw new KeelError('model_unavailable', `Model ${entry.model.name}: too many calls waiting for a slot`, {
-      retryable: true,
-      cause: error,
-    });
-  }
-  try {
-    return await entry.provider.complete(request, signal);
-  } finally {
-    release();
-  }
-}
-
-function toResponse(model: ResolvedModel, answer: ProviderResponse): ModelResponse {
-  const price = model.definition.price;
-  const costUsd =
-    price === undefined
-      ? 0
-      : (answer.inputTokens * price.inputPerMTok + answer.outputTokens * price.outputPerMTok) / TOKENS_PER_MTOK;
-  return {
-    text: answer.text,
-    toolCalls: answer.toolCalls,
-    usage: { inputTokens: answer.inputTokens, outputTokens: answer.outputTokens, costUsd },
-    model: `${model.name}@${model.version}`,
-  };
-}
-
-function exhausted(model: ResolvedModel, attempts: number, last: KeelError): KeelError {
-  return new KeelError('model_unavailable', `Model ${model.name}@${model.version} failed ${attempts} attempts: ${last.message}`, {
-    details: { model: `${model.name}@${model.version}`, attempts },
-    cause: last,
-  });
-}
-
-function entryFor(definition: ModelDefinition, providers: ReadonlyMap<string, ModelProvider>): ModelEntry {
-  const provider = providers.get(definition.provider);
-  if (provider === undefined) throw configInvalid(`model ${definition.name}: no provider named ${definition.provider}`);
-  const maxConcurrency = definition.maxConcurrency ?? MODEL_MAX_CONCURRENCY_DEFAULT;
-  if (!Number.isInteger(maxConcurrency) || maxConcurrency < 1) {
-    throw configInvalid(`model ${definition.name}: maxConcurrency must be a positive integer`);
-  }
-  const maxAttempts = definition.maxAttempts ?? MODEL_MAX_ATTEMPTS_DEFAULT;
-  if (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > MODEL_MAX_ATTEMPTS_LIMIT) {
-    throw configInvalid(`model ${definition.name}: maxAttempts must be an integer in [1, ${MODEL_MAX_ATTEMPTS_LIMIT}]`);
-  }
-  return {
-    model: { name: definition.name, version: definition.version ?? '1', definition },
-    provider,
-    slots: new Semaphore(maxConcurrency, MODEL_QUEUE_MAX_WAITERS),
-  };
-}
-
-function configInvalid(message: string): KeelError {
-  return new KeelError('config_invalid', message);
+function budget(which: 'maxTokens' | 'maxCostUsd', message: string): KeelError {
+  return new KeelError('budget_exceeded', message, { details: { budget: which } });
 }

@@ -1,6 +1,6 @@
-// The contract between the model gateway and a model provider (mock today; OpenAI-compatible and Anthropic later).
-// A provider turns one request into one attempt against one backend. It must never retry, queue, price or
-// cache: retries, concurrency limits and cost belong to the gateway, so every provider gets them the same way.
+// The contract between the model gateway and a model provider (mock, OpenAI-compatible, Anthropic).
+// A provider turns one request into one attempt against one endpoint. It must never retry, queue, price or
+// cache: retries, limits, breakers, routing and cost belong to the gateway, so every provider gets them the same way.
 import type { ChatMessage, ModelDefinition, ModelToolSpec, ToolCall } from '../sdk/types.ts';
 
 /** A model name resolved against the gateway's definitions. */
@@ -11,6 +11,15 @@ export interface ResolvedModel {
   definition: ModelDefinition;
 }
 
+/** Where one attempt goes: a replica's base URL and its API key (read from the named variable at start). */
+export interface ProviderEndpoint {
+  /** `<model>/<replica>`: the breaker, router and limiter key. */
+  id: string;
+  baseUrl: string | undefined;
+  /** The key itself; never logged, never stored, never put in errors or events. */
+  apiKey: string | undefined;
+}
+
 export interface ProviderRequest {
   model: ResolvedModel;
   messages: ChatMessage[];
@@ -18,18 +27,34 @@ export interface ProviderRequest {
   tools: ModelToolSpec[];
   maxOutputTokens?: number;
   temperature?: number;
+  /** Required by network providers; the mock ignores it. */
+  endpoint?: ProviderEndpoint;
+  /** Stream the answer and report text deltas through `hooks.onDelta`. */
+  stream?: boolean;
 }
 
 export interface ProviderResponse {
   text: string;
   toolCalls: ToolCall[];
+  /** Input tokens including cached ones. */
   inputTokens: number;
   outputTokens: number;
+  /** Input tokens served from the provider's prompt cache. */
+  cachedInputTokens?: number;
+  /** Milliseconds from sending the request to the first token (streamed) or the whole answer (not streamed). */
+  firstTokenMs?: number;
+  /** The model id the provider says answered (e.g. `gpt-4o-mini-2024-07-18`). */
+  providerModel?: string;
+}
+
+export interface ProviderHooks {
+  /** A piece of streamed answer text, in order. */
+  onDelta?(text: string): void;
 }
 
 /**
  * One backend the gateway can call. `complete` makes exactly one attempt.
- * Transient failures (rate limits, 5xx, timeouts) must be thrown as a `KeelError` with
+ * Transient failures (rate limits, 5xx, timeouts, broken bodies) must be thrown as a `KeelError` with
  * `retryable: true` (and `retryAfterMs` when the backend says so); anything else is final.
  * When `signal` aborts, `complete` must reject promptly with `signal.reason` and leave nothing running.
  * @example
@@ -43,5 +68,5 @@ export interface ProviderResponse {
  */
 export interface ModelProvider {
   readonly name: string;
-  complete(request: ProviderRequest, signal: AbortSignal): Promise<ProviderResponse>;
+  complete(request: ProviderRequest, signal: AbortSignal, hooks?: ProviderHooks): Promise<ProviderResponse>;
 }

@@ -5,6 +5,8 @@
 
 interface Waiter {
   grant(): void;
+  /** When it started waiting (ms since the epoch), for the pool's oldest-item age. */
+  since: number;
 }
 
 /** Thrown by `acquire` when the wait queue is at its bound; callers map it to their own error. */
@@ -38,6 +40,16 @@ export class Semaphore {
     return this.#waiters.size;
   }
 
+  /** How long the oldest waiter has waited (ms), or null when none waits. Same shape as a telemetry pool probe. */
+  oldestWaitMs(now: number): number | null {
+    const oldest = this.#waiters.values().next();
+    return oldest.done === true ? null : Math.max(0, now - oldest.value.since);
+  }
+
+  depth(): number {
+    return this.#waiters.size;
+  }
+
   /**
    * Waits for a permit and returns its release function (calling it twice is harmless).
    * Rejects with `signal.reason` if `signal` aborts first, and with `SemaphoreFullError` if the queue is full.
@@ -58,6 +70,7 @@ export class Semaphore {
         reject(signal.reason);
       };
       const waiter: Waiter = {
+        since: Date.now(),
         grant: () => {
           signal.removeEventListener('abort', onAbort);
           resolve(this.#releaser());

@@ -49,6 +49,11 @@ export function defineTool<I, O extends Json | void>(spec: Omit<ToolDefinition<I
     throw new TypeError(`Tool ${spec.name}: effect must be 'read', 'idempotent' or 'side-effect'`);
   }
   if (typeof spec.run !== 'function') throw new TypeError(`Tool ${spec.name}: run must be a function`);
+  for (const hook of ['query', 'compensate'] as const) {
+    if (spec[hook] !== undefined && typeof spec[hook] !== 'function') throw new TypeError(`Tool ${spec.name}: ${hook} must be a function`);
+  }
+  const attempts = spec.retry?.maxAttempts ?? spec.maxAttempts;
+  if (attempts !== undefined && (!Number.isInteger(attempts) || attempts < 1)) throw new TypeError(`Tool ${spec.name}: maxAttempts must be a positive integer`);
   if (spec.input === undefined || typeof (spec.input as { safeParse?: unknown }).safeParse !== 'function') {
     throw new TypeError(`Tool ${spec.name}: input must be a zod schema`);
   }
@@ -56,9 +61,11 @@ export function defineTool<I, O extends Json | void>(spec: Omit<ToolDefinition<I
 }
 
 /**
- * Declares a named model the gateway can call. Only the deterministic `mock` provider exists so far.
+ * Declares a named model the gateway can call: `openai` (any OpenAI-compatible endpoint), `anthropic`, or the
+ * deterministic `mock`. API keys are named by environment variable (`apiKeyEnv`), never written here.
  * @example
  * export const scripted = defineModel({ name: 'planner', provider: 'mock', options: { latencyMs: 50 } });
+ * export const gpt = defineModel({ name: 'gpt', provider: 'openai', providerModel: 'gpt-4o-mini', apiKeyEnv: 'OPENAI_API_KEY' });
  */
 export function defineModel(spec: Omit<ModelDefinition, 'kind'>): ModelDefinition {
   assertName('Model', spec.name);

@@ -24,8 +24,11 @@ export interface ToolCall {
 }
 
 export interface ModelUsage {
+  /** Input tokens, cached ones included. */
   inputTokens: number;
   outputTokens: number;
+  /** Input tokens the provider served from its prompt cache (priced at `price.cachedInputPerMTok`). */
+  cachedInputTokens?: number;
   costUsd: number;
 }
 
@@ -75,10 +78,36 @@ export interface ToolDefinition<I = unknown, O extends Json | void = Json> {
    * Return `{ found: true, result }` if it did, `{ found: false }` if it did not (safe to retry).
    */
   query?(executionId: string): Promise<{ found: true; result: NoInfer<O> } | { found: false }>;
-  /** Attempts for failures thrown by `run` (not crashes); default 1. */
+  /**
+   * Undoes a completed execution when the run later fails or is cancelled (a saga step). Called at least once per
+   * completed execution, in reverse order of completion, with the execution's id and result: it must be idempotent
+   * (use the execution id as the downstream idempotency key).
+   */
+  compensate?(executionId: string, result: NoInfer<O>, ctx: { runId: string; signal: AbortSignal }): Promise<void> | void;
+  /** Retries of failures thrown by `run` (not crashes). Default: one attempt. */
+  retry?: RetryPolicy;
+  /** Attempts for failures thrown by `run`; shorthand for `retry: { maxAttempts }`. */
   maxAttempts?: number;
   /** Per-attempt time limit in milliseconds. */
   timeoutMs?: number;
+}
+
+/**
+ * How a failed attempt is retried: exponential backoff with full jitter (a random delay in
+ * [0, min(maxDelayMs, initialDelayMs × multiplier^(attempt−1))]). Every retry also spends one unit of the run's
+ * retry budget (`budget.maxRetries`), so retries cannot multiply load without bound.
+ */
+export interface RetryPolicy {
+  /** Attempts in all, the first included; default 1 (no retry). */
+  maxAttempts?: number;
+  /** Default 100 ms. */
+  initialDelayMs?: number;
+  /** Default 10 s. */
+  maxDelayMs?: number;
+  /** Default 2. */
+  multiplier?: number;
+  /** Error codes (KeelError `code`) or error names (`TypeError`) that are never retried. */
+  nonRetryable?: string[];
 }
 
 export interface WaitForInputOptions {
@@ -87,8 +116,10 @@ export interface WaitForInputOptions {
 }
 
 export interface StepOptions {
-  /** Attempts when `fn` throws; default 1 (a thrown error is journaled and rethrown). */
+  /** Attempts when `fn` throws; default 1 (a thrown error is journaled and rethrown). Shorthand for `retry.maxAttempts`. */
   maxAttempts?: number;
+  /** Backoff and non-retryable errors for those attempts. */
+  retry?: RetryPolicy;
 }
 
 /**
@@ -127,6 +158,8 @@ export interface ModelPrice {
   inputPerMTok: number;
   /** US dollars per million output tokens. */
   outputPerMTok: number;
+  /** US dollars per million input tokens served from the provider's prompt cache; default `inputPerMTok`. */
+  cachedInputPerMTok?: number;
 }
 
 export interface MockModelOptions {
@@ -141,15 +174,57 @@ export interface MockModelOptions {
   script?: Array<{ text?: string; toolCalls?: Array<{ name: string; args: Record<string, unknown> }> }>;
 }
 
+/** Requests, tokens and concurrent calls allowed per minute; every field optional (unlimited). */
+export interface ModelRateLimits {
+  rpm?: number;
+  tpm?: number;
+  maxConcurrency?: number;
+}
+
+/** One endpoint serving a model (a replica); routing picks among them. */
+export interface ModelReplica {
+  name: string;
+  baseUrl: string;
+  /** Name of the environment variable holding this replica's API key; default the model's `apiKeyEnv`. */
+  apiKeyEnv?: string;
+  /** Concurrent calls this process sends to the replica; default the model's `maxConcurrency`. */
+  maxConcurrency?: number;
+  /** Starting estimates, replaced by measurements as calls complete. */
+  estimates?: { networkMs?: number; prefillMsPerKTok?: number; cachedPrefillMsPerKTok?: number };
+}
+
 export interface ModelDefinition {
   readonly kind: 'keel.model';
   name: string;
-  provider: 'mock';
+  /** `mock` (deterministic, no network), `openai` (any OpenAI-compatible Chat Completions endpoint) or `anthropic`. */
+  provider: 'mock' | 'openai' | 'anthropic';
+  /** The model id sent to the provider (e.g. `gpt-4o-mini`); default `name`. */
+  providerModel?: string;
+  /** Pinned on runs that use the model; default `'1'`. */
   version?: string;
+  /** Endpoint of a single-replica model (use `replicas` for several). */
+  baseUrl?: string;
+  /** Name of the environment variable that holds the API key. Keys are never stored or logged. */
+  apiKeyEnv?: string;
+  replicas?: ModelReplica[];
+  /** Models tried in order when this one's endpoints are all unavailable (breakers open or attempts exhausted). */
+  fallbacks?: string[];
   options?: MockModelOptions;
   price?: ModelPrice;
-  /** Concurrent calls this model accepts from this process. */
+  /** Concurrent calls this model accepts from this process (per replica). */
   maxConcurrency?: number;
   /** Attempts per call for retryable provider errors. */
   maxAttempts?: number;
+  /** Limits of this model (all replicas together). */
+  limits?: ModelRateLimits;
+  /**
+   * The provider account (API key / organisation) this model bills to: models naming the same account share that
+   * account's limits (gateway option / models file `accounts`) and one retry budget.
+   */
+  account?: string;
+  timeouts?: { attemptMs?: number; callMs?: number };
+  /** Output tokens reserved when a request does not say `maxOutputTokens`. */
+  maxOutputTokens?: number;
+  /** Stream tokens (as `model.delta` run events); default true for real providers. */
+  stream?: boolean;
 }

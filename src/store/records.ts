@@ -12,6 +12,8 @@ export interface Budget {
   maxTokens?: number;
   maxCostUsd?: number;
   deadlineMs?: number;
+  /** Retries of failed tool calls and steps this run may spend in all (default 100): retries cannot multiply load. */
+  maxRetries?: number;
 }
 
 export interface RunCounters {
@@ -19,6 +21,15 @@ export interface RunCounters {
   inputTokens: number;
   outputTokens: number;
   costUsd: number;
+}
+
+/** What a failed or cancelled run undid: completed executions compensated, and those that could not be. */
+export interface CompensationReport {
+  compensated: Array<{ executionId: string; tool: string }>;
+  /** The compensation itself failed (after its retries), or the tool is not known to the worker that ended the run. */
+  failed: Array<{ executionId: string; tool: string; error: SerializedError }>;
+  /** The execution's outcome is unknown, so there is nothing Keel can safely undo. */
+  unknown: Array<{ executionId: string; tool: string }>;
 }
 
 /** How a cancelled run ended, as far as side effects go. */
@@ -39,6 +50,8 @@ export interface RunRecord {
   result: Json | null;
   error: SerializedError | null;
   outcome: CancelOutcome | null;
+  /** Set when a failed or cancelled run had completed executions with a compensation hook. */
+  compensation: CompensationReport | null;
   waitingReason: string | null;
   waitingSince: number | null;
   wakeAt: number | null;
@@ -48,12 +61,16 @@ export interface RunRecord {
   leaseOwner: string | null;
   leaseToken: number;
   leaseExpiresAt: number | null;
+  /** Leases lost (expired, never released) since the run's last commit: the poison counter. */
+  leaseLosses: number;
+  /** The workers that lost them, oldest first. */
+  leaseLossOwners: string[];
   createdAt: number;
   updatedAt: number;
   endedAt: number | null;
 }
 
-export type EffectKind = 'step' | 'model' | 'tool' | 'input' | 'sleep' | 'child' | 'now';
+export type EffectKind = 'step' | 'model' | 'tool' | 'input' | 'sleep' | 'child' | 'now' | 'compensation';
 
 export interface JournalEntry {
   runId: string;
@@ -71,6 +88,8 @@ export interface JournalEntry {
   attempts: number;
   /** Fencing token of the lease under which this state was written. */
   leaseToken: number;
+  /** The worker (lease owner) that wrote this state; null for states written by the API (a resolution). */
+  worker: string | null;
   queuedAt: number | null;
   startedAt: number | null;
   endedAt: number | null;

@@ -4,7 +4,7 @@ import type { SerializedError } from '../errors/keel-error.ts';
 import type { EffectStatus } from '../engine/effect-status.ts';
 import type { RunStatus } from '../engine/run-status.ts';
 import type { Json } from '../sdk/types.ts';
-import type { CancelOutcome, EffectKind, JournalEntry, Priority, RunEventRecord, RunRecord, TenantRecord } from './records.ts';
+import type { CancelOutcome, CompensationReport, EffectKind, JournalEntry, Priority, RunEventRecord, RunRecord, TenantRecord } from './records.ts';
 
 type Row = Record<string, unknown>;
 
@@ -32,6 +32,7 @@ export function toRun(row: Row): RunRecord {
     result: json<Json>(row.result),
     error: json<SerializedError | null>(row.error),
     outcome: (row.outcome as CancelOutcome | null) ?? null,
+    compensation: json<CompensationReport | null>(row.compensation),
     waitingReason: (row.waiting_reason as string | null) ?? null,
     waitingSince: num(row.waiting_since),
     wakeAt: num(row.wake_at),
@@ -41,6 +42,8 @@ export function toRun(row: Row): RunRecord {
     leaseOwner: (row.lease_owner as string | null) ?? null,
     leaseToken: Number(row.lease_token),
     leaseExpiresAt: num(row.lease_expires_at),
+    leaseLosses: Number(row.lease_losses ?? 0),
+    leaseLossOwners: json<string[] | null>(row.lease_loss_owners) ?? [],
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
     endedAt: num(row.ended_at),
@@ -61,6 +64,7 @@ export function toJournalEntry(row: Row): JournalEntry {
     effectClass: (row.effect_class as string | null) ?? null,
     attempts: Number(row.attempts),
     leaseToken: Number(row.lease_token),
+    worker: (row.worker as string | null) ?? null,
     queuedAt: num(row.queued_at),
     startedAt: num(row.started_at),
     endedAt: num(row.ended_at),

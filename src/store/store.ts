@@ -6,6 +6,7 @@ import type { RunStatus } from '../engine/run-status.ts';
 import type { Json } from '../sdk/types.ts';
 import type {
   CancelOutcome,
+  CompensationReport,
   EffectKind,
   JournalEntry,
   NewRun,
@@ -14,6 +15,9 @@ import type {
   RunRecord,
   TenantRecord,
 } from './records.ts';
+import type { TenantUsage } from './usage.ts';
+import type { LiveMetrics } from './live-metrics.ts';
+import type { EndedRunsBucket, RunSummaryRow, TenantSummaryRow } from './run-summaries.ts';
 
 /**
  * Why a run changed: `events` (new events only), `runnable` (it may be claimed now), `cancel` (a cancel was
@@ -39,8 +43,19 @@ export interface StoreHealth {
   changeFeed: boolean;
 }
 
-/** What "a commit was acknowledged" means for this store. */
-export type Durability = 'fsync' | 'written' | 'memory';
+/**
+ * What "a commit was acknowledged" means: `memory` (applied, not yet written: a process crash loses it), `os`
+ * (written to the operating system without fsync: survives a process crash, not a power cut), `fsync` (on disk),
+ * `replicated` (on a synchronous Postgres standby too).
+ */
+export type Durability = 'memory' | 'os' | 'fsync' | 'replicated';
+export const DURABILITY_LEVELS = ['memory', 'os', 'fsync', 'replicated'] as const satisfies readonly Durability[];
+
+/** Group commit: how many writes may share one transaction, and how long a write may wait for others to join it. */
+export interface GroupCommit {
+  maxBatch: number;
+  maxWaitMs: number;
+}
 
 export interface JournalWrite {
   seq: number;
@@ -53,6 +68,8 @@ export interface JournalWrite {
   executionId?: string | null;
   effectClass?: string | null;
   attempts?: number;
+  /** The lease owner writing this state (set by the engine on every write). */
+  worker?: string | null;
   queuedAt?: number | null;
   startedAt?: number | null;
   endedAt?: number | null;
@@ -79,6 +96,7 @@ export interface RunCommit {
     result?: Json | null;
     error?: SerializedError | null;
     outcome?: CancelOutcome | null;
+    compensation?: CompensationReport | null;
     waitingReason?: string | null;
     /** When a waiting run becomes claimable again by itself (timer, timeout, deadline). */
     wakeAt?: number | null;
@@ -118,11 +136,18 @@ export interface ClaimRequest {
   leaseMs: number;
   /** `agent@version` keys this worker serves; runs of other versions are left for other workers. */
   served: string[];
+  /**
+   * Claim only runs on probation (they lost a lease without committing since: suspects of crashing a process),
+   * instead of only runs that are not. Default false. A worker runs at most one probation run at a time.
+   */
+  probation?: boolean;
 }
 
 export interface RunFilter {
   status?: RunStatus;
   agent?: string;
+  /** Runs whose error has this code (e.g. `poison_run`). */
+  errorCode?: string;
   limit: number;
   /** Id of the last run of the previous page. */
   afterId?: string;
@@ -141,6 +166,8 @@ export interface HeartbeatResult {
 export interface Store {
   readonly capabilities: StoreCapabilities;
   readonly durability: Durability;
+  /** Commits acknowledged to their writers but not yet durable at the `fsync` level (an upper bound where exactness would cost). */
+  notDurableCommits(): number;
 
   migrate(): Promise<void>;
   close(): Promise<void>;
@@ -151,6 +178,8 @@ export interface Store {
   /** Creates the tenant if missing and attaches the key to it if it is not attached yet. */
   ensureTenant(name: string, apiKeyHash: string): Promise<TenantRecord>;
   findTenantByKeyHash(apiKeyHash: string): Promise<TenantRecord | null>;
+  /** Sums of the committed counters of the tenant's runs (model gateway, issue 5). */
+  tenantUsage(tenantId: string): Promise<TenantUsage>;
 
   // Runs
   /** Inserts the run (and its `run.created` event), or returns the run already created with the same idempotency key. */
@@ -166,6 +195,8 @@ export interface Store {
    * parked on it. `retry` runs the tool again; `succeeded`/`failed` settle it without running it.
    */
   resolveExecution(runId: string, executionId: string, resolution: ExecutionResolution): Promise<RunRecord>;
+  /** Re-admits a quarantined run (failed with `poison_run`): queued again with its journal; audited. 409 otherwise. */
+  readmitRun(runId: string): Promise<RunRecord>;
 
   // Work
   claimRuns(request: ClaimRequest): Promise<RunRecord[]>;
@@ -179,6 +210,17 @@ export interface Store {
   // Reading history
   loadJournal(runId: string): Promise<JournalEntry[]>;
   listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEventRecord[]>;
+
+  /** Live work for metrics at scrape time (indexed queries only). */
+  liveMetrics(now: number): Promise<LiveMetrics>;
+  // --- dashboard (issue 9): read-only aggregates, never on the commit path ---
+  /** The tenant's runs grouped by agent and status (counts, consumption, oldest queued and waiting times). */
+  summarizeRuns(tenantId: string): Promise<RunSummaryRow[]>;
+  /** The tenant's runs that ended since `sinceMs`, counted per `bucketMs`-wide bucket and final status. */
+  countEndedRuns(tenantId: string, sinceMs: number, bucketMs: number): Promise<EndedRunsBucket[]>;
+  /** Every tenant's runs grouped by status, for the operator's view (scans all runs). */
+  summarizeTenants(): Promise<TenantSummaryRow[]>;
+  // --- end dashboard ---
 
   /** Called after each durable write with the runs it changed and why. */
   onChange(listener: (changes: readonly RunChange[]) => void): () => void;

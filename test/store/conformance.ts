@@ -92,8 +92,11 @@ export function storeConformance(factory: StoreFactory): void {
       const [old] = await store.claimRuns({ owner: 'old', limit: 1, leaseMs: 1, served: SERVED });
       assert.ok(old);
       await new Promise((r) => setTimeout(r, 5));
-      const [fresh] = await store.claimRuns({ owner: 'new', limit: 1, leaseMs: 60_000, served: SERVED });
+      assert.deepEqual(await store.claimRuns({ owner: 'new', limit: 1, leaseMs: 60_000, served: SERVED }), [], 'a run losing its lease is a suspect: not an ordinary claim');
+      const [fresh] = await store.claimRuns({ owner: 'new', limit: 1, leaseMs: 60_000, served: SERVED, probation: true });
       assert.equal(fresh?.id, id);
+      assert.equal(fresh.leaseLosses, 1, 'a claim over an unreleased expired lease counts a lost lease');
+      assert.deepEqual(fresh.leaseLossOwners, ['old']);
       assert.equal(fresh.leaseToken, old.leaseToken + 1);
       await rejectsWith(store.commit({
         runId: id, leaseToken: old.leaseToken, expectedStateVersion: old.stateVersion,
@@ -102,14 +105,55 @@ export function storeConformance(factory: StoreFactory): void {
       assert.deepEqual(await store.loadJournal(id), [], 'the stale result was not applied');
       const ok = await store.commit({
         runId: id, leaseToken: fresh.leaseToken, expectedStateVersion: fresh.stateVersion,
-        journal: [{ seq: 1, kind: 'step', name: 's', status: 'succeeded', result: 'fresh' }], run: { counters: { steps: 1 } },
+        journal: [{ seq: 1, kind: 'step', name: 's', status: 'succeeded', result: 'fresh', worker: 'new' }], run: { counters: { steps: 1 } },
         events: [{ type: 'effect.completed', data: {} }],
       });
       assert.equal(ok.stateVersion, fresh.stateVersion + 1);
       const journal = await store.loadJournal(id);
       assert.equal(journal[0]?.result, 'fresh');
       assert.equal(journal[0]?.leaseToken, fresh.leaseToken);
-      assert.equal((await store.getRun(id))?.counters.steps, 1);
+      assert.equal(journal[0]?.worker, 'new', 'the entry records the worker that wrote it');
+      const committed = await store.getRun(id);
+      assert.equal(committed?.counters.steps, 1);
+      assert.equal(committed?.leaseLosses, 0, 'a commit is progress: the poison counter is reset');
+      assert.deepEqual(committed?.leaseLossOwners, []);
+    }));
+
+    test('probation claims take suspects, most lost leases first; readmitRun re-queues only a quarantined run', () => withStore(factory, async (store, tenantId) => {
+      const once = (await store.createRun(newRun(tenantId))).run.id;
+      const twice = (await store.createRun(newRun(tenantId))).run.id;
+      const fine = (await store.createRun(newRun(tenantId))).run.id;
+      const lose = async (id: string, owner: string) => {
+        const run = await store.getRun(id);
+        // Hold the lease briefly and let it expire unreleased, as a dead worker would.
+        const [claimed] = await store.claimRuns({ owner, limit: 1, leaseMs: 1, served: SERVED, probation: run!.leaseOwner !== null || run!.leaseLosses > 0 });
+        assert.equal(claimed?.id, id);
+        await new Promise((r) => setTimeout(r, 5));
+      };
+      await lose(once, 'w1');
+      await lose(twice, 'w2');
+      // `fine` is ordinary; `once` and `twice` are suspects (their leases expire unreleased).
+      const ordinary = await store.claimRuns({ owner: 'o', limit: 5, leaseMs: 60_000, served: SERVED });
+      assert.deepEqual(ordinary.map((r) => r.id), [fine]);
+      const [first] = await store.claimRuns({ owner: 'p', limit: 1, leaseMs: 1, served: SERVED, probation: true });
+      assert.ok(first !== undefined && [once, twice].includes(first.id));
+      await new Promise((r) => setTimeout(r, 5));
+      const [next] = await store.claimRuns({ owner: 'q', limit: 1, leaseMs: 60_000, served: SERVED, probation: true });
+      assert.equal(next?.id, first.id, 'two lost leases outrank one');
+      assert.equal(next.leaseLosses, 2);
+      await rejectsWith(store.readmitRun(next.id), 'run_not_quarantined');
+      await store.commit({
+        runId: next.id, leaseToken: next.leaseToken, expectedStateVersion: next.stateVersion,
+        run: { status: 'failed', error: { code: 'poison_run', message: 'quarantined' }, releaseLease: true },
+        events: [{ type: 'run.failed', data: {} }],
+      });
+      assert.equal((await store.listRuns(tenantId, { limit: 10, errorCode: 'poison_run' }))[0]?.id, next.id);
+      const readmitted = await store.readmitRun(next.id);
+      assert.equal(readmitted.status, 'queued');
+      assert.equal(readmitted.error, null);
+      assert.equal(readmitted.leaseLosses, 0);
+      const [again] = await store.claimRuns({ owner: 'r', limit: 5, leaseMs: 60_000, served: SERVED });
+      assert.equal(again?.id, next.id, 'a re-admitted run is ordinary again');
     }));
 
     test('heartbeats extend held leases and report cancels; a lost lease is missing', () => withStore(factory, async (store, tenantId) => {
@@ -250,7 +294,96 @@ export function storeConformance(factory: StoreFactory): void {
       assert.equal((await store.getRun(a))?.status, 'queued');
       assert.equal(await store.expireForeignLeases('me'), 1);
       const reclaimed = await store.claimRuns({ owner: 'me', limit: 5, leaseMs: 60_000, served: SERVED });
-      assert.deepEqual(new Set(reclaimed.map((r) => r.id)), new Set([a, b]));
+      const suspects = await store.claimRuns({ owner: 'me', limit: 5, leaseMs: 60_000, served: SERVED, probation: true });
+      assert.deepEqual(reclaimed.map((r) => r.id), [a], 'a released run is ordinary');
+      assert.deepEqual(suspects.map((r) => r.id), [b], 'a dead owner’s run is a suspect');
     }));
+    // --- model gateway (issue 5) ---
+    test('tenantUsage: sums the committed counters of the tenant\'s runs, and only its own', () => withStore(factory, async (store, tenantId) => {
+      const other = await store.createTenant(`other-${Math.random().toString(36).slice(2)}`, `hash-${Math.random()}`);
+      assert.deepEqual(await store.tenantUsage(tenantId), { runs: 0, steps: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 });
+      for (const t of [tenantId, tenantId, other.id]) await store.createRun(newRun(t));
+      const claimed = await store.claimRuns({ owner: 'w', limit: 10, leaseMs: 60_000, served: SERVED });
+      for (const [i, run] of claimed.entries()) {
+        await store.commit({
+          runId: run.id, leaseToken: run.leaseToken, expectedStateVersion: run.stateVersion,
+          journal: [{ seq: 1, kind: 'model', name: 'm', status: 'succeeded', result: 'ok' }],
+          run: { counters: { steps: 1, inputTokens: 100 * (i + 1), outputTokens: 10, costUsd: 0.25 } },
+        });
+      }
+      const mine = await store.tenantUsage(tenantId);
+      const theirs = await store.tenantUsage(other.id);
+      assert.equal(mine.runs, 2);
+      assert.equal(theirs.runs, 1);
+      assert.equal(mine.steps + theirs.steps, 3);
+      assert.equal(mine.inputTokens + theirs.inputTokens, 600);
+      assert.equal(mine.outputTokens, 20);
+      assert.ok(Math.abs(mine.costUsd - 0.5) < 1e-9);
+    }));
+    // --- end model gateway ---
+
+    // --- live metrics (issue 9) ---
+    test('liveMetrics: live runs per tenant and status, the claimable queue and its oldest item, unknown executions', () => withStore(factory, async (store, tenantId) => {
+      const other = await store.createTenant(`t-${Math.random().toString(36).slice(2)}`, `hash-${Math.random()}`);
+      const empty = await store.liveMetrics(Date.now());
+      assert.deepEqual([empty.runs, empty.claimable, empty.oldestClaimableSince, empty.unknownExecutions], [[], 0, null, 0]);
+      const first = (await store.createRun(newRun(tenantId))).run;
+      await store.createRun(newRun(tenantId));
+      await store.createRun(newRun(other.id, { agent: 'unserved' }));
+      const [claimed] = await store.claimRuns({ owner: 'w', limit: 1, leaseMs: 60_000, served: SERVED });
+      assert.equal(claimed?.id, first.id);
+      const live = await store.liveMetrics(Date.now() + 1);
+      const counts = Object.fromEntries(live.runs.map((r) => [`${r.tenantId}/${r.status}`, r.count]));
+      assert.deepEqual(counts, { [`${tenantId}/running`]: 1, [`${tenantId}/queued`]: 1, [`${other.id}/queued`]: 1 });
+      assert.equal(live.claimable, 2, 'queued runs are in the queue whatever their agent; a leased one is not');
+      assert.ok(live.oldestClaimableSince !== null && live.oldestClaimableSince <= Date.now());
+      await store.commit({
+        runId: first.id, leaseToken: claimed!.leaseToken, expectedStateVersion: claimed!.stateVersion,
+        journal: [{ seq: 1, kind: 'tool', name: 't', status: 'unknown', executionId: `${first.id}.1`, effectClass: 'side-effect' }],
+      });
+      assert.equal((await store.liveMetrics(Date.now())).unknownExecutions, 1);
+      await store.commit({
+        runId: first.id, leaseToken: claimed!.leaseToken, expectedStateVersion: claimed!.stateVersion + 1,
+        run: { status: 'failed', releaseLease: true, error: { code: 'tool_failed', message: 'x' } },
+      });
+      const after = await store.liveMetrics(Date.now());
+      assert.equal(after.runs.some((r) => r.status === 'running'), false, 'an ended run is no longer live');
+      assert.equal(after.unknownExecutions, 0, 'an ended run has no outstanding execution');
+    }));
+    // --- end live metrics ---
+    // --- dashboard (issue 9): read-only aggregates ---
+    test('summaries: runs per agent and status with consumption; oldest queued; completions per time bucket', () => withStore(factory, async (store, tenantId) => {
+      const other = await store.createTenant(`o-${Math.random().toString(36).slice(2)}`, `hash-${Math.random()}`);
+      await store.createRun(newRun(other.id, { agentVersion: '9' })); // another tenant's run (not claimable here) is never counted
+      const before = Date.now();
+      for (let i = 0; i < 3; i++) await store.createRun(newRun(tenantId));
+      await store.createRun(newRun(tenantId, { agent: 'other' }));
+      const [a, b] = await store.claimRuns({ owner: 'w', limit: 2, leaseMs: 60_000, served: SERVED });
+      assert.ok(a && b);
+      await store.commit({ runId: a.id, leaseToken: a.leaseToken, expectedStateVersion: a.stateVersion, run: { status: 'succeeded', result: 1, counters: { steps: 2, inputTokens: 10, outputTokens: 5, costUsd: 0.25 }, releaseLease: true } });
+      await store.commit({ runId: b.id, leaseToken: b.leaseToken, expectedStateVersion: b.stateVersion, run: { status: 'failed', error: { code: 'x', message: 'x' }, counters: { steps: 1, costUsd: 0.5 }, releaseLease: true } });
+      const rows = await store.summarizeRuns(tenantId);
+      const row = (agent: string, status: string) => rows.find((r) => r.agent === agent && r.status === status);
+      assert.deepEqual(rows.map((r) => `${r.agent}/${r.status}:${r.runs}`).sort(), ['agent/failed:1', 'agent/queued:1', 'agent/succeeded:1', 'other/queued:1']);
+      assert.deepEqual([row('agent', 'succeeded')?.steps, row('agent', 'succeeded')?.inputTokens, row('agent', 'succeeded')?.outputTokens, row('agent', 'succeeded')?.costUsd], [2, 10, 5, 0.25]);
+      assert.equal(row('agent', 'failed')?.costUsd, 0.5);
+      const oldest = row('agent', 'queued')?.oldestClaimableAt;
+      assert.ok(oldest !== null && oldest !== undefined && oldest >= before - 1000 && oldest <= Date.now(), String(oldest));
+      assert.equal(row('agent', 'succeeded')?.oldestClaimableAt, null);
+      const buckets = await store.countEndedRuns(tenantId, before - 60_000, 60_000);
+      assert.deepEqual(buckets.map((x) => [x.status, x.runs]).sort(), [['failed', 1], ['succeeded', 1]]);
+      for (const x of buckets) assert.equal(x.bucketStart % 60_000, 0);
+      assert.deepEqual(await store.countEndedRuns(tenantId, Date.now() + 60_000, 60_000), []);
+
+      const tenants = await store.summarizeTenants();
+      const mine = tenants.filter((t) => t.tenantId === tenantId).map((t) => `${t.status}:${t.runs}:${t.costUsd}`).sort();
+      assert.deepEqual(mine, ['failed:1:0.5', 'queued:2:0', 'succeeded:1:0.25']);
+      assert.equal(tenants.find((t) => t.tenantId === tenantId && t.status === 'queued')?.oldestClaimableAt, oldest);
+      assert.equal(tenants.find((t) => t.tenantId === tenantId && t.status === 'succeeded')?.oldestClaimableAt, null);
+      assert.deepEqual(tenants.filter((t) => t.tenantId === other.id).map((t) => [t.status, t.runs]), [['queued', 1]]);
+      const empty = await store.createTenant(`e-${Math.random().toString(36).slice(2)}`, `hash-${Math.random()}`);
+      assert.deepEqual((await store.summarizeTenants()).filter((t) => t.tenantId === empty.id).map((t) => [t.status, t.runs, t.tenantName]), [[null, 0, empty.name]]);
+    }));
+    // --- end dashboard ---
   });
 }

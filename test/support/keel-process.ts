@@ -56,7 +56,8 @@ function spawnKeel(args: string[], env: Record<string, string>): { child: ChildP
 async function waitUntilUp(name: string, spawned: ReturnType<typeof spawnKeel>, up: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + STARTUP_TIMEOUT_MS;
   for (;;) {
-    if (spawned.child.exitCode !== null) throw new Error(`${name} exited with ${spawned.child.exitCode}: ${spawned.output()}`);
+    const { exitCode, signalCode } = spawned.child;
+    if (exitCode !== null || signalCode !== null) throw new Error(`${name} exited with ${exitCode ?? signalCode}: ${spawned.output()}`);
     if (await up().catch(() => false)) return;
     if (Date.now() > deadline) {
       await spawned.kill('SIGKILL');

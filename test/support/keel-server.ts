@@ -35,6 +35,8 @@ export interface StartOptions {
   dir?: string;
   payloadMaxBytes?: number;
   orchestrator?: Partial<OrchestratorOptions>;
+  /** A gateway built by the test (models against fake providers); else one over `models`. */
+  gateway?: ModelGateway;
 }
 
 export const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
@@ -45,13 +47,14 @@ export async function startKeel(options: StartOptions): Promise<TestKeel> {
   await store.migrate();
   const registry = new AgentRegistry();
   for (const agent of options.agents) registry.register(agent);
-  const orchestrator = new Orchestrator({ store, registry, gateway: new ModelGateway(options.models ?? []), pollIntervalMs: 50, ...options.orchestrator });
+  const gateway = options.gateway ?? new ModelGateway(options.models ?? []);
+  const orchestrator = new Orchestrator({ store, registry, gateway, pollIntervalMs: 50, ...options.orchestrator });
   await store.expireForeignLeases(orchestrator.owner);
   const apiKey = generateApiKey();
   await store.ensureTenant('test', hashApiKey(apiKey));
   const adminKey = 'admin-key-for-tests-0123456789';
   orchestrator.start();
-  const app = await buildApi({ store, registry, adminKey, ...(options.payloadMaxBytes ? { payloadMaxBytes: options.payloadMaxBytes } : {}) });
+  const app = await buildApi({ store, registry, adminKey, live: gateway.live, ...(options.payloadMaxBytes ? { payloadMaxBytes: options.payloadMaxBytes } : {}) });
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
   let stopped = false;
   const keel: TestKeel = {

@@ -13,14 +13,17 @@ export interface AdminRoutesDeps {
   adminKey: string | undefined;
 }
 
+/** Throws unless the request carries KEEL_ADMIN_KEY (`admin_disabled` when it is unset). Also guards GET /metrics. */
+export function authorizeAdmin(request: FastifyRequest, adminKey: string | undefined): void {
+  if (adminKey === undefined) throw new KeelError('admin_disabled', 'admin routes are disabled: set KEEL_ADMIN_KEY to enable them');
+  const token = bearerToken(request);
+  const a = Buffer.from(hashApiKey(token ?? ''));
+  const b = Buffer.from(hashApiKey(adminKey));
+  if (token === undefined || !timingSafeEqual(a, b)) throw new KeelError('unauthorized', 'admin routes need Authorization: Bearer <KEEL_ADMIN_KEY>');
+}
+
 export function registerAdminRoutes(app: FastifyInstance, deps: AdminRoutesDeps): void {
-  const authorize = (request: FastifyRequest) => {
-    if (deps.adminKey === undefined) throw new KeelError('admin_disabled', 'admin routes are disabled: set KEEL_ADMIN_KEY to enable them');
-    const token = bearerToken(request);
-    const a = Buffer.from(hashApiKey(token ?? ''));
-    const b = Buffer.from(hashApiKey(deps.adminKey));
-    if (token === undefined || !timingSafeEqual(a, b)) throw new KeelError('unauthorized', 'admin routes need Authorization: Bearer <KEEL_ADMIN_KEY>');
-  };
+  const authorize = (request: FastifyRequest) => authorizeAdmin(request, deps.adminKey);
 
   app.withTypeProvider<ZodTypeProvider>().post('/v1/admin/tenants', {
     onRequest: async (request) => authorize(request),

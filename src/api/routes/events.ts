@@ -9,6 +9,7 @@ import { isTerminal } from '../../engine/run-status.ts';
 import type { TenantRecord } from '../../store/records.ts';
 import type { Store } from '../../store/store.ts';
 import type { EventHub } from '../event-hub.ts';
+import type { LiveDeltas } from '../../models/live-deltas.ts';
 import { ErrorBody, EventsQuery, RunEvent, RunIdParams } from '../schemas.ts';
 import { TERMINAL_EVENT_TYPES, eventView } from '../views.ts';
 import { ownedRun } from './runs.ts';
@@ -23,6 +24,8 @@ export interface EventRoutesDeps {
   tenantOf(request: unknown): TenantRecord;
   /** Resolves when the server shuts down, so open streams end. */
   closing: AbortSignal;
+  /** Ephemeral events (model.delta): written without an `id:`, so they never move the resume cursor. */
+  live?: LiveDeltas;
 }
 
 export function registerEventRoutes(app: FastifyInstance, deps: EventRoutesDeps): void {
@@ -70,6 +73,9 @@ async function streamEvents(deps: EventRoutesDeps, runId: string, after: number,
     wake?.();
   });
   const keepalive = setInterval(() => res.write(': keepalive\n\n'), SSE_KEEPALIVE_MS);
+  const unsubscribeLive = deps.live?.subscribe(runId, (event) => {
+    if (open) res.write(`event: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`);
+  });
   try {
     while (open) {
       if (!changed) await new Promise<void>((resolve) => (wake = resolve));
@@ -93,6 +99,7 @@ async function streamEvents(deps: EventRoutesDeps, runId: string, after: number,
   } finally {
     clearInterval(keepalive);
     unsubscribe();
+    unsubscribeLive?.();
     res.end();
   }
 }

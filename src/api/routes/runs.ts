@@ -67,7 +67,8 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
     const q = request.query;
     const afterId = q.cursor === undefined ? undefined : decodeCursor(q.cursor);
     const runs = await store.listRuns(tenant.id, {
-      limit: q.limit + 1, ...(q.status ? { status: q.status } : {}), ...(q.agent ? { agent: q.agent } : {}), ...(afterId ? { afterId } : {}),
+      limit: q.limit + 1, ...(q.status ? { status: q.status } : {}), ...(q.agent ? { agent: q.agent } : {}),
+      ...(q.code ? { errorCode: q.code } : {}), ...(afterId ? { afterId } : {}),
     });
     const page = runs.slice(0, q.limit);
     return { runs: page.map(view), nextCursor: runs.length > q.limit ? encodeCursor(page[page.length - 1]!.id) : null };
@@ -78,6 +79,16 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
   }, async (request, reply) => {
     await ownedRun(store, deps.tenantOf(request), request.params.id);
     return reply.status(202).send(runView(await store.requestCancel(request.params.id)));
+  });
+
+  r.post('/v1/runs/:id/retry', {
+    schema: {
+      summary: 'Re-admit a run quarantined as poison_run (after a fix is deployed)', tags: ['runs'], params: RunIdParams,
+      response: { 202: Run, ...errors },
+    },
+  }, async (request, reply) => {
+    await ownedRun(store, deps.tenantOf(request), request.params.id);
+    return reply.status(202).send(runView(await store.readmitRun(request.params.id)));
   });
 
   r.post('/v1/runs/:id/input', {

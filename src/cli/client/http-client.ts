@@ -67,6 +67,8 @@ export interface SubmitRunBody {
 export interface ListRunsQuery {
   status?: string;
   agent?: string;
+  /** Only runs whose error has this code (e.g. poison_run). */
+  code?: string;
   limit?: number;
   cursor?: string;
 }

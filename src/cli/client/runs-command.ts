@@ -48,7 +48,7 @@ commands:
                               start a run and print its id; --wait follows it to the end
                               and exits 0 only if it succeeded
   get <id>                    show one run
-  list [--status <s>] [--agent <a>] [--limit <n>] [--cursor <c>] [--all]
+  list [--status <s>] [--agent <a>] [--code <error code>] [--limit <n>] [--cursor <c>] [--all]
                               list runs; --all follows every page
   cancel <id>                 ask a run to stop
   input <id> <key> <json>     answer a run waiting for input (a string needs JSON quotes: '"yes"')
@@ -330,6 +330,7 @@ async function list(args: string[], io: RunsCommandIo): Promise<number> {
   const { values, positionals } = parse(args, {
     status: { type: 'string' },
     agent: { type: 'string' },
+    code: { type: 'string' },
     limit: { type: 'string' },
     cursor: { type: 'string' },
     all: { type: 'boolean', default: false },
@@ -338,6 +339,7 @@ async function list(args: string[], io: RunsCommandIo): Promise<number> {
   const query: ListRunsQuery = {};
   if (values.status !== undefined) query.status = values.status;
   if (values.agent !== undefined) query.agent = values.agent;
+  if (values.code !== undefined) query.code = values.code;
   if (values.cursor !== undefined) query.cursor = values.cursor;
   const limit = intFlag(values.limit, '--limit', 1);
   if (limit !== undefined) query.limit = limit;

@@ -8,15 +8,19 @@ import { isTerminal, statusesAllowing, type RunStatus } from '../../engine/run-s
 import type { Json } from '../../sdk/types.ts';
 import type { JournalEntry, NewRun, RunEventRecord, RunRecord, TenantRecord } from '../records.ts';
 import { claimAfterFor, inClaimOrder, priorityRank } from '../claim-rules.ts';
+import { notQuarantined } from '../quarantine.ts';
 import { jsonText, toEvent, toJournalEntry, toRun, toTenant } from '../rows.ts';
+import { toEndedRunsBucket, toRunSummaryRow, toTenantSummaryRow, type EndedRunsBucket, type RunSummaryRow, type TenantSummaryRow } from '../run-summaries.ts'; // dashboard (issue 9)
 import type {
-  ClaimRequest, CommitOutcome, CreateRunResult, Durability, EventWrite, ExecutionResolution, HeartbeatResult, JournalWrite,
+  ClaimRequest, CommitOutcome, CreateRunResult, Durability, EventWrite, GroupCommit, ExecutionResolution, HeartbeatResult, JournalWrite,
   RunChange, RunCommit, RunFilter, Store, StoreCapabilities, StoreHealth,
 } from '../store.ts';
 import { ChangeListener } from './change-listener.ts';
+import type { LiveMetrics } from '../live-metrics.ts';
 import { migratePostgres } from './migrate.ts';
 import { loadPgStatements, type PgStatements } from './statements.ts';
 import { CHANGE_CHANNEL, PgWriteQueue, type PgWriteScope } from './write-queue.ts';
+import { toTenantUsage, type TenantUsage } from '../usage.ts';
 
 export const PG_POOL_MAX_CONNECTIONS_DEFAULT = 10;
 const CLAIMABLE_STATUSES = JSON.stringify(statusesAllowing('claim'));
@@ -27,15 +31,32 @@ const DURABLE = { fsync: true } as const;
 export interface PostgresStoreOptions {
   connectionString: string;
   poolSize?: number;
-  /** `fsync` keeps the server's synchronous_commit; `written`/`memory` turn it off for Keel's sessions. */
+  /**
+   * `fsync` (default): synchronous_commit=local, flushed on this server. `replicated`: synchronous_commit=on, which
+   * waits for a synchronous standby (refused at migrate() when synchronous_standby_names is empty). `memory`/`os`:
+   * synchronous_commit=off: Postgres acknowledges before the WAL flush, which its WAL writer does within
+   * 3 × wal_writer_delay (a Postgres crash loses at most that window; Keel's own crash loses nothing).
+   */
   durability?: Durability;
+  groupCommit?: GroupCommit;
   /** A schema to keep Keel's tables in (created if missing); several installations can share a database. */
   schema?: string;
 }
 
+const SYNCHRONOUS_COMMIT: Record<Durability, string> = { memory: 'off', os: 'off', fsync: 'local', replicated: 'on' };
+
 const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
 
 type Row = Record<string, unknown>;
+
+/** @internal What a store area kept in its own files may do inside the run store's transaction. */
+export interface PgTransaction {
+  readonly client: pg.PoolClient;
+  readonly now: number;
+  insertRun(run: NewRun): Promise<void>;
+  /** Requests cancellation of a run that is not terminal (a terminal or missing run is left alone). */
+  requestCancel(runId: string, by: string): Promise<void>;
+}
 
 export class PostgresStore implements Store {
   readonly capabilities: StoreCapabilities = { multiProcess: true };
@@ -48,6 +69,8 @@ export class PostgresStore implements Store {
   readonly #s: PgStatements = loadPgStatements();
 
   readonly #schema: string | undefined;
+  /** With synchronous_commit off, how long an acknowledged commit may wait for the WAL flush (3 × wal_writer_delay). */
+  #flushWindowMs = 600;
 
   constructor(options: PostgresStoreOptions) {
     this.durability = options.durability ?? 'fsync';
@@ -55,7 +78,7 @@ export class PostgresStore implements Store {
     this.#schema = options.schema;
     const settings = [
       ...(options.schema !== undefined ? [`-c search_path=${options.schema}`] : []),
-      ...(this.durability === 'fsync' ? [] : ['-c synchronous_commit=off']),
+      `-c synchronous_commit=${SYNCHRONOUS_COMMIT[this.durability]}`,
     ];
     const channel = options.schema === undefined ? CHANGE_CHANNEL : `${CHANGE_CHANNEL}_${options.schema}`;
     this.#pool = new pg.Pool({
@@ -68,7 +91,10 @@ export class PostgresStore implements Store {
     const emit = (changes: readonly RunChange[]) => {
       for (const listener of this.#listeners) listener(changes);
     };
-    this.#writes = new PgWriteQueue(this.#pool, this.#origin, channel, emit);
+    this.#writes = new PgWriteQueue(this.#pool, this.#origin, channel, emit, {
+      ...(options.groupCommit !== undefined ? { maxBatch: options.groupCommit.maxBatch } : {}),
+      flushesOnCommit: this.durability === 'fsync' || this.durability === 'replicated',
+    });
     this.#listener = new ChangeListener(options.connectionString, this.#origin, channel, emit);
   }
 
@@ -87,15 +113,45 @@ export class PostgresStore implements Store {
   }
 
   async migrate(): Promise<void> {
+    await this.#checkDurability();
     if (this.#schema !== undefined) await this.#pool.query(`CREATE SCHEMA IF NOT EXISTS ${this.#schema}`);
     await migratePostgres(this.#pool);
     await this.#listener.start();
+  }
+
+  /** Refuses `replicated` without a synchronous standby; learns the WAL writer's flush window for the not-durable count. */
+  async #checkDurability(): Promise<void> {
+    const { rows } = await this.#pool.query<{ names: string; delay: string }>(
+      "SELECT current_setting('synchronous_standby_names') AS names, current_setting('wal_writer_delay') AS delay");
+    if (this.durability === 'replicated' && rows[0]!.names.trim() === '') {
+      throw new KeelError('durability_unavailable', 'durability `replicated` needs synchronous replication: synchronous_standby_names is empty on this server');
+    }
+    const delay = /^(\d+)(ms|s)?$/.exec(rows[0]!.delay.trim());
+    if (delay !== null) this.#flushWindowMs = 3 * Number(delay[1]) * (delay[2] === 's' ? 1000 : 1);
+  }
+
+  notDurableCommits(): number {
+    return this.durability === 'memory' || this.durability === 'os' ? this.#writes.acknowledgedWithin(this.#flushWindowMs) : 0;
   }
 
   async close(): Promise<void> {
     await this.#writes.close();
     await this.#listener.close();
     await this.#pool.end();
+  }
+
+  async liveMetrics(now: number): Promise<LiveMetrics> {
+    const [runs, queue, unknown] = await Promise.all([
+      this.#s['live-run-counts'].rows(this.#pool),
+      this.#s['run-queue'].row(this.#pool, { now, claimable_statuses: CLAIMABLE_STATUSES }),
+      this.#s['count-unknown-executions'].row(this.#pool),
+    ]);
+    return {
+      runs: runs.map((r) => ({ tenantId: String(r.tenant_id), status: r.status as RunStatus, count: Number(r.runs) })),
+      claimable: Number(queue?.depth ?? 0),
+      oldestClaimableSince: queue?.oldest_since === null || queue?.oldest_since === undefined ? null : Number(queue.oldest_since),
+      unknownExecutions: Number(unknown?.executions ?? 0),
+    };
   }
 
   onChange(listener: (changes: readonly RunChange[]) => void): () => void {
@@ -135,6 +191,10 @@ export class PostgresStore implements Store {
     return row === undefined ? null : toTenant(row);
   }
 
+  async tenantUsage(tenantId: string): Promise<TenantUsage> {
+    return toTenantUsage((await this.#s['tenant-usage'].row(this.#pool, { tenant_id: tenantId }))!);
+  }
+
   // Runs
 
   createRun(run: NewRun): Promise<CreateRunResult> {
@@ -163,7 +223,7 @@ export class PostgresStore implements Store {
 
   async listRuns(tenantId: string, filter: RunFilter): Promise<RunRecord[]> {
     const rows = await this.#s['list-runs'].rows(this.#pool, {
-      tenant_id: tenantId, status: filter.status ?? null, agent: filter.agent ?? null, after_id: filter.afterId ?? null, limit: filter.limit,
+      tenant_id: tenantId, status: filter.status ?? null, agent: filter.agent ?? null, code: filter.errorCode ?? null, after_id: filter.afterId ?? null, limit: filter.limit,
     });
     return rows.map(toRun);
   }
@@ -189,6 +249,17 @@ export class PostgresStore implements Store {
         scope.touch(runId, 'runnable');
       }
       await this.#appendEvents(runId, events, scope);
+      return this.#requireRun(scope, runId);
+    });
+  }
+
+  readmitRun(runId: string): Promise<RunRecord> {
+    return this.#writes.submit({ ...DURABLE, key: runId }, async (scope) => {
+      const run = await this.#lockRun(scope, runId);
+      if ((await this.#s['readmit-run'].row(scope.client, { id: runId, now: scope.now })) === undefined) throw notQuarantined(run);
+      await this.#s['insert-audit'].run(scope.client, { run_id: runId, at: scope.now, kind: 'run_readmitted', data: JSON.stringify({ leaseLosses: run.leaseLosses, error: run.error }) });
+      await this.#appendEvents(runId, [{ type: 'run.readmitted', data: { after: run.error as unknown as Json } }], scope);
+      scope.touch(runId, 'runnable');
       return this.#requireRun(scope, runId);
     });
   }
@@ -228,7 +299,7 @@ export class PostgresStore implements Store {
 
   claimRuns(request: ClaimRequest): Promise<RunRecord[]> {
     return this.#writes.submit(LEASE_ONLY, async ({ client, now }) => {
-      const rows = await this.#s['claim-runs'].rows(client, {
+      const rows = await this.#s[request.probation === true ? 'claim-probation-runs' : 'claim-runs'].rows(client, {
         owner: request.owner, now, lease_expires_at: now + request.leaseMs, served: JSON.stringify(request.served),
         limit: request.limit, claimable_statuses: CLAIMABLE_STATUSES,
       });
@@ -279,6 +350,46 @@ export class PostgresStore implements Store {
   async listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEventRecord[]> {
     return (await this.#s['list-events'].rows(this.#pool, { run_id: runId, after_seq: afterSeq, limit })).map(toEvent);
   }
+
+  // ── Extension point for store areas kept in their own files (schedules) ──
+
+  /** @internal The pool, for the reads of a store area kept in its own files. */
+  get pool(): pg.Pool {
+    return this.#pool;
+  }
+
+  /**
+   * @internal Runs `apply` inside a group-commit transaction, so another store area's rows commit atomically with the
+   * runs it creates (`insertRun`, as createRun does) and the cancels it requests (`requestCancel`, as the API's cancel
+   * does). `apply` may run twice (a failed batch is retried write by write): it must only write through `client`.
+   */
+  transact<T>(key: string, apply: (tx: PgTransaction) => Promise<T>): Promise<T> {
+    return this.#writes.submit({ ...DURABLE, key }, (scope) => apply({
+      client: scope.client,
+      now: scope.now,
+      insertRun: async (run) => {
+        await this.#insertRun(run, scope);
+      },
+      requestCancel: async (runId, by) => {
+        const { rows } = await scope.client.query<Row>('SELECT * FROM runs WHERE id = $1 FOR UPDATE', [runId]);
+        if (rows[0] !== undefined) await this.#requestCancel(toRun(rows[0]), scope, by);
+      },
+    }));
+  }
+
+  // --- dashboard (issue 9): read-only aggregates ---
+  async summarizeRuns(tenantId: string): Promise<RunSummaryRow[]> {
+    return (await this.#s['summarize-runs'].rows(this.#pool, { tenant_id: tenantId })).map(toRunSummaryRow);
+  }
+
+  async countEndedRuns(tenantId: string, sinceMs: number, bucketMs: number): Promise<EndedRunsBucket[]> {
+    return (await this.#s['count-ended-runs'].rows(this.#pool, { tenant_id: tenantId, since: sinceMs, bucket_ms: bucketMs })).map(toEndedRunsBucket);
+  }
+
+  async summarizeTenants(): Promise<TenantSummaryRow[]> {
+    return (await this.#s['summarize-tenants'].rows(this.#pool)).map(toTenantSummaryRow);
+  }
+  // --- end dashboard ---
 
   // Internals (inside a write transaction)
 
@@ -347,6 +458,7 @@ export class PostgresStore implements Store {
       set_result: 'result' in patch ? 1 : 0, result: jsonText(patch.result),
       set_error: 'error' in patch ? 1 : 0, error: jsonText(patch.error),
       set_outcome: 'outcome' in patch ? 1 : 0, outcome: patch.outcome ?? null,
+      set_compensation: 'compensation' in patch ? 1 : 0, compensation: jsonText(patch.compensation),
       set_waiting: 'waitingReason' in patch ? 1 : 0, waiting_reason: patch.waitingReason ?? null,
       set_wake_at: 'wakeAt' in patch ? 1 : 0, wake_at: patch.wakeAt ?? null,
       release: patch.releaseLease === true ? 1 : 0, set_claim_after: claimAfter === undefined ? 0 : 1, claim_after: claimAfter ?? null,
@@ -437,7 +549,7 @@ function isEffectOnly(c: RunCommit): boolean {
 function journalRow(j: JournalWrite): Record<string, unknown> {
   return {
     seq: j.seq, kind: j.kind, name: j.name, status: j.status, args: jsonText(j.args), result: jsonText(j.result), error: jsonText(j.error),
-    execution_id: j.executionId ?? null, effect_class: j.effectClass ?? null, attempts: j.attempts ?? 1,
+    execution_id: j.executionId ?? null, effect_class: j.effectClass ?? null, attempts: j.attempts ?? 1, worker: j.worker ?? null,
     queued_at: j.queuedAt ?? null, started_at: j.startedAt ?? null, ended_at: j.endedAt ?? null, deadline_at: j.deadlineAt ?? null,
   };
 }

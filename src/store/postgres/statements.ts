@@ -12,7 +12,10 @@ export const PG_STATEMENT_NAMES = [
   'insert-events', 'allocate-event-seqs', 'claim-runs', 'heartbeat', 'release-leases', 'expire-foreign-leases',
   'commit-run', 'commit-effects', 'upsert-journal', 'load-journal', 'list-events', 'request-cancel',
   'insert-input', 'get-input', 'consume-input', 'wake-on-input', 'wake-run', 'wake-if-ready', 'insert-audit',
-  'find-execution', 'resolve-execution', 'find-held-runs',
+  'find-execution', 'resolve-execution', 'find-held-runs', 'readmit-run', 'claim-probation-runs',
+  'tenant-usage', // model gateway (issue 5)
+  'live-run-counts', 'run-queue', 'count-unknown-executions', // live metrics (issue 9)
+  'summarize-runs', 'count-ended-runs', 'summarize-tenants', // dashboard (issue 9)
 ] as const;
 export type PgStatementName = (typeof PG_STATEMENT_NAMES)[number];
 

@@ -4,9 +4,11 @@
 // A batch runs without savepoints; if one write fails, the batch is rolled back and each write is retried alone,
 // so one bad write never fails another. Changes are announced with pg_notify inside the transaction (heard by other
 // processes only if it commits) and to local listeners after the commit.
+import { crashPoint } from '../../engine/crash-points.ts';
 import type { Pool, PoolClient } from 'pg';
 import { KeelError } from '../../errors/keel-error.ts';
 import type { ChangeSignal, RunChange } from '../store.ts';
+import { telemetry } from '../../telemetry/telemetry.ts';
 
 export const PG_WRITE_BATCH_MAX_OPS = 512;
 /**
@@ -17,6 +19,8 @@ export const PG_WRITE_TRANSACTIONS_MAX = 3;
 export const PG_WRITE_QUEUE_MAX_OPS = 100_000;
 /** Channel that carries change notifications between Keel processes (suffixed with the schema when one is set). */
 export const CHANGE_CHANNEL = 'keel_changes';
+/** Acknowledged batches remembered for the not-durable count (a bound on memory, far above one flush window's worth). */
+const RECENT_ACKS_MAX = 10_000;
 /** pg_notify payloads must stay under 8000 bytes; changes are sent in chunks well below that. */
 const NOTIFY_CHANGES_PER_MESSAGE = 60;
 
@@ -55,11 +59,31 @@ export class PgWriteQueue {
   #closed = false;
   readonly stats = { writes: 0, transactions: 0, fsyncedTransactions: 0 };
 
-  constructor(pool: Pool, origin: string, channel: string, onCommitted: (changes: readonly RunChange[]) => void) {
+  /** Most writes one transaction takes (group commit's max batch). */
+  readonly #maxBatch: number;
+  /** Times (ms) and sizes of acknowledged fsync-class batches, newest last: what `notDurable` counts from. */
+  readonly #recentAcks: Array<{ at: number; n: number }> = [];
+  /** Sessions commit with synchronous_commit on (durability fsync or replicated): an acknowledged commit is flushed. */
+  readonly #flushesOnCommit: boolean;
+
+  constructor(
+    pool: Pool, origin: string, channel: string, onCommitted: (changes: readonly RunChange[]) => void,
+    options: { maxBatch?: number; flushesOnCommit?: boolean } = {},
+  ) {
+    this.#maxBatch = Math.min(options.maxBatch ?? PG_WRITE_BATCH_MAX_OPS, PG_WRITE_BATCH_MAX_OPS);
+    this.#flushesOnCommit = options.flushesOnCommit ?? true;
     this.#pool = pool;
     this.#origin = origin;
     this.#channel = channel;
     this.#onCommitted = onCommitted;
+  }
+
+  /** Writes acknowledged within the last `windowMs` (with synchronous_commit off: those the WAL writer may not have flushed yet). */
+  acknowledgedWithin(windowMs: number): number {
+    const since = Date.now() - windowMs;
+    let n = 0;
+    for (let i = this.#recentAcks.length - 1; i >= 0 && this.#recentAcks[i]!.at >= since; i--) n += this.#recentAcks[i]!.n;
+    return n;
   }
 
   /** Queues a write that may be applied together with neighbouring writes of the same merger (distinct keys). */
@@ -115,7 +139,7 @@ export class PgWriteQueue {
     const held = new Set<string>();
     for (const write of this.#queue) {
       const blocked = write.key !== undefined && (this.#busyKeys.has(write.key) || held.has(write.key));
-      if (blocked || batch.length >= PG_WRITE_BATCH_MAX_OPS) {
+      if (blocked || batch.length >= this.#maxBatch) {
         if (write.key !== undefined) held.add(write.key);
         rest.push(write);
         continue;
@@ -165,6 +189,7 @@ export class PgWriteQueue {
       // Claims and heartbeats acknowledge nothing outside Keel: the next flushed commit makes them durable too.
       await client.query(fsync ? 'BEGIN' : 'BEGIN; SET LOCAL synchronous_commit = off');
       await applyAll(batch, scope, values);
+      if (fsync) crashPoint('commit.in-transaction');
       // The notifications ride in the COMMIT's round trip (one simple-protocol message; payloads escaped by the driver).
       const notifications: string[] = [];
       for (let i = 0; i < touched.length; i += NOTIFY_CHANGES_PER_MESSAGE) {
@@ -185,7 +210,12 @@ export class PgWriteQueue {
     client.release();
     this.stats.writes += batch.length;
     this.stats.transactions += 1;
-    if (fsync) this.stats.fsyncedTransactions += 1;
+    if (fsync) {
+      this.stats.fsyncedTransactions += 1;
+      this.#recentAcks.push({ at: Date.now(), n: batch.filter((w) => w.fsync).length });
+      if (this.#recentAcks.length > RECENT_ACKS_MAX) this.#recentAcks.splice(0, this.#recentAcks.length - RECENT_ACKS_MAX);
+    }
+    telemetry.commitBatch(batch.length, fsync && this.#flushesOnCommit, batch.filter((w) => w.fsync).length);
     batch.forEach((write, i) => write.resolve(values[i]));
     if (touched.length > 0) this.#onCommitted(touched);
     return true;

@@ -11,14 +11,18 @@ import type { RunStatus } from '../../engine/run-status.ts';
 import type { Json } from '../../sdk/types.ts';
 import type { JournalEntry, NewRun, RunEventRecord, RunRecord, TenantRecord } from '../records.ts';
 import type {
-  ClaimRequest, CommitOutcome, ExecutionResolution, RunChange, StoreHealth, CreateRunResult, Durability, EventWrite, HeartbeatResult, RunCommit, RunFilter,
+  ClaimRequest, CommitOutcome, ExecutionResolution, RunChange, StoreHealth, CreateRunResult, Durability, GroupCommit, EventWrite, HeartbeatResult, RunCommit, RunFilter,
   Store, StoreCapabilities,
 } from '../store.ts';
+import type { LiveMetrics } from '../live-metrics.ts';
 import { migrate } from './migrate.ts';
 import { claimAfterFor, inClaimOrder, priorityRank } from '../claim-rules.ts';
+import { notQuarantined } from '../quarantine.ts';
 import { jsonText, toEvent, toJournalEntry, toRun, toTenant } from '../rows.ts';
+import { toEndedRunsBucket, toRunSummaryRow, toTenantSummaryRow, type EndedRunsBucket, type RunSummaryRow, type TenantSummaryRow } from '../run-summaries.ts'; // dashboard (issue 9)
 import { prepareStatements, type Statements } from './statements.ts';
-import { WriteBatcher, type WriteScope } from './write-batcher.ts';
+import { WRITE_BATCH_MAX_OPS, WriteBatcher, type WriteScope } from './write-batcher.ts';
+import { toTenantUsage, type TenantUsage } from '../usage.ts';
 
 /**
  * Claims and heartbeats acknowledge nobody outside Keel, so they need no fsync of their own: a later fsync'd commit
@@ -27,7 +31,6 @@ import { WriteBatcher, type WriteScope } from './write-batcher.ts';
  */
 const LEASE_ONLY = { fsync: false } as const;
 
-const SYNCHRONOUS_BY_DURABILITY: Record<Durability, string> = { fsync: 'FULL', written: 'NORMAL', memory: 'OFF' };
 const BUSY_TIMEOUT_MS = 5_000;
 const CLAIMABLE_STATUSES = JSON.stringify(statusesAllowing('claim'));
 const CANCELLABLE_STATUSES = JSON.stringify(statusesAllowing('cancel').filter((s) => s !== 'cancelling'));
@@ -35,10 +38,23 @@ const CANCELLABLE_STATUSES = JSON.stringify(statusesAllowing('cancel').filter((s
 export interface SqliteStoreOptions {
   /** Path of the database file. */
   path: string;
+  /** Default `fsync`. `replicated` is refused: there is no standby to replicate to. */
   durability?: Durability;
+  groupCommit?: GroupCommit;
 }
 
+/** One transaction per event-loop turn (max wait 0), at most WRITE_BATCH_MAX_OPS writes in it. */
+const GROUP_COMMIT_DEFAULT: GroupCommit = { maxBatch: WRITE_BATCH_MAX_OPS, maxWaitMs: 0 };
+
 type Row = Record<string, unknown>;
+
+/** @internal What a store area kept in its own files may do inside the run store's transaction. */
+export interface SqliteTransaction {
+  readonly now: number;
+  insertRun(run: NewRun): void;
+  /** Requests cancellation of a run that is not terminal (a terminal or missing run is left alone). */
+  requestCancel(runId: string, by: string): void;
+}
 
 export class SqliteStore implements Store {
   readonly capabilities: StoreCapabilities = { multiProcess: false };
@@ -49,18 +65,25 @@ export class SqliteStore implements Store {
   #sql: Statements | undefined;
 
   constructor(options: SqliteStoreOptions) {
-    this.durability = options.durability ?? 'fsync';
+    const durability = options.durability ?? 'fsync';
+    if (durability === 'replicated') {
+      throw new KeelError('durability_unavailable', 'durability `replicated` needs Postgres with synchronous replication; SQLite offers memory, os and fsync');
+    }
+    this.durability = durability;
     mkdirSync(dirname(options.path), { recursive: true });
     this.#db = new DatabaseSync(options.path);
-    this.#db.exec(`PRAGMA journal_mode = WAL; PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS};
-      PRAGMA synchronous = ${SYNCHRONOUS_BY_DURABILITY[this.durability]};`);
-    this.#batcher = new WriteBatcher(this.#db, SYNCHRONOUS_BY_DURABILITY[this.durability], (changes) => {
+    this.#db.exec(`PRAGMA journal_mode = WAL; PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS};`);
+    this.#batcher = new WriteBatcher(this.#db, durability, options.groupCommit ?? GROUP_COMMIT_DEFAULT, (changes) => {
       for (const listener of this.#listeners) listener(changes);
     });
   }
 
+  notDurableCommits(): number {
+    return this.#batcher.notDurable;
+  }
+
   /** Group-commit statistics: writes acknowledged, transactions used for them, and the fsync'd ones among those. */
-  get writeStats(): { writes: number; transactions: number; fsyncedTransactions: number } {
+  get writeStats(): { writes: number; transactions: number; fsyncedTransactions: number; lostWrites: number } {
     return this.#batcher.stats;
   }
 
@@ -86,6 +109,16 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     this.#batcher.close();
     this.#db.close();
+  }
+
+  async liveMetrics(now: number): Promise<LiveMetrics> {
+    const queue = this.#s['run-queue'].get({ now, claimable_statuses: CLAIMABLE_STATUSES })!;
+    return {
+      runs: this.#s['live-run-counts'].all().map((r) => ({ tenantId: String(r.tenant_id), status: r.status as RunStatus, count: Number(r.runs) })),
+      claimable: Number(queue.depth),
+      oldestClaimableSince: queue.oldest_since === null ? null : Number(queue.oldest_since),
+      unknownExecutions: Number(this.#s['count-unknown-executions'].get()!.executions),
+    };
   }
 
   onChange(listener: (changes: readonly RunChange[]) => void): () => void {
@@ -127,6 +160,10 @@ export class SqliteStore implements Store {
     return row === undefined ? null : toTenant(row);
   }
 
+  async tenantUsage(tenantId: string): Promise<TenantUsage> {
+    return toTenantUsage(this.#s['tenant-usage'].get({ tenant_id: tenantId }) as Row);
+  }
+
   // Runs
 
   createRun(run: NewRun): Promise<CreateRunResult> {
@@ -154,7 +191,7 @@ export class SqliteStore implements Store {
 
   async listRuns(tenantId: string, filter: RunFilter): Promise<RunRecord[]> {
     const rows = this.#s['list-runs'].all({
-      tenant_id: tenantId, status: filter.status ?? null, agent: filter.agent ?? null, after_id: filter.afterId ?? null, limit: filter.limit,
+      tenant_id: tenantId, status: filter.status ?? null, agent: filter.agent ?? null, code: filter.errorCode ?? null, after_id: filter.afterId ?? null, limit: filter.limit,
     }) as Row[];
     return rows.map(toRun);
   }
@@ -222,6 +259,17 @@ export class SqliteStore implements Store {
     });
   }
 
+  readmitRun(runId: string): Promise<RunRecord> {
+    return this.#batcher.submit((scope) => {
+      const run = this.#requireRun(runId);
+      if (this.#s['readmit-run'].get({ id: runId, now: scope.now }) === undefined) throw notQuarantined(run);
+      this.#s['insert-audit'].run({ run_id: runId, at: scope.now, kind: 'run_readmitted', data: JSON.stringify({ leaseLosses: run.leaseLosses, error: run.error }) });
+      this.#appendEvents(runId, [{ type: 'run.readmitted', data: { after: run.error as unknown as Json } }], scope);
+      scope.touch(runId, 'runnable');
+      return this.#requireRun(runId);
+    });
+  }
+
   async getInput(runId: string, key: string): Promise<{ value: Json } | null> {
     const row = this.#s['get-input'].get({ run_id: runId, key }) as Row | undefined;
     return row === undefined ? null : { value: JSON.parse(row.value as string) as Json };
@@ -233,7 +281,7 @@ export class SqliteStore implements Store {
     return this.#batcher.submit(LEASE_ONLY, (scope) => {
       // Lease state only, no events: what clients see must be durable, and this write is not fsync'd on its own.
       const leaseExpiresAt = scope.now + request.leaseMs;
-      const rows = this.#s['claim-runs'].all({
+      const rows = this.#s[request.probation === true ? 'claim-probation-runs' : 'claim-runs'].all({
         owner: request.owner, now: scope.now, lease_expires_at: leaseExpiresAt, served: JSON.stringify(request.served),
         limit: request.limit, claimable_statuses: CLAIMABLE_STATUSES,
       }) as Row[];
@@ -280,6 +328,43 @@ export class SqliteStore implements Store {
   async listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEventRecord[]> {
     return (this.#s['list-events'].all({ run_id: runId, after_seq: afterSeq, limit }) as Row[]).map(toEvent);
   }
+
+  // ── Extension point for store areas kept in their own files (schedules) ──
+
+  /** @internal The connection, for the statements and reads of a store area kept in its own files. */
+  get connection(): DatabaseSync {
+    return this.#db;
+  }
+
+  /**
+   * @internal Runs `apply` inside the store's write transaction (group commit), so another store area's rows commit
+   * atomically with the runs it creates (`insertRun`, exactly as createRun does) and the cancels it requests
+   * (`requestCancel`, exactly as the API's cancel does).
+   */
+  transact<T>(apply: (tx: SqliteTransaction) => T): Promise<T> {
+    return this.#batcher.submit((scope) => apply({
+      now: scope.now,
+      insertRun: (run) => this.#insertRun(run, scope),
+      requestCancel: (runId, by) => {
+        const row = this.#s['get-run'].get({ id: runId }) as Row | undefined;
+        if (row !== undefined) this.#requestCancel(toRun(row), scope, by);
+      },
+    }));
+  }
+
+  // --- dashboard (issue 9): read-only aggregates ---
+  async summarizeRuns(tenantId: string): Promise<RunSummaryRow[]> {
+    return (this.#s['summarize-runs'].all({ tenant_id: tenantId }) as Row[]).map(toRunSummaryRow);
+  }
+
+  async countEndedRuns(tenantId: string, sinceMs: number, bucketMs: number): Promise<EndedRunsBucket[]> {
+    return (this.#s['count-ended-runs'].all({ tenant_id: tenantId, since: sinceMs, bucket_ms: bucketMs }) as Row[]).map(toEndedRunsBucket);
+  }
+
+  async summarizeTenants(): Promise<TenantSummaryRow[]> {
+    return (this.#s['summarize-tenants'].all() as Row[]).map(toTenantSummaryRow);
+  }
+  // --- end dashboard ---
 
   // Internals (run inside a write transaction)
 
@@ -332,6 +417,7 @@ export class SqliteStore implements Store {
       set_result: 'result' in patch ? 1 : 0, result: jsonText(patch.result),
       set_error: 'error' in patch ? 1 : 0, error: jsonText(patch.error),
       set_outcome: 'outcome' in patch ? 1 : 0, outcome: patch.outcome ?? null,
+      set_compensation: 'compensation' in patch ? 1 : 0, compensation: jsonText(patch.compensation),
       set_waiting: 'waitingReason' in patch ? 1 : 0, waiting_reason: patch.waitingReason ?? null,
       set_wake_at: 'wakeAt' in patch ? 1 : 0, wake_at: patch.wakeAt ?? null,
       release: patch.releaseLease === true ? 1 : 0,
@@ -354,7 +440,7 @@ export class SqliteStore implements Store {
       this.#s['upsert-journal'].run({
         run_id: c.runId, seq: j.seq, kind: j.kind, name: j.name, status: j.status, args: jsonText(j.args),
         result: jsonText(j.result), error: jsonText(j.error), execution_id: j.executionId ?? null,
-        effect_class: j.effectClass ?? null, attempts: j.attempts ?? 1, lease_token: c.leaseToken,
+        effect_class: j.effectClass ?? null, attempts: j.attempts ?? 1, lease_token: c.leaseToken, worker: j.worker ?? null,
         queued_at: j.queuedAt ?? null, started_at: j.startedAt ?? null, ended_at: j.endedAt ?? null, deadline_at: j.deadlineAt ?? null,
       });
     }

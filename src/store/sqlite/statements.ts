@@ -15,7 +15,10 @@ export const STATEMENT_NAMES = [
   'insert-event', 'allocate-event-seqs', 'claim-runs', 'heartbeat', 'release-leases', 'expire-foreign-leases',
   'commit-run', 'commit-effect', 'upsert-journal', 'load-journal', 'list-events', 'request-cancel',
   'insert-input', 'get-input', 'consume-input', 'wake-on-input', 'wake-run', 'wake-if-ready', 'insert-audit',
-  'find-execution', 'resolve-execution',
+  'find-execution', 'resolve-execution', 'readmit-run', 'claim-probation-runs',
+  'tenant-usage', // model gateway (issue 5)
+  'live-run-counts', 'run-queue', 'count-unknown-executions', // live metrics (issue 9)
+  'summarize-runs', 'count-ended-runs', 'summarize-tenants', // dashboard (issue 9)
 ] as const;
 export type StatementName = (typeof STATEMENT_NAMES)[number];
 

@@ -10,12 +10,17 @@ WITH picked AS (
   WHERE claim_after IS NOT NULL AND claim_after <= :now::bigint
     AND status IN (SELECT jsonb_array_elements_text(:claimable_statuses::jsonb))
     AND agent_key IN (SELECT jsonb_array_elements_text(:served::jsonb))
+    AND lease_losses = 0 AND lease_owner IS NULL  -- suspects (a lost lease, or one expiring now) are claimed apart
   ORDER BY priority_rank, claim_after
   LIMIT :limit::int
   FOR UPDATE SKIP LOCKED
 )
 UPDATE runs r SET
   status = CASE r.status WHEN 'cancelling' THEN 'cancelling' ELSE 'running' END,
+  -- A claim over a lease that was never released (it expired: the holder died or stalled) is a lost lease.
+  lease_losses = r.lease_losses + (CASE WHEN r.lease_owner IS NULL THEN 0 ELSE 1 END),
+  lease_loss_owners = CASE WHEN r.lease_owner IS NULL THEN r.lease_loss_owners
+    ELSE (coalesce(r.lease_loss_owners, '[]')::jsonb || to_jsonb(r.lease_owner))::text END,
   lease_owner = :owner,
   lease_token = r.lease_token + 1,
   lease_expires_at = :lease_expires_at::bigint,

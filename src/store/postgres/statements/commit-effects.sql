@@ -17,6 +17,7 @@ WITH input AS (
     output_tokens = r.output_tokens + c.d_output_tokens,
     cost_usd = r.cost_usd + c.d_cost_usd,
     state_version = r.state_version + 1,
+    lease_losses = 0, lease_loss_owners = NULL,
     next_event_seq = r.next_event_seq + jsonb_array_length(c.events),
     updated_at = :now::bigint
   FROM input c
@@ -25,15 +26,15 @@ WITH input AS (
             c.lease_token, c.entries, c.events
 ), journal_rows AS (
   INSERT INTO journal (run_id, seq, kind, name, status, args, result, error, execution_id, effect_class, attempts,
-                       lease_token, queued_at, started_at, ended_at, deadline_at)
+                       lease_token, worker, queued_at, started_at, ended_at, deadline_at)
   SELECT g.id, e.seq, e.kind, e.name, e.status, e.args, e.result, e.error, e.execution_id, e.effect_class, e.attempts,
-         g.lease_token, e.queued_at, e.started_at, e.ended_at, e.deadline_at
+         g.lease_token, e.worker, e.queued_at, e.started_at, e.ended_at, e.deadline_at
   FROM guard g, jsonb_to_recordset(g.entries) AS e(seq int, kind text, name text, status text, args text, result text,
-       error text, execution_id text, effect_class text, attempts int, queued_at bigint, started_at bigint, ended_at bigint, deadline_at bigint)
+       error text, execution_id text, effect_class text, attempts int, worker text, queued_at bigint, started_at bigint, ended_at bigint, deadline_at bigint)
   ON CONFLICT (run_id, seq) DO UPDATE SET
     status = excluded.status, args = excluded.args, result = excluded.result, error = excluded.error,
     execution_id = excluded.execution_id, effect_class = excluded.effect_class, attempts = excluded.attempts,
-    lease_token = excluded.lease_token, queued_at = excluded.queued_at, started_at = excluded.started_at,
+    lease_token = excluded.lease_token, worker = excluded.worker, queued_at = excluded.queued_at, started_at = excluded.started_at,
     ended_at = excluded.ended_at, deadline_at = excluded.deadline_at
 ), event_rows AS (
   INSERT INTO events (run_id, seq, type, at, data)

@@ -7,6 +7,7 @@ UPDATE runs SET
   result = CASE WHEN :set_result::int = 1 THEN :result::text ELSE result END,
   error = CASE WHEN :set_error::int = 1 THEN :error::text ELSE error END,
   outcome = CASE WHEN :set_outcome::int = 1 THEN :outcome::text ELSE outcome END,
+  compensation = CASE WHEN :set_compensation::int = 1 THEN :compensation::text ELSE compensation END,
   waiting_reason = CASE WHEN :set_waiting::int = 1 THEN :waiting_reason::text ELSE waiting_reason END,
   waiting_since = CASE WHEN :set_waiting::int = 1 THEN (CASE WHEN :waiting_reason::text IS NULL THEN NULL ELSE :now::bigint END) ELSE waiting_since END,
   wake_at = CASE WHEN :set_wake_at::int = 1 THEN :wake_at::bigint ELSE wake_at END,
@@ -18,6 +19,7 @@ UPDATE runs SET
   lease_expires_at = CASE WHEN :release::int = 1 THEN NULL ELSE lease_expires_at END,
   claim_after = CASE WHEN :set_claim_after::int = 1 THEN :claim_after::bigint ELSE claim_after END,
   state_version = state_version + 1,
+  lease_losses = 0, lease_loss_owners = NULL,  -- a commit is progress: the run is not poison
   next_event_seq = next_event_seq + :event_count::bigint,
   updated_at = :now::bigint,
   ended_at = CASE WHEN :terminal::int = 1 THEN :now::bigint ELSE ended_at END

@@ -6,6 +6,10 @@
 -- Returns the claimed rows as they are after the claim.
 UPDATE runs SET
   status = CASE status WHEN 'cancelling' THEN 'cancelling' ELSE 'running' END,
+  -- A claim over a lease that was never released (it expired: the holder died or stalled) is a lost lease.
+  lease_losses = lease_losses + (lease_owner IS NOT NULL),
+  lease_loss_owners = CASE WHEN lease_owner IS NULL THEN lease_loss_owners
+    ELSE json_insert(coalesce(lease_loss_owners, '[]'), '$[#]', lease_owner) END,
   lease_owner = :owner,
   lease_token = lease_token + 1,
   lease_expires_at = :lease_expires_at,
@@ -20,6 +24,7 @@ WHERE id IN (
   WHERE claim_after IS NOT NULL AND claim_after <= :now
     AND status IN (SELECT value FROM json_each(:claimable_statuses))
     AND agent_key IN (SELECT value FROM json_each(:served))
+    AND lease_losses = 0 AND lease_owner IS NULL  -- suspects (a lost lease, or one expiring now) are claimed apart
   ORDER BY priority_rank, claim_after
   LIMIT :limit
 )

@@ -8,6 +8,7 @@ UPDATE runs SET
   output_tokens = output_tokens + :d_output_tokens,
   cost_usd = cost_usd + :d_cost_usd,
   state_version = state_version + 1,
+  lease_losses = 0, lease_loss_owners = NULL,  -- a commit is progress: the run is not poison
   next_event_seq = next_event_seq + :event_count,
   updated_at = :now
 WHERE id = :id AND lease_token = :lease_token AND state_version = :expected_state_version

@@ -7,6 +7,7 @@ UPDATE runs SET
   result = CASE WHEN :set_result THEN :result ELSE result END,
   error = CASE WHEN :set_error THEN :error ELSE error END,
   outcome = CASE WHEN :set_outcome THEN :outcome ELSE outcome END,
+  compensation = CASE WHEN :set_compensation THEN :compensation ELSE compensation END,
   waiting_reason = CASE WHEN :set_waiting THEN :waiting_reason ELSE waiting_reason END,
   waiting_since = CASE WHEN :set_waiting THEN (CASE WHEN :waiting_reason IS NULL THEN NULL ELSE :now END) ELSE waiting_since END,
   wake_at = CASE WHEN :set_wake_at THEN :wake_at ELSE wake_at END,
@@ -18,6 +19,7 @@ UPDATE runs SET
   lease_expires_at = CASE WHEN :release THEN NULL ELSE lease_expires_at END,
   claim_after = CASE WHEN :set_claim_after THEN :claim_after ELSE claim_after END,
   state_version = state_version + 1,
+  lease_losses = 0, lease_loss_owners = NULL,  -- a commit is progress: the run is not poison
   next_event_seq = next_event_seq + :event_count,
   updated_at = :now,
   ended_at = CASE WHEN :terminal THEN :now ELSE ended_at END

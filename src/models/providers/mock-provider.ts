@@ -1,10 +1,10 @@
 // The deterministic `mock` provider: echoes or follows a script, with simulated latency and failures.
 // It must never touch the network. Given the same conversation it gives the same reply and token counts;
 // only the simulated failures draw randomness (a provider, unlike agent code, is never replayed).
-import { KeelError } from '../errors/keel-error.ts';
-import type { ChatMessage, MockModelOptions, ToolCall } from '../sdk/types.ts';
-import { abortableDelay } from './abortable-delay.ts';
-import type { ModelProvider, ProviderRequest, ProviderResponse } from './provider.ts';
+import { KeelError } from '../../errors/keel-error.ts';
+import type { ChatMessage, MockModelOptions, ToolCall } from '../../sdk/types.ts';
+import { abortableDelay } from '../abortable-delay.ts';
+import type { ModelProvider, ProviderRequest, ProviderResponse } from '../provider.ts';
 
 /** Rough size of a token in characters, for the mock's deterministic token estimate. */
 const CHARS_PER_TOKEN = 4;

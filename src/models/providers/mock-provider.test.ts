@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { KeelError, isKeelError } from '../errors/keel-error.ts';
-import { defineModel } from '../sdk/define.ts';
-import type { ChatMessage, MockModelOptions } from '../sdk/types.ts';
+import { KeelError, isKeelError } from '../../errors/keel-error.ts';
+import { defineModel } from '../../sdk/define.ts';
+import type { ChatMessage, MockModelOptions } from '../../sdk/types.ts';
 import { MockProvider } from './mock-provider.ts';
-import type { ProviderRequest } from './provider.ts';
+import type { ProviderRequest } from '../provider.ts';
 
 function request(messages: ChatMessage[], options?: MockModelOptions): ProviderRequest {
   const definition = defineModel({ name: 'm', provider: 'mock', ...(options === undefined ? {} : { options }) });

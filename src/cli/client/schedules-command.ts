@@ -1,0 +1,238 @@
+// `keel schedules …`: the CLI over Keel's /v1/schedules API — argument parsing, dispatch, output and exit codes
+// (0 success, 1 failed request, 2 usage), in the style of `keel runs`. Settings come only from flags and `io.env`;
+// Keel is reached only through KeelHttpClient; everything is written through `io` and the exit code is returned.
+import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
+import { formatDateTime, formatTable } from './format.ts';
+import { ApiError, ConnectionError, KeelHttpClient, ProtocolError } from './http-client.ts';
+import { DEFAULT_KEEL_URL, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type RunsCommandIo } from './runs-command.ts';
+
+export const SCHEDULES_USAGE = `usage: keel schedules <command> [options]
+
+commands:
+  create --agent <agent> (--cron '<expr>' | --every-ms <n>) --tz <IANA zone>
+         [--input <json>] [--name <n>] [--overlap allow|skip|buffer_one|buffer_all|cancel_other]
+         [--catchup-ms <n>] [--start <iso>] [--end <iso>] [--webhook <url>] [--priority interactive|batch]
+                              create a schedule and print it
+  update <id> [the options of create]
+                              edit a schedule (its version goes up; runs already created are untouched)
+  get <id>                    show one schedule
+  list [--limit <n>] [--cursor <c>]
+  delete <id>
+  pause <id> | resume <id>    stop / restart scheduled fires (missed ones are caught up within the window)
+  trigger <id>                fire now (the overlap policy applies)
+  backfill <id> --from <iso> --to <iso>
+                              run the fires of a past range that did not run
+  fires <id> [--status <s>] [--limit <n>]
+                              the schedule's history: every fire and its outcome, newest first
+  events <id> [--after <seq>] [--limit <n>]
+                              what happened to the schedule's fires, in order
+  help                        show this text
+
+options for every command:
+  --url <url>   Keel's API (default: $KEEL_URL, else ${DEFAULT_KEEL_URL})
+  --key <key>   API key (default: $KEEL_API_KEY)
+  --json        print raw JSON instead of formatted text
+
+exit codes: 0 success, 1 request failed, 2 usage error`;
+
+class UsageError extends Error {}
+
+const COMMON = { url: { type: 'string' }, key: { type: 'string' }, json: { type: 'boolean', default: false } } as const satisfies ParseArgsOptionsConfig;
+const SCHEDULE_FLAGS = {
+  agent: { type: 'string' }, cron: { type: 'string' }, 'every-ms': { type: 'string' }, tz: { type: 'string' }, input: { type: 'string' },
+  name: { type: 'string' }, overlap: { type: 'string' }, 'catchup-ms': { type: 'string' }, start: { type: 'string' }, end: { type: 'string' },
+  webhook: { type: 'string' }, priority: { type: 'string' },
+} as const satisfies ParseArgsOptionsConfig;
+
+type Schedule = Record<string, unknown> & { id: string };
+type Fire = Record<string, unknown>;
+
+function parse<T extends ParseArgsOptionsConfig>(args: string[], options: T) {
+  return parseArgs({ args, options: { ...COMMON, ...options }, allowPositionals: true, strict: true });
+}
+
+function one(positionals: string[], name: string): string {
+  if (positionals.length !== 1) throw new UsageError(`expected <${name}>, got ${positionals.length === 0 ? 'none' : positionals.join(' ')}`);
+  return positionals[0]!;
+}
+
+function connect(values: { url?: string | undefined; key?: string | undefined }, env: NodeJS.ProcessEnv): KeelHttpClient {
+  const apiKey = values.key || env.KEEL_API_KEY;
+  if (!apiKey) throw new UsageError('no API key: set KEEL_API_KEY or pass --key <key>');
+  const baseUrl = values.url || env.KEEL_URL || DEFAULT_KEEL_URL;
+  if (!/^https?:\/\//.test(baseUrl)) throw new UsageError(`'${baseUrl}' must be an http:// or https:// URL`);
+  return new KeelHttpClient({ baseUrl, apiKey });
+}
+
+function int(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isSafeInteger(n) || n < 0) throw new UsageError(`${flag} must be a whole number, got '${value}'`);
+  return n;
+}
+
+/** The request body from the schedule flags given (only those: an update changes nothing else). */
+function scheduleBody(v: Record<string, string | boolean | undefined>): Record<string, unknown> {
+  const s = (k: string) => v[k] as string | undefined;
+  const body: Record<string, unknown> = {};
+  if (s('cron') !== undefined) body.cron = s('cron');
+  if (s('every-ms') !== undefined) body.intervalMs = int(s('every-ms'), '--every-ms');
+  if (s('tz') !== undefined) body.timeZone = s('tz');
+  if (s('name') !== undefined) body.name = s('name');
+  if (s('overlap') !== undefined) body.overlap = s('overlap');
+  if (s('catchup-ms') !== undefined) body.catchupWindowMs = int(s('catchup-ms'), '--catchup-ms');
+  if (s('start') !== undefined) body.startAt = s('start');
+  if (s('end') !== undefined) body.endAt = s('end');
+  if (s('webhook') !== undefined) body.webhookUrl = s('webhook');
+  if (s('agent') !== undefined || s('input') !== undefined || s('priority') !== undefined) {
+    if (s('agent') === undefined) throw new UsageError('--input and --priority need --agent (the run template is replaced as a whole)');
+    let input: unknown = null;
+    if (s('input') !== undefined) {
+      try {
+        input = JSON.parse(s('input')!);
+      } catch (error) {
+        throw new UsageError(`--input is not valid JSON (${(error as Error).message})`);
+      }
+    }
+    body.template = { agent: s('agent'), input, ...(s('priority') !== undefined ? { priority: s('priority') } : {}) };
+  }
+  return body;
+}
+
+function formatSchedule(s: Schedule): string {
+  const rows: Array<[string, unknown]> = [
+    ['id', s.id], ['name', s.name ?? '-'], ['version', s.version], ['when', s.cron ?? `every ${String(s.intervalMs)} ms`], ['time zone', s.timeZone],
+    ['paused', s.paused], ['overlap', s.overlap], ['catch-up', `${String(s.catchupWindowMs)} ms`], ['agent', (s.template as { agent?: string })?.agent],
+    ['next fire', formatDateTime(s.nextFireAt)], ['last success', formatDateTime(s.lastSuccessAt)], ['webhook', s.webhookUrl ?? '-'],
+  ];
+  return rows.map(([k, v]) => `${k.padEnd(13)}${String(v)}`).join('\n');
+}
+
+function formatFires(fires: Fire[]): string {
+  if (fires.length === 0) return 'no fires';
+  return formatTable(['LOGICAL TIME', 'KIND', 'OUTCOME', 'RUN', 'VERSION'], fires.map((f) => [
+    String(f.logicalTime), String(f.kind), String(f.status), String(f.runId ?? '-'), String(f.scheduleVersion),
+  ]));
+}
+
+type Subcommand = (args: string[], io: RunsCommandIo) => Promise<number>;
+const path = (id: string, tail = '') => `/v1/schedules/${encodeURIComponent(id)}${tail}`;
+
+function show(io: RunsCommandIo, json: boolean | undefined, value: unknown, text: () => string): number {
+  io.stdout.write(`${json ? JSON.stringify(value ?? {}, null, 2) : text()}\n`);
+  return EXIT_OK;
+}
+
+const SUBCOMMANDS: Record<string, Subcommand> = {
+  async create(args, io) {
+    const { values, positionals } = parse(args, SCHEDULE_FLAGS);
+    if (positionals.length > 0) throw new UsageError(`create takes no positional arguments, got ${positionals.join(' ')}`);
+    if (values.agent === undefined || values.tz === undefined) throw new UsageError('create needs --agent and --tz');
+    const s = await connect(values, io.env).request<Schedule>('POST', '/v1/schedules', { body: scheduleBody(values) });
+    return show(io, values.json, s, () => formatSchedule(s));
+  },
+  async update(args, io) {
+    const { values, positionals } = parse(args, SCHEDULE_FLAGS);
+    const s = await connect(values, io.env).request<Schedule>('PATCH', path(one(positionals, 'id')), { body: scheduleBody(values) });
+    return show(io, values.json, s, () => formatSchedule(s));
+  },
+  async get(args, io) {
+    const { values, positionals } = parse(args, {});
+    const s = await connect(values, io.env).request<Schedule>('GET', path(one(positionals, 'id')));
+    return show(io, values.json, s, () => formatSchedule(s));
+  },
+  async list(args, io) {
+    const { values } = parse(args, { limit: { type: 'string' }, cursor: { type: 'string' } });
+    const page = await connect(values, io.env).request<{ schedules: Schedule[]; nextCursor: string | null }>('GET', '/v1/schedules', {
+      query: { limit: int(values.limit, '--limit'), cursor: values.cursor },
+    });
+    return show(io, values.json, page, () => (page.schedules.length === 0 ? 'no schedules' : formatTable(['ID', 'NAME', 'WHEN', 'ZONE', 'PAUSED', 'NEXT FIRE'],
+      page.schedules.map((s) => [s.id, String(s.name ?? '-'), String(s.cron ?? `every ${String(s.intervalMs)} ms`), String(s.timeZone), String(s.paused), formatDateTime(s.nextFireAt)]))
+      + (page.nextCursor ? `\nmore: --cursor ${page.nextCursor}` : '')));
+  },
+  async delete(args, io) {
+    const { values, positionals } = parse(args, {});
+    const id = one(positionals, 'id');
+    await connect(values, io.env).request('DELETE', path(id));
+    return show(io, values.json, { deleted: id }, () => `deleted ${id}`);
+  },
+  async pause(args, io) {
+    const { values, positionals } = parse(args, {});
+    const s = await connect(values, io.env).request<Schedule>('POST', path(one(positionals, 'id'), '/pause'), { body: {} });
+    return show(io, values.json, s, () => `paused ${s.id}`);
+  },
+  async resume(args, io) {
+    const { values, positionals } = parse(args, {});
+    const s = await connect(values, io.env).request<Schedule>('POST', path(one(positionals, 'id'), '/resume'), { body: {} });
+    return show(io, values.json, s, () => `resumed ${s.id}; next fire ${formatDateTime(s.nextFireAt)}`);
+  },
+  async trigger(args, io) {
+    const { values, positionals } = parse(args, {});
+    const fire = await connect(values, io.env).request<Fire>('POST', path(one(positionals, 'id'), '/trigger'), { body: {} });
+    return show(io, values.json, fire, () => `requested a fire at ${String(fire.logicalTime)}`);
+  },
+  async backfill(args, io) {
+    const { values, positionals } = parse(args, { from: { type: 'string' }, to: { type: 'string' } });
+    if (values.from === undefined || values.to === undefined) throw new UsageError('backfill needs --from <iso> and --to <iso>');
+    const result = await connect(values, io.env).request<{ fireTimes: string[]; requested: string[] }>('POST', path(one(positionals, 'id'), '/backfill'), {
+      body: { from: values.from, to: values.to },
+    });
+    return show(io, values.json, result, () => `${result.requested.length} of ${result.fireTimes.length} fires requested (the others ran already)`);
+  },
+  async fires(args, io) {
+    const { values, positionals } = parse(args, { status: { type: 'string' }, limit: { type: 'string' } });
+    const page = await connect(values, io.env).request<{ fires: Fire[] }>('GET', path(one(positionals, 'id'), '/fires'), {
+      query: { status: values.status, limit: int(values.limit, '--limit') },
+    });
+    return show(io, values.json, page, () => formatFires(page.fires));
+  },
+  async events(args, io) {
+    const { values, positionals } = parse(args, { after: { type: 'string' }, limit: { type: 'string' } });
+    const page = await connect(values, io.env).request<{ events: Array<{ seq: number; type: string; at: string; data: { logicalTime?: string; runId?: string | null } }> }>(
+      'GET', path(one(positionals, 'id'), '/events'), { query: { after: int(values.after, '--after'), limit: int(values.limit, '--limit') } });
+    return show(io, values.json, page, () => (page.events.length === 0 ? 'no events' : formatTable(['SEQ', 'AT', 'EVENT', 'LOGICAL TIME', 'RUN'],
+      page.events.map((e) => [String(e.seq), formatDateTime(e.at), e.type, e.data.logicalTime ?? '-', e.data.runId ?? '-']))));
+  },
+};
+
+function report(error: unknown, io: RunsCommandIo): number {
+  const say = (line: string): void => void io.stderr.write(`${line}\n`);
+  const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
+  if (error instanceof UsageError || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS'))) {
+    say(`keel schedules: ${(error as Error).message}`);
+    say("run 'keel schedules help' for usage");
+    return EXIT_USAGE;
+  }
+  if (error instanceof ApiError) {
+    say(`error: ${error.code}: ${error.message} (HTTP ${error.status})`);
+    return EXIT_FAILURE;
+  }
+  if (error instanceof ConnectionError || error instanceof ProtocolError) {
+    say(`error: ${error.message}`);
+    return EXIT_FAILURE;
+  }
+  say(`error: unexpected failure (a bug in keel): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  return EXIT_FAILURE;
+}
+
+/**
+ * Runs `keel schedules <argv…>` and returns the exit code.
+ *
+ * @example
+ * process.exitCode = await runSchedulesCommand(['list'], { stdout: process.stdout, stderr: process.stderr, env: process.env });
+ */
+export async function runSchedulesCommand(argv: string[], io: RunsCommandIo): Promise<number> {
+  const [name, ...args] = argv;
+  const subcommand = name !== undefined && Object.hasOwn(SUBCOMMANDS, name) ? SUBCOMMANDS[name] : undefined;
+  if (subcommand === undefined || args.includes('--help') || args.includes('-h')) {
+    const asked = name === undefined || name === 'help' || name === '--help' || name === '-h' || subcommand !== undefined;
+    if (!asked) io.stderr.write(`keel schedules: unknown command '${name}'\n`);
+    (asked ? io.stdout : io.stderr).write(`${SCHEDULES_USAGE}\n`);
+    return EXIT_USAGE;
+  }
+  try {
+    return await subcommand(args, io);
+  } catch (error) {
+    return report(error, io);
+  }
+}

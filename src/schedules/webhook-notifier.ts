@@ -1,0 +1,75 @@
+// Delivers failure notifications from the outbox: claims due ones with a lease, POSTs each with an
+// `Idempotency-Key` (the notification id, the same on every attempt), and records the attempt under the claim's
+// fencing token. Delivery is at least once (a process dying between the POST and the record sends it again, with the
+// same key); it retries with jittered exponential backoff and gives up after a bounded number of attempts.
+import type { ScheduleStore, NotificationRecord } from '../store/schedule-store.ts';
+import type { Clock } from './clock.ts';
+import { webhookOrigin } from './webhook-allowlist.ts';
+
+export const WEBHOOK_ATTEMPTS_MAX = 8;
+export const WEBHOOK_TIMEOUT_MS = 10_000;
+export const WEBHOOK_BACKOFF_BASE_MS = 1_000;
+export const WEBHOOK_BACKOFF_MAX_MS = 10 * 60_000;
+const NOTIFICATIONS_PER_TICK_MAX = 20;
+const NOTIFICATION_LEASE_MS = 2 * WEBHOOK_TIMEOUT_MS;
+
+export interface WebhookNotifierOptions {
+  schedules: ScheduleStore;
+  clock: Clock;
+  owner: string;
+  random?: () => number;
+  log?: (level: 'info' | 'warn', message: string, fields?: Record<string, unknown>) => void;
+}
+
+/** Delay before attempt `attempt + 1`: exponential with full jitter, capped. */
+export function backoffMs(attempt: number, random: () => number = Math.random): number {
+  const ceiling = Math.min(WEBHOOK_BACKOFF_MAX_MS, WEBHOOK_BACKOFF_BASE_MS * 2 ** Math.max(0, attempt - 1));
+  return Math.round(ceiling / 2 + (random() * ceiling) / 2);
+}
+
+export class WebhookNotifier {
+  readonly #o: WebhookNotifierOptions;
+
+  constructor(options: WebhookNotifierOptions) {
+    this.#o = options;
+  }
+
+  /** Delivers what is due now; returns how many attempts it made. */
+  async deliverDue(): Promise<number> {
+    const { schedules, clock, owner } = this.#o;
+    const due = await schedules.claimNotifications(owner, clock.now(), NOTIFICATION_LEASE_MS, NOTIFICATIONS_PER_TICK_MAX);
+    await Promise.all(due.map((n) => this.#deliver(n)));
+    return due.length;
+  }
+
+  async #deliver(n: NotificationRecord): Promise<void> {
+    const { schedules, clock } = this.#o;
+    const attempt = n.attempts + 1;
+    let error: string | null = null;
+    let retry = true;
+    // The allowlist is checked again at delivery: an origin removed since the schedule was written is not called.
+    const allowed = (await schedules.getWebhookAllowlist(n.tenantId)).includes(webhookOrigin(n.url));
+    if (!allowed) {
+      error = 'webhook_not_allowed: the origin is no longer on the tenant allowlist';
+      retry = false;
+    } else {
+      try {
+        const res = await fetch(n.url, {
+          method: 'POST', redirect: 'manual', signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS),
+          headers: { 'content-type': 'application/json', 'idempotency-key': n.id, 'user-agent': 'keel-schedules' },
+          body: JSON.stringify(n.payload),
+        });
+        await res.body?.cancel();
+        if (res.status < 200 || res.status >= 300) error = `HTTP ${res.status}`;
+      } catch (e) {
+        error = e instanceof Error ? e.message : String(e);
+      }
+    }
+    const outcome = error === null ? { delivered: true as const }
+      : { delivered: false as const, error, retryAt: retry && attempt < WEBHOOK_ATTEMPTS_MAX ? clock.now() + backoffMs(attempt, this.#o.random) : null };
+    await schedules.finishNotification(n.id, n.claimToken, outcome, clock.now());
+    this.#o.log?.(error === null ? 'info' : 'warn', error === null ? 'schedule notification delivered' : 'schedule notification attempt failed', {
+      notificationId: n.id, runId: n.runId, attempt, ...(error === null ? {} : { error, willRetry: outcome.delivered === false && outcome.retryAt !== null }),
+    });
+  }
+}

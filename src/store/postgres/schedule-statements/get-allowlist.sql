@@ -1,0 +1,3 @@
+-- A tenant's allowed webhook origins.
+-- Params: :tenant_id.
+SELECT origin FROM webhook_allowlist WHERE tenant_id = :tenant_id::text ORDER BY origin

@@ -1,0 +1,3 @@
+-- One schedule that is not deleted.
+-- Params: :id. Result: the row, or none.
+SELECT * FROM schedules WHERE id = :id::text AND deleted_at IS NULL

@@ -1,0 +1,34 @@
+-- Claims up to :limit runs on probation: claimable runs that lost a lease (it expired unreleased: their holder died
+-- or stalled) since their last commit, or are losing one now, the most suspicious first. Workers run them apart from ordinary claims so that
+-- the blame for a crash falls on few runs. Each claim over an unreleased lease counts one more loss.
+-- Params: :owner, :now, :lease_expires_at, :served (JSON array of agent@version), :limit,
+--         :claimable_statuses (JSON array: the statuses the transition table lets `claim` leave).
+-- Returns the claimed rows as they are after the claim.
+WITH picked AS (
+  SELECT id FROM runs
+  WHERE claim_after IS NOT NULL AND claim_after <= :now::bigint
+    AND status IN (SELECT jsonb_array_elements_text(:claimable_statuses::jsonb))
+    AND agent_key IN (SELECT jsonb_array_elements_text(:served::jsonb))
+    AND (lease_losses > 0 OR lease_owner IS NOT NULL)
+  ORDER BY lease_losses + (CASE WHEN lease_owner IS NULL THEN 0 ELSE 1 END) DESC, priority_rank, claim_after
+  LIMIT :limit::int
+  FOR UPDATE SKIP LOCKED
+)
+UPDATE runs r SET
+  status = CASE r.status WHEN 'cancelling' THEN 'cancelling' ELSE 'running' END,
+  -- A claim over a lease that was never released (it expired: the holder died or stalled) is a lost lease.
+  lease_losses = r.lease_losses + (CASE WHEN r.lease_owner IS NULL THEN 0 ELSE 1 END),
+  lease_loss_owners = CASE WHEN r.lease_owner IS NULL THEN r.lease_loss_owners
+    ELSE (coalesce(r.lease_loss_owners, '[]')::jsonb || to_jsonb(r.lease_owner))::text END,
+  lease_owner = :owner,
+  lease_token = r.lease_token + 1,
+  lease_expires_at = :lease_expires_at::bigint,
+  claim_after = :lease_expires_at::bigint,
+  state_version = r.state_version + 1,
+  waiting_reason = NULL,
+  waiting_since = NULL,
+  wake_at = NULL,
+  updated_at = :now::bigint
+FROM picked
+WHERE r.id = picked.id
+RETURNING r.*

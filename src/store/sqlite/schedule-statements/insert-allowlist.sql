@@ -1,0 +1,3 @@
+-- Allows a tenant's schedules to notify an origin (scheme://host[:port]).
+-- Params: :tenant_id, :origin.
+INSERT INTO webhook_allowlist (tenant_id, origin) VALUES (:tenant_id, :origin) ON CONFLICT DO NOTHING

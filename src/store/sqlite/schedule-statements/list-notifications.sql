@@ -1,0 +1,3 @@
+-- A schedule's notifications, oldest first.
+-- Params: :schedule_id.
+SELECT * FROM schedule_notifications WHERE schedule_id = :schedule_id ORDER BY created_at, id

@@ -1,0 +1,5 @@
+-- Marks a fire's run as ended and dealt with (notification written if it failed).
+-- Params: :schedule_id, :logical_time. Result: a row if it was not settled yet.
+UPDATE schedule_fires SET run_settled = 1
+WHERE schedule_id = :schedule_id AND logical_time = :logical_time AND run_settled = 0
+RETURNING logical_time

@@ -1,0 +1,31 @@
+-- Claims up to :limit runs on probation: claimable runs that lost a lease (it expired unreleased: their holder died
+-- or stalled) since their last commit, or are losing one now, the most suspicious first. Workers run them apart from ordinary claims so that
+-- the blame for a crash falls on few runs. Each claim over an unreleased lease counts one more loss.
+-- Params: :owner, :now, :lease_expires_at, :served (JSON array of agent@version), :limit,
+--         :claimable_statuses (JSON array: the statuses the transition table lets `claim` leave).
+-- Returns the claimed rows as they are after the claim.
+UPDATE runs SET
+  status = CASE status WHEN 'cancelling' THEN 'cancelling' ELSE 'running' END,
+  -- A claim over a lease that was never released (it expired: the holder died or stalled) is a lost lease.
+  lease_losses = lease_losses + (lease_owner IS NOT NULL),
+  lease_loss_owners = CASE WHEN lease_owner IS NULL THEN lease_loss_owners
+    ELSE json_insert(coalesce(lease_loss_owners, '[]'), '$[#]', lease_owner) END,
+  lease_owner = :owner,
+  lease_token = lease_token + 1,
+  lease_expires_at = :lease_expires_at,
+  claim_after = :lease_expires_at,
+  state_version = state_version + 1,
+  waiting_reason = NULL,
+  waiting_since = NULL,
+  wake_at = NULL,
+  updated_at = :now
+WHERE id IN (
+  SELECT id FROM runs
+  WHERE claim_after IS NOT NULL AND claim_after <= :now
+    AND status IN (SELECT value FROM json_each(:claimable_statuses))
+    AND agent_key IN (SELECT value FROM json_each(:served))
+    AND (lease_losses > 0 OR lease_owner IS NOT NULL)
+  ORDER BY lease_losses + (lease_owner IS NOT NULL) DESC, priority_rank, claim_after
+  LIMIT :limit
+)
+RETURNING *

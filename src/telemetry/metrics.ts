@@ -1,0 +1,48 @@
+// Keel's Prometheus metrics: one prom-client registry per process and every metric definition, with its name,
+// unit and labels in one place. It holds no logic beyond recording; it never reads the store or the clock itself
+// (derived gauges get their values from the collectors in live-gauges.ts and ratio-gauges.ts).
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { registerProcessMetrics } from './process-metrics.ts';
+
+/** Seconds, from a millisecond to six hours: effects range from an in-memory step to a human answering a question. */
+export const DURATION_BUCKETS_SECONDS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600, 21600];
+/** Writes per store transaction (group commit), up to the SQLite batch bound. */
+export const BATCH_SIZE_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
+
+/** Breaker states as gauge values: keel_model_breaker_state is 0 closed, 1 half-open, 2 open. */
+export const BREAKER_STATE_VALUE = { closed: 0, half_open: 1, open: 2 } as const;
+export type BreakerState = keyof typeof BREAKER_STATE_VALUE;
+
+export function createMetrics() {
+  const registry = new Registry();
+  registerProcessMetrics(registry);
+  const r = [registry];
+  return {
+    registry,
+    poolQueueDepth: new Gauge({ name: 'keel_pool_queue_depth', help: 'Items waiting in a pool queue (runs claimable now; effects waiting for a slot).', labelNames: ['pool'], registers: r }),
+    poolOldestItemAge: new Gauge({ name: 'keel_pool_oldest_item_age_seconds', help: 'How long the oldest item of a pool queue has waited; 0 when the queue is empty.', labelNames: ['pool'], registers: r }),
+    effectWait: new Histogram({ name: 'keel_effect_wait_seconds', help: 'Time an effect spent queued before it executed (for waits: the whole wait), by kind.', labelNames: ['kind'], buckets: DURATION_BUCKETS_SECONDS, registers: r }),
+    effectExecution: new Histogram({ name: 'keel_effect_execution_seconds', help: 'Time an effect spent executing, from getting its slot to its result, by kind.', labelNames: ['kind'], buckets: DURATION_BUCKETS_SECONDS, registers: r }),
+    runsTotal: new Counter({ name: 'keel_runs_total', help: 'Runs this process ended, by tenant, agent, final status and outcome (ok, an error code, or a cancel outcome).', labelNames: ['tenant', 'agent', 'status', 'outcome'], registers: r }),
+    runsWithinDeadline: new Counter({ name: 'keel_runs_succeeded_within_deadline_total', help: 'Runs this process ended succeeded by their deadline (or with none), by tenant and agent.', labelNames: ['tenant', 'agent'], registers: r }),
+    deadlineSuccessRatio: new Gauge({ name: 'keel_runs_succeeded_within_deadline_ratio', help: 'Share of the runs ended here that succeeded within their deadline, by tenant and agent.', labelNames: ['tenant', 'agent'], registers: r }),
+    tenantRuns: new Gauge({ name: 'keel_tenant_runs', help: 'Live runs per tenant and state (queued, running, waiting, cancelling), from the store.', labelNames: ['tenant', 'state'], registers: r }),
+    modelCalls: new Counter({ name: 'keel_model_calls_total', help: 'Model calls (each with its retries) by provider, model and outcome.', labelNames: ['provider', 'model', 'outcome'], registers: r }),
+    modelRateLimited: new Counter({ name: 'keel_model_rate_limited_total', help: 'Provider answers that were rate limits (HTTP 429), by provider and model.', labelNames: ['provider', 'model'], registers: r }),
+    modelRetries: new Counter({ name: 'keel_model_retries_total', help: 'Provider attempts beyond the first, by provider and model.', labelNames: ['provider', 'model'], registers: r }),
+    modelRetryAmplification: new Gauge({ name: 'keel_model_retry_amplification', help: 'Provider attempts per model call (1 = no retries), by provider.', labelNames: ['provider'], registers: r }),
+    modelBreakerState: new Gauge({ name: 'keel_model_breaker_state', help: 'Circuit breaker state per provider and model: 0 closed, 1 half-open, 2 open.', labelNames: ['provider', 'model'], registers: r }),
+    tokens: new Counter({ name: 'keel_tokens_total', help: 'Model tokens committed, by tenant, model and type (input, output, cached).', labelNames: ['tenant', 'model', 'type'], registers: r }),
+    costUsd: new Counter({ name: 'keel_cost_usd_total', help: 'Model spend committed in US dollars, by tenant and model.', labelNames: ['tenant', 'model'], registers: r }),
+    runCostUsd: new Counter({ name: 'keel_run_cost_usd_total', help: 'Model spend committed in US dollars, by tenant and agent, whatever the run ends as.', labelNames: ['tenant', 'agent'], registers: r }),
+    costPerSuccess: new Gauge({ name: 'keel_cost_per_successful_run_usd', help: 'All spend (failed and unfinished runs included) divided by succeeded runs, by tenant and agent.', labelNames: ['tenant', 'agent'], registers: r }),
+    unknownExecutions: new Gauge({ name: 'keel_unknown_executions', help: 'Tool executions whose outcome is unknown in live runs (waiting for a query hook or an operator), from the store.', registers: r }),
+    sandboxGibSeconds: new Counter({ name: 'keel_sandbox_environment_gib_seconds_total', help: 'Sandbox environment memory-time in GiB-seconds, by tenant.', labelNames: ['tenant'], registers: r }),
+    commitsNotDurable: new Gauge({ name: 'keel_commits_not_durable', help: 'Writes acknowledged since the last transaction this process knows was flushed to disk (0 with durability fsync).', registers: r }),
+    commitBatchSize: new Histogram({ name: 'keel_commit_batch_size', help: 'Writes per store transaction (group commit).', buckets: BATCH_SIZE_BUCKETS, registers: r }),
+    commitDuration: new Histogram({ name: 'keel_commit_duration_seconds', help: 'Time from submitting a run commit to its acknowledgement.', buckets: DURATION_BUCKETS_SECONDS, registers: r }),
+    commits: new Counter({ name: 'keel_commits_total', help: 'Run commits by result: ok, stale (fenced off) or error.', labelNames: ['result'], registers: r }),
+  };
+}
+
+export type KeelMetrics = ReturnType<typeof createMetrics>;

@@ -1,0 +1,186 @@
+// The telemetry API the planes call: one process-wide object with one-line methods for what cannot be derived from
+// the store (model calls and breakers in the gateway, sandbox memory-time, group-commit batches, in-process pool
+// queues), plus rendering /metrics. Metrics about runs and effects come from observed-store.ts instead. Every
+// method is cheap, synchronous and never throws into its caller.
+import type { LiveMetrics } from '../store/live-metrics.ts';
+import { BREAKER_STATE_VALUE, createMetrics, type BreakerState, type KeelMetrics } from './metrics.ts';
+
+/** A scrape reuses the store's live metrics for this long, so frequent scrapes cost the store at most one read per interval. */
+export const LIVE_METRICS_MAX_AGE_MS = 1000;
+const LIVE_STATES = ['queued', 'running', 'waiting', 'cancelling'] as const;
+
+export interface ModelCallReport {
+  provider: string;
+  model: string;
+  /** `ok`, `error` (every attempt failed or a final error) or `cancelled`. */
+  outcome: 'ok' | 'error' | 'cancelled';
+  /** Provider attempts made (1 = no retry). */
+  attempts: number;
+  /** Attempts the provider refused with a rate limit (HTTP 429). */
+  rateLimited: number;
+}
+
+/** An in-process pool queue (a semaphore's waiters): sampled at scrape time. */
+export interface PoolProbe {
+  depth(): number;
+  /** How long the oldest waiter has waited, in ms; null when none waits. */
+  oldestWaitMs(now: number): number | null;
+}
+
+export class Telemetry {
+  readonly metrics: KeelMetrics = createMetrics();
+  readonly #pools = new Map<string, Set<PoolProbe>>();
+  readonly #modelTotals = new Map<string, { calls: number; attempts: number }>();
+  readonly #tenantsSeen = new Set<string>();
+  #liveSource: { read(now: number): Promise<LiveMetrics>; notDurable: (() => number) | undefined } | undefined;
+  #live: { at: number; value: Promise<LiveMetrics | undefined> } | undefined;
+  #notDurable = 0;
+  #lastBatchSize = 0;
+  /** Spend and ends per tenant and agent, for cost per successful run and the deadline success share. */
+  readonly #perAgent = new Map<string, { spendUsd: number; ended: number; succeeded: number; withinDeadline: number }>();
+  /** Resolves a configured model name to its provider, for span attributes; set by whoever owns the gateway. */
+  providerOf: ((model: string) => string | undefined) | undefined;
+
+  /**
+   * One model call ended (after all its attempts).
+   * @example
+   * telemetry.modelCall({ provider: 'openai', model: 'gpt-x', outcome: 'ok', attempts: 2, rateLimited: 1 });
+   */
+  modelCall(report: ModelCallReport): void {
+    const m = this.metrics;
+    const labels = { provider: report.provider, model: report.model };
+    m.modelCalls.inc({ ...labels, outcome: report.outcome });
+    if (report.attempts > 1) m.modelRetries.inc(labels, report.attempts - 1);
+    if (report.rateLimited > 0) m.modelRateLimited.inc(labels, report.rateLimited);
+    const totals = this.#modelTotals.get(report.provider) ?? { calls: 0, attempts: 0 };
+    totals.calls += 1;
+    totals.attempts += Math.max(1, report.attempts);
+    this.#modelTotals.set(report.provider, totals);
+    m.modelRetryAmplification.set({ provider: report.provider }, totals.attempts / totals.calls);
+  }
+
+  /** Model spend committed for a run of `agent` (called by the commit observer, whatever the run ends as). */
+  addRunSpend(tenant: string, agent: string, usd: number): void {
+    if (usd <= 0) return;
+    this.metrics.runCostUsd.inc({ tenant, agent }, usd);
+    const a = this.#agentTotals(tenant, agent);
+    a.spendUsd += usd;
+    if (a.succeeded > 0) this.metrics.costPerSuccess.set({ tenant, agent }, a.spendUsd / a.succeeded);
+  }
+
+  /** A run ended here (called by the commit observer). `outcome`: ok, an error code, or a cancel outcome. */
+  runEnded(tenant: string, agent: string, status: string, outcome: string, withinDeadline: boolean): void {
+    const m = this.metrics;
+    m.runsTotal.inc({ tenant, agent, status, outcome });
+    const a = this.#agentTotals(tenant, agent);
+    a.ended += 1;
+    if (status === 'succeeded') a.succeeded += 1;
+    if (withinDeadline) {
+      a.withinDeadline += 1;
+      m.runsWithinDeadline.inc({ tenant, agent });
+    }
+    m.deadlineSuccessRatio.set({ tenant, agent }, a.withinDeadline / a.ended);
+    if (a.succeeded > 0) m.costPerSuccess.set({ tenant, agent }, a.spendUsd / a.succeeded);
+  }
+
+  #agentTotals(tenant: string, agent: string) {
+    const key = `${tenant}\u0000${agent}`;
+    let totals = this.#perAgent.get(key);
+    if (totals === undefined) this.#perAgent.set(key, (totals = { spendUsd: 0, ended: 0, succeeded: 0, withinDeadline: 0 }));
+    return totals;
+  }
+
+  /** A provider's (or one model's) circuit breaker changed state. */
+  breakerState(provider: string, model: string, state: BreakerState): void {
+    this.metrics.modelBreakerState.set({ provider, model }, BREAKER_STATE_VALUE[state]);
+  }
+
+  /** Sandbox environment memory-time a tenant used (GiB × seconds), reported as it accrues. */
+  sandboxEnvironment(tenantId: string, gibSeconds: number): void {
+    if (gibSeconds > 0 && Number.isFinite(gibSeconds)) this.metrics.sandboxGibSeconds.inc({ tenant: tenantId }, gibSeconds);
+  }
+
+  /**
+   * A store transaction committed `size` writes. `flushed`: it was made durable (fsync / synchronous commit), which
+   * also makes every earlier write durable; `acknowledged`: writes in it that acknowledged something outside Keel.
+   */
+  commitBatch(size: number, flushed: boolean, acknowledged: number): void {
+    this.#lastBatchSize = size;
+    this.metrics.commitBatchSize.observe(size);
+    this.#notDurable = flushed ? 0 : this.#notDurable + acknowledged;
+    this.metrics.commitsNotDurable.set(this.#notDurable);
+  }
+
+  /**
+   * Size of the transaction whose acknowledgement is being delivered now. Stores resolve a batch's writes
+   * synchronously right after commitBatch(), and no other transaction completes before those continuations run
+   * (microtasks drain before the next I/O callback), so a commit's awaiting code reads its own batch's size here.
+   */
+  get lastCommitBatchSize(): number {
+    return this.#lastBatchSize;
+  }
+
+  /** Samples an in-process pool queue at scrape time; returns the function that stops it. */
+  registerPool(pool: string, probe: PoolProbe): () => void {
+    let probes = this.#pools.get(pool);
+    if (probes === undefined) this.#pools.set(pool, (probes = new Set()));
+    probes.add(probe);
+    return () => void probes.delete(probe);
+  }
+
+  /** The store whose live runs, run queue and unknown executions /metrics reports (one per process; the last wins). */
+  attachStore(source: { liveMetrics(now: number): Promise<LiveMetrics>; notDurableCommits?(): number }): () => void {
+    const attached = { read: (now: number) => source.liveMetrics(now), notDurable: source.notDurableCommits?.bind(source) };
+    this.#liveSource = attached;
+    this.#live = undefined;
+    return () => {
+      if (this.#liveSource === attached) this.#liveSource = undefined;
+    };
+  }
+
+  /** The Prometheus text exposition of every metric, with the store-derived gauges refreshed. */
+  async render(): Promise<{ contentType: string; body: string }> {
+    const now = Date.now();
+    await this.#refreshGauges(now);
+    return { contentType: this.metrics.registry.contentType, body: await this.metrics.registry.metrics() };
+  }
+
+  async #refreshGauges(now: number): Promise<void> {
+    const m = this.metrics;
+    const source = this.#liveSource;
+    if (source !== undefined && (this.#live === undefined || now - this.#live.at >= LIVE_METRICS_MAX_AGE_MS)) {
+      // A store that cannot answer (database down) leaves the previous values: /metrics itself must keep working.
+      this.#live = { at: now, value: source.read(now).catch(() => undefined) };
+    }
+    const live = await this.#live?.value;
+    // The store knows exactly what it acknowledged and has not made durable yet; prefer it to the batch estimate.
+    const notDurable = source?.notDurable?.();
+    if (notDurable !== undefined) m.commitsNotDurable.set(notDurable);
+    const queues = new Map<string, { depth: number; oldestMs: number }>();
+    if (live !== undefined) {
+      queues.set('runs', { depth: live.claimable, oldestMs: live.oldestClaimableSince === null ? 0 : Math.max(0, now - live.oldestClaimableSince) });
+      m.unknownExecutions.set(live.unknownExecutions);
+      const counts = new Map(live.runs.map((r) => [`${r.tenantId}\u0000${r.status}`, r.count]));
+      for (const r of live.runs) this.#tenantsSeen.add(r.tenantId);
+      // Tenants seen before report 0 rather than vanish, so "no running runs" is a value, not a gap.
+      for (const tenant of this.#tenantsSeen) {
+        for (const state of LIVE_STATES) m.tenantRuns.set({ tenant, state }, counts.get(`${tenant}\u0000${state}`) ?? 0);
+      }
+    }
+    for (const [pool, probes] of this.#pools) {
+      const q = queues.get(pool) ?? { depth: 0, oldestMs: 0 };
+      for (const probe of probes) {
+        q.depth += probe.depth();
+        q.oldestMs = Math.max(q.oldestMs, probe.oldestWaitMs(now) ?? 0);
+      }
+      queues.set(pool, q);
+    }
+    for (const [pool, q] of queues) {
+      m.poolQueueDepth.set({ pool }, q.depth);
+      m.poolOldestItemAge.set({ pool }, q.oldestMs / 1000);
+    }
+  }
+}
+
+/** The process's telemetry. Process-wide like the Prometheus target it feeds: one /metrics per process. */
+export const telemetry = new Telemetry();

@@ -1,0 +1,51 @@
+// Test harness for the dashboard: Debian's Chromium (apt-get install chromium) driven headless by playwright-core,
+// with a fresh profile per launch and Chromium's background networking off (it would otherwise call home on a closed
+// network). Under CI=true a missing Chromium fails the test; elsewhere the browser tests are skipped with a reason.
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type BrowserContext } from 'playwright-core';
+
+export const CHROMIUM_PATH = process.env.KEEL_TEST_CHROMIUM ?? '/usr/bin/chromium';
+/** Screenshots land here (CI keeps the folder as the test artifacts). */
+export const ARTIFACTS_DIR = fileURLToPath(new URL('../../test-artifacts/browser/', import.meta.url));
+export const DASHBOARD_INDEX = fileURLToPath(new URL('../../dist/web/index.html', import.meta.url));
+
+const CHROMIUM_ARGS = [
+  '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--disable-default-apps', '--disable-extensions', '--mute-audio',
+];
+
+/** Why the browser tests cannot run here, or undefined when they can. Throws under CI, where skipping would hide it. */
+export function browserUnavailable(): string | undefined {
+  const problems: string[] = [];
+  if (!existsSync(CHROMIUM_PATH)) problems.push(`Chromium not found at ${CHROMIUM_PATH} (apt-get install -y chromium)`);
+  if (!existsSync(DASHBOARD_INDEX)) problems.push('the dashboard is not built (npm run build writes dist/web)');
+  if (problems.length === 0) return undefined;
+  if (process.env.CI === 'true') throw new Error(`browser tests cannot run under CI: ${problems.join('; ')}`);
+  return problems.join('; ');
+}
+
+export interface Browser {
+  context: BrowserContext;
+  close(): Promise<void>;
+}
+
+export async function launchBrowser(): Promise<Browser> {
+  const profile = mkdtempSync(join(tmpdir(), 'keel-chromium-'));
+  mkdirSync(ARTIFACTS_DIR, { recursive: true });
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1440, height: 900 }, deviceScaleFactor: 1,
+    locale: 'en-US', timezoneId: 'UTC',
+  });
+  return {
+    context,
+    async close() {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+export const artifact = (name: string): string => join(ARTIFACTS_DIR, name);

@@ -1,0 +1,15 @@
+// Crash torture on Postgres: 200 seeded trials against `keel server`, each on a fresh database (test/torture/harness.ts).
+// Reproduce one trial: `npm run torture -- --store postgres --seed <seed> --trials 1`.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { postgresAvailable } from './support/postgres.ts';
+import { runTrials, summarize } from './torture/harness.ts';
+
+const TRIALS = 200;
+
+test(`crash torture (Postgres): ${TRIALS} seeded trials, zero invariant violations`, { timeout: 2_400_000, skip: !(await postgresAvailable()) && 'PostgreSQL is not reachable' }, async (t) => {
+  const reports = await runTrials({ store: { kind: 'postgres' }, firstSeed: 100_001, trials: TRIALS, concurrency: 2 });
+  t.diagnostic(summarize(reports));
+  assert.ok(reports.filter((r) => r.crashed).length >= TRIALS * 0.7, 'most trials really crashed mid-work');
+  assert.deepEqual(reports.filter((r) => r.violations.length > 0).map((r) => `seed ${r.seed}: ${r.violations.join('; ')}`), []);
+});

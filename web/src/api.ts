@@ -1,0 +1,185 @@
+// The dashboard's HTTP client: every call carries the API key (kept in sessionStorage, so it dies with the tab) as
+// a bearer token; a 401 signs the user out. Types mirror the /v1 wire schemas in src/api/schemas.ts.
+const KEY_STORAGE = 'keel.apiKey';
+const ROLE_STORAGE = 'keel.role';
+
+/** A tenant key sees its runs; the admin key (KEEL_ADMIN_KEY) sees every tenant's usage and no runs. */
+export type Role = 'tenant' | 'admin';
+
+export type RunStatus = 'queued' | 'running' | 'waiting' | 'cancelling' | 'succeeded' | 'failed' | 'cancelled';
+export const RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'waiting', 'cancelling', 'succeeded', 'failed', 'cancelled'];
+export const TERMINAL: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cancelled']);
+
+export interface Run {
+  id: string;
+  tenantId: string;
+  agent: string;
+  agentVersion: string;
+  status: RunStatus;
+  stateVersion: number;
+  priority: string;
+  input: unknown;
+  result?: unknown;
+  error: { code: string; message: string; details?: unknown } | null;
+  outcome: string | null;
+  waitingReason: string | null;
+  waitingSince: string | null;
+  wakeAt: string | null;
+  budget: Record<string, number>;
+  counters: { steps: number; inputTokens: number; outputTokens: number; costUsd: number };
+  parentRunId: string | null;
+  attempts: number;
+  createdAt: string;
+  updatedAt: string;
+  endedAt: string | null;
+  deadlineAt: string | null;
+}
+
+export interface Step {
+  seq: number;
+  kind: string;
+  name: string;
+  status: string;
+  attempts: number;
+  executionId: string | null;
+  effectClass: string | null;
+  queuedAt: string | null;
+  startedAt: string | null;
+  endedAt: string | null;
+  deadlineAt: string | null;
+  error?: { code?: string; message?: string } | unknown;
+}
+
+export interface RunEvent {
+  seq: number;
+  type: string;
+  at: string;
+  data: unknown;
+}
+
+export interface AgentUsage {
+  agent: string;
+  runs: number;
+  byStatus: Record<string, number>;
+  steps: number;
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+  succeeded: number;
+  costPerSuccessUsd: number | null;
+}
+
+export type Availability<T> = ({ available: true } & T) | { available: false; reason: string };
+
+export interface TenantOverview {
+  tenant: { id: string; name: string };
+  agents: Array<{ name: string; version: string }>;
+  totals: Omit<AgentUsage, 'agent'>;
+  usage: AgentUsage[];
+  quotas: Availability<{ maxConcurrentRuns: number | null; requestsPerMinute: number | null; tokensPerMinute: number | null; weight: number | null }>;
+}
+
+export interface QueueRow {
+  agent: string;
+  queued: number;
+  running: number;
+  waiting: number;
+  cancelling: number;
+  oldestQueuedAgeMs: number | null;
+  oldestWaitingAgeMs: number | null;
+}
+
+export interface PoolsOverview {
+  at: string;
+  runQueues: QueueRow[];
+  throughput: { bucketMs: number; since: string; buckets: Array<{ start: string; succeeded: number; failed: number; cancelled: number }> };
+  pools: Availability<{ pools: Array<{ name: string; kind: string; queued: number; running: number; concurrency: number | null; oldestQueuedAgeMs: number | null; state?: string }> }>;
+}
+
+export type NodesOverview = Availability<{ nodes: Array<{
+  id: string; isolation: string; state: string; slotsUsed: number; slotsTotal: number; memoryUsedBytes: number | null; memoryTotalBytes: number | null; lastSeenAt: string;
+}> }>;
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+  constructor(status: number, code: string, message: string) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+export const apiKey = {
+  get: (): string | null => sessionStorage.getItem(KEY_STORAGE),
+  role: (): Role => (sessionStorage.getItem(ROLE_STORAGE) === 'admin' ? 'admin' : 'tenant'),
+  set: (key: string, role: Role) => {
+    sessionStorage.setItem(KEY_STORAGE, key);
+    sessionStorage.setItem(ROLE_STORAGE, role);
+  },
+  clear: () => {
+    sessionStorage.removeItem(KEY_STORAGE);
+    sessionStorage.removeItem(ROLE_STORAGE);
+  },
+};
+
+const signOutListeners = new Set<() => void>();
+export function onSignedOut(listener: () => void): () => void {
+  signOutListeners.add(listener);
+  return () => signOutListeners.delete(listener);
+}
+export function signOut(): void {
+  apiKey.clear();
+  for (const listener of signOutListeners) listener();
+}
+
+export function authHeaders(key = apiKey.get()): Record<string, string> {
+  return key === null ? {} : { authorization: `Bearer ${key}` };
+}
+
+export async function api<T>(path: string, init: { method?: string; body?: unknown; key?: string; signal?: AbortSignal } = {}): Promise<T> {
+  const response = await fetch(path, {
+    method: init.method ?? 'GET',
+    headers: { ...authHeaders(init.key ?? apiKey.get()), ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+    ...(init.signal !== undefined ? { signal: init.signal } : {}),
+  });
+  const text = await response.text();
+  const body = text.length > 0 ? JSON.parse(text) : null;
+  if (!response.ok) {
+    const error = (body as { error?: { code?: string; message?: string } } | null)?.error;
+    if (response.status === 401 && init.key === undefined) signOut();
+    throw new ApiError(response.status, error?.code ?? 'http_error', error?.message ?? `HTTP ${response.status}`);
+  }
+  return body as T;
+}
+
+export const runsApi = {
+  list: (q: { status?: string; agent?: string; cursor?: string; limit?: number }) => {
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries(q)) if (v !== undefined && v !== '') params.set(k, String(v));
+    return api<{ runs: Run[]; nextCursor: string | null }>(`/v1/runs?${params}`);
+  },
+  get: (id: string) => api<Run>(`/v1/runs/${encodeURIComponent(id)}`),
+  steps: (id: string) => api<{ steps: Step[] }>(`/v1/runs/${encodeURIComponent(id)}/steps`),
+  create: (agent: string, input: unknown) => api<Run>('/v1/runs', { method: 'POST', body: { agent, input } }),
+  cancel: (id: string) => api<Run>(`/v1/runs/${encodeURIComponent(id)}/cancel`, { method: 'POST' }),
+  input: (id: string, key: string, value: unknown) => api<Run>(`/v1/runs/${encodeURIComponent(id)}/input`, { method: 'POST', body: { key, value } }),
+  resolve: (id: string, executionId: string, body: { action: 'retry' | 'succeeded' | 'failed'; result?: unknown; error?: { message: string } }) =>
+    api<Run>(`/v1/runs/${encodeURIComponent(id)}/executions/${encodeURIComponent(executionId)}/resolve`, { method: 'POST', body }),
+};
+
+export interface TenantRow extends Omit<AgentUsage, 'agent'> {
+  id: string;
+  name: string;
+  createdAt: string;
+  oldestQueuedAgeMs: number | null;
+  quotas: TenantOverview['quotas'];
+}
+
+export const dashboardApi = {
+  allTenants: (key?: string) => api<{ tenants: TenantRow[] }>('/v1/admin/dashboard/tenants', key !== undefined ? { key } : {}),
+  tenant: (key?: string) => api<TenantOverview>('/v1/dashboard/tenant', key !== undefined ? { key } : {}),
+  pools: (minutes: number) => api<PoolsOverview>(`/v1/dashboard/pools?minutes=${minutes}`),
+  nodes: () => api<NodesOverview>('/v1/dashboard/nodes'),
+};
