@@ -57,8 +57,10 @@ export class Orchestrator {
   /** How many suspects may run at once: 1 at start, doubled with each suspect cleared. */
   #probationCap = 1;
   #claimingProbation = false;
-  /** A last-chance suspect was handed back: claim no suspect until the running ones clear. */
+  /** A last-chance suspect was handed back: claim nothing until this process runs nothing, then run it alone. */
   #soloPending = false;
+  /** The last-chance suspect running alone, until its first commit or its end. */
+  #solo: RunExecution | undefined;
   #pollTimer: NodeJS.Timeout | undefined;
   #heartbeatTimer: NodeJS.Timeout | undefined;
   #wakeTimer: { at: number; timer: NodeJS.Timeout } | undefined;
@@ -134,7 +136,7 @@ export class Orchestrator {
 
   /** Claims as many runs as there is room for; coalesces concurrent requests into one more round. */
   #claim(): void {
-    if (!this.#running) return;
+    if (!this.#running || this.#soloPending || this.#solo !== undefined) return;
     if (this.#claiming) {
       this.#claimAgain = true;
       return;
@@ -160,8 +162,9 @@ export class Orchestrator {
    * Runs on probation (suspects: in flight when a process died, so their lease was lost) are claimed apart from
    * ordinary runs, the most suspicious first, and leave probation at their first commit. Their number per process
    * starts at 1 and doubles with each suspect cleared (slow start), so recovery after a crash stays fast while the
-   * blame for a repeated crash falls on few runs; a suspect one loss away from quarantine runs as the only suspect,
-   * so only a run whose own code kills processes reaches the poison threshold, not its neighbours.
+   * blame for a repeated crash falls on few runs. A suspect one loss away from quarantine runs *alone*: the process
+   * stops claiming, lets its other runs finish or park, then runs only that suspect until its first commit. So only
+   * a run whose own code kills processes reaches the poison threshold, not its neighbours.
    */
   #claimProbation(): void {
     if (!this.#running || this.#claimingProbation) return;
@@ -170,22 +173,34 @@ export class Orchestrator {
       this.#probation.delete(x);
       if (x.hasCommitted) this.#probationCap = Math.min(this.#probationCap * 2, PROBATION_CAP_MAX);
     }
-    if (this.#soloPending && this.#probation.size > 0) return;
-    this.#soloPending = false;
-    if ([...this.#probation].some((x) => this.#lastChance(x.run))) return;
-    if (this.#probation.size >= this.#probationCap || this.#active.size >= this.#maxActive) return;
+    if (this.#solo !== undefined) {
+      if (!this.#solo.done && !this.#solo.hasCommitted) return;
+      this.#solo = undefined;
+      this.#claim();
+    }
+    if (this.#soloPending ? this.#active.size > 0 : this.#probation.size >= this.#probationCap || this.#active.size >= this.#maxActive) return;
     this.#claimingProbation = true;
     let more = false;
     this.#store
       .claimRuns({ owner: this.owner, limit: 1, leaseMs: this.#leaseTtlMs, served: this.#registry.served(), probation: true })
       .then(async ([run]) => {
-        if (run === undefined) return;
-        if (this.#lastChance(run) && this.#probation.size > 0) {
-          // One loss from quarantine: it must run as the only suspect. Hand it back until the others clear.
-          this.#soloPending = true;
-          await this.#store.releaseLeases(this.owner, [run.id]);
+        if (run === undefined) {
+          this.#soloPending = false;
           return;
         }
+        if (this.#lastChance(run)) {
+          if (this.#active.size > 0) {
+            // Hand it back and drain: no new claims until this process runs nothing else.
+            this.#soloPending = true;
+            await this.#store.releaseLeases(this.owner, [run.id]);
+            return;
+          }
+          this.#soloPending = false;
+          this.#solo = this.#startExecution(run);
+          this.#probation.add(this.#solo);
+          return;
+        }
+        this.#soloPending = false; // the most suspicious run is not on its last chance: nothing to run alone
         this.#probation.add(this.#startExecution(run));
         more = true;
       })
@@ -193,6 +208,7 @@ export class Orchestrator {
       .finally(() => {
         this.#claimingProbation = false;
         if (more) this.#claimProbation();
+        else if (!this.#soloPending && this.#solo === undefined) this.#claim();
       });
   }
 
@@ -208,7 +224,7 @@ export class Orchestrator {
       log: this.#log,
       toolFor: (name) => this.#registry.tool(name),
       onFirstCommit: (x) => {
-        if (this.#probation.has(x)) this.#claimProbation();
+        if (this.#probation.has(x) || x === this.#solo) this.#claimProbation();
       },
       ...(this.#poisonAfter !== undefined ? { poisonAfterLeaseLosses: this.#poisonAfter } : {}),
     });
@@ -226,7 +242,7 @@ export class Orchestrator {
 
   #onDone(execution: RunExecution, status: string, wakeAt: number | null): void {
     if (this.#active.get(execution.runId) === execution) this.#active.delete(execution.runId);
-    if (this.#probation.has(execution)) this.#claimProbation();
+    if (this.#probation.has(execution) || this.#soloPending) this.#claimProbation();
     if (status === 'waiting' && wakeAt !== null) this.#scheduleWake(wakeAt);
     if (status === 'queued') this.#claim();
     if (this.#active.size === 0) for (const resolve of this.#drained.splice(0)) resolve();
