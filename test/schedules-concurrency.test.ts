@@ -6,7 +6,6 @@ import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { test, type TestContext } from 'node:test';
 import { generateApiKey } from '../src/api/auth.ts';
-import { createSchedulesPlane } from '../src/schedules/schedules-plane.ts';
 import { planPass } from '../src/schedules/schedule-pass.ts';
 import { AgentRegistry } from '../src/engine/registry.ts';
 import { scheduleAgents } from './fixtures/schedule-agents.ts';

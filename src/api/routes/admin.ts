@@ -1,25 +1,15 @@
 // /v1/admin: operator routes, authorised by KEEL_ADMIN_KEY and disabled entirely when it is unset.
-import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { authorizeAdmin } from '../admin-auth.ts';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { KeelError } from '../../errors/keel-error.ts';
 import type { Store } from '../../store/store.ts';
-import { bearerToken, generateApiKey, hashApiKey } from '../auth.ts';
+import { generateApiKey, hashApiKey } from '../auth.ts';
 import { CreateTenantBody, ErrorBody } from '../schemas.ts';
 
 export interface AdminRoutesDeps {
   store: Store;
   adminKey: string | undefined;
-}
-
-/** Throws unless the request carries KEEL_ADMIN_KEY (`admin_disabled` when it is unset). Also guards GET /metrics. */
-export function authorizeAdmin(request: FastifyRequest, adminKey: string | undefined): void {
-  if (adminKey === undefined) throw new KeelError('admin_disabled', 'admin routes are disabled: set KEEL_ADMIN_KEY to enable them');
-  const token = bearerToken(request);
-  const a = Buffer.from(hashApiKey(token ?? ''));
-  const b = Buffer.from(hashApiKey(adminKey));
-  if (token === undefined || !timingSafeEqual(a, b)) throw new KeelError('unauthorized', 'admin routes need Authorization: Bearer <KEEL_ADMIN_KEY>');
 }
 
 export function registerAdminRoutes(app: FastifyInstance, deps: AdminRoutesDeps): void {

@@ -73,7 +73,7 @@ export function registerDashboardDataRoutes(app: FastifyInstance, deps: Dashboar
   });
 
   r.get('/v1/admin/dashboard/tenants', {
-    onRequest: async (request) => authorizeAdmin(deps.adminKey, request),
+    onRequest: async (request) => authorizeAdmin(request, deps.adminKey),
     schema: { summary: 'Every tenant’s usage, cost per success and quotas (admin key)', tags: ['admin', 'dashboard'], response: { 200: TenantsOverview, ...errors, 404: ErrorBody } },
   }, async () => {
     const tenants = usageByTenant(await store.summarizeTenants(), Date.now());

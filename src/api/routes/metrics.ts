@@ -3,7 +3,7 @@
 // usage. Disabled (404 admin_disabled) without an admin key; KEEL_METRICS_PORT serves it on a separate bind instead.
 import type { FastifyInstance } from 'fastify';
 import { telemetry } from '../../telemetry/telemetry.ts';
-import { authorizeAdmin } from './admin.ts';
+import { authorizeAdmin } from '../admin-auth.ts';
 
 export function registerMetricsRoute(app: FastifyInstance, deps: { adminKey: string | undefined }): void {
   app.get('/metrics', { schema: { hide: true }, onRequest: async (request) => authorizeAdmin(request, deps.adminKey) }, async (_request, reply) => {

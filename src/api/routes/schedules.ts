@@ -15,7 +15,7 @@ import {
   ScheduleEventsQuery, ScheduleIdParams, TenantIdParams, UpdateScheduleBody,
 } from '../schedule-schemas.ts';
 import { ErrorBody } from '../schemas.ts';
-import { authorizeAdmin } from './admin.ts';
+import { authorizeAdmin } from '../admin-auth.ts';
 
 export interface ScheduleRoutesDeps {
   schedules: ScheduleService;
