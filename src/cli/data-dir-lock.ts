@@ -1,5 +1,6 @@
 // Single ownership of an embedded data directory: a lock file with the owner's pid. The embedded store expires
-// every other lease at start, which is only safe when no other live process uses the same file.
+// every other lease at start, which is only safe when no other live process uses the same file. A holder that was
+// just killed may take a moment to go (a dying or zombie process still answers kill -0): that is waited out briefly.
 import { readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { KeelError } from '../errors/keel-error.ts';
@@ -14,7 +15,7 @@ export function lockDataDir(dir: string): () => void {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const pid = Number(readFileSync(path, 'utf8').trim());
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) {
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !diedWithin(pid, HOLDER_EXIT_WAIT_MS)) {
         throw new KeelError('already_running', `another Keel process (pid ${pid}) uses ${dir}; stop it or pass a different --data`);
       }
       rmSync(path, { force: true }); // left by a process that died: take it over
@@ -23,11 +24,33 @@ export function lockDataDir(dir: string): () => void {
   throw new KeelError('already_running', `could not lock ${dir}`);
 }
 
+/** How long a start waits for a lock holder that is on its way out (killed a moment ago) before refusing. */
+export const HOLDER_EXIT_WAIT_MS = 5_000;
+const POLL_MS = 50;
+
 function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
+  // A zombie (exited, not yet reaped) or a dead task still answers kill -0; /proc says what it is (Linux).
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return true;
+  }
+}
+
+/** Whether `pid` is gone, or goes within `ms` (a synchronous wait: this runs once, at start). */
+function diedWithin(pid: number, ms: number): boolean {
+  const deadline = Date.now() + ms;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  while (isAlive(pid)) {
+    if (Date.now() >= deadline) return false;
+    Atomics.wait(pause, 0, 0, POLL_MS);
+  }
+  return true;
 }
