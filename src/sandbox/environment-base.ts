@@ -51,3 +51,38 @@ export function assertNoNetworkAllowlist(spec: EnvironmentSpec, tier: string): v
     });
   }
 }
+
+/**
+ * What every tier's environment shares: its spec, its parts (cgroup, workspace, uid), identity, and the
+ * cgroup-level controls (counters, CPU freeze/thaw). Tiers add how commands are launched, paused and reset.
+ */
+export abstract class CgroupEnvironment {
+  readonly createdAt = Date.now();
+  readonly id: string;
+  readonly workspaceDir: string;
+  protected readonly spec: EnvironmentSpec;
+  protected readonly parts: EnvironmentParts;
+
+  constructor(spec: EnvironmentSpec, parts: EnvironmentParts) {
+    this.spec = spec;
+    this.parts = parts;
+    this.id = spec.id;
+    this.workspaceDir = parts.workspace.dir;
+  }
+
+  get uid(): number {
+    return this.parts.uid;
+  }
+
+  counters(): CgroupCounters {
+    return countersOf(this.parts);
+  }
+
+  freezeCpu(): void {
+    this.parts.cgroup.freeze();
+  }
+
+  thawCpu(): void {
+    this.parts.cgroup.thaw();
+  }
+}

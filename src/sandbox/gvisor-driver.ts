@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { KeelError } from '../errors/keel-error.ts';
 import type { EnvironmentSpec, ExecCommand, SandboxDriver, SandboxEnvironment } from './driver.ts';
 import { programEnv, SANDBOX_WORKSPACE } from './driver.ts';
-import { assertNoNetworkAllowlist, countersOf, createParts, destroyParts, type EnvironmentParts } from './environment-base.ts';
+import { CgroupEnvironment, assertNoNetworkAllowlist, createParts, destroyParts, type EnvironmentParts } from './environment-base.ts';
 import { launch, type ExecResult } from './launch.ts';
 import { tierAvailability } from './tiers.ts';
 
@@ -60,14 +60,9 @@ function ensureRootfs(root: string): string {
   return rootfs;
 }
 
-class GvisorEnvironment implements SandboxEnvironment {
+class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment {
   readonly tier = 'gvisor' as const;
   readonly pauseFreesMemory = true;
-  readonly createdAt = Date.now();
-  readonly id: string;
-  readonly workspaceDir: string;
-  private readonly spec: EnvironmentSpec;
-  private readonly parts: EnvironmentParts;
   private readonly stateDir: string;
   private readonly bundleDir: string;
   private readonly imageDir: string;
@@ -76,10 +71,7 @@ class GvisorEnvironment implements SandboxEnvironment {
   private paused = false;
 
   constructor(spec: EnvironmentSpec, parts: EnvironmentParts, root: string) {
-    this.spec = spec;
-    this.parts = parts;
-    this.id = spec.id;
-    this.workspaceDir = parts.workspace.dir;
+    super(spec, parts);
     this.stateDir = join(root, '.runsc-state');
     this.bundleDir = join(root, `${spec.id}.bundle`);
     this.imageDir = join(root, `${spec.id}.image`);
@@ -175,22 +167,6 @@ class GvisorEnvironment implements SandboxEnvironment {
     if (restored.exitCode !== 0) throw new KeelError('sandbox_failed', `runsc restore failed (${restored.exitCode}): ${restored.stderr.trim()}`);
     rmSync(this.imageDir, { recursive: true, force: true });
     this.paused = false;
-  }
-
-  get uid(): number {
-    return this.parts.uid;
-  }
-
-  counters() {
-    return countersOf(this.parts);
-  }
-
-  freezeCpu(): void {
-    this.parts.cgroup.freeze();
-  }
-
-  thawCpu(): void {
-    this.parts.cgroup.thaw();
   }
 
   async resetAndVerify(): Promise<boolean> {

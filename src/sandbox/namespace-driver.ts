@@ -10,7 +10,7 @@ import type { Readable, Writable } from 'node:stream';
 import { KeelError } from '../errors/keel-error.ts';
 import type { EnvironmentSpec, ExecCommand, SandboxDriver, SandboxEnvironment } from './driver.ts';
 import { programEnv, SANDBOX_WORKSPACE } from './driver.ts';
-import { assertNoNetworkAllowlist, countersOf, createParts, destroyParts, prlimitArgs, type EnvironmentParts } from './environment-base.ts';
+import { CgroupEnvironment, assertNoNetworkAllowlist, createParts, destroyParts, prlimitArgs, type EnvironmentParts } from './environment-base.ts';
 import { maskedStdio } from './inherited-fds.ts';
 import { launch, type ExecResult } from './launch.ts';
 import { tierAvailability } from './tiers.ts';
@@ -61,22 +61,14 @@ export function bwrapArgs(workspaceDir: string, env: Record<string, string>): st
   return args;
 }
 
-class NamespaceEnvironment implements SandboxEnvironment {
+class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironment {
   readonly tier = 'namespace' as const;
   readonly pauseFreesMemory = false;
-  readonly createdAt = Date.now();
-  readonly id: string;
-  readonly workspaceDir: string;
-  private readonly spec: EnvironmentSpec;
-  private readonly parts: EnvironmentParts;
   /** Host pid of the holder inside the namespaces (its pid 2), when the environment keeps processes. */
   private holderPid: number | undefined;
 
   constructor(spec: EnvironmentSpec, parts: EnvironmentParts) {
-    this.spec = spec;
-    this.parts = parts;
-    this.id = spec.id;
-    this.workspaceDir = parts.workspace.dir;
+    super(spec, parts);
   }
 
   /**
@@ -182,22 +174,6 @@ class NamespaceEnvironment implements SandboxEnvironment {
   }
 
   async resume(): Promise<void> {
-    this.parts.cgroup.thaw();
-  }
-
-  get uid(): number {
-    return this.parts.uid;
-  }
-
-  counters() {
-    return countersOf(this.parts);
-  }
-
-  freezeCpu(): void {
-    this.parts.cgroup.freeze();
-  }
-
-  thawCpu(): void {
     this.parts.cgroup.thaw();
   }
 

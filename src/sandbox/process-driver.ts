@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import type { EnvironmentSpec, ExecCommand, SandboxDriver, SandboxEnvironment } from './driver.ts';
 import { programEnv } from './driver.ts';
-import { assertNoNetworkAllowlist, countersOf, createParts, destroyParts, prlimitArgs, type EnvironmentParts } from './environment-base.ts';
+import { CgroupEnvironment, assertNoNetworkAllowlist, createParts, destroyParts, prlimitArgs, type EnvironmentParts } from './environment-base.ts';
 import { launch, type ExecResult } from './launch.ts';
 import { tierAvailability } from './tiers.ts';
 
@@ -26,20 +26,12 @@ export class ProcessDriver implements SandboxDriver {
   }
 }
 
-class ProcessEnvironment implements SandboxEnvironment {
+class ProcessEnvironment extends CgroupEnvironment implements SandboxEnvironment {
   readonly tier = 'process' as const;
   readonly pauseFreesMemory = false;
-  readonly createdAt = Date.now();
-  readonly id: string;
-  readonly workspaceDir: string;
-  private readonly spec: EnvironmentSpec;
-  private readonly parts: EnvironmentParts;
 
   constructor(spec: EnvironmentSpec, parts: EnvironmentParts) {
-    this.spec = spec;
-    this.parts = parts;
-    this.id = spec.id;
-    this.workspaceDir = parts.workspace.dir;
+    super(spec, parts);
   }
 
   exec(command: ExecCommand): Promise<ExecResult> {
@@ -63,22 +55,6 @@ class ProcessEnvironment implements SandboxEnvironment {
   }
 
   async resume(): Promise<void> {
-    this.parts.cgroup.thaw();
-  }
-
-  get uid(): number {
-    return this.parts.uid;
-  }
-
-  counters() {
-    return countersOf(this.parts);
-  }
-
-  freezeCpu(): void {
-    this.parts.cgroup.freeze();
-  }
-
-  thawCpu(): void {
     this.parts.cgroup.thaw();
   }
 
