@@ -78,7 +78,9 @@ async function api(url: string, method: string, path: string, body?: unknown): P
   return { status: res.status, body: await res.json() };
 }
 
-async function start(options: TrialOptions, dir: string, env: Record<string, string>, port: number, databaseUrl: string | undefined): Promise<KeelProcess> {
+/** Each start gets a port of its own: a port freed by a kill may be taken at once by a trial running beside this one. */
+async function start(options: TrialOptions, dir: string, env: Record<string, string>, databaseUrl: string | undefined): Promise<KeelProcess> {
+  const port = await freePort();
   const common = { KEEL_TEST_LEDGER: join(dir, 'ledger.txt'), KEEL_LOG_LEVEL: 'error', ...env };
   if (options.store.kind === 'sqlite') {
     return startKeelProcess({ agents: TORTURE_AGENTS, dataDir: join(dir, 'data'), port, apiKey: KEY, env: common });
@@ -238,13 +240,12 @@ export function summarize(reports: TrialReport[]): string {
 export async function runTrial(options: TrialOptions): Promise<TrialReport> {
   const { crashAt, runs } = plan(options.seed);
   const dir = mkdtempSync(join(tmpdir(), `keel-torture-${options.seed}-`));
-  const port = await freePort();
   const database = options.store.kind === 'postgres' ? await createFreshDatabase() : undefined;
   let keel: KeelProcess | undefined;
   try {
     let crashed = false;
     try {
-      keel = await start(options, dir, { KEEL_TEST_CRASH_AT: crashAt }, port, database?.url);
+      keel = await start(options, dir, { KEEL_TEST_CRASH_AT: crashAt }, database?.url);
     } catch (error) {
       // The armed point can be reached while the process starts (its own writes commit too): a crash like any other.
       if (!String(error).includes('exited with SIGKILL')) throw error;
@@ -260,7 +261,7 @@ export async function runTrial(options: TrialOptions): Promise<TrialReport> {
       if (crashed) await exited;
       else await keel.kill('SIGKILL');
     }
-    keel = await start(options, dir, {}, port, database?.url);
+    keel = await start(options, dir, {}, database?.url);
     if (!(await submit(keel.url, runs))) throw new Error('the restarted process died');
     const { finals, resolved } = await settle(keel.url, runs, dir);
     const lines = ledger(dir);
