@@ -258,8 +258,10 @@ export async function runTrial(options: TrialOptions): Promise<TrialReport> {
         const done = settle(keel.url, runs, dir).then(() => 'settled' as const, () => 'died' as const);
         crashed = (await Promise.race([exited.then(() => 'died' as const), done])) === 'died';
       } else crashed = true;
-      if (crashed) await exited;
-      else await keel.kill('SIGKILL');
+      // Crashed: wait for the process to be gone. A request can also fail while the process lives (a connection
+      // refused under load): then it is killed from outside, which is a crash at an arbitrary point, never a hang.
+      if (crashed) await Promise.race([exited, new Promise((r) => setTimeout(r, 5_000))]);
+      await keel.kill('SIGKILL');
     }
     keel = await start(options, dir, {}, database?.url);
     if (!(await submit(keel.url, runs))) throw new Error('the restarted process died');
