@@ -70,6 +70,18 @@ function plan(seed: number): { crashAt: string; runs: Planned[] } {
 }
 
 async function api(url: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  // A GET is retried once on a connection error: a pooled keep-alive socket can be closed by the server as it is reused.
+  if (method === 'GET') {
+    try {
+      return await request(url, method, path, body);
+    } catch (error) {
+      if (!(error instanceof TypeError)) throw error;
+    }
+  }
+  return request(url, method, path, body);
+}
+
+async function request(url: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
   const res = await fetch(url + path, {
     method, headers: { authorization: `Bearer ${KEY}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
