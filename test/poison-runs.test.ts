@@ -1,6 +1,8 @@
 // Poison runs cannot take Keel down forever: agents that kill the process (process.exit, a throw from a timer) are
 // quarantined after KEEL_POISON_LEASE_LOSSES lost leases in a row, while healthy runs finish across the restarts;
 // the evidence is in the run's events, the list API filters by code, and re-admission runs them again explicitly.
+// Agent code runs on the main thread here (KEEL_AGENT_ISOLATION=thread): the last line of defence when the whole
+// process dies. test/serial/runaway-agents.test.ts shows isolates containing the same code to its own run.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,7 +25,7 @@ test('process-killing agents are quarantined after 3 lost leases; healthy runs f
   const start = async () => {
     for (;;) {
       try {
-        keel = await startKeelProcess({ agents: AGENTS, dataDir: join(dir, 'data'), port, apiKey: KEY, env: { KEEL_TEST_LEDGER: ledger } });
+        keel = await startKeelProcess({ agents: AGENTS, dataDir: join(dir, 'data'), port, apiKey: KEY, env: { KEEL_TEST_LEDGER: ledger, KEEL_AGENT_ISOLATION: 'thread' } });
         return;
       } catch (error) {
         // A poison run claimed at start-up can take the process down before it answers: start it again.

@@ -9,6 +9,8 @@ import { generateApiKey, hashApiKey } from '../api/auth.ts';
 import type { KeelConfig } from '../config/config.ts';
 import { armCrashPoint } from '../engine/crash-points.ts';
 import { Orchestrator } from '../engine/orchestrator.ts';
+import { inThreadHost } from '../engine/agent-host.ts';
+import { IsolateHost } from '../engine/isolation/isolate-host.ts';
 import { AgentRegistry } from '../engine/registry.ts';
 import { KeelError } from '../errors/keel-error.ts';
 import { ModelGateway } from '../models/gateway.ts';
@@ -25,7 +27,7 @@ import { startMetricsListener } from '../telemetry/metrics-listener.ts';
 import { telemetry } from '../telemetry/telemetry.ts';
 import { startTracing, tracingOptionsFrom } from '../telemetry/tracing.ts';
 import { lockDataDir } from './data-dir-lock.ts';
-import { loadAgentsModule } from './load-agents.ts';
+import { loadAgentsModule } from '../engine/agents-module.ts';
 
 export type Role = 'dev' | 'server' | 'worker';
 
@@ -85,9 +87,18 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   telemetry.providerOf = (model) => (gateway.has(model) ? gateway.resolve(model).definition.provider : undefined);
   const metricsListener = config.metricsPort === undefined ? undefined : await startMetricsListener(config.metricsHost, config.metricsPort);
   // --- end telemetry
+  // Agent code runs in isolates (worker threads) under a watchdog unless KEEL_AGENT_ISOLATION=thread.
+  const agentHost = config.agentIsolation === 'isolate'
+    ? new IsolateHost({
+      agentsFile: resolve(agentsFile), models: gateway.names(), isolates: config.agentIsolates, blockedAfterMs: config.agentBlockedMs, memoryMb: config.agentMemoryMb,
+      log: (level, message, fields) => log[level](fields ?? {}, message),
+    })
+    : inThreadHost;
+  // Isolates load the agents module before any run is claimed (a module that fails there fails the start).
+  if (agentHost instanceof IsolateHost) await agentHost.ready();
   const orchestrator = new Orchestrator({
     store: observeStore(store, telemetry), registry, gateway, leaseTtlMs: config.leaseTtlMs, maxActiveRuns: config.maxActiveRuns,
-    poisonAfterLeaseLosses: config.poisonLeaseLosses,
+    poisonAfterLeaseLosses: config.poisonLeaseLosses, agentHost,
     log: runScopedLog(log),
   });
   // A store this process owns alone (the SQLite file under its lock): a dead predecessor's leases are taken back at
@@ -121,6 +132,7 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
       await metricsListener?.close();
       await schedules.scheduler.stop();
       await orchestrator.stop();
+      await agentHost.close();
       await sandboxes.close();
       detachStore();
       await stopTracing(); // flushes the spans of runs that ended during shutdown

@@ -19,6 +19,12 @@ const ConfigSchema = z.object({
   leaseTtlMs: integer(500, 3_600_000).default(15_000),
   maxActiveRuns: integer(1, 1_000_000).default(2_000),
   poisonLeaseLosses: integer(1, 1_000).default(3),
+  /** Where agent code runs: `isolate` (worker threads under a watchdog) or `thread` (the main thread: no watchdog). */
+  agentIsolation: z.enum(['isolate', 'thread']).default('isolate'),
+  /** Isolates in the pool; default: the CPUs, 1 to 4. */
+  agentIsolates: integer(1, 64).optional(),
+  agentBlockedMs: integer(50, 3_600_000).default(2_000),
+  agentMemoryMb: integer(16, 65_536).default(512),
   payloadMaxBytes: integer(1024, 64 * 1024 * 1024).default(1024 * 1024),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   databaseUrl: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection string').optional(),
@@ -59,6 +65,10 @@ export const ENV_VARS = {
   KEEL_LEASE_TTL_MS: 'leaseTtlMs',
   KEEL_MAX_ACTIVE_RUNS: 'maxActiveRuns',
   KEEL_POISON_LEASE_LOSSES: 'poisonLeaseLosses',
+  KEEL_AGENT_ISOLATION: 'agentIsolation',
+  KEEL_AGENT_ISOLATES: 'agentIsolates',
+  KEEL_AGENT_BLOCKED_MS: 'agentBlockedMs',
+  KEEL_AGENT_MEMORY_MB: 'agentMemoryMb',
   KEEL_PAYLOAD_MAX_BYTES: 'payloadMaxBytes',
   KEEL_LOG_LEVEL: 'logLevel',
   KEEL_DATABASE_URL: 'databaseUrl',

@@ -1,10 +1,11 @@
 // The engine's implementation of ctx: each method takes the next journal position, returns the journaled result
 // on replay, and otherwise dispatches the effect and commits its result. Budgets are checked before each dispatch.
-// Agent code reaches the engine only through this object.
+// Agent code reaches the engine only through this object — or, when agent code runs in an isolate (a worker
+// thread), through the isolate's ctx, whose calls arrive here with their position already taken: the `effects`
+// below are the part both share (everything after the position).
 import { KeelError, deserializeError, serializeError, type SerializedError } from '../errors/keel-error.ts';
 import type { ModelGateway } from '../models/gateway.ts';
 import type { Semaphore } from '../scheduling/semaphore.ts';
-import { isAgentDefinition, isToolDefinition } from '../sdk/define.ts';
 import type { AgentContext, AgentDefinition, Json, ModelRequest, ModelResponse, ToolDefinition } from '../sdk/types.ts';
 import type { JournalEntry } from '../store/records.ts';
 import type { AgentRegistry } from './registry.ts';
@@ -14,6 +15,7 @@ import { crashPoint } from './crash-points.ts';
 import { backoff, decideRetry, resolveRetryPolicy, type ResolvedRetryPolicy } from './retry-policy.ts';
 import { runTool } from './tool-runner.ts';
 import { rememberPrompt } from '../telemetry/model-prompts.ts';
+import { checkSleep, checkWaitForInput, parseToolArgs, resolveChild } from './ctx-checks.ts';
 
 export interface ContextDeps {
   gateway: ModelGateway;
@@ -23,19 +25,35 @@ export interface ContextDeps {
   newRunId(): string;
 }
 
-const WAIT_KEY_MAX_CHARS = 256;
+export type Position = { seq: number; entry: JournalEntry | undefined };
 
 export function createAgentContext(x: RunExecution, deps: ContextDeps): AgentContext {
   return {
     runId: x.runId,
     tenantId: x.run.tenantId,
-    step: (name, fn, options) => step(x, name, fn, resolveRetryPolicy(options?.retry, options?.maxAttempts)) as never,
-    model: (request) => model(x, deps, request),
-    tool: (tool, args) => callTool(x, deps, tool as ToolDefinition<unknown, Json>, args) as never,
-    waitForInput: (key, options) => waitForInput(x, key, options?.timeoutMs) as never,
-    sleep: (ms) => sleep(x, ms),
-    child: (agent, input) => child(x, deps, agent, input) as never,
-    now: () => now(x),
+    step: (name, fn, options) => step(x, x.position('step', name), name, fn, resolveRetryPolicy(options?.retry, options?.maxAttempts)) as never,
+    model: (request) => {
+      deps.gateway.resolve(request.model); // unknown models fail before taking a position, the same way on every replay
+      return model(x, deps, x.position('model', request.model), request);
+    },
+    tool: (tool, args) => {
+      const parsed = parseToolArgs(tool as ToolDefinition<unknown, Json>, args);
+      deps.registry.registerTool(tool as ToolDefinition<unknown, Json>);
+      return callTool(x, deps, x.position('tool', tool.name), tool as ToolDefinition<unknown, Json>, parsed) as never;
+    },
+    waitForInput: (key, options) => {
+      checkWaitForInput(key, options?.timeoutMs);
+      return waitForInput(x, x.position('input', key), key, options?.timeoutMs) as never;
+    },
+    sleep: (ms) => {
+      checkSleep(ms);
+      return sleep(x, x.position('sleep', 'sleep'), ms);
+    },
+    child: (ref, input) => {
+      const agent = resolveChild(deps.registry, ref);
+      return child(x, deps, x.position('child', agent.name), agent, input) as never;
+    },
+    now: () => now(x, x.position('now', 'now'), Date.now()),
     random: () => {
       x.assertLive();
       return x.random.next();
@@ -46,6 +64,17 @@ export function createAgentContext(x: RunExecution, deps: ContextDeps): AgentCon
     },
   };
 }
+
+/** What runs after a position is taken, for the in-thread ctx above and for calls arriving from an isolate. */
+export const effects = {
+  step: (x: RunExecution, at: Position, name: string, fn: () => unknown, policy: ResolvedRetryPolicy) => step(x, at, name, fn, policy),
+  model: (x: RunExecution, deps: ContextDeps, at: Position, request: ModelRequest) => model(x, deps, at, request),
+  tool: (x: RunExecution, deps: ContextDeps, at: Position, tool: ToolDefinition<unknown, Json>, args: Json) => callTool(x, deps, at, tool, args),
+  waitForInput: (x: RunExecution, at: Position, key: string, timeoutMs: number | undefined) => waitForInput(x, at, key, timeoutMs),
+  sleep: (x: RunExecution, at: Position, ms: number) => sleep(x, at, ms),
+  child: (x: RunExecution, deps: ContextDeps, at: Position, agent: AgentDefinition, input: Json) => child(x, deps, at, agent, input),
+  now: (x: RunExecution, at: Position, value: number) => now(x, at, value),
+};
 
 /** The journaled outcome of a settled entry: its result, or its error thrown again. */
 function settled(entry: JournalEntry): Json {
@@ -78,8 +107,7 @@ function checkSpendBudget(x: RunExecution): void {
   }
 }
 
-async function step(x: RunExecution, name: string, fn: () => unknown, policy: ResolvedRetryPolicy): Promise<Json> {
-  const { seq, entry } = x.position('step', name);
+async function step(x: RunExecution, { seq, entry }: Position, name: string, fn: () => unknown, policy: ResolvedRetryPolicy): Promise<Json> {
   if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed')) return settled(entry);
   checkStepBudget(x);
   x.inflightSteps++;
@@ -148,9 +176,7 @@ function remainingSpend(x: RunExecution): { tokens?: number; costUsd?: number } 
   };
 }
 
-async function model(x: RunExecution, deps: ContextDeps, request: ModelRequest): Promise<ModelResponse> {
-  deps.gateway.resolve(request.model); // unknown models fail before taking a position, the same way on every replay
-  const { seq, entry } = x.position('model', request.model);
+async function model(x: RunExecution, deps: ContextDeps, { seq, entry }: Position, request: ModelRequest): Promise<ModelResponse> {
   if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed')) {
     if (entry.status === 'succeeded') pin(x, request.model, (entry.result as { model?: unknown } | null)?.model);
     return settled(entry) as unknown as ModelResponse;
@@ -219,24 +245,12 @@ async function model(x: RunExecution, deps: ContextDeps, request: ModelRequest):
 }
 // --- end model effect ---
 
-async function callTool(x: RunExecution, deps: ContextDeps, tool: ToolDefinition<unknown, Json>, args: unknown): Promise<Json> {
-  if (!isToolDefinition(tool)) throw new TypeError('ctx.tool() expects a tool made with defineTool()');
-  const parsed = tool.input.safeParse(args);
-  if (!parsed.success) {
-    throw new KeelError('tool_input_invalid', `arguments of tool ${tool.name} are invalid: ${parsed.error.message}`, { details: { tool: tool.name } });
-  }
-  deps.registry.registerTool(tool);
-  const { seq, entry } = x.position('tool', tool.name);
+async function callTool(x: RunExecution, deps: ContextDeps, { seq, entry }: Position, tool: ToolDefinition<unknown, Json>, args: Json): Promise<Json> {
   if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed')) return settled(entry);
-  return runTool(x, tool, toJson(parsed.data), seq, entry, { toolSlots: deps.toolSlots, checkBudget: () => checkStepBudget(x) });
+  return runTool(x, tool, args, seq, entry, { toolSlots: deps.toolSlots, checkBudget: () => checkStepBudget(x) });
 }
 
-async function waitForInput(x: RunExecution, key: string, timeoutMs: number | undefined): Promise<Json> {
-  if (typeof key !== 'string' || key.length === 0 || key.length > WAIT_KEY_MAX_CHARS) {
-    throw new TypeError(`ctx.waitForInput() key must be a string of 1 to ${WAIT_KEY_MAX_CHARS} characters`);
-  }
-  if (timeoutMs !== undefined && (!Number.isFinite(timeoutMs) || timeoutMs < 0)) throw new TypeError('ctx.waitForInput() timeoutMs must be a non-negative number');
-  const { seq, entry } = x.position('input', key);
+async function waitForInput(x: RunExecution, { seq, entry }: Position, key: string, timeoutMs: number | undefined): Promise<Json> {
   if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed')) return settled(entry);
   const deadlineAt = entry?.deadlineAt ?? (timeoutMs === undefined ? null : Date.now() + timeoutMs);
   const queuedAt = entry?.queuedAt ?? Date.now();
@@ -264,9 +278,7 @@ async function waitForInput(x: RunExecution, key: string, timeoutMs: number | un
   return x.addWait({ seq, kind: 'input', name: key, deadlineAt, args: null, reason: 'input' });
 }
 
-async function sleep(x: RunExecution, ms: number): Promise<void> {
-  if (!Number.isFinite(ms) || ms < 0) throw new TypeError('ctx.sleep() expects a non-negative number of milliseconds');
-  const { seq, entry } = x.position('sleep', 'sleep');
+async function sleep(x: RunExecution, { seq, entry }: Position, ms: number): Promise<void> {
   if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed')) return;
   const deadlineAt = entry?.deadlineAt ?? Date.now() + ms;
   if (Date.now() >= deadlineAt) {
@@ -282,10 +294,7 @@ async function sleep(x: RunExecution, ms: number): Promise<void> {
   return x.addWait({ seq, kind: 'sleep', name: 'sleep', deadlineAt, args: { ms }, reason: 'timer' });
 }
 
-async function child(x: RunExecution, deps: ContextDeps, ref: string | AgentDefinition, input: Json): Promise<Json> {
-  const agent = typeof ref === 'string' ? deps.registry.resolve(ref) : isAgentDefinition(ref) ? deps.registry.resolve(`${ref.name}@${ref.version}`) : undefined;
-  if (agent === undefined) throw new TypeError('ctx.child() expects an agent name or an agent made with defineAgent()');
-  const { seq, entry } = x.position('child', agent.name);
+async function child(x: RunExecution, deps: ContextDeps, { seq, entry }: Position, agent: AgentDefinition, input: Json): Promise<Json> {
   if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed')) return settled(entry);
   const queuedAt = entry?.queuedAt ?? Date.now();
   if (entry === undefined) {
@@ -320,10 +329,8 @@ async function child(x: RunExecution, deps: ContextDeps, ref: string | AgentDefi
   return x.addWait({ seq, kind: 'child', name: agent.name, deadlineAt: null, args: { childRunId }, reason: 'child' });
 }
 
-function now(x: RunExecution): number {
-  const { seq, entry } = x.position('now', 'now');
+function now(x: RunExecution, { seq, entry }: Position, value: number): number {
   if (entry !== undefined) return entry.result as number;
-  const value = Date.now();
   x.piggyback({ seq, kind: 'now', name: 'now', status: 'succeeded', result: value, endedAt: value });
   return value;
 }

@@ -7,7 +7,7 @@ import type { ModelGateway } from '../models/gateway.ts';
 import { Semaphore } from '../scheduling/semaphore.ts';
 import type { RunChange, Store } from '../store/store.ts';
 import type { RunRecord } from '../store/records.ts';
-import { createAgentContext } from './agent-context.ts';
+import { inThreadHost, type AgentHost } from './agent-host.ts';
 import type { AgentRegistry } from './registry.ts';
 import { POISON_LEASE_LOSSES_DEFAULT, RunExecution } from './run-execution.ts';
 import { newRunId } from './ids.ts';
@@ -21,6 +21,8 @@ export const INLINE_TOOL_CONCURRENCY_DEFAULT = 256;
 export const INLINE_TOOL_QUEUE_MAX_WAITERS = 100_000;
 /** Most suspects (runs on probation) one process runs at once, however many it has cleared. */
 export const PROBATION_CAP_MAX = 64;
+/** Claimed runs started per event-loop turn. */
+const START_SLICE_RUNS = 16;
 
 export interface OrchestratorOptions {
   store: Store;
@@ -34,6 +36,8 @@ export interface OrchestratorOptions {
   inlineToolConcurrency?: number;
   /** Lost leases in a row (no commit between) after which a run is quarantined as poison (default 3). */
   poisonAfterLeaseLosses?: number;
+  /** Where agent code runs: in this thread (default) or in isolates (`IsolateHost`). */
+  agentHost?: AgentHost;
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -48,6 +52,7 @@ export class Orchestrator {
   readonly #toolSlots: Semaphore;
   readonly #log: NonNullable<OrchestratorOptions['log']>;
   readonly #poisonAfter: number | undefined;
+  readonly #host: AgentHost;
   readonly #active = new Map<string, RunExecution>();
   #running = false;
   #claiming = false;
@@ -57,6 +62,8 @@ export class Orchestrator {
   /** How many suspects may run at once: 1 at start, doubled with each suspect cleared. */
   #probationCap = 1;
   #claimingProbation = false;
+  /** Runs claimed and not started yet (started a slice per turn). */
+  #awaitingStart = 0;
   /** A last-chance suspect was handed back: claim nothing until this process runs nothing, then run it alone. */
   #soloPending = false;
   /** The last-chance suspect running alone, until its first commit or its end. */
@@ -81,6 +88,7 @@ export class Orchestrator {
     this.#toolSlots = new Semaphore(options.inlineToolConcurrency ?? INLINE_TOOL_CONCURRENCY_DEFAULT, INLINE_TOOL_QUEUE_MAX_WAITERS);
     this.#log = options.log ?? (() => {});
     this.#poisonAfter = options.poisonAfterLeaseLosses;
+    this.#host = options.agentHost ?? inThreadHost;
   }
 
   get activeRuns(): number {
@@ -141,14 +149,15 @@ export class Orchestrator {
       this.#claimAgain = true;
       return;
     }
-    const room = Math.min(CLAIM_BATCH_MAX_RUNS, this.#maxActive - this.#active.size);
+    const room = Math.min(CLAIM_BATCH_MAX_RUNS, this.#maxActive - this.#active.size - this.#awaitingStart);
     if (room <= 0) return;
     this.#claiming = true;
     this.#claimAgain = false;
     this.#store
       .claimRuns({ owner: this.owner, limit: room, leaseMs: this.#leaseTtlMs, served: this.#registry.served() })
       .then((runs) => {
-        for (const run of runs) this.#startExecution(run);
+        this.#awaitingStart += runs.length;
+        this.#startInSlices(runs);
         if (runs.length === room) this.#claimAgain = true;
       })
       .catch((error: unknown) => this.#log('error', 'claim failed', { error: String(error) }))
@@ -212,6 +221,23 @@ export class Orchestrator {
       });
   }
 
+  /**
+   * Starts claimed runs a slice per event-loop turn: a batch of hundreds (a restart takes back every run at once)
+   * would otherwise load journals and replay in one turn while HTTP requests and heartbeats wait behind it.
+   */
+  #startInSlices(runs: RunRecord[]): void {
+    if (!this.#running) {
+      // Stopped in between: hand the rest back at once rather than let their leases expire.
+      this.#awaitingStart -= runs.length;
+      void this.#store.releaseLeases(this.owner, runs.map((r) => r.id)).catch(() => {});
+      return;
+    }
+    const slice = runs.slice(0, START_SLICE_RUNS);
+    this.#awaitingStart -= slice.length;
+    for (const run of slice) this.#startExecution(run);
+    if (runs.length > START_SLICE_RUNS) setImmediate(() => this.#startInSlices(runs.slice(START_SLICE_RUNS)));
+  }
+
   #lastChance(run: RunRecord): boolean {
     return run.leaseLosses >= (this.#poisonAfter ?? POISON_LEASE_LOSSES_DEFAULT) - 1;
   }
@@ -233,7 +259,7 @@ export class Orchestrator {
     this.#active.get(run.id)?.stop({ kind: 'lost' });
     this.#active.set(run.id, execution);
     const deps = { gateway: this.#gateway, registry: this.#registry, toolSlots: this.#toolSlots, newRunId };
-    void execution.start((x) => createAgentContext(x, deps)).catch((error: unknown) => {
+    void execution.start((x) => this.#host.run(x, deps)).catch((error: unknown) => {
       this.#log('error', 'execution crashed', { runId: run.id, error: String(error) });
       execution.stop({ kind: 'lost' });
     });

@@ -119,7 +119,8 @@ export class RunExecution {
     return this.#lastCommitAt !== undefined;
   }
 
-  async start(createContext: (execution: RunExecution) => unknown): Promise<void> {
+  /** Runs the agent function of this run: in this thread (`createAgentContext`) or in an isolate (an AgentHost). */
+  async start(runAgent: (execution: RunExecution) => Promise<unknown>): Promise<void> {
     try {
       for (const entry of await this.store.loadJournal(this.runId)) this.#journal.set(entry.seq, entry);
       this.#retriesSpent = retriesRecorded(this.#journal.values());
@@ -144,7 +145,7 @@ export class RunExecution {
     }
     let result: unknown;
     try {
-      result = await this.agent.run(createContext(this) as never, this.run.input as never);
+      result = await runAgent(this);
     } catch (error) {
       if (this.#stop !== undefined || this.#ending) return;
       return this.#finish({ ok: false, error: serializeError(error, 'agent_error') });
@@ -157,19 +158,27 @@ export class RunExecution {
 
   /** Allocates the next journal position; on replay, checks that the code asks for what the journal holds. */
   position(kind: EffectKind, name: string): { seq: number; entry: JournalEntry | undefined } {
+    return this.positionAt(this.#nextSeq++, kind, name);
+  }
+
+  /**
+   * A position taken by agent code running in an isolate (which counts positions itself): the same checks as
+   * `position` — the run is live, and the journal holds the same kind and name there, or nothing yet.
+   */
+  positionAt(seq: number, kind: EffectKind, name: string): { seq: number; entry: JournalEntry | undefined } {
     this.assertLive();
-    const seq = this.#nextSeq++;
     const entry = this.#journal.get(seq);
-    if (entry !== undefined && (entry.kind !== kind || entry.name !== name)) {
-      const error = new KeelError(
-        'non_determinism',
-        `replay diverged from the journal at position ${seq}: the journal has ${entry.kind} ${JSON.stringify(entry.name)}, the code asked for ${kind} ${JSON.stringify(name)}`,
-        { details: { position: seq, journal: { kind: entry.kind, name: entry.name }, code: { kind, name } } },
-      );
+    const error = divergence(seq, entry, kind, name);
+    if (error !== undefined) {
       this.stop({ kind: 'fail', error });
       throw error;
     }
     return { seq, entry };
+  }
+
+  /** The journal as committed so far (an isolate replays settled entries without asking). */
+  journalEntries(): JournalEntry[] {
+    return [...this.#journal.values()];
   }
 
   /** Throws if the run is stopping, so agent code cannot start new work after a cancel or a budget stop. */
@@ -182,16 +191,30 @@ export class RunExecution {
   /** Runs `work` as in-flight: the run neither parks nor ends while it runs. */
   async track<T>(kind: EffectKind, work: () => Promise<T>): Promise<T> {
     if (this.#lastCommitAt !== undefined) this.#hooks.onDispatch?.(kind, performance.now() - this.#lastCommitAt);
-    this.#inflight++;
+    const release = this.hold();
     try {
       return await work();
     } finally {
+      release();
+    }
+  }
+
+  /**
+   * Keeps the run in flight until the returned function is called (once): agent code running elsewhere (an
+   * isolate's turn) may still take positions, so the run must not park or end under it.
+   */
+  hold(): () => void {
+    this.#inflight++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
       this.#inflight--;
       if (this.#inflight === 0) {
         for (const wake of this.#idleWaiters.splice(0)) wake();
         this.#scheduleQuiesceCheck();
       }
-    }
+    };
   }
 
   /** An event that rides with the next commit of this run (a retry notice: not worth a commit of its own). */
@@ -434,6 +457,16 @@ export class RunExecution {
     if (!this.abort.signal.aborted) this.abort.abort(new KeelError('cancelled', 'execution ended'));
     this.#hooks.onDone(this, outcome);
   }
+}
+
+/** Replay went another way than the journal at `seq` (another kind or name there): the typed error, or undefined. */
+export function divergence(seq: number, entry: { kind: string; name: string } | undefined, kind: EffectKind, name: string): KeelError | undefined {
+  if (entry === undefined || (entry.kind === kind && entry.name === name)) return undefined;
+  return new KeelError(
+    'non_determinism',
+    `replay diverged from the journal at position ${seq}: the journal has ${entry.kind} ${JSON.stringify(entry.name)}, the code asked for ${kind} ${JSON.stringify(name)}`,
+    { details: { position: seq, journal: { kind: entry.kind, name: entry.name }, code: { kind, name } } },
+  );
 }
 
 /** Runs whose lease was lost this many times in a row without a commit are quarantined by default. */

@@ -132,6 +132,11 @@ export class ModelGateway {
     return this.#models.has(name);
   }
 
+  /** The configured model names. */
+  names(): string[] {
+    return [...this.#models.keys()];
+  }
+
   /**
    * Resolves a model name to its definition and pinned version; throws `model_not_found` if unknown.
    * @example

@@ -24,13 +24,23 @@ export function defineAgent<I, O extends Json | void>(spec: {
   name: string;
   version: string;
   run(ctx: AgentContext, input: I): Promise<O>;
+  blockedAfterMs?: number;
+  tools?: ReadonlyArray<ToolDefinition<any, any>>;
 }): AgentDefinition<I, O> {
   assertName('Agent', spec.name);
   if (typeof spec.version !== 'string' || spec.version.length === 0 || spec.version.length > 64) {
     throw new TypeError(`Agent ${spec.name}: version must be a non-empty string`);
   }
   if (typeof spec.run !== 'function') throw new TypeError(`Agent ${spec.name}: run must be a function`);
-  return Object.freeze({ kind: 'keel.agent', name: spec.name, version: spec.version, run: spec.run });
+  if (spec.blockedAfterMs !== undefined && !(Number.isFinite(spec.blockedAfterMs) && spec.blockedAfterMs >= 50)) {
+    throw new TypeError(`Agent ${spec.name}: blockedAfterMs must be a number of milliseconds, at least 50`);
+  }
+  if (spec.tools !== undefined && !spec.tools.every(isToolDefinition)) throw new TypeError(`Agent ${spec.name}: tools must be made with defineTool()`);
+  return Object.freeze({
+    kind: 'keel.agent', name: spec.name, version: spec.version, run: spec.run,
+    ...(spec.blockedAfterMs === undefined ? {} : { blockedAfterMs: spec.blockedAfterMs }),
+    ...(spec.tools === undefined ? {} : { tools: Object.freeze([...spec.tools]) }),
+  });
 }
 
 /**

@@ -54,6 +54,7 @@ export function defineLoopAgent(spec: LoopAgentSpec): AgentDefinition<Json, Loop
   return defineAgent({
     name: spec.name,
     version: spec.version,
+    tools,
     async run(ctx: AgentContext, input: Json): Promise<LoopAgentResult> {
       const messages: ChatMessage[] = [
         { role: 'system', content: spec.system },

@@ -151,6 +151,13 @@ export interface AgentDefinition<I = any, O extends Json | void = any> {
   name: string;
   version: string;
   run(ctx: AgentContext, input: I): Promise<O>;
+  /**
+   * How long one turn of this agent's code (from being resumed to its next await of ctx) may hold its isolate's
+   * thread before the watchdog aborts the run with `agent_blocked`; default KEEL_AGENT_BLOCKED_MS (2 s).
+   */
+  readonly blockedAfterMs?: number;
+  /** Tools the agent calls, for the effect plane to find them by name (a loop agent lists its own). */
+  readonly tools?: ReadonlyArray<ToolDefinition<any, any>>;
 }
 
 export interface ModelPrice {

@@ -41,6 +41,8 @@ export function createMetrics() {
     commitsNotDurable: new Gauge({ name: 'keel_commits_not_durable', help: 'Writes acknowledged since the last transaction this process knows was flushed to disk (0 with durability fsync).', registers: r }),
     commitBatchSize: new Histogram({ name: 'keel_commit_batch_size', help: 'Writes per store transaction (group commit).', buckets: BATCH_SIZE_BUCKETS, registers: r }),
     commitDuration: new Histogram({ name: 'keel_commit_duration_seconds', help: 'Time from submitting a run commit to its acknowledgement.', buckets: DURATION_BUCKETS_SECONDS, registers: r }),
+    isolateRestarts: new Counter({ name: 'keel_isolate_restarts_total', help: 'Agent isolates (worker threads) replaced, by reason: blocked, oom, crashed.', labelNames: ['reason'], registers: r }),
+    watchdogAborts: new Counter({ name: 'keel_agent_aborts_total', help: 'Runs ended because their agent code misbehaved in its isolate, by agent and code (agent_blocked, agent_oom, agent_crashed).', labelNames: ['agent', 'code'], registers: r }),
     commits: new Counter({ name: 'keel_commits_total', help: 'Run commits by result: ok, stale (fenced off) or error.', labelNames: ['result'], registers: r }),
   };
 }

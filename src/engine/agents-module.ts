@@ -1,5 +1,8 @@
 // Loads a user's agents module (TypeScript or JavaScript) and collects what it exports: agents (named exports, or a
 // default export that is an agent or an array of them; the same name+version twice counts once), models and tools.
+// Tools are found where the effect plane can reach them by name: exported tools, tools inside an exported object
+// (what sandboxTools() returns) and the tools agents declare (a loop agent's). Loaded by the main thread and by
+// every agent isolate (worker thread), which must see the same module.
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isAgentDefinition, isModelDefinition, isToolDefinition } from '../sdk/define.ts';
@@ -33,8 +36,11 @@ export async function loadAgentsModule(file: string): Promise<LoadedAgents> {
       models.set(value.name, value);
     } else if (isToolDefinition(value)) {
       tools.set(value.name, value);
+    } else if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+      for (const inner of Object.values(value)) if (isToolDefinition(inner) && !tools.has(inner.name)) tools.set(inner.name, inner);
     }
   }
+  for (const agent of agents.values()) for (const tool of agent.tools ?? []) if (!tools.has(tool.name)) tools.set(tool.name, tool as ToolDefinition<unknown, Json>);
   if (agents.size === 0) throw new Error(`${file} exports no agents: export the result of defineAgent() (named or default)`);
   return { agents: [...agents.values()], models: [...models.values()], tools: [...tools.values()] };
 }

@@ -1,0 +1,174 @@
+// ctx inside an agent isolate: counts journal positions the way the main thread's ctx does (the same checks before
+// each, from ctx-checks), answers replayed positions from the journal it was started with, and sends every other
+// call to the main thread, which runs the effect and replies. A step's function stays here: the main thread asks
+// for each attempt. ctx.now() and ctx.random() stay synchronous.
+import { KeelError, deserializeError, isKeelError } from '../../errors/keel-error.ts';
+import { toModelToolSpec } from '../../models/tool-spec.ts';
+import type { AgentContext, Json, ModelRequest, StepOptions, ToolDefinition } from '../../sdk/types.ts';
+import type { EffectKind } from '../../store/records.ts';
+import { checkSleep, checkWaitForInput, parseToolArgs, resolveChild } from '../ctx-checks.ts';
+import { SeededRandom } from '../deterministic.ts';
+import type { AgentRegistry } from '../registry.ts';
+import { divergence, toJson } from '../run-execution.ts';
+import type { Call, FromIsolate, Outcome, ReplayEntry, ThrownError } from './protocol.ts';
+
+/** One run hosted by this isolate. */
+export class IsolatedRun {
+  readonly handle: number;
+  readonly runId: string;
+  readonly tenantId: string;
+  readonly random: SeededRandom;
+  readonly #journal: Map<number, ReplayEntry>;
+  readonly #post: (message: FromIsolate) => void;
+  readonly #pending = new Map<number, { resolve(value: Json): void; reject(error: unknown): void }>();
+  /** Step functions by position, kept for the attempts the main thread asks for. */
+  readonly #steps = new Map<number, () => unknown>();
+  readonly #stepWaiters = new Map<number, Array<(fn: () => unknown) => void>>();
+  #nextSeq = 1;
+  #nextCall = 1;
+  dropped = false;
+
+  constructor(start: { run: number; runId: string; tenantId: string; journal: ReplayEntry[] }, post: (message: FromIsolate) => void) {
+    this.handle = start.run;
+    this.runId = start.runId;
+    this.tenantId = start.tenantId;
+    this.random = new SeededRandom(start.runId);
+    this.#journal = new Map(start.journal.map((e) => [e.seq, e]));
+    this.#post = post;
+  }
+
+  context(registry: AgentRegistry, models: ReadonlySet<string>): AgentContext {
+    return {
+      runId: this.runId,
+      tenantId: this.tenantId,
+      step: ((name: string, fn: () => unknown, options?: StepOptions) => {
+        const seq = this.#position('step', name);
+        const entry = this.#journal.get(seq);
+        if (entry !== undefined) return settled(entry);
+        this.#steps.set(seq, fn);
+        for (const wake of this.#stepWaiters.get(seq)?.splice(0) ?? []) wake(fn);
+        return this.#call(seq, { op: 'step', name, ...(options?.retry === undefined ? {} : { retry: options.retry }), ...(options?.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }) });
+      }) as AgentContext['step'],
+      model: ((request: ModelRequest) => {
+        if (!models.has(request.model)) throw new KeelError('model_not_found', `Model ${JSON.stringify(request.model)} is not configured`, { details: { model: request.model } });
+        const seq = this.#position('model', request.model);
+        const entry = this.#journal.get(seq);
+        if (entry !== undefined) return settled(entry);
+        const wire = { ...request, ...(request.tools === undefined ? {} : { tools: request.tools.map(toModelToolSpec) }) };
+        return this.#call(seq, { op: 'model', name: request.model, request: toJson(wire) as unknown as ModelRequest });
+      }) as AgentContext['model'],
+      tool: ((tool: ToolDefinition<unknown, Json>, args: unknown) => {
+        const parsed = parseToolArgs(tool, args);
+        const seq = this.#position('tool', tool.name);
+        const entry = this.#journal.get(seq);
+        if (entry !== undefined) return settled(entry);
+        return this.#call(seq, { op: 'tool', name: tool.name, args: parsed });
+      }) as AgentContext['tool'],
+      waitForInput: ((key: string, options?: { timeoutMs?: number }) => {
+        checkWaitForInput(key, options?.timeoutMs);
+        const seq = this.#position('input', key);
+        const entry = this.#journal.get(seq);
+        if (entry !== undefined) return settled(entry);
+        return this.#call(seq, { op: 'input', name: key, ...(options?.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }) });
+      }) as AgentContext['waitForInput'],
+      sleep: async (ms: number) => {
+        checkSleep(ms);
+        const seq = this.#position('sleep', 'sleep');
+        if (this.#journal.has(seq)) return;
+        await this.#call(seq, { op: 'sleep', name: 'sleep', ms });
+      },
+      child: ((ref: Parameters<AgentContext['child']>[0], input: Json) => {
+        const agent = resolveChild(registry, ref);
+        const seq = this.#position('child', agent.name);
+        const entry = this.#journal.get(seq);
+        if (entry !== undefined) return settled(entry);
+        return this.#call(seq, { op: 'child', name: agent.name, agent: `${agent.name}@${agent.version}`, input: toJson(input) });
+      }) as AgentContext['child'],
+      now: () => {
+        const seq = this.#position('now', 'now');
+        const entry = this.#journal.get(seq);
+        if (entry !== undefined) return entry.result as number;
+        const value = Date.now();
+        this.#journal.set(seq, { seq, kind: 'now', name: 'now', status: 'succeeded', result: value, error: null });
+        this.#post({ t: 'now', run: this.handle, seq, value });
+        return value;
+      },
+      random: () => {
+        this.#assertLive();
+        return this.random.next();
+      },
+      uuid: () => {
+        this.#assertLive();
+        return this.random.uuid();
+      },
+    };
+  }
+
+  /** The main thread answered call `call`. */
+  settle(call: number, outcome: Outcome): void {
+    const pending = this.#pending.get(call);
+    if (pending === undefined) return;
+    this.#pending.delete(call);
+    if (outcome.ok) pending.resolve(outcome.value);
+    else pending.reject(revive(outcome.error));
+  }
+
+  /** The step function at `seq`, once replay has reached it (an attempt may be asked for before, after a restart). */
+  stepAt(seq: number): Promise<() => unknown> {
+    const fn = this.#steps.get(seq);
+    if (fn !== undefined) return Promise.resolve(fn);
+    return new Promise((resolve) => {
+      const waiters = this.#stepWaiters.get(seq) ?? [];
+      waiters.push(resolve);
+      this.#stepWaiters.set(seq, waiters);
+    });
+  }
+
+  /** Settled entries are answered here; only positions the journal has settled are kept (see `start`). */
+  #position(kind: EffectKind, name: string): number {
+    this.#assertLive();
+    const seq = this.#nextSeq++;
+    const error = divergence(seq, this.#journal.get(seq), kind, name);
+    if (error !== undefined) {
+      this.#post({ t: 'fatal', run: this.handle, error: error.toJSON() });
+      this.dropped = true;
+      throw error;
+    }
+    return seq;
+  }
+
+  #call(seq: number, body: Call): Promise<never> {
+    const call = this.#nextCall++;
+    return new Promise<never>((resolve, reject) => {
+      this.#pending.set(call, { resolve: resolve as unknown as (value: Json) => void, reject });
+      this.#post({ t: 'call', run: this.handle, call, seq, body });
+    });
+  }
+
+  #assertLive(): void {
+    if (this.dropped) throw new KeelError('cancelled', `run ${this.runId} is stopping`);
+  }
+}
+
+function settled(entry: ReplayEntry): Promise<never> {
+  if (entry.status === 'failed') return Promise.reject(deserializeError(entry.error ?? { code: 'internal', message: 'failed effect without error' }));
+  return Promise.resolve(entry.result as never);
+}
+
+/** An error as it crosses threads: KeelErrors keep code and details; others their name and `code` property. */
+export function thrown(error: unknown, fallback: string): ThrownError {
+  if (isKeelError(error)) return { keel: true, name: 'KeelError', ...error.toJSON() };
+  const e = error as { name?: unknown; message?: unknown; code?: unknown } | null;
+  return {
+    keel: false,
+    name: typeof e?.name === 'string' ? e.name : 'Error',
+    message: error instanceof Error ? error.message : String(error),
+    code: typeof e?.code === 'string' ? e.code : fallback,
+  };
+}
+
+/** The error again on this side: a KeelError, or an Error with the original name and code. */
+export function revive(error: ThrownError): Error {
+  if (error.keel) return deserializeError(error);
+  return Object.assign(new Error(error.message), { name: error.name, code: error.code });
+}

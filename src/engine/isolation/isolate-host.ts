@@ -1,0 +1,339 @@
+// Runs agent code in a pool of isolates (worker threads), off the thread that serves HTTP, heartbeats leases and
+// commits. The main thread keeps everything durable: each call from an isolate arrives with its journal position and
+// is run by the same effect code as the in-thread ctx. A watchdog reads each isolate's pulse; an isolate whose
+// event loop stopped turning past the limit of the run it last entered is terminated, and so is one over its
+// memory limit. The run to blame fails (`agent_blocked`, `agent_oom`, `agent_crashed`); the other runs it hosted
+// lose nothing: they are replayed in another isolate from their journal, and effects still in flight for them here
+// are attached to, not dispatched again.
+import { availableParallelism } from 'node:os';
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { KeelError, deserializeError, type SerializedError } from '../../errors/keel-error.ts';
+import type { ErrorCode } from '../../errors/codes.ts';
+import type { Json } from '../../sdk/types.ts';
+import { telemetry } from '../../telemetry/telemetry.ts';
+import { effects, type ContextDeps } from '../agent-context.ts';
+import type { AgentHost } from '../agent-host.ts';
+import { resolveRetryPolicy } from '../retry-policy.ts';
+import { toJson, type RunExecution } from '../run-execution.ts';
+import { revive, thrown } from './isolate-context.ts';
+import { PULSE_BYTES, PULSE_RUN, PULSE_TICK, type Call, type FromIsolate, type IsolateData, type Outcome, type ReplayEntry, type ToIsolate } from './protocol.ts';
+
+export const AGENT_BLOCKED_MS_DEFAULT = 2_000;
+export const ISOLATE_MEMORY_MB_DEFAULT = 512;
+const WATCHDOG_INTERVAL_MS = 100;
+/** Isolate threads run at this nice value (Linux): agent code gets the CPU the control plane leaves. */
+const ISOLATE_NICE = 10;
+/** Wait before replacing an isolate that died before it was ready. */
+const RESPAWN_DELAY_MS = 1_000;
+const ISOLATE_ENTRY = fileURLToPath(new URL(`./isolate-main${extname(fileURLToPath(import.meta.url))}`, import.meta.url));
+
+export interface IsolateHostOptions {
+  agentsFile: string;
+  /** Model names the gateway serves. */
+  models: string[];
+  /** Isolates in the pool (default: the CPUs, 1 to 4). */
+  isolates?: number;
+  /** A turn holding its isolate longer than this is aborted (default 2 s; an agent's `blockedAfterMs` wins). */
+  blockedAfterMs?: number;
+  /** Heap limit of each isolate in MiB (default 512). */
+  memoryMb?: number;
+  log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
+}
+
+type Reason = 'blocked' | 'oom' | 'crashed';
+const CODE_OF: Record<Reason, ErrorCode> = { blocked: 'agent_blocked', oom: 'agent_oom', crashed: 'agent_crashed' };
+
+class Isolate {
+  readonly worker: Worker;
+  readonly tick: Float64Array;
+  readonly entered: Int32Array;
+  readonly runs = new Set<HostedRun>();
+  ready = false;
+  readonly loaded: Promise<void>;
+  #loaded!: { resolve(): void; reject(error: Error): void };
+  /** Why the host ended it (the watchdog), or why it died (an error event). */
+  reason: Reason | undefined;
+
+  constructor(data: Omit<IsolateData, 'pulse'>, memoryMb: number) {
+    const pulse = new SharedArrayBuffer(PULSE_BYTES);
+    this.tick = new Float64Array(pulse);
+    this.entered = new Int32Array(pulse);
+    this.tick[PULSE_TICK] = Date.now();
+    this.worker = new Worker(ISOLATE_ENTRY, { workerData: { ...data, pulse } satisfies IsolateData, resourceLimits: { maxOldGenerationSizeMb: memoryMb } });
+    this.worker.unref(); // the process lives for its server and runs, not for its isolates
+    this.loaded = new Promise((resolve, reject) => {
+      this.#loaded = { resolve, reject };
+    });
+    this.loaded.catch(() => {}); // a replacement isolate's failure is logged by the host, not awaited
+  }
+
+  markReady(): void {
+    this.ready = true;
+    this.#loaded.resolve();
+  }
+
+  /** Ended before it was ready: the agents module did not load in it. */
+  markFailed(error: Error): void {
+    this.#loaded.reject(error);
+  }
+
+  post(message: ToIsolate): void {
+    this.worker.postMessage(message);
+  }
+}
+
+class HostedRun {
+  readonly handle: number;
+  readonly x: RunExecution;
+  readonly deps: ContextDeps;
+  isolate!: Isolate;
+  /** Turns begun (a start, a reply) and not yet idle: the run must not park under them. */
+  readonly turns: Array<() => void> = [];
+  /** Effects running for this run, by position: a replay in a new isolate attaches to them. */
+  readonly inflight = new Map<number, Promise<Outcome>>();
+  /** Step attempts asked of the isolate and not answered yet. */
+  readonly attempts = new Map<number, { seq: number; settle(outcome: Outcome): void }>();
+  settle!: (outcome: Outcome) => void;
+  closed = false;
+
+  constructor(handle: number, x: RunExecution, deps: ContextDeps) {
+    this.handle = handle;
+    this.x = x;
+    this.deps = deps;
+  }
+
+  releaseTurns(): void {
+    for (const release of this.turns.splice(0)) release();
+  }
+}
+
+export class IsolateHost implements AgentHost {
+  readonly #options: IsolateHostOptions;
+  readonly #size: number;
+  readonly #blockedAfterMs: number;
+  readonly #memoryMb: number;
+  readonly #log: NonNullable<IsolateHostOptions['log']>;
+  readonly #isolates = new Set<Isolate>();
+  readonly #runs = new Map<number, HostedRun>();
+  readonly #watchdog: NodeJS.Timeout;
+  #nextHandle = 1;
+  #nextAttempt = 1;
+  #closed = false;
+  #ready: Promise<void>;
+
+  constructor(options: IsolateHostOptions) {
+    this.#options = options;
+    this.#size = Math.max(1, Math.floor(options.isolates ?? Math.min(4, availableParallelism())));
+    this.#blockedAfterMs = options.blockedAfterMs ?? AGENT_BLOCKED_MS_DEFAULT;
+    this.#memoryMb = options.memoryMb ?? ISOLATE_MEMORY_MB_DEFAULT;
+    this.#log = options.log ?? (() => {});
+    const first = Array.from({ length: this.#size }, () => this.#spawn());
+    this.#ready = Promise.all(first.map((iso) => iso.loaded)).then(() => {});
+    this.#watchdog = setInterval(() => this.#watch(), WATCHDOG_INTERVAL_MS);
+    this.#watchdog.unref();
+  }
+
+  /** Resolves once every isolate has loaded the agents module; rejects with the reason one could not. */
+  ready(): Promise<void> {
+    return this.#ready;
+  }
+
+  run(x: RunExecution, deps: ContextDeps): Promise<unknown> {
+    const run = new HostedRun(this.#nextHandle++, x, deps);
+    this.#runs.set(run.handle, run);
+    const result = new Promise<unknown>((resolve, reject) => {
+      run.settle = (outcome) => (outcome.ok ? resolve(outcome.value) : reject(revive(outcome.error)));
+    });
+    // The execution ends (finished, parked, stopped, lost): its code has nothing left to do here.
+    x.abort.signal.addEventListener('abort', () => this.#drop(run), { once: true });
+    this.#place(run);
+    return result;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearInterval(this.#watchdog);
+    await Promise.all([...this.#isolates].map((iso) => iso.worker.terminate()));
+    this.#isolates.clear();
+  }
+
+  /** Starts `run` (again) in the least loaded isolate, from the journal committed so far. */
+  #place(run: HostedRun): void {
+    if (run.closed || this.#closed) return;
+    if (this.#isolates.size === 0) {
+      setTimeout(() => this.#place(run), RESPAWN_DELAY_MS).unref(); // every isolate is being replaced
+      return;
+    }
+    const isolate = [...this.#isolates].reduce((a, b) => (b.runs.size < a.runs.size ? b : a));
+    run.isolate = isolate;
+    isolate.runs.add(run);
+    const journal: ReplayEntry[] = run.x.journalEntries()
+      .filter((e) => e.status === 'succeeded' || e.status === 'failed')
+      .map((e) => ({ seq: e.seq, kind: e.kind, name: e.name, status: e.status, result: e.result, error: e.error }));
+    run.turns.push(run.x.hold());
+    isolate.post({ t: 'start', run: run.handle, runId: run.x.runId, agent: `${run.x.run.agent}@${run.x.run.agentVersion}`, input: run.x.run.input, tenantId: run.x.run.tenantId, journal });
+    for (const [attempt, { seq }] of run.attempts) isolate.post({ t: 'attempt', run: run.handle, attempt, seq });
+  }
+
+  #drop(run: HostedRun): void {
+    if (run.closed) return;
+    run.closed = true;
+    run.releaseTurns();
+    this.#runs.delete(run.handle);
+    run.isolate.runs.delete(run);
+    if (!this.#closed) run.isolate.post({ t: 'drop', run: run.handle });
+  }
+
+  #spawn(): Isolate {
+    const isolate = new Isolate({ agentsFile: this.#options.agentsFile, models: this.#options.models, nice: ISOLATE_NICE }, this.#memoryMb);
+    this.#isolates.add(isolate);
+    isolate.worker.on('message', (message: FromIsolate) => this.#onMessage(isolate, message));
+    isolate.worker.on('error', (error: Error & { code?: string }) => {
+      if (!isolate.ready) isolate.markFailed(error);
+      isolate.reason ??= error.code === 'ERR_WORKER_OUT_OF_MEMORY' ? 'oom' : 'crashed';
+      this.#log('warn', 'agent isolate failed', { reason: isolate.reason, error: String(error) });
+    });
+    isolate.worker.on('exit', () => this.#onExit(isolate));
+    return isolate;
+  }
+
+  #onMessage(isolate: Isolate, message: FromIsolate): void {
+    if (message.t === 'ready') return isolate.markReady();
+    const run = this.#runs.get(message.run);
+    if (run === undefined || run.isolate !== isolate) return; // dropped, or moved to another isolate since
+    switch (message.t) {
+      case 'call':
+        return this.#onCall(run, message.call, message.seq, message.body);
+      case 'now':
+        try {
+          effects.now(run.x, run.x.positionAt(message.seq, 'now', 'now'), message.value);
+        } catch {
+          // positionAt stopped the run (diverged or stopping)
+        }
+        return;
+      case 'attempted': {
+        const attempt = run.attempts.get(message.attempt);
+        run.attempts.delete(message.attempt);
+        return attempt?.settle(message.outcome);
+      }
+      case 'idle':
+        return run.turns.shift()?.();
+      case 'done':
+        return run.settle(message.outcome);
+      case 'fatal':
+        return this.#fail(run, deserializeError(message.error), 'crashed');
+    }
+  }
+
+  #onCall(run: HostedRun, call: number, seq: number, body: Call): void {
+    let outcome = run.inflight.get(seq);
+    if (outcome === undefined) {
+      outcome = this.#dispatch(run, seq, body);
+      run.inflight.set(seq, outcome);
+      void outcome.then(() => run.inflight.delete(seq));
+    }
+    const isolate = run.isolate;
+    void outcome.then((settled) => {
+      if (run.closed || run.isolate !== isolate) return; // the replay in the new isolate asks again
+      run.turns.push(run.x.hold());
+      isolate.post({ t: 'reply', run: run.handle, call, outcome: settled });
+    });
+  }
+
+  /** Runs the effect a call asks for at its position, as the in-thread ctx would. Never rejects. */
+  async #dispatch(run: HostedRun, seq: number, body: Call): Promise<Outcome> {
+    const { x, deps } = run;
+    try {
+      const at = x.positionAt(seq, body.op, body.name);
+      let value: unknown;
+      switch (body.op) {
+        case 'step':
+          value = await effects.step(x, at, body.name, () => this.#attempt(run, seq), resolveRetryPolicy(body.retry, body.maxAttempts));
+          break;
+        case 'model':
+          deps.gateway.resolve(body.request.model);
+          value = await effects.model(x, deps, at, body.request);
+          break;
+        case 'tool': {
+          const tool = deps.registry.tool(body.name);
+          if (tool === undefined) {
+            throw new KeelError('tool_unavailable', `tool ${body.name} is not exported by the agents module (or listed in an agent's tools), so this process cannot run it`, { details: { tool: body.name } });
+          }
+          value = await effects.tool(x, deps, at, tool, body.args);
+          break;
+        }
+        case 'input':
+          value = await effects.waitForInput(x, at, body.name, body.timeoutMs);
+          break;
+        case 'sleep':
+          value = await effects.sleep(x, at, body.ms);
+          break;
+        case 'child':
+          value = await effects.child(x, deps, at, deps.registry.resolve(body.agent), body.input);
+          break;
+      }
+      return { ok: true, value: toJson(value) };
+    } catch (error) {
+      return { ok: false, error: thrown(error, 'agent_error') };
+    }
+  }
+
+  /** One attempt of the step at `seq`: its function runs in the isolate. */
+  #attempt(run: HostedRun, seq: number): Promise<Json> {
+    const attempt = this.#nextAttempt++;
+    return new Promise<Json>((resolve, reject) => {
+      run.attempts.set(attempt, { seq, settle: (o) => (o.ok ? resolve(o.value) : reject(revive(o.error))) });
+      run.isolate.post({ t: 'attempt', run: run.handle, attempt, seq });
+    });
+  }
+
+  #fail(run: HostedRun, error: KeelError | SerializedError, reason: Reason): void {
+    const keel = error instanceof KeelError ? error : deserializeError(error);
+    telemetry.metrics.watchdogAborts.inc({ agent: run.x.run.agent, code: keel.code });
+    this.#log('warn', 'agent code ended its run', { runId: run.x.runId, reason, code: keel.code, error: keel.message });
+    this.#drop(run);
+    run.x.stop({ kind: 'fail', error: keel });
+  }
+
+  /** Terminates every ready isolate whose event loop has not turned for longer than its current run allows. */
+  #watch(): void {
+    const now = Date.now();
+    for (const isolate of this.#isolates) {
+      if (!isolate.ready || isolate.reason !== undefined) continue;
+      const run = this.#runs.get(isolate.entered[PULSE_RUN]!);
+      const limit = run?.x.agent?.blockedAfterMs ?? this.#blockedAfterMs;
+      if (now - isolate.tick[PULSE_TICK]! <= limit) continue;
+      isolate.reason = 'blocked';
+      void isolate.worker.terminate();
+    }
+  }
+
+  /** An isolate ended: blame the run it was in, replay the others elsewhere, and keep the pool full. */
+  #onExit(isolate: Isolate): void {
+    this.#isolates.delete(isolate);
+    isolate.markFailed(new Error('the agent isolate exited before it was ready'));
+    if (this.#closed) return;
+    const reason = isolate.reason ?? 'crashed';
+    telemetry.metrics.isolateRestarts.inc({ reason });
+    const culprit = this.#runs.get(isolate.entered[PULSE_RUN]!);
+    // An isolate that never got ready could not load the agents module: do not respawn it in a tight loop.
+    if (isolate.ready) this.#spawn();
+    else setTimeout(() => !this.#closed && this.#spawn(), RESPAWN_DELAY_MS).unref();
+    for (const run of [...isolate.runs]) {
+      isolate.runs.delete(run);
+      run.releaseTurns();
+      if (run.closed) continue;
+      if (run === culprit) {
+        const limit = run.x.agent?.blockedAfterMs ?? this.#blockedAfterMs;
+        const message = reason === 'blocked' ? `a turn of agent ${run.x.run.agent} did not yield for more than ${limit} ms`
+          : reason === 'oom' ? `agent ${run.x.run.agent} exceeded its isolate's memory limit (${this.#memoryMb} MiB)`
+          : `agent ${run.x.run.agent}'s isolate died`;
+        this.#fail(run, new KeelError(CODE_OF[reason], message, { details: { reason, ...(reason === 'blocked' ? { limitMs: limit } : { memoryMb: this.#memoryMb }) } }), reason);
+        continue;
+      }
+      this.#place(run);
+    }
+  }
+}

@@ -1,0 +1,68 @@
+// The messages between the main thread (which owns runs, effects and commits) and an agent isolate (a worker thread
+// that only runs agent code). The isolate counts journal positions itself, answers replayed positions from the
+// journal it was given, and asks the main thread for everything else; the main thread checks every position again.
+import type { SerializedError } from '../../errors/keel-error.ts';
+import type { Json, ModelRequest, RetryPolicy } from '../../sdk/types.ts';
+import type { EffectKind } from '../../store/records.ts';
+
+/** What the isolate needs of a journal entry to replay it without asking. */
+export interface ReplayEntry {
+  seq: number;
+  kind: EffectKind;
+  name: string;
+  status: string;
+  result: Json;
+  error: SerializedError | null;
+}
+
+/** Data the isolate starts with (workerData). */
+export interface IsolateData {
+  agentsFile: string;
+  /** Model names the gateway knows: an unknown one fails before taking a position, as in the main thread. */
+  models: string[];
+  /** Shared with the main thread: [0] the isolate's last event-loop tick (epoch ms, Float64), [2] the run it last entered (Int32). */
+  pulse: SharedArrayBuffer;
+  /** Nice value of the isolate's thread (higher = lower CPU priority than the main thread). */
+  nice: number;
+}
+
+/** Float64 index of the last tick in `pulse`; Int32 index of the run handle last entered. */
+export const PULSE_TICK = 0;
+export const PULSE_RUN = 2;
+export const PULSE_BYTES = 16;
+/** How often an isolate's event loop proves it is turning. */
+export const PULSE_INTERVAL_MS = 50;
+
+export type Call =
+  | { op: 'step'; name: string; retry?: RetryPolicy; maxAttempts?: number }
+  | { op: 'model'; name: string; request: ModelRequest }
+  | { op: 'tool'; name: string; args: Json }
+  | { op: 'input'; name: string; timeoutMs?: number }
+  | { op: 'sleep'; name: 'sleep'; ms: number }
+  | { op: 'child'; name: string; agent: string; input: Json };
+
+export type Outcome = { ok: true; value: Json } | { ok: false; error: ThrownError };
+
+/** An error crossing threads: a KeelError keeps its code and details, another error its name and `code` property. */
+export interface ThrownError extends SerializedError {
+  keel: boolean;
+  name: string;
+}
+
+export type ToIsolate =
+  | { t: 'start'; run: number; runId: string; agent: string; input: Json; tenantId: string; journal: ReplayEntry[] }
+  | { t: 'reply'; run: number; call: number; outcome: Outcome }
+  | { t: 'attempt'; run: number; attempt: number; seq: number }
+  | { t: 'drop'; run: number };
+
+export type FromIsolate =
+  /** The agents module is loaded: the watchdog starts watching this isolate. */
+  | { t: 'ready' }
+  | { t: 'call'; run: number; call: number; seq: number; body: Call }
+  | { t: 'now'; run: number; seq: number; value: number }
+  | { t: 'attempted'; run: number; attempt: number; outcome: Outcome }
+  /** The turn that a start or a reply began is over: the run's code waits on ctx (or on nothing). */
+  | { t: 'idle'; run: number }
+  | { t: 'done'; run: number; outcome: Outcome }
+  /** Agent code broke the run from outside its turn (process.exit, a throw in a timer callback). */
+  | { t: 'fatal'; run: number; error: SerializedError };
