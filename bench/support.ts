@@ -12,6 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import { generateApiKey, hashApiKey } from '../src/api/auth.ts';
 import { buildApi } from '../src/api/server.ts';
 import { newRunId } from '../src/engine/ids.ts';
+import type { AgentHost } from '../src/engine/agent-host.ts';
 import { Orchestrator } from '../src/engine/orchestrator.ts';
 import { AgentRegistry } from '../src/engine/registry.ts';
 import { ModelGateway } from '../src/models/gateway.ts';
@@ -69,6 +70,8 @@ export interface BenchKeel {
 
 export interface StartOptions {
   agents: AgentDefinition[];
+  /** Where agent code runs (default: this thread). */
+  agentHost?: AgentHost;
   http?: boolean;
   /** Keep the temp dir after close (the caller reads the file size first, then removes it). */
   dir?: string;
@@ -82,7 +85,7 @@ export async function startKeel(options: StartOptions): Promise<BenchKeel> {
   await store.migrate();
   const registry = new AgentRegistry();
   for (const agent of options.agents) registry.register(agent);
-  const orchestrator = new Orchestrator({ store, registry, gateway: new ModelGateway([]) });
+  const orchestrator = new Orchestrator({ store, registry, gateway: new ModelGateway([]), ...(options.agentHost === undefined ? {} : { agentHost: options.agentHost }) });
   await store.expireForeignLeases(orchestrator.owner);
   const apiKey = generateApiKey();
   const tenant = await store.ensureTenant('bench', hashApiKey(apiKey));
@@ -255,4 +258,14 @@ function safe<T>(read: () => T, fallback: T): T {
   } catch {
     return fallback;
   }
+}
+
+/** Replaces the section between the `start` and `end` marker lines of a report (or appends it): scenarios that keep
+ * their own part of RESULTS.md. */
+export function spliceSection(report: string, start: string, end: string, body: string): string {
+  const section = `${start}\n${body}${end}\n`;
+  const from = report.indexOf(start);
+  const to = report.indexOf(end);
+  if (from >= 0 && to > from) return report.slice(0, from) + section + report.slice(to + end.length + 1);
+  return report === '' ? section : `${report.trimEnd()}\n\n${section}`;
 }

@@ -12,6 +12,7 @@ import { GvisorDriver } from '../../src/sandbox/gvisor-driver.ts';
 import { resolveLimits } from '../../src/sandbox/limits.ts';
 import { NamespaceDriver } from '../../src/sandbox/namespace-driver.ts';
 import { ProcessDriver } from '../../src/sandbox/process-driver.ts';
+import { spliceSection } from '../support.ts';
 import { tierAvailability, type Tier } from '../../src/sandbox/tiers.ts';
 import { WarmPool } from '../../src/sandbox/warm-pool.ts';
 import { progress } from '../support.ts';
@@ -200,9 +201,5 @@ const SECTION_END = '<!-- end of sandbox section -->';
 
 /** `report` with the sandbox section replaced (or appended): lets the scenario be refreshed alone. */
 export function spliceSandboxSection(report: string, result: SandboxBenchResult): string {
-  const section = `${SECTION_START}\n${renderSandboxSection(result)}${SECTION_END}\n`;
-  const start = report.indexOf(SECTION_START);
-  const end = report.indexOf(SECTION_END);
-  if (start >= 0 && end > start) return report.slice(0, start) + section + report.slice(end + SECTION_END.length + 1);
-  return report === '' ? section : `${report.trimEnd()}\n\n${section}`;
+  return spliceSection(report, SECTION_START, SECTION_END, renderSandboxSection(result));
 }

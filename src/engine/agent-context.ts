@@ -31,25 +31,26 @@ export function createAgentContext(x: RunExecution, deps: ContextDeps): AgentCon
   return {
     runId: x.runId,
     tenantId: x.run.tenantId,
-    step: (name, fn, options) => step(x, x.position('step', name), name, fn, resolveRetryPolicy(options?.retry, options?.maxAttempts)) as never,
-    model: (request) => {
+    // Each method is async, so a check that fails rejects its promise (as an effect's failure does), never throws.
+    step: async (name, fn, options) => step(x, x.position('step', name), name, fn, resolveRetryPolicy(options?.retry, options?.maxAttempts)) as never,
+    model: async (request) => {
       deps.gateway.resolve(request.model); // unknown models fail before taking a position, the same way on every replay
       return model(x, deps, x.position('model', request.model), request);
     },
-    tool: (tool, args) => {
+    tool: async (tool, args) => {
       const parsed = parseToolArgs(tool as ToolDefinition<unknown, Json>, args);
       deps.registry.registerTool(tool as ToolDefinition<unknown, Json>);
       return callTool(x, deps, x.position('tool', tool.name), tool as ToolDefinition<unknown, Json>, parsed) as never;
     },
-    waitForInput: (key, options) => {
+    waitForInput: async (key, options) => {
       checkWaitForInput(key, options?.timeoutMs);
       return waitForInput(x, x.position('input', key), key, options?.timeoutMs) as never;
     },
-    sleep: (ms) => {
+    sleep: async (ms) => {
       checkSleep(ms);
       return sleep(x, x.position('sleep', 'sleep'), ms);
     },
-    child: (ref, input) => {
+    child: async (ref, input) => {
       const agent = resolveChild(deps.registry, ref);
       return child(x, deps, x.position('child', agent.name), agent, input) as never;
     },

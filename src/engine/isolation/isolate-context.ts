@@ -38,10 +38,11 @@ export class IsolatedRun {
   }
 
   context(registry: AgentRegistry, models: ReadonlySet<string>): AgentContext {
+    // As in the main thread's ctx: each method is async, so a failed check rejects (positions are still taken at once).
     return {
       runId: this.runId,
       tenantId: this.tenantId,
-      step: ((name: string, fn: () => unknown, options?: StepOptions) => {
+      step: (async (name: string, fn: () => unknown, options?: StepOptions) => {
         const seq = this.#position('step', name);
         const entry = this.#journal.get(seq);
         if (entry !== undefined) return settled(entry);
@@ -49,7 +50,7 @@ export class IsolatedRun {
         for (const wake of this.#stepWaiters.get(seq)?.splice(0) ?? []) wake(fn);
         return this.#call(seq, { op: 'step', name, ...(options?.retry === undefined ? {} : { retry: options.retry }), ...(options?.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }) });
       }) as AgentContext['step'],
-      model: ((request: ModelRequest) => {
+      model: (async (request: ModelRequest) => {
         if (!models.has(request.model)) throw new KeelError('model_not_found', `Model ${JSON.stringify(request.model)} is not configured`, { details: { model: request.model } });
         const seq = this.#position('model', request.model);
         const entry = this.#journal.get(seq);
@@ -57,14 +58,14 @@ export class IsolatedRun {
         const wire = { ...request, ...(request.tools === undefined ? {} : { tools: request.tools.map(toModelToolSpec) }) };
         return this.#call(seq, { op: 'model', name: request.model, request: toJson(wire) as unknown as ModelRequest });
       }) as AgentContext['model'],
-      tool: ((tool: ToolDefinition<unknown, Json>, args: unknown) => {
+      tool: (async (tool: ToolDefinition<unknown, Json>, args: unknown) => {
         const parsed = parseToolArgs(tool, args);
         const seq = this.#position('tool', tool.name);
         const entry = this.#journal.get(seq);
         if (entry !== undefined) return settled(entry);
         return this.#call(seq, { op: 'tool', name: tool.name, args: parsed });
       }) as AgentContext['tool'],
-      waitForInput: ((key: string, options?: { timeoutMs?: number }) => {
+      waitForInput: (async (key: string, options?: { timeoutMs?: number }) => {
         checkWaitForInput(key, options?.timeoutMs);
         const seq = this.#position('input', key);
         const entry = this.#journal.get(seq);
@@ -77,7 +78,7 @@ export class IsolatedRun {
         if (this.#journal.has(seq)) return;
         await this.#call(seq, { op: 'sleep', name: 'sleep', ms });
       },
-      child: ((ref: Parameters<AgentContext['child']>[0], input: Json) => {
+      child: (async (ref: Parameters<AgentContext['child']>[0], input: Json) => {
         const agent = resolveChild(registry, ref);
         const seq = this.#position('child', agent.name);
         const entry = this.#journal.get(seq);

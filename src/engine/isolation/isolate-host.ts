@@ -23,6 +23,8 @@ import { PULSE_BYTES, PULSE_RUN, PULSE_TICK, type Call, type FromIsolate, type I
 export const AGENT_BLOCKED_MS_DEFAULT = 2_000;
 export const ISOLATE_MEMORY_MB_DEFAULT = 512;
 const WATCHDOG_INTERVAL_MS = 100;
+/** A watchdog pass this many intervals late means this thread itself was stalled. */
+const STALL_FACTOR = 5;
 /** Isolate threads run at this nice value (Linux): agent code gets the CPU the control plane leaves. */
 const ISOLATE_NICE = 10;
 /** Wait before replacing an isolate that died before it was ready. */
@@ -122,6 +124,9 @@ export class IsolateHost implements AgentHost {
   #nextAttempt = 1;
   #closed = false;
   #ready: Promise<void>;
+  /** When the watchdog last looked, and when this thread last came back from a stall (a paused or starved process). */
+  #lastWatch = Date.now();
+  #resumedAt = 0;
 
   constructor(options: IsolateHostOptions) {
     this.#options = options;
@@ -300,11 +305,15 @@ export class IsolateHost implements AgentHost {
   /** Terminates every ready isolate whose event loop has not turned for longer than its current run allows. */
   #watch(): void {
     const now = Date.now();
+    // This thread did not run for a while either (SIGSTOP, a starved machine): an isolate's silence over that time
+    // says nothing about its agent code, so its clock starts again now.
+    if (now - this.#lastWatch > WATCHDOG_INTERVAL_MS * STALL_FACTOR) this.#resumedAt = now;
+    this.#lastWatch = now;
     for (const isolate of this.#isolates) {
       if (!isolate.ready || isolate.reason !== undefined) continue;
       const run = this.#runs.get(isolate.entered[PULSE_RUN]!);
       const limit = run?.x.agent?.blockedAfterMs ?? this.#blockedAfterMs;
-      if (now - isolate.tick[PULSE_TICK]! <= limit) continue;
+      if (now - Math.max(isolate.tick[PULSE_TICK]!, this.#resumedAt) <= limit) continue;
       isolate.reason = 'blocked';
       void isolate.worker.terminate();
     }
