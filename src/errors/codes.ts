@@ -38,7 +38,7 @@ export const ERROR_CODES = {
   agent_blocked: { status: 500, meaning: 'A turn of the agent’s code held its isolate longer than its limit without yielding (a loop); the watchdog ended the run.' },
   agent_oom: { status: 500, meaning: 'The agent’s code exceeded its isolate’s memory limit; the run was ended.' },
   agent_crashed: { status: 500, meaning: 'The agent’s code ended its run from outside a turn: process.exit(), a throw in a callback, or its isolate died.' },
-  tool_unavailable: { status: 500, meaning: 'Agent code running in an isolate called a tool the main thread cannot find by name (export it from the agents module).' },
+  tool_unavailable: { status: 500, meaning: 'Agent code running in an isolate called a tool the main thread cannot find by name (define tools when the agents module loads, not inside agent code).' },
   durability_unavailable: { status: 500, meaning: 'The configured durability level cannot be provided by this store.' },
   step_failed: { status: 500, meaning: 'A journaled step threw.' },
   child_failed: { status: 500, meaning: 'A child run ended without success.' },

@@ -44,6 +44,16 @@ export function defineAgent<I, O extends Json | void>(spec: {
 }
 
 /**
+ * Every tool defined in this process so far, by name (the first of a name wins): when agent code runs in isolates,
+ * the main thread runs its tools and finds them here — defined when the agents module loaded, exported or not.
+ */
+const definedTools = new Map<string, ToolDefinition<unknown, Json>>();
+
+export function toolsDefined(): ReadonlyMap<string, ToolDefinition<unknown, Json>> {
+  return definedTools;
+}
+
+/**
  * Declares a tool. `effect` says what a retry after a crash may do:
  * `read` re-runs freely, `idempotent` re-runs with the same `executionId`, `side-effect` never re-runs blindly.
  * @example
@@ -67,7 +77,9 @@ export function defineTool<I, O extends Json | void>(spec: Omit<ToolDefinition<I
   if (spec.input === undefined || typeof (spec.input as { safeParse?: unknown }).safeParse !== 'function') {
     throw new TypeError(`Tool ${spec.name}: input must be a zod schema`);
   }
-  return Object.freeze({ ...spec, kind: 'keel.tool' as const });
+  const tool = Object.freeze({ ...spec, kind: 'keel.tool' as const });
+  if (!definedTools.has(tool.name)) definedTools.set(tool.name, tool as ToolDefinition<unknown, Json>);
+  return tool;
 }
 
 /**

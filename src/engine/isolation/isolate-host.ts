@@ -264,7 +264,7 @@ export class IsolateHost implements AgentHost {
         case 'tool': {
           const tool = deps.registry.tool(body.name);
           if (tool === undefined) {
-            throw new KeelError('tool_unavailable', `tool ${body.name} is not exported by the agents module (or listed in an agent's tools), so this process cannot run it`, { details: { tool: body.name } });
+            throw new KeelError('tool_unavailable', `tool ${body.name} was not defined when the agents module loaded (it is defined inside agent code?), so the main thread cannot run it`, { details: { tool: body.name } });
           }
           value = await effects.tool(x, deps, at, tool, body.args);
           break;
