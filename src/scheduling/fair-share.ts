@@ -1,7 +1,7 @@
 // Weighted fair queuing of claims across tenants (start-time fair queuing over claims): which backlogged tenants the
 // next claims go to, and how each tenant's virtual time advances. Pure and deterministic; it never reads the store.
 // Service is proportional to weight, never to queue length: a claim costs its tenant 1/weight of virtual time, the
-// tenant with the smallest virtual finish time is served next, and a tenant that was idle restarts at the clock (the
+// tenant with the smallest virtual time is served next, and a tenant that was idle restarts at the clock (the virtual
 // start time of the latest claim), so idling banks no credit.
 
 /**
@@ -21,7 +21,7 @@ export interface BackloggedTenant {
   vtime: number;
   /** Claims it may take now (max concurrent runs minus those it holds); Infinity when uncapped. */
   room: number;
-  /** Order key of its first claimable run (claimable-since, plus BATCH_AGING_MS for batch): breaks ties of finish times. */
+  /** Order key of its first claimable run (claimable-since, plus BATCH_AGING_MS for batch): breaks ties of virtual times. */
   headKey: number;
 }
 
@@ -40,7 +40,13 @@ interface HeapItem {
 
 const finishOf = (item: HeapItem): number => item.start + 1 / item.tenant.weight;
 
+/**
+ * Serve the smallest virtual start time (start-time fair queuing), then the smallest finish time (the heavier
+ * tenant), then the older head. Ordering by start keeps the clock (the start of the latest claim) at or below every
+ * backlogged tenant's virtual time, so the clock only ever lifts a tenant that was idle.
+ */
 function before(a: HeapItem, b: HeapItem): boolean {
+  if (a.start !== b.start) return a.start < b.start;
   const fa = finishOf(a);
   const fb = finishOf(b);
   if (fa !== fb) return fa < fb;
@@ -48,7 +54,7 @@ function before(a: HeapItem, b: HeapItem): boolean {
   return a.tenant.tenantId < b.tenant.tenantId;
 }
 
-/** A binary min-heap of tenants by next finish time. */
+/** A binary min-heap of tenants in serving order (`before`). */
 class TenantHeap {
   readonly #items: HeapItem[] = [];
 
@@ -132,8 +138,8 @@ export class FairClaim<R> {
   #slots: number;
   #rounds = 0;
   #picks: FairPick[] = [];
-  /** Claimed items with the virtual finish time of the pick they filled, in claim order. */
-  readonly #claimed: Array<{ item: R; finish: number; seq: number }> = [];
+  /** Claimed items in the order of the picks they filled. */
+  readonly #claimed: R[] = [];
   /** New virtual times of the tenants served. */
   readonly #vtimes = new Map<string, number>();
 
@@ -165,7 +171,7 @@ export class FairClaim<R> {
       tenant.room -= 1;
       this.#clock = Math.max(this.#clock, pick.start);
       this.#vtimes.set(pick.tenantId, pick.finish);
-      this.#claimed.push({ item, finish: pick.finish, seq: this.#claimed.length });
+      this.#claimed.push(item);
       this.#slots -= 1;
     }
     for (const [tenantId, n] of asked) {
@@ -176,7 +182,6 @@ export class FairClaim<R> {
 
   /** The claimed items in fair order, the new virtual times of the tenants served, and the new clock. */
   result(): { items: R[]; vtimes: Map<string, number>; clock: number } {
-    const items = this.#claimed.sort((a, b) => a.finish - b.finish || a.seq - b.seq).map((c) => c.item);
-    return { items, vtimes: new Map(this.#vtimes), clock: this.#clock };
+    return { items: [...this.#claimed], vtimes: new Map(this.#vtimes), clock: this.#clock };
   }
 }

@@ -1,0 +1,136 @@
+// Fair claim order across tenants: the weighted share of continuously backlogged tenants over any window of 1,000
+// dispatches (property, random arrivals and claim batch sizes), caps, the no-banked-credit rule, and tie-breaks.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { allocateClaims, FairClaim, type BackloggedTenant } from './fair-share.ts';
+
+const WINDOW = 1_000;
+const TOLERANCE = 0.1;
+
+const tenant = (tenantId: string, weight: number, overrides: Partial<BackloggedTenant> = {}): BackloggedTenant => ({
+  tenantId, weight, vtime: 0, room: Infinity, headKey: 0, ...overrides,
+});
+
+interface Simulation {
+  /** Tenant served by each dispatch, in order. */
+  dispatches: string[];
+  /** For each dispatch, the tenants that had runs queued before and after its claim (demand beyond their service). */
+  backlogged: Array<Set<string>>;
+}
+
+/**
+ * Dispatches with FairClaim the way a store does: claims of random batch sizes, each tenant handing over at most what
+ * it has queued; tenant virtual times and the clock carried from claim to claim as the store persists them.
+ */
+function simulate(weights: number[], initial: number[], arrivals: Array<{ tenant: number; count: number }>, batches: number[]): Simulation {
+  const ids = weights.map((_, i) => `t${i}`);
+  const queued = [...initial];
+  const vtimes = new Map<string, number>();
+  let clock = 0;
+  const sim: Simulation = { dispatches: [], backlogged: [] };
+  for (let step = 0; step < batches.length; step++) {
+    const arrival = arrivals[step % arrivals.length]!;
+    queued[arrival.tenant % ids.length]! += arrival.count;
+    const backlog = ids.filter((_, i) => queued[i]! > 0).map((id) => tenant(id, weights[ids.indexOf(id)]!, { vtime: vtimes.get(id) ?? 0 }));
+    const claim = new FairClaim<string>(backlog, clock, batches[step]!);
+    for (let plan = claim.next(); plan !== null; plan = claim.next()) {
+      const claimed = new Map<string, string[]>();
+      for (const [id, n] of plan) {
+        const i = ids.indexOf(id);
+        const take = Math.min(n, queued[i]!);
+        queued[i]! -= take;
+        claimed.set(id, Array.from({ length: take }, () => id));
+      }
+      claim.record(claimed);
+    }
+    const result = claim.result();
+    for (const [id, v] of result.vtimes) vtimes.set(id, v);
+    clock = result.clock;
+    const planned = new Set(backlog.map((t) => t.tenantId).filter((id) => queued[ids.indexOf(id)]! > 0));
+    for (const id of result.items) {
+      sim.dispatches.push(id);
+      sim.backlogged.push(planned);
+    }
+  }
+  return sim;
+}
+
+/** Worst relative error of a backlogged tenant's share (among the tenants backlogged throughout) over every window. */
+function worstShareError(sim: Simulation, weights: number[]): number {
+  let worst = 0;
+  for (let start = 0; start + WINDOW <= sim.dispatches.length; start += 50) {
+    const window = sim.dispatches.slice(start, start + WINDOW);
+    const always = weights.map((_, i) => `t${i}`).filter((id) => sim.backlogged.slice(start, start + WINDOW).every((s) => s.has(id)));
+    if (always.length < 2) continue;
+    const served = always.map((id) => window.filter((d) => d === id).length);
+    const total = served.reduce((a, b) => a + b, 0);
+    const weightTotal = always.reduce((a, id) => a + weights[Number(id.slice(1))]!, 0);
+    always.forEach((id, k) => {
+      const expected = weights[Number(id.slice(1))]! / weightTotal;
+      worst = Math.max(worst, Math.abs(served[k]! / total - expected) / expected);
+    });
+  }
+  return worst;
+}
+
+describe('fair share across tenants', () => {
+  it('keeps each backlogged tenant within 10% of its weight share over any 1,000 dispatches (random arrivals)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 2, maxLength: 4 }).chain((weights) => fc.record({
+          weights: fc.constant(weights),
+          // Some tenants start with a deep queue, others with a few runs or none: queue length must not buy service.
+          initial: fc.array(fc.oneof(fc.integer({ min: 0, max: 5 }), fc.integer({ min: 1_500, max: 5_000 })), { minLength: weights.length, maxLength: weights.length }),
+          arrivals: fc.array(fc.record({ tenant: fc.nat(), count: fc.integer({ min: 0, max: 6 }) }), { minLength: 1, maxLength: 200 }),
+          batches: fc.array(fc.integer({ min: 1, max: 16 }), { minLength: 400, maxLength: 600 }),
+        })),
+        ({ weights, initial, arrivals, batches }) => {
+          const sim = simulate(weights, initial, arrivals, batches);
+          const error = worstShareError(sim, weights);
+          assert.ok(error <= TOLERANCE, `worst share error ${(error * 100).toFixed(1)}% with weights ${weights.join(',')}`);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('serves by weight, not by queue length', () => {
+    const picks = allocateClaims([tenant('big', 1), tenant('small', 1)], 0, 10).map((p) => p.tenantId);
+    assert.deepEqual(picks.filter((p) => p === 'small').length, 5);
+    const weighted = allocateClaims([tenant('a', 1), tenant('b', 3)], 0, 8).map((p) => p.tenantId);
+    assert.deepEqual([weighted.filter((p) => p === 'a').length, weighted.filter((p) => p === 'b').length], [2, 6]);
+  });
+
+  it('never exceeds a tenant\'s room and skips a tenant at its cap', () => {
+    const picks = allocateClaims([tenant('capped', 5, { room: 2 }), tenant('full', 5, { room: 0 }), tenant('free', 1)], 0, 10);
+    assert.equal(picks.filter((p) => p.tenantId === 'capped').length, 2);
+    assert.equal(picks.filter((p) => p.tenantId === 'full').length, 0);
+    assert.equal(picks.filter((p) => p.tenantId === 'free').length, 8);
+  });
+
+  it('gives a tenant back from idling no banked credit: it restarts at the clock', () => {
+    // `busy` was served 1,000 times alone (vtime 1000, clock 999); `back` was last served long ago (vtime 3).
+    const picks = allocateClaims([tenant('busy', 1, { vtime: 1_000 }), tenant('back', 1, { vtime: 3 })], 999, 10).map((p) => p.tenantId);
+    assert.ok(picks.filter((p) => p === 'back').length <= 6, picks.join(','));
+  });
+
+  it('breaks ties of finish time by the older (aged) head, then by tenant id', () => {
+    const picks = allocateClaims([tenant('b', 1, { headKey: 5 }), tenant('a', 1, { headKey: 9 })], 0, 2).map((p) => p.tenantId);
+    assert.deepEqual(picks, ['b', 'a']);
+  });
+
+  it('re-plans the slots a tenant with fewer runs than planned leaves to the others', () => {
+    const claim = new FairClaim<string>([tenant('few', 1), tenant('many', 1)], 0, 10);
+    const first = claim.next()!;
+    assert.deepEqual([first.get('few'), first.get('many')], [5, 5]);
+    claim.record(new Map([['few', ['f1']], ['many', ['m1', 'm2', 'm3', 'm4', 'm5']]]));
+    const second = claim.next()!;
+    assert.deepEqual([...second], [['many', 4]]);
+    claim.record(new Map([['many', ['m6', 'm7', 'm8', 'm9']]]));
+    assert.equal(claim.next(), null);
+    const { items, vtimes } = claim.result();
+    assert.equal(items.length, 10);
+    assert.deepEqual([vtimes.get('few'), vtimes.get('many')], [1, 9]);
+  });
+});
