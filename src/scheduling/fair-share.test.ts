@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
+import { worstShareError, type DispatchLog } from '../../test/support/share-windows.ts';
 import { allocateClaims, FairClaim, type BackloggedTenant } from './fair-share.ts';
 
 const WINDOW = 1_000;
@@ -12,23 +13,16 @@ const tenant = (tenantId: string, weight: number, overrides: Partial<BackloggedT
   tenantId, weight, vtime: 0, room: Infinity, headKey: 0, ...overrides,
 });
 
-interface Simulation {
-  /** Tenant served by each dispatch, in order. */
-  dispatches: string[];
-  /** For each dispatch, the tenants that had runs queued before and after its claim (demand beyond their service). */
-  backlogged: Array<Set<string>>;
-}
-
 /**
  * Dispatches with FairClaim the way a store does: claims of random batch sizes, each tenant handing over at most what
  * it has queued; tenant virtual times and the clock carried from claim to claim as the store persists them.
  */
-function simulate(weights: number[], initial: number[], arrivals: Array<{ tenant: number; count: number }>, batches: number[]): Simulation {
+function simulate(weights: number[], initial: number[], arrivals: Array<{ tenant: number; count: number }>, batches: number[]): DispatchLog {
   const ids = weights.map((_, i) => `t${i}`);
   const queued = [...initial];
   const vtimes = new Map<string, number>();
   let clock = 0;
-  const sim: Simulation = { dispatches: [], backlogged: [] };
+  const sim: DispatchLog = { dispatches: [], backlogged: [] };
   for (let step = 0; step < batches.length; step++) {
     const arrival = arrivals[step % arrivals.length]!;
     queued[arrival.tenant % ids.length]! += arrival.count;
@@ -56,24 +50,6 @@ function simulate(weights: number[], initial: number[], arrivals: Array<{ tenant
   return sim;
 }
 
-/** Worst relative error of a backlogged tenant's share (among the tenants backlogged throughout) over every window. */
-function worstShareError(sim: Simulation, weights: number[]): number {
-  let worst = 0;
-  for (let start = 0; start + WINDOW <= sim.dispatches.length; start += 50) {
-    const window = sim.dispatches.slice(start, start + WINDOW);
-    const always = weights.map((_, i) => `t${i}`).filter((id) => sim.backlogged.slice(start, start + WINDOW).every((s) => s.has(id)));
-    if (always.length < 2) continue;
-    const served = always.map((id) => window.filter((d) => d === id).length);
-    const total = served.reduce((a, b) => a + b, 0);
-    const weightTotal = always.reduce((a, id) => a + weights[Number(id.slice(1))]!, 0);
-    always.forEach((id, k) => {
-      const expected = weights[Number(id.slice(1))]! / weightTotal;
-      worst = Math.max(worst, Math.abs(served[k]! / total - expected) / expected);
-    });
-  }
-  return worst;
-}
-
 describe('fair share across tenants', () => {
   it('keeps each backlogged tenant within 10% of its weight share over any 1,000 dispatches (random arrivals)', () => {
     fc.assert(
@@ -87,7 +63,7 @@ describe('fair share across tenants', () => {
         })),
         ({ weights, initial, arrivals, batches }) => {
           const sim = simulate(weights, initial, arrivals, batches);
-          const error = worstShareError(sim, weights);
+          const error = worstShareError(sim, new Map(weights.map((w, i) => [`t${i}`, w])), WINDOW);
           assert.ok(error <= TOLERANCE, `worst share error ${(error * 100).toFixed(1)}% with weights ${weights.join(',')}`);
         },
       ),
