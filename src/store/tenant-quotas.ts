@@ -8,8 +8,8 @@ export const TENANT_QUEUE_FULL_RETRY_AFTER_MS = 5_000;
 
 /** Parameters of insert-tenant.sql for a new tenant (:id, :name, :now added by the caller). */
 export function insertQuotaParams(quotas: Partial<TenantQuotas> = {}): { weight: number; max_concurrent_runs: number | null; max_queued_runs: number | null } {
-  const q = { ...DEFAULT_TENANT_QUOTAS, ...quotas };
-  return { weight: q.weight, max_concurrent_runs: q.maxConcurrentRuns, max_queued_runs: q.maxQueuedRuns };
+  const d = DEFAULT_TENANT_QUOTAS;
+  return { weight: quotas.weight ?? d.weight, max_concurrent_runs: quotas.maxConcurrentRuns ?? d.maxConcurrentRuns, max_queued_runs: quotas.maxQueuedRuns ?? d.maxQueuedRuns };
 }
 
 /** Parameters of update-tenant.sql: a field is written only when present in the patch (:id, :now added by the caller). */
