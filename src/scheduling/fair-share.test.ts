@@ -4,20 +4,20 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { worstShareError, type DispatchLog } from '../../test/support/share-windows.ts';
-import { allocateClaims, FairClaim, type BackloggedTenant } from './fair-share.ts';
+import { allocateClaims, FairClaim, INTERACTIVE_LEAD_CLAIMS, type BackloggedTenant } from './fair-share.ts';
 
 const WINDOW = 1_000;
 const TOLERANCE = 0.1;
 
 const tenant = (tenantId: string, weight: number, overrides: Partial<BackloggedTenant> = {}): BackloggedTenant => ({
-  tenantId, weight, vtime: 0, room: Infinity, headKey: 0, ...overrides,
+  tenantId, weight, vtime: 0, room: Infinity, headKey: 0, interactiveHead: false, ...overrides,
 });
 
 /**
  * Dispatches with FairClaim the way a store does: claims of random batch sizes, each tenant handing over at most what
  * it has queued; tenant virtual times and the clock carried from claim to claim as the store persists them.
  */
-function simulate(weights: number[], initial: number[], arrivals: Array<{ tenant: number; count: number }>, batches: number[]): DispatchLog {
+function simulate(weights: number[], initial: number[], arrivals: Array<{ tenant: number; count: number }>, batches: number[], heads: boolean[]): DispatchLog {
   const ids = weights.map((_, i) => `t${i}`);
   const queued = [...initial];
   const vtimes = new Map<string, number>();
@@ -26,7 +26,10 @@ function simulate(weights: number[], initial: number[], arrivals: Array<{ tenant
   for (let step = 0; step < batches.length; step++) {
     const arrival = arrivals[step % arrivals.length]!;
     queued[arrival.tenant % ids.length]! += arrival.count;
-    const backlog = ids.filter((_, i) => queued[i]! > 0).map((id) => tenant(id, weights[ids.indexOf(id)]!, { vtime: vtimes.get(id) ?? 0 }));
+    // Whether each tenant's next run is interactive varies at random: the interactive lead must stay within the bound.
+    const backlog = ids.filter((_, i) => queued[i]! > 0).map((id, i) => tenant(id, weights[ids.indexOf(id)]!, {
+      vtime: vtimes.get(id) ?? 0, interactiveHead: heads[(step * 7 + i) % heads.length]!,
+    }));
     const claim = new FairClaim<string>(backlog, clock, batches[step]!);
     for (let plan = claim.next(); plan !== null; plan = claim.next()) {
       const claimed = new Map<string, string[]>();
@@ -60,9 +63,10 @@ describe('fair share across tenants', () => {
           initial: fc.array(fc.oneof(fc.integer({ min: 0, max: 5 }), fc.integer({ min: 1_500, max: 5_000 })), { minLength: weights.length, maxLength: weights.length }),
           arrivals: fc.array(fc.record({ tenant: fc.nat(), count: fc.integer({ min: 0, max: 6 }) }), { minLength: 1, maxLength: 200 }),
           batches: fc.array(fc.integer({ min: 1, max: 16 }), { minLength: 400, maxLength: 600 }),
+          heads: fc.array(fc.boolean(), { minLength: 1, maxLength: 64 }),
         })),
-        ({ weights, initial, arrivals, batches }) => {
-          const sim = simulate(weights, initial, arrivals, batches);
+        ({ weights, initial, arrivals, batches, heads }) => {
+          const sim = simulate(weights, initial, arrivals, batches, heads);
           const error = worstShareError(sim, new Map(weights.map((w, i) => [`t${i}`, w])), WINDOW);
           assert.ok(error <= TOLERANCE, `worst share error ${(error * 100).toFixed(1)}% with weights ${weights.join(',')}`);
         },
@@ -89,6 +93,29 @@ describe('fair share across tenants', () => {
     // `busy` was served 1,000 times alone (vtime 1000, clock 999); `back` was last served long ago (vtime 3).
     const picks = allocateClaims([tenant('busy', 1, { vtime: 1_000 }), tenant('back', 1, { vtime: 3 })], 999, 10).map((p) => p.tenantId);
     assert.ok(picks.filter((p) => p === 'back').length <= 6, picks.join(','));
+  });
+
+  it('lets interactive work of a tenant pass batch work of another, at most its share of INTERACTIVE_LEAD_CLAIMS ahead', () => {
+    const claims = (n: number) => {
+      const vtimes = new Map<string, number>();
+      let clock = 0;
+      const served: string[] = [];
+      for (let i = 0; i < n; i++) {
+        const claim = new FairClaim<string>([tenant('batch', 1, { vtime: vtimes.get('batch') ?? 0 }), tenant('chat', 1, { vtime: vtimes.get('chat') ?? 0, interactiveHead: true })], clock, 1);
+        const plan = claim.next()!;
+        claim.record(new Map([...plan].map(([id]) => [id, [id]])));
+        const result = claim.result();
+        for (const [id, v] of result.vtimes) vtimes.set(id, v);
+        clock = result.clock;
+        served.push(...result.items);
+      }
+      return served;
+    };
+    const served = claims(200);
+    const lead = INTERACTIVE_LEAD_CLAIMS / 2; // two tenants of weight 1: half of the lead each
+    assert.deepEqual(served.slice(0, lead), Array(lead).fill('chat'), 'interactive first');
+    const chat = served.filter((s) => s === 'chat').length;
+    assert.ok(chat - (200 - chat) <= lead + 1, `then back to the weighted share: ${chat} of 200`);
   });
 
   it('breaks ties of finish time by the older (aged) head, then by tenant id', () => {

@@ -1,8 +1,9 @@
 // Weighted fair queuing of claims across tenants (start-time fair queuing over claims): which backlogged tenants the
 // next claims go to, and how each tenant's virtual time advances. Pure and deterministic; it never reads the store.
 // Service is proportional to weight, never to queue length: a claim costs its tenant 1/weight of virtual time, the
-// tenant with the smallest virtual time is served next, and a tenant that was idle restarts at the clock (the virtual
-// start time of the latest claim), so idling banks no credit.
+// tenant with the smallest virtual time is served next, and a tenant that was idle restarts at the clock (the least
+// virtual time among the tenants backlogged at the latest claim), so idling banks no credit. Priority class counts across tenants within a bound: a tenant
+// whose next run is interactive may run ahead of its share by its share of INTERACTIVE_LEAD_CLAIMS claims.
 
 /**
  * Aging of batch runs, in ms: inside one tenant a batch run is ordered as if it had become claimable this much later,
@@ -10,6 +11,14 @@
  * claimable after it did: batch work is never starved. The claim SQL of both stores uses the same constant.
  */
 export const BATCH_AGING_MS = 60_000;
+/**
+ * Priority class across tenants, bounded: a tenant whose next run is interactive competes as if it were its weighted
+ * share of this many claims behind (lead in virtual time: INTERACTIVE_LEAD_CLAIMS / the backlogged tenants' total
+ * weight). So interactive work passes another tenant's flood of batch work at once, yet a tenant never runs more
+ * than its share of INTERACTIVE_LEAD_CLAIMS claims ahead of its weighted share: over 1,000 claims, under 6.4% of its
+ * share.
+ */
+export const INTERACTIVE_LEAD_CLAIMS = 64;
 export const TENANT_WEIGHT_MAX = 10_000;
 /** Claim rounds in one claim: a round re-plans the slots left by tenants that had fewer runs than planned. */
 export const FAIR_CLAIM_ROUNDS_MAX = 4;
@@ -23,12 +32,13 @@ export interface BackloggedTenant {
   room: number;
   /** Order key of its first claimable run (claimable-since, plus BATCH_AGING_MS for batch): breaks ties of virtual times. */
   headKey: number;
+  /** Its first claimable run (by that key) is interactive: its first pick of a claim gets INTERACTIVE_LEAD_CLAIMS. */
+  interactiveHead: boolean;
 }
 
 export interface FairPick {
   tenantId: string;
-  /** Virtual start and finish times of this claim. */
-  start: number;
+  /** Virtual finish time of this claim: the tenant's virtual time once it is made. */
   finish: number;
 }
 
@@ -36,17 +46,22 @@ interface HeapItem {
   tenant: BackloggedTenant;
   start: number;
   taken: number;
+  /** Virtual time its first pick is moved forward by (interactive head), 0 otherwise. */
+  lead: number;
 }
 
 const finishOf = (item: HeapItem): number => item.start + 1 / item.tenant.weight;
+/** The virtual time a pick competes with: its start, less the interactive lead for a tenant's first pick. */
+const keyOf = (item: HeapItem): number => (item.taken === 0 ? item.start - item.lead : item.start);
 
 /**
- * Serve the smallest virtual start time (start-time fair queuing), then the smallest finish time (the heavier
- * tenant), then the older head. Ordering by start keeps the clock (the start of the latest claim) at or below every
- * backlogged tenant's virtual time, so the clock only ever lifts a tenant that was idle.
+ * Serve the smallest virtual start time (start-time fair queuing; less the interactive lead), then the smallest finish
+ * time (the heavier tenant), then the older head.
  */
 function before(a: HeapItem, b: HeapItem): boolean {
-  if (a.start !== b.start) return a.start < b.start;
+  const ka = keyOf(a);
+  const kb = keyOf(b);
+  if (ka !== kb) return ka < kb;
   const fa = finishOf(a);
   const fb = finishOf(b);
   if (fa !== fb) return fa < fb;
@@ -105,14 +120,14 @@ class TenantHeap {
  */
 export function allocateClaims(tenants: readonly BackloggedTenant[], clock: number, slots: number): FairPick[] {
   const heap = new TenantHeap();
-  for (const tenant of tenants) {
-    if (tenant.room > 0 && tenant.weight > 0) heap.push({ tenant, start: Math.max(tenant.vtime, clock), taken: 0 });
-  }
+  const open = tenants.filter((t) => t.room > 0 && t.weight > 0);
+  const lead = INTERACTIVE_LEAD_CLAIMS / open.reduce((sum, t) => sum + t.weight, 0);
+  for (const tenant of open) heap.push({ tenant, start: Math.max(tenant.vtime, clock), taken: 0, lead: tenant.interactiveHead ? lead : 0 });
   const picks: FairPick[] = [];
   while (picks.length < slots && heap.size > 0) {
     const item = heap.pop()!;
     const finish = finishOf(item);
-    picks.push({ tenantId: item.tenant.tenantId, start: item.start, finish });
+    picks.push({ tenantId: item.tenant.tenantId, finish });
     item.taken += 1;
     item.start = finish;
     if (item.taken < item.tenant.room) heap.push(item);
@@ -143,9 +158,14 @@ export class FairClaim<R> {
   /** New virtual times of the tenants served. */
   readonly #vtimes = new Map<string, number>();
 
+  /**
+   * `clock` as the previous claim left it. This claim's clock is the least virtual time among the tenants backlogged
+   * now, never less than that: it lifts no tenant that is backlogged now except one that was not at the previous
+   * claim (idle, or at its concurrency cap), which restarts there instead of cashing in credit from idling.
+   */
   constructor(tenants: readonly BackloggedTenant[], clock: number, slots: number) {
     this.#tenants = new Map(tenants.map((t) => [t.tenantId, { ...t }]));
-    this.#clock = clock;
+    this.#clock = tenants.length === 0 ? clock : Math.max(clock, Math.min(...tenants.map((t) => t.vtime)));
     this.#slots = slots;
   }
 
@@ -169,7 +189,7 @@ export class FairClaim<R> {
       const tenant = this.#tenants.get(pick.tenantId)!;
       tenant.vtime = pick.finish;
       tenant.room -= 1;
-      this.#clock = Math.max(this.#clock, pick.start);
+      tenant.interactiveHead = false; // its next run's class is unknown: no second lead in one claim
       this.#vtimes.set(pick.tenantId, pick.finish);
       this.#claimed.push(item);
       this.#slots -= 1;

@@ -14,11 +14,12 @@ export function toBackloggedTenants(rows: readonly Row[]): BackloggedTenant[] {
     const cap = row.max_concurrent_runs === null || row.max_concurrent_runs === undefined ? Infinity : Number(row.max_concurrent_runs);
     const room = cap - Number(row.held);
     if (room <= 0) continue;
-    const heads = [
-      row.head_interactive === null ? Infinity : Number(row.head_interactive),
-      row.head_batch === null ? Infinity : Number(row.head_batch) + BATCH_AGING_MS,
-    ];
-    tenants.push({ tenantId: String(row.tenant_id), weight: Number(row.weight), vtime: Number(row.vtime), room, headKey: Math.min(...heads) });
+    const interactive = row.head_interactive === null ? Infinity : Number(row.head_interactive);
+    const batch = row.head_batch === null ? Infinity : Number(row.head_batch) + BATCH_AGING_MS;
+    tenants.push({
+      tenantId: String(row.tenant_id), weight: Number(row.weight), vtime: Number(row.vtime), room,
+      headKey: Math.min(interactive, batch), interactiveHead: interactive <= batch,
+    });
   }
   return tenants;
 }

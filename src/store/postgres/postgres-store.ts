@@ -337,7 +337,7 @@ export class PostgresStore implements Store {
   // Work
 
   claimRuns(request: ClaimRequest): Promise<RunRecord[]> {
-    return this.#writes.submit(LEASE_ONLY, async ({ client, now }) => {
+    return this.#writes.submit({ ...LEASE_ONLY, alone: request.probation !== true }, async ({ client, now }) => {
       const lease = { owner: request.owner, now, lease_expires_at: now + request.leaseMs, served: JSON.stringify(request.served), claimable_statuses: CLAIMABLE_STATUSES };
       if (request.probation === true) {
         return inClaimOrder((await this.#s['claim-probation-runs'].rows(client, { ...lease, limit: request.limit })).map(toRun));
