@@ -118,6 +118,25 @@ describe('fair share across tenants', () => {
     assert.ok(chat - (200 - chat) <= lead + 1, `then back to the weighted share: ${chat} of 200`);
   });
 
+  it('keeps the clock with a tenant served alone: a flood arriving later neither jumps ahead nor is starved', () => {
+    let clock = 0;
+    const vtimes = new Map<string, number>();
+    const claimOne = (tenants: BackloggedTenant[]) => {
+      const claim = new FairClaim<string>(tenants.map((t) => ({ ...t, vtime: vtimes.get(t.tenantId) ?? 0 })), clock, 1);
+      claim.record(new Map([...claim.next()!].map(([id]) => [id, [id]])));
+      const result = claim.result();
+      for (const [id, v] of result.vtimes) vtimes.set(id, v);
+      clock = result.clock;
+      return result.items[0]!;
+    };
+    for (let i = 0; i < 60; i++) claimOne([tenant('chat', 1, { interactiveHead: true })]);
+    const both = [tenant('chat', 1, { interactiveHead: true }), tenant('flood', 1)];
+    const next = Array.from({ length: 100 }, () => claimOne(both));
+    assert.deepEqual(next.slice(0, 20), Array(20).fill('chat'), 'the interactive tenant keeps its lead over a newly arrived flood');
+    const flood = next.filter((id) => id === 'flood').length;
+    assert.ok(flood >= 50 - INTERACTIVE_LEAD_CLAIMS / 2 - 1, `the flood gets its share after the lead: ${flood} of 100`);
+  });
+
   it('breaks ties of finish time by the older (aged) head, then by tenant id', () => {
     const picks = allocateClaims([tenant('b', 1, { headKey: 5 }), tenant('a', 1, { headKey: 9 })], 0, 2).map((p) => p.tenantId);
     assert.deepEqual(picks, ['b', 'a']);

@@ -155,17 +155,21 @@ export class FairClaim<R> {
   #picks: FairPick[] = [];
   /** Claimed items in the order of the picks they filled. */
   readonly #claimed: R[] = [];
+  /** The tenants backlogged when the claim began. */
+  readonly #backlogged: string[];
   /** New virtual times of the tenants served. */
   readonly #vtimes = new Map<string, number>();
 
   /**
-   * `clock` as the previous claim left it. This claim's clock is the least virtual time among the tenants backlogged
-   * now, never less than that: it lifts no tenant that is backlogged now except one that was not at the previous
-   * claim (idle, or at its concurrency cap), which restarts there instead of cashing in credit from idling.
+   * `clock` as the previous claim left it. A claim starts at the least virtual time among the tenants backlogged now
+   * (never less than `clock`) and leaves the least virtual time among them after it: so the clock lifts no tenant
+   * that is backlogged, only one that was not at the previous claim (idle, or at its concurrency cap), which restarts
+   * there instead of cashing in credit from idling.
    */
   constructor(tenants: readonly BackloggedTenant[], clock: number, slots: number) {
     this.#tenants = new Map(tenants.map((t) => [t.tenantId, { ...t }]));
     this.#clock = tenants.length === 0 ? clock : Math.max(clock, Math.min(...tenants.map((t) => t.vtime)));
+    this.#backlogged = tenants.map((t) => t.tenantId);
     this.#slots = slots;
   }
 
@@ -202,6 +206,8 @@ export class FairClaim<R> {
 
   /** The claimed items in fair order, the new virtual times of the tenants served, and the new clock. */
   result(): { items: R[]; vtimes: Map<string, number>; clock: number } {
-    return { items: [...this.#claimed], vtimes: new Map(this.#vtimes), clock: this.#clock };
+    let least = Infinity;
+    for (const id of this.#backlogged) least = Math.min(least, this.#vtimes.get(id) ?? Math.max(this.#tenants.get(id)?.vtime ?? Infinity, this.#clock));
+    return { items: [...this.#claimed], vtimes: new Map(this.#vtimes), clock: least === Infinity ? this.#clock : Math.max(this.#clock, least) };
   }
 }

@@ -23,7 +23,7 @@ UPDATE runs SET
 WHERE id IN (
   SELECT id FROM (
     SELECT id, claim_after AS k FROM (
-      SELECT id, claim_after FROM runs
+      SELECT id, claim_after FROM runs INDEXED BY runs_fair_claim
       WHERE tenant_id = :tenant_id AND priority_rank = 0 AND claim_after IS NOT NULL AND claim_after <= :now
         AND status IN (SELECT value FROM json_each(:claimable_statuses))
         AND agent_key IN (SELECT value FROM json_each(:served))
@@ -31,7 +31,7 @@ WHERE id IN (
       ORDER BY claim_after LIMIT :limit)
     UNION ALL
     SELECT id, claim_after + 60000 AS k FROM (
-      SELECT id, claim_after FROM runs
+      SELECT id, claim_after FROM runs INDEXED BY runs_fair_claim
       WHERE tenant_id = :tenant_id AND priority_rank = 1 AND claim_after IS NOT NULL AND claim_after <= :now
         AND status IN (SELECT value FROM json_each(:claimable_statuses))
         AND agent_key IN (SELECT value FROM json_each(:served))
