@@ -2,7 +2,7 @@
 -- excluded), for fair claiming: weight, virtual time, runs held against the concurrency cap, and when their first
 -- claimable interactive and batch runs became claimable. Tenants are found by a loose index scan of runs_fair_claim
 -- (one probe per tenant with live runs, never a scan of a queue); each head is one index probe. A tenant without a
--- tenants row claims with weight 1, uncapped.
+-- tenants row claims with weight 1, uncapped. The JSON lists become arrays once (uncorrelated), not once per probe.
 -- Params: :now, :served (JSON array of agent@version), :claimable_statuses (JSON array).
 -- Returns tenant_id, weight, vtime, max_concurrent_runs, held, head_interactive, head_batch (either head may be NULL).
 WITH RECURSIVE live(tenant_id) AS (
@@ -11,18 +11,18 @@ WITH RECURSIVE live(tenant_id) AS (
   SELECT (SELECT min(r.tenant_id) FROM runs r WHERE r.claim_after IS NOT NULL AND r.tenant_id > live.tenant_id)
   FROM live WHERE live.tenant_id IS NOT NULL
 ),
-heads AS (
+heads AS MATERIALIZED (
   SELECT live.tenant_id,
     (SELECT r.claim_after FROM runs r
       WHERE r.tenant_id = live.tenant_id AND r.priority_rank = 0 AND r.claim_after IS NOT NULL AND r.claim_after <= :now::bigint
-        AND r.status IN (SELECT jsonb_array_elements_text(:claimable_statuses::jsonb))
-        AND r.agent_key IN (SELECT jsonb_array_elements_text(:served::jsonb))
+        AND r.status = ANY (ARRAY(SELECT jsonb_array_elements_text(:claimable_statuses::jsonb)))
+        AND r.agent_key = ANY (ARRAY(SELECT jsonb_array_elements_text(:served::jsonb)))
         AND r.lease_losses = 0 AND r.lease_owner IS NULL
       ORDER BY r.claim_after LIMIT 1) AS head_interactive,
     (SELECT r.claim_after FROM runs r
       WHERE r.tenant_id = live.tenant_id AND r.priority_rank = 1 AND r.claim_after IS NOT NULL AND r.claim_after <= :now::bigint
-        AND r.status IN (SELECT jsonb_array_elements_text(:claimable_statuses::jsonb))
-        AND r.agent_key IN (SELECT jsonb_array_elements_text(:served::jsonb))
+        AND r.status = ANY (ARRAY(SELECT jsonb_array_elements_text(:claimable_statuses::jsonb)))
+        AND r.agent_key = ANY (ARRAY(SELECT jsonb_array_elements_text(:served::jsonb)))
         AND r.lease_losses = 0 AND r.lease_owner IS NULL
       ORDER BY r.claim_after LIMIT 1) AS head_batch
   FROM live WHERE live.tenant_id IS NOT NULL
