@@ -69,9 +69,14 @@ function before(a: HeapItem, b: HeapItem): boolean {
   return a.tenant.tenantId < b.tenant.tenantId;
 }
 
-/** A binary min-heap of tenants in serving order (`before`). */
+/** A binary min-heap of tenants in serving order (`before`), built in linear time. */
 class TenantHeap {
-  readonly #items: HeapItem[] = [];
+  readonly #items: HeapItem[];
+
+  constructor(items: HeapItem[]) {
+    this.#items = items;
+    for (let i = (items.length >> 1) - 1; i >= 0; i--) this.#down(i);
+  }
 
   get size(): number {
     return this.#items.length;
@@ -95,19 +100,24 @@ class TenantHeap {
     const last = items.pop();
     if (items.length > 0 && last !== undefined) {
       items[0] = last;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let min = i;
-        if (l < items.length && before(items[l]!, items[min]!)) min = l;
-        if (r < items.length && before(items[r]!, items[min]!)) min = r;
-        if (min === i) break;
-        [items[i], items[min]] = [items[min]!, items[i]!];
-        i = min;
-      }
+      this.#down(0);
     }
     return top;
+  }
+
+  #down(from: number): void {
+    const items = this.#items;
+    let i = from;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let min = i;
+      if (l < items.length && before(items[l]!, items[min]!)) min = l;
+      if (r < items.length && before(items[r]!, items[min]!)) min = r;
+      if (min === i) return;
+      [items[i], items[min]] = [items[min]!, items[i]!];
+      i = min;
+    }
   }
 }
 
@@ -119,10 +129,9 @@ class TenantHeap {
  * // ['b', 'a', 'b']
  */
 export function allocateClaims(tenants: readonly BackloggedTenant[], clock: number, slots: number): FairPick[] {
-  const heap = new TenantHeap();
   const open = tenants.filter((t) => t.room > 0 && t.weight > 0);
   const lead = INTERACTIVE_LEAD_CLAIMS / open.reduce((sum, t) => sum + t.weight, 0);
-  for (const tenant of open) heap.push({ tenant, start: Math.max(tenant.vtime, clock), taken: 0, lead: tenant.interactiveHead ? lead : 0 });
+  const heap = new TenantHeap(open.map((tenant) => ({ tenant, start: Math.max(tenant.vtime, clock), taken: 0, lead: tenant.interactiveHead ? lead : 0 })));
   const picks: FairPick[] = [];
   while (picks.length < slots && heap.size > 0) {
     const item = heap.pop()!;
