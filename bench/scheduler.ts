@@ -1,7 +1,8 @@
-// `npx node bench/scheduler.ts [--quick] [--postgres]`: the cost of fair claiming across tenants (issue 7).
-// 1. Decisions: fair-order decisions per second of the pure planner (src/scheduling/fair-share.ts) with 1,000 tenants
+// `npx node bench/scheduler.ts [--quick] [--postgres] [--tenants <n>]`: the cost of fair claiming across tenants
+// (issue 7); 1,000 tenants unless --tenants says otherwise (10,000 runs in all, fewer with --quick).
+// 1. Decisions: fair-order decisions per second of the pure planner (src/scheduling/fair-share.ts) with the tenants
 //    backlogged, one claim per decision and 32 per claim.
-// 2. Claims: latency of a real store claim with 1,000 tenants backlogged, fair order against the order Keel used
+// 2. Claims: latency of a real store claim with the tenants backlogged, fair order against the order Keel used
 //    before (interactive first, then oldest: bench/sql/*-claim-runs-priority-order.sql), on identical fresh stores,
 //    both in a transaction of their own with lease-only durability. Runs are created, never executed.
 // It prints JSON figures and asserts nothing but that every claim got runs.
@@ -20,8 +21,10 @@ import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import type { Store } from '../src/store/store.ts';
 
 const quick = process.argv.includes('--quick');
-const TENANTS = 1_000;
-const RUNS_PER_TENANT = quick ? 3 : 10;
+const tenantsFlag = process.argv.indexOf('--tenants');
+const TENANTS = tenantsFlag === -1 ? 1_000 : Number(process.argv[tenantsFlag + 1]);
+if (!Number.isSafeInteger(TENANTS) || TENANTS < 1) throw new Error('--tenants needs a whole number from 1');
+const RUNS_PER_TENANT = Math.ceil((quick ? 3_000 : 10_000) / TENANTS);
 const CLAIMS = quick ? 100 : 400;
 const BATCH = 32;
 const SERVED = JSON.stringify(['bench@1']);
