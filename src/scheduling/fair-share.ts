@@ -2,8 +2,9 @@
 // next claims go to, and how each tenant's virtual time advances. Pure and deterministic; it never reads the store.
 // Service is proportional to weight, never to queue length: a claim costs its tenant 1/weight of virtual time, the
 // tenant with the smallest virtual time is served next, and a tenant that was idle restarts at the clock (the least
-// virtual time among the tenants backlogged at the latest claim), so idling banks no credit. Priority class counts across tenants within a bound: a tenant
-// whose next run is interactive may run ahead of its share by its share of INTERACTIVE_LEAD_CLAIMS claims.
+// virtual time among the tenants backlogged at the latest claim), so idling banks no credit. Priority class counts
+// across tenants within a bound: a tenant whose next run is interactive may run ahead of its weighted share by its
+// share of INTERACTIVE_LEAD_CLAIMS claims.
 
 /**
  * Aging of batch runs, in ms: inside one tenant a batch run is ordered as if it had become claimable this much later,
@@ -32,7 +33,7 @@ export interface BackloggedTenant {
   room: number;
   /** Order key of its first claimable run (claimable-since, plus BATCH_AGING_MS for batch): breaks ties of virtual times. */
   headKey: number;
-  /** Its first claimable run (by that key) is interactive: its first pick of a claim gets INTERACTIVE_LEAD_CLAIMS. */
+  /** Its first claimable run (by that key) is interactive: its first pick of a claim gets the interactive lead. */
   interactiveHead: boolean;
 }
 
