@@ -9,6 +9,7 @@ import { PostgresStore } from '../src/store/postgres/postgres-store.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { storeConformance, type StoreFactory } from './store/conformance.ts';
 import { scheduleStoreConformance } from './store/schedule-conformance.ts';
+import { tenantStoreConformance } from './store/tenant-conformance.ts';
 import { TEST_DATABASE_URL, postgresAvailable } from './support/postgres.ts';
 
 const sqlite: StoreFactory = {
@@ -48,7 +49,9 @@ const postgres: StoreFactory = {
 
 storeConformance(sqlite);
 scheduleStoreConformance(sqlite);
+tenantStoreConformance(sqlite);
 if (await postgresAvailable()) {
   storeConformance(postgres);
   scheduleStoreConformance(postgres);
+  tenantStoreConformance(postgres);
 }

@@ -41,5 +41,7 @@ export function errorHandler(error: unknown, request: FastifyRequest, reply: Fas
   }
   if (keel.code === 'idempotency_conflict' || keel.status >= 500) request.log.warn({ code: keel.code }, keel.message);
   const status = ERROR_CODES[keel.code].status;
+  // A refusal that says when to come back (429 tenant_queue_full, 503) tells HTTP clients too, in whole seconds.
+  if (keel.retryAfterMs !== undefined) void reply.header('retry-after', String(Math.max(1, Math.ceil(keel.retryAfterMs / 1000))));
   void reply.status(status >= 500 && keel.code !== 'store_busy' ? 500 : status).send({ error: keel.toJSON() });
 }

@@ -1,5 +1,6 @@
 // The API's wire schemas (zod): request validation and the OpenAPI document are both generated from these.
 import { z } from 'zod';
+import { TENANT_WEIGHT_MAX } from '../scheduling/fair-share.ts';
 
 /** Deepest nesting accepted in user JSON: journals and events are serialized recursively, so depth is bounded. */
 export const JSON_MAX_DEPTH = 64;
@@ -117,7 +118,29 @@ export const Step = z.object({
   error: z.unknown().optional(),
 }).meta({ id: 'Step' });
 
-export const CreateTenantBody = z.strictObject({ name: z.string().min(1).max(100).regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/) });
+// --- tenant quotas (issue 7) ---
+const TenantQuotaFields = {
+  weight: z.number().int().min(1).max(TENANT_WEIGHT_MAX).describe('Share of claims while backlogged, relative to other tenants (default 1)'),
+  maxConcurrentRuns: z.number().int().min(1).max(1_000_000).nullable().describe('Runs held by workers at once; null: unlimited'),
+  maxQueuedRuns: z.number().int().min(1).max(100_000_000).nullable().describe('Queued runs beyond which POST /v1/runs answers 429 tenant_queue_full; null: unlimited'),
+};
+export const CreateTenantBody = z.strictObject({
+  name: z.string().min(1).max(100).regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/),
+  weight: TenantQuotaFields.weight.optional(),
+  maxConcurrentRuns: TenantQuotaFields.maxConcurrentRuns.optional(),
+  maxQueuedRuns: TenantQuotaFields.maxQueuedRuns.optional(),
+});
+export const UpdateTenantBody = z.strictObject({
+  weight: TenantQuotaFields.weight.optional(),
+  maxConcurrentRuns: TenantQuotaFields.maxConcurrentRuns.optional(),
+  maxQueuedRuns: TenantQuotaFields.maxQueuedRuns.optional(),
+}).refine((body) => Object.keys(body).length > 0, { message: 'name at least one of weight, maxConcurrentRuns, maxQueuedRuns' });
+export const TenantParams = z.object({ id: z.string().min(1).max(200) });
+export const Tenant = z.object({
+  id: z.string(), name: z.string(), createdAt: z.string(),
+  weight: z.number().int(), maxConcurrentRuns: z.number().int().nullable(), maxQueuedRuns: z.number().int().nullable(),
+}).meta({ id: 'Tenant' });
+// --- end tenant quotas ---
 
 export const ResolveParams = z.object({ id: z.string().min(1).max(200), executionId: z.string().min(1).max(300) });
 export const ResolveBody = z.strictObject({

@@ -1,5 +1,5 @@
 // How records look on the wire: ISO times, no lease internals, nothing another tenant could use.
-import type { JournalEntry, RunEventRecord, RunRecord } from '../store/records.ts';
+import type { JournalEntry, RunEventRecord, RunRecord, TenantRecord } from '../store/records.ts';
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
@@ -31,6 +31,13 @@ export function runView(run: RunRecord) {
     updatedAt: iso(run.updatedAt)!,
     endedAt: iso(run.endedAt),
     deadlineAt: iso(run.deadlineAt),
+  };
+}
+
+export function tenantView(tenant: TenantRecord) {
+  return {
+    id: tenant.id, name: tenant.name, createdAt: iso(tenant.createdAt)!,
+    weight: tenant.weight, maxConcurrentRuns: tenant.maxConcurrentRuns, maxQueuedRuns: tenant.maxQueuedRuns,
   };
 }
 

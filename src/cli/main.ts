@@ -2,6 +2,7 @@
 import { isKeelError } from '../errors/keel-error.ts';
 import { runRunsCommand } from './client/runs-command.ts';
 import { runSchedulesCommand } from './client/schedules-command.ts';
+import { runTenantsCommand } from './client/tenants-command.ts';
 import { runDevCommand } from './dev-command.ts';
 import { runDoctorCommand } from './doctor-command.ts';
 import { runMigrateCommand } from './migrate-command.ts';
@@ -20,6 +21,7 @@ const USAGE = `usage: keel <command>
   doctor [--json]                                        which sandbox tiers work on this host, and why not
   schedules create|list|get|update|delete|pause|resume|trigger|backfill|fires ...
                                                          recurring runs (see: keel schedules help)
+  tenants create|update|list ...                         tenants, their weights and limits (admin key; see: keel tenants help)
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -44,6 +46,8 @@ async function main(argv: string[]): Promise<number> {
       return runDoctorCommand(rest, { stdout: process.stdout });
     case 'schedules':
       return runSchedulesCommand(rest, { stdout: process.stdout, stderr: process.stderr, env: process.env });
+    case 'tenants':
+      return runTenantsCommand(rest, { stdout: process.stdout, stderr: process.stderr, env: process.env });
     case undefined:
     case 'help':
     case '--help':

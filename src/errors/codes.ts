@@ -15,6 +15,8 @@ export const ERROR_CODES = {
   idempotency_conflict: { status: 409, meaning: 'The idempotency key was used before with a different request body.' },
   run_terminal: { status: 409, meaning: 'The run has already finished.' },
   input_already_provided: { status: 409, meaning: 'A value was already posted for this input key.' },
+  tenant_not_found: { status: 404, meaning: 'No tenant has this id.' },
+  tenant_queue_full: { status: 429, meaning: 'The tenant has its maximum of queued runs already; retry after the Retry-After delay.' },
   admin_disabled: { status: 404, meaning: 'Admin routes are disabled because KEEL_ADMIN_KEY is unset.' },
   // Schedules (src/schedules)
   schedule_not_found: { status: 404, meaning: 'No schedule with this id belongs to the caller’s tenant.' },

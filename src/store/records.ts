@@ -105,7 +105,19 @@ export interface RunEventRecord {
   data: Json;
 }
 
-export interface TenantRecord {
+/** A tenant's share and limits (issue 7). A null limit is unlimited. */
+export interface TenantQuotas {
+  /** Share of claims while backlogged, relative to other tenants' weights (1 to TENANT_WEIGHT_MAX). */
+  weight: number;
+  /** Runs a worker may hold for the tenant at once; its other runs wait (`tenant_concurrency_cap`). */
+  maxConcurrentRuns: number | null;
+  /** Queued runs beyond which `POST /v1/runs` answers 429 `tenant_queue_full`. */
+  maxQueuedRuns: number | null;
+}
+
+export const DEFAULT_TENANT_QUOTAS: TenantQuotas = { weight: 1, maxConcurrentRuns: null, maxQueuedRuns: null };
+
+export interface TenantRecord extends TenantQuotas {
   id: string;
   name: string;
   createdAt: number;

@@ -77,7 +77,10 @@ export function toEvent(row: Row): RunEventRecord {
 }
 
 export function toTenant(row: Row): TenantRecord {
-  return { id: row.id as string, name: row.name as string, createdAt: Number(row.created_at) };
+  return {
+    id: row.id as string, name: row.name as string, createdAt: Number(row.created_at),
+    weight: Number(row.weight ?? 1), maxConcurrentRuns: num(row.max_concurrent_runs), maxQueuedRuns: num(row.max_queued_runs),
+  };
 }
 
 /** JSON text for a nullable column. */

@@ -13,6 +13,7 @@ import type {
   RunCounters,
   RunEventRecord,
   RunRecord,
+  TenantQuotas,
   TenantRecord,
 } from './records.ts';
 import type { TenantUsage } from './usage.ts';
@@ -174,7 +175,15 @@ export interface Store {
   health(): Promise<StoreHealth>;
 
   // Tenants and keys
-  createTenant(name: string, apiKeyHash: string): Promise<TenantRecord>;
+  /** Creates a tenant with its first key; quotas not given take DEFAULT_TENANT_QUOTAS. A taken name is `validation_failed`. */
+  createTenant(name: string, apiKeyHash: string, quotas?: Partial<TenantQuotas>): Promise<TenantRecord>;
+  /** Changes the quotas given (null lifts a limit); `tenant_not_found` if there is no such tenant. */
+  updateTenant(id: string, quotas: Partial<TenantQuotas>): Promise<TenantRecord>;
+  getTenant(id: string): Promise<TenantRecord | null>;
+  /** Every tenant, by name. */
+  listTenants(): Promise<TenantRecord[]>;
+  /** Runs a worker holds for the tenant now (what `maxConcurrentRuns` caps). */
+  heldRuns(tenantId: string): Promise<number>;
   /** Creates the tenant if missing and attaches the key to it if it is not attached yet. */
   ensureTenant(name: string, apiKeyHash: string): Promise<TenantRecord>;
   findTenantByKeyHash(apiKeyHash: string): Promise<TenantRecord | null>;
@@ -182,7 +191,11 @@ export interface Store {
   tenantUsage(tenantId: string): Promise<TenantUsage>;
 
   // Runs
-  /** Inserts the run (and its `run.created` event), or returns the run already created with the same idempotency key. */
+  /**
+   * Inserts the run (and its `run.created` event), or returns the run already created with the same idempotency key.
+   * Admission: a tenant with `maxQueuedRuns` queued runs already gets `tenant_queue_full` (counted in the insert's
+   * transaction, serialised per tenant, so racing creates cannot overshoot).
+   */
   createRun(run: NewRun): Promise<CreateRunResult>;
   getRun(id: string): Promise<RunRecord | null>;
   listRuns(tenantId: string, filter: RunFilter): Promise<RunRecord[]>;
@@ -199,6 +212,12 @@ export interface Store {
   readmitRun(runId: string): Promise<RunRecord>;
 
   // Work
+  /**
+   * Claims up to `limit` runs. Ordinary claims are fair across tenants (weighted fair queuing by tenant weight, state
+   * kept in the store so every claimer follows one order; src/scheduling/fair-share.ts), skip tenants at their
+   * concurrency cap, and inside a tenant take interactive before batch with aging, then oldest. Probation claims take
+   * the most suspicious first.
+   */
   claimRuns(request: ClaimRequest): Promise<RunRecord[]>;
   heartbeat(owner: string, runIds: string[], leaseMs: number): Promise<HeartbeatResult>;
   /** Gives up leases without progress (shutdown): runs become claimable at once. */

@@ -14,16 +14,16 @@ export interface StoreFactory {
   create(): Promise<{ store: Store; dispose(): Promise<void> }>;
 }
 
-const SERVED = ['agent@1'];
+export const SERVED = ['agent@1'];
 
-function newRun(tenantId: string, overrides: Partial<NewRun> = {}): NewRun {
+export function newRun(tenantId: string, overrides: Partial<NewRun> = {}): NewRun {
   return {
     id: newRunId(), tenantId, agent: 'agent', agentVersion: '1', input: { n: 1 }, priority: 'interactive', budget: {},
     metadata: null, parentRunId: null, idempotencyKey: null, requestHash: null, ...overrides,
   };
 }
 
-async function withStore(factory: StoreFactory, fn: (store: Store, tenantId: string) => Promise<void>): Promise<void> {
+export async function withStore(factory: StoreFactory, fn: (store: Store, tenantId: string) => Promise<void>): Promise<void> {
   const { store, dispose } = await factory.create();
   try {
     const tenant = await store.createTenant(`t-${Math.random().toString(36).slice(2)}`, `hash-${Math.random()}`);
@@ -33,7 +33,7 @@ async function withStore(factory: StoreFactory, fn: (store: Store, tenantId: str
   }
 }
 
-async function rejectsWith(promise: Promise<unknown>, code: string): Promise<void> {
+export async function rejectsWith(promise: Promise<unknown>, code: string): Promise<void> {
   await assert.rejects(promise, (e: unknown) => e instanceof KeelError && e.code === code);
 }
 

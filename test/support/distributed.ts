@@ -22,7 +22,8 @@ export async function until<T>(what: string, fn: () => Promise<T | undefined>, t
 
 export interface ApiClient {
   request(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
-  submit(agent: string, input: unknown): Promise<string>;
+  /** Submits a run; `fields` adds body fields (e.g. `{ priority: 'batch' }`). */
+  submit(agent: string, input: unknown, fields?: Record<string, unknown>): Promise<string>;
 }
 
 export function apiClient(url: string, key: string): ApiClient {
@@ -35,8 +36,8 @@ export function apiClient(url: string, key: string): ApiClient {
   };
   return {
     request,
-    async submit(agent, input) {
-      const r = await request('POST', '/v1/runs', { agent, input });
+    async submit(agent, input, fields = {}) {
+      const r = await request('POST', '/v1/runs', { agent, input, ...fields });
       if (r.status !== 201) throw new Error(`submitting ${agent} answered ${r.status}: ${JSON.stringify(r.body)}`);
       return r.body.id as string;
     },
@@ -44,13 +45,13 @@ export function apiClient(url: string, key: string): ApiClient {
 }
 
 /** Submits `inputs` as runs of `agent`, `parallel` requests at a time; returns the run ids in input order. */
-export async function submitAll(api: ApiClient, agent: string, inputs: unknown[], parallel = 20): Promise<string[]> {
+export async function submitAll(api: ApiClient, agent: string, inputs: unknown[], parallel = 20, fields: Record<string, unknown> = {}): Promise<string[]> {
   const ids: string[] = new Array(inputs.length);
   let next = 0;
   await Promise.all(Array.from({ length: parallel }, async () => {
     while (next < inputs.length) {
       const i = next++;
-      ids[i] = await api.submit(agent, inputs[i]);
+      ids[i] = await api.submit(agent, inputs[i], fields);
     }
   }));
   return ids;

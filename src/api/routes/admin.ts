@@ -1,11 +1,13 @@
 // /v1/admin: operator routes, authorised by KEEL_ADMIN_KEY and disabled entirely when it is unset.
+// Tenants: create (the API key is returned once), change quotas, list (issue 7).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { authorizeAdmin } from '../admin-auth.ts';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Store } from '../../store/store.ts';
 import { generateApiKey, hashApiKey } from '../auth.ts';
-import { CreateTenantBody, ErrorBody } from '../schemas.ts';
+import { CreateTenantBody, ErrorBody, Tenant, TenantParams, UpdateTenantBody } from '../schemas.ts';
+import { tenantView } from '../views.ts';
 
 export interface AdminRoutesDeps {
   store: Store;
@@ -14,16 +16,34 @@ export interface AdminRoutesDeps {
 
 export function registerAdminRoutes(app: FastifyInstance, deps: AdminRoutesDeps): void {
   const authorize = (request: FastifyRequest) => authorizeAdmin(request, deps.adminKey);
+  const api = app.withTypeProvider<ZodTypeProvider>();
 
-  app.withTypeProvider<ZodTypeProvider>().post('/v1/admin/tenants', {
+  api.post('/v1/admin/tenants', {
     onRequest: async (request) => authorize(request),
     schema: {
-      summary: 'Create a tenant; its API key is returned once', tags: ['admin'], body: CreateTenantBody,
-      response: { 201: z.object({ tenant: z.object({ id: z.string(), name: z.string() }), apiKey: z.string() }), 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+      summary: 'Create a tenant with its quotas; its API key is returned once', tags: ['admin'], body: CreateTenantBody,
+      response: { 201: z.object({ tenant: Tenant, apiKey: z.string() }), 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
     },
   }, async (request, reply) => {
     const apiKey = generateApiKey();
-    const tenant = await deps.store.createTenant(request.body.name, hashApiKey(apiKey));
-    return reply.status(201).send({ tenant: { id: tenant.id, name: tenant.name }, apiKey });
+    const { name, ...quotas } = request.body;
+    const tenant = await deps.store.createTenant(name, hashApiKey(apiKey), quotas);
+    return reply.status(201).send({ tenant: tenantView(tenant), apiKey });
   });
+
+  api.patch('/v1/admin/tenants/:id', {
+    onRequest: async (request) => authorize(request),
+    schema: {
+      summary: 'Change a tenant’s weight and limits (null lifts a limit)', tags: ['admin'], params: TenantParams, body: UpdateTenantBody,
+      response: { 200: z.object({ tenant: Tenant }), 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+    },
+  }, async (request) => ({ tenant: tenantView(await deps.store.updateTenant(request.params.id, request.body)) }));
+
+  api.get('/v1/admin/tenants', {
+    onRequest: async (request) => authorize(request),
+    schema: {
+      summary: 'Every tenant with its quotas, by name', tags: ['admin'],
+      response: { 200: z.object({ tenants: z.array(Tenant) }), 401: ErrorBody, 404: ErrorBody },
+    },
+  }, async () => ({ tenants: (await deps.store.listTenants()).map(tenantView) }));
 }

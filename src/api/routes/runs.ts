@@ -40,7 +40,10 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
   };
 
   r.post('/v1/runs', {
-    schema: { summary: 'Submit a run', tags: ['runs'], body: CreateRunBody, response: { 200: Run, 201: Run, ...errors } },
+    schema: {
+      summary: 'Submit a run (429 tenant_queue_full with Retry-After when the tenant’s queue is at its maximum)', tags: ['runs'], body: CreateRunBody,
+      response: { 200: Run, 201: Run, ...errors, 429: ErrorBody },
+    },
   }, async (request, reply) => {
     const tenant = deps.tenantOf(request);
     const body = request.body;
@@ -58,7 +61,15 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
 
   r.get('/v1/runs/:id', {
     schema: { summary: 'Get a run', tags: ['runs'], params: RunIdParams, response: { 200: Run, ...errors } },
-  }, async (request) => view(await ownedRun(store, deps.tenantOf(request), request.params.id)));
+  }, async (request) => {
+    const tenant = deps.tenantOf(request);
+    const v = view(await ownedRun(store, tenant, request.params.id));
+    // A queued run of a tenant at its concurrency cap is not claimed until one of its runs ends (issue 7): say so.
+    if (v.status === 'queued' && v.waitingReason === null && tenant.maxConcurrentRuns !== null && await store.heldRuns(tenant.id) >= tenant.maxConcurrentRuns) {
+      v.waitingReason = 'tenant_concurrency_cap';
+    }
+    return v;
+  });
 
   r.get('/v1/runs', {
     schema: { summary: 'List runs, newest first', tags: ['runs'], querystring: ListRunsQuery, response: { 200: RunList, ...errors } },

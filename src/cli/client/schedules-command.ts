@@ -1,10 +1,10 @@
 // `keel schedules …`: the CLI over Keel's /v1/schedules API — argument parsing, dispatch, output and exit codes
-// (0 success, 1 failed request, 2 usage), in the style of `keel runs`. Settings come only from flags and `io.env`;
-// Keel is reached only through KeelHttpClient; everything is written through `io` and the exit code is returned.
-import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
+// (0 success, 1 failed request, 2 usage; see subcommands.ts), in the style of `keel runs`. Settings come only from
+// flags and `io.env`; Keel is reached only through KeelHttpClient; everything is written through `io`.
+import type { ParseArgsOptionsConfig } from 'node:util';
 import { formatDateTime, formatTable } from './format.ts';
-import { ApiError, ConnectionError, KeelHttpClient, ProtocolError } from './http-client.ts';
-import { DEFAULT_KEEL_URL, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type RunsCommandIo } from './runs-command.ts';
+import { DEFAULT_KEEL_URL, type RunsCommandIo } from './runs-command.ts';
+import { connect, dispatch, int, one, parse, show, UsageError, type Subcommand } from './subcommands.ts';
 
 export const SCHEDULES_USAGE = `usage: keel schedules <command> [options]
 
@@ -35,9 +35,6 @@ options for every command:
 
 exit codes: 0 success, 1 request failed, 2 usage error`;
 
-class UsageError extends Error {}
-
-const COMMON = { url: { type: 'string' }, key: { type: 'string' }, json: { type: 'boolean', default: false } } as const satisfies ParseArgsOptionsConfig;
 const SCHEDULE_FLAGS = {
   agent: { type: 'string' }, cron: { type: 'string' }, 'every-ms': { type: 'string' }, tz: { type: 'string' }, input: { type: 'string' },
   name: { type: 'string' }, overlap: { type: 'string' }, 'catchup-ms': { type: 'string' }, start: { type: 'string' }, end: { type: 'string' },
@@ -46,30 +43,6 @@ const SCHEDULE_FLAGS = {
 
 type Schedule = Record<string, unknown> & { id: string };
 type Fire = Record<string, unknown>;
-
-function parse<T extends ParseArgsOptionsConfig>(args: string[], options: T) {
-  return parseArgs({ args, options: { ...COMMON, ...options }, allowPositionals: true, strict: true });
-}
-
-function one(positionals: string[], name: string): string {
-  if (positionals.length !== 1) throw new UsageError(`expected <${name}>, got ${positionals.length === 0 ? 'none' : positionals.join(' ')}`);
-  return positionals[0]!;
-}
-
-function connect(values: { url?: string | undefined; key?: string | undefined }, env: NodeJS.ProcessEnv): KeelHttpClient {
-  const apiKey = values.key || env.KEEL_API_KEY;
-  if (!apiKey) throw new UsageError('no API key: set KEEL_API_KEY or pass --key <key>');
-  const baseUrl = values.url || env.KEEL_URL || DEFAULT_KEEL_URL;
-  if (!/^https?:\/\//.test(baseUrl)) throw new UsageError(`'${baseUrl}' must be an http:// or https:// URL`);
-  return new KeelHttpClient({ baseUrl, apiKey });
-}
-
-function int(value: string | undefined, flag: string): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (value.trim() === '' || !Number.isSafeInteger(n) || n < 0) throw new UsageError(`${flag} must be a whole number, got '${value}'`);
-  return n;
-}
 
 /** The request body from the schedule flags given (only those: an update changes nothing else). */
 function scheduleBody(v: Record<string, string | boolean | undefined>): Record<string, unknown> {
@@ -115,13 +88,7 @@ function formatFires(fires: Fire[]): string {
   ]));
 }
 
-type Subcommand = (args: string[], io: RunsCommandIo) => Promise<number>;
 const path = (id: string, tail = '') => `/v1/schedules/${encodeURIComponent(id)}${tail}`;
-
-function show(io: RunsCommandIo, json: boolean | undefined, value: unknown, text: () => string): number {
-  io.stdout.write(`${json ? JSON.stringify(value ?? {}, null, 2) : text()}\n`);
-  return EXIT_OK;
-}
 
 const SUBCOMMANDS: Record<string, Subcommand> = {
   async create(args, io) {
@@ -195,26 +162,6 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
   },
 };
 
-function report(error: unknown, io: RunsCommandIo): number {
-  const say = (line: string): void => void io.stderr.write(`${line}\n`);
-  const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
-  if (error instanceof UsageError || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS'))) {
-    say(`keel schedules: ${(error as Error).message}`);
-    say("run 'keel schedules help' for usage");
-    return EXIT_USAGE;
-  }
-  if (error instanceof ApiError) {
-    say(`error: ${error.code}: ${error.message} (HTTP ${error.status})`);
-    return EXIT_FAILURE;
-  }
-  if (error instanceof ConnectionError || error instanceof ProtocolError) {
-    say(`error: ${error.message}`);
-    return EXIT_FAILURE;
-  }
-  say(`error: unexpected failure (a bug in keel): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-  return EXIT_FAILURE;
-}
-
 /**
  * Runs `keel schedules <argv…>` and returns the exit code.
  *
@@ -222,17 +169,5 @@ function report(error: unknown, io: RunsCommandIo): number {
  * process.exitCode = await runSchedulesCommand(['list'], { stdout: process.stdout, stderr: process.stderr, env: process.env });
  */
 export async function runSchedulesCommand(argv: string[], io: RunsCommandIo): Promise<number> {
-  const [name, ...args] = argv;
-  const subcommand = name !== undefined && Object.hasOwn(SUBCOMMANDS, name) ? SUBCOMMANDS[name] : undefined;
-  if (subcommand === undefined || args.includes('--help') || args.includes('-h')) {
-    const asked = name === undefined || name === 'help' || name === '--help' || name === '-h' || subcommand !== undefined;
-    if (!asked) io.stderr.write(`keel schedules: unknown command '${name}'\n`);
-    (asked ? io.stdout : io.stderr).write(`${SCHEDULES_USAGE}\n`);
-    return EXIT_USAGE;
-  }
-  try {
-    return await subcommand(args, io);
-  } catch (error) {
-    return report(error, io);
-  }
+  return dispatch('schedules', SCHEDULES_USAGE, SUBCOMMANDS, argv, io);
 }

@@ -6,7 +6,7 @@ import pg from 'pg';
 import { KeelError } from '../../errors/keel-error.ts';
 import { isTerminal, statusesAllowing, type RunStatus } from '../../engine/run-status.ts';
 import type { Json } from '../../sdk/types.ts';
-import type { JournalEntry, NewRun, RunEventRecord, RunRecord, TenantRecord } from '../records.ts';
+import type { JournalEntry, NewRun, RunEventRecord, RunRecord, TenantQuotas, TenantRecord } from '../records.ts';
 import { claimAfterFor, inClaimOrder, priorityRank } from '../claim-rules.ts';
 import { notQuarantined } from '../quarantine.ts';
 import { jsonText, toEvent, toJournalEntry, toRun, toTenant } from '../rows.ts';
@@ -21,6 +21,9 @@ import { migratePostgres } from './migrate.ts';
 import { loadPgStatements, type PgStatements } from './statements.ts';
 import { CHANGE_CHANNEL, PgWriteQueue, type PgWriteScope } from './write-queue.ts';
 import { toTenantUsage, type TenantUsage } from '../usage.ts';
+import { FairClaim } from '../../scheduling/fair-share.ts';
+import { claimedByTenant, toBackloggedTenants } from '../fair-claim.ts';
+import { admitQueuedRun, insertQuotaParams, tenantNotFound, updateQuotaParams } from '../tenant-quotas.ts';
 
 export const PG_POOL_MAX_CONNECTIONS_DEFAULT = 10;
 const CLAIMABLE_STATUSES = JSON.stringify(statusesAllowing('claim'));
@@ -161,20 +164,41 @@ export class PostgresStore implements Store {
 
   // Tenants
 
-  createTenant(name: string, apiKeyHash: string): Promise<TenantRecord> {
+  createTenant(name: string, apiKeyHash: string, quotas?: Partial<TenantQuotas>): Promise<TenantRecord> {
     return this.#writes.submit(DURABLE, async ({ client, now }) => {
       const id = `ten_${randomUUID()}`;
       await client.query('SAVEPOINT tenant');
       try {
-        await this.#s['insert-tenant'].run(client, { id, name, now });
+        await this.#s['insert-tenant'].run(client, { id, name, now, ...insertQuotaParams(quotas) });
       } catch (error) {
         await client.query('ROLLBACK TO SAVEPOINT tenant');
         if ((error as { code?: string }).code !== '23505') throw error;
         throw new KeelError('validation_failed', `a tenant named ${JSON.stringify(name)} exists already`, { cause: error });
       }
       await this.#s['insert-api-key'].run(client, { key_hash: apiKeyHash, tenant_id: id, now });
-      return { id, name, createdAt: now };
+      return toTenant((await this.#s['get-tenant'].row(client, { id }))!);
     });
+  }
+
+  updateTenant(id: string, quotas: Partial<TenantQuotas>): Promise<TenantRecord> {
+    return this.#writes.submit(DURABLE, async ({ client, now }) => {
+      const row = await this.#s['update-tenant'].row(client, { id, now, ...updateQuotaParams(quotas) });
+      if (row === undefined) throw tenantNotFound(id);
+      return toTenant(row);
+    });
+  }
+
+  async getTenant(id: string): Promise<TenantRecord | null> {
+    const row = await this.#s['get-tenant'].row(this.#pool, { id });
+    return row === undefined ? null : toTenant(row);
+  }
+
+  async listTenants(): Promise<TenantRecord[]> {
+    return (await this.#s['list-tenants'].rows(this.#pool)).map(toTenant);
+  }
+
+  async heldRuns(tenantId: string): Promise<number> {
+    return Number((await this.#s['count-held-runs'].row(this.#pool, { tenant_id: tenantId }))!.held);
   }
 
   ensureTenant(name: string, apiKeyHash: string): Promise<TenantRecord> {
@@ -212,8 +236,23 @@ export class PostgresStore implements Store {
           return { run: toRun(existing), created: false };
         }
       }
+      await this.#admit(run.tenantId, scope);
       return { run: await this.#insertRun(run, scope), created: true };
     });
+  }
+
+  /**
+   * Refuses a run over the tenant's max queued runs. Creations for a capped tenant are serialised across processes by
+   * a transaction-scoped advisory lock (not a lock on the tenant row, which claims and quota updates also write), so
+   * the count and the insert act as one.
+   */
+  async #admit(tenantId: string, scope: PgWriteScope): Promise<void> {
+    const tenant = await this.#s['get-tenant'].row(scope.client, { id: tenantId });
+    const maxQueued = tenant === undefined ? null : toTenant(tenant).maxQueuedRuns;
+    if (maxQueued === null) return;
+    await scope.client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`keel-admission:${tenantId}`]);
+    const queued = await this.#s['count-queued-runs'].row(scope.client, { tenant_id: tenantId, limit: maxQueued });
+    admitQueuedRun(tenantId, maxQueued, Number(queued!.queued));
   }
 
   async getRun(id: string): Promise<RunRecord | null> {
@@ -298,13 +337,33 @@ export class PostgresStore implements Store {
   // Work
 
   claimRuns(request: ClaimRequest): Promise<RunRecord[]> {
-    return this.#writes.submit(LEASE_ONLY, async ({ client, now }) => {
-      const rows = await this.#s[request.probation === true ? 'claim-probation-runs' : 'claim-runs'].rows(client, {
-        owner: request.owner, now, lease_expires_at: now + request.leaseMs, served: JSON.stringify(request.served),
-        limit: request.limit, claimable_statuses: CLAIMABLE_STATUSES,
-      });
-      return inClaimOrder(rows.map(toRun));
+    return this.#writes.submit({ ...LEASE_ONLY, alone: request.probation !== true }, async ({ client, now }) => {
+      const lease = { owner: request.owner, now, lease_expires_at: now + request.leaseMs, served: JSON.stringify(request.served), claimable_statuses: CLAIMABLE_STATUSES };
+      if (request.probation === true) {
+        return inClaimOrder((await this.#s['claim-probation-runs'].rows(client, { ...lease, limit: request.limit })).map(toRun));
+      }
+      return this.#claimFairly(client, lease, request.limit);
     });
+  }
+
+  /**
+   * One fair claim (src/scheduling/fair-share.ts). The fair clock's row lock, taken first, makes claimers of all
+   * processes plan and apply one after another, so the virtual times they read are never stale.
+   */
+  async #claimFairly(client: pg.PoolClient, lease: { owner: string; now: number; lease_expires_at: number; served: string; claimable_statuses: string }, limit: number): Promise<RunRecord[]> {
+    const clock = Number((await this.#s['read-fair-clock'].row(client))!.vtime);
+    const backlog = await this.#s['fair-backlog'].rows(client, { now: lease.now, served: lease.served, claimable_statuses: lease.claimable_statuses });
+    const claim = new FairClaim<RunRecord>(toBackloggedTenants(backlog), clock, limit);
+    for (let plan = claim.next(); plan !== null; plan = claim.next()) {
+      const allocation = JSON.stringify([...plan].map(([tenantId, n]) => ({ tenant_id: tenantId, n })));
+      claim.record(claimedByTenant((await this.#s['claim-runs'].rows(client, { ...lease, allocation })).map(toRun)));
+    }
+    const { items, vtimes, clock: newClock } = claim.result();
+    if (vtimes.size > 0) {
+      await this.#s['save-tenant-vtimes'].run(client, { vtimes: JSON.stringify(Object.fromEntries(vtimes)) });
+      await this.#s['save-fair-clock'].run(client, { clock: newClock });
+    }
+    return items;
   }
 
   async heartbeat(owner: string, runIds: string[], leaseMs: number): Promise<HeartbeatResult> {

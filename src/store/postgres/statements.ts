@@ -16,6 +16,8 @@ export const PG_STATEMENT_NAMES = [
   'tenant-usage', // model gateway (issue 5)
   'live-run-counts', 'run-queue', 'count-unknown-executions', // live metrics (issue 9)
   'summarize-runs', 'count-ended-runs', 'summarize-tenants', // dashboard (issue 9)
+  'update-tenant', 'get-tenant', 'list-tenants', 'count-queued-runs', 'count-held-runs', // tenant quotas (issue 7)
+  'fair-backlog', 'read-fair-clock', 'save-tenant-vtimes', 'save-fair-clock', // fair claiming (issue 7)
 ] as const;
 export type PgStatementName = (typeof PG_STATEMENT_NAMES)[number];
 

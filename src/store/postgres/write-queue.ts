@@ -40,6 +40,8 @@ interface QueuedWrite {
   fsync: boolean;
   /** The run it writes, if any: writes with the same key never share or overlap transactions out of order. */
   key: string | undefined;
+  /** In a transaction of its own: it takes a lock other processes wait for, so it must not wait for others' writes. */
+  alone: boolean;
   apply(scope: PgWriteScope): Promise<unknown>;
   merge?: { merger: Merger; key: string; payload: unknown };
   resolve(value: unknown): void;
@@ -92,18 +94,21 @@ export class PgWriteQueue {
     return this.#enqueue(options, async (scope) => (await merge.merger(scope, [payload]))[0], merge, key) as Promise<T>;
   }
 
-  /** Queues a write; `key` (a run id) keeps writes about the same run in order across concurrent transactions. */
-  submit<T>(options: { fsync: boolean; key?: string }, apply: (scope: PgWriteScope) => Promise<T>): Promise<T> {
+  /**
+   * Queues a write; `key` (a run id) keeps writes about the same run in order across concurrent transactions; `alone`
+   * gives it a transaction of its own (a fair claim holds the claim lock only as long as it takes itself).
+   */
+  submit<T>(options: { fsync: boolean; key?: string; alone?: boolean }, apply: (scope: PgWriteScope) => Promise<T>): Promise<T> {
     return this.#enqueue(options, apply, undefined, options.key) as Promise<T>;
   }
 
-  #enqueue(options: { fsync: boolean }, apply: (scope: PgWriteScope) => Promise<unknown>, merge: QueuedWrite['merge'], key: string | undefined): Promise<unknown> {
+  #enqueue(options: { fsync: boolean; alone?: boolean }, apply: (scope: PgWriteScope) => Promise<unknown>, merge: QueuedWrite['merge'], key: string | undefined): Promise<unknown> {
     if (this.#closed) return Promise.reject(new Error('store is closed'));
     if (this.#queue.length >= PG_WRITE_QUEUE_MAX_OPS) {
       return Promise.reject(new KeelError('store_busy', `the store's write queue is full (${PG_WRITE_QUEUE_MAX_OPS} writes)`, { retryable: true, retryAfterMs: 100 }));
     }
     return new Promise<unknown>((resolve, reject) => {
-      this.#queue.push({ fsync: options.fsync, key, apply, ...(merge !== undefined ? { merge } : {}), resolve, reject });
+      this.#queue.push({ fsync: options.fsync, key, alone: options.alone === true, apply, ...(merge !== undefined ? { merge } : {}), resolve, reject });
       this.#schedule();
     });
   }
@@ -139,7 +144,8 @@ export class PgWriteQueue {
     const held = new Set<string>();
     for (const write of this.#queue) {
       const blocked = write.key !== undefined && (this.#busyKeys.has(write.key) || held.has(write.key));
-      if (blocked || batch.length >= this.#maxBatch) {
+      const full = batch.length >= this.#maxBatch || (batch.length > 0 && (write.alone || batch[0]!.alone));
+      if (blocked || full) {
         if (write.key !== undefined) held.add(write.key);
         rest.push(write);
         continue;

@@ -9,7 +9,7 @@ import { KeelError } from '../../errors/keel-error.ts';
 import { isTerminal, statusesAllowing } from '../../engine/run-status.ts';
 import type { RunStatus } from '../../engine/run-status.ts';
 import type { Json } from '../../sdk/types.ts';
-import type { JournalEntry, NewRun, RunEventRecord, RunRecord, TenantRecord } from '../records.ts';
+import type { JournalEntry, NewRun, RunEventRecord, RunRecord, TenantQuotas, TenantRecord } from '../records.ts';
 import type {
   ClaimRequest, CommitOutcome, ExecutionResolution, RunChange, StoreHealth, CreateRunResult, Durability, GroupCommit, EventWrite, HeartbeatResult, RunCommit, RunFilter,
   Store, StoreCapabilities,
@@ -21,6 +21,9 @@ import { notQuarantined } from '../quarantine.ts';
 import { jsonText, toEvent, toJournalEntry, toRun, toTenant } from '../rows.ts';
 import { toEndedRunsBucket, toRunSummaryRow, toTenantSummaryRow, type EndedRunsBucket, type RunSummaryRow, type TenantSummaryRow } from '../run-summaries.ts'; // dashboard (issue 9)
 import { prepareStatements, type Statements } from './statements.ts';
+import { FairClaim } from '../../scheduling/fair-share.ts';
+import { claimedByTenant, toBackloggedTenants } from '../fair-claim.ts';
+import { admitQueuedRun, insertQuotaParams, tenantNotFound, updateQuotaParams } from '../tenant-quotas.ts';
 import { WRITE_BATCH_MAX_OPS, WriteBatcher, type WriteScope } from './write-batcher.ts';
 import { toTenantUsage, type TenantUsage } from '../usage.ts';
 
@@ -128,25 +131,46 @@ export class SqliteStore implements Store {
 
   // Tenants
 
-  createTenant(name: string, apiKeyHash: string): Promise<TenantRecord> {
+  createTenant(name: string, apiKeyHash: string, quotas?: Partial<TenantQuotas>): Promise<TenantRecord> {
     return this.#batcher.submit(({ now }) => {
       const id = `ten_${randomUUID()}`;
       try {
-        this.#s['insert-tenant'].run({ id, name, now });
+        this.#s['insert-tenant'].run({ id, name, now, ...insertQuotaParams(quotas) });
       } catch (error) {
         if (!isUniqueViolation(error)) throw error;
         throw new KeelError('validation_failed', `a tenant named ${JSON.stringify(name)} exists already`, { cause: error });
       }
       this.#s['insert-api-key'].run({ key_hash: apiKeyHash, tenant_id: id, now });
-      return { id, name, createdAt: now };
+      return toTenant(this.#s['get-tenant'].get({ id }) as Row);
     });
+  }
+
+  updateTenant(id: string, quotas: Partial<TenantQuotas>): Promise<TenantRecord> {
+    return this.#batcher.submit(({ now }) => {
+      const row = this.#s['update-tenant'].get({ id, now, ...updateQuotaParams(quotas) }) as Row | undefined;
+      if (row === undefined) throw tenantNotFound(id);
+      return toTenant(row);
+    });
+  }
+
+  async getTenant(id: string): Promise<TenantRecord | null> {
+    const row = this.#s['get-tenant'].get({ id }) as Row | undefined;
+    return row === undefined ? null : toTenant(row);
+  }
+
+  async listTenants(): Promise<TenantRecord[]> {
+    return (this.#s['list-tenants'].all() as Row[]).map(toTenant);
+  }
+
+  async heldRuns(tenantId: string): Promise<number> {
+    return Number((this.#s['count-held-runs'].get({ tenant_id: tenantId }) as Row).held);
   }
 
   ensureTenant(name: string, apiKeyHash: string): Promise<TenantRecord> {
     return this.#batcher.submit(({ now }) => {
       let row = this.#s['find-tenant-by-name'].get({ name }) as Row | undefined;
       if (row === undefined) {
-        this.#s['insert-tenant'].run({ id: `ten_${randomUUID()}`, name, now });
+        this.#s['insert-tenant'].run({ id: `ten_${randomUUID()}`, name, now, ...insertQuotaParams() });
         row = this.#s['find-tenant-by-name'].get({ name }) as Row;
       }
       const tenant = toTenant(row);
@@ -178,6 +202,12 @@ export class SqliteStore implements Store {
           }
           return { run: toRun(existing), created: false };
         }
+      }
+      // Admission inside the write transaction: the batcher runs one transaction at a time, so the count is exact.
+      const tenant = this.#s['get-tenant'].get({ id: run.tenantId }) as Row | undefined;
+      const maxQueued = tenant === undefined ? null : toTenant(tenant).maxQueuedRuns;
+      if (maxQueued !== null) {
+        admitQueuedRun(run.tenantId, maxQueued, Number((this.#s['count-queued-runs'].get({ tenant_id: run.tenantId, limit: maxQueued }) as Row).queued));
       }
       this.#insertRun(run, scope);
       return { run: toRun(this.#s['get-run'].get({ id: run.id }) as Row), created: true };
@@ -280,14 +310,36 @@ export class SqliteStore implements Store {
   claimRuns(request: ClaimRequest): Promise<RunRecord[]> {
     return this.#batcher.submit(LEASE_ONLY, (scope) => {
       // Lease state only, no events: what clients see must be durable, and this write is not fsync'd on its own.
-      const leaseExpiresAt = scope.now + request.leaseMs;
-      const rows = this.#s[request.probation === true ? 'claim-probation-runs' : 'claim-runs'].all({
-        owner: request.owner, now: scope.now, lease_expires_at: leaseExpiresAt, served: JSON.stringify(request.served),
-        limit: request.limit, claimable_statuses: CLAIMABLE_STATUSES,
-      }) as Row[];
-      // RETURNING yields rows in table order, not the subquery's: restore the claim order.
-      return inClaimOrder(rows.map(toRun));
+      const lease = {
+        owner: request.owner, now: scope.now, lease_expires_at: scope.now + request.leaseMs, served: JSON.stringify(request.served),
+        claimable_statuses: CLAIMABLE_STATUSES,
+      };
+      if (request.probation === true) {
+        // RETURNING yields rows in table order, not the subquery's: restore the claim order.
+        return inClaimOrder((this.#s['claim-probation-runs'].all({ ...lease, limit: request.limit }) as Row[]).map(toRun));
+      }
+      return this.#claimFairly(lease, request.limit);
     });
+  }
+
+  /** One fair claim (src/scheduling/fair-share.ts): plan per tenant, claim per tenant, record the virtual times. */
+  #claimFairly(lease: { owner: string; now: number; lease_expires_at: number; served: string; claimable_statuses: string }, limit: number): RunRecord[] {
+    const backlog = this.#s['fair-backlog'].all({ now: lease.now, served: lease.served, claimable_statuses: lease.claimable_statuses }) as Row[];
+    const clock = Number((this.#s['read-fair-clock'].get() as Row).vtime);
+    const claim = new FairClaim<RunRecord>(toBackloggedTenants(backlog), clock, limit);
+    for (let plan = claim.next(); plan !== null; plan = claim.next()) {
+      const claimed: RunRecord[] = [];
+      for (const [tenantId, n] of plan) {
+        claimed.push(...(this.#s['claim-runs'].all({ ...lease, tenant_id: tenantId, limit: n }) as Row[]).map(toRun));
+      }
+      claim.record(claimedByTenant(claimed));
+    }
+    const { items, vtimes, clock: newClock } = claim.result();
+    if (vtimes.size > 0) {
+      this.#s['save-tenant-vtimes'].run({ vtimes: JSON.stringify(Object.fromEntries(vtimes)) });
+      this.#s['save-fair-clock'].run({ clock: newClock });
+    }
+    return items;
   }
 
   heartbeat(owner: string, runIds: string[], leaseMs: number): Promise<HeartbeatResult> {

@@ -1,18 +1,38 @@
--- Claims up to :limit claimable runs of the served agent versions: queued runs, runs whose lease expired,
--- waiting runs whose timer is due, cancelling runs nobody holds. Interactive before batch, then oldest first.
--- Concurrent claimers skip each other's rows (FOR UPDATE SKIP LOCKED). Each claim increments the fencing token
--- and the state version.
--- Params: :owner, :now, :lease_expires_at, :served (JSON array of agent@version), :limit,
---         :claimable_statuses (JSON array: the statuses the transition table lets `claim` leave).
+-- Claims, for each tenant in :allocation, up to its count of claimable runs (the fair order across tenants is decided
+-- by the caller, see src/scheduling/fair-share.ts): queued runs, waiting runs whose timer is due, cancelling runs
+-- nobody holds, of the served agent versions. Inside a tenant: interactive before batch with aging (a batch run counts
+-- as claimable 60000 ms (BATCH_AGING_MS) later than it is), then oldest first. Concurrent claimers skip each other's
+-- rows (FOR UPDATE SKIP LOCKED). Each claim increments the fencing token and the state version.
+-- Params: :owner, :now, :lease_expires_at, :served (JSON array of agent@version),
+--         :allocation (JSON array of {"tenant_id", "n"}), :claimable_statuses (JSON array: the statuses the
+--         transition table lets `claim` leave).
 -- Returns the claimed rows as they are after the claim.
-WITH picked AS (
+WITH allocation AS (
+  SELECT * FROM jsonb_to_recordset(:allocation::jsonb) AS a(tenant_id text, n int)
+),
+candidates AS (
+  SELECT p.id FROM allocation a CROSS JOIN LATERAL (
+    (SELECT id, claim_after AS k FROM runs
+      WHERE tenant_id = a.tenant_id AND priority_rank = 0 AND claim_after IS NOT NULL AND claim_after <= :now::bigint
+        AND status IN (SELECT jsonb_array_elements_text(:claimable_statuses::jsonb))
+        AND agent_key IN (SELECT jsonb_array_elements_text(:served::jsonb))
+        AND lease_losses = 0 AND lease_owner IS NULL  -- suspects (a lost lease, or one expiring now) are claimed apart
+      ORDER BY claim_after LIMIT a.n)
+    UNION ALL
+    (SELECT id, claim_after + 60000 AS k FROM runs
+      WHERE tenant_id = a.tenant_id AND priority_rank = 1 AND claim_after IS NOT NULL AND claim_after <= :now::bigint
+        AND status IN (SELECT jsonb_array_elements_text(:claimable_statuses::jsonb))
+        AND agent_key IN (SELECT jsonb_array_elements_text(:served::jsonb))
+        AND lease_losses = 0 AND lease_owner IS NULL
+      ORDER BY claim_after LIMIT a.n)
+    ORDER BY k LIMIT a.n
+  ) p
+),
+picked AS (
+  -- Re-checked under the row lock: a row changed since the candidates were read is claimed only if still claimable.
   SELECT id FROM runs
-  WHERE claim_after IS NOT NULL AND claim_after <= :now::bigint
+  WHERE id IN (SELECT id FROM candidates) AND claim_after <= :now::bigint AND lease_losses = 0 AND lease_owner IS NULL
     AND status IN (SELECT jsonb_array_elements_text(:claimable_statuses::jsonb))
-    AND agent_key IN (SELECT jsonb_array_elements_text(:served::jsonb))
-    AND lease_losses = 0 AND lease_owner IS NULL  -- suspects (a lost lease, or one expiring now) are claimed apart
-  ORDER BY priority_rank, claim_after
-  LIMIT :limit::int
   FOR UPDATE SKIP LOCKED
 )
 UPDATE runs r SET

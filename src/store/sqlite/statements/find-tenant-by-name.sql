@@ -1,2 +1,2 @@
--- Params: :name. Returns the tenant row or nothing.
-SELECT id, name, created_at FROM tenants WHERE name = :name
+-- Params: :name. Returns the tenant row (with its quotas) or nothing.
+SELECT id, name, created_at, weight, max_concurrent_runs, max_queued_runs FROM tenants WHERE name = :name

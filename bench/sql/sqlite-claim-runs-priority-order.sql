@@ -1,0 +1,33 @@
+-- The claim order before issue 7 (interactive before batch, then oldest; no tenant fairness), kept only as the
+-- baseline of bench/scheduler.ts. Keel itself no longer runs it.
+-- Claims up to :limit claimable runs of the served agent versions: queued runs, runs whose lease expired,
+-- waiting runs whose timer is due, cancelling runs nobody holds. Interactive before batch, then oldest first.
+-- Each claim increments the fencing token and the state version.
+-- Params: :owner, :now, :lease_expires_at, :served (JSON array of agent@version), :limit,
+--         :claimable_statuses (JSON array: the statuses the transition table lets `claim` leave).
+-- Returns the claimed rows as they are after the claim.
+UPDATE runs SET
+  status = CASE status WHEN 'cancelling' THEN 'cancelling' ELSE 'running' END,
+  -- A claim over a lease that was never released (it expired: the holder died or stalled) is a lost lease.
+  lease_losses = lease_losses + (lease_owner IS NOT NULL),
+  lease_loss_owners = CASE WHEN lease_owner IS NULL THEN lease_loss_owners
+    ELSE json_insert(coalesce(lease_loss_owners, '[]'), '$[#]', lease_owner) END,
+  lease_owner = :owner,
+  lease_token = lease_token + 1,
+  lease_expires_at = :lease_expires_at,
+  claim_after = :lease_expires_at,
+  state_version = state_version + 1,
+  waiting_reason = NULL,
+  waiting_since = NULL,
+  wake_at = NULL,
+  updated_at = :now
+WHERE id IN (
+  SELECT id FROM runs
+  WHERE claim_after IS NOT NULL AND claim_after <= :now
+    AND status IN (SELECT value FROM json_each(:claimable_statuses))
+    AND agent_key IN (SELECT value FROM json_each(:served))
+    AND lease_losses = 0 AND lease_owner IS NULL  -- suspects (a lost lease, or one expiring now) are claimed apart
+  ORDER BY priority_rank, claim_after
+  LIMIT :limit
+)
+RETURNING *

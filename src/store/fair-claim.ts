@@ -1,0 +1,41 @@
+// The store side of fair claiming, shared by both stores: the rows of fair-backlog.sql as backlogged tenants, and
+// claimed runs grouped per tenant in their claim order. The order itself is decided in src/scheduling/fair-share.ts;
+// nothing here touches the database.
+import { BATCH_AGING_MS, type BackloggedTenant } from '../scheduling/fair-share.ts';
+import { priorityRank } from './claim-rules.ts';
+import type { RunRecord } from './records.ts';
+
+type Row = Record<string, unknown>;
+
+/** Backlogged tenants with room under their concurrency cap (a tenant at its cap is not claimed from). */
+export function toBackloggedTenants(rows: readonly Row[]): BackloggedTenant[] {
+  const tenants: BackloggedTenant[] = [];
+  for (const row of rows) {
+    const cap = row.max_concurrent_runs === null || row.max_concurrent_runs === undefined ? Infinity : Number(row.max_concurrent_runs);
+    const room = cap - Number(row.held);
+    if (room <= 0) continue;
+    const interactive = row.head_interactive === null ? Infinity : Number(row.head_interactive);
+    const batch = row.head_batch === null ? Infinity : Number(row.head_batch) + BATCH_AGING_MS;
+    tenants.push({
+      tenantId: String(row.tenant_id), weight: Number(row.weight), vtime: Number(row.vtime), room,
+      headKey: Math.min(interactive, batch), interactiveHead: interactive <= batch,
+    });
+  }
+  return tenants;
+}
+
+/**
+ * Claimed runs per tenant, each tenant's in its claim order. RETURNING has lost the claim time they were ordered by,
+ * so creation time (with the same batch aging) stands in for it: exact for runs claimed from their first queueing.
+ */
+export function claimedByTenant(runs: readonly RunRecord[]): Map<string, RunRecord[]> {
+  const byTenant = new Map<string, RunRecord[]>();
+  const key = (run: RunRecord) => run.createdAt + priorityRank(run.priority) * BATCH_AGING_MS;
+  for (const run of runs) {
+    const list = byTenant.get(run.tenantId);
+    if (list === undefined) byTenant.set(run.tenantId, [run]);
+    else list.push(run);
+  }
+  for (const list of byTenant.values()) list.sort((a, b) => key(a) - key(b) || (a.id < b.id ? -1 : 1));
+  return byTenant;
+}

@@ -1,0 +1,5 @@
+-- Records the new virtual times of the tenants a claim served (src/scheduling/fair-share.ts).
+-- Params: :vtimes (JSON object: tenant id → virtual time). Returns nothing.
+INSERT INTO fair_tenant_clocks (tenant_id, vtime)
+SELECT key, value FROM json_each(:vtimes) WHERE true
+ON CONFLICT (tenant_id) DO UPDATE SET vtime = excluded.vtime
