@@ -93,7 +93,8 @@ async function request(url: string, method: string, path: string, body?: unknown
 /** Each start gets a port of its own: a port freed by a kill may be taken at once by a trial running beside this one. */
 async function start(options: TrialOptions, dir: string, env: Record<string, string>, databaseUrl: string | undefined): Promise<KeelProcess> {
   const port = await freePort();
-  const common = { KEEL_TEST_LEDGER: join(dir, 'ledger.txt'), KEEL_LOG_LEVEL: 'error', ...env };
+  // One agent isolate per process: trials start Keel hundreds of times, and isolates load the agents module each.
+  const common = { KEEL_TEST_LEDGER: join(dir, 'ledger.txt'), KEEL_LOG_LEVEL: 'error', KEEL_AGENT_ISOLATES: '1', ...env };
   if (options.store.kind === 'sqlite') {
     return startKeelProcess({ agents: TORTURE_AGENTS, dataDir: join(dir, 'data'), port, apiKey: KEY, env: common });
   }

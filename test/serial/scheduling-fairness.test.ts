@@ -12,11 +12,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { apiClient, distributedScene, submitAll, until, type ApiClient } from './support/distributed.ts';
-import { freePort, startKeelProcess, startKeelRole } from './support/keel-process.ts';
-import { postgresAvailable } from './support/postgres.ts';
+import { apiClient, distributedScene, submitAll, until, type ApiClient } from '../support/distributed.ts';
+import { freePort, startKeelProcess, startKeelRole } from '../support/keel-process.ts';
+import { postgresAvailable } from '../support/postgres.ts';
 
-const AGENTS = fileURLToPath(new URL('./fixtures/fairness-agents.ts', import.meta.url));
+const AGENTS = fileURLToPath(new URL('../fixtures/fairness-agents.ts', import.meta.url));
 const ADMIN_KEY = 'fairness-admin-key-0123456789';
 const DEV_KEY = 'fairness-dev-key-0123456789';
 const A_RUNS = 3_000;
