@@ -21,7 +21,7 @@ const ADMIN_KEY = 'fairness-admin-key-0123456789';
 const DEV_KEY = 'fairness-dev-key-0123456789';
 const A_RUNS = 3_000;
 const B_RUNS = 30;
-const ACTIVE_RUNS = '24';
+const ACTIVE_RUNS = '64';
 const ENV = { KEEL_ADMIN_KEY: ADMIN_KEY, KEEL_MAX_ACTIVE_RUNS: ACTIVE_RUNS, KEEL_LOG_LEVEL: 'warn' };
 
 async function createTenant(url: string, name: string): Promise<ApiClient> {
