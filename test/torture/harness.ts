@@ -5,6 +5,7 @@
 // every uncertain outcome unknown or reconciled; event sequences gapless; journal and run state consistent.
 // A trial is a pure function of its seed: the seed of a failing trial reproduces it.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -69,25 +70,45 @@ function plan(seed: number): { crashAt: string; runs: Planned[] } {
   return { crashAt: `${point}:${hit}`, runs };
 }
 
+/**
+ * One request on a connection of its own (no keep-alive pool): a pooled socket that the server closes just as the
+ * client reuses it fails the request ("fetch failed") although Keel is fine, which would read as a broken trial.
+ * A GET is also retried once on a connection error.
+ */
 async function api(url: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  // A GET is retried once on a connection error: a pooled keep-alive socket can be closed by the server as it is reused.
   if (method === 'GET') {
     try {
       return await request(url, method, path, body);
     } catch (error) {
-      if (!(error instanceof TypeError)) throw error;
+      if ((error as { code?: unknown }).code === undefined) throw error;
     }
   }
   return request(url, method, path, body);
 }
 
-async function request(url: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(url + path, {
-    method, headers: { authorization: `Bearer ${KEY}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    signal: AbortSignal.timeout(10_000),
+function request(url: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url + path, {
+      method, agent: false, timeout: 10_000,
+      headers: { authorization: `Bearer ${KEY}`, ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }) },
+    }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => {
+        try {
+          resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) });
+        } catch (error) {
+          reject(error);
+        }
+      });
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(Object.assign(new Error(`${method} ${path} timed out`), { code: 'ETIMEDOUT' })));
+    req.on('error', reject);
+    req.end(payload);
   });
-  return { status: res.status, body: await res.json() };
 }
 
 /** Each start gets a port of its own: a port freed by a kill may be taken at once by a trial running beside this one. */
