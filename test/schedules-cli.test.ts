@@ -1,25 +1,16 @@
 // `keel schedules …` against a real Keel over HTTP: create, list, get, update, pause/resume, trigger, fires, backfill,
 // delete, and the exit codes for usage errors (2) and API errors (1).
 import assert from 'node:assert/strict';
-import { PassThrough } from 'node:stream';
 import { test } from 'node:test';
 import { runSchedulesCommand } from '../src/cli/client/schedules-command.ts';
 import { scheduleAgents } from './fixtures/schedule-agents.ts';
 import { startSchedulesKeel } from './support/schedules-keel.ts';
+import { captureCli } from './support/cli-capture.ts';
 
 test('keel schedules: the whole life of a schedule from the command line', async (t) => {
   const keel = await startSchedulesKeel({ agents: scheduleAgents, start: '2026-01-01T00:00:30Z' });
   t.after(() => keel.close());
-  const cli = async (...argv: string[]) => {
-    const stdout = new PassThrough();
-    const stderr = new PassThrough();
-    let out = '';
-    let err = '';
-    stdout.on('data', (d: Buffer) => (out += d.toString()));
-    stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const code = await runSchedulesCommand(argv, { stdout, stderr, env: { KEEL_URL: keel.url, KEEL_API_KEY: keel.apiKey } });
-    return { code, out, err };
-  };
+  const cli = (...argv: string[]) => captureCli(runSchedulesCommand, { KEEL_URL: keel.url, KEEL_API_KEY: keel.apiKey }, argv);
 
   const created = await cli('create', '--agent', 'quick', '--cron', '*/5 * * * *', '--tz', 'Europe/Berlin', '--input', '{"n":1}', '--name', 'five', '--overlap', 'buffer_one', '--catchup-ms', '600000', '--json');
   assert.equal(created.code, 0, created.err);

@@ -8,6 +8,7 @@ import { runTenantsCommand } from '../src/cli/client/tenants-command.ts';
 import { defineAgent } from '../src/index.ts';
 import { assertError } from './support/assert-error.ts';
 import { startKeel, type TestKeel } from './support/keel-server.ts';
+import { captureCli } from './support/cli-capture.ts';
 
 const quick = defineAgent({ name: 'quick', version: '1', async run() { return { done: true }; } });
 
@@ -93,16 +94,7 @@ test('concurrency cap: a queued run of a tenant at its cap says why it waits, an
 
 test('keel tenants create|update|list talk to the admin API with the admin key', async (t) => {
   const keel = await start(t);
-  const cli = async (...argv: string[]) => {
-    const stdout = new PassThrough();
-    const stderr = new PassThrough();
-    let out = '';
-    let err = '';
-    stdout.on('data', (d: Buffer) => (out += d.toString()));
-    stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const code = await runTenantsCommand(argv, { stdout, stderr, env: { KEEL_URL: keel.url, KEEL_ADMIN_KEY: keel.adminKey } });
-    return { code, out, err };
-  };
+  const cli = (...argv: string[]) => captureCli(runTenantsCommand, { KEEL_URL: keel.url, KEEL_ADMIN_KEY: keel.adminKey }, argv);
   const created = await cli('create', 'acme', '--weight', '2', '--max-queued-runs', '50', '--json');
   assert.equal(created.code, 0, created.err);
   const { tenant, apiKey } = JSON.parse(created.out);
