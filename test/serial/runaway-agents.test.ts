@@ -17,14 +17,17 @@ import { postgresAvailable } from '../support/postgres.ts';
 const AGENTS = fileURLToPath(new URL('../fixtures/runaway-agents.ts', import.meta.url));
 const KEY = 'runaway-test-key';
 const HEALTHY = 200;
+/** Every /healthz answer, start to end of the request as the prober sees it. */
 const HEALTHZ_BOUND_MS = 100;
-const HEALTHZ_WORST_MS = 1_000;
 /** The /healthz prober: its own event loop; workerData.up[0] says whether to probe, up[1] to stop and post the latencies. */
 const PROBE = `
 const { workerData, parentPort } = require('node:worker_threads');
 const { url, up } = workerData;
 (async () => {
   const latencies = [];
+  // Not recorded: a thread's first fetch loads and sets up its HTTP client (60-80 ms), which is the prober's cost,
+  // not Keel's (it was the one probe over 100 ms in earlier runs).
+  await fetch(url).catch(() => {});
   while (Atomics.load(up, 1) === 0) {
     if (Atomics.load(up, 0) === 1) {
       const started = performance.now();
@@ -127,11 +130,8 @@ async function scenario(deployment: Deployment, ledger: string): Promise<string>
   const summary = `/healthz p50 ${at(0.5).toFixed(2)} ms, p95 ${at(0.95).toFixed(1)} ms, p99 ${at(0.99).toFixed(1)} ms, worst ${worst.toFixed(1)} ms over ${probes.length} probes; bad runs: ${
     [...bad].map(([id, agent]) => `${agent} ${finished.get(id).error.code} ×${ledgerLines.filter((l) => l === `${agent} ${id}`).length}`).join(', ')}`;
   // Agent code on the API's thread would hold /healthz for the spinner's whole life (forever, without a watchdog).
-  // Here it keeps answering: 95% within the bound. The slowest probes come from CPU contention on this 2-core
-  // machine while 200 runs restart at once (they reach 60–130 ms without any bad agent too); they stay far below a
-  // block. (Issue 11 asks for every probe within 100 ms: not met on this machine; see bench/RESULTS.md.)
-  assert.ok(at(0.95) < HEALTHZ_BOUND_MS, summary);
-  assert.ok(worst < HEALTHZ_WORST_MS, summary);
+  // Here every answer stays within the bound, through the bad runs, the kill -9 and the 200 runs' restart.
+  assert.ok(worst < HEALTHZ_BOUND_MS, summary);
   return summary;
 }
 
