@@ -17,6 +17,7 @@ import { ModelGateway } from '../models/gateway.ts';
 import { loadModelsFile } from '../models/model-config.ts';
 import { readSecretEnv } from '../config/config.ts';
 import { PostgresStore } from '../store/postgres/postgres-store.ts';
+import { PostgresRateWindows } from '../store/postgres/rate-windows.ts';
 import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import type { Store } from '../store/store.ts';
 import { attachNodeSandboxes } from '../sandbox/node-sandboxes.ts';
@@ -78,6 +79,8 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   // --- end model gateway ---
   const { store, unlock } = openStore(config, role);
   await store.migrate();
+  // Processes sharing a database share their model RPM/TPM limits too (one process's own limiter is exact alone).
+  if (store instanceof PostgresStore) gateway.shareLimits(new PostgresRateWindows(store));
   const registry = new AgentRegistry();
   for (const agent of agents) registry.register(agent);
   for (const tool of tools) registry.registerTool(tool);

@@ -15,7 +15,9 @@ import type { ModelProvider, ProviderResponse, ResolvedModel } from './provider.
 import { AnthropicProvider } from './providers/anthropic-provider.ts';
 import { MockProvider } from './providers/mock-provider.ts';
 import { OpenAiProvider } from './providers/openai-provider.ts';
-import { RateLimiter } from './rate-limiter.ts';
+import { RateLimiter, type RateGate } from './rate-limiter.ts';
+import { SharedRateLimiter } from './shared-rate-limiter.ts';
+import type { RateWindows } from '../store/rate-windows.ts';
 import { RETRY_BUDGET_DEFAULTS, RetryBudget, type RetryBudgetSettings } from './retry-budget.ts';
 import { toModelToolSpec } from './tool-spec.ts';
 import { UsageLedger } from './usage-ledger.ts';
@@ -83,7 +85,10 @@ export class ModelGateway {
   /** Live `model.delta` events for SSE followers (in-process, not durable). */
   readonly live = new LiveDeltas();
   readonly ledger = new UsageLedger();
+  /** This process's limiter (exact for one process; concurrency limits always). */
   readonly limiter: RateLimiter;
+  /** What calls reserve through: the limiter, or windows shared by every process once `shareLimits` is called. */
+  #gate: RateGate;
   readonly #models = new Map<string, ModelEntry>();
   readonly #random: () => number;
   readonly #clock: Clock;
@@ -101,6 +106,7 @@ export class ModelGateway {
     this.#random = options.random ?? Math.random;
     this.#clock = options.clock ?? SYSTEM_CLOCK;
     this.limiter = new RateLimiter(this.#clock);
+    this.#gate = this.limiter;
     this.#retryBudget = new RetryBudget({ ...RETRY_BUDGET_DEFAULTS, ...options.retryBudget }, this.#clock);
     this.#tenantLimits = options.tenantLimits ?? {};
     this.#accounts = options.accounts ?? {};
@@ -126,6 +132,14 @@ export class ModelGateway {
         if (!this.#models.has(fallback) || fallback === definition.name) throw configInvalid(`model ${definition.name}: fallback ${fallback} is not another configured model`);
       }
     }
+  }
+
+  /**
+   * Counts RPM/TPM limits in `windows`, shared with every other process using them (distributed mode), instead of
+   * per process. Concurrency limits stay per process.
+   */
+  shareLimits(windows: RateWindows): void {
+    this.#gate = new SharedRateLimiter(this.limiter, windows, this.#clock, this.#random);
   }
 
   has(name: string): boolean {
@@ -224,7 +238,7 @@ export class ModelGateway {
       onWait: (reason) => options.onWait?.('rate_limited', reason),
       attributes, onSlot,
     }, {
-      clock: this.#clock, limiter: this.limiter, retryBudget: this.#retryBudget, ledger: this.ledger, random: this.#random,
+      clock: this.#clock, limiter: this.#gate, retryBudget: this.#retryBudget, ledger: this.ledger, random: this.#random,
       tenantLimits: (tenantId) => this.#tenantLimits.tenants?.[tenantId] ?? this.#tenantLimits.default,
       accountLimits: (account) => this.#accounts[account] ?? {},
     });

@@ -10,7 +10,7 @@ import type { Clock } from './clock.ts';
 import type { ModelEntry, ReplicaEntry } from './model-entry.ts';
 import type { PrefixPoint } from './prefix-fingerprint.ts';
 import type { ProviderRequest, ProviderResponse } from './provider.ts';
-import type { RateLimiter } from './rate-limiter.ts';
+import type { RateGate } from './rate-limiter.ts';
 import { route, type RouteDecision } from './replica-router.ts';
 import type { RetryBudget } from './retry-budget.ts';
 import { retryDelayMs } from './retry-policy.ts';
@@ -28,7 +28,7 @@ export interface CallAttributes {
 
 export interface CallDeps {
   clock: Clock;
-  limiter: RateLimiter;
+  limiter: RateGate;
   retryBudget: RetryBudget;
   ledger: UsageLedger;
   random: () => number;

@@ -36,7 +36,12 @@ export interface Reservation {
 
 export type Verdict = { ok: true; reservation: Reservation } | { ok: false; waitMs: number | undefined; reason: string };
 
-export class RateLimiter {
+/** What a model call reserves capacity through: this process's limiter, or limits shared by all processes. */
+export interface RateGate {
+  reserve(keys: readonly LimitedKey[], tokens: number, signal: AbortSignal, onWait?: (reason: string, waitMs: number | undefined) => void): Promise<Reservation>;
+}
+
+export class RateLimiter implements RateGate {
   readonly #clock: Clock;
   readonly #keys = new Map<string, KeyState>();
   #released: Array<() => void> = [];
@@ -160,7 +165,7 @@ function blockedFor(state: KeyState, key: string, tokens: number, now: number): 
   }
   if (tpm !== undefined && state.tokens + tokens > tpm) {
     if (tokens > tpm) {
-      throw new KeelError('model_request_too_large', `${key}: a call needing ${tokens} tokens can never fit a limit of ${tpm} tokens per minute`, { details: { key, tokens, tpm } });
+      throw requestTooLarge(key, tokens, tpm);
     }
     let freed = 0;
     for (const entry of state.log) {
@@ -171,4 +176,8 @@ function blockedFor(state: KeyState, key: string, tokens: number, now: number): 
     return { waitMs: undefined, reason: `${key}: ${tpm} tokens per minute` };
   }
   return undefined;
+}
+
+export function requestTooLarge(key: string, tokens: number, tpm: number): KeelError {
+  return new KeelError('model_request_too_large', `${key}: a call needing ${tokens} tokens can never fit a limit of ${tpm} tokens per minute`, { details: { key, tokens, tpm } });
 }
