@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { defineTool } from '../sdk/define.ts';
 import { parsePoolsConfig } from './pool-config.ts';
 import { watchPoolsFile } from './pool-config-watch.ts';
+import { followTenantWeights } from './tenant-weights.ts';
 import { DECLARED_POOL_LIMIT_DEFAULT, INLINE_POOL_LIMIT_DEFAULT, PoolRegistry, SANDBOX_POOL_LIMIT_DEFAULT } from './pool-registry.ts';
 
 const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -95,6 +96,43 @@ describe('PoolRegistry', () => {
     assert.equal(snapshot?.queued, 1);
     assert.deepEqual(snapshot?.tenants.map((t) => [t.tenantId, t.running, t.queued]), [['t1', 1, 0], ['t2', 0, 1]]);
     release();
+  });
+});
+
+describe('tenant weights', () => {
+  it('come from the tenant records, re-read on an interval; a store error keeps the last ones', async () => {
+    const pools = new PoolRegistry();
+    pools.configure(config({ browser: { limit: 1 } }));
+    let tenants = [{ id: 'heavy', weight: 3 }, { id: 'light', weight: 1 }];
+    let failing = false;
+    const store = { listTenants: async () => {
+      if (failing) throw new Error('database down');
+      return tenants as never;
+    } };
+    const weights = followTenantWeights(store, pools, 20);
+    await weights.ready;
+    const order: string[] = [];
+    const releases: Array<() => void> = [];
+    const want = (tenantId: string) => void pools.acquire('browser', { tenantId, priority: 'batch' }).then((release) => {
+      order.push(tenantId);
+      releases.push(release);
+    });
+    want('light');
+    for (let i = 0; i < 4; i++) {
+      want('heavy');
+      want('light');
+    }
+    await flush();
+    for (let i = 0; i < 4; i++) {
+      releases.shift()!();
+      await flush();
+    }
+    assert.equal(order.slice(1, 5).filter((t) => t === 'heavy').length, 3, order.join(' '));
+    failing = true;
+    tenants = [];
+    await new Promise((r) => setTimeout(r, 60));
+    weights.close();
+    for (const release of releases) release();
   });
 });
 

@@ -94,6 +94,8 @@ const first = (set: Set<Waiter>): Waiter | undefined => set.values().next().valu
 
 /** Weights below this are treated as this (a weight of 0 would never be served). */
 const WEIGHT_MIN = 1e-6;
+/** Every this many dispatches, lanes of idle tenants left behind by the clock are dropped. */
+const IDLE_SWEEP_DISPATCHES = 1024;
 
 export class Pool {
   readonly name: string;
@@ -104,6 +106,9 @@ export class Pool {
   /** Virtual clock: the least virtual time among the tenants backlogged at the latest dispatch. */
   #clock = 0;
   readonly #tenants = new Map<string, TenantLane>();
+  /** Tenants with waiters: what a dispatch looks at (not every tenant holding a slot). */
+  readonly #waiting = new Set<string>();
+  #dispatches = 0;
   readonly #policy: PoolPolicy;
   readonly #observer: PoolObserver | undefined;
   readonly #now: () => number;
@@ -177,6 +182,7 @@ export class Pool {
         },
       };
       this.#lane(tenantId).add(waiter);
+      this.#waiting.add(tenantId);
       this.#queued += 1;
       signal?.addEventListener('abort', onAbort, { once: true });
       this.#dispatch();
@@ -198,8 +204,8 @@ export class Pool {
   /** How long the oldest waiter has waited (ms), or null when none waits (a telemetry pool probe). */
   oldestWaitMs(now: number): number | null {
     let oldest: number | null = null;
-    for (const lane of this.#tenants.values()) {
-      const since = lane.oldestSince();
+    for (const tenantId of this.#waiting) {
+      const since = this.#tenants.get(tenantId)!.oldestSince();
       if (since !== null && (oldest === null || since < oldest)) oldest = since;
     }
     return oldest === null ? null : Math.max(0, now - oldest);
@@ -225,6 +231,7 @@ export class Pool {
     const lane = this.#tenants.get(waiter.tenantId);
     if (lane === undefined || !lane.delete(waiter)) return false;
     this.#queued -= 1;
+    if (lane.size === 0) this.#waiting.delete(waiter.tenantId);
     this.#forgetIfIdle(waiter.tenantId, lane);
     return true;
   }
@@ -238,13 +245,13 @@ export class Pool {
   #dispatch(): void {
     const free = this.#limit - this.#running;
     if (free <= 0 || this.#queued === 0) return;
+    if (++this.#dispatches % IDLE_SWEEP_DISPATCHES === 0) {
+      for (const [tenantId, lane] of this.#tenants) this.#forgetIfIdle(tenantId, lane); // deleting while iterating a Map is safe
+    }
     const backlogged: BackloggedTenant[] = [];
-    for (const [tenantId, lane] of this.#tenants) {
-      const head = lane.head();
-      if (head === undefined) {
-        this.#forgetIfIdle(tenantId, lane); // deleting the current entry while iterating a Map is safe
-        continue;
-      }
+    for (const tenantId of this.#waiting) {
+      const lane = this.#tenants.get(tenantId)!;
+      const head = lane.head()!;
       const cap = this.#policy.capOf(tenantId);
       const room = Math.min(lane.size, cap === undefined ? Infinity : cap - lane.running);
       if (room <= 0) continue;
@@ -263,6 +270,7 @@ export class Pool {
           lane.delete(head);
           waiters.push(head);
         }
+        if (lane.size === 0) this.#waiting.delete(tenantId);
         taken.set(tenantId, waiters);
       }
       claim.record(taken);
