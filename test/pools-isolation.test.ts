@@ -27,7 +27,7 @@ const FLAKY_RUNS = 100;
 const FLAKY_CALLS = 40;
 const MIN_RATIO = 0.5;
 const FLAKY_POOL_LIMIT = 6;
-const ENV = { KEEL_ADMIN_KEY: ADMIN_KEY, KEEL_LOG_LEVEL: 'warn', KEEL_AGENT_ISOLATION: 'thread' };
+const ENV = { KEEL_ADMIN_KEY: ADMIN_KEY, KEEL_LOG_LEVEL: 'warn' };
 
 async function createTenant(url: string, name: string): Promise<ApiClient> {
   const res = await fetch(`${url}/v1/admin/tenants`, {
