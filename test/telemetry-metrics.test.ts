@@ -156,7 +156,7 @@ test('/metrics: promtool accepts it, and each metric changes as expected under a
   assert.ok(Math.abs(delta('keel_effect_execution_seconds_sum', { kind: 'tool' }) - journaled) < 1e-6, 'the histogram sums the journaled execution times');
 
   // Pools, commits and durability.
-  for (const pool of ['runs', 'tools-inline', 'model:priced', 'model:flaky']) assert.ok(has(m, 'keel_pool_queue_depth', { pool }), `pool ${pool}`);
+  for (const pool of ['runs', 'inline', 'model:priced', 'model:flaky']) assert.ok(has(m, 'keel_pool_queue_depth', { pool }), `pool ${pool}`);
   assert.equal(metric(m, 'keel_pool_queue_depth', { pool: 'runs' }), 0);
   assert.ok(delta('keel_commits_total', { result: 'ok' }) > calls);
   assert.ok(delta('keel_commit_batch_size_count') > 0);

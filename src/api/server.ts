@@ -13,6 +13,8 @@ import { readJsonBody } from './json-body.ts';
 import { EventHub } from './event-hub.ts';
 import type { LiveDeltas } from '../models/live-deltas.ts';
 import { registerAdminRoutes } from './routes/admin.ts';
+import { registerAdminPoolRoutes } from './routes/admin-pools.ts';
+import type { PoolSnapshot } from '../scheduling/pool.ts';
 import { registerEventRoutes } from './routes/events.ts';
 import { registerRunRoutes } from './routes/runs.ts';
 import { registerScheduleRoutes } from './routes/schedules.ts';
@@ -39,6 +41,8 @@ export interface ApiOptions {
   live?: LiveDeltas;
   /** Live data from other planes for the dashboard's pools, nodes and quotas pages (each optional). */
   dashboard?: DashboardSources;
+  /** This process's effect pools, for GET /v1/admin/pools (issue 7). */
+  pools?: () => PoolSnapshot[];
 }
 
 const TENANT = Symbol('keel.tenant');
@@ -90,6 +94,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   registerRunRoutes(app, { store: options.store, registry: options.registry, tenantOf });
   registerEventRoutes(app, { store: options.store, hub, tenantOf, closing: closing.signal, ...(options.live === undefined ? {} : { live: options.live }) });
   registerAdminRoutes(app, { store: options.store, adminKey: options.adminKey });
+  registerAdminPoolRoutes(app, { adminKey: options.adminKey, pools: options.pools });
   if (options.schedules !== undefined) registerScheduleRoutes(app, { schedules: options.schedules, adminKey: options.adminKey, tenantOf });
   registerUsageRoutes(app, { store: options.store, tenantOf }); // model gateway (issue 5)
   registerMetricsRoute(app, { adminKey: options.adminKey }); // telemetry (issue 9)

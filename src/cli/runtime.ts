@@ -28,6 +28,10 @@ import { startMetricsListener } from '../telemetry/metrics-listener.ts';
 import { telemetry } from '../telemetry/telemetry.ts';
 import { startTracing, tracingOptionsFrom } from '../telemetry/tracing.ts';
 import { lockDataDir } from './data-dir-lock.ts';
+import { PoolRegistry } from '../scheduling/pool-registry.ts';
+import { loadPoolsFile } from '../scheduling/pool-config.ts';
+import { watchPoolsFile } from '../scheduling/pool-config-watch.ts';
+import { followTenantWeights } from '../scheduling/tenant-weights.ts';
 import { loadAgentsModule } from '../engine/agents-module.ts';
 
 export type Role = 'dev' | 'server' | 'worker';
@@ -72,9 +76,15 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
     log.warn({ crashAt: config.testCrashAt }, 'fault injection armed (KEEL_TEST_CRASH_AT): this process will SIGKILL itself; for tests only');
   }
   const { agents, models, tools } = await loadAgentsModule(agentsFile);
+  // --- effect pools (issue 7): one registry per process, shared by the gateway (model:*) and the tools; a bad pools
+  // file fails the start here, and later edits (file change, SIGHUP) are applied live or rejected with a logged error.
+  const pools = new PoolRegistry({ telemetry });
+  const poolsFile = config.poolsFile === undefined ? undefined : resolve(config.poolsFile);
+  if (poolsFile !== undefined) pools.configure(loadPoolsFile(poolsFile));
+  // --- end effect pools
   // --- model gateway (issue 5): models from the agents module plus the models file (KEEL_MODELS_FILE) ---
   const modelsFile = config.modelsFile === undefined ? undefined : loadModelsFile(resolve(config.modelsFile));
-  const gateway = new ModelGateway([...models, ...(modelsFile?.models ?? [])], { ...modelsFile?.options, secret: (name) => readSecretEnv(name) });
+  const gateway = new ModelGateway([...models, ...(modelsFile?.models ?? [])], { ...modelsFile?.options, secret: (name) => readSecretEnv(name), pools });
   // A bad models file fails here, before the store is opened or locked.
   // --- end model gateway ---
   const { store, unlock } = openStore(config, role);
@@ -101,7 +111,7 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   if (agentHost instanceof IsolateHost) await agentHost.ready();
   const orchestrator = new Orchestrator({
     store: observeStore(store, telemetry), registry, gateway, leaseTtlMs: config.leaseTtlMs, maxActiveRuns: config.maxActiveRuns,
-    poisonAfterLeaseLosses: config.poisonLeaseLosses, agentHost,
+    poisonAfterLeaseLosses: config.poisonLeaseLosses, agentHost, pools,
     log: runScopedLog(log),
   });
   // A store this process owns alone (the SQLite file under its lock): a dead predecessor's leases are taken back at
@@ -115,6 +125,8 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
     await store.ensureTenant(DEFAULT_TENANT_NAME, hashApiKey(config.apiKey));
   }
   const sandboxes = attachNodeSandboxes(store, config); // issue 6: environments released when their run ends
+  const tenantWeights = followTenantWeights(store, pools); // issue 7: pools share effects by tenant weight
+  const poolsWatch = poolsFile === undefined ? undefined : watchPoolsFile(poolsFile, (c) => pools.configure(c), (level, message, fields) => log[level](fields ?? {}, message));
   orchestrator.start();
   // Schedules: every process runs the (leaderless) scheduler; fires are claimed with leases, so none fires twice.
   const schedules = createSchedulesPlane(store, registry, {
@@ -124,7 +136,8 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   let app: FastifyInstance | undefined;
   let address: string | undefined;
   if (role !== 'worker') {
-    app = await buildApi({ store, registry, live: gateway.live, adminKey: config.adminKey, payloadMaxBytes: config.payloadMaxBytes, ready: () => true, logger: log.child({ role: 'api' }), schedules: schedules.service });
+    app = await buildApi({ store, registry, live: gateway.live, adminKey: config.adminKey, payloadMaxBytes: config.payloadMaxBytes, ready: () => true, logger: log.child({ role: 'api' }), schedules: schedules.service,
+      pools: () => pools.snapshot() });
     address = await app.listen({ port: config.port, host: config.host });
   }
   return {
@@ -135,6 +148,9 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
       await metricsListener?.close();
       await schedules.scheduler.stop();
       await orchestrator.stop();
+      poolsWatch?.close();
+      tenantWeights.close();
+      pools.close();
       await agentHost.close();
       await sandboxes.close();
       detachStore();

@@ -93,6 +93,7 @@ describe('loadConfig parsing', () => {
       KEEL_SCHEDULER_TICK_MS: '250',
       KEEL_SCHEDULER_LEASE_MS: '60000',
       KEEL_MODELS_FILE: './keel.models.json',
+      KEEL_POOLS_FILE: './keel.pools.json',
       // telemetry (issue 9)
       KEEL_TELEMETRY_INCLUDE_CONTENT: 'true', KEEL_METRICS_PORT: '9464', KEEL_METRICS_HOST: '0.0.0.0', OTEL_TRACES_EXPORTER: 'otlp',
       OTEL_SDK_DISABLED: 'false', OTEL_SERVICE_NAME: 'keel-prod', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
@@ -123,6 +124,7 @@ describe('loadConfig parsing', () => {
       testCrashAt: 'commit.before-notify:3',
       schedulerTickMs: 250,
       schedulerLeaseMs: 60_000,
+      poolsFile: './keel.pools.json',
       modelsFile: './keel.models.json',
       telemetryIncludeContent: true, metricsPort: 9464, metricsHost: '0.0.0.0', otelTracesExporter: 'otlp', otelSdkDisabled: false,
       otelServiceName: 'keel-prod', otelExporterOtlpEndpoint: 'http://collector:4318', otelExporterOtlpTracesEndpoint: 'http://collector:4318/v1/traces',

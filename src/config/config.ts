@@ -36,6 +36,9 @@ const ConfigSchema = z.object({
   schedulerLeaseMs: integer(1_000, 3_600_000).default(30_000),
   // --- model gateway (issue 5) ---
   modelsFile: z.string().min(1).optional(),
+  // --- scheduling pools (issue 7) ---
+  /** JSON file of effect pool limits, queue bounds and per-tenant caps; reloaded on change and on SIGHUP. */
+  poolsFile: z.string().min(1).optional(),
   // --- telemetry (issue 9) ---
   /** Prompts, tool arguments and results in spans; redacted unless turned on. */
   telemetryIncludeContent: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
@@ -77,6 +80,7 @@ export const ENV_VARS = {
   KEEL_SCHEDULER_TICK_MS: 'schedulerTickMs',
   KEEL_SCHEDULER_LEASE_MS: 'schedulerLeaseMs',
   KEEL_MODELS_FILE: 'modelsFile',
+  KEEL_POOLS_FILE: 'poolsFile',
   // --- telemetry (issue 9) ---
   KEEL_TELEMETRY_INCLUDE_CONTENT: 'telemetryIncludeContent',
   KEEL_METRICS_PORT: 'metricsPort',

@@ -5,7 +5,7 @@
 // below are the part both share (everything after the position).
 import { KeelError, deserializeError, serializeError, type SerializedError } from '../errors/keel-error.ts';
 import type { ModelGateway } from '../models/gateway.ts';
-import type { Semaphore } from '../scheduling/semaphore.ts';
+import type { PoolRegistry } from '../scheduling/pool-registry.ts';
 import type { AgentContext, AgentDefinition, Json, ModelRequest, ModelResponse, ToolDefinition } from '../sdk/types.ts';
 import type { JournalEntry } from '../store/records.ts';
 import type { AgentRegistry } from './registry.ts';
@@ -21,7 +21,7 @@ export interface ContextDeps {
   gateway: ModelGateway;
   registry: AgentRegistry;
   /** Slots of the inline tool pool. */
-  toolSlots: Semaphore;
+  pools: PoolRegistry;
   newRunId(): string;
 }
 
@@ -201,7 +201,7 @@ async function model(x: RunExecution, deps: ContextDeps, { seq, entry }: Positio
       try {
         const pinned = pinsOf(x).get(request.model);
         call = await deps.gateway.call(request, {
-          signal: x.abort.signal, tenantId: x.run.tenantId, runId: x.runId, seq, remaining: remainingSpend(x), ...(pinned === undefined ? {} : { pinnedVersion: pinned }),
+          signal: x.abort.signal, tenantId: x.run.tenantId, priority: x.run.priority, runId: x.runId, seq, remaining: remainingSpend(x), ...(pinned === undefined ? {} : { pinnedVersion: pinned }),
           onWait: (reason, detail) => {
             if (waitedFor !== undefined) return;
             waitedFor = reason;
@@ -248,7 +248,7 @@ async function model(x: RunExecution, deps: ContextDeps, { seq, entry }: Positio
 
 async function callTool(x: RunExecution, deps: ContextDeps, { seq, entry }: Position, tool: ToolDefinition<unknown, Json>, args: Json): Promise<Json> {
   if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed')) return settled(entry);
-  return runTool(x, tool, args, seq, entry, { toolSlots: deps.toolSlots, checkBudget: () => checkStepBudget(x) });
+  return runTool(x, tool, args, seq, entry, { pools: deps.pools, checkBudget: () => checkStepBudget(x) });
 }
 
 async function waitForInput(x: RunExecution, { seq, entry }: Position, key: string, timeoutMs: number | undefined): Promise<Json> {

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
 import type { ModelGateway } from '../models/gateway.ts';
-import { Semaphore } from '../scheduling/semaphore.ts';
+import { INLINE_POOL_LIMIT_DEFAULT, PoolRegistry } from '../scheduling/pool-registry.ts';
 import type { RunChange, Store } from '../store/store.ts';
 import type { RunRecord } from '../store/records.ts';
 import { inThreadHost, type AgentHost } from './agent-host.ts';
@@ -17,8 +17,7 @@ export const LEASE_TTL_MS_DEFAULT = 15_000;
 export const MAX_ACTIVE_RUNS_DEFAULT = 2_000;
 export const CLAIM_BATCH_MAX_RUNS = 256;
 export const POLL_INTERVAL_MS_DEFAULT = 250;
-export const INLINE_TOOL_CONCURRENCY_DEFAULT = 256;
-export const INLINE_TOOL_QUEUE_MAX_WAITERS = 100_000;
+export const INLINE_TOOL_CONCURRENCY_DEFAULT = INLINE_POOL_LIMIT_DEFAULT;
 /** Most suspects (runs on probation) one process runs at once, however many it has cleared. */
 export const PROBATION_CAP_MAX = 64;
 /** Claimed runs started per event-loop turn. */
@@ -34,6 +33,8 @@ export interface OrchestratorOptions {
   maxActiveRuns?: number;
   pollIntervalMs?: number;
   inlineToolConcurrency?: number;
+  /** The process's effect pools (shared with the gateway); default: a registry of its own (`inlineToolConcurrency`). */
+  pools?: PoolRegistry;
   /** Lost leases in a row (no commit between) after which a run is quarantined as poison (default 3). */
   poisonAfterLeaseLosses?: number;
   /** Where agent code runs: in this thread (default) or in isolates (`IsolateHost`). */
@@ -49,7 +50,8 @@ export class Orchestrator {
   readonly #leaseTtlMs: number;
   readonly #maxActive: number;
   readonly #pollIntervalMs: number;
-  readonly #toolSlots: Semaphore;
+  readonly #pools: PoolRegistry;
+  readonly #ownsPools: boolean;
   readonly #log: NonNullable<OrchestratorOptions['log']>;
   readonly #poisonAfter: number | undefined;
   readonly #host: AgentHost;
@@ -72,7 +74,6 @@ export class Orchestrator {
   #heartbeatTimer: NodeJS.Timeout | undefined;
   #wakeTimer: { at: number; timer: NodeJS.Timeout } | undefined;
   #unsubscribe: (() => void) | undefined;
-  #unregisterPool: (() => void) | undefined;
   #drained: Array<() => void> = [];
   /** Time from an effect's commit to the next dispatch of the same run, in nanoseconds. */
   readonly dispatchLatency: RecordableHistogram = createHistogram();
@@ -85,7 +86,8 @@ export class Orchestrator {
     this.#leaseTtlMs = options.leaseTtlMs ?? LEASE_TTL_MS_DEFAULT;
     this.#maxActive = options.maxActiveRuns ?? MAX_ACTIVE_RUNS_DEFAULT;
     this.#pollIntervalMs = options.pollIntervalMs ?? POLL_INTERVAL_MS_DEFAULT;
-    this.#toolSlots = new Semaphore(options.inlineToolConcurrency ?? INLINE_TOOL_CONCURRENCY_DEFAULT, INLINE_TOOL_QUEUE_MAX_WAITERS);
+    this.#ownsPools = options.pools === undefined;
+    this.#pools = options.pools ?? new PoolRegistry({ telemetry, inlineLimit: options.inlineToolConcurrency ?? INLINE_TOOL_CONCURRENCY_DEFAULT });
     this.#log = options.log ?? (() => {});
     this.#poisonAfter = options.poisonAfterLeaseLosses;
     this.#host = options.agentHost ?? inThreadHost;
@@ -99,7 +101,7 @@ export class Orchestrator {
     if (this.#running) return;
     this.#running = true;
     this.#unsubscribe = this.#store.onChange((changes) => this.#onChanges(changes));
-    this.#unregisterPool = telemetry.registerPool('tools-inline', this.#toolSlots); // telemetry (issue 9)
+    this.#pools.pool('inline'); // reported from the start, not from the first tool call
     this.#pollTimer = setInterval(() => {
       this.#claim();
       this.#claimProbation();
@@ -117,7 +119,7 @@ export class Orchestrator {
     clearInterval(this.#heartbeatTimer);
     if (this.#wakeTimer !== undefined) clearTimeout(this.#wakeTimer.timer);
     this.#unsubscribe?.();
-    this.#unregisterPool?.();
+    if (this.#ownsPools) this.#pools.close();
     while (this.#claiming) await new Promise((r) => setImmediate(r));
     if (this.#active.size === 0) return;
     const drained = new Promise<void>((resolve) => this.#drained.push(resolve));
@@ -258,7 +260,7 @@ export class Orchestrator {
     // is fenced off by the new token anyway; drop it now so it stops dispatching.
     this.#active.get(run.id)?.stop({ kind: 'lost' });
     this.#active.set(run.id, execution);
-    const deps = { gateway: this.#gateway, registry: this.#registry, toolSlots: this.#toolSlots, newRunId };
+    const deps = { gateway: this.#gateway, registry: this.#registry, pools: this.#pools, newRunId };
     void execution.start((x) => this.#host.run(x, deps)).catch((error: unknown) => {
       this.#log('error', 'execution crashed', { runId: run.id, error: String(error) });
       execution.stop({ kind: 'lost' });

@@ -3,7 +3,7 @@
 // `running` before it starts; finding that state after a crash means the outcome is unknown: Keel asks the tool's
 // query hook, or parks the run for an operator. It never re-runs a side effect blindly.
 import { KeelError, deserializeError, serializeError, type SerializedError } from '../errors/keel-error.ts';
-import type { Semaphore } from '../scheduling/semaphore.ts';
+import type { PoolRegistry } from '../scheduling/pool-registry.ts';
 import type { Json, ToolDefinition } from '../sdk/types.ts';
 import type { JournalEntry } from '../store/records.ts';
 import type { JournalWrite } from '../store/store.ts';
@@ -12,7 +12,8 @@ import { backoff, decideRetry, resolveRetryPolicy } from './retry-policy.ts';
 import { toJson, type RunExecution } from './run-execution.ts';
 
 export interface ToolRunDeps {
-  toolSlots: Semaphore;
+  /** Each tool runs under a slot of its pool: its declared one (sandbox tools: `sandbox:<profile>`), else `inline`. */
+  pools: PoolRegistry;
   checkBudget(): void;
 }
 
@@ -76,7 +77,7 @@ async function dispatch(
     const queuedAt = Date.now();
     let release: (() => void) | undefined;
     try {
-      release = await deps.toolSlots.acquire(x.abort.signal);
+      release = await deps.pools.acquire(tool.pool ?? 'inline', { tenantId: x.run.tenantId, priority: x.run.priority, signal: x.abort.signal });
       const startedAt = Date.now();
       const { outcome, attempts } = await attemptTool(x, tool, args, base, firstAttempt, queuedAt, startedAt);
       crashPoint('execute.before-commit');

@@ -68,6 +68,9 @@ export const ERROR_CODES = {
   model_version_unavailable: { status: 409, meaning: 'The run is pinned to a model version this process does not serve.' },
   provider_unavailable: { status: 503, meaning: 'Every endpoint of the model (and its fallbacks) has an open circuit breaker.' },
   // --- end model gateway ---
+  // Scheduling pools (issue 7)
+  pool_queue_full: { status: 503, meaning: 'An effect pool (a model, a sandbox profile, inline or a declared tool pool) has its maximum of queued effects; retried later.' },
+  pools_config_invalid: { status: 500, meaning: 'The pools file (KEEL_POOLS_FILE) does not parse or does not match its schema; the previous pool configuration stays in force.' },
   // Engine and store
   stale_write: { status: 409, meaning: 'A commit was fenced off: the lease or the run state moved on.' },
   store_busy: { status: 503, meaning: 'The store is temporarily unavailable; retry.' },

@@ -3,6 +3,8 @@
 // `provider_unavailable` while every breaker is open, prices the answer and accounts it per tenant. It owns no
 // conversation state, never retries a final error, never keeps going after its signal aborts, never logs keys.
 import { telemetry } from '../telemetry/telemetry.ts';
+import { PoolRegistry } from '../scheduling/pool-registry.ts';
+import type { Priority } from '../store/records.ts';
 import { KeelError, isKeelError } from '../errors/keel-error.ts';
 import type { ModelDefinition, ModelRateLimits, ModelRequest, ModelResponse } from '../sdk/types.ts';
 import { BREAKER_DEFAULTS, type BreakerSettings } from './circuit-breaker.ts';
@@ -62,11 +64,15 @@ export interface ModelGatewayOptions {
   accounts?: Record<string, ModelRateLimits>;
   /** Reads an API key from the named environment variable; default none (keys unset). */
   secret?: (envName: string) => string | undefined;
+  /** The process's effect pools: every call takes a slot of `model:<name>` (default: a registry of its own). */
+  pools?: PoolRegistry;
 }
 
 export interface ModelCallOptions {
   signal: AbortSignal;
   tenantId?: string;
+  /** The run's priority class, for its place in the model's pool queue (default interactive). */
+  priority?: Priority;
   runId?: string;
   /** Journal position of the effect, for live events. */
   seq?: number;
@@ -95,6 +101,7 @@ export class ModelGateway {
   readonly #retryBudget: RetryBudget;
   readonly #tenantLimits: TenantLimits;
   readonly #accounts: Record<string, ModelRateLimits>;
+  readonly #pools: PoolRegistry;
 
   /**
    * Builds a gateway over `definitions`; the built-in `mock` model is added unless one is named `mock`.
@@ -110,6 +117,7 @@ export class ModelGateway {
     this.#retryBudget = new RetryBudget({ ...RETRY_BUDGET_DEFAULTS, ...options.retryBudget }, this.#clock);
     this.#tenantLimits = options.tenantLimits ?? {};
     this.#accounts = options.accounts ?? {};
+    this.#pools = options.pools ?? new PoolRegistry({ telemetry });
     const providers = new Map<string, ModelProvider>([['mock', new MockProvider()], ['openai', new OpenAiProvider()], ['anthropic', new AnthropicProvider()]]);
     for (const provider of options.providers ?? []) providers.set(provider.name, provider);
     const seen = new Set<string>();
@@ -121,8 +129,10 @@ export class ModelGateway {
     const deps = { providers, breaker: { ...BREAKER_DEFAULTS, ...options.breaker }, clock: this.#clock, secret: options.secret ?? (() => undefined) };
     for (const definition of all) this.#models.set(definition.name, buildEntry(definition, deps));
     for (const [name, entry] of this.#models) {
-      // telemetry (issue 9): one pool per model, or per replica when a model has several.
-      for (const replica of entry.replicas) telemetry.registerPool(entry.replicas.length === 1 ? `model:${name}` : `model:${name}/${replica.stats.name}`, replica.slots);
+      // Pool `model:<name>` (issue 7): fair across tenants, reloadable; by default as wide as the replicas' slots together.
+      this.#pools.setDefaultLimit(`model:${name}`, entry.replicas.reduce((sum, replica) => sum + replica.slots.permits, 0));
+      // telemetry (issue 9): each replica's own slot queue (behind the model's pool).
+      for (const replica of entry.replicas) telemetry.registerPool(`model:${name}/${replica.stats.name}`, replica.slots);
     }
     for (const definition of all) {
       if (definition.account !== undefined && options.accounts?.[definition.account] === undefined) {
@@ -234,11 +244,11 @@ export class ModelGateway {
         ...(maxOutput.explicit ? { maxOutputTokens: maxOutput.tokens } : {}),
         ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
       },
-      points, reserveTokens: inputTokens + maxOutput.tokens, tenantId: options.tenantId, runId: options.runId, signal, onDelta,
+      points, reserveTokens: inputTokens + maxOutput.tokens, tenantId: options.tenantId, priority: options.priority ?? 'interactive', runId: options.runId, signal, onDelta,
       onWait: (reason) => options.onWait?.('rate_limited', reason),
       attributes, onSlot,
     }, {
-      clock: this.#clock, limiter: this.#gate, retryBudget: this.#retryBudget, ledger: this.ledger, random: this.#random,
+      clock: this.#clock, limiter: this.#gate, retryBudget: this.#retryBudget, ledger: this.ledger, random: this.#random, pools: this.#pools,
       tenantLimits: (tenantId) => this.#tenantLimits.tenants?.[tenantId] ?? this.#tenantLimits.default,
       accountLimits: (account) => this.#accounts[account] ?? {},
     });

@@ -5,6 +5,8 @@
 import { modelCallReporter } from '../telemetry/model-calls.ts';
 import { KeelError, isKeelError } from '../errors/keel-error.ts';
 import { SemaphoreFullError } from '../scheduling/semaphore.ts';
+import { POOL_SYSTEM_TENANT, type PoolRegistry } from '../scheduling/pool-registry.ts';
+import type { Priority } from '../store/records.ts';
 import type { ModelRateLimits } from '../sdk/types.ts';
 import type { Clock } from './clock.ts';
 import type { ModelEntry, ReplicaEntry } from './model-entry.ts';
@@ -32,6 +34,8 @@ export interface CallDeps {
   retryBudget: RetryBudget;
   ledger: UsageLedger;
   random: () => number;
+  /** Pool `model:<name>`: fair across tenants, in front of the replica slots. */
+  pools: PoolRegistry;
   tenantLimits(tenantId: string): ModelRateLimits | undefined;
   accountLimits(account: string): ModelRateLimits;
 }
@@ -42,6 +46,7 @@ export interface CallInput {
   /** Tokens to reserve: estimated input + max output. */
   reserveTokens: number;
   tenantId: string | undefined;
+  priority: Priority;
   runId: string | undefined;
   signal: AbortSignal;
   onDelta: ((text: string) => void) | undefined;
@@ -107,9 +112,18 @@ async function attemptOnce(entry: ModelEntry, input: CallInput, deps: CallDeps):
     waited = reason;
   });
   if (waited !== undefined) input.attributes.waits.push({ reason: `rate_limited: ${waited}`, ms: deps.clock.now() - waitStart });
+  // The model's pool (issue 7): after the rate limits (a rate-limited tenant holds no slot), before the breaker probe.
+  let releasePool: () => void;
+  try {
+    releasePool = await deps.pools.acquire(`model:${entry.model.name}`, { tenantId: input.tenantId ?? POOL_SYSTEM_TENANT, priority: input.priority, signal: input.signal });
+  } catch (error) {
+    reservation.settle(0);
+    throw error;
+  }
   let usedTokens = 0;
   const admission = replica.breaker.admit();
   if (!admission.admitted) {
+    releasePool();
     reservation.settle(0);
     throw unavailable(entry, admission.retryInMs);
   }
@@ -145,6 +159,7 @@ async function attemptOnce(entry: ModelEntry, input: CallInput, deps: CallDeps):
   } finally {
     if (sent) replica.stats.inFlight -= 1;
     release();
+    releasePool();
     reservation.settle(usedTokens);
   }
 }

@@ -4,6 +4,9 @@ import type { AgentContext, AgentDefinition, Json, ModelDefinition, ToolDefiniti
 
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
+/** An effect pool's name: `inline`, `model:<model>`, `sandbox:<profile>`, or a declared name such as `browser`. */
+export const POOL_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
+
 function assertName(what: string, name: unknown): asserts name is string {
   if (typeof name !== 'string' || !NAME_PATTERN.test(name)) {
     throw new TypeError(`${what} name must match ${NAME_PATTERN}, got ${JSON.stringify(name)}`);
@@ -71,6 +74,9 @@ export function defineTool<I, O extends Json | void>(spec: Omit<ToolDefinition<I
   if (typeof spec.run !== 'function') throw new TypeError(`Tool ${spec.name}: run must be a function`);
   for (const hook of ['query', 'compensate'] as const) {
     if (spec[hook] !== undefined && typeof spec[hook] !== 'function') throw new TypeError(`Tool ${spec.name}: ${hook} must be a function`);
+  }
+  if (spec.pool !== undefined && (typeof spec.pool !== 'string' || !POOL_NAME_PATTERN.test(spec.pool) || spec.pool.startsWith('model:'))) {
+    throw new TypeError(`Tool ${spec.name}: pool must match ${POOL_NAME_PATTERN} and not name a model pool (model:…), got ${JSON.stringify(spec.pool)}`);
   }
   const attempts = spec.retry?.maxAttempts ?? spec.maxAttempts;
   if (attempts !== undefined && (!Number.isInteger(attempts) || attempts < 1)) throw new TypeError(`Tool ${spec.name}: maxAttempts must be a positive integer`);

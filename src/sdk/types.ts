@@ -90,6 +90,11 @@ export interface ToolDefinition<I = unknown, O extends Json | void = Json> {
   maxAttempts?: number;
   /** Per-attempt time limit in milliseconds. */
   timeoutMs?: number;
+  /**
+   * The pool whose slots this tool's executions take (e.g. `browser`): its own limit, queue and per-tenant caps (pools
+   * file), so a busy pool never holds up another's work. Default: `inline`. The built-in sandbox tools use `sandbox:<profile>`.
+   */
+  pool?: string;
 }
 
 /**

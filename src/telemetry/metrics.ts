@@ -7,6 +7,8 @@ import { registerProcessMetrics } from './process-metrics.ts';
 /** Seconds, from a millisecond to six hours: effects range from an in-memory step to a human answering a question. */
 export const DURATION_BUCKETS_SECONDS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600, 21600];
 /** Writes per store transaction (group commit), up to the SQLite batch bound. */
+/** Seconds, coarse: the per-tenant pool histograms multiply series by tenants, so they get few buckets. */
+export const TENANT_DURATION_BUCKETS_SECONDS = [0.01, 0.1, 1, 10, 60, 600];
 export const BATCH_SIZE_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
 
 /** Breaker states as gauge values: keel_model_breaker_state is 0 closed, 1 half-open, 2 open. */
@@ -21,6 +23,18 @@ export function createMetrics() {
     registry,
     poolQueueDepth: new Gauge({ name: 'keel_pool_queue_depth', help: 'Items waiting in a pool queue (runs claimable now; effects waiting for a slot).', labelNames: ['pool'], registers: r }),
     poolOldestItemAge: new Gauge({ name: 'keel_pool_oldest_item_age_seconds', help: 'How long the oldest item of a pool queue has waited; 0 when the queue is empty.', labelNames: ['pool'], registers: r }),
+    // Effect pools (issue 7): per pool, and per pool and tenant (the tenant label only on the keel_pool_tenant_* series).
+    poolRunning: new Gauge({ name: 'keel_pool_running', help: 'Slots of an effect pool held now.', labelNames: ['pool'], registers: r }),
+    poolLimit: new Gauge({ name: 'keel_pool_limit', help: 'Concurrency limit of an effect pool (reloadable).', labelNames: ['pool'], registers: r }),
+    poolWait: new Histogram({ name: 'keel_pool_wait_seconds', help: 'Time an effect waited for a slot of its pool.', labelNames: ['pool'], buckets: DURATION_BUCKETS_SECONDS, registers: r }),
+    poolExecution: new Histogram({ name: 'keel_pool_execution_seconds', help: 'Time an effect held its pool slot.', labelNames: ['pool'], buckets: DURATION_BUCKETS_SECONDS, registers: r }),
+    poolRejected: new Counter({ name: 'keel_pool_rejected_total', help: 'Pool admissions refused, by reason: queue_full, aborted (the run stopped waiting).', labelNames: ['pool', 'reason'], registers: r }),
+    poolTenantQueueDepth: new Gauge({ name: 'keel_pool_tenant_queue_depth', help: 'Effects of a tenant waiting in a pool queue.', labelNames: ['pool', 'tenant'], registers: r }),
+    poolTenantOldestItemAge: new Gauge({ name: 'keel_pool_tenant_oldest_item_age_seconds', help: 'How long a tenant’s oldest effect in a pool queue has waited.', labelNames: ['pool', 'tenant'], registers: r }),
+    poolTenantRunning: new Gauge({ name: 'keel_pool_tenant_running', help: 'Slots of a pool a tenant holds now.', labelNames: ['pool', 'tenant'], registers: r }),
+    poolTenantWait: new Histogram({ name: 'keel_pool_tenant_wait_seconds', help: 'Time a tenant’s effects waited for a pool slot.', labelNames: ['pool', 'tenant'], buckets: TENANT_DURATION_BUCKETS_SECONDS, registers: r }),
+    poolTenantExecution: new Histogram({ name: 'keel_pool_tenant_execution_seconds', help: 'Time a tenant’s effects held a pool slot.', labelNames: ['pool', 'tenant'], buckets: TENANT_DURATION_BUCKETS_SECONDS, registers: r }),
+    poolTenantRejected: new Counter({ name: 'keel_pool_tenant_rejected_total', help: 'Pool admissions refused per tenant, by reason.', labelNames: ['pool', 'tenant', 'reason'], registers: r }),
     effectWait: new Histogram({ name: 'keel_effect_wait_seconds', help: 'Time an effect spent queued before it executed (for waits: the whole wait), by kind.', labelNames: ['kind'], buckets: DURATION_BUCKETS_SECONDS, registers: r }),
     effectExecution: new Histogram({ name: 'keel_effect_execution_seconds', help: 'Time an effect spent executing, from getting its slot to its result, by kind.', labelNames: ['kind'], buckets: DURATION_BUCKETS_SECONDS, registers: r }),
     runsTotal: new Counter({ name: 'keel_runs_total', help: 'Runs this process ended, by tenant, agent, final status and outcome (ok, an error code, or a cancel outcome).', labelNames: ['tenant', 'agent', 'status', 'outcome'], registers: r }),

@@ -9,6 +9,8 @@ import { KeelError } from '../errors/keel-error.ts';
 import { newRunId } from '../engine/ids.ts';
 import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { assertPromtoolAccepts, metric, parseSamples } from '../../test/support/telemetry.ts';
+import { parsePoolsConfig } from '../scheduling/pool-config.ts';
+import { PoolRegistry } from '../scheduling/pool-registry.ts';
 import { modelCallReporter } from './model-calls.ts';
 import { Telemetry, telemetry as processTelemetry } from './telemetry.ts';
 
@@ -92,6 +94,32 @@ describe('Telemetry', () => {
     s = await samplesOf(t);
     assert.equal(metric(s, 'keel_pool_queue_depth', { pool: 'tools' }), 1);
     assert.equal(metric(s, 'keel_pool_oldest_item_age_seconds', { pool: 'tools' }), 0);
+  });
+
+  it('effect pools: limit, holders and per-tenant queues at scrape time; waits, holds and refusals as they happen', async () => {
+    const t = new Telemetry();
+    const pools = new PoolRegistry({ telemetry: t });
+    pools.configure(parsePoolsConfig({ pools: { browser: { limit: 1, maxQueued: 1 } } }, 'test'));
+    const release = await pools.acquire('browser', { tenantId: 't1', priority: 'batch' });
+    const waiting = pools.acquire('browser', { tenantId: 't2', priority: 'batch' });
+    await assert.rejects(pools.acquire('browser', { tenantId: 't3', priority: 'batch' }), /queued already/);
+    let s = await samplesOf(t);
+    assert.equal(metric(s, 'keel_pool_limit', { pool: 'browser' }), 1);
+    assert.equal(metric(s, 'keel_pool_running', { pool: 'browser' }), 1);
+    assert.equal(metric(s, 'keel_pool_queue_depth', { pool: 'browser' }), 1);
+    assert.equal(metric(s, 'keel_pool_tenant_running', { pool: 'browser', tenant: 't1' }), 1);
+    assert.equal(metric(s, 'keel_pool_tenant_queue_depth', { pool: 'browser', tenant: 't2' }), 1);
+    assert.equal(metric(s, 'keel_pool_rejected_total', { pool: 'browser', reason: 'queue_full' }), 1);
+    assert.equal(metric(s, 'keel_pool_tenant_rejected_total', { pool: 'browser', tenant: 't3', reason: 'queue_full' }), 1);
+    assert.equal(s.some((x) => x.name === 'keel_pool_queue_depth' && x.labels.tenant !== undefined), false, 'no tenant label on per-pool series');
+    release();
+    (await waiting)();
+    s = await samplesOf(t);
+    assert.equal(metric(s, 'keel_pool_wait_seconds_count', { pool: 'browser' }), 2);
+    assert.equal(metric(s, 'keel_pool_execution_seconds_count', { pool: 'browser' }), 2);
+    assert.equal(metric(s, 'keel_pool_tenant_wait_seconds_count', { pool: 'browser', tenant: 't2' }), 1);
+    assert.equal(metric(s, 'keel_pool_tenant_queue_depth', { pool: 'browser', tenant: 't2' }), 0, 'a tenant that left the queue drops out');
+    pools.close();
   });
 
   it('store-derived gauges come from the attached store, and every metric passes promtool', async () => {

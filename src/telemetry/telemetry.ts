@@ -20,11 +20,16 @@ export interface ModelCallReport {
   rateLimited: number;
 }
 
-/** An in-process pool queue (a semaphore's waiters): sampled at scrape time. */
+/** An in-process pool queue (a semaphore's waiters, an effect pool): sampled at scrape time. */
 export interface PoolProbe {
   depth(): number;
   /** How long the oldest waiter has waited, in ms; null when none waits. */
   oldestWaitMs(now: number): number | null;
+  /** Effect pools (src/scheduling/pool.ts) also report their limit, holders and per-tenant queues. */
+  snapshot?(now: number): {
+    limit: number; running: number;
+    tenants: ReadonlyArray<{ tenantId: string; running: number; queued: number; oldestWaitMs: number | null }>;
+  };
 }
 
 export class Telemetry {
@@ -120,6 +125,24 @@ export class Telemetry {
     return this.#lastBatchSize;
   }
 
+  /** An effect got a slot of `pool` after waiting `waitedMs`. */
+  admitted(pool: string, tenant: string, waitedMs: number): void {
+    this.metrics.poolWait.observe({ pool }, waitedMs / 1000);
+    this.metrics.poolTenantWait.observe({ pool, tenant }, waitedMs / 1000);
+  }
+
+  /** An effect let go of its slot of `pool` after holding it `heldMs`. */
+  released(pool: string, tenant: string, heldMs: number): void {
+    this.metrics.poolExecution.observe({ pool }, heldMs / 1000);
+    this.metrics.poolTenantExecution.observe({ pool, tenant }, heldMs / 1000);
+  }
+
+  /** A pool refused an effect (`queue_full`) or the effect stopped waiting (`aborted`). */
+  rejected(pool: string, tenant: string, reason: string): void {
+    this.metrics.poolRejected.inc({ pool, reason });
+    this.metrics.poolTenantRejected.inc({ pool, tenant, reason });
+  }
+
   /** Samples an in-process pool queue at scrape time; returns the function that stops it. */
   registerPool(pool: string, probe: PoolProbe): () => void {
     let probes = this.#pools.get(pool);
@@ -167,11 +190,23 @@ export class Telemetry {
         for (const state of LIVE_STATES) m.tenantRuns.set({ tenant, state }, counts.get(`${tenant}\u0000${state}`) ?? 0);
       }
     }
+    // Per-tenant pool series are rebuilt at each scrape: a tenant that left a pool's queue drops out of it.
+    for (const gauge of [m.poolTenantQueueDepth, m.poolTenantOldestItemAge, m.poolTenantRunning]) gauge.reset();
     for (const [pool, probes] of this.#pools) {
       const q = queues.get(pool) ?? { depth: 0, oldestMs: 0 };
       for (const probe of probes) {
         q.depth += probe.depth();
         q.oldestMs = Math.max(q.oldestMs, probe.oldestWaitMs(now) ?? 0);
+        const snapshot = probe.snapshot?.(now);
+        if (snapshot === undefined) continue;
+        m.poolLimit.set({ pool }, snapshot.limit);
+        m.poolRunning.set({ pool }, snapshot.running);
+        for (const t of snapshot.tenants) {
+          const labels = { pool, tenant: t.tenantId };
+          m.poolTenantQueueDepth.set(labels, t.queued);
+          m.poolTenantOldestItemAge.set(labels, (t.oldestWaitMs ?? 0) / 1000);
+          m.poolTenantRunning.set(labels, t.running);
+        }
       }
       queues.set(pool, q);
     }

@@ -51,13 +51,15 @@ export function sandboxTools(options: SandboxToolsOptions) {
   const manager = () => options.manager ?? nodeSandboxManager();
   const allowed = new Set(options.envAllowlist ?? []);
   const name = (base: string) => `${options.prefix ?? ''}${base}`;
+  /** Every tool of a profile queues in that profile's pool, apart from inline tools and other profiles. */
+  const pool = `sandbox:${profile.name}`;
   const run = async (ctx: ToolContext, argv: string[], extra: { stdin?: string; env?: Record<string, string>; deadlineMs?: number } = {}) => {
     const outcome = await manager().call(ctx.runId, profile, (env) => env.exec({ argv, stdin: extra.stdin, env: extra.env, deadlineMs: extra.deadlineMs, signal: ctx.signal }));
     return { result: outcome.value, manifest: outcome.manifestSha256, cold: outcome.cold };
   };
 
   const exec = defineTool({
-    name: name('exec'), effect: 'side-effect',
+    name: name('exec'), effect: 'side-effect', pool,
     description: 'Runs a command (argv) in the sandboxed workspace and returns its exit status, output and the limit that ended it, if any.',
     input: z.object({
       argv: z.array(z.string().max(64 * 1024)).min(1).max(1024),
@@ -75,7 +77,7 @@ export function sandboxTools(options: SandboxToolsOptions) {
   });
 
   const readFile = defineTool({
-    name: name('read_file'), effect: 'read', description: 'Reads a UTF-8 file from the workspace.',
+    name: name('read_file'), effect: 'read', pool, description: 'Reads a UTF-8 file from the workspace.',
     input: z.object({ path: WorkspacePath }),
     async run(args, ctx): Promise<{ content: string; truncated: boolean }> {
       const { result } = await run(ctx, ['/bin/cat', '--', args.path]);
@@ -85,7 +87,7 @@ export function sandboxTools(options: SandboxToolsOptions) {
   });
 
   const writeFile = defineTool({
-    name: name('write_file'), effect: 'idempotent', description: 'Writes a UTF-8 file in the workspace, creating parent directories.',
+    name: name('write_file'), effect: 'idempotent', pool, description: 'Writes a UTF-8 file in the workspace, creating parent directories.',
     input: z.object({ path: WorkspacePath, content: z.string().max(profile.limits.fileBytes) }),
     async run(args, ctx): Promise<{ bytes: number; workspace: { manifest: string } }> {
       const script = 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1"';
@@ -98,7 +100,7 @@ export function sandboxTools(options: SandboxToolsOptions) {
   });
 
   const listFiles = defineTool({
-    name: name('list_files'), effect: 'read', description: 'Lists the files in the workspace (or a directory of it) with their sizes.',
+    name: name('list_files'), effect: 'read', pool, description: 'Lists the files in the workspace (or a directory of it) with their sizes.',
     input: z.object({ path: WorkspacePath.optional() }),
     async run(args, ctx): Promise<{ files: Array<{ path: string; kind: string; size: number }> }> {
       const { result } = await run(ctx, ['/usr/bin/find', args.path ?? '.', '-mindepth', '1', '-printf', '%y %s %P\\n']);

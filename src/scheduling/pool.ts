@@ -1,0 +1,309 @@
+// A named pool: the concurrency limit and bounded wait queue of one kind of effect (a model, a sandbox profile,
+// inline tools, a tool-declared pool). Waiters are served fairly across tenants by weight (start-time fair queuing,
+// shared with run claims through fair-share.ts), inside a tenant interactive before batch (batch aged by
+// BATCH_AGING_MS), then oldest first. A tenant at its cap in this pool waits without holding up other tenants.
+// It never grants past its limit, never queues past maxQueued, and never keeps a waiter that gave up.
+import { KeelError } from '../errors/keel-error.ts';
+import type { Priority } from '../store/records.ts';
+import { BATCH_AGING_MS, FairClaim, type BackloggedTenant } from './fair-share.ts';
+
+export type PoolRejection = 'queue_full' | 'aborted';
+
+/** What a pool asks about tenants each time it picks waiters (so a changed weight or cap applies at once). */
+export interface PoolPolicy {
+  weightOf(tenantId: string): number;
+  /** Most slots of this pool the tenant may hold at once; undefined when uncapped. */
+  capOf(tenantId: string): number | undefined;
+}
+
+/** Hears admissions, releases and rejections (telemetry); must be cheap and never throw. */
+export interface PoolObserver {
+  admitted(pool: string, tenantId: string, waitedMs: number): void;
+  released(pool: string, tenantId: string, heldMs: number): void;
+  rejected(pool: string, tenantId: string, reason: PoolRejection): void;
+}
+
+export interface PoolRequest {
+  tenantId: string;
+  priority: Priority;
+  signal?: AbortSignal;
+}
+
+export interface TenantPoolSnapshot {
+  tenantId: string;
+  running: number;
+  queued: number;
+  oldestWaitMs: number | null;
+  cap: number | null;
+}
+
+export interface PoolSnapshot {
+  name: string;
+  limit: number;
+  maxQueued: number;
+  running: number;
+  queued: number;
+  oldestWaitMs: number | null;
+  tenants: TenantPoolSnapshot[];
+}
+
+interface Waiter {
+  tenantId: string;
+  priority: Priority;
+  /** When it started waiting (ms since the epoch). */
+  since: number;
+  /** Order inside its tenant: `since`, plus BATCH_AGING_MS for batch. */
+  key: number;
+  grant(): void;
+}
+
+/** One tenant's waiters (two FIFO lanes whose heads are compared by key) and the slots it holds. */
+class TenantLane {
+  readonly interactive = new Set<Waiter>();
+  readonly batch = new Set<Waiter>();
+  running = 0;
+  /** Virtual time in this pool: slots granted / weight (see fair-share.ts). */
+  vtime = 0;
+
+  get size(): number {
+    return this.interactive.size + this.batch.size;
+  }
+
+  head(): Waiter | undefined {
+    const i = first(this.interactive);
+    const b = first(this.batch);
+    if (i === undefined || b === undefined) return i ?? b;
+    return b.key < i.key ? b : i;
+  }
+
+  oldestSince(): number | null {
+    const since = [first(this.interactive)?.since, first(this.batch)?.since].filter((s) => s !== undefined);
+    return since.length === 0 ? null : Math.min(...since);
+  }
+
+  add(waiter: Waiter): void {
+    (waiter.priority === 'interactive' ? this.interactive : this.batch).add(waiter);
+  }
+
+  delete(waiter: Waiter): boolean {
+    return (waiter.priority === 'interactive' ? this.interactive : this.batch).delete(waiter);
+  }
+}
+
+const first = (set: Set<Waiter>): Waiter | undefined => set.values().next().value;
+
+/** Weights below this are treated as this (a weight of 0 would never be served). */
+const WEIGHT_MIN = 1e-6;
+/** Every this many dispatches, lanes of idle tenants left behind by the clock are dropped. */
+const IDLE_SWEEP_DISPATCHES = 1024;
+
+export class Pool {
+  readonly name: string;
+  #limit: number;
+  #maxQueued: number;
+  #running = 0;
+  #queued = 0;
+  /** Virtual clock: the least virtual time among the tenants backlogged at the latest dispatch. */
+  #clock = 0;
+  readonly #tenants = new Map<string, TenantLane>();
+  /** Tenants with waiters: what a dispatch looks at (not every tenant holding a slot). */
+  readonly #waiting = new Set<string>();
+  #dispatches = 0;
+  readonly #policy: PoolPolicy;
+  readonly #observer: PoolObserver | undefined;
+  readonly #now: () => number;
+
+  constructor(name: string, settings: { limit: number; maxQueued: number }, policy: PoolPolicy, observer?: PoolObserver, now: () => number = Date.now) {
+    this.name = name;
+    this.#limit = checkLimit(name, 'limit', settings.limit, 1);
+    this.#maxQueued = checkLimit(name, 'maxQueued', settings.maxQueued, 0);
+    this.#policy = policy;
+    this.#observer = observer;
+    this.#now = now;
+  }
+
+  get limit(): number {
+    return this.#limit;
+  }
+
+  get maxQueued(): number {
+    return this.#maxQueued;
+  }
+
+  get running(): number {
+    return this.#running;
+  }
+
+  get queued(): number {
+    return this.#queued;
+  }
+
+  /** Changes the limit now: raising it admits waiters at once; lowering it lets holders finish and admits none until below. */
+  setLimit(limit: number): void {
+    this.#limit = checkLimit(this.name, 'limit', limit, 1);
+    this.#dispatch();
+  }
+
+  /** Changes the queue bound for new arrivals; waiters already queued stay. */
+  setMaxQueued(maxQueued: number): void {
+    this.#maxQueued = checkLimit(this.name, 'maxQueued', maxQueued, 0);
+  }
+
+  /** Re-reads weights and caps (after the policy's sources changed) and admits whoever may go now. */
+  refresh(): void {
+    this.#dispatch();
+  }
+
+  /**
+   * Waits for a slot and returns its release function (calling it twice is harmless). Rejects with `signal.reason`
+   * if the signal aborts first, and with a retryable `pool_queue_full` when the queue is at its bound.
+   * @example
+   * const release = await pool.acquire({ tenantId, priority: 'interactive', signal });
+   * try { await work(); } finally { release(); }
+   */
+  acquire(request: PoolRequest): Promise<() => void> {
+    const { tenantId, priority, signal } = request;
+    if (signal?.aborted === true) {
+      this.#observer?.rejected(this.name, tenantId, 'aborted');
+      return Promise.reject(signal.reason);
+    }
+    return new Promise((resolve, reject) => {
+      const since = this.#now();
+      const onAbort = (): void => {
+        if (!this.#remove(waiter)) return;
+        this.#observer?.rejected(this.name, tenantId, 'aborted');
+        reject(signal!.reason);
+      };
+      const waiter: Waiter = {
+        tenantId, priority, since, key: priority === 'batch' ? since + BATCH_AGING_MS : since,
+        grant: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(this.#lease(tenantId, since));
+        },
+      };
+      this.#lane(tenantId).add(waiter);
+      this.#waiting.add(tenantId);
+      this.#queued += 1;
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#dispatch();
+      if (this.#queued > this.#maxQueued && this.#remove(waiter)) {
+        signal?.removeEventListener('abort', onAbort);
+        this.#observer?.rejected(this.name, tenantId, 'queue_full');
+        reject(new KeelError('pool_queue_full', `pool ${this.name} has ${this.#maxQueued} effects queued already`, {
+          retryable: true, details: { pool: this.name, maxQueued: this.#maxQueued },
+        }));
+      }
+    });
+  }
+
+  /** Items waiting (a telemetry pool probe). */
+  depth(): number {
+    return this.#queued;
+  }
+
+  /** How long the oldest waiter has waited (ms), or null when none waits (a telemetry pool probe). */
+  oldestWaitMs(now: number): number | null {
+    let oldest: number | null = null;
+    for (const tenantId of this.#waiting) {
+      const since = this.#tenants.get(tenantId)!.oldestSince();
+      if (since !== null && (oldest === null || since < oldest)) oldest = since;
+    }
+    return oldest === null ? null : Math.max(0, now - oldest);
+  }
+
+  snapshot(now: number = this.#now()): PoolSnapshot {
+    const tenants: TenantPoolSnapshot[] = [];
+    for (const [tenantId, lane] of this.#tenants) {
+      if (lane.running === 0 && lane.size === 0) continue;
+      const since = lane.oldestSince();
+      tenants.push({ tenantId, running: lane.running, queued: lane.size, oldestWaitMs: since === null ? null : Math.max(0, now - since), cap: this.#policy.capOf(tenantId) ?? null });
+    }
+    return { name: this.name, limit: this.#limit, maxQueued: this.#maxQueued, running: this.#running, queued: this.#queued, oldestWaitMs: this.oldestWaitMs(now), tenants };
+  }
+
+  #lane(tenantId: string): TenantLane {
+    let lane = this.#tenants.get(tenantId);
+    if (lane === undefined) this.#tenants.set(tenantId, (lane = new TenantLane()));
+    return lane;
+  }
+
+  #remove(waiter: Waiter): boolean {
+    const lane = this.#tenants.get(waiter.tenantId);
+    if (lane === undefined || !lane.delete(waiter)) return false;
+    this.#queued -= 1;
+    if (lane.size === 0) this.#waiting.delete(waiter.tenantId);
+    this.#forgetIfIdle(waiter.tenantId, lane);
+    return true;
+  }
+
+  /** An idle tenant whose virtual time is not ahead of the clock would restart at the clock anyway: drop its lane. */
+  #forgetIfIdle(tenantId: string, lane: TenantLane): void {
+    if (lane.size === 0 && lane.running === 0 && lane.vtime <= this.#clock) this.#tenants.delete(tenantId);
+  }
+
+  /** Grants free slots to waiters in fair order (fair-share.ts decides which tenants, each lane's head goes first). */
+  #dispatch(): void {
+    const free = this.#limit - this.#running;
+    if (free <= 0 || this.#queued === 0) return;
+    if (++this.#dispatches % IDLE_SWEEP_DISPATCHES === 0) {
+      for (const [tenantId, lane] of this.#tenants) this.#forgetIfIdle(tenantId, lane); // deleting while iterating a Map is safe
+    }
+    const backlogged: BackloggedTenant[] = [];
+    for (const tenantId of this.#waiting) {
+      const lane = this.#tenants.get(tenantId)!;
+      const head = lane.head()!;
+      const cap = this.#policy.capOf(tenantId);
+      const room = Math.min(lane.size, cap === undefined ? Infinity : cap - lane.running);
+      if (room <= 0) continue;
+      const weight = Math.max(WEIGHT_MIN, this.#policy.weightOf(tenantId));
+      backlogged.push({ tenantId, weight, vtime: lane.vtime, room, headKey: head.key, interactiveHead: head.priority === 'interactive' });
+    }
+    if (backlogged.length === 0) return;
+    const claim = new FairClaim<Waiter>(backlogged, this.#clock, free);
+    // Rooms are exact (no more than each lane holds), so one round fills every slot it can.
+    for (let plan = claim.next(); plan !== null; plan = claim.next()) {
+      const taken = new Map<string, Waiter[]>();
+      for (const [tenantId, n] of plan) {
+        const lane = this.#tenants.get(tenantId)!;
+        const waiters: Waiter[] = [];
+        for (let head = lane.head(); head !== undefined && waiters.length < n; head = lane.head()) {
+          lane.delete(head);
+          waiters.push(head);
+        }
+        if (lane.size === 0) this.#waiting.delete(tenantId);
+        taken.set(tenantId, waiters);
+      }
+      claim.record(taken);
+    }
+    const { items, vtimes, clock } = claim.result();
+    this.#clock = clock;
+    for (const [tenantId, vtime] of vtimes) this.#tenants.get(tenantId)!.vtime = vtime;
+    for (const waiter of items) {
+      this.#queued -= 1;
+      this.#running += 1;
+      this.#tenants.get(waiter.tenantId)!.running += 1;
+      waiter.grant();
+    }
+  }
+
+  #lease(tenantId: string, since: number): () => void {
+    const grantedAt = this.#now();
+    this.#observer?.admitted(this.name, tenantId, grantedAt - since);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.#running -= 1;
+      const lane = this.#tenants.get(tenantId)!;
+      lane.running -= 1;
+      this.#observer?.released(this.name, tenantId, this.#now() - grantedAt);
+      this.#dispatch();
+      this.#forgetIfIdle(tenantId, lane);
+    };
+  }
+}
+
+function checkLimit(pool: string, field: string, value: number, min: number): number {
+  if (!Number.isInteger(value) || value < min) throw new RangeError(`pool ${pool}: ${field} must be an integer ≥ ${min}, got ${value}`);
+  return value;
+}
