@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
 import type { ModelGateway } from '../models/gateway.ts';
 import { Semaphore } from '../scheduling/semaphore.ts';
-import { choosePreemptions, type HeldRun } from '../scheduling/preemption.ts';
+import { choosePreemptions, PreemptionPacer, type HeldRun } from '../scheduling/preemption.ts';
 import type { RunChange, Store } from '../store/store.ts';
 import type { RunRecord } from '../store/records.ts';
 import { inThreadHost, type AgentHost } from './agent-host.ts';
@@ -61,6 +61,7 @@ export class Orchestrator {
   readonly #host: AgentHost;
   readonly #preemptAfterMs: number;
   #checkingPreemption = false;
+  readonly #preemptPacer: PreemptionPacer;
   readonly #active = new Map<string, RunExecution>();
   #running = false;
   #claiming = false;
@@ -98,6 +99,7 @@ export class Orchestrator {
     this.#poisonAfter = options.poisonAfterLeaseLosses;
     this.#host = options.agentHost ?? inThreadHost;
     this.#preemptAfterMs = options.preemptAfterMs ?? 0;
+    this.#preemptPacer = new PreemptionPacer(this.#preemptAfterMs);
   }
 
   get activeRuns(): number {
@@ -167,6 +169,7 @@ export class Orchestrator {
       .claimRuns({ owner: this.owner, limit: room, leaseMs: this.#leaseTtlMs, served: this.#registry.served() })
       .then((runs) => {
         this.#awaitingStart += runs.length;
+        this.#preemptPacer.claimed(runs);
         this.#startInSlices(runs);
         if (runs.length === room) this.#claimAgain = true;
       })
@@ -252,13 +255,14 @@ export class Orchestrator {
    * Once per poll, and only when every slot is held by runs some of which are batch: asks the store how many
    * claimable interactive runs have waited past the target (one indexed query, whatever the number of runs held) and
    * preempts that many batch runs, less those already asked to yield. Each yields at its next effect boundary; the
-   * slot it frees is claimed at once (interactive runs go first across tenants, see fair-share.ts). Several
-   * processes may each preempt for the same waiting runs when their checks coincide: the overshoot is bounded by one
-   * round of preemptions per process, and the extra runs are simply claimed again.
+   * slot it frees is claimed at once (interactive runs go first across tenants, see fair-share.ts). When a round let
+   * no interactive run in here (the fair order gave the slots to other tenants' work), preemption pauses (nextPauseMs)
+   * instead of churning batch runs. Several processes may each preempt for the same waiting runs when their checks
+   * coincide: the overshoot is bounded by one round of preemptions per process, and the extra runs are claimed again.
    */
   #checkPreemption(): void {
     if (!this.#running || this.#preemptAfterMs <= 0 || this.#checkingPreemption || this.#solo !== undefined) return;
-    if (!this.#slotsFull()) return;
+    if (!this.#slotsFull() || this.#preemptPacer.paused(Date.now())) return;
     const held = this.#heldRuns();
     const candidates = held.filter((h) => h.priority === 'batch' && !h.exempt).length;
     if (candidates === 0) return;
@@ -268,10 +272,16 @@ export class Orchestrator {
     this.#store
       .starvedInteractive({ cutoff: now - this.#preemptAfterMs, served: this.#registry.served(), limit: candidates + pending })
       .then(({ count, oldestSince }) => {
-        const victims = choosePreemptions({ starved: count, pending: this.#pendingPreemptions(), full: this.#slotsFull(), held: this.#heldRuns() });
+        const pendingNow = this.#pendingPreemptions();
+        const victims = choosePreemptions({ starved: count, pending: pendingNow, full: this.#slotsFull(), held: this.#heldRuns() });
+        if (victims.length === 0) return;
+        if (!this.#preemptPacer.startRound(Date.now(), pendingNow)) {
+          this.#log('info', 'preemption paused: the slots it freed went to other work (fair order across tenants)', { pauseMs: this.#preemptPacer.pauseMs, starved: count });
+          return;
+        }
         const waitedMs = oldestSince === null ? 0 : Math.max(0, now - oldestSince);
         for (const id of victims) this.#active.get(id)?.preempt({ waitedMs });
-        if (victims.length > 0) this.#log('info', 'preempting batch runs for interactive runs waiting too long', { runs: victims.length, starved: count, waitedMs });
+        this.#log('info', 'preempting batch runs for interactive runs waiting too long', { runs: victims.length, starved: count, waitedMs });
       })
       .catch((error: unknown) => this.#log('warn', 'preemption check failed', { error: String(error) }))
       .finally(() => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { choosePreemptions, requeueDelayMs, type HeldRun } from './preemption.ts';
+import { choosePreemptions, PREEMPT_PAUSE_MAX_MS, PreemptionPacer, requeueDelayMs, type HeldRun } from './preemption.ts';
 
 const batch = (runId: string, positions: number, startedAt: number, exempt = false): HeldRun => ({ runId, priority: 'batch', positions, startedAt, exempt });
 const interactive = (runId: string, positions: number, startedAt: number): HeldRun => ({ runId, priority: 'interactive', positions, startedAt, exempt: false });
@@ -57,5 +57,52 @@ describe('requeueDelayMs', () => {
     assert.equal(requeueDelayMs({ ...preempted, leaseToken: 5, updatedAt: 1_250 }), 250);
     assert.equal(requeueDelayMs({ ...preempted, leaseToken: 6, updatedAt: 9_000 }), null, 'a later claim');
     assert.equal(requeueDelayMs({ preemptedAt: null, preemptedLeaseToken: null, leaseToken: 1, updatedAt: 5 }), null, 'never preempted');
+  });
+});
+
+describe('PreemptionPacer', () => {
+  const interactive1 = [{ priority: 'interactive' as const }];
+
+  it('no pause while rounds let interactive runs in', () => {
+    const pacer = new PreemptionPacer(2_000);
+    assert.equal(pacer.startRound(0, 0), true);
+    pacer.claimed(interactive1);
+    assert.equal(pacer.startRound(100, 0), true);
+    pacer.claimed([{ priority: 'batch' }, ...interactive1]);
+    assert.equal(pacer.startRound(200, 0), true);
+    assert.equal(pacer.paused(200), false);
+  });
+
+  it('a round that let no interactive run in pauses the next: the target, then doubling, up to the cap', () => {
+    const pacer = new PreemptionPacer(2_000);
+    assert.equal(pacer.startRound(0, 0), true);
+    pacer.claimed([{ priority: 'batch' }]); // the freed slot went to batch work
+    assert.equal(pacer.startRound(250, 0), false);
+    assert.equal(pacer.pauseMs, 2_000);
+    assert.equal(pacer.paused(2_000), true);
+    assert.equal(pacer.paused(2_250), false);
+    assert.equal(pacer.startRound(2_250, 0), true, 'a round after the pause');
+    assert.equal(pacer.startRound(2_500, 0), false);
+    assert.equal(pacer.pauseMs, 4_000);
+    let now = 10_000;
+    for (let i = 0; i < 10; i++) {
+      pacer.startRound(now, 0);
+      pacer.startRound(now + 1, 0);
+      now += 100_000;
+    }
+    assert.equal(pacer.pauseMs, PREEMPT_PAUSE_MAX_MS);
+    assert.equal(pacer.startRound(now, 0), true);
+    pacer.claimed(interactive1);
+    assert.equal(pacer.startRound(now + 1, 0), true, 'success clears the pause');
+    assert.equal(pacer.pauseMs, 0);
+  });
+
+  it('a round is not judged while its runs have not all yielded (a run in a long step still holds its slot)', () => {
+    const pacer = new PreemptionPacer(2_000);
+    assert.equal(pacer.startRound(0, 0), true);
+    assert.equal(pacer.startRound(250, 1), true, 'one preemption pending: no verdict yet');
+    pacer.claimed(interactive1);
+    assert.equal(pacer.startRound(500, 0), true);
+    assert.equal(pacer.pauseMs, 0);
   });
 });

@@ -7,6 +7,9 @@ import type { Priority, RunRecord } from '../store/records.ts';
 /** How long (ms) a claimable interactive run may wait for a slot before batch runs are preempted (KEEL_PREEMPT_AFTER_MS). */
 export const PREEMPT_AFTER_MS_DEFAULT = 2_000;
 
+/** Longest pause between two rounds of preemptions of one process whose rounds keep letting no interactive run in. */
+export const PREEMPT_PAUSE_MAX_MS = 60_000;
+
 /** A run this process holds, as the decision sees it. */
 export interface HeldRun {
   runId: string;
@@ -47,6 +50,63 @@ export function choosePreemptions(input: PreemptionInput): string[] {
     .sort((a, b) => a.positions - b.positions || b.startedAt - a.startedAt || (a.runId < b.runId ? -1 : 1))
     .slice(0, wanted)
     .map((r) => r.runId);
+}
+
+/**
+ * The pause before a process may preempt again, decided when it is about to start a new round. If interactive runs
+ * were claimed here since its last round, preemption works: no pause. If none was — the slots it freed went to other
+ * work, because the fair order across tenants put the waiting interactive runs' tenant behind (it is ahead of its
+ * weighted share) — preempting again would only churn batch runs for work fairness will not run yet: pause for the
+ * target, then twice the last pause each time, up to PREEMPT_PAUSE_MAX_MS.
+ */
+export function nextPauseMs(lastPauseMs: number, targetMs: number, interactiveClaimedSinceLastRound: boolean): number {
+  if (interactiveClaimedSinceLastRound) return 0;
+  return Math.min(PREEMPT_PAUSE_MAX_MS, Math.max(targetMs, 2 * lastPauseMs));
+}
+
+/**
+ * Paces one process's rounds of preemptions: counts the interactive runs it claims, judges its last round once the
+ * runs of that round have all yielded, and pauses (nextPauseMs) when that round let no interactive run in.
+ */
+export class PreemptionPacer {
+  readonly #targetMs: number;
+  #interactiveClaims = 0;
+  /** Interactive claims counted when the last round not judged yet started. */
+  #lastRound: number | undefined;
+  #pauseMs = 0;
+  #pausedUntil = 0;
+
+  constructor(targetMs: number) {
+    this.#targetMs = targetMs;
+  }
+
+  /** The current pause (0: none). */
+  get pauseMs(): number {
+    return this.#pauseMs;
+  }
+
+  /** Runs this process just claimed. */
+  claimed(runs: ReadonlyArray<{ priority: Priority }>): void {
+    for (const run of runs) if (run.priority === 'interactive') this.#interactiveClaims++;
+  }
+
+  paused(now: number): boolean {
+    return now < this.#pausedUntil;
+  }
+
+  /** A new round is about to preempt (`pending`: earlier preemptions not yielded yet). False: pause instead. */
+  startRound(now: number, pending: number): boolean {
+    if (this.#lastRound !== undefined && pending === 0) {
+      this.#pauseMs = nextPauseMs(this.#pauseMs, this.#targetMs, this.#interactiveClaims > this.#lastRound);
+      this.#lastRound = undefined;
+      if (this.#pauseMs > 0) {
+        this.#pausedUntil = now + this.#pauseMs;
+        return false;
+      }
+    }
+    this.#lastRound ??= this.#interactiveClaims;
+    return true;
+  }
 }
 
 /**
