@@ -77,6 +77,8 @@ export class RunExecution {
   readonly #startedAt = performance.now();
   /** A preemption asked for and not reached yet: the run stops at its next effect boundary (`positionAt`). */
   #preemptAsked: { waitedMs: number } | undefined;
+  /** The commit that re-queues a preempted run is in flight (a cancel arriving now is decided by its stale write). */
+  #yielding = false;
   /** `run.started`, sent with this execution's first commit (the claim itself writes no events). */
   #startEvent: { type: string; data: Json } | undefined;
   #pendingEvents: Array<{ type: string; data: Json }> = [];
@@ -112,8 +114,12 @@ export class RunExecution {
     };
   }
 
+  /**
+   * Why the run is stopping (in-flight effects then neither retry nor commit a failure). Undefined while it runs, and
+   * while a preempted run waits for its in-flight effects: those finish as they would have, retries and all.
+   */
   get stopped(): StopReason | undefined {
-    return this.#stop;
+    return this.#stop?.kind === 'preempt' ? undefined : this.#stop;
   }
 
   /** The run is committing its end (or has ended): heartbeats must not declare it lost. */
@@ -311,7 +317,9 @@ export class RunExecution {
 
   /** Stops the run for good (cancel, budget, non-determinism) or hands it back (lost lease, shutdown). */
   stop(reason: StopReason): void {
-    if (this.#done || this.#stop !== undefined) return;
+    // A shutdown does not wait for a preempted run's long in-flight effects: it hands the run back after its grace.
+    const preemptedShutdown = reason.kind === 'shutdown' && this.#stop?.kind === 'preempt' && !this.#yielding;
+    if (this.#done || (this.#stop !== undefined && !preemptedShutdown)) return;
     this.#stop = reason;
     // A preempted run refuses new effects only: those in flight finish and commit, so their work is kept.
     if (reason.kind !== 'preempt') this.abort.abort(reason.kind === 'fail' ? reason.error : new KeelError('cancelled', `run ${this.runId} stopped: ${reason.kind}`));
@@ -332,27 +340,27 @@ export class RunExecution {
   }
 
   /**
-   * Gives a preempted run back to the queue once its in-flight effects have committed (those still running after
-   * STOP_GRACE_MS are abandoned: a re-run repeats them). Its journal stays; fair claiming orders it again. The
-   * `run.preempted` event records the cost: work since the last commit that a re-run repeats, positions kept.
+   * Gives a preempted run back to the queue once its in-flight effects have committed. They are waited for, never
+   * abandoned: an abandoned side-effect tool would leave its outcome unknown, and a step would run twice. Its journal
+   * stays; fair claiming orders it again. The `run.preempted` event records the cost: work since the last commit
+   * that a re-run repeats (agent code between that commit and the boundary), and the positions kept (its replay).
    */
   async #yieldPreempted(waitedMs: number): Promise<void> {
-    await this.#idle(STOP_GRACE_MS);
-    if (this.#stop?.kind !== 'preempt' || this.#done || this.#finalizing) return; // a cancel took over meanwhile
-    this.#finalizing = true;
+    await this.#idle(Number.POSITIVE_INFINITY);
+    if (this.#stop?.kind !== 'preempt' || this.#done || this.#yielding) return; // a cancel or a shutdown took over meanwhile
+    this.#yielding = true;
     this.#clearTimers();
-    const abandonedEffects = this.#inflight;
     if (!this.abort.signal.aborted) this.abort.abort(new KeelError('run_preempted', `run ${this.runId} was preempted`));
     transition('running', 'preempt');
     const discardedMs = Math.round(performance.now() - (this.#lastCommitAt ?? this.#startedAt));
     try {
       await this.commit({
         run: { status: 'queued', releaseLease: true, waitingReason: 'preempted', wakeAt: null, preempted: true },
-        events: [{ type: 'run.preempted', data: { reason: 'interactive_waiting', waitedMs, discardedMs, positionsKept: this.#journal.size, abandonedEffects } }],
+        events: [{ type: 'run.preempted', data: { reason: 'interactive_waiting', waitedMs, discardedMs, positionsKept: this.#journal.size } }],
       });
       this.#end({ status: 'queued' });
     } catch (error) {
-      this.#finalizing = false;
+      this.#yielding = false;
       // A stale commit is handled by #onStale (a cancel that won the race turns this into a cancel; a lost lease drops it).
       if (!(isKeelError(error) && error.code === 'stale_write')) {
         this.#hooks.log('error', 'preemption commit failed', { runId: this.runId, error: String(error) });
@@ -488,7 +496,7 @@ export class RunExecution {
     if (this.#done) return;
     this.#expectedVersion = Math.max(this.#expectedVersion, stateVersion);
     // A cancel outranks a preemption not committed yet (committing `queued` over `cancelling` would lose the cancel).
-    if (this.#stop?.kind === 'preempt' && !this.#finalizing) return this.#cancelPreempted(true);
+    if (this.#stop?.kind === 'preempt' && !this.#yielding) return this.#cancelPreempted(true);
     this.stop({ kind: 'cancel' });
   }
 
