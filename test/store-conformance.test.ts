@@ -10,6 +10,7 @@ import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { storeConformance, type StoreFactory } from './store/conformance.ts';
 import { scheduleStoreConformance } from './store/schedule-conformance.ts';
 import { tenantStoreConformance } from './store/tenant-conformance.ts';
+import { preemptionStoreConformance } from './store/preemption-conformance.ts';
 import { TEST_DATABASE_URL, postgresAvailable } from './support/postgres.ts';
 
 const sqlite: StoreFactory = {
@@ -50,8 +51,10 @@ const postgres: StoreFactory = {
 storeConformance(sqlite);
 scheduleStoreConformance(sqlite);
 tenantStoreConformance(sqlite);
+preemptionStoreConformance(sqlite);
 if (await postgresAvailable()) {
   storeConformance(postgres);
   scheduleStoreConformance(postgres);
   tenantStoreConformance(postgres);
+  preemptionStoreConformance(postgres);
 }

@@ -73,6 +73,8 @@ export const Run = z.object({
   idempotencyKey: z.string().nullable(),
   attempts: z.number().int().describe('How many times a worker claimed the run'),
   leaseLosses: z.number().int().describe('Leases lost in a row without progress (the poison counter; quarantined at KEEL_POISON_LEASE_LOSSES)'),
+  preemptions: z.number().int().describe('Times the run was preempted: a batch run sent back to the queue at an effect boundary, journal kept, for interactive runs waiting longer than KEEL_PREEMPT_AFTER_MS'),
+  preemptedAt: z.string().nullable().describe('When it was last preempted (a queued preempted run also shows waitingReason `preempted`)'),
   createdAt: z.string(),
   updatedAt: z.string(),
   endedAt: z.string().nullable(),

@@ -27,6 +27,8 @@ export function runView(run: RunRecord) {
     idempotencyKey: run.idempotencyKey,
     attempts: run.leaseToken,
     leaseLosses: run.leaseLosses,
+    preemptions: run.preemptions,
+    preemptedAt: iso(run.preemptedAt),
     createdAt: iso(run.createdAt)!,
     updatedAt: iso(run.updatedAt)!,
     endedAt: iso(run.endedAt),

@@ -111,7 +111,7 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   if (agentHost instanceof IsolateHost) await agentHost.ready();
   const orchestrator = new Orchestrator({
     store: observeStore(store, telemetry), registry, gateway, leaseTtlMs: config.leaseTtlMs, maxActiveRuns: config.maxActiveRuns,
-    poisonAfterLeaseLosses: config.poisonLeaseLosses, agentHost, pools,
+    poisonAfterLeaseLosses: config.poisonLeaseLosses, agentHost, pools, preemptAfterMs: config.preemptAfterMs,
     log: runScopedLog(log),
   });
   // A store this process owns alone (the SQLite file under its lock): a dead predecessor's leases are taken back at

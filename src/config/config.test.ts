@@ -31,6 +31,7 @@ describe('loadConfig defaults', () => {
       leaseTtlMs: 15_000,
       maxActiveRuns: 2_000,
       poisonLeaseLosses: 3,
+      preemptAfterMs: 2_000,
       agentIsolation: 'isolate',
       agentBlockedMs: 2_000,
       agentMemoryMb: 512,
@@ -79,6 +80,7 @@ describe('loadConfig parsing', () => {
       KEEL_LEASE_TTL_MS: '30000',
       KEEL_MAX_ACTIVE_RUNS: '500',
       KEEL_POISON_LEASE_LOSSES: '5',
+      KEEL_PREEMPT_AFTER_MS: 'off',
       KEEL_AGENT_ISOLATION: 'thread',
       KEEL_AGENT_ISOLATES: '3',
       KEEL_AGENT_BLOCKED_MS: '500',
@@ -111,6 +113,7 @@ describe('loadConfig parsing', () => {
       leaseTtlMs: 30_000,
       maxActiveRuns: 500,
       poisonLeaseLosses: 5,
+      preemptAfterMs: 0,
       agentIsolation: 'thread',
       agentIsolates: 3,
       agentBlockedMs: 500,
@@ -217,5 +220,14 @@ describe('loadConfig: unknown KEEL_* variables', () => {
 
   it('an unknown variable is reported even when empty', () => {
     assert.deepEqual(loadConfig({ KEEL_TYPO: '' }).unknownVariables, ['KEEL_TYPO']);
+  });
+});
+
+describe('loadConfig: KEEL_PREEMPT_AFTER_MS', () => {
+  it('takes milliseconds, and `off` or 0 turns preemption off', () => {
+    assert.equal(loadConfig({ KEEL_PREEMPT_AFTER_MS: '500' }).config.preemptAfterMs, 500);
+    assert.equal(loadConfig({ KEEL_PREEMPT_AFTER_MS: 'off' }).config.preemptAfterMs, 0);
+    assert.equal(loadConfig({ KEEL_PREEMPT_AFTER_MS: '0' }).config.preemptAfterMs, 0);
+    assertRejected({ KEEL_PREEMPT_AFTER_MS: 'soon' }, ['KEEL_PREEMPT_AFTER_MS']);
   });
 });

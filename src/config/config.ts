@@ -2,6 +2,7 @@
 // validated with zod at start; a bad value fails loudly with the variable's name and a fix-it hint.
 import { z } from 'zod';
 import { KeelError } from '../errors/keel-error.ts';
+import { PREEMPT_AFTER_MS_DEFAULT } from '../scheduling/preemption.ts';
 
 /** A whole number from an environment string; blank or non-decimal text is refused rather than read as 0. */
 const integer = (min: number, max: number) =>
@@ -19,6 +20,11 @@ const ConfigSchema = z.object({
   leaseTtlMs: integer(500, 3_600_000).default(15_000),
   maxActiveRuns: integer(1, 1_000_000).default(2_000),
   poisonLeaseLosses: integer(1, 1_000).default(3),
+  /**
+   * Preemption: a claimable interactive run waiting longer than this (ms) while this process's run slots are all held
+   * makes it preempt batch runs at their next effect boundary. `off` or 0 turns preemption off.
+   */
+  preemptAfterMs: z.union([z.literal('off').transform(() => 0), integer(0, 3_600_000)]).default(PREEMPT_AFTER_MS_DEFAULT),
   /** Where agent code runs: `isolate` (worker threads under a watchdog) or `thread` (the main thread: no watchdog). */
   agentIsolation: z.enum(['isolate', 'thread']).default('isolate'),
   /** Isolates in the pool; default: the CPUs, 1 to 4. */
@@ -68,6 +74,7 @@ export const ENV_VARS = {
   KEEL_LEASE_TTL_MS: 'leaseTtlMs',
   KEEL_MAX_ACTIVE_RUNS: 'maxActiveRuns',
   KEEL_POISON_LEASE_LOSSES: 'poisonLeaseLosses',
+  KEEL_PREEMPT_AFTER_MS: 'preemptAfterMs',
   KEEL_AGENT_ISOLATION: 'agentIsolation',
   KEEL_AGENT_ISOLATES: 'agentIsolates',
   KEEL_AGENT_BLOCKED_MS: 'agentBlockedMs',

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
 import type { ModelGateway } from '../models/gateway.ts';
 import { INLINE_POOL_LIMIT_DEFAULT, PoolRegistry } from '../scheduling/pool-registry.ts';
+import { choosePreemptions, PreemptionPacer, type HeldRun } from '../scheduling/preemption.ts';
 import type { RunChange, Store } from '../store/store.ts';
 import type { RunRecord } from '../store/records.ts';
 import { inThreadHost, type AgentHost } from './agent-host.ts';
@@ -37,6 +38,11 @@ export interface OrchestratorOptions {
   pools?: PoolRegistry;
   /** Lost leases in a row (no commit between) after which a run is quarantined as poison (default 3). */
   poisonAfterLeaseLosses?: number;
+  /**
+   * Preempt batch runs held here when claimable interactive runs have waited this long (ms) and every run slot is
+   * held (KEEL_PREEMPT_AFTER_MS; see src/scheduling/preemption.ts). 0 or absent: never.
+   */
+  preemptAfterMs?: number;
   /** Where agent code runs: in this thread (default) or in isolates (`IsolateHost`). */
   agentHost?: AgentHost;
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
@@ -55,6 +61,9 @@ export class Orchestrator {
   readonly #log: NonNullable<OrchestratorOptions['log']>;
   readonly #poisonAfter: number | undefined;
   readonly #host: AgentHost;
+  readonly #preemptAfterMs: number;
+  #checkingPreemption = false;
+  readonly #preemptPacer: PreemptionPacer;
   readonly #active = new Map<string, RunExecution>();
   #running = false;
   #claiming = false;
@@ -91,6 +100,8 @@ export class Orchestrator {
     this.#log = options.log ?? (() => {});
     this.#poisonAfter = options.poisonAfterLeaseLosses;
     this.#host = options.agentHost ?? inThreadHost;
+    this.#preemptAfterMs = options.preemptAfterMs ?? 0;
+    this.#preemptPacer = new PreemptionPacer(this.#preemptAfterMs);
   }
 
   get activeRuns(): number {
@@ -105,6 +116,7 @@ export class Orchestrator {
     this.#pollTimer = setInterval(() => {
       this.#claim();
       this.#claimProbation();
+      this.#checkPreemption();
     }, this.#pollIntervalMs);
     this.#heartbeatTimer = setInterval(() => void this.#heartbeat(), Math.max(50, Math.floor(this.#leaseTtlMs / 3)));
     this.#claim();
@@ -159,6 +171,7 @@ export class Orchestrator {
       .claimRuns({ owner: this.owner, limit: room, leaseMs: this.#leaseTtlMs, served: this.#registry.served() })
       .then((runs) => {
         this.#awaitingStart += runs.length;
+        this.#preemptPacer.claimed(runs);
         this.#startInSlices(runs);
         if (runs.length === room) this.#claimAgain = true;
       })
@@ -238,6 +251,61 @@ export class Orchestrator {
     this.#awaitingStart -= slice.length;
     for (const run of slice) this.#startExecution(run);
     if (runs.length > START_SLICE_RUNS) setImmediate(() => this.#startInSlices(runs.slice(START_SLICE_RUNS)));
+  }
+
+  /**
+   * Once per poll, and only when every slot is held by runs some of which are batch: asks the store how many
+   * claimable interactive runs have waited past the target (one indexed query, whatever the number of runs held) and
+   * preempts that many batch runs, less those already asked to yield. Each yields at its next effect boundary; the
+   * slot it frees is claimed at once (interactive runs go first across tenants, see fair-share.ts). When a round let
+   * no interactive run in here (the fair order gave the slots to other tenants' work), preemption pauses (nextPauseMs)
+   * instead of churning batch runs. Several processes may each preempt for the same waiting runs when their checks
+   * coincide: the overshoot is bounded by one round of preemptions per process, and the extra runs are claimed again.
+   */
+  #checkPreemption(): void {
+    if (!this.#running || this.#preemptAfterMs <= 0 || this.#checkingPreemption || this.#solo !== undefined) return;
+    if (!this.#slotsFull() || this.#preemptPacer.paused(Date.now())) return;
+    const held = this.#heldRuns();
+    const candidates = held.filter((h) => h.priority === 'batch' && !h.exempt).length;
+    if (candidates === 0) return;
+    const pending = this.#pendingPreemptions();
+    const now = Date.now();
+    this.#checkingPreemption = true;
+    this.#store
+      .starvedInteractive({ cutoff: now - this.#preemptAfterMs, served: this.#registry.served(), limit: candidates + pending })
+      .then(({ count, oldestSince }) => {
+        const pendingNow = this.#pendingPreemptions();
+        const victims = choosePreemptions({ starved: count, pending: pendingNow, full: this.#slotsFull(), held: this.#heldRuns() });
+        if (victims.length === 0) return;
+        if (!this.#preemptPacer.startRound(Date.now(), pendingNow)) {
+          this.#log('info', 'preemption paused: the slots it freed went to other work (fair order across tenants)', { pauseMs: this.#preemptPacer.pauseMs, starved: count });
+          return;
+        }
+        const waitedMs = oldestSince === null ? 0 : Math.max(0, now - oldestSince);
+        for (const id of victims) this.#active.get(id)?.preempt({ waitedMs });
+        this.#log('info', 'preempting batch runs for interactive runs waiting too long', { runs: victims.length, starved: count, waitedMs });
+      })
+      .catch((error: unknown) => this.#log('warn', 'preemption check failed', { error: String(error) }))
+      .finally(() => {
+        this.#checkingPreemption = false;
+      });
+  }
+
+  #slotsFull(): boolean {
+    return this.#active.size + this.#awaitingStart >= this.#maxActive;
+  }
+
+  #pendingPreemptions(): number {
+    let n = 0;
+    for (const x of this.#active.values()) if (x.preemptPending) n++;
+    return n;
+  }
+
+  #heldRuns(): HeldRun[] {
+    return [...this.#active.values()].map((x) => ({
+      runId: x.runId, priority: x.run.priority, positions: x.positions, startedAt: x.startedAt,
+      exempt: x.preemptPending || x.settling || x.stopped !== undefined || this.#probation.has(x),
+    }));
   }
 
   #lastChance(run: RunRecord): boolean {

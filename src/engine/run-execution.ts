@@ -13,6 +13,7 @@ import { assertEffectMove } from './effect-status.ts';
 import { RUN_MAX_RETRIES_DEFAULT, type RetryBudget } from './retry-policy.ts';
 import { isTerminal, transition } from './run-status.ts';
 import type { EffectKind } from '../store/records.ts';
+import { requeueDelayMs } from '../scheduling/preemption.ts';
 
 /** How long a stopping run waits for in-flight effects to settle before it commits its end anyway. */
 export const STOP_GRACE_MS = 5_000;
@@ -28,7 +29,10 @@ export interface Wait {
   reason: string;
 }
 
-export type StopReason = { kind: 'cancel' } | { kind: 'fail'; error: KeelError } | { kind: 'lost' } | { kind: 'shutdown' };
+export type StopReason =
+  | { kind: 'cancel' } | { kind: 'fail'; error: KeelError } | { kind: 'lost' } | { kind: 'shutdown' }
+  /** Preempted for interactive work that waited `waitedMs`: in-flight effects finish, then the run is re-queued. */
+  | { kind: 'preempt'; waitedMs: number };
 
 export interface ExecutionHooks {
   /** The execution is over (parked, finished, stopped): the orchestrator drops it. */
@@ -70,6 +74,11 @@ export class RunExecution {
   #quiesceScheduled = false;
   #deadlineTimer: NodeJS.Timeout | undefined;
   #lastCommitAt: number | undefined;
+  readonly #startedAt = performance.now();
+  /** A preemption asked for and not reached yet: the run stops at its next effect boundary (`positionAt`). */
+  #preemptAsked: { waitedMs: number } | undefined;
+  /** The commit that re-queues a preempted run is in flight (a cancel arriving now is decided by its stale write). */
+  #yielding = false;
   /** `run.started`, sent with this execution's first commit (the claim itself writes no events). */
   #startEvent: { type: string; data: Json } | undefined;
   #pendingEvents: Array<{ type: string; data: Json }> = [];
@@ -98,11 +107,19 @@ export class RunExecution {
     this.#expectedVersion = run.stateVersion;
     this.retryBudget.limit = run.budget.maxRetries ?? RUN_MAX_RETRIES_DEFAULT;
     this.random = new SeededRandom(run.id);
-    this.#startEvent = { type: 'run.started', data: { attempt: run.leaseToken, worker: run.leaseOwner, status: run.status } };
+    const requeueDelay = requeueDelayMs(run);
+    this.#startEvent = {
+      type: 'run.started',
+      data: { attempt: run.leaseToken, worker: run.leaseOwner, status: run.status, ...(requeueDelay !== null ? { requeueDelayMs: requeueDelay } : {}) },
+    };
   }
 
+  /**
+   * Why the run is stopping (in-flight effects then neither retry nor commit a failure). Undefined while it runs, and
+   * while a preempted run waits for its in-flight effects: those finish as they would have, retries and all.
+   */
   get stopped(): StopReason | undefined {
-    return this.#stop;
+    return this.#stop?.kind === 'preempt' ? undefined : this.#stop;
   }
 
   /** The run is committing its end (or has ended): heartbeats must not declare it lost. */
@@ -112,6 +129,32 @@ export class RunExecution {
 
   get done(): boolean {
     return this.#done;
+  }
+
+  /** Committed journal positions (what a preemption keeps, and what the next claim replays). */
+  get positions(): number {
+    return this.#journal.size;
+  }
+
+  /** When this execution started (performance.now()). */
+  get startedAt(): number {
+    return this.#startedAt;
+  }
+
+  /** A preemption was asked for and the run has not given its slot back yet. */
+  get preemptPending(): boolean {
+    return this.#preemptAsked !== undefined && !this.#done;
+  }
+
+  /**
+   * Asks a batch run to give its slot back at its next effect boundary: the next position it takes stops it instead
+   * (nothing in flight is aborted: effects already dispatched finish and commit), then it is re-queued with its
+   * journal. False when it cannot be preempted (interactive, or already stopping or ending).
+   */
+  preempt(trigger: { waitedMs: number }): boolean {
+    if (this.run.priority !== 'batch' || this.#done || this.#ending || this.#stop !== undefined || this.#preemptAsked !== undefined) return false;
+    this.#preemptAsked = trigger;
+    return true;
   }
 
   /** This execution has committed something (progress: the run is off probation). */
@@ -166,6 +209,7 @@ export class RunExecution {
    * `position` — the run is live, and the journal holds the same kind and name there, or nothing yet.
    */
   positionAt(seq: number, kind: EffectKind, name: string): { seq: number; entry: JournalEntry | undefined } {
+    if (this.#preemptAsked !== undefined) this.stop({ kind: 'preempt', waitedMs: this.#preemptAsked.waitedMs }); // the effect boundary
     this.assertLive();
     const entry = this.#journal.get(seq);
     const error = divergence(seq, entry, kind, name);
@@ -185,6 +229,7 @@ export class RunExecution {
   assertLive(): void {
     if (this.#stop === undefined && !this.#ending) return;
     if (this.#stop?.kind === 'fail') throw this.#stop.error;
+    if (this.#stop?.kind === 'preempt') throw new KeelError('run_preempted', `run ${this.runId} gives its slot to interactive work; it resumes from its journal`);
     throw new KeelError('cancelled', `run ${this.runId} is stopping`);
   }
 
@@ -272,14 +317,18 @@ export class RunExecution {
 
   /** Stops the run for good (cancel, budget, non-determinism) or hands it back (lost lease, shutdown). */
   stop(reason: StopReason): void {
-    if (this.#done || this.#stop !== undefined) return;
+    // A shutdown does not wait for a preempted run's long in-flight effects: it hands the run back after its grace.
+    const preemptedShutdown = reason.kind === 'shutdown' && this.#stop?.kind === 'preempt' && !this.#yielding;
+    if (this.#done || (this.#stop !== undefined && !preemptedShutdown)) return;
     this.#stop = reason;
-    this.abort.abort(reason.kind === 'fail' ? reason.error : new KeelError('cancelled', `run ${this.runId} stopped: ${reason.kind}`));
+    // A preempted run refuses new effects only: those in flight finish and commit, so their work is kept.
+    if (reason.kind !== 'preempt') this.abort.abort(reason.kind === 'fail' ? reason.error : new KeelError('cancelled', `run ${this.runId} stopped: ${reason.kind}`));
     void this.#afterStop(reason);
   }
 
   async #afterStop(reason: StopReason): Promise<void> {
     if (reason.kind === 'lost') return this.#end({ status: 'lost' });
+    if (reason.kind === 'preempt') return this.#yieldPreempted(reason.waitedMs);
     if (reason.kind === 'shutdown') {
       await this.#idle(STOP_GRACE_MS);
       await this.store.releaseLeases(this.run.leaseOwner ?? '', [this.runId]).catch(() => {});
@@ -288,6 +337,36 @@ export class RunExecution {
     await this.#idle(STOP_GRACE_MS);
     if (reason.kind === 'fail') return this.#commitEnd('failed', { error: reason.error.toJSON() });
     return this.#commitEnd('cancelled', {});
+  }
+
+  /**
+   * Gives a preempted run back to the queue once its in-flight effects have committed. They are waited for, never
+   * abandoned: an abandoned side-effect tool would leave its outcome unknown, and a step would run twice. Its journal
+   * stays; fair claiming orders it again. The `run.preempted` event records the cost: work since the last commit
+   * that a re-run repeats (agent code between that commit and the boundary), and the positions kept (its replay).
+   */
+  async #yieldPreempted(waitedMs: number): Promise<void> {
+    await this.#idle(Number.POSITIVE_INFINITY);
+    if (this.#stop?.kind !== 'preempt' || this.#done || this.#yielding) return; // a cancel or a shutdown took over meanwhile
+    this.#yielding = true;
+    this.#clearTimers();
+    if (!this.abort.signal.aborted) this.abort.abort(new KeelError('run_preempted', `run ${this.runId} was preempted`));
+    transition('running', 'preempt');
+    const discardedMs = Math.round(performance.now() - (this.#lastCommitAt ?? this.#startedAt));
+    try {
+      await this.commit({
+        run: { status: 'queued', releaseLease: true, waitingReason: 'preempted', wakeAt: null, preempted: true },
+        events: [{ type: 'run.preempted', data: { reason: 'interactive_waiting', waitedMs, discardedMs, positionsKept: this.#journal.size } }],
+      });
+      this.#end({ status: 'queued' });
+    } catch (error) {
+      this.#yielding = false;
+      // A stale commit is handled by #onStale (a cancel that won the race turns this into a cancel; a lost lease drops it).
+      if (!(isKeelError(error) && error.code === 'stale_write')) {
+        this.#hooks.log('error', 'preemption commit failed', { runId: this.runId, error: String(error) });
+        this.#end({ status: 'lost' });
+      }
+    }
   }
 
   async #finish(result: { ok: true; result: Json } | { ok: false; error: ReturnType<typeof serializeError> }): Promise<void> {
@@ -402,6 +481,7 @@ export class RunExecution {
         return this.#end({ status: 'lost' });
       }
       if (this.#stop === undefined) return this.stop({ kind: 'cancel' });
+      if (this.#stop.kind === 'preempt') this.#cancelPreempted();
       if (!this.#finalizing && this.#finalizeAttempts < FINALIZE_MAX_ATTEMPTS) {
         this.#finalizeAttempts++;
         await this.#afterStop(this.#stop);
@@ -415,7 +495,16 @@ export class RunExecution {
   cancelRequested(stateVersion: number): void {
     if (this.#done) return;
     this.#expectedVersion = Math.max(this.#expectedVersion, stateVersion);
+    // A cancel outranks a preemption not committed yet (committing `queued` over `cancelling` would lose the cancel).
+    if (this.#stop?.kind === 'preempt' && !this.#yielding) return this.#cancelPreempted(true);
     this.stop({ kind: 'cancel' });
+  }
+
+  /** A preempted run's cancel arrived before its yield committed: it ends `cancelled` instead. */
+  #cancelPreempted(andStop = false): void {
+    this.#stop = { kind: 'cancel' };
+    if (!this.abort.signal.aborted) this.abort.abort(new KeelError('cancelled', `run ${this.runId} stopped: cancel`));
+    if (andStop) void this.#afterStop(this.#stop);
   }
 
   /** Child runs this run started and has not seen finish: a cancel propagates to them. */

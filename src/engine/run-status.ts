@@ -19,6 +19,7 @@ export type RunEvent =
   | 'park' // the agent is blocked on waits only: release the worker
   | 'wake' // an awaited input, child or timer is ready
   | 'yield' // the worker gives the run back without progress (e.g. shutdown)
+  | 'preempt' // a batch run gives its slot back at an effect boundary, for interactive runs waiting too long
   | 'succeed'
   | 'fail'
   | 'cancel' // cancellation requested
@@ -28,7 +29,7 @@ export type RunEvent =
 /** from → event → to. A missing entry is an illegal transition. */
 export const TRANSITIONS: { readonly [S in RunStatus]: Partial<Record<RunEvent, RunStatus>> } = {
   queued: { claim: 'running', cancel: 'cancelling', fail: 'failed' },
-  running: { claim: 'running', park: 'waiting', yield: 'queued', succeed: 'succeeded', fail: 'failed', cancel: 'cancelling' },
+  running: { claim: 'running', park: 'waiting', yield: 'queued', preempt: 'queued', succeed: 'succeeded', fail: 'failed', cancel: 'cancelling' },
   waiting: { claim: 'running', wake: 'queued', cancel: 'cancelling', fail: 'failed' },
   cancelling: { claim: 'cancelling', yield: 'cancelling', cancelled: 'cancelled', cancel: 'cancelling' },
   succeeded: {},

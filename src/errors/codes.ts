@@ -36,6 +36,7 @@ export const ERROR_CODES = {
   retry_budget_exhausted: { status: 429, meaning: 'The run spent its retry budget, so a failed attempt was not retried.' },
   compensation_unavailable: { status: 500, meaning: 'A completed execution could not be compensated: its tool is not known to the worker.' },
   run_not_quarantined: { status: 409, meaning: 'Only a run quarantined as poison_run can be re-admitted.' },
+  run_preempted: { status: 409, meaning: 'The run is giving its slot back to interactive work at this effect boundary (agent code sees it; the run is re-queued with its journal).' },
   poison_run: { status: 500, meaning: 'The run lost its lease repeatedly without progress and was quarantined; re-admit it after a fix.' },
   agent_blocked: { status: 500, meaning: 'A turn of the agent’s code held its isolate longer than its limit without yielding (a loop); the watchdog ended the run.' },
   agent_oom: { status: 500, meaning: 'The agent’s code exceeded its isolate’s memory limit; the run was ended.' },

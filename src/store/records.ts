@@ -65,6 +65,12 @@ export interface RunRecord {
   leaseLosses: number;
   /** The workers that lost them, oldest first. */
   leaseLossOwners: string[];
+  /** Times the run was preempted (a batch run sent back to the queue at an effect boundary for interactive work). */
+  preemptions: number;
+  /** When it was last preempted. */
+  preemptedAt: number | null;
+  /** The lease its last preemption ended (@internal: the claim after it, this + 1, measures the requeue delay). */
+  preemptedLeaseToken: number | null;
   createdAt: number;
   updatedAt: number;
   endedAt: number | null;

@@ -104,6 +104,8 @@ export interface RunCommit {
     counters?: Partial<RunCounters>;
     /** Give the lease up (park, finish, yield). */
     releaseLease?: boolean;
+    /** This commit yields a preempted run back to the queue: count the preemption and stamp `preemptedAt`. */
+    preempted?: boolean;
   };
   events?: EventWrite[];
   createRuns?: NewRun[];
@@ -142,6 +144,22 @@ export interface ClaimRequest {
    * instead of only runs that are not. Default false. A worker runs at most one probation run at a time.
    */
   probation?: boolean;
+}
+
+/** What a claim loop asks before preempting: interactive runs claimable since `cutoff` or earlier (starved of a slot). */
+export interface StarvedRequest {
+  cutoff: number;
+  /** `agent@version` keys this worker serves: it preempts only for runs it could claim itself. */
+  served: string[];
+  /** Count no more than this (the runs a worker could preempt). */
+  limit: number;
+}
+
+export interface StarvedInteractive {
+  /** Starved interactive runs, at most the request's limit. */
+  count: number;
+  /** Since when the oldest of them has been claimable; null when there is none. */
+  oldestSince: number | null;
 }
 
 export interface RunFilter {
@@ -219,6 +237,11 @@ export interface Store {
    * the most suspicious first.
    */
   claimRuns(request: ClaimRequest): Promise<RunRecord[]>;
+  /**
+   * Interactive runs starved of a slot (preemption): claimable since `cutoff` or earlier, of the served versions, of
+   * tenants under their concurrency cap, suspects excluded. One indexed range (runs_claimable), at most `limit` rows.
+   */
+  starvedInteractive(request: StarvedRequest): Promise<StarvedInteractive>;
   heartbeat(owner: string, runIds: string[], leaseMs: number): Promise<HeartbeatResult>;
   /** Gives up leases without progress (shutdown): runs become claimable at once. */
   releaseLeases(owner: string, runIds: string[]): Promise<void>;

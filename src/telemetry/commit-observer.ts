@@ -31,6 +31,7 @@ export function observeCommit(t: Telemetry, commit: RunCommit, timing: CommitTim
     const completed = new Map<number, Completed>();
     for (const e of commit.events ?? []) {
       const data = e.data as Completed | null;
+      observePreemption(t, labels, e.type, data);
       if (e.type === 'effect.completed' && data !== null && typeof data === 'object' && typeof data.seq === 'number') completed.set(data.seq, data);
     }
     for (const write of commit.journal ?? []) observeEffect(t, commit.runId, labels, write, completed.get(write.seq));
@@ -48,6 +49,14 @@ export function observeCommit(t: Telemetry, commit: RunCommit, timing: CommitTim
     if (commit.run?.releaseLease === true) forgetRun(commit.runId);
   } catch {
     // Telemetry is best effort by design (see the header).
+  }
+}
+
+/** Preemption's cost: `run.preempted` counts one; the `run.started` of the claim after it carries the requeue delay. */
+function observePreemption(t: Telemetry, labels: RunLabels | undefined, type: string, data: Completed | null): void {
+  if (type === 'run.preempted') t.metrics.preemptions.inc({ tenant: labels?.tenantId ?? 'unknown' });
+  else if (type === 'run.started' && data !== null && typeof data === 'object' && typeof data.requeueDelayMs === 'number') {
+    t.metrics.preemptionRequeueDelay.observe(data.requeueDelayMs / 1000);
   }
 }
 

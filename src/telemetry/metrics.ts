@@ -57,6 +57,8 @@ export function createMetrics() {
     commitDuration: new Histogram({ name: 'keel_commit_duration_seconds', help: 'Time from submitting a run commit to its acknowledgement.', buckets: DURATION_BUCKETS_SECONDS, registers: r }),
     isolateRestarts: new Counter({ name: 'keel_isolate_restarts_total', help: 'Agent isolates (worker threads) replaced, by reason: blocked, oom, crashed.', labelNames: ['reason'], registers: r }),
     watchdogAborts: new Counter({ name: 'keel_agent_aborts_total', help: 'Runs ended because their agent code misbehaved in its isolate, by agent and code (agent_blocked, agent_oom, agent_crashed).', labelNames: ['agent', 'code'], registers: r }),
+    preemptions: new Counter({ name: 'keel_preemptions_total', help: 'Batch runs preempted here (re-queued at an effect boundary) for interactive runs waiting too long, by tenant of the preempted run.', labelNames: ['tenant'], registers: r }),
+    preemptionRequeueDelay: new Histogram({ name: 'keel_preemption_requeue_delay_seconds', help: 'Time from a run\'s preemption to its next claim (recorded by the claiming process).', buckets: DURATION_BUCKETS_SECONDS, registers: r }),
     commits: new Counter({ name: 'keel_commits_total', help: 'Run commits by result: ok, stale (fenced off) or error.', labelNames: ['result'], registers: r }),
   };
 }

@@ -13,7 +13,7 @@ import { jsonText, toEvent, toJournalEntry, toRun, toTenant } from '../rows.ts';
 import { toEndedRunsBucket, toRunSummaryRow, toTenantSummaryRow, type EndedRunsBucket, type RunSummaryRow, type TenantSummaryRow } from '../run-summaries.ts'; // dashboard (issue 9)
 import type {
   ClaimRequest, CommitOutcome, CreateRunResult, Durability, EventWrite, GroupCommit, ExecutionResolution, HeartbeatResult, JournalWrite,
-  RunChange, RunCommit, RunFilter, Store, StoreCapabilities, StoreHealth,
+  RunChange, RunCommit, RunFilter, StarvedInteractive, StarvedRequest, Store, StoreCapabilities, StoreHealth,
 } from '../store.ts';
 import { ChangeListener } from './change-listener.ts';
 import type { LiveMetrics } from '../live-metrics.ts';
@@ -366,6 +366,13 @@ export class PostgresStore implements Store {
     return items;
   }
 
+  async starvedInteractive(request: StarvedRequest): Promise<StarvedInteractive> {
+    const row = (await this.#s['starved-interactive'].row(this.#pool, {
+      cutoff: request.cutoff, served: JSON.stringify(request.served), claimable_statuses: CLAIMABLE_STATUSES, limit: request.limit,
+    }))!;
+    return { count: Number(row.starved), oldestSince: row.oldest_since === null ? null : Number(row.oldest_since) };
+  }
+
   async heartbeat(owner: string, runIds: string[], leaseMs: number): Promise<HeartbeatResult> {
     if (runIds.length === 0) return { held: [] };
     // Straight to the pool, not through the write queue: lease renewal must never wait behind a backlog of commits,
@@ -523,6 +530,7 @@ export class PostgresStore implements Store {
       release: patch.releaseLease === true ? 1 : 0, set_claim_after: claimAfter === undefined ? 0 : 1, claim_after: claimAfter ?? null,
     });
     if (row === undefined) return { stale: await this.#auditStale(c, scope) };
+    if (patch.preempted === true) await this.#s['mark-preempted'].run(scope.client, { id: c.runId, now: scope.now });
     if ((c.journal ?? []).length > 0) {
       await this.#s['upsert-journal'].run(scope.client, { run_id: c.runId, lease_token: c.leaseToken, entries });
     }

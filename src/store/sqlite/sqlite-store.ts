@@ -12,7 +12,7 @@ import type { Json } from '../../sdk/types.ts';
 import type { JournalEntry, NewRun, RunEventRecord, RunRecord, TenantQuotas, TenantRecord } from '../records.ts';
 import type {
   ClaimRequest, CommitOutcome, ExecutionResolution, RunChange, StoreHealth, CreateRunResult, Durability, GroupCommit, EventWrite, HeartbeatResult, RunCommit, RunFilter,
-  Store, StoreCapabilities,
+  StarvedInteractive, StarvedRequest, Store, StoreCapabilities,
 } from '../store.ts';
 import type { LiveMetrics } from '../live-metrics.ts';
 import { migrate } from './migrate.ts';
@@ -342,6 +342,13 @@ export class SqliteStore implements Store {
     return items;
   }
 
+  async starvedInteractive(request: StarvedRequest): Promise<StarvedInteractive> {
+    const row = this.#s['starved-interactive'].get({
+      cutoff: request.cutoff, served: JSON.stringify(request.served), claimable_statuses: CLAIMABLE_STATUSES, limit: request.limit,
+    }) as Row;
+    return { count: Number(row.starved), oldestSince: row.oldest_since === null ? null : Number(row.oldest_since) };
+  }
+
   heartbeat(owner: string, runIds: string[], leaseMs: number): Promise<HeartbeatResult> {
     if (runIds.length === 0) return Promise.resolve({ held: [] });
     return this.#batcher.submit(LEASE_ONLY, ({ now }) => {
@@ -488,6 +495,7 @@ export class SqliteStore implements Store {
       });
       return { stale };
     }
+    if (patch.preempted === true) this.#s['mark-preempted'].run({ id: c.runId, now: scope.now });
     for (const j of c.journal ?? []) {
       this.#s['upsert-journal'].run({
         run_id: c.runId, seq: j.seq, kind: j.kind, name: j.name, status: j.status, args: jsonText(j.args),
