@@ -37,6 +37,22 @@ export function tenantStoreConformance(factory: StoreFactory): void {
       await rejectsWith(store.updateTenant('ten_missing', { weight: 2 }), 'tenant_not_found');
     }));
 
+    test('tenants: rate limits, daily budgets and pool caps are stored, patched field by field, and lifted with null', () => withStore(factory, async (store) => {
+      const plain = await store.createTenant('plain-limits', 'k1');
+      assert.deepEqual([plain.rpm, plain.tpm, plain.dailyTokenBudget, plain.dailyCostBudgetUsd, plain.poolCaps], [null, null, null, null, {}]);
+      const limited = await store.createTenant('limited', 'k2', {
+        rpm: 60, tpm: 90_000, dailyTokenBudget: 5_000_000_000, dailyCostBudgetUsd: 12.5, poolCaps: { 'sandbox:default': 2, browser: 1 },
+      });
+      assert.deepEqual([limited.rpm, limited.tpm, limited.dailyTokenBudget, limited.dailyCostBudgetUsd, limited.poolCaps],
+        [60, 90_000, 5_000_000_000, 12.5, { 'sandbox:default': 2, browser: 1 }]);
+      assert.deepEqual(await store.findTenantByKeyHash('k2'), limited);
+      const patched = await store.updateTenant(limited.id, { tpm: null, dailyCostBudgetUsd: 0.25, poolCaps: { inline: 4 } });
+      assert.deepEqual([patched.rpm, patched.tpm, patched.dailyTokenBudget, patched.dailyCostBudgetUsd, patched.poolCaps, patched.weight],
+        [60, null, 5_000_000_000, 0.25, { inline: 4 }, 1]);
+      assert.deepEqual(await store.getTenant(limited.id), patched);
+      assert.deepEqual((await store.listTenants()).find((t) => t.id === limited.id), patched);
+    }));
+
     test('admission: over max queued runs createRun is tenant_queue_full with a retry delay, even under racing creates', () => withStore(factory, async (store) => {
       const tenant = await store.createTenant('small-queue', 'k', { maxQueuedRuns: 5 });
       const racers = await Promise.allSettled(Array.from({ length: 20 }, () => store.createRun(newRun(tenant.id))));
