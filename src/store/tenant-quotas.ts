@@ -32,6 +32,11 @@ export function updateQuotaParams(patch: Partial<TenantQuotas>): Record<string, 
   return params;
 }
 
+/** The patch changes a daily budget: runs waiting on a spent budget must look again. */
+export function patchesBudget(patch: Partial<TenantQuotas>): boolean {
+  return patch.dailyTokenBudget !== undefined || patch.dailyCostBudgetUsd !== undefined;
+}
+
 export function tenantNotFound(id: string): KeelError {
   return new KeelError('tenant_not_found', `no tenant has id ${JSON.stringify(id)}`);
 }
