@@ -5,13 +5,14 @@ import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { runTenantsCommand } from '../src/cli/client/tenants-command.ts';
 import { defineAgent } from '../src/index.ts';
+import type { AgentDefinition } from '../src/sdk/types.ts';
 import { assertError } from './support/assert-error.ts';
 import { captureCli } from './support/cli-capture.ts';
 import { startKeel, type TestKeel } from './support/keel-server.ts';
 
 const quick = defineAgent({ name: 'quick', version: '1', async run() { return { done: true }; } });
 
-async function start(t: TestContext, agents = [quick]): Promise<TestKeel> {
+async function start(t: TestContext, agents: AgentDefinition<any, any>[] = [quick]): Promise<TestKeel> {
   const keel = await startKeel({ agents });
   t.after(() => keel.close());
   return keel;
@@ -61,4 +62,142 @@ test('keel tenants create|update|list take and show rate limits, daily budgets a
     ['--pool-caps', 'sandbox=0']]) {
     assert.equal((await cli('update', tenant.id, ...argv)).code, 2, argv.join(' '));
   }
+});
+
+const talker = defineAgent({
+  name: 'talker', version: '1',
+  async run(ctx, input: { calls: number }) {
+    for (let i = 0; i < input.calls; i++) await ctx.model({ model: 'mock', messages: [{ role: 'user', content: `hello number ${i}` }] });
+    return { calls: input.calls };
+  },
+});
+const asker = defineAgent({ name: 'asker', version: '1', async run(ctx) { return ctx.waitForInput('answer'); } });
+
+const get = async (keel: TestKeel, id: string, key?: string) => (await keel.request('GET', `/v1/runs/${id}`, undefined, key)).body;
+const events = async (keel: TestKeel, id: string, key?: string) => (await keel.request('GET', `/v1/runs/${id}/events?format=json`, undefined, key)).body as any[];
+const nextUtcMidnight = () => new Date(Math.floor(Date.now() / 86_400_000) * 86_400_000 + 86_400_000).toISOString();
+
+test('daily token budget: once spent, model calls wait durably (tenant_budget_exhausted until midnight UTC) and resume when an admin raises it', async (t) => {
+  const keel = await start(t, [talker]);
+  const { body } = await keel.request('POST', '/v1/admin/tenants', { name: 'frugal', dailyTokenBudget: 1 }, keel.adminKey);
+  const key = body.apiKey;
+  // The first call spends more than the whole budget (a call in flight is not cut short); the second one waits.
+  const run = (await keel.request('POST', '/v1/runs', { agent: 'talker', input: { calls: 2 } }, key)).body;
+  await waitFor(async () => (await get(keel, run.id, key)).status === 'waiting');
+  const seen = await get(keel, run.id, key);
+  assert.deepEqual([seen.status, seen.waitingReason, seen.wakeAt, seen.counters.steps], ['waiting', 'tenant_budget_exhausted', nextUtcMidnight(), 1]);
+  assert.ok(seen.waitingSince !== null && Date.parse(seen.waitingSince) <= Date.now());
+  const listed = (await keel.request('GET', '/v1/runs', undefined, key)).body.runs.find((r: any) => r.id === run.id);
+  assert.deepEqual([listed.waitingReason, listed.waitingSince], ['tenant_budget_exhausted', seen.waitingSince]);
+  const parked = (await events(keel, run.id, key)).find((e) => e.type === 'run.waiting');
+  assert.equal(parked.data.reason, 'tenant_budget_exhausted');
+  assert.match(parked.data.detail, /model tokens today/);
+  assert.ok(typeof parked.data.since === 'string');
+  const steps = (await keel.request('GET', `/v1/runs/${run.id}/steps`, undefined, key)).body.steps;
+  assert.deepEqual(steps.map((s: any) => [s.kind, s.status]), [['model', 'succeeded'], ['model', 'waiting']]);
+
+  // A second run of the tenant waits too, before calling the model at all.
+  const second = (await keel.request('POST', '/v1/runs', { agent: 'talker', input: { calls: 1 } }, key)).body;
+  await waitFor(async () => (await keel.request('GET', `/v1/runs/${second.id}`, undefined, key)).body.waitingReason === 'tenant_budget_exhausted');
+
+  // Raising the budget wakes both: they resume at once and finish.
+  assert.equal((await keel.request('PATCH', `/v1/admin/tenants/${body.tenant.id}`, { dailyTokenBudget: 1_000_000 }, keel.adminKey)).status, 200);
+  for (const id of [run.id, second.id]) {
+    await waitFor(async () => (await keel.request('GET', `/v1/runs/${id}`, undefined, key)).body.status === 'succeeded');
+    const done = (await keel.request('GET', `/v1/runs/${id}`, undefined, key)).body;
+    assert.deepEqual([done.waitingReason, done.waitingSince], [null, null]);
+    const resumed = (await events(keel, id, key)).find((e) => e.type === 'run.resumed');
+    assert.equal(resumed?.data.reason, 'tenant_budget_exhausted', JSON.stringify(await events(keel, id, key)));
+  }
+});
+
+const pricey = defineAgent({ name: 'pricey', version: '1', async run(ctx) {
+  await ctx.model({ model: 'priced', messages: [{ role: 'user', content: 'one' }] });
+  await ctx.model({ model: 'priced', messages: [{ role: 'user', content: 'two' }] });
+  return 'done';
+} });
+
+test('daily cost budget: a priced model over budget waits too; other tenants are not affected', async (t) => {
+  const keel = await startKeel({
+    agents: [pricey], models: [{ kind: 'keel.model', name: 'priced', provider: 'mock', price: { inputPerMTok: 1_000, outputPerMTok: 1_000 } }],
+  });
+  t.after(() => keel.close());
+  const { body } = await keel.request('POST', '/v1/admin/tenants', { name: 'thrifty', dailyCostBudgetUsd: 0.000001 }, keel.adminKey);
+  const run = (await keel.request('POST', '/v1/runs', { agent: 'pricey' }, body.apiKey)).body;
+  const other = (await keel.request('POST', '/v1/runs', { agent: 'pricey' })).body;
+  await waitFor(async () => (await get(keel, run.id, body.apiKey)).waitingReason === 'tenant_budget_exhausted');
+  const seen = await get(keel, run.id, body.apiKey);
+  assert.equal(seen.status, 'waiting');
+  assert.ok(seen.counters.costUsd > 0.000001);
+  await waitFor(async () => (await get(keel, other.id)).status === 'succeeded');
+  const parked = (await events(keel, run.id, body.apiKey)).find((e) => e.type === 'run.waiting');
+  assert.match(parked.data.detail, /spent \$[0-9.]+ of its \$0.000001/);
+});
+
+async function waitFor(predicate: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    assert.ok(Date.now() < deadline, 'condition not reached in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+test('tenant RPM from its record: a call over it waits (rate_limited, explained in events); a PATCH lifting it applies at once', async (t) => {
+  const keel = await start(t, [talker]);
+  const { body } = await keel.request('POST', '/v1/admin/tenants', { name: 'metered', rpm: 1 }, keel.adminKey);
+  const key = body.apiKey;
+  const first = (await keel.request('POST', '/v1/runs', { agent: 'talker', input: { calls: 1 } }, key)).body;
+  await waitFor(async () => (await get(keel, first.id, key)).status === 'succeeded');
+  const second = (await keel.request('POST', '/v1/runs', { agent: 'talker', input: { calls: 1 } }, key)).body;
+  await waitFor(async () => (await get(keel, second.id, key)).waitingReason === 'rate_limited');
+  const seen = await get(keel, second.id, key);
+  assert.equal(seen.status, 'running', 'a rate-limited run stays claimed: it waits in the model plane');
+  assert.ok(seen.waitingSince !== null);
+  const log = await events(keel, second.id, key);
+  assert.ok(log.some((e) => e.type === 'model.waiting' && e.data.reason === 'rate_limited'), 'model.waiting is still emitted');
+  const waiting = log.find((e) => e.type === 'run.waiting');
+  assert.equal(waiting?.data.reason, 'rate_limited');
+  assert.match(waiting.data.detail, new RegExp(`tenant:${body.tenant.id}`));
+  // Other tenants are not limited by it; lifting the limit lets the tenant's next call through at once.
+  await keel.request('PATCH', `/v1/admin/tenants/${body.tenant.id}`, { rpm: null }, keel.adminKey);
+  const third = (await keel.request('POST', '/v1/runs', { agent: 'talker', input: { calls: 1 } }, key)).body;
+  await waitFor(async () => (await get(keel, third.id, key)).status === 'succeeded');
+  await keel.request('POST', `/v1/runs/${second.id}/cancel`, undefined, key);
+});
+
+test('explainable waiting: queued runs say awaiting_worker or tenant_concurrency_cap (in the list too), with since; input waits emit run.waiting and run.resumed', async (t) => {
+  const keel = await start(t, [quick, asker]);
+  const { body } = await keel.request('POST', '/v1/admin/tenants', { name: 'capped', maxConcurrentRuns: 1 }, keel.adminKey);
+  const key = body.apiKey;
+  await keel.orchestrator.stop();
+  const queued = (await keel.request('POST', '/v1/runs', { agent: 'quick' }, key)).body;
+  let seen = await get(keel, queued.id, key);
+  assert.deepEqual([seen.status, seen.waitingReason, seen.waitingSince], ['queued', 'awaiting_worker', queued.createdAt]);
+  // A worker holds one run of the tenant: its other queued runs wait on the cap, in GET one and in the list.
+  const [held] = await keel.store.claimRuns({ owner: 'busy-worker', limit: 1, leaseMs: 60_000, served: ['quick@1', 'asker@1'] });
+  assert.equal(held?.id, queued.id);
+  const more = (await keel.request('POST', '/v1/runs', { agent: 'quick' }, key)).body;
+  assert.equal((await get(keel, more.id, key)).waitingReason, 'tenant_concurrency_cap');
+  const list = (await keel.request('GET', '/v1/runs', undefined, key)).body.runs;
+  assert.deepEqual(list.map((r: any) => [r.id, r.status, r.waitingReason]), [[more.id, 'queued', 'tenant_concurrency_cap'], [queued.id, 'running', null]]);
+  assert.equal(list[0].waitingSince, more.createdAt);
+  await keel.store.releaseLeases('busy-worker', [queued.id]);
+  await keel.store.updateTenant(body.tenant.id, { maxConcurrentRuns: null });
+
+  // Human input: the run parks with reason input and since; answering resumes it.
+  keel.orchestrator.start();
+  const asking = (await keel.request('POST', '/v1/runs', { agent: 'asker' }, key)).body;
+  await waitFor(async () => (await get(keel, asking.id, key)).status === 'waiting');
+  seen = await get(keel, asking.id, key);
+  assert.equal(seen.waitingReason, 'input');
+  assert.ok(seen.waitingSince !== null);
+  await keel.request('POST', `/v1/runs/${asking.id}/input`, { key: 'answer', value: 42 }, key);
+  await waitFor(async () => (await get(keel, asking.id, key)).status === 'succeeded');
+  const log = await events(keel, asking.id, key);
+  const waiting = log.find((e) => e.type === 'run.waiting');
+  const resumed = log.find((e) => e.type === 'run.resumed');
+  assert.deepEqual([waiting?.data.reason, typeof waiting?.data.since, typeof waiting?.data.detail], ['input', 'string', 'string']);
+  assert.equal(resumed?.data.reason, 'input');
+  assert.ok(Math.abs(Date.parse(resumed.data.since) - Date.parse(waiting.data.since)) < 1_000, 'resumed says since when the run waited');
+  assert.ok(resumed.seq > waiting.seq);
 });

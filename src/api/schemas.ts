@@ -1,6 +1,7 @@
 // The API's wire schemas (zod): request validation and the OpenAPI document are both generated from these.
 import { z } from 'zod';
 import { TENANT_WEIGHT_MAX } from '../scheduling/fair-share.ts';
+import { WAITING_REASONS } from '../engine/waiting-reasons.ts';
 
 /** Deepest nesting accepted in user JSON: journals and events are serialized recursively, so depth is bounded. */
 export const JSON_MAX_DEPTH = 64;
@@ -63,8 +64,9 @@ export const Run = z.object({
     failed: z.array(z.object({ executionId: z.string(), tool: z.string(), error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }) })),
     unknown: z.array(z.object({ executionId: z.string(), tool: z.string() })),
   }).nullable().describe('What a failed or cancelled run undid (completed executions of tools with a compensate hook), and what it could not'),
-  waitingReason: z.string().nullable(),
-  waitingSince: z.string().nullable(),
+  waitingReason: z.string().nullable().describe(`Why a queued or waiting run is not progressing (null otherwise): ${
+    Object.entries(WAITING_REASONS).map(([code, meaning]) => `${code} (${meaning})`).join('; ')}`),
+  waitingSince: z.string().nullable().describe('Since when the run waits for waitingReason (ISO time); null when it is not waiting'),
   wakeAt: z.string().nullable(),
   budget: Budget,
   counters: z.object({ steps: z.number(), inputTokens: z.number(), outputTokens: z.number(), costUsd: z.number() }),

@@ -39,6 +39,8 @@ export interface ApiOptions {
   live?: LiveDeltas;
   /** Live data from other planes for the dashboard's pools, nodes and quotas pages (each optional). */
   dashboard?: DashboardSources;
+  /** This process's cache of tenants' model limits and budgets: an admin PATCH invalidates the tenant at once. */
+  tenantPolicy?: { invalidate(tenantId: string): void } | undefined;
 }
 
 const TENANT = Symbol('keel.tenant');
@@ -89,7 +91,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
 
   registerRunRoutes(app, { store: options.store, registry: options.registry, tenantOf });
   registerEventRoutes(app, { store: options.store, hub, tenantOf, closing: closing.signal, ...(options.live === undefined ? {} : { live: options.live }) });
-  registerAdminRoutes(app, { store: options.store, adminKey: options.adminKey });
+  registerAdminRoutes(app, { store: options.store, adminKey: options.adminKey, ...(options.tenantPolicy ? { tenantPolicy: options.tenantPolicy } : {}) });
   if (options.schedules !== undefined) registerScheduleRoutes(app, { schedules: options.schedules, adminKey: options.adminKey, tenantOf });
   registerUsageRoutes(app, { store: options.store, tenantOf }); // model gateway (issue 5)
   registerMetricsRoute(app, { adminKey: options.adminKey }); // telemetry (issue 9)

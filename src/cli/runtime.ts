@@ -13,6 +13,7 @@ import { inThreadHost } from '../engine/agent-host.ts';
 import { IsolateHost } from '../engine/isolation/isolate-host.ts';
 import { AgentRegistry } from '../engine/registry.ts';
 import { KeelError } from '../errors/keel-error.ts';
+import { TenantPolicy } from '../models/tenant-policy.ts';
 import { ModelGateway } from '../models/gateway.ts';
 import { loadModelsFile } from '../models/model-config.ts';
 import { readSecretEnv } from '../config/config.ts';
@@ -78,6 +79,7 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   // --- end model gateway ---
   const { store, unlock } = openStore(config, role);
   await store.migrate();
+  gateway.useTenantPolicy(new TenantPolicy(store)); // tenants' own RPM/TPM and daily budgets (issue 7)
   const registry = new AgentRegistry();
   for (const agent of agents) registry.register(agent);
   for (const tool of tools) registry.registerTool(tool);
@@ -121,7 +123,7 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   let app: FastifyInstance | undefined;
   let address: string | undefined;
   if (role !== 'worker') {
-    app = await buildApi({ store, registry, live: gateway.live, adminKey: config.adminKey, payloadMaxBytes: config.payloadMaxBytes, ready: () => true, logger: log.child({ role: 'api' }), schedules: schedules.service });
+    app = await buildApi({ store, registry, live: gateway.live, adminKey: config.adminKey, payloadMaxBytes: config.payloadMaxBytes, ready: () => true, logger: log.child({ role: 'api' }), schedules: schedules.service, tenantPolicy: gateway.tenantPolicy });
     address = await app.listen({ port: config.port, host: config.host });
   }
   return {

@@ -5,6 +5,7 @@
 // below are the part both share (everything after the position).
 import { KeelError, deserializeError, serializeError, type SerializedError } from '../errors/keel-error.ts';
 import type { ModelGateway } from '../models/gateway.ts';
+import type { BudgetVerdict } from '../models/tenant-policy.ts';
 import type { Semaphore } from '../scheduling/semaphore.ts';
 import type { AgentContext, AgentDefinition, Json, ModelRequest, ModelResponse, ToolDefinition } from '../sdk/types.ts';
 import type { JournalEntry } from '../store/records.ts';
@@ -16,6 +17,7 @@ import { backoff, decideRetry, resolveRetryPolicy, type ResolvedRetryPolicy } fr
 import { runTool } from './tool-runner.ts';
 import { rememberPrompt } from '../telemetry/model-prompts.ts';
 import { checkSleep, checkWaitForInput, parseToolArgs, resolveChild } from './ctx-checks.ts';
+import { resumedEvent, waitingEvent } from './waiting-reasons.ts';
 
 export interface ContextDeps {
   gateway: ModelGateway;
@@ -184,16 +186,22 @@ async function model(x: RunExecution, deps: ContextDeps, { seq, entry }: Positio
   }
   checkStepBudget(x);
   checkSpendBudget(x);
+  // The tenant's daily budget (issue 7): once spent, the run parks until midnight UTC or a raise instead of calling.
+  const release = x.hold(); // in flight while the budget is read: the run must not park under it
+  const spent = await deps.gateway.tenantBudget(x.run.tenantId).finally(release);
+  if (spent !== null) return budgetWait(x, seq, request.model, spent);
   rememberPrompt(x.runId, seq, request.messages); // telemetry (issue 9): the prompt for the model span, if content is on
   x.inflightSteps++;
   return x.track('model', async () => {
     const queuedAt = Date.now();
     let waitedFor: string | undefined;
+    let waitedSince = 0;
     /** Clears the run's waiting reason with this effect's commit, once no other model call of the run is waiting. */
     const clearWait = (): { waitingReason?: null } => {
       if (waitedFor === undefined) return {};
       const left = (modelWaits.get(x) ?? 1) - 1;
       modelWaits.set(x, left);
+      if (left === 0) x.emit(resumedEvent(waitedFor, waitedSince, Date.now(), { seq }));
       return left === 0 ? { waitingReason: null } : {};
     };
     try {
@@ -205,9 +213,13 @@ async function model(x: RunExecution, deps: ContextDeps, { seq, entry }: Positio
           onWait: (reason, detail) => {
             if (waitedFor !== undefined) return;
             waitedFor = reason;
+            waitedSince = Date.now();
             modelWaits.set(x, (modelWaits.get(x) ?? 0) + 1);
             // The run stays claimed (it waits in memory, in the model plane) but says why it is not progressing.
-            void x.commit({ run: { waitingReason: reason }, events: [{ type: 'model.waiting', data: { seq, reason, detail } }] }).catch(() => {});
+            void x.commit({
+              run: { waitingReason: reason },
+              events: [{ type: 'model.waiting', data: { seq, reason, detail } }, waitingEvent(reason, waitedSince, detail, { seq })],
+            }).catch(() => {});
           },
         });
       } catch (error) {
@@ -243,6 +255,11 @@ async function model(x: RunExecution, deps: ContextDeps, { seq, entry }: Positio
       x.inflightSteps--;
     }
   });
+}
+/** Parks the run on the tenant's spent daily budget: the model call is journaled `waiting` and retried on wake. */
+function budgetWait(x: RunExecution, seq: number, model: string, spent: BudgetVerdict): Promise<never> {
+  const args = { waitingReason: 'tenant_budget_exhausted', budget: spent.budget, used: spent.used, limit: spent.limit };
+  return x.addWait({ seq, kind: 'model', name: model, deadlineAt: spent.until, args, reason: 'tenant_budget_exhausted', detail: spent.detail });
 }
 // --- end model effect ---
 

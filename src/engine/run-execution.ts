@@ -13,6 +13,7 @@ import { assertEffectMove } from './effect-status.ts';
 import { RUN_MAX_RETRIES_DEFAULT, type RetryBudget } from './retry-policy.ts';
 import { isTerminal, transition } from './run-status.ts';
 import type { EffectKind } from '../store/records.ts';
+import { parkedReason, resumedEvent, waitingEvent, WAITING_REASONS, type WaitingReason } from './waiting-reasons.ts';
 
 /** How long a stopping run waits for in-flight effects to settle before it commits its end anyway. */
 export const STOP_GRACE_MS = 5_000;
@@ -21,11 +22,14 @@ const FINALIZE_MAX_ATTEMPTS = 3;
 
 export interface Wait {
   seq: number;
-  kind: 'input' | 'sleep' | 'child' | 'unknown';
+  kind: 'input' | 'sleep' | 'child' | 'model' | 'unknown';
   name: string;
   deadlineAt: number | null;
   args: Json | null;
+  /** A waiting reason code (waiting-reasons.ts). */
   reason: string;
+  /** What the run waits for, in words (the `run.waiting` event's detail). */
+  detail?: string;
 }
 
 export type StopReason = { kind: 'cancel' } | { kind: 'fail'; error: KeelError } | { kind: 'lost' } | { kind: 'shutdown' };
@@ -124,6 +128,8 @@ export class RunExecution {
     try {
       for (const entry of await this.store.loadJournal(this.runId)) this.#journal.set(entry.seq, entry);
       this.#retriesSpent = retriesRecorded(this.#journal.values());
+      const resumed = resumedFromJournal(this.#journal.values(), Date.now());
+      if (resumed !== undefined) this.emit(resumed);
     } catch (error) {
       this.#hooks.log('error', 'could not load journal', { runId: this.runId, error: String(error) });
       return this.#end({ status: 'lost' });
@@ -371,7 +377,9 @@ export class RunExecution {
           .filter((w) => w.kind !== 'unknown')
           .map((w) => ({ seq: w.seq, kind: w.kind as EffectKind, name: w.name, status: 'waiting' as const, args: w.args, deadlineAt: w.deadlineAt, queuedAt: Date.now() })),
         run: { status: 'waiting', waitingReason: reason, wakeAt, releaseLease: true },
-        events: [{ type: 'run.waiting', data: { reason, waits: waits.map((w) => ({ seq: w.seq, kind: w.kind, name: w.name, deadlineAt: w.deadlineAt })) } }],
+        events: [waitingEvent(reason, Date.now(), waits[0]!.detail ?? WAITING_REASONS[reason as WaitingReason] ?? reason, {
+          waits: waits.map((w) => ({ seq: w.seq, kind: w.kind, name: w.name, deadlineAt: w.deadlineAt })),
+        })],
         wakeIf: {
           inputKeys: waits.filter((w) => w.kind === 'input').map((w) => w.name),
           childRunIds: waits.filter((w) => w.kind === 'child').map((w) => (w.args as { childRunId: string }).childRunId),
@@ -513,4 +521,13 @@ function retriesRecorded(entries: Iterable<JournalEntry>): number {
   let n = 0;
   for (const e of entries) if ((e.kind === 'step' || e.kind === 'tool') && (e.status === 'succeeded' || e.status === 'failed')) n += Math.max(0, e.attempts - 1);
   return n;
+}
+
+/** `run.resumed` for a run claimed again after a park: the first parked wait of its journal says what it waited for. */
+function resumedFromJournal(entries: Iterable<JournalEntry>, now: number): { type: string; data: Json } | undefined {
+  for (const e of entries) {
+    const reason = parkedReason(e);
+    if (reason !== undefined) return resumedEvent(reason, e.queuedAt, now, { seq: e.seq });
+  }
+  return undefined;
 }
