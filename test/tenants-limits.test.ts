@@ -9,6 +9,8 @@ import type { AgentDefinition } from '../src/sdk/types.ts';
 import { assertError } from './support/assert-error.ts';
 import { captureCli } from './support/cli-capture.ts';
 import { startKeel, type TestKeel } from './support/keel-server.ts';
+import { scheduleAgents } from './fixtures/schedule-agents.ts';
+import { startSchedulesKeel } from './support/schedules-keel.ts';
 
 const quick = defineAgent({ name: 'quick', version: '1', async run() { return { done: true }; } });
 
@@ -200,4 +202,60 @@ test('explainable waiting: queued runs say awaiting_worker or tenant_concurrency
   assert.equal(resumed?.data.reason, 'input');
   assert.ok(Math.abs(Date.parse(resumed.data.since) - Date.parse(waiting.data.since)) < 1_000, 'resumed says since when the run waited');
   assert.ok(resumed.seq > waiting.seq);
+});
+
+test('schedule fires over the tenant\'s max queued runs are recorded as skipped with reason tenant_queue_full, never queued over it', async (t) => {
+  const keel = await startSchedulesKeel({ agents: scheduleAgents, start: '2026-01-01T00:00:30Z' });
+  t.after(() => keel.close());
+  const tenant = (await keel.store.listTenants()).find((x) => x.name === 'test')!;
+  await keel.store.updateTenant(tenant.id, { maxQueuedRuns: 1 });
+  const created = await keel.request('POST', '/v1/schedules', { timeZone: 'UTC', cron: '* * * * *', overlap: 'allow', template: { agent: 'quick' } });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  // One pass decides three due fires: room for one run in the queue, the other two are skipped.
+  await keel.tickAt('2026-01-01T00:03:00Z');
+  const fires = await keel.fires(created.body.id);
+  assert.deepEqual(fires.map((f) => [f.logicalTime.slice(11, 16), f.status, f.detail?.reason ?? null]),
+    [['00:01', 'started', null], ['00:02', 'skipped', 'tenant_queue_full'], ['00:03', 'skipped', 'tenant_queue_full']]);
+  assert.equal((await keel.request('GET', '/v1/runs?limit=100')).body.runs.length, 1);
+  // With room again, the next fire starts; skipped fires can be backfilled by an operator like any other.
+  await keel.store.updateTenant(tenant.id, { maxQueuedRuns: null });
+  await keel.tickAt('2026-01-01T00:04:00Z');
+  assert.equal((await keel.fires(created.body.id)).at(-1).status, 'started');
+});
+
+const spawner = defineAgent({
+  name: 'spawner', version: '1',
+  async run(ctx) {
+    await ctx.waitForInput('go');
+    return ctx.child(quick, {});
+  },
+});
+
+test('child runs over the tenant\'s max queued runs: the parent waits (tenant_queue_full) and spawns the child once there is room', async (t) => {
+  const keel = await start(t, [quick, spawner]);
+  const { body } = await keel.request('POST', '/v1/admin/tenants', { name: 'fanout', maxQueuedRuns: 1 }, keel.adminKey);
+  const key = body.apiKey;
+  const parent = (await keel.request('POST', '/v1/runs', { agent: 'spawner' }, key)).body;
+  await waitFor(async () => (await get(keel, parent.id, key)).waitingReason === 'input');
+  // A run no worker here serves fills the tenant's queue and stays there.
+  const { run: filler } = await keel.store.createRun({
+    id: 'run_filler', tenantId: body.tenant.id, agent: 'ghost', agentVersion: '1', input: null, priority: 'batch', budget: {}, metadata: null,
+    parentRunId: null, idempotencyKey: null, requestHash: null,
+  });
+  assert.equal(filler.status, 'queued');
+  await keel.request('POST', `/v1/runs/${parent.id}/input`, { key: 'go', value: true }, key);
+  await waitFor(async () => (await get(keel, parent.id, key)).waitingReason === 'tenant_queue_full');
+  const seen = await get(keel, parent.id, key);
+  assert.equal(seen.status, 'waiting');
+  assert.ok(seen.wakeAt !== null && Date.parse(seen.wakeAt) > Date.now() - 1_000, 'it tries again soon');
+  const runs = (await keel.request('GET', '/v1/runs', undefined, key)).body.runs;
+  assert.equal(runs.filter((r: any) => r.parentRunId === parent.id).length, 0, 'no child was queued over the limit');
+  const waiting = (await events(keel, parent.id, key)).filter((e) => e.type === 'run.waiting').at(-1);
+  assert.equal(waiting.data.reason, 'tenant_queue_full');
+
+  await keel.store.updateTenant(body.tenant.id, { maxQueuedRuns: null });
+  await waitFor(async () => (await get(keel, parent.id, key)).status === 'succeeded', 20_000);
+  const log = await events(keel, parent.id, key);
+  assert.ok(log.some((e) => e.type === 'run.resumed' && e.data.reason === 'tenant_queue_full'), JSON.stringify(log.map((e) => [e.type, e.data.reason])));
+  assert.equal((await keel.request('GET', '/v1/runs', undefined, key)).body.runs.filter((r: any) => r.parentRunId === parent.id).length, 1);
 });

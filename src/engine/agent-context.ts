@@ -315,7 +315,11 @@ async function sleep(x: RunExecution, { seq, entry }: Position, ms: number): Pro
 async function child(x: RunExecution, deps: ContextDeps, { seq, entry }: Position, agent: AgentDefinition, input: Json): Promise<Json> {
   if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed')) return settled(entry);
   const queuedAt = entry?.queuedAt ?? Date.now();
-  if (entry === undefined) {
+  // Not spawned yet (no entry, or a wait for room in the tenant's queue): spawn it, or wait while the queue is full.
+  const spawned = (entry?.args as { childRunId?: string } | null | undefined)?.childRunId;
+  if (spawned === undefined) {
+    const room = await x.track('child', () => x.store.queuedRoom(x.run.tenantId));
+    if (room === 0) return queueFullWait(x, seq, agent.name);
     const childRunId = deps.newRunId();
     await x.track('child', () =>
       x.commit({
@@ -329,7 +333,7 @@ async function child(x: RunExecution, deps: ContextDeps, { seq, entry }: Positio
     );
     return x.addWait({ seq, kind: 'child', name: agent.name, deadlineAt: null, args: { childRunId }, reason: 'child' });
   }
-  const childRunId = (entry.args as { childRunId: string }).childRunId;
+  const childRunId = spawned;
   const result = await x.track('child', async () => {
     const run = await x.store.getRun(childRunId);
     if (run === null || !isTerminal(run.status)) return undefined;
@@ -345,6 +349,20 @@ async function child(x: RunExecution, deps: ContextDeps, { seq, entry }: Positio
   });
   if (result !== undefined) return result.value;
   return x.addWait({ seq, kind: 'child', name: agent.name, deadlineAt: null, args: { childRunId }, reason: 'child' });
+}
+
+/** How long a run whose child cannot be queued (the tenant's queue is full) waits before it tries again, in ms. */
+export const CHILD_QUEUE_FULL_RETRY_MS = 5_000; // the Retry-After of a 429 tenant_queue_full
+
+/**
+ * The tenant's queue is at maxQueuedRuns: the parent parks (`tenant_queue_full`) and spawns the child when it wakes,
+ * as a client told 429 would retry; the child is never queued over the limit and the parent does not fail.
+ */
+function queueFullWait(x: RunExecution, seq: number, name: string): Promise<never> {
+  return x.addWait({
+    seq, kind: 'child', name, deadlineAt: Date.now() + CHILD_QUEUE_FULL_RETRY_MS, args: { waitingReason: 'tenant_queue_full' }, reason: 'tenant_queue_full',
+    detail: `the tenant's queue is at its maxQueuedRuns: the child run ${name} is spawned when there is room (checked every ${CHILD_QUEUE_FULL_RETRY_MS} ms)`,
+  });
 }
 
 function now(x: RunExecution, { seq, entry }: Position, value: number): number {

@@ -382,7 +382,7 @@ export class RunExecution {
         })],
         wakeIf: {
           inputKeys: waits.filter((w) => w.kind === 'input').map((w) => w.name),
-          childRunIds: waits.filter((w) => w.kind === 'child').map((w) => (w.args as { childRunId: string }).childRunId),
+          childRunIds: waits.map((w) => (w.kind === 'child' ? (w.args as { childRunId?: string }).childRunId : undefined)).filter((id) => id !== undefined),
         },
       });
       this.#end({ status: outcome.status, wakeAt });
@@ -430,7 +430,8 @@ export class RunExecution {
   #unfinishedChildren(): string[] {
     return [...this.#journal.values()]
       .filter((e) => e.kind === 'child' && e.status === 'waiting')
-      .map((e) => (e.args as { childRunId: string }).childRunId);
+      .map((e) => (e.args as { childRunId?: string } | null)?.childRunId)
+      .filter((id) => id !== undefined); // a child waiting for room in the queue was never spawned
   }
 
   #scheduleQuiesceCheck(): void {

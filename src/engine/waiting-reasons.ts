@@ -10,6 +10,7 @@ export const WAITING_REASONS = {
   rate_limited: 'a model call waits for an RPM/TPM limit (model, tenant or provider account; the detail says which)',
   provider_unavailable: 'a model call waits because every endpoint of the model and its fallbacks has an open circuit breaker',
   tenant_budget_exhausted: 'the tenant spent its daily token or cost budget; model calls resume at midnight UTC or when the budget is raised',
+  tenant_queue_full: 'a child run cannot be queued: the tenant is at maxQueuedRuns; the parent tries again every few seconds',
   input: 'waiting for human input (ctx.waitForInput)',
   timer: 'sleeping (ctx.sleep)',
   child: 'waiting for a child run to end',
@@ -34,9 +35,10 @@ export function resumedEvent(reason: string, since: number | null, now: number, 
 export function parkedReason(entry: { kind: string; status: string; args: Json | null }): string | undefined {
   if (entry.status === 'unknown') return 'unknown_side_effect';
   if (entry.status !== 'waiting') return undefined;
+  const reason = (entry.args as { waitingReason?: unknown } | null)?.waitingReason;
+  if (typeof reason === 'string') return reason; // a wait before the effect was dispatched (a budget, a full queue)
   if (entry.kind === 'input') return 'input';
   if (entry.kind === 'sleep') return 'timer';
   if (entry.kind === 'child') return 'child';
-  const reason = (entry.args as { waitingReason?: unknown } | null)?.waitingReason;
-  return typeof reason === 'string' ? reason : undefined;
+  return undefined;
 }

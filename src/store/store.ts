@@ -187,6 +187,11 @@ export interface Store {
   listTenants(): Promise<TenantRecord[]>;
   /** Runs a worker holds for the tenant now (what `maxConcurrentRuns` caps). */
   heldRuns(tenantId: string): Promise<number>;
+  /**
+   * How many more runs the tenant may queue before `maxQueuedRuns` (0: its queue is full; null: no limit). A read,
+   * for admitting runs created outside createRun (child runs, schedule fires): concurrent creations may overshoot.
+   */
+  queuedRoom(tenantId: string): Promise<number | null>;
   /** Creates the tenant if missing and attaches the key to it if it is not attached yet. */
   ensureTenant(name: string, apiKeyHash: string): Promise<TenantRecord>;
   findTenantByKeyHash(apiKeyHash: string): Promise<TenantRecord | null>;

@@ -132,6 +132,21 @@ export function tenantStoreConformance(factory: StoreFactory): void {
       assert.equal((await store.createRun(newRun(tenant.id))).created, true);
     }));
 
+    test('admission: queuedRoom is what is left of max queued runs (null without a limit)', () => withStore(factory, async (store) => {
+      const tenant = await store.createTenant('roomy', 'kr', { maxQueuedRuns: 3 });
+      assert.equal(await store.queuedRoom(tenant.id), 3);
+      await store.createRun(newRun(tenant.id));
+      await store.createRun(newRun(tenant.id));
+      assert.equal(await store.queuedRoom(tenant.id), 1);
+      await store.createRun(newRun(tenant.id));
+      assert.equal(await store.queuedRoom(tenant.id), 0);
+      await store.updateTenant(tenant.id, { maxQueuedRuns: 2 });
+      assert.equal(await store.queuedRoom(tenant.id), 0, 'never negative');
+      await store.updateTenant(tenant.id, { maxQueuedRuns: null });
+      assert.equal(await store.queuedRoom(tenant.id), null);
+      assert.equal(await store.queuedRoom('ten_missing'), null);
+    }));
+
     test('fair claims: tenants share claims by weight, not by queue length', () => withStore(factory, async (store) => {
       const flood = await store.createTenant('flood', 'k1');
       const trickle = await store.createTenant('trickle', 'k2');

@@ -204,6 +204,13 @@ export class PostgresStore implements Store {
     return Number((await this.#s['count-held-runs'].row(this.#pool, { tenant_id: tenantId }))!.held);
   }
 
+  async queuedRoom(tenantId: string): Promise<number | null> {
+    const tenant = await this.#s['get-tenant'].row(this.#pool, { id: tenantId });
+    const max = tenant === undefined ? null : toTenant(tenant).maxQueuedRuns;
+    if (max === null) return null;
+    return Math.max(0, max - Number((await this.#s['count-queued-runs'].row(this.#pool, { tenant_id: tenantId, limit: max }))!.queued));
+  }
+
   ensureTenant(name: string, apiKeyHash: string): Promise<TenantRecord> {
     return this.#writes.submit(DURABLE, async ({ client, now }) => {
       await client.query('INSERT INTO tenants (id, name, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING', [`ten_${randomUUID()}`, name, now]);

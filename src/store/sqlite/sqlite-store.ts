@@ -169,6 +169,13 @@ export class SqliteStore implements Store {
     return Number((this.#s['count-held-runs'].get({ tenant_id: tenantId }) as Row).held);
   }
 
+  async queuedRoom(tenantId: string): Promise<number | null> {
+    const tenant = this.#s['get-tenant'].get({ id: tenantId }) as Row | undefined;
+    const max = tenant === undefined ? null : toTenant(tenant).maxQueuedRuns;
+    if (max === null) return null;
+    return Math.max(0, max - Number((this.#s['count-queued-runs'].get({ tenant_id: tenantId, limit: max }) as Row).queued));
+  }
+
   ensureTenant(name: string, apiKeyHash: string): Promise<TenantRecord> {
     return this.#batcher.submit(({ now }) => {
       let row = this.#s['find-tenant-by-name'].get({ name }) as Row | undefined;
