@@ -259,3 +259,20 @@ test('child runs over the tenant\'s max queued runs: the parent waits (tenant_qu
   assert.ok(log.some((e) => e.type === 'run.resumed' && e.data.reason === 'tenant_queue_full'), JSON.stringify(log.map((e) => [e.type, e.data.reason])));
   assert.equal((await keel.request('GET', '/v1/runs', undefined, key)).body.runs.filter((r: any) => r.parentRunId === parent.id).length, 1);
 });
+
+const sleeper = defineAgent({ name: 'sleeper', version: '1', async run(ctx) { await ctx.sleep(300); return 'rested'; } });
+
+test('explainable waiting: a timer wait is reason timer with since and wakeAt; run.waiting then run.resumed', async (t) => {
+  const keel = await start(t, [sleeper]);
+  const run = (await keel.request('POST', '/v1/runs', { agent: 'sleeper' })).body;
+  const waiting = await keel.waitForRun(run.id, (r) => r.status === 'waiting');
+  assert.equal(waiting.waitingReason, 'timer');
+  assert.ok(waiting.waitingSince !== null && waiting.wakeAt !== null && waiting.wakeAt >= waiting.waitingSince);
+  await keel.waitForRun(run.id, (r) => r.status === 'succeeded');
+  const log = await events(keel, run.id);
+  const types = log.map((e) => e.type);
+  assert.ok(types.indexOf('run.waiting') < types.indexOf('run.resumed'), types.join(' '));
+  assert.equal(log.find((e) => e.type === 'run.waiting').data.reason, 'timer');
+  assert.equal(log.find((e) => e.type === 'run.resumed').data.reason, 'timer');
+  assert.ok(log.find((e) => e.type === 'run.resumed').data.waitedMs >= 0);
+});
