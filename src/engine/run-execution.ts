@@ -128,7 +128,8 @@ export class RunExecution {
     try {
       for (const entry of await this.store.loadJournal(this.runId)) this.#journal.set(entry.seq, entry);
       this.#retriesSpent = retriesRecorded(this.#journal.values());
-      const resumed = resumedFromJournal(this.#journal.values(), Date.now());
+      // A run claimed over a lost lease was running, not parked: it resumes nothing.
+      const resumed = this.run.leaseLosses === 0 ? resumedFromJournal(this.#journal.values(), Date.now()) : undefined;
       if (resumed !== undefined) this.emit(resumed);
     } catch (error) {
       this.#hooks.log('error', 'could not load journal', { runId: this.runId, error: String(error) });
