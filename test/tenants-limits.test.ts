@@ -276,3 +276,27 @@ test('explainable waiting: a timer wait is reason timer with since and wakeAt; r
   assert.equal(log.find((e) => e.type === 'run.resumed').data.reason, 'timer');
   assert.ok(log.find((e) => e.type === 'run.resumed').data.waitedMs >= 0);
 });
+
+const fanout = defineAgent({
+  name: 'fanout', version: '1',
+  async run(ctx) {
+    const results = await Promise.all([1, 2, 3].map((n) => ctx.child(quick, { n })));
+    return results.length;
+  },
+});
+
+test('a fan-out of children with room for one queued run: they are spawned a few at a time, never over the limit, and the parent finishes', async (t) => {
+  const keel = await start(t, [quick, fanout]);
+  const { body } = await keel.request('POST', '/v1/admin/tenants', { name: 'fan', maxQueuedRuns: 1 }, keel.adminKey);
+  const key = body.apiKey;
+  const parent = (await keel.request('POST', '/v1/runs', { agent: 'fanout' }, key)).body;
+  await waitFor(async () => (await get(keel, parent.id, key)).status === 'succeeded', 30_000);
+  assert.equal((await get(keel, parent.id, key)).result, 3);
+  const children = (await keel.request('GET', '/v1/runs', undefined, key)).body.runs.filter((r: any) => r.parentRunId === parent.id);
+  assert.equal(children.length, 3);
+  const log = await events(keel, parent.id, key);
+  assert.ok(log.some((e) => e.type === 'run.waiting' && e.data.reason === 'tenant_queue_full'), 'two of the three waited for room');
+  // The first park spawned exactly one child: the others waited (effect.started events before the first park).
+  const firstPark = log.findIndex((e) => e.type === 'run.waiting');
+  assert.equal(log.slice(0, firstPark).filter((e) => e.type === 'effect.started').length, 1);
+});

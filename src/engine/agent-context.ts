@@ -319,7 +319,10 @@ async function child(x: RunExecution, deps: ContextDeps, { seq, entry }: Positio
   const spawned = (entry?.args as { childRunId?: string } | null | undefined)?.childRunId;
   if (spawned === undefined) {
     const room = await x.track('child', () => x.store.queuedRoom(x.run.tenantId));
-    if (room === 0) return queueFullWait(x, seq, agent.name);
+    // Children this run is spawning at the same time (Promise.all) take room too: a fan-out cannot overshoot alone.
+    const spawning = spawnsInFlight.get(x) ?? 0;
+    if (room !== null && room - spawning <= 0) return queueFullWait(x, seq, agent.name);
+    spawnsInFlight.set(x, spawning + 1);
     const childRunId = deps.newRunId();
     await x.track('child', () =>
       x.commit({
@@ -329,7 +332,7 @@ async function child(x: RunExecution, deps: ContextDeps, { seq, entry }: Positio
           priority: x.run.priority, budget: {}, metadata: null, parentRunId: x.runId, idempotencyKey: null, requestHash: null,
         }],
         events: [{ type: 'effect.started', data: { seq, kind: 'child', name: agent.name, childRunId } }],
-      }),
+      }).finally(() => spawnsInFlight.set(x, (spawnsInFlight.get(x) ?? 1) - 1)),
     );
     return x.addWait({ seq, kind: 'child', name: agent.name, deadlineAt: null, args: { childRunId }, reason: 'child' });
   }
@@ -350,6 +353,9 @@ async function child(x: RunExecution, deps: ContextDeps, { seq, entry }: Positio
   if (result !== undefined) return result.value;
   return x.addWait({ seq, kind: 'child', name: agent.name, deadlineAt: null, args: { childRunId }, reason: 'child' });
 }
+
+/** Child runs each live execution is committing now (their spawn not yet counted by the store's queue). */
+const spawnsInFlight = new WeakMap<RunExecution, number>();
 
 /** How long a run whose child cannot be queued (the tenant's queue is full) waits before it tries again, in ms. */
 export const CHILD_QUEUE_FULL_RETRY_MS = 5_000; // the Retry-After of a 429 tenant_queue_full
