@@ -300,3 +300,16 @@ test('a fan-out of children with room for one queued run: they are spawned a few
   const firstPark = log.findIndex((e) => e.type === 'run.waiting');
   assert.equal(log.slice(0, firstPark).filter((e) => e.type === 'effect.started').length, 1);
 });
+
+test('explainable waiting: a model-plane reason left by a worker that handed the run back no longer applies once queued', async (t) => {
+  const keel = await start(t);
+  await keel.orchestrator.stop();
+  const run = (await keel.request('POST', '/v1/runs', { agent: 'quick' })).body;
+  const [held] = await keel.store.claimRuns({ owner: 'w', limit: 1, leaseMs: 60_000, served: ['quick@1'] });
+  assert.equal(held?.id, run.id);
+  await keel.store.commit({ runId: held.id, leaseToken: held.leaseToken, expectedStateVersion: held.stateVersion, run: { waitingReason: 'rate_limited' } });
+  assert.equal((await get(keel, run.id)).waitingReason, 'rate_limited');
+  await keel.store.releaseLeases('w', [run.id]);
+  const seen = await get(keel, run.id);
+  assert.deepEqual([seen.status, seen.waitingReason, seen.waitingSince], ['queued', 'awaiting_worker', seen.updatedAt]);
+});

@@ -18,6 +18,9 @@ export const WAITING_REASONS = {
 } as const;
 export type WaitingReason = keyof typeof WAITING_REASONS;
 
+/** Reasons of a claimed run waiting in memory (the model plane): stale once the run is queued again (a lease handed back). */
+export const IN_FLIGHT_REASONS: ReadonlySet<string> = new Set<WaitingReason>(['rate_limited', 'provider_unavailable', 'pool_saturated']);
+
 /** The `run.waiting` event: the run started waiting for `reason` at `since` (ms since the epoch). */
 export function waitingEvent(reason: string, since: number, detail: string, extra: Record<string, Json> = {}): { type: string; data: Json } {
   return { type: 'run.waiting', data: { reason, since: new Date(since).toISOString(), detail, ...extra } };
