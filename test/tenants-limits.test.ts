@@ -306,7 +306,7 @@ test('explainable waiting: a model-plane reason left by a worker that handed the
   await keel.orchestrator.stop();
   const run = (await keel.request('POST', '/v1/runs', { agent: 'quick' })).body;
   const [held] = await keel.store.claimRuns({ owner: 'w', limit: 1, leaseMs: 60_000, served: ['quick@1'] });
-  assert.equal(held?.id, run.id);
+  assert.ok(held !== undefined && held.id === run.id);
   await keel.store.commit({ runId: held.id, leaseToken: held.leaseToken, expectedStateVersion: held.stateVersion, run: { waitingReason: 'rate_limited' } });
   assert.equal((await get(keel, run.id)).waitingReason, 'rate_limited');
   await keel.store.releaseLeases('w', [run.id]);
