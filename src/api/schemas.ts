@@ -1,6 +1,7 @@
 // The API's wire schemas (zod): request validation and the OpenAPI document are both generated from these.
 import { z } from 'zod';
 import { TENANT_WEIGHT_MAX } from '../scheduling/fair-share.ts';
+import { WAITING_REASONS } from '../engine/waiting-reasons.ts';
 
 /** Deepest nesting accepted in user JSON: journals and events are serialized recursively, so depth is bounded. */
 export const JSON_MAX_DEPTH = 64;
@@ -63,8 +64,9 @@ export const Run = z.object({
     failed: z.array(z.object({ executionId: z.string(), tool: z.string(), error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }) })),
     unknown: z.array(z.object({ executionId: z.string(), tool: z.string() })),
   }).nullable().describe('What a failed or cancelled run undid (completed executions of tools with a compensate hook), and what it could not'),
-  waitingReason: z.string().nullable(),
-  waitingSince: z.string().nullable(),
+  waitingReason: z.string().nullable().describe(`Why a queued or waiting run is not progressing (null otherwise): ${
+    Object.entries(WAITING_REASONS).map(([code, meaning]) => `${code} (${meaning})`).join('; ')}`),
+  waitingSince: z.string().nullable().describe('Since when the run waits for waitingReason (ISO time); null when it is not waiting'),
   wakeAt: z.string().nullable(),
   budget: Budget,
   counters: z.object({ steps: z.number(), inputTokens: z.number(), outputTokens: z.number(), costUsd: z.number() }),
@@ -121,26 +123,51 @@ export const Step = z.object({
 }).meta({ id: 'Step' });
 
 // --- tenant quotas (issue 7) ---
+/** Pools a tenant may cap, at most this many (pool names are the scheduler's: model:<name>, sandbox:<profile>, inline, …). */
+export const TENANT_POOL_CAPS_MAX = 100;
 const TenantQuotaFields = {
   weight: z.number().int().min(1).max(TENANT_WEIGHT_MAX).describe('Share of claims while backlogged, relative to other tenants (default 1)'),
   maxConcurrentRuns: z.number().int().min(1).max(1_000_000).nullable().describe('Runs held by workers at once; null: unlimited'),
   maxQueuedRuns: z.number().int().min(1).max(100_000_000).nullable().describe('Queued runs beyond which POST /v1/runs answers 429 tenant_queue_full; null: unlimited'),
+  rpm: z.number().int().min(1).max(100_000_000).nullable().describe('Model requests per minute for the tenant, per process; null: the models file\'s tenantLimits, else unlimited'),
+  tpm: z.number().int().min(1).max(1_000_000_000_000).nullable().describe('Model tokens per minute for the tenant, per process; null: the models file\'s tenantLimits, else unlimited'),
+  dailyTokenBudget: z.number().int().min(0).max(1_000_000_000_000_000).nullable()
+    .describe('Model tokens (input + output) per UTC day; once spent, model calls wait (tenant_budget_exhausted) until midnight UTC or a raise; null: unlimited'),
+  dailyCostBudgetUsd: z.number().min(0).max(1_000_000_000).nullable()
+    .describe('Model spend in USD per UTC day; once spent, model calls wait (tenant_budget_exhausted); null: unlimited'),
+  poolCaps: z.record(z.string().min(1).max(200).regex(/^[A-Za-z0-9][A-Za-z0-9:._\/@-]*$/), z.number().int().min(1).max(1_000_000))
+    .refine((caps) => Object.keys(caps).length <= TENANT_POOL_CAPS_MAX, { message: `at most ${TENANT_POOL_CAPS_MAX} pools` })
+    .describe('Pool name → max concurrent effects of the tenant in that pool (e.g. {"sandbox:default": 2}); a patch replaces the whole object'),
 };
+const QUOTA_NAMES = Object.keys(TenantQuotaFields).join(', ');
 export const CreateTenantBody = z.strictObject({
   name: z.string().min(1).max(100).regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/),
   weight: TenantQuotaFields.weight.optional(),
   maxConcurrentRuns: TenantQuotaFields.maxConcurrentRuns.optional(),
   maxQueuedRuns: TenantQuotaFields.maxQueuedRuns.optional(),
+  rpm: TenantQuotaFields.rpm.optional(),
+  tpm: TenantQuotaFields.tpm.optional(),
+  dailyTokenBudget: TenantQuotaFields.dailyTokenBudget.optional(),
+  dailyCostBudgetUsd: TenantQuotaFields.dailyCostBudgetUsd.optional(),
+  poolCaps: TenantQuotaFields.poolCaps.optional(),
 });
 export const UpdateTenantBody = z.strictObject({
   weight: TenantQuotaFields.weight.optional(),
   maxConcurrentRuns: TenantQuotaFields.maxConcurrentRuns.optional(),
   maxQueuedRuns: TenantQuotaFields.maxQueuedRuns.optional(),
-}).refine((body) => Object.keys(body).length > 0, { message: 'name at least one of weight, maxConcurrentRuns, maxQueuedRuns' });
+  rpm: TenantQuotaFields.rpm.optional(),
+  tpm: TenantQuotaFields.tpm.optional(),
+  dailyTokenBudget: TenantQuotaFields.dailyTokenBudget.optional(),
+  dailyCostBudgetUsd: TenantQuotaFields.dailyCostBudgetUsd.optional(),
+  poolCaps: TenantQuotaFields.poolCaps.optional(),
+}).refine((body) => Object.keys(body).length > 0, { message: `name at least one of ${QUOTA_NAMES}` });
 export const TenantParams = z.object({ id: z.string().min(1).max(200) });
 export const Tenant = z.object({
   id: z.string(), name: z.string(), createdAt: z.string(),
   weight: z.number().int(), maxConcurrentRuns: z.number().int().nullable(), maxQueuedRuns: z.number().int().nullable(),
+  rpm: z.number().int().nullable(), tpm: z.number().int().nullable(),
+  dailyTokenBudget: z.number().int().nullable(), dailyCostBudgetUsd: z.number().nullable(),
+  poolCaps: z.record(z.string(), z.number().int()),
 }).meta({ id: 'Tenant' });
 // --- end tenant quotas ---
 

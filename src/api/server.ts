@@ -43,6 +43,8 @@ export interface ApiOptions {
   dashboard?: DashboardSources;
   /** This process's effect pools, for GET /v1/admin/pools (issue 7). */
   pools?: () => PoolSnapshot[];
+  /** This process's cache of tenants' model limits and budgets: an admin PATCH invalidates the tenant at once. */
+  tenantPolicy?: { invalidate(tenantId: string): void } | undefined;
 }
 
 const TENANT = Symbol('keel.tenant');
@@ -93,7 +95,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
 
   registerRunRoutes(app, { store: options.store, registry: options.registry, tenantOf });
   registerEventRoutes(app, { store: options.store, hub, tenantOf, closing: closing.signal, ...(options.live === undefined ? {} : { live: options.live }) });
-  registerAdminRoutes(app, { store: options.store, adminKey: options.adminKey });
+  registerAdminRoutes(app, { store: options.store, adminKey: options.adminKey, ...(options.tenantPolicy ? { tenantPolicy: options.tenantPolicy } : {}) });
   registerAdminPoolRoutes(app, { adminKey: options.adminKey, pools: options.pools });
   if (options.schedules !== undefined) registerScheduleRoutes(app, { schedules: options.schedules, adminKey: options.adminKey, tenantOf });
   registerUsageRoutes(app, { store: options.store, tenantOf }); // model gateway (issue 5)

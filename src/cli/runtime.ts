@@ -13,6 +13,7 @@ import { inThreadHost } from '../engine/agent-host.ts';
 import { IsolateHost } from '../engine/isolation/isolate-host.ts';
 import { AgentRegistry } from '../engine/registry.ts';
 import { KeelError } from '../errors/keel-error.ts';
+import { TenantPolicy } from '../models/tenant-policy.ts';
 import { ModelGateway } from '../models/gateway.ts';
 import { loadModelsFile } from '../models/model-config.ts';
 import { readSecretEnv } from '../config/config.ts';
@@ -31,7 +32,7 @@ import { lockDataDir } from './data-dir-lock.ts';
 import { PoolRegistry } from '../scheduling/pool-registry.ts';
 import { loadPoolsFile } from '../scheduling/pool-config.ts';
 import { watchPoolsFile } from '../scheduling/pool-config-watch.ts';
-import { followTenantWeights } from '../scheduling/tenant-weights.ts';
+import { followTenantPoolPolicy } from '../scheduling/tenant-pool-policy.ts';
 import { loadAgentsModule } from '../engine/agents-module.ts';
 
 export type Role = 'dev' | 'server' | 'worker';
@@ -91,6 +92,7 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   await store.migrate();
   // Processes sharing a database share their model RPM/TPM limits too (one process's own limiter is exact alone).
   if (store instanceof PostgresStore) gateway.shareLimits(new PostgresRateWindows(store));
+  gateway.useTenantPolicy(new TenantPolicy(store)); // tenants' own RPM/TPM and daily budgets (issue 7)
   const registry = new AgentRegistry();
   for (const agent of agents) registry.register(agent);
   for (const tool of tools) registry.registerTool(tool);
@@ -125,7 +127,7 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
     await store.ensureTenant(DEFAULT_TENANT_NAME, hashApiKey(config.apiKey));
   }
   const sandboxes = attachNodeSandboxes(store, config); // issue 6: environments released when their run ends
-  const tenantWeights = followTenantWeights(store, pools); // issue 7: pools share effects by tenant weight
+  const tenantPoolPolicy = followTenantPoolPolicy(store, pools); // issue 7: pools share effects by tenant weight, within tenant caps
   const poolsWatch = poolsFile === undefined ? undefined : watchPoolsFile(poolsFile, (c) => pools.configure(c), (level, message, fields) => log[level](fields ?? {}, message));
   orchestrator.start();
   // Schedules: every process runs the (leaderless) scheduler; fires are claimed with leases, so none fires twice.
@@ -137,7 +139,7 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   let address: string | undefined;
   if (role !== 'worker') {
     app = await buildApi({ store, registry, live: gateway.live, adminKey: config.adminKey, payloadMaxBytes: config.payloadMaxBytes, ready: () => true, logger: log.child({ role: 'api' }), schedules: schedules.service,
-      pools: () => pools.snapshot() });
+      pools: () => pools.snapshot(), tenantPolicy: gateway.tenantPolicy });
     address = await app.listen({ port: config.port, host: config.host });
   }
   return {
@@ -149,7 +151,7 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
       await schedules.scheduler.stop();
       await orchestrator.stop();
       poolsWatch?.close();
-      tenantWeights.close();
+      tenantPoolPolicy.close();
       pools.close();
       await agentHost.close();
       await sandboxes.close();

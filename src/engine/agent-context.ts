@@ -6,6 +6,7 @@
 import { KeelError, deserializeError, serializeError, type SerializedError } from '../errors/keel-error.ts';
 import type { ModelGateway } from '../models/gateway.ts';
 import type { PoolRegistry } from '../scheduling/pool-registry.ts';
+import type { BudgetVerdict } from '../models/tenant-policy.ts';
 import type { AgentContext, AgentDefinition, Json, ModelRequest, ModelResponse, ToolDefinition } from '../sdk/types.ts';
 import type { JournalEntry } from '../store/records.ts';
 import type { AgentRegistry } from './registry.ts';
@@ -16,6 +17,7 @@ import { backoff, decideRetry, resolveRetryPolicy, type ResolvedRetryPolicy } fr
 import { runTool } from './tool-runner.ts';
 import { rememberPrompt } from '../telemetry/model-prompts.ts';
 import { checkSleep, checkWaitForInput, parseToolArgs, resolveChild } from './ctx-checks.ts';
+import { resumedEvent, waitingEvent } from './waiting-reasons.ts';
 
 export interface ContextDeps {
   gateway: ModelGateway;
@@ -184,16 +186,22 @@ async function model(x: RunExecution, deps: ContextDeps, { seq, entry }: Positio
   }
   checkStepBudget(x);
   checkSpendBudget(x);
+  // The tenant's daily budget (issue 7): once spent, the run parks until midnight UTC or a raise instead of calling.
+  const release = x.hold(); // in flight while the budget is read: the run must not park under it
+  const spent = await deps.gateway.tenantBudget(x.run.tenantId).finally(release);
+  if (spent !== null) return budgetWait(x, seq, request.model, spent);
   rememberPrompt(x.runId, seq, request.messages); // telemetry (issue 9): the prompt for the model span, if content is on
   x.inflightSteps++;
   return x.track('model', async () => {
     const queuedAt = Date.now();
     let waitedFor: string | undefined;
+    let waitedSince = 0;
     /** Clears the run's waiting reason with this effect's commit, once no other model call of the run is waiting. */
     const clearWait = (): { waitingReason?: null } => {
       if (waitedFor === undefined) return {};
       const left = (modelWaits.get(x) ?? 1) - 1;
       modelWaits.set(x, left);
+      if (left === 0) x.emit(resumedEvent(waitedFor, waitedSince, Date.now(), { seq }));
       return left === 0 ? { waitingReason: null } : {};
     };
     try {
@@ -205,9 +213,13 @@ async function model(x: RunExecution, deps: ContextDeps, { seq, entry }: Positio
           onWait: (reason, detail) => {
             if (waitedFor !== undefined) return;
             waitedFor = reason;
+            waitedSince = Date.now();
             modelWaits.set(x, (modelWaits.get(x) ?? 0) + 1);
             // The run stays claimed (it waits in memory, in the model plane) but says why it is not progressing.
-            void x.commit({ run: { waitingReason: reason }, events: [{ type: 'model.waiting', data: { seq, reason, detail } }] }).catch(() => {});
+            void x.commit({
+              run: { waitingReason: reason },
+              events: [{ type: 'model.waiting', data: { seq, reason, detail } }, waitingEvent(reason, waitedSince, detail, { seq })],
+            }).catch(() => {});
           },
         });
       } catch (error) {
@@ -243,6 +255,11 @@ async function model(x: RunExecution, deps: ContextDeps, { seq, entry }: Positio
       x.inflightSteps--;
     }
   });
+}
+/** Parks the run on the tenant's spent daily budget: the model call is journaled `waiting` and retried on wake. */
+function budgetWait(x: RunExecution, seq: number, model: string, spent: BudgetVerdict): Promise<never> {
+  const args = { waitingReason: 'tenant_budget_exhausted', budget: spent.budget, used: spent.used, limit: spent.limit };
+  return x.addWait({ seq, kind: 'model', name: model, deadlineAt: spent.until, args, reason: 'tenant_budget_exhausted', detail: spent.detail });
 }
 // --- end model effect ---
 
@@ -298,7 +315,14 @@ async function sleep(x: RunExecution, { seq, entry }: Position, ms: number): Pro
 async function child(x: RunExecution, deps: ContextDeps, { seq, entry }: Position, agent: AgentDefinition, input: Json): Promise<Json> {
   if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed')) return settled(entry);
   const queuedAt = entry?.queuedAt ?? Date.now();
-  if (entry === undefined) {
+  // Not spawned yet (no entry, or a wait for room in the tenant's queue): spawn it, or wait while the queue is full.
+  const spawned = (entry?.args as { childRunId?: string } | null | undefined)?.childRunId;
+  if (spawned === undefined) {
+    const room = await x.track('child', () => x.store.queuedRoom(x.run.tenantId));
+    // Children this run is spawning at the same time (Promise.all) take room too: a fan-out cannot overshoot alone.
+    const spawning = spawnsInFlight.get(x) ?? 0;
+    if (room !== null && room - spawning <= 0) return queueFullWait(x, seq, agent.name);
+    spawnsInFlight.set(x, spawning + 1);
     const childRunId = deps.newRunId();
     await x.track('child', () =>
       x.commit({
@@ -308,11 +332,11 @@ async function child(x: RunExecution, deps: ContextDeps, { seq, entry }: Positio
           priority: x.run.priority, budget: {}, metadata: null, parentRunId: x.runId, idempotencyKey: null, requestHash: null,
         }],
         events: [{ type: 'effect.started', data: { seq, kind: 'child', name: agent.name, childRunId } }],
-      }),
+      }).finally(() => spawnsInFlight.set(x, (spawnsInFlight.get(x) ?? 1) - 1)),
     );
     return x.addWait({ seq, kind: 'child', name: agent.name, deadlineAt: null, args: { childRunId }, reason: 'child' });
   }
-  const childRunId = (entry.args as { childRunId: string }).childRunId;
+  const childRunId = spawned;
   const result = await x.track('child', async () => {
     const run = await x.store.getRun(childRunId);
     if (run === null || !isTerminal(run.status)) return undefined;
@@ -328,6 +352,23 @@ async function child(x: RunExecution, deps: ContextDeps, { seq, entry }: Positio
   });
   if (result !== undefined) return result.value;
   return x.addWait({ seq, kind: 'child', name: agent.name, deadlineAt: null, args: { childRunId }, reason: 'child' });
+}
+
+/** Child runs each live execution is committing now (their spawn not yet counted by the store's queue). */
+const spawnsInFlight = new WeakMap<RunExecution, number>();
+
+/** How long a run whose child cannot be queued (the tenant's queue is full) waits before it tries again, in ms. */
+export const CHILD_QUEUE_FULL_RETRY_MS = 5_000; // the Retry-After of a 429 tenant_queue_full
+
+/**
+ * The tenant's queue is at maxQueuedRuns: the parent parks (`tenant_queue_full`) and spawns the child when it wakes,
+ * as a client told 429 would retry; the child is never queued over the limit and the parent does not fail.
+ */
+function queueFullWait(x: RunExecution, seq: number, name: string): Promise<never> {
+  return x.addWait({
+    seq, kind: 'child', name, deadlineAt: Date.now() + CHILD_QUEUE_FULL_RETRY_MS, args: { waitingReason: 'tenant_queue_full' }, reason: 'tenant_queue_full',
+    detail: `the tenant's queue is at its maxQueuedRuns: the child run ${name} is spawned when there is room (checked every ${CHILD_QUEUE_FULL_RETRY_MS} ms)`,
+  });
 }
 
 function now(x: RunExecution, { seq, entry }: Position, value: number): number {

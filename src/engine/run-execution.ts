@@ -14,6 +14,7 @@ import { RUN_MAX_RETRIES_DEFAULT, type RetryBudget } from './retry-policy.ts';
 import { isTerminal, transition } from './run-status.ts';
 import type { EffectKind } from '../store/records.ts';
 import { requeueDelayMs } from '../scheduling/preemption.ts';
+import { parkedReason, resumedEvent, waitingEvent, WAITING_REASONS, type WaitingReason } from './waiting-reasons.ts';
 
 /** How long a stopping run waits for in-flight effects to settle before it commits its end anyway. */
 export const STOP_GRACE_MS = 5_000;
@@ -22,11 +23,14 @@ const FINALIZE_MAX_ATTEMPTS = 3;
 
 export interface Wait {
   seq: number;
-  kind: 'input' | 'sleep' | 'child' | 'unknown';
+  kind: 'input' | 'sleep' | 'child' | 'model' | 'unknown';
   name: string;
   deadlineAt: number | null;
   args: Json | null;
+  /** A waiting reason code (waiting-reasons.ts). */
   reason: string;
+  /** What the run waits for, in words (the `run.waiting` event's detail). */
+  detail?: string;
 }
 
 export type StopReason =
@@ -167,6 +171,9 @@ export class RunExecution {
     try {
       for (const entry of await this.store.loadJournal(this.runId)) this.#journal.set(entry.seq, entry);
       this.#retriesSpent = retriesRecorded(this.#journal.values());
+      // A run claimed over a lost lease was running, not parked: it resumes nothing.
+      const resumed = this.run.leaseLosses === 0 ? resumedFromJournal(this.#journal.values(), Date.now()) : undefined;
+      if (resumed !== undefined) this.emit(resumed);
     } catch (error) {
       this.#hooks.log('error', 'could not load journal', { runId: this.runId, error: String(error) });
       return this.#end({ status: 'lost' });
@@ -450,10 +457,12 @@ export class RunExecution {
           .filter((w) => w.kind !== 'unknown')
           .map((w) => ({ seq: w.seq, kind: w.kind as EffectKind, name: w.name, status: 'waiting' as const, args: w.args, deadlineAt: w.deadlineAt, queuedAt: Date.now() })),
         run: { status: 'waiting', waitingReason: reason, wakeAt, releaseLease: true },
-        events: [{ type: 'run.waiting', data: { reason, waits: waits.map((w) => ({ seq: w.seq, kind: w.kind, name: w.name, deadlineAt: w.deadlineAt })) } }],
+        events: [waitingEvent(reason, Date.now(), waits[0]!.detail ?? WAITING_REASONS[reason as WaitingReason] ?? reason, {
+          waits: waits.map((w) => ({ seq: w.seq, kind: w.kind, name: w.name, deadlineAt: w.deadlineAt })),
+        })],
         wakeIf: {
           inputKeys: waits.filter((w) => w.kind === 'input').map((w) => w.name),
-          childRunIds: waits.filter((w) => w.kind === 'child').map((w) => (w.args as { childRunId: string }).childRunId),
+          childRunIds: waits.map((w) => (w.kind === 'child' ? (w.args as { childRunId?: string }).childRunId : undefined)).filter((id) => id !== undefined),
         },
       });
       this.#end({ status: outcome.status, wakeAt });
@@ -511,7 +520,8 @@ export class RunExecution {
   #unfinishedChildren(): string[] {
     return [...this.#journal.values()]
       .filter((e) => e.kind === 'child' && e.status === 'waiting')
-      .map((e) => (e.args as { childRunId: string }).childRunId);
+      .map((e) => (e.args as { childRunId?: string } | null)?.childRunId)
+      .filter((id) => id !== undefined); // a child waiting for room in the queue was never spawned
   }
 
   #scheduleQuiesceCheck(): void {
@@ -602,4 +612,13 @@ function retriesRecorded(entries: Iterable<JournalEntry>): number {
   let n = 0;
   for (const e of entries) if ((e.kind === 'step' || e.kind === 'tool') && (e.status === 'succeeded' || e.status === 'failed')) n += Math.max(0, e.attempts - 1);
   return n;
+}
+
+/** `run.resumed` for a run claimed again after a park: the first parked wait of its journal says what it waited for. */
+function resumedFromJournal(entries: Iterable<JournalEntry>, now: number): { type: string; data: Json } | undefined {
+  for (const e of entries) {
+    const reason = parkedReason(e);
+    if (reason !== undefined) return resumedEvent(reason, e.queuedAt, now, { seq: e.seq });
+  }
+  return undefined;
 }

@@ -1,6 +1,7 @@
 // The model gateway: resolves model names, checks pins and spend budgets before dispatch, calls the model (routing,
 // limits, retries, breakers: model-call.ts), falls back to the configured models or waits with reason
-// `provider_unavailable` while every breaker is open, prices the answer and accounts it per tenant. It owns no
+// `provider_unavailable` while every breaker is open, prices the answer and accounts it per tenant; a tenant's own
+// RPM/TPM and daily budgets come from its record (tenant-policy.ts), the models file's tenantLimits fill the gaps. It owns no
 // conversation state, never retries a final error, never keeps going after its signal aborts, never logs keys.
 import { telemetry } from '../telemetry/telemetry.ts';
 import { PoolRegistry } from '../scheduling/pool-registry.ts';
@@ -20,6 +21,7 @@ import { OpenAiProvider } from './providers/openai-provider.ts';
 import { RateLimiter, type RateGate } from './rate-limiter.ts';
 import { SharedRateLimiter } from './shared-rate-limiter.ts';
 import type { RateWindows } from '../store/rate-windows.ts';
+import type { BudgetVerdict, TenantPolicy } from './tenant-policy.ts';
 import { RETRY_BUDGET_DEFAULTS, RetryBudget, type RetryBudgetSettings } from './retry-budget.ts';
 import { toModelToolSpec } from './tool-spec.ts';
 import { UsageLedger } from './usage-ledger.ts';
@@ -66,6 +68,8 @@ export interface ModelGatewayOptions {
   secret?: (envName: string) => string | undefined;
   /** The process's effect pools: every call takes a slot of `model:<name>` (default: a registry of its own). */
   pools?: PoolRegistry;
+  /** Tenants' own RPM/TPM and daily budgets (their records); its limits win over `tenantLimits`, field by field. */
+  tenantPolicy?: TenantPolicy;
 }
 
 export interface ModelCallOptions {
@@ -102,6 +106,7 @@ export class ModelGateway {
   readonly #tenantLimits: TenantLimits;
   readonly #accounts: Record<string, ModelRateLimits>;
   readonly #pools: PoolRegistry;
+  #tenantPolicy: TenantPolicy | undefined;
 
   /**
    * Builds a gateway over `definitions`; the built-in `mock` model is added unless one is named `mock`.
@@ -118,6 +123,7 @@ export class ModelGateway {
     this.#tenantLimits = options.tenantLimits ?? {};
     this.#accounts = options.accounts ?? {};
     this.#pools = options.pools ?? new PoolRegistry({ telemetry });
+    this.#tenantPolicy = options.tenantPolicy;
     const providers = new Map<string, ModelProvider>([['mock', new MockProvider()], ['openai', new OpenAiProvider()], ['anthropic', new AnthropicProvider()]]);
     for (const provider of options.providers ?? []) providers.set(provider.name, provider);
     const seen = new Set<string>();
@@ -150,6 +156,24 @@ export class ModelGateway {
    */
   shareLimits(windows: RateWindows): void {
     this.#gate = new SharedRateLimiter(this.limiter, windows, this.#clock, this.#random);
+  }
+
+  /** Plugs in tenants' records (RPM/TPM, daily budgets) once the store is open; wiring only, before calls start. */
+  useTenantPolicy(policy: TenantPolicy): void {
+    this.#tenantPolicy = policy;
+  }
+
+  /** The tenant's policy, when one is plugged in (the admin API invalidates its cache on a PATCH). */
+  get tenantPolicy(): TenantPolicy | undefined {
+    return this.#tenantPolicy;
+  }
+
+  /**
+   * Null while the tenant may spend on models today; else which daily budget is spent and until when. Checked by the
+   * engine before a model call, which then parks the run (`tenant_budget_exhausted`) instead of calling.
+   */
+  async tenantBudget(tenantId: string): Promise<BudgetVerdict | null> {
+    return this.#tenantPolicy === undefined ? null : this.#tenantPolicy.budgetExhausted(tenantId);
   }
 
   has(name: string): boolean {
@@ -201,12 +225,13 @@ export class ModelGateway {
     const signal = AbortSignal.any([options.signal, deadline.signal]);
     const attributes: ModelCallResult['attributes'] = { model: `${first.model.name}@${first.model.version}`, attempts: 0, waits: [], fallbacks: [] };
     let startedAt: number | undefined;
+    const own = options.tenantId === undefined || this.#tenantPolicy === undefined ? {} : await this.#tenantPolicy.limits(options.tenantId);
     try {
       for (;;) {
         let soonestMs = Number.POSITIVE_INFINITY;
         for (const [index, entry] of chain.entries()) {
           try {
-            const answer = await this.#callEntry(entry, request, options, signal, attributes, () => (startedAt ??= Date.now()));
+            const answer = await this.#callEntry(entry, request, options, signal, attributes, () => (startedAt ??= Date.now()), own);
             return { response: this.#price(entry, answer, options.tenantId), attempts: attributes.attempts, startedAt: startedAt ?? Date.now(), attributes };
           } catch (error) {
             if (signal.aborted) throw signal.reason;
@@ -231,7 +256,10 @@ export class ModelGateway {
     }
   }
 
-  async #callEntry(entry: ModelEntry, request: ModelRequest, options: ModelCallOptions, signal: AbortSignal, attributes: CallAttributes, onSlot: () => void): Promise<ProviderResponse> {
+  async #callEntry(
+    entry: ModelEntry, request: ModelRequest, options: ModelCallOptions, signal: AbortSignal, attributes: CallAttributes, onSlot: () => void,
+    ownLimits: ModelRateLimits,
+  ): Promise<ProviderResponse> {
     const tools = (request.tools ?? []).map(toModelToolSpec);
     const points = prefixFingerprint(request.messages, tools);
     const inputTokens = points.at(-1)?.tokens ?? 1;
@@ -249,7 +277,10 @@ export class ModelGateway {
       attributes, onSlot,
     }, {
       clock: this.#clock, limiter: this.#gate, retryBudget: this.#retryBudget, ledger: this.ledger, random: this.#random, pools: this.#pools,
-      tenantLimits: (tenantId) => this.#tenantLimits.tenants?.[tenantId] ?? this.#tenantLimits.default,
+      tenantLimits: (tenantId) => {
+        const file = this.#tenantLimits.tenants?.[tenantId] ?? this.#tenantLimits.default;
+        return ownLimits.rpm === undefined && ownLimits.tpm === undefined ? file : { ...file, ...ownLimits };
+      },
       accountLimits: (account) => this.#accounts[account] ?? {},
     });
     attributes.model = `${entry.model.name}@${entry.model.version}`;
@@ -284,6 +315,7 @@ export class ModelGateway {
       : ((answer.inputTokens - cached) * price.inputPerMTok + cached * (price.cachedInputPerMTok ?? price.inputPerMTok) + answer.outputTokens * price.outputPerMTok) / TOKENS_PER_MTOK;
     const usage = { inputTokens: answer.inputTokens, outputTokens: answer.outputTokens, ...(cached > 0 ? { cachedInputTokens: cached } : {}), costUsd };
     this.ledger.charge(tenantId ?? '-', { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, cachedInputTokens: cached, costUsd });
+    if (tenantId !== undefined) this.#tenantPolicy?.charge(tenantId, usage.inputTokens + usage.outputTokens, costUsd);
     return { text: answer.text, toolCalls: answer.toolCalls, usage, model: `${entry.model.name}@${entry.model.version}` };
   }
 

@@ -21,7 +21,7 @@ export const FIRE_STATUSES = Object.values(FireStatus);
 
 export type FireEvent =
   | 'start' // a run was created for the fire
-  | 'skip' // the overlap policy drops it, or its agent is not registered when it would start
+  | 'skip' // the overlap policy drops it, its agent is not registered, or its tenant's queue is full when it would start
   | 'buffer' // it waits for the active run
   | 'cancel_other' // it cancels the active runs and waits for them to end
   | 'supersede' // a newer cancel_other fire takes its place (also of a fire buffered before the policy was changed)

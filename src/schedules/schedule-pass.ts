@@ -1,7 +1,8 @@
 // One scheduler pass over one claimed schedule: observe its runs (settle ended ones, queue a notification for a
 // failed one), start a waiting fire once nothing is active, then decide every due or requested fire in logical-time
 // order — catch-up window first, overlap policy next — and return it all as ONE commit, applied atomically under the
-// claim's fencing token. It writes nothing itself.
+// claim's fencing token. It writes nothing itself. A fire that would start a run while the tenant's queue is at
+// maxQueuedRuns is skipped with reason `tenant_queue_full` (as POST /v1/runs would answer 429), never queued over it.
 import { randomUUID } from 'node:crypto';
 import { isKeelError } from '../errors/keel-error.ts';
 import { newRunId } from '../engine/ids.ts';
@@ -59,13 +60,16 @@ export async function planPass(deps: PassDeps, claim: ScheduleClaim, now: number
   const step = (fire: Touched, event: FireEvent) => {
     fire.status = transition(fire.status, event);
   };
+  // Room left in the tenant's queue (null: no limit), read once; the runs this pass creates take from it.
+  let room = await deps.runs.queuedRoom(schedule.tenantId);
   const start = (fire: Touched, event: FireEvent) => {
-    const run = newRunFor(deps.registry, schedule, fire);
+    const run = room === 0 ? { skipped: 'tenant_queue_full' } : newRunFor(deps.registry, schedule, fire);
     if ('skipped' in run) {
       fire.detail = { ...fire.detail, reason: run.skipped };
       step(fire, 'skip');
       return;
     }
+    if (room !== null) room--;
     commit.createRuns!.push(run);
     fire.runId = run.id;
     fire.startedAt = now;

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { defineTool } from '../sdk/define.ts';
 import { parsePoolsConfig } from './pool-config.ts';
 import { watchPoolsFile } from './pool-config-watch.ts';
-import { followTenantWeights } from './tenant-weights.ts';
+import { followTenantPoolPolicy } from './tenant-pool-policy.ts';
 import { DECLARED_POOL_LIMIT_DEFAULT, INLINE_POOL_LIMIT_DEFAULT, PoolRegistry, SANDBOX_POOL_LIMIT_DEFAULT } from './pool-registry.ts';
 
 const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -109,7 +109,7 @@ describe('tenant weights', () => {
       if (failing) throw new Error('database down');
       return tenants as never;
     } };
-    const weights = followTenantWeights(store, pools, 20);
+    const weights = followTenantPoolPolicy(store, pools, 20);
     await weights.ready;
     const order: string[] = [];
     const releases: Array<() => void> = [];
@@ -133,6 +133,25 @@ describe('tenant weights', () => {
     await new Promise((r) => setTimeout(r, 60));
     weights.close();
     for (const release of releases) release();
+  });
+});
+
+describe('tenant pool caps', () => {
+  it('come from the tenant records (poolCaps), win over the pools file, and a raised cap admits waiters', async () => {
+    const pools = new PoolRegistry();
+    pools.configure(config({ browser: { limit: 4, tenantCaps: { default: 3 } } }));
+    let tenants = [{ id: 'capped', weight: 1, poolCaps: { browser: 1 } }, { id: 'free', weight: 1, poolCaps: {} }];
+    const follower = followTenantPoolPolicy({ listTenants: async () => tenants as never }, pools, 20);
+    await follower.ready;
+    const granted: string[] = [];
+    for (const tenantId of ['capped', 'capped', 'capped', 'free']) void pools.acquire('browser', { tenantId, priority: 'batch' }).then(() => granted.push(tenantId));
+    await flush();
+    assert.deepEqual(granted.sort(), ['capped', 'free'], 'the record caps capped at 1 though the pool has room');
+    tenants = [{ id: 'capped', weight: 1, poolCaps: { browser: 2 } }, { id: 'free', weight: 1, poolCaps: {} }];
+    const deadline = Date.now() + 2_000;
+    while (granted.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    follower.close();
+    assert.deepEqual(granted.sort(), ['capped', 'capped', 'free'], 'a raised cap in the record admitted one more');
   });
 });
 

@@ -119,9 +119,21 @@ export interface TenantQuotas {
   maxConcurrentRuns: number | null;
   /** Queued runs beyond which `POST /v1/runs` answers 429 `tenant_queue_full`. */
   maxQueuedRuns: number | null;
+  /** Model requests per minute for the tenant (null: the models file's `tenantLimits`, else none). */
+  rpm: number | null;
+  /** Model tokens per minute for the tenant (null: the models file's `tenantLimits`, else none). */
+  tpm: number | null;
+  /** Model tokens (input + output) per UTC day; once spent, model calls wait (`tenant_budget_exhausted`). */
+  dailyTokenBudget: number | null;
+  /** Model spend in USD per UTC day; once spent, model calls wait (`tenant_budget_exhausted`). */
+  dailyCostBudgetUsd: number | null;
+  /** Pool name → max concurrent effects of the tenant in that pool (enforced by the pool scheduler). */
+  poolCaps: Record<string, number>;
 }
 
-export const DEFAULT_TENANT_QUOTAS: TenantQuotas = { weight: 1, maxConcurrentRuns: null, maxQueuedRuns: null };
+export const DEFAULT_TENANT_QUOTAS: TenantQuotas = {
+  weight: 1, maxConcurrentRuns: null, maxQueuedRuns: null, rpm: null, tpm: null, dailyTokenBudget: null, dailyCostBudgetUsd: null, poolCaps: {},
+};
 
 export interface TenantRecord extends TenantQuotas {
   id: string;

@@ -83,6 +83,8 @@ export function toTenant(row: Row): TenantRecord {
   return {
     id: row.id as string, name: row.name as string, createdAt: Number(row.created_at),
     weight: Number(row.weight ?? 1), maxConcurrentRuns: num(row.max_concurrent_runs), maxQueuedRuns: num(row.max_queued_runs),
+    rpm: num(row.rpm), tpm: num(row.tpm), dailyTokenBudget: num(row.daily_token_budget), dailyCostBudgetUsd: num(row.daily_cost_budget_usd),
+    poolCaps: json<Record<string, number>>(row.pool_caps ?? '{}') ?? {},
   };
 }
 

@@ -195,18 +195,28 @@ export interface Store {
   // Tenants and keys
   /** Creates a tenant with its first key; quotas not given take DEFAULT_TENANT_QUOTAS. A taken name is `validation_failed`. */
   createTenant(name: string, apiKeyHash: string, quotas?: Partial<TenantQuotas>): Promise<TenantRecord>;
-  /** Changes the quotas given (null lifts a limit); `tenant_not_found` if there is no such tenant. */
+  /**
+   * Changes the quotas given (null lifts a limit); `tenant_not_found` if there is no such tenant. A patch naming a
+   * daily budget makes the tenant's runs waiting on `tenant_budget_exhausted` due now (they check the budget again).
+   */
   updateTenant(id: string, quotas: Partial<TenantQuotas>): Promise<TenantRecord>;
   getTenant(id: string): Promise<TenantRecord | null>;
   /** Every tenant, by name. */
   listTenants(): Promise<TenantRecord[]>;
   /** Runs a worker holds for the tenant now (what `maxConcurrentRuns` caps). */
   heldRuns(tenantId: string): Promise<number>;
+  /**
+   * How many more runs the tenant may queue before `maxQueuedRuns` (0: its queue is full; null: no limit). A read,
+   * for admitting runs created outside createRun (child runs, schedule fires): concurrent creations may overshoot.
+   */
+  queuedRoom(tenantId: string): Promise<number | null>;
   /** Creates the tenant if missing and attaches the key to it if it is not attached yet. */
   ensureTenant(name: string, apiKeyHash: string): Promise<TenantRecord>;
   findTenantByKeyHash(apiKeyHash: string): Promise<TenantRecord | null>;
   /** Sums of the committed counters of the tenant's runs (model gateway, issue 5). */
   tenantUsage(tenantId: string): Promise<TenantUsage>;
+  /** Model tokens (input + output) and USD of the tenant's committed model effects that ended at or after `sinceMs`. */
+  tenantUsageSince(tenantId: string, sinceMs: number): Promise<{ tokens: number; costUsd: number }>;
 
   // Runs
   /**

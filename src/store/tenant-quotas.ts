@@ -6,19 +6,35 @@ import { DEFAULT_TENANT_QUOTAS, type TenantQuotas } from './records.ts';
 /** How long a client refused with `tenant_queue_full` is told to wait (Retry-After), in ms. */
 export const TENANT_QUEUE_FULL_RETRY_AFTER_MS = 5_000;
 
+/** The tenant columns a create or a patch writes, with their record field (pool_caps is written as JSON text). */
+const COLUMNS = [
+  ['weight', 'weight'], ['max_concurrent_runs', 'maxConcurrentRuns'], ['max_queued_runs', 'maxQueuedRuns'], ['rpm', 'rpm'], ['tpm', 'tpm'],
+  ['daily_token_budget', 'dailyTokenBudget'], ['daily_cost_budget_usd', 'dailyCostBudgetUsd'], ['pool_caps', 'poolCaps'],
+] as const satisfies ReadonlyArray<readonly [string, keyof TenantQuotas]>;
+
+type Param = number | string | null;
+const column = (field: keyof TenantQuotas, value: TenantQuotas[keyof TenantQuotas]): Param =>
+  field === 'poolCaps' ? JSON.stringify(value ?? {}) : (value as number | null);
+
 /** Parameters of insert-tenant.sql for a new tenant (:id, :name, :now added by the caller). */
-export function insertQuotaParams(quotas: Partial<TenantQuotas> = {}): { weight: number; max_concurrent_runs: number | null; max_queued_runs: number | null } {
-  const d = DEFAULT_TENANT_QUOTAS;
-  return { weight: quotas.weight ?? d.weight, max_concurrent_runs: quotas.maxConcurrentRuns ?? d.maxConcurrentRuns, max_queued_runs: quotas.maxQueuedRuns ?? d.maxQueuedRuns };
+export function insertQuotaParams(quotas: Partial<TenantQuotas> = {}): Record<string, Param> {
+  return Object.fromEntries(COLUMNS.map(([name, field]) => [name, column(field, quotas[field] === undefined ? DEFAULT_TENANT_QUOTAS[field] : quotas[field])]));
 }
 
 /** Parameters of update-tenant.sql: a field is written only when present in the patch (:id, :now added by the caller). */
-export function updateQuotaParams(patch: Partial<TenantQuotas>): Record<string, number | null> {
-  return {
-    set_weight: patch.weight === undefined ? 0 : 1, weight: patch.weight ?? null,
-    set_max_concurrent_runs: patch.maxConcurrentRuns === undefined ? 0 : 1, max_concurrent_runs: patch.maxConcurrentRuns ?? null,
-    set_max_queued_runs: patch.maxQueuedRuns === undefined ? 0 : 1, max_queued_runs: patch.maxQueuedRuns ?? null,
-  };
+export function updateQuotaParams(patch: Partial<TenantQuotas>): Record<string, Param> {
+  const params: Record<string, Param> = {};
+  for (const [name, field] of COLUMNS) {
+    const value = patch[field];
+    params[`set_${name}`] = value === undefined ? 0 : 1;
+    params[name] = value === undefined ? null : column(field, value);
+  }
+  return params;
+}
+
+/** The patch changes a daily budget: runs waiting on a spent budget must look again. */
+export function patchesBudget(patch: Partial<TenantQuotas>): boolean {
+  return patch.dailyTokenBudget !== undefined || patch.dailyCostBudgetUsd !== undefined;
 }
 
 export function tenantNotFound(id: string): KeelError {

@@ -37,6 +37,84 @@ export function tenantStoreConformance(factory: StoreFactory): void {
       await rejectsWith(store.updateTenant('ten_missing', { weight: 2 }), 'tenant_not_found');
     }));
 
+    test('tenants: rate limits, daily budgets and pool caps are stored, patched field by field, and lifted with null', () => withStore(factory, async (store) => {
+      const plain = await store.createTenant('plain-limits', 'k1');
+      assert.deepEqual([plain.rpm, plain.tpm, plain.dailyTokenBudget, plain.dailyCostBudgetUsd, plain.poolCaps], [null, null, null, null, {}]);
+      const limited = await store.createTenant('limited', 'k2', {
+        rpm: 60, tpm: 90_000, dailyTokenBudget: 5_000_000_000, dailyCostBudgetUsd: 12.5, poolCaps: { 'sandbox:default': 2, browser: 1 },
+      });
+      assert.deepEqual([limited.rpm, limited.tpm, limited.dailyTokenBudget, limited.dailyCostBudgetUsd, limited.poolCaps],
+        [60, 90_000, 5_000_000_000, 12.5, { 'sandbox:default': 2, browser: 1 }]);
+      assert.deepEqual(await store.findTenantByKeyHash('k2'), limited);
+      const patched = await store.updateTenant(limited.id, { tpm: null, dailyCostBudgetUsd: 0.25, poolCaps: { inline: 4 } });
+      assert.deepEqual([patched.rpm, patched.tpm, patched.dailyTokenBudget, patched.dailyCostBudgetUsd, patched.poolCaps, patched.weight],
+        [60, null, 5_000_000_000, 0.25, { inline: 4 }, 1]);
+      assert.deepEqual(await store.getTenant(limited.id), patched);
+      assert.deepEqual((await store.listTenants()).find((t) => t.id === limited.id), patched);
+    }));
+
+    test('waiting since: kept while the waiting reason stays, moved when it changes, cleared with it', () => withStore(factory, async (store) => {
+      const tenant = await store.createTenant('waits', 'kw');
+      await store.createRun(newRun(tenant.id));
+      const [run] = await claim(store, 1);
+      assert.ok(run);
+      let version = run.stateVersion;
+      const setReason = async (waitingReason: string | null) => {
+        await store.commit({ runId: run.id, leaseToken: run.leaseToken, expectedStateVersion: version++, run: { waitingReason } });
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        return (await store.getRun(run.id))!;
+      };
+      const first = await setReason('rate_limited');
+      assert.equal(first.waitingReason, 'rate_limited');
+      assert.ok(first.waitingSince !== null);
+      assert.equal((await setReason('rate_limited')).waitingSince, first.waitingSince, 'the same reason again keeps its start');
+      const moved = await setReason('provider_unavailable');
+      assert.ok(moved.waitingSince! > first.waitingSince!, 'a new reason starts a new wait');
+      const cleared = await setReason(null);
+      assert.deepEqual([cleared.waitingReason, cleared.waitingSince], [null, null]);
+    }));
+
+    test('daily budgets: model spend since a time sums committed model effects of the tenant only', () => withStore(factory, async (store) => {
+      const tenant = await store.createTenant('spender', 'ks');
+      const other = await store.createTenant('other-spender', 'ko');
+      await store.createRun(newRun(tenant.id));
+      await store.createRun(newRun(other.id));
+      const runs = await claim(store, 2);
+      const now = Date.now();
+      const model = (seq: number, endedAt: number, inputTokens: number, outputTokens: number, costUsd: number) => ({
+        seq, kind: 'model' as const, name: 'mock', status: 'succeeded' as const, endedAt, result: { text: 'x', usage: { inputTokens, outputTokens, costUsd } },
+      });
+      for (const run of runs) {
+        await store.commit({ runId: run.id, leaseToken: run.leaseToken, expectedStateVersion: run.stateVersion, journal: [
+          model(1, now - 86_400_000, 1_000, 1_000, 1), model(2, now - 10, 10, 5, 0.25), model(3, now, 20, 7, 0.5),
+          { seq: 4, kind: 'step', name: 's', status: 'succeeded', endedAt: now, result: { usage: { inputTokens: 99, outputTokens: 99, costUsd: 9 } } },
+        ] });
+      }
+      assert.deepEqual(await store.tenantUsageSince(tenant.id, now - 3_600_000), { tokens: 42, costUsd: 0.75 });
+      assert.deepEqual(await store.tenantUsageSince(tenant.id, now), { tokens: 27, costUsd: 0.5 });
+      assert.deepEqual(await store.tenantUsageSince(tenant.id, now + 1), { tokens: 0, costUsd: 0 });
+      const fresh = await store.createTenant('no-spend', 'kn');
+      assert.deepEqual(await store.tenantUsageSince(fresh.id, 0), { tokens: 0, costUsd: 0 });
+    }));
+
+    test('daily budgets: a patch naming a budget makes runs parked on tenant_budget_exhausted due now; other patches do not', () => withStore(factory, async (store) => {
+      const tenant = await store.createTenant('budgeted', 'kb', { dailyTokenBudget: 10 });
+      await store.createRun(newRun(tenant.id));
+      const [run] = await claim(store, 1);
+      assert.ok(run);
+      await store.commit({
+        runId: run.id, leaseToken: run.leaseToken, expectedStateVersion: run.stateVersion,
+        journal: [{ seq: 1, kind: 'model', name: 'mock', status: 'waiting', args: { waitingReason: 'tenant_budget_exhausted' } }],
+        run: { status: 'waiting', waitingReason: 'tenant_budget_exhausted', wakeAt: Date.now() + 3_600_000, releaseLease: true },
+      });
+      assert.deepEqual(await claim(store, 5), []);
+      await store.updateTenant(tenant.id, { weight: 2 });
+      assert.deepEqual(await claim(store, 5), [], 'a patch without a budget wakes nothing');
+      await store.updateTenant(tenant.id, { dailyTokenBudget: 1_000 });
+      const woken = await claim(store, 5);
+      assert.deepEqual(woken.map((r) => r.id), [run.id]);
+    }));
+
     test('admission: over max queued runs createRun is tenant_queue_full with a retry delay, even under racing creates', () => withStore(factory, async (store) => {
       const tenant = await store.createTenant('small-queue', 'k', { maxQueuedRuns: 5 });
       const racers = await Promise.allSettled(Array.from({ length: 20 }, () => store.createRun(newRun(tenant.id))));
@@ -52,6 +130,21 @@ export function tenantStoreConformance(factory: StoreFactory): void {
       // Lifting the limit admits again.
       await store.updateTenant(tenant.id, { maxQueuedRuns: null });
       assert.equal((await store.createRun(newRun(tenant.id))).created, true);
+    }));
+
+    test('admission: queuedRoom is what is left of max queued runs (null without a limit)', () => withStore(factory, async (store) => {
+      const tenant = await store.createTenant('roomy', 'kr', { maxQueuedRuns: 3 });
+      assert.equal(await store.queuedRoom(tenant.id), 3);
+      await store.createRun(newRun(tenant.id));
+      await store.createRun(newRun(tenant.id));
+      assert.equal(await store.queuedRoom(tenant.id), 1);
+      await store.createRun(newRun(tenant.id));
+      assert.equal(await store.queuedRoom(tenant.id), 0);
+      await store.updateTenant(tenant.id, { maxQueuedRuns: 2 });
+      assert.equal(await store.queuedRoom(tenant.id), 0, 'never negative');
+      await store.updateTenant(tenant.id, { maxQueuedRuns: null });
+      assert.equal(await store.queuedRoom(tenant.id), null);
+      assert.equal(await store.queuedRoom('ten_missing'), null);
     }));
 
     test('fair claims: tenants share claims by weight, not by queue length', () => withStore(factory, async (store) => {

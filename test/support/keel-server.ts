@@ -9,6 +9,7 @@ import { generateApiKey, hashApiKey } from '../../src/api/auth.ts';
 import { Orchestrator, type OrchestratorOptions } from '../../src/engine/orchestrator.ts';
 import { AgentRegistry } from '../../src/engine/registry.ts';
 import { ModelGateway } from '../../src/models/gateway.ts';
+import { TenantPolicy } from '../../src/models/tenant-policy.ts';
 import type { AgentDefinition, ModelDefinition } from '../../src/sdk/types.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 
@@ -48,13 +49,14 @@ export async function startKeel(options: StartOptions): Promise<TestKeel> {
   const registry = new AgentRegistry();
   for (const agent of options.agents) registry.register(agent);
   const gateway = options.gateway ?? new ModelGateway(options.models ?? []);
+  if (gateway.tenantPolicy === undefined) gateway.useTenantPolicy(new TenantPolicy(store));
   const orchestrator = new Orchestrator({ store, registry, gateway, pollIntervalMs: 50, ...options.orchestrator });
   await store.expireForeignLeases(orchestrator.owner);
   const apiKey = generateApiKey();
   await store.ensureTenant('test', hashApiKey(apiKey));
   const adminKey = 'admin-key-for-tests-0123456789';
   orchestrator.start();
-  const app = await buildApi({ store, registry, adminKey, live: gateway.live, ...(options.payloadMaxBytes ? { payloadMaxBytes: options.payloadMaxBytes } : {}) });
+  const app = await buildApi({ store, registry, adminKey, live: gateway.live, tenantPolicy: gateway.tenantPolicy, ...(options.payloadMaxBytes ? { payloadMaxBytes: options.payloadMaxBytes } : {}) });
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
   let stopped = false;
   const keel: TestKeel = {

@@ -12,6 +12,8 @@ import { tenantView } from '../views.ts';
 export interface AdminRoutesDeps {
   store: Store;
   adminKey: string | undefined;
+  /** This process's cache of tenants' model limits and budgets, invalidated by a PATCH (other processes: on its TTL). */
+  tenantPolicy?: { invalidate(tenantId: string): void };
 }
 
 export function registerAdminRoutes(app: FastifyInstance, deps: AdminRoutesDeps): void {
@@ -37,7 +39,11 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminRoutesDeps)
       summary: 'Change a tenant’s weight and limits (null lifts a limit)', tags: ['admin'], params: TenantParams, body: UpdateTenantBody,
       response: { 200: z.object({ tenant: Tenant }), 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
     },
-  }, async (request) => ({ tenant: tenantView(await deps.store.updateTenant(request.params.id, request.body)) }));
+  }, async (request) => {
+    const tenant = await deps.store.updateTenant(request.params.id, request.body);
+    deps.tenantPolicy?.invalidate(tenant.id);
+    return { tenant: tenantView(tenant) };
+  });
 
   api.get('/v1/admin/tenants', {
     onRequest: async (request) => authorize(request),

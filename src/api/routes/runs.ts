@@ -14,6 +14,7 @@ import type { Store } from '../../store/store.ts';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
 import { CreateRunBody, ErrorBody, InputBody, ListRunsQuery, ResolveBody, ResolveParams, Run, RunIdParams, RunList, Step } from '../schemas.ts';
 import { runView, stepView } from '../views.ts';
+import { explainQueued, tenantAtCap } from '../waiting-view.ts';
 
 export interface RunRoutesDeps {
   store: Store;
@@ -32,12 +33,8 @@ export async function ownedRun(store: Store, tenant: TenantRecord, id: string): 
 export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const { store, registry } = deps;
-  /** A queued run pinned to a version no worker here serves says so, instead of sitting queued unexplained. */
-  const view = (run: RunRecord) => {
-    const v = runView(run);
-    if (run.status === 'queued' && registry.get(run.agent, run.agentVersion) === undefined) v.waitingReason = 'agent_version_unavailable';
-    return v;
-  };
+  /** A queued run says why it waits (waiting-view.ts) instead of sitting queued unexplained. */
+  const view = (run: RunRecord, atCap: boolean) => explainQueued(runView(run), run, registry.get(run.agent, run.agentVersion) !== undefined, atCap);
 
   r.post('/v1/runs', {
     schema: {
@@ -63,12 +60,9 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
     schema: { summary: 'Get a run', tags: ['runs'], params: RunIdParams, response: { 200: Run, ...errors } },
   }, async (request) => {
     const tenant = deps.tenantOf(request);
-    const v = view(await ownedRun(store, tenant, request.params.id));
+    const run = await ownedRun(store, tenant, request.params.id);
     // A queued run of a tenant at its concurrency cap is not claimed until one of its runs ends (issue 7): say so.
-    if (v.status === 'queued' && v.waitingReason === null && tenant.maxConcurrentRuns !== null && await store.heldRuns(tenant.id) >= tenant.maxConcurrentRuns) {
-      v.waitingReason = 'tenant_concurrency_cap';
-    }
-    return v;
+    return view(run, await tenantAtCap(store, tenant, [run]));
   });
 
   r.get('/v1/runs', {
@@ -82,7 +76,8 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
       ...(q.code ? { errorCode: q.code } : {}), ...(afterId ? { afterId } : {}),
     });
     const page = runs.slice(0, q.limit);
-    return { runs: page.map(view), nextCursor: runs.length > q.limit ? encodeCursor(page[page.length - 1]!.id) : null };
+    const atCap = await tenantAtCap(store, tenant, page);
+    return { runs: page.map((run) => view(run, atCap)), nextCursor: runs.length > q.limit ? encodeCursor(page[page.length - 1]!.id) : null };
   });
 
   r.post('/v1/runs/:id/cancel', {

@@ -110,7 +110,10 @@ export function formatRun(run: Run): string {
     field('updated', formatDateTime(run.updatedAt)),
   ];
   if (run.endedAt !== undefined) lines.push(field('ended', `${formatDateTime(run.endedAt)} (took ${between(run.createdAt, run.endedAt)})`));
-  if (run.waitingReason !== undefined && run.waitingReason !== null) lines.push(field('waiting', compactJson(run.waitingReason)));
+  if (run.waitingReason !== undefined && run.waitingReason !== null) {
+    const since = typeof run.waitingSince === 'string' ? ` since ${formatDateTime(run.waitingSince)}` : '';
+    lines.push(field('waiting', `${typeof run.waitingReason === 'string' ? run.waitingReason : compactJson(run.waitingReason)}${since}`));
+  }
   if (run.error !== undefined && run.error !== null) lines.push(field('error', errorText(run.error)));
   lines.push('input:', indentJson(run.input));
   if (run.result !== undefined) lines.push('result:', indentJson(run.result));

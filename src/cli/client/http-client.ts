@@ -31,6 +31,7 @@ export interface Run {
   result?: unknown;
   error?: ApiErrorBody;
   waitingReason?: unknown;
+  waitingSince?: string | null;
   createdAt: string;
   updatedAt: string;
   endedAt?: string;

@@ -8,12 +8,20 @@ import { connect, dispatch, one, parse, show, UsageError, type Subcommand } from
 export const TENANTS_USAGE = `usage: keel tenants <command> [options]
 
 commands:
-  create <name> [--weight <n>] [--max-concurrent-runs <n|none>] [--max-queued-runs <n|none>]
-                              create a tenant; prints its API key once
-  update <id> [--weight <n>] [--max-concurrent-runs <n|none>] [--max-queued-runs <n|none>]
-                              change a tenant's weight and limits ('none' lifts a limit)
+  create <name> [limits]      create a tenant; prints its API key once
+  update <id> [limits]        change a tenant's weight and limits ('none' lifts a limit)
   list                        every tenant with its weight and limits
   help                        show this text
+
+limits (create and update):
+  --weight <n>                         share of workers while backlogged (default 1)
+  --max-concurrent-runs <n|none>       runs workers hold for the tenant at once
+  --max-queued-runs <n|none>           queued runs before POST /v1/runs answers 429 tenant_queue_full
+  --rpm <n|none>, --tpm <n|none>       model requests / tokens per minute (per process)
+  --daily-token-budget <n|none>        model tokens (input + output) per UTC day
+  --daily-cost-budget-usd <usd|none>   model spend in USD per UTC day
+  --pool-caps <pool=n,…|none>          max concurrent effects per pool, e.g. sandbox:default=2,browser=1
+                                       (replaces the whole set; 'none' clears it)
 
 options for every command:
   --url <url>   Keel's API (default: $KEEL_URL, else ${DEFAULT_KEEL_URL})
@@ -21,13 +29,17 @@ options for every command:
   --json        print raw JSON instead of formatted text
 
 A tenant's weight is its share of workers while it has work queued (default 1); max concurrent runs caps the runs
-workers hold for it at once; over max queued runs, POST /v1/runs answers 429 tenant_queue_full.
+workers hold for it at once; over max queued runs, POST /v1/runs answers 429 tenant_queue_full. Once a daily budget
+is spent, the tenant's model calls wait (waitingReason tenant_budget_exhausted) until midnight UTC or a raise.
 
 exit codes: 0 success, 1 request failed, 2 usage error`;
 
 const QUOTA_FLAGS = {
   weight: { type: 'string' }, 'max-concurrent-runs': { type: 'string' }, 'max-queued-runs': { type: 'string' },
+  rpm: { type: 'string' }, tpm: { type: 'string' }, 'daily-token-budget': { type: 'string' }, 'daily-cost-budget-usd': { type: 'string' },
+  'pool-caps': { type: 'string' },
 } as const;
+type QuotaFlag = keyof typeof QUOTA_FLAGS;
 
 interface Tenant {
   id: string;
@@ -36,30 +48,68 @@ interface Tenant {
   weight: number;
   maxConcurrentRuns: number | null;
   maxQueuedRuns: number | null;
+  rpm: number | null;
+  tpm: number | null;
+  dailyTokenBudget: number | null;
+  dailyCostBudgetUsd: number | null;
+  poolCaps: Record<string, number>;
 }
 
-/** A positive whole number, or null for 'none' when the limit may be lifted. */
-function quota(value: string, flag: string, liftable: boolean): number | null {
+/** A whole number from `min`, or null for 'none' when the limit may be lifted. */
+function quota(value: string, flag: string, liftable: boolean, min = 1): number | null {
   if (liftable && value === 'none') return null;
   const n = Number(value);
-  if (value.trim() === '' || !Number.isSafeInteger(n) || n < 1) throw new UsageError(`${flag} must be a whole number from 1${liftable ? " or 'none'" : ''}, got '${value}'`);
+  if (value.trim() === '' || !Number.isSafeInteger(n) || n < min) throw new UsageError(`${flag} must be a whole number from ${min}${liftable ? " or 'none'" : ''}, got '${value}'`);
   return n;
 }
 
+/** An amount in USD (0 or more), or null for 'none'. */
+function usd(value: string, flag: string): number | null {
+  if (value === 'none') return null;
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0) throw new UsageError(`${flag} must be an amount in USD from 0 or 'none', got '${value}'`);
+  return n;
+}
+
+/** `pool=n,pool=n` as an object ({} for 'none'). */
+function poolCaps(value: string): Record<string, number> {
+  if (value === 'none') return {};
+  const caps: Record<string, number> = {};
+  for (const pair of value.split(',')) {
+    const at = pair.lastIndexOf('=');
+    if (at <= 0) throw new UsageError(`--pool-caps takes pool=n pairs separated by commas, or 'none'; got '${pair}'`);
+    caps[pair.slice(0, at).trim()] = quota(pair.slice(at + 1), `--pool-caps ${pair.slice(0, at)}`, false)!;
+  }
+  return caps;
+}
+
 /** The request body from the quota flags given (only those: an update changes nothing else). */
-function quotaBody(values: { weight?: string | undefined; 'max-concurrent-runs'?: string | undefined; 'max-queued-runs'?: string | undefined }): Record<string, number | null> {
-  const body: Record<string, number | null> = {};
-  if (values.weight !== undefined) body.weight = quota(values.weight, '--weight', false);
-  if (values['max-concurrent-runs'] !== undefined) body.maxConcurrentRuns = quota(values['max-concurrent-runs'], '--max-concurrent-runs', true);
-  if (values['max-queued-runs'] !== undefined) body.maxQueuedRuns = quota(values['max-queued-runs'], '--max-queued-runs', true);
+function quotaBody(values: Partial<Record<QuotaFlag, string | undefined>>): Record<string, number | null | Record<string, number>> {
+  const body: Record<string, number | null | Record<string, number>> = {};
+  const integer = (flag: QuotaFlag, field: string, liftable: boolean, min = 1) => {
+    const value = values[flag];
+    if (value !== undefined) body[field] = quota(value, `--${flag}`, liftable, min);
+  };
+  integer('weight', 'weight', false);
+  integer('max-concurrent-runs', 'maxConcurrentRuns', true);
+  integer('max-queued-runs', 'maxQueuedRuns', true);
+  integer('rpm', 'rpm', true);
+  integer('tpm', 'tpm', true);
+  integer('daily-token-budget', 'dailyTokenBudget', true, 0);
+  if (values['daily-cost-budget-usd'] !== undefined) body.dailyCostBudgetUsd = usd(values['daily-cost-budget-usd'], '--daily-cost-budget-usd');
+  if (values['pool-caps'] !== undefined) body.poolCaps = poolCaps(values['pool-caps']);
   return body;
 }
 
-const limit = (n: number | null): string => (n === null ? 'unlimited' : String(n));
+const limit = (n: number | null | undefined): string => (n === null || n === undefined ? 'unlimited' : String(n));
+const caps = (c: Record<string, number> | undefined): string => (c === undefined || Object.keys(c).length === 0 ? 'none' : Object.entries(c).map(([p, n]) => `${p}=${n}`).join(','));
 
 function formatTenant(t: Tenant): string {
   return [`id              ${t.id}`, `name            ${t.name}`, `weight          ${t.weight}`,
-    `max concurrent  ${limit(t.maxConcurrentRuns)}`, `max queued      ${limit(t.maxQueuedRuns)}`].join('\n');
+    `max concurrent  ${limit(t.maxConcurrentRuns)}`, `max queued      ${limit(t.maxQueuedRuns)}`,
+    `rpm             ${limit(t.rpm)}`, `tpm             ${limit(t.tpm)}`,
+    `daily tokens    ${limit(t.dailyTokenBudget)}`, `daily cost usd  ${limit(t.dailyCostBudgetUsd)}`,
+    `pool caps       ${caps(t.poolCaps)}`].join('\n');
 }
 
 const SUBCOMMANDS: Record<string, Subcommand> = {
@@ -73,7 +123,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     const { values, positionals } = parse(args, QUOTA_FLAGS);
     const id = one(positionals, 'id');
     const body = quotaBody(values);
-    if (Object.keys(body).length === 0) throw new UsageError('update needs at least one of --weight, --max-concurrent-runs, --max-queued-runs');
+    if (Object.keys(body).length === 0) throw new UsageError(`update needs at least one of ${Object.keys(QUOTA_FLAGS).map((f) => `--${f}`).join(', ')}`);
     const { tenant } = await connect(values, io.env, 'KEEL_ADMIN_KEY').request<{ tenant: Tenant }>('PATCH', `/v1/admin/tenants/${encodeURIComponent(id)}`, { body });
     return show(io, values.json, { tenant }, () => formatTenant(tenant));
   },
@@ -81,8 +131,10 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     const { values, positionals } = parse(args, {});
     if (positionals.length > 0) throw new UsageError(`list takes no positional arguments, got ${positionals.join(' ')}`);
     const page = await connect(values, io.env, 'KEEL_ADMIN_KEY').request<{ tenants: Tenant[] }>('GET', '/v1/admin/tenants');
-    return show(io, values.json, page, () => (page.tenants.length === 0 ? 'no tenants' : formatTable(['ID', 'NAME', 'WEIGHT', 'MAX CONCURRENT', 'MAX QUEUED'],
-      page.tenants.map((t) => [t.id, t.name, String(t.weight), limit(t.maxConcurrentRuns), limit(t.maxQueuedRuns)]))));
+    return show(io, values.json, page, () => (page.tenants.length === 0 ? 'no tenants' : formatTable(
+      ['ID', 'NAME', 'WEIGHT', 'MAX CONCURRENT', 'MAX QUEUED', 'RPM', 'TPM', 'DAILY TOKENS', 'DAILY USD', 'POOL CAPS'],
+      page.tenants.map((t) => [t.id, t.name, String(t.weight), limit(t.maxConcurrentRuns), limit(t.maxQueuedRuns), limit(t.rpm), limit(t.tpm),
+        limit(t.dailyTokenBudget), limit(t.dailyCostBudgetUsd), caps(t.poolCaps)]))));
   },
 };
 

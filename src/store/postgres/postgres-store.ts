@@ -23,7 +23,7 @@ import { CHANGE_CHANNEL, PgWriteQueue, type PgWriteScope } from './write-queue.t
 import { toTenantUsage, type TenantUsage } from '../usage.ts';
 import { FairClaim } from '../../scheduling/fair-share.ts';
 import { claimedByTenant, toBackloggedTenants } from '../fair-claim.ts';
-import { admitQueuedRun, insertQuotaParams, tenantNotFound, updateQuotaParams } from '../tenant-quotas.ts';
+import { admitQueuedRun, insertQuotaParams, patchesBudget, tenantNotFound, updateQuotaParams } from '../tenant-quotas.ts';
 
 export const PG_POOL_MAX_CONNECTIONS_DEFAULT = 10;
 const CLAIMABLE_STATUSES = JSON.stringify(statusesAllowing('claim'));
@@ -181,9 +181,12 @@ export class PostgresStore implements Store {
   }
 
   updateTenant(id: string, quotas: Partial<TenantQuotas>): Promise<TenantRecord> {
-    return this.#writes.submit(DURABLE, async ({ client, now }) => {
-      const row = await this.#s['update-tenant'].row(client, { id, now, ...updateQuotaParams(quotas) });
+    return this.#writes.submit(DURABLE, async (scope) => {
+      const row = await this.#s['update-tenant'].row(scope.client, { id, now: scope.now, ...updateQuotaParams(quotas) });
       if (row === undefined) throw tenantNotFound(id);
+      if (patchesBudget(quotas)) {
+        for (const woken of await this.#s['wake-budget-waiting-runs'].rows(scope.client, { tenant_id: id, now: scope.now })) scope.touch(String(woken.id), 'runnable');
+      }
       return toTenant(row);
     });
   }
@@ -199,6 +202,13 @@ export class PostgresStore implements Store {
 
   async heldRuns(tenantId: string): Promise<number> {
     return Number((await this.#s['count-held-runs'].row(this.#pool, { tenant_id: tenantId }))!.held);
+  }
+
+  async queuedRoom(tenantId: string): Promise<number | null> {
+    const tenant = await this.#s['get-tenant'].row(this.#pool, { id: tenantId });
+    const max = tenant === undefined ? null : toTenant(tenant).maxQueuedRuns;
+    if (max === null) return null;
+    return Math.max(0, max - Number((await this.#s['count-queued-runs'].row(this.#pool, { tenant_id: tenantId, limit: max }))!.queued));
   }
 
   ensureTenant(name: string, apiKeyHash: string): Promise<TenantRecord> {
@@ -217,6 +227,11 @@ export class PostgresStore implements Store {
 
   async tenantUsage(tenantId: string): Promise<TenantUsage> {
     return toTenantUsage((await this.#s['tenant-usage'].row(this.#pool, { tenant_id: tenantId }))!);
+  }
+
+  async tenantUsageSince(tenantId: string, sinceMs: number): Promise<{ tokens: number; costUsd: number }> {
+    const row = (await this.#s['tenant-usage-since'].row(this.#pool, { tenant_id: tenantId, since: sinceMs }))!;
+    return { tokens: Number(row.tokens), costUsd: Number(row.cost_usd) };
   }
 
   // Runs

@@ -23,7 +23,7 @@ import { toEndedRunsBucket, toRunSummaryRow, toTenantSummaryRow, type EndedRunsB
 import { prepareStatements, type Statements } from './statements.ts';
 import { FairClaim } from '../../scheduling/fair-share.ts';
 import { claimedByTenant, toBackloggedTenants } from '../fair-claim.ts';
-import { admitQueuedRun, insertQuotaParams, tenantNotFound, updateQuotaParams } from '../tenant-quotas.ts';
+import { admitQueuedRun, insertQuotaParams, patchesBudget, tenantNotFound, updateQuotaParams } from '../tenant-quotas.ts';
 import { WRITE_BATCH_MAX_OPS, WriteBatcher, type WriteScope } from './write-batcher.ts';
 import { toTenantUsage, type TenantUsage } from '../usage.ts';
 
@@ -146,9 +146,12 @@ export class SqliteStore implements Store {
   }
 
   updateTenant(id: string, quotas: Partial<TenantQuotas>): Promise<TenantRecord> {
-    return this.#batcher.submit(({ now }) => {
-      const row = this.#s['update-tenant'].get({ id, now, ...updateQuotaParams(quotas) }) as Row | undefined;
+    return this.#batcher.submit((scope) => {
+      const row = this.#s['update-tenant'].get({ id, now: scope.now, ...updateQuotaParams(quotas) }) as Row | undefined;
       if (row === undefined) throw tenantNotFound(id);
+      if (patchesBudget(quotas)) {
+        for (const woken of this.#s['wake-budget-waiting-runs'].all({ tenant_id: id, now: scope.now }) as Row[]) scope.touch(String(woken.id), 'runnable');
+      }
       return toTenant(row);
     });
   }
@@ -164,6 +167,13 @@ export class SqliteStore implements Store {
 
   async heldRuns(tenantId: string): Promise<number> {
     return Number((this.#s['count-held-runs'].get({ tenant_id: tenantId }) as Row).held);
+  }
+
+  async queuedRoom(tenantId: string): Promise<number | null> {
+    const tenant = this.#s['get-tenant'].get({ id: tenantId }) as Row | undefined;
+    const max = tenant === undefined ? null : toTenant(tenant).maxQueuedRuns;
+    if (max === null) return null;
+    return Math.max(0, max - Number((this.#s['count-queued-runs'].get({ tenant_id: tenantId, limit: max }) as Row).queued));
   }
 
   ensureTenant(name: string, apiKeyHash: string): Promise<TenantRecord> {
@@ -186,6 +196,11 @@ export class SqliteStore implements Store {
 
   async tenantUsage(tenantId: string): Promise<TenantUsage> {
     return toTenantUsage(this.#s['tenant-usage'].get({ tenant_id: tenantId }) as Row);
+  }
+
+  async tenantUsageSince(tenantId: string, sinceMs: number): Promise<{ tokens: number; costUsd: number }> {
+    const row = this.#s['tenant-usage-since'].get({ tenant_id: tenantId, since: sinceMs }) as Row;
+    return { tokens: Number(row.tokens), costUsd: Number(row.cost_usd) };
   }
 
   // Runs

@@ -22,6 +22,7 @@ export const STATEMENT_NAMES = [
   'update-tenant', 'get-tenant', 'list-tenants', 'count-queued-runs', 'count-held-runs', // tenant quotas (issue 7)
   'fair-backlog', 'read-fair-clock', 'save-tenant-vtimes', 'save-fair-clock', // fair claiming (issue 7)
   'starved-interactive', 'mark-preempted', // preemption (issue 7)
+  'tenant-usage-since', 'wake-budget-waiting-runs', // tenant daily budgets (issue 7)
 ] as const;
 export type StatementName = (typeof STATEMENT_NAMES)[number];
 

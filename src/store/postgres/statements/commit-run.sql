@@ -9,7 +9,9 @@ UPDATE runs SET
   outcome = CASE WHEN :set_outcome::int = 1 THEN :outcome::text ELSE outcome END,
   compensation = CASE WHEN :set_compensation::int = 1 THEN :compensation::text ELSE compensation END,
   waiting_reason = CASE WHEN :set_waiting::int = 1 THEN :waiting_reason::text ELSE waiting_reason END,
-  waiting_since = CASE WHEN :set_waiting::int = 1 THEN (CASE WHEN :waiting_reason::text IS NULL THEN NULL ELSE :now::bigint END) ELSE waiting_since END,
+  -- waiting_since moves only when the reason does (set from none, or to another reason); cleared with it.
+  waiting_since = CASE WHEN :set_waiting::int = 1 THEN (CASE WHEN :waiting_reason::text IS NULL THEN NULL
+    WHEN waiting_reason IS NOT DISTINCT FROM :waiting_reason::text AND waiting_since IS NOT NULL THEN waiting_since ELSE :now::bigint END) ELSE waiting_since END,
   wake_at = CASE WHEN :set_wake_at::int = 1 THEN :wake_at::bigint ELSE wake_at END,
   steps = steps + :d_steps::bigint,
   input_tokens = input_tokens + :d_input_tokens::bigint,

@@ -9,7 +9,9 @@ UPDATE runs SET
   outcome = CASE WHEN :set_outcome THEN :outcome ELSE outcome END,
   compensation = CASE WHEN :set_compensation THEN :compensation ELSE compensation END,
   waiting_reason = CASE WHEN :set_waiting THEN :waiting_reason ELSE waiting_reason END,
-  waiting_since = CASE WHEN :set_waiting THEN (CASE WHEN :waiting_reason IS NULL THEN NULL ELSE :now END) ELSE waiting_since END,
+  -- waiting_since moves only when the reason does (set from none, or to another reason); cleared with it.
+  waiting_since = CASE WHEN :set_waiting THEN (CASE WHEN :waiting_reason IS NULL THEN NULL
+    WHEN waiting_reason IS :waiting_reason AND waiting_since IS NOT NULL THEN waiting_since ELSE :now END) ELSE waiting_since END,
   wake_at = CASE WHEN :set_wake_at THEN :wake_at ELSE wake_at END,
   steps = steps + :d_steps,
   input_tokens = input_tokens + :d_input_tokens,

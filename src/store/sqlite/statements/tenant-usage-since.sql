@@ -1,0 +1,8 @@
+-- A tenant's model spend since a time (its daily budgets, issue 7): tokens (input + output) and USD of the committed
+-- model effects of its runs that ended at or after :since. Reads journal_model_by_end (today's model effects).
+-- Params: :tenant_id, :since (ms). Returns one row: tokens, cost_usd (0 when nothing was spent).
+SELECT COALESCE(SUM(json_extract(j.result, '$.usage.inputTokens') + json_extract(j.result, '$.usage.outputTokens')), 0) AS tokens,
+       COALESCE(SUM(json_extract(j.result, '$.usage.costUsd')), 0) AS cost_usd
+FROM journal j INDEXED BY journal_model_by_end
+JOIN runs r ON r.id = j.run_id
+WHERE j.kind = 'model' AND j.status = 'succeeded' AND j.ended_at >= :since AND r.tenant_id = :tenant_id
