@@ -17,6 +17,7 @@ import { backoff, decideRetry, resolveRetryPolicy, type ResolvedRetryPolicy } fr
 import { runTool } from './tool-runner.ts';
 import { rememberPrompt } from '../telemetry/model-prompts.ts';
 import { checkSleep, checkWaitForInput, parseToolArgs, resolveChild } from './ctx-checks.ts';
+import { poolWaitReporter } from './pool-waits.ts';
 import { resumedEvent, waitingEvent } from './waiting-reasons.ts';
 
 export interface ContextDeps {
@@ -210,6 +211,7 @@ async function model(x: RunExecution, deps: ContextDeps, { seq, entry }: Positio
         const pinned = pinsOf(x).get(request.model);
         call = await deps.gateway.call(request, {
           signal: x.abort.signal, tenantId: x.run.tenantId, priority: x.run.priority, runId: x.runId, seq, remaining: remainingSpend(x), ...(pinned === undefined ? {} : { pinnedVersion: pinned }),
+          onPoolWait: poolWaitReporter(x, seq),
           onWait: (reason, detail) => {
             if (waitedFor !== undefined) return;
             waitedFor = reason;

@@ -23,6 +23,12 @@ export const INLINE_TOOL_CONCURRENCY_DEFAULT = INLINE_POOL_LIMIT_DEFAULT;
 export const PROBATION_CAP_MAX = 64;
 /** Claimed runs started per event-loop turn. */
 const START_SLICE_RUNS = 16;
+/**
+ * Runs in memory at most, as a multiple of maxActiveRuns. A run whose effect waits in a resource pool's queue holds
+ * no run slot (a saturated pool must not stop runs bound for other pools from being claimed), so more runs than
+ * maxActiveRuns may be in memory; this bounds how many.
+ */
+export const IN_MEMORY_RUNS_FACTOR = 4;
 
 export interface OrchestratorOptions {
   store: Store;
@@ -84,6 +90,8 @@ export class Orchestrator {
   #wakeTimer: { at: number; timer: NodeJS.Timeout } | undefined;
   #unsubscribe: (() => void) | undefined;
   #drained: Array<() => void> = [];
+  /** Runs in memory whose effects wait in a resource pool's queue: they hold no run slot (see #occupied). */
+  readonly #inPool = new Set<RunExecution>();
   /** Time from an effect's commit to the next dispatch of the same run, in nanoseconds. */
   readonly dispatchLatency: RecordableHistogram = createHistogram();
 
@@ -163,7 +171,9 @@ export class Orchestrator {
       this.#claimAgain = true;
       return;
     }
-    const room = Math.min(CLAIM_BATCH_MAX_RUNS, this.#maxActive - this.#active.size - this.#awaitingStart);
+    const room = Math.min(
+      CLAIM_BATCH_MAX_RUNS, this.#maxActive - this.#occupied(), this.#maxActive * IN_MEMORY_RUNS_FACTOR - this.#active.size - this.#awaitingStart,
+    );
     if (room <= 0) return;
     this.#claiming = true;
     this.#claimAgain = false;
@@ -291,8 +301,13 @@ export class Orchestrator {
       });
   }
 
+  /** Run slots in use: runs in memory and about to start, except those waiting for a resource pool. */
+  #occupied(): number {
+    return this.#active.size - this.#inPool.size + this.#awaitingStart;
+  }
+
   #slotsFull(): boolean {
-    return this.#active.size + this.#awaitingStart >= this.#maxActive;
+    return this.#occupied() >= this.#maxActive;
   }
 
   #pendingPreemptions(): number {
@@ -316,6 +331,13 @@ export class Orchestrator {
     const agent = this.#registry.get(run.agent, run.agentVersion);
     const execution = new RunExecution(run, agent, this.#store, {
       onDone: (x, outcome) => this.#onDone(x, outcome.status, outcome.wakeAt ?? null),
+      onPoolWait: (x, waiting) => {
+        if (!waiting) this.#inPool.delete(x);
+        else if (this.#active.get(x.runId) === x) {
+          this.#inPool.add(x);
+          this.#claim(); // it gave its run slot back while it waits
+        }
+      },
       onDispatch: (_kind, ms) => this.dispatchLatency.record(Math.max(1, Math.round(ms * 1e6))),
       log: this.#log,
       toolFor: (name) => this.#registry.tool(name),
@@ -326,7 +348,11 @@ export class Orchestrator {
     });
     // Re-claimed while an older execution is still here (its lease expired, e.g. a blocked event loop): the old one
     // is fenced off by the new token anyway; drop it now so it stops dispatching.
-    this.#active.get(run.id)?.stop({ kind: 'lost' });
+    const replaced = this.#active.get(run.id);
+    if (replaced !== undefined) {
+      replaced.stop({ kind: 'lost' });
+      this.#inPool.delete(replaced);
+    }
     this.#active.set(run.id, execution);
     const deps = { gateway: this.#gateway, registry: this.#registry, pools: this.#pools, newRunId };
     void execution.start((x) => this.#host.run(x, deps)).catch((error: unknown) => {
@@ -338,6 +364,7 @@ export class Orchestrator {
 
   #onDone(execution: RunExecution, status: string, wakeAt: number | null): void {
     if (this.#active.get(execution.runId) === execution) this.#active.delete(execution.runId);
+    this.#inPool.delete(execution);
     if (this.#probation.has(execution) || this.#soloPending) this.#claimProbation();
     if (status === 'waiting' && wakeAt !== null) this.#scheduleWake(wakeAt);
     if (status === 'queued') this.#claim();

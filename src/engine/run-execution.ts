@@ -49,6 +49,8 @@ export interface ExecutionHooks {
   poisonAfterLeaseLosses?: number;
   /** Tool definitions by name, for compensating a failed or cancelled run's completed executions. */
   toolFor?: ToolLookup;
+  /** The run started (true) or stopped (false) having an effect queued in a resource pool. */
+  onPoolWait?(execution: RunExecution, waiting: boolean): void;
 }
 
 export class RunExecution {
@@ -98,6 +100,8 @@ export class RunExecution {
   };
   /** Steps dispatched but not committed yet, for the maxSteps budget. */
   inflightSteps = 0;
+  /** Effects of this run queued in a resource pool right now (see `enterPoolWait`). */
+  #poolWaits = 0;
   /** A side-effect tool was stopped mid-call (its outcome is unknown): it decides a cancelled run's outcome. */
   sideEffectInterrupted = false;
 
@@ -162,6 +166,22 @@ export class RunExecution {
   }
 
   /** This execution has committed something (progress: the run is off probation). */
+  /** Whether an effect of this run waits in a resource pool's queue (the run waits for the pool, not for a run slot). */
+  get waitingInPool(): boolean {
+    return this.#poolWaits > 0;
+  }
+
+  /** Counts an effect of this run as queued in a pool until the returned function is called (idempotent). */
+  enterPoolWait(): () => void {
+    if (this.#poolWaits++ === 0) this.#hooks.onPoolWait?.(this, true);
+    let left = false;
+    return () => {
+      if (left) return;
+      left = true;
+      if (--this.#poolWaits === 0) this.#hooks.onPoolWait?.(this, false);
+    };
+  }
+
   get hasCommitted(): boolean {
     return this.#lastCommitAt !== undefined;
   }

@@ -9,6 +9,7 @@ import type { JournalEntry } from '../store/records.ts';
 import type { JournalWrite } from '../store/store.ts';
 import { crashPoint } from './crash-points.ts';
 import { backoff, decideRetry, resolveRetryPolicy } from './retry-policy.ts';
+import { poolWaitReporter } from './pool-waits.ts';
 import { toJson, type RunExecution } from './run-execution.ts';
 
 export interface ToolRunDeps {
@@ -77,7 +78,13 @@ async function dispatch(
     const queuedAt = Date.now();
     let release: (() => void) | undefined;
     try {
-      release = await deps.pools.acquire(tool.pool ?? 'inline', { tenantId: x.run.tenantId, priority: x.run.priority, signal: x.abort.signal });
+      const pool = tool.pool ?? 'inline';
+      let left: (() => void) | undefined;
+      try {
+        release = await deps.pools.acquire(pool, { tenantId: x.run.tenantId, priority: x.run.priority, signal: x.abort.signal, onQueued: () => (left = poolWaitReporter(x, base.seq)(pool)) });
+      } finally {
+        left?.();
+      }
       const startedAt = Date.now();
       const { outcome, attempts } = await attemptTool(x, tool, args, base, firstAttempt, queuedAt, startedAt);
       crashPoint('execute.before-commit');

@@ -89,6 +89,8 @@ export interface ModelCallOptions {
    * (with the limit). The engine records it as the run's waiting reason.
    */
   onWait?(reason: 'provider_unavailable' | 'rate_limited', detail: string): void;
+  /** The call queues in its model pool (`model:<name>`); returns what to call when it leaves the queue. */
+  onPoolWait?(pool: string): () => void;
 }
 
 export class ModelGateway {
@@ -273,6 +275,7 @@ export class ModelGateway {
         ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
       },
       points, reserveTokens: inputTokens + maxOutput.tokens, tenantId: options.tenantId, priority: options.priority ?? 'interactive', runId: options.runId, signal, onDelta,
+      onPoolWait: options.onPoolWait,
       onWait: (reason) => options.onWait?.('rate_limited', reason),
       attributes, onSlot,
     }, {

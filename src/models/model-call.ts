@@ -54,6 +54,8 @@ export interface CallInput {
   attributes: CallAttributes;
   /** Set when the first attempt gets a slot. */
   onSlot(): void;
+  /** The call queues in its pool (`model:<name>`); returns what to call when it leaves the queue. */
+  onPoolWait: ((pool: string) => () => void) | undefined;
 }
 
 export interface AttemptOutcome {
@@ -114,11 +116,15 @@ async function attemptOnce(entry: ModelEntry, input: CallInput, deps: CallDeps):
   if (waited !== undefined) input.attributes.waits.push({ reason: `rate_limited: ${waited}`, ms: deps.clock.now() - waitStart });
   // The model's pool (issue 7): after the rate limits (a rate-limited tenant holds no slot), before the breaker probe.
   let releasePool: () => void;
+  const pool = `model:${entry.model.name}`;
+  let left: (() => void) | undefined;
   try {
-    releasePool = await deps.pools.acquire(`model:${entry.model.name}`, { tenantId: input.tenantId ?? POOL_SYSTEM_TENANT, priority: input.priority, signal: input.signal });
+    releasePool = await deps.pools.acquire(pool, { tenantId: input.tenantId ?? POOL_SYSTEM_TENANT, priority: input.priority, signal: input.signal, onQueued: () => (left = input.onPoolWait?.(pool)) });
   } catch (error) {
     reservation.settle(0);
     throw error;
+  } finally {
+    left?.();
   }
   let usedTokens = 0;
   const admission = replica.breaker.admit();

@@ -2,8 +2,7 @@
 // new pools configuration to live pools (limits, queue bounds, per-tenant caps) and answers which weight and cap a
 // tenant has. Kinds by name: `model:<model>`, `sandbox:<profile>`, `inline`, anything else a tool-declared pool.
 // It never decides the order of waiters (pool.ts does) and never reads files or the environment.
-import type { Priority } from '../store/records.ts';
-import { Pool, type PoolObserver, type PoolSnapshot } from './pool.ts';
+import { Pool, type PoolObserver, type PoolRequest, type PoolSnapshot } from './pool.ts';
 import { EMPTY_POOLS_CONFIG, POOL_NAME, type PoolsConfig } from './pool-config.ts';
 
 /** Inline tools running at once per process when no pools file says otherwise. */
@@ -65,7 +64,7 @@ export class PoolRegistry {
    * @example
    * const release = await pools.acquire('sandbox:shell', { tenantId: run.tenantId, priority: run.priority, signal });
    */
-  acquire(name: string, request: { tenantId: string; priority: Priority; signal?: AbortSignal }): Promise<() => void> {
+  acquire(name: string, request: PoolRequest): Promise<() => void> {
     return this.pool(name).acquire(request);
   }
 

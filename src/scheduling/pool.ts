@@ -27,6 +27,8 @@ export interface PoolRequest {
   tenantId: string;
   priority: Priority;
   signal?: AbortSignal;
+  /** Called once, synchronously, when the request has to wait in the queue (it was not granted at once). */
+  onQueued?: () => void;
 }
 
 export interface TenantPoolSnapshot {
@@ -169,6 +171,7 @@ export class Pool {
     }
     return new Promise((resolve, reject) => {
       const since = this.#now();
+      let granted = false;
       const onAbort = (): void => {
         if (!this.#remove(waiter)) return;
         this.#observer?.rejected(this.name, tenantId, 'aborted');
@@ -177,6 +180,7 @@ export class Pool {
       const waiter: Waiter = {
         tenantId, priority, since, key: priority === 'batch' ? since + BATCH_AGING_MS : since,
         grant: () => {
+          granted = true;
           signal?.removeEventListener('abort', onAbort);
           resolve(this.#lease(tenantId, since));
         },
@@ -192,6 +196,8 @@ export class Pool {
         reject(new KeelError('pool_queue_full', `pool ${this.name} has ${this.#maxQueued} effects queued already`, {
           retryable: true, details: { pool: this.name, maxQueued: this.#maxQueued },
         }));
+      } else if (!granted) {
+        request.onQueued?.();
       }
     });
   }
