@@ -5,6 +5,8 @@
 // 2. Claims: latency of a real store claim with the tenants backlogged, fair order against the order Keel used
 //    before (interactive first, then oldest: bench/sql/*-claim-runs-priority-order.sql), on identical fresh stores,
 //    both in a transaction of their own with lease-only durability. Runs are created, never executed.
+// 3. Pool grants: in one effect pool (src/scheduling/pool.ts, 64 slots) with the tenants' effects waiting, the
+//    latency of releasing a slot and granting it to the next waiter in fair order, and grants per second.
 // It prints JSON figures and asserts nothing but that every claim got runs.
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -14,6 +16,7 @@ import pg from 'pg';
 import { newRunId } from '../src/engine/ids.ts';
 import { statusesAllowing } from '../src/engine/run-status.ts';
 import { FairClaim, type BackloggedTenant } from '../src/scheduling/fair-share.ts';
+import { Pool } from '../src/scheduling/pool.ts';
 import { PgStatement } from '../src/store/postgres/statements.ts';
 import { PostgresStore } from '../src/store/postgres/postgres-store.ts';
 import { NamedStatement } from '../src/store/sqlite/statements.ts';
@@ -148,10 +151,34 @@ function added(fair: { single: Latency; batch: Latency }, old: { single: Latency
   return { single: diff(fair.single.meanMs, old.single.meanMs), [`batch${BATCH}`]: diff(fair.batch.meanMs, old.batch.meanMs) };
 }
 
+/** Release-and-grant in one pool with TENANTS tenants waiting (each keeps waiters queued), weights 1–4. */
+async function poolGrants(): Promise<{ grants: number; perGrant: Latency; grantsPerSecond: number }> {
+  const SLOTS = 64;
+  const GRANTS = quick ? 5_000 : 20_000;
+  const pool = new Pool('bench', { limit: SLOTS, maxQueued: 10_000_000 }, { weightOf: (id) => 1 + (Number(id.slice(1)) % 4), capOf: () => undefined });
+  const held: Array<() => void> = [];
+  const want = (tenantId: string) => void pool.acquire({ tenantId, priority: Number(tenantId.slice(1)) % 3 === 0 ? 'interactive' : 'batch' }).then((release) => held.push(release));
+  const queuedEach = Math.max(2, Math.ceil((SLOTS + GRANTS) / TENANTS) + 1);
+  for (let i = 0; i < TENANTS; i++) for (let k = 0; k < queuedEach; k++) want(`t${i}`);
+  await new Promise((r) => setImmediate(r));
+  const samples: number[] = [];
+  const started = performance.now();
+  for (let g = 0; g < GRANTS; g++) {
+    const release = held.shift()!;
+    const t0 = performance.now();
+    release(); // frees a slot: the pool grants it to the next waiter in fair order, synchronously
+    samples.push(performance.now() - t0);
+    await Promise.resolve(); // the grant's promise settles: its holder joins `held`
+  }
+  const seconds = (performance.now() - started) / 1000;
+  return { grants: GRANTS, perGrant: summarize(samples, 1), grantsPerSecond: Math.round(GRANTS / seconds) };
+}
+
 const results: Record<string, unknown> = {
   tenantsBacklogged: TENANTS,
   runsPerTenant: RUNS_PER_TENANT,
   plannerDecisionsPerSecond: { onePerClaim: decisionsPerSecond(1), [`${BATCH}PerClaim`]: decisionsPerSecond(BATCH) },
+  poolGrants: await poolGrants(),
   claims: [await sqliteClaims(), ...(process.argv.includes('--postgres') ? [await postgresClaims()] : [])],
 };
 process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);

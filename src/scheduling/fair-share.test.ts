@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { worstShareError, type DispatchLog } from '../../test/support/share-windows.ts';
-import { allocateClaims, FairClaim, INTERACTIVE_LEAD_CLAIMS, type BackloggedTenant } from './fair-share.ts';
+import { allocateClaims, FairClaim, INTERACTIVE_LEAD_CLAIMS, pickOne, type BackloggedTenant } from './fair-share.ts';
 
 const WINDOW = 1_000;
 const TOLERANCE = 0.1;
@@ -154,5 +154,29 @@ describe('fair share across tenants', () => {
     const { items, vtimes } = claim.result();
     assert.equal(items.length, 10);
     assert.deepEqual([vtimes.get('few'), vtimes.get('many')], [1, 9]);
+  });
+
+  it('pickOne makes exactly the pick, virtual time and clock a one-slot FairClaim makes (fast-check)', () => {
+    const arbitraryTenant = fc.record({
+      weight: fc.integer({ min: 1, max: 5 }), vtime: fc.oneof(fc.constant(0), fc.double({ min: 0, max: 50, noNaN: true })),
+      room: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 3 }), fc.constant(Infinity)), headKey: fc.integer({ min: 0, max: 10 }), interactiveHead: fc.boolean(),
+    });
+    fc.assert(fc.property(fc.array(arbitraryTenant, { minLength: 1, maxLength: 12 }), fc.double({ min: 0, max: 40, noNaN: true }), (specs, clock) => {
+      const tenants: BackloggedTenant[] = specs.map((spec, i) => ({ tenantId: `t${i}`, ...spec }));
+      // A pool passes only tenants with room (FairClaim's clock would count the others too).
+      const open = tenants.filter((t) => t.room > 0);
+      const claim = new FairClaim<string>(open, clock, 1);
+      const plan = claim.next();
+      if (plan !== null) claim.record(new Map([...plan].map(([id, n]) => [id, Array.from({ length: n }, () => id)])));
+      const expected = claim.result();
+      const picked = pickOne(tenants, clock);
+      if (expected.items.length === 0) {
+        assert.equal(picked, null);
+        return;
+      }
+      assert.equal(picked?.tenantId, expected.items[0]);
+      assert.equal(picked?.vtime, expected.vtimes.get(expected.items[0]!));
+      assert.equal(picked?.clock, expected.clock);
+    }), { numRuns: 2_000 });
   });
 });

@@ -60,14 +60,15 @@ const keyOf = (item: HeapItem): number => (item.taken === 0 ? item.start - item.
  * time (the heavier tenant), then the older head.
  */
 function before(a: HeapItem, b: HeapItem): boolean {
-  const ka = keyOf(a);
-  const kb = keyOf(b);
+  return servedBefore(keyOf(a), finishOf(a), a.tenant, keyOf(b), finishOf(b), b.tenant);
+}
+
+/** The serving order itself, on a candidate's key (start less any lead), finish time and head. */
+function servedBefore(ka: number, fa: number, a: BackloggedTenant, kb: number, fb: number, b: BackloggedTenant): boolean {
   if (ka !== kb) return ka < kb;
-  const fa = finishOf(a);
-  const fb = finishOf(b);
   if (fa !== fb) return fa < fb;
-  if (a.tenant.headKey !== b.tenant.headKey) return a.tenant.headKey < b.tenant.headKey;
-  return a.tenant.tenantId < b.tenant.tenantId;
+  if (a.headKey !== b.headKey) return a.headKey < b.headKey;
+  return a.tenantId < b.tenantId;
 }
 
 /** A binary min-heap of tenants in serving order (`before`), built in linear time. */
@@ -143,6 +144,49 @@ export function allocateClaims(tenants: readonly BackloggedTenant[], clock: numb
     if (item.taken < item.tenant.room) heap.push(item);
   }
   return picks;
+}
+
+/**
+ * The one next claim among `tenants`, exactly as a one-slot FairClaim over them would make it (the served tenant, its
+ * new virtual time, the new clock), in three passes that allocate nothing per tenant. For an effect pool, where each
+ * released slot is granted at once among possibly thousands of backlogged tenants.
+ * @example
+ * pickOne([{ tenantId: 'a', weight: 1, vtime: 0, room: 1, headKey: 0, interactiveHead: false }], 0);
+ * // { tenantId: 'a', vtime: 1, clock: 1 }
+ */
+export function pickOne(tenants: readonly BackloggedTenant[], clock: number): { tenantId: string; vtime: number; clock: number } | null {
+  const open = (t: BackloggedTenant): boolean => t.room > 0 && t.weight > 0;
+  let totalWeight = 0;
+  let least = Infinity;
+  for (const t of tenants) {
+    if (!open(t)) continue;
+    totalWeight += t.weight;
+    if (t.vtime < least) least = t.vtime;
+  }
+  if (totalWeight === 0) return null;
+  const from = Math.max(clock, least); // where FairClaim's clock starts
+  const lead = INTERACTIVE_LEAD_CLAIMS / totalWeight;
+  let best: BackloggedTenant | undefined;
+  let bestKey = 0;
+  let bestFinish = 0;
+  for (const t of tenants) {
+    if (!open(t)) continue;
+    const start = Math.max(t.vtime, from);
+    const key = t.interactiveHead ? start - lead : start;
+    const finish = start + 1 / t.weight;
+    if (best === undefined || servedBefore(key, finish, t, bestKey, bestFinish, best)) {
+      best = t;
+      bestKey = key;
+      bestFinish = finish;
+    }
+  }
+  let after = Infinity;
+  for (const t of tenants) {
+    if (!open(t)) continue;
+    const vtime = t === best ? bestFinish : Math.max(t.vtime, from);
+    if (vtime < after) after = vtime;
+  }
+  return { tenantId: best!.tenantId, vtime: bestFinish, clock: Math.max(from, after) };
 }
 
 /** Picks per tenant, in first-pick order. */

@@ -5,7 +5,7 @@
 // It never grants past its limit, never queues past maxQueued, and never keeps a waiter that gave up.
 import { KeelError } from '../errors/keel-error.ts';
 import type { Priority } from '../store/records.ts';
-import { BATCH_AGING_MS, FairClaim, type BackloggedTenant } from './fair-share.ts';
+import { BATCH_AGING_MS, FairClaim, pickOne, type BackloggedTenant } from './fair-share.ts';
 
 export type PoolRejection = 'queue_full' | 'aborted';
 
@@ -66,6 +66,12 @@ class TenantLane {
   running = 0;
   /** Virtual time in this pool: slots granted / weight (see fair-share.ts). */
   vtime = 0;
+  /** This lane as a fair-share candidate, refreshed at each dispatch (reused: a grant allocates nothing per tenant). */
+  readonly candidate: BackloggedTenant;
+
+  constructor(tenantId: string) {
+    this.candidate = { tenantId, weight: 1, vtime: 0, room: 0, headKey: 0, interactiveHead: false };
+  }
 
   get size(): number {
     return this.interactive.size + this.batch.size;
@@ -108,6 +114,8 @@ export class Pool {
   /** Virtual clock: the least virtual time among the tenants backlogged at the latest dispatch. */
   #clock = 0;
   readonly #tenants = new Map<string, TenantLane>();
+  /** Tenants that may be granted a slot now, rebuilt by each dispatch (kept to avoid allocating an array per grant). */
+  readonly #candidates: BackloggedTenant[] = [];
   /** Tenants with waiters: what a dispatch looks at (not every tenant holding a slot). */
   readonly #waiting = new Set<string>();
   #dispatches = 0;
@@ -229,7 +237,7 @@ export class Pool {
 
   #lane(tenantId: string): TenantLane {
     let lane = this.#tenants.get(tenantId);
-    if (lane === undefined) this.#tenants.set(tenantId, (lane = new TenantLane()));
+    if (lane === undefined) this.#tenants.set(tenantId, (lane = new TenantLane(tenantId)));
     return lane;
   }
 
@@ -254,17 +262,35 @@ export class Pool {
     if (++this.#dispatches % IDLE_SWEEP_DISPATCHES === 0) {
       for (const [tenantId, lane] of this.#tenants) this.#forgetIfIdle(tenantId, lane); // deleting while iterating a Map is safe
     }
-    const backlogged: BackloggedTenant[] = [];
+    const backlogged = this.#candidates;
+    backlogged.length = 0;
     for (const tenantId of this.#waiting) {
       const lane = this.#tenants.get(tenantId)!;
       const head = lane.head()!;
       const cap = this.#policy.capOf(tenantId);
       const room = Math.min(lane.size, cap === undefined ? Infinity : cap - lane.running);
       if (room <= 0) continue;
-      const weight = Math.max(WEIGHT_MIN, this.#policy.weightOf(tenantId));
-      backlogged.push({ tenantId, weight, vtime: lane.vtime, room, headKey: head.key, interactiveHead: head.priority === 'interactive' });
+      const candidate = lane.candidate;
+      candidate.weight = Math.max(WEIGHT_MIN, this.#policy.weightOf(tenantId));
+      candidate.vtime = lane.vtime;
+      candidate.room = room;
+      candidate.headKey = head.key;
+      candidate.interactiveHead = head.priority === 'interactive';
+      backlogged.push(candidate);
     }
     if (backlogged.length === 0) return;
+    if (free === 1) {
+      // One slot (a release): the same pick a one-slot FairClaim makes, without building one.
+      const pick = pickOne(backlogged, this.#clock)!;
+      const lane = this.#tenants.get(pick.tenantId)!;
+      const waiter = lane.head()!;
+      lane.delete(waiter);
+      if (lane.size === 0) this.#waiting.delete(pick.tenantId);
+      lane.vtime = pick.vtime;
+      this.#clock = pick.clock;
+      this.#grant(waiter);
+      return;
+    }
     const claim = new FairClaim<Waiter>(backlogged, this.#clock, free);
     // Rooms are exact (no more than each lane holds), so one round fills every slot it can.
     for (let plan = claim.next(); plan !== null; plan = claim.next()) {
@@ -284,12 +310,14 @@ export class Pool {
     const { items, vtimes, clock } = claim.result();
     this.#clock = clock;
     for (const [tenantId, vtime] of vtimes) this.#tenants.get(tenantId)!.vtime = vtime;
-    for (const waiter of items) {
-      this.#queued -= 1;
-      this.#running += 1;
-      this.#tenants.get(waiter.tenantId)!.running += 1;
-      waiter.grant();
-    }
+    for (const waiter of items) this.#grant(waiter);
+  }
+
+  #grant(waiter: Waiter): void {
+    this.#queued -= 1;
+    this.#running += 1;
+    this.#tenants.get(waiter.tenantId)!.running += 1;
+    waiter.grant();
   }
 
   #lease(tenantId: string, since: number): () => void {
