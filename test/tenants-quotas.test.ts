@@ -9,6 +9,7 @@ import { defineAgent } from '../src/index.ts';
 import { assertError } from './support/assert-error.ts';
 import { startKeel, type TestKeel } from './support/keel-server.ts';
 import { captureCli } from './support/cli-capture.ts';
+import { telemetry } from '../src/telemetry/telemetry.ts';
 
 const quick = defineAgent({ name: 'quick', version: '1', async run() { return { done: true }; } });
 
@@ -60,6 +61,8 @@ test('admission: over max queued runs POST /v1/runs answers 429 tenant_queue_ful
   const refused = await keel.request('POST', '/v1/runs', { agent: 'quick', input: { i: 2 } }, key);
   assertError(refused, 429, 'tenant_queue_full');
   assert.equal(refused.headers.get('retry-after'), '5');
+  const rejected = (await telemetry.metrics.runAdmissionsRejected.get()).values.find((v) => v.labels.tenant === body.tenant.id);
+  assert.deepEqual([rejected?.labels.source, rejected?.labels.reason, rejected?.value], ['api', 'tenant_queue_full', 1], 'counted in keel_run_admissions_rejected_total');
   // Other tenants are not affected.
   assert.equal((await keel.request('POST', '/v1/runs', { agent: 'quick' })).status, 201);
   // Lifting the limit admits again.

@@ -16,6 +16,7 @@ import { crashPoint } from './crash-points.ts';
 import { backoff, decideRetry, resolveRetryPolicy, type ResolvedRetryPolicy } from './retry-policy.ts';
 import { runTool } from './tool-runner.ts';
 import { rememberPrompt } from '../telemetry/model-prompts.ts';
+import { telemetry } from '../telemetry/telemetry.ts';
 import { checkSleep, checkWaitForInput, parseToolArgs, resolveChild } from './ctx-checks.ts';
 import { poolWaitReporter } from './pool-waits.ts';
 import { resumedEvent, waitingEvent } from './waiting-reasons.ts';
@@ -367,6 +368,7 @@ export const CHILD_QUEUE_FULL_RETRY_MS = 5_000; // the Retry-After of a 429 tena
  * as a client told 429 would retry; the child is never queued over the limit and the parent does not fail.
  */
 function queueFullWait(x: RunExecution, seq: number, name: string): Promise<never> {
+  telemetry.runAdmissionRejected(x.run.tenantId, 'child', 'tenant_queue_full');
   return x.addWait({
     seq, kind: 'child', name, deadlineAt: Date.now() + CHILD_QUEUE_FULL_RETRY_MS, args: { waitingReason: 'tenant_queue_full' }, reason: 'tenant_queue_full',
     detail: `the tenant's queue is at its maxQueuedRuns: the child run ${name} is spawned when there is room (checked every ${CHILD_QUEUE_FULL_RETRY_MS} ms)`,

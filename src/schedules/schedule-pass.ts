@@ -16,6 +16,7 @@ import { transition, type FireEvent, type FireStatus } from './fire-status.ts';
 import { FireTimes } from './fire-times.ts';
 import { decideOverlap } from './overlap.ts';
 import { failureNotification } from './notification-payload.ts';
+import { telemetry } from '../telemetry/telemetry.ts';
 
 /** Bound on fires decided in one pass; a longer backlog continues on the next tick. */
 export const FIRES_PER_PASS_MAX = 500;
@@ -65,6 +66,7 @@ export async function planPass(deps: PassDeps, claim: ScheduleClaim, now: number
   const start = (fire: Touched, event: FireEvent) => {
     const run = room === 0 ? { skipped: 'tenant_queue_full' } : newRunFor(deps.registry, schedule, fire);
     if ('skipped' in run) {
+      if (run.skipped === 'tenant_queue_full') telemetry.runAdmissionRejected(schedule.tenantId, 'schedule', run.skipped);
       fire.detail = { ...fire.detail, reason: run.skipped };
       step(fire, 'skip');
       return;

@@ -125,6 +125,11 @@ export class Telemetry {
     return this.#lastBatchSize;
   }
 
+  /** A new run was refused a place in its tenant's queue (`tenant_queue_full`). */
+  runAdmissionRejected(tenant: string, source: 'api' | 'child' | 'schedule', reason: string): void {
+    this.metrics.runAdmissionsRejected.inc({ tenant, source, reason });
+  }
+
   /** An effect got a slot of `pool` after waiting `waitedMs`. */
   admitted(pool: string, tenant: string, waitedMs: number): void {
     this.metrics.poolWait.observe({ pool }, waitedMs / 1000);

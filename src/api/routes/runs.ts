@@ -5,7 +5,8 @@ import stringify from 'safe-stable-stringify';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { KeelError } from '../../errors/keel-error.ts';
+import { KeelError, isKeelError } from '../../errors/keel-error.ts';
+import { telemetry } from '../../telemetry/telemetry.ts';
 import { newRunId } from '../../engine/ids.ts';
 import type { AgentRegistry } from '../../engine/registry.ts';
 import type { Json } from '../../sdk/types.ts';
@@ -52,6 +53,9 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
       id: newRunId(), tenantId: tenant.id, agent: agent.name, agentVersion: agent.version, input,
       priority: body.priority ?? 'interactive', budget: body.budget ?? {}, metadata: (body.metadata ?? null) as Record<string, Json> | null,
       parentRunId: null, idempotencyKey: body.idempotencyKey ?? null, requestHash,
+    }).catch((error: unknown) => {
+      if (isKeelError(error) && error.code === 'tenant_queue_full') telemetry.runAdmissionRejected(tenant.id, 'api', error.code);
+      throw error;
     });
     return reply.status(created ? 201 : 200).send(runView(run));
   });
