@@ -129,8 +129,8 @@ const TenantQuotaFields = {
   weight: z.number().int().min(1).max(TENANT_WEIGHT_MAX).describe('Share of claims while backlogged, relative to other tenants (default 1)'),
   maxConcurrentRuns: z.number().int().min(1).max(1_000_000).nullable().describe('Runs held by workers at once; null: unlimited'),
   maxQueuedRuns: z.number().int().min(1).max(100_000_000).nullable().describe('Queued runs beyond which POST /v1/runs answers 429 tenant_queue_full; null: unlimited'),
-  rpm: z.number().int().min(1).max(100_000_000).nullable().describe('Model requests per minute for the tenant, per process; null: the models file\'s tenantLimits, else unlimited'),
-  tpm: z.number().int().min(1).max(1_000_000_000_000).nullable().describe('Model tokens per minute for the tenant, per process; null: the models file\'s tenantLimits, else unlimited'),
+  rpm: z.number().int().min(1).max(100_000_000).nullable().describe('Model requests per minute for the tenant (all processes together on Postgres); null: the models file\'s tenantLimits, else unlimited'),
+  tpm: z.number().int().min(1).max(1_000_000_000_000).nullable().describe('Model tokens per minute for the tenant (all processes together on Postgres); null: the models file\'s tenantLimits, else unlimited'),
   dailyTokenBudget: z.number().int().min(0).max(1_000_000_000_000_000).nullable()
     .describe('Model tokens (input + output) per UTC day; once spent, model calls wait (tenant_budget_exhausted) until midnight UTC or a raise; null: unlimited'),
   dailyCostBudgetUsd: z.number().min(0).max(1_000_000_000).nullable()
@@ -140,27 +140,10 @@ const TenantQuotaFields = {
     .describe('Pool name → max concurrent effects of the tenant in that pool (e.g. {"sandbox:default": 2}); a patch replaces the whole object'),
 };
 const QUOTA_NAMES = Object.keys(TenantQuotaFields).join(', ');
-export const CreateTenantBody = z.strictObject({
-  name: z.string().min(1).max(100).regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/),
-  weight: TenantQuotaFields.weight.optional(),
-  maxConcurrentRuns: TenantQuotaFields.maxConcurrentRuns.optional(),
-  maxQueuedRuns: TenantQuotaFields.maxQueuedRuns.optional(),
-  rpm: TenantQuotaFields.rpm.optional(),
-  tpm: TenantQuotaFields.tpm.optional(),
-  dailyTokenBudget: TenantQuotaFields.dailyTokenBudget.optional(),
-  dailyCostBudgetUsd: TenantQuotaFields.dailyCostBudgetUsd.optional(),
-  poolCaps: TenantQuotaFields.poolCaps.optional(),
-});
-export const UpdateTenantBody = z.strictObject({
-  weight: TenantQuotaFields.weight.optional(),
-  maxConcurrentRuns: TenantQuotaFields.maxConcurrentRuns.optional(),
-  maxQueuedRuns: TenantQuotaFields.maxQueuedRuns.optional(),
-  rpm: TenantQuotaFields.rpm.optional(),
-  tpm: TenantQuotaFields.tpm.optional(),
-  dailyTokenBudget: TenantQuotaFields.dailyTokenBudget.optional(),
-  dailyCostBudgetUsd: TenantQuotaFields.dailyCostBudgetUsd.optional(),
-  poolCaps: TenantQuotaFields.poolCaps.optional(),
-}).refine((body) => Object.keys(body).length > 0, { message: `name at least one of ${QUOTA_NAMES}` });
+/** Every quota, each optional: a create names the ones it sets, a PATCH the ones it changes. */
+const TenantQuotaPatch = z.strictObject(TenantQuotaFields).partial();
+export const CreateTenantBody = TenantQuotaPatch.extend({ name: z.string().min(1).max(100).regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/) });
+export const UpdateTenantBody = TenantQuotaPatch.refine((body) => Object.keys(body).length > 0, { message: `name at least one of ${QUOTA_NAMES}` });
 export const TenantParams = z.object({ id: z.string().min(1).max(200) });
 export const Tenant = z.object({
   id: z.string(), name: z.string(), createdAt: z.string(),

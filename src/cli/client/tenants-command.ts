@@ -4,6 +4,7 @@
 import { formatTable } from './format.ts';
 import { DEFAULT_KEEL_URL, type RunsCommandIo } from './runs-command.ts';
 import { connect, dispatch, one, parse, show, UsageError, type Subcommand } from './subcommands.ts';
+import type { TenantQuotas } from '../../store/records.ts';
 
 export const TENANTS_USAGE = `usage: keel tenants <command> [options]
 
@@ -41,18 +42,11 @@ const QUOTA_FLAGS = {
 } as const;
 type QuotaFlag = keyof typeof QUOTA_FLAGS;
 
-interface Tenant {
+/** A tenant as the admin API answers it. */
+interface Tenant extends TenantQuotas {
   id: string;
   name: string;
   createdAt: string;
-  weight: number;
-  maxConcurrentRuns: number | null;
-  maxQueuedRuns: number | null;
-  rpm: number | null;
-  tpm: number | null;
-  dailyTokenBudget: number | null;
-  dailyCostBudgetUsd: number | null;
-  poolCaps: Record<string, number>;
 }
 
 /** A whole number from `min`, or null for 'none' when the limit may be lifted. */
