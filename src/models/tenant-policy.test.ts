@@ -48,6 +48,19 @@ describe('TenantPolicy over a real store', () => {
     assert.deepEqual(await policy.limits('ten_missing'), {});
   });
 
+  it('calls that find the cache expired at once share one read of the record and one of the usage', async () => {
+    const tenant = await store.createTenant('busy', 'k-busy', { dailyTokenBudget: 1_000_000 });
+    const reads = { records: 0, usage: 0 };
+    const counting = {
+      getTenant: (id: string) => { reads.records++; return store.getTenant(id); },
+      tenantUsageSince: (id: string, since: number) => { reads.usage++; return store.tenantUsageSince(id, since); },
+    };
+    const policy = new TenantPolicy(counting);
+    const verdicts = await Promise.all(Array.from({ length: 50 }, () => policy.budgetExhausted(tenant.id)));
+    assert.ok(verdicts.every((v) => v === null));
+    assert.deepEqual(reads, { records: 1, usage: 1 });
+  });
+
   it('budgets: exhausted once today\'s usage reaches a budget, until the next midnight UTC; a raise is seen without waiting for the TTL', async () => {
     const clock = new ManualClock(Date.now());
     const policy = new TenantPolicy(store, { clock });

@@ -50,6 +50,8 @@ export class TenantPolicy {
   readonly #clock: Clock;
   readonly #records = new Map<string, Cached<TenantPolicyFields | null>>();
   readonly #usage = new Map<string, Cached<{ day: number; tokens: number; costUsd: number }>>();
+  /** Reads in flight by key: the calls of a busy tenant that find its cache expired share one read. */
+  readonly #reading = new Map<string, Promise<unknown>>();
 
   constructor(source: TenantPolicySource, options: { clock?: Clock } = {}) {
     this.#source = source;
@@ -82,6 +84,19 @@ export class TenantPolicy {
   invalidate(tenantId: string): void {
     this.#records.delete(tenantId);
     this.#usage.delete(tenantId);
+    this.#reading.delete(`record:${tenantId}`); // a read begun before the change must not answer later calls
+    this.#reading.delete(`usage:${tenantId}`);
+  }
+
+  #once<T>(key: string, read: () => Promise<T>): Promise<T> {
+    let reading = this.#reading.get(key) as Promise<T> | undefined;
+    if (reading === undefined) {
+      reading = read().finally(() => {
+        if (this.#reading.get(key) === reading) this.#reading.delete(key);
+      });
+      this.#reading.set(key, reading);
+    }
+    return reading;
   }
 
   async #judge(tenantId: string): Promise<BudgetVerdict | null> {
@@ -104,14 +119,16 @@ export class TenantPolicy {
     const now = this.#clock.now();
     const cached = this.#records.get(tenantId);
     if (cached !== undefined && now - cached.at < TENANT_POLICY_TTL_MS) return cached.value;
-    try {
-      const tenant = await this.#source.getTenant(tenantId);
-      const value = tenant === null ? null : { rpm: tenant.rpm, tpm: tenant.tpm, dailyTokenBudget: tenant.dailyTokenBudget, dailyCostBudgetUsd: tenant.dailyCostBudgetUsd };
-      remember(this.#records, tenantId, { value, at: now });
-      return value;
-    } catch {
-      return cached?.value ?? null; // the store is unavailable: the last known record, else none (the call's commit will fail anyway)
-    }
+    return this.#once(`record:${tenantId}`, async () => {
+      try {
+        const tenant = await this.#source.getTenant(tenantId);
+        const value = tenant === null ? null : { rpm: tenant.rpm, tpm: tenant.tpm, dailyTokenBudget: tenant.dailyTokenBudget, dailyCostBudgetUsd: tenant.dailyCostBudgetUsd };
+        remember(this.#records, tenantId, { value, at: now });
+        return value;
+      } catch {
+        return cached?.value ?? null; // the store is unavailable: the last known record, else none (the call's commit will fail anyway)
+      }
+    });
   }
 
   async #usageToday(tenantId: string): Promise<{ day: number; tokens: number; costUsd: number }> {
@@ -119,14 +136,16 @@ export class TenantPolicy {
     const day = startOfUtcDay(now);
     const cached = this.#usage.get(tenantId);
     if (cached !== undefined && cached.value.day === day && now - cached.at < TENANT_USAGE_TTL_MS) return cached.value;
-    try {
-      const used = await this.#source.tenantUsageSince(tenantId, day);
-      const value = { day, tokens: used.tokens, costUsd: used.costUsd };
-      remember(this.#usage, tenantId, { value, at: now });
-      return value;
-    } catch {
-      return cached !== undefined && cached.value.day === day ? cached.value : { day, tokens: 0, costUsd: 0 };
-    }
+    return this.#once(`usage:${tenantId}`, async () => {
+      try {
+        const used = await this.#source.tenantUsageSince(tenantId, day);
+        const value = { day, tokens: used.tokens, costUsd: used.costUsd };
+        remember(this.#usage, tenantId, { value, at: now });
+        return value;
+      } catch {
+        return cached !== undefined && cached.value.day === day ? cached.value : { day, tokens: 0, costUsd: 0 };
+      }
+    });
   }
 }
 
