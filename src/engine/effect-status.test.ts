@@ -8,6 +8,7 @@ test('the moves the engine journals are allowed', () => {
     ['pending', 'succeeded'], ['pending', 'failed'], ['pending', 'waiting'], ['pending', 'running'],
     ['running', 'succeeded'], ['running', 'unknown'], ['running', 'running'], ['unknown', 'succeeded'],
     ['waiting', 'waiting'], ['waiting', 'succeeded'], ['waiting', 'failed'],
+    ['waiting', 'running'], // a side-effect tool call parked before it was made (its pool's queue was full) starts
   ];
   for (const [from, to] of moves) assert.doesNotThrow(() => assertEffectMove(from, to, 'test'), `${from} → ${to}`);
 });
@@ -16,6 +17,7 @@ test('a settled effect never moves, and nothing skips back to pending', () => {
   for (const from of ['succeeded', 'failed'] as const) {
     for (const to of Object.values(EffectStatus)) if (to !== from) assert.throws(() => assertEffectMove(from, to, 'test'), /illegal effect transition/);
   }
-  assert.throws(() => assertEffectMove('waiting', 'running', 'test'), /illegal effect transition/);
+  assert.throws(() => assertEffectMove('waiting', 'unknown', 'test'), /illegal effect transition/);
+  assert.throws(() => assertEffectMove('waiting', 'pending', 'test'), /illegal effect transition/);
   assert.throws(() => assertEffectMove('running', 'pending', 'test'), /illegal effect transition/);
 });

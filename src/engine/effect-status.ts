@@ -1,5 +1,5 @@
 // The effect (and tool execution) state machine: pending → dispatched → running → succeeded | failed | unknown,
-// plus `waiting` for effects that park the run (input, timer, child). Only committed states are persisted:
+// plus `waiting` for effects that park the run (input, timer, child, a call parked before it was made). Only committed states are persisted:
 // read/idempotent effects are persisted once, when they end; side-effect tools persist `running` before they run.
 
 export const EffectStatus = {
@@ -20,7 +20,8 @@ export const EFFECT_TRANSITIONS: { readonly [S in EffectStatus]: Partial<Record<
   pending: { dispatch: 'dispatched', start: 'running', park: 'waiting', succeed: 'succeeded', fail: 'failed' },
   dispatched: { start: 'running', succeed: 'succeeded', fail: 'failed' },
   running: { succeed: 'succeeded', fail: 'failed', lose: 'unknown', retry: 'running' },
-  waiting: { succeed: 'succeeded', fail: 'failed', park: 'waiting' },
+  // A call parked before it was made (a full pool queue, a spent budget) starts from here when the run wakes.
+  waiting: { start: 'running', succeed: 'succeeded', fail: 'failed', park: 'waiting' },
   unknown: { succeed: 'succeeded', fail: 'failed', retry: 'running' },
   succeeded: {},
   failed: {},

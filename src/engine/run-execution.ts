@@ -23,7 +23,7 @@ const FINALIZE_MAX_ATTEMPTS = 3;
 
 export interface Wait {
   seq: number;
-  kind: 'input' | 'sleep' | 'child' | 'model' | 'unknown';
+  kind: 'input' | 'sleep' | 'child' | 'model' | 'tool' | 'unknown';
   name: string;
   deadlineAt: number | null;
   args: Json | null;

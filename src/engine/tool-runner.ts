@@ -69,19 +69,26 @@ function parkUnknown(x: RunExecution, tool: ToolDefinition<unknown, Json>, seq: 
   return x.addWait({ seq, kind: 'unknown', name: tool.name, deadlineAt: null, args: null, reason: 'unknown_side_effect' });
 }
 
+/** How long a run whose tool call found its pool's queue full stays parked before it tries the call again, in ms. */
+export const POOL_FULL_RETRY_MS = 5_000;
+const POOL_FULL = Symbol('pool queue full');
+
 async function dispatch(
   x: RunExecution, tool: ToolDefinition<unknown, Json>, args: Json, base: Omit<JournalWrite, 'status'>, firstAttempt: number, deps: ToolRunDeps,
 ): Promise<Json> {
   deps.checkBudget();
+  const pool = tool.pool ?? 'inline';
   x.inflightSteps++;
-  return x.track('tool', async () => {
+  const value = await x.track('tool', async (): Promise<Json | typeof POOL_FULL> => {
     const queuedAt = Date.now();
     let release: (() => void) | undefined;
     try {
-      const pool = tool.pool ?? 'inline';
       let left: (() => void) | undefined;
       try {
         release = await deps.pools.acquire(pool, { tenantId: x.run.tenantId, priority: x.run.priority, signal: x.abort.signal, onQueued: () => (left = poolWaitReporter(x, base.seq)(pool)) });
+      } catch (error) {
+        if (error instanceof KeelError && error.code === 'pool_queue_full') return POOL_FULL;
+        throw error;
       } finally {
         left?.();
       }
@@ -102,6 +109,18 @@ async function dispatch(
       release?.();
       x.inflightSteps--;
     }
+  });
+  return value === POOL_FULL ? parkOnFullPool(x, tool, base.seq, pool) : value;
+}
+
+/**
+ * Backpressure from a full pool queue: the run parks (the call not made, nothing else of it lost) and tries again
+ * after POOL_FULL_RETRY_MS, rather than the agent seeing an error a replay would not see.
+ */
+function parkOnFullPool(x: RunExecution, tool: ToolDefinition<unknown, Json>, seq: number, pool: string): Promise<never> {
+  return x.addWait({
+    seq, kind: 'tool', name: tool.name, deadlineAt: Date.now() + POOL_FULL_RETRY_MS, args: { waitingReason: 'pool_saturated', pool }, reason: 'pool_saturated',
+    detail: `the queue of pool ${pool} is full: the call of ${tool.name} is tried again in ${POOL_FULL_RETRY_MS} ms`,
   });
 }
 
