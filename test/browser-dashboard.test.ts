@@ -168,13 +168,15 @@ describe('web dashboard (browser)', { skip, timeout: 180_000 }, () => {
     await page.screenshot({ path: artifact('runs-list.png') });
   });
 
-  test('tenant, pools and nodes pages show what the store knows and say what is not available', async () => {
+  test('tenant, pools and nodes pages show what the store and the scheduling plane know, and say what is not available', async () => {
     await page.goto(`${keel.url}/tenant`);
     const costPerSuccess = page.getByTestId('cost-per-success').locator('.stat-value');
     await costPerSuccess.waitFor();
     assert.match(await costPerSuccess.textContent() ?? '', /^\$\d/);
     await page.getByTestId('usage-table').getByRole('cell', { name: 'research' }).waitFor();
-    await page.getByText('Per-tenant quotas are not configured in this Keel.').waitFor();
+    // The tenant's quotas from its record: the dev tenant has the defaults.
+    await page.locator('#quotas').getByText('Fair-share weight').waitFor();
+    await page.locator('#quotas').getByText('unlimited').first().waitFor();
     await page.screenshot({ path: artifact('tenant.png'), fullPage: true });
 
     // Keyboard: skip link first, then the navigation.
@@ -187,7 +189,10 @@ describe('web dashboard (browser)', { skip, timeout: 180_000 }, () => {
     await page.keyboard.press('Enter');
     await page.getByTestId('queue-table').waitFor();
     await page.getByTestId('throughput-chart').locator('.recharts-bar-rectangle').first().waitFor();
-    await page.getByText('This Keel exposes no in-process pool metrics', { exact: false }).waitFor();
+    // This process's effect pools (totals): the inline tool pool exists from the start, with its limit.
+    const inline = page.locator('#pools').getByRole('row').filter({ has: page.getByRole('cell', { name: 'inline', exact: true }) });
+    await inline.getByRole('cell', { name: 'tool', exact: true }).waitFor();
+    await inline.getByRole('cell', { name: '256', exact: true }).waitFor();
     await page.screenshot({ path: artifact('pools.png'), fullPage: true });
 
     await page.goto(`${keel.url}/nodes`);

@@ -29,7 +29,8 @@ import { startMetricsListener } from '../telemetry/metrics-listener.ts';
 import { telemetry } from '../telemetry/telemetry.ts';
 import { startTracing, tracingOptionsFrom } from '../telemetry/tracing.ts';
 import { lockDataDir } from './data-dir-lock.ts';
-import { PoolRegistry } from '../scheduling/pool-registry.ts';
+import { PoolRegistry, poolKind } from '../scheduling/pool-registry.ts';
+import type { DashboardSources } from '../api/dashboard-sources.ts';
 import { loadPoolsFile } from '../scheduling/pool-config.ts';
 import { watchPoolsFile } from '../scheduling/pool-config-watch.ts';
 import { followTenantPoolPolicy } from '../scheduling/tenant-pool-policy.ts';
@@ -139,7 +140,7 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   let address: string | undefined;
   if (role !== 'worker') {
     app = await buildApi({ store, registry, live: gateway.live, adminKey: config.adminKey, payloadMaxBytes: config.payloadMaxBytes, ready: () => true, logger: log.child({ role: 'api' }), schedules: schedules.service,
-      pools: () => pools.snapshot(), tenantPolicy: gateway.tenantPolicy });
+      pools: () => pools.snapshot(), tenantPolicy: gateway.tenantPolicy, dashboard: dashboardSources(store, pools) });
     address = await app.listen({ port: config.port, host: config.host });
   }
   return {
@@ -177,4 +178,21 @@ export function untilSignalled(runtime: RunningKeel, log: Logger): Promise<numbe
     process.once('SIGINT', () => void shutdown('SIGINT'));
     process.once('SIGTERM', () => void shutdown('SIGTERM'));
   });
+}
+
+/**
+ * What the dashboard shows beyond the store: this process's effect pools (totals only: a tenant's page must not show
+ * other tenants) and each tenant's quotas from its record.
+ */
+function dashboardSources(store: Store, pools: PoolRegistry): DashboardSources {
+  const kinds = { model: 'model', sandbox: 'sandbox', inline: 'tool', declared: 'tool' } as const;
+  return {
+    pools: () => pools.snapshot().map((p) => ({
+      name: p.name, kind: kinds[poolKind(p.name)], queued: p.queued, running: p.running, concurrency: p.limit, oldestQueuedAgeMs: p.oldestWaitMs,
+    })),
+    quotas: async (tenantId) => {
+      const tenant = await store.getTenant(tenantId);
+      return tenant === null ? null : { maxConcurrentRuns: tenant.maxConcurrentRuns, requestsPerMinute: tenant.rpm, tokensPerMinute: tenant.tpm, weight: tenant.weight };
+    },
+  };
 }
