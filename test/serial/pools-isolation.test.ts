@@ -2,7 +2,7 @@
 // the whole test while many runs keep calling it; sandbox-only and inline-only runs of another tenant must finish at
 // their normal rate, because each effect kind queues in its own pool (model:flaky, sandbox:iso-shell, inline).
 // Throughput alone is measured first, on the same processes, then again with the failing provider saturating its
-// pool; it must stay at least MIN_RATIO of the rate alone (a generous margin: the machine is shared). On SQLite
+// pool; it must stay at least MIN_RATIO of the rate alone. Serial: rates want the machine to itself. On SQLite
 // (`keel dev`) and on Postgres with two processes (`keel server` + `keel worker`). Throughput is the server's own:
 // runs ÷ (last endedAt − first createdAt). The models file keeps the breaker closed, so the failing attempts hold every
 // slot of their pool for the whole measurement (a provider that fails slowly, the worst case for a shared queue);
@@ -13,11 +13,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { apiClient, distributedScene, submitAll, until, type ApiClient } from './support/distributed.ts';
-import { freePort, startKeelProcess, startKeelRole } from './support/keel-process.ts';
-import { postgresAvailable } from './support/postgres.ts';
+import { apiClient, distributedScene, submitAll, until, type ApiClient } from '../support/distributed.ts';
+import { freePort, startKeelProcess, startKeelRole } from '../support/keel-process.ts';
+import { postgresAvailable } from '../support/postgres.ts';
 
-const AGENTS = fileURLToPath(new URL('./fixtures/pools-agents.ts', import.meta.url));
+const AGENTS = fileURLToPath(new URL('../fixtures/pools-agents.ts', import.meta.url));
 const ADMIN_KEY = 'pools-admin-key-0123456789abcdef';
 const DEV_KEY = 'pools-dev-key-0123456789';
 const INLINE_RUNS = 150;
