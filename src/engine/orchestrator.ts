@@ -319,7 +319,8 @@ export class Orchestrator {
   #heldRuns(): HeldRun[] {
     return [...this.#active.values()].map((x) => ({
       runId: x.runId, priority: x.run.priority, positions: x.positions, startedAt: x.startedAt,
-      exempt: x.preemptPending || x.settling || x.stopped !== undefined || this.#probation.has(x),
+      // A run waiting in a pool holds no run slot: preempting it would free none.
+      exempt: x.preemptPending || x.settling || x.stopped !== undefined || this.#probation.has(x) || this.#inPool.has(x),
     }));
   }
 
