@@ -212,7 +212,7 @@ export class Orchestrator {
       this.#solo = undefined;
       this.#claim();
     }
-    if (this.#soloPending ? this.#active.size > 0 : this.#probation.size >= this.#probationCap || this.#active.size >= this.#maxActive) return;
+    if (this.#soloPending ? this.#active.size > 0 : this.#probation.size >= this.#probationCap || this.#occupied() >= this.#maxActive) return;
     this.#claimingProbation = true;
     let more = false;
     this.#store
