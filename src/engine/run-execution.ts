@@ -165,7 +165,6 @@ export class RunExecution {
     return true;
   }
 
-  /** This execution has committed something (progress: the run is off probation). */
   /** Whether an effect of this run waits in a resource pool's queue (the run waits for the pool, not for a run slot). */
   get waitingInPool(): boolean {
     return this.#poolWaits > 0;
@@ -182,6 +181,7 @@ export class RunExecution {
     };
   }
 
+  /** This execution has committed something (progress: the run is off probation). */
   get hasCommitted(): boolean {
     return this.#lastCommitAt !== undefined;
   }
