@@ -179,7 +179,12 @@ export class Orchestrator {
     this.#claimAgain = false;
     this.#store
       .claimRuns({ owner: this.owner, limit: room, leaseMs: this.#leaseTtlMs, served: this.#registry.served() })
-      .then((runs) => {
+      .then(async (runs) => {
+        if (this.#soloPending || this.#solo !== undefined) {
+          // A suspect on its last chance is to run alone, decided while this claim was in flight: hand these back.
+          if (runs.length > 0) await this.#store.releaseLeases(this.owner, runs.map((r) => r.id)).catch(() => {});
+          return;
+        }
         this.#awaitingStart += runs.length;
         this.#preemptPacer.claimed(runs);
         this.#startInSlices(runs);
@@ -212,7 +217,7 @@ export class Orchestrator {
       this.#solo = undefined;
       this.#claim();
     }
-    if (this.#soloPending ? this.#active.size > 0 : this.#probation.size >= this.#probationCap || this.#occupied() >= this.#maxActive) return;
+    if (this.#soloPending ? this.#busy() : this.#probation.size >= this.#probationCap || this.#occupied() >= this.#maxActive) return;
     this.#claimingProbation = true;
     let more = false;
     this.#store
@@ -223,7 +228,7 @@ export class Orchestrator {
           return;
         }
         if (this.#lastChance(run)) {
-          if (this.#active.size > 0) {
+          if (this.#busy()) {
             // Hand it back and drain: no new claims until this process runs nothing else.
             this.#soloPending = true;
             await this.#store.releaseLeases(this.owner, [run.id]);
@@ -322,6 +327,14 @@ export class Orchestrator {
       // A run waiting in a pool holds no run slot: preempting it would free none.
       exempt: x.preemptPending || x.settling || x.stopped !== undefined || this.#probation.has(x) || this.#inPool.has(x),
     }));
+  }
+
+  /**
+   * Whether anything else runs or is about to: runs in memory, claimed runs not started yet, an ordinary claim in
+   * flight (its runs would start beside a suspect meant to run alone, and die with it).
+   */
+  #busy(): boolean {
+    return this.#active.size > 0 || this.#awaitingStart > 0 || this.#claiming;
   }
 
   #lastChance(run: RunRecord): boolean {
