@@ -38,20 +38,35 @@ async function start(counts: Record<string, number>, gates: { a: ReturnType<type
 
 const PREEMPTING = 'preempting batch runs for interactive runs waiting too long';
 
-test('a preempted run stops at its next effect boundary: in-flight steps commit first, then it is re-queued and later finishes with each step run once', async (t) => {
+/**
+ * One Keel with one run slot: a batch `pair` run holds it inside step b (step a in flight beside it), then an
+ * interactive run arrives and the orchestrator asks the batch run to yield. Gates stay closed for the test to open.
+ */
+async function preemptionPending(t: { after(fn: () => Promise<void>): void }) {
   const counts = { a: 0, b: 0, c: 0 };
   const gates = { a: gate(), b: gate() };
   const logs: string[] = [];
   const keel = await start(counts, gates, logs);
-  t.after(() => keel.close());
-  const batchId = (await keel.request('POST', '/v1/runs', { agent: 'pair', priority: 'batch' })).body.id;
+  t.after(async () => {
+    gates.a.open();
+    gates.b.open();
+    await keel.close();
+  });
+  const batchId = (await keel.request('POST', '/v1/runs', { agent: 'pair', priority: 'batch' })).body.id as string;
   await keel.waitForRun(batchId, (r) => r.status === 'running');
-  const interactiveId = (await keel.request('POST', '/v1/runs', { agent: 'quick', priority: 'interactive' })).body.id;
+  const interactiveId = (await keel.request('POST', '/v1/runs', { agent: 'quick', priority: 'interactive' })).body.id as string;
   await until('the orchestrator to ask the batch run to yield', async () => (logs.includes(PREEMPTING) ? true : undefined), 10_000);
+  const stepBCommitted = () => until('step b to commit', async () => (
+    (await keel.request('GET', `/v1/runs/${batchId}/steps`)).body.steps.some((s: any) => s.name === 'b' && s.status === 'succeeded') ? true : undefined), 10_000);
+  return { counts, gates, keel, batchId, interactiveId, stepBCommitted };
+}
+
+test('a preempted run stops at its next effect boundary: in-flight steps commit first, then it is re-queued and later finishes with each step run once', async (t) => {
+  const { counts, gates, keel, batchId, interactiveId, stepBCommitted } = await preemptionPending(t);
   // Asked, but mid-step: it holds its slot until a boundary.
   assert.equal((await keel.request('GET', `/v1/runs/${batchId}`)).body.status, 'running');
   gates.b.open(); // b commits; c is the boundary; a is still in flight and must commit before the run yields
-  await until('step b to commit', async () => ((await keel.request('GET', `/v1/runs/${batchId}/steps`)).body.steps.some((s: any) => s.name === 'b' && s.status === 'succeeded') ? true : undefined), 10_000);
+  await stepBCommitted();
   assert.equal((await keel.request('GET', `/v1/runs/${batchId}`)).body.status, 'running', 'waits for the in-flight step a');
   gates.a.open();
   const interactive = await keel.waitForRun(interactiveId, (r) => TERMINAL.has(r.status));
@@ -73,17 +88,9 @@ test('a preempted run stops at its next effect boundary: in-flight steps commit 
 });
 
 test('a cancel that arrives while a preemption is pending wins: the run ends cancelled, never re-queued', async (t) => {
-  const counts = { a: 0, b: 0, c: 0 };
-  const gates = { a: gate(), b: gate() };
-  const logs: string[] = [];
-  const keel = await start(counts, gates, logs);
-  t.after(() => keel.close());
-  const batchId = (await keel.request('POST', '/v1/runs', { agent: 'pair', priority: 'batch' })).body.id;
-  await keel.waitForRun(batchId, (r) => r.status === 'running');
-  const interactiveId = (await keel.request('POST', '/v1/runs', { agent: 'quick', priority: 'interactive' })).body.id;
-  await until('the orchestrator to ask the batch run to yield', async () => (logs.includes(PREEMPTING) ? true : undefined), 10_000);
+  const { counts, gates, keel, batchId, interactiveId, stepBCommitted } = await preemptionPending(t);
   gates.b.open(); // the boundary is reached; the run waits for step a before it yields
-  await until('step b to commit', async () => ((await keel.request('GET', `/v1/runs/${batchId}/steps`)).body.steps.some((s: any) => s.name === 'b' && s.status === 'succeeded') ? true : undefined), 10_000);
+  await stepBCommitted();
   assert.equal((await keel.request('POST', `/v1/runs/${batchId}/cancel`)).status, 202);
   gates.a.open();
   const batch = await keel.waitForRun(batchId, (r) => TERMINAL.has(r.status));
@@ -96,20 +103,9 @@ test('a cancel that arrives while a preemption is pending wins: the run ends can
 });
 
 test('a shutdown does not wait for a preempted run\'s in-flight step: the run is handed back after the usual grace', async (t) => {
-  const counts = { a: 0, b: 0, c: 0 };
-  const gates = { a: gate(), b: gate() };
-  const logs: string[] = [];
-  const keel = await start(counts, gates, logs);
-  t.after(async () => {
-    gates.a.open();
-    await keel.close();
-  });
-  const batchId = (await keel.request('POST', '/v1/runs', { agent: 'pair', priority: 'batch' })).body.id;
-  await keel.waitForRun(batchId, (r) => r.status === 'running');
-  await keel.request('POST', '/v1/runs', { agent: 'quick', priority: 'interactive' });
-  await until('the orchestrator to ask the batch run to yield', async () => (logs.includes(PREEMPTING) ? true : undefined), 10_000);
+  const { gates, keel, batchId, stepBCommitted } = await preemptionPending(t);
   gates.b.open(); // the boundary is reached; step a never ends while the process shuts down
-  await until('step b to commit', async () => ((await keel.request('GET', `/v1/runs/${batchId}/steps`)).body.steps.some((s: any) => s.name === 'b' && s.status === 'succeeded') ? true : undefined), 10_000);
+  await stepBCommitted();
   await keel.orchestrator.stop();
   const run = (await keel.request('GET', `/v1/runs/${batchId}`)).body;
   assert.equal(run.status, 'queued', 'handed back by the shutdown');

@@ -18,7 +18,6 @@ export const LEASE_TTL_MS_DEFAULT = 15_000;
 export const MAX_ACTIVE_RUNS_DEFAULT = 2_000;
 export const CLAIM_BATCH_MAX_RUNS = 256;
 export const POLL_INTERVAL_MS_DEFAULT = 250;
-export const INLINE_TOOL_CONCURRENCY_DEFAULT = INLINE_POOL_LIMIT_DEFAULT;
 /** Most suspects (runs on probation) one process runs at once, however many it has cleared. */
 export const PROBATION_CAP_MAX = 64;
 /** Claimed runs started per event-loop turn. */
@@ -104,7 +103,7 @@ export class Orchestrator {
     this.#maxActive = options.maxActiveRuns ?? MAX_ACTIVE_RUNS_DEFAULT;
     this.#pollIntervalMs = options.pollIntervalMs ?? POLL_INTERVAL_MS_DEFAULT;
     this.#ownsPools = options.pools === undefined;
-    this.#pools = options.pools ?? new PoolRegistry({ telemetry, inlineLimit: options.inlineToolConcurrency ?? INLINE_TOOL_CONCURRENCY_DEFAULT });
+    this.#pools = options.pools ?? new PoolRegistry({ telemetry, inlineLimit: options.inlineToolConcurrency ?? INLINE_POOL_LIMIT_DEFAULT });
     this.#log = options.log ?? (() => {});
     this.#poisonAfter = options.poisonAfterLeaseLosses;
     this.#host = options.agentHost ?? inThreadHost;

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { apiClient, distributedScene, submitAll, until, type ApiClient } from '../support/distributed.ts';
+import { type ApiClient, createTenant, distributedScene, submitAll, until } from '../support/distributed.ts';
 import { freePort, startKeelProcess, startKeelRole } from '../support/keel-process.ts';
 import { postgresAvailable } from '../support/postgres.ts';
 
@@ -28,15 +28,6 @@ const FLAKY_CALLS = 40;
 const MIN_RATIO = 0.5;
 const FLAKY_POOL_LIMIT = 6;
 const ENV = { KEEL_ADMIN_KEY: ADMIN_KEY, KEEL_LOG_LEVEL: 'warn' };
-
-async function createTenant(url: string, name: string): Promise<ApiClient> {
-  const res = await fetch(`${url}/v1/admin/tenants`, {
-    method: 'POST', headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ name, weight: 1 }),
-  });
-  const body = await res.json() as { apiKey: string };
-  assert.equal(res.status, 201, JSON.stringify(body));
-  return apiClient(url, body.apiKey);
-}
 
 async function adminPools(url: string): Promise<Array<{ name: string; limit: number; running: number; queued: number; oldestWaitMs: number | null }>> {
   const res = await fetch(`${url}/v1/admin/pools`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
@@ -73,8 +64,8 @@ async function measure(api: ApiClient, detail: () => string): Promise<{ inline: 
 }
 
 async function isolationScenario(t: TestContext, url: string, detail: () => string): Promise<void> {
-  const steady = await createTenant(url, 'steady');
-  const failing = await createTenant(url, 'failing');
+  const steady = await createTenant(url, ADMIN_KEY, 'steady');
+  const failing = await createTenant(url, ADMIN_KEY, 'failing');
   await measure(steady, detail); // warm-up: code paths compiled, sandbox tier probed
   const alone = await measure(steady, detail);
 

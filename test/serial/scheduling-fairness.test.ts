@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { apiClient, distributedScene, submitAll, until, type ApiClient } from '../support/distributed.ts';
+import { type ApiClient, createTenant, distributedScene, submitAll, until } from '../support/distributed.ts';
 import { freePort, startKeelProcess, startKeelRole } from '../support/keel-process.ts';
 import { postgresAvailable } from '../support/postgres.ts';
 
@@ -23,15 +23,6 @@ const A_RUNS = 3_000;
 const B_RUNS = 30;
 const ACTIVE_RUNS = '64';
 const ENV = { KEEL_ADMIN_KEY: ADMIN_KEY, KEEL_MAX_ACTIVE_RUNS: ACTIVE_RUNS, KEEL_LOG_LEVEL: 'warn' };
-
-async function createTenant(url: string, name: string): Promise<ApiClient> {
-  const res = await fetch(`${url}/v1/admin/tenants`, {
-    method: 'POST', headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ name, weight: 1 }),
-  });
-  const body = await res.json() as { apiKey: string };
-  assert.equal(res.status, 201, JSON.stringify(body));
-  return apiClient(url, body.apiKey);
-}
 
 /** Submits `n` runs one after another (each request awaited) and returns their ids. */
 async function submitInTurn(api: ApiClient, n: number, priority: 'interactive' | 'batch', offset: number): Promise<string[]> {
@@ -83,8 +74,8 @@ async function succeededCount(api: ApiClient): Promise<number> {
 
 /** The scenario of the issue against a Keel API at `url`: B alone, then A's flood and B again. */
 async function floodAndMeasure(t: TestContext, url: string): Promise<void> {
-  const a = await createTenant(url, 'flood');
-  const b = await createTenant(url, 'interactive');
+  const a = await createTenant(url, ADMIN_KEY, 'flood');
+  const b = await createTenant(url, ADMIN_KEY, 'interactive');
   // Warm-up (code paths compiled, connections open), so that "alone" measures B alone, not a cold process.
   await latencies(b, await submitInTurn(b, B_RUNS, 'interactive', 0));
   const alone = p95(await latencies(b, await submitInTurn(b, B_RUNS, 'interactive', B_RUNS)));

@@ -44,6 +44,16 @@ export function apiClient(url: string, key: string): ApiClient {
   };
 }
 
+/** Creates a tenant (weight 1) through the admin API of the Keel at `url`; returns a client with its API key. */
+export async function createTenant(url: string, adminKey: string, name: string): Promise<ApiClient> {
+  const res = await fetch(`${url}/v1/admin/tenants`, {
+    method: 'POST', headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ name, weight: 1 }),
+  });
+  const body = await res.json() as { apiKey: string };
+  if (res.status !== 201) throw new Error(`creating tenant ${name} answered ${res.status}: ${JSON.stringify(body)}`);
+  return apiClient(url, body.apiKey);
+}
+
 /** Submits `inputs` as runs of `agent`, `parallel` requests at a time; returns the run ids in input order. */
 export async function submitAll(api: ApiClient, agent: string, inputs: unknown[], parallel = 20, fields: Record<string, unknown> = {}): Promise<string[]> {
   const ids: string[] = new Array(inputs.length);

@@ -22,9 +22,7 @@ DECLARE
   i INTEGER;
   used_requests BIGINT;
   used_tokens BIGINT;
-  freed BIGINT;
   key_wait BIGINT;
-  candidate BIGINT;
   worst_wait BIGINT := -1;
   worst_key TEXT;
   bucket RECORD;
@@ -37,34 +35,21 @@ BEGIN
   FOR i IN 1 .. array_length(p_keys, 1) LOOP
     DELETE FROM rate_windows WHERE key = p_keys[i] AND second <= now_s - 61;
     SELECT coalesce(sum(requests), 0), coalesce(sum(tokens), 0) INTO used_requests, used_tokens FROM rate_windows WHERE key = p_keys[i];
-    key_wait := -1;
-    IF p_rpm[i] IS NOT NULL AND used_requests + 1 > p_rpm[i] THEN
-      freed := 0;
-      candidate := 61000; -- (never fits: the caller refuses a call larger than the limit before asking)
-      FOR bucket IN SELECT second, requests FROM rate_windows WHERE key = p_keys[i] ORDER BY second LOOP
-        freed := freed + bucket.requests;
-        IF used_requests - freed + 1 <= p_rpm[i] THEN
-          candidate := (bucket.second + 61) * 1000 - now_ms;
+    IF (p_rpm[i] IS NOT NULL AND used_requests + 1 > p_rpm[i]) OR (p_tpm[i] IS NOT NULL AND used_tokens + p_tokens > p_tpm[i]) THEN
+      -- Over a limit: wait until enough of the oldest seconds have left the window for every limit of the key to fit.
+      key_wait := 61000; -- (never fits: the caller refuses a call larger than the TPM limit before asking)
+      FOR bucket IN SELECT second, requests, tokens FROM rate_windows WHERE key = p_keys[i] ORDER BY second LOOP
+        used_requests := used_requests - bucket.requests;
+        used_tokens := used_tokens - bucket.tokens;
+        IF (p_rpm[i] IS NULL OR used_requests + 1 <= p_rpm[i]) AND (p_tpm[i] IS NULL OR used_tokens + p_tokens <= p_tpm[i]) THEN
+          key_wait := (bucket.second + 61) * 1000 - now_ms;
           EXIT;
         END IF;
       END LOOP;
-      key_wait := greatest(key_wait, candidate);
-    END IF;
-    IF p_tpm[i] IS NOT NULL AND used_tokens + p_tokens > p_tpm[i] THEN
-      freed := 0;
-      candidate := 61000; -- (never fits: the caller refuses a call larger than the limit before asking)
-      FOR bucket IN SELECT second, tokens FROM rate_windows WHERE key = p_keys[i] ORDER BY second LOOP
-        freed := freed + bucket.tokens;
-        IF used_tokens - freed + p_tokens <= p_tpm[i] THEN
-          candidate := (bucket.second + 61) * 1000 - now_ms;
-          EXIT;
-        END IF;
-      END LOOP;
-      key_wait := greatest(key_wait, candidate);
-    END IF;
-    IF key_wait >= 0 AND key_wait > worst_wait THEN
-      worst_wait := key_wait;
-      worst_key := p_keys[i];
+      IF key_wait > worst_wait THEN
+        worst_wait := key_wait;
+        worst_key := p_keys[i];
+      END IF;
     END IF;
   END LOOP;
   IF worst_key IS NOT NULL THEN
