@@ -11,14 +11,14 @@ import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import type { FastifyInstance } from 'fastify';
 import { generateApiKey, hashApiKey } from '../src/api/auth.ts';
 import { buildApi } from '../src/api/server.ts';
-import { newRunId } from '../src/engine/ids.ts';
+import { newRunId } from '../src/domain/ids.ts';
 import type { AgentHost } from '../src/engine/agent-host.ts';
 import { Orchestrator } from '../src/engine/orchestrator.ts';
 import { AgentRegistry } from '../src/engine/registry.ts';
 import { ModelGateway } from '../src/models/gateway.ts';
 import { defineAgent } from '../src/sdk/define.ts';
 import type { AgentDefinition, Json } from '../src/sdk/types.ts';
-import type { NewRun } from '../src/store/records.ts';
+import type { NewRun } from '../src/domain/records.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 
 /** Sequential durable steps per run in the throughput and latency scenarios (the shape of the reference figures). */

@@ -2,8 +2,8 @@
 export { defineAgent, defineModel, defineTool } from './sdk/define.ts';
 export { defineLoopAgent } from './sdk/loop-agent.ts';
 export type { LoopAgentResult, LoopAgentSpec } from './sdk/loop-agent.ts';
-export { KeelError, isKeelError } from './errors/keel-error.ts';
-export type { ErrorCode } from './errors/codes.ts';
+export { KeelError, isKeelError } from './domain/keel-error.ts';
+export type { ErrorCode } from './domain/error-codes.ts';
 export type {
   AgentContext, AgentDefinition, ChatMessage, Json, MockModelOptions, ModelDefinition, ModelPrice, ModelRateLimits, ModelReplica, ModelRequest, ModelResponse,
   ModelToolSpec, ModelUsage, StepOptions, ToolCall, ToolContext, ToolDefinition, ToolEffect, WaitForInputOptions,

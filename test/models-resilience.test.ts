@@ -4,7 +4,7 @@
 // wait with reason provider_unavailable instead of hammering the provider.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isKeelError } from '../src/errors/keel-error.ts';
+import { isKeelError } from '../src/domain/keel-error.ts';
 import { ManualClock } from '../src/models/clock.ts';
 import { ModelGateway } from '../src/models/gateway.ts';
 import { defineModel } from '../src/sdk/define.ts';

@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import pg from 'pg';
-import { newRunId } from '../src/engine/ids.ts';
-import type { RunRecord } from '../src/store/records.ts';
+import { newRunId } from '../src/domain/ids.ts';
+import type { RunRecord } from '../src/domain/records.ts';
 import { PostgresStore } from '../src/store/postgres/postgres-store.ts';
 import { TEST_DATABASE_URL, postgresAvailable } from './support/postgres.ts';
 

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import pg from 'pg';
-import { newRunId } from '../src/engine/ids.ts';
+import { newRunId } from '../src/domain/ids.ts';
 import { Orchestrator } from '../src/engine/orchestrator.ts';
 import { AgentRegistry } from '../src/engine/registry.ts';
 import { defineAgent } from '../src/index.ts';

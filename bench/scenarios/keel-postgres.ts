@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { newRunId } from '../../src/engine/ids.ts';
+import { newRunId } from '../../src/domain/ids.ts';
 import { Orchestrator } from '../../src/engine/orchestrator.ts';
 import { AgentRegistry } from '../../src/engine/registry.ts';
 import { ModelGateway } from '../../src/models/gateway.ts';

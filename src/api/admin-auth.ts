@@ -2,7 +2,7 @@
 // Authorization: Bearer <KEEL_ADMIN_KEY>, compared in constant time; with no admin key configured they are disabled.
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { KeelError } from '../errors/keel-error.ts';
+import { KeelError } from '../domain/keel-error.ts';
 import { bearerToken, hashApiKey } from './auth.ts';
 
 export function authorizeAdmin(request: FastifyRequest, adminKey: string | undefined): void {

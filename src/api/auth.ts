@@ -1,8 +1,8 @@
 // API keys: bearer tokens, stored only as SHA-256 hashes. Resolves a request's tenant; never logs a key.
 import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { KeelError } from '../errors/keel-error.ts';
-import type { TenantRecord } from '../store/records.ts';
+import { KeelError } from '../domain/keel-error.ts';
+import type { TenantRecord } from '../domain/records.ts';
 import type { Store } from '../store/store.ts';
 
 export const API_KEY_PREFIX = 'keel_';

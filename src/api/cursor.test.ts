@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { RUN_ID_PATTERN, newRunId } from '../engine/ids.ts';
-import { isKeelError } from '../errors/keel-error.ts';
+import { RUN_ID_PATTERN, newRunId } from '../domain/ids.ts';
+import { isKeelError } from '../domain/keel-error.ts';
 import { ListRunsQuery } from './schemas.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 

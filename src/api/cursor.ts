@@ -1,7 +1,7 @@
 // Opaque pagination cursors: base64url JSON naming the last run id of the previous page. A cursor that does not
 // decode to that shape is a 400 `invalid_cursor`, never a 500 and never a silently wrong page.
-import { KeelError } from '../errors/keel-error.ts';
-import { RUN_ID_PATTERN } from '../engine/ids.ts';
+import { KeelError } from '../domain/keel-error.ts';
+import { RUN_ID_PATTERN } from '../domain/ids.ts';
 
 export function encodeCursor(lastRunId: string): string {
   return Buffer.from(JSON.stringify({ v: 1, after: lastRunId })).toString('base64url');

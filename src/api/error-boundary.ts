@@ -3,9 +3,9 @@
 // Anything else is a bug: logged with its stack, answered 500 `internal` without internals.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import type { ErrorCode } from '../errors/codes.ts';
-import { ERROR_CODES } from '../errors/codes.ts';
-import { KeelError, isKeelError } from '../errors/keel-error.ts';
+import type { ErrorCode } from '../domain/error-codes.ts';
+import { ERROR_CODES } from '../domain/error-codes.ts';
+import { KeelError, isKeelError } from '../domain/keel-error.ts';
 
 const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_BODY_TOO_LARGE: 'payload_too_large',

@@ -3,7 +3,7 @@
 // of the 413. Past the drain bound the connection is closed: refusing a flood beats reading it.
 import type { IncomingMessage } from 'node:http';
 import secureJson from 'secure-json-parse';
-import { KeelError } from '../errors/keel-error.ts';
+import { KeelError } from '../domain/keel-error.ts';
 
 /** How much of an oversize body is read and discarded so the client sees the 413, per request. */
 export const PAYLOAD_DRAIN_MAX_BYTES = 32 * 1024 * 1024;

@@ -1,7 +1,7 @@
 // The API's wire schemas (zod): request validation and the OpenAPI document are both generated from these.
 import { z } from 'zod';
-import { TENANT_WEIGHT_MAX } from '../scheduling/fair-share.ts';
-import { WAITING_REASONS } from '../engine/waiting-reasons.ts';
+import { TENANT_WEIGHT_MAX } from '../domain/fair-share.ts';
+import { WAITING_REASONS } from '../domain/waiting-reasons.ts';
 
 /** Deepest nesting accepted in user JSON: journals and events are serialized recursively, so depth is bounded. */
 export const JSON_MAX_DEPTH = 64;

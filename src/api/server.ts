@@ -3,9 +3,9 @@
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
-import { KeelError } from '../errors/keel-error.ts';
+import { KeelError } from '../domain/keel-error.ts';
 import type { AgentRegistry } from '../engine/registry.ts';
-import type { TenantRecord } from '../store/records.ts';
+import type { TenantRecord } from '../domain/records.ts';
 import type { Store } from '../store/store.ts';
 import { authenticateTenant } from './auth.ts';
 import { errorHandler } from './error-boundary.ts';

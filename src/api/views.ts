@@ -1,5 +1,5 @@
 // How records look on the wire: ISO times, no lease internals, nothing another tenant could use.
-import type { JournalEntry, RunEventRecord, RunRecord, TenantRecord } from '../store/records.ts';
+import type { JournalEntry, RunEventRecord, RunRecord, TenantRecord } from '../domain/records.ts';
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 

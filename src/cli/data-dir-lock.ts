@@ -3,7 +3,7 @@
 // just killed may take a moment to go (a dying or zombie process still answers kill -0): that is waited out briefly.
 import { readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { KeelError } from '../errors/keel-error.ts';
+import { KeelError } from '../domain/keel-error.ts';
 
 export function lockDataDir(dir: string): () => void {
   mkdirSync(dir, { recursive: true });

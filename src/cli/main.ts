@@ -1,5 +1,5 @@
 // The `keel` command line: dispatches to subcommands. Errors with a Keel code print as one clear line.
-import { isKeelError } from '../errors/keel-error.ts';
+import { isKeelError } from '../domain/keel-error.ts';
 import { runRunsCommand } from './client/runs-command.ts';
 import { runSchedulesCommand } from './client/schedules-command.ts';
 import { runTenantsCommand } from './client/tenants-command.ts';

@@ -1,7 +1,7 @@
 // `keel migrate`: applies the store's pending migrations and exits (servers and workers also migrate at start).
 import { pino } from 'pino';
 import { loadConfig } from '../config/config.ts';
-import { KeelError } from '../errors/keel-error.ts';
+import { KeelError } from '../domain/keel-error.ts';
 import { PostgresStore } from '../store/postgres/postgres-store.ts';
 
 export async function runMigrateCommand(): Promise<number> {

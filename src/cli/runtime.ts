@@ -7,12 +7,12 @@ import type { Logger } from 'pino';
 import { buildApi } from '../api/server.ts';
 import { generateApiKey, hashApiKey } from '../api/auth.ts';
 import type { KeelConfig } from '../config/config.ts';
-import { armCrashPoint } from '../engine/crash-points.ts';
+import { armCrashPoint } from '../domain/crash-points.ts';
 import { Orchestrator } from '../engine/orchestrator.ts';
 import { inThreadHost } from '../engine/agent-host.ts';
 import { IsolateHost } from '../engine/isolation/isolate-host.ts';
 import { AgentRegistry } from '../engine/registry.ts';
-import { KeelError } from '../errors/keel-error.ts';
+import { KeelError } from '../domain/keel-error.ts';
 import { TenantPolicy } from '../models/tenant-policy.ts';
 import { ModelGateway } from '../models/gateway.ts';
 import { loadModelsFile } from '../models/model-config.ts';
@@ -58,14 +58,15 @@ export interface RunningKeel {
 
 export function openStore(config: KeelConfig, role: Role): { store: Store; unlock: () => void } {
   const groupCommit = { maxBatch: config.groupCommitMaxBatch, maxWaitMs: config.groupCommitMaxWaitMs };
+  const onCommitBatch = (size: number, flushed: boolean, acknowledged: number) => telemetry.commitBatch(size, flushed, acknowledged);
   if (config.databaseUrl !== undefined) {
-    return { store: new PostgresStore({ connectionString: config.databaseUrl, durability: config.durability, groupCommit }), unlock: () => {} };
+    return { store: new PostgresStore({ connectionString: config.databaseUrl, durability: config.durability, groupCommit, onCommitBatch }), unlock: () => {} };
   }
   if (role !== 'dev') throw new KeelError('config_invalid', `keel ${role} needs KEEL_DATABASE_URL (a PostgreSQL connection string); for one process on SQLite, use keel dev`);
   const dataDir = resolve(config.dataDir);
   const unlock = lockDataDir(dataDir);
   try {
-    return { store: new SqliteStore({ path: join(dataDir, 'keel.db'), durability: config.durability, groupCommit }), unlock };
+    return { store: new SqliteStore({ path: join(dataDir, 'keel.db'), durability: config.durability, groupCommit, onCommitBatch }), unlock };
   } catch (error) {
     unlock();
     throw error;

@@ -2,7 +2,7 @@
 // fails naming the variable, and an unknown KEEL_* variable (probably a typo) is reported.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isKeelError } from '../errors/keel-error.ts';
+import { isKeelError } from '../domain/keel-error.ts';
 import { ENV_VARS, loadConfig } from './config.ts';
 
 /** Asserts loadConfig refuses `env` with config_invalid and a message naming every variable in `names`. */

@@ -1,7 +1,7 @@
 // Keel's configuration: the one module that reads environment variables. Defaults live in one typed object,
 // validated with zod at start; a bad value fails loudly with the variable's name and a fix-it hint.
 import { z } from 'zod';
-import { KeelError } from '../errors/keel-error.ts';
+import { KeelError } from '../domain/keel-error.ts';
 import { PREEMPT_AFTER_MS_DEFAULT } from '../scheduling/preemption.ts';
 
 /** A whole number from an environment string; blank or non-decimal text is refused rather than read as 0. */

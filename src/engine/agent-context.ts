@@ -3,23 +3,23 @@
 // Agent code reaches the engine only through this object — or, when agent code runs in an isolate (a worker
 // thread), through the isolate's ctx, whose calls arrive here with their position already taken: the `effects`
 // below are the part both share (everything after the position).
-import { KeelError, deserializeError, serializeError, type SerializedError } from '../errors/keel-error.ts';
+import { KeelError, deserializeError, serializeError, type SerializedError } from '../domain/keel-error.ts';
 import type { ModelGateway } from '../models/gateway.ts';
 import type { PoolRegistry } from '../scheduling/pool-registry.ts';
 import type { BudgetVerdict } from '../models/tenant-policy.ts';
 import type { AgentContext, AgentDefinition, Json, ModelRequest, ModelResponse, ToolDefinition } from '../sdk/types.ts';
-import type { JournalEntry } from '../store/records.ts';
+import type { JournalEntry } from '../domain/records.ts';
 import type { AgentRegistry } from './registry.ts';
-import { isTerminal } from './run-status.ts';
+import { isTerminal } from '../domain/run-status.ts';
 import { budgetError, toJson, type RunExecution } from './run-execution.ts';
-import { crashPoint } from './crash-points.ts';
+import { crashPoint } from '../domain/crash-points.ts';
 import { backoff, decideRetry, resolveRetryPolicy, type ResolvedRetryPolicy } from './retry-policy.ts';
 import { runTool } from './tool-runner.ts';
 import { rememberPrompt } from '../telemetry/model-prompts.ts';
 import { telemetry } from '../telemetry/telemetry.ts';
 import { checkSleep, checkWaitForInput, parseToolArgs, resolveChild } from './ctx-checks.ts';
 import { poolWaitReporter } from './pool-waits.ts';
-import { resumedEvent, waitingEvent } from './waiting-reasons.ts';
+import { resumedEvent, waitingEvent } from '../domain/waiting-reasons.ts';
 
 export interface ContextDeps {
   gateway: ModelGateway;

@@ -1,6 +1,6 @@
 // Decides what a cancelled run tells its caller about side effects: nothing happened, something happened,
 // or it cannot be known (a side-effect tool was running when the run stopped).
-import type { CancelOutcome, JournalEntry } from '../store/records.ts';
+import type { CancelOutcome, JournalEntry } from '../domain/records.ts';
 import type { JournalWrite } from '../store/store.ts';
 
 export function cancelOutcome(journal: JournalEntry[], late: JournalWrite[], sideEffectInterrupted: boolean): CancelOutcome {

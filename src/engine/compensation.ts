@@ -3,10 +3,10 @@
 // effect of its own (kind `compensation`, journaled `running` before the hook is called and settled after), so a
 // crash mid-saga resumes it: settled compensations are not called again, a `running` one is called again (hooks
 // must be idempotent, keyed by the execution id). Executions whose outcome is unknown are reported, never undone.
-import { serializeError, type SerializedError } from '../errors/keel-error.ts';
+import { serializeError, type SerializedError } from '../domain/keel-error.ts';
 import type { Json, ToolDefinition } from '../sdk/types.ts';
-import type { CompensationReport, JournalEntry } from '../store/records.ts';
-import { crashPoint } from './crash-points.ts';
+import type { CompensationReport, JournalEntry } from '../domain/records.ts';
+import { crashPoint } from '../domain/crash-points.ts';
 import { backoff, decideRetry, resolveRetryPolicy, type RetryBudget } from './retry-policy.ts';
 import type { RunExecution } from './run-execution.ts';
 

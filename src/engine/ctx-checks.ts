@@ -1,6 +1,6 @@
 // The checks a ctx call passes before it takes a journal position (a call failing them takes none): the same in
 // the main thread's ctx and in an isolate's, so both count positions alike.
-import { KeelError } from '../errors/keel-error.ts';
+import { KeelError } from '../domain/keel-error.ts';
 import { isAgentDefinition, isToolDefinition } from '../sdk/define.ts';
 import type { AgentDefinition, Json, ToolDefinition } from '../sdk/types.ts';
 import type { AgentRegistry } from './registry.ts';

@@ -7,11 +7,11 @@ import type { ModelGateway } from '../models/gateway.ts';
 import { INLINE_POOL_LIMIT_DEFAULT, PoolRegistry } from '../scheduling/pool-registry.ts';
 import { choosePreemptions, PreemptionPacer, type HeldRun } from '../scheduling/preemption.ts';
 import type { RunChange, Store } from '../store/store.ts';
-import type { RunRecord } from '../store/records.ts';
+import type { RunRecord } from '../domain/records.ts';
 import { inThreadHost, type AgentHost } from './agent-host.ts';
 import type { AgentRegistry } from './registry.ts';
 import { POISON_LEASE_LOSSES_DEFAULT, RunExecution } from './run-execution.ts';
-import { newRunId } from './ids.ts';
+import { newRunId } from '../domain/ids.ts';
 import { telemetry } from '../telemetry/telemetry.ts';
 
 export const LEASE_TTL_MS_DEFAULT = 15_000;

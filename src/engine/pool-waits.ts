@@ -4,7 +4,7 @@
 // `run.resumed` event clears it when the slot is granted. Shorter waits are not written (under saturation that would
 // add a commit per effect exactly when the system is busiest).
 import type { RunExecution } from './run-execution.ts';
-import { resumedEvent, waitingEvent } from './waiting-reasons.ts';
+import { resumedEvent, waitingEvent } from '../domain/waiting-reasons.ts';
 
 export const POOL_WAIT_REPORT_MS = 1_000;
 

@@ -1,6 +1,6 @@
 // The agents this process serves, by name and version, and the tools they were seen using.
 // Workers announce `served()`, so a run pinned to a version is only claimed by a process that has that version.
-import { KeelError } from '../errors/keel-error.ts';
+import { KeelError } from '../domain/keel-error.ts';
 import { isAgentDefinition, isToolDefinition } from '../sdk/define.ts';
 import type { AgentDefinition, Json, ToolDefinition } from '../sdk/types.ts';
 

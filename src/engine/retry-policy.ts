@@ -2,7 +2,7 @@
 // jitter, so synchronized failures do not retry in lockstep), which errors never retry, and the run's retry budget
 // that every retry spends. Crash recovery is not a retry and spends nothing; this module never decides that.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { KeelError, isKeelError } from '../errors/keel-error.ts';
+import { KeelError, isKeelError } from '../domain/keel-error.ts';
 import type { RetryPolicy } from '../sdk/types.ts';
 
 export const RETRY_INITIAL_DELAY_MS_DEFAULT = 100;

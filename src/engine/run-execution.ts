@@ -1,20 +1,20 @@
 // One claimed run, live in memory: replays the agent function over its journal, dispatches the effects that are
 // not journaled yet, commits each result under the lease's fencing token and the run's state version, and ends by
 // parking (only waits left), finishing, or stopping (cancel, budget, lost lease). It never outlives its lease.
-import { KeelError, isKeelError, serializeError } from '../errors/keel-error.ts';
-import type { CompensationReport, JournalEntry, RunCounters, RunRecord } from '../store/records.ts';
+import { KeelError, isKeelError, serializeError } from '../domain/keel-error.ts';
+import type { CompensationReport, JournalEntry, RunCounters, RunRecord } from '../domain/records.ts';
 import type { CommitOutcome, JournalWrite, RunCommit, Store } from '../store/store.ts';
 import type { AgentDefinition, Json } from '../sdk/types.ts';
 import { cancelOutcome } from './cancel-outcome.ts';
 import { compensate, type ToolLookup } from './compensation.ts';
-import { crashPoint } from './crash-points.ts';
+import { crashPoint } from '../domain/crash-points.ts';
 import { SeededRandom } from './deterministic.ts';
-import { assertEffectMove } from './effect-status.ts';
+import { assertEffectMove } from '../domain/effect-status.ts';
 import { RUN_MAX_RETRIES_DEFAULT, type RetryBudget } from './retry-policy.ts';
-import { isTerminal, transition } from './run-status.ts';
-import type { EffectKind } from '../store/records.ts';
+import { isTerminal, transition } from '../domain/run-status.ts';
+import type { EffectKind } from '../domain/records.ts';
 import { requeueDelayMs } from '../scheduling/preemption.ts';
-import { parkedReason, resumedEvent, waitingEvent, WAITING_REASONS, type WaitingReason } from './waiting-reasons.ts';
+import { parkedReason, resumedEvent, waitingEvent, WAITING_REASONS, type WaitingReason } from '../domain/waiting-reasons.ts';
 
 /** How long a stopping run waits for in-flight effects to settle before it commits its end anyway. */
 export const STOP_GRACE_MS = 5_000;

@@ -2,12 +2,12 @@
 // and simply run again after a crash (an idempotent one with the same executionId). A `side-effect` tool journals
 // `running` before it starts; finding that state after a crash means the outcome is unknown: Keel asks the tool's
 // query hook, or parks the run for an operator. It never re-runs a side effect blindly.
-import { KeelError, deserializeError, serializeError, type SerializedError } from '../errors/keel-error.ts';
+import { KeelError, deserializeError, serializeError, type SerializedError } from '../domain/keel-error.ts';
 import type { PoolRegistry } from '../scheduling/pool-registry.ts';
 import type { Json, ToolDefinition } from '../sdk/types.ts';
-import type { JournalEntry } from '../store/records.ts';
+import type { JournalEntry } from '../domain/records.ts';
 import type { JournalWrite } from '../store/store.ts';
-import { crashPoint } from './crash-points.ts';
+import { crashPoint } from '../domain/crash-points.ts';
 import { backoff, decideRetry, resolveRetryPolicy } from './retry-policy.ts';
 import { poolWaitReporter } from './pool-waits.ts';
 import { toJson, type RunExecution } from './run-execution.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it, mock } from 'node:test';
 import { z } from 'zod';
-import { KeelError, isKeelError } from '../errors/keel-error.ts';
+import { KeelError, isKeelError } from '../domain/keel-error.ts';
 import { defineModel, defineTool } from '../sdk/define.ts';
 import type { ModelDefinition, ModelRequest } from '../sdk/types.ts';
 import { ModelGateway, RETRY_AFTER_MAX_MS, RETRY_BASE_DELAY_MS, RETRY_MAX_DELAY_MS, retryDelayMs } from './gateway.ts';

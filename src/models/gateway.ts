@@ -5,8 +5,8 @@
 // conversation state, never retries a final error, never keeps going after its signal aborts, never logs keys.
 import { telemetry } from '../telemetry/telemetry.ts';
 import { PoolRegistry } from '../scheduling/pool-registry.ts';
-import type { Priority } from '../store/records.ts';
-import { KeelError, isKeelError } from '../errors/keel-error.ts';
+import type { Priority } from '../domain/records.ts';
+import { KeelError, isKeelError } from '../domain/keel-error.ts';
 import type { ModelDefinition, ModelRateLimits, ModelRequest, ModelResponse } from '../sdk/types.ts';
 import { BREAKER_DEFAULTS, type BreakerSettings } from './circuit-breaker.ts';
 import { SYSTEM_CLOCK, type Clock } from './clock.ts';

@@ -3,10 +3,10 @@
 // allow. Breakers and router statistics hear every outcome. It never falls back to another model (the gateway does)
 // and never sleeps except through the clock, so an aborted call stops at once.
 import { modelCallReporter } from '../telemetry/model-calls.ts';
-import { KeelError, isKeelError } from '../errors/keel-error.ts';
+import { KeelError, isKeelError } from '../domain/keel-error.ts';
 import { SemaphoreFullError } from '../scheduling/semaphore.ts';
 import { POOL_SYSTEM_TENANT, type PoolRegistry } from '../scheduling/pool-registry.ts';
-import type { Priority } from '../store/records.ts';
+import type { Priority } from '../domain/records.ts';
 import type { ModelRateLimits } from '../sdk/types.ts';
 import type { Clock } from './clock.ts';
 import type { ModelEntry, ReplicaEntry } from './model-entry.ts';

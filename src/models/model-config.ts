@@ -3,7 +3,7 @@
 // limits. Validated with zod; an unknown or misspelt field fails loudly with its path. It never holds a key itself.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { KeelError } from '../errors/keel-error.ts';
+import { KeelError } from '../domain/keel-error.ts';
 import type { ModelDefinition } from '../sdk/types.ts';
 import type { ModelGatewayOptions } from './gateway.ts';
 

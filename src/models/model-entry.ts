@@ -1,7 +1,7 @@
 // Turns a model definition into the gateway's live entry: its provider, and per replica the endpoint (URL + key
 // read from the named variable), circuit breaker, router statistics and concurrency slots. It validates limits so a
 // bad definition fails at start with `config_invalid`. It never logs or returns API keys.
-import { KeelError } from '../errors/keel-error.ts';
+import { KeelError } from '../domain/keel-error.ts';
 import { Semaphore } from '../scheduling/semaphore.ts';
 import { telemetry } from '../telemetry/telemetry.ts';
 import type { ModelDefinition } from '../sdk/types.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isKeelError } from '../errors/keel-error.ts';
+import { isKeelError } from '../domain/keel-error.ts';
 import { ManualClock } from './clock.ts';
 import { RateLimiter } from './rate-limiter.ts';
 

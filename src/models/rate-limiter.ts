@@ -4,7 +4,7 @@
 // lease state and never reads the wall clock itself (tests drive it with a ManualClock).
 // Hand-written: token-bucket libraries (bottleneck, limiter) refill continuously, which lets a full bucket plus a
 // minute of refill through in the first minute (up to 2 × TPM); a sliding log keeps every 60 s window within the limit.
-import { KeelError } from '../errors/keel-error.ts';
+import { KeelError } from '../domain/keel-error.ts';
 import type { Clock } from './clock.ts';
 import type { ModelRateLimits } from '../sdk/types.ts';
 

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { scenario } from './arbitraries.test.ts';
-import { KeelError } from '../errors/keel-error.ts';
+import { KeelError } from '../domain/keel-error.ts';
 import { parseScenario, RECOVERY_TREE_MAX_ATTEMPTS, RECOVERY_TREE_MAX_DEPTH, ScenarioError, type ScenarioIssue } from './scenario.ts';
 
 const example = (name: string): Record<string, unknown> => JSON.parse(readFileSync(new URL(`../../examples/${name}`, import.meta.url), 'utf8'));

@@ -3,7 +3,7 @@
 // of being silently ignored), rates and durations are nonnegative, probabilities lie in [0, 1], and the failure
 // shares of a recovery attempt sum to 1. Never computes anything from a scenario.
 import { z } from 'zod';
-import { KeelError } from '../errors/keel-error.ts';
+import { KeelError } from '../domain/keel-error.ts';
 
 /** How far the failure shares of one recovery attempt may stray from 1 (rounding in hand-written decimals). */
 export const SHARE_SUM_TOLERANCE = 1e-6;

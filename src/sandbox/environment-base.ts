@@ -1,6 +1,6 @@
 // What every tier's environment shares: the cgroup, the workspace, the sandbox uid and the teardown order
 // (processes first, then the mount, then the uid). Tiers add how a command is launched and how pausing works.
-import { KeelError } from '../errors/keel-error.ts';
+import { KeelError } from '../domain/keel-error.ts';
 import { Cgroup, detectCgroups, type CgroupCounters } from './cgroup.ts';
 import type { EnvironmentSpec } from './driver.ts';
 import { allocateUid, releaseUid } from './uid-pool.ts';

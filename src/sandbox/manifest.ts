@@ -4,7 +4,7 @@
 // so nothing can swap a file under the walk. Restore writes into an empty workspace and hands files to the sandbox uid.
 import { chownSync, closeSync, lchownSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { KeelError } from '../errors/keel-error.ts';
+import { KeelError } from '../domain/keel-error.ts';
 import { sha256Hex, type ArtifactStore } from '../store/artifact-store.ts';
 
 export interface ManifestEntry {

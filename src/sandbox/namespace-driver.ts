@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
-import { KeelError } from '../errors/keel-error.ts';
+import { KeelError } from '../domain/keel-error.ts';
 import type { EnvironmentSpec, ExecCommand, SandboxDriver, SandboxEnvironment } from './driver.ts';
 import { programEnv, SANDBOX_WORKSPACE } from './driver.ts';
 import { CgroupEnvironment, assertNoNetworkAllowlist, createParts, destroyParts, prlimitArgs, type EnvironmentParts } from './environment-base.ts';

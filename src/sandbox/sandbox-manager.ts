@@ -3,7 +3,7 @@
 // profile's lifecycle policy while the environment is idle. It measures GiB·s, CPU, peaks and cold/warm starts per
 // run. It never runs a command outside a driver, and never keeps an environment after endRun() or close().
 import { randomBytes } from 'node:crypto';
-import { KeelError } from '../errors/keel-error.ts';
+import { KeelError } from '../domain/keel-error.ts';
 import { emptyAccounting, MemoryMeter, type RunAccounting } from './accounting.ts';
 import type { ArtifactStore } from '../store/artifact-store.ts';
 import type { SandboxDriver, SandboxEnvironment } from './driver.ts';

@@ -10,7 +10,7 @@
 //   expressions it skips them, so Keel adds the instant the gap ends (when it is not a fire time anyway).
 // Fixed intervals count elapsed time and ignore the zone.
 import { Cron } from 'croner';
-import { KeelError } from '../errors/keel-error.ts';
+import { KeelError } from '../domain/keel-error.ts';
 import { assertTimeZone, offsetAt, wallClock } from './time-zone.ts';
 
 /** Largest daylight-saving shift looked at (the largest in the tz database is 2 h; 3 h leaves margin). */

@@ -1,8 +1,8 @@
 // The body of a failure notification: which schedule and fire, where the run failed, how many attempts it took,
 // the last success and the next fire. Built once, when the failure is observed, and stored with the notification,
 // so every delivery attempt sends the same bytes.
-import type { Json } from '../sdk/types.ts';
-import type { JournalEntry, RunRecord } from '../store/records.ts';
+import type { Json } from '../domain/json.ts';
+import type { JournalEntry, RunRecord } from '../domain/records.ts';
 import type { FireRecord, ScheduleRecord } from '../store/schedule-store.ts';
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());

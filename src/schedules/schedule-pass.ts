@@ -4,15 +4,15 @@
 // claim's fencing token. It writes nothing itself. A fire that would start a run while the tenant's queue is at
 // maxQueuedRuns is skipped with reason `tenant_queue_full` (as POST /v1/runs would answer 429), never queued over it.
 import { randomUUID } from 'node:crypto';
-import { isKeelError } from '../errors/keel-error.ts';
-import { newRunId } from '../engine/ids.ts';
+import { isKeelError } from '../domain/keel-error.ts';
+import { newRunId } from '../domain/ids.ts';
 import type { AgentRegistry } from '../engine/registry.ts';
-import { isTerminal } from '../engine/run-status.ts';
-import type { Json } from '../sdk/types.ts';
-import type { NewRun } from '../store/records.ts';
+import { isTerminal } from '../domain/run-status.ts';
+import type { Json } from '../domain/json.ts';
+import type { NewRun } from '../domain/records.ts';
 import type { FireKind, NewNotification, OpenFire, ScheduleClaim, ScheduleCommit, ScheduleRecord, ScheduleStore } from '../store/schedule-store.ts';
 import type { Store } from '../store/store.ts';
-import { transition, type FireEvent, type FireStatus } from './fire-status.ts';
+import { transition, type FireEvent, type FireStatus } from '../domain/fire-status.ts';
 import { FireTimes } from './fire-times.ts';
 import { decideOverlap } from './overlap.ts';
 import { failureNotification } from './notification-payload.ts';

@@ -2,7 +2,7 @@
 // read their history. Every call is scoped to a tenant: another tenant's schedule answers `schedule_not_found`.
 // It never decides a fire: trigger and backfill record requested fires that the scheduler decides under its claim.
 import { v7 as uuidv7 } from 'uuid';
-import { KeelError } from '../errors/keel-error.ts';
+import { KeelError } from '../domain/keel-error.ts';
 import type { AgentRegistry } from '../engine/registry.ts';
 import type {
   FireFilter, FireRecord, NewSchedule, OverlapPolicy, RunTemplate, ScheduleEventRecord, SchedulePatch, ScheduleRecord, ScheduleStore,

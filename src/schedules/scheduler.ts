@@ -3,7 +3,7 @@
 // it atomically under that token, then delivers due failure notifications. Two schedulers, or one with a skewed clock,
 // can never create two runs for one fire: the fire's primary key (scheduleId, logicalTime) commits with its run.
 import { randomUUID } from 'node:crypto';
-import { isKeelError } from '../errors/keel-error.ts';
+import { isKeelError } from '../domain/keel-error.ts';
 import type { AgentRegistry } from '../engine/registry.ts';
 import type { ScheduleClaim, ScheduleStore } from '../store/schedule-store.ts';
 import type { Store } from '../store/store.ts';

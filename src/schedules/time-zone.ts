@@ -1,6 +1,6 @@
 // IANA time zones: validation and the wall clock of an instant in a zone (for the daylight-saving rules of
 // fire-times.ts). Uses the runtime's Intl time zone data; never the server's own zone.
-import { KeelError } from '../errors/keel-error.ts';
+import { KeelError } from '../domain/keel-error.ts';
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 

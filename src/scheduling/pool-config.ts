@@ -3,7 +3,7 @@
 // configuration is the pool registry's job, noticing a changed file is pool-config-watch.ts's.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { KeelError } from '../errors/keel-error.ts';
+import { KeelError } from '../domain/keel-error.ts';
 import { POOL_NAME_PATTERN } from '../sdk/define.ts';
 
 /** Largest limit or per-tenant cap a pool may be given. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { BATCH_AGING_MS } from './fair-share.ts';
+import { BATCH_AGING_MS } from '../domain/fair-share.ts';
 import { Pool, type PoolObserver, type PoolPolicy, type PoolRejection } from './pool.ts';
 
 const uncapped = (weights: Record<string, number> = {}, caps: Record<string, number> = {}): PoolPolicy => ({

@@ -3,9 +3,9 @@
 // shared with run claims through fair-share.ts), inside a tenant interactive before batch (batch aged by
 // BATCH_AGING_MS), then oldest first. A tenant at its cap in this pool waits without holding up other tenants.
 // It never grants past its limit, never queues past maxQueued, and never keeps a waiter that gave up.
-import { KeelError } from '../errors/keel-error.ts';
-import type { Priority } from '../store/records.ts';
-import { BATCH_AGING_MS, FairClaim, pickOne, type BackloggedTenant } from './fair-share.ts';
+import { KeelError } from '../domain/keel-error.ts';
+import type { Priority } from '../domain/records.ts';
+import { BATCH_AGING_MS, FairClaim, pickOne, type BackloggedTenant } from '../domain/fair-share.ts';
 
 export type PoolRejection = 'queue_full' | 'aborted';
 

@@ -2,7 +2,7 @@
 // long for a run slot, which ones and how many, and what a preemption cost once the run is claimed again. Pure: it
 // never reads the store or the clock, and never stops a run itself (the orchestrator asks the store and acts; the
 // run stops at its next effect boundary, see RunExecution.preempt).
-import type { Priority, RunRecord } from '../store/records.ts';
+import type { Priority, RunRecord } from '../domain/records.ts';
 
 /** How long (ms) a claimable interactive run may wait for a slot before batch runs are preempted (KEEL_PREEMPT_AFTER_MS). */
 export const PREEMPT_AFTER_MS_DEFAULT = 2_000;

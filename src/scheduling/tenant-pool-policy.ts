@@ -2,7 +2,7 @@
 // weights and per-pool caps (`poolCaps`) to the pool registry, so a weight or cap changed through the admin API
 // reaches the effect pools within that interval. It only reads tenants; a store that cannot answer leaves the
 // previous view.
-import type { TenantRecord } from '../store/records.ts';
+import type { TenantRecord } from '../domain/records.ts';
 import type { PoolRegistry } from './pool-registry.ts';
 
 export const TENANT_WEIGHTS_REFRESH_MS = 5_000;

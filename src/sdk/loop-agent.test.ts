@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { z } from 'zod';
-import { KeelError, isKeelError } from '../errors/keel-error.ts';
+import { KeelError, isKeelError } from '../domain/keel-error.ts';
 import { ModelGateway } from '../models/gateway.ts';
 import { defineModel, defineTool } from './define.ts';
 import { defineLoopAgent } from './loop-agent.ts';

@@ -1,8 +1,8 @@
 // The built-in tool-calling loop: ask the model, run the tools it asks for, feed results back, repeat.
 // Replayed agent code imports this, so it must touch the world only through `ctx` and never import
 // Node modules, the engine, the store or the API.
-import type { ErrorCode } from '../errors/codes.ts';
-import { KeelError, isKeelError } from '../errors/keel-error.ts';
+import type { ErrorCode } from '../domain/error-codes.ts';
+import { KeelError, isKeelError } from '../domain/keel-error.ts';
 import { defineAgent } from './define.ts';
 import type { AgentContext, AgentDefinition, ChatMessage, Json, ToolCall, ToolDefinition } from './types.ts';
 

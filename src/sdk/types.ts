@@ -1,9 +1,10 @@
 // Public types of the agent SDK: what agent and tool authors write against.
 // This module is imported by replayed agent code, so it must never import Node server modules or engine internals.
 import type { z } from 'zod';
+import type { Json } from '../domain/json.ts';
 
 /** JSON-serializable value: everything a journal entry can hold. */
-export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type { Json };
 
 export type ToolEffect = 'read' | 'idempotent' | 'side-effect';
 

@@ -1,6 +1,6 @@
 // Rules both stores apply when they write a run: its priority rank, and when it may be claimed again by time alone.
-import type { RunStatus } from '../engine/run-status.ts';
-import type { Priority } from './records.ts';
+import type { RunStatus } from '../domain/run-status.ts';
+import type { Priority } from '../domain/records.ts';
 
 export const priorityRank = (priority: Priority): number => (priority === 'interactive' ? 0 : 1);
 

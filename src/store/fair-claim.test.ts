@@ -3,9 +3,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { BATCH_AGING_MS } from '../scheduling/fair-share.ts';
+import { BATCH_AGING_MS } from '../domain/fair-share.ts';
 import { claimedByTenant, toBackloggedTenants } from './fair-claim.ts';
-import type { RunRecord } from './records.ts';
+import type { RunRecord } from '../domain/records.ts';
 
 const row = (fields: Record<string, unknown>) => ({ tenant_id: 't', weight: 1, vtime: 0, max_concurrent_runs: null, held: 0, head_interactive: null, head_batch: null, ...fields });
 

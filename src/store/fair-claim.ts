@@ -1,9 +1,9 @@
 // The store side of fair claiming, shared by both stores: the rows of fair-backlog.sql as backlogged tenants, and
 // claimed runs grouped per tenant in their claim order. The order itself is decided in src/scheduling/fair-share.ts;
 // nothing here touches the database.
-import { BATCH_AGING_MS, type BackloggedTenant } from '../scheduling/fair-share.ts';
+import { BATCH_AGING_MS, type BackloggedTenant } from '../domain/fair-share.ts';
 import { priorityRank } from './claim-rules.ts';
-import type { RunRecord } from './records.ts';
+import type { RunRecord } from '../domain/records.ts';
 
 type Row = Record<string, unknown>;
 

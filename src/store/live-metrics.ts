@@ -1,7 +1,7 @@
 // What the store reports about live work for metrics, read at scrape time: live runs per tenant and status, the
 // run queue (claimable runs and how long the oldest has been claimable), and tool executions whose outcome is
 // unknown. Plain data; every backend answers it from indexed queries, so a scrape never scans run history.
-import type { RunStatus } from '../engine/run-status.ts';
+import type { RunStatus } from '../domain/run-status.ts';
 
 export interface LiveRunCount {
   tenantId: string;

@@ -1,10 +1,10 @@
 // Mapping between database rows and store records (both stores keep JSON as text and times as integer ms):
 // JSON columns parsed, numbers (Postgres returns BIGINT as text) turned into numbers.
-import type { SerializedError } from '../errors/keel-error.ts';
-import type { EffectStatus } from '../engine/effect-status.ts';
-import type { RunStatus } from '../engine/run-status.ts';
-import type { Json } from '../sdk/types.ts';
-import type { CancelOutcome, CompensationReport, EffectKind, JournalEntry, Priority, RunEventRecord, RunRecord, TenantRecord } from './records.ts';
+import type { SerializedError } from '../domain/keel-error.ts';
+import type { EffectStatus } from '../domain/effect-status.ts';
+import type { RunStatus } from '../domain/run-status.ts';
+import type { Json } from '../domain/json.ts';
+import type { CancelOutcome, CompensationReport, EffectKind, JournalEntry, Priority, RunEventRecord, RunRecord, TenantRecord } from '../domain/records.ts';
 
 type Row = Record<string, unknown>;
 

@@ -1,8 +1,8 @@
 // Mapping between schedule rows and schedule records, shared by both backends (JSON as text, times as integer ms,
 // Postgres BIGINT arriving as text). No behaviour lives here.
-import type { FireStatus } from '../schedules/fire-status.ts';
-import type { RunStatus } from '../engine/run-status.ts';
-import type { Json } from '../sdk/types.ts';
+import type { FireStatus } from '../domain/fire-status.ts';
+import type { RunStatus } from '../domain/run-status.ts';
+import type { Json } from '../domain/json.ts';
 import type {
   FireKind, FireRecord, ScheduleCommit, ScheduleEventRecord, NewSchedule, NotificationRecord, OpenFire, OverlapPolicy, RunTemplate, SchedulePatch, ScheduleRecord,
 } from './schedule-store.ts';

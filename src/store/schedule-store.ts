@@ -1,10 +1,10 @@
 // The store area for schedules: schedules, their fires (one row per (scheduleId, logicalTime)), the webhook
 // allowlist and the failure-notification outbox. Both backends implement it next to their run store, sharing its
 // transaction, so a fire and the run it creates commit together. It decides nothing about when or whether to fire.
-import type { FireStatus } from '../schedules/fire-status.ts';
-import type { Json } from '../sdk/types.ts';
-import type { RunStatus } from '../engine/run-status.ts';
-import type { Budget, NewRun, Priority } from './records.ts';
+import type { FireStatus } from '../domain/fire-status.ts';
+import type { Json } from '../domain/json.ts';
+import type { RunStatus } from '../domain/run-status.ts';
+import type { Budget, NewRun, Priority } from '../domain/records.ts';
 
 export type OverlapPolicy = 'allow' | 'skip' | 'buffer_one' | 'buffer_all' | 'cancel_other';
 export type FireKind = 'scheduled' | 'trigger' | 'backfill';

@@ -1,9 +1,9 @@
 // The one store interface every backend implements (embedded SQLite, distributed Postgres).
 // The engine and the API depend on this interface only; a backend difference is a capability flag, never a branch on its name.
-import type { SerializedError } from '../errors/keel-error.ts';
-import type { EffectStatus } from '../engine/effect-status.ts';
-import type { RunStatus } from '../engine/run-status.ts';
-import type { Json } from '../sdk/types.ts';
+import type { SerializedError } from '../domain/keel-error.ts';
+import type { EffectStatus } from '../domain/effect-status.ts';
+import type { RunStatus } from '../domain/run-status.ts';
+import type { Json } from '../domain/json.ts';
 import type {
   CancelOutcome,
   CompensationReport,
@@ -15,7 +15,7 @@ import type {
   RunRecord,
   TenantQuotas,
   TenantRecord,
-} from './records.ts';
+} from '../domain/records.ts';
 import type { TenantUsage } from './usage.ts';
 import type { LiveMetrics } from './live-metrics.ts';
 import type { EndedRunsBucket, RunSummaryRow, TenantSummaryRow } from './run-summaries.ts';
@@ -57,6 +57,12 @@ export interface GroupCommit {
   maxBatch: number;
   maxWaitMs: number;
 }
+
+/**
+ * Told after each write transaction: how many writes it held, whether it was flushed to disk, and how many of them
+ * asked for durability. The store knows nothing of metrics; the process that owns telemetry passes this in.
+ */
+export type CommitBatchListener = (size: number, flushed: boolean, acknowledged: number) => void;
 
 export interface JournalWrite {
   seq: number;

@@ -1,7 +1,7 @@
 // Tenant quotas as both stores write and enforce them: statement parameters for creating and patching a tenant, and
 // the admission rule for queued runs (issue 7). No I/O here.
-import { KeelError } from '../errors/keel-error.ts';
-import { DEFAULT_TENANT_QUOTAS, type TenantQuotas } from './records.ts';
+import { KeelError } from '../domain/keel-error.ts';
+import { DEFAULT_TENANT_QUOTAS, type TenantQuotas } from '../domain/records.ts';
 
 /** How long a client refused with `tenant_queue_full` is told to wait (Retry-After), in ms. */
 export const TENANT_QUEUE_FULL_RETRY_AFTER_MS = 5_000;

@@ -3,8 +3,8 @@
 // The commit already holds all of it — journal times, usage in its events, the final status — so the engine needs
 // no telemetry calls of its own. Never throws: a telemetry bug must not fail a commit that is already durable.
 import type { Attributes } from '@opentelemetry/api';
-import { ERROR_CODES } from '../errors/codes.ts';
-import type { Json } from '../sdk/types.ts';
+import { ERROR_CODES } from '../domain/error-codes.ts';
+import type { Json } from '../domain/json.ts';
 import type { JournalWrite, RunCommit } from '../store/store.ts';
 import { takePrompt } from './model-prompts.ts';
 import { contentAttribute } from './redaction.ts';

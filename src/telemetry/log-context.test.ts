@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
-import type { RunRecord } from '../store/records.ts';
+import type { RunRecord } from '../domain/records.ts';
 import { runScopedLog, withRunContext } from './log-context.ts';
 import { forgetRun, rememberRun } from './run-labels.ts';
 import { runTraceId } from './run-spans.ts';

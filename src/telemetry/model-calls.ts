@@ -1,6 +1,6 @@
 // Reports one model call to telemetry from inside the gateway's retry loop: counts the attempts the provider
 // rate-limited (HTTP 429) and reports the call once, when it ends, whichever way it ends.
-import { isKeelError } from '../errors/keel-error.ts';
+import { isKeelError } from '../domain/keel-error.ts';
 import { telemetry, type ModelCallReport } from './telemetry.ts';
 
 const HTTP_TOO_MANY_REQUESTS = 429;

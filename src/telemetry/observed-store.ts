@@ -1,9 +1,9 @@
 // Wraps a store so that what the engine does through it becomes telemetry: claims teach run labels, commits become
 // metrics and spans (commit-observer.ts), releases forget. Every other method passes through untouched, so the
 // wrapper follows the Store interface as other planes extend it. It never changes what the store does or returns.
-import type { RunRecord } from '../store/records.ts';
+import type { RunRecord } from '../domain/records.ts';
 import type { ClaimRequest, CommitOutcome, RunCommit, Store } from '../store/store.ts';
-import { isKeelError } from '../errors/keel-error.ts';
+import { isKeelError } from '../domain/keel-error.ts';
 import { observeCommit } from './commit-observer.ts';
 import { forgetRun, rememberRun } from './run-labels.ts';
 import type { Telemetry } from './telemetry.ts';

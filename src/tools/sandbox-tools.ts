@@ -3,7 +3,7 @@
 // SandboxManager, so even reading a file goes through the sandbox's view (a planted symlink cannot reach the host).
 // Results carry the workspace manifest committed with the step and the execution's usage.
 import { z } from 'zod';
-import { KeelError } from '../errors/keel-error.ts';
+import { KeelError } from '../domain/keel-error.ts';
 import type { ExecResult } from '../sandbox/launch.ts';
 import type { SandboxProfile } from '../sandbox/profile.ts';
 import { nodeSandboxManager } from '../sandbox/node-sandboxes.ts';

@@ -3,9 +3,9 @@
 // sequences under concurrent appends, input/cancel races with parking, cursor pagination — through the interface only.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { KeelError } from '../../src/errors/keel-error.ts';
-import { newRunId } from '../../src/engine/ids.ts';
-import type { NewRun } from '../../src/store/records.ts';
+import { KeelError } from '../../src/domain/keel-error.ts';
+import { newRunId } from '../../src/domain/ids.ts';
+import type { NewRun } from '../../src/domain/records.ts';
 import type { Store } from '../../src/store/store.ts';
 
 export interface StoreFactory {

@@ -4,10 +4,10 @@
 // guarded fire transitions, requested fires, and the notification outbox.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { KeelError } from '../../src/errors/keel-error.ts';
-import { newRunId } from '../../src/engine/ids.ts';
+import { KeelError } from '../../src/domain/keel-error.ts';
+import { newRunId } from '../../src/domain/ids.ts';
 import { scheduleStoreFor } from '../../src/schedules/schedules-plane.ts';
-import type { NewRun } from '../../src/store/records.ts';
+import type { NewRun } from '../../src/domain/records.ts';
 import type { NewSchedule, ScheduleCommit, ScheduleStore } from '../../src/store/schedule-store.ts';
 import type { Store } from '../../src/store/store.ts';
 import type { StoreFactory } from './conformance.ts';

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import type { RunRecord } from '../../src/store/records.ts';
+import type { RunRecord } from '../../src/domain/records.ts';
 import type { Store } from '../../src/store/store.ts';
 import { worstShareError, type DispatchLog } from '../support/share-windows.ts';
 import { newRun, rejectsWith, SERVED, withStore, type StoreFactory } from './conformance.ts';

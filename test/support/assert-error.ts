@@ -1,6 +1,6 @@
 // Asserts an API error response: the status, the stable error code, and that the registry agrees on the status.
 import assert from 'node:assert/strict';
-import { ERROR_CODES } from '../../src/errors/codes.ts';
+import { ERROR_CODES } from '../../src/domain/error-codes.ts';
 
 export function assertError(res: { status: number; body: any }, status: number, code: string): void {
   const where = `got ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`;

@@ -9,7 +9,7 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CRASH_POINTS, type CrashPoint } from '../../src/engine/crash-points.ts';
+import { CRASH_POINTS, type CrashPoint } from '../../src/domain/crash-points.ts';
 import { createFreshDatabase } from '../support/fresh-database.ts';
 import { freePort, startKeelProcess, startKeelRole, type KeelProcess } from '../support/keel-process.ts';
 

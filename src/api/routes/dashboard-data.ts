@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { AgentRegistry } from '../../engine/registry.ts';
-import type { TenantRecord } from '../../store/records.ts';
+import type { TenantRecord } from '../../domain/records.ts';
 import type { Store } from '../../store/store.ts';
 import { authorizeAdmin } from '../admin-auth.ts';
 import { queueRows, throughputSeries, usageByAgent, usageByTenant } from '../dashboard-aggregates.ts';

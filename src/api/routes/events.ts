@@ -4,9 +4,9 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { KeelError } from '../../errors/keel-error.ts';
-import { isTerminal } from '../../engine/run-status.ts';
-import type { TenantRecord } from '../../store/records.ts';
+import { KeelError } from '../../domain/keel-error.ts';
+import { isTerminal } from '../../domain/run-status.ts';
+import type { TenantRecord } from '../../domain/records.ts';
 import type { Store } from '../../store/store.ts';
 import type { EventHub } from '../event-hub.ts';
 import type { LiveDeltas } from '../../models/live-deltas.ts';

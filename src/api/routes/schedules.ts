@@ -5,10 +5,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { KeelError } from '../../errors/keel-error.ts';
-import type { Json } from '../../sdk/types.ts';
+import { KeelError } from '../../domain/keel-error.ts';
+import type { Json } from '../../domain/json.ts';
 import type { FireRecord, RunTemplate, ScheduleRecord } from '../../store/schedule-store.ts';
-import type { TenantRecord } from '../../store/records.ts';
+import type { TenantRecord } from '../../domain/records.ts';
 import type { ScheduleInput, ScheduleService } from '../../schedules/schedule-service.ts';
 import {
   AllowlistBody, BackfillBody, CreateScheduleBody, Fire, ListFiresQuery, ListSchedulesQuery, RunTemplateBody, Schedule, ScheduleEvent,

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { TenantRecord } from '../../store/records.ts';
+import type { TenantRecord } from '../../domain/records.ts';
 import type { Store } from '../../store/store.ts';
 import { ErrorBody } from '../schemas.ts';
 

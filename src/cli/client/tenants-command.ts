@@ -4,7 +4,7 @@
 import { formatTable } from './format.ts';
 import { DEFAULT_KEEL_URL, type RunsCommandIo } from './runs-command.ts';
 import { connect, dispatch, one, parse, show, UsageError, type Subcommand } from './subcommands.ts';
-import type { TenantQuotas } from '../../store/records.ts';
+import type { TenantQuotas } from '../../domain/records.ts';
 
 export const TENANTS_USAGE = `usage: keel tenants <command> [options]
 

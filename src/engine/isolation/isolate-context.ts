@@ -2,10 +2,10 @@
 // each, from ctx-checks), answers replayed positions from the journal it was started with, and sends every other
 // call to the main thread, which runs the effect and replies. A step's function stays here: the main thread asks
 // for each attempt. ctx.now() and ctx.random() stay synchronous.
-import { KeelError, deserializeError, isKeelError } from '../../errors/keel-error.ts';
+import { KeelError, deserializeError, isKeelError } from '../../domain/keel-error.ts';
 import { toModelToolSpec } from '../../models/tool-spec.ts';
 import type { AgentContext, Json, ModelRequest, StepOptions, ToolDefinition } from '../../sdk/types.ts';
-import type { EffectKind } from '../../store/records.ts';
+import type { EffectKind } from '../../domain/records.ts';
 import { checkSleep, checkWaitForInput, parseToolArgs, resolveChild } from '../ctx-checks.ts';
 import { SeededRandom } from '../deterministic.ts';
 import type { AgentRegistry } from '../registry.ts';

@@ -10,7 +10,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { KeelError } from '../../errors/keel-error.ts';
+import { KeelError } from '../../domain/keel-error.ts';
 import { loadAgentsModule } from '../agents-module.ts';
 import { AgentRegistry } from '../registry.ts';
 import { toJson } from '../run-execution.ts';

@@ -1,9 +1,9 @@
 // The messages between the main thread (which owns runs, effects and commits) and an agent isolate (a worker thread
 // that only runs agent code). The isolate counts journal positions itself, answers replayed positions from the
 // journal it was given, and asks the main thread for everything else; the main thread checks every position again.
-import type { SerializedError } from '../../errors/keel-error.ts';
+import type { SerializedError } from '../../domain/keel-error.ts';
 import type { Json, ModelRequest, RetryPolicy } from '../../sdk/types.ts';
-import type { EffectKind } from '../../store/records.ts';
+import type { EffectKind } from '../../domain/records.ts';
 
 /** What the isolate needs of a journal entry to replay it without asking. */
 export interface ReplayEntry {

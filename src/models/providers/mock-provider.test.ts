@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { KeelError, isKeelError } from '../../errors/keel-error.ts';
+import { KeelError, isKeelError } from '../../domain/keel-error.ts';
 import { defineModel } from '../../sdk/define.ts';
 import type { ChatMessage, MockModelOptions } from '../../sdk/types.ts';
 import { MockProvider } from './mock-provider.ts';

@@ -1,7 +1,7 @@
 // The deterministic `mock` provider: echoes or follows a script, with simulated latency and failures.
 // It must never touch the network. Given the same conversation it gives the same reply and token counts;
 // only the simulated failures draw randomness (a provider, unlike agent code, is never replayed).
-import { KeelError } from '../../errors/keel-error.ts';
+import { KeelError } from '../../domain/keel-error.ts';
 import type { ChatMessage, MockModelOptions, ToolCall } from '../../sdk/types.ts';
 import { abortableDelay } from '../abortable-delay.ts';
 import type { ModelProvider, ProviderRequest, ProviderResponse } from '../provider.ts';

@@ -1,7 +1,7 @@
 // Maps what the provider SDKs throw (HTTP status + headers, connection failures, unparsable bodies) to typed
 // KeelErrors: 429/408/409/5xx/network/timeouts/broken bodies are retryable (with Retry-After when given);
 // 400/401/403/404/422 and context-length errors are final. It reads status and headers only: never the API key.
-import { KeelError } from '../../errors/keel-error.ts';
+import { KeelError } from '../../domain/keel-error.ts';
 
 /** Retry-After values above this are treated as this (the gateway clamps again to its own maximum). */
 const RETRY_AFTER_PARSE_MAX_MS = 24 * 3_600_000;

@@ -2,7 +2,7 @@
 // run store's group-commit transactions, so a fire, the run it creates and the cancels it requests commit together.
 // The claim's fencing token guards every pass; the fires' primary key is the backstop against a second run per fire.
 import { readdirSync, readFileSync } from 'node:fs';
-import { KeelError } from '../../errors/keel-error.ts';
+import { KeelError } from '../../domain/keel-error.ts';
 import type {
   FireFilter, FireKind, FireRecord, NewSchedule, NotificationRecord, OpenFire, ScheduleClaim, ScheduleCommit, ScheduleEventRecord, SchedulePatch,
   ScheduleRecord, ScheduleStore,

@@ -3,16 +3,16 @@
 // through LISTEN/NOTIFY. Like the SQLite store it applies the engine's commits under their guards and decides nothing.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { KeelError } from '../../errors/keel-error.ts';
-import { isTerminal, statusesAllowing, type RunStatus } from '../../engine/run-status.ts';
-import type { Json } from '../../sdk/types.ts';
-import type { JournalEntry, NewRun, RunEventRecord, RunRecord, TenantQuotas, TenantRecord } from '../records.ts';
+import { KeelError } from '../../domain/keel-error.ts';
+import { isTerminal, statusesAllowing, type RunStatus } from '../../domain/run-status.ts';
+import type { Json } from '../../domain/json.ts';
+import type { JournalEntry, NewRun, RunEventRecord, RunRecord, TenantQuotas, TenantRecord } from '../../domain/records.ts';
 import { claimAfterFor, inClaimOrder, priorityRank } from '../claim-rules.ts';
 import { notQuarantined } from '../quarantine.ts';
 import { jsonText, toEvent, toJournalEntry, toRun, toTenant } from '../rows.ts';
 import { toEndedRunsBucket, toRunSummaryRow, toTenantSummaryRow, type EndedRunsBucket, type RunSummaryRow, type TenantSummaryRow } from '../run-summaries.ts'; // dashboard (issue 9)
 import type {
-  ClaimRequest, CommitOutcome, CreateRunResult, Durability, EventWrite, GroupCommit, ExecutionResolution, HeartbeatResult, JournalWrite,
+  ClaimRequest, CommitBatchListener, CommitOutcome, CreateRunResult, Durability, EventWrite, GroupCommit, ExecutionResolution, HeartbeatResult, JournalWrite,
   RunChange, RunCommit, RunFilter, StarvedInteractive, StarvedRequest, Store, StoreCapabilities, StoreHealth,
 } from '../store.ts';
 import { ChangeListener } from './change-listener.ts';
@@ -21,7 +21,7 @@ import { migratePostgres } from './migrate.ts';
 import { loadPgStatements, type PgStatements } from './statements.ts';
 import { CHANGE_CHANNEL, PgWriteQueue, type PgWriteScope } from './write-queue.ts';
 import { toTenantUsage, type TenantUsage } from '../usage.ts';
-import { FairClaim } from '../../scheduling/fair-share.ts';
+import { FairClaim } from '../../domain/fair-share.ts';
 import { claimedByTenant, toBackloggedTenants } from '../fair-claim.ts';
 import { admitQueuedRun, insertQuotaParams, patchesBudget, tenantNotFound, updateQuotaParams } from '../tenant-quotas.ts';
 
@@ -42,6 +42,8 @@ export interface PostgresStoreOptions {
    */
   durability?: Durability;
   groupCommit?: GroupCommit;
+  /** Told after each write transaction (the process's commit-batch metrics). */
+  onCommitBatch?: CommitBatchListener;
   /** A schema to keep Keel's tables in (created if missing); several installations can share a database. */
   schema?: string;
 }
@@ -97,6 +99,7 @@ export class PostgresStore implements Store {
     this.#writes = new PgWriteQueue(this.#pool, this.#origin, channel, emit, {
       ...(options.groupCommit !== undefined ? { maxBatch: options.groupCommit.maxBatch } : {}),
       flushesOnCommit: this.durability === 'fsync' || this.durability === 'replicated',
+      ...(options.onCommitBatch !== undefined ? { onBatch: options.onCommitBatch } : {}),
     });
     this.#listener = new ChangeListener(options.connectionString, this.#origin, channel, emit);
   }

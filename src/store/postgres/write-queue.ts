@@ -4,11 +4,10 @@
 // A batch runs without savepoints; if one write fails, the batch is rolled back and each write is retried alone,
 // so one bad write never fails another. Changes are announced with pg_notify inside the transaction (heard by other
 // processes only if it commits) and to local listeners after the commit.
-import { crashPoint } from '../../engine/crash-points.ts';
+import { crashPoint } from '../../domain/crash-points.ts';
 import type { Pool, PoolClient } from 'pg';
-import { KeelError } from '../../errors/keel-error.ts';
-import type { ChangeSignal, RunChange } from '../store.ts';
-import { telemetry } from '../../telemetry/telemetry.ts';
+import { KeelError } from '../../domain/keel-error.ts';
+import type { ChangeSignal, CommitBatchListener, RunChange } from '../store.ts';
 
 export const PG_WRITE_BATCH_MAX_OPS = 512;
 /**
@@ -53,6 +52,7 @@ export class PgWriteQueue {
   readonly #origin: string;
   readonly #channel: string;
   readonly #onCommitted: (changes: readonly RunChange[]) => void;
+  readonly #onBatch: CommitBatchListener;
   #queue: QueuedWrite[] = [];
   #scheduled = false;
   #inFlight = 0;
@@ -70,7 +70,7 @@ export class PgWriteQueue {
 
   constructor(
     pool: Pool, origin: string, channel: string, onCommitted: (changes: readonly RunChange[]) => void,
-    options: { maxBatch?: number; flushesOnCommit?: boolean } = {},
+    options: { maxBatch?: number; flushesOnCommit?: boolean; onBatch?: CommitBatchListener } = {},
   ) {
     this.#maxBatch = Math.min(options.maxBatch ?? PG_WRITE_BATCH_MAX_OPS, PG_WRITE_BATCH_MAX_OPS);
     this.#flushesOnCommit = options.flushesOnCommit ?? true;
@@ -78,6 +78,7 @@ export class PgWriteQueue {
     this.#origin = origin;
     this.#channel = channel;
     this.#onCommitted = onCommitted;
+    this.#onBatch = options.onBatch ?? (() => {});
   }
 
   /** Writes acknowledged within the last `windowMs` (with synchronous_commit off: those the WAL writer may not have flushed yet). */
@@ -221,7 +222,7 @@ export class PgWriteQueue {
       this.#recentAcks.push({ at: Date.now(), n: batch.filter((w) => w.fsync).length });
       if (this.#recentAcks.length > RECENT_ACKS_MAX) this.#recentAcks.splice(0, this.#recentAcks.length - RECENT_ACKS_MAX);
     }
-    telemetry.commitBatch(batch.length, fsync && this.#flushesOnCommit, batch.filter((w) => w.fsync).length);
+    this.#onBatch(batch.length, fsync && this.#flushesOnCommit, batch.filter((w) => w.fsync).length);
     batch.forEach((write, i) => write.resolve(values[i]));
     if (touched.length > 0) this.#onCommitted(touched);
     return true;

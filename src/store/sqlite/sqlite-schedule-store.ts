@@ -2,7 +2,7 @@
 // connection and inside its write transactions, so a fire, the run it creates and the cancels it requests commit
 // together (one group-commit transaction). It applies the scheduler's decisions; it never makes one.
 import { readdirSync, readFileSync } from 'node:fs';
-import { KeelError } from '../../errors/keel-error.ts';
+import { KeelError } from '../../domain/keel-error.ts';
 import type {
   FireFilter, FireKind, FireRecord, NewSchedule, NotificationRecord, OpenFire, ScheduleClaim, ScheduleCommit, ScheduleEventRecord, SchedulePatch,
   ScheduleRecord, ScheduleStore,

@@ -5,13 +5,13 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { KeelError } from '../../errors/keel-error.ts';
-import { isTerminal, statusesAllowing } from '../../engine/run-status.ts';
-import type { RunStatus } from '../../engine/run-status.ts';
-import type { Json } from '../../sdk/types.ts';
-import type { JournalEntry, NewRun, RunEventRecord, RunRecord, TenantQuotas, TenantRecord } from '../records.ts';
+import { KeelError } from '../../domain/keel-error.ts';
+import { isTerminal, statusesAllowing } from '../../domain/run-status.ts';
+import type { RunStatus } from '../../domain/run-status.ts';
+import type { Json } from '../../domain/json.ts';
+import type { JournalEntry, NewRun, RunEventRecord, RunRecord, TenantQuotas, TenantRecord } from '../../domain/records.ts';
 import type {
-  ClaimRequest, CommitOutcome, ExecutionResolution, RunChange, StoreHealth, CreateRunResult, Durability, GroupCommit, EventWrite, HeartbeatResult, RunCommit, RunFilter,
+  ClaimRequest, CommitBatchListener, CommitOutcome, ExecutionResolution, RunChange, StoreHealth, CreateRunResult, Durability, GroupCommit, EventWrite, HeartbeatResult, RunCommit, RunFilter,
   StarvedInteractive, StarvedRequest, Store, StoreCapabilities,
 } from '../store.ts';
 import type { LiveMetrics } from '../live-metrics.ts';
@@ -21,7 +21,7 @@ import { notQuarantined } from '../quarantine.ts';
 import { jsonText, toEvent, toJournalEntry, toRun, toTenant } from '../rows.ts';
 import { toEndedRunsBucket, toRunSummaryRow, toTenantSummaryRow, type EndedRunsBucket, type RunSummaryRow, type TenantSummaryRow } from '../run-summaries.ts'; // dashboard (issue 9)
 import { prepareStatements, type Statements } from './statements.ts';
-import { FairClaim } from '../../scheduling/fair-share.ts';
+import { FairClaim } from '../../domain/fair-share.ts';
 import { claimedByTenant, toBackloggedTenants } from '../fair-claim.ts';
 import { admitQueuedRun, insertQuotaParams, patchesBudget, tenantNotFound, updateQuotaParams } from '../tenant-quotas.ts';
 import { WRITE_BATCH_MAX_OPS, WriteBatcher, type WriteScope } from './write-batcher.ts';
@@ -44,6 +44,8 @@ export interface SqliteStoreOptions {
   /** Default `fsync`. `replicated` is refused: there is no standby to replicate to. */
   durability?: Durability;
   groupCommit?: GroupCommit;
+  /** Told after each write transaction (the process's commit-batch metrics). */
+  onCommitBatch?: CommitBatchListener;
 }
 
 /** One transaction per event-loop turn (max wait 0), at most WRITE_BATCH_MAX_OPS writes in it. */
@@ -78,7 +80,7 @@ export class SqliteStore implements Store {
     this.#db.exec(`PRAGMA journal_mode = WAL; PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS};`);
     this.#batcher = new WriteBatcher(this.#db, durability, options.groupCommit ?? GROUP_COMMIT_DEFAULT, (changes) => {
       for (const listener of this.#listeners) listener(changes);
-    });
+    }, options.onCommitBatch);
   }
 
   notDurableCommits(): number {

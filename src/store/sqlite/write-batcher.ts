@@ -4,10 +4,9 @@
 // `fsync` after an fsync'd COMMIT; `os` after a COMMIT written without fsync (a periodic WAL checkpoint makes it
 // durable); `memory` as soon as it is applied, inside a transaction that is committed every max-wait interval.
 import type { DatabaseSync } from 'node:sqlite';
-import { crashPoint } from '../../engine/crash-points.ts';
-import { KeelError } from '../../errors/keel-error.ts';
-import type { ChangeSignal, Durability, GroupCommit, RunChange } from '../store.ts';
-import { telemetry } from '../../telemetry/telemetry.ts';
+import { crashPoint } from '../../domain/crash-points.ts';
+import { KeelError } from '../../domain/keel-error.ts';
+import type { ChangeSignal, CommitBatchListener, Durability, GroupCommit, RunChange } from '../store.ts';
 
 /** Upper bound on writes sharing one transaction, so one fsync never waits behind an unbounded batch. */
 export const WRITE_BATCH_MAX_OPS = 1024;
@@ -59,6 +58,7 @@ export class WriteBatcher {
   readonly #synchronous: string;
   readonly #groupCommit: GroupCommit;
   readonly #onCommitted: (changes: readonly RunChange[]) => void;
+  readonly #onBatch: CommitBatchListener;
   #queue: QueuedWrite[] = [];
   #scheduled = false;
   #closed = false;
@@ -71,12 +71,14 @@ export class WriteBatcher {
   /** Writes acknowledged so far, transactions used for them, how many of those were fsync'd, and acknowledged writes lost. */
   readonly stats = { writes: 0, transactions: 0, fsyncedTransactions: 0, lostWrites: 0 };
 
-  constructor(db: DatabaseSync, durability: Exclude<Durability, 'replicated'>, groupCommit: GroupCommit, onCommitted: (changes: readonly RunChange[]) => void) {
+  constructor(db: DatabaseSync, durability: Exclude<Durability, 'replicated'>, groupCommit: GroupCommit, onCommitted: (changes: readonly RunChange[]) => void,
+    onBatch: CommitBatchListener = () => {}) {
     this.#db = db;
     this.#durability = durability;
     this.#synchronous = SYNCHRONOUS[durability];
     this.#groupCommit = groupCommit;
     this.#onCommitted = onCommitted;
+    this.#onBatch = onBatch;
     db.exec(`PRAGMA synchronous = ${this.#synchronous}`);
   }
 
@@ -152,7 +154,7 @@ export class WriteBatcher {
     this.stats.transactions += 1;
     if (this.#synchronous === 'FULL' && !skipFsync) this.stats.fsyncedTransactions += 1;
     if (this.#durability === 'os') this.#written(batch.filter((w) => w.fsync).length);
-    telemetry.commitBatch(batch.length, this.#synchronous === 'FULL' && !skipFsync, batch.filter((w) => w.fsync).length);
+    this.#onBatch(batch.length, this.#synchronous === 'FULL' && !skipFsync, batch.filter((w) => w.fsync).length);
     batch.forEach((write, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) write.resolve(outcome.value);
@@ -231,7 +233,7 @@ export class WriteBatcher {
     }
     const touched: RunChange[] = [];
     const scope: WriteScope = { now: Date.now(), touch: (runId, signal) => touched.push({ runId, signal }) };
-    telemetry.commitBatch(batch.length, false, batch.filter((w) => w.fsync).length);
+    this.#onBatch(batch.length, false, batch.filter((w) => w.fsync).length);
     for (const write of batch) {
       this.#db.exec('SAVEPOINT w');
       try {

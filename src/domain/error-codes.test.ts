@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { ERROR_CODES } from './codes.ts';
+import { ERROR_CODES } from './error-codes.ts';
 import { KeelError, deserializeError, serializeError } from './keel-error.ts';
 
 const SRC_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');

@@ -1,6 +1,6 @@
 // Why a run is not progressing (issue 7): the stable codes of `waitingReason`, and the `run.waiting` / `run.resumed`
 // events the engine emits when a run starts and stops waiting. Codes are API: never rename one, only add.
-import type { Json } from '../sdk/types.ts';
+import type { Json } from './json.ts';
 
 export const WAITING_REASONS = {
   awaiting_worker: 'queued: no worker has claimed it yet (run slots busy, or the next poll)',

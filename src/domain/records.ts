@@ -1,9 +1,9 @@
 // Plain records the store reads and writes: runs, journal entries, events, tenants.
 // Shared by both store implementations and by the engine; no behaviour lives here.
-import type { SerializedError } from '../errors/keel-error.ts';
-import type { EffectStatus } from '../engine/effect-status.ts';
-import type { RunStatus } from '../engine/run-status.ts';
-import type { Json } from '../sdk/types.ts';
+import type { SerializedError } from './keel-error.ts';
+import type { EffectStatus } from './effect-status.ts';
+import type { RunStatus } from './run-status.ts';
+import type { Json } from './json.ts';
 
 export type Priority = 'interactive' | 'batch';
 
