@@ -42,7 +42,7 @@ describe('ERROR_CODES', () => {
   it('names every code once, in snake_case', () => {
     for (const [code] of entries) assert.match(code, SNAKE_CASE, `${code} is not snake_case`);
     // Object keys cannot repeat at run time, but a repeated key in the source literal silently wins: read the source.
-    const source = readFileSync(join(SRC_DIR, 'errors', 'codes.ts'), 'utf8');
+    const source = readFileSync(join(SRC_DIR, 'domain', 'error-codes.ts'), 'utf8');
     const keys = [...source.matchAll(/^\s*([a-z0-9_]+):\s*\{\s*status:/gm)].map((m) => m[1]!);
     assert.equal(keys.length, entries.length, 'every registry entry is found in the source');
     const repeated = keys.filter((k, i) => keys.indexOf(k) !== i);

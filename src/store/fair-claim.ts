@@ -1,5 +1,5 @@
 // The store side of fair claiming, shared by both stores: the rows of fair-backlog.sql as backlogged tenants, and
-// claimed runs grouped per tenant in their claim order. The order itself is decided in src/scheduling/fair-share.ts;
+// claimed runs grouped per tenant in their claim order. The order itself is decided in src/domain/fair-share.ts;
 // nothing here touches the database.
 import { BATCH_AGING_MS, type BackloggedTenant } from '../domain/fair-share.ts';
 import { priorityRank } from './claim-rules.ts';

@@ -248,7 +248,7 @@ export interface Store {
   // Work
   /**
    * Claims up to `limit` runs. Ordinary claims are fair across tenants (weighted fair queuing by tenant weight, state
-   * kept in the store so every claimer follows one order; src/scheduling/fair-share.ts), skip tenants at their
+   * kept in the store so every claimer follows one order; src/domain/fair-share.ts), skip tenants at their
    * concurrency cap, and inside a tenant take interactive before batch with aging, then oldest. Probation claims take
    * the most suspicious first.
    */

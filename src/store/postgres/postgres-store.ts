@@ -365,7 +365,7 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * One fair claim (src/scheduling/fair-share.ts). The fair clock's row lock, taken first, makes claimers of all
+   * One fair claim (src/domain/fair-share.ts). The fair clock's row lock, taken first, makes claimers of all
    * processes plan and apply one after another, so the virtual times they read are never stale.
    */
   async #claimFairly(client: pg.PoolClient, lease: { owner: string; now: number; lease_expires_at: number; served: string; claimable_statuses: string }, limit: number): Promise<RunRecord[]> {

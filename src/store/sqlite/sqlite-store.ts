@@ -339,7 +339,7 @@ export class SqliteStore implements Store {
     });
   }
 
-  /** One fair claim (src/scheduling/fair-share.ts): plan per tenant, claim per tenant, record the virtual times. */
+  /** One fair claim (src/domain/fair-share.ts): plan per tenant, claim per tenant, record the virtual times. */
   #claimFairly(lease: { owner: string; now: number; lease_expires_at: number; served: string; claimable_statuses: string }, limit: number): RunRecord[] {
     const backlog = this.#s['fair-backlog'].all({ now: lease.now, served: lease.served, claimable_statuses: lease.claimable_statuses }) as Row[];
     const clock = Number((this.#s['read-fair-clock'].get() as Row).vtime);
