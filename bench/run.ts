@@ -115,9 +115,22 @@ async function runAll(): Promise<void> {
     process.stdout.write(`\n${report}\n`);
     progress('quick run: RESULTS.md left as it was');
   } else {
-    writeFileSync(RESULTS_PATH, report);
+    writeFileSync(RESULTS_PATH, `${report}${keptSections(readFileSync(RESULTS_PATH, 'utf8'), report)}`);
     progress(`wrote ${RESULTS_PATH} in ${results.durationSeconds} s`);
   }
+}
+
+/**
+ * The marked sections of the previous RESULTS.md that this run does not write (`<!-- name section ... -->` up to
+ * `<!-- end of name section -->`: the isolation and scheduler benches, before/after records), so a full bench run
+ * refreshes its own figures without erasing theirs.
+ */
+function keptSections(previous: string, report: string): string {
+  const kept: string[] = [];
+  for (const match of previous.matchAll(/^<!-- ([a-z0-9 -]+?) section\b[^\n]*-->\n[\s\S]*?^<!-- end of \1 section -->\n?/gm)) {
+    if (!report.includes(`<!-- end of ${match[1]} section -->`)) kept.push(match[0].endsWith('\n') ? match[0] : `${match[0]}\n`);
+  }
+  return kept.length === 0 ? '' : `\n${kept.join('\n')}`;
 }
 
 /** Undefined when the bench's Postgres answers; otherwise why the scenarios that need it are skipped. */
