@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 
 /** The server the Postgres scenarios use; the admin connection only creates, drops and reads statistics. */
-export const BENCH_POSTGRES_ADMIN_URL = process.env['KEEL_BENCH_POSTGRES_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const BENCH_POSTGRES_ADMIN_URL = process.env.KEEL_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const BENCH_DATABASE_NAME = /^keel_bench_[a-z0-9_]+$/;
 const CONNECT_TIMEOUT_MS = 2_000;
 const DEFAULT_CLOCK_TICKS_PER_SEC = 100;

@@ -51,10 +51,10 @@ const RESULTS_PATH = join(fileURLToPath(new URL('.', import.meta.url)), 'RESULTS
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
-const childScenario = valueOf('--scenario');
+const childScenario = flagValue('--scenario');
 
-if (childScenario !== undefined) await runChild(childScenario as ScenarioName, valueOf('--out'));
-else if (valueOf('--only') === 'sandbox') await runSandboxOnly();
+if (childScenario !== undefined) await runChild(childScenario as ScenarioName, flagValue('--out'));
+else if (flagValue('--only') === 'sandbox') await runSandboxOnly();
 else await runAll();
 
 // --- sandbox scenario (issue 6): its own RESULTS.md section, refreshed alone with `npm run bench -- --only sandbox`.
@@ -176,7 +176,7 @@ function execGit(gitArgs: string[]): string {
   return execFileSync('git', gitArgs, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
 }
 
-function valueOf(flag: string): string | undefined {
+function flagValue(flag: string): string | undefined {
   const i = args.indexOf(flag);
   return i >= 0 ? args[i + 1] : undefined;
 }

@@ -47,7 +47,10 @@ test('TPM limits per model and per tenant hold within 5% over every 60 s window 
   const start = clock.now();
   const log: Dispatch[] = [];
   let seed = 42;
-  const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+  const random = () => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+    return seed / 2 ** 31;
+  };
   const model = defineModel({ name: 'limited', provider: 'load' as 'mock', maxOutputTokens: MAX_OUTPUT, limits: { tpm: TPM } });
   const gateway = new ModelGateway([model], { providers: [loadProvider(clock, log, random)], clock, tenantLimits: { tenants: { small: { tpm: TENANT_TPM } } } });
   const stop = new AbortController();

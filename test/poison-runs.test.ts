@@ -80,7 +80,7 @@ test('process-killing agents are quarantined after 3 lost leases; healthy runs f
   const throws = (await api('POST', '/v1/runs', { agent: 'throws-later' })).body.id as string;
 
   const finals = await settle([...healthy, exits, throws]);
-  healthy.forEach((id, n) => assert.deepEqual([finals.get(id).status, finals.get(id).result], ['succeeded', n * 2], `healthy run ${n}: ${JSON.stringify(finals.get(id).error)} (${restarts} restarts)`));
+  for (const [n, id] of healthy.entries()) assert.deepEqual([finals.get(id).status, finals.get(id).result], ['succeeded', n * 2], `healthy run ${n}: ${JSON.stringify(finals.get(id).error)} (${restarts} restarts)`);
   for (const [agent, id] of [['exits', exits], ['throws-later', throws]] as const) {
     const run = finals.get(id);
     assert.equal(run.status, 'failed', `${agent}: ${JSON.stringify(run)}`);

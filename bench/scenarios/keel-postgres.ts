@@ -100,7 +100,7 @@ async function withWorkerProcesses(quick: boolean, workers: number): Promise<Mea
     const measured = await measureShape({ quick, label: `Keel on Postgres, ${workers} worker processes`, counters, meter, runWorkflow: runWorkflow.run });
     await Promise.all(children.map(stopWorker));
     // Worker step gaps come from the workers' own files and include their warm-up.
-    const gaps = children.map((_, i) => JSON.parse(readFileSync(join(dir, `gaps-${i}.json`), 'utf8')) as number[]).flat();
+    const gaps = children.flatMap((_, i) => JSON.parse(readFileSync(join(dir, `gaps-${i}.json`), 'utf8')) as number[]);
     for (const gap of gaps) recordMs(counters.stepGap, gap);
     return {
       system: 'Keel (keel worker processes, Postgres store)', poolSize: PG_POOL_MAX_CONNECTIONS_DEFAULT * workers, workerProcesses: workers,

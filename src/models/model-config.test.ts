@@ -33,7 +33,10 @@ describe('models file', () => {
     assert.equal(loaded.models[0]!.kind, 'keel.model');
     assert.deepEqual(loaded.options.tenantLimits, example.tenantLimits);
     const seen: string[] = [];
-    const gateway = new ModelGateway(loaded.models, { ...loaded.options, secret: (name) => (seen.push(name), `key-of-${name}`) });
+    const gateway = new ModelGateway(loaded.models, { ...loaded.options, secret: (name) => {
+      seen.push(name);
+      return `key-of-${name}`;
+    } });
     assert.equal(gateway.resolve('gpt').version, '2024-07-18');
     assert.deepEqual(seen.sort(), ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'WEST_KEY']);
     assert.deepEqual(Object.keys(gateway.stats().breakers).sort(), ['claude/default', 'gpt/east', 'gpt/west', 'mock/default']);

@@ -6,6 +6,7 @@ import type { ModelToolSpec, ToolDefinition } from '../sdk/types.ts';
 
 // Tool definitions are frozen and reused on every loop step; converting each schema once saves the rework.
 // Cached specs are shared between calls, so providers must treat them as read-only.
+// biome-ignore lint/suspicious/noExplicitAny: one cache for tools of every input and output type; a spec depends on the schema only.
 const specCache = new WeakMap<ToolDefinition<any, any>, ModelToolSpec>();
 
 /**
@@ -17,6 +18,7 @@ const specCache = new WeakMap<ToolDefinition<any, any>, ModelToolSpec>();
  * // { name: 'add', description: 'Adds two numbers',
  * //   parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] } }
  */
+// biome-ignore lint/suspicious/noExplicitAny: accepts a tool of any input and output type, like the cache above.
 export function toModelToolSpec(tool: ToolDefinition<any, any> | ModelToolSpec): ModelToolSpec {
   if (!isToolDefinition(tool)) {
     const plain = tool as ModelToolSpec;

@@ -12,10 +12,10 @@ describe('planPrewarm', () => {
     close(r.waitWithoutPrewarmSeconds.value, 20);
     const waits = r.leads.map((l) => l.expectedWaitSeconds.value);
     // 20 − 0.7·min(20, L): L = 0 → 20, 5 → 16.5, 10 → 13, 20 → 6, 30 → 6
-    [20, 20 - 0.7 * 5, 20 - 0.7 * 10, 20 - 0.7 * 20, 20 - 0.7 * 20].forEach((w, i) => close(waits[i]!, w, `lead ${i}`));
+    for (const [i, w] of [20, 20 - 0.7 * 5, 20 - 0.7 * 10, 20 - 0.7 * 20, 20 - 0.7 * 20].entries()) close(waits[i]!, w, `lead ${i}`);
     const extra = r.leads.map((l) => l.extraGiBSecondsPerCall.value);
     // 0.7 × 2 × max(0, L − 20): only L = 30 holds memory early, 0.7 × 2 × 10 = 14
-    [0, 0, 0, 0, 14].forEach((e, i) => close(extra[i]!, e, `lead ${i}`));
+    for (const [i, e] of [0, 0, 0, 0, 14].entries()) close(extra[i]!, e, `lead ${i}`);
     assert.equal(r.bestLeadSeconds.value, 20); // 20 and 30 both wait 6 s; 20 is smaller
     assert.match(r.recommendation, /^Prewarm 20 s ahead: the expected wait drops from 20 s to 6 s for 0 extra GiB·s per call\./);
   });
@@ -35,7 +35,7 @@ describe('planPrewarm properties', () => {
         const [low, high] = a <= b ? [a, b] : [b, a];
         const lo = planPrewarm({ ...input, hitRate: low });
         const hi = planPrewarm({ ...input, hitRate: high });
-        lo.leads.forEach((l, i) => assert.ok(hi.leads[i]!.expectedWaitSeconds.value <= l.expectedWaitSeconds.value + 1e-12));
+        for (const [i, l] of lo.leads.entries()) assert.ok(hi.leads[i]!.expectedWaitSeconds.value <= l.expectedWaitSeconds.value + 1e-12);
       }),
     );
   });

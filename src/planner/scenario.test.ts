@@ -62,7 +62,7 @@ describe('parseScenario', () => {
       assert.equal(error.code, 'validation_failed');
       assert.match(error.message, /workload\.arrivalPerSec: must be ≥ 0/);
       assert.match(error.message, /capacity\.cpuCores: must be > 0/);
-      assert.equal((error.details?.issues as unknown[]).length, 2);
+      assert.equal((error.details?.issues as unknown[] | undefined)?.length, 2);
     }
   });
 

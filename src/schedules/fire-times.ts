@@ -73,7 +73,11 @@ export class FireTimes {
   between(after: number, until: number, limit: number): number[] {
     const times: number[] = [];
     let t: number | null = after;
-    while (times.length < limit && (t = this.next(t)) !== null && t <= until) times.push(t);
+    while (times.length < limit) {
+      t = this.next(t);
+      if (t === null || t > until) break;
+      times.push(t);
+    }
     return times;
   }
 

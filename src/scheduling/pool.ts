@@ -237,7 +237,10 @@ export class Pool {
 
   #lane(tenantId: string): TenantLane {
     let lane = this.#tenants.get(tenantId);
-    if (lane === undefined) this.#tenants.set(tenantId, (lane = new TenantLane(tenantId)));
+    if (lane === undefined) {
+      lane = new TenantLane(tenantId);
+      this.#tenants.set(tenantId, lane);
+    }
     return lane;
   }
 

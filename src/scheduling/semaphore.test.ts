@@ -9,8 +9,14 @@ describe('Semaphore', () => {
     const semaphore = new Semaphore(1, 10);
     const first = await semaphore.acquire(never);
     const order: string[] = [];
-    const second = semaphore.acquire(never).then((release) => (order.push('second'), release));
-    const third = semaphore.acquire(never).then((release) => (order.push('third'), release));
+    const second = semaphore.acquire(never).then((release) => {
+      order.push('second');
+      return release;
+    });
+    const third = semaphore.acquire(never).then((release) => {
+      order.push('third');
+      return release;
+    });
     assert.equal(semaphore.waiting, 2);
     first();
     first();

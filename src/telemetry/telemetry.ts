@@ -91,7 +91,10 @@ export class Telemetry {
   #agentTotals(tenant: string, agent: string) {
     const key = `${tenant}\u0000${agent}`;
     let totals = this.#perAgent.get(key);
-    if (totals === undefined) this.#perAgent.set(key, (totals = { spendUsd: 0, ended: 0, succeeded: 0, withinDeadline: 0 }));
+    if (totals === undefined) {
+      totals = { spendUsd: 0, ended: 0, succeeded: 0, withinDeadline: 0 };
+      this.#perAgent.set(key, totals);
+    }
     return totals;
   }
 
@@ -151,7 +154,10 @@ export class Telemetry {
   /** Samples an in-process pool queue at scrape time; returns the function that stops it. */
   registerPool(pool: string, probe: PoolProbe): () => void {
     let probes = this.#pools.get(pool);
-    if (probes === undefined) this.#pools.set(pool, (probes = new Set()));
+    if (probes === undefined) {
+      probes = new Set();
+      this.#pools.set(pool, probes);
+    }
     probes.add(probe);
     return () => void probes.delete(probe);
   }

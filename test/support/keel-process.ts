@@ -88,7 +88,10 @@ export async function startKeelRole(options: {
     KEEL_DATABASE_URL: options.databaseUrl, PGAPPNAME: options.name, ...(options.apiKey !== undefined ? { KEEL_API_KEY: options.apiKey } : {}), ...options.env,
   });
   let started: RegExpMatchArray | null = null;
-  await waitUntilUp(`keel ${options.role} (${options.name})`, spawned, async () => (started = STARTED_LINE.exec(spawned.output())) !== null);
+  await waitUntilUp(`keel ${options.role} (${options.name})`, spawned, async () => {
+    started = STARTED_LINE.exec(spawned.output());
+    return started !== null;
+  });
   const { child } = spawned;
   return {
     role: options.role,

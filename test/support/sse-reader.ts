@@ -33,8 +33,7 @@ export function followEvents(url: string, runId: string, apiKey: string): SseFol
         const piece = decoder.decode(chunk, { stream: true });
         text += piece;
         buffer += piece;
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
+        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
           const block = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);
           const fields = new Map<string, string>();

@@ -18,11 +18,13 @@ export function usePolling<T>(load: (signal: AbortSignal) => Promise<T>, interva
   loadRef.current = load;
   const refresh = useCallback(() => setTick((t) => t + 1), []);
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `key` is the trigger: a new key clears the old data.
   useEffect(() => {
     setData(undefined);
     setLoading(true);
   }, [key]);
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `key` and `tick` are the triggers: reload on a new key or refresh().
   useEffect(() => {
     const controller = new AbortController();
     let timer: ReturnType<typeof setTimeout> | undefined;

@@ -57,6 +57,7 @@ function App() {
     if (role === 'tenant') dashboardApi.tenant().then(setTenant, () => undefined);
   }, [role]);
   // One router per sign-in: its history listener goes away with it.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `signedIn` is the trigger: each sign-in gets a new router.
   const router = useMemo(() => (role === undefined ? undefined : role === 'admin' ? adminRouter() : tenantRouter()), [role, signedIn]);
   useEffect(() => () => router?.dispose(), [router]);
   if (router === undefined) return <Login onSignedIn={() => setSignedIn(true)} />;

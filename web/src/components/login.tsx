@@ -41,6 +41,7 @@ export function Login({ onSignedIn }: { onSignedIn: () => void }) {
         <h1 id="login-title">Sign in to the dashboard</h1>
         <p className="muted">Paste a tenant API key (or the operator's <code>KEEL_ADMIN_KEY</code> for all tenants). It is kept in this browser tab only and sent as a bearer token.</p>
         <label htmlFor="api-key">API key</label>
+        {/* biome-ignore lint/a11y/noAutofocus: the sign-in page has this one field; focusing it is what a user expects. */}
         <input id="api-key" name="api-key" type="password" autoComplete="off" autoFocus required value={key}
           onChange={(e) => setKey(e.target.value)} placeholder="keel_…" />
         {error !== undefined ? <p className="form-error" role="alert">{error}</p> : null}

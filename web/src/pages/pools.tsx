@@ -74,6 +74,7 @@ function PoolsBody({ data, samples, minutes, setMinutes }: { data: PoolsOverview
       </Panel>
       <div className="columns">
         <Panel title="Runs ended per interval" id="throughput" actions={
+          // biome-ignore lint/a11y/useSemanticElements: a button group, not a form: <fieldset> would bring form semantics and its border.
           <div className="segmented" role="group" aria-label="Time window">
             {WINDOWS.map((w) => <button key={w} type="button" aria-pressed={minutes === w} className={minutes === w ? 'on' : ''} onClick={() => setMinutes(w)}>{w < 60 ? `${w}m` : `${w / 60}h`}</button>)}
           </div>

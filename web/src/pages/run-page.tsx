@@ -109,12 +109,14 @@ function StepDetail({ step }: { step: Step }) {
 
 function EventList({ events }: { events: RunEvent[] }) {
   const list = useRef<HTMLOListElement>(null);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new event is the trigger to scroll to the bottom.
   useEffect(() => {
     const el = list.current;
     if (el !== null) el.scrollTop = el.scrollHeight;
   }, [events.length]);
   if (events.length === 0) return <p className="empty">No events yet.</p>;
   return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be reachable by keyboard to be scrolled.
     <ol className="events" ref={list} data-testid="events" tabIndex={0} aria-label="Run events" aria-live="polite">
       {events.map((e) => (
         <li key={e.seq} data-type={e.type}>

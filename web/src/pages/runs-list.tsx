@@ -44,6 +44,7 @@ export function RunsPage() {
     <>
       <PageHeader title="Runs" subtitle="Every task submitted by this tenant, newest first." actions={<LiveDot state="polling" />} />
       <NewRunForm />
+      {/* biome-ignore lint/a11y/useSemanticElements: a <div> with role search keeps the toolbar layout; <search> is not styled everywhere yet. */}
       <div className="toolbar" role="search">
         <label>Status
           <select value={status} onChange={(e) => setFilter('status', e.target.value)} data-testid="filter-status">
@@ -51,6 +52,7 @@ export function RunsPage() {
             {RUN_STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
           </select>
         </label>
+        {/* biome-ignore lint/a11y/noLabelWithoutControl: AgentSelect renders the <select> this label wraps. */}
         <label>Agent
           <AgentSelect value={agent} onChange={(v) => setFilter('agent', v)} allowAll />
         </label>
