@@ -1,13 +1,16 @@
 // The generated reference pages (docs/reference/*.md) match the code: each page is rendered again in memory and
 // compared with the file, so a new config key, error code, route or metric without `npm run docs` fails here.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { ENV_VAR_DESCRIPTIONS, ENV_VARS } from '../src/config/config.ts';
 import { createMetrics } from '../src/telemetry/metrics.ts';
 import { renderReferencePages } from '../scripts/reference-docs.ts';
 
 const root = new URL('../', import.meta.url);
+const rootDir = fileURLToPath(root);
 
 test('every generated reference page is fresh (else run npm run docs)', async () => {
   const pages = await renderReferencePages();
@@ -44,4 +47,31 @@ test('the reference pages render every config variable, error code, route and me
   for (const route of ['`POST` | `/v1/runs`', '`GET` | `/v1/schedules/{id}/fires`', '`PATCH` | `/v1/admin/tenants/{id}`']) assert.ok(api.includes(route), route);
   const metrics = pages.get('docs/reference/metrics.md') ?? '';
   assert.match(metrics, /^\| `keel_runs_total` \| counter \| `tenant`, `agent`, `status`, `outcome` \|/m);
+});
+
+/** README.md and every Markdown file under docs/. */
+function markdownFiles(): string[] {
+  const walk = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    return entry.isDirectory() ? walk(path) : entry.name.endsWith('.md') ? [path] : [];
+  });
+  return [join(rootDir, 'README.md'), ...walk(join(rootDir, 'docs'))];
+}
+
+test('every relative link in README.md and docs/ points at a file that exists (moved modules included)', () => {
+  const broken: string[] = [];
+  for (const file of markdownFiles()) {
+    const text = readFileSync(file, 'utf8').replace(/```[\s\S]*?```/g, '');
+    for (const match of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      const target = match[1] ?? '';
+      if (/^(https?:|mailto:|#)/.test(target)) continue;
+      const path = join(dirname(file), decodeURIComponent(target.split('#')[0] ?? ''));
+      if (!existsSync(path)) broken.push(`${relative(rootDir, file)} → ${target}`);
+    }
+    // Repository paths named in the text (`src/domain/error-codes.ts`, test/serial/x.test.ts), relative to the root.
+    for (const match of text.matchAll(/(?<![\w./-])((?:src|test|bench|examples|scripts|web)\/[\w./-]*\w\.(?:ts|tsx|json|sql|md|cjs))\b/g)) {
+      if (!existsSync(join(rootDir, match[1] ?? ''))) broken.push(`${relative(rootDir, file)} → ${match[1]}`);
+    }
+  }
+  assert.deepEqual(broken, [], 'broken links');
 });

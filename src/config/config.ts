@@ -111,7 +111,7 @@ export const ENV_VAR_DESCRIPTIONS = {
   KEEL_HOST: 'Address the HTTP API listens on. Flag: `--host`.',
   KEEL_PORT: 'Port the HTTP API listens on (0: any free port). Flag: `--port`.',
   KEEL_DURABILITY: 'What an acknowledged commit means: `fsync` (on disk), `os` (written to the OS), `memory` (SQLite: committed every group-commit max wait), `replicated` (Postgres with a synchronous standby; refused on SQLite and without one). See docs/guides/operations.md.',
-  KEEL_GROUP_COMMIT_MAX_BATCH: 'Most run commits sharing one store transaction (group commit).',
+  KEEL_GROUP_COMMIT_MAX_BATCH: 'Most run commits sharing one store transaction (group commit); the Postgres store caps it at 512.',
   KEEL_GROUP_COMMIT_MAX_WAIT_MS: 'How long a commit may wait for others to join its transaction (0: the next event-loop turn); under `memory`, how often the open transaction commits (0 means 100 ms).',
   KEEL_LEASE_TTL_MS: 'Length of a run\'s lease; heartbeats renew it every third of it. A dead process\'s runs are taken over when it expires.',
   KEEL_MAX_ACTIVE_RUNS: 'Runs this process holds live in memory (run slots); waiting runs and runs waiting for a pool slot do not count.',
