@@ -149,7 +149,8 @@ export async function renderHttpApi(): Promise<string> {
   for (const [path, operations] of Object.entries(document.paths)) {
     for (const [method, operation] of Object.entries(operations)) {
       const tag = operation.tags?.[0] ?? 'other';
-      const row = `| ${code(method.toUpperCase())} | ${code(path)} | ${cell(operation.summary ?? operation.description ?? '')} | ${cell(requestOf(operation))} | ${Object.keys(operation.responses ?? {}).join(', ')} |`;
+      const what = [operation.summary, operation.description].filter((text) => text !== undefined && text !== '').join('. ');
+      const row = `| ${code(method.toUpperCase())} | ${code(path)} | ${cell(what)} | ${cell(requestOf(operation))} | ${cell(responsesOf(operation))} |`;
       byTag.set(tag, [...(byTag.get(tag) ?? []), row]);
     }
   }
@@ -178,6 +179,17 @@ export async function renderHttpApi(): Promise<string> {
     '',
     ...sections,
   ].join('\n');
+}
+
+/** Fastify's description of a response nobody described. */
+const UNDESCRIBED_RESPONSE = 'Default Response';
+
+/** The status codes, each with its description when the route gives one. */
+function responsesOf(operation: Operation): string {
+  return Object.entries(operation.responses ?? {}).map(([status, response]) => {
+    const description = (response as { description?: string }).description;
+    return description === undefined || description === UNDESCRIBED_RESPONSE ? status : `${status} (${description})`;
+  }).join(', ');
 }
 
 function requestOf(operation: Operation): string {
