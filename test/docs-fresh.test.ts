@@ -58,15 +58,25 @@ function markdownFiles(): string[] {
   return [join(rootDir, 'README.md'), ...walk(join(rootDir, 'docs'))];
 }
 
+/** GitHub's anchors of a Markdown file: its headings as slugs, plus explicit `<a id="…">`. */
+function anchorsOf(file: string): Set<string> {
+  const text = readFileSync(file, 'utf8').replace(/```[\s\S]*?```/g, '');
+  const slugs = [...text.matchAll(/^#{1,6} (.+)$/gm)].map((m) => (m[1] ?? '').toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-'));
+  const ids = [...text.matchAll(/<a id="([^"]+)"/g)].map((m) => m[1] ?? '');
+  return new Set([...slugs, ...ids]);
+}
+
 test('every relative link in README.md and docs/ points at a file that exists (moved modules included)', () => {
   const broken: string[] = [];
   for (const file of markdownFiles()) {
     const text = readFileSync(file, 'utf8').replace(/```[\s\S]*?```/g, '');
     for (const match of text.matchAll(/\]\(([^)\s]+)\)/g)) {
       const target = match[1] ?? '';
-      if (/^(https?:|mailto:|#)/.test(target)) continue;
-      const path = join(dirname(file), decodeURIComponent(target.split('#')[0] ?? ''));
+      if (/^(https?:|mailto:)/.test(target)) continue;
+      const [pathPart = '', anchor] = target.split('#');
+      const path = pathPart === '' ? file : join(dirname(file), decodeURIComponent(pathPart));
       if (!existsSync(path)) broken.push(`${relative(rootDir, file)} → ${target}`);
+      else if (anchor !== undefined && path.endsWith('.md') && !anchorsOf(path).has(anchor)) broken.push(`${relative(rootDir, file)} → ${target} (no such heading)`);
     }
     // Repository paths named in the text (`src/domain/error-codes.ts`, test/serial/x.test.ts), relative to the root.
     for (const match of text.matchAll(/(?<![\w./-])((?:src|test|bench|examples|scripts|web)\/[\w./-]*\w\.(?:ts|tsx|json|sql|md|cjs))\b/g)) {
