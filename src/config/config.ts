@@ -8,7 +8,7 @@ import { PREEMPT_AFTER_MS_DEFAULT } from '../scheduling/preemption.ts';
 const integer = (min: number, max: number) =>
   z.union([z.number(), z.string().trim().regex(/^\d+$/, 'must be a whole number').transform(Number)]).pipe(z.number().int().min(min).max(max));
 
-const ConfigSchema = z.object({
+export const ConfigSchema = z.object({
   apiKey: z.string().min(8, 'KEEL_API_KEY must be at least 8 characters').optional(),
   adminKey: z.string().min(16, 'KEEL_ADMIN_KEY must be at least 16 characters').optional(),
   dataDir: z.string().min(1).default('.keel'),
@@ -99,6 +99,46 @@ export const ENV_VARS = {
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'otelExporterOtlpTracesEndpoint',
   // --- end telemetry ---
 } as const satisfies Record<string, keyof KeelConfig>;
+
+/**
+ * What each environment variable means, one line each, for the generated reference (docs/reference/configuration.md,
+ * `npm run docs`). Keyed like ENV_VARS, so a variable without a description does not typecheck.
+ */
+export const ENV_VAR_DESCRIPTIONS = {
+  KEEL_API_KEY: 'The dev tenant\'s API key in `keel dev` (generated and printed when unset); with `keel server`, creates a tenant named `default` with this key.',
+  KEEL_ADMIN_KEY: 'Key for `/v1/admin/*` and `GET /metrics` on the API port; admin routes answer `404 admin_disabled` while it is unset.',
+  KEEL_DATA_DIR: 'Where the embedded store keeps `keel.db` (SQLite) and sandbox artifacts. One process per directory (a lock file enforces it). Flag: `keel dev --data`.',
+  KEEL_HOST: 'Address the HTTP API listens on. Flag: `--host`.',
+  KEEL_PORT: 'Port the HTTP API listens on (0: any free port). Flag: `--port`.',
+  KEEL_DURABILITY: 'What an acknowledged commit means: `fsync` (on disk), `os` (written to the OS), `memory` (SQLite: committed every group-commit max wait), `replicated` (Postgres with a synchronous standby; refused on SQLite and without one). See docs/guides/operations.md.',
+  KEEL_GROUP_COMMIT_MAX_BATCH: 'Most run commits sharing one store transaction (group commit); the Postgres store caps it at 512.',
+  KEEL_GROUP_COMMIT_MAX_WAIT_MS: 'How long a commit may wait for others to join its transaction (0: the next event-loop turn); under `memory`, how often the open transaction commits (0 means 100 ms).',
+  KEEL_LEASE_TTL_MS: 'Length of a run\'s lease; heartbeats renew it every third of it. A dead process\'s runs are taken over when it expires.',
+  KEEL_MAX_ACTIVE_RUNS: 'Runs this process holds live in memory (run slots); waiting runs and runs waiting for a pool slot do not count.',
+  KEEL_POISON_LEASE_LOSSES: 'Lost leases in a row without a commit after which a run is quarantined as `poison_run`.',
+  KEEL_PREEMPT_AFTER_MS: 'A claimable interactive run waiting longer than this, with every run slot of a process held, makes that process preempt batch runs at their next effect boundary; `off` or 0 disables.',
+  KEEL_AGENT_ISOLATION: '`isolate`: agent code runs in worker threads under a watchdog; `thread`: on the main thread (no watchdog).',
+  KEEL_AGENT_ISOLATES: 'Isolates (worker threads) per process; unset: the number of CPUs, from 1 to 4.',
+  KEEL_AGENT_BLOCKED_MS: 'A turn of agent code holding its isolate longer than this ends the run with `agent_blocked` (per agent: `defineAgent({ blockedAfterMs })`).',
+  KEEL_AGENT_MEMORY_MB: 'Heap limit of each isolate; beyond it the run that was running fails with `agent_oom`.',
+  KEEL_PAYLOAD_MAX_BYTES: 'Largest request body; above it the API answers `413 payload_too_large`.',
+  KEEL_LOG_LEVEL: 'pino log level of the JSON log lines on stdout.',
+  KEEL_DATABASE_URL: 'PostgreSQL connection string: use the Postgres store. Required by `keel server`, `keel worker` and `keel migrate`; optional for `keel dev`.',
+  KEEL_URL: 'Where the client commands (`keel runs`, `keel schedules`, `keel tenants`, `keel plan --live`) send requests. Flag: `--url`.',
+  KEEL_TEST_CRASH_AT: 'Tests only: `point[:n]` makes the process SIGKILL itself the n-th time it reaches a crash point (src/domain/crash-points.ts).',
+  KEEL_SCHEDULER_TICK_MS: 'How often each process looks for due schedule fires (a fire starts up to one tick late).',
+  KEEL_SCHEDULER_LEASE_MS: 'How long a claimed schedule stays with a scheduler that stopped answering.',
+  KEEL_MODELS_FILE: 'JSON file of models, provider accounts, tenant limits, retry budget and breaker settings (docs/guides/models.md); validated at start.',
+  KEEL_POOLS_FILE: 'JSON file of effect pool limits, queue bounds and per-tenant caps; reloaded on change and on SIGHUP (docs/guides/tenants-and-fairness.md).',
+  KEEL_TELEMETRY_INCLUDE_CONTENT: '`true` puts prompts, tool arguments and effect results into trace spans (cut to 4 KiB each); otherwise they are `[redacted]`.',
+  KEEL_METRICS_PORT: 'A second listener serving only `GET /metrics`, without auth (for `keel worker` and private scrape networks); unset: none.',
+  KEEL_METRICS_HOST: 'Address of the `KEEL_METRICS_PORT` listener.',
+  OTEL_TRACES_EXPORTER: 'Standard OpenTelemetry: `otlp`, `console` (spans to stdout) or `none`.',
+  OTEL_SDK_DISABLED: 'Standard OpenTelemetry: `true` turns tracing off whatever else is set.',
+  OTEL_SERVICE_NAME: 'Standard OpenTelemetry: the `service.name` of Keel\'s spans.',
+  OTEL_EXPORTER_OTLP_ENDPOINT: 'Standard OpenTelemetry: collector base URL; spans go to `<url>/v1/traces` as OTLP/HTTP JSON. Setting it turns tracing on.',
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'Standard OpenTelemetry: full traces URL (wins over the base URL); setting it turns tracing on.',
+} as const satisfies Record<keyof typeof ENV_VARS, string>;
 
 export interface LoadedConfig {
   config: KeelConfig;

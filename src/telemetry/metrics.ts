@@ -21,8 +21,8 @@ export function createMetrics() {
   const r = [registry];
   return {
     registry,
-    poolQueueDepth: new Gauge({ name: 'keel_pool_queue_depth', help: 'Items waiting in a pool queue (runs claimable now; effects waiting for a slot).', labelNames: ['pool'], registers: r }),
-    poolOldestItemAge: new Gauge({ name: 'keel_pool_oldest_item_age_seconds', help: 'How long the oldest item of a pool queue has waited; 0 when the queue is empty.', labelNames: ['pool'], registers: r }),
+    poolQueueDepth: new Gauge({ name: 'keel_pool_queue_depth', help: 'Items waiting in a pool queue: for pool runs, runs claimable now (queued, due timers, expired leases; from the store); for effect pools (model:<name>, sandbox:<profile>, inline, declared tool pools, model:<name>/<replica>), effects waiting for a slot.', labelNames: ['pool'], registers: r }),
+    poolOldestItemAge: new Gauge({ name: 'keel_pool_oldest_item_age_seconds', help: 'How long the oldest item of a pool queue has waited (pool runs: from the store); 0 when the queue is empty.', labelNames: ['pool'], registers: r }),
     // Effect pools (issue 7): per pool, and per pool and tenant (the tenant label only on the keel_pool_tenant_* series).
     poolRunning: new Gauge({ name: 'keel_pool_running', help: 'Slots of an effect pool held now.', labelNames: ['pool'], registers: r }),
     poolLimit: new Gauge({ name: 'keel_pool_limit', help: 'Concurrency limit of an effect pool (reloadable).', labelNames: ['pool'], registers: r }),
@@ -35,9 +35,9 @@ export function createMetrics() {
     poolTenantWait: new Histogram({ name: 'keel_pool_tenant_wait_seconds', help: 'Time a tenant’s effects waited for a pool slot.', labelNames: ['pool', 'tenant'], buckets: TENANT_DURATION_BUCKETS_SECONDS, registers: r }),
     poolTenantExecution: new Histogram({ name: 'keel_pool_tenant_execution_seconds', help: 'Time a tenant’s effects held a pool slot.', labelNames: ['pool', 'tenant'], buckets: TENANT_DURATION_BUCKETS_SECONDS, registers: r }),
     poolTenantRejected: new Counter({ name: 'keel_pool_tenant_rejected_total', help: 'Pool admissions refused per tenant, by reason.', labelNames: ['pool', 'tenant', 'reason'], registers: r }),
-    effectWait: new Histogram({ name: 'keel_effect_wait_seconds', help: 'Time an effect spent queued before it executed (for waits: the whole wait), by kind.', labelNames: ['kind'], buckets: DURATION_BUCKETS_SECONDS, registers: r }),
+    effectWait: new Histogram({ name: 'keel_effect_wait_seconds', help: 'Time an effect spent queued before it executed, by kind (model, tool, step, input, sleep, child); for the waits input, sleep and child, the whole wait.', labelNames: ['kind'], buckets: DURATION_BUCKETS_SECONDS, registers: r }),
     effectExecution: new Histogram({ name: 'keel_effect_execution_seconds', help: 'Time an effect spent executing, from getting its slot to its result, by kind.', labelNames: ['kind'], buckets: DURATION_BUCKETS_SECONDS, registers: r }),
-    runsTotal: new Counter({ name: 'keel_runs_total', help: 'Runs this process ended, by tenant, agent, final status and outcome (ok, an error code, or a cancel outcome).', labelNames: ['tenant', 'agent', 'status', 'outcome'], registers: r }),
+    runsTotal: new Counter({ name: 'keel_runs_total', help: 'Runs this process ended, by tenant, agent, final status and outcome (ok, an error code — codes outside the registry count as agent_error — or a cancel outcome).', labelNames: ['tenant', 'agent', 'status', 'outcome'], registers: r }),
     runsWithinDeadline: new Counter({ name: 'keel_runs_succeeded_within_deadline_total', help: 'Runs this process ended succeeded by their deadline (or with none), by tenant and agent.', labelNames: ['tenant', 'agent'], registers: r }),
     deadlineSuccessRatio: new Gauge({ name: 'keel_runs_succeeded_within_deadline_ratio', help: 'Share of the runs ended here that succeeded within their deadline, by tenant and agent.', labelNames: ['tenant', 'agent'], registers: r }),
     runAdmissionsRejected: new Counter({ name: 'keel_run_admissions_rejected_total', help: 'Runs refused a place in their tenant\'s queue, by tenant, where they came from (api: a 429; child: the parent waits; schedule: the fire is skipped) and reason.', labelNames: ['tenant', 'source', 'reason'], registers: r }),
@@ -52,8 +52,8 @@ export function createMetrics() {
     runCostUsd: new Counter({ name: 'keel_run_cost_usd_total', help: 'Model spend committed in US dollars, by tenant and agent, whatever the run ends as.', labelNames: ['tenant', 'agent'], registers: r }),
     costPerSuccess: new Gauge({ name: 'keel_cost_per_successful_run_usd', help: 'All spend (failed and unfinished runs included) divided by succeeded runs, by tenant and agent.', labelNames: ['tenant', 'agent'], registers: r }),
     unknownExecutions: new Gauge({ name: 'keel_unknown_executions', help: 'Tool executions whose outcome is unknown in live runs (waiting for a query hook or an operator), from the store.', registers: r }),
-    sandboxGibSeconds: new Counter({ name: 'keel_sandbox_environment_gib_seconds_total', help: 'Sandbox environment memory-time in GiB-seconds, by tenant.', labelNames: ['tenant'], registers: r }),
-    commitsNotDurable: new Gauge({ name: 'keel_commits_not_durable', help: 'Writes acknowledged since the last transaction this process knows was flushed to disk (0 with durability fsync).', registers: r }),
+    sandboxGibSeconds: new Counter({ name: 'keel_sandbox_environment_gib_seconds_total', help: 'Sandbox environment memory-time in GiB-seconds (cgroup memory integrated over time), by tenant.', labelNames: ['tenant'], registers: r }),
+    commitsNotDurable: new Gauge({ name: 'keel_commits_not_durable', help: 'Writes acknowledged since the last transaction this process knows was flushed to disk: 0 with durability fsync; with os or memory it only grows (the disk syncs at checkpoints Keel does not see), an upper bound of what a power cut could lose.', registers: r }),
     commitBatchSize: new Histogram({ name: 'keel_commit_batch_size', help: 'Writes per store transaction (group commit).', buckets: BATCH_SIZE_BUCKETS, registers: r }),
     commitDuration: new Histogram({ name: 'keel_commit_duration_seconds', help: 'Time from submitting a run commit to its acknowledgement.', buckets: DURATION_BUCKETS_SECONDS, registers: r }),
     isolateRestarts: new Counter({ name: 'keel_isolate_restarts_total', help: 'Agent isolates (worker threads) replaced, by reason: blocked, oom, crashed.', labelNames: ['reason'], registers: r }),
