@@ -6,6 +6,7 @@ export const WAITING_REASONS = {
   awaiting_worker: 'queued: no worker has claimed it yet (run slots busy, or the next poll)',
   agent_version_unavailable: 'queued: no worker here serves the agent version it is pinned to',
   tenant_concurrency_cap: 'queued: the tenant holds maxConcurrentRuns runs already',
+  preempted: 'queued again: it gave its run slot to interactive work that waited too long, and keeps its journal',
   pool_saturated: 'an effect waits for a slot in its resource pool',
   rate_limited: 'a model call waits for an RPM/TPM limit (model, tenant or provider account; the detail says which)',
   provider_unavailable: 'a model call waits because every endpoint of the model and its fallbacks has an open circuit breaker',
