@@ -467,6 +467,28 @@ for (const store of STORES) {
     assertError(await keel.request('POST', '/v1/runs', '{"agent":"quick","budget":{"maxCostUsd":1e400}}'), 400, 'validation_failed');
   });
 
+  test(`${store.name}: a route without query parameters refuses any, as the others refuse unknown ones`, { skip: 'skip' in store && store.skip }, async (t) => {
+    const keel = await startOn(t, store);
+    const run = await keel.request('POST', '/v1/runs', { agent: 'quick' });
+    const tenantRoutes = ['/v1/usage', '/v1/dashboard/tenant', '/v1/dashboard/nodes', `/v1/runs/${run.body.id}`, `/v1/runs/${run.body.id}/steps`];
+    for (const path of tenantRoutes) {
+      await t.test(path, async () => {
+        assert.equal((await keel.request('GET', path)).status, 200);
+        assertError(await keel.request('GET', `${path}?stauts=failed`), 400, 'validation_failed');
+      });
+    }
+    for (const path of ['/v1/admin/tenants', '/v1/admin/pools', '/v1/admin/dashboard/tenants']) {
+      await t.test(path, async () => {
+        assert.equal((await keel.request('GET', path, undefined, ADMIN_KEY)).status, 200);
+        assertError(await keel.request('GET', `${path}?limit=5`, undefined, ADMIN_KEY), 400, 'validation_failed');
+      });
+    }
+    await t.test('outside /v1 a query is ignored (cache-busting on health checks and the document)', async () => {
+      assert.equal((await keel.request('GET', '/healthz?t=1')).status, 200);
+      assert.equal((await keel.request('GET', '/openapi.json?v=2')).status, 200);
+    });
+  });
+
   test(`${store.name}: the schedule list routes refuse bad cursors, limits, filters and unknown parameters with 400`, { skip: 'skip' in store && store.skip }, async (t) => {
     const keel = await startOn(t, store);
     const s = await keel.request('POST', '/v1/schedules', { intervalMs: 60_000, timeZone: 'UTC', template: { agent: 'quick' } });

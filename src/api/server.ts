@@ -1,6 +1,7 @@
 // Builds the HTTP API (Fastify): JSON parsing with a payload limit, zod validation, bearer auth per tenant,
 // the routes, the OpenAPI document at /openapi.json, health and readiness. It owns no run state.
 import swagger from '@fastify/swagger';
+import { z } from 'zod';
 import Fastify, { LogController, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { KeelError } from '../domain/keel-error.ts';
@@ -49,6 +50,7 @@ export interface ApiOptions {
   tenantPolicy?: { invalidate(tenantId: string): void } | undefined;
 }
 
+const NO_QUERY = z.strictObject({});
 const TENANT = Symbol('keel.tenant');
 type WithTenant = FastifyRequest & { [TENANT]?: TenantRecord };
 
@@ -65,6 +67,11 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler(errorHandler);
   const routeMethods = recordRouteMethods(app);
+  // A /v1 route that takes no query parameters refuses any (400 validation_failed), as the others refuse unknown ones:
+  // a misspelt filter must not silently return everything.
+  app.addHook('onRoute', (route) => {
+    if (route.url.startsWith('/v1/') && route.schema?.querystring === undefined) route.schema = { ...route.schema, querystring: NO_QUERY };
+  });
   app.setNotFoundHandler((request, reply) => {
     void reply.status(404).send({ error: { code: 'not_found', message: `no route ${request.method} ${request.url.split('?')[0]}` } });
   });
