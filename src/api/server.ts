@@ -13,6 +13,7 @@ import { answerExpectationFailed, clientErrorHandler } from './client-errors.ts'
 import { errorHandler } from './error-boundary.ts';
 import { recordRouteMethods } from './method-not-allowed.ts';
 import { readJsonBody } from './json-body.ts';
+import { errorResponse } from './schemas.ts';
 import { EventHub } from './event-hub.ts';
 import type { LiveDeltas } from '../models/live-deltas.ts';
 import { registerAdminRoutes } from './routes/admin.ts';
@@ -70,7 +71,12 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   // A /v1 route that takes no query parameters refuses any (400 validation_failed), as the others refuse unknown ones:
   // a misspelt filter must not silently return everything.
   app.addHook('onRoute', (route) => {
-    if (route.url.startsWith('/v1/') && route.schema?.querystring === undefined) route.schema = { ...route.schema, querystring: NO_QUERY };
+    if (!route.url.startsWith('/v1/') || route.schema?.querystring !== undefined) return;
+    const response = route.schema?.response as Record<string, unknown> | undefined;
+    route.schema = {
+      ...route.schema, querystring: NO_QUERY,
+      ...(response !== undefined && !('400' in response) ? { response: { ...response, 400: errorResponse('A query parameter was sent: this operation takes none') } } : {}),
+    };
   });
   app.setNotFoundHandler((request, reply) => {
     void reply.status(404).send({ error: { code: 'not_found', message: `no route ${request.method} ${request.url.split('?')[0]}` } });
