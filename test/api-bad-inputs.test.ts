@@ -496,8 +496,8 @@ for (const store of STORES) {
     const lists: Array<[path: string, cursors: unknown[]]> = [
       // A schedule list cursor names a schedule id; a run id, a number or SQL are not one.
       ['/v1/schedules', [{ v: 1, after: newRunId() }, { v: 1, after: 5 }, { v: 1, after: "sch_' OR 1=1 --" }, { v: 2, after: s.body.id }]],
-      // A fire cursor names a logical time: a safe, non-negative integer of milliseconds.
-      [`/v1/schedules/${s.body.id}/fires`, [{ v: 1, after: 1.5 }, { v: 1, after: 1e300 }, { v: 1, after: -1 }, { v: 1, after: '1' }, { v: 1, after: 2 ** 53 }]],
+      // A fire cursor names a logical time: a safe integer of milliseconds.
+      [`/v1/schedules/${s.body.id}/fires`, [{ v: 1, after: 1.5 }, { v: 1, after: 1e300 }, { v: 1, after: '1' }, { v: 1, after: 2 ** 53 }]],
     ];
     for (const [path, cursors] of lists) {
       for (const cursor of cursors) {

@@ -13,7 +13,7 @@ const SCHEDULE_ID_PATTERN = /^sch_[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-
 export const isRunId = (after: unknown): after is string => typeof after === 'string' && RUN_ID_PATTERN.test(after);
 export const isScheduleId = (after: unknown): after is string => typeof after === 'string' && SCHEDULE_ID_PATTERN.test(after);
 /** Logical times are epoch milliseconds: a safe integer, so both stores can compare it with a bigint column. */
-export const isEpochMs = (after: unknown): after is number => Number.isSafeInteger(after) && (after as number) >= 0;
+export const isEpochMs = (after: unknown): after is number => Number.isSafeInteger(after);
 
 export function encodeCursor(after: string | number): string {
   return Buffer.from(JSON.stringify({ v: 1, after })).toString('base64url');
