@@ -155,12 +155,14 @@ test('POST /v1/admin/tenants creates a tenant and returns its key once; the key 
   assert.notEqual(other.id, res.body.tenant.id);
 });
 
-test('tenant names: a duplicate or malformed name is 400 validation_failed', async (t) => {
+test('tenant names: a duplicate is 409 tenant_name_taken, a malformed name 400 validation_failed', async (t) => {
   const keel = await start(t);
   const first = await createTenant(keel, 'acme');
-  assertError(await keel.request('POST', '/v1/admin/tenants', { name: 'acme' }, keel.adminKey), 400, 'validation_failed');
+  assertError(await keel.request('POST', '/v1/admin/tenants', { name: 'acme' }, keel.adminKey), 409, 'tenant_name_taken');
   // The harness's own tenant is called 'test'.
-  assertError(await keel.request('POST', '/v1/admin/tenants', { name: 'test' }, keel.adminKey), 400, 'validation_failed');
+  assertError(await keel.request('POST', '/v1/admin/tenants', { name: 'test' }, keel.adminKey), 409, 'tenant_name_taken');
+  // Names are compared exactly: another case is another tenant.
+  assert.equal((await keel.request('POST', '/v1/admin/tenants', { name: 'ACME' }, keel.adminKey)).status, 201);
   for (const body of [{}, { name: '' }, { name: 'has space' }, { name: '-leading-dash' }, { name: 'x'.repeat(101) }, { name: 5 }, { name: 'ok', plan: 'pro' }]) {
     assertError(await keel.request('POST', '/v1/admin/tenants', body, keel.adminKey), 400, 'validation_failed');
   }

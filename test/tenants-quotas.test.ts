@@ -42,7 +42,7 @@ test('admin API: create with quotas, change them, list; bad input is a 4xx with 
     { name: 'str', maxConcurrentRuns: '3' }, { name: 'extra', color: 'red' }, { name: '' }]) {
     assertError(await keel.request('POST', '/v1/admin/tenants', body, keel.adminKey), 400, 'validation_failed');
   }
-  assertError(await keel.request('POST', '/v1/admin/tenants', { name: 'acme' }, keel.adminKey), 400, 'validation_failed');
+  assertError(await keel.request('POST', '/v1/admin/tenants', { name: 'acme' }, keel.adminKey), 409, 'tenant_name_taken');
   assertError(await keel.request('PATCH', `/v1/admin/tenants/${tenant.id}`, {}, keel.adminKey), 400, 'validation_failed');
   assertError(await keel.request('PATCH', `/v1/admin/tenants/${tenant.id}`, { weight: 'heavy' }, keel.adminKey), 400, 'validation_failed');
   assertError(await keel.request('PATCH', `/v1/admin/tenants/${tenant.id}`, 'not json', keel.adminKey), 400, 'invalid_json');
@@ -124,7 +124,7 @@ test('keel tenants create|update|list talk to the admin API with the admin key',
   const missing = await cli('update', 'ten_missing', '--weight', '3');
   assert.deepEqual([missing.code, /tenant_not_found/.test(missing.err)], [1, true]);
   const duplicate = await cli('create', 'acme');
-  assert.deepEqual([duplicate.code, /validation_failed/.test(duplicate.err)], [1, true]);
+  assert.deepEqual([duplicate.code, /tenant_name_taken/.test(duplicate.err)], [1, true]);
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   let err = '';

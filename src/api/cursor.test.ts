@@ -1,12 +1,13 @@
 // Pagination cursors: what encodeCursor issues, decodeCursor returns unchanged; anything else is a KeelError
-// `invalid_cursor` (400), never another exception (a 500) and never a run id that was not in the cursor.
+// `invalid_cursor` (400), never another exception (a 500) and never a run id that was not in the cursor. The schedule
+// and fire lists' cursors hold their own kind of position, checked the same way.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { RUN_ID_PATTERN, newRunId } from '../domain/ids.ts';
 import { isKeelError } from '../domain/keel-error.ts';
 import { ListRunsQuery } from './schemas.ts';
-import { decodeCursor, encodeCursor } from './cursor.ts';
+import { decodeCursor, decodeCursorOf, encodeCursor, isEpochMs, isScheduleId } from './cursor.ts';
 
 const b64url = (text: string): string => Buffer.from(text).toString('base64url');
 const cursorOf = (value: unknown): string => b64url(JSON.stringify(value));
@@ -110,5 +111,23 @@ describe('decodeCursor on arbitrary input (property)', () => {
         assert.equal(result, (value as { after: string }).after, 'the id returned is the one in the cursor');
       }
     }), { numRuns: 1000 });
+  });
+});
+
+describe('decodeCursorOf: schedule ids and fire times', () => {
+  const invalid = (run: () => unknown) => assert.throws(run, (error: unknown) => isKeelError(error) && error.code === 'invalid_cursor');
+  const scheduleId = 'sch_01a2326c-acfa-773d-818a-168f14c1cc33';
+
+  it('round-trips a schedule id and a logical time', () => {
+    assert.equal(decodeCursorOf(encodeCursor(scheduleId), isScheduleId), scheduleId);
+    assert.equal(decodeCursorOf(encodeCursor(1_767_225_600_000), isEpochMs), 1_767_225_600_000);
+    assert.equal(decodeCursorOf(encodeCursor(0), isEpochMs), 0);
+    assert.equal(decodeCursorOf(encodeCursor(-86_400_000), isEpochMs), -86_400_000); // a backfill before 1970 pages too
+  });
+
+  it('refuses a position of another list or one the database could not compare', () => {
+    for (const after of [newRunId(), 'sch_x', `${scheduleId} `, 5, null]) invalid(() => decodeCursorOf(cursorOf({ v: 1, after }), isScheduleId));
+    // A fractional, unsafe or huge time would be a bigint error on Postgres (a 500) rather than a 400.
+    for (const after of [1.5, 2 ** 53, -(2 ** 53), 1e300, '1', null]) invalid(() => decodeCursorOf(cursorOf({ v: 1, after }), isEpochMs));
   });
 });

@@ -1,6 +1,7 @@
 // The API's wire schemas (zod): request validation and the OpenAPI document are both generated from these.
 import { z } from 'zod';
 import { TENANT_WEIGHT_MAX } from '../domain/fair-share.ts';
+import { CURSOR_DESCRIPTION } from './cursor.ts';
 import { WAITING_REASONS } from '../domain/waiting-reasons.ts';
 
 /** Deepest nesting accepted in user JSON: journals and events are serialized recursively, so depth is bounded. */
@@ -18,6 +19,23 @@ function withinDepth(value: unknown): boolean {
   return true;
 }
 
+/** What an identifier, key or name sent to the API may not hold; stated in the document on every such field. */
+export const PLAIN_TEXT_RULE = 'no control characters (U+0000–U+001F, U+007F) and no unpaired UTF-16 surrogates';
+
+/**
+ * Strings the stores keep as text columns or compare with them (ids, keys, names, filters). Postgres refuses U+0000
+ * in text (a 500 before this check) and an unpaired surrogate would be stored as U+FFFD, silently another string
+ * (two idempotency keys colliding); control characters have no place in any of them.
+ */
+export function isPlainText(value: string): boolean {
+  return value.isWellFormed() && !/[\u0000-\u001f\u007f]/.test(value);
+}
+
+/** A non-empty plain-text string of at most `maxLength` characters. */
+export function plainText(maxLength: number) {
+  return z.string().min(1).max(maxLength).refine(isPlainText, { message: `must have ${PLAIN_TEXT_RULE}` });
+}
+
 // Request bodies are parsed from JSON, so any value in them is JSON already; a recursive `z.json()` would only add a
 // schema the OpenAPI document cannot reference. InputBody's `value` must be present, hence the refine.
 export const JsonValue = z.unknown().refine(withinDepth, { message: `nested deeper than ${JSON_MAX_DEPTH} levels` }).describe('Any JSON value');
@@ -25,6 +43,11 @@ export const JsonValue = z.unknown().refine(withinDepth, { message: `nested deep
 export const ErrorBody = z.object({
   error: z.object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()).optional() }),
 }).meta({ id: 'Error' });
+
+/** An error response with its own description (the rules behind it), still referencing the one Error schema. */
+export function errorResponse(description: string) {
+  return { description, content: { 'application/json': { schema: ErrorBody } } };
+}
 
 export const Budget = z.strictObject({
   maxSteps: z.number().int().positive().max(1_000_000).optional(),
@@ -37,9 +60,9 @@ export const Budget = z.strictObject({
 export const Priority = z.enum(['interactive', 'batch']);
 
 export const CreateRunBody = z.strictObject({
-  agent: z.string().min(1).max(200).describe('Agent name, or name@version to pin a version explicitly'),
+  agent: plainText(200).describe(`Agent name, or name@version to pin a version explicitly; ${PLAIN_TEXT_RULE}`),
   input: JsonValue.optional().describe('The agent input (any JSON)'),
-  idempotencyKey: z.string().min(1).max(200).optional(),
+  idempotencyKey: plainText(200).optional().describe(`Submitting again with the same key returns the first run (409 idempotency_conflict if the body differs); ${PLAIN_TEXT_RULE}`),
   priority: Priority.optional(),
   budget: Budget.optional(),
   metadata: z.record(z.string(), JsonValue).optional(),
@@ -87,15 +110,17 @@ export const RunList = z.object({ runs: z.array(Run), nextCursor: z.string().nul
 
 export const ListRunsQuery = z.strictObject({
   status: RunStatusEnum.optional(),
-  agent: z.string().min(1).max(200).optional(),
+  agent: plainText(200).optional().describe(`Only runs of this agent; ${PLAIN_TEXT_RULE}`),
   code: z.string().regex(/^[a-z][a-z0-9_]*$/).max(100).optional().describe('Only runs whose error has this code, e.g. poison_run'),
   limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().max(512).optional(),
+  cursor: z.string().max(512).optional().describe(CURSOR_DESCRIPTION),
 });
 
-export const RunIdParams = z.object({ id: z.string().min(1).max(200) });
+/** A path id: any plain text (an unknown id is a 404 of its kind; control characters are a 400). */
+export const PathId = plainText(200).describe(`An id; ${PLAIN_TEXT_RULE}`);
+export const RunIdParams = z.object({ id: PathId });
 
-export const InputBody = z.strictObject({ key: z.string().min(1).max(256), value: JsonValue }).refine((b) => b.value !== undefined, { message: 'value is required', path: ['value'] });
+export const InputBody = z.strictObject({ key: plainText(256).describe(`The key the run waits for; ${PLAIN_TEXT_RULE}`), value: JsonValue }).refine((b) => b.value !== undefined, { message: 'value is required', path: ['value'] });
 
 export const EventsQuery = z.strictObject({
   after: z.coerce.number().int().min(0).optional(),
@@ -122,29 +147,39 @@ export const Step = z.object({
   error: z.unknown().optional(),
 }).meta({ id: 'Step' });
 
-// --- tenant quotas (issue 7) ---
 /** Pools a tenant may cap, at most this many (pool names are the scheduler's: model:<name>, sandbox:<profile>, inline, …). */
 export const TENANT_POOL_CAPS_MAX = 100;
+/** The largest tokens-per-minute limit: Postgres keeps it in an INTEGER column, so a larger one was a 500 there. */
+export const TENANT_TPM_MAX = 2_147_483_647;
+const POOL_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9:._\/@-]*$/;
+/** poolCaps' key rules: OpenAPI 3.0 has no propertyNames, so the document states them in words. */
+export const POOL_CAPS_RULES = `Keys are pool names (1–200 characters matching ${POOL_NAME_PATTERN.source}, e.g. model:gpt-4o, sandbox:default, inline), `
+  + `at most ${TENANT_POOL_CAPS_MAX} of them; values are integers 1–1,000,000. Anything else is 400 validation_failed.`;
 const TenantQuotaFields = {
   weight: z.number().int().min(1).max(TENANT_WEIGHT_MAX).describe('Share of claims while backlogged, relative to other tenants (default 1)'),
   maxConcurrentRuns: z.number().int().min(1).max(1_000_000).nullable().describe('Runs held by workers at once; null: unlimited'),
   maxQueuedRuns: z.number().int().min(1).max(100_000_000).nullable().describe('Queued runs beyond which POST /v1/runs answers 429 tenant_queue_full; null: unlimited'),
   rpm: z.number().int().min(1).max(100_000_000).nullable().describe('Model requests per minute for the tenant (all processes together on Postgres); null: the models file\'s tenantLimits, else unlimited'),
-  tpm: z.number().int().min(1).max(1_000_000_000_000).nullable().describe('Model tokens per minute for the tenant (all processes together on Postgres); null: the models file\'s tenantLimits, else unlimited'),
+  tpm: z.number().int().min(1).max(TENANT_TPM_MAX).nullable().describe('Model tokens per minute for the tenant (all processes together on Postgres); null: the models file\'s tenantLimits, else unlimited'),
   dailyTokenBudget: z.number().int().min(0).max(1_000_000_000_000_000).nullable()
     .describe('Model tokens (input + output) per UTC day; once spent, model calls wait (tenant_budget_exhausted) until midnight UTC or a raise; null: unlimited'),
   dailyCostBudgetUsd: z.number().min(0).max(1_000_000_000).nullable()
     .describe('Model spend in USD per UTC day; once spent, model calls wait (tenant_budget_exhausted); null: unlimited'),
-  poolCaps: z.record(z.string().min(1).max(200).regex(/^[A-Za-z0-9][A-Za-z0-9:._\/@-]*$/), z.number().int().min(1).max(1_000_000))
+  poolCaps: z.record(z.string().min(1).max(200).regex(POOL_NAME_PATTERN), z.number().int().min(1).max(1_000_000))
     .refine((caps) => Object.keys(caps).length <= TENANT_POOL_CAPS_MAX, { message: `at most ${TENANT_POOL_CAPS_MAX} pools` })
-    .describe('Pool name → max concurrent effects of the tenant in that pool (e.g. {"sandbox:default": 2}); a patch replaces the whole object'),
+    .describe(`Pool name → max concurrent effects of the tenant in that pool (e.g. {"sandbox:default": 2}); a patch replaces the whole object. ${POOL_CAPS_RULES}`),
 };
 const QUOTA_NAMES = Object.keys(TenantQuotaFields).join(', ');
 /** Every quota, each optional: a create names the ones it sets, a PATCH the ones it changes. */
 const TenantQuotaPatch = z.strictObject(TenantQuotaFields).partial();
-export const CreateTenantBody = TenantQuotaPatch.extend({ name: z.string().min(1).max(100).regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/) });
-export const UpdateTenantBody = TenantQuotaPatch.refine((body) => Object.keys(body).length > 0, { message: `name at least one of ${QUOTA_NAMES}` });
-export const TenantParams = z.object({ id: z.string().min(1).max(200) });
+export const CreateTenantBody = TenantQuotaPatch.extend({
+  name: z.string().min(1).max(100).regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/).describe('Unique among tenants: a name in use is 409 tenant_name_taken'),
+});
+/** The rule of PATCH /v1/admin/tenants/:id that JSON Schema does not show. */
+export const TENANT_PATCH_RULES = `Name at least one of ${QUOTA_NAMES}: an empty body is 400 validation_failed.`;
+export const UpdateTenantBody = TenantQuotaPatch.refine((body) => Object.keys(body).length > 0, { message: `name at least one of ${QUOTA_NAMES}` })
+  .describe(`The quotas to change; the others stay. ${TENANT_PATCH_RULES}`);
+export const TenantParams = z.object({ id: PathId });
 export const Tenant = z.object({
   id: z.string(), name: z.string(), createdAt: z.string(),
   weight: z.number().int(), maxConcurrentRuns: z.number().int().nullable(), maxQueuedRuns: z.number().int().nullable(),
@@ -152,9 +187,8 @@ export const Tenant = z.object({
   dailyTokenBudget: z.number().int().nullable(), dailyCostBudgetUsd: z.number().nullable(),
   poolCaps: z.record(z.string(), z.number().int()),
 }).meta({ id: 'Tenant' });
-// --- end tenant quotas ---
 
-export const ResolveParams = z.object({ id: z.string().min(1).max(200), executionId: z.string().min(1).max(300) });
+export const ResolveParams = z.object({ id: PathId, executionId: plainText(300).describe(`An execution id; ${PLAIN_TEXT_RULE}`) });
 export const ResolveBody = z.strictObject({
   action: z.enum(['retry', 'succeeded', 'failed']),
   result: JsonValue.optional(),

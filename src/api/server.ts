@@ -1,6 +1,7 @@
 // Builds the HTTP API (Fastify): JSON parsing with a payload limit, zod validation, bearer auth per tenant,
 // the routes, the OpenAPI document at /openapi.json, health and readiness. It owns no run state.
 import swagger from '@fastify/swagger';
+import { z } from 'zod';
 import Fastify, { LogController, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { KeelError } from '../domain/keel-error.ts';
@@ -8,8 +9,11 @@ import type { AgentRegistry } from '../engine/registry.ts';
 import type { TenantRecord } from '../domain/records.ts';
 import type { Store } from '../store/store.ts';
 import { authenticateTenant } from './auth.ts';
+import { answerExpectationFailed, clientErrorHandler } from './client-errors.ts';
 import { errorHandler } from './error-boundary.ts';
+import { recordRouteMethods } from './method-not-allowed.ts';
 import { readJsonBody } from './json-body.ts';
+import { errorResponse } from './schemas.ts';
 import { EventHub } from './event-hub.ts';
 import type { LiveDeltas } from '../models/live-deltas.ts';
 import { registerAdminRoutes } from './routes/admin.ts';
@@ -21,8 +25,8 @@ import { registerScheduleRoutes } from './routes/schedules.ts';
 import type { ScheduleService } from '../schedules/schedule-service.ts';
 import { registerUsageRoutes } from './routes/usage.ts';
 import { registerMetricsRoute } from './routes/metrics.ts';
-import type { DashboardSources } from './dashboard-sources.ts'; // dashboard (issue 9)
-import { registerDashboard } from './routes/dashboard.ts'; // dashboard (issue 9)
+import type { DashboardSources } from './dashboard-sources.ts';
+import { registerDashboard } from './routes/dashboard.ts';
 
 export const PAYLOAD_MAX_BYTES_DEFAULT = 1024 * 1024;
 
@@ -41,21 +45,39 @@ export interface ApiOptions {
   live?: LiveDeltas;
   /** Live data from other planes for the dashboard's pools, nodes and quotas pages (each optional). */
   dashboard?: DashboardSources;
-  /** This process's effect pools, for GET /v1/admin/pools (issue 7). */
+  /** This process's effect pools, for GET /v1/admin/pools. */
   pools?: () => PoolSnapshot[];
   /** This process's cache of tenants' model limits and budgets: an admin PATCH invalidates the tenant at once. */
   tenantPolicy?: { invalidate(tenantId: string): void } | undefined;
 }
 
+const NO_QUERY = z.strictObject({});
 const TENANT = Symbol('keel.tenant');
 type WithTenant = FastifyRequest & { [TENANT]?: TenantRecord };
 
 export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   const payloadMaxBytes = options.payloadMaxBytes ?? PAYLOAD_MAX_BYTES_DEFAULT;
-  const app = Fastify({ ...(options.logger !== undefined ? { loggerInstance: options.logger, logController: new LogController({ disableRequestLogging: true }) } : { logger: false }), bodyLimit: payloadMaxBytes, return503OnClosing: false, forceCloseConnections: true, frameworkErrors: errorHandler });
+  const logging = options.logger !== undefined
+    ? { loggerInstance: options.logger, logController: new LogController({ disableRequestLogging: true }) } : { logger: false };
+  // frameworkErrors: bad URLs and the like; clientErrorHandler: requests Node's HTTP parser refused (client-errors.ts).
+  const app = Fastify({
+    ...logging, bodyLimit: payloadMaxBytes, return503OnClosing: false, forceCloseConnections: true, frameworkErrors: errorHandler, clientErrorHandler,
+  });
+  app.server.on('checkExpectation', answerExpectationFailed);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler(errorHandler);
+  const routeMethods = recordRouteMethods(app);
+  // A /v1 route that takes no query parameters refuses any (400 validation_failed), as the others refuse unknown ones:
+  // a misspelt filter must not silently return everything.
+  app.addHook('onRoute', (route) => {
+    if (!route.url.startsWith('/v1/') || route.schema?.querystring !== undefined) return;
+    const response = route.schema?.response as Record<string, unknown> | undefined;
+    route.schema = {
+      ...route.schema, querystring: NO_QUERY,
+      ...(response !== undefined && !('400' in response) ? { response: { ...response, 400: errorResponse('A query parameter was sent: this operation takes none') } } : {}),
+    };
+  });
   app.setNotFoundHandler((request, reply) => {
     void reply.status(404).send({ error: { code: 'not_found', message: `no route ${request.method} ${request.url.split('?')[0]}` } });
   });
@@ -97,12 +119,11 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   registerEventRoutes(app, { store: options.store, hub, tenantOf, closing: closing.signal, ...(options.live === undefined ? {} : { live: options.live }) });
   registerAdminRoutes(app, { store: options.store, adminKey: options.adminKey, ...(options.tenantPolicy ? { tenantPolicy: options.tenantPolicy } : {}) });
   registerAdminPoolRoutes(app, { adminKey: options.adminKey, pools: options.pools });
-  if (options.schedules !== undefined) registerScheduleRoutes(app, { schedules: options.schedules, adminKey: options.adminKey, tenantOf });
-  registerUsageRoutes(app, { store: options.store, tenantOf }); // model gateway (issue 5)
-  registerMetricsRoute(app, { adminKey: options.adminKey }); // telemetry (issue 9)
-  // --- dashboard (issue 9): the web app at / and its read-only /v1/dashboard routes ---
+  if (options.schedules !== undefined) registerScheduleRoutes(app, { schedules: options.schedules, store: options.store, adminKey: options.adminKey, tenantOf });
+  registerUsageRoutes(app, { store: options.store, tenantOf });
+  registerMetricsRoute(app, { adminKey: options.adminKey });
+  // The web app at / and its read-only /v1/dashboard routes.
   await registerDashboard(app, { store: options.store, registry: options.registry, tenantOf, sources: options.dashboard ?? {}, adminKey: options.adminKey });
-  // --- end dashboard ---
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
@@ -114,5 +135,6 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     });
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  routeMethods.answerOtherMethods();
   return app;
 }

@@ -78,6 +78,14 @@ export const ERROR_CODES = {
   config_invalid: { status: 500, meaning: 'Keel’s configuration is invalid.' },
   already_running: { status: 500, meaning: 'Another Keel process owns this data directory.' },
   internal: { status: 500, meaning: 'An unexpected error; this is a bug.' },
+  // HTTP requests refused before they reach a route
+  malformed_request: { status: 400, meaning: 'The request is not valid HTTP/1.1 (the HTTP parser refused it, e.g. a control character in a header).' },
+  request_headers_too_large: { status: 431, meaning: 'The request line and headers exceed the server’s limit (16 KiB by default); a long URL is the usual cause.' },
+  request_timeout: { status: 408, meaning: 'The client did not send a complete request in time.' },
+  expectation_failed: { status: 417, meaning: 'The request has an Expect header other than 100-continue, the only expectation the server meets.' },
+  method_not_allowed: { status: 405, meaning: 'The path exists but not with this method; the Allow header lists the methods it has.' },
+  forbidden_key: { status: 400, meaning: 'The JSON body has a __proto__ key or a constructor.prototype path, which Keel refuses anywhere in a body.' },
+  tenant_name_taken: { status: 409, meaning: 'Another tenant has this name already.' },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -12,8 +12,8 @@ import type { AgentRegistry } from '../../engine/registry.ts';
 import type { Json } from '../../domain/json.ts';
 import type { RunRecord, TenantRecord } from '../../domain/records.ts';
 import type { Store } from '../../store/store.ts';
-import { decodeCursor, encodeCursor } from '../cursor.ts';
-import { CreateRunBody, ErrorBody, InputBody, ListRunsQuery, ResolveBody, ResolveParams, Run, RunIdParams, RunList, Step } from '../schemas.ts';
+import { CURSOR_DESCRIPTION, decodeCursor, encodeCursor } from '../cursor.ts';
+import { CreateRunBody, ErrorBody, errorResponse, InputBody, ListRunsQuery, ResolveBody, ResolveParams, Run, RunIdParams, RunList, Step } from '../schemas.ts';
 import { runView, stepView } from '../views.ts';
 import { explainQueued, tenantAtCap } from '../waiting-view.ts';
 
@@ -65,12 +65,15 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
   }, async (request) => {
     const tenant = deps.tenantOf(request);
     const run = await ownedRun(store, tenant, request.params.id);
-    // A queued run of a tenant at its concurrency cap is not claimed until one of its runs ends (issue 7): say so.
+    // A queued run of a tenant at its concurrency cap is not claimed until one of its runs ends: say so.
     return view(run, await tenantAtCap(store, tenant, [run]));
   });
 
   r.get('/v1/runs', {
-    schema: { summary: 'List runs, newest first', tags: ['runs'], querystring: ListRunsQuery, response: { 200: RunList, ...errors } },
+    schema: {
+      summary: 'List runs, newest first', tags: ['runs'], querystring: ListRunsQuery,
+      response: { 200: RunList, ...errors, 400: errorResponse(`A bad limit, status, agent or code, or a bad cursor. ${CURSOR_DESCRIPTION}`) },
+    },
   }, async (request) => {
     const tenant = deps.tenantOf(request);
     const q = request.query;

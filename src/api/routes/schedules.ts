@@ -10,20 +10,25 @@ import type { Json } from '../../domain/json.ts';
 import type { FireRecord, RunTemplate, ScheduleRecord } from '../../store/schedule-store.ts';
 import type { TenantRecord } from '../../domain/records.ts';
 import type { ScheduleInput, ScheduleService } from '../../schedules/schedule-service.ts';
+import type { Store } from '../../store/store.ts';
 import {
-  AllowlistBody, BackfillBody, CreateScheduleBody, Fire, ListFiresQuery, ListSchedulesQuery, RunTemplateBody, Schedule, ScheduleEvent,
-  ScheduleEventsQuery, ScheduleIdParams, TenantIdParams, UpdateScheduleBody,
+  ALLOWLIST_RULES, AllowlistBody, BACKFILL_RULES, BackfillBody, CreateScheduleBody, Fire, ListFiresQuery, ListSchedulesQuery, RunTemplateBody,
+  SCHEDULE_BODY_RULES, SCHEDULE_EDIT_RULES, Schedule, ScheduleEvent, ScheduleEventsQuery, ScheduleIdParams, TenantIdParams, UpdateScheduleBody,
 } from '../schedule-schemas.ts';
-import { ErrorBody } from '../schemas.ts';
+import { ErrorBody, errorResponse } from '../schemas.ts';
 import { authorizeAdmin } from '../admin-auth.ts';
+import { CURSOR_DESCRIPTION, decodeCursorOf, encodeCursor, isEpochMs, isScheduleId } from '../cursor.ts';
 
 export interface ScheduleRoutesDeps {
   schedules: ScheduleService;
+  /** For the tenant lookup of the allowlist routes: an unknown tenant is a 404, not an allowlist kept for nobody. */
+  store: Pick<Store, 'getTenant'>;
   adminKey: string | undefined;
   tenantOf(request: unknown): TenantRecord;
 }
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 413: ErrorBody };
+const listErrors = { ...errors, 400: errorResponse(`A bad limit or status, or a bad cursor. ${CURSOR_DESCRIPTION}`) };
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 const ms = (value: string | null | undefined): number | null | undefined => (value === undefined ? undefined : value === null ? null : Date.parse(value));
 
@@ -49,27 +54,18 @@ function template(body: z.infer<typeof RunTemplateBody>): RunTemplate {
   };
 }
 
-/** Opaque page cursors: base64url JSON holding the last schedule id, or the last fire's logical time. */
-function encode(value: string | number): string {
-  return Buffer.from(JSON.stringify({ v: 1, after: value })).toString('base64url');
-}
-function decode<T extends 'string' | 'number'>(cursor: string, type: T): T extends 'string' ? string : number {
-  try {
-    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { v?: unknown; after?: unknown };
-    if (parsed.v === 1 && typeof parsed.after === type) return parsed.after as T extends 'string' ? string : number;
-  } catch {
-    // fall through to the typed error
-  }
-  throw new KeelError('invalid_cursor', 'the cursor is malformed; pass the nextCursor of a previous page');
-}
-
 export function registerScheduleRoutes(app: FastifyInstance, deps: ScheduleRoutesDeps): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const svc = deps.schedules;
   const tags = ['schedules'];
   const one = { params: ScheduleIdParams, response: { 200: Schedule, ...errors } };
 
-  r.post('/v1/schedules', { schema: { summary: 'Create a schedule', tags, body: CreateScheduleBody, response: { 201: Schedule, ...errors } } }, async (request, reply) => {
+  r.post('/v1/schedules', {
+    schema: {
+      summary: 'Create a schedule', description: SCHEDULE_BODY_RULES, tags, body: CreateScheduleBody,
+      response: { 201: Schedule, ...errors, 400: errorResponse(`The body breaks its schema or a rule. ${SCHEDULE_BODY_RULES} Also invalid_cron, invalid_time_zone, webhook_not_allowed.`) },
+    },
+  }, async (request, reply) => {
     const b = request.body;
     const input: ScheduleInput = {
       name: b.name ?? null, cron: b.cron ?? null, intervalMs: b.intervalMs ?? null, timeZone: b.timeZone, startAt: ms(b.startAt) ?? null,
@@ -80,18 +76,27 @@ export function registerScheduleRoutes(app: FastifyInstance, deps: ScheduleRoute
   });
 
   r.get('/v1/schedules', {
-    schema: { summary: 'List schedules', tags, querystring: ListSchedulesQuery, response: { 200: z.object({ schedules: z.array(Schedule), nextCursor: z.string().nullable() }), ...errors } },
+    schema: {
+      summary: 'List schedules', tags, querystring: ListSchedulesQuery,
+      response: { 200: z.object({ schedules: z.array(Schedule), nextCursor: z.string().nullable() }), ...listErrors },
+    },
   }, async (request) => {
     const q = request.query;
-    const list = await svc.list(deps.tenantOf(request).id, q.limit + 1, q.cursor === undefined ? undefined : decode(q.cursor, 'string'));
+    const list = await svc.list(deps.tenantOf(request).id, q.limit + 1, q.cursor === undefined ? undefined : decodeCursorOf(q.cursor, isScheduleId));
     const page = list.slice(0, q.limit);
-    return { schedules: page.map(scheduleView), nextCursor: list.length > q.limit ? encode(page[page.length - 1]!.id) : null };
+    return { schedules: page.map(scheduleView), nextCursor: list.length > q.limit ? encodeCursor(page[page.length - 1]!.id) : null };
   });
 
   r.get('/v1/schedules/:id', { schema: { summary: 'Get a schedule', tags, ...one } },
     async (request) => scheduleView(await svc.get(deps.tenantOf(request).id, request.params.id)));
 
-  r.patch('/v1/schedules/:id', { schema: { summary: 'Edit a schedule (its version goes up; runs already created are untouched)', tags, body: UpdateScheduleBody, ...one } }, async (request) => {
+  r.patch('/v1/schedules/:id', {
+    schema: {
+      summary: 'Edit a schedule (its version goes up; runs already created are untouched)', description: SCHEDULE_EDIT_RULES, tags,
+      body: UpdateScheduleBody, ...one,
+      response: { ...one.response, 400: errorResponse(`The body breaks its schema or a rule. ${SCHEDULE_EDIT_RULES} Also invalid_cron, invalid_time_zone, webhook_not_allowed.`) },
+    },
+  }, async (request) => {
     const b = request.body;
     const edit = {
       ...b, startAt: ms(b.startAt), endAt: ms(b.endAt), template: b.template === undefined ? undefined : template(b.template),
@@ -99,11 +104,16 @@ export function registerScheduleRoutes(app: FastifyInstance, deps: ScheduleRoute
     return scheduleView(await svc.update(deps.tenantOf(request).id, request.params.id, edit));
   });
 
-  r.delete('/v1/schedules/:id', { schema: { summary: 'Delete a schedule (the runs it created stay)', tags, params: ScheduleIdParams, response: { 204: z.null(), ...errors } } },
-    async (request, reply) => {
-      await svc.remove(deps.tenantOf(request).id, request.params.id);
-      return reply.status(204).send(null);
-    });
+  r.delete('/v1/schedules/:id', {
+    schema: {
+      summary: 'Delete a schedule (the runs it created stay)', tags, params: ScheduleIdParams,
+      // z.undefined() is documented as a response without content: a 204 has no body.
+      response: { 204: z.undefined().describe('Deleted; the response has no body'), ...errors },
+    },
+  }, async (request, reply) => {
+    await svc.remove(deps.tenantOf(request).id, request.params.id);
+    return reply.status(204).send();
+  });
 
   r.post('/v1/schedules/:id/pause', { schema: { summary: 'Pause a schedule', tags, ...one } },
     async (request) => scheduleView(await svc.setPaused(deps.tenantOf(request).id, request.params.id, true)));
@@ -115,8 +125,9 @@ export function registerScheduleRoutes(app: FastifyInstance, deps: ScheduleRoute
 
   r.post('/v1/schedules/:id/backfill', {
     schema: {
-      summary: 'Request the fires of a past range (oldest first; fires that ran already are left alone)', tags, params: ScheduleIdParams, body: BackfillBody,
-      response: { 202: z.object({ fireTimes: z.array(z.string()), requested: z.array(z.string()) }), ...errors },
+      summary: 'Request the fires of a past range (oldest first; fires that ran already are left alone)', description: BACKFILL_RULES, tags,
+      params: ScheduleIdParams, body: BackfillBody,
+      response: { 202: z.object({ fireTimes: z.array(z.string()), requested: z.array(z.string()) }), ...errors, 400: errorResponse(BACKFILL_RULES) },
     },
   }, async (request, reply) => {
     const result = await svc.backfill(deps.tenantOf(request).id, request.params.id, Date.parse(request.body.from), Date.parse(request.body.to));
@@ -126,15 +137,15 @@ export function registerScheduleRoutes(app: FastifyInstance, deps: ScheduleRoute
   r.get('/v1/schedules/:id/fires', {
     schema: {
       summary: 'The schedule’s history: every fire and its outcome, newest first', tags, params: ScheduleIdParams, querystring: ListFiresQuery,
-      response: { 200: z.object({ fires: z.array(Fire), nextCursor: z.string().nullable() }), ...errors },
+      response: { 200: z.object({ fires: z.array(Fire), nextCursor: z.string().nullable() }), ...listErrors },
     },
   }, async (request) => {
     const q = request.query;
     const fires = await svc.fires(deps.tenantOf(request).id, request.params.id, {
-      limit: q.limit + 1, ...(q.status ? { status: q.status } : {}), ...(q.cursor !== undefined ? { before: decode(q.cursor, 'number') } : {}),
+      limit: q.limit + 1, ...(q.status ? { status: q.status } : {}), ...(q.cursor !== undefined ? { before: decodeCursorOf(q.cursor, isEpochMs) } : {}),
     });
     const page = fires.slice(0, q.limit);
-    return { fires: page.map(fireView), nextCursor: fires.length > q.limit ? encode(page[page.length - 1]!.logicalTime) : null };
+    return { fires: page.map(fireView), nextCursor: fires.length > q.limit ? encodeCursor(page[page.length - 1]!.logicalTime) : null };
   });
 
   r.get('/v1/schedules/:id/events', {
@@ -154,13 +165,23 @@ export function registerScheduleRoutes(app: FastifyInstance, deps: ScheduleRoute
 function registerAllowlistRoutes(app: FastifyInstance, deps: ScheduleRoutesDeps): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const svc = deps.schedules;
-  const allowlist = { params: TenantIdParams, response: { 200: z.object({ origins: z.array(z.string()) }), ...errors } };
+  const allowlist = {
+    params: TenantIdParams,
+    response: { 200: z.object({ origins: z.array(z.string()) }), ...errors, 404: errorResponse('tenant_not_found: no tenant has this id (or admin_disabled)') },
+  };
+  const knownTenant = async (tenantId: string): Promise<string> => {
+    if ((await deps.store.getTenant(tenantId)) === null) throw new KeelError('tenant_not_found', `tenant ${tenantId} not found`);
+    return tenantId;
+  };
   r.put('/v1/admin/tenants/:tenantId/webhook-allowlist', {
     onRequest: async (request) => authorizeAdmin(request, deps.adminKey),
-    schema: { summary: 'Set the origins a tenant’s schedule webhooks may call', tags: ['admin'], body: AllowlistBody, ...allowlist },
-  }, async (request) => ({ origins: await svc.setWebhookAllowlist(request.params.tenantId, request.body.origins) }));
+    schema: {
+      summary: 'Set the origins a tenant’s schedule webhooks may call', description: ALLOWLIST_RULES, tags: ['admin'], body: AllowlistBody, ...allowlist,
+      response: { ...allowlist.response, 400: errorResponse(ALLOWLIST_RULES) },
+    },
+  }, async (request) => ({ origins: await svc.setWebhookAllowlist(await knownTenant(request.params.tenantId), request.body.origins) }));
   r.get('/v1/admin/tenants/:tenantId/webhook-allowlist', {
     onRequest: async (request) => authorizeAdmin(request, deps.adminKey),
     schema: { summary: 'The origins a tenant’s schedule webhooks may call', tags: ['admin'], ...allowlist },
-  }, async (request) => ({ origins: await svc.getWebhookAllowlist(request.params.tenantId) }));
+  }, async (request) => ({ origins: await svc.getWebhookAllowlist(await knownTenant(request.params.tenantId)) }));
 }
