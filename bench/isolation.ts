@@ -76,11 +76,12 @@ is four thread hops (call, attempt, its result, reply), which is what the lone r
 
 Starting an isolate, over an agents module that imports only \`keel\` (\`npx node bench/isolate-start.ts\`; medians of
 ${starts[0]![1].samples} fresh processes): from creating the host to the isolate having loaded the module, the process's RSS
-growth, and the heap a worker holds after importing the module (against one that imports nothing, after a full GC).
+growth; and, in a bare worker, the module's import time and the heap it holds (against a worker that imports nothing, after
+a full GC).
 
-| agents module imports | isolate start p50 (ms) | RSS growth (MiB) | isolate heap (MiB) | loads node:sqlite / pg / fastify |
-|---|---|---|---|---|
-${starts.map(([entry, r]) => `| ${entry} | ${r.startMs} | ${r.rssMiB} | ${r.heapMiB} | ${r.loaded.length === 0 ? 'none' : r.loaded.join(', ')} |`).join('\n')}
+| agents module imports | isolate start p50 / min (ms) | module import p50 / min (ms) | RSS growth (MiB) | isolate heap (MiB) | loads node:sqlite / pg / fastify |
+|---|---|---|---|---|---|
+${starts.map(([entry, r]) => `| ${entry} | ${r.startMs} / ${r.startMinMs} | ${r.importMs} / ${r.importMinMs} | ${r.rssMiB} | ${r.heapMiB} | ${r.loaded.length === 0 ? 'none' : r.loaded.join(', ')} |`).join('\n')}
 `;
 process.stdout.write(`\n${body}\n`);
 if (process.argv.includes('--write')) writeFileSync(RESULTS, spliceSection(readFileSync(RESULTS, 'utf8'), SECTION_START, SECTION_END, body));
