@@ -1,7 +1,9 @@
-// Example agents for the quickstart: `npx keel dev --agents examples/agents.ts`.
-// In your own project, import from 'keel' instead of '../src/index.ts'.
+// Example agents for the quickstart: `npx keel dev --agents examples/agents.ts` (after `npm run build`).
+// They import the package by its name, exactly as your own agents module does: `keel` for the SDK, `keel/sandbox`
+// for the built-in sandbox tools (inside this repository Node resolves the names through package.json "exports").
 import { z } from 'zod';
-import { defineAgent, defineLoopAgent, defineModel, defineTool } from '../src/index.ts';
+import { defineAgent, defineLoopAgent, defineModel, defineTool } from 'keel';
+import { defineSandboxProfile, sandboxTools } from 'keel/sandbox';
 
 export const add = defineTool({
   name: 'add',
@@ -38,4 +40,18 @@ export const calculator = defineLoopAgent({
   system: 'You add numbers with the add tool.',
   tools: [add],
   maxSteps: 5,
+});
+
+/** Built-in workspace tools in a namespace sandbox (bubblewrap; the Keel node runs as root on Linux). */
+const shell = sandboxTools({ profile: defineSandboxProfile({ name: 'example-shell', tier: 'namespace', policy: 'rebuild' }) });
+
+/** Writes a script into the run's workspace, then runs it there; the workspace outlives the sandbox between calls. */
+export const scripter = defineAgent({
+  name: 'scripter',
+  version: '1',
+  async run(ctx, input: { script: string }) {
+    await ctx.tool(shell.write_file, { path: 'main.sh', content: input.script });
+    const ran = await ctx.tool(shell.exec, { argv: ['/bin/sh', 'main.sh'] });
+    return { stdout: ran.stdout, exitCode: ran.exitCode, limit: ran.limit };
+  },
 });

@@ -1,7 +1,6 @@
 // The README's quickstart agent, kept here so type-checking and tests prove it works.
-// In your own project: import { defineAgent, defineTool } from 'keel'.
 import { z } from 'zod';
-import { defineAgent, defineTool } from '../src/index.ts';
+import { defineAgent, defineTool } from 'keel';
 
 export const charge = defineTool({
   name: 'charge',

@@ -1,25 +1,29 @@
 // The built-in tools called the way the engine calls them (validated input, a ToolContext), on real sandboxes:
-// the env allowlist, path validation, write → read → list round trips, and the process tier's typed limits.
+// the env allowlist, path validation, write → read → list round trips, and the process tier's typed limits. The
+// tools find the node's sandbox manager in their context (`ctx.node`) unless one is passed to sandboxTools().
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { defineSandboxProfile } from '../src/sandbox/profile.ts';
-import type { ToolContext, ToolDefinition } from '../src/sdk/types.ts';
+import type { ToolContext, ToolDefinition, ToolNode } from '../src/sdk/types.ts';
 import { sandboxTools } from '../src/tools/sandbox-tools.ts';
 import { newManager, skipUnless } from './support/sandbox.ts';
 
 const { manager, cleanup } = newManager();
 after(cleanup);
 
+const NODE: ToolNode = { dataDir: undefined, sandboxManager: () => manager };
+
 let seq = 0;
-function call<I>(tool: ToolDefinition<I, any>, args: unknown, runId: string): Promise<any> {
+function call<I>(tool: ToolDefinition<I, any>, args: unknown, runId: string, node = NODE): Promise<any> {
   const parsed = tool.input.safeParse(args);
   if (!parsed.success) return Promise.reject(Object.assign(new Error(parsed.error.message), { code: 'tool_input_invalid' }));
-  const ctx: ToolContext = { executionId: `${runId}.${++seq}`, runId, attempt: 1, signal: new AbortController().signal };
+  const ctx: ToolContext = { executionId: `${runId}.${++seq}`, runId, tenantId: 'ten_tools', attempt: 1, signal: new AbortController().signal, node };
   return Promise.resolve(tool.run(parsed.data, ctx));
 }
 
 test('exec takes only allowlisted variables; paths must stay inside the workspace; files round-trip', { skip: skipUnless('namespace') }, async () => {
-  const tools = sandboxTools({ manager, profile: defineSandboxProfile({ name: 'tools-ns', tier: 'namespace', policy: 'resident' }), envAllowlist: ['GREETING'] });
+  // No manager passed: the tools use the node's, from their context.
+  const tools = sandboxTools({ profile: defineSandboxProfile({ name: 'tools-ns', tier: 'namespace', policy: 'resident' }), envAllowlist: ['GREETING'] });
   const runId = `tools-${process.pid}`;
   const ok = await call(tools.exec, { argv: ['/bin/sh', '-c', 'echo "$GREETING"'], env: { GREETING: 'hi' } }, runId);
   assert.equal(ok.stdout, 'hi\n');
@@ -57,4 +61,10 @@ test('the process tier: its own unprivileged uid, a scrubbed environment, no net
   assert.equal((await call(tools.exec, { argv: ['/bin/sleep', '30'], timeoutMs: 300 }, runId)).limit, 'timeout');
   assert.equal((await call(tools.exec, { argv: ['/bin/sh', '-c', 'x=a; while true; do x="$x$x"; done'] }, runId)).limit, 'oom');
   await manager.endRun(runId);
+});
+
+test('without a manager passed or lent by the node, a tool fails with sandbox_unavailable', async () => {
+  const tools = sandboxTools({ profile: defineSandboxProfile({ name: 'tools-none', tier: 'process', policy: 'one-shot' }) });
+  const detached: ToolNode = { dataDir: undefined, sandboxManager: () => undefined };
+  await assert.rejects(call(tools.exec, { argv: ['/bin/true'] }, `none-${process.pid}`, detached), { code: 'sandbox_unavailable' });
 });

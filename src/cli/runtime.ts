@@ -113,10 +113,17 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
     : inThreadHost;
   // Isolates load the agents module before any run is claimed (a module that fails there fails the start).
   if (agentHost instanceof IsolateHost) await agentHost.ready();
+  // The node's sandboxes (opened on first use) reach tools through their context; environments are released when
+  // their run ends, and their memory-time is counted per tenant.
+  const sandboxes = attachNodeSandboxes(store, config, {
+    onEnvironmentTime: ({ tenantId, gibSeconds }) => {
+      if (tenantId !== undefined) telemetry.sandboxEnvironment(tenantId, gibSeconds);
+    },
+  });
   const orchestrator = new Orchestrator({
     store: observeStore(store, telemetry), registry, gateway, leaseTtlMs: config.leaseTtlMs, maxActiveRuns: config.maxActiveRuns,
     poisonAfterLeaseLosses: config.poisonLeaseLosses, agentHost, pools, preemptAfterMs: config.preemptAfterMs,
-    log: runScopedLog(log),
+    log: runScopedLog(log), toolNode: { dataDir: sandboxes.dataDir, sandboxManager: () => sandboxes.manager() },
   });
   // A store this process owns alone (the SQLite file under its lock): a dead predecessor's leases are taken back at
   // once. A shared store waits for leases to expire instead: their holders may be alive.
@@ -128,7 +135,6 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   } else if (role === 'server' && config.apiKey !== undefined) {
     await store.ensureTenant(DEFAULT_TENANT_NAME, hashApiKey(config.apiKey));
   }
-  const sandboxes = attachNodeSandboxes(store, config); // issue 6: environments released when their run ends
   const tenantPoolPolicy = followTenantPoolPolicy(store, pools); // issue 7: pools share effects by tenant weight, within tenant caps
   const poolsWatch = poolsFile === undefined ? undefined : watchPoolsFile(poolsFile, (c) => pools.configure(c), (level, message, fields) => log[level](fields ?? {}, message));
   orchestrator.start();

@@ -7,7 +7,7 @@ import { KeelError, deserializeError, serializeError, type SerializedError } fro
 import type { ModelGateway } from '../models/gateway.ts';
 import type { PoolRegistry } from '../scheduling/pool-registry.ts';
 import type { BudgetVerdict } from '../models/tenant-policy.ts';
-import type { AgentContext, AgentDefinition, Json, ModelRequest, ModelResponse, ToolDefinition } from '../sdk/types.ts';
+import type { AgentContext, AgentDefinition, Json, ModelRequest, ModelResponse, ToolDefinition, ToolNode } from '../sdk/types.ts';
 import type { JournalEntry } from '../domain/records.ts';
 import type { AgentRegistry } from './registry.ts';
 import { isTerminal } from '../domain/run-status.ts';
@@ -27,6 +27,8 @@ export interface ContextDeps {
   /** Slots of the inline tool pool. */
   pools: PoolRegistry;
   newRunId(): string;
+  /** What tools receive from the node (data directory, sandbox manager). */
+  toolNode: ToolNode;
 }
 
 export type Position = { seq: number; entry: JournalEntry | undefined };
@@ -268,7 +270,7 @@ function budgetWait(x: RunExecution, seq: number, model: string, spent: BudgetVe
 
 async function callTool(x: RunExecution, deps: ContextDeps, { seq, entry }: Position, tool: ToolDefinition<unknown, Json>, args: Json): Promise<Json> {
   if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed')) return settled(entry);
-  return runTool(x, tool, args, seq, entry, { pools: deps.pools, checkBudget: () => checkStepBudget(x) });
+  return runTool(x, tool, args, seq, entry, { pools: deps.pools, checkBudget: () => checkStepBudget(x), node: deps.toolNode });
 }
 
 async function waitForInput(x: RunExecution, { seq, entry }: Position, key: string, timeoutMs: number | undefined): Promise<Json> {

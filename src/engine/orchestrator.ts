@@ -13,6 +13,8 @@ import type { AgentRegistry } from './registry.ts';
 import { POISON_LEASE_LOSSES_DEFAULT, RunExecution } from './run-execution.ts';
 import { newRunId } from '../domain/ids.ts';
 import { telemetry } from '../telemetry/telemetry.ts';
+import type { ToolNode } from '../sdk/types.ts';
+import { DETACHED_TOOL_NODE } from './tool-runner.ts';
 
 export const LEASE_TTL_MS_DEFAULT = 15_000;
 export const MAX_ACTIVE_RUNS_DEFAULT = 2_000;
@@ -50,6 +52,8 @@ export interface OrchestratorOptions {
   preemptAfterMs?: number;
   /** Where agent code runs: in this thread (default) or in isolates (`IsolateHost`). */
   agentHost?: AgentHost;
+  /** What tools receive from this node (data directory, sandbox manager); default: neither. */
+  toolNode?: ToolNode;
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -58,6 +62,7 @@ export class Orchestrator {
   readonly #store: Store;
   readonly #registry: AgentRegistry;
   readonly #gateway: ModelGateway;
+  readonly #toolNode: ToolNode;
   readonly #leaseTtlMs: number;
   readonly #maxActive: number;
   readonly #pollIntervalMs: number;
@@ -98,6 +103,7 @@ export class Orchestrator {
     this.#store = options.store;
     this.#registry = options.registry;
     this.#gateway = options.gateway;
+    this.#toolNode = options.toolNode ?? DETACHED_TOOL_NODE;
     this.owner = options.owner ?? `worker-${randomUUID()}`;
     this.#leaseTtlMs = options.leaseTtlMs ?? LEASE_TTL_MS_DEFAULT;
     this.#maxActive = options.maxActiveRuns ?? MAX_ACTIVE_RUNS_DEFAULT;
@@ -367,7 +373,7 @@ export class Orchestrator {
       this.#inPool.delete(replaced);
     }
     this.#active.set(run.id, execution);
-    const deps = { gateway: this.#gateway, registry: this.#registry, pools: this.#pools, newRunId };
+    const deps = { gateway: this.#gateway, registry: this.#registry, pools: this.#pools, newRunId, toolNode: this.#toolNode };
     void execution.start((x) => this.#host.run(x, deps)).catch((error: unknown) => {
       this.#log('error', 'execution crashed', { runId: run.id, error: String(error) });
       execution.stop({ kind: 'lost' });

@@ -4,7 +4,7 @@
 // query hook, or parks the run for an operator. It never re-runs a side effect blindly.
 import { KeelError, deserializeError, serializeError, type SerializedError } from '../domain/keel-error.ts';
 import type { PoolRegistry } from '../scheduling/pool-registry.ts';
-import type { Json, ToolDefinition } from '../sdk/types.ts';
+import type { Json, ToolDefinition, ToolNode } from '../sdk/types.ts';
 import type { JournalEntry } from '../domain/records.ts';
 import type { JournalWrite } from '../store/store.ts';
 import { crashPoint } from '../domain/crash-points.ts';
@@ -16,7 +16,12 @@ export interface ToolRunDeps {
   /** Each tool runs under a slot of its pool: its declared one (sandbox tools: `sandbox:<profile>`), else `inline`. */
   pools: PoolRegistry;
   checkBudget(): void;
+  /** Handed to every tool in its context (data directory, sandbox manager). */
+  node: ToolNode;
 }
+
+/** The node of an engine embedded without a runtime: no data directory, no sandbox manager. */
+export const DETACHED_TOOL_NODE: ToolNode = Object.freeze({ dataDir: undefined, sandboxManager: () => undefined });
 
 /** The stable id of the execution at a journal position: the same on every retry and recovery. */
 export const executionIdOf = (runId: string, seq: number): string => `${runId}.${seq}`;
@@ -93,7 +98,7 @@ async function dispatch(
         left?.();
       }
       const startedAt = Date.now();
-      const { outcome, attempts } = await attemptTool(x, tool, args, base, firstAttempt, queuedAt, startedAt);
+      const { outcome, attempts } = await attemptTool(x, tool, args, base, firstAttempt, queuedAt, startedAt, deps.node);
       crashPoint('execute.before-commit');
       await x.commit({
         journal: [{ ...base, status: outcome.ok ? 'succeeded' : 'failed', attempts, queuedAt, startedAt, endedAt: Date.now(),
@@ -132,6 +137,7 @@ type Outcome = { ok: true; value: Json } | { ok: false; error: SerializedError }
  */
 async function attemptTool(
   x: RunExecution, tool: ToolDefinition<unknown, Json>, args: Json, base: Omit<JournalWrite, 'status'>, firstAttempt: number, queuedAt: number, startedAt: number,
+  node: ToolNode,
 ): Promise<{ outcome: Outcome; attempts: number }> {
   const sideEffect = tool.effect === 'side-effect';
   const policy = resolveRetryPolicy(tool.retry, tool.maxAttempts);
@@ -145,7 +151,7 @@ async function attemptTool(
     }
     crashPoint('dispatch.before-execute');
     try {
-      return { outcome: { ok: true, value: toJson(await invoke(x, tool, args, base.executionId!, attempt)) }, attempts: attempt };
+      return { outcome: { ok: true, value: toJson(await invoke(x, tool, args, base.executionId!, attempt, node)) }, attempts: attempt };
     } catch (error) {
       if (x.stopped !== undefined) {
         if (sideEffect) x.sideEffectInterrupted = true;
@@ -161,7 +167,7 @@ async function attemptTool(
 }
 
 /** One attempt, bounded by the tool's timeout and the run's abort signal (a tool that ignores its signal is raced). */
-async function invoke(x: RunExecution, tool: ToolDefinition<unknown, Json>, args: Json, executionId: string, attempt: number): Promise<unknown> {
+async function invoke(x: RunExecution, tool: ToolDefinition<unknown, Json>, args: Json, executionId: string, attempt: number, node: ToolNode): Promise<unknown> {
   const signals = [x.abort.signal];
   if (tool.timeoutMs !== undefined) signals.push(AbortSignal.timeout(tool.timeoutMs));
   const signal = AbortSignal.any(signals);
@@ -177,7 +183,7 @@ async function invoke(x: RunExecution, tool: ToolDefinition<unknown, Json>, args
     signal.addEventListener('abort', onAbort, { once: true });
   });
   try {
-    return await Promise.race([Promise.resolve().then(() => tool.run(args, { executionId, runId: x.runId, attempt, signal })), aborted]);
+    return await Promise.race([Promise.resolve().then(() => tool.run(args, { executionId, runId: x.runId, tenantId: x.run.tenantId, attempt, signal, node })), aborted]);
   } finally {
     signal.removeEventListener('abort', onAbort!);
   }

@@ -1,20 +1,30 @@
-// This process's sandbox node: one SandboxManager shared by every built-in tool, with workspaces under
+// This node's sandbox plane: one SandboxManager shared by every built-in tool, with workspaces under
 // <dataDir>/sandboxes and artifacts in the same store as the runs (SQLite file or Postgres), so a run's workspace
-// can be rebuilt by whichever process picks the run up. The runtime attaches it at start (run endings release
-// environments) and closes it at stop; tools created before that find it lazily.
+// can be rebuilt by whichever process picks the run up. The runtime attaches it at start with its configuration
+// and hands it to tools through their context; environments are released when their run ends, and everything at
+// close(). It reads no configuration of its own and keeps no process-global state.
 import { join, resolve } from 'node:path';
 import type { KeelConfig } from '../config/config.ts';
-import { loadConfig } from '../config/config.ts';
+import { KeelError } from '../domain/keel-error.ts';
 import type { ArtifactStore } from '../store/artifact-store.ts';
 import { PostgresArtifactStore } from '../store/postgres/postgres-artifact-store.ts';
 import { SqliteArtifactStore } from '../store/sqlite/sqlite-artifact-store.ts';
 import type { Store } from '../store/store.ts';
 import { releaseEnvironmentsOnRunEnd } from './run-endings.ts';
-import { SandboxManager } from './sandbox-manager.ts';
+import { SandboxManager, type EnvironmentTime } from './sandbox-manager.ts';
 
-let shared: { manager: SandboxManager; artifacts: ArtifactStore } | undefined;
-/** The runtime's configuration (it may override the environment's, e.g. `keel dev --data`). */
-let configured: KeelConfig | undefined;
+export interface NodeSandboxes {
+  /** The node's data directory, absolute. */
+  readonly dataDir: string;
+  /** The node's sandbox manager, created on first use (nothing is opened until a sandboxed tool first runs). */
+  manager(): SandboxManager;
+  close(): Promise<void>;
+}
+
+export interface NodeSandboxesOptions {
+  /** Memory-time of environments as it accrues (the runtime feeds keel_sandbox_environment_gib_seconds_total). */
+  onEnvironmentTime?: (time: EnvironmentTime) => void;
+}
 
 function artifactStoreFor(config: KeelConfig): ArtifactStore {
   return config.databaseUrl !== undefined
@@ -22,30 +32,27 @@ function artifactStoreFor(config: KeelConfig): ArtifactStore {
     : new SqliteArtifactStore({ path: join(resolve(config.dataDir), 'keel.db') });
 }
 
-function create(config: KeelConfig): { manager: SandboxManager; artifacts: ArtifactStore } {
-  const artifacts = artifactStoreFor(config);
-  return { manager: new SandboxManager({ root: join(resolve(config.dataDir), 'sandboxes'), artifacts }), artifacts };
-}
-
-/** The process's sandbox manager, created from the configuration on first use. */
-export function nodeSandboxManager(): SandboxManager {
-  shared ??= create(configured ?? loadConfig().config);
-  return shared.manager;
-}
-
-/**
- * Called by the runtime at start: environments are released when their run ends, and everything at close().
- * Nothing is opened until a sandboxed tool first runs.
- */
-export function attachNodeSandboxes(store: Pick<Store, 'onChange'>, config: KeelConfig): { close(): Promise<void> } {
-  configured = config;
+/** Called by the runtime at start, with the configuration it runs under (which may override the environment's). */
+export function attachNodeSandboxes(store: Pick<Store, 'onChange'>, config: KeelConfig, options: NodeSandboxesOptions = {}): NodeSandboxes {
+  const dataDir = resolve(config.dataDir);
+  let shared: { manager: SandboxManager; artifacts: ArtifactStore } | undefined;
+  let closed = false;
   const unbind = releaseEnvironmentsOnRunEnd(store, () => shared?.manager);
   return {
+    dataDir,
+    manager() {
+      if (closed) throw new KeelError('sandbox_unavailable', 'this node is stopping: its sandboxes are closed');
+      if (shared === undefined) {
+        const artifacts = artifactStoreFor(config);
+        shared = { manager: new SandboxManager({ root: join(dataDir, 'sandboxes'), artifacts, onEnvironmentTime: options.onEnvironmentTime }), artifacts };
+      }
+      return shared.manager;
+    },
     async close() {
+      closed = true;
       unbind();
       const current = shared;
       shared = undefined;
-      configured = undefined;
       if (current === undefined) return;
       await current.manager.close();
       await current.artifacts.close?.();

@@ -1,7 +1,8 @@
 // Owns every run's environment on this node: creates it (from a warm pool or cold), restores its workspace from the
 // run's latest manifest, runs calls one at a time per run, snapshots the workspace after each call, and applies the
 // profile's lifecycle policy while the environment is idle. It measures GiB·s, CPU, peaks and cold/warm starts per
-// run. It never runs a command outside a driver, and never keeps an environment after endRun() or close().
+// run and reports memory-time as it accrues through the callback it is given (it imports no telemetry). It never
+// runs a command outside a driver, and never keeps an environment after endRun() or close().
 import { randomBytes } from 'node:crypto';
 import { KeelError } from '../domain/keel-error.ts';
 import { emptyAccounting, MemoryMeter, type RunAccounting } from './accounting.ts';
@@ -25,6 +26,10 @@ const GIB = 1024 ** 3;
 
 interface RunEnvironment {
   profile: SandboxProfile;
+  /** The run's tenant, when the caller named it: memory-time is reported per tenant. */
+  tenantId: string | undefined;
+  /** Memory-time already handed to `onEnvironmentTime`. */
+  reportedGibSeconds: number;
   env: SandboxEnvironment | undefined;
   state: EnvState;
   meter: MemoryMeter | undefined;
@@ -46,6 +51,23 @@ export interface CallInfo {
   restoredFrom: string | undefined;
 }
 
+/** Memory-time a run's environment accrued since the last report, in GiB·s. */
+export interface EnvironmentTime {
+  runId: string;
+  tenantId: string | undefined;
+  gibSeconds: number;
+}
+
+export interface SandboxManagerOptions {
+  /** Where environments and their workspaces live (the node's `<dataDir>/sandboxes`). */
+  root: string;
+  /** Workspace manifests and blobs, shared by every node that may pick the run up. */
+  artifacts: ArtifactStore;
+  drivers?: Partial<Record<Tier, SandboxDriver>>;
+  /** Called after each call and when an environment goes away, with the memory-time accrued since the last report. */
+  onEnvironmentTime?: (time: EnvironmentTime) => void;
+}
+
 export interface CallOutcome<T> {
   value: T;
   manifestSha256: string;
@@ -62,9 +84,11 @@ export class SandboxManager {
   private readonly idleSeconds = new Map<string, number>();
   /** Leftovers of crashed Keel processes, removed before this node creates its first sandbox. */
   private readonly swept: Promise<unknown>;
+  private readonly onEnvironmentTime: ((time: EnvironmentTime) => void) | undefined;
 
-  constructor(options: { root: string; artifacts: ArtifactStore; drivers?: Partial<Record<Tier, SandboxDriver>> }) {
+  constructor(options: SandboxManagerOptions) {
     this.artifacts = options.artifacts;
+    this.onEnvironmentTime = options.onEnvironmentTime;
     this.drivers = {
       process: options.drivers?.process ?? new ProcessDriver(options.root),
       namespace: options.drivers?.namespace ?? new NamespaceDriver(options.root),
@@ -81,9 +105,15 @@ export class SandboxManager {
     return driver;
   }
 
-  /** Runs `fn` in the run's environment under the profile's policy, then snapshots the workspace. Calls of one run queue. */
-  call<T>(runId: string, profile: SandboxProfile, fn: (env: SandboxEnvironment, info: CallInfo) => Promise<T>): Promise<CallOutcome<T>> {
+  /**
+   * Runs `fn` in the run's environment under the profile's policy, then snapshots the workspace. Calls of one run
+   * queue. `tenantId` labels the run's memory-time in reports.
+   */
+  call<T>(
+    runId: string, profile: SandboxProfile, fn: (env: SandboxEnvironment, info: CallInfo) => Promise<T>, options: { tenantId?: string } = {},
+  ): Promise<CallOutcome<T>> {
     const record = this.recordOf(runId, profile);
+    record.tenantId ??= options.tenantId;
     const next = record.queue.then(() => this.callNow(runId, record, fn));
     record.queue = next.catch(() => undefined);
     return next;
@@ -92,7 +122,7 @@ export class SandboxManager {
   private recordOf(runId: string, profile: SandboxProfile): RunEnvironment {
     let record = this.runs.get(runId);
     if (record === undefined) {
-      record = { profile, env: undefined, state: ENV_STATE.released, meter: undefined, idleSince: undefined, queue: Promise.resolve(), accounting: emptyAccounting(), decisions: [], pauseSeconds: 0, prewarmTimer: undefined, prewarmed: false, ended: false };
+      record = { profile, tenantId: undefined, reportedGibSeconds: 0, env: undefined, state: ENV_STATE.released, meter: undefined, idleSince: undefined, queue: Promise.resolve(), accounting: emptyAccounting(), decisions: [], pauseSeconds: 0, prewarmTimer: undefined, prewarmed: false, ended: false };
       this.runs.set(runId, record);
     }
     return record;
@@ -123,11 +153,13 @@ export class SandboxManager {
       // its workspace is not snapshotted, so the next call starts from the last call that succeeded.
       await this.afterCall(runId, record).catch(() => this.release(record));
       record.idleSince = performance.now();
+      this.reportTime(runId, record);
       throw outcome.error;
     }
     const manifestSha256 = await this.snapshot(runId, record, env);
     await this.afterCall(runId, record);
     record.idleSince = performance.now();
+    this.reportTime(runId, record);
     return { value: outcome.value, manifestSha256, cold: info.cold };
   }
 
@@ -245,6 +277,16 @@ export class SandboxManager {
     else await env.destroy();
   }
 
+  /** Hands the memory-time accrued since the last report to `onEnvironmentTime`. */
+  private reportTime(runId: string, record: RunEnvironment): void {
+    if (this.onEnvironmentTime === undefined) return;
+    const total = this.accountingOf(runId)?.gibSeconds ?? 0;
+    const gibSeconds = total - record.reportedGibSeconds;
+    if (!(gibSeconds > 0)) return;
+    record.reportedGibSeconds = total;
+    this.onEnvironmentTime({ runId, tenantId: record.tenantId, gibSeconds });
+  }
+
   private move(record: RunEnvironment, event: EnvEvent): void {
     record.state = transition(record.state, event);
   }
@@ -309,9 +351,11 @@ export class SandboxManager {
       record.env = undefined;
       record.meter?.stop();
       record.state = transition(record.state, 'released');
+      this.reportTime(runId, record);
       return;
     }
     await this.release(record);
+    this.reportTime(runId, record);
   }
 
   async close(): Promise<void> {

@@ -47,10 +47,14 @@ export function defineAgent<I, O extends Json | void>(spec: {
 }
 
 /**
- * Every tool defined in this process so far, by name (the first of a name wins): when agent code runs in isolates,
+ * Every tool defined in this thread so far, by name (the first of a name wins): when agent code runs in isolates,
  * the main thread runs its tools and finds them here — defined when the agents module loaded, exported or not.
+ * Keyed on the realm's symbol registry, so that two copies of this module (an agents module importing `keel` from
+ * dist/ while the runtime runs from src/, or two installed copies) share one list.
  */
-const definedTools = new Map<string, ToolDefinition<unknown, Json>>();
+const DEFINED_TOOLS_KEY = Symbol.for('keel.definedTools');
+const realm = globalThis as { [DEFINED_TOOLS_KEY]?: Map<string, ToolDefinition<unknown, Json>> };
+const definedTools = (realm[DEFINED_TOOLS_KEY] ??= new Map<string, ToolDefinition<unknown, Json>>());
 
 export function toolsDefined(): ReadonlyMap<string, ToolDefinition<unknown, Json>> {
   return definedTools;

@@ -34,7 +34,7 @@ function fakeContext(script: MockModelOptions['script']): AgentContext & { model
       if (!parsed.success) throw new KeelError('tool_input_invalid', parsed.error.message);
       const executionId = `exec_${toolCalls.length}`;
       try {
-        return await tool.run(parsed.data, { executionId, runId: 'run_1', attempt: 1, signal });
+        return await tool.run(parsed.data, { executionId, runId: 'run_1', tenantId: 'ten_1', attempt: 1, signal, node: { dataDir: undefined, sandboxManager: () => undefined } });
       } catch (error) {
         if (isKeelError(error)) throw error;
         throw new KeelError('tool_failed', error instanceof Error ? error.message : String(error));

@@ -2,6 +2,8 @@
 // This module is imported by replayed agent code, so it must never import Node server modules or engine internals.
 import type { z } from 'zod';
 import type { Json } from '../domain/json.ts';
+// Type only: the SDK names the sandbox manager tools receive, and loads no sandbox code.
+import type { SandboxManager } from '../sandbox/sandbox-manager.ts';
 
 /** JSON-serializable value: everything a journal entry can hold. */
 export type { Json };
@@ -62,9 +64,25 @@ export interface ToolContext {
   /** Stable across retries and recoveries: pass it downstream as the idempotency key. */
   executionId: string;
   runId: string;
+  /** The tenant the run belongs to. */
+  tenantId: string;
   attempt: number;
   /** Aborted when the run is cancelled or the worker loses its lease. */
   signal: AbortSignal;
+  /** What the Keel node running the tool lends it: its data directory and its sandbox manager. */
+  node: ToolNode;
+}
+
+/**
+ * The node a tool runs on, as the runtime attached it at start. Tools reach node-wide services only through here,
+ * never through a process global, so an agents module loaded twice (or by another copy of the package) still finds
+ * the node's own.
+ */
+export interface ToolNode {
+  /** The node's data directory (`--data`, KEEL_DATA_DIR), absolute; undefined for an engine embedded without one. */
+  readonly dataDir: string | undefined;
+  /** The node's sandbox manager (opened on first use); undefined when the runtime attached none. */
+  sandboxManager(): SandboxManager | undefined;
 }
 
 export interface ToolDefinition<I = unknown, O extends Json | void = Json> {

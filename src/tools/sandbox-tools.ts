@@ -1,12 +1,12 @@
 // The built-in workspace tools — exec, read_file, write_file, list_files — as ordinary Keel tools (effect classes,
 // execution ids, journaling come from the engine). Every one of them runs inside the run's sandbox through the
 // SandboxManager, so even reading a file goes through the sandbox's view (a planted symlink cannot reach the host).
-// Results carry the workspace manifest committed with the step and the execution's usage.
+// Results carry the workspace manifest committed with the step and the execution's usage. The manager is the one
+// passed in, else the node's from the tool's context: this module holds no manager of its own.
 import { z } from 'zod';
 import { KeelError } from '../domain/keel-error.ts';
 import type { ExecResult } from '../sandbox/launch.ts';
 import type { SandboxProfile } from '../sandbox/profile.ts';
-import { nodeSandboxManager } from '../sandbox/node-sandboxes.ts';
 import type { SandboxManager } from '../sandbox/sandbox-manager.ts';
 import { defineTool } from '../sdk/define.ts';
 import type { Json, ToolContext, ToolDefinition } from '../sdk/types.ts';
@@ -18,7 +18,7 @@ const WorkspacePath = z.string().min(1).max(PATH_MAX_CHARS).refine((path) => !pa
 });
 
 export interface SandboxToolsOptions {
-  /** Defaults to this process's sandbox node (workspaces under KEEL_DATA_DIR, artifacts in the run store). */
+  /** Default: the sandbox manager of the node running the tool (`ctx.node`: workspaces under its data directory). */
   manager?: SandboxManager;
   profile: SandboxProfile;
   /** Environment variable names the model may set for `exec`; any other name is refused. */
@@ -43,18 +43,25 @@ function toJson(result: ExecResult, cold: boolean, manifest: string): ExecJson {
 /**
  * The built-in tools bound to one sandbox profile.
  * @example
+ * import { defineSandboxProfile, sandboxTools } from 'keel/sandbox';
  * const tools = sandboxTools({ profile: defineSandboxProfile({ name: 'shell', tier: 'namespace', policy: 'rebuild' }) });
  * await ctx.tool(tools.exec, { argv: ['python3', '-c', 'print(1)'] });
  */
 export function sandboxTools(options: SandboxToolsOptions) {
   const { profile } = options;
-  const manager = () => options.manager ?? nodeSandboxManager();
+  const managerFor = (ctx: ToolContext): SandboxManager => {
+    const manager = options.manager ?? ctx.node.sandboxManager();
+    if (manager === undefined) {
+      throw new KeelError('sandbox_unavailable', `tool ${name('exec')} needs a sandbox manager: this engine was started without one (pass sandboxTools({ manager }) or run under keel dev|server|worker)`);
+    }
+    return manager;
+  };
   const allowed = new Set(options.envAllowlist ?? []);
   const name = (base: string) => `${options.prefix ?? ''}${base}`;
   /** Every tool of a profile queues in that profile's pool, apart from inline tools and other profiles. */
   const pool = `sandbox:${profile.name}`;
   const run = async (ctx: ToolContext, argv: string[], extra: { stdin?: string; env?: Record<string, string>; deadlineMs?: number } = {}) => {
-    const outcome = await manager().call(ctx.runId, profile, (env) => env.exec({ argv, stdin: extra.stdin, env: extra.env, deadlineMs: extra.deadlineMs, signal: ctx.signal }));
+    const outcome = await managerFor(ctx).call(ctx.runId, profile, (env) => env.exec({ argv, stdin: extra.stdin, env: extra.env, deadlineMs: extra.deadlineMs, signal: ctx.signal }), { tenantId: ctx.tenantId });
     return { result: outcome.value, manifest: outcome.manifestSha256, cold: outcome.cold };
   };
 

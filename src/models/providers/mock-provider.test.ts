@@ -107,4 +107,20 @@ describe('MockProvider', () => {
     const reason = new Error('gone');
     await assert.rejects(new MockProvider().complete(request([{ role: 'user', content: 'x' }]), AbortSignal.abort(reason)), (error) => error === reason);
   });
+
+  it('stops at the output cap: a longer reply is cut there, its tool calls lost, and billed at the cap', async () => {
+    const long = 'y'.repeat(1_504); // 376 tokens
+    const whole = await new MockProvider().complete(request([{ role: 'user', content: long }]), signal);
+    assert.equal(whole.outputTokens, 376);
+    const cut = await new MockProvider().complete({ ...request([{ role: 'user', content: long }]), maxOutputTokens: 300 }, signal);
+    assert.equal(cut.outputTokens, 300);
+    assert.equal(cut.text, 'y'.repeat(300 * 4));
+    const fits = await new MockProvider().complete({ ...request([{ role: 'user', content: 'short' }]), maxOutputTokens: 300 }, signal);
+    assert.deepEqual([fits.text, fits.outputTokens], ['short', 2]);
+    const script = [{ text: 'calling', toolCalls: [{ name: 'add', args: { a: 2, b: 3 } }] }];
+    const calls = await new MockProvider().complete({ ...request([{ role: 'user', content: 'go' }], { script }), maxOutputTokens: 3 }, signal);
+    assert.deepEqual([calls.text, calls.toolCalls, calls.outputTokens], ['calling', [], 3]);
+    const room = await new MockProvider().complete({ ...request([{ role: 'user', content: 'go' }], { script }), maxOutputTokens: 300 }, signal);
+    assert.equal(room.toolCalls.length, 1);
+  });
 });

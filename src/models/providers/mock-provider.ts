@@ -1,6 +1,7 @@
 // The deterministic `mock` provider: echoes or follows a script, with simulated latency and failures.
 // It must never touch the network. Given the same conversation it gives the same reply and token counts;
-// only the simulated failures draw randomness (a provider, unlike agent code, is never replayed).
+// only the simulated failures draw randomness (a provider, unlike agent code, is never replayed). Like a real
+// provider it stops at the request's output cap, so token and cost budgets hold against it.
 import { KeelError } from '../../domain/keel-error.ts';
 import type { ChatMessage, MockModelOptions, ToolCall } from '../../sdk/types.ts';
 import { abortableDelay } from '../abortable-delay.ts';
@@ -34,12 +35,12 @@ export class MockProvider implements ModelProvider {
         retryable: true,
       });
     }
-    const { text, toolCalls } = reply(request.messages, options.script);
+    const { text, toolCalls, outputTokens } = capped(reply(request.messages, options.script), request.maxOutputTokens);
     return {
       text,
       toolCalls,
       inputTokens: estimateTokens(request.messages.map((message) => message.content).join('')),
-      outputTokens: estimateTokens(text + (toolCalls.length > 0 ? JSON.stringify(toolCalls) : '')),
+      outputTokens,
     };
   }
 }
@@ -58,6 +59,17 @@ function reply(messages: ChatMessage[], script: MockModelOptions['script']): { t
     args: structuredClone(call.args),
   }));
   return { text: entry.text ?? '', toolCalls };
+}
+
+/**
+ * The reply as a provider with an output cap gives it: whole when it fits; otherwise cut at the cap, like an answer
+ * stopped at its length limit, its tool calls lost with the part that did not fit.
+ */
+function capped(answer: { text: string; toolCalls: ToolCall[] }, maxOutputTokens: number | undefined): { text: string; toolCalls: ToolCall[]; outputTokens: number } {
+  const outputTokens = estimateTokens(answer.text + (answer.toolCalls.length > 0 ? JSON.stringify(answer.toolCalls) : ''));
+  if (maxOutputTokens === undefined || outputTokens <= maxOutputTokens) return { ...answer, outputTokens };
+  // Billed at the cap, as a provider bills an answer it stopped there.
+  return { text: answer.text.slice(0, maxOutputTokens * CHARS_PER_TOKEN), toolCalls: [], outputTokens: maxOutputTokens };
 }
 
 function estimateTokens(text: string): number {
