@@ -3,6 +3,7 @@
 // a parked run costs rows in the store, not memory here. Stateless apart from that cache.
 import { randomUUID } from 'node:crypto';
 import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
+import { SYSTEM_CLOCK, type Clock, type ClockTimer } from '../domain/clock.ts';
 import type { ModelGateway } from '../models/gateway.ts';
 import { INLINE_POOL_LIMIT_DEFAULT, PoolRegistry } from '../scheduling/pool-registry.ts';
 import { choosePreemptions, PreemptionPacer, type HeldRun } from '../scheduling/preemption.ts';
@@ -50,6 +51,8 @@ export interface OrchestratorOptions {
   preemptAfterMs?: number;
   /** Where agent code runs: in this thread (default) or in isolates (`IsolateHost`). */
   agentHost?: AgentHost;
+  /** The time runs see (journal and event times, deadlines, wake-ups, backoff sleeps); default: the system clock. */
+  clock?: Clock;
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -67,6 +70,7 @@ export class Orchestrator {
   readonly #poisonAfter: number | undefined;
   readonly #host: AgentHost;
   readonly #preemptAfterMs: number;
+  readonly #clock: Clock;
   #checkingPreemption = false;
   readonly #preemptPacer: PreemptionPacer;
   readonly #active = new Map<string, RunExecution>();
@@ -86,7 +90,7 @@ export class Orchestrator {
   #solo: RunExecution | undefined;
   #pollTimer: NodeJS.Timeout | undefined;
   #heartbeatTimer: NodeJS.Timeout | undefined;
-  #wakeTimer: { at: number; timer: NodeJS.Timeout } | undefined;
+  #wakeTimer: { at: number; timer: ClockTimer } | undefined;
   #unsubscribe: (() => void) | undefined;
   #drained: Array<() => void> = [];
   /** Runs in memory whose effects wait in a resource pool's queue: they hold no run slot (see #occupied). */
@@ -109,6 +113,7 @@ export class Orchestrator {
     this.#host = options.agentHost ?? inThreadHost;
     this.#preemptAfterMs = options.preemptAfterMs ?? 0;
     this.#preemptPacer = new PreemptionPacer(this.#preemptAfterMs);
+    this.#clock = options.clock ?? SYSTEM_CLOCK;
   }
 
   get activeRuns(): number {
@@ -136,7 +141,7 @@ export class Orchestrator {
     this.#running = false;
     clearInterval(this.#pollTimer);
     clearInterval(this.#heartbeatTimer);
-    if (this.#wakeTimer !== undefined) clearTimeout(this.#wakeTimer.timer);
+    if (this.#wakeTimer !== undefined) this.#clock.clearTimeout(this.#wakeTimer.timer);
     this.#unsubscribe?.();
     if (this.#ownsPools) this.#pools.close();
     while (this.#claiming) await new Promise((r) => setImmediate(r));
@@ -278,12 +283,12 @@ export class Orchestrator {
    */
   #checkPreemption(): void {
     if (!this.#running || this.#preemptAfterMs <= 0 || this.#checkingPreemption || this.#solo !== undefined) return;
-    if (!this.#slotsFull() || this.#preemptPacer.paused(Date.now())) return;
+    if (!this.#slotsFull() || this.#preemptPacer.paused(this.#clock.now())) return;
     const held = this.#heldRuns();
     const candidates = held.filter((h) => h.priority === 'batch' && !h.exempt).length;
     if (candidates === 0) return;
     const pending = this.#pendingPreemptions();
-    const now = Date.now();
+    const now = this.#clock.now();
     this.#checkingPreemption = true;
     this.#store
       .starvedInteractive({ cutoff: now - this.#preemptAfterMs, served: this.#registry.served(), limit: candidates + pending })
@@ -291,7 +296,7 @@ export class Orchestrator {
         const pendingNow = this.#pendingPreemptions();
         const victims = choosePreemptions({ starved: count, pending: pendingNow, full: this.#slotsFull(), held: this.#heldRuns() });
         if (victims.length === 0) return;
-        if (!this.#preemptPacer.startRound(Date.now(), pendingNow)) {
+        if (!this.#preemptPacer.startRound(this.#clock.now(), pendingNow)) {
           this.#log('info', 'preemption paused: the slots it freed went to other work (fair order across tenants)', { pauseMs: this.#preemptPacer.pauseMs, starved: count });
           return;
         }
@@ -358,7 +363,7 @@ export class Orchestrator {
         if (this.#probation.has(x) || x === this.#solo) this.#claimProbation();
       },
       ...(this.#poisonAfter !== undefined ? { poisonAfterLeaseLosses: this.#poisonAfter } : {}),
-    });
+    }, this.#clock);
     // Re-claimed while an older execution is still here (its lease expired, e.g. a blocked event loop): the old one
     // is fenced off by the new token anyway; drop it now so it stops dispatching.
     const replaced = this.#active.get(run.id);
@@ -388,13 +393,12 @@ export class Orchestrator {
   /** A run parked on a timer: claim again when it is due instead of waiting for the next poll. */
   #scheduleWake(wakeAt: number): void {
     if (!this.#running) return;
-    if (this.#wakeTimer !== undefined && this.#wakeTimer.at <= wakeAt && this.#wakeTimer.at > Date.now()) return;
-    if (this.#wakeTimer !== undefined) clearTimeout(this.#wakeTimer.timer);
-    const timer = setTimeout(() => {
+    if (this.#wakeTimer !== undefined && this.#wakeTimer.at <= wakeAt && this.#wakeTimer.at > this.#clock.now()) return;
+    if (this.#wakeTimer !== undefined) this.#clock.clearTimeout(this.#wakeTimer.timer);
+    const timer = this.#clock.setTimeout(() => {
       this.#wakeTimer = undefined;
       this.#claim();
-    }, Math.max(0, wakeAt - Date.now()));
-    timer.unref();
+    }, Math.max(0, wakeAt - this.#clock.now()));
     this.#wakeTimer = { at: wakeAt, timer };
   }
 

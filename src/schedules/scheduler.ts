@@ -7,7 +7,7 @@ import { isKeelError } from '../domain/keel-error.ts';
 import type { AgentRegistry } from '../engine/registry.ts';
 import type { ScheduleClaim, ScheduleStore } from '../store/schedule-store.ts';
 import type { Store } from '../store/store.ts';
-import type { Clock } from './clock.ts';
+import type { Clock } from '../domain/clock.ts';
 import { planPass } from './schedule-pass.ts';
 import { WebhookNotifier } from './webhook-notifier.ts';
 

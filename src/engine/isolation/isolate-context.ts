@@ -9,7 +9,7 @@ import type { EffectKind } from '../../domain/records.ts';
 import { checkSleep, checkWaitForInput, parseToolArgs, resolveChild } from '../ctx-checks.ts';
 import { SeededRandom } from '../deterministic.ts';
 import type { AgentRegistry } from '../registry.ts';
-import { divergence, toJson } from '../run-execution.ts';
+import { divergence, toJson } from '../journal-cursor.ts';
 import type { Call, FromIsolate, Outcome, ReplayEntry, ThrownError } from './protocol.ts';
 
 /** One run hosted by this isolate. */

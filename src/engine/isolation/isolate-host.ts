@@ -16,7 +16,8 @@ import { telemetry } from '../../telemetry/telemetry.ts';
 import { effects, type ContextDeps } from '../agent-context.ts';
 import type { AgentHost } from '../agent-host.ts';
 import { resolveRetryPolicy } from '../retry-policy.ts';
-import { toJson, type RunExecution } from '../run-execution.ts';
+import { toJson } from '../journal-cursor.ts';
+import type { RunExecution } from '../run-execution.ts';
 import { revive, thrown } from './isolate-context.ts';
 import { PULSE_BYTES, PULSE_RUN, PULSE_TICK, type Call, type FromIsolate, type IsolateData, type Outcome, type ReplayEntry, type ToIsolate } from './protocol.ts';
 

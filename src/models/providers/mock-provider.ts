@@ -3,7 +3,7 @@
 // only the simulated failures draw randomness (a provider, unlike agent code, is never replayed).
 import { KeelError } from '../../domain/keel-error.ts';
 import type { ChatMessage, MockModelOptions, ToolCall } from '../../sdk/types.ts';
-import { abortableDelay } from '../abortable-delay.ts';
+import { abortableDelay } from '../../domain/clock.ts';
 import type { ModelProvider, ProviderRequest, ProviderResponse } from '../provider.ts';
 
 /** Rough size of a token in characters, for the mock's deterministic token estimate. */
