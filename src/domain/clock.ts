@@ -1,8 +1,10 @@
 // The one source of time for the planes that wait (engine, model gateway, scheduler): wall-clock milliseconds,
 // timers and abortable sleeps. Production uses SYSTEM_CLOCK; tests inject ManualClock and move time by hours
-// without waiting. It never supplies journaled values (agent code reads time only through ctx.now(), which is
-// recorded), and elapsed-time measurements (a dispatch latency, a commit-to-commit gap) use performance.now(),
-// which is monotonic: a clock set back must not make a duration negative.
+// without waiting. Timers that fire at a wall-clock instant (a run's deadline, a parked run's wake-up, a backoff)
+// go through it; timers that only pace work (heartbeats, polls, grace periods) and elapsed-time measurements use
+// Node's timers and performance.now(), which is monotonic: a clock set back must not make a duration negative.
+// It never supplies values replay depends on by itself: agent time is ctx.now(), recorded in the journal. (Agent
+// code in an isolate reads the isolate thread's Date.now() for ctx.now(): the clock object cannot cross threads.)
 
 /** A timer set through a clock: opaque, only handed back to the same clock's clearTimeout. */
 export type ClockTimer = unknown;
