@@ -19,12 +19,11 @@ import { registerEventRoutes } from './routes/events.ts';
 import { registerRunRoutes } from './routes/runs.ts';
 import { registerScheduleRoutes } from './routes/schedules.ts';
 import type { ScheduleService } from '../schedules/schedule-service.ts';
+import { PAYLOAD_MAX_BYTES_DEFAULT } from '../config/defaults.ts';
 import { registerUsageRoutes } from './routes/usage.ts';
 import { registerMetricsRoute } from './routes/metrics.ts';
 import type { DashboardSources } from './dashboard-sources.ts'; // dashboard (issue 9)
 import { registerDashboard } from './routes/dashboard.ts'; // dashboard (issue 9)
-
-export const PAYLOAD_MAX_BYTES_DEFAULT = 1024 * 1024;
 
 export interface ApiOptions {
   store: Store;

@@ -3,6 +3,7 @@
 // a parked run costs rows in the store, not memory here. Stateless apart from that cache.
 import { randomUUID } from 'node:crypto';
 import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
+import { LEASE_TTL_MS_DEFAULT, MAX_ACTIVE_RUNS_DEFAULT, POISON_LEASE_LOSSES_DEFAULT } from '../config/defaults.ts';
 import { SYSTEM_CLOCK, type Clock, type ClockTimer } from '../domain/clock.ts';
 import type { ModelGateway } from '../models/gateway.ts';
 import { INLINE_POOL_LIMIT_DEFAULT, PoolRegistry } from '../scheduling/pool-registry.ts';
@@ -11,12 +12,10 @@ import type { RunChange, Store } from '../store/store.ts';
 import type { RunRecord } from '../domain/records.ts';
 import { inThreadHost, type AgentHost } from './agent-host.ts';
 import type { AgentRegistry } from './registry.ts';
-import { POISON_LEASE_LOSSES_DEFAULT, RunExecution } from './run-execution.ts';
+import { RunExecution } from './run-execution.ts';
 import { newRunId } from '../domain/ids.ts';
 import { telemetry } from '../telemetry/telemetry.ts';
 
-export const LEASE_TTL_MS_DEFAULT = 15_000;
-export const MAX_ACTIVE_RUNS_DEFAULT = 2_000;
 export const CLAIM_BATCH_MAX_RUNS = 256;
 export const POLL_INTERVAL_MS_DEFAULT = 250;
 /** Most suspects (runs on probation) one process runs at once, however many it has cleared. */

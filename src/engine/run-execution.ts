@@ -3,6 +3,7 @@
 // parking (only waits left), finishing, or stopping (cancel, budget, lost lease). It never outlives its lease. Its
 // lifecycle is the phase table of run-phase.ts, changed only from the actual phase; the journal it replays is a
 // JournalCursor; effect code reaches it only through the RunPort it implements.
+import { POISON_LEASE_LOSSES_DEFAULT } from '../config/defaults.ts';
 import { SYSTEM_CLOCK, type Clock, type ClockTimer } from '../domain/clock.ts';
 import { KeelError, isKeelError, serializeError } from '../domain/keel-error.ts';
 import type { CompensationReport, EffectKind, JournalEntry, RunCounters, RunRecord } from '../domain/records.ts';
@@ -588,9 +589,6 @@ export class RunExecution implements RunPort {
     this.#hooks.onDone(this, outcome);
   }
 }
-
-/** Runs whose lease was lost this many times in a row without a commit are quarantined by default. */
-export const POISON_LEASE_LOSSES_DEFAULT = 3;
 
 /**
  * The dead-letter rule: a run claimed after losing its lease `threshold` times in a row without committing anything
