@@ -17,6 +17,9 @@ import { budgetError } from './budget-checks.ts';
 import { cancelOutcome } from './cancel-outcome.ts';
 import { compensate, type ToolLookup } from './compensation.ts';
 import { SeededRandom } from './deterministic.ts';
+import { CommitRiders } from './commit-riders.ts';
+import { InFlight } from './in-flight.ts';
+import { quarantineVerdict } from './quarantine.ts';
 import { JournalCursor, toJson, type Position } from './journal-cursor.ts';
 import { RUN_MAX_RETRIES_DEFAULT, type RetryBudget } from './retry-policy.ts';
 import { acceptsWork, allows, isSettling, transition, type RunPhase, type RunPhaseEvent } from './run-phase.ts';
@@ -61,10 +64,8 @@ export class RunExecution implements RunPort {
   /** Why the run stopped (set with the phase change a stop makes; kept after the end for effects still in flight). */
   #stop: StopReason | undefined;
   #expectedVersion: number;
-  #inflight = 0;
-  #idleWaiters: Array<() => void> = [];
+  readonly #inflight = new InFlight(() => this.#scheduleQuiesceCheck());
   #waits = new Map<number, Wait>();
-  #piggyback: JournalWrite[] = [];
   /** Journal writes whose commit was fenced off by a cancel: they go into the final cancel commit. */
   #lateWrites: JournalWrite[] = [];
   #finalizeAttempts = 0;
@@ -76,9 +77,8 @@ export class RunExecution implements RunPort {
   readonly #startedAt = performance.now();
   /** A preemption asked for and not reached yet: the run stops at its next effect boundary (`positionAt`). */
   #preemptAsked: { waitedMs: number } | undefined;
-  /** `run.started`, sent with this execution's first commit (the claim itself writes no events). */
-  #startEvent: { type: string; data: Json } | undefined;
-  #pendingEvents: Array<{ type: string; data: Json }> = [];
+  /** Events and journal writes that ride with the next commit (`run.started` with the first). */
+  readonly #riders: CommitRiders;
   /** Retries this run has spent: those recorded in its journal, then this execution's. */
   #retriesSpent = 0;
   readonly retryBudget: RetryBudget = {
@@ -110,10 +110,10 @@ export class RunExecution implements RunPort {
     this.retryBudget.limit = run.budget.maxRetries ?? RUN_MAX_RETRIES_DEFAULT;
     this.random = new SeededRandom(run.id);
     const requeueDelay = requeueDelayMs(run);
-    this.#startEvent = {
+    this.#riders = new CommitRiders({
       type: 'run.started',
       data: { attempt: run.leaseToken, worker: run.leaseOwner, status: run.status, ...(requeueDelay !== null ? { requeueDelayMs: requeueDelay } : {}) },
-    };
+    });
   }
 
   /** The phase of this execution's lifecycle (run-phase.ts). */
@@ -273,27 +273,17 @@ export class RunExecution implements RunPort {
    * isolate's turn) may still take positions, so the run must not park or end under it.
    */
   hold(): () => void {
-    this.#inflight++;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.#inflight--;
-      if (this.#inflight === 0) {
-        for (const wake of this.#idleWaiters.splice(0)) wake();
-        this.#scheduleQuiesceCheck();
-      }
-    };
+    return this.#inflight.hold();
   }
 
   /** An event that rides with the next commit of this run (a retry notice: not worth a commit of its own). */
   emit(event: { type: string; data: Json }): void {
-    this.#pendingEvents.push(event);
+    this.#riders.event(event);
   }
 
   /** Records a value to commit with the next commit (ctx.now: nothing durable has seen it before then). */
   piggyback(write: JournalWrite): void {
-    this.#piggyback.push(write);
+    this.#riders.journal(write);
   }
 
   /** Registers a wait; the returned promise settles only in a later execution, after a park and a replay. */
@@ -305,11 +295,9 @@ export class RunExecution implements RunPort {
 
   /** Commits under this execution's lease and expected state version (commits of one run are applied in order). */
   async commit(commit: Omit<RunCommit, 'runId' | 'leaseToken' | 'expectedStateVersion'>): Promise<CommitOutcome> {
-    const writes = this.#piggyback.length > 0 ? [...this.#piggyback.splice(0), ...(commit.journal ?? [])] : commit.journal;
-    const journal = writes?.map((j) => ({ ...j, worker: this.run.leaseOwner }));
-    const lead = [...(this.#startEvent !== undefined ? [this.#startEvent] : []), ...this.#pendingEvents.splice(0)];
-    const events = lead.length > 0 ? [...lead, ...(commit.events ?? [])] : commit.events;
-    this.#startEvent = undefined;
+    const boarded = this.#riders.board(commit.journal, commit.events);
+    const journal = boarded.journal?.map((j) => ({ ...j, worker: this.run.leaseOwner }));
+    const events = boarded.events;
     if (journal !== undefined) this.#journal.assertMoves(journal);
     const full: RunCommit = { ...commit, journal, events, runId: this.runId, leaseToken: this.run.leaseToken, expectedStateVersion: this.#expectedVersion++ };
     try {
@@ -358,11 +346,11 @@ export class RunExecution implements RunPort {
     if (reason.kind === 'lost') return this.#end({ status: 'lost' });
     if (reason.kind === 'preempt') return this.#yieldPreempted(reason.waitedMs);
     if (reason.kind === 'shutdown') {
-      await this.#idle(STOP_GRACE_MS);
+      await this.#inflight.idle(STOP_GRACE_MS);
       await this.store.releaseLeases(this.run.leaseOwner ?? '', [this.runId]).catch(() => {});
       return this.#end({ status: 'released' });
     }
-    await this.#idle(STOP_GRACE_MS);
+    await this.#inflight.idle(STOP_GRACE_MS);
     if (reason.kind === 'fail') return this.#commitEnd('failed', { error: reason.error.toJSON() });
     return this.#commitEnd('cancelled', {});
   }
@@ -374,7 +362,7 @@ export class RunExecution implements RunPort {
    * that a re-run repeats (agent code between that commit and the boundary), and the positions kept (its replay).
    */
   async #yieldPreempted(waitedMs: number): Promise<void> {
-    await this.#idle(Number.POSITIVE_INFINITY);
+    await this.#inflight.idle(Number.POSITIVE_INFINITY);
     if (this.#phase !== 'preempting') return; // a cancel or a shutdown took over meanwhile
     this.#to('yield');
     this.#clearTimers();
@@ -400,7 +388,7 @@ export class RunExecution implements RunPort {
 
   async #finish(result: { ok: true; result: Json } | { ok: false; error: ReturnType<typeof serializeError> }): Promise<void> {
     this.#to('finish');
-    await this.#idle(Number.POSITIVE_INFINITY);
+    await this.#inflight.idle(Number.POSITIVE_INFINITY);
     if (this.#phase !== 'finishing') return; // stopped (or preempted) while its last effects settled
     if (result.ok) return this.#commitEnd('succeeded', { result: result.result });
     return this.#commitEnd('failed', { error: result.error });
@@ -551,18 +539,7 @@ export class RunExecution implements RunPort {
     this.#quiesceScheduled = true;
     setImmediate(() => {
       this.#quiesceScheduled = false;
-      if (this.#inflight === 0 && this.#waits.size > 0 && this.#phase === 'running') void this.#park();
-    });
-  }
-
-  #idle(timeoutMs: number): Promise<void> {
-    if (this.#inflight === 0) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = Number.isFinite(timeoutMs) ? setTimeout(resolve, timeoutMs) : undefined;
-      this.#idleWaiters.push(() => {
-        if (timer !== undefined) clearTimeout(timer);
-        resolve();
-      });
+      if (this.#inflight.count === 0 && this.#waits.size > 0 && this.#phase === 'running') void this.#park();
     });
   }
 
@@ -588,17 +565,6 @@ export class RunExecution implements RunPort {
     if (!this.abort.signal.aborted) this.abort.abort(new KeelError('cancelled', 'execution ended'));
     this.#hooks.onDone(this, outcome);
   }
-}
-
-/**
- * The dead-letter rule: a run claimed after losing its lease `threshold` times in a row without committing anything
- * (its code crashed or stalled every worker that ran it) is not run again; it fails with `poison_run` and the evidence.
- */
-export function quarantineVerdict(run: RunRecord, threshold: number): KeelError | null {
-  if (run.leaseLosses < threshold) return null;
-  return new KeelError('poison_run', `run ${run.id} lost its lease ${run.leaseLosses} times in a row without progress; quarantined`, {
-    details: { leaseLosses: run.leaseLosses, attempts: run.leaseToken, workers: run.leaseLossOwners, threshold },
-  });
 }
 
 function addCounters(into: RunCounters, delta: Partial<RunCounters>): void {

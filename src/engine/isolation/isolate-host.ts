@@ -304,6 +304,8 @@ export class IsolateHost implements AgentHost {
 
   /** Terminates every ready isolate whose event loop has not turned for longer than its current run allows. */
   #watch(): void {
+    // Wall-clock time, not the engine's clock: it is compared with the pulse the isolate thread writes (Date.now()
+    // there), and it measures real stalls, which a simulated clock must not hide.
     const now = Date.now();
     // This thread did not run for a while either (SIGSTOP, a starved machine): an isolate's silence over that time
     // says nothing about its agent code, so its clock starts again now.
