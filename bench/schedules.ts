@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { AgentRegistry } from '../src/engine/registry.ts';
 import { createSchedulesPlane } from '../src/schedules/schedules-plane.ts';
-import type { Clock } from '../src/schedules/clock.ts';
+import { ManualClock } from '../src/domain/clock.ts';
 import { defineAgent } from '../src/sdk/define.ts';
 import { PostgresStore } from '../src/store/postgres/postgres-store.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
@@ -20,29 +20,18 @@ const SCHEDULES = 1_000;
 const OUTAGE_MS = 3_600_000;
 const T0 = Date.parse('2026-01-01T00:00:30Z');
 
-class ManualClock implements Clock {
-  at = T0;
-  now(): number {
-    return this.at;
-  }
-  setTimeout(): unknown {
-    return undefined;
-  }
-  clearTimeout(): void {}
-}
-
 async function measure(name: string, store: Store): Promise<Record<string, unknown>> {
   await store.migrate();
   const tenant = await store.createTenant(`bench-${randomUUID()}`, randomUUID());
   const registry = new AgentRegistry();
   registry.register(defineAgent({ name: 'noop', version: '1', async run() { return null; } }));
-  const clock = new ManualClock();
+  const clock = new ManualClock(T0);
   const plane = createSchedulesPlane(store, registry, { clock });
   const template = { agent: 'noop' } as const;
   const base = { timeZone: 'UTC', overlap: 'allow' as const, template: { ...template, input: null, priority: 'batch' as const, budget: {}, metadata: null } };
   const burst: string[] = [];
   for (let i = 0; i < SCHEDULES; i++) burst.push((await plane.service.create(tenant.id, { ...base, cron: '* * * * *' })).id);
-  clock.at = T0 + 30_000;
+  clock.set(T0 + 30_000);
   let started = performance.now();
   let ticks = 0;
   while ((await store.listRuns(tenant.id, { limit: SCHEDULES + 1 })).length < SCHEDULES) {
@@ -53,14 +42,14 @@ async function measure(name: string, store: Store): Promise<Record<string, unkno
   for (const id of burst) await plane.service.remove(tenant.id, id); // the catch-up below measures one schedule alone
 
   const catchup = await plane.service.create(tenant.id, { ...base, cron: '* * * * * *', catchupWindowMs: 60_000 });
-  clock.at += OUTAGE_MS;
+  clock.advance(OUTAGE_MS);
   started = performance.now();
   let catchupTicks = 0;
   for (;;) {
     await plane.scheduler.tick();
     catchupTicks++;
     const s = await plane.store.getSchedule(catchup.id);
-    if (s!.nextFireAt! > clock.at) break;
+    if (s!.nextFireAt! > clock.now()) break;
   }
   const catchupMs = performance.now() - started;
   const fires = await plane.store.listFires(catchup.id, { limit: 10_000 });

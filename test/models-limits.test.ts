@@ -4,7 +4,7 @@
 // test also covers settling reservations to actual usage.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ManualClock } from '../src/models/clock.ts';
+import { ManualClock } from '../src/domain/clock.ts';
 import { ModelGateway } from '../src/models/gateway.ts';
 import type { ModelProvider, ProviderRequest } from '../src/models/provider.ts';
 import { estimateTokens } from '../src/models/prefix-fingerprint.ts';

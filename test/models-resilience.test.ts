@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isKeelError } from '../src/domain/keel-error.ts';
-import { ManualClock } from '../src/models/clock.ts';
+import { ManualClock } from '../src/domain/clock.ts';
 import { ModelGateway } from '../src/models/gateway.ts';
 import { defineModel } from '../src/sdk/define.ts';
 import type { ModelDefinition } from '../src/sdk/types.ts';

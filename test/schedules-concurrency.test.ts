@@ -9,7 +9,7 @@ import { generateApiKey } from '../src/api/auth.ts';
 import { planPass } from '../src/schedules/schedule-pass.ts';
 import { AgentRegistry } from '../src/engine/registry.ts';
 import { scheduleAgents } from './fixtures/schedule-agents.ts';
-import { FakeClock } from './support/fake-clock.ts';
+import { ManualClock } from '../src/domain/clock.ts';
 import { createFreshDatabase } from './support/fresh-database.ts';
 import { startKeelRole } from './support/keel-process.ts';
 import { postgresAvailable } from './support/postgres.ts';
@@ -35,7 +35,7 @@ async function assertOneRunPerFire(keel: SchedulesKeel, scheduleIds: string[]): 
 }
 
 /** Two schedulers (a and b) tick together through 15 minutes of three every-minute schedules, b's clock 5 s ahead. */
-async function race(a: SchedulesKeel, b: SchedulesKeel, bClock: FakeClock): Promise<void> {
+async function race(a: SchedulesKeel, b: SchedulesKeel, bClock: ManualClock): Promise<void> {
   const ids: string[] = [];
   for (const overlap of ['allow', 'buffer_all', 'skip']) {
     const res = await a.request('POST', '/v1/schedules', { cron: '* * * * *', timeZone: 'UTC', overlap, catchupWindowMs: 600_000, template: { agent: 'quick' } });
@@ -81,7 +81,7 @@ async function fencing(a: SchedulesKeel, b: SchedulesKeel): Promise<void> {
 
 test('SQLite: two schedulers in one process (one with a skewed clock) create exactly one run per fire; an expired claim is fenced off', async (t: TestContext) => {
   const a = await startSchedulesKeel({ agents: scheduleAgents, start: '2026-01-01T00:00:30Z' });
-  const bClock = new FakeClock('2026-01-01T00:00:35Z');
+  const bClock = new ManualClock('2026-01-01T00:00:35Z');
   const b = await startSchedulesKeel({ agents: scheduleAgents, start: '2026-01-01T00:00:35Z', shareStoreOf: a, apiKey: a.apiKey, clock: bClock });
   t.after(async () => {
     await b.close();
@@ -97,7 +97,7 @@ test('Postgres: two stores (two pools, as two processes) race on a fresh databas
   const apiKey = generateApiKey();
   const a = await startSchedulesKeel({ agents: scheduleAgents, start: '2026-01-01T00:00:30Z', databaseUrl: db.url, apiKey });
   t.after(() => a.close());
-  const bClock = new FakeClock('2026-01-01T00:00:35Z');
+  const bClock = new ManualClock('2026-01-01T00:00:35Z');
   const b = await startSchedulesKeel({ agents: scheduleAgents, start: '2026-01-01T00:00:35Z', databaseUrl: db.url, apiKey, clock: bClock });
   t.after(() => b.close());
   await race(a, b, bClock);

@@ -23,12 +23,11 @@ import { registerEventRoutes } from './routes/events.ts';
 import { registerRunRoutes } from './routes/runs.ts';
 import { registerScheduleRoutes } from './routes/schedules.ts';
 import type { ScheduleService } from '../schedules/schedule-service.ts';
+import { PAYLOAD_MAX_BYTES_DEFAULT } from '../config/defaults.ts';
 import { registerUsageRoutes } from './routes/usage.ts';
 import { registerMetricsRoute } from './routes/metrics.ts';
 import type { DashboardSources } from './dashboard-sources.ts';
 import { registerDashboard } from './routes/dashboard.ts';
-
-export const PAYLOAD_MAX_BYTES_DEFAULT = 1024 * 1024;
 
 export interface ApiOptions {
   store: Store;

@@ -48,7 +48,7 @@ describe('loadConfig defaults', () => {
   });
 
   it('the default payload limit matches the API’s own default', async () => {
-    const { PAYLOAD_MAX_BYTES_DEFAULT } = await import('../api/server.ts');
+    const { PAYLOAD_MAX_BYTES_DEFAULT } = await import('./defaults.ts');
     assert.equal(loadConfig({}).config.payloadMaxBytes, PAYLOAD_MAX_BYTES_DEFAULT);
   });
 

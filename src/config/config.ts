@@ -2,7 +2,11 @@
 // validated with zod at start; a bad value fails loudly with the variable's name and a fix-it hint.
 import { z } from 'zod';
 import { KeelError } from '../domain/keel-error.ts';
-import { PREEMPT_AFTER_MS_DEFAULT } from '../scheduling/preemption.ts';
+import {
+  AGENT_BLOCKED_MS_DEFAULT, DATA_DIR_DEFAULT, GROUP_COMMIT_MAX_BATCH_DEFAULT, GROUP_COMMIT_MAX_WAIT_MS_DEFAULT, HOST_DEFAULT,
+  ISOLATE_MEMORY_MB_DEFAULT, LEASE_TTL_MS_DEFAULT, MAX_ACTIVE_RUNS_DEFAULT, PAYLOAD_MAX_BYTES_DEFAULT, POISON_LEASE_LOSSES_DEFAULT, PORT_DEFAULT,
+  PREEMPT_AFTER_MS_DEFAULT, SCHEDULER_LEASE_MS_DEFAULT, SCHEDULER_TICK_MS_DEFAULT, URL_DEFAULT,
+} from './defaults.ts';
 
 /** A whole number from an environment string; blank or non-decimal text is refused rather than read as 0. */
 const integer = (min: number, max: number) =>
@@ -11,15 +15,15 @@ const integer = (min: number, max: number) =>
 export const ConfigSchema = z.object({
   apiKey: z.string().min(8, 'KEEL_API_KEY must be at least 8 characters').optional(),
   adminKey: z.string().min(16, 'KEEL_ADMIN_KEY must be at least 16 characters').optional(),
-  dataDir: z.string().min(1).default('.keel'),
-  host: z.string().min(1).default('127.0.0.1'),
-  port: integer(0, 65535).default(7070),
+  dataDir: z.string().min(1).default(DATA_DIR_DEFAULT),
+  host: z.string().min(1).default(HOST_DEFAULT),
+  port: integer(0, 65535).default(PORT_DEFAULT),
   durability: z.enum(['memory', 'os', 'fsync', 'replicated']).default('fsync'),
-  groupCommitMaxBatch: integer(1, 100_000).default(1024),
-  groupCommitMaxWaitMs: integer(0, 10_000).default(0),
-  leaseTtlMs: integer(500, 3_600_000).default(15_000),
-  maxActiveRuns: integer(1, 1_000_000).default(2_000),
-  poisonLeaseLosses: integer(1, 1_000).default(3),
+  groupCommitMaxBatch: integer(1, 100_000).default(GROUP_COMMIT_MAX_BATCH_DEFAULT),
+  groupCommitMaxWaitMs: integer(0, 10_000).default(GROUP_COMMIT_MAX_WAIT_MS_DEFAULT),
+  leaseTtlMs: integer(500, 3_600_000).default(LEASE_TTL_MS_DEFAULT),
+  maxActiveRuns: integer(1, 1_000_000).default(MAX_ACTIVE_RUNS_DEFAULT),
+  poisonLeaseLosses: integer(1, 1_000).default(POISON_LEASE_LOSSES_DEFAULT),
   /**
    * Preemption: a claimable interactive run waiting longer than this (ms) while this process's run slots are all held
    * makes it preempt batch runs at their next effect boundary. `off` or 0 turns preemption off.
@@ -29,17 +33,17 @@ export const ConfigSchema = z.object({
   agentIsolation: z.enum(['isolate', 'thread']).default('isolate'),
   /** Isolates in the pool; default: the CPUs, 1 to 4. */
   agentIsolates: integer(1, 64).optional(),
-  agentBlockedMs: integer(50, 3_600_000).default(2_000),
-  agentMemoryMb: integer(16, 65_536).default(512),
-  payloadMaxBytes: integer(1024, 64 * 1024 * 1024).default(1024 * 1024),
+  agentBlockedMs: integer(50, 3_600_000).default(AGENT_BLOCKED_MS_DEFAULT),
+  agentMemoryMb: integer(16, 65_536).default(ISOLATE_MEMORY_MB_DEFAULT),
+  payloadMaxBytes: integer(1024, 64 * 1024 * 1024).default(PAYLOAD_MAX_BYTES_DEFAULT),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   databaseUrl: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection string').optional(),
-  url: z.string().url().default('http://127.0.0.1:7070'),
+  url: z.string().url().default(URL_DEFAULT),
   /** Test-only fault injection: `point:n` SIGKILLs the process the n-th time it reaches that crash point. */
   testCrashAt: z.string().regex(/^[a-z.-]+(:\d+)?$/, 'must be point[:n]').optional(),
   // Schedules (src/schedules)
-  schedulerTickMs: integer(50, 60_000).default(1_000),
-  schedulerLeaseMs: integer(1_000, 3_600_000).default(30_000),
+  schedulerTickMs: integer(50, 60_000).default(SCHEDULER_TICK_MS_DEFAULT),
+  schedulerLeaseMs: integer(1_000, 3_600_000).default(SCHEDULER_LEASE_MS_DEFAULT),
   // --- model gateway (issue 5) ---
   modelsFile: z.string().min(1).optional(),
   // --- scheduling pools (issue 7) ---
@@ -50,7 +54,7 @@ export const ConfigSchema = z.object({
   telemetryIncludeContent: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
   /** A second listener serving only GET /metrics, without auth (bind it where only Prometheus can reach it). */
   metricsPort: integer(0, 65535).optional(),
-  metricsHost: z.string().min(1).default('127.0.0.1'),
+  metricsHost: z.string().min(1).default(HOST_DEFAULT),
   /** Standard OpenTelemetry variables Keel reads to decide whether to trace (the SDK reads the rest itself). */
   otelTracesExporter: z.enum(['none', 'otlp', 'console']).optional(),
   otelSdkDisabled: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),

@@ -11,7 +11,9 @@ import type { AgentContext, AgentDefinition, Json, ModelRequest, ModelResponse, 
 import type { JournalEntry } from '../domain/records.ts';
 import type { AgentRegistry } from './registry.ts';
 import { isTerminal } from '../domain/run-status.ts';
-import { budgetError, toJson, type RunExecution } from './run-execution.ts';
+import { checkSpendBudget, checkStepBudget, remainingSpend } from './budget-checks.ts';
+import { toJson } from './journal-cursor.ts';
+import type { Position, RunPort } from './run-port.ts';
 import { crashPoint } from '../domain/crash-points.ts';
 import { backoff, decideRetry, resolveRetryPolicy, type ResolvedRetryPolicy } from './retry-policy.ts';
 import { runTool } from './tool-runner.ts';
@@ -31,9 +33,7 @@ export interface ContextDeps {
   toolNode: ToolNode;
 }
 
-export type Position = { seq: number; entry: JournalEntry | undefined };
-
-export function createAgentContext(x: RunExecution, deps: ContextDeps): AgentContext {
+export function createAgentContext(x: RunPort, deps: ContextDeps): AgentContext {
   return {
     runId: x.runId,
     tenantId: x.run.tenantId,
@@ -60,7 +60,7 @@ export function createAgentContext(x: RunExecution, deps: ContextDeps): AgentCon
       const agent = resolveChild(deps.registry, ref);
       return child(x, deps, x.position('child', agent.name), agent, input) as never;
     },
-    now: () => now(x, x.position('now', 'now'), Date.now()),
+    now: () => now(x, x.position('now', 'now'), x.clock.now()),
     random: () => {
       x.assertLive();
       return x.random.next();
@@ -74,13 +74,13 @@ export function createAgentContext(x: RunExecution, deps: ContextDeps): AgentCon
 
 /** What runs after a position is taken, for the in-thread ctx above and for calls arriving from an isolate. */
 export const effects = {
-  step: (x: RunExecution, at: Position, name: string, fn: () => unknown, policy: ResolvedRetryPolicy) => step(x, at, name, fn, policy),
-  model: (x: RunExecution, deps: ContextDeps, at: Position, request: ModelRequest) => model(x, deps, at, request),
-  tool: (x: RunExecution, deps: ContextDeps, at: Position, tool: ToolDefinition<unknown, Json>, args: Json) => callTool(x, deps, at, tool, args),
-  waitForInput: (x: RunExecution, at: Position, key: string, timeoutMs: number | undefined) => waitForInput(x, at, key, timeoutMs),
-  sleep: (x: RunExecution, at: Position, ms: number) => sleep(x, at, ms),
-  child: (x: RunExecution, deps: ContextDeps, at: Position, agent: AgentDefinition, input: Json) => child(x, deps, at, agent, input),
-  now: (x: RunExecution, at: Position, value: number) => now(x, at, value),
+  step: (x: RunPort, at: Position, name: string, fn: () => unknown, policy: ResolvedRetryPolicy) => step(x, at, name, fn, policy),
+  model: (x: RunPort, deps: ContextDeps, at: Position, request: ModelRequest) => model(x, deps, at, request),
+  tool: (x: RunPort, deps: ContextDeps, at: Position, tool: ToolDefinition<unknown, Json>, args: Json) => callTool(x, deps, at, tool, args),
+  waitForInput: (x: RunPort, at: Position, key: string, timeoutMs: number | undefined) => waitForInput(x, at, key, timeoutMs),
+  sleep: (x: RunPort, at: Position, ms: number) => sleep(x, at, ms),
+  child: (x: RunPort, deps: ContextDeps, at: Position, agent: AgentDefinition, input: Json) => child(x, deps, at, agent, input),
+  now: (x: RunPort, at: Position, value: number) => now(x, at, value),
 };
 
 /** The journaled outcome of a settled entry: its result, or its error thrown again. */
@@ -89,37 +89,16 @@ function settled(entry: JournalEntry): Json {
   return entry.result;
 }
 
-function completedEvent(seq: number, kind: string, name: string, status: string, startedAt: number, extra: Record<string, Json> = {}) {
-  return { type: 'effect.completed', data: { seq, kind, name, status, durationMs: Date.now() - startedAt, ...extra } };
+function completedEvent(x: RunPort, seq: number, kind: string, name: string, status: string, startedAt: number, extra: Record<string, Json> = {}) {
+  return { type: 'effect.completed', data: { seq, kind, name, status, durationMs: x.clock.now() - startedAt, ...extra } };
 }
 
-function checkStepBudget(x: RunExecution): void {
-  const max = x.run.budget.maxSteps;
-  if (max !== undefined && x.counters.steps + x.inflightSteps >= max) {
-    const error = budgetError('maxSteps', `the run reached its budget of ${max} steps`);
-    x.stop({ kind: 'fail', error });
-    throw error;
-  }
-}
-
-function checkSpendBudget(x: RunExecution): void {
-  const { maxTokens, maxCostUsd } = x.run.budget;
-  const tokens = x.counters.inputTokens + x.counters.outputTokens;
-  let error: KeelError | undefined;
-  if (maxTokens !== undefined && tokens >= maxTokens) error = budgetError('maxTokens', `the run used ${tokens} of its ${maxTokens} tokens`);
-  if (maxCostUsd !== undefined && x.counters.costUsd >= maxCostUsd) error = budgetError('maxCostUsd', `the run spent $${x.counters.costUsd.toFixed(6)} of its $${maxCostUsd}`);
-  if (error !== undefined) {
-    x.stop({ kind: 'fail', error });
-    throw error;
-  }
-}
-
-async function step(x: RunExecution, { seq, entry }: Position, name: string, fn: () => unknown, policy: ResolvedRetryPolicy): Promise<Json> {
+async function step(x: RunPort, { seq, entry }: Position, name: string, fn: () => unknown, policy: ResolvedRetryPolicy): Promise<Json> {
   if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed')) return settled(entry);
   checkStepBudget(x);
   x.inflightSteps++;
   return x.track('step', async () => {
-    const startedAt = Date.now();
+    const startedAt = x.clock.now();
     let attempts = 0;
     let outcome: { ok: true; value: Json } | { ok: false; error: SerializedError };
     crashPoint('dispatch.before-execute');
@@ -136,16 +115,16 @@ async function step(x: RunExecution, { seq, entry }: Position, name: string, fn:
           break;
         }
         x.emit({ type: 'effect.retrying', data: { seq, kind: 'step', name, attempt: attempts, delayMs: decision.delayMs, error: serializeError(error, 'step_failed') as unknown as Json } });
-        await backoff(decision.delayMs, x.abort.signal);
+        await backoff(decision.delayMs, x.abort.signal, x.clock);
       }
     }
     crashPoint('execute.before-commit');
     try {
       await x.commit({
-        journal: [{ seq, kind: 'step', name, status: outcome.ok ? 'succeeded' : 'failed', attempts, queuedAt: startedAt, startedAt, endedAt: Date.now(),
+        journal: [{ seq, kind: 'step', name, status: outcome.ok ? 'succeeded' : 'failed', attempts, queuedAt: startedAt, startedAt, endedAt: x.clock.now(),
           ...(outcome.ok ? { result: outcome.value } : { error: outcome.error }) }],
         run: { counters: { steps: 1 } },
-        events: [completedEvent(seq, 'step', name, outcome.ok ? 'succeeded' : 'failed', startedAt)],
+        events: [completedEvent(x, seq, 'step', name, outcome.ok ? 'succeeded' : 'failed', startedAt)],
       });
     } finally {
       x.inflightSteps--;
@@ -155,71 +134,48 @@ async function step(x: RunExecution, { seq, entry }: Position, name: string, fn:
   });
 }
 
-// --- model effect (issue 5: model gateway) ---
-/** Model calls of each live execution currently waiting (rate limit, open breakers): the run's waiting reason. */
-const modelWaits = new WeakMap<RunExecution, number>();
-/** Model versions each live execution's run has used, rebuilt by replay: later calls are pinned to them. */
-const modelPins = new WeakMap<RunExecution, Map<string, string>>();
-
-function pinsOf(x: RunExecution): Map<string, string> {
-  let pins = modelPins.get(x);
-  if (pins === undefined) {
-    pins = new Map();
-    modelPins.set(x, pins);
-  }
-  return pins;
-}
-
-function pin(x: RunExecution, requested: string, answered: unknown): void {
+/** Pins the model version a call answered with: later calls of the run (and its replays) ask for the same one. */
+function pin(x: RunPort, requested: string, answered: unknown): void {
   if (typeof answered !== 'string' || !answered.startsWith(`${requested}@`)) return; // a fallback answered: no pin
-  if (!pinsOf(x).has(requested)) pinsOf(x).set(requested, answered.slice(requested.length + 1));
+  if (!x.effects.modelPins.has(requested)) x.effects.modelPins.set(requested, answered.slice(requested.length + 1));
 }
 
-function remainingSpend(x: RunExecution): { tokens?: number; costUsd?: number } {
-  const { maxTokens, maxCostUsd } = x.run.budget;
-  return {
-    ...(maxTokens === undefined ? {} : { tokens: maxTokens - x.counters.inputTokens - x.counters.outputTokens }),
-    ...(maxCostUsd === undefined ? {} : { costUsd: maxCostUsd - x.counters.costUsd }),
-  };
-}
-
-async function model(x: RunExecution, deps: ContextDeps, { seq, entry }: Position, request: ModelRequest): Promise<ModelResponse> {
+async function model(x: RunPort, deps: ContextDeps, { seq, entry }: Position, request: ModelRequest): Promise<ModelResponse> {
   if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed')) {
     if (entry.status === 'succeeded') pin(x, request.model, (entry.result as { model?: unknown } | null)?.model);
     return settled(entry) as unknown as ModelResponse;
   }
   checkStepBudget(x);
   checkSpendBudget(x);
-  // The tenant's daily budget (issue 7): once spent, the run parks until midnight UTC or a raise instead of calling.
+  // The tenant's daily budget: once spent, the run parks until midnight UTC or a raise instead of calling.
   const release = x.hold(); // in flight while the budget is read: the run must not park under it
   const spent = await deps.gateway.tenantBudget(x.run.tenantId).finally(release);
   if (spent !== null) return budgetWait(x, seq, request.model, spent);
-  rememberPrompt(x.runId, seq, request.messages); // telemetry (issue 9): the prompt for the model span, if content is on
+  rememberPrompt(x.runId, seq, request.messages); // telemetry: the prompt for the model span, if content is on
   x.inflightSteps++;
   return x.track('model', async () => {
-    const queuedAt = Date.now();
+    const queuedAt = x.clock.now();
     let waitedFor: string | undefined;
     let waitedSince = 0;
     /** Clears the run's waiting reason with this effect's commit, once no other model call of the run is waiting. */
     const clearWait = (): { waitingReason?: null } => {
       if (waitedFor === undefined) return {};
-      const left = (modelWaits.get(x) ?? 1) - 1;
-      modelWaits.set(x, left);
-      if (left === 0) x.emit(resumedEvent(waitedFor, waitedSince, Date.now(), { seq }));
+      const left = --x.effects.modelWaits;
+      if (left === 0) x.emit(resumedEvent(waitedFor, waitedSince, x.clock.now(), { seq }));
       return left === 0 ? { waitingReason: null } : {};
     };
     try {
       let call: Awaited<ReturnType<ModelGateway['call']>>;
       try {
-        const pinned = pinsOf(x).get(request.model);
+        const pinned = x.effects.modelPins.get(request.model);
         call = await deps.gateway.call(request, {
           signal: x.abort.signal, tenantId: x.run.tenantId, priority: x.run.priority, runId: x.runId, seq, remaining: remainingSpend(x), ...(pinned === undefined ? {} : { pinnedVersion: pinned }),
           onPoolWait: poolWaitReporter(x, seq),
           onWait: (reason, detail) => {
             if (waitedFor !== undefined) return;
             waitedFor = reason;
-            waitedSince = Date.now();
-            modelWaits.set(x, (modelWaits.get(x) ?? 0) + 1);
+            waitedSince = x.clock.now();
+            x.effects.modelWaits++;
             // The run stays claimed (it waits in memory, in the model plane) but says why it is not progressing.
             void x.commit({
               run: { waitingReason: reason },
@@ -236,9 +192,9 @@ async function model(x: RunExecution, deps: ContextDeps, { seq, entry }: Positio
         }
         const serialized = serializeError(error, 'model_unavailable');
         await x.commit({
-          journal: [{ seq, kind: 'model', name: request.model, status: 'failed', error: serialized, queuedAt, endedAt: Date.now() }],
+          journal: [{ seq, kind: 'model', name: request.model, status: 'failed', error: serialized, queuedAt, endedAt: x.clock.now() }],
           run: { counters: { steps: 1 }, ...clearWait() },
-          events: [completedEvent(seq, 'model', request.model, 'failed', queuedAt, { code: serialized.code })],
+          events: [completedEvent(x, seq, 'model', request.model, 'failed', queuedAt, { code: serialized.code })],
         });
         throw deserializeError(serialized);
       }
@@ -246,9 +202,9 @@ async function model(x: RunExecution, deps: ContextDeps, { seq, entry }: Positio
       const result = toJson(call.response);
       const attributes = toJson(call.attributes);
       await x.commit({
-        journal: [{ seq, kind: 'model', name: request.model, status: 'succeeded', result, args: { attributes }, attempts: call.attempts, queuedAt, startedAt: call.startedAt, endedAt: Date.now() }],
+        journal: [{ seq, kind: 'model', name: request.model, status: 'succeeded', result, args: { attributes }, attempts: call.attempts, queuedAt, startedAt: call.startedAt, endedAt: x.clock.now() }],
         run: { counters: { steps: 1, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, costUsd: usage.costUsd }, ...clearWait() },
-        events: [completedEvent(seq, 'model', request.model, 'succeeded', queuedAt, {
+        events: [completedEvent(x, seq, 'model', request.model, 'succeeded', queuedAt, {
           model: call.response.model, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, cachedInputTokens: usage.cachedInputTokens ?? 0,
           costUsd: usage.costUsd, attempts: call.attempts, attributes,
         })],
@@ -262,36 +218,35 @@ async function model(x: RunExecution, deps: ContextDeps, { seq, entry }: Positio
   });
 }
 /** Parks the run on the tenant's spent daily budget: the model call is journaled `waiting` and retried on wake. */
-function budgetWait(x: RunExecution, seq: number, model: string, spent: BudgetVerdict): Promise<never> {
+function budgetWait(x: RunPort, seq: number, model: string, spent: BudgetVerdict): Promise<never> {
   const args = { waitingReason: 'tenant_budget_exhausted', budget: spent.budget, used: spent.used, limit: spent.limit };
   return x.addWait({ seq, kind: 'model', name: model, deadlineAt: spent.until, args, reason: 'tenant_budget_exhausted', detail: spent.detail });
 }
-// --- end model effect ---
 
-async function callTool(x: RunExecution, deps: ContextDeps, { seq, entry }: Position, tool: ToolDefinition<unknown, Json>, args: Json): Promise<Json> {
+async function callTool(x: RunPort, deps: ContextDeps, { seq, entry }: Position, tool: ToolDefinition<unknown, Json>, args: Json): Promise<Json> {
   if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed')) return settled(entry);
   return runTool(x, tool, args, seq, entry, { pools: deps.pools, checkBudget: () => checkStepBudget(x), node: deps.toolNode });
 }
 
-async function waitForInput(x: RunExecution, { seq, entry }: Position, key: string, timeoutMs: number | undefined): Promise<Json> {
+async function waitForInput(x: RunPort, { seq, entry }: Position, key: string, timeoutMs: number | undefined): Promise<Json> {
   if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed')) return settled(entry);
-  const deadlineAt = entry?.deadlineAt ?? (timeoutMs === undefined ? null : Date.now() + timeoutMs);
-  const queuedAt = entry?.queuedAt ?? Date.now();
+  const deadlineAt = entry?.deadlineAt ?? (timeoutMs === undefined ? null : x.clock.now() + timeoutMs);
+  const queuedAt = entry?.queuedAt ?? x.clock.now();
   const value = await x.track('input', async () => {
     const input = await x.store.getInput(x.runId, key);
     if (input !== null) {
       await x.commit({
-        journal: [{ seq, kind: 'input', name: key, status: 'succeeded', result: input.value, queuedAt, startedAt: queuedAt, endedAt: Date.now(), deadlineAt }],
+        journal: [{ seq, kind: 'input', name: key, status: 'succeeded', result: input.value, queuedAt, startedAt: queuedAt, endedAt: x.clock.now(), deadlineAt }],
         consumeInputs: [key],
-        events: [completedEvent(seq, 'input', key, 'succeeded', queuedAt)],
+        events: [completedEvent(x, seq, 'input', key, 'succeeded', queuedAt)],
       });
       return input;
     }
-    if (deadlineAt !== null && Date.now() >= deadlineAt) {
+    if (deadlineAt !== null && x.clock.now() >= deadlineAt) {
       const error = new KeelError('input_timeout', `no input ${JSON.stringify(key)} arrived within its timeout`, { details: { key } });
       await x.commit({
-        journal: [{ seq, kind: 'input', name: key, status: 'failed', error: error.toJSON(), queuedAt, endedAt: Date.now(), deadlineAt }],
-        events: [completedEvent(seq, 'input', key, 'failed', queuedAt, { code: 'input_timeout' })],
+        journal: [{ seq, kind: 'input', name: key, status: 'failed', error: error.toJSON(), queuedAt, endedAt: x.clock.now(), deadlineAt }],
+        events: [completedEvent(x, seq, 'input', key, 'failed', queuedAt, { code: 'input_timeout' })],
       });
       throw error;
     }
@@ -301,15 +256,15 @@ async function waitForInput(x: RunExecution, { seq, entry }: Position, key: stri
   return x.addWait({ seq, kind: 'input', name: key, deadlineAt, args: null, reason: 'input' });
 }
 
-async function sleep(x: RunExecution, { seq, entry }: Position, ms: number): Promise<void> {
+async function sleep(x: RunPort, { seq, entry }: Position, ms: number): Promise<void> {
   if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed')) return;
-  const deadlineAt = entry?.deadlineAt ?? Date.now() + ms;
-  if (Date.now() >= deadlineAt) {
-    const queuedAt = entry?.queuedAt ?? Date.now();
+  const deadlineAt = entry?.deadlineAt ?? x.clock.now() + ms;
+  if (x.clock.now() >= deadlineAt) {
+    const queuedAt = entry?.queuedAt ?? x.clock.now();
     await x.track('sleep', () =>
       x.commit({
-        journal: [{ seq, kind: 'sleep', name: 'sleep', status: 'succeeded', args: { ms }, queuedAt, endedAt: Date.now(), deadlineAt }],
-        events: [completedEvent(seq, 'sleep', 'sleep', 'succeeded', queuedAt)],
+        journal: [{ seq, kind: 'sleep', name: 'sleep', status: 'succeeded', args: { ms }, queuedAt, endedAt: x.clock.now(), deadlineAt }],
+        events: [completedEvent(x, seq, 'sleep', 'sleep', 'succeeded', queuedAt)],
       }),
     );
     return;
@@ -317,17 +272,16 @@ async function sleep(x: RunExecution, { seq, entry }: Position, ms: number): Pro
   return x.addWait({ seq, kind: 'sleep', name: 'sleep', deadlineAt, args: { ms }, reason: 'timer' });
 }
 
-async function child(x: RunExecution, deps: ContextDeps, { seq, entry }: Position, agent: AgentDefinition, input: Json): Promise<Json> {
+async function child(x: RunPort, deps: ContextDeps, { seq, entry }: Position, agent: AgentDefinition, input: Json): Promise<Json> {
   if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed')) return settled(entry);
-  const queuedAt = entry?.queuedAt ?? Date.now();
+  const queuedAt = entry?.queuedAt ?? x.clock.now();
   // Not spawned yet (no entry, or a wait for room in the tenant's queue): spawn it, or wait while the queue is full.
   const spawned = (entry?.args as { childRunId?: string } | null | undefined)?.childRunId;
   if (spawned === undefined) {
     const room = await x.track('child', () => x.store.queuedRoom(x.run.tenantId));
     // Children this run is spawning at the same time (Promise.all) take room too: a fan-out cannot overshoot alone.
-    const spawning = spawnsInFlight.get(x) ?? 0;
-    if (room !== null && room - spawning <= 0) return queueFullWait(x, seq, agent.name);
-    spawnsInFlight.set(x, spawning + 1);
+    if (room !== null && room - x.effects.spawnsInFlight <= 0) return queueFullWait(x, seq, agent.name);
+    x.effects.spawnsInFlight++;
     const childRunId = deps.newRunId();
     await x.track('child', () =>
       x.commit({
@@ -337,7 +291,7 @@ async function child(x: RunExecution, deps: ContextDeps, { seq, entry }: Positio
           priority: x.run.priority, budget: {}, metadata: null, parentRunId: x.runId, idempotencyKey: null, requestHash: null,
         }],
         events: [{ type: 'effect.started', data: { seq, kind: 'child', name: agent.name, childRunId } }],
-      }).finally(() => spawnsInFlight.set(x, (spawnsInFlight.get(x) ?? 1) - 1)),
+      }).finally(() => x.effects.spawnsInFlight--),
     );
     return x.addWait({ seq, kind: 'child', name: agent.name, deadlineAt: null, args: { childRunId }, reason: 'child' });
   }
@@ -348,9 +302,9 @@ async function child(x: RunExecution, deps: ContextDeps, { seq, entry }: Positio
     const ok = run.status === 'succeeded';
     const error: SerializedError = { code: 'child_failed', message: `child run ${childRunId} ended ${run.status}`, details: { childRunId, status: run.status, error: run.error as unknown as Json } };
     await x.commit({
-      journal: [{ seq, kind: 'child', name: agent.name, status: ok ? 'succeeded' : 'failed', args: { childRunId }, queuedAt, endedAt: Date.now(),
+      journal: [{ seq, kind: 'child', name: agent.name, status: ok ? 'succeeded' : 'failed', args: { childRunId }, queuedAt, endedAt: x.clock.now(),
         ...(ok ? { result: run.result } : { error }) }],
-      events: [completedEvent(seq, 'child', agent.name, ok ? 'succeeded' : 'failed', queuedAt, { childRunId })],
+      events: [completedEvent(x, seq, 'child', agent.name, ok ? 'succeeded' : 'failed', queuedAt, { childRunId })],
     });
     if (!ok) throw deserializeError(error);
     return { value: run.result };
@@ -359,9 +313,6 @@ async function child(x: RunExecution, deps: ContextDeps, { seq, entry }: Positio
   return x.addWait({ seq, kind: 'child', name: agent.name, deadlineAt: null, args: { childRunId }, reason: 'child' });
 }
 
-/** Child runs each live execution is committing now (their spawn not yet counted by the store's queue). */
-const spawnsInFlight = new WeakMap<RunExecution, number>();
-
 /** How long a run whose child cannot be queued (the tenant's queue is full) waits before it tries again, in ms. */
 export const CHILD_QUEUE_FULL_RETRY_MS = 5_000; // the Retry-After of a 429 tenant_queue_full
 
@@ -369,15 +320,15 @@ export const CHILD_QUEUE_FULL_RETRY_MS = 5_000; // the Retry-After of a 429 tena
  * The tenant's queue is at maxQueuedRuns: the parent parks (`tenant_queue_full`) and spawns the child when it wakes,
  * as a client told 429 would retry; the child is never queued over the limit and the parent does not fail.
  */
-function queueFullWait(x: RunExecution, seq: number, name: string): Promise<never> {
+function queueFullWait(x: RunPort, seq: number, name: string): Promise<never> {
   telemetry.runAdmissionRejected(x.run.tenantId, 'child', 'tenant_queue_full');
   return x.addWait({
-    seq, kind: 'child', name, deadlineAt: Date.now() + CHILD_QUEUE_FULL_RETRY_MS, args: { waitingReason: 'tenant_queue_full' }, reason: 'tenant_queue_full',
+    seq, kind: 'child', name, deadlineAt: x.clock.now() + CHILD_QUEUE_FULL_RETRY_MS, args: { waitingReason: 'tenant_queue_full' }, reason: 'tenant_queue_full',
     detail: `the tenant's queue is at its maxQueuedRuns: the child run ${name} is spawned when there is room (checked every ${CHILD_QUEUE_FULL_RETRY_MS} ms)`,
   });
 }
 
-function now(x: RunExecution, { seq, entry }: Position, value: number): number {
+function now(x: RunPort, { seq, entry }: Position, value: number): number {
   if (entry !== undefined) return entry.result as number;
   x.piggyback({ seq, kind: 'now', name: 'now', status: 'succeeded', result: value, endedAt: value });
   return value;

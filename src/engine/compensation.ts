@@ -8,7 +8,7 @@ import type { Json, ToolDefinition } from '../sdk/types.ts';
 import type { CompensationReport, JournalEntry } from '../domain/records.ts';
 import { crashPoint } from '../domain/crash-points.ts';
 import { backoff, decideRetry, resolveRetryPolicy, type RetryBudget } from './retry-policy.ts';
-import type { RunExecution } from './run-execution.ts';
+import type { RunPort } from './run-port.ts';
 
 /** A compensation that ignores its signal is abandoned (reported failed) after this long, unless the tool's timeout says otherwise. */
 export const COMPENSATION_TIMEOUT_MS_DEFAULT = 30_000;
@@ -32,7 +32,7 @@ function targets(journal: readonly JournalEntry[], toolFor: ToolLookup): Journal
 }
 
 /** Runs the saga over the journal; null when there was nothing to compensate. */
-export async function compensate(x: RunExecution, journal: readonly JournalEntry[], toolFor: ToolLookup): Promise<CompensationReport | null> {
+export async function compensate(x: RunPort, journal: readonly JournalEntry[], toolFor: ToolLookup): Promise<CompensationReport | null> {
   const todo = targets(journal, toolFor);
   if (todo.length === 0) return null;
   const done = new Map<string, JournalEntry>();
@@ -60,12 +60,12 @@ export async function compensate(x: RunExecution, journal: readonly JournalEntry
 
 /** One compensation as a durable effect; returns its error, or null when it succeeded. */
 async function compensateOne(
-  x: RunExecution, tool: ToolDefinition<unknown, Json>, target: JournalEntry, seq: number, attemptsBefore: number,
+  x: RunPort, tool: ToolDefinition<unknown, Json>, target: JournalEntry, seq: number, attemptsBefore: number,
 ): Promise<SerializedError | null> {
   const executionId = target.executionId!;
   const base = { seq, kind: 'compensation' as const, name: tool.name, args: { executionId }, executionId: `${executionId}.compensation`, effectClass: 'idempotent' };
   const policy = resolveRetryPolicy(tool.retry, tool.maxAttempts);
-  const startedAt = Date.now();
+  const startedAt = x.clock.now();
   let error: SerializedError | null = null;
   for (let attempt = attemptsBefore + 1; ; attempt++) {
     await x.commit({
@@ -83,14 +83,14 @@ async function compensateOne(
     } catch (thrown) {
       const decision = decideRetry({ ...policy, maxAttempts: attemptsBefore + policy.maxAttempts }, attempt, thrown, UNLIMITED);
       if (decision.retry) {
-        await backoff(decision.delayMs, NEVER_ABORTED);
+        await backoff(decision.delayMs, NEVER_ABORTED, x.clock);
         continue;
       }
       error = serializeError(decision.error, 'tool_failed');
     }
     crashPoint('execute.before-commit');
     await x.commit({
-      journal: [{ ...base, status: error === null ? 'succeeded' : 'failed', attempts: attempt, queuedAt: startedAt, startedAt, endedAt: Date.now(), error }],
+      journal: [{ ...base, status: error === null ? 'succeeded' : 'failed', attempts: attempt, queuedAt: startedAt, startedAt, endedAt: x.clock.now(), error }],
       events: [{ type: 'compensation.completed', data: { seq, executionId, tool: tool.name, status: error === null ? 'succeeded' : 'failed', attempts: attempt,
         ...(error === null ? {} : { code: error.code }) } }],
     });

@@ -4,7 +4,7 @@ import { KeelError } from '../domain/keel-error.ts';
 import { isAgentDefinition, isToolDefinition } from '../sdk/define.ts';
 import type { AgentDefinition, Json, ToolDefinition } from '../sdk/types.ts';
 import type { AgentRegistry } from './registry.ts';
-import { toJson } from './run-execution.ts';
+import { toJson } from './journal-cursor.ts';
 
 const WAIT_KEY_MAX_CHARS = 256;
 

@@ -3,6 +3,8 @@
 // a parked run costs rows in the store, not memory here. Stateless apart from that cache.
 import { randomUUID } from 'node:crypto';
 import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
+import { LEASE_TTL_MS_DEFAULT, MAX_ACTIVE_RUNS_DEFAULT, POISON_LEASE_LOSSES_DEFAULT } from '../config/defaults.ts';
+import { SYSTEM_CLOCK, type Clock, type ClockTimer } from '../domain/clock.ts';
 import type { ModelGateway } from '../models/gateway.ts';
 import { INLINE_POOL_LIMIT_DEFAULT, PoolRegistry } from '../scheduling/pool-registry.ts';
 import { choosePreemptions, PreemptionPacer, type HeldRun } from '../scheduling/preemption.ts';
@@ -10,14 +12,12 @@ import type { RunChange, Store } from '../store/store.ts';
 import type { RunRecord } from '../domain/records.ts';
 import { inThreadHost, type AgentHost } from './agent-host.ts';
 import type { AgentRegistry } from './registry.ts';
-import { POISON_LEASE_LOSSES_DEFAULT, RunExecution } from './run-execution.ts';
+import { RunExecution } from './run-execution.ts';
 import { newRunId } from '../domain/ids.ts';
 import { telemetry } from '../telemetry/telemetry.ts';
 import type { ToolNode } from '../sdk/types.ts';
 import { DETACHED_TOOL_NODE } from './tool-runner.ts';
 
-export const LEASE_TTL_MS_DEFAULT = 15_000;
-export const MAX_ACTIVE_RUNS_DEFAULT = 2_000;
 export const CLAIM_BATCH_MAX_RUNS = 256;
 export const POLL_INTERVAL_MS_DEFAULT = 250;
 /** Most suspects (runs on probation) one process runs at once, however many it has cleared. */
@@ -54,6 +54,8 @@ export interface OrchestratorOptions {
   agentHost?: AgentHost;
   /** What tools receive from this node (data directory, sandbox manager); default: neither. */
   toolNode?: ToolNode;
+  /** The time runs see (journal and event times, deadlines, wake-ups, backoff sleeps); default: the system clock. */
+  clock?: Clock;
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -72,6 +74,7 @@ export class Orchestrator {
   readonly #poisonAfter: number | undefined;
   readonly #host: AgentHost;
   readonly #preemptAfterMs: number;
+  readonly #clock: Clock;
   #checkingPreemption = false;
   readonly #preemptPacer: PreemptionPacer;
   readonly #active = new Map<string, RunExecution>();
@@ -91,7 +94,7 @@ export class Orchestrator {
   #solo: RunExecution | undefined;
   #pollTimer: NodeJS.Timeout | undefined;
   #heartbeatTimer: NodeJS.Timeout | undefined;
-  #wakeTimer: { at: number; timer: NodeJS.Timeout } | undefined;
+  #wakeTimer: { at: number; timer: ClockTimer } | undefined;
   #unsubscribe: (() => void) | undefined;
   #drained: Array<() => void> = [];
   /** Runs in memory whose effects wait in a resource pool's queue: they hold no run slot (see #occupied). */
@@ -115,6 +118,7 @@ export class Orchestrator {
     this.#host = options.agentHost ?? inThreadHost;
     this.#preemptAfterMs = options.preemptAfterMs ?? 0;
     this.#preemptPacer = new PreemptionPacer(this.#preemptAfterMs);
+    this.#clock = options.clock ?? SYSTEM_CLOCK;
   }
 
   get activeRuns(): number {
@@ -142,7 +146,7 @@ export class Orchestrator {
     this.#running = false;
     clearInterval(this.#pollTimer);
     clearInterval(this.#heartbeatTimer);
-    if (this.#wakeTimer !== undefined) clearTimeout(this.#wakeTimer.timer);
+    if (this.#wakeTimer !== undefined) this.#clock.clearTimeout(this.#wakeTimer.timer);
     this.#unsubscribe?.();
     if (this.#ownsPools) this.#pools.close();
     while (this.#claiming) await new Promise((r) => setImmediate(r));
@@ -284,12 +288,12 @@ export class Orchestrator {
    */
   #checkPreemption(): void {
     if (!this.#running || this.#preemptAfterMs <= 0 || this.#checkingPreemption || this.#solo !== undefined) return;
-    if (!this.#slotsFull() || this.#preemptPacer.paused(Date.now())) return;
+    if (!this.#slotsFull() || this.#preemptPacer.paused(this.#clock.now())) return;
     const held = this.#heldRuns();
     const candidates = held.filter((h) => h.priority === 'batch' && !h.exempt).length;
     if (candidates === 0) return;
     const pending = this.#pendingPreemptions();
-    const now = Date.now();
+    const now = this.#clock.now();
     this.#checkingPreemption = true;
     this.#store
       .starvedInteractive({ cutoff: now - this.#preemptAfterMs, served: this.#registry.served(), limit: candidates + pending })
@@ -297,7 +301,7 @@ export class Orchestrator {
         const pendingNow = this.#pendingPreemptions();
         const victims = choosePreemptions({ starved: count, pending: pendingNow, full: this.#slotsFull(), held: this.#heldRuns() });
         if (victims.length === 0) return;
-        if (!this.#preemptPacer.startRound(Date.now(), pendingNow)) {
+        if (!this.#preemptPacer.startRound(this.#clock.now(), pendingNow)) {
           this.#log('info', 'preemption paused: the slots it freed went to other work (fair order across tenants)', { pauseMs: this.#preemptPacer.pauseMs, starved: count });
           return;
         }
@@ -364,7 +368,7 @@ export class Orchestrator {
         if (this.#probation.has(x) || x === this.#solo) this.#claimProbation();
       },
       ...(this.#poisonAfter !== undefined ? { poisonAfterLeaseLosses: this.#poisonAfter } : {}),
-    });
+    }, this.#clock);
     // Re-claimed while an older execution is still here (its lease expired, e.g. a blocked event loop): the old one
     // is fenced off by the new token anyway; drop it now so it stops dispatching.
     const replaced = this.#active.get(run.id);
@@ -394,13 +398,12 @@ export class Orchestrator {
   /** A run parked on a timer: claim again when it is due instead of waiting for the next poll. */
   #scheduleWake(wakeAt: number): void {
     if (!this.#running) return;
-    if (this.#wakeTimer !== undefined && this.#wakeTimer.at <= wakeAt && this.#wakeTimer.at > Date.now()) return;
-    if (this.#wakeTimer !== undefined) clearTimeout(this.#wakeTimer.timer);
-    const timer = setTimeout(() => {
+    if (this.#wakeTimer !== undefined && this.#wakeTimer.at <= wakeAt && this.#wakeTimer.at > this.#clock.now()) return;
+    if (this.#wakeTimer !== undefined) this.#clock.clearTimeout(this.#wakeTimer.timer);
+    const timer = this.#clock.setTimeout(() => {
       this.#wakeTimer = undefined;
       this.#claim();
-    }, Math.max(0, wakeAt - Date.now()));
-    timer.unref();
+    }, Math.max(0, wakeAt - this.#clock.now()));
     this.#wakeTimer = { at: wakeAt, timer };
   }
 

@@ -1,7 +1,8 @@
 // Retries of failed attempts (a tool's or a step's code threw): how many, how long to back off (exponential with full
 // jitter, so synchronized failures do not retry in lockstep), which errors never retry, and the run's retry budget
 // that every retry spends. Crash recovery is not a retry and spends nothing; this module never decides that.
-import { setTimeout as sleep } from 'node:timers/promises';
+import { backoffDelayMs } from '../domain/backoff.ts';
+import type { Clock } from '../domain/clock.ts';
 import { KeelError, isKeelError } from '../domain/keel-error.ts';
 import type { RetryPolicy } from '../sdk/types.ts';
 
@@ -34,8 +35,7 @@ export function resolveRetryPolicy(policy: RetryPolicy | undefined, maxAttempts:
 
 /** Full jitter: uniform in [0, min(max, initial × multiplier^(attempt−1))], for the wait after failed `attempt`. */
 export function backoffMs(policy: ResolvedRetryPolicy, attempt: number, random: () => number = Math.random): number {
-  const ceiling = Math.min(policy.maxDelayMs, policy.initialDelayMs * policy.multiplier ** Math.max(0, attempt - 1));
-  return Math.floor(random() * ceiling);
+  return backoffDelayMs({ ...policy, jitter: 'full' }, attempt, random);
 }
 
 export function isRetryable(policy: ResolvedRetryPolicy, error: unknown): boolean {
@@ -67,9 +67,9 @@ export function decideRetry(policy: ResolvedRetryPolicy, attempt: number, error:
   return { retry: true, delayMs: backoffMs(policy, attempt) };
 }
 
-/** Waits out a backoff; rejects at once if the run is stopped meanwhile. */
-export function backoff(delayMs: number, signal: AbortSignal): Promise<void> {
-  return delayMs <= 0 ? Promise.resolve() : sleep(delayMs, undefined, { signal });
+/** Waits out a backoff on the run's clock; rejects at once (with the abort's reason) if the run is stopped meanwhile. */
+export function backoff(delayMs: number, signal: AbortSignal, clock: Clock): Promise<void> {
+  return delayMs <= 0 ? Promise.resolve() : clock.sleep(delayMs, signal);
 }
 
 function messageOf(error: unknown): string {

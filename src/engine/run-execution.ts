@@ -1,42 +1,34 @@
 // One claimed run, live in memory: replays the agent function over its journal, dispatches the effects that are
 // not journaled yet, commits each result under the lease's fencing token and the run's state version, and ends by
-// parking (only waits left), finishing, or stopping (cancel, budget, lost lease). It never outlives its lease.
+// parking (only waits left), finishing, or stopping (cancel, budget, lost lease). It never outlives its lease. Its
+// lifecycle is the phase table of run-phase.ts, changed only from the actual phase; the journal it replays is a
+// JournalCursor; effect code reaches it only through the RunPort it implements.
+import { POISON_LEASE_LOSSES_DEFAULT } from '../config/defaults.ts';
+import { SYSTEM_CLOCK, type Clock, type ClockTimer } from '../domain/clock.ts';
 import { KeelError, isKeelError, serializeError } from '../domain/keel-error.ts';
-import type { CompensationReport, JournalEntry, RunCounters, RunRecord } from '../domain/records.ts';
+import type { CompensationReport, EffectKind, JournalEntry, RunCounters, RunRecord } from '../domain/records.ts';
+import { crashPoint } from '../domain/crash-points.ts';
+import { isTerminal, transition as runTransition, type RunEvent, type RunStatus } from '../domain/run-status.ts';
+import { WAITING_REASONS, waitingEvent, type WaitingReason } from '../domain/waiting-reasons.ts';
 import type { CommitOutcome, JournalWrite, RunCommit, Store } from '../store/store.ts';
 import type { AgentDefinition, Json } from '../sdk/types.ts';
+import { requeueDelayMs } from '../scheduling/preemption.ts';
+import { budgetError } from './budget-checks.ts';
 import { cancelOutcome } from './cancel-outcome.ts';
 import { compensate, type ToolLookup } from './compensation.ts';
-import { crashPoint } from '../domain/crash-points.ts';
 import { SeededRandom } from './deterministic.ts';
-import { assertEffectMove } from '../domain/effect-status.ts';
+import { CommitRiders } from './commit-riders.ts';
+import { InFlight } from './in-flight.ts';
+import { quarantineVerdict } from './quarantine.ts';
+import { JournalCursor, toJson, type Position } from './journal-cursor.ts';
 import { RUN_MAX_RETRIES_DEFAULT, type RetryBudget } from './retry-policy.ts';
-import { isTerminal, transition } from '../domain/run-status.ts';
-import type { EffectKind } from '../domain/records.ts';
-import { requeueDelayMs } from '../scheduling/preemption.ts';
-import { parkedReason, resumedEvent, waitingEvent, WAITING_REASONS, type WaitingReason } from '../domain/waiting-reasons.ts';
+import { acceptsWork, allows, isSettling, transition, type RunPhase, type RunPhaseEvent } from './run-phase.ts';
+import { newEffectState, type EffectState, type RunPort, type StopReason, type Wait } from './run-port.ts';
 
 /** How long a stopping run waits for in-flight effects to settle before it commits its end anyway. */
 export const STOP_GRACE_MS = 5_000;
 /** Attempts at committing a stopped run's end when concurrent state changes keep fencing it off. */
 const FINALIZE_MAX_ATTEMPTS = 3;
-
-export interface Wait {
-  seq: number;
-  kind: 'input' | 'sleep' | 'child' | 'model' | 'tool' | 'unknown';
-  name: string;
-  deadlineAt: number | null;
-  args: Json | null;
-  /** A waiting reason code (waiting-reasons.ts). */
-  reason: string;
-  /** What the run waits for, in words (the `run.waiting` event's detail). */
-  detail?: string;
-}
-
-export type StopReason =
-  | { kind: 'cancel' } | { kind: 'fail'; error: KeelError } | { kind: 'lost' } | { kind: 'shutdown' }
-  /** Preempted for interactive work that waited `waitedMs`: in-flight effects finish, then the run is re-queued. */
-  | { kind: 'preempt'; waitedMs: number };
 
 export interface ExecutionHooks {
   /** The execution is over (parked, finished, stopped): the orchestrator drops it. */
@@ -53,41 +45,40 @@ export interface ExecutionHooks {
   onPoolWait?(execution: RunExecution, waiting: boolean): void;
 }
 
-export class RunExecution {
+export class RunExecution implements RunPort {
   readonly runId: string;
   readonly store: Store;
+  readonly clock: Clock;
   readonly agent: AgentDefinition | undefined;
   readonly random: SeededRandom;
   readonly abort = new AbortController();
+  readonly effects: EffectState = newEffectState();
   run: RunRecord;
   counters: RunCounters;
   readonly #hooks: ExecutionHooks;
-  #journal = new Map<number, JournalEntry>();
-  #nextSeq = 1;
+  readonly #journal: JournalCursor;
+  /** Where this execution is in its lifecycle (run-phase.ts); changed only by #to. */
+  #phase: RunPhase = 'running';
+  /** The run's persisted status as this execution knows it: what its end and yield commits move it from. */
+  #runStatus: RunStatus;
+  /** Why the run stopped (set with the phase change a stop makes; kept after the end for effects still in flight). */
+  #stop: StopReason | undefined;
   #expectedVersion: number;
-  #inflight = 0;
-  #idleWaiters: Array<() => void> = [];
+  readonly #inflight = new InFlight(() => this.#scheduleQuiesceCheck());
   #waits = new Map<number, Wait>();
-  #piggyback: JournalWrite[] = [];
   /** Journal writes whose commit was fenced off by a cancel: they go into the final cancel commit. */
   #lateWrites: JournalWrite[] = [];
-  #stop: StopReason | undefined;
-  #ending = false;
-  #finalizing = false;
   #finalizeAttempts = 0;
   #staleChecks = 0;
-  #done = false;
+  /** A park check is queued for the next turn (coalesces the checks of effects settling in one turn). */
   #quiesceScheduled = false;
-  #deadlineTimer: NodeJS.Timeout | undefined;
+  #deadlineTimer: ClockTimer | undefined;
   #lastCommitAt: number | undefined;
   readonly #startedAt = performance.now();
   /** A preemption asked for and not reached yet: the run stops at its next effect boundary (`positionAt`). */
   #preemptAsked: { waitedMs: number } | undefined;
-  /** The commit that re-queues a preempted run is in flight (a cancel arriving now is decided by its stale write). */
-  #yielding = false;
-  /** `run.started`, sent with this execution's first commit (the claim itself writes no events). */
-  #startEvent: { type: string; data: Json } | undefined;
-  #pendingEvents: Array<{ type: string; data: Json }> = [];
+  /** Events and journal writes that ride with the next commit (`run.started` with the first). */
+  readonly #riders: CommitRiders;
   /** Retries this run has spent: those recorded in its journal, then this execution's. */
   #retriesSpent = 0;
   readonly retryBudget: RetryBudget = {
@@ -105,21 +96,29 @@ export class RunExecution {
   /** A side-effect tool was stopped mid-call (its outcome is unknown): it decides a cancelled run's outcome. */
   sideEffectInterrupted = false;
 
-  constructor(run: RunRecord, agent: AgentDefinition | undefined, store: Store, hooks: ExecutionHooks) {
+  constructor(run: RunRecord, agent: AgentDefinition | undefined, store: Store, hooks: ExecutionHooks, clock: Clock = SYSTEM_CLOCK) {
     this.run = run;
     this.runId = run.id;
     this.agent = agent;
     this.store = store;
+    this.clock = clock;
     this.counters = { ...run.counters };
     this.#hooks = hooks;
+    this.#journal = new JournalCursor(run.id, run.leaseToken);
+    this.#runStatus = run.status;
     this.#expectedVersion = run.stateVersion;
     this.retryBudget.limit = run.budget.maxRetries ?? RUN_MAX_RETRIES_DEFAULT;
     this.random = new SeededRandom(run.id);
     const requeueDelay = requeueDelayMs(run);
-    this.#startEvent = {
+    this.#riders = new CommitRiders({
       type: 'run.started',
       data: { attempt: run.leaseToken, worker: run.leaseOwner, status: run.status, ...(requeueDelay !== null ? { requeueDelayMs: requeueDelay } : {}) },
-    };
+    });
+  }
+
+  /** The phase of this execution's lifecycle (run-phase.ts). */
+  get phase(): RunPhase {
+    return this.#phase;
   }
 
   /**
@@ -132,11 +131,11 @@ export class RunExecution {
 
   /** The run is committing its end (or has ended): heartbeats must not declare it lost. */
   get settling(): boolean {
-    return this.#ending || this.#done;
+    return isSettling(this.#phase);
   }
 
   get done(): boolean {
-    return this.#done;
+    return this.#phase === 'done';
   }
 
   /** Committed journal positions (what a preemption keeps, and what the next claim replays). */
@@ -151,7 +150,7 @@ export class RunExecution {
 
   /** A preemption was asked for and the run has not given its slot back yet. */
   get preemptPending(): boolean {
-    return this.#preemptAsked !== undefined && !this.#done;
+    return this.#preemptAsked !== undefined && this.#phase !== 'done';
   }
 
   /**
@@ -160,7 +159,7 @@ export class RunExecution {
    * journal. False when it cannot be preempted (interactive, or already stopping or ending).
    */
   preempt(trigger: { waitedMs: number }): boolean {
-    if (this.run.priority !== 'batch' || this.#done || this.#ending || this.#stop !== undefined || this.#preemptAsked !== undefined) return false;
+    if (this.run.priority !== 'batch' || this.#phase !== 'running' || this.#preemptAsked !== undefined) return false;
     this.#preemptAsked = trigger;
     return true;
   }
@@ -189,10 +188,10 @@ export class RunExecution {
   /** Runs the agent function of this run: in this thread (`createAgentContext`) or in an isolate (an AgentHost). */
   async start(runAgent: (execution: RunExecution) => Promise<unknown>): Promise<void> {
     try {
-      for (const entry of await this.store.loadJournal(this.runId)) this.#journal.set(entry.seq, entry);
-      this.#retriesSpent = retriesRecorded(this.#journal.values());
+      this.#journal.load(await this.store.loadJournal(this.runId));
+      this.#retriesSpent = this.#journal.retriesRecorded();
       // A run claimed over a lost lease was running, not parked: it resumes nothing.
-      const resumed = this.run.leaseLosses === 0 ? resumedFromJournal(this.#journal.values(), Date.now()) : undefined;
+      const resumed = this.run.leaseLosses === 0 ? this.#journal.resumedEvent(this.clock.now()) : undefined;
       if (resumed !== undefined) this.emit(resumed);
     } catch (error) {
       this.#hooks.log('error', 'could not load journal', { runId: this.runId, error: String(error) });
@@ -208,53 +207,51 @@ export class RunExecution {
       return this.stop({ kind: 'fail', error: new KeelError('agent_version_unavailable', `agent ${this.run.agent}@${this.run.agentVersion} is not served here`) });
     }
     if (this.run.deadlineAt !== null) {
-      const remaining = this.run.deadlineAt - Date.now();
+      const remaining = this.run.deadlineAt - this.clock.now();
       if (remaining <= 0) return this.stop({ kind: 'fail', error: budgetError('deadlineMs', 'the run passed its deadline') });
-      this.#deadlineTimer = setTimeout(() => this.stop({ kind: 'fail', error: budgetError('deadlineMs', 'the run passed its deadline') }), remaining);
-      this.#deadlineTimer.unref();
+      this.#deadlineTimer = this.clock.setTimeout(() => this.stop({ kind: 'fail', error: budgetError('deadlineMs', 'the run passed its deadline') }), remaining);
     }
     let result: unknown;
     try {
       result = await runAgent(this);
     } catch (error) {
-      if (this.#stop !== undefined || this.#ending) return;
+      if (this.#phase !== 'running') return;
       return this.#finish({ ok: false, error: serializeError(error, 'agent_error') });
     }
-    if (this.#stop !== undefined || this.#ending) return;
+    if (this.#phase !== 'running') return;
     return this.#finish({ ok: true, result: toJson(result) });
   }
 
   // Positions and effects
 
   /** Allocates the next journal position; on replay, checks that the code asks for what the journal holds. */
-  position(kind: EffectKind, name: string): { seq: number; entry: JournalEntry | undefined } {
-    return this.positionAt(this.#nextSeq++, kind, name);
+  position(kind: EffectKind, name: string): Position {
+    return this.positionAt(this.#journal.take(), kind, name);
   }
 
   /**
    * A position taken by agent code running in an isolate (which counts positions itself): the same checks as
    * `position` — the run is live, and the journal holds the same kind and name there, or nothing yet.
    */
-  positionAt(seq: number, kind: EffectKind, name: string): { seq: number; entry: JournalEntry | undefined } {
+  positionAt(seq: number, kind: EffectKind, name: string): Position {
     if (this.#preemptAsked !== undefined) this.stop({ kind: 'preempt', waitedMs: this.#preemptAsked.waitedMs }); // the effect boundary
     this.assertLive();
-    const entry = this.#journal.get(seq);
-    const error = divergence(seq, entry, kind, name);
-    if (error !== undefined) {
-      this.stop({ kind: 'fail', error });
-      throw error;
+    const at = this.#journal.at(seq, kind, name);
+    if (at instanceof KeelError) {
+      this.stop({ kind: 'fail', error: at });
+      throw at;
     }
-    return { seq, entry };
+    return at;
   }
 
   /** The journal as committed so far (an isolate replays settled entries without asking). */
   journalEntries(): JournalEntry[] {
-    return [...this.#journal.values()];
+    return this.#journal.entries();
   }
 
   /** Throws if the run is stopping, so agent code cannot start new work after a cancel or a budget stop. */
   assertLive(): void {
-    if (this.#stop === undefined && !this.#ending) return;
+    if (acceptsWork(this.#phase)) return;
     if (this.#stop?.kind === 'fail') throw this.#stop.error;
     if (this.#stop?.kind === 'preempt') throw new KeelError('run_preempted', `run ${this.runId} gives its slot to interactive work; it resumes from its journal`);
     throw new KeelError('cancelled', `run ${this.runId} is stopping`);
@@ -276,27 +273,17 @@ export class RunExecution {
    * isolate's turn) may still take positions, so the run must not park or end under it.
    */
   hold(): () => void {
-    this.#inflight++;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.#inflight--;
-      if (this.#inflight === 0) {
-        for (const wake of this.#idleWaiters.splice(0)) wake();
-        this.#scheduleQuiesceCheck();
-      }
-    };
+    return this.#inflight.hold();
   }
 
   /** An event that rides with the next commit of this run (a retry notice: not worth a commit of its own). */
   emit(event: { type: string; data: Json }): void {
-    this.#pendingEvents.push(event);
+    this.#riders.event(event);
   }
 
   /** Records a value to commit with the next commit (ctx.now: nothing durable has seen it before then). */
   piggyback(write: JournalWrite): void {
-    this.#piggyback.push(write);
+    this.#riders.journal(write);
   }
 
   /** Registers a wait; the returned promise settles only in a later execution, after a park and a replay. */
@@ -308,12 +295,10 @@ export class RunExecution {
 
   /** Commits under this execution's lease and expected state version (commits of one run are applied in order). */
   async commit(commit: Omit<RunCommit, 'runId' | 'leaseToken' | 'expectedStateVersion'>): Promise<CommitOutcome> {
-    const writes = this.#piggyback.length > 0 ? [...this.#piggyback.splice(0), ...(commit.journal ?? [])] : commit.journal;
-    const journal = writes?.map((j) => ({ ...j, worker: this.run.leaseOwner }));
-    const lead = [...(this.#startEvent !== undefined ? [this.#startEvent] : []), ...this.#pendingEvents.splice(0)];
-    const events = lead.length > 0 ? [...lead, ...(commit.events ?? [])] : commit.events;
-    this.#startEvent = undefined;
-    for (const j of journal ?? []) assertEffectMove(this.#journal.get(j.seq)?.status ?? 'pending', j.status, `${this.runId} position ${j.seq}`);
+    const boarded = this.#riders.board(commit.journal, commit.events);
+    const journal = boarded.journal?.map((j) => ({ ...j, worker: this.run.leaseOwner }));
+    const events = boarded.events;
+    if (journal !== undefined) this.#journal.assertMoves(journal);
     const full: RunCommit = { ...commit, journal, events, runId: this.runId, leaseToken: this.run.leaseToken, expectedStateVersion: this.#expectedVersion++ };
     try {
       const outcome = await this.store.commit(full);
@@ -322,7 +307,7 @@ export class RunExecution {
       this.#lastCommitAt = performance.now();
       if (first) this.#hooks.onFirstCommit?.(this);
       if (commit.run?.counters !== undefined) addCounters(this.counters, commit.run.counters);
-      for (const j of journal ?? []) this.#journal.set(j.seq, { ...journalDefaults(this.runId, this.run.leaseToken), ...j } as JournalEntry);
+      if (journal !== undefined) this.#journal.record(journal);
       return outcome;
     } catch (error) {
       if (isKeelError(error) && error.code === 'stale_write') {
@@ -342,11 +327,15 @@ export class RunExecution {
 
   // Ends
 
-  /** Stops the run for good (cancel, budget, non-determinism) or hands it back (lost lease, shutdown). */
+  /**
+   * Stops the run for good (cancel, budget, non-determinism) or hands it back (lost lease, shutdown). A stop the
+   * phase does not take is dropped: the first stop decides, except that a shutdown does not wait for a preempted
+   * run's long in-flight effects, and a cancel arriving while a preempted run's yield commit is in flight is decided
+   * by that commit's stale write (#onStale).
+   */
   stop(reason: StopReason): void {
-    // A shutdown does not wait for a preempted run's long in-flight effects: it hands the run back after its grace.
-    const preemptedShutdown = reason.kind === 'shutdown' && this.#stop?.kind === 'preempt' && !this.#yielding;
-    if (this.#done || (this.#stop !== undefined && !preemptedShutdown)) return;
+    if (this.#phase === 'yielding' || !allows(this.#phase, reason.kind)) return;
+    this.#to(reason.kind);
     this.#stop = reason;
     // A preempted run refuses new effects only: those in flight finish and commit, so their work is kept.
     if (reason.kind !== 'preempt') this.abort.abort(reason.kind === 'fail' ? reason.error : new KeelError('cancelled', `run ${this.runId} stopped: ${reason.kind}`));
@@ -357,11 +346,11 @@ export class RunExecution {
     if (reason.kind === 'lost') return this.#end({ status: 'lost' });
     if (reason.kind === 'preempt') return this.#yieldPreempted(reason.waitedMs);
     if (reason.kind === 'shutdown') {
-      await this.#idle(STOP_GRACE_MS);
+      await this.#inflight.idle(STOP_GRACE_MS);
       await this.store.releaseLeases(this.run.leaseOwner ?? '', [this.runId]).catch(() => {});
       return this.#end({ status: 'released' });
     }
-    await this.#idle(STOP_GRACE_MS);
+    await this.#inflight.idle(STOP_GRACE_MS);
     if (reason.kind === 'fail') return this.#commitEnd('failed', { error: reason.error.toJSON() });
     return this.#commitEnd('cancelled', {});
   }
@@ -373,21 +362,22 @@ export class RunExecution {
    * that a re-run repeats (agent code between that commit and the boundary), and the positions kept (its replay).
    */
   async #yieldPreempted(waitedMs: number): Promise<void> {
-    await this.#idle(Number.POSITIVE_INFINITY);
-    if (this.#stop?.kind !== 'preempt' || this.#done || this.#yielding) return; // a cancel or a shutdown took over meanwhile
-    this.#yielding = true;
+    await this.#inflight.idle(Number.POSITIVE_INFINITY);
+    if (this.#phase !== 'preempting') return; // a cancel or a shutdown took over meanwhile
+    this.#to('yield');
     this.#clearTimers();
     if (!this.abort.signal.aborted) this.abort.abort(new KeelError('run_preempted', `run ${this.runId} was preempted`));
-    transition('running', 'preempt');
     const discardedMs = Math.round(performance.now() - (this.#lastCommitAt ?? this.#startedAt));
     try {
+      const status = runTransition(this.#runStatus, 'preempt');
       await this.commit({
-        run: { status: 'queued', releaseLease: true, waitingReason: 'preempted', wakeAt: null, preempted: true },
+        run: { status, releaseLease: true, waitingReason: 'preempted', wakeAt: null, preempted: true },
         events: [{ type: 'run.preempted', data: { reason: 'interactive_waiting', waitedMs, discardedMs, positionsKept: this.#journal.size } }],
       });
-      this.#end({ status: 'queued' });
+      this.#runStatus = status;
+      this.#end({ status });
     } catch (error) {
-      this.#yielding = false;
+      if (this.#current() === 'yielding') this.#to('refused');
       // A stale commit is handled by #onStale (a cancel that won the race turns this into a cancel; a lost lease drops it).
       if (!(isKeelError(error) && error.code === 'stale_write')) {
         this.#hooks.log('error', 'preemption commit failed', { runId: this.runId, error: String(error) });
@@ -397,33 +387,36 @@ export class RunExecution {
   }
 
   async #finish(result: { ok: true; result: Json } | { ok: false; error: ReturnType<typeof serializeError> }): Promise<void> {
-    this.#ending = true;
-    await this.#idle(Number.POSITIVE_INFINITY);
-    if (this.#stop !== undefined) return;
+    this.#to('finish');
+    await this.#inflight.idle(Number.POSITIVE_INFINITY);
+    if (this.#phase !== 'finishing') return; // stopped (or preempted) while its last effects settled
     if (result.ok) return this.#commitEnd('succeeded', { result: result.result });
     return this.#commitEnd('failed', { error: result.error });
   }
 
   async #commitEnd(status: 'succeeded' | 'failed' | 'cancelled', fields: { result?: Json; error?: ReturnType<typeof serializeError> }): Promise<void> {
-    if (this.#done || this.#finalizing) return;
-    this.#finalizing = true;
+    if (!allows(this.#phase, 'commit')) return; // over, or an end commit is already in flight
+    const stopped = this.#phase === 'stopping';
+    this.#to('commit');
     this.#clearTimers();
     try {
-      if (this.#stop !== undefined) {
+      if (stopped) {
         // A stopped run's state may have moved under it (a cancel): commit against the current version, and a run
         // that is `cancelling` can only end `cancelled` (the transition table allows nothing else).
         const current = await this.store.getRun(this.runId);
         if (current === null || current.leaseToken !== this.run.leaseToken || isTerminal(current.status)) return this.#end({ status: 'lost' });
         this.#expectedVersion = current.stateVersion;
+        this.#runStatus = current.status;
         if (current.status === 'cancelling') {
           status = 'cancelled';
           fields = {};
         }
       }
-      transition(status === 'cancelled' ? 'cancelling' : 'running', status === 'succeeded' ? 'succeed' : status === 'failed' ? 'fail' : 'cancelled');
+      const endEvent: RunEvent = status === 'succeeded' ? 'succeed' : status === 'failed' ? 'fail' : 'cancelled';
+      runTransition(this.#runStatus, endEvent); // from the status the run actually has: a refused end never reaches the store
       const compensation = status === 'succeeded' ? null : await this.#compensate();
       const journal = [...this.#lateWrites.splice(0)];
-      const outcome = status === 'cancelled' ? cancelOutcome([...this.#journal.values()], journal, this.sideEffectInterrupted) : null;
+      const outcome = status === 'cancelled' ? cancelOutcome(this.#journal.entries(), journal, this.sideEffectInterrupted) : null;
       const eventData: Record<string, Json> = { status };
       if (fields.result !== undefined) eventData.result = fields.result;
       if (fields.error !== undefined) eventData.error = fields.error as unknown as Json;
@@ -440,11 +433,12 @@ export class RunExecution {
         },
         events: [{ type: `run.${status}`, data: eventData }],
         ...(this.run.parentRunId !== null ? { wakeRuns: [this.run.parentRunId] } : {}),
-        ...(status === 'cancelled' ? { cancelRuns: this.#unfinishedChildren() } : {}),
+        ...(status === 'cancelled' ? { cancelRuns: this.#journal.unfinishedChildren() } : {}),
       });
+      this.#runStatus = status;
       this.#end({ status });
     } catch (error) {
-      this.#finalizing = false;
+      if (this.#phase !== 'done') this.#to('refused');
       // A stale final commit is handled by #onStale (a cancel that won the race, or a lost lease).
       if (!(isKeelError(error) && error.code === 'stale_write')) {
         this.#hooks.log('error', 'final commit failed', { runId: this.runId, error: String(error) });
@@ -455,16 +449,15 @@ export class RunExecution {
 
   /** The saga step of a failed or cancelled run: undoes completed executions (late writes fenced off by a cancel included). */
   async #compensate(): Promise<CompensationReport | null> {
-    const view = new Map(this.#journal);
-    for (const w of this.#lateWrites) view.set(w.seq, { ...journalDefaults(this.runId, this.run.leaseToken), ...w } as JournalEntry);
+    const view = this.#journal.overlaid(this.#lateWrites);
     if (this.#lateWrites.length > 0) {
       await this.commit({ journal: this.#lateWrites.splice(0) });
     }
-    return compensate(this, [...view.values()], this.#hooks.toolFor ?? (() => undefined));
+    return compensate(this, view, this.#hooks.toolFor ?? (() => undefined));
   }
 
   async #park(): Promise<void> {
-    this.#ending = true;
+    this.#to('park');
     const waits = [...this.#waits.values()];
     const deadlines = waits.map((w) => w.deadlineAt).filter((d): d is number => d !== null);
     if (this.run.deadlineAt !== null) deadlines.push(this.run.deadlineAt);
@@ -472,12 +465,13 @@ export class RunExecution {
     this.#clearTimers();
     try {
       const wakeAt = deadlines.length > 0 ? Math.min(...deadlines) : null;
+      const now = this.clock.now();
       const outcome = await this.commit({
         journal: waits
           .filter((w) => w.kind !== 'unknown')
-          .map((w) => ({ seq: w.seq, kind: w.kind as EffectKind, name: w.name, status: 'waiting' as const, args: w.args, deadlineAt: w.deadlineAt, queuedAt: Date.now() })),
+          .map((w) => ({ seq: w.seq, kind: w.kind as EffectKind, name: w.name, status: 'waiting' as const, args: w.args, deadlineAt: w.deadlineAt, queuedAt: now })),
         run: { status: 'waiting', waitingReason: reason, wakeAt, releaseLease: true },
-        events: [waitingEvent(reason, Date.now(), waits[0]!.detail ?? WAITING_REASONS[reason as WaitingReason] ?? reason, {
+        events: [waitingEvent(reason, now, waits[0]!.detail ?? WAITING_REASONS[reason as WaitingReason] ?? reason, {
           waits: waits.map((w) => ({ seq: w.seq, kind: w.kind, name: w.name, deadlineAt: w.deadlineAt })),
         })],
         wakeIf: {
@@ -499,19 +493,21 @@ export class RunExecution {
    * doing) or another worker took the lease (drop the run; its late results were audited by the store).
    */
   async #onStale(): Promise<void> {
-    if (this.#staleChecks > 0 || this.#done) return;
+    if (this.#staleChecks > 0 || this.#phase === 'done') return;
     this.#staleChecks++;
     try {
       const current = await this.store.getRun(this.runId).catch(() => null);
+      if (this.#current() === 'done') return; // it ended meanwhile (its own commit, or a lost lease)
       if (current === null || current.leaseToken !== this.run.leaseToken || current.status !== 'cancelling') {
         this.#hooks.log('warn', 'lease lost; dropping the run from this worker', { runId: this.runId });
         this.#stop ??= { kind: 'lost' };
         if (!this.abort.signal.aborted) this.abort.abort(new KeelError('stale_write', 'lease lost'));
         return this.#end({ status: 'lost' });
       }
+      this.#runStatus = current.status;
       if (this.#stop === undefined) return this.stop({ kind: 'cancel' });
       if (this.#stop.kind === 'preempt') this.#cancelPreempted();
-      if (!this.#finalizing && this.#finalizeAttempts < FINALIZE_MAX_ATTEMPTS) {
+      if (this.#phase !== 'finalizing' && this.#finalizeAttempts < FINALIZE_MAX_ATTEMPTS) {
         this.#finalizeAttempts++;
         await this.#afterStop(this.#stop);
       }
@@ -522,26 +518,20 @@ export class RunExecution {
 
   /** The orchestrator heard that a cancel was requested for this run. */
   cancelRequested(stateVersion: number): void {
-    if (this.#done) return;
+    if (this.#phase === 'done') return;
     this.#expectedVersion = Math.max(this.#expectedVersion, stateVersion);
+    this.#runStatus = 'cancelling';
     // A cancel outranks a preemption not committed yet (committing `queued` over `cancelling` would lose the cancel).
-    if (this.#stop?.kind === 'preempt' && !this.#yielding) return this.#cancelPreempted(true);
+    if (this.#phase === 'preempting') return this.#cancelPreempted(true);
     this.stop({ kind: 'cancel' });
   }
 
   /** A preempted run's cancel arrived before its yield committed: it ends `cancelled` instead. */
   #cancelPreempted(andStop = false): void {
+    this.#to('cancel');
     this.#stop = { kind: 'cancel' };
     if (!this.abort.signal.aborted) this.abort.abort(new KeelError('cancelled', `run ${this.runId} stopped: cancel`));
     if (andStop) void this.#afterStop(this.#stop);
-  }
-
-  /** Child runs this run started and has not seen finish: a cancel propagates to them. */
-  #unfinishedChildren(): string[] {
-    return [...this.#journal.values()]
-      .filter((e) => e.kind === 'child' && e.status === 'waiting')
-      .map((e) => (e.args as { childRunId?: string } | null)?.childRunId)
-      .filter((id) => id !== undefined); // a child waiting for room in the queue was never spawned
   }
 
   #scheduleQuiesceCheck(): void {
@@ -549,67 +539,32 @@ export class RunExecution {
     this.#quiesceScheduled = true;
     setImmediate(() => {
       this.#quiesceScheduled = false;
-      if (this.#inflight === 0 && this.#waits.size > 0 && this.#stop === undefined && !this.#ending && !this.#done) void this.#park();
-    });
-  }
-
-  #idle(timeoutMs: number): Promise<void> {
-    if (this.#inflight === 0) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = Number.isFinite(timeoutMs) ? setTimeout(resolve, timeoutMs) : undefined;
-      this.#idleWaiters.push(() => {
-        if (timer !== undefined) clearTimeout(timer);
-        resolve();
-      });
+      if (this.#inflight.count === 0 && this.#waits.size > 0 && this.#phase === 'running') void this.#park();
     });
   }
 
   #clearTimers(): void {
-    if (this.#deadlineTimer !== undefined) clearTimeout(this.#deadlineTimer);
+    if (this.#deadlineTimer !== undefined) this.clock.clearTimeout(this.#deadlineTimer);
     this.#deadlineTimer = undefined;
   }
 
+  /** The phase now (read after an await: TypeScript would keep the narrowing of a check made before it). */
+  #current(): RunPhase {
+    return this.#phase;
+  }
+
+  /** The one place the phase changes: from the actual phase, or an assertion error naming the illegal move. */
+  #to(event: RunPhaseEvent): void {
+    this.#phase = transition(this.#phase, event);
+  }
+
   #end(outcome: { status: string; wakeAt?: number | null }): void {
-    if (this.#done) return;
-    this.#done = true;
+    if (this.#phase === 'done') return;
+    this.#to('end');
     this.#clearTimers();
     if (!this.abort.signal.aborted) this.abort.abort(new KeelError('cancelled', 'execution ended'));
     this.#hooks.onDone(this, outcome);
   }
-}
-
-/** Replay went another way than the journal at `seq` (another kind or name there): the typed error, or undefined. */
-export function divergence(seq: number, entry: { kind: string; name: string } | undefined, kind: EffectKind, name: string): KeelError | undefined {
-  if (entry === undefined || (entry.kind === kind && entry.name === name)) return undefined;
-  return new KeelError(
-    'non_determinism',
-    `replay diverged from the journal at position ${seq}: the journal has ${entry.kind} ${JSON.stringify(entry.name)}, the code asked for ${kind} ${JSON.stringify(name)}`,
-    { details: { position: seq, journal: { kind: entry.kind, name: entry.name }, code: { kind, name } } },
-  );
-}
-
-/** Runs whose lease was lost this many times in a row without a commit are quarantined by default. */
-export const POISON_LEASE_LOSSES_DEFAULT = 3;
-
-/**
- * The dead-letter rule: a run claimed after losing its lease `threshold` times in a row without committing anything
- * (its code crashed or stalled every worker that ran it) is not run again; it fails with `poison_run` and the evidence.
- */
-export function quarantineVerdict(run: RunRecord, threshold: number): KeelError | null {
-  if (run.leaseLosses < threshold) return null;
-  return new KeelError('poison_run', `run ${run.id} lost its lease ${run.leaseLosses} times in a row without progress; quarantined`, {
-    details: { leaseLosses: run.leaseLosses, attempts: run.leaseToken, workers: run.leaseLossOwners, threshold },
-  });
-}
-
-export function budgetError(budget: 'maxSteps' | 'maxTokens' | 'maxCostUsd' | 'deadlineMs', message: string): KeelError {
-  return new KeelError('budget_exceeded', message, { details: { budget } });
-}
-
-/** Makes a value JSON (what the journal stores), so a live result and a replayed one are the same value. */
-export function toJson(value: unknown): Json {
-  if (value === undefined) return null;
-  return JSON.parse(JSON.stringify(value)) as Json;
 }
 
 function addCounters(into: RunCounters, delta: Partial<RunCounters>): void {
@@ -617,28 +572,4 @@ function addCounters(into: RunCounters, delta: Partial<RunCounters>): void {
   into.inputTokens += delta.inputTokens ?? 0;
   into.outputTokens += delta.outputTokens ?? 0;
   into.costUsd += delta.costUsd ?? 0;
-}
-
-function journalDefaults(runId: string, leaseToken: number): Omit<JournalEntry, 'seq' | 'kind' | 'name' | 'status'> {
-  return {
-    runId, args: null, result: null, error: null, executionId: null, effectClass: null, attempts: 1, leaseToken, worker: null,
-    queuedAt: null, startedAt: null, endedAt: null, deadlineAt: null,
-  };
-}
-
-
-/** Retries a journal records: attempts beyond the first of settled steps and tools (crash recoveries are not retries). */
-function retriesRecorded(entries: Iterable<JournalEntry>): number {
-  let n = 0;
-  for (const e of entries) if ((e.kind === 'step' || e.kind === 'tool') && (e.status === 'succeeded' || e.status === 'failed')) n += Math.max(0, e.attempts - 1);
-  return n;
-}
-
-/** `run.resumed` for a run claimed again after a park: the first parked wait of its journal says what it waited for. */
-function resumedFromJournal(entries: Iterable<JournalEntry>, now: number): { type: string; data: Json } | undefined {
-  for (const e of entries) {
-    const reason = parkedReason(e);
-    if (reason !== undefined) return resumedEvent(reason, e.queuedAt, now, { seq: e.seq });
-  }
-  return undefined;
 }

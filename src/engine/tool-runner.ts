@@ -10,7 +10,8 @@ import type { JournalWrite } from '../store/store.ts';
 import { crashPoint } from '../domain/crash-points.ts';
 import { backoff, decideRetry, resolveRetryPolicy } from './retry-policy.ts';
 import { poolWaitReporter } from './pool-waits.ts';
-import { toJson, type RunExecution } from './run-execution.ts';
+import { toJson } from './journal-cursor.ts';
+import type { RunPort } from './run-port.ts';
 
 export interface ToolRunDeps {
   /** Each tool runs under a slot of its pool: its declared one (sandbox tools: `sandbox:<profile>`), else `inline`. */
@@ -27,7 +28,7 @@ export const DETACHED_TOOL_NODE: ToolNode = Object.freeze({ dataDir: undefined, 
 export const executionIdOf = (runId: string, seq: number): string => `${runId}.${seq}`;
 
 export async function runTool(
-  x: RunExecution, tool: ToolDefinition<unknown, Json>, args: Json, seq: number, entry: JournalEntry | undefined, deps: ToolRunDeps,
+  x: RunPort, tool: ToolDefinition<unknown, Json>, args: Json, seq: number, entry: JournalEntry | undefined, deps: ToolRunDeps,
 ): Promise<Json> {
   const executionId = executionIdOf(x.runId, seq);
   const base = { seq, kind: 'tool' as const, name: tool.name, args, executionId, effectClass: tool.effect };
@@ -36,7 +37,7 @@ export async function runTool(
     const verdict = await reconcile(x, tool, executionId);
     if (verdict.kind === 'found') {
       await x.track('tool', () => x.commit({
-        journal: [{ ...base, status: 'succeeded', result: verdict.result, attempts: entry.attempts, startedAt: entry.startedAt, endedAt: Date.now() }],
+        journal: [{ ...base, status: 'succeeded', result: verdict.result, attempts: entry.attempts, startedAt: entry.startedAt, endedAt: x.clock.now() }],
         run: { counters: { steps: 1 } },
         events: [{ type: 'effect.reconciled', data: { seq, executionId, tool: tool.name, verdict: 'found' } }],
       }));
@@ -57,7 +58,7 @@ export async function runTool(
 
 type Verdict = { kind: 'found'; result: Json } | { kind: 'not_found' } | { kind: 'unknown'; error: SerializedError };
 
-async function reconcile(x: RunExecution, tool: ToolDefinition<unknown, Json>, executionId: string): Promise<Verdict> {
+async function reconcile(x: RunPort, tool: ToolDefinition<unknown, Json>, executionId: string): Promise<Verdict> {
   const hook = tool.query;
   if (hook === undefined) {
     return { kind: 'unknown', error: { code: 'unknown_side_effect', message: `tool ${tool.name} may have run (execution ${executionId}) and has no query hook` } };
@@ -70,7 +71,7 @@ async function reconcile(x: RunExecution, tool: ToolDefinition<unknown, Json>, e
   }
 }
 
-function parkUnknown(x: RunExecution, tool: ToolDefinition<unknown, Json>, seq: number): Promise<never> {
+function parkUnknown(x: RunPort, tool: ToolDefinition<unknown, Json>, seq: number): Promise<never> {
   return x.addWait({ seq, kind: 'unknown', name: tool.name, deadlineAt: null, args: null, reason: 'unknown_side_effect' });
 }
 
@@ -79,13 +80,13 @@ export const POOL_FULL_RETRY_MS = 5_000;
 const POOL_FULL = Symbol('pool queue full');
 
 async function dispatch(
-  x: RunExecution, tool: ToolDefinition<unknown, Json>, args: Json, base: Omit<JournalWrite, 'status'>, firstAttempt: number, deps: ToolRunDeps,
+  x: RunPort, tool: ToolDefinition<unknown, Json>, args: Json, base: Omit<JournalWrite, 'status'>, firstAttempt: number, deps: ToolRunDeps,
 ): Promise<Json> {
   deps.checkBudget();
   const pool = tool.pool ?? 'inline';
   x.inflightSteps++;
   const value = await x.track('tool', async (): Promise<Json | typeof POOL_FULL> => {
-    const queuedAt = Date.now();
+    const queuedAt = x.clock.now();
     let release: (() => void) | undefined;
     try {
       let left: (() => void) | undefined;
@@ -97,16 +98,16 @@ async function dispatch(
       } finally {
         left?.();
       }
-      const startedAt = Date.now();
+      const startedAt = x.clock.now();
       const { outcome, attempts } = await attemptTool(x, tool, args, base, firstAttempt, queuedAt, startedAt, deps.node);
       crashPoint('execute.before-commit');
       await x.commit({
-        journal: [{ ...base, status: outcome.ok ? 'succeeded' : 'failed', attempts, queuedAt, startedAt, endedAt: Date.now(),
+        journal: [{ ...base, status: outcome.ok ? 'succeeded' : 'failed', attempts, queuedAt, startedAt, endedAt: x.clock.now(),
           ...(outcome.ok ? { result: outcome.value } : { error: outcome.error }) }],
         run: { counters: { steps: 1 } },
         events: [{ type: 'effect.completed', data: {
           seq: base.seq, kind: 'tool', name: tool.name, status: outcome.ok ? 'succeeded' : 'failed', executionId: base.executionId ?? null,
-          attempts, durationMs: Date.now() - queuedAt, ...(outcome.ok ? {} : { code: outcome.error.code }) } }],
+          attempts, durationMs: x.clock.now() - queuedAt, ...(outcome.ok ? {} : { code: outcome.error.code }) } }],
       });
       if (!outcome.ok) throw deserializeError(outcome.error);
       return outcome.value;
@@ -122,9 +123,9 @@ async function dispatch(
  * Backpressure from a full pool queue: the run parks (the call not made, nothing else of it lost) and tries again
  * after POOL_FULL_RETRY_MS, rather than the agent seeing an error a replay would not see.
  */
-function parkOnFullPool(x: RunExecution, tool: ToolDefinition<unknown, Json>, seq: number, pool: string): Promise<never> {
+function parkOnFullPool(x: RunPort, tool: ToolDefinition<unknown, Json>, seq: number, pool: string): Promise<never> {
   return x.addWait({
-    seq, kind: 'tool', name: tool.name, deadlineAt: Date.now() + POOL_FULL_RETRY_MS, args: { waitingReason: 'pool_saturated', pool }, reason: 'pool_saturated',
+    seq, kind: 'tool', name: tool.name, deadlineAt: x.clock.now() + POOL_FULL_RETRY_MS, args: { waitingReason: 'pool_saturated', pool }, reason: 'pool_saturated',
     detail: `the queue of pool ${pool} is full: the call of ${tool.name} is tried again in ${POOL_FULL_RETRY_MS} ms`,
   });
 }
@@ -136,7 +137,7 @@ type Outcome = { ok: true; value: Json } | { ok: false; error: SerializedError }
  * every attempt, so a crash at any point leaves a row that says "this attempt may have happened".
  */
 async function attemptTool(
-  x: RunExecution, tool: ToolDefinition<unknown, Json>, args: Json, base: Omit<JournalWrite, 'status'>, firstAttempt: number, queuedAt: number, startedAt: number,
+  x: RunPort, tool: ToolDefinition<unknown, Json>, args: Json, base: Omit<JournalWrite, 'status'>, firstAttempt: number, queuedAt: number, startedAt: number,
   node: ToolNode,
 ): Promise<{ outcome: Outcome; attempts: number }> {
   const sideEffect = tool.effect === 'side-effect';
@@ -161,13 +162,13 @@ async function attemptTool(
       if (!decision.retry) return { outcome: { ok: false, error: serializeError(decision.error, 'tool_failed') }, attempts: attempt };
       x.emit({ type: 'effect.retrying', data: { seq: base.seq, kind: 'tool', name: tool.name, executionId: base.executionId ?? null,
         attempt, delayMs: decision.delayMs, error: serializeError(error, 'tool_failed') as unknown as Json } });
-      await backoff(decision.delayMs, x.abort.signal);
+      await backoff(decision.delayMs, x.abort.signal, x.clock);
     }
   }
 }
 
 /** One attempt, bounded by the tool's timeout and the run's abort signal (a tool that ignores its signal is raced). */
-async function invoke(x: RunExecution, tool: ToolDefinition<unknown, Json>, args: Json, executionId: string, attempt: number, node: ToolNode): Promise<unknown> {
+async function invoke(x: RunPort, tool: ToolDefinition<unknown, Json>, args: Json, executionId: string, attempt: number, node: ToolNode): Promise<unknown> {
   const signals = [x.abort.signal];
   if (tool.timeoutMs !== undefined) signals.push(AbortSignal.timeout(tool.timeoutMs));
   const signal = AbortSignal.any(signals);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { transition } from './breaker-state.ts';
 import { BREAKER_DEFAULTS, CircuitBreaker } from './circuit-breaker.ts';
-import { ManualClock } from './clock.ts';
+import { ManualClock } from '../domain/clock.ts';
 
 const settings = { ...BREAKER_DEFAULTS, consecutiveFailures: 3, failureRatio: 0.5, windowCalls: 10, minCalls: 6, openMs: 1_000 };
 

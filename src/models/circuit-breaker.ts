@@ -1,7 +1,7 @@
 // A circuit breaker per provider endpoint: counts outcomes over a sliding window of recent calls and opens on
 // N consecutive failures or a failure ratio; after `openMs` it lets one probe through (half-open) and closes when
 // the probe succeeds. It must never let more than one probe out at a time, and never reads the wall clock itself.
-import type { Clock } from './clock.ts';
+import type { Clock } from '../domain/clock.ts';
 import { BREAKER_STATUS, transition, type BreakerStatus } from './breaker-state.ts';
 
 export interface BreakerSettings {

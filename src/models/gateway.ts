@@ -9,7 +9,7 @@ import type { Priority } from '../domain/records.ts';
 import { KeelError, isKeelError } from '../domain/keel-error.ts';
 import type { ModelDefinition, ModelRateLimits, ModelRequest, ModelResponse } from '../sdk/types.ts';
 import { BREAKER_DEFAULTS, type BreakerSettings } from './circuit-breaker.ts';
-import { SYSTEM_CLOCK, type Clock } from './clock.ts';
+import { SYSTEM_CLOCK, type Clock } from '../domain/clock.ts';
 import { LiveDeltas } from './live-deltas.ts';
 import { callModel, unavailable, type CallAttributes } from './model-call.ts';
 import { buildEntry, configInvalid, type ModelEntry } from './model-entry.ts';

@@ -8,7 +8,7 @@ import { SemaphoreFullError } from '../scheduling/semaphore.ts';
 import { POOL_SYSTEM_TENANT, type PoolRegistry } from '../scheduling/pool-registry.ts';
 import type { Priority } from '../domain/records.ts';
 import type { ModelRateLimits } from '../sdk/types.ts';
-import type { Clock } from './clock.ts';
+import type { Clock } from '../domain/clock.ts';
 import type { ModelEntry, ReplicaEntry } from './model-entry.ts';
 import type { PrefixPoint } from './prefix-fingerprint.ts';
 import type { ProviderRequest, ProviderResponse } from './provider.ts';

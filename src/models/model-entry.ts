@@ -6,7 +6,7 @@ import { Semaphore } from '../scheduling/semaphore.ts';
 import { telemetry } from '../telemetry/telemetry.ts';
 import type { ModelDefinition } from '../sdk/types.ts';
 import { CircuitBreaker, type BreakerSettings } from './circuit-breaker.ts';
-import type { Clock } from './clock.ts';
+import type { Clock } from '../domain/clock.ts';
 import type { ModelProvider, ProviderEndpoint, ResolvedModel } from './provider.ts';
 import { ReplicaStats } from './replica-router.ts';
 

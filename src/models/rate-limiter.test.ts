@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isKeelError } from '../domain/keel-error.ts';
-import { ManualClock } from './clock.ts';
+import { ManualClock } from '../domain/clock.ts';
 import { RateLimiter } from './rate-limiter.ts';
 
 const never = new AbortController().signal;

@@ -5,7 +5,7 @@
 // Hand-written: token-bucket libraries (bottleneck, limiter) refill continuously, which lets a full bucket plus a
 // minute of refill through in the first minute (up to 2 × TPM); a sliding log keeps every 60 s window within the limit.
 import { KeelError } from '../domain/keel-error.ts';
-import type { Clock } from './clock.ts';
+import type { Clock } from '../domain/clock.ts';
 import type { ModelRateLimits } from '../sdk/types.ts';
 
 export const RATE_WINDOW_MS = 60_000;

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { ManualClock } from './clock.ts';
+import { ManualClock } from '../domain/clock.ts';
 import { prefixFingerprint } from './prefix-fingerprint.ts';
 import { PREFIX_CACHE_TTL_MS, ReplicaStats, route } from './replica-router.ts';
 import type { ChatMessage } from '../sdk/types.ts';

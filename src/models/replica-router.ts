@@ -2,7 +2,7 @@
 // part at the cached rate, the rest at the uncached rate) + network, from measured values; the least wins (the
 // earlier replica on a tie). It keeps per-replica measurements and a bounded, expiring set of prefixes each replica
 // has seen. It must never send anything; the gateway does, and reports outcomes back.
-import type { Clock } from './clock.ts';
+import type { Clock } from '../domain/clock.ts';
 import type { PrefixPoint } from './prefix-fingerprint.ts';
 
 /** How long a replica is assumed to keep a prompt prefix cached (providers keep them ~5–10 minutes). */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ManualClock } from './clock.ts';
+import { ManualClock } from '../domain/clock.ts';
 import { RetryBudget } from './retry-budget.ts';
 
 describe('RetryBudget', () => {

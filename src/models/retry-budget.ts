@@ -1,7 +1,7 @@
 // Retry budgets: a retry is allowed only while retries stay within `ratio` × first attempts over a sliding window
 // (per provider), plus a small floor so a quiet provider can still retry, and within a per-run cap. So a provider
 // outage multiplies load by at most 1 + ratio. It counts; it never sleeps, and never reads the wall clock itself.
-import type { Clock } from './clock.ts';
+import type { Clock } from '../domain/clock.ts';
 
 export interface RetryBudgetSettings {
   /** Retries allowed per first attempt over the window (0.2 = at most 20% extra load). */

@@ -1,5 +1,7 @@
 // How long to wait before the next attempt: the provider's Retry-After when it sent one (clamped), else exponential
-// backoff with full jitter. Pure arithmetic: it never sleeps and never decides *whether* to retry.
+// backoff with full jitter (src/domain/backoff.ts). Pure arithmetic: it never sleeps and never decides *whether* to retry.
+import { backoffDelayMs } from '../domain/backoff.ts';
+
 export const RETRY_BASE_DELAY_MS = 100;
 export const RETRY_MAX_DELAY_MS = 5_000;
 /** A provider's Retry-After is honoured up to this; longer hints are clamped so a call stays bounded. */
@@ -14,6 +16,5 @@ export const RETRY_AFTER_MAX_MS = 60_000;
  */
 export function retryDelayMs(attempt: number, retryAfterMs: number | undefined, random: () => number): number {
   if (retryAfterMs !== undefined) return Math.min(Math.max(0, retryAfterMs), RETRY_AFTER_MAX_MS);
-  const ceilingMs = Math.min(RETRY_MAX_DELAY_MS, RETRY_BASE_DELAY_MS * 2 ** (attempt - 1));
-  return Math.floor(random() * ceilingMs);
+  return backoffDelayMs({ initialDelayMs: RETRY_BASE_DELAY_MS, maxDelayMs: RETRY_MAX_DELAY_MS, multiplier: 2, jitter: 'full' }, attempt, random);
 }

@@ -5,7 +5,7 @@
 // than going out unmetered.
 import type { RateWindows, WindowKey } from '../store/rate-windows.ts';
 import type { ModelRateLimits } from '../sdk/types.ts';
-import type { Clock } from './clock.ts';
+import type { Clock } from '../domain/clock.ts';
 import { requestTooLarge, type LimitedKey, type RateGate, type RateLimiter, type Reservation } from './rate-limiter.ts';
 
 /** Longest single sleep before asking the windows again (capacity freed early elsewhere is seen this late at most). */

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
-import { ManualClock } from './clock.ts';
+import { ManualClock } from '../domain/clock.ts';
 import { startOfUtcDay, TENANT_POLICY_TTL_MS, TENANT_USAGE_TTL_MS, TenantPolicy } from './tenant-policy.ts';
 
 const DAY_MS = 86_400_000;

@@ -4,7 +4,7 @@
 // grows in between with what this process's calls spend. A verdict of "exhausted" is always confirmed on fresh reads,
 // so a raised budget is never refused from a stale cache. It never blocks or parks anything itself: callers decide.
 import type { ModelRateLimits } from '../sdk/types.ts';
-import { SYSTEM_CLOCK, type Clock } from './clock.ts';
+import { SYSTEM_CLOCK, type Clock } from '../domain/clock.ts';
 
 /** How long a tenant's record (limits, budgets) is trusted before it is read again, in ms. */
 export const TENANT_POLICY_TTL_MS = 5_000;

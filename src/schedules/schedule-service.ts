@@ -7,7 +7,7 @@ import type { AgentRegistry } from '../engine/registry.ts';
 import type {
   FireFilter, FireRecord, NewSchedule, OverlapPolicy, RunTemplate, ScheduleEventRecord, SchedulePatch, ScheduleRecord, ScheduleStore,
 } from '../store/schedule-store.ts';
-import type { Clock } from './clock.ts';
+import type { Clock } from '../domain/clock.ts';
 import { FireTimes } from './fire-times.ts';
 import { fireTimesOf } from './schedule-pass.ts';
 import { allowlistOrigin, assertWebhookAllowed } from './webhook-allowlist.ts';

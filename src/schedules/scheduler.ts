@@ -7,12 +7,11 @@ import { isKeelError } from '../domain/keel-error.ts';
 import type { AgentRegistry } from '../engine/registry.ts';
 import type { ScheduleClaim, ScheduleStore } from '../store/schedule-store.ts';
 import type { Store } from '../store/store.ts';
-import type { Clock } from './clock.ts';
+import type { Clock } from '../domain/clock.ts';
+import { SCHEDULER_LEASE_MS_DEFAULT, SCHEDULER_TICK_MS_DEFAULT } from '../config/defaults.ts';
 import { planPass } from './schedule-pass.ts';
 import { WebhookNotifier } from './webhook-notifier.ts';
 
-export const SCHEDULER_TICK_MS_DEFAULT = 1_000;
-export const SCHEDULER_LEASE_MS_DEFAULT = 30_000;
 const SCHEDULES_PER_CLAIM_MAX = 200;
 /** Claim rounds in one tick: up to 4,000 schedules are looked at per tick and process. */
 const CLAIM_ROUNDS_PER_TICK_MAX = 20;

@@ -7,7 +7,7 @@ import type { ScheduleStore } from '../store/schedule-store.ts';
 import { SqliteScheduleStore } from '../store/sqlite/sqlite-schedule-store.ts';
 import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import type { Store } from '../store/store.ts';
-import { systemClock, type Clock } from './clock.ts';
+import { SYSTEM_CLOCK, type Clock } from '../domain/clock.ts';
 import { ScheduleService } from './schedule-service.ts';
 import { Scheduler, type SchedulerOptions } from './scheduler.ts';
 
@@ -27,7 +27,7 @@ export function scheduleStoreFor(runs: Store): ScheduleStore {
 export function createSchedulesPlane(
   runs: Store, registry: AgentRegistry, options: { clock?: Clock } & Pick<SchedulerOptions, 'owner' | 'tickMs' | 'leaseMs' | 'log'> = {},
 ): SchedulesPlane {
-  const clock = options.clock ?? systemClock;
+  const clock = options.clock ?? SYSTEM_CLOCK;
   const store = scheduleStoreFor(runs);
   const scheduler = new Scheduler({ runs, schedules: store, registry, clock, ...options });
   return { store, service: new ScheduleService(store, registry, clock), scheduler };

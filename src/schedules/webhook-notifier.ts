@@ -2,8 +2,9 @@
 // `Idempotency-Key` (the notification id, the same on every attempt), and records the attempt under the claim's
 // fencing token. Delivery is at least once (a process dying between the POST and the record sends it again, with the
 // same key); it retries with jittered exponential backoff and gives up after a bounded number of attempts.
+import { backoffDelayMs } from '../domain/backoff.ts';
 import type { ScheduleStore, NotificationRecord } from '../store/schedule-store.ts';
-import type { Clock } from './clock.ts';
+import type { Clock } from '../domain/clock.ts';
 import { webhookOrigin } from './webhook-allowlist.ts';
 
 export const WEBHOOK_ATTEMPTS_MAX = 8;
@@ -21,10 +22,9 @@ export interface WebhookNotifierOptions {
   log?: (level: 'info' | 'warn', message: string, fields?: Record<string, unknown>) => void;
 }
 
-/** Delay before attempt `attempt + 1`: exponential with full jitter, capped. */
+/** Delay before attempt `attempt + 1`: exponential with equal jitter (at least half the ceiling), capped. */
 export function backoffMs(attempt: number, random: () => number = Math.random): number {
-  const ceiling = Math.min(WEBHOOK_BACKOFF_MAX_MS, WEBHOOK_BACKOFF_BASE_MS * 2 ** Math.max(0, attempt - 1));
-  return Math.round(ceiling / 2 + (random() * ceiling) / 2);
+  return backoffDelayMs({ initialDelayMs: WEBHOOK_BACKOFF_BASE_MS, maxDelayMs: WEBHOOK_BACKOFF_MAX_MS, multiplier: 2, jitter: 'equal' }, attempt, random);
 }
 
 export class WebhookNotifier {

@@ -4,9 +4,6 @@
 // run stops at its next effect boundary, see RunExecution.preempt).
 import type { Priority, RunRecord } from '../domain/records.ts';
 
-/** How long (ms) a claimable interactive run may wait for a slot before batch runs are preempted (KEEL_PREEMPT_AFTER_MS). */
-export const PREEMPT_AFTER_MS_DEFAULT = 2_000;
-
 /** Longest pause between two rounds of preemptions of one process whose rounds keep letting no interactive run in. */
 export const PREEMPT_PAUSE_MAX_MS = 60_000;
 

@@ -1,5 +1,5 @@
 // Test harness for schedules: a real Keel (SQLite file or a fresh Postgres database, orchestrator, Fastify on an
-// ephemeral port) with the schedules plane on a FakeClock. The scheduler's loop is not started: tests move the clock
+// ephemeral port) with the schedules plane on a ManualClock. The scheduler's loop is not started: tests move the clock
 // and call tick(), so no test sleeps for scheduled time. Talks HTTP like test/support/keel-server.ts.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,14 +15,14 @@ import type { AgentDefinition } from '../../src/sdk/types.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import type { Store } from '../../src/store/store.ts';
-import { FakeClock } from './fake-clock.ts';
+import { ManualClock } from '../../src/domain/clock.ts';
 
 export const ADMIN_KEY = 'admin-key-for-tests-0123456789';
 
 export interface SchedulesKeel {
   url: string;
   apiKey: string;
-  clock: FakeClock;
+  clock: ManualClock;
   store: Store;
   plane: SchedulesPlane;
   app: FastifyInstance;
@@ -43,7 +43,7 @@ export interface SchedulesKeelOptions {
   /** Reuse another harness's store (a second scheduler and API on the same database). */
   shareStoreOf?: SchedulesKeel;
   apiKey?: string;
-  clock?: FakeClock;
+  clock?: ManualClock;
 }
 
 export async function startSchedulesKeel(options: SchedulesKeelOptions): Promise<SchedulesKeel> {
@@ -57,7 +57,7 @@ export async function startSchedulesKeel(options: SchedulesKeelOptions): Promise
   const apiKey = options.apiKey ?? generateApiKey();
   await store.ensureTenant('test', hashApiKey(apiKey));
   orchestrator.start();
-  const clock = options.clock ?? new FakeClock(options.start);
+  const clock = options.clock ?? new ManualClock(options.start);
   const plane = createSchedulesPlane(store, registry, { clock });
   const app = await buildApi({ store, registry, adminKey: ADMIN_KEY, schedules: plane.service });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });

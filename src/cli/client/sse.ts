@@ -3,6 +3,7 @@
 // It never interprets event data, never retries a non-transient error (a 4xx), and never retries
 // without bound: too many consecutive failed connections end the read with SseRetriesExhaustedError.
 import { setTimeout as delay } from 'node:timers/promises';
+import { backoffDelayMs } from '../../domain/backoff.ts';
 import { isTransientError } from './http-client.ts';
 
 /** Consecutive failed connections tolerated before giving up. */
@@ -151,8 +152,7 @@ export interface ReadSseOptions {
 /** Delay before the `attempt`-th consecutive retry: immediate, then doubling from the base, with jitter. */
 export function retryDelayMs(attempt: number, baseMs = SSE_RETRY_BASE_DELAY_MS): number {
   if (attempt <= 1) return 0;
-  const ceiling = Math.min(baseMs * 2 ** (attempt - 2), SSE_RETRY_MAX_DELAY_MS);
-  return Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
+  return backoffDelayMs({ initialDelayMs: baseMs, maxDelayMs: SSE_RETRY_MAX_DELAY_MS, multiplier: 2, jitter: 'equal' }, attempt - 1);
 }
 
 interface ConnectionProgress {

@@ -9,7 +9,7 @@ import type { EffectKind } from '../../domain/records.ts';
 import { checkSleep, checkWaitForInput, parseToolArgs, resolveChild } from '../ctx-checks.ts';
 import { SeededRandom } from '../deterministic.ts';
 import type { AgentRegistry } from '../registry.ts';
-import { divergence, toJson } from '../run-execution.ts';
+import { divergence, toJson } from '../journal-cursor.ts';
 import type { Call, FromIsolate, Outcome, ReplayEntry, ThrownError } from './protocol.ts';
 
 /** One run hosted by this isolate. */
@@ -89,7 +89,7 @@ export class IsolatedRun {
         const seq = this.#position('now', 'now');
         const entry = this.#journal.get(seq);
         if (entry !== undefined) return entry.result as number;
-        const value = Date.now();
+        const value = Date.now(); // the isolate thread's own time: the engine's injected clock cannot cross threads
         this.#journal.set(seq, { seq, kind: 'now', name: 'now', status: 'succeeded', result: value, error: null });
         this.#post({ t: 'now', run: this.handle, seq, value });
         return value;

@@ -12,16 +12,16 @@ import { Worker } from 'node:worker_threads';
 import { KeelError, deserializeError, type SerializedError } from '../../domain/keel-error.ts';
 import type { ErrorCode } from '../../domain/error-codes.ts';
 import type { Json } from '../../domain/json.ts';
+import { AGENT_BLOCKED_MS_DEFAULT, ISOLATE_MEMORY_MB_DEFAULT } from '../../config/defaults.ts';
 import { telemetry } from '../../telemetry/telemetry.ts';
 import { effects, type ContextDeps } from '../agent-context.ts';
 import type { AgentHost } from '../agent-host.ts';
 import { resolveRetryPolicy } from '../retry-policy.ts';
-import { toJson, type RunExecution } from '../run-execution.ts';
+import { toJson } from '../journal-cursor.ts';
+import type { RunExecution } from '../run-execution.ts';
 import { revive, thrown } from './isolate-context.ts';
 import { PULSE_BYTES, PULSE_RUN, PULSE_TICK, type Call, type FromIsolate, type IsolateData, type Outcome, type ReplayEntry, type ToIsolate } from './protocol.ts';
 
-export const AGENT_BLOCKED_MS_DEFAULT = 2_000;
-export const ISOLATE_MEMORY_MB_DEFAULT = 512;
 const WATCHDOG_INTERVAL_MS = 100;
 /** A watchdog pass this many intervals late means this thread itself was stalled. */
 const STALL_FACTOR = 5;
@@ -304,6 +304,8 @@ export class IsolateHost implements AgentHost {
 
   /** Terminates every ready isolate whose event loop has not turned for longer than its current run allows. */
   #watch(): void {
+    // Wall-clock time, not the engine's clock: it is compared with the pulse the isolate thread writes (Date.now()
+    // there), and it measures real stalls, which a simulated clock must not hide.
     const now = Date.now();
     // This thread did not run for a while either (SIGSTOP, a starved machine): an isolate's silence over that time
     // says nothing about its agent code, so its clock starts again now.

@@ -13,7 +13,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { KeelError } from '../../domain/keel-error.ts';
 import { loadAgentsModule } from '../agents-module.ts';
 import { AgentRegistry } from '../registry.ts';
-import { toJson } from '../run-execution.ts';
+import { toJson } from '../journal-cursor.ts';
 import { IsolatedRun, thrown } from './isolate-context.ts';
 import { PULSE_INTERVAL_MS, PULSE_RUN, PULSE_TICK, type FromIsolate, type IsolateData, type ToIsolate } from './protocol.ts';
 

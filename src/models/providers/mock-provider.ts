@@ -4,7 +4,7 @@
 // provider it stops at the request's output cap, so token and cost budgets hold against it.
 import { KeelError } from '../../domain/keel-error.ts';
 import type { ChatMessage, MockModelOptions, ToolCall } from '../../sdk/types.ts';
-import { abortableDelay } from '../abortable-delay.ts';
+import { abortableDelay } from '../../domain/clock.ts';
 import type { ModelProvider, ProviderRequest, ProviderResponse } from '../provider.ts';
 
 /** Rough size of a token in characters, for the mock's deterministic token estimate. */

@@ -1,0 +1,39 @@
+// Keel's default settings, each defined once with its unit in its name: config.ts uses them as the defaults of its
+// schema (the environment may override them), and the module each belongs to uses the same constant when it is
+// built without a config (tests, embedding). It imports nothing and reads no environment.
+
+/** Where the SQLite store, artifacts and sandboxes live (KEEL_DATA_DIR). */
+export const DATA_DIR_DEFAULT = '.keel';
+/** The interface the API listens on (KEEL_HOST); the metrics listener's too (KEEL_METRICS_HOST). */
+export const HOST_DEFAULT = '127.0.0.1';
+/** The API's port (KEEL_PORT). */
+export const PORT_DEFAULT = 7070;
+/** The server the CLI talks to (KEEL_URL). */
+export const URL_DEFAULT = `http://${HOST_DEFAULT}:${PORT_DEFAULT}`;
+
+/** Most writes committed in one transaction (KEEL_GROUP_COMMIT_MAX_BATCH). */
+export const GROUP_COMMIT_MAX_BATCH_DEFAULT = 1024;
+/** How long a group commit waits for more writes before committing (KEEL_GROUP_COMMIT_MAX_WAIT_MS): not at all. */
+export const GROUP_COMMIT_MAX_WAIT_MS_DEFAULT = 0;
+
+/** A claimed run's lease lasts this long without a heartbeat (KEEL_LEASE_TTL_MS). */
+export const LEASE_TTL_MS_DEFAULT = 15_000;
+/** Runs one process holds in run slots at once (KEEL_MAX_ACTIVE_RUNS). */
+export const MAX_ACTIVE_RUNS_DEFAULT = 2_000;
+/** Lost leases in a row without a commit after which a run is quarantined as poison (KEEL_POISON_LEASE_LOSSES). */
+export const POISON_LEASE_LOSSES_DEFAULT = 3;
+/** How long (ms) a claimable interactive run may wait for a slot before batch runs are preempted (KEEL_PREEMPT_AFTER_MS). */
+export const PREEMPT_AFTER_MS_DEFAULT = 2_000;
+
+/** A turn of agent code holding its isolate longer than this is aborted (KEEL_AGENT_BLOCKED_MS). */
+export const AGENT_BLOCKED_MS_DEFAULT = 2_000;
+/** Heap limit of each agent isolate, in MiB (KEEL_AGENT_MEMORY_MB). */
+export const ISOLATE_MEMORY_MB_DEFAULT = 512;
+
+/** Largest request body the API accepts (KEEL_PAYLOAD_MAX_BYTES). */
+export const PAYLOAD_MAX_BYTES_DEFAULT = 1024 * 1024;
+
+/** How often the scheduler looks for schedules to fire (KEEL_SCHEDULER_TICK_MS). */
+export const SCHEDULER_TICK_MS_DEFAULT = 1_000;
+/** How long a scheduler's claim on a schedule lasts (KEEL_SCHEDULER_LEASE_MS). */
+export const SCHEDULER_LEASE_MS_DEFAULT = 30_000;

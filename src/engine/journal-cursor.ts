@@ -1,0 +1,116 @@
+// A live execution's view of its run's journal: the entries committed so far, by position, and the next position
+// the agent code takes. On replay it checks that the code asks, at each position, for what the journal holds (a
+// divergence is a typed `non_determinism` error). It learns of commits only after the store has made them durable,
+// and never writes to the store itself.
+import { assertEffectMove } from '../domain/effect-status.ts';
+import type { Json } from '../domain/json.ts';
+import { KeelError } from '../domain/keel-error.ts';
+import type { EffectKind, JournalEntry } from '../domain/records.ts';
+import { parkedReason, resumedEvent } from '../domain/waiting-reasons.ts';
+import type { JournalWrite } from '../store/store.ts';
+
+/** A journal position taken by agent code, with what the journal holds there (undefined: nothing yet). */
+export type Position = { seq: number; entry: JournalEntry | undefined };
+
+export class JournalCursor {
+  readonly #runId: string;
+  readonly #leaseToken: number;
+  readonly #entries = new Map<number, JournalEntry>();
+  #nextSeq = 1;
+
+  constructor(runId: string, leaseToken: number) {
+    this.#runId = runId;
+    this.#leaseToken = leaseToken;
+  }
+
+  /** Takes the journal as loaded from the store (before the agent code runs). */
+  load(entries: Iterable<JournalEntry>): void {
+    for (const entry of entries) this.#entries.set(entry.seq, entry);
+  }
+
+  /** The next position of in-thread agent code (an isolate counts its positions itself). */
+  take(): number {
+    return this.#nextSeq++;
+  }
+
+  /** What the journal holds at `seq`, or the divergence error when it holds another kind or name there. */
+  at(seq: number, kind: EffectKind, name: string): Position | KeelError {
+    const entry = this.#entries.get(seq);
+    return divergence(seq, entry, kind, name) ?? { seq, entry };
+  }
+
+  /** Committed positions (what a preemption keeps, and what the next claim replays). */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  entries(): JournalEntry[] {
+    return [...this.#entries.values()];
+  }
+
+  /** Asserts that each write moves its position's effect along the effect state machine (before committing it). */
+  assertMoves(writes: readonly JournalWrite[]): void {
+    for (const w of writes) assertEffectMove(this.#entries.get(w.seq)?.status ?? 'pending', w.status, `${this.#runId} position ${w.seq}`);
+  }
+
+  /** Records writes the store has committed. */
+  record(writes: readonly JournalWrite[]): void {
+    for (const w of writes) this.#entries.set(w.seq, this.#asEntry(w));
+  }
+
+  /** The journal with writes not committed yet laid over it (late writes fenced off by a cancel). */
+  overlaid(writes: readonly JournalWrite[]): JournalEntry[] {
+    const view = new Map(this.#entries);
+    for (const w of writes) view.set(w.seq, this.#asEntry(w));
+    return [...view.values()];
+  }
+
+  /** Retries the journal records: attempts beyond the first of settled steps and tools (crash recoveries are not retries). */
+  retriesRecorded(): number {
+    let n = 0;
+    for (const e of this.#entries.values()) {
+      if ((e.kind === 'step' || e.kind === 'tool') && (e.status === 'succeeded' || e.status === 'failed')) n += Math.max(0, e.attempts - 1);
+    }
+    return n;
+  }
+
+  /** `run.resumed` for a run claimed again after a park: the first parked wait of its journal says what it waited for. */
+  resumedEvent(now: number): { type: string; data: Json } | undefined {
+    for (const e of this.#entries.values()) {
+      const reason = parkedReason(e);
+      if (reason !== undefined) return resumedEvent(reason, e.queuedAt, now, { seq: e.seq });
+    }
+    return undefined;
+  }
+
+  /** Child runs this run started and has not seen finish: a cancel propagates to them. */
+  unfinishedChildren(): string[] {
+    return [...this.#entries.values()]
+      .filter((e) => e.kind === 'child' && e.status === 'waiting')
+      .map((e) => (e.args as { childRunId?: string } | null)?.childRunId)
+      .filter((id) => id !== undefined); // a child waiting for room in the queue was never spawned
+  }
+
+  #asEntry(write: JournalWrite): JournalEntry {
+    return {
+      runId: this.#runId, args: null, result: null, error: null, executionId: null, effectClass: null, attempts: 1,
+      leaseToken: this.#leaseToken, worker: null, queuedAt: null, startedAt: null, endedAt: null, deadlineAt: null, ...write,
+    } as JournalEntry;
+  }
+}
+
+/** Replay went another way than the journal at `seq` (another kind or name there): the typed error, or undefined. */
+export function divergence(seq: number, entry: { kind: string; name: string } | undefined, kind: EffectKind, name: string): KeelError | undefined {
+  if (entry === undefined || (entry.kind === kind && entry.name === name)) return undefined;
+  return new KeelError(
+    'non_determinism',
+    `replay diverged from the journal at position ${seq}: the journal has ${entry.kind} ${JSON.stringify(entry.name)}, the code asked for ${kind} ${JSON.stringify(name)}`,
+    { details: { position: seq, journal: { kind: entry.kind, name: entry.name }, code: { kind, name } } },
+  );
+}
+
+/** Makes a value JSON (what the journal stores), so a live result and a replayed one are the same value. */
+export function toJson(value: unknown): Json {
+  if (value === undefined) return null;
+  return JSON.parse(JSON.stringify(value)) as Json;
+}
