@@ -82,6 +82,8 @@ test('a port already in use is refused before the data directory is touched', as
   const outcome = keel(['dev', '--agents', AGENTS, '--port', String(port), '--data', join(dir, 'data')]);
   assertOneLineError(outcome, new RegExp(`^keel dev: port ${port} on 127\\.0\\.0\\.1 is already in use — stop the process listening there, or pass another --port`));
   assert.equal(existsSync(join(dir, 'data')), false, 'no data directory or lock was created');
+  const metrics = keel(['dev', '--agents', AGENTS, '--port', '0', '--data', join(dir, 'data')], { env: { KEEL_METRICS_PORT: String(port) } });
+  assertOneLineError(metrics, new RegExp(`^keel dev: port ${port} on 127\\.0\\.0\\.1 is already in use — .* or set another KEEL_METRICS_PORT`));
 });
 
 test('a data directory that cannot be written is refused with the directory named', (t) => {

@@ -6,8 +6,10 @@ import { reportError, type CliIo } from './kit/output.ts';
 const USAGE = `usage: keel <command>
 
   dev --agents <file> [--port 7070] [--data ./.keel]   run everything in one process (SQLite, or Postgres if KEEL_DATABASE_URL)
-  server --agents <file> [--port 7070]                   API + orchestrator on Postgres (KEEL_DATABASE_URL); run any number
-  worker --agents <file>                                 orchestrator only, on Postgres; run any number
+  server --agents <file> [--port 7070] [--data ./.keel]
+                                                         API + orchestrator on Postgres (KEEL_DATABASE_URL); run any number
+  worker --agents <file> [--data ./.keel]                orchestrator only, on Postgres; run any number
+                                                         (--data of server and worker: local sandbox workspaces only)
   migrate                                                apply Postgres migrations and exit
   plan <scenario.json> [--json] | plan --live <scenario.json> [--url u] [--window-seconds s]
                                                          capacity planner: what saturates first, and when

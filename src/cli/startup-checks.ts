@@ -23,7 +23,7 @@ export interface ListenTarget {
 export function listenStartupError(error: unknown, { host, port, flag }: ListenTarget): StartupError | undefined {
   switch ((error as NodeJS.ErrnoException | undefined)?.code) {
     case 'EADDRINUSE':
-      return new StartupError(`port ${port} on ${host} is already in use`, `stop the process listening there, or pass another ${flag} (0 picks a free port)`, { cause: error });
+      return new StartupError(`port ${port} on ${host} is already in use`, `stop the process listening there, or ${flag.startsWith('--') ? 'pass' : 'set'} another ${flag} (0 picks a free port)`, { cause: error });
     case 'EACCES':
       return new StartupError(`port ${port} on ${host} needs privileges this process does not have`, `use a port above 1023 with ${flag}, e.g. 7070`, { cause: error });
     case 'EADDRNOTAVAIL':
