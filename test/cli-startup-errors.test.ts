@@ -93,6 +93,13 @@ test('a data directory that cannot be written is refused with the directory name
   assertOneLineError(keel(['dev', '--agents', AGENTS, '--port', '0', '--data', join(file, 'data')]),
     /^keel dev: data directory .*a-file\/data is not a directory: a file is in the way \(ENOTDIR\) — pass --data with a directory/);
 
+  const junk = join(dir, 'junk');
+  mkdirSync(junk);
+  writeFileSync(join(junk, 'keel.db'), 'notes, not a database '.repeat(20));
+  assertOneLineError(keel(['dev', '--agents', AGENTS, '--port', '0', '--data', junk]),
+    /^keel dev: .*junk\/keel\.db is not a database \(SQLITE_NOTADB\) — pass --data with another directory/);
+  assert.equal(existsSync(join(junk, 'keel.lock')), false, 'the lock is released when the start fails');
+
   const readOnly = join(dir, 'read-only');
   mkdirSync(readOnly, { mode: 0o555 });
   chmodSync(readOnly, 0o555);
@@ -127,9 +134,14 @@ test('an agents file that is missing, does not load or exports no agent is named
   assert.equal(existsSync(data), false, 'the agents file is checked before the data directory is opened');
 });
 
-test('invalid configuration is one line naming the variable', () => {
-  assertOneLineError(keel(['dev', '--agents', AGENTS, '--port', '0'], { env: { KEEL_DURABILITY: 'sometimes' } }),
+test('invalid configuration and a broken pools file are one line naming what to fix', (t) => {
+  const dir = tempDir(t);
+  assertOneLineError(keel(['dev', '--agents', AGENTS, '--port', '0', '--data', dir], { env: { KEEL_DURABILITY: 'sometimes' } }),
     /^keel dev: config_invalid: invalid configuration: KEEL_DURABILITY: .* — fix the setting named/);
+  const pools = join(dir, 'pools.json');
+  writeFileSync(pools, '{ "pools": ');
+  assertOneLineError(keel(['dev', '--agents', AGENTS, '--port', '0', '--data', dir], { env: { KEEL_POOLS_FILE: pools } }),
+    /^keel dev: pools_config_invalid: .*pools\.json.* — fix the pools file \(KEEL_POOLS_FILE\)/);
 });
 
 test('server and worker without KEEL_DATABASE_URL, and migrate against a database that is not there', () => {

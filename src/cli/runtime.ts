@@ -34,7 +34,7 @@ import type { DashboardSources } from '../api/dashboard-sources.ts';
 import { loadPoolsFile } from '../scheduling/pool-config.ts';
 import { watchPoolsFile } from '../scheduling/pool-config-watch.ts';
 import { followTenantPoolPolicy } from '../scheduling/tenant-pool-policy.ts';
-import { assertCanListen, databaseStartupError, listenStartupError, loadAgentsForStart } from './startup-checks.ts';
+import { assertCanListen, databaseStartupError, listenStartupError, loadAgentsForStart, sqliteStartupError } from './startup-checks.ts';
 
 export type Role = 'dev' | 'server' | 'worker';
 
@@ -73,6 +73,15 @@ export function openStore(config: KeelConfig, role: Role): { store: Store; unloc
   }
 }
 
+/** openStore, with a data directory holding something that is not a Keel database refused in one line. */
+function openStoreForStart(config: KeelConfig, role: Role): ReturnType<typeof openStore> {
+  try {
+    return openStore(config, role);
+  } catch (error) {
+    throw sqliteStartupError(error, join(resolve(config.dataDir), 'keel.db')) ?? error;
+  }
+}
+
 export async function startRuntime(role: Role, agentsFile: string, config: KeelConfig, log: Logger): Promise<RunningKeel> {
   if (config.testCrashAt !== undefined) {
     armCrashPoint(config.testCrashAt);
@@ -94,7 +103,7 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   const apiTarget = { host: config.host, port: config.port, flag: '--port' };
   if (role !== 'worker') await assertCanListen(apiTarget);
   if (config.metricsPort !== undefined) await assertCanListen({ host: config.metricsHost, port: config.metricsPort, flag: 'KEEL_METRICS_PORT' });
-  const { store, unlock } = openStore(config, role);
+  const { store, unlock } = openStoreForStart(config, role);
   try {
     await store.migrate();
   } catch (error) {

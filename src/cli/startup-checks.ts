@@ -131,3 +131,18 @@ export function databaseStartupError(error: unknown, databaseUrl: string): Start
   }
   return undefined;
 }
+
+/** SQLite result codes a user causes with the data directory's content (sqlite3.h). */
+const SQLITE_FILE_ERRORS: Record<number, string> = {
+  11: 'is damaged (SQLITE_CORRUPT)',
+  14: 'cannot be opened (SQLITE_CANTOPEN)',
+  26: 'is not a database (SQLITE_NOTADB)',
+};
+
+/** The StartupError for a data directory whose keel.db cannot be used, or undefined for any other failure. */
+export function sqliteStartupError(error: unknown, path: string): StartupError | undefined {
+  const { code, errcode } = (error ?? {}) as { code?: unknown; errcode?: unknown };
+  const problem = code === 'ERR_SQLITE_ERROR' && typeof errcode === 'number' ? SQLITE_FILE_ERRORS[errcode] : undefined;
+  if (problem === undefined) return undefined;
+  return new StartupError(`${path} ${problem}`, 'pass --data with another directory, or move that file away (a new one is created)', { cause: error });
+}
