@@ -157,38 +157,39 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   });
   await schedules.scheduler.start();
   let app: FastifyInstance | undefined;
-  let address: string | undefined;
-  const stop = async () => {
-    await app?.close();
-    await metricsListener?.close();
-    await schedules.scheduler.stop();
-    await orchestrator.stop();
-    poolsWatch?.close();
-    tenantPoolPolicy.close();
-    pools.close();
-    await agentHost.close();
-    await sandboxes.close();
-    detachStore();
-    await stopTracing(); // flushes the spans of runs that ended during shutdown
-    await store.close();
-    unlock();
-  };
   if (role !== 'worker') {
     app = await buildApi({ store, registry, live: gateway.live, adminKey: config.adminKey, payloadMaxBytes: config.payloadMaxBytes, ready: () => true, logger: log.child({ role: 'api' }), schedules: schedules.service,
       pools: () => pools.snapshot(), tenantPolicy: gateway.tenantPolicy, dashboard: dashboardSources(store, pools) });
+  }
+  const running: RunningKeel = {
+    store, orchestrator, app, address: undefined, devApiKey, recovered, schedules,
+    metricsAddress: metricsListener?.address,
+    async stop() {
+      await app?.close();
+      await metricsListener?.close();
+      await schedules.scheduler.stop();
+      await orchestrator.stop();
+      poolsWatch?.close();
+      tenantPoolPolicy.close();
+      pools.close();
+      await agentHost.close();
+      await sandboxes.close();
+      detachStore();
+      await stopTracing(); // flushes the spans of runs that ended during shutdown
+      await store.close();
+      unlock();
+    },
+  };
+  if (app !== undefined) {
     try {
-      address = await app.listen({ port: config.port, host: config.host });
+      running.address = await app.listen({ port: config.port, host: config.host });
     } catch (error) {
       // Taken between the check above and now: everything started so far is stopped before the start fails.
-      await stop();
+      await running.stop();
       throw listenStartupError(error, apiTarget) ?? error;
     }
   }
-  return {
-    store, orchestrator, app, address, devApiKey, recovered, schedules,
-    metricsAddress: metricsListener?.address,
-    stop,
-  };
+  return running;
 }
 
 /** Resolves after SIGINT or SIGTERM, once the runtime stopped gracefully. */
