@@ -3,8 +3,8 @@
 // process.exit or touches process.stdout: everything goes through `io`, and the exit code is returned.
 import { readFile } from 'node:fs/promises';
 import type { ParseArgsOptionsConfig } from 'node:util';
-import { expectPositionals, intFlag, jsonArgument, parseFlags, positiveNumberFlag } from '../kit/args.ts';
-import { CLIENT_FLAGS, clientFlagsUsage, connect } from '../kit/client.ts';
+import { expectPositionals, intFlag, jsonArgument, positiveNumberFlag } from '../kit/args.ts';
+import { clientFlagsUsage, connect, parseClientFlags as parse } from '../kit/client.ts';
 import { dispatch, type Subcommand } from '../kit/dispatch.ts';
 import { EXIT_FAILURE, EXIT_OK, isTty, out, printJson, UsageError, type CliIo } from '../kit/output.ts';
 import { formatEventLine, formatOutcome, formatRun, formatRunTable, formatStatusLine, formatStepTable } from './format.ts';
@@ -49,9 +49,6 @@ ${clientFlagsUsage()}
 
 exit codes: 0 success, 1 request failed or the run did not succeed, 2 usage error`;
 
-function parse<T extends ParseArgsOptionsConfig>(args: string[], options: T) {
-  return parseFlags(args, { ...CLIENT_FLAGS, ...options });
-}
 
 /** The in-place spinner line on a terminal: cleared before each event line is printed, redrawn after. */
 class StatusLine {

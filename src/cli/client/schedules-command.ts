@@ -2,15 +2,12 @@
 // request, 2 usage) are the CLI kit's (src/cli/kit/); settings come only from flags and `io.env`; Keel is reached
 // only through KeelHttpClient; everything is written through `io`.
 import type { ParseArgsOptionsConfig } from 'node:util';
-import { intFlag, onePositional as one, parseFlags } from '../kit/args.ts';
-import { CLIENT_FLAGS, clientFlagsUsage, connect } from '../kit/client.ts';
+import { intFlag, onePositional as one } from '../kit/args.ts';
+import { clientFlagsUsage, connect, parseClientFlags as parse } from '../kit/client.ts';
 import { dispatch, type Subcommand } from '../kit/dispatch.ts';
 import { show, UsageError, type CliIo } from '../kit/output.ts';
 import { formatDateTime, formatTable } from './format.ts';
 
-function parse<T extends ParseArgsOptionsConfig>(args: string[], options: T) {
-  return parseFlags(args, { ...CLIENT_FLAGS, ...options });
-}
 
 const int = (value: string | undefined, flag: string): number | undefined => intFlag(value, flag, 0);
 

@@ -1,17 +1,13 @@
 // `keel tenants …`: the operator's CLI over /v1/admin/tenants — create a tenant (its API key is printed once), change
 // its weight and limits, list tenants. Authenticates with the admin key (--key, else $KEEL_ADMIN_KEY); exit codes and
 // output conventions are the CLI kit's (src/cli/kit/).
-import type { ParseArgsOptionsConfig } from 'node:util';
 import type { TenantQuotas } from '../../domain/records.ts';
-import { onePositional as one, parseFlags } from '../kit/args.ts';
-import { CLIENT_FLAGS, clientFlagsUsage, connect } from '../kit/client.ts';
+import { onePositional as one } from '../kit/args.ts';
+import { clientFlagsUsage, connect, parseClientFlags as parse } from '../kit/client.ts';
 import { dispatch, type Subcommand } from '../kit/dispatch.ts';
 import { show, UsageError, type CliIo } from '../kit/output.ts';
 import { formatTable } from './format.ts';
 
-function parse<T extends ParseArgsOptionsConfig>(args: string[], options: T) {
-  return parseFlags(args, { ...CLIENT_FLAGS, ...options });
-}
 
 export const TENANTS_USAGE = `usage: keel tenants <command> [options]
 

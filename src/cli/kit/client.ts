@@ -3,6 +3,7 @@
 // key or a URL that is not http(s) is a UsageError, raised before any request is sent.
 import type { ParseArgsOptionsConfig } from 'node:util';
 import { KeelHttpClient } from '../client/http-client.ts';
+import { parseFlags } from './args.ts';
 import { UsageError } from './output.ts';
 
 export const DEFAULT_KEEL_URL = 'http://127.0.0.1:7070';
@@ -13,6 +14,11 @@ export const CLIENT_FLAGS = {
   key: { type: 'string' },
   json: { type: 'boolean', default: false },
 } as const satisfies ParseArgsOptionsConfig;
+
+/** parseFlags for a client command: its own flags plus --url, --key and --json. */
+export function parseClientFlags<T extends ParseArgsOptionsConfig>(args: string[], options: T) {
+  return parseFlags(args, { ...CLIENT_FLAGS, ...options });
+}
 
 /** The text of `options for every command` in the client commands' usage. */
 export function clientFlagsUsage(keyVariable = 'KEEL_API_KEY', keyName = 'API key'): string {
