@@ -18,6 +18,7 @@ const MAIN = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
 const BIN = fileURLToPath(new URL('../bin/keel.js', import.meta.url));
 const DIST_MAIN = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 const AGENTS = fileURLToPath(new URL('./fixtures/dev-agents.ts', import.meta.url));
+const SDK = fileURLToPath(new URL('../src/index.ts', import.meta.url));
 const RUN_TIMEOUT_MS = 30_000;
 const STARTED_TIMEOUT_MS = 20_000;
 /** The uid/gid a root test process runs the CLI as, so that a directory's permissions apply to it. */
@@ -131,6 +132,12 @@ test('an agents file that is missing, does not load or exports no agent is named
   const empty = join(dir, 'empty.ts');
   writeFileSync(empty, 'export const notAnAgent = { name: "x" };\n');
   assertOneLineError(start(empty), /^keel dev: agents file .*empty\.ts exports no agent — export the result of defineAgent\(\)/);
+  const twice = join(dir, 'twice.ts');
+  writeFileSync(twice, `import { defineAgent } from ${JSON.stringify(SDK)};
+export const a = defineAgent({ name: 'same', version: '1', async run() { return 1; } });
+export const b = defineAgent({ name: 'same', version: '1', async run() { return 2; } });
+`);
+  assertOneLineError(start(twice), /^keel dev: agents file .*twice\.ts: exports two different agents named same@1 — export each agent/);
   assert.equal(existsSync(data), false, 'the agents file is checked before the data directory is opened');
 });
 

@@ -93,7 +93,8 @@ export async function loadAgentsForStart(file: string): Promise<LoadedAgents> {
     if (/exports no agents/.test(error.message)) {
       throw new StartupError(`agents file ${file} exports no agent`, 'export the result of defineAgent() from it (a named export, or a default export of an agent or an array of agents)', { cause: error });
     }
-    throw new StartupError(error.message.replace(path, file), 'give each agent its own name, or a new version', { cause: error });
+    // Any other complaint about what the module exports (two different agents under one name@version, say).
+    throw new StartupError(`agents file ${file}: ${error.message.replace(`${path} `, '')}`, 'export each agent made with defineAgent() once, under its own name and version', { cause: error });
   }
 }
 
