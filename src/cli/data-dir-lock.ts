@@ -1,19 +1,43 @@
 // Single ownership of an embedded data directory: a lock file with the owner's pid. The embedded store expires
 // every other lease at start, which is only safe when no other live process uses the same file. A holder that was
 // just killed may take a moment to go (a dying or zombie process still answers kill -0): that is waited out briefly.
-import { readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+// A directory that cannot be created or written is a StartupError (one line and a hint), not a stack trace.
+import { accessSync, constants, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { KeelError } from '../domain/keel-error.ts';
+import { StartupError } from './kit/output.ts';
+
+/** Errors that say the directory cannot be made or written by this process. */
+const NOT_WRITABLE = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'EEXIST', 'ENOSPC', 'EDQUOT']);
+
+/** The StartupError for a data directory this process cannot create or write, or undefined for any other failure. */
+function dataDirStartupError(error: unknown, dir: string): StartupError | undefined {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === undefined || !NOT_WRITABLE.has(code)) return undefined;
+  const problem = code === 'ENOTDIR' || code === 'EEXIST' ? 'is not a directory: a file is in the way'
+    : code === 'ENOSPC' || code === 'EDQUOT' ? 'is on a full disk' : 'is not writable by this process';
+  return new StartupError(`data directory ${dir} ${problem} (${code})`, 'pass --data with a directory this user can write (or set KEEL_DATA_DIR)', { cause: error });
+}
+
+/** Creates `dir` when missing and checks that this process can write in it. */
+export function ensureWritableDir(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+    accessSync(dir, constants.W_OK);
+  } catch (error) {
+    throw dataDirStartupError(error, dir) ?? error;
+  }
+}
 
 export function lockDataDir(dir: string): () => void {
-  mkdirSync(dir, { recursive: true });
+  ensureWritableDir(dir);
   const path = join(dir, 'keel.lock');
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       writeFileSync(path, String(process.pid), { flag: 'wx' });
       return () => rmSync(path, { force: true });
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw dataDirStartupError(error, dir) ?? error;
       const pid = Number(readFileSync(path, 'utf8').trim());
       if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !diedWithin(pid, HOLDER_EXIT_WAIT_MS)) {
         throw new KeelError('already_running', `another Keel process (pid ${pid}) uses ${dir}; stop it or pass a different --data`);

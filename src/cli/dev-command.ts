@@ -1,29 +1,44 @@
 // `keel dev`: the embedded mode. One process runs the API, the orchestrator, the pools and the store (SQLite in the
 // data directory, or Postgres when KEEL_DATABASE_URL is set), with a dev tenant whose key is printed at start.
-import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { loadConfig } from '../config/config.ts';
+import { HELP_FLAG, parseFlags, portFlag } from './kit/args.ts';
+import { EXIT_OK, UsageError, type CliIo } from './kit/output.ts';
 import { DEV_TENANT_NAME, startRuntime, untilSignalled } from './runtime.ts';
 
-export async function runDevCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: { agents: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, data: { type: 'string' }, help: { type: 'boolean' } },
-    strict: true,
-  });
-  if (values.help === true || values.agents === undefined) {
-    process.stderr.write('usage: keel dev --agents <file> [--port 7070] [--host 127.0.0.1] [--data ./.keel]\n');
-    return values.help === true ? 0 : 2;
+export const DEV_USAGE = `usage: keel dev --agents <file> [--port 7070] [--host 127.0.0.1] [--data ./.keel]
+
+  Runs everything in one process: the API, the orchestrator and the store (SQLite in the data directory, or
+  PostgreSQL when KEEL_DATABASE_URL is set). Prints the address and an API key; stops gracefully on SIGINT/SIGTERM.
+
+options:
+  --agents <file>   the module that exports your agents (required)
+  --port <n>        the API's port (default: $KEEL_PORT, else 7070; 0 picks a free one)
+  --host <addr>     the address to listen on (default: $KEEL_HOST, else 127.0.0.1)
+  --data <dir>      the data directory: SQLite store, its lock, sandbox workspaces (default: $KEEL_DATA_DIR, else ./.keel)
+  --help            show this text
+
+exit codes: 0 after a graceful stop; 2 usage error, or a start refused (port in use, data directory not writable,
+agents file missing or broken, invalid configuration)`;
+
+const DEV_FLAGS = { agents: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, data: { type: 'string' }, ...HELP_FLAG } as const;
+
+export async function runDevCommand(argv: string[], io: CliIo): Promise<number> {
+  const { values } = parseFlags(argv, DEV_FLAGS, { positionals: false });
+  if (values.help) {
+    io.stdout.write(`${DEV_USAGE}\n`);
+    return EXIT_OK;
   }
-  const { config, unknownVariables } = loadConfig(process.env, { port: values.port, host: values.host, dataDir: values.data });
+  if (values.agents === undefined) throw new UsageError('--agents <file> is required', "pass the module that exports your agents, e.g. keel dev --agents ./agents.ts");
+  const { config, unknownVariables } = loadConfig(io.env, { port: portFlag(values.port), host: values.host, dataDir: values.data });
   const log = pino({ level: config.logLevel, base: { role: 'dev' } });
   if (unknownVariables.length > 0) log.warn({ unknownVariables }, 'unknown KEEL_* environment variables (typos?)');
   const runtime = await startRuntime('dev', values.agents, config, log);
   const where = config.databaseUrl !== undefined ? 'Postgres' : `data ${config.dataDir}`;
-  process.stdout.write(
+  io.stdout.write(
     `keel dev: ${runtime.address}  (${where}, durability ${runtime.store.durability}${runtime.recovered > 0 ? `, recovered ${runtime.recovered} runs` : ''})\n` +
       `API key (tenant "${DEV_TENANT_NAME}"): ${config.apiKey === undefined ? runtime.devApiKey : '(from KEEL_API_KEY)'}\n` +
-      `Dashboard: ${runtime.address}/  (sign in with the API key)\n`, // dashboard (issue 9)
+      `Dashboard: ${runtime.address}/  (sign in with the API key)\n`,
   );
   return untilSignalled(runtime, log);
 }

@@ -1,10 +1,25 @@
 // `keel doctor [--json]`: which sandbox tiers work on this host, and for each one that does not, why and what to
 // install. It proves each tier by running a real command in it; it changes nothing on the host.
 import { probeTiers } from '../sandbox/tier-probe.ts';
+import { expectPositionals, HELP_FLAG, parseFlags } from './kit/args.ts';
+import { EXIT_FAILURE, EXIT_OK, type CliIo } from './kit/output.ts';
 
-export async function runDoctorCommand(args: string[], io: { stdout: NodeJS.WritableStream }): Promise<number> {
+export const DOCTOR_USAGE = `usage: keel doctor [--json]
+
+  Proves which sandbox tiers work on this host by running a real command in each; for each one that does not,
+  says why and what to install. Changes nothing on the host.
+
+exit codes: 0 at least one tier works, 1 none does, 2 usage error`;
+
+export async function runDoctorCommand(args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseFlags(args, { json: { type: 'boolean', default: false }, ...HELP_FLAG });
+  if (values.help) {
+    io.stdout.write(`${DOCTOR_USAGE}\n`);
+    return EXIT_OK;
+  }
+  expectPositionals(positionals, []);
   const reports = await probeTiers();
-  if (args.includes('--json')) {
+  if (values.json) {
     io.stdout.write(`${JSON.stringify({ tiers: reports }, null, 2)}\n`);
   } else {
     io.stdout.write('sandbox tiers on this host:\n');
@@ -16,5 +31,5 @@ export async function runDoctorCommand(args: string[], io: { stdout: NodeJS.Writ
     }
   }
   // Useful as a deploy check: fails only when no tier at all can run tools.
-  return reports.some((report) => report.ok) ? 0 : 1;
+  return reports.some((report) => report.ok) ? EXIT_OK : EXIT_FAILURE;
 }

@@ -1,19 +1,15 @@
-// The `keel` command line: dispatches to subcommands. Errors with a Keel code print as one clear line.
-import { isKeelError } from '../domain/keel-error.ts';
-import { runRunsCommand } from './client/runs-command.ts';
-import { runSchedulesCommand } from './client/schedules-command.ts';
-import { runTenantsCommand } from './client/tenants-command.ts';
-import { runDevCommand } from './dev-command.ts';
-import { runDoctorCommand } from './doctor-command.ts';
-import { runMigrateCommand } from './migrate-command.ts';
-import { runPlanCommand } from './plan-command.ts';
-import { runServerCommand } from './server-command.ts';
+// The `keel` command line: dispatches to subcommands, each loaded only when it runs (`keel runs` loads no store or
+// engine). Every command writes through a CliIo and returns its exit code; a failure it throws is reported by the CLI
+// kit (a user's mistake as one line with a hint, exit 2). bin/keel.js checks the Node version before this loads.
+import { reportError, type CliIo } from './kit/output.ts';
 
 const USAGE = `usage: keel <command>
 
   dev --agents <file> [--port 7070] [--data ./.keel]   run everything in one process (SQLite, or Postgres if KEEL_DATABASE_URL)
-  server --agents <file> [--port 7070]                   API + orchestrator on Postgres (KEEL_DATABASE_URL); run any number
-  worker --agents <file>                                 orchestrator only, on Postgres; run any number
+  server --agents <file> [--port 7070] [--data ./.keel]
+                                                         API + orchestrator on Postgres (KEEL_DATABASE_URL); run any number
+  worker --agents <file> [--data ./.keel]                orchestrator only, on Postgres; run any number
+                                                         (--data of server and worker: local sandbox workspaces only)
   migrate                                                apply Postgres migrations and exit
   plan <scenario.json> [--json] | plan --live <scenario.json> [--url u] [--window-seconds s]
                                                          capacity planner: what saturates first, and when
@@ -22,51 +18,58 @@ const USAGE = `usage: keel <command>
   schedules create|list|get|update|delete|pause|resume|trigger|backfill|fires ...
                                                          recurring runs (see: keel schedules help)
   tenants create|update|list ...                         tenants, their weights and limits (admin key; see: keel tenants help)
+
+  keel <command> --help shows a command's options. Exit codes: 0 success, 1 a request failed or a run did not
+  succeed, 2 usage error or a start refused (one line on stderr says what and how to fix it).
 `;
 
-async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  switch (command) {
-    case 'dev': {
-      const code = await runDevCommand(rest);
-      process.exit(code); // after a graceful shutdown nothing is left to flush
-    }
-    case 'server':
-    case 'worker': {
-      const code = await runServerCommand(command, rest);
-      process.exit(code);
-    }
-    case 'migrate':
-      return runMigrateCommand();
-    case 'plan':
-      return runPlanCommand(rest, { stdout: process.stdout, stderr: process.stderr, env: process.env });
-    case 'runs':
-      return runRunsCommand(rest, { stdout: process.stdout, stderr: process.stderr, env: process.env });
-    case 'doctor':
-      return runDoctorCommand(rest, { stdout: process.stdout });
-    case 'schedules':
-      return runSchedulesCommand(rest, { stdout: process.stdout, stderr: process.stderr, env: process.env });
-    case 'tenants':
-      return runTenantsCommand(rest, { stdout: process.stdout, stderr: process.stderr, env: process.env });
-    case undefined:
-    case 'help':
-    case '--help':
-    case '-h':
-      process.stdout.write(USAGE);
-      return command === undefined ? 2 : 0;
-    default:
-      process.stderr.write(`unknown command ${JSON.stringify(command)}\n${USAGE}`);
-      return 2;
+type Command = (argv: string[], io: CliIo) => Promise<number>;
+
+/** The commands that serve until a signal stops them: the process exits when they return. */
+const SERVING = new Set(['dev', 'server', 'worker']);
+
+const COMMANDS: Record<string, Command> = {
+  dev: async (argv, io) => (await import('./dev-command.ts')).runDevCommand(argv, io),
+  server: async (argv, io) => (await import('./server-command.ts')).runServerCommand('server', argv, io),
+  worker: async (argv, io) => (await import('./server-command.ts')).runServerCommand('worker', argv, io),
+  migrate: async (argv, io) => (await import('./migrate-command.ts')).runMigrateCommand(argv, io),
+  plan: async (argv, io) => (await import('./plan-command.ts')).runPlanCommand(argv, io),
+  runs: async (argv, io) => (await import('./client/runs-command.ts')).runRunsCommand(argv, io),
+  doctor: async (argv, io) => (await import('./doctor-command.ts')).runDoctorCommand(argv, io),
+  schedules: async (argv, io) => (await import('./client/schedules-command.ts')).runSchedulesCommand(argv, io),
+  tenants: async (argv, io) => (await import('./client/tenants-command.ts')).runTenantsCommand(argv, io),
+};
+
+async function main(argv: string[], io: CliIo): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
+    io.stdout.write(USAGE);
+    return name === undefined ? 2 : 0;
   }
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (command === undefined) {
+    io.stderr.write(`keel: unknown command ${JSON.stringify(name)}\n${USAGE}`);
+    return 2;
+  }
+  let code: number;
+  try {
+    code = await command(rest, io);
+  } catch (error) {
+    code = reportError(name, error, io);
+  }
+  // A serving command has stopped gracefully (or failed to start): nothing is left to flush, and a half-started
+  // runtime must not keep the process alive.
+  if (SERVING.has(name)) process.exit(code);
+  return code;
 }
 
-main(process.argv.slice(2)).then(
+main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env }).then(
   // exitCode rather than exit(): piped output of `keel runs` must be written out in full first.
   (code) => {
     process.exitCode = code;
   },
   (error: unknown) => {
-    process.stderr.write(isKeelError(error) ? `keel: ${error.code}: ${error.message}\n` : `keel: ${error instanceof Error ? error.stack : String(error)}\n`);
+    process.stderr.write(`keel: unexpected failure (a bug in keel): ${error instanceof Error ? error.stack : String(error)}\n`);
     process.exit(1);
   },
 );

@@ -2,19 +2,18 @@
 // report (or the same numbers as JSON). With `--live` the workload's rates and durations are measured from a
 // running Keel's runs API instead (environment and capacity still come from the file) and printed next to the
 // file's. Exit codes: 0 planned, 1 the file is unreadable, not JSON or not a valid scenario (each bad field and its
-// reason on stderr) or Keel could not be measured, 2 usage. Writes only through `io`; never calls process.exit.
+// reason on stderr) or Keel could not be measured, 2 usage (the message, then the usage text). Flags and the client
+// come from the CLI kit (src/cli/kit/). Writes only through `io`; never calls process.exit.
 import { readFile, stat } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
-import { ApiError, ConnectionError, KeelHttpClient, ProtocolError } from './client/http-client.ts';
-import { DEFAULT_KEEL_URL } from './client/runs-command.ts';
+import { ApiError, ConnectionError, ProtocolError } from './client/http-client.ts';
+import { HELP_FLAG, intFlag, parseFlags } from './kit/args.ts';
+import { CLIENT_FLAGS, connect, DEFAULT_KEEL_URL } from './kit/client.ts';
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError, type CliIo } from './kit/output.ts';
 import { cell } from '../planner/display.ts';
 import type { Unit } from '../planner/formula.ts';
 import { formatPlanJson, formatReport, parseScenario, plan, ScenarioError, type Scenario } from '../planner/index.ts';
 import { LIVE_WINDOW_SECONDS_DEFAULT, LIVE_WINDOW_SECONDS_MAX, measureWorkload, type MeasuredWorkload } from '../planner/live.ts';
 
-const EXIT_OK = 0;
-const EXIT_FAILURE = 1;
-const EXIT_USAGE = 2;
 /** A scenario is a few kilobytes; refusing anything larger keeps a wrong path (a log, a dump) from being read whole. */
 export const SCENARIO_MAX_BYTES = 1024 * 1024;
 
@@ -40,12 +39,8 @@ options:
 
 exit codes: 0 planned, 1 unreadable or invalid scenario, or Keel could not be measured, 2 usage error`;
 
-export interface PlanCommandIo {
-  stdout: NodeJS.WritableStream;
-  stderr: NodeJS.WritableStream;
-  /** Where --live reads KEEL_URL and KEEL_API_KEY; process.env when absent. */
-  env?: NodeJS.ProcessEnv;
-}
+/** The kit's CliIo; `env` (where --live reads KEEL_URL and KEEL_API_KEY) is process.env when absent. */
+export type PlanCommandIo = Omit<CliIo, 'env'> & { env?: NodeJS.ProcessEnv };
 
 interface LiveOptions {
   url: string | undefined;
@@ -55,34 +50,34 @@ interface LiveOptions {
 }
 
 export async function runPlanCommand(argv: string[], io: PlanCommandIo): Promise<number> {
-  let parsed;
   try {
-    parsed = parseArgs({
-      args: argv,
-      options: {
-        json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false }, live: { type: 'boolean', default: false },
-        url: { type: 'string' }, key: { type: 'string' }, 'window-seconds': { type: 'string' },
-      },
-      allowPositionals: true, strict: true,
-    });
+    return await planCommand(argv, io);
   } catch (error) {
-    return usage(io, error instanceof Error ? error.message : String(error));
+    if (!(error instanceof UsageError)) throw error;
+    io.stderr.write(`keel plan: ${error.message}\n${PLAN_USAGE}\n`);
+    return EXIT_USAGE;
   }
+}
+
+const PLAN_FLAGS = { ...CLIENT_FLAGS, ...HELP_FLAG, live: { type: 'boolean', default: false }, 'window-seconds': { type: 'string' } } as const;
+
+async function planCommand(argv: string[], io: PlanCommandIo): Promise<number> {
+  const parsed = parseFlags(argv, PLAN_FLAGS);
   const { values } = parsed;
   if (values.help) {
     io.stdout.write(`${PLAN_USAGE}\n`);
     return EXIT_OK;
   }
   if (!values.live && (values.url !== undefined || values.key !== undefined || values['window-seconds'] !== undefined)) {
-    return usage(io, '--url, --key and --window-seconds only go with --live');
+    throw new UsageError('--url, --key and --window-seconds only go with --live');
   }
   const [file, ...extra] = parsed.positionals;
-  if (extra.length > 0) return usage(io, `expected one scenario file, got ${parsed.positionals.length}: ${parsed.positionals.join(' ')}`);
+  if (extra.length > 0) throw new UsageError(`expected one scenario file, got ${parsed.positionals.length}: ${parsed.positionals.join(' ')}`);
   if (values.live) {
-    if (file === undefined) return usage(io, `--live needs <scenario.json>: ${NO_ENV_MEASUREMENT}`);
+    if (file === undefined) throw new UsageError(`--live needs <scenario.json>: ${NO_ENV_MEASUREMENT}`);
     return runLive(file, { url: values.url, key: values.key, windowSeconds: values['window-seconds'], json: values.json }, io);
   }
-  if (file === undefined) return usage(io, 'expected <scenario.json>');
+  if (file === undefined) throw new UsageError('expected <scenario.json>');
 
   const scenario = await loadScenario(file);
   if ('problem' in scenario) return fail(io, scenario.problem);
@@ -92,17 +87,9 @@ export async function runPlanCommand(argv: string[], io: PlanCommandIo): Promise
 }
 
 async function runLive(file: string, options: LiveOptions, io: PlanCommandIo): Promise<number> {
-  const windowSeconds = options.windowSeconds === undefined ? LIVE_WINDOW_SECONDS_DEFAULT : Number(options.windowSeconds);
-  if (options.windowSeconds !== undefined && (options.windowSeconds.trim() === '' || !Number.isSafeInteger(windowSeconds) || windowSeconds < 1 || windowSeconds > LIVE_WINDOW_SECONDS_MAX)) {
-    return usage(io, `--window-seconds must be a whole number from 1 to ${LIVE_WINDOW_SECONDS_MAX}, got '${options.windowSeconds}'`);
-  }
-  const env = io.env ?? process.env;
-  const apiKey = options.key || env.KEEL_API_KEY;
-  if (!apiKey) return usage(io, 'no API key: set KEEL_API_KEY or pass --key <key>');
-  const baseUrl = options.url || env.KEEL_URL || DEFAULT_KEEL_URL;
-  if (!URL.canParse(baseUrl) || !['http:', 'https:'].includes(new URL(baseUrl).protocol)) {
-    return usage(io, `'${baseUrl}' (from ${options.url ? '--url' : env.KEEL_URL ? 'KEEL_URL' : 'the default'}) is not an http:// or https:// URL`);
-  }
+  const windowSeconds = intFlag(options.windowSeconds, '--window-seconds', 1, LIVE_WINDOW_SECONDS_MAX) ?? LIVE_WINDOW_SECONDS_DEFAULT;
+  const client = connect(options, io.env ?? process.env);
+  const baseUrl = client.baseUrl;
 
   const loaded = await loadScenario(file);
   if ('problem' in loaded) return fail(io, loaded.problem);
@@ -111,7 +98,7 @@ async function runLive(file: string, options: LiveOptions, io: PlanCommandIo): P
 
   let measured: MeasuredWorkload;
   try {
-    measured = await measureWorkload(new KeelHttpClient({ baseUrl, apiKey }), windowSeconds, new Date());
+    measured = await measureWorkload(client, windowSeconds, new Date());
   } catch (error) {
     if (!(error instanceof ApiError || error instanceof ConnectionError || error instanceof ProtocolError)) throw error;
     const hint = error instanceof ApiError && error.status === 401 ? ' (check the API key: KEEL_API_KEY or --key)' : '';
@@ -181,9 +168,4 @@ async function readScenarioFile(file: string): Promise<{ value: unknown } | { pr
 function fail(io: PlanCommandIo, message: string): number {
   io.stderr.write(`keel plan: ${message}\n`);
   return EXIT_FAILURE;
-}
-
-function usage(io: PlanCommandIo, message: string): number {
-  io.stderr.write(`keel plan: ${message}\n${PLAN_USAGE}\n`);
-  return EXIT_USAGE;
 }

@@ -34,7 +34,7 @@ import type { DashboardSources } from '../api/dashboard-sources.ts';
 import { loadPoolsFile } from '../scheduling/pool-config.ts';
 import { watchPoolsFile } from '../scheduling/pool-config-watch.ts';
 import { followTenantPoolPolicy } from '../scheduling/tenant-pool-policy.ts';
-import { loadAgentsModule } from '../engine/agents-module.ts';
+import { assertCanListen, databaseStartupError, listenStartupError, loadAgentsForStart, sqliteStartupError } from './startup-checks.ts';
 
 export type Role = 'dev' | 'server' | 'worker';
 
@@ -73,12 +73,21 @@ export function openStore(config: KeelConfig, role: Role): { store: Store; unloc
   }
 }
 
+/** openStore, with a data directory holding something that is not a Keel database refused in one line. */
+function openStoreForStart(config: KeelConfig, role: Role): ReturnType<typeof openStore> {
+  try {
+    return openStore(config, role);
+  } catch (error) {
+    throw sqliteStartupError(error, join(resolve(config.dataDir), 'keel.db')) ?? error;
+  }
+}
+
 export async function startRuntime(role: Role, agentsFile: string, config: KeelConfig, log: Logger): Promise<RunningKeel> {
   if (config.testCrashAt !== undefined) {
     armCrashPoint(config.testCrashAt);
     log.warn({ crashAt: config.testCrashAt }, 'fault injection armed (KEEL_TEST_CRASH_AT): this process will SIGKILL itself; for tests only');
   }
-  const { agents, models, tools } = await loadAgentsModule(agentsFile);
+  const { agents, models, tools } = await loadAgentsForStart(agentsFile);
   // --- effect pools (issue 7): one registry per process, shared by the gateway (model:*) and the tools; a bad pools
   // file fails the start here, and later edits (file change, SIGHUP) are applied live or rejected with a logged error.
   const pools = new PoolRegistry({ telemetry });
@@ -90,8 +99,18 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   const gateway = new ModelGateway([...models, ...(modelsFile?.models ?? [])], { ...modelsFile?.options, secret: (name) => readSecretEnv(name), pools });
   // A bad models file fails here, before the store is opened or locked.
   // --- end model gateway ---
-  const { store, unlock } = openStore(config, role);
-  await store.migrate();
+  // A taken port fails the start here, before the store is opened or locked.
+  const apiTarget = { host: config.host, port: config.port, flag: '--port' };
+  if (role !== 'worker') await assertCanListen(apiTarget);
+  if (config.metricsPort !== undefined) await assertCanListen({ host: config.metricsHost, port: config.metricsPort, flag: 'KEEL_METRICS_PORT' });
+  const { store, unlock } = openStoreForStart(config, role);
+  try {
+    await store.migrate();
+  } catch (error) {
+    await store.close().catch(() => {});
+    unlock();
+    throw (config.databaseUrl === undefined ? undefined : databaseStartupError(error, config.databaseUrl)) ?? error;
+  }
   // Processes sharing a database share their model RPM/TPM limits too (one process's own limiter is exact alone).
   if (store instanceof PostgresStore) gateway.shareLimits(new PostgresRateWindows(store));
   gateway.useTenantPolicy(new TenantPolicy(store)); // tenants' own RPM/TPM and daily budgets (issue 7)
@@ -144,14 +163,12 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   });
   await schedules.scheduler.start();
   let app: FastifyInstance | undefined;
-  let address: string | undefined;
   if (role !== 'worker') {
     app = await buildApi({ store, registry, live: gateway.live, adminKey: config.adminKey, payloadMaxBytes: config.payloadMaxBytes, ready: () => true, logger: log.child({ role: 'api' }), schedules: schedules.service,
       pools: () => pools.snapshot(), tenantPolicy: gateway.tenantPolicy, dashboard: dashboardSources(store, pools) });
-    address = await app.listen({ port: config.port, host: config.host });
   }
-  return {
-    store, orchestrator, app, address, devApiKey, recovered, schedules,
+  const running: RunningKeel = {
+    store, orchestrator, app, address: undefined, devApiKey, recovered, schedules,
     metricsAddress: metricsListener?.address,
     async stop() {
       await app?.close();
@@ -169,6 +186,16 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
       unlock();
     },
   };
+  if (app !== undefined) {
+    try {
+      running.address = await app.listen({ port: config.port, host: config.host });
+    } catch (error) {
+      // Taken between the check above and now: everything started so far is stopped before the start fails.
+      await running.stop();
+      throw listenStartupError(error, apiTarget) ?? error;
+    }
+  }
+  return running;
 }
 
 /** Resolves after SIGINT or SIGTERM, once the runtime stopped gracefully. */

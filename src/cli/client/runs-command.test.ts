@@ -451,16 +451,21 @@ test('an unreachable server exits 1 with a message naming the URL', async () => 
   assert.match(text.stderr, /ECONNREFUSED/);
 });
 
-test('usage errors exit 2: help, unknown commands, bad flags and bad JSON', async () => {
+test('usage errors exit 2: no or unknown commands, bad flags and bad JSON; help exits 0', async () => {
   const api = await startApi(() => undefined);
   try {
     const env = { KEEL_API_KEY: KEY, KEEL_URL: api.url };
+    for (const argv of [['help'], ['--help'], ['get', '--help']]) {
+      const { io, text } = captureIo(env);
+      assert.equal(await runRunsCommand(argv, io), 0, argv.join(' '));
+      assert.match(text.stdout, /usage: keel runs/);
+    }
     const cases: [string[], RegExp][] = [
-      [['help'], /usage: keel runs/],
       [[], /usage: keel runs/],
       [['explode'], /unknown command 'explode'/],
       [['get'], /expected <id>/],
-      [['get', 'r1', '--bogus'], /bogus/],
+      [['get', 'r1', '--bogus'], /unknown flag --bogus; the flags here are --url, --key, --json/],
+      [['list', '--limit'], /--limit needs a value/],
       [['submit', 'echo', '--input', '{nope'], /--input is not valid JSON/],
       [['submit', 'echo', '--priority', 'urgent'], /--priority must be one of interactive, batch/],
       [['submit', 'echo', '--max-steps', '1.5'], /--max-steps must be an integer/],

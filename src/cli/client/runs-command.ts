@@ -1,13 +1,14 @@
-// `keel runs …`: the CLI over Keel's HTTP API — argument parsing, dispatch, output and exit codes
-// (0 success, 1 failed request or unsuccessful run, 2 usage). Settings come only from flags and `io.env`;
-// Keel is reached only through KeelHttpClient. It never calls process.exit or touches process.stdout:
-// everything goes through `io`, and the exit code is returned.
+// `keel runs …`: the CLI over Keel's runs API — submit, inspect, follow, answer and cancel runs. Flags, output and
+// exit codes are the CLI kit's (src/cli/kit/); Keel is reached only through KeelHttpClient. It never calls
+// process.exit or touches process.stdout: everything goes through `io`, and the exit code is returned.
 import { readFile } from 'node:fs/promises';
-import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
+import type { ParseArgsOptionsConfig } from 'node:util';
+import { expectPositionals, intFlag, jsonArgument, positiveNumberFlag } from '../kit/args.ts';
+import { clientFlagsUsage, connect, parseClientFlags as parse } from '../kit/client.ts';
+import { dispatch, type Subcommand } from '../kit/dispatch.ts';
+import { EXIT_FAILURE, EXIT_OK, isTty, out, printJson, UsageError, type CliIo } from '../kit/output.ts';
 import { formatEventLine, formatOutcome, formatRun, formatRunTable, formatStatusLine, formatStepTable } from './format.ts';
 import {
-  ApiError,
-  ConnectionError,
   isTransientError,
   KeelHttpClient,
   ProtocolError,
@@ -19,25 +20,12 @@ import {
   type RunPage,
   type SubmitRunBody,
 } from './http-client.ts';
-import { readSse, SseProtocolError, SseRetriesExhaustedError, type SseMessage, type SseReconnect } from './sse.ts';
+import { readSse, type SseMessage, type SseReconnect } from './sse.ts';
 
-export const EXIT_OK = 0;
-export const EXIT_FAILURE = 1;
-export const EXIT_USAGE = 2;
-export const DEFAULT_KEEL_URL = 'http://127.0.0.1:7070';
 /** `list --all` stops here rather than paging forever through a server that never says "done". */
 const LIST_ALL_MAX_PAGES = 10_000;
 const STATUS_TICK_MS = 100;
 const PRIORITIES = ['interactive', 'batch'] as const;
-
-export interface RunsCommandIo {
-  stdout: NodeJS.WritableStream;
-  stderr: NodeJS.WritableStream;
-  env: NodeJS.ProcessEnv;
-}
-
-/** Bad invocation: exit 2 with the message and a pointer to the usage text. */
-class UsageError extends Error {}
 
 export const RUNS_USAGE = `usage: keel runs <command> [options]
 
@@ -57,72 +45,10 @@ commands:
   steps <id>                  show the run's steps as a timeline
   help                        show this text
 
-options for every command:
-  --url <url>   Keel's API (default: $KEEL_URL, else ${DEFAULT_KEEL_URL})
-  --key <key>   API key (default: $KEEL_API_KEY)
-  --json        print raw JSON instead of formatted text
+${clientFlagsUsage()}
 
 exit codes: 0 success, 1 request failed or the run did not succeed, 2 usage error`;
 
-const COMMON_OPTIONS = {
-  url: { type: 'string' },
-  key: { type: 'string' },
-  json: { type: 'boolean', default: false },
-} as const satisfies ParseArgsOptionsConfig;
-
-function parse<T extends ParseArgsOptionsConfig>(args: string[], options: T) {
-  return parseArgs({ args, options: { ...COMMON_OPTIONS, ...options }, allowPositionals: true, allowNegative: true, strict: true });
-}
-
-function expectPositionals(positionals: string[], names: readonly string[]): string[] {
-  if (positionals.length !== names.length) {
-    const wanted = names.length === 0 ? 'no arguments' : names.map((n) => `<${n}>`).join(' ');
-    throw new UsageError(`expected ${wanted}, got ${positionals.length === 0 ? 'none' : positionals.map((p) => `'${p}'`).join(' ')}`);
-  }
-  return positionals;
-}
-
-function connect(values: { url?: string | undefined; key?: string | undefined }, env: NodeJS.ProcessEnv): KeelHttpClient {
-  const apiKey = values.key || env.KEEL_API_KEY;
-  if (!apiKey) throw new UsageError('no API key: set KEEL_API_KEY or pass --key <key>');
-  const baseUrl = values.url || env.KEEL_URL || DEFAULT_KEEL_URL;
-  let parsed: URL;
-  try {
-    parsed = new URL(baseUrl);
-  } catch {
-    throw new UsageError(`'${baseUrl}' is not a URL (from ${values.url ? '--url' : 'KEEL_URL'})`);
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new UsageError(`'${baseUrl}' must be an http:// or https:// URL`);
-  return new KeelHttpClient({ baseUrl, apiKey });
-}
-
-function intFlag(value: string | undefined, flag: string, min: number): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (value.trim() === '' || !Number.isSafeInteger(n) || n < min) throw new UsageError(`${flag} must be an integer ≥ ${min}, got '${value}'`);
-  return n;
-}
-
-function parseJson(text: string, source: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new UsageError(`${source} is not valid JSON (${reason}); a string needs quotes, e.g. '"yes"'`);
-  }
-}
-
-function out(io: RunsCommandIo, text: string): void {
-  io.stdout.write(`${text}\n`);
-}
-
-function printJson(io: RunsCommandIo, value: unknown): void {
-  out(io, JSON.stringify(value ?? {}, null, 2));
-}
-
-function isTty(stream: NodeJS.WritableStream): boolean {
-  return (stream as { isTTY?: boolean }).isTTY === true;
-}
 
 /** The in-place spinner line on a terminal: cleared before each event line is printed, redrawn after. */
 class StatusLine {
@@ -184,7 +110,7 @@ interface FollowOptions {
   after: number | undefined;
   /** human: event lines (+ status line on a TTY); ndjson: one JSON event per line; quiet: nothing. */
   mode: 'human' | 'ndjson' | 'quiet';
-  io: RunsCommandIo;
+  io: CliIo;
 }
 
 function reconnectNote(info: SseReconnect): string {
@@ -232,7 +158,7 @@ async function followEvents(client: KeelHttpClient, runId: string, options: Foll
 async function readSubmitInput(values: { input?: string | undefined; 'input-file'?: string | undefined }): Promise<unknown> {
   const file = values['input-file'];
   if (values.input !== undefined && file !== undefined) throw new UsageError('pass --input or --input-file, not both');
-  if (values.input !== undefined) return parseJson(values.input, '--input');
+  if (values.input !== undefined) return jsonArgument(values.input, '--input');
   if (file === undefined) return {};
   let text: string;
   try {
@@ -240,14 +166,7 @@ async function readSubmitInput(values: { input?: string | undefined; 'input-file
   } catch (error) {
     throw new UsageError(`cannot read --input-file ${file}: ${error instanceof Error ? error.message : String(error)}`);
   }
-  return parseJson(text, `--input-file ${file}`);
-}
-
-function costFlag(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n <= 0) throw new UsageError(`--max-cost-usd must be a positive number, got '${value}'`);
-  return n;
+  return jsonArgument(text, `--input-file ${file}`);
 }
 
 const SUBMIT_OPTIONS = {
@@ -275,7 +194,7 @@ async function submitBody(agent: string, values: SubmitValues): Promise<SubmitRu
   const budget = {
     maxSteps: intFlag(values['max-steps'], '--max-steps', 1),
     maxTokens: intFlag(values['max-tokens'], '--max-tokens', 1),
-    maxCostUsd: costFlag(values['max-cost-usd']),
+    maxCostUsd: positiveNumberFlag(values['max-cost-usd'], '--max-cost-usd'),
     deadlineMs: intFlag(values['deadline-ms'], '--deadline-ms', 1),
   };
   const given = Object.entries(budget).filter(([, value]) => value !== undefined);
@@ -283,7 +202,7 @@ async function submitBody(agent: string, values: SubmitValues): Promise<SubmitRu
   return body;
 }
 
-async function submit(args: string[], io: RunsCommandIo): Promise<number> {
+async function submit(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(args, SUBMIT_OPTIONS);
   const [agent = ''] = expectPositionals(positionals, ['agent']);
   const body = await submitBody(agent, values);
@@ -302,7 +221,7 @@ async function submit(args: string[], io: RunsCommandIo): Promise<number> {
   return final.status === 'succeeded' ? EXIT_OK : EXIT_FAILURE;
 }
 
-async function get(args: string[], io: RunsCommandIo): Promise<number> {
+async function get(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(args, {});
   const [id = ''] = expectPositionals(positionals, ['id']);
   const run: Run = await connect(values, io.env).getRun(id);
@@ -326,7 +245,7 @@ async function listAllPages(client: KeelHttpClient, query: ListRunsQuery): Promi
   throw new ProtocolError(`more than ${LIST_ALL_MAX_PAGES} pages of runs; narrow the list with --status or --agent`);
 }
 
-async function list(args: string[], io: RunsCommandIo): Promise<number> {
+async function list(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(args, {
     status: { type: 'string' },
     agent: { type: 'string' },
@@ -359,7 +278,7 @@ function statusOf(body: unknown): string | undefined {
   return typeof status === 'string' ? status : undefined;
 }
 
-async function cancel(args: string[], io: RunsCommandIo): Promise<number> {
+async function cancel(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(args, {});
   const [id = ''] = expectPositionals(positionals, ['id']);
   const body = await connect(values, io.env).cancelRun(id);
@@ -369,17 +288,17 @@ async function cancel(args: string[], io: RunsCommandIo): Promise<number> {
   return EXIT_OK;
 }
 
-async function input(args: string[], io: RunsCommandIo): Promise<number> {
+async function input(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(args, {});
   const [id = '', key = '', raw = ''] = expectPositionals(positionals, ['id', 'key', 'json-value']);
-  const value = parseJson(raw, `the value for '${key}'`);
+  const value = jsonArgument(raw, `the value for '${key}'`);
   const body = await connect(values, io.env).provideInput(id, key, value);
   if (values.json) printJson(io, body);
   else out(io, `input '${key}' delivered to ${id}`);
   return EXIT_OK;
 }
 
-async function events(args: string[], io: RunsCommandIo): Promise<number> {
+async function events(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(args, { after: { type: 'string' }, follow: { type: 'boolean', default: true } });
   const [id = ''] = expectPositionals(positionals, ['id']);
   const after = intFlag(values.after, '--after', 0);
@@ -394,7 +313,7 @@ async function events(args: string[], io: RunsCommandIo): Promise<number> {
   return EXIT_OK;
 }
 
-async function steps(args: string[], io: RunsCommandIo): Promise<number> {
+async function steps(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(args, {});
   const [id = ''] = expectPositionals(positionals, ['id']);
   const steps = await connect(values, io.env).listSteps(id);
@@ -403,39 +322,7 @@ async function steps(args: string[], io: RunsCommandIo): Promise<number> {
   return EXIT_OK;
 }
 
-type Subcommand = (args: string[], io: RunsCommandIo) => Promise<number>;
 const SUBCOMMANDS: Record<string, Subcommand> = { submit, get, list, cancel, input, events, steps };
-
-function isParseArgsError(error: unknown): error is Error {
-  const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
-  return typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS');
-}
-
-function reportError(error: unknown, io: RunsCommandIo): number {
-  const say = (line: string): void => void io.stderr.write(`${line}\n`);
-  if (error instanceof UsageError || isParseArgsError(error)) {
-    say(`keel runs: ${error.message}`);
-    say("run 'keel runs help' for usage");
-    return EXIT_USAGE;
-  }
-  if (error instanceof ApiError) {
-    say(`error: ${error.code}: ${error.message} (HTTP ${error.status})`);
-    if (error.details !== undefined) say(`details: ${JSON.stringify(error.details)}`);
-    if (error.status === 401) say('check the API key (KEEL_API_KEY or --key)');
-    return EXIT_FAILURE;
-  }
-  if (error instanceof ConnectionError) {
-    say(`error: ${error.message}`);
-    say('is Keel running there? set KEEL_URL or pass --url');
-    return EXIT_FAILURE;
-  }
-  if (error instanceof ProtocolError || error instanceof SseProtocolError || error instanceof SseRetriesExhaustedError) {
-    say(`error: ${error.message}`);
-    return EXIT_FAILURE;
-  }
-  say(`error: unexpected failure (a bug in keel): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-  return EXIT_FAILURE;
-}
 
 /**
  * Runs `keel runs <argv…>` (argv excludes `keel runs` itself) and returns the exit code.
@@ -443,18 +330,6 @@ function reportError(error: unknown, io: RunsCommandIo): number {
  * @example
  * process.exitCode = await runRunsCommand(process.argv.slice(3), { stdout: process.stdout, stderr: process.stderr, env: process.env });
  */
-export async function runRunsCommand(argv: string[], io: RunsCommandIo): Promise<number> {
-  const [name, ...args] = argv;
-  const subcommand = name !== undefined && Object.hasOwn(SUBCOMMANDS, name) ? SUBCOMMANDS[name] : undefined;
-  if (subcommand === undefined || args.includes('--help') || args.includes('-h')) {
-    const asked = name === undefined || name === 'help' || name === '--help' || name === '-h' || subcommand !== undefined;
-    if (!asked) io.stderr.write(`keel runs: unknown command '${name}'\n`);
-    (asked ? io.stdout : io.stderr).write(`${RUNS_USAGE}\n`);
-    return EXIT_USAGE;
-  }
-  try {
-    return await subcommand(args, io);
-  } catch (error) {
-    return reportError(error, io);
-  }
+export async function runRunsCommand(argv: string[], io: CliIo): Promise<number> {
+  return dispatch('runs', RUNS_USAGE, SUBCOMMANDS, argv, io);
 }

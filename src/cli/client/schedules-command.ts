@@ -1,10 +1,15 @@
-// `keel schedules …`: the CLI over Keel's /v1/schedules API — argument parsing, dispatch, output and exit codes
-// (0 success, 1 failed request, 2 usage; see subcommands.ts), in the style of `keel runs`. Settings come only from
-// flags and `io.env`; Keel is reached only through KeelHttpClient; everything is written through `io`.
+// `keel schedules …`: the CLI over Keel's /v1/schedules API. Flags, output and exit codes (0 success, 1 failed
+// request, 2 usage) are the CLI kit's (src/cli/kit/); settings come only from flags and `io.env`; Keel is reached
+// only through KeelHttpClient; everything is written through `io`.
 import type { ParseArgsOptionsConfig } from 'node:util';
+import { intFlag, onePositional as one } from '../kit/args.ts';
+import { clientFlagsUsage, connect, parseClientFlags as parse } from '../kit/client.ts';
+import { dispatch, type Subcommand } from '../kit/dispatch.ts';
+import { show, UsageError, type CliIo } from '../kit/output.ts';
 import { formatDateTime, formatTable } from './format.ts';
-import { DEFAULT_KEEL_URL, type RunsCommandIo } from './runs-command.ts';
-import { connect, dispatch, int, one, parse, show, UsageError, type Subcommand } from './subcommands.ts';
+
+
+const int = (value: string | undefined, flag: string): number | undefined => intFlag(value, flag, 0);
 
 export const SCHEDULES_USAGE = `usage: keel schedules <command> [options]
 
@@ -28,10 +33,7 @@ commands:
                               what happened to the schedule's fires, in order
   help                        show this text
 
-options for every command:
-  --url <url>   Keel's API (default: $KEEL_URL, else ${DEFAULT_KEEL_URL})
-  --key <key>   API key (default: $KEEL_API_KEY)
-  --json        print raw JSON instead of formatted text
+${clientFlagsUsage()}
 
 exit codes: 0 success, 1 request failed, 2 usage error`;
 
@@ -168,6 +170,6 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
  * @example
  * process.exitCode = await runSchedulesCommand(['list'], { stdout: process.stdout, stderr: process.stderr, env: process.env });
  */
-export async function runSchedulesCommand(argv: string[], io: RunsCommandIo): Promise<number> {
+export async function runSchedulesCommand(argv: string[], io: CliIo): Promise<number> {
   return dispatch('schedules', SCHEDULES_USAGE, SUBCOMMANDS, argv, io);
 }

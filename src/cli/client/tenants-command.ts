@@ -1,10 +1,13 @@
 // `keel tenants …`: the operator's CLI over /v1/admin/tenants — create a tenant (its API key is printed once), change
 // its weight and limits, list tenants. Authenticates with the admin key (--key, else $KEEL_ADMIN_KEY); exit codes and
-// output conventions are those of subcommands.ts.
-import { formatTable } from './format.ts';
-import { DEFAULT_KEEL_URL, type RunsCommandIo } from './runs-command.ts';
-import { connect, dispatch, one, parse, show, UsageError, type Subcommand } from './subcommands.ts';
+// output conventions are the CLI kit's (src/cli/kit/).
 import type { TenantQuotas } from '../../domain/records.ts';
+import { onePositional as one } from '../kit/args.ts';
+import { clientFlagsUsage, connect, parseClientFlags as parse } from '../kit/client.ts';
+import { dispatch, type Subcommand } from '../kit/dispatch.ts';
+import { show, UsageError, type CliIo } from '../kit/output.ts';
+import { formatTable } from './format.ts';
+
 
 export const TENANTS_USAGE = `usage: keel tenants <command> [options]
 
@@ -24,10 +27,7 @@ limits (create and update):
   --pool-caps <pool=n,…|none>          max concurrent effects per pool, e.g. sandbox:default=2,browser=1
                                        (replaces the whole set; 'none' clears it)
 
-options for every command:
-  --url <url>   Keel's API (default: $KEEL_URL, else ${DEFAULT_KEEL_URL})
-  --key <key>   admin key (default: $KEEL_ADMIN_KEY)
-  --json        print raw JSON instead of formatted text
+${clientFlagsUsage('KEEL_ADMIN_KEY', 'admin key')}
 
 A tenant's weight is its share of workers while it has work queued (default 1); max concurrent runs caps the runs
 workers hold for it at once; over max queued runs, POST /v1/runs answers 429 tenant_queue_full. Once a daily budget
@@ -138,6 +138,6 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
  * @example
  * process.exitCode = await runTenantsCommand(['list'], { stdout: process.stdout, stderr: process.stderr, env: process.env });
  */
-export async function runTenantsCommand(argv: string[], io: RunsCommandIo): Promise<number> {
+export async function runTenantsCommand(argv: string[], io: CliIo): Promise<number> {
   return dispatch('tenants', TENANTS_USAGE, SUBCOMMANDS, argv, io);
 }
