@@ -2,11 +2,13 @@
 // flags every such command takes, their fallbacks in the environment, and the HTTP client built from them. A missing
 // key or a URL that is not http(s) is a UsageError, raised before any request is sent.
 import type { ParseArgsOptionsConfig } from 'node:util';
+import { URL_DEFAULT } from '../../config/defaults.ts';
 import { KeelHttpClient } from '../client/http-client.ts';
 import { parseFlags } from './args.ts';
 import { UsageError } from './output.ts';
 
-export const DEFAULT_KEEL_URL = 'http://127.0.0.1:7070';
+/** Where a client command looks for Keel without --url or KEEL_URL: where `keel dev` listens by default. */
+export const DEFAULT_KEEL_URL = URL_DEFAULT;
 
 /** The flags of every client command: where Keel is, the key, and raw JSON output. */
 export const CLIENT_FLAGS = {
