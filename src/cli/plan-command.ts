@@ -23,7 +23,7 @@ export const PLAN_USAGE = `usage: keel plan <scenario.json> [--json]
        keel plan --live <scenario.json> [--url <url>] [--key <key>] [--window-seconds <n>] [--json]
 
   Computes what saturates first for the workload in <scenario.json>: one table per section with the formula
-  behind every figure, the bottleneck marked, and a one-line recommendation. Fields: see the README.
+  behind every figure, the bottleneck marked, and a one-line recommendation. Fields: see docs/guides/planner.md.
 
   With --live, the workload's arrivalPerSec, roundsPerTask, modelSecondsPerRound and toolSecondsPerRound are
   measured from the runs a running Keel created in the last --window-seconds (only the API key's tenant is
