@@ -2,12 +2,17 @@
 import { pino } from 'pino';
 import { loadConfig } from '../config/config.ts';
 import { KeelError } from '../domain/keel-error.ts';
-import { PostgresStore } from '../store/postgres/postgres-store.ts';
+import { selectBackend } from '../store/open-store.ts';
+
+/** Migrations run on one connection. */
+const MIGRATE_POOL_SIZE = 1;
 
 export async function runMigrateCommand(): Promise<number> {
   const { config } = loadConfig(process.env);
-  if (config.databaseUrl === undefined) throw new KeelError('config_invalid', 'keel migrate needs KEEL_DATABASE_URL (the SQLite store migrates itself at start)');
-  const store = new PostgresStore({ connectionString: config.databaseUrl, poolSize: 1 });
+  const factory = selectBackend({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: MIGRATE_POOL_SIZE });
+  // A store one process owns (SQLite under its data-directory lock) is migrated by that process at start.
+  if (!factory.capabilities.multiProcess) throw new KeelError('config_invalid', 'keel migrate needs KEEL_DATABASE_URL (the SQLite store migrates itself at start)');
+  const store = factory.open().runs;
   await store.migrate();
   await store.close();
   pino({ level: config.logLevel }).info('migrations applied');

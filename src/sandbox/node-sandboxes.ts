@@ -6,8 +6,7 @@ import { join, resolve } from 'node:path';
 import type { KeelConfig } from '../config/config.ts';
 import { loadConfig } from '../config/config.ts';
 import type { ArtifactStore } from '../store/artifact-store.ts';
-import { PostgresArtifactStore } from '../store/postgres/postgres-artifact-store.ts';
-import { SqliteArtifactStore } from '../store/sqlite/sqlite-artifact-store.ts';
+import { openArtifactStore } from '../store/open-store.ts';
 import type { Store } from '../store/store.ts';
 import { releaseEnvironmentsOnRunEnd } from './run-endings.ts';
 import { SandboxManager } from './sandbox-manager.ts';
@@ -16,14 +15,8 @@ let shared: { manager: SandboxManager; artifacts: ArtifactStore } | undefined;
 /** The runtime's configuration (it may override the environment's, e.g. `keel dev --data`). */
 let configured: KeelConfig | undefined;
 
-function artifactStoreFor(config: KeelConfig): ArtifactStore {
-  return config.databaseUrl !== undefined
-    ? new PostgresArtifactStore({ connectionString: config.databaseUrl })
-    : new SqliteArtifactStore({ path: join(resolve(config.dataDir), 'keel.db') });
-}
-
 function create(config: KeelConfig): { manager: SandboxManager; artifacts: ArtifactStore } {
-  const artifacts = artifactStoreFor(config);
+  const artifacts = openArtifactStore({ databaseUrl: config.databaseUrl, dataDir: resolve(config.dataDir) });
   return { manager: new SandboxManager({ root: join(resolve(config.dataDir), 'sandboxes'), artifacts }), artifacts };
 }
 
