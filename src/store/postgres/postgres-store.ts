@@ -92,7 +92,7 @@ export class PostgresStore implements Store {
       for (const listener of this.#listeners) listener(changes);
     };
     this.#writes = new PgWriteQueue(this.#pool, this.#origin, channel, emit, {
-      ...(options.groupCommit !== undefined ? { maxBatch: options.groupCommit.maxBatch } : {}),
+      ...(options.groupCommit !== undefined ? { maxBatch: options.groupCommit.maxBatch, maxWaitMs: options.groupCommit.maxWaitMs } : {}),
       flushesOnCommit: this.durability === 'fsync' || this.durability === 'replicated',
       ...(options.onCommitBatch !== undefined ? { onBatch: options.onCommitBatch } : {}),
     });
