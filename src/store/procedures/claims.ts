@@ -41,8 +41,8 @@ export function* claimRuns(tx: Tx, request: ClaimRequest): Procedure<RunRecord[]
   }
   const { items, vtimes, clock: newClock } = claim.result();
   if (vtimes.size > 0) {
-    yield* run('save-tenant-vtimes', { vtimes: JSON.stringify(Object.fromEntries(vtimes)) });
-    yield* run('save-fair-clock', { clock: newClock });
+    yield run('save-tenant-vtimes', { vtimes: JSON.stringify(Object.fromEntries(vtimes)) });
+    yield run('save-fair-clock', { clock: newClock });
   }
   return items;
 }

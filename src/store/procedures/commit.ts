@@ -41,12 +41,12 @@ export function* applyCommit(tx: Tx, c: RunCommit): Procedure<CommitOutcome | St
     });
   }
   if (row === undefined) return { stale: yield* auditStale(tx, c) };
-  if (patch.preempted === true) yield* run('mark-preempted', { id: c.runId, now: tx.now });
+  if (patch.preempted === true) yield run('mark-preempted', { id: c.runId, now: tx.now });
   yield* upsertJournal(tx, c.runId, c.leaseToken, journal);
   yield* insertEvents(tx, c.runId, Number(row.first_seq), events);
   if (status !== undefined && isTerminal(status)) tx.touch(c.runId, 'ended');
   if (status === 'queued' || (patch.releaseLease === true && status === 'cancelling')) tx.touch(c.runId, 'runnable');
-  for (const key of c.consumeInputs ?? []) yield* run('consume-input', { run_id: c.runId, key });
+  for (const key of c.consumeInputs ?? []) yield run('consume-input', { run_id: c.runId, key });
   for (const child of c.createRuns ?? []) yield* insertRun(tx, child);
   for (const id of c.wakeRuns ?? []) {
     if ((yield* one('wake-run', { id, now: tx.now })) !== undefined) {
@@ -73,10 +73,18 @@ export function* applyCommit(tx: Tx, c: RunCommit): Procedure<CommitOutcome | St
 function* upsertJournal(tx: Tx, runId: string, leaseToken: number, journal: readonly JournalWrite[]): Procedure<void> {
   if (journal.length === 0) return;
   if (tx.dialect.bulkStatements) {
-    yield* run('upsert-journal-entries', { run_id: runId, lease_token: leaseToken, entries: JSON.stringify(journal.map(journalRow)) });
+    yield run('upsert-journal-entries', { run_id: runId, lease_token: leaseToken, entries: JSON.stringify(journal.map(journalRow)) });
     return;
   }
-  for (const j of journal) yield* run('upsert-journal-entry', { run_id: runId, lease_token: leaseToken, ...journalRow(j) });
+  for (const j of journal) {
+    // Built as one literal (not a spread of journalRow): the commit path binds these 17 parameters per effect.
+    yield run('upsert-journal-entry', {
+      run_id: runId, lease_token: leaseToken, seq: j.seq, kind: j.kind, name: j.name, status: j.status, args: jsonText(j.args),
+      result: jsonText(j.result), error: jsonText(j.error), execution_id: j.executionId ?? null, effect_class: j.effectClass ?? null,
+      attempts: j.attempts ?? 1, worker: j.worker ?? null, queued_at: j.queuedAt ?? null, started_at: j.startedAt ?? null,
+      ended_at: j.endedAt ?? null, deadline_at: j.deadlineAt ?? null,
+    });
+  }
 }
 
 /** A journal write as the journal's columns (bound one by one, or sent as one object of a JSON array). */
@@ -96,7 +104,7 @@ export function* auditStale(tx: Tx, c: RunCommit): Procedure<Record<string, unkn
     currentLeaseToken: current === undefined ? null : Number(current.lease_token),
     currentStateVersion: current === undefined ? null : Number(current.state_version), currentStatus: current?.status ?? null,
   };
-  yield* run('insert-audit', {
+  yield run('insert-audit', {
     run_id: c.runId, at: tx.now, kind: 'stale_commit',
     data: JSON.stringify({ ...stale, journal: (c.journal ?? []).map((j) => ({ seq: j.seq, kind: j.kind, name: j.name, status: j.status })) }),
   });

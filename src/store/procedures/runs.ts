@@ -113,7 +113,7 @@ export function* resolveExecution(tx: Tx, runId: string, executionId: string, re
   if (changed === undefined) {
     throw new KeelError('execution_not_unknown', `execution ${executionId} is ${entry.status}; only unknown executions can be resolved`, { details: { status: entry.status } });
   }
-  yield* run('insert-audit', { run_id: runId, at: tx.now, kind: 'execution_resolved', data: JSON.stringify({ executionId, seq: entry.seq, resolution }) });
+  yield run('insert-audit', { run_id: runId, at: tx.now, kind: 'execution_resolved', data: JSON.stringify({ executionId, seq: entry.seq, resolution }) });
   const events: EventWrite[] = [{ type: 'effect.resolved', data: { seq: entry.seq, executionId, action: resolution.action } }];
   if ((yield* one('wake-run', { id: runId, now: tx.now })) !== undefined) {
     events.push({ type: 'run.queued', data: { reason: 'resolved', executionId } });
@@ -127,7 +127,7 @@ export function* resolveExecution(tx: Tx, runId: string, executionId: string, re
 export function* readmitRun(tx: Tx, runId: string): Procedure<RunRecord> {
   const current = yield* lockRun(runId);
   if ((yield* one('readmit-run', { id: runId, now: tx.now })) === undefined) throw notQuarantined(current);
-  yield* run('insert-audit', { run_id: runId, at: tx.now, kind: 'run_readmitted', data: JSON.stringify({ leaseLosses: current.leaseLosses, error: current.error }) });
+  yield run('insert-audit', { run_id: runId, at: tx.now, kind: 'run_readmitted', data: JSON.stringify({ leaseLosses: current.leaseLosses, error: current.error }) });
   yield* appendEvents(tx, runId, [{ type: 'run.readmitted', data: { after: current.error as unknown as Json } }]);
   tx.touch(runId, 'runnable');
   return yield* requireRun(runId);
@@ -135,7 +135,7 @@ export function* readmitRun(tx: Tx, runId: string): Procedure<RunRecord> {
 
 /** Gives leases up without progress (shutdown): the runs become claimable at once. */
 export function* releaseLeases(tx: Tx, owner: string, runIds: readonly string[]): Procedure<void> {
-  yield* run('release-leases', { owner, ids: JSON.stringify(runIds), now: tx.now });
+  yield run('release-leases', { owner, ids: JSON.stringify(runIds), now: tx.now });
   for (const id of runIds) tx.touch(id, 'runnable');
 }
 
@@ -150,10 +150,10 @@ export function* appendEvents(tx: Tx, runId: string, events: readonly EventWrite
 export function* insertEvents(tx: Tx, runId: string, firstSeq: number, events: readonly EventWrite[]): Procedure<void> {
   if (events.length === 0) return;
   if (tx.dialect.bulkStatements) {
-    yield* run('insert-events', { run_id: runId, first_seq: firstSeq, at: tx.now, events: JSON.stringify(events.map((e) => ({ type: e.type, data: JSON.stringify(e.data) }))) });
+    yield run('insert-events', { run_id: runId, first_seq: firstSeq, at: tx.now, events: JSON.stringify(events.map((e) => ({ type: e.type, data: JSON.stringify(e.data) }))) });
   } else {
     for (let i = 0; i < events.length; i++) {
-      yield* run('insert-event', { run_id: runId, seq: firstSeq + i, type: events[i]!.type, at: tx.now, data: JSON.stringify(events[i]!.data) });
+      yield run('insert-event', { run_id: runId, seq: firstSeq + i, type: events[i]!.type, at: tx.now, data: JSON.stringify(events[i]!.data) });
     }
   }
   tx.touch(runId, 'events');

@@ -21,7 +21,7 @@ export function* commitSchedule(tx: Tx, c: ScheduleCommit, now: number): Procedu
   for (const newRun of c.createRuns ?? []) yield* insertRun(tx, newRun);
   for (const runId of c.cancelRuns ?? []) yield* cancelRunById(tx, runId, `schedule ${c.scheduleId}`, true);
   for (const f of c.newFires ?? []) {
-    yield* run('insert-fire', {
+    yield run('insert-fire', {
       schedule_id: c.scheduleId, logical_time: f.logicalTime, tenant_id: tenantId, kind: f.kind, status: f.status,
       run_id: f.runId, schedule_version: c.scheduleVersion, fired_by: c.owner, detail: jsonText(f.detail),
       run_settled: f.status === 'skipped' || f.status === 'missed' ? 1 : 0, now, started_at: f.startedAt,
@@ -35,9 +35,9 @@ export function* commitSchedule(tx: Tx, c: ScheduleCommit, now: number): Procedu
     });
     if (moved === undefined) throw new KeelError('stale_write', `fire ${u.logicalTime} of schedule ${c.scheduleId} is no longer ${u.from}`);
   }
-  for (const logicalTime of c.settle ?? []) yield* run('settle-fire', { schedule_id: c.scheduleId, logical_time: logicalTime });
+  for (const logicalTime of c.settle ?? []) yield run('settle-fire', { schedule_id: c.scheduleId, logical_time: logicalTime });
   for (const n of c.notifications ?? []) {
-    yield* run('insert-notification', {
+    yield run('insert-notification', {
       id: n.id, tenant_id: tenantId, schedule_id: c.scheduleId, run_id: n.runId, url: n.url, payload: JSON.stringify(n.payload), now,
     });
   }
@@ -71,7 +71,7 @@ export function* updateSchedule(id: string, patch: SchedulePatch, now: number): 
 }
 
 export function* createSchedule(schedule: NewSchedule, now: number): Procedure<ScheduleRecord> {
-  yield* run('insert-schedule', { id: schedule.id, tenant_id: schedule.tenantId, ...scheduleParams(schedule), now });
+  yield run('insert-schedule', { id: schedule.id, tenant_id: schedule.tenantId, ...scheduleParams(schedule), now });
   return toSchedule((yield* one('get-schedule', { id: schedule.id }))!);
 }
 
@@ -85,7 +85,7 @@ export function* claimSchedules(owner: string, now: number, leaseMs: number, lim
 }
 
 export function* releaseClaim(scheduleId: string, owner: string, token: number): Procedure<void> {
-  yield* run('release-schedule-claim', { id: scheduleId, owner, token });
+  yield run('release-schedule-claim', { id: scheduleId, owner, token });
 }
 
 export function* expireForeignClaims(owner: string): Procedure<number> {
@@ -99,23 +99,23 @@ export function* claimNotifications(owner: string, now: number, leaseMs: number,
 export function* finishNotification(
   id: string, token: number, outcome: { delivered: true } | { delivered: false; error: string; retryAt: number | null }, now: number,
 ): Procedure<void> {
-  yield* run('finish-notification', notificationParams(id, token, outcome, now));
+  yield run('finish-notification', notificationParams(id, token, outcome, now));
 }
 
 export function* setWebhookAllowlist(tenantId: string, origins: readonly string[]): Procedure<void> {
-  yield* run('delete-allowlist', { tenant_id: tenantId });
-  for (const origin of origins) yield* run('insert-allowlist', { tenant_id: tenantId, origin });
+  yield run('delete-allowlist', { tenant_id: tenantId });
+  for (const origin of origins) yield run('insert-allowlist', { tenant_id: tenantId, origin });
 }
 
 function* insertScheduleEvents(tx: Tx, scheduleId: string, firstSeq: number, events: readonly ScheduleEvent[], now: number): Procedure<void> {
   if (events.length === 0) return;
   if (tx.dialect.bulkStatements) {
-    yield* run('insert-schedule-events', {
+    yield run('insert-schedule-events', {
       schedule_id: scheduleId, first_seq: firstSeq, at: now, events: JSON.stringify(events.map((e) => ({ type: e.type, data: JSON.stringify(e.data) }))),
     });
     return;
   }
   for (let i = 0; i < events.length; i++) {
-    yield* run('insert-schedule-event', { schedule_id: scheduleId, seq: firstSeq + i, type: events[i]!.type, at: now, data: JSON.stringify(events[i]!.data) });
+    yield run('insert-schedule-event', { schedule_id: scheduleId, seq: firstSeq + i, type: events[i]!.type, at: now, data: JSON.stringify(events[i]!.data) });
   }
 }

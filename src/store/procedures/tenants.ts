@@ -12,7 +12,7 @@ export function* createTenant(tx: Tx, name: string, apiKeyHash: string, quotas?:
   if ((yield* one('insert-tenant', { id, name, now: tx.now, ...insertQuotaParams(quotas) })) === undefined) {
     throw new KeelError('validation_failed', `a tenant named ${JSON.stringify(name)} exists already`);
   }
-  yield* run('insert-api-key', { key_hash: apiKeyHash, tenant_id: id, now: tx.now });
+  yield run('insert-api-key', { key_hash: apiKeyHash, tenant_id: id, now: tx.now });
   return toTenant((yield* one('get-tenant', { id }))!);
 }
 
@@ -24,7 +24,7 @@ export function* ensureTenant(tx: Tx, name: string, apiKeyHash: string): Procedu
     row = yield* one('find-tenant-by-name', { name });
   }
   const tenant = toTenant(row!);
-  yield* run('insert-api-key', { key_hash: apiKeyHash, tenant_id: tenant.id, now: tx.now });
+  yield run('insert-api-key', { key_hash: apiKeyHash, tenant_id: tenant.id, now: tx.now });
   return tenant;
 }
 

@@ -1,7 +1,7 @@
 // The transaction port every store procedure is written against: a procedure is a generator that yields named
-// statements (`const row = yield* one('get-run', { id })`) and receives their results, so one text of each
-// multi-statement write serves both backends. SQLite drives it synchronously inside its one write transaction (no
-// promise per statement); Postgres drives it with `await`. Procedures never see a connection, never branch on a
+// statements (`const row = yield* one('get-run', { id })`, `yield run('insert-audit', {...})`) and receives their
+// results, so one text of each multi-statement write serves both backends. SQLite drives it synchronously inside its
+// one write transaction (no promise per statement); Postgres drives it with `await`. Procedures never see a connection, never branch on a
 // backend's name (only on its named dialect flags) and hold no SQL: that stays per dialect in the .sql files.
 import type { ChangeSignal } from '../store.ts';
 
@@ -43,8 +43,12 @@ export function* all(statement: string, params: Params = {}): Generator<Step, Ro
   return (yield { mode: 'all', statement, params }) as Row[];
 }
 
-export function* run(statement: string, params: Params = {}): Generator<Step, number, unknown> {
-  return (yield { mode: 'run', statement, params }) as number;
+/**
+ * A statement whose rows the procedure does not need (an insert, an update), yielded directly: `yield run(...)`
+ * (no helper generator: the commit path runs several per effect). The driver's answer is the changed-row count.
+ */
+export function run(statement: string, params: Params = {}): Step {
+  return { mode: 'run', statement, params };
 }
 
 /** Drives a procedure synchronously (SQLite): each statement runs as it is yielded; an error is thrown back into it. */
