@@ -1,8 +1,9 @@
 // The transaction port every store procedure is written against: a procedure is a generator that yields named
 // statements (`const row = yield* one('get-run', { id })`, `yield run('insert-audit', {...})`) and receives their
 // results, so one text of each multi-statement write serves both backends. SQLite drives it synchronously inside its
-// one write transaction (no promise per statement); Postgres drives it with `await`. Procedures never see a connection, never branch on a
-// backend's name (only on its named dialect flags) and hold no SQL: that stays per dialect in the .sql files.
+// one write transaction (no promise per statement); Postgres drives it with `await`. Procedures never see a
+// connection, never branch on a backend's name (only on its named dialect flags) and hold no SQL: that stays per
+// dialect in the .sql files.
 import type { ChangeSignal } from '../store.ts';
 
 export type Row = Record<string, unknown>;
