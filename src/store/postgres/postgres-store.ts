@@ -182,11 +182,8 @@ export class PostgresStore implements Store {
     return Number((await this.#s['count-held-runs'].row(this.#pool, { tenant_id: tenantId }))!.held);
   }
 
-  async queuedRoom(tenantId: string): Promise<number | null> {
-    const tenant = await this.#s['get-tenant'].row(this.#pool, { id: tenantId });
-    const max = tenant === undefined ? null : toTenant(tenant).maxQueuedRuns;
-    if (max === null) return null;
-    return Math.max(0, max - Number((await this.#s['count-queued-runs'].row(this.#pool, { tenant_id: tenantId, limit: max }))!.queued));
+  queuedRoom(tenantId: string): Promise<number | null> {
+    return runAsync(tenants.queuedRoom(tenantId), (step) => execute(this.#pool, this.#statement(step.statement), step));
   }
 
   ensureTenant(name: string, apiKeyHash: string): Promise<TenantRecord> {

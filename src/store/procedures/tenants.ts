@@ -1,5 +1,5 @@
-// The tenant procedures both stores share: creating a tenant with its first key, ensuring one exists with a key, and
-// changing its quotas (a new daily budget makes the runs waiting on the old one due now).
+// The tenant procedures both stores share: creating a tenant with its first key, ensuring one exists with a key,
+// changing its quotas (a new daily budget makes the runs waiting on the old one due now), and reading its queue room.
 import { randomUUID } from 'node:crypto';
 import { KeelError } from '../../domain/keel-error.ts';
 import type { TenantQuotas, TenantRecord } from '../../domain/records.ts';
@@ -35,4 +35,12 @@ export function* updateTenant(tx: Tx, id: string, quotas: Partial<TenantQuotas>)
     for (const woken of yield* all('wake-budget-waiting-runs', { tenant_id: id, now: tx.now })) tx.touch(String(woken.id), 'runnable');
   }
   return toTenant(row);
+}
+
+/** How many more runs the tenant may queue (null: no limit). Two reads, outside any write transaction. */
+export function* queuedRoom(tenantId: string): Procedure<number | null> {
+  const tenant = yield* one('get-tenant', { id: tenantId });
+  const max = tenant === undefined ? null : toTenant(tenant).maxQueuedRuns;
+  if (max === null) return null;
+  return Math.max(0, max - Number((yield* one('count-queued-runs', { tenant_id: tenantId, limit: max }))!.queued));
 }

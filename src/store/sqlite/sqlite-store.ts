@@ -151,10 +151,7 @@ export class SqliteStore implements Store {
   }
 
   async queuedRoom(tenantId: string): Promise<number | null> {
-    const tenant = this.#s['get-tenant'].get({ id: tenantId }) as Row | undefined;
-    const max = tenant === undefined ? null : toTenant(tenant).maxQueuedRuns;
-    if (max === null) return null;
-    return Math.max(0, max - Number((this.#s['count-queued-runs'].get({ tenant_id: tenantId, limit: max }) as Row).queued));
+    return runSync(tenants.queuedRoom(tenantId), this.#execute);
   }
 
   ensureTenant(name: string, apiKeyHash: string): Promise<TenantRecord> {
