@@ -1,36 +1,26 @@
-// The distributed store: PostgreSQL through `pg`, shared by any number of Keel processes. Writes go through the
-// PgWriteQueue (group commit) as shared procedures (src/store/procedures/) driven with await; reads use the pool;
-// other processes' changes arrive through LISTEN/NOTIFY. Like the SQLite store it applies the engine's commits under
-// their guards and decides nothing.
+// The distributed store: PostgreSQL through `pg`, shared by any number of Keel processes. Its methods are the shared
+// ProcedureStore's; here is only its transport: write procedures are driven with await inside the PgWriteQueue's
+// transactions (group commit), effect-only commits of many runs merge into one statement, reads use the pool, and
+// other processes' changes arrive through LISTEN/NOTIFY. It applies the engine's commits under their guards only.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { KeelError } from '../../domain/keel-error.ts';
-import { statusesAllowing, type RunStatus } from '../../domain/run-status.ts';
-import type { Json } from '../../domain/json.ts';
-import type { JournalEntry, NewRun, RunEventRecord, RunRecord, TenantQuotas, TenantRecord } from '../../domain/records.ts';
-import { toEvent, toJournalEntry, toRun, toTenant } from '../rows.ts';
-import { toEndedRunsBucket, toRunSummaryRow, toTenantSummaryRow, type EndedRunsBucket, type RunSummaryRow, type TenantSummaryRow } from '../run-summaries.ts';
+import type { RunStatus } from '../../domain/run-status.ts';
+import { ProcedureStore, type WriteOptions } from '../procedure-store.ts';
+import * as claims from '../procedures/claims.ts';
+import { auditStale, journalRow, type StaleCommit } from '../procedures/commit.ts';
+import { runAsync, type Dialect, type Procedure, type Row, type Step, type Tx } from '../procedures/transaction.ts';
+import { ScheduleArea } from '../schedule-area.ts';
+import type { ScheduleStore } from '../schedule-store.ts';
 import type {
-  ClaimRequest, CommitBatchListener, CommitOutcome, CreateRunResult, Durability, GroupCommit, ExecutionResolution, HeartbeatResult,
-  RunChange, RunCommit, RunFilter, StarvedInteractive, StarvedRequest, Store, StoreCapabilities, StoreHealth,
+  CommitBatchListener, CommitOutcome, Durability, GroupCommit, HeartbeatResult, RunChange, RunCommit, StoreCapabilities, StoreHealth,
 } from '../store.ts';
 import { ChangeListener } from './change-listener.ts';
-import type { LiveMetrics } from '../live-metrics.ts';
 import { migratePostgres } from './migrate.ts';
 import { loadPgStatementDirectory, loadPgStatements, type Params, type PgStatement, type PgStatementName, type PgStatements, type Queryable } from './statements.ts';
 import { CHANGE_CHANNEL, PgWriteQueue, type PgWriteScope } from './write-queue.ts';
-import { toTenantUsage, type TenantUsage } from '../usage.ts';
-import * as claims from '../procedures/claims.ts';
-import { applyCommit, auditStale, journalRow, type StaleCommit } from '../procedures/commit.ts';
-import * as runs from '../procedures/runs.ts';
-import * as tenants from '../procedures/tenants.ts';
-import { runAsync, type Dialect, type Procedure, type Step, type Tx } from '../procedures/transaction.ts';
-import { ScheduleArea } from '../schedule-area.ts';
-import type { ScheduleStore } from '../schedule-store.ts';
 
 export const PG_POOL_MAX_CONNECTIONS_DEFAULT = 10;
-const CLAIMABLE_STATUSES = JSON.stringify(statusesAllowing('claim'));
-const LEASE_ONLY = { fsync: false } as const;
 const DURABLE = { fsync: true } as const;
 const SCHEDULE_STATEMENTS = loadPgStatementDirectory(new URL('./schedule-statements/', import.meta.url), 'schedule-');
 
@@ -55,14 +45,11 @@ const SYNCHRONOUS_COMMIT: Record<Durability, string> = { memory: 'off', os: 'off
 
 const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
 
-type Row = Record<string, unknown>;
-
-export class PostgresStore implements Store {
+export class PostgresStore extends ProcedureStore {
   readonly capabilities: StoreCapabilities = { multiProcess: true };
   readonly durability: Durability;
   readonly #pool: pg.Pool;
   readonly #origin = randomUUID();
-  readonly #listeners = new Set<(changes: readonly RunChange[]) => void>();
   readonly #writes: PgWriteQueue;
   readonly #listener: ChangeListener;
   readonly #s: PgStatements = loadPgStatements();
@@ -73,6 +60,7 @@ export class PostgresStore implements Store {
   #flushWindowMs = 600;
 
   constructor(options: PostgresStoreOptions) {
+    super();
     this.durability = options.durability ?? 'fsync';
     if (options.schema !== undefined && !SCHEMA_PATTERN.test(options.schema)) throw new KeelError('config_invalid', `invalid schema name ${JSON.stringify(options.schema)}`);
     this.#schema = options.schema;
@@ -88,9 +76,7 @@ export class PostgresStore implements Store {
     });
     // An idle client's connection error (the server restarted) must not crash the process; the pool replaces it.
     this.#pool.on('error', () => {});
-    const emit = (changes: readonly RunChange[]) => {
-      for (const listener of this.#listeners) listener(changes);
-    };
+    const emit = (changes: readonly RunChange[]) => this.emitChanges(changes);
     this.#writes = new PgWriteQueue(this.#pool, this.#origin, channel, emit, {
       ...(options.groupCommit !== undefined ? { maxBatch: options.groupCommit.maxBatch, maxWaitMs: options.groupCommit.maxWaitMs } : {}),
       flushesOnCommit: this.durability === 'fsync' || this.durability === 'replicated',
@@ -139,124 +125,6 @@ export class PostgresStore implements Store {
     await this.#listener.close();
     await this.#pool.end();
   }
-
-  async liveMetrics(now: number): Promise<LiveMetrics> {
-    const [runs, queue, unknown] = await Promise.all([
-      this.#s['live-run-counts'].rows(this.#pool),
-      this.#s['run-queue'].row(this.#pool, { now, claimable_statuses: CLAIMABLE_STATUSES }),
-      this.#s['count-unknown-executions'].row(this.#pool),
-    ]);
-    return {
-      runs: runs.map((r) => ({ tenantId: String(r.tenant_id), status: r.status as RunStatus, count: Number(r.runs) })),
-      claimable: Number(queue?.depth ?? 0),
-      oldestClaimableSince: queue?.oldest_since === null || queue?.oldest_since === undefined ? null : Number(queue.oldest_since),
-      unknownExecutions: Number(unknown?.executions ?? 0),
-    };
-  }
-
-  onChange(listener: (changes: readonly RunChange[]) => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
-  }
-
-  // Tenants
-
-  createTenant(name: string, apiKeyHash: string, quotas?: Partial<TenantQuotas>): Promise<TenantRecord> {
-    return this.#writes.submit(DURABLE, (scope) => this.#run(scope, (tx) => tenants.createTenant(tx, name, apiKeyHash, quotas)));
-  }
-
-  updateTenant(id: string, quotas: Partial<TenantQuotas>): Promise<TenantRecord> {
-    return this.#writes.submit(DURABLE, (scope) => this.#run(scope, (tx) => tenants.updateTenant(tx, id, quotas)));
-  }
-
-  async getTenant(id: string): Promise<TenantRecord | null> {
-    const row = await this.#s['get-tenant'].row(this.#pool, { id });
-    return row === undefined ? null : toTenant(row);
-  }
-
-  async listTenants(): Promise<TenantRecord[]> {
-    return (await this.#s['list-tenants'].rows(this.#pool)).map(toTenant);
-  }
-
-  async heldRuns(tenantId: string): Promise<number> {
-    return Number((await this.#s['count-held-runs'].row(this.#pool, { tenant_id: tenantId }))!.held);
-  }
-
-  queuedRoom(tenantId: string): Promise<number | null> {
-    return runAsync(tenants.queuedRoom(tenantId), (step) => execute(this.#pool, this.#statement(step.statement), step));
-  }
-
-  ensureTenant(name: string, apiKeyHash: string): Promise<TenantRecord> {
-    return this.#writes.submit(DURABLE, (scope) => this.#run(scope, (tx) => tenants.ensureTenant(tx, name, apiKeyHash)));
-  }
-
-  async findTenantByKeyHash(apiKeyHash: string): Promise<TenantRecord | null> {
-    const row = await this.#s['find-tenant-by-key'].row(this.#pool, { key_hash: apiKeyHash });
-    return row === undefined ? null : toTenant(row);
-  }
-
-  async tenantUsage(tenantId: string): Promise<TenantUsage> {
-    return toTenantUsage((await this.#s['tenant-usage'].row(this.#pool, { tenant_id: tenantId }))!);
-  }
-
-  async tenantUsageSince(tenantId: string, sinceMs: number): Promise<{ tokens: number; costUsd: number }> {
-    const row = (await this.#s['tenant-usage-since'].row(this.#pool, { tenant_id: tenantId, since: sinceMs }))!;
-    return { tokens: Number(row.tokens), costUsd: Number(row.cost_usd) };
-  }
-
-  // Runs
-
-  createRun(run: NewRun): Promise<CreateRunResult> {
-    return this.#writes.submit(DURABLE, (scope) => this.#run(scope, (tx) => runs.createRun(tx, run)));
-  }
-
-  async getRun(id: string): Promise<RunRecord | null> {
-    const row = await this.#s['get-run'].row(this.#pool, { id });
-    return row === undefined ? null : toRun(row);
-  }
-
-  async listRuns(tenantId: string, filter: RunFilter): Promise<RunRecord[]> {
-    const rows = await this.#s['list-runs'].rows(this.#pool, {
-      tenant_id: tenantId, status: filter.status ?? null, agent: filter.agent ?? null, code: filter.errorCode ?? null, after_id: filter.afterId ?? null, limit: filter.limit,
-    });
-    return rows.map(toRun);
-  }
-
-  requestCancel(runId: string): Promise<RunRecord> {
-    return this.#writes.submit({ ...DURABLE, key: runId }, (scope) => this.#run(scope, (tx) => runs.requestCancel(tx, runId)));
-  }
-
-  provideInput(runId: string, key: string, value: Json): Promise<RunRecord> {
-    return this.#writes.submit({ ...DURABLE, key: runId }, (scope) => this.#run(scope, (tx) => runs.provideInput(tx, runId, key, value)));
-  }
-
-  readmitRun(runId: string): Promise<RunRecord> {
-    return this.#writes.submit({ ...DURABLE, key: runId }, (scope) => this.#run(scope, (tx) => runs.readmitRun(tx, runId)));
-  }
-
-  async getInput(runId: string, key: string): Promise<{ value: Json } | null> {
-    const row = await this.#s['get-input'].row(this.#pool, { run_id: runId, key });
-    return row === undefined ? null : { value: JSON.parse(row.value as string) as Json };
-  }
-
-  resolveExecution(runId: string, executionId: string, resolution: ExecutionResolution): Promise<RunRecord> {
-    return this.#writes.submit({ ...DURABLE, key: runId }, (scope) => this.#run(scope, (tx) => runs.resolveExecution(tx, runId, executionId, resolution)));
-  }
-
-  // Work
-
-  /** A fair claim runs in a transaction of its own: it holds the fair clock's row lock only as long as it takes itself. */
-  claimRuns(request: ClaimRequest): Promise<RunRecord[]> {
-    return this.#writes.submit({ ...LEASE_ONLY, alone: request.probation !== true }, (scope) => this.#run(scope, (tx) => claims.claimRuns(tx, request)));
-  }
-
-  async starvedInteractive(request: StarvedRequest): Promise<StarvedInteractive> {
-    const row = (await this.#s['starved-interactive'].row(this.#pool, {
-      cutoff: request.cutoff, served: JSON.stringify(request.served), claimable_statuses: CLAIMABLE_STATUSES, limit: request.limit,
-    }))!;
-    return { count: Number(row.starved), oldestSince: row.oldest_since === null ? null : Number(row.oldest_since) };
-  }
-
   async heartbeat(owner: string, runIds: string[], leaseMs: number): Promise<HeartbeatResult> {
     if (runIds.length === 0) return { held: [] };
     // Straight to the pool, not through the write queue: lease renewal must never wait behind a backlog of commits,
@@ -266,36 +134,20 @@ export class PostgresStore implements Store {
     return runAsync(claims.heartbeat(tx, owner, runIds, leaseMs), (step) => execute(this.#pool, this.#statement(step.statement), step));
   }
 
-  releaseLeases(owner: string, runIds: string[]): Promise<void> {
-    if (runIds.length === 0) return Promise.resolve();
-    return this.#writes.submit(DURABLE, (scope) => this.#run(scope, (tx) => runs.releaseLeases(tx, owner, runIds)));
+  protected write<T>(options: WriteOptions, procedure: (tx: Tx) => Procedure<T>): Promise<T> {
+    return this.#writes.submit(options, (scope) => this.#drive(scope, procedure));
   }
 
-  expireForeignLeases(owner: string): Promise<number> {
-    return this.#writes.submit(DURABLE, ({ client, now }) => this.#s['expire-foreign-leases'].run(client, { owner, now }));
+  protected read<T>(procedure: Procedure<T>): Promise<T> {
+    return runAsync(procedure, (step) => execute(this.#pool, this.#statement(step.statement), step));
   }
 
-  commit(commit: RunCommit): Promise<CommitOutcome> {
-    const write = isEffectOnly(commit)
-      ? this.#writes.submitMergeable(DURABLE, this.#commitEffects, commit.runId, commit)
-      : this.#writes.submit({ ...DURABLE, key: commit.runId }, (scope) => this.#run(scope, (tx) => applyCommit(tx, commit)));
-    return write.then((outcome) => {
-      if ('stale' in outcome) throw new KeelError('stale_write', `commit to run ${commit.runId} was fenced off`, { details: outcome.stale });
-      return outcome;
-    });
+  /** Effect-only commits (counters, journal, events) of different runs are merged into one statement by the queue. */
+  protected writeCommit(commit: RunCommit): Promise<CommitOutcome | StaleCommit> {
+    return isEffectOnly(commit) ? this.#writes.submitMergeable(DURABLE, this.#commitEffects, commit.runId, commit) : super.writeCommit(commit);
   }
 
-  // History
-
-  async loadJournal(runId: string): Promise<JournalEntry[]> {
-    return (await this.#s['load-journal'].rows(this.#pool, { run_id: runId })).map(toJournalEntry);
-  }
-
-  async listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEventRecord[]> {
-    return (await this.#s['list-events'].rows(this.#pool, { run_id: runId, after_seq: afterSeq, limit })).map(toEvent);
-  }
-
-  // Store areas kept in their own files
+  // Store areas kept in their own modules
 
   /** @internal One named statement on the pool, for a store area kept in its own module (the shared rate windows). */
   query(name: PgStatementName, params: Params): Promise<Row[]> {
@@ -305,23 +157,10 @@ export class PostgresStore implements Store {
   /** The schedule store area: its own statements, its writes in this store's group-commit transactions. */
   get schedules(): ScheduleStore {
     this.#schedules ??= new ScheduleArea({
-      transact: (key, procedure) => this.#writes.submit({ ...DURABLE, key }, (scope) => this.#run(scope, procedure, SCHEDULE_STATEMENTS)),
+      transact: (key, procedure) => this.#writes.submit({ ...DURABLE, key }, (scope) => this.#drive(scope, procedure, SCHEDULE_STATEMENTS)),
       read: (step) => execute(this.#pool, SCHEDULE_STATEMENTS.get(step.statement) ?? this.#statement(step.statement), step),
     });
     return this.#schedules;
-  }
-
-  // Dashboard: read-only aggregates
-  async summarizeRuns(tenantId: string): Promise<RunSummaryRow[]> {
-    return (await this.#s['summarize-runs'].rows(this.#pool, { tenant_id: tenantId })).map(toRunSummaryRow);
-  }
-
-  async countEndedRuns(tenantId: string, sinceMs: number, bucketMs: number): Promise<EndedRunsBucket[]> {
-    return (await this.#s['count-ended-runs'].rows(this.#pool, { tenant_id: tenantId, since: sinceMs, bucket_ms: bucketMs })).map(toEndedRunsBucket);
-  }
-
-  async summarizeTenants(): Promise<TenantSummaryRow[]> {
-    return (await this.#s['summarize-tenants'].rows(this.#pool)).map(toTenantSummaryRow);
   }
 
   // Internals (inside a write transaction)
@@ -330,7 +169,7 @@ export class PostgresStore implements Store {
    * Drives a shared procedure inside a group-commit transaction, one statement after another's answer. It may run
    * twice (a failed batch is retried write by write): it writes only through the transaction.
    */
-  #run<T>(scope: PgWriteScope, procedure: (tx: Tx) => Procedure<T>, statements?: ReadonlyMap<string, PgStatement>): Promise<T> {
+  #drive<T>(scope: PgWriteScope, procedure: (tx: Tx) => Procedure<T>, statements?: ReadonlyMap<string, PgStatement>): Promise<T> {
     const tx: Tx = { now: scope.now, touch: scope.touch, dialect: POSTGRES_DIALECT };
     return runAsync(procedure(tx), (step) => execute(scope.client, statements?.get(step.statement) ?? this.#statement(step.statement), step));
   }
@@ -360,15 +199,14 @@ export class PostgresStore implements Store {
     for (const [idx, c] of commits.entries()) {
       const row = applied.get(idx);
       if (row === undefined) {
-        outcomes.push({ stale: await this.#run(scope, (tx) => auditStale(tx, c)) });
+        outcomes.push({ stale: await this.#drive(scope, (tx) => auditStale(tx, c)) });
         continue;
       }
       if ((c.events ?? []).length > 0) scope.touch(c.runId, 'events');
       outcomes.push({ stateVersion: Number(row.state_version), status: row.status as RunStatus });
     }
     return outcomes;
-  };
-}
+  };}
 
 /** A commit that only adds counters, journal entries and events: the shape most effect results have. */
 function isEffectOnly(c: RunCommit): boolean {
