@@ -1,6 +1,6 @@
 // Group commit for the SQLite store: every write is queued, and the writes queued during one event-loop turn (or
-// during the configured max wait) are applied in one transaction (one fsync), each inside its own savepoint so one
-// failing write never undoes another. A write's promise settles when the batch reaches the configured durability:
+// during the configured max wait, cut short by a full batch) are applied in one transaction (one fsync), each inside
+// its own savepoint so one failing write never undoes another. A write's promise settles when the batch reaches the configured durability:
 // `fsync` after an fsync'd COMMIT; `os` after a COMMIT written without fsync (a periodic WAL checkpoint makes it
 // durable); `memory` as soon as it is applied, inside a transaction that is committed every max-wait interval.
 import type { DatabaseSync } from 'node:sqlite';
