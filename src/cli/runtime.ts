@@ -17,9 +17,8 @@ import { TenantPolicy } from '../models/tenant-policy.ts';
 import { ModelGateway } from '../models/gateway.ts';
 import { loadModelsFile } from '../models/model-config.ts';
 import { readSecretEnv } from '../config/config.ts';
-import { PostgresStore } from '../store/postgres/postgres-store.ts';
-import { PostgresRateWindows } from '../store/postgres/rate-windows.ts';
-import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
+import type { StoreBackend } from '../store/backend.ts';
+import { selectBackend } from '../store/open-store.ts';
 import type { Store } from '../store/store.ts';
 import { attachNodeSandboxes } from '../sandbox/node-sandboxes.ts';
 import { createSchedulesPlane, type SchedulesPlane } from '../schedules/schedules-plane.ts';
@@ -56,17 +55,19 @@ export interface RunningKeel {
   stop(): Promise<void>;
 }
 
-export function openStore(config: KeelConfig, role: Role): { store: Store; unlock: () => void } {
-  const groupCommit = { maxBatch: config.groupCommitMaxBatch, maxWaitMs: config.groupCommitMaxWaitMs };
-  const onCommitBatch = (size: number, flushed: boolean, acknowledged: number) => telemetry.commitBatch(size, flushed, acknowledged);
-  if (config.databaseUrl !== undefined) {
-    return { store: new PostgresStore({ connectionString: config.databaseUrl, durability: config.durability, groupCommit, onCommitBatch }), unlock: () => {} };
-  }
-  if (role !== 'dev') throw new KeelError('config_invalid', `keel ${role} needs KEEL_DATABASE_URL (a PostgreSQL connection string); for one process on SQLite, use keel dev`);
+/** Opens the process's store backend; one on a data directory (not shared by processes) is locked to this process. */
+export function openStore(config: KeelConfig, role: Role): { backend: StoreBackend; unlock: () => void } {
   const dataDir = resolve(config.dataDir);
+  const factory = selectBackend({
+    databaseUrl: config.databaseUrl, dataDir, durability: config.durability,
+    groupCommit: { maxBatch: config.groupCommitMaxBatch, maxWaitMs: config.groupCommitMaxWaitMs },
+    onCommitBatch: (size, flushed, acknowledged) => telemetry.commitBatch(size, flushed, acknowledged),
+  });
+  if (factory.capabilities.multiProcess) return { backend: factory.open(), unlock: () => {} };
+  if (role !== 'dev') throw new KeelError('config_invalid', `keel ${role} needs KEEL_DATABASE_URL (a PostgreSQL connection string); for one process on SQLite, use keel dev`);
   const unlock = lockDataDir(dataDir);
   try {
-    return { store: new SqliteStore({ path: join(dataDir, 'keel.db'), durability: config.durability, groupCommit, onCommitBatch }), unlock };
+    return { backend: factory.open(), unlock };
   } catch (error) {
     unlock();
     throw error;
@@ -103,7 +104,8 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   const apiTarget = { host: config.host, port: config.port, flag: '--port' };
   if (role !== 'worker') await assertCanListen(apiTarget);
   if (config.metricsPort !== undefined) await assertCanListen({ host: config.metricsHost, port: config.metricsPort, flag: 'KEEL_METRICS_PORT' });
-  const { store, unlock } = openStoreForStart(config, role);
+  const { backend, unlock } = openStoreForStart(config, role);
+  const store = backend.runs;
   try {
     await store.migrate();
   } catch (error) {
@@ -112,7 +114,7 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
     throw (config.databaseUrl === undefined ? undefined : databaseStartupError(error, config.databaseUrl)) ?? error;
   }
   // Processes sharing a database share their model RPM/TPM limits too (one process's own limiter is exact alone).
-  if (store instanceof PostgresStore) gateway.shareLimits(new PostgresRateWindows(store));
+  if (backend.rateWindows !== undefined) gateway.shareLimits(backend.rateWindows);
   gateway.useTenantPolicy(new TenantPolicy(store)); // tenants' own RPM/TPM and daily budgets (issue 7)
   const registry = new AgentRegistry();
   for (const agent of agents) registry.register(agent);
@@ -159,6 +161,7 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   orchestrator.start();
   // Schedules: every process runs the (leaderless) scheduler; fires are claimed with leases, so none fires twice.
   const schedules = createSchedulesPlane(store, registry, {
+    schedules: backend.schedules,
     tickMs: config.schedulerTickMs, leaseMs: config.schedulerLeaseMs, log: (level, message, fields) => log[level](fields ?? {}, message),
   });
   await schedules.scheduler.start();

@@ -7,8 +7,7 @@ import { join, resolve } from 'node:path';
 import type { KeelConfig } from '../config/config.ts';
 import { KeelError } from '../domain/keel-error.ts';
 import type { ArtifactStore } from '../store/artifact-store.ts';
-import { PostgresArtifactStore } from '../store/postgres/postgres-artifact-store.ts';
-import { SqliteArtifactStore } from '../store/sqlite/sqlite-artifact-store.ts';
+import { openArtifactStore } from '../store/open-store.ts';
 import type { Store } from '../store/store.ts';
 import { releaseEnvironmentsOnRunEnd } from './run-endings.ts';
 import { SandboxManager, type EnvironmentTime } from './sandbox-manager.ts';
@@ -27,9 +26,7 @@ export interface NodeSandboxesOptions {
 }
 
 function artifactStoreFor(config: KeelConfig): ArtifactStore {
-  return config.databaseUrl !== undefined
-    ? new PostgresArtifactStore({ connectionString: config.databaseUrl })
-    : new SqliteArtifactStore({ path: join(resolve(config.dataDir), 'keel.db') });
+  return openArtifactStore({ databaseUrl: config.databaseUrl, dataDir: resolve(config.dataDir) });
 }
 
 /** Called by the runtime at start, with the configuration it runs under (which may override the environment's). */

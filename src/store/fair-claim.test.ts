@@ -1,5 +1,5 @@
 // The store side of fair claiming: backlog rows become planner tenants (capped ones left out, the aged head and its
-// class), claimed runs group per tenant in claim order, and both stores' claim SQL ages batch runs by BATCH_AGING_MS.
+// class), claimed runs group per tenant in claim order, and both stores' claim SQL ages batch runs by a passed parameter.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
@@ -35,10 +35,11 @@ describe('fair claim rows', () => {
     assert.deepEqual(grouped.get('b')!.map((r) => r.id), ['x']);
   });
 
-  it('both stores age batch runs by BATCH_AGING_MS in their claim statement', () => {
-    for (const store of ['sqlite', 'postgres']) {
-      const sql = readFileSync(new URL(`./${store}/statements/claim-runs.sql`, import.meta.url), 'utf8');
-      assert.match(sql, new RegExp(`claim_after \\+ ${BATCH_AGING_MS} AS k`), store);
+  it('both stores age batch runs by the :batch_aging_ms parameter in their claim statement, never by a literal', () => {
+    for (const file of ['sqlite/statements/claim-tenant-runs.sql', 'postgres/statements/claim-allocation-runs.sql']) {
+      const sql = readFileSync(new URL(`./${file}`, import.meta.url), 'utf8');
+      assert.match(sql, /claim_after \+ :batch_aging_ms(::bigint)? AS k/, file);
+      assert.doesNotMatch(sql, new RegExp(`${BATCH_AGING_MS}|60000`), file);
     }
   });
 });

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { KeelError } from '../../src/domain/keel-error.ts';
 import { newRunId } from '../../src/domain/ids.ts';
-import { scheduleStoreFor } from '../../src/schedules/schedules-plane.ts';
+import { scheduleAreaOf } from '../../src/store/schedule-area.ts';
 import type { NewRun } from '../../src/domain/records.ts';
 import type { NewSchedule, ScheduleCommit, ScheduleStore } from '../../src/store/schedule-store.ts';
 import type { Store } from '../../src/store/store.ts';
@@ -33,7 +33,7 @@ async function withStores(factory: StoreFactory, fn: (runs: Store, schedules: Sc
   const { store, dispose } = await factory.create();
   try {
     const tenant = await store.createTenant(`t-${Math.random().toString(36).slice(2)}`, `hash-${Math.random()}`);
-    await fn(store, scheduleStoreFor(store), tenant.id);
+    await fn(store, scheduleAreaOf(store), tenant.id);
   } finally {
     await dispose();
   }

@@ -8,22 +8,23 @@ const STATEMENTS_DIR = new URL('./statements/', import.meta.url);
 
 export const PG_STATEMENT_NAMES = [
   'insert-tenant', 'find-tenant-by-name', 'insert-api-key', 'find-tenant-by-key',
-  'insert-run', 'find-run-by-idempotency-key', 'get-run', 'list-runs',
-  'insert-events', 'allocate-event-seqs', 'claim-runs', 'heartbeat', 'release-leases', 'expire-foreign-leases',
-  'commit-run', 'commit-effects', 'upsert-journal', 'load-journal', 'list-events', 'request-cancel',
+  'insert-run', 'find-run-by-idempotency-key', 'get-run', 'lock-run', 'lock-key', 'list-runs',
+  'insert-events', 'allocate-event-seqs', 'claim-allocation-runs', 'heartbeat', 'find-held-runs', 'release-leases', 'expire-foreign-leases',
+  'commit-run', 'commit-effect', 'commit-effects', 'upsert-journal-entries', 'load-journal', 'list-events', 'request-cancel',
   'insert-input', 'get-input', 'consume-input', 'wake-on-input', 'wake-run', 'wake-if-ready', 'insert-audit',
-  'find-execution', 'resolve-execution', 'find-held-runs', 'readmit-run', 'claim-probation-runs',
-  'tenant-usage', // model gateway (issue 5)
-  'live-run-counts', 'run-queue', 'count-unknown-executions', // live metrics (issue 9)
-  'summarize-runs', 'count-ended-runs', 'summarize-tenants', // dashboard (issue 9)
-  'update-tenant', 'get-tenant', 'list-tenants', 'count-queued-runs', 'count-held-runs', // tenant quotas (issue 7)
-  'fair-backlog', 'read-fair-clock', 'save-tenant-vtimes', 'save-fair-clock', // fair claiming (issue 7)
-  'starved-interactive', 'mark-preempted', // preemption (issue 7)
-  'tenant-usage-since', 'wake-budget-waiting-runs', // tenant daily budgets (issue 7)
+  'find-execution', 'resolve-execution', 'readmit-run', 'claim-probation-runs',
+  'tenant-usage', 'tenant-usage-since',
+  'live-run-counts', 'run-queue', 'count-unknown-executions',
+  'summarize-runs', 'count-ended-runs', 'summarize-tenants',
+  'update-tenant', 'get-tenant', 'list-tenants', 'count-queued-runs', 'count-held-runs', 'wake-budget-waiting-runs',
+  'fair-backlog', 'read-fair-clock', 'save-tenant-vtimes', 'save-fair-clock',
+  'starved-interactive', 'mark-preempted',
+  'read-server-settings', 'reserve-rate', 'settle-rate',
 ] as const;
 export type PgStatementName = (typeof PG_STATEMENT_NAMES)[number];
 
-export type Params = Record<string, string | number | null>;
+/** Parameter values: scalars, or arrays for Postgres array parameters (`:keys::text[]`). */
+export type Params = Record<string, string | number | null | ReadonlyArray<string | number | null>>;
 
 /** Anything that runs a query: a pool or a checked-out client. */
 export interface Queryable {
@@ -82,5 +83,15 @@ export function loadPgStatements(): PgStatements {
     files.delete(name);
   }
   if (files.size > 0) throw new Error(`unregistered SQL statement files: ${[...files].join(', ')}`);
+  return loaded;
+}
+
+/** Every statement file of a directory (a store area's statements, looked up by name; `prefix` keeps server-side names apart). */
+export function loadPgStatementDirectory(dir: URL, prefix: string): Map<string, PgStatement> {
+  const loaded = new Map<string, PgStatement>();
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.sql'))) {
+    const name = file.slice(0, -4);
+    loaded.set(name, new PgStatement(`${prefix}${name}`, readFileSync(new URL(file, dir), 'utf8')));
+  }
   return loaded;
 }

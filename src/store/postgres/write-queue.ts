@@ -1,5 +1,5 @@
 // Group commit for the Postgres store: writes queued while transactions are in flight share the next one (one WAL
-// flush for many runs). A few transactions may be in flight, but never two with writes of the same run, so commits
+// flush for many runs), and with a max wait a write waits up to that long for others to join its transaction. A few transactions may be in flight, but never two with writes of the same run, so commits
 // of one run apply in the order they were submitted.
 // A batch runs without savepoints; if one write fails, the batch is rolled back and each write is retried alone,
 // so one bad write never fails another. Changes are announced with pg_notify inside the transaction (heard by other
@@ -37,6 +37,8 @@ export type Merger = (scope: PgWriteScope, payloads: unknown[]) => Promise<unkno
 
 interface QueuedWrite {
   fsync: boolean;
+  /** When it was queued (ms): the max wait counts from the oldest queued write. */
+  queuedAt: number;
   /** The run it writes, if any: writes with the same key never share or overlap transactions out of order. */
   key: string | undefined;
   /** In a transaction of its own: it takes a lock other processes wait for, so it must not wait for others' writes. */
@@ -55,6 +57,8 @@ export class PgWriteQueue {
   readonly #onBatch: CommitBatchListener;
   #queue: QueuedWrite[] = [];
   #scheduled = false;
+  /** The max-wait timer, while one is pending (cleared when a full batch can go at once). */
+  #waitTimer: NodeJS.Timeout | undefined;
   #inFlight = 0;
   /** Runs with a write in a transaction now: their next writes wait for it. */
   readonly #busyKeys = new Set<string>();
@@ -63,6 +67,8 @@ export class PgWriteQueue {
 
   /** Most writes one transaction takes (group commit's max batch). */
   readonly #maxBatch: number;
+  /** How long a write may wait for others to join its transaction (group commit's max wait); 0: the next turn. */
+  readonly #maxWaitMs: number;
   /** Times (ms) and sizes of acknowledged fsync-class batches, newest last: what `notDurable` counts from. */
   readonly #recentAcks: Array<{ at: number; n: number }> = [];
   /** Sessions commit with synchronous_commit on (durability fsync or replicated): an acknowledged commit is flushed. */
@@ -70,9 +76,10 @@ export class PgWriteQueue {
 
   constructor(
     pool: Pool, origin: string, channel: string, onCommitted: (changes: readonly RunChange[]) => void,
-    options: { maxBatch?: number; flushesOnCommit?: boolean; onBatch?: CommitBatchListener } = {},
+    options: { maxBatch?: number; maxWaitMs?: number; flushesOnCommit?: boolean; onBatch?: CommitBatchListener } = {},
   ) {
     this.#maxBatch = Math.min(options.maxBatch ?? PG_WRITE_BATCH_MAX_OPS, PG_WRITE_BATCH_MAX_OPS);
+    this.#maxWaitMs = options.maxWaitMs ?? 0;
     this.#flushesOnCommit = options.flushesOnCommit ?? true;
     this.#pool = pool;
     this.#origin = origin;
@@ -109,7 +116,7 @@ export class PgWriteQueue {
       return Promise.reject(new KeelError('store_busy', `the store's write queue is full (${PG_WRITE_QUEUE_MAX_OPS} writes)`, { retryable: true, retryAfterMs: 100 }));
     }
     return new Promise<unknown>((resolve, reject) => {
-      this.#queue.push({ fsync: options.fsync, key, alone: options.alone === true, apply, ...(merge !== undefined ? { merge } : {}), resolve, reject });
+      this.#queue.push({ fsync: options.fsync, queuedAt: Date.now(), key, alone: options.alone === true, apply, ...(merge !== undefined ? { merge } : {}), resolve, reject });
       this.#schedule();
     });
   }
@@ -121,21 +128,37 @@ export class PgWriteQueue {
   }
 
   #schedule(): void {
+    if (this.#waitTimer !== undefined && this.#queue.length >= this.#maxBatch) {
+      // A full batch need not wait for more writes to join it.
+      clearTimeout(this.#waitTimer);
+      this.#waitTimer = undefined;
+      this.#scheduled = false;
+    }
     if (this.#scheduled) return;
     this.#scheduled = true;
-    setImmediate(() => {
-      this.#scheduled = false;
-      while (this.#inFlight < PG_WRITE_TRANSACTIONS_MAX && this.#queue.length > 0) {
-        const batch = this.#takeBatch();
-        if (batch.length === 0) break;
-        this.#inFlight++;
-        void this.#run(batch).finally(() => {
-          this.#inFlight--;
-          for (const write of batch) if (write.key !== undefined) this.#busyKeys.delete(write.key);
-          if (this.#queue.length > 0) this.#schedule();
-        });
-      }
-    });
+    const waitMs = this.#queue.length >= this.#maxBatch ? 0 : this.#queue[0]!.queuedAt + this.#maxWaitMs - Date.now();
+    if (waitMs > 0) {
+      this.#waitTimer = setTimeout(() => {
+        this.#waitTimer = undefined;
+        this.#startTransactions();
+      }, waitMs);
+      return;
+    }
+    setImmediate(() => this.#startTransactions());
+  }
+
+  #startTransactions(): void {
+    this.#scheduled = false;
+    while (this.#inFlight < PG_WRITE_TRANSACTIONS_MAX && this.#queue.length > 0) {
+      const batch = this.#takeBatch();
+      if (batch.length === 0) break;
+      this.#inFlight++;
+      void this.#run(batch).finally(() => {
+        this.#inFlight--;
+        for (const write of batch) if (write.key !== undefined) this.#busyKeys.delete(write.key);
+        if (this.#queue.length > 0) this.#schedule();
+      });
+    }
   }
 
   /** Takes queued writes in order, leaving (with every later write of the same run) those whose run is in flight. */

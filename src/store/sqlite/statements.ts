@@ -11,18 +11,17 @@ const STATEMENTS_DIR = new URL('./statements/', import.meta.url);
 
 export const STATEMENT_NAMES = [
   'insert-tenant', 'find-tenant-by-name', 'insert-api-key', 'find-tenant-by-key',
-  'insert-run', 'find-run-by-idempotency-key', 'get-run', 'list-runs',
-  'insert-event', 'allocate-event-seqs', 'claim-runs', 'heartbeat', 'release-leases', 'expire-foreign-leases',
-  'commit-run', 'commit-effect', 'upsert-journal', 'load-journal', 'list-events', 'request-cancel',
+  'insert-run', 'find-run-by-idempotency-key', 'get-run', 'lock-run', 'lock-key', 'list-runs',
+  'insert-event', 'allocate-event-seqs', 'claim-tenant-runs', 'heartbeat', 'find-held-runs', 'release-leases', 'expire-foreign-leases',
+  'commit-run', 'commit-effect', 'upsert-journal-entry', 'load-journal', 'list-events', 'request-cancel',
   'insert-input', 'get-input', 'consume-input', 'wake-on-input', 'wake-run', 'wake-if-ready', 'insert-audit',
   'find-execution', 'resolve-execution', 'readmit-run', 'claim-probation-runs',
-  'tenant-usage', // model gateway (issue 5)
-  'live-run-counts', 'run-queue', 'count-unknown-executions', // live metrics (issue 9)
-  'summarize-runs', 'count-ended-runs', 'summarize-tenants', // dashboard (issue 9)
-  'update-tenant', 'get-tenant', 'list-tenants', 'count-queued-runs', 'count-held-runs', // tenant quotas (issue 7)
-  'fair-backlog', 'read-fair-clock', 'save-tenant-vtimes', 'save-fair-clock', // fair claiming (issue 7)
-  'starved-interactive', 'mark-preempted', // preemption (issue 7)
-  'tenant-usage-since', 'wake-budget-waiting-runs', // tenant daily budgets (issue 7)
+  'tenant-usage', 'tenant-usage-since',
+  'live-run-counts', 'run-queue', 'count-unknown-executions',
+  'summarize-runs', 'count-ended-runs', 'summarize-tenants',
+  'update-tenant', 'get-tenant', 'list-tenants', 'count-queued-runs', 'count-held-runs', 'wake-budget-waiting-runs',
+  'fair-backlog', 'read-fair-clock', 'save-tenant-vtimes', 'save-fair-clock',
+  'starved-interactive', 'mark-preempted',
 ] as const;
 export type StatementName = (typeof STATEMENT_NAMES)[number];
 
@@ -78,5 +77,14 @@ export function prepareStatements(db: DatabaseSync): Statements {
     files.delete(name);
   }
   if (files.size > 0) throw new Error(`unregistered SQL statement files: ${[...files].join(', ')}`);
+  return prepared;
+}
+
+/** Every statement file of a directory, prepared (a store area's statements, looked up by name). */
+export function prepareDirectory(db: DatabaseSync, dir: URL): Map<string, NamedStatement> {
+  const prepared = new Map<string, NamedStatement>();
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.sql'))) {
+    prepared.set(file.slice(0, -4), new NamedStatement(db, file, readFileSync(new URL(file, dir), 'utf8')));
+  }
   return prepared;
 }

@@ -1,6 +1,6 @@
 // Group commit for the SQLite store: every write is queued, and the writes queued during one event-loop turn (or
-// during the configured max wait) are applied in one transaction (one fsync), each inside its own savepoint so one
-// failing write never undoes another. A write's promise settles when the batch reaches the configured durability:
+// during the configured max wait, cut short by a full batch) are applied in one transaction (one fsync), each inside
+// its own savepoint so one failing write never undoes another. A write's promise settles when the batch reaches the configured durability:
 // `fsync` after an fsync'd COMMIT; `os` after a COMMIT written without fsync (a periodic WAL checkpoint makes it
 // durable); `memory` as soon as it is applied, inside a transaction that is committed every max-wait interval.
 import type { DatabaseSync } from 'node:sqlite';
@@ -61,6 +61,8 @@ export class WriteBatcher {
   readonly #onBatch: CommitBatchListener;
   #queue: QueuedWrite[] = [];
   #scheduled = false;
+  /** The max-wait timer, while one is pending (cleared when a full batch can go at once). */
+  #waitTimer: NodeJS.Timeout | undefined;
   #closed = false;
   /** `memory`: a transaction is open and holds acknowledged writes. */
   #open = false;
@@ -102,12 +104,21 @@ export class WriteBatcher {
     }
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({ fsync, apply, resolve: resolve as (v: unknown) => void, reject });
-      if (!this.#scheduled) {
+      if (this.#waitTimer !== undefined && this.#queue.length >= Math.min(WRITE_BATCH_MAX_OPS, this.#groupCommit.maxBatch)) {
+        // A full batch need not wait for more writes to join it.
+        clearTimeout(this.#waitTimer);
+        this.#waitTimer = undefined;
+        setImmediate(() => this.#flush());
+      } else if (!this.#scheduled) {
         this.#scheduled = true;
         // Under `memory` the max wait paces the COMMIT of the open transaction instead; writes apply at once.
         const wait = this.#durability === 'memory' ? 0 : this.#groupCommit.maxWaitMs;
-        if (wait > 0) setTimeout(() => this.#flush(), wait);
-        else setImmediate(() => this.#flush());
+        if (wait > 0) {
+          this.#waitTimer = setTimeout(() => {
+            this.#waitTimer = undefined;
+            this.#flush();
+          }, wait);
+        } else setImmediate(() => this.#flush());
       }
     });
   }
@@ -121,6 +132,7 @@ export class WriteBatcher {
 
   close(): void {
     this.drain();
+    clearTimeout(this.#waitTimer);
     clearTimeout(this.#commitTimer);
     clearInterval(this.#checkpointTimer);
     this.#closed = true;

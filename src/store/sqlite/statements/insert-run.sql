@@ -1,5 +1,5 @@
 -- Creates a queued run, claimable at once; its first event (seq 1) is appended separately.
--- Params: every column below. Fails on a duplicate (tenant_id, idempotency_key).
+-- Params: every column below. Returns the new row. Fails on a duplicate (tenant_id, idempotency_key).
 INSERT INTO runs (
   id, tenant_id, agent, agent_version, agent_key, input, status, state_version, priority, priority_rank,
   budget, metadata, deadline_at, parent_run_id, idempotency_key, request_hash, claim_after,
@@ -9,3 +9,4 @@ INSERT INTO runs (
   :budget, :metadata, :deadline_at, :parent_run_id, :idempotency_key, :request_hash, :now,
   2, :now, :now
 )
+RETURNING *

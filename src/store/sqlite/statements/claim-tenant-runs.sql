@@ -1,8 +1,8 @@
 -- Claims up to :limit claimable runs of one tenant (the fair order across tenants is decided by the caller, see
--- src/scheduling/fair-share.ts): queued runs, waiting runs whose timer is due, cancelling runs nobody holds, of the
--- served agent versions. Interactive before batch with aging: a batch run counts as claimable 60000 ms
--- (BATCH_AGING_MS) later than it is, then oldest first. Each claim increments the fencing token and the state version.
--- Params: :owner, :now, :lease_expires_at, :served (JSON array of agent@version), :tenant_id, :limit,
+-- src/domain/fair-share.ts): queued runs, waiting runs whose timer is due, cancelling runs nobody holds, of the
+-- served agent versions. Interactive before batch with aging: a batch run counts as claimable :batch_aging_ms
+-- later than it is, then oldest first. Each claim increments the fencing token and the state version.
+-- Params: :owner, :now, :lease_expires_at, :served (JSON array of agent@version), :tenant_id, :limit, :batch_aging_ms,
 --         :claimable_statuses (JSON array: the statuses the transition table lets `claim` leave).
 -- Returns the claimed rows as they are after the claim.
 UPDATE runs SET
@@ -30,7 +30,7 @@ WHERE id IN (
         AND lease_losses = 0 AND lease_owner IS NULL  -- suspects (a lost lease, or one expiring now) are claimed apart
       ORDER BY claim_after LIMIT :limit)
     UNION ALL
-    SELECT id, claim_after + 60000 AS k FROM (
+    SELECT id, claim_after + :batch_aging_ms AS k FROM (
       SELECT id, claim_after FROM runs INDEXED BY runs_fair_claim
       WHERE tenant_id = :tenant_id AND priority_rank = 1 AND claim_after IS NOT NULL AND claim_after <= :now
         AND status IN (SELECT value FROM json_each(:claimable_statuses))

@@ -1,0 +1,204 @@
+// The Store both backends are, written once: every method is a shared procedure (procedures/) or a shared read, run
+// through the two hooks a backend supplies: `write` (its group-commit transaction, driven synchronously on SQLite and
+// with await on Postgres) and `read` (its read connection). A backend adds only what it alone owns: connections,
+// migrations, durability, health, the change feed and how a heartbeat reaches the database.
+import { KeelError } from '../domain/keel-error.ts';
+import type { Json } from '../domain/json.ts';
+import type { JournalEntry, NewRun, RunEventRecord, RunRecord, TenantQuotas, TenantRecord } from '../domain/records.ts';
+import type { LiveMetrics } from './live-metrics.ts';
+import * as claims from './procedures/claims.ts';
+import { applyCommit, type StaleCommit } from './procedures/commit.ts';
+import * as reads from './procedures/reads.ts';
+import * as runs from './procedures/runs.ts';
+import * as tenants from './procedures/tenants.ts';
+import { run, type Procedure, type Tx } from './procedures/transaction.ts';
+import type { EndedRunsBucket, RunSummaryRow, TenantSummaryRow } from './run-summaries.ts';
+import type {
+  ClaimRequest, CommitOutcome, CreateRunResult, Durability, ExecutionResolution, HeartbeatResult, RunChange, RunCommit, RunFilter,
+  StarvedInteractive, StarvedRequest, Store, StoreCapabilities, StoreHealth,
+} from './store.ts';
+import type { TenantUsage } from './usage.ts';
+
+/** How a backend queues a write transaction. */
+export interface WriteOptions {
+  /** False for writes that acknowledge nothing outside Keel (claims, heartbeats): they need not wait for a flush. */
+  fsync: boolean;
+  /** The run (or object) the write is about: where transactions overlap, its writes still apply in order. */
+  key?: string;
+  /** A transaction of its own: it holds a lock other claimers wait for, so it must not wait for others' writes. */
+  alone?: boolean;
+}
+
+const DURABLE: WriteOptions = { fsync: true };
+/**
+ * Claims acknowledge nobody outside Keel, so they need no flush of their own: a later flushed commit makes them
+ * durable too, and a claim lost to a power cut only leaves the run queued (no effect can have committed under it).
+ */
+const LEASE_ONLY: WriteOptions = { fsync: false };
+/** A fair claim: lease state only, in a transaction of its own. */
+const FAIR_CLAIM: WriteOptions = { fsync: false, alone: true };
+
+export abstract class ProcedureStore implements Store {
+  abstract readonly capabilities: StoreCapabilities;
+  abstract readonly durability: Durability;
+  abstract notDurableCommits(): number;
+  abstract migrate(): Promise<void>;
+  abstract close(): Promise<void>;
+  abstract health(): Promise<StoreHealth>;
+  abstract heartbeat(owner: string, runIds: string[], leaseMs: number): Promise<HeartbeatResult>;
+
+  /** Runs a procedure in a write transaction (group commit) and settles when the transaction reaches the durability. */
+  protected abstract write<T>(options: WriteOptions, procedure: (tx: Tx) => Procedure<T>): Promise<T>;
+  /** Runs a read procedure outside any write transaction. */
+  protected abstract read<T>(procedure: Procedure<T>): Promise<T>;
+
+  readonly #listeners = new Set<(changes: readonly RunChange[]) => void>();
+
+  onChange(listener: (changes: readonly RunChange[]) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Tells the change listeners which runs a committed transaction (or another process) changed. */
+  protected emitChanges(changes: readonly RunChange[]): void {
+    for (const listener of this.#listeners) listener(changes);
+  }
+
+  // Tenants
+
+  createTenant(name: string, apiKeyHash: string, quotas?: Partial<TenantQuotas>): Promise<TenantRecord> {
+    return this.write(DURABLE, (tx) => tenants.createTenant(tx, name, apiKeyHash, quotas));
+  }
+
+  updateTenant(id: string, quotas: Partial<TenantQuotas>): Promise<TenantRecord> {
+    return this.write(DURABLE, (tx) => tenants.updateTenant(tx, id, quotas));
+  }
+
+  ensureTenant(name: string, apiKeyHash: string): Promise<TenantRecord> {
+    return this.write(DURABLE, (tx) => tenants.ensureTenant(tx, name, apiKeyHash));
+  }
+
+  getTenant(id: string): Promise<TenantRecord | null> {
+    return this.read(reads.getTenant(id));
+  }
+
+  listTenants(): Promise<TenantRecord[]> {
+    return this.read(reads.listTenants());
+  }
+
+  heldRuns(tenantId: string): Promise<number> {
+    return this.read(reads.heldRuns(tenantId));
+  }
+
+  queuedRoom(tenantId: string): Promise<number | null> {
+    return this.read(tenants.queuedRoom(tenantId));
+  }
+
+  findTenantByKeyHash(apiKeyHash: string): Promise<TenantRecord | null> {
+    return this.read(reads.findTenantByKeyHash(apiKeyHash));
+  }
+
+  tenantUsage(tenantId: string): Promise<TenantUsage> {
+    return this.read(reads.tenantUsage(tenantId));
+  }
+
+  tenantUsageSince(tenantId: string, sinceMs: number): Promise<{ tokens: number; costUsd: number }> {
+    return this.read(reads.tenantUsageSince(tenantId, sinceMs));
+  }
+
+  // Runs
+
+  createRun(newRun: NewRun): Promise<CreateRunResult> {
+    return this.write(DURABLE, (tx) => runs.createRun(tx, newRun));
+  }
+
+  getRun(id: string): Promise<RunRecord | null> {
+    return this.read(reads.getRun(id));
+  }
+
+  listRuns(tenantId: string, filter: RunFilter): Promise<RunRecord[]> {
+    return this.read(reads.listRuns(tenantId, filter));
+  }
+
+  requestCancel(runId: string): Promise<RunRecord> {
+    return this.write({ fsync: true, key: runId }, (tx) => runs.requestCancel(tx, runId));
+  }
+
+  provideInput(runId: string, key: string, value: Json): Promise<RunRecord> {
+    return this.write({ fsync: true, key: runId }, (tx) => runs.provideInput(tx, runId, key, value));
+  }
+
+  getInput(runId: string, key: string): Promise<{ value: Json } | null> {
+    return this.read(reads.getInput(runId, key));
+  }
+
+  resolveExecution(runId: string, executionId: string, resolution: ExecutionResolution): Promise<RunRecord> {
+    return this.write({ fsync: true, key: runId }, (tx) => runs.resolveExecution(tx, runId, executionId, resolution));
+  }
+
+  readmitRun(runId: string): Promise<RunRecord> {
+    return this.write({ fsync: true, key: runId }, (tx) => runs.readmitRun(tx, runId));
+  }
+
+  // Work
+
+  /** A fair claim runs in a transaction of its own: where it locks the fair clock, it holds it only as long as it takes itself. */
+  claimRuns(request: ClaimRequest): Promise<RunRecord[]> {
+    return this.write(request.probation === true ? LEASE_ONLY : FAIR_CLAIM, (tx) => claims.claimRuns(tx, request));
+  }
+
+  starvedInteractive(request: StarvedRequest): Promise<StarvedInteractive> {
+    return this.read(reads.starvedInteractive(request));
+  }
+
+  releaseLeases(owner: string, runIds: string[]): Promise<void> {
+    if (runIds.length === 0) return Promise.resolve();
+    return this.write(DURABLE, (tx) => runs.releaseLeases(tx, owner, runIds));
+  }
+
+  expireForeignLeases(owner: string): Promise<number> {
+    return this.write(DURABLE, function* (tx) {
+      return (yield run('expire-foreign-leases', { owner, now: tx.now })) as number;
+    });
+  }
+
+  commit(commit: RunCommit): Promise<CommitOutcome> {
+    return this.writeCommit(commit).then((outcome) => {
+      if ('stale' in outcome) throw new KeelError('stale_write', `commit to run ${commit.runId} was fenced off`, { details: outcome.stale });
+      return outcome;
+    });
+  }
+
+  /** Applies a commit, or audits it as stale; a backend may apply some commits its own faster way. */
+  protected writeCommit(commit: RunCommit): Promise<CommitOutcome | StaleCommit> {
+    return this.write({ fsync: true, key: commit.runId }, (tx) => applyCommit(tx, commit));
+  }
+
+  // History and metrics
+
+  loadJournal(runId: string): Promise<JournalEntry[]> {
+    return this.read(reads.loadJournal(runId));
+  }
+
+  listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEventRecord[]> {
+    return this.read(reads.listEvents(runId, afterSeq, limit));
+  }
+
+  liveMetrics(now: number): Promise<LiveMetrics> {
+    return this.read(reads.liveMetrics(now));
+  }
+
+  // Dashboard: read-only aggregates, never on the commit path
+
+  summarizeRuns(tenantId: string): Promise<RunSummaryRow[]> {
+    return this.read(reads.summarizeRuns(tenantId));
+  }
+
+  countEndedRuns(tenantId: string, sinceMs: number, bucketMs: number): Promise<EndedRunsBucket[]> {
+    return this.read(reads.countEndedRuns(tenantId, sinceMs, bucketMs));
+  }
+
+  summarizeTenants(): Promise<TenantSummaryRow[]> {
+    return this.read(reads.summarizeTenants());
+  }
+}

@@ -1,0 +1,29 @@
+// The SQLite backend: one file under the data directory, one process. Its run store and schedule area share one
+// connection and one group-commit transaction; artifacts live in the same file (their own connection). It has no
+// shared rate windows: with one process, that process's own limiter is exact.
+import { join } from 'node:path';
+import type { BackendCapabilities, BackendFactory, StoreBackend, StoreOptions } from '../backend.ts';
+import { SqliteArtifactStore } from './sqlite-artifact-store.ts';
+import { SqliteStore } from './sqlite-store.ts';
+
+export const SQLITE_FILE_NAME = 'keel.db';
+
+export const SQLITE_CAPABILITIES: BackendCapabilities = { multiProcess: false, sharedRateWindows: false };
+
+export function sqliteBackend(options: StoreOptions): BackendFactory {
+  const path = join(options.dataDir, SQLITE_FILE_NAME);
+  const openArtifacts = () => new SqliteArtifactStore({ path });
+  return {
+    capabilities: SQLITE_CAPABILITIES,
+    openArtifacts,
+    open(): StoreBackend {
+      const runs = new SqliteStore({
+        path,
+        ...(options.durability !== undefined ? { durability: options.durability } : {}),
+        ...(options.groupCommit !== undefined ? { groupCommit: options.groupCommit } : {}),
+        ...(options.onCommitBatch !== undefined ? { onCommitBatch: options.onCommitBatch } : {}),
+      });
+      return { capabilities: SQLITE_CAPABILITIES, runs, schedules: runs.schedules, rateWindows: undefined, openArtifacts };
+    },
+  };
+}
