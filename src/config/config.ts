@@ -1,6 +1,7 @@
 // Keel's configuration: the one module that reads environment variables. Defaults live in one typed object,
 // validated with zod at start; a bad value fails loudly with the variable's name and a fix-it hint.
 import { z } from 'zod';
+import { GROUP_COMMIT_MAX_BATCH_LIMIT } from '../domain/group-commit.ts';
 import { KeelError } from '../domain/keel-error.ts';
 import {
   AGENT_BLOCKED_MS_DEFAULT, DATA_DIR_DEFAULT, GROUP_COMMIT_MAX_BATCH_DEFAULT, GROUP_COMMIT_MAX_WAIT_MS_DEFAULT, HOST_DEFAULT,
@@ -19,7 +20,7 @@ export const ConfigSchema = z.object({
   host: z.string().min(1).default(HOST_DEFAULT),
   port: integer(0, 65535).default(PORT_DEFAULT),
   durability: z.enum(['memory', 'os', 'fsync', 'replicated']).default('fsync'),
-  groupCommitMaxBatch: integer(1, 100_000).default(GROUP_COMMIT_MAX_BATCH_DEFAULT),
+  groupCommitMaxBatch: integer(1, GROUP_COMMIT_MAX_BATCH_LIMIT).default(GROUP_COMMIT_MAX_BATCH_DEFAULT),
   groupCommitMaxWaitMs: integer(0, 10_000).default(GROUP_COMMIT_MAX_WAIT_MS_DEFAULT),
   leaseTtlMs: integer(500, 3_600_000).default(LEASE_TTL_MS_DEFAULT),
   maxActiveRuns: integer(1, 1_000_000).default(MAX_ACTIVE_RUNS_DEFAULT),
@@ -115,8 +116,8 @@ export const ENV_VAR_DESCRIPTIONS = {
   KEEL_HOST: 'Address the HTTP API listens on. Flag: `--host`.',
   KEEL_PORT: 'Port the HTTP API listens on (0: any free port). Flag: `--port`.',
   KEEL_DURABILITY: 'What an acknowledged commit means: `fsync` (on disk), `os` (written to the OS), `memory` (SQLite: committed every group-commit max wait), `replicated` (Postgres with a synchronous standby; refused on SQLite and without one). See docs/guides/operations.md.',
-  KEEL_GROUP_COMMIT_MAX_BATCH: 'Most run commits sharing one store transaction (group commit); the Postgres store caps it at 512.',
-  KEEL_GROUP_COMMIT_MAX_WAIT_MS: 'How long a commit may wait for others to join its transaction (0: the next event-loop turn); under `memory`, how often the open transaction commits (0 means 100 ms).',
+  KEEL_GROUP_COMMIT_MAX_BATCH: 'Most run commits sharing one store transaction (group commit), 1 to 1024; the Postgres store takes at most 512 in one transaction.',
+  KEEL_GROUP_COMMIT_MAX_WAIT_MS: 'How long a commit may wait for others to join its transaction, on both stores (0: the next event-loop turn); a full batch goes at once. Under `memory` on SQLite, how often the open transaction commits (0 means 100 ms).',
   KEEL_LEASE_TTL_MS: 'Length of a run\'s lease; heartbeats renew it every third of it. A dead process\'s runs are taken over when it expires.',
   KEEL_MAX_ACTIVE_RUNS: 'Runs this process holds live in memory (run slots); waiting runs and runs waiting for a pool slot do not count.',
   KEEL_POISON_LEASE_LOSSES: 'Lost leases in a row without a commit after which a run is quarantined as `poison_run`.',

@@ -1,6 +1,7 @@
 // Keel's default settings, each defined once with its unit in its name: config.ts uses them as the defaults of its
 // schema (the environment may override them), and the module each belongs to uses the same constant when it is
-// built without a config (tests, embedding). It imports nothing and reads no environment.
+// built without a config (tests, embedding). It imports only src/domain and reads no environment.
+import { GROUP_COMMIT_MAX_BATCH_LIMIT } from '../domain/group-commit.ts';
 
 /** Where the SQLite store, artifacts and sandboxes live (KEEL_DATA_DIR). */
 export const DATA_DIR_DEFAULT = '.keel';
@@ -11,8 +12,8 @@ export const PORT_DEFAULT = 7070;
 /** The server the CLI talks to (KEEL_URL). */
 export const URL_DEFAULT = `http://${HOST_DEFAULT}:${PORT_DEFAULT}`;
 
-/** Most writes committed in one transaction (KEEL_GROUP_COMMIT_MAX_BATCH). */
-export const GROUP_COMMIT_MAX_BATCH_DEFAULT = 1024;
+/** Most writes committed in one transaction (KEEL_GROUP_COMMIT_MAX_BATCH): as many as a store ever takes. */
+export const GROUP_COMMIT_MAX_BATCH_DEFAULT = GROUP_COMMIT_MAX_BATCH_LIMIT;
 /** How long a group commit waits for more writes before committing (KEEL_GROUP_COMMIT_MAX_WAIT_MS): not at all. */
 export const GROUP_COMMIT_MAX_WAIT_MS_DEFAULT = 0;
 

@@ -14,7 +14,8 @@ import type { ScheduleStore } from '../schedule-store.ts';
 import type { CommitBatchListener, Durability, GroupCommit, HeartbeatResult, StoreCapabilities, StoreHealth } from '../store.ts';
 import { migrate } from './migrate.ts';
 import { prepareDirectory, prepareStatements, type NamedStatement, type StatementName, type Statements } from './statements.ts';
-import { WRITE_BATCH_MAX_OPS, WriteBatcher, type WriteScope } from './write-batcher.ts';
+import { GROUP_COMMIT_MAX_BATCH_LIMIT } from '../../domain/group-commit.ts';
+import { WriteBatcher, type WriteScope } from './write-batcher.ts';
 
 /**
  * Heartbeats acknowledge nobody outside Keel, so they need no fsync of their own: a later fsync'd commit appends
@@ -39,8 +40,8 @@ export interface SqliteStoreOptions {
   onCommitBatch?: CommitBatchListener;
 }
 
-/** One transaction per event-loop turn (max wait 0), at most WRITE_BATCH_MAX_OPS writes in it. */
-const GROUP_COMMIT_DEFAULT: GroupCommit = { maxBatch: WRITE_BATCH_MAX_OPS, maxWaitMs: 0 };
+/** One transaction per event-loop turn (max wait 0), at most GROUP_COMMIT_MAX_BATCH_LIMIT writes in it. */
+const GROUP_COMMIT_DEFAULT: GroupCommit = { maxBatch: GROUP_COMMIT_MAX_BATCH_LIMIT, maxWaitMs: 0 };
 
 export class SqliteStore extends ProcedureStore {
   readonly capabilities: StoreCapabilities = { multiProcess: false };

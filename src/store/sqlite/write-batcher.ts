@@ -5,11 +5,10 @@
 // durable); `memory` as soon as it is applied, inside a transaction that is committed every max-wait interval.
 import type { DatabaseSync } from 'node:sqlite';
 import { crashPoint } from '../../domain/crash-points.ts';
+import { GROUP_COMMIT_MAX_BATCH_LIMIT } from '../../domain/group-commit.ts';
 import { KeelError } from '../../domain/keel-error.ts';
 import type { ChangeSignal, CommitBatchListener, Durability, GroupCommit, RunChange } from '../store.ts';
 
-/** Upper bound on writes sharing one transaction, so one fsync never waits behind an unbounded batch. */
-export const WRITE_BATCH_MAX_OPS = 1024;
 /** Upper bound on queued writes; past it, writers get a retryable store_busy instead of unbounded memory. */
 export const WRITE_QUEUE_MAX_OPS = 100_000;
 
@@ -104,7 +103,7 @@ export class WriteBatcher {
     }
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({ fsync, apply, resolve: resolve as (v: unknown) => void, reject });
-      if (this.#waitTimer !== undefined && this.#queue.length >= Math.min(WRITE_BATCH_MAX_OPS, this.#groupCommit.maxBatch)) {
+      if (this.#waitTimer !== undefined && this.#queue.length >= Math.min(GROUP_COMMIT_MAX_BATCH_LIMIT, this.#groupCommit.maxBatch)) {
         // A full batch need not wait for more writes to join it.
         clearTimeout(this.#waitTimer);
         this.#waitTimer = undefined;
@@ -148,7 +147,7 @@ export class WriteBatcher {
   }
 
   #flushBatch(): void {
-    const batch = this.#queue.splice(0, Math.min(WRITE_BATCH_MAX_OPS, this.#groupCommit.maxBatch));
+    const batch = this.#queue.splice(0, Math.min(GROUP_COMMIT_MAX_BATCH_LIMIT, this.#groupCommit.maxBatch));
     if (batch.length === 0) return;
     if (this.#durability === 'memory') return this.#applyInOpenTransaction(batch);
     const touched: RunChange[] = [];
