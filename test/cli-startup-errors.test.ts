@@ -11,7 +11,6 @@ import { delimiter, join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createFreshDatabase } from './support/fresh-database.ts';
-import { freePort } from './support/keel-process.ts';
 import { postgresAvailable } from './support/postgres.ts';
 
 const MAIN = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
@@ -181,7 +180,7 @@ test('server and worker take --data as their local sandbox directory; a database
 
   for (const role of ['server', 'worker'] as const) {
     const data = join(dir, `${role}-data`);
-    const args = [MAIN, role, '--agents', AGENTS, '--data', data, ...(role === 'server' ? ['--port', String(await freePort())] : [])];
+    const args = [MAIN, role, '--agents', AGENTS, '--data', data, ...(role === 'server' ? ['--port', '0'] : [])];
     const child = spawn(process.execPath, args, { env: { ...process.env, KEEL_LOG_LEVEL: 'warn', KEEL_DATABASE_URL: db.url }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));

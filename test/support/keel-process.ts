@@ -10,14 +10,30 @@ const STARTUP_TIMEOUT_MS = 20_000;
 /** `keel server|worker` prints this once it has migrated, started its orchestrator and (server) is listening. */
 const STARTED_LINE = /keel (server|worker): (\S+) .*\(worker (\S+), durability/;
 
+/** Ports tests hand to the processes they start: below Linux's ephemeral range (32768 and up by default). */
+const TEST_PORT_MIN = 20_000;
+const TEST_PORT_MAX = 32_000;
+const FREE_PORT_ATTEMPTS = 50;
+
+/**
+ * A port that is free now, for a process a test starts (and may restart on the same port). It is picked at random
+ * below the kernel's ephemeral range: a port the kernel gave out (`listen(0)`, or the local end of any outgoing
+ * connection, which every Postgres client and fetch makes) could be taken again by another test's socket between
+ * this check and the child's listen, and was (`port … is already in use` in a parallel run).
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+  for (let attempt = 0; attempt < FREE_PORT_ATTEMPTS; attempt++) {
+    const port = TEST_PORT_MIN + Math.floor(Math.random() * (TEST_PORT_MAX - TEST_PORT_MIN));
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free port between ${TEST_PORT_MIN} and ${TEST_PORT_MAX} after ${FREE_PORT_ATTEMPTS} attempts`);
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }
 
