@@ -2,7 +2,7 @@
 // figures and their wording live with the gateway's bench. Rendering only: it measures nothing.
 import type { ModelGatewayResult } from './scenarios/model-gateway.ts';
 
-/** Target from issue 5: the gateway's own overhead per call, p50. */
+/** Target: the gateway's own overhead per call, p50. */
 export const GATEWAY_OVERHEAD_P50_MS_MAX = 1;
 
 export function modelGatewaySection(g: ModelGatewayResult | undefined): string[] {

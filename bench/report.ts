@@ -28,7 +28,7 @@ export interface BenchResults {
     dbosReference: DbosReferenceResult | SkippedScenario;
     keelPostgres: KeelPostgresResult[] | SkippedScenario;
     fsyncAfter: FsyncCeilingResult;
-    /** Scenario 8 (issue 5); absent in result sets recorded before it existed. */
+    /** Scenario 8; absent in result sets recorded before it existed. */
     modelGateway?: ModelGatewayResult;
   };
 }

@@ -57,7 +57,7 @@ if (childScenario !== undefined) await runChild(childScenario as ScenarioName, f
 else if (flagValue('--only') === 'sandbox') await runSandboxOnly();
 else await runAll();
 
-// --- sandbox scenario (issue 6): its own RESULTS.md section, refreshed alone with `npm run bench -- --only sandbox`.
+// Its own RESULTS.md section, refreshed alone with `npm run bench -- --only sandbox`.
 async function sandboxSection(dir: string): Promise<string> {
   const out = join(dir, 'sandbox.json');
   await runInChild('sandbox', out);
@@ -74,7 +74,6 @@ async function runSandboxOnly(): Promise<void> {
     removeDir(dir);
   }
 }
-// --- end sandbox scenario
 
 async function runChild(name: ScenarioName, out: string | undefined): Promise<void> {
   const scenario = SCENARIOS[name];

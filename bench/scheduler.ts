@@ -1,5 +1,5 @@
 // `npx node bench/scheduler.ts [--quick] [--postgres] [--tenants <n>]`: the cost of fair claiming across tenants
-// (issue 7); 1,000 tenants unless --tenants says otherwise (10,000 runs in all, fewer with --quick).
+// 1,000 tenants unless --tenants says otherwise (10,000 runs in all, fewer with --quick).
 // 1. Decisions: fair-order decisions per second of the pure planner (src/domain/fair-share.ts) with the tenants
 //    backlogged, one claim per decision and 32 per claim.
 // 2. Claims: latency of a real store claim with the tenants backlogged, fair order against the order Keel used

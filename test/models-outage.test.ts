@@ -93,7 +93,7 @@ test('a run whose model call waits on open breakers says so (waitingReason provi
   assert.equal(fake.requests.length, sent + 1, 'one probe, no hammering');
   const events = (await keel.request('GET', `/v1/runs/${id}/events?format=json`)).body as any[];
   assert.ok(events.some((e) => e.type === 'model.waiting' && e.data.reason === 'provider_unavailable'));
-  // Explainable waiting (issue 7): the run says when it started and stopped waiting, and why.
+  // Explainable waiting: the run says when it started and stopped waiting, and why.
   const waited = events.find((e) => e.type === 'run.waiting');
   const resumed = events.find((e) => e.type === 'run.resumed');
   assert.deepEqual([waited?.data.reason, resumed?.data.reason], ['provider_unavailable', 'provider_unavailable']);

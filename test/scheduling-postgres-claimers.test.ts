@@ -1,4 +1,4 @@
-// Fair claims from several Postgres stores at once (issue 7): two stores on one schema stand for two processes; they
+// Fair claims from several Postgres stores at once: two stores on one schema stand for two processes; they
 // claim concurrently, and the claims they make together keep the weighted shares, since the fair state lives in the
 // database and each claim plans under the fair clock's lock.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Preemption over HTTP with real Keel processes (issue 7): every run slot is held by long batch runs made of many
+// Preemption over HTTP with real Keel processes: every run slot is held by long batch runs made of many
 // short steps, then interactive runs arrive. They must start within KEEL_PREEMPT_AFTER_MS plus a margin instead of
 // waiting for a batch run to finish; the preempted batch runs go back to the queue (waitingReason `preempted`) and
 // still complete with every committed step run exactly once (the step ledger of the fixture); the events and metrics

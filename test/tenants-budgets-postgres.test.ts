@@ -1,4 +1,4 @@
-// Daily tenant budgets with two processes on one Postgres database (issue 7): each has its own gateway and tenant
+// Daily tenant budgets with two processes on one Postgres database: each has its own gateway and tenant
 // policy cache. A run parked on a spent budget (tenant_budget_exhausted) is woken by a raise made through the other
 // process and resumes there or here — never refused again from a stale cache.
 import assert from 'node:assert/strict';

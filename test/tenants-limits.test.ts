@@ -1,4 +1,4 @@
-// Tenant rate limits, daily budgets and pool caps over real HTTP (issue 7): the admin API and `keel tenants` set and
+// Tenant rate limits, daily budgets and pool caps over real HTTP: the admin API and `keel tenants` set and
 // show them, bad input is a 4xx with a stable code; a tenant whose daily budget is spent waits (durably, explained)
 // instead of failing and resumes when an admin raises the budget; waiting is explained in runs and events.
 import assert from 'node:assert/strict';

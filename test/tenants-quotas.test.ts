@@ -1,4 +1,4 @@
-// Tenant quotas over real HTTP (issue 7): the admin API (create with quotas, PATCH, list, bad input as 4xx with stable
+// Tenant quotas over real HTTP: the admin API (create with quotas, PATCH, list, bad input as 4xx with stable
 // codes), `keel tenants create|update|list` against it, admission (429 tenant_queue_full with Retry-After), and a
 // queued run of a tenant at its concurrency cap explained by its waitingReason.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
--- The claim order before issue 7 (interactive before batch, then oldest; no tenant fairness), kept only as the
+-- The claim order Keel used before fair claiming (interactive before batch, then oldest; no tenant fairness), kept only as the
 -- baseline of bench/scheduler.ts. Keel itself no longer runs it.
 -- Claims up to :limit claimable runs of the served agent versions: queued runs, runs whose lease expired,
 -- waiting runs whose timer is due, cancelling runs nobody holds. Interactive before batch, then oldest first.

@@ -27,7 +27,7 @@ export interface NodeSnapshot {
   lastSeenAt: string;
 }
 
-/** A tenant's configured limits (issue 7's quotas), when the scheduling plane has them. */
+/** A tenant's configured limits (quotas), when the scheduling plane has them. */
 export interface TenantQuotaSnapshot {
   maxConcurrentRuns: number | null;
   requestsPerMinute: number | null;

@@ -1,4 +1,4 @@
-// Explains why a queued run is not running yet (issue 7), for GET /v1/runs/:id and the run list: a stored waiting
+// Explains why a queued run is not running yet, for GET /v1/runs/:id and the run list: a stored waiting
 // reason wins (unless it is an in-memory wait of a worker that handed the run back); else the agent version no worker serves, the tenant's concurrency cap, or simply awaiting a worker.
 // A queued run's wait started when it was last queued (its updatedAt) unless a stored reason says otherwise.
 import type { RunRecord, TenantRecord } from '../domain/records.ts';

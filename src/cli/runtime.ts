@@ -89,17 +89,15 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
     log.warn({ crashAt: config.testCrashAt }, 'fault injection armed (KEEL_TEST_CRASH_AT): this process will SIGKILL itself; for tests only');
   }
   const { agents, models, tools } = await loadAgentsForStart(agentsFile);
-  // --- effect pools (issue 7): one registry per process, shared by the gateway (model:*) and the tools; a bad pools
+  // One registry per process, shared by the gateway (model:*) and the tools; a bad pools
   // file fails the start here, and later edits (file change, SIGHUP) are applied live or rejected with a logged error.
   const pools = new PoolRegistry({ telemetry });
   const poolsFile = config.poolsFile === undefined ? undefined : resolve(config.poolsFile);
   if (poolsFile !== undefined) pools.configure(loadPoolsFile(poolsFile));
-  // --- end effect pools
-  // --- model gateway (issue 5): models from the agents module plus the models file (KEEL_MODELS_FILE) ---
+  // Models from the agents module plus the models file (KEEL_MODELS_FILE)
   const modelsFile = config.modelsFile === undefined ? undefined : loadModelsFile(resolve(config.modelsFile));
   const gateway = new ModelGateway([...models, ...(modelsFile?.models ?? [])], { ...modelsFile?.options, secret: (name) => readSecretEnv(name), pools });
   // A bad models file fails here, before the store is opened or locked.
-  // --- end model gateway ---
   // A taken port fails the start here, before the store is opened or locked.
   const apiTarget = { host: config.host, port: config.port, flag: '--port' };
   if (role !== 'worker') await assertCanListen(apiTarget);
@@ -115,16 +113,15 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   }
   // Processes sharing a database share their model RPM/TPM limits too (one process's own limiter is exact alone).
   if (backend.rateWindows !== undefined) gateway.shareLimits(backend.rateWindows);
-  gateway.useTenantPolicy(new TenantPolicy(store)); // tenants' own RPM/TPM and daily budgets (issue 7)
+  gateway.useTenantPolicy(new TenantPolicy(store)); // tenants' own RPM/TPM and daily budgets
   const registry = new AgentRegistry();
   for (const agent of agents) registry.register(agent);
   for (const tool of tools) registry.registerTool(tool);
-  // --- telemetry (issue 9): traces (off unless OTEL_* says otherwise), metrics derived from the store, run context in logs
+  // Traces (off unless OTEL_* says otherwise), metrics derived from the store, run context in logs
   const stopTracing = await startTracing(tracingOptionsFrom(config));
   const detachStore = telemetry.attachStore(store);
   telemetry.providerOf = (model) => (gateway.has(model) ? gateway.resolve(model).definition.provider : undefined);
   const metricsListener = config.metricsPort === undefined ? undefined : await startMetricsListener(config.metricsHost, config.metricsPort);
-  // --- end telemetry
   // Agent code runs in isolates (worker threads) under a watchdog unless KEEL_AGENT_ISOLATION=thread.
   const agentHost = config.agentIsolation === 'isolate'
     ? new IsolateHost({
@@ -156,7 +153,7 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   } else if (role === 'server' && config.apiKey !== undefined) {
     await store.ensureTenant(DEFAULT_TENANT_NAME, hashApiKey(config.apiKey));
   }
-  const tenantPoolPolicy = followTenantPoolPolicy(store, pools); // issue 7: pools share effects by tenant weight, within tenant caps
+  const tenantPoolPolicy = followTenantPoolPolicy(store, pools); // pools share effects by tenant weight, within tenant caps
   const poolsWatch = poolsFile === undefined ? undefined : watchPoolsFile(poolsFile, (c) => pools.configure(c), (level, message, fields) => log[level](fields ?? {}, message));
   orchestrator.start();
   // Schedules: every process runs the (leaderless) scheduler; fires are claimed with leases, so none fires twice.

@@ -40,7 +40,7 @@ describe('loadConfig defaults', () => {
       url: 'http://127.0.0.1:7070',
       schedulerTickMs: 1_000,
       schedulerLeaseMs: 30_000,
-      // telemetry (issue 9): content redacted, tracing off, no separate metrics listener
+      // telemetry: content redacted, tracing off, no separate metrics listener
       telemetryIncludeContent: false, metricsHost: '127.0.0.1', otelSdkDisabled: false, otelServiceName: 'keel',
     });
     assert.deepEqual(unknownVariables, []);
@@ -96,7 +96,6 @@ describe('loadConfig parsing', () => {
       KEEL_SCHEDULER_LEASE_MS: '60000',
       KEEL_MODELS_FILE: './keel.models.json',
       KEEL_POOLS_FILE: './keel.pools.json',
-      // telemetry (issue 9)
       KEEL_TELEMETRY_INCLUDE_CONTENT: 'true', KEEL_METRICS_PORT: '9464', KEEL_METRICS_HOST: '0.0.0.0', OTEL_TRACES_EXPORTER: 'otlp',
       OTEL_SDK_DISABLED: 'false', OTEL_SERVICE_NAME: 'keel-prod', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces',

@@ -45,12 +45,9 @@ export const ConfigSchema = z.object({
   // Schedules (src/schedules)
   schedulerTickMs: integer(50, 60_000).default(SCHEDULER_TICK_MS_DEFAULT),
   schedulerLeaseMs: integer(1_000, 3_600_000).default(SCHEDULER_LEASE_MS_DEFAULT),
-  // --- model gateway (issue 5) ---
   modelsFile: z.string().min(1).optional(),
-  // --- scheduling pools (issue 7) ---
   /** JSON file of effect pool limits, queue bounds and per-tenant caps; reloaded on change and on SIGHUP. */
   poolsFile: z.string().min(1).optional(),
-  // --- telemetry (issue 9) ---
   /** Prompts, tool arguments and results in spans; redacted unless turned on. */
   telemetryIncludeContent: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
   /** A second listener serving only GET /metrics, without auth (bind it where only Prometheus can reach it). */
@@ -62,7 +59,6 @@ export const ConfigSchema = z.object({
   otelServiceName: z.string().min(1).default('keel'),
   otelExporterOtlpEndpoint: z.string().url().optional(),
   otelExporterOtlpTracesEndpoint: z.string().url().optional(),
-  // --- end telemetry ---
 });
 export type KeelConfig = z.infer<typeof ConfigSchema>;
 
@@ -93,7 +89,6 @@ export const ENV_VARS = {
   KEEL_SCHEDULER_LEASE_MS: 'schedulerLeaseMs',
   KEEL_MODELS_FILE: 'modelsFile',
   KEEL_POOLS_FILE: 'poolsFile',
-  // --- telemetry (issue 9) ---
   KEEL_TELEMETRY_INCLUDE_CONTENT: 'telemetryIncludeContent',
   KEEL_METRICS_PORT: 'metricsPort',
   KEEL_METRICS_HOST: 'metricsHost',
@@ -102,7 +97,6 @@ export const ENV_VARS = {
   OTEL_SERVICE_NAME: 'otelServiceName',
   OTEL_EXPORTER_OTLP_ENDPOINT: 'otelExporterOtlpEndpoint',
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'otelExporterOtlpTracesEndpoint',
-  // --- end telemetry ---
 } as const satisfies Record<string, keyof KeelConfig>;
 
 /**
@@ -168,7 +162,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   return { config: parsed.data, unknownVariables };
 }
 
-// --- model gateway (issue 5) ---
 /** Environment variable names an API key may be read from: what a models file may name in `apiKeyEnv`. */
 const SECRET_ENV_NAME = /^[A-Z_][A-Z0-9_]{0,127}$/;
 
@@ -183,4 +176,3 @@ export function readSecretEnv(name: string, env: NodeJS.ProcessEnv = process.env
   const value = env[name];
   return value === undefined || value === '' ? undefined : value;
 }
-// --- end model gateway ---

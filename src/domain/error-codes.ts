@@ -51,13 +51,12 @@ export const ERROR_CODES = {
   cancelled: { status: 409, meaning: 'The run was cancelled.' },
   model_not_found: { status: 400, meaning: 'The model name is not configured.' },
   model_unavailable: { status: 503, meaning: 'The model provider failed on every attempt.' },
-  // Sandbox (issue 6)
+  // Sandbox
   sandbox_unavailable: { status: 503, meaning: 'The isolation tier a profile asks for is not installed or usable on this host.' },
   sandbox_network_unsupported: { status: 400, meaning: 'The tier cannot enforce the profile’s network allowlist.' },
   sandbox_failed: { status: 500, meaning: 'A sandbox could not be created, rebuilt or restored.' },
   workspace_path_invalid: { status: 400, meaning: 'A workspace path is absolute, escapes the workspace or is not a regular file.' },
   workspace_limit: { status: 413, meaning: 'A workspace file or the whole workspace exceeds its size limit.' },
-  // --- Model gateway (issue 5) ---
   model_rate_limited: { status: 429, meaning: 'The model provider answered 429 (rate limited); retried while the retry budget allows.' },
   model_timeout: { status: 504, meaning: 'A model attempt or the whole model call exceeded its time limit.' },
   model_response_invalid: { status: 502, meaning: 'The model provider sent a body that could not be parsed or used.' },
@@ -68,8 +67,7 @@ export const ERROR_CODES = {
   model_request_too_large: { status: 400, meaning: 'A model call needs more tokens than a tokens-per-minute limit allows at all.' },
   model_version_unavailable: { status: 409, meaning: 'The run is pinned to a model version this process does not serve.' },
   provider_unavailable: { status: 503, meaning: 'Every endpoint of the model (and its fallbacks) has an open circuit breaker.' },
-  // --- end model gateway ---
-  // Scheduling pools (issue 7)
+  // Scheduling pools
   pool_queue_full: { status: 503, meaning: 'An effect pool (a model, a sandbox profile, inline or a declared tool pool) has its maximum of queued effects; retried later.' },
   pools_config_invalid: { status: 500, meaning: 'The pools file (KEEL_POOLS_FILE) does not parse or does not match its schema; the previous pool configuration stays in force.' },
   // Engine and store

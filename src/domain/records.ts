@@ -111,7 +111,7 @@ export interface RunEventRecord {
   data: Json;
 }
 
-/** A tenant's share and limits (issue 7). A null limit is unlimited. */
+/** A tenant's share and limits. A null limit is unlimited. */
 export interface TenantQuotas {
   /** Share of claims while backlogged, relative to other tenants' weights (1 to TENANT_WEIGHT_MAX). */
   weight: number;

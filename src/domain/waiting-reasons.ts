@@ -1,4 +1,4 @@
-// Why a run is not progressing (issue 7): the stable codes of `waitingReason`, and the `run.waiting` / `run.resumed`
+// Why a run is not progressing: the stable codes of `waitingReason`, and the `run.waiting` / `run.resumed`
 // events the engine emits when a run starts and stops waiting. Codes are API: never rename one, only add.
 import type { Json } from './json.ts';
 

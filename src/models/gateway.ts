@@ -137,9 +137,9 @@ export class ModelGateway {
     const deps = { providers, breaker: { ...BREAKER_DEFAULTS, ...options.breaker }, clock: this.#clock, secret: options.secret ?? (() => undefined) };
     for (const definition of all) this.#models.set(definition.name, buildEntry(definition, deps));
     for (const [name, entry] of this.#models) {
-      // Pool `model:<name>` (issue 7): fair across tenants, reloadable; by default as wide as the replicas' slots together.
+      // Pool `model:<name>`: fair across tenants, reloadable; by default as wide as the replicas' slots together.
       this.#pools.setDefaultLimit(`model:${name}`, entry.replicas.reduce((sum, replica) => sum + replica.slots.permits, 0));
-      // telemetry (issue 9): each replica's own slot queue (behind the model's pool).
+      // telemetry: each replica's own slot queue (behind the model's pool).
       for (const replica of entry.replicas) telemetry.registerPool(`model:${name}/${replica.stats.name}`, replica.slots);
     }
     for (const definition of all) {

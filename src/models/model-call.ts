@@ -72,7 +72,7 @@ export async function callModel(entry: ModelEntry, input: CallInput, deps: CallD
   const budgetKey = entry.model.definition.account === undefined ? `model:${provider}` : `account:${entry.model.definition.account}`;
   deps.retryBudget.firstAttempt(budgetKey);
   deps.ledger.logicalCall(provider);
-  const report = modelCallReporter(entry.model.definition.provider, provider); // telemetry (issue 9)
+  const report = modelCallReporter(entry.model.definition.provider, provider);
   for (let attempt = 1; ; attempt += 1) {
     input.signal.throwIfAborted();
     try {
@@ -114,7 +114,7 @@ async function attemptOnce(entry: ModelEntry, input: CallInput, deps: CallDeps):
     waited = reason;
   });
   if (waited !== undefined) input.attributes.waits.push({ reason: `rate_limited: ${waited}`, ms: deps.clock.now() - waitStart });
-  // The model's pool (issue 7): after the rate limits (a rate-limited tenant holds no slot), before the breaker probe.
+  // The model's pool: after the rate limits (a rate-limited tenant holds no slot), before the breaker probe.
   let releasePool: () => void;
   const pool = `model:${entry.model.name}`;
   let left: (() => void) | undefined;

@@ -70,7 +70,7 @@ export function buildEntry(definition: ModelDefinition, deps: EntryDeps): ModelE
     const id = `${definition.name}/${spec.name}`;
     return {
       endpoint: { id, baseUrl: spec.baseUrl === '' ? undefined : spec.baseUrl, apiKey: keyEnv === undefined ? undefined : deps.secret(keyEnv) },
-      breaker: new CircuitBreaker(deps.breaker, deps.clock, (status) => telemetry.breakerState(definition.provider, id, status)), // telemetry (issue 9)
+      breaker: new CircuitBreaker(deps.breaker, deps.clock, (status) => telemetry.breakerState(definition.provider, id, status)),
       stats: new ReplicaStats(spec.name, slots, deps.clock, spec.estimates ?? {}),
       slots: new Semaphore(slots, MODEL_QUEUE_MAX_WAITERS),
     };

@@ -1,4 +1,4 @@
-// A tenant's model policy as its record sets it (issue 7): RPM/TPM limits and daily token and cost budgets, read from
+// A tenant's model policy as its record sets it: RPM/TPM limits and daily token and cost budgets, read from
 // the store through a small interface and cached in this process. Records are re-read after TENANT_POLICY_TTL_MS or
 // at once after `invalidate` (an admin PATCH in this process); daily usage is re-read after TENANT_USAGE_TTL_MS and
 // grows in between with what this process's calls spend. A verdict of "exhausted" is always confirmed on fresh reads,

@@ -219,7 +219,7 @@ export interface Store {
   /** Creates the tenant if missing and attaches the key to it if it is not attached yet. */
   ensureTenant(name: string, apiKeyHash: string): Promise<TenantRecord>;
   findTenantByKeyHash(apiKeyHash: string): Promise<TenantRecord | null>;
-  /** Sums of the committed counters of the tenant's runs (model gateway, issue 5). */
+  /** Sums of the committed counters of the tenant's runs. */
   tenantUsage(tenantId: string): Promise<TenantUsage>;
   /** Model tokens (input + output) and USD of the tenant's committed model effects that ended at or after `sinceMs`. */
   tenantUsageSince(tenantId: string, sinceMs: number): Promise<{ tokens: number; costUsd: number }>;
@@ -271,14 +271,13 @@ export interface Store {
 
   /** Live work for metrics at scrape time (indexed queries only). */
   liveMetrics(now: number): Promise<LiveMetrics>;
-  // --- dashboard (issue 9): read-only aggregates, never on the commit path ---
+  // Read-only aggregates, never on the commit path
   /** The tenant's runs grouped by agent and status (counts, consumption, oldest queued and waiting times). */
   summarizeRuns(tenantId: string): Promise<RunSummaryRow[]>;
   /** The tenant's runs that ended since `sinceMs`, counted per `bucketMs`-wide bucket and final status. */
   countEndedRuns(tenantId: string, sinceMs: number, bucketMs: number): Promise<EndedRunsBucket[]>;
   /** Every tenant's runs grouped by status, for the operator's view (scans all runs). */
   summarizeTenants(): Promise<TenantSummaryRow[]>;
-  // --- end dashboard ---
 
   /** Called after each durable write with the runs it changed and why. */
   onChange(listener: (changes: readonly RunChange[]) => void): () => void;

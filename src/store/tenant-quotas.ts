@@ -1,5 +1,5 @@
 // Tenant quotas as both stores write and enforce them: statement parameters for creating and patching a tenant, and
-// the admission rule for queued runs (issue 7). No I/O here.
+// the admission rule for queued runs. No I/O here.
 import { KeelError } from '../domain/keel-error.ts';
 import { DEFAULT_TENANT_QUOTAS, type TenantQuotas } from '../domain/records.ts';
 

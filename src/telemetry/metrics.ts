@@ -23,7 +23,7 @@ export function createMetrics() {
     registry,
     poolQueueDepth: new Gauge({ name: 'keel_pool_queue_depth', help: 'Items waiting in a pool queue: for pool runs, runs claimable now (queued, due timers, expired leases; from the store); for effect pools (model:<name>, sandbox:<profile>, inline, declared tool pools, model:<name>/<replica>), effects waiting for a slot.', labelNames: ['pool'], registers: r }),
     poolOldestItemAge: new Gauge({ name: 'keel_pool_oldest_item_age_seconds', help: 'How long the oldest item of a pool queue has waited (pool runs: from the store); 0 when the queue is empty.', labelNames: ['pool'], registers: r }),
-    // Effect pools (issue 7): per pool, and per pool and tenant (the tenant label only on the keel_pool_tenant_* series).
+    // Effect pools: per pool, and per pool and tenant (the tenant label only on the keel_pool_tenant_* series).
     poolRunning: new Gauge({ name: 'keel_pool_running', help: 'Slots of an effect pool held now.', labelNames: ['pool'], registers: r }),
     poolLimit: new Gauge({ name: 'keel_pool_limit', help: 'Concurrency limit of an effect pool (reloadable).', labelNames: ['pool'], registers: r }),
     poolWait: new Histogram({ name: 'keel_pool_wait_seconds', help: 'Time an effect waited for a slot of its pool.', labelNames: ['pool'], buckets: DURATION_BUCKETS_SECONDS, registers: r }),

@@ -1,4 +1,4 @@
-// Provider-failure isolation over HTTP with real Keel processes (issue 7): one model provider fails every attempt for
+// Provider-failure isolation over HTTP with real Keel processes: one model provider fails every attempt for
 // the whole test while many runs keep calling it; sandbox-only and inline-only runs of another tenant must finish at
 // their normal rate, because each effect kind queues in its own pool (model:flaky, sandbox:iso-shell, inline).
 // Throughput alone is measured first, on the same processes, then again with the failing provider saturating its

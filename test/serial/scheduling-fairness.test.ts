@@ -1,4 +1,4 @@
-// Tenant fairness over HTTP with real Keel processes (issue 7): tenant A floods the queue with 3,000 batch runs, then
+// Tenant fairness over HTTP with real Keel processes: tenant A floods the queue with 3,000 batch runs, then
 // tenant B (same weight) submits 30 interactive runs; B's p95 latency must stay within 2× of B running alone
 // (measured in the same test, on the same processes), and A must keep finishing runs meanwhile. On SQLite (`keel dev`)
 // and on Postgres with two processes claiming (`keel server` + `keel worker`).

@@ -298,7 +298,6 @@ export function storeConformance(factory: StoreFactory): void {
       assert.deepEqual(reclaimed.map((r) => r.id), [a], 'a released run is ordinary');
       assert.deepEqual(suspects.map((r) => r.id), [b], 'a dead owner’s run is a suspect');
     }));
-    // --- model gateway (issue 5) ---
     test('tenantUsage: sums the committed counters of the tenant\'s runs, and only its own', () => withStore(factory, async (store, tenantId) => {
       const other = await store.createTenant(`other-${Math.random().toString(36).slice(2)}`, `hash-${Math.random()}`);
       assert.deepEqual(await store.tenantUsage(tenantId), { runs: 0, steps: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 });
@@ -320,9 +319,7 @@ export function storeConformance(factory: StoreFactory): void {
       assert.equal(mine.outputTokens, 20);
       assert.ok(Math.abs(mine.costUsd - 0.5) < 1e-9);
     }));
-    // --- end model gateway ---
 
-    // --- live metrics (issue 9) ---
     test('liveMetrics: live runs per tenant and status, the claimable queue and its oldest item, unknown executions', () => withStore(factory, async (store, tenantId) => {
       const other = await store.createTenant(`t-${Math.random().toString(36).slice(2)}`, `hash-${Math.random()}`);
       const empty = await store.liveMetrics(Date.now());
@@ -350,8 +347,7 @@ export function storeConformance(factory: StoreFactory): void {
       assert.equal(after.runs.some((r) => r.status === 'running'), false, 'an ended run is no longer live');
       assert.equal(after.unknownExecutions, 0, 'an ended run has no outstanding execution');
     }));
-    // --- end live metrics ---
-    // --- dashboard (issue 9): read-only aggregates ---
+    // Read-only aggregates
     test('summaries: runs per agent and status with consumption; oldest queued; completions per time bucket', () => withStore(factory, async (store, tenantId) => {
       const other = await store.createTenant(`o-${Math.random().toString(36).slice(2)}`, `hash-${Math.random()}`);
       await store.createRun(newRun(other.id, { agentVersion: '9' })); // another tenant's run (not claimable here) is never counted
@@ -384,6 +380,5 @@ export function storeConformance(factory: StoreFactory): void {
       const empty = await store.createTenant(`e-${Math.random().toString(36).slice(2)}`, `hash-${Math.random()}`);
       assert.deepEqual((await store.summarizeTenants()).filter((t) => t.tenantId === empty.id).map((t) => [t.status, t.runs, t.tenantName]), [[null, 0, empty.name]]);
     }));
-    // --- end dashboard ---
   });
 }

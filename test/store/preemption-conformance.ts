@@ -1,4 +1,4 @@
-// Store conformance for preemption (issue 7), run on every store: the starved-interactive query that claim loops ask
+// Store conformance for preemption, run on every store: the starved-interactive query that claim loops ask
 // before preempting (what counts as starved, what does not), and the commit that yields a preempted run back to the
 // queue (counted, stamped, journal kept, the next claim measurable as its requeue delay).
 import assert from 'node:assert/strict';

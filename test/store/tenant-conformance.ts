@@ -1,4 +1,4 @@
-// Store conformance for tenants' quotas and fair claiming (issue 7), run on every store: quota records, admission of
+// Store conformance for tenants' quotas and fair claiming, run on every store: quota records, admission of
 // queued runs under races, claims shared by weight and not by queue length, concurrency caps, and the weighted share
 // over 1,000-dispatch windows with random arrivals driven through the real claim statements.
 import assert from 'node:assert/strict';

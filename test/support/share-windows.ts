@@ -1,4 +1,4 @@
-// The fairness measure of issue 7, shared by the scheduler's property tests: over every window of `window` consecutive
+// The fairness measure, shared by the scheduler's property tests: over every window of `window` consecutive
 // dispatches, the share each continuously backlogged tenant got (among those backlogged throughout the window) against
 // its weight share. Returns the worst relative error.
 

@@ -1,4 +1,4 @@
--- A tenant's model spend since a time (its daily budgets, issue 7): tokens (input + output) and USD of the committed
+-- A tenant's model spend since a time (its daily budgets): tokens (input + output) and USD of the committed
 -- model effects of its runs that ended at or after :since. Reads journal_model_by_end (today's model effects).
 -- Params: :tenant_id, :since (ms). Returns one row: tokens, cost_usd (0 when nothing was spent).
 SELECT COALESCE(SUM((j.result::jsonb -> 'usage' ->> 'inputTokens')::bigint + (j.result::jsonb -> 'usage' ->> 'outputTokens')::bigint), 0) AS tokens,
