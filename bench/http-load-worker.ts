@@ -1,7 +1,7 @@
-// The HTTP load generator for the throughput scenario, in a worker thread so client-side fetch work runs on its own
-// event loop (as a separate client would) instead of competing with the server's. It keeps `lanes` runs in flight
-// through POST /v1/runs; the main thread, which hears the store's 'ended' signals, tells it which runs finished.
-// It never touches the store: it only speaks HTTP.
+// The HTTP load generator for the throughput scenario, in a worker thread so client-side fetch work
+// runs on its own event loop (as a separate client would) instead of competing with the server's.
+// It keeps `lanes` runs in flight through POST /v1/runs; the main thread, which hears the store's
+// 'ended' signals, tells it which runs finished. It never touches the store: it only speaks HTTP.
 import { parentPort, workerData } from 'node:worker_threads';
 
 export interface HttpLoadConfig {

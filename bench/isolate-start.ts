@@ -1,8 +1,9 @@
-// `npx node bench/isolate-start.ts [--entry src|dist] [--samples N]`: what an agent isolate costs to start, by the
-// package entry its agents module imports (`import { defineAgent } from 'keel'`). Each sample is a fresh process
-// (run with --expose-gc) that starts a real IsolateHost with one isolate over a one-agent module and measures the
-// time until the isolate loaded it and the process's RSS growth; then a bare worker thread imports the same module
-// and reports its heap after a full GC, against a worker that imports nothing. Medians over the samples.
+// `npx node bench/isolate-start.ts [--entry src|dist] [--samples N]`: what an agent isolate costs
+// to start, by the package entry its agents module imports (`import { defineAgent } from 'keel'`).
+// Each sample is a fresh process (run with --expose-gc) that starts a real IsolateHost with one
+// isolate over a one-agent module and measures the time until the isolate loaded it and the
+// process's RSS growth; then a bare worker thread imports the same module and reports its heap
+// after a full GC, against a worker that imports nothing. Medians over the samples.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,15 +25,23 @@ export interface IsolateStartSample {
   startMs: number;
   /** The `import()` of the agents module alone, timed inside a bare worker. */
   importMs: number;
-  /** Process RSS after the isolate is ready minus before it was created (after a full GC each time). */
+  /**
+   * Process RSS after the isolate is ready minus before it was created (after a full GC each time).
+   */
   rssMiB: number;
-  /** Heap used by a worker that imported the agents module, minus one that imported nothing (after a full GC). */
+  /**
+   * Heap used by a worker that imported the agents module, minus one that imported nothing (after a
+   * full GC).
+   */
   heapMiB: number;
   /** node:sqlite, pg, fastify: whether the agents module's import graph loaded each. */
   loaded: string[];
 }
 
-/** Medians, plus the fastest start and import: on a loaded machine the minimum is the steadier figure. */
+/**
+ * Medians, plus the fastest start and import: on a loaded machine the minimum is the steadier
+ * figure.
+ */
 export type IsolateStartSummary = Omit<IsolateStartSample, 'loaded'> & { startMinMs: number; importMinMs: number; loaded: string[]; samples: number };
 
 function agentsFileFor(entry: Entry, dir: string): string {

@@ -1,9 +1,11 @@
-// `npx node bench/isolation.ts [--quick] [--write]`: what running agent code in isolates (worker threads) costs per
-// agent turn, against running it on the main thread. The same embedded Keel (SQLite, fsync) runs five-step runs one
-// at a time, once per host. Per turn: the orchestrator's dispatch latency — from an effect's commit being
-// acknowledged to the run's next effect being dispatched — which is the agent's turn plus, isolated, the reply to
-// the isolate and the call back. Also the whole lone run, and what an isolate costs to start (time, RSS, heap) over
-// an agents module importing only `keel` (bench/isolate-start.ts). `--write` records the section in bench/RESULTS.md.
+// `npx node bench/isolation.ts [--quick] [--write]`: what running agent code in isolates (worker
+// threads) costs per agent turn, against running it on the main thread. The same embedded Keel
+// (SQLite, fsync) runs five-step runs one at a time, once per host. Per turn: the orchestrator's
+// dispatch latency — from an effect's commit being acknowledged to the run's next effect being
+// dispatched — which is the agent's turn plus, isolated, the reply to the isolate and the call
+// back. Also the whole lone run, and what an isolate costs to start (time, RSS, heap) over an
+// agents module importing only `keel` (bench/isolate-start.ts). `--write` records the section in
+// bench/RESULTS.md.
 import { createHistogram } from 'node:perf_hooks';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

@@ -1,5 +1,6 @@
-// The RESULTS.md section for scenario 8 (model gateway overhead per call), kept beside report.ts so the gateway's
-// figures and their wording live with the gateway's bench. Rendering only: it measures nothing.
+// The RESULTS.md section for scenario 8 (model gateway overhead per call), kept beside report.ts so
+// the gateway's figures and their wording live with the gateway's bench. Rendering only: it
+// measures nothing.
 import type { ModelGatewayResult } from './scenarios/model-gateway.ts';
 
 /** Target: the gateway's own overhead per call, p50. */

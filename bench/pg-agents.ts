@@ -1,6 +1,7 @@
-// The agent of the Keel-on-Postgres scenario, loaded both in the bench process (one worker, in-process) and by
-// `keel worker` child processes. Step bodies record the gap since the previous step's body ended; a worker process
-// writes its gaps to BENCH_STEP_GAP_FILE when it exits, so the bench can merge them.
+// The agent of the Keel-on-Postgres scenario, loaded both in the bench process (one worker,
+// in-process) and by `keel worker` child processes. Step bodies record the gap since the previous
+// step's body ended; a worker process writes its gaps to BENCH_STEP_GAP_FILE when it exits, so the
+// bench can merge them.
 import { writeFileSync } from 'node:fs';
 import { defineAgent } from '../src/index.ts';
 

@@ -1,7 +1,8 @@
-// The workload shape shared by the systems measured on Postgres, so they are compared on exactly the same thing:
-// workflows of five sequential durable steps with trivial bodies, 50 in flight at all times (one that ends is
-// replaced at once), a counted warm-up, then a counted window measured. The system under test only supplies
-// "run one workflow"; its step bodies report to ShapeCounters. It never sleeps to wait for a state: it polls counts.
+// The workload shape shared by the systems measured on Postgres, so they are compared on exactly
+// the same thing: workflows of five sequential durable steps with trivial bodies, 50 in flight at
+// all times (one that ends is replaced at once), a counted warm-up, then a counted window measured.
+// The system under test only supplies "run one workflow"; its step bodies report to ShapeCounters.
+// It never sleeps to wait for a state: it polls counts.
 import { createHistogram } from 'node:perf_hooks';
 import type { PostgresFigures, PostgresMeter } from './postgres-support.ts';
 import { delay, progress, recordMs, STEPS_PER_RUN, summarize, type LatencySummary } from './support.ts';
@@ -9,18 +10,30 @@ import { delay, progress, recordMs, STEPS_PER_RUN, summarize, type LatencySummar
 export const POSTGRES_SHAPE_IN_FLIGHT = 50;
 const WARMUP_WORKFLOWS = { quick: 100, full: 300 } as const;
 const MEASURED_WORKFLOWS = { quick: 400, full: 2_000 } as const;
-/** A window that has not reached its count by then is cut short (and says so): the bench must stay under five minutes. */
+/**
+ * A window that has not reached its count by then is cut short (and says so): the bench must stay
+ * under five minutes.
+ */
 const PHASE_DEADLINE_MS = 60_000;
 const POLL_INTERVAL_MS = 5;
 
-/** What the measured workflows report from inside: steps acknowledged, workflows ended, and the gap between steps. */
+/**
+ * What the measured workflows report from inside: steps acknowledged, workflows ended, and the gap
+ * between steps.
+ */
 export class ShapeCounters {
   steps = 0;
   workflows = 0;
-  /** End of one step's body → start of the next step's body in the same workflow (performance.now()). */
+  /**
+   * End of one step's body → start of the next step's body in the same workflow
+   * (performance.now()).
+   */
   readonly stepGap = createHistogram();
 
-  /** Call first thing in a step body, with when the previous step's body ended (undefined in the first step). */
+  /**
+   * Call first thing in a step body, with when the previous step's body ended (undefined in the
+   * first step).
+   */
   stepStarted(previousEnded: number | undefined): void {
     if (previousEnded !== undefined) recordMs(this.stepGap, performance.now() - previousEnded);
   }
@@ -62,7 +75,10 @@ export interface ShapeOptions {
 
 type ShapeMeasurement = Omit<PostgresShapeResult, 'system' | 'serverVersion' | 'synchronousCommit' | 'poolSize'>;
 
-/** Drives the load, measures the window, then stops the lanes and waits for the workflows in flight to end. */
+/**
+ * Drives the load, measures the window, then stops the lanes and waits for the workflows in flight
+ * to end.
+ */
 export async function measureShape(options: ShapeOptions): Promise<ShapeMeasurement> {
   const { counters, meter, label } = options;
   const warmupWorkflows = options.quick ? WARMUP_WORKFLOWS.quick : WARMUP_WORKFLOWS.full;
@@ -97,7 +113,9 @@ export async function measureShape(options: ShapeOptions): Promise<ShapeMeasurem
 interface Lanes {
   /** Failures so far: a lane stops at its first failed workflow. */
   readonly failures: readonly string[];
-  /** Stops starting workflows, waits for those in flight to end, and returns the lanes' failures. */
+  /**
+   * Stops starting workflows, waits for those in flight to end, and returns the lanes' failures.
+   */
   stop(): Promise<string[]>;
 }
 
@@ -121,7 +139,10 @@ function startLanes(runWorkflow: () => Promise<unknown>, counters: ShapeCounters
   };
 }
 
-/** Resolves true once `count` workflows have ended, or false at the deadline; throws once every lane has failed. */
+/**
+ * Resolves true once `count` workflows have ended, or false at the deadline; throws once every lane
+ * has failed.
+ */
 async function untilWorkflows(counters: ShapeCounters, lanes: Lanes, count: number): Promise<boolean> {
   const deadline = performance.now() + PHASE_DEADLINE_MS;
   while (counters.workflows < count) {

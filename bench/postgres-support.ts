@@ -1,13 +1,17 @@
-// Postgres for the scenarios that run on it (the DBOS reference, and Keel on Postgres): the admin URL, whether the
-// server answers, a fresh database per scenario, and a meter read around a measurement window (commits of that one
-// database from pg_stat_database, WAL syncs, and the CPU of the server's processes from /proc when it is local).
-// It creates and drops only databases named keel_bench_*, and it reports figures without judging them.
+// Postgres for the scenarios that run on it (the DBOS reference, and Keel on Postgres): the admin
+// URL, whether the server answers, a fresh database per scenario, and a meter read around a
+// measurement window (commits of that one database from pg_stat_database, WAL syncs, and the CPU of
+// the server's processes from /proc when it is local). It creates and drops only databases named
+// keel_bench_*, and it reports figures without judging them.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 
-/** The server the Postgres scenarios use; the admin connection only creates, drops and reads statistics. */
+/**
+ * The server the Postgres scenarios use; the admin connection only creates, drops and reads
+ * statistics.
+ */
 export const BENCH_POSTGRES_ADMIN_URL = process.env.KEEL_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const BENCH_DATABASE_NAME = /^keel_bench_[a-z0-9_]+$/;
 const CONNECT_TIMEOUT_MS = 2_000;
@@ -39,8 +43,9 @@ export function benchDatabaseUrl(database: string): string {
 }
 
 /**
- * Drops `database` if it exists (closing its sessions), creates it empty, then forces a checkpoint: every system
- * measured starts with no dirty pages left by the one before (whose flush would otherwise land in its window).
+ * Drops `database` if it exists (closing its sessions), creates it empty, then forces a checkpoint:
+ * every system measured starts with no dirty pages left by the one before (whose flush would
+ * otherwise land in its window).
  */
 export async function createFreshDatabase(database: string): Promise<void> {
   await withAdmin(async (client) => {
@@ -56,30 +61,45 @@ export async function dropDatabase(database: string): Promise<void> {
 
 export interface PostgresSample {
   at: number;
-  /** pg_stat_database.xact_commit of the measured database, and the sum over every other one (this meter's included). */
+  /**
+   * pg_stat_database.xact_commit of the measured database, and the sum over every other one (this
+   * meter's included).
+   */
   commits: number;
   rollbacks: number;
   otherDatabasesCommits: number;
   /** pg_stat_wal.wal_sync: WAL fsyncs of the whole cluster. */
   walSyncs: number;
-  /** CPU clock ticks of the server's processes, or undefined when they cannot be read from this machine's /proc. */
+  /**
+   * CPU clock ticks of the server's processes, or undefined when they cannot be read from this
+   * machine's /proc.
+   */
   clusterTicks: number | undefined;
   /** Ticks of each backend connected to the measured database. */
   backendTicks: Map<number, number>;
 }
 
 export interface PostgresFigures {
-  /** Committed transactions of the measured database (read-only ones included, as Postgres counts them) per step. */
+  /**
+   * Committed transactions of the measured database (read-only ones included, as Postgres counts
+   * them) per step.
+   */
   transactionsPerStep: number;
   commitsPerSec: number;
   rollbacks: number;
   /** WAL fsyncs of the whole cluster per step: other databases' work would show up here too. */
   walSyncsPerStep: number;
-  /** Commits in the other databases during the window: anything but a handful means the server was shared. */
+  /**
+   * Commits in the other databases during the window: anything but a handful means the server was
+   * shared.
+   */
   otherDatabasesCommits: number;
   /** Percent of one core, or undefined with the reason in cpuNote. */
   clusterCpuPct: number | undefined;
-  /** The part spent in the backends connected to the measured database (those alive at the end of the window). */
+  /**
+   * The part spent in the backends connected to the measured database (those alive at the end of
+   * the window).
+   */
   databaseBackendsCpuPct: number | undefined;
   cpuNote: string;
 }
@@ -101,7 +121,8 @@ export class PostgresMeter {
     await client.connect();
     const meter = new PostgresMeter(client, database);
     const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
-    // Our own backend's parent is the postmaster, if the server runs on this machine and /proc shows it.
+    // Our own backend's parent is the postmaster, if the server runs on this machine and /proc
+    // shows it.
     const own = readProcStat(rows[0]!.pid);
     meter.#postmasterPid = own?.comm === 'postgres' ? own.ppid : undefined;
     return meter;
@@ -186,7 +207,10 @@ function readProcStat(pid: number): ProcStat | undefined {
   };
 }
 
-/** The postmaster's own and reaped children's ticks plus those of its live children (backends, WAL writer, ...). */
+/**
+ * The postmaster's own and reaped children's ticks plus those of its live children (backends, WAL
+ * writer, ...).
+ */
 function clusterTicks(postmasterPid: number): number | undefined {
   const postmaster = readProcStat(postmasterPid);
   if (postmaster === undefined) return undefined;
@@ -217,7 +241,10 @@ async function withAdmin<T>(work: (client: pg.Client) => Promise<T>): Promise<T>
   }
 }
 
-/** Only the bench's own databases may be created or dropped here; the name is then safe to quote as is. */
+/**
+ * Only the bench's own databases may be created or dropped here; the name is then safe to quote as
+ * is.
+ */
 function benchIdentifier(database: string): string {
   assert.match(database, BENCH_DATABASE_NAME, `refusing to touch database ${database}: bench databases are keel_bench_*`);
   return `"${database}"`;

@@ -1,7 +1,8 @@
-// Renders the collected scenario results as bench/RESULTS.md: the machine, a targets table (target, measured,
-// met or not), the reference figures from issue #2 next to ours (and the systems measured on Postgres in the same
-// run, each with a section from postgresShapeSection), each scenario's details, and the raw JSON.
-// Pure formatting: it measures nothing, and a figure it cannot find is shown as missing rather than guessed.
+// Renders the collected scenario results as bench/RESULTS.md: the machine, a targets table (target,
+// measured, met or not), the reference figures from issue #2 next to ours (and the systems measured
+// on Postgres in the same run, each with a section from postgresShapeSection), each scenario's
+// details, and the raw JSON. Pure formatting: it measures nothing, and a figure it cannot find is
+// shown as missing rather than guessed.
 import type { PostgresShapeResult } from './postgres-shape.ts';
 import type { KeelPostgresResult } from './scenarios/keel-postgres.ts';
 import type { DbosReferenceResult } from './scenarios/dbos-reference.ts';
@@ -228,7 +229,9 @@ function rssSection(w: WaitingRssResult): string[] {
   ];
 }
 
-/** A row of the reference table for a system measured on Postgres in this run (or skipped, and why). */
+/**
+ * A row of the reference table for a system measured on Postgres in this run (or skipped, and why).
+ */
 function postgresReferenceRow(name: string, r: PostgresShapeResult | SkippedScenario, section: number): string {
   if ('skipped' in r) return `| ${name} | not measured | skipped in this run: ${r.reason} |`;
   return `| ${name} (${r.system}) | **${n(r.stepsPerSec)}/s** | measured here, same run (scenario ${section}) |`;
@@ -239,7 +242,10 @@ function keelPostgresRows(r: KeelPostgresResult[] | SkippedScenario): string[] {
   return r.map((k) => `| **Keel on Postgres**, ${k.workerProcesses === 1 ? '1 worker (in-process)' : `${k.workerProcesses} worker processes`} | **${n(k.stepsPerSec)}/s** | measured here, same run (scenario 7) |`);
 }
 
-/** The issue-3 target: Keel on one worker process ≥ 3× DBOS's durable steps/s, same Postgres, same run. */
+/**
+ * The issue-3 target: Keel on one worker process ≥ 3× DBOS's durable steps/s, same Postgres, same
+ * run.
+ */
 function keelVersusDbos(keel: KeelPostgresResult[] | SkippedScenario, dbos: DbosReferenceResult | SkippedScenario): string[] {
   if ('skipped' in keel || 'skipped' in dbos) return [];
   const one = keel.find((k) => k.workerProcesses === 1);
@@ -284,8 +290,9 @@ function dbosLead(r: DbosReferenceResult | SkippedScenario): string[] {
 }
 
 /**
- * One system measured with bench/postgres-shape.ts: 5-step workflows, 50 in flight, counted warm-up and window.
- * Several results render as columns of one table, so systems on Postgres can sit side by side.
+ * One system measured with bench/postgres-shape.ts: 5-step workflows, 50 in flight, counted warm-up
+ * and window. Several results render as columns of one table, so systems on Postgres can sit side
+ * by side.
  */
 function postgresShapeSection(title: string, lead: string[], ...results: Array<PostgresShapeResult | SkippedScenario>): string[] {
   const header = [`## ${title}`, '', ...lead, ''];

@@ -1,8 +1,9 @@
-// `npm run bench [-- --quick]`: runs each scenario in its own child process (with --expose-gc, so memory figures
-// start clean and one scenario's heap never skews another's), collects their JSON and writes bench/RESULTS.md
-// with the machine it ran on and a targets table. `--quick` is a ~30 s smoke run: it prints the report and never
-// overwrites RESULTS.md. In a child (`--scenario <name> --out <file>`), it runs that one scenario. Scenarios that
-// need Postgres run only when it answers; otherwise they are recorded as skipped, with the reason, and the rest run.
+// `npm run bench [-- --quick]`: runs each scenario in its own child process (with --expose-gc, so
+// memory figures start clean and one scenario's heap never skews another's), collects their JSON
+// and writes bench/RESULTS.md with the machine it ran on and a targets table. `--quick` is a ~30 s
+// smoke run: it prints the report and never overwrites RESULTS.md. In a child (`--scenario <name>
+// --out <file>`), it runs that one scenario. Scenarios that need Postgres run only when it answers;
+// otherwise they are recorded as skipped, with the reason, and the rest run.
 import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -32,7 +33,10 @@ const SCENARIOS = {
 } as const;
 type ScenarioName = keyof typeof SCENARIOS;
 
-/** The order they run in: the fsync ceiling is measured again at the end, since the disk's fsync time drifts. */
+/**
+ * The order they run in: the fsync ceiling is measured again at the end, since the disk's fsync
+ * time drifts.
+ */
 const PLAN: Array<{ key: keyof BenchResults['scenarios']; scenario: ScenarioName; needsPostgres?: true }> = [
   { key: 'fsyncBefore', scenario: 'fsync-ceiling' },
   { key: 'throughputStore', scenario: 'throughput-store' },
@@ -45,7 +49,9 @@ const PLAN: Array<{ key: keyof BenchResults['scenarios']; scenario: ScenarioName
   { key: 'fsyncAfter', scenario: 'fsync-ceiling' },
 ];
 
-/** A scenario that takes longer than this is stuck: the whole bench must stay under five minutes. */
+/**
+ * A scenario that takes longer than this is stuck: the whole bench must stay under five minutes.
+ */
 const SCENARIO_TIMEOUT_MS = 120_000;
 const RESULTS_PATH = join(fileURLToPath(new URL('.', import.meta.url)), 'RESULTS.md');
 
@@ -120,9 +126,9 @@ async function runAll(): Promise<void> {
 }
 
 /**
- * The marked sections of the previous RESULTS.md that this run does not write (`<!-- name section ... -->` up to
- * `<!-- end of name section -->`: the isolation and scheduler benches, before/after records), so a full bench run
- * refreshes its own figures without erasing theirs.
+ * The marked sections of the previous RESULTS.md that this run does not write (`<!-- name section
+ * ... -->` up to `<!-- end of name section -->`: the isolation and scheduler benches, before/after
+ * records), so a full bench run refreshes its own figures without erasing theirs.
  */
 function keptSections(previous: string, report: string): string {
   const kept: string[] = [];
@@ -132,7 +138,10 @@ function keptSections(previous: string, report: string): string {
   return kept.length === 0 ? '' : `\n${kept.join('\n')}`;
 }
 
-/** Undefined when the bench's Postgres answers; otherwise why the scenarios that need it are skipped. */
+/**
+ * Undefined when the bench's Postgres answers; otherwise why the scenarios that need it are
+ * skipped.
+ */
 async function postgresSkipReason(): Promise<SkippedScenario | undefined> {
   if (!PLAN.some((step) => step.needsPostgres === true)) return undefined;
   const server = await postgresAvailability();

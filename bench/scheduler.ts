@@ -1,12 +1,15 @@
-// `npx node bench/scheduler.ts [--quick] [--postgres] [--tenants <n>]`: the cost of fair claiming across tenants
-// 1,000 tenants unless --tenants says otherwise (10,000 runs in all, fewer with --quick).
-// 1. Decisions: fair-order decisions per second of the pure planner (src/domain/fair-share.ts) with the tenants
-//    backlogged, one claim per decision and 32 per claim.
-// 2. Claims: latency of a real store claim with the tenants backlogged, fair order against the order Keel used
-//    before (interactive first, then oldest: bench/sql/*-claim-runs-priority-order.sql), on identical fresh stores,
-//    both in a transaction of their own with lease-only durability. Runs are created, never executed.
-// 3. Pool grants: in one effect pool (src/scheduling/pool.ts, 64 slots) with the tenants' effects waiting, the
-//    latency of releasing a slot and granting it to the next waiter in fair order, and grants per second.
+// `npx node bench/scheduler.ts [--quick] [--postgres] [--tenants <n>]`: the cost of fair claiming
+// across tenants 1,000 tenants unless --tenants says otherwise (10,000 runs in all, fewer with
+// --quick).
+// 1. Decisions: fair-order decisions per second of the pure planner (src/domain/fair-share.ts) with
+//    the tenants backlogged, one claim per decision and 32 per claim.
+// 2. Claims: latency of a real store claim with the tenants backlogged, fair order against the
+//    order Keel used before (interactive first, then oldest:
+//    bench/sql/*-claim-runs-priority-order.sql), on identical fresh stores, both in a transaction
+//    of their own with lease-only durability. Runs are created, never executed.
+// 3. Pool grants: in one effect pool (src/scheduling/pool.ts, 64 slots) with the tenants' effects
+//    waiting, the latency of releasing a slot and granting it to the next waiter in fair order, and
+//    grants per second.
 // It prints JSON figures and asserts nothing but that every claim got runs.
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -42,7 +45,10 @@ function summarize(samples: number[], perClaim: number): Latency {
   return { claims: samples.length, perClaim, meanMs: Number((samples.reduce((a, b) => a + b, 0) / samples.length).toFixed(3)), p50Ms: at(0.5), p99Ms: at(0.99) };
 }
 
-/** Planner decisions per second: FairClaim over TENANTS backlogged tenants, vtimes carried from claim to claim. */
+/**
+ * Planner decisions per second: FairClaim over TENANTS backlogged tenants, vtimes carried from
+ * claim to claim.
+ */
 function decisionsPerSecond(perClaim: number): number {
   const tenants: BackloggedTenant[] = Array.from({ length: TENANTS }, (_, i) => ({
     tenantId: `t${i}`, weight: 1 + (i % 4), vtime: 0, room: Infinity, headKey: i, interactiveHead: i % 3 === 0,
@@ -151,7 +157,10 @@ function added(fair: { single: Latency; batch: Latency }, old: { single: Latency
   return { single: diff(fair.single.meanMs, old.single.meanMs), [`batch${BATCH}`]: diff(fair.batch.meanMs, old.batch.meanMs) };
 }
 
-/** Release-and-grant in one pool with TENANTS tenants waiting (each keeps waiters queued), weights 1–4. */
+/**
+ * Release-and-grant in one pool with TENANTS tenants waiting (each keeps waiters queued), weights
+ * 1–4.
+ */
 async function poolGrants(): Promise<{ grants: number; perGrant: Latency; grantsPerSecond: number }> {
   const SLOTS = 64;
   const GRANTS = quick ? 5_000 : 20_000;

@@ -1,8 +1,9 @@
-// `npx node bench/schedules.ts [--postgres]`: how fast the scheduler turns due schedules into runs. Two shapes:
-// many schedules due at the same instant (1,000 every-minute schedules: time for the ticks that fire them all), and
-// one schedule's catch-up after an outage (an every-second schedule down for an hour: 3,600 fires, most recorded as
-// missed). Runs are created, not executed (no orchestrator), so this measures the scheduler and the store only.
-// It reports figures and asserts only that every fire got exactly one outcome.
+// `npx node bench/schedules.ts [--postgres]`: how fast the scheduler turns due schedules into runs.
+// Two shapes: many schedules due at the same instant (1,000 every-minute schedules: time for the
+// ticks that fire them all), and one schedule's catch-up after an outage (an every-second schedule
+// down for an hour: 3,600 fires, most recorded as missed). Runs are created, not executed (no
+// orchestrator), so this measures the scheduler and the store only. It reports figures and asserts
+// only that every fire got exactly one outcome.
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,7 +1,8 @@
-// Shared setup for the benchmarks: an embedded Keel (SQLite file in a fresh temp dir, orchestrator, optionally the
-// HTTP API on an ephemeral port) in this process, the benchmark agents, completion signals from store.onChange,
-// latency summaries from node:perf_hooks histograms, and the machine facts printed with the results.
-// It measures nothing by itself and never asserts on a timing: figures are reported, not judged, here.
+// Shared setup for the benchmarks: an embedded Keel (SQLite file in a fresh temp dir, orchestrator,
+// optionally the HTTP API on an ephemeral port) in this process, the benchmark agents, completion
+// signals from store.onChange, latency summaries from node:perf_hooks histograms, and the machine
+// facts printed with the results. It measures nothing by itself and never asserts on a timing:
+// figures are reported, not judged, here.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
@@ -21,17 +22,25 @@ import type { AgentDefinition, Json } from '../src/sdk/types.ts';
 import type { NewRun } from '../src/domain/records.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 
-/** Sequential durable steps per run in the throughput and latency scenarios (the shape of the reference figures). */
+/**
+ * Sequential durable steps per run in the throughput and latency scenarios (the shape of the
+ * reference figures).
+ */
 export const STEPS_PER_RUN = 5;
 export const DB_FILE_NAME = 'keel.db';
 const TEMP_DIR_PREFIX = 'keel-bench-';
 const FSYNC_PROBE_FILE_NAME = 'fsync-probe.db';
 const ENDED_EARLY_MAX_RUNS = 10_000;
 
-/** Committed steps seen by agent code: a `ctx.step` promise resolves only once its commit is durable. */
+/**
+ * Committed steps seen by agent code: a `ctx.step` promise resolves only once its commit is
+ * durable.
+ */
 export const committed = { steps: 0 };
 
-/** Five sequential steps with trivial bodies; counts each step after its commit was acknowledged. */
+/**
+ * Five sequential steps with trivial bodies; counts each step after its commit was acknowledged.
+ */
 export const fiveSteps = defineAgent({
   name: 'bench-five-steps',
   version: '1',
@@ -63,7 +72,10 @@ export interface BenchKeel {
   api: { app: FastifyInstance; url: string; apiKey: string } | undefined;
   /** A run of `agent` ready for store.createRun, as POST /v1/runs would build it. */
   newRun(agent: AgentDefinition, input?: Json): NewRun;
-  /** Resolves when the run reaches a terminal status (store.onChange 'ended': no polling delay), even if it already has. */
+  /**
+   * Resolves when the run reaches a terminal status (store.onChange 'ended': no polling delay),
+   * even if it already has.
+   */
   ended(runId: string): Promise<void>;
   close(): Promise<void>;
 }
@@ -77,7 +89,10 @@ export interface StartOptions {
   dir?: string;
 }
 
-/** Starts an embedded Keel with the default durability ('fsync': every commit fsync'd before it is acknowledged). */
+/**
+ * Starts an embedded Keel with the default durability ('fsync': every commit fsync'd before it is
+ * acknowledged).
+ */
 export async function startKeel(options: StartOptions): Promise<BenchKeel> {
   const dir = options.dir ?? makeTempDir();
   const dbPath = join(dir, DB_FILE_NAME);
@@ -97,7 +112,8 @@ export async function startKeel(options: StartOptions): Promise<BenchKeel> {
     api = { app, url, apiKey };
   }
   const waiters = new Map<string, () => void>();
-  // Runs that ended before anyone asked (a POST answered after its run already finished); bounded, oldest dropped.
+  // Runs that ended before anyone asked (a POST answered after its run already finished); bounded,
+  // oldest dropped.
   const endedEarly = new Set<string>();
   const unsubscribe = store.onChange((changes) => {
     for (const change of changes) {
@@ -130,8 +146,9 @@ export async function startKeel(options: StartOptions): Promise<BenchKeel> {
 }
 
 /**
- * Samples this disk's fsync latency while a scenario runs, on its own file next to Keel's: one single-row
- * transaction with synchronous=FULL per sample. Scenarios sample between their measurements, never during one.
+ * Samples this disk's fsync latency while a scenario runs, on its own file next to Keel's: one
+ * single-row transaction with synchronous=FULL per sample. Scenarios sample between their
+ * measurements, never during one.
  */
 export class FsyncProbe {
   readonly #db: DatabaseSync;
@@ -186,7 +203,9 @@ export function summarize(histogram: RecordableHistogram): LatencySummary {
   };
 }
 
-/** Records a duration measured with performance.now() (milliseconds) into a nanosecond histogram. */
+/**
+ * Records a duration measured with performance.now() (milliseconds) into a nanosecond histogram.
+ */
 export function recordMs(histogram: RecordableHistogram, ms: number): void {
   histogram.record(Math.max(1, Math.round(ms * 1e6)));
 }
@@ -195,12 +214,18 @@ export function progress(message: string): void {
   process.stdout.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 }
 
-/** Resolves after `ms` without holding the process open past it; scenarios use it only to pace a measurement window. */
+/**
+ * Resolves after `ms` without holding the process open past it; scenarios use it only to pace a
+ * measurement window.
+ */
 export function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** RSS after a full garbage collection (needs --expose-gc; without it the figure includes garbage and says so). */
+/**
+ * RSS after a full garbage collection (needs --expose-gc; without it the figure includes garbage
+ * and says so).
+ */
 export async function settledRss(): Promise<{ rssBytes: number; heapUsedBytes: number; gcForced: boolean }> {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (gc !== undefined) {

@@ -1,6 +1,7 @@
-// Example agents for the quickstart: `npx keel dev --agents examples/agents.ts` (after `npm run build`).
-// They import the package by its name, exactly as your own agents module does: `keel` for the SDK, `keel/sandbox`
-// for the built-in sandbox tools (inside this repository Node resolves the names through package.json "exports").
+// Example agents for the quickstart: `npx keel dev --agents examples/agents.ts` (after `npm run
+// build`). They import the package by its name, exactly as your own agents module does: `keel` for
+// the SDK, `keel/sandbox` for the built-in sandbox tools (inside this repository Node resolves the
+// names through package.json "exports").
 import { z } from 'zod';
 import { defineAgent, defineLoopAgent, defineModel, defineTool } from 'keel';
 import { defineSandboxProfile, sandboxTools } from 'keel/sandbox';
@@ -42,10 +43,16 @@ export const calculator = defineLoopAgent({
   maxSteps: 5,
 });
 
-/** Built-in workspace tools in a namespace sandbox (bubblewrap; the Keel node runs as root on Linux). */
+/**
+ * Built-in workspace tools in a namespace sandbox (bubblewrap; the Keel node runs as root on
+ * Linux).
+ */
 const shell = sandboxTools({ profile: defineSandboxProfile({ name: 'example-shell', tier: 'namespace', policy: 'rebuild' }) });
 
-/** Writes a script into the run's workspace, then runs it there; the workspace outlives the sandbox between calls. */
+/**
+ * Writes a script into the run's workspace, then runs it there; the workspace outlives the sandbox
+ * between calls.
+ */
 export const scripter = defineAgent({
   name: 'scripter',
   version: '1',

@@ -1,5 +1,6 @@
-// `npm run docs`: writes the generated reference pages (docs/reference/*.md) from the code; `--check` writes nothing
-// and exits 1 naming each stale page. The rendering lives in reference-docs.ts; this file only reads and writes files.
+// `npm run docs`: writes the generated reference pages (docs/reference/*.md) from the code;
+// `--check` writes nothing and exits 1 naming each stale page. The rendering lives in
+// reference-docs.ts; this file only reads and writes files.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';

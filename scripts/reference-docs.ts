@@ -1,7 +1,8 @@
-// The reference pages under docs/reference/, rendered from the code: configuration from the config schema and
-// ENV_VARS, error codes from the registry, the HTTP API from the OpenAPI document of a real Fastify app, metrics from
-// the prom-client registry. Pure rendering: it returns the pages as text and writes nothing (scripts/gen-docs.ts
-// writes them; test/docs-fresh.test.ts compares them with the files). Never hand-edit the pages it renders.
+// The reference pages under docs/reference/, rendered from the code: configuration from the config
+// schema and ENV_VARS, error codes from the registry, the HTTP API from the OpenAPI document of a
+// real Fastify app, metrics from the prom-client registry. Pure rendering: it returns the pages as
+// text and writes nothing (scripts/gen-docs.ts writes them; test/docs-fresh.test.ts compares them
+// with the files). Never hand-edit the pages it renders.
 import { z } from 'zod';
 import { buildApi } from '../src/api/server.ts';
 import { ConfigSchema, ENV_VAR_DESCRIPTIONS, ENV_VARS } from '../src/config/config.ts';
@@ -42,7 +43,8 @@ function code(value: unknown): string {
   return `\`${String(value)}\``;
 }
 
-// --- configuration -------------------------------------------------------------------------------------------
+// --- configuration
+// -------------------------------------------------------------------------------------------
 
 export function renderConfiguration(): string {
   const input = z.toJSONSchema(ConfigSchema, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
@@ -71,7 +73,10 @@ export function renderConfiguration(): string {
   ].join('\n');
 }
 
-/** What a variable accepts, read from the schema: enums and constants from the input side, numeric bounds from the output. */
+/**
+ * What a variable accepts, read from the schema: enums and constants from the input side, numeric
+ * bounds from the output.
+ */
 function allowedValues(input: JsonSchema, output: JsonSchema): string {
   if (input.enum !== undefined) return input.enum.map(code).join(', ');
   const constants = (input.anyOf ?? []).filter((branch) => branch.const !== undefined).map((branch) => code(branch.const));
@@ -98,7 +103,8 @@ function findInteger(schema: JsonSchema): JsonSchema | undefined {
   return undefined;
 }
 
-// --- error codes ---------------------------------------------------------------------------------------------
+// --- error codes
+// ---------------------------------------------------------------------------------------------
 
 export function renderErrorCodes(): string {
   const rows = Object.entries(ERROR_CODES).map(([name, { status, meaning }]) => `| ${code(name)} | ${status} | ${cell(meaning)} |`);
@@ -118,7 +124,8 @@ export function renderErrorCodes(): string {
   ].join('\n');
 }
 
-// --- HTTP API ------------------------------------------------------------------------------------------------
+// --- HTTP API
+// ------------------------------------------------------------------------------------------------
 
 type Operation = {
   summary?: string; description?: string; tags?: string[];
@@ -127,7 +134,10 @@ type Operation = {
   responses?: Record<string, unknown>;
 };
 
-/** The OpenAPI document of an app built the way `keel dev` builds it (schedules and admin routes on), never listened on. */
+/**
+ * The OpenAPI document of an app built the way `keel dev` builds it (schedules and admin routes
+ * on), never listened on.
+ */
 export async function openApiDocument(): Promise<{ paths: Record<string, Record<string, Operation>> }> {
   const store = new SqliteStore({ path: ':memory:' });
   await store.migrate();
@@ -203,7 +213,8 @@ function requestOf(operation: Operation): string {
   return parts.join('; ');
 }
 
-// --- metrics -------------------------------------------------------------------------------------------------
+// --- metrics
+// -------------------------------------------------------------------------------------------------
 
 type RegisteredMetric = { name: string; help: string; type: string; labelNames?: readonly string[] };
 

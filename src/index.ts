@@ -1,5 +1,6 @@
-// The package root `keel`: what agent and tool authors import. Small and explicit: it loads the SDK only, never the
-// engine, a store, a database driver or the sandbox (built-in sandbox tools live at `keel/sandbox`: src/sandbox/index.ts).
+// The package root `keel`: what agent and tool authors import. Small and explicit: it loads the SDK
+// only, never the engine, a store, a database driver or the sandbox (built-in sandbox tools live at
+// `keel/sandbox`: src/sandbox/index.ts).
 export { defineAgent, defineModel, defineTool } from './sdk/define.ts';
 export { defineLoopAgent } from './sdk/loop-agent.ts';
 export type { LoopAgentResult, LoopAgentSpec } from './sdk/loop-agent.ts';

@@ -1,5 +1,5 @@
-// GET /v1/admin/pools over real HTTP: operator-only, and it shows each pool's limit, holders, waiters and oldest wait,
-// overall and per tenant, as the process's pool registry has them.
+// GET /v1/admin/pools over real HTTP: operator-only, and it shows each pool's limit, holders,
+// waiters and oldest wait, overall and per tenant, as the process's pool registry has them.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

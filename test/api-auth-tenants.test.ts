@@ -1,5 +1,6 @@
-// Authentication and tenancy over real HTTP: bearer keys per tenant, admin routes behind KEEL_ADMIN_KEY (and gone
-// without it), keys stored only as hashes, and one tenant's runs invisible to another on every route.
+// Authentication and tenancy over real HTTP: bearer keys per tenant, admin routes behind
+// KEEL_ADMIN_KEY (and gone without it), keys stored only as hashes, and one tenant's runs invisible
+// to another on every route.
 import assert from 'node:assert/strict';
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,7 +1,8 @@
-// Bad input over real HTTP: every malformed, oversize, unknown or out-of-range request is answered 4xx with a
-// stable `error.code` from the registry, never 5xx and never Fastify's own error shape. Ends with property tests
-// that throw arbitrary bodies, query strings, path segments and headers at the API, and one that walks every route
-// of the OpenAPI document on both stores (Postgres refuses some text SQLite keeps: U+0000, out-of-range integers).
+// Bad input over real HTTP: every malformed, oversize, unknown or out-of-range request is answered
+// 4xx with a stable `error.code` from the registry, never 5xx and never Fastify's own error shape.
+// Ends with property tests that throw arbitrary bodies, query strings, path segments and headers at
+// the API, and one that walks every route of the OpenAPI document on both stores (Postgres refuses
+// some text SQLite keeps: U+0000, out-of-range integers).
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import fc from 'fast-check';
@@ -31,7 +32,10 @@ async function start(t: TestContext, options: Partial<StartOptions> = {}): Promi
 
 interface Answer { status: number; body: any }
 
-/** The error contract: this status, this registered code, the registry agrees on the status, and a message. */
+/**
+ * The error contract: this status, this registered code, the registry agrees on the status, and a
+ * message.
+ */
 /** Never 5xx; every 4xx carries a registered code whose registry status is the one sent. */
 function assertClientErrorContract(res: Answer, what: string): void {
   const where = `${what} → ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`;
@@ -284,7 +288,8 @@ test('unknown paths are 404 not_found (a known path with another method is 405: 
   }
 });
 
-// Properties: whatever arrives, the answer is never 5xx and a 4xx always carries a registered error.code.
+// Properties: whatever arrives, the answer is never 5xx and a 4xx always carries a registered
+// error.code.
 
 const anyJson = fc.jsonValue({ maxDepth: 4 });
 const nearlyValidRun = fc.record({
@@ -360,8 +365,8 @@ test('property: arbitrary Last-Event-ID headers never produce 5xx', async (t) =>
 test('an oversize body is answered 413 to a client in another process, never a broken connection mid-upload', async (t) => {
   const keel = await startKeel({ agents: [] as never[] });
   t.after(() => keel.close());
-  // A separate process, as real clients are: in-process, client and server share one event loop and the race
-  // (the server answering while the client still uploads) does not show.
+  // A separate process, as real clients are: in-process, client and server share one event loop and
+  // the race (the server answering while the client still uploads) does not show.
   const script = `
     const statuses = [];
     for (let i = 0; i < 10; i++) {
@@ -394,7 +399,9 @@ async function startOn(t: TestContext, store: (typeof STORES)[number]): Promise<
   return keel;
 }
 
-/** A request whose answer may be anything: the status and the body as text, parsed when it is JSON. */
+/**
+ * A request whose answer may be anything: the status and the body as text, parsed when it is JSON.
+ */
 async function send(keel: { url: string }, method: string, path: string, init: { key?: string | null; type?: string; body?: string } = {}): Promise<Answer> {
   const headers: Record<string, string> = {};
   if (init.key != null) headers.authorization = `Bearer ${init.key}`;

@@ -1,6 +1,7 @@
-// The dashboard's server side over real HTTP: the app and its deep links served at `/` (with a CSP, and a clear 503
-// when it is not built), API 404s left alone, and the /v1/dashboard JSON behind the tenant's key, counting only the
-// caller's runs, with sources that are not plugged in reported as unavailable and plugged-in ones passed through.
+// The dashboard's server side over real HTTP: the app and its deep links served at `/` (with a CSP,
+// and a clear 503 when it is not built), API 404s left alone, and the /v1/dashboard JSON behind the
+// tenant's key, counting only the caller's runs, with sources that are not plugged in reported as
+// unavailable and plugged-in ones passed through.
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,8 +1,9 @@
-// The OpenAPI document at /openapi.json says what the API does: every 400 rule JSON Schema cannot carry (opaque
-// cursors, exactly one of cron / intervalMs, date ordering, allowlist origins, poolCaps keys, empty PATCH bodies) is
-// stated on its operation, and each statement is checked against the server by breaking the rule over real HTTP.
-// Also: DELETE /v1/schedules/:id is a 204 without content, in the document and on the wire; the webhook allowlist
-// routes answer 404 tenant_not_found for an unknown tenant and store nothing for it.
+// The OpenAPI document at /openapi.json says what the API does: every 400 rule JSON Schema cannot
+// carry (opaque cursors, exactly one of cron / intervalMs, date ordering, allowlist origins,
+// poolCaps keys, empty PATCH bodies) is stated on its operation, and each statement is checked
+// against the server by breaking the rule over real HTTP. Also: DELETE /v1/schedules/:id is a 204
+// without content, in the document and on the wire; the webhook allowlist routes answer 404
+// tenant_not_found for an unknown tenant and store nothing for it.
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { scheduleAgents } from './fixtures/schedule-agents.ts';
@@ -23,7 +24,10 @@ async function openapi(keel: SchedulesKeel): Promise<{ paths: Record<string, Rec
   return res.body;
 }
 
-/** Everything the document says about one operation, as one lower-case text: its description, its 400's, its body's. */
+/**
+ * Everything the document says about one operation, as one lower-case text: its description, its
+ * 400's, its body's.
+ */
 function statedRules(op: Operation): string {
   const body = op.requestBody?.content?.['application/json']?.schema;
   const properties = Object.values(body?.properties ?? {}).map((p: any) => p.description ?? '');

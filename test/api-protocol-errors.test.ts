@@ -1,7 +1,8 @@
-// Requests refused before they reach a route, over real sockets: what Node's HTTP parser rejects (a control character
-// in a header, a 70 KB URL, conflicting framing headers), an Expect header the server cannot meet, and methods a path
-// does not have (405 with Allow, while an unknown path stays 404). Each answer is Keel's error envelope with a code
-// from the registry whose status is the one sent, never Fastify's or Node's own body.
+// Requests refused before they reach a route, over real sockets: what Node's HTTP parser rejects (a
+// control character in a header, a 70 KB URL, conflicting framing headers), an Expect header the
+// server cannot meet, and methods a path does not have (405 with Allow, while an unknown path stays
+// 404). Each answer is Keel's error envelope with a code from the registry whose status is the one
+// sent, never Fastify's or Node's own body.
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { test, type TestContext } from 'node:test';
@@ -23,7 +24,10 @@ async function start(t: TestContext): Promise<TestKeel> {
 
 interface RawAnswer { status: number; headers: Record<string, string>; body: any; closed: boolean }
 
-/** Writes bytes on a fresh TCP connection and reads the one response until the server closes or the deadline passes. */
+/**
+ * Writes bytes on a fresh TCP connection and reads the one response until the server closes or the
+ * deadline passes.
+ */
 async function rawRequest(keel: TestKeel, bytes: string, deadlineMs = 5_000): Promise<RawAnswer> {
   const { port, hostname } = new URL(keel.url);
   const text = await new Promise<{ data: string; closed: boolean }>((resolve, reject) => {

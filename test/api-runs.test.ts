@@ -1,5 +1,6 @@
-// The runs API contract over real HTTP: idempotent submission (also under concurrency and across tenants),
-// cursor pagination and filters, cancel and input conflicts, the gapless event log, health, readiness and OpenAPI.
+// The runs API contract over real HTTP: idempotent submission (also under concurrency and across
+// tenants), cursor pagination and filters, cancel and input conflicts, the gapless event log,
+// health, readiness and OpenAPI.
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { defineAgent } from '../src/index.ts';
@@ -150,7 +151,8 @@ test('pagination: 25 runs in pages of 10 come back each exactly once, newest fir
   assert.equal(byTen.pages, 3);
   assert.deepEqual(byTen.ids, newestFirst);
 
-  // Page sizes that divide the total exactly: the last full page has no next page (no empty trailing page).
+  // Page sizes that divide the total exactly: the last full page has no next page (no empty
+  // trailing page).
   const byFive = await listAll(keel, '', 5);
   assert.equal(byFive.pages, 5);
   assert.deepEqual(byFive.ids, newestFirst);
@@ -165,7 +167,8 @@ test('pagination: 25 runs in pages of 10 come back each exactly once, newest fir
   const times = page.body.runs.map((r: { createdAt: string }) => Date.parse(r.createdAt));
   for (let i = 1; i < times.length; i++) assert.ok(times[i - 1] >= times[i]);
 
-  // Runs created while paging do not disturb the pages already promised (they are newer than the cursor).
+  // Runs created while paging do not disturb the pages already promised (they are newer than the
+  // cursor).
   const first = await keel.request('GET', '/v1/runs?limit=10');
   const extra = await submit(keel, { agent: 'quick' });
   const rest = await listAll(keel, '', 10, first.body.nextCursor);

@@ -1,7 +1,8 @@
-// The web dashboard in a real browser (Debian's Chromium, headless, via playwright-core) against a real `keel dev`
-// process: sign in, start a run and watch it complete live while answering its input, cancel a run, watch the runs
-// list update, resolve a tool execution left unknown by a kill -9, and the tenant, pools and nodes pages.
-// Screenshots go to test-artifacts/browser/. Nothing may be loaded from outside Keel and no page may throw.
+// The web dashboard in a real browser (Debian's Chromium, headless, via playwright-core) against a
+// real `keel dev` process: sign in, start a run and watch it complete live while answering its
+// input, cancel a run, watch the runs list update, resolve a tool execution left unknown by a
+// kill -9, and the tenant, pools and nodes pages. Screenshots go to test-artifacts/browser/.
+// Nothing may be loaded from outside Keel and no page may throw.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -43,7 +44,10 @@ describe('web dashboard (browser)', { skip, timeout: 180_000 }, () => {
       await new Promise((r) => setTimeout(r, 50));
     }
   };
-  /** Polls `condition` until it holds (UI_TIMEOUT_MS at most); `describe` says what was seen when it did not. */
+  /**
+   * Polls `condition` until it holds (UI_TIMEOUT_MS at most); `describe` says what was seen when it
+   * did not.
+   */
   const until = async (condition: () => Promise<boolean>, describe: () => Promise<unknown>) => {
     const deadline = Date.now() + UI_TIMEOUT_MS;
     while (!(await condition())) {
@@ -104,7 +108,8 @@ describe('web dashboard (browser)', { skip, timeout: 180_000 }, () => {
     assert.equal(await form.getAttribute('data-key'), 'approve');
     await runStatus().getByText('waiting').waitFor();
     const timeline = page.getByTestId('timeline');
-    // Two model calls share one slot: the second one's bar has a queued part. The flaky tool is marked as retried.
+    // Two model calls share one slot: the second one's bar has a queued part. The flaky tool is
+    // marked as retried.
     const models = timeline.locator('.timeline-row[data-kind="model"]');
     assert.equal(await models.count(), 2);
     assert.equal(await models.locator('[data-segment="queued"]').count() >= 1, true, 'a model call waited for the slot');
@@ -155,7 +160,8 @@ describe('web dashboard (browser)', { skip, timeout: 180_000 }, () => {
     await table.locator('tbody tr[data-run-id]').first().waitFor();
     const { body: run } = await api('POST', '/v1/runs', { agent: 'long-task', input: { steps: 2 } });
     await table.locator(`tr[data-run-id="${run.id}"][data-status="succeeded"]`).waitFor();
-    // A filter change re-renders the table (briefly empty while it loads): wait for the rows it should end with.
+    // A filter change re-renders the table (briefly empty while it loads): wait for the rows it
+    // should end with.
     const rows = () => table.locator('tbody tr[data-run-id]').evaluateAll((trs) => trs.map((tr) => `${tr.getAttribute('data-agent')}:${tr.getAttribute('data-status')}`));
     await page.getByTestId('filter-status').selectOption('cancelled');
     await until(async () => (await rows()).join() === 'long-task:cancelled', rows);
@@ -189,7 +195,8 @@ describe('web dashboard (browser)', { skip, timeout: 180_000 }, () => {
     await page.keyboard.press('Enter');
     await page.getByTestId('queue-table').waitFor();
     await page.getByTestId('throughput-chart').locator('.recharts-bar-rectangle').first().waitFor();
-    // This process's effect pools (totals): the inline tool pool exists from the start, with its limit.
+    // This process's effect pools (totals): the inline tool pool exists from the start, with its
+    // limit.
     const inline = page.locator('#pools').getByRole('row').filter({ has: page.getByRole('cell', { name: 'inline', exact: true }) });
     await inline.getByRole('cell', { name: 'tool', exact: true }).waitFor();
     await inline.getByRole('cell', { name: '256', exact: true }).waitFor();
@@ -222,14 +229,16 @@ describe('web dashboard (browser)', { skip, timeout: 180_000 }, () => {
   test('the page rides out a kill -9 of Keel (the stream resumes with Last-Event-ID) and resolves the unknown side effect', async () => {
     const { body: run } = await api('POST', '/v1/runs', { agent: 'checkout', input: { cents: 500 } });
     await page.goto(`${keel.url}/runs/${run.id}`);
-    // The side effect's intent is committed (journal `running`, event effect.started): kill Keel mid-call.
+    // The side effect's intent is committed (journal `running`, event effect.started): kill Keel
+    // mid-call.
     await page.getByTestId('events').locator('li[data-type="effect.started"]').waitFor();
     await page.getByTestId('live-state').and(page.locator('[data-state="live"]')).waitFor();
     await keel.kill('SIGKILL');
     await page.getByTestId('live-state').and(page.locator('[data-state="retrying"], [data-state="connecting"]')).waitFor();
     keel = await startKeelProcess({ agents: AGENTS, dataDir: dir, port, apiKey: API_KEY, env: { KEEL_ADMIN_KEY: ADMIN_KEY } });
 
-    // Without a reload, the page reconnects, resumes after the last event it saw, and offers the decision.
+    // Without a reload, the page reconnects, resumes after the last event it saw, and offers the
+    // decision.
     const resolve = page.getByTestId('resolve-form');
     await resolve.waitFor({ timeout: 30_000 });
     await page.getByTestId('events').locator('li[data-type="run.waiting"]').waitFor({ timeout: 30_000 });

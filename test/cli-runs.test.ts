@@ -1,5 +1,6 @@
-// `keel runs …` against the real API: submit --wait, events following a live run to its end, input, cancel,
-// list across pages, steps, and a typed API error surfacing as a non-zero exit with its code.
+// `keel runs …` against the real API: submit --wait, events following a live run to its end, input,
+// cancel, list across pages, steps, and a typed API error surfacing as a non-zero exit with its
+// code.
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { test } from 'node:test';

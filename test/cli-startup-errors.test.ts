@@ -1,7 +1,8 @@
-// The errors a user meets first when starting Keel, each from the real `keel` process: one line on stderr saying what
-// is wrong and how to fix it, exit code 2, no stack trace. Node older than 24 (through bin/keel.js), unknown flags,
-// a taken port, a data directory that cannot be written, an agents file that is missing, broken or empty, a database
-// that cannot be reached; and --data on server/worker, which names their local (sandbox) directory.
+// The errors a user meets first when starting Keel, each from the real `keel` process: one line on
+// stderr saying what is wrong and how to fix it, exit code 2, no stack trace. Node older than 24
+// (through bin/keel.js), unknown flags, a taken port, a data directory that cannot be written, an
+// agents file that is missing, broken or empty, a database that cannot be reached; and --data on
+// server/worker, which names their local (sandbox) directory.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,7 +21,9 @@ const AGENTS = fileURLToPath(new URL('./fixtures/dev-agents.ts', import.meta.url
 const SDK = fileURLToPath(new URL('../src/index.ts', import.meta.url));
 const RUN_TIMEOUT_MS = 30_000;
 const STARTED_TIMEOUT_MS = 20_000;
-/** The uid/gid a root test process runs the CLI as, so that a directory's permissions apply to it. */
+/**
+ * The uid/gid a root test process runs the CLI as, so that a directory's permissions apply to it.
+ */
 const NOBODY = 65_534;
 
 interface Outcome {
@@ -39,7 +42,10 @@ function keel(args: string[], options: { env?: Record<string, string | undefined
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-/** Exit 2 and exactly one line on stderr matching `pattern`, with a hint after the dash and no stack frame. */
+/**
+ * Exit 2 and exactly one line on stderr matching `pattern`, with a hint after the dash and no stack
+ * frame.
+ */
 function assertOneLineError(outcome: Outcome, pattern: RegExp): void {
   const lines = outcome.stderr.split('\n').filter((line) => line.trim() !== '');
   assert.equal(outcome.status, 2, outcome.stderr);
@@ -223,7 +229,8 @@ test('bin/keel.js on a Node older than 24 says so in one line, even for --help',
 });
 
 test('bin/keel.js checks process.versions.node before it imports the CLI', () => {
-  // Node 24 told it is Node 22: the check alone decides, before dist/ is imported (or found missing).
+  // Node 24 told it is Node 22: the check alone decides, before dist/ is imported (or found
+  // missing).
   const fake = 'data:text/javascript,Object.defineProperty(process.versions, "node", { value: "22.3.0" })';
   const result = spawnSync(process.execPath, ['--import', fake, BIN, '--help'], { encoding: 'utf8', timeout: RUN_TIMEOUT_MS });
   assertOneLineError({ status: result.status, stdout: result.stdout, stderr: result.stderr }, /^keel: Node\.js 24 or newer is required, but this is Node 22\.3\.0/);

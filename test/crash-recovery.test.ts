@@ -1,6 +1,7 @@
-// kill -9 of `keel dev` with 120 runs mid-flight, then a restart on the same data: every run finishes, no committed
-// step runs again (the ledger outside Keel counts executions), and no side effect runs twice: an interrupted
-// side-effect tool is resolved through its query hook or parked as `unknown_side_effect`, never re-run blindly.
+// kill -9 of `keel dev` with 120 runs mid-flight, then a restart on the same data: every run
+// finishes, no committed step runs again (the ledger outside Keel counts executions), and no side
+// effect runs twice: an interrupted side-effect tool is resolved through its query hook or parked
+// as `unknown_side_effect`, never re-run blindly.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -57,7 +58,8 @@ test('kill -9 mid-flight: every run finishes, no committed step or side effect r
     chargeRuns.push([`c${i}`, r.body.id, query]);
   }
 
-  // Kill when work is genuinely mid-flight: some steps committed, runs unfinished, side effects running.
+  // Kill when work is genuinely mid-flight: some steps committed, runs unfinished, side effects
+  // running.
   await until('steps committed and side effects running', async () => {
     const text = (() => { try { return readFileSync(ledger, 'utf8'); } catch { return ''; } })();
     const steps = text.split('\n').filter((l) => l.startsWith('step ')).length;
@@ -93,7 +95,8 @@ test('kill -9 mid-flight: every run finishes, no committed step or side effect r
   const count = new Map<string, number>();
   for (const line of lines) count.set(line, (count.get(line) ?? 0) + 1);
 
-  // Steps: all runs succeeded; a step committed before the kill never ran again; at most the in-flight step re-ran.
+  // Steps: all runs succeeded; a step committed before the kill never ran again; at most the
+  // in-flight step re-ran.
   for (const [key, id] of stepRuns) {
     const run = finals.get(key);
     assert.equal(run.status, 'succeeded', `run ${key} ended ${run.status}: ${JSON.stringify(run.error)}`);
@@ -108,7 +111,8 @@ test('kill -9 mid-flight: every run finishes, no committed step or side effect r
     assert.ok(reran <= 1, `run ${key}: ${reran} steps re-ran; only the one in flight at the kill may`);
   }
 
-  // Side effects: never twice. Without a query hook, an interrupted one parks as unknown; with one, it resolves.
+  // Side effects: never twice. Without a query hook, an interrupted one parks as unknown; with one,
+  // it resolves.
   let parkedUnknown = 0;
   let resolvedByQuery = 0;
   for (const [key, id, query] of chargeRuns) {
@@ -128,7 +132,8 @@ test('kill -9 mid-flight: every run finishes, no committed step or side effect r
   }
   assert.ok(parkedUnknown > 0, 'at least one interrupted side effect without a query hook was parked as unknown');
 
-  // An operator settles the unknown executions: one as succeeded (not run again), the others retried explicitly.
+  // An operator settles the unknown executions: one as succeeded (not run again), the others
+  // retried explicitly.
   const parked = chargeRuns.filter(([key]) => finals.get(key).status === 'waiting');
   for (const [i, [key, id]] of parked.entries()) {
     const executionId = `${id}.1`;

@@ -1,6 +1,7 @@
-// The dashboard timeline's queued vs executing split, computed from what a real run journals: two model calls that
-// share one model slot (the second one queues), two parallel tools (one retried), an input wait. Plus the edge cases
-// of missing timestamps. The bar logic is the web app's own module (web/src/timeline-segments.ts).
+// The dashboard timeline's queued vs executing split, computed from what a real run journals: two
+// model calls that share one model slot (the second one queues), two parallel tools (one retried),
+// an input wait. Plus the edge cases of missing timestamps. The bar logic is the web app's own
+// module (web/src/timeline-segments.ts).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { segmentsOf } from '../web/src/timeline-segments.ts';

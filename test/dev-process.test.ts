@@ -1,5 +1,6 @@
-// `keel dev` as a real process: a graceful SIGTERM mid-run loses nothing and exits 0; a second process on the same
-// data directory is refused; without KEEL_API_KEY a key is generated and printed, and it works.
+// `keel dev` as a real process: a graceful SIGTERM mid-run loses nothing and exits 0; a second
+// process on the same data directory is refused; without KEEL_API_KEY a key is generated and
+// printed, and it works.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

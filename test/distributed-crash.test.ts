@@ -1,9 +1,10 @@
-// Three real processes on one Postgres (1 `keel server` + 2 `keel worker`, same agents): 500 runs of a five-step
-// agent are submitted through the server's API, and one worker is killed with SIGKILL while it holds running runs
-// with step bodies in flight. All 500 runs must finish, and no committed effect may run again: a step that had
-// committed when the worker died ran exactly once (the ledger outside Keel counts executions per process); the only
-// steps that ran twice are the ones the dead worker was executing, each re-run once by another process after the
-// dead worker's lease expired (KEEL_LEASE_TTL_MS is short so that takes seconds).
+// Three real processes on one Postgres (1 `keel server` + 2 `keel worker`, same agents): 500 runs
+// of a five-step agent are submitted through the server's API, and one worker is killed with
+// SIGKILL while it holds running runs with step bodies in flight. All 500 runs must finish, and no
+// committed effect may run again: a step that had committed when the worker died ran exactly once
+// (the ledger outside Keel counts executions per process); the only steps that ran twice are the
+// ones the dead worker was executing, each re-run once by another process after the dead worker's
+// lease expired (KEEL_LEASE_TTL_MS is short so that takes seconds).
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -24,7 +25,8 @@ const KILL_AFTER_STEP_STARTS = (RUNS * STEPS) / 5;
 test('SIGKILL of a worker under load: all 500 runs finish, no committed step runs again', { timeout: 120_000, skip: !(await postgresAvailable()) }, async (t) => {
   const { dir, db, processes } = await distributedScene(t, 'dist-crash');
   const ledger = join(dir, 'ledger.txt');
-  // Each process may hold at most 60 runs, so the load is spread over all three instead of the first to hear of it.
+  // Each process may hold at most 60 runs, so the load is spread over all three instead of the
+  // first to hear of it.
   const env = { KEEL_TEST_LEDGER: ledger, KEEL_LEASE_TTL_MS: String(LEASE_TTL_MS), KEEL_MAX_ACTIVE_RUNS: '60' };
   const server = await startKeelRole({ role: 'server', name: 'keel-server', agents: AGENTS, databaseUrl: db.url, apiKey: KEY, env });
   processes.push(server);
@@ -37,7 +39,8 @@ test('SIGKILL of a worker under load: all 500 runs finish, no committed step run
   const keys = Array.from({ length: RUNS }, (_, i) => `k${i}`);
   const submitting = submitAll(api, 'dist-steps', keys.map((key) => ({ key, steps: STEPS, ms: [STEP_MS] })));
 
-  // The victim: a worker that holds running runs in the database while the ledger shows a fifth of the load done.
+  // The victim: a worker that holds running runs in the database while the ledger shows a fifth of
+  // the load done.
   const victim = await until('a worker holding running runs mid-load', async () => {
     if (readLedger(ledger).filter((l) => l.what === 'step').length < KILL_AFTER_STEP_STARTS) return undefined;
     const held = await db.query<{ lease_owner: string; n: number }>(
@@ -48,8 +51,8 @@ test('SIGKILL of a worker under load: all 500 runs finish, no committed step run
   }, 60_000);
   await victim.kill('SIGKILL');
   const killedAt = Date.now();
-  // Read what had committed at the moment of the kill once the dead process's sessions are gone (a COMMIT it sent
-  // just before dying could otherwise still land after the read).
+  // Read what had committed at the moment of the kill once the dead process's sessions are gone (a
+  // COMMIT it sent just before dying could otherwise still land after the read).
   await untilSessionsGone(db, names.get(victim)!);
   const committedAtKill = await committedSteps(db);
   const heldAtKill = new Set((await db.query<{ id: string }>("SELECT id FROM runs WHERE lease_owner = $1 AND status = 'running'", [victim.owner])).map((r) => r.id));
@@ -98,7 +101,8 @@ test('SIGKILL of a worker under load: all 500 runs finish, no committed step run
     }
   }
   for (const [key, n] of rerunByRun) assert.equal(n, 1, `run ${key}: ${n} steps ran twice; only the one in flight at the kill may`);
-  // Runs the dead worker held were finished by the survivors: every one of its runs got a later lease.
+  // Runs the dead worker held were finished by the survivors: every one of its runs got a later
+  // lease.
   const reclaimed = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM runs WHERE id = ANY($1) AND lease_token >= 2', [[...heldAtKill]]);
   assert.equal(reclaimed[0]!.n, heldAtKill.size, 'every run held by the killed worker was claimed again');
   for (const p of processes) if (p !== victim) assert.ok(p.alive(), `${p.role} ${p.owner} is still running`);

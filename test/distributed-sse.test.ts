@@ -1,13 +1,15 @@
-// SSE across processes: a client streams GET /v1/runs/:id/events from server A while worker process B commits the
-// run's events; it must see every event, in order, without gaps, as B commits them.
+// SSE across processes: a client streams GET /v1/runs/:id/events from server A while worker process
+// B commits the run's events; it must see every event, in order, without gaps, as B commits them.
 //
-// Design. A must accept the submission, so A registers the agent (its API resolves agents from its own registry),
-// and a process that registers an agent also claims its runs. So A is kept from claiming instead: A runs with
-// KEEL_MAX_ACTIVE_RUNS=1 and its one slot is taken by a long blocker run that it claims before B starts. Every run
-// of the gated agent is therefore claimed by B (the test checks each `run.started` event names B's lease owner).
-// The gated agent parks on waitForInput('go') before doing anything, so the streams are opened on parked runs and
-// all the step events that follow are committed by B while the clients are connected: A learns of them only through
-// Postgres LISTEN/NOTIFY (its SSE loop does not poll). One stream is also cut mid-run and resumed with Last-Event-ID.
+// Design. A must accept the submission, so A registers the agent (its API resolves agents from its
+// own registry), and a process that registers an agent also claims its runs. So A is kept from
+// claiming instead: A runs with KEEL_MAX_ACTIVE_RUNS=1 and its one slot is taken by a long blocker
+// run that it claims before B starts. Every run of the gated agent is therefore claimed by B (the
+// test checks each `run.started` event names B's lease owner). The gated agent parks on
+// waitForInput('go') before doing anything, so the streams are opened on parked runs and all the
+// step events that follow are committed by B while the clients are connected: A learns of them only
+// through Postgres LISTEN/NOTIFY (its SSE loop does not poll). One stream is also cut mid-run and
+// resumed with Last-Event-ID.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -32,8 +34,9 @@ interface Received {
 }
 
 /**
- * Opens one SSE connection (resolved once A answered with the stream's headers: A subscribes to the run's changes
- * before it answers). read() collects events until A ends the stream, or until `stopAfter` events (then hangs up).
+ * Opens one SSE connection (resolved once A answered with the stream's headers: A subscribes to the
+ * run's changes before it answers). read() collects events until A ends the stream, or until
+ * `stopAfter` events (then hangs up).
  */
 async function openStream(url: string, runId: string, lastEventId?: number, stopAfter = Number.POSITIVE_INFINITY): Promise<{ read(): Promise<Received[]> }> {
   const abort = new AbortController();
@@ -44,7 +47,8 @@ async function openStream(url: string, runId: string, lastEventId?: number, stop
   assert.equal(res.status, 200);
   assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
   const read = async () => {
-    // A stream that stops delivering (A never hears of B's commits) fails here rather than at the test timeout.
+    // A stream that stops delivering (A never hears of B's commits) fails here rather than at the
+    // test timeout.
     let timedOut = false;
     const deadline = setTimeout(() => {
       timedOut = true;
@@ -121,7 +125,8 @@ test('a client streaming from server A sees the events worker B commits, in orde
     const claims = received.filter((e) => e.type === 'run.started');
     assert.ok(claims.length >= 2, 'claimed before the park and after the input');
     for (const claim of claims) assert.equal(claim.data.worker, b.owner, `run ${id} was run by B, not by A`);
-    // Delivered live, as B committed them, not in one burst at the end: B's steps take STEPS × STEP_MS.
+    // Delivered live, as B committed them, not in one burst at the end: B's steps take STEPS ×
+    // STEP_MS.
     const steps = received.filter((e) => e.type === 'effect.completed' && e.data.kind === 'step');
     if (i > 0) assert.ok(steps[0]!.at >= wokenAt && steps.at(-1)!.at - steps[0]!.at >= ((STEPS - 1) * STEP_MS) / 2, `run ${id}: step events arrived as they were committed`);
   }

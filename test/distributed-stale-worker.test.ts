@@ -1,9 +1,10 @@
-// A worker paused with SIGSTOP past its lease cannot commit. Processes on one Postgres: a `keel server` kept from
-// claiming (KEEL_MAX_ACTIVE_RUNS=1, its one slot held by a blocker run), worker W1, later worker W2. W1 claims a
-// three-step run and is stopped in the middle of step s1; its lease expires; W2 claims the run, runs s1 again and
-// finishes it. Then W1 is resumed: its step body completes and it tries to commit s1 under its old fencing token.
-// That late commit must be rejected and recorded (an `audit` row of kind `stale_commit`), and the run's result and
-// journal stay exactly those W2 committed.
+// A worker paused with SIGSTOP past its lease cannot commit. Processes on one Postgres: a `keel
+// server` kept from claiming (KEEL_MAX_ACTIVE_RUNS=1, its one slot held by a blocker run), worker
+// W1, later worker W2. W1 claims a three-step run and is stopped in the middle of step s1; its
+// lease expires; W2 claims the run, runs s1 again and finishes it. Then W1 is resumed: its step
+// body completes and it tries to commit s1 under its old fencing token. That late commit must be
+// rejected and recorded (an `audit` row of kind `stale_commit`), and the run's result and journal
+// stay exactly those W2 committed.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -32,15 +33,17 @@ test('a worker paused past its lease cannot commit: its late result is rejected 
   const leaseOf = async (id: string) => (await db.query<{ lease_owner: string | null; lease_token: string; status: string }>(
     'SELECT lease_owner, lease_token, status FROM runs WHERE id = $1', [id]))[0]!;
 
-  // The server's only slot goes to a blocker run, so it claims nothing else: the workers do the work.
+  // The server's only slot goes to a blocker run, so it claims nothing else: the workers do the
+  // work.
   const server = await start('server', 'keel-server', { KEEL_MAX_ACTIVE_RUNS: '1' });
   const api = apiClient(server.url, KEY);
   const blocker = await api.submit('dist-blocker', { ms: 600_000 });
   await until('the server to hold the blocker', async () => ((await leaseOf(blocker)).lease_owner === server.owner ? true : undefined), 10_000);
 
-  // W1 runs agent code on its main thread, so its step's timer and its heartbeat resume in one event loop and the late
-  // commit is sent. With the step in an isolate (lower CPU priority), a loaded machine can let W1's heartbeat learn of
-  // the lost lease first; W1 then drops the late result without sending it: also safe, but it proves nothing here.
+  // W1 runs agent code on its main thread, so its step's timer and its heartbeat resume in one
+  // event loop and the late commit is sent. With the step in an isolate (lower CPU priority), a
+  // loaded machine can let W1's heartbeat learn of the lost lease first; W1 then drops the late
+  // result without sending it: also safe, but it proves nothing here.
   const w1 = await start('worker', 'keel-worker-1', { KEEL_AGENT_ISOLATION: 'thread' });
   const runId = await api.submit('dist-steps', { key: 'r', steps: 3, ms: [50, SLOW_STEP_MS, 50] });
   await until('W1 to be inside step s1', async () => (readLedger(ledger).some((l) => l.what === 'step' && l.key === 'r' && l.step === 1 && l.pid === w1.pid) ? true : undefined), 10_000);
@@ -76,7 +79,8 @@ test('a worker paused past its lease cannot commit: its late result is rejected 
   assert.equal(late.currentStatus, 'succeeded');
   assert.deepEqual(late.journal.map((j: { name: string; status: string }) => [j.name, j.status]), [['s1', 'succeeded']], 'what was rejected is W1’s result of s1');
 
-  // A bounded wait for something that must NOT happen: W1, now awake, changes nothing more on the run.
+  // A bounded wait for something that must NOT happen: W1, now awake, changes nothing more on the
+  // run.
   await new Promise((r) => setTimeout(r, QUIET_MS));
   const after = await db.query('SELECT state_version, lease_token, result FROM runs WHERE id = $1', [runId]);
   assert.deepEqual(after, before, 'the run is untouched by W1’s late work');

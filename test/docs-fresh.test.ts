@@ -1,5 +1,6 @@
-// The generated reference pages (docs/reference/*.md) match the code: each page is rendered again in memory and
-// compared with the file, so a new config key, error code, route or metric without `npm run docs` fails here.
+// The generated reference pages (docs/reference/*.md) match the code: each page is rendered again
+// in memory and compared with the file, so a new config key, error code, route or metric without
+// `npm run docs` fails here.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -78,7 +79,8 @@ test('every relative link in README.md and docs/ points at a file that exists (m
       if (!existsSync(path)) broken.push(`${relative(rootDir, file)} → ${target}`);
       else if (anchor !== undefined && path.endsWith('.md') && !anchorsOf(path).has(anchor)) broken.push(`${relative(rootDir, file)} → ${target} (no such heading)`);
     }
-    // Repository paths named in the text (`src/domain/error-codes.ts`, test/serial/x.test.ts), relative to the root.
+    // Repository paths named in the text (`src/domain/error-codes.ts`, test/serial/x.test.ts),
+    // relative to the root.
     for (const match of text.matchAll(/(?<![\w./-])((?:src|test|bench|examples|scripts|web)\/[\w./-]*\w\.(?:ts|tsx|json|sql|md|cjs))\b/g)) {
       if (!existsSync(join(rootDir, match[1] ?? ''))) broken.push(`${relative(rootDir, file)} → ${match[1]}`);
     }

@@ -1,6 +1,7 @@
-// Durability levels, proven by what a kill -9 of a real `keel dev` takes away: `memory` loses acknowledged commits
-// that were not yet committed (and says so in /readyz first), `os` and `fsync` lose nothing. Postgres refuses
-// `replicated` without a synchronous standby and counts commits inside the WAL writer's flush window under `os`.
+// Durability levels, proven by what a kill -9 of a real `keel dev` takes away: `memory` loses
+// acknowledged commits that were not yet committed (and says so in /readyz first), `os` and `fsync`
+// lose nothing. Postgres refuses `replicated` without a synchronous standby and counts commits
+// inside the WAL writer's flush window under `os`.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,7 +20,8 @@ const KEY = 'durability-test-key';
 async function killAfterAcknowledgedWrite(durability: string): Promise<{ lost: boolean; notDurableBefore: number }> {
   const dir = mkdtempSync(join(tmpdir(), `keel-durability-${durability}-`));
   const port = await freePort();
-  // A long group-commit wait: under `memory` the open transaction holds every acknowledged write until then.
+  // A long group-commit wait: under `memory` the open transaction holds every acknowledged write
+  // until then.
   const env = { KEEL_DURABILITY: durability, KEEL_GROUP_COMMIT_MAX_WAIT_MS: durability === 'memory' ? '10000' : '0' };
   let keel = await startKeelProcess({ agents: AGENTS, dataDir: join(dir, 'data'), port, apiKey: KEY, env });
   try {

@@ -1,5 +1,6 @@
-// The engine reads time only from the clock it is given: ctx.now(), the times journaled for an effect, and the
-// backoff between a step's attempts all follow a manual clock, through the real engine, store and HTTP API.
+// The engine reads time only from the clock it is given: ctx.now(), the times journaled for an
+// effect, and the backoff between a step's attempts all follow a manual clock, through the real
+// engine, store and HTTP API.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ManualClock } from '../src/domain/clock.ts';

@@ -1,5 +1,6 @@
-// Control over runs through the HTTP API: cancellation (queued, waiting, mid-step, after side effects), inputs
-// (early, late, timed out), durable timers that release the worker, budgets with typed reasons, and child runs.
+// Control over runs through the HTTP API: cancellation (queued, waiting, mid-step, after side
+// effects), inputs (early, late, timed out), durable timers that release the worker, budgets with
+// typed reasons, and child runs.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { z } from 'zod';
@@ -283,7 +284,8 @@ test('a run pinned to a version nobody serves stays queued and says why', async 
     await second.close();
     await first.close();
   });
-  // Asserting that something does not happen needs a bounded wait: several claim polls (50 ms apart) go by.
+  // Asserting that something does not happen needs a bounded wait: several claim polls (50 ms
+  // apart) go by.
   await new Promise((r) => setTimeout(r, 300));
   const run = (await second.request('GET', `/v1/runs/${id}`)).body;
   assert.equal(run.status, 'queued', 'not claimed by a worker serving only version 2');

@@ -1,5 +1,6 @@
-// Every ctx method through the real engine and HTTP API: results, replay after parking (completed effects are not
-// re-executed; now/random/uuid are stable), SSE resume from any Last-Event-ID without gaps or duplicates.
+// Every ctx method through the real engine and HTTP API: results, replay after parking (completed
+// effects are not re-executed; now/random/uuid are stable), SSE resume from any Last-Event-ID
+// without gaps or duplicates.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { z } from 'zod';
@@ -77,7 +78,8 @@ test('SSE resumes from any Last-Event-ID without gaps or duplicates, and ends af
   const keel = await startKeel({ agents: [everything, helper] });
   t.after(() => keel.close());
   const id = (await keel.request('POST', '/v1/runs', { agent: 'everything', input: { tag: 'sse' } })).body.id;
-  // Start a live stream before the run finishes; it must deliver every event and then end by itself.
+  // Start a live stream before the run finishes; it must deliver every event and then end by
+  // itself.
   const live = fetch(`${keel.url}/v1/runs/${id}/events`, { headers: { authorization: `Bearer ${keel.apiKey}`, accept: 'text/event-stream' } }).then((r) => r.text());
   await keel.waitForRun(id, (r) => r.status === 'waiting');
   await keel.request('POST', `/v1/runs/${id}/input`, { key: 'approve', value: 'ok' });

@@ -1,6 +1,7 @@
-// Preemption inside one Keel (real SQLite, orchestrator, HTTP): a batch run asked to yield stops at its next effect
-// boundary, not before — effects already in flight finish and commit, so nothing committed is lost or run twice —
-// and a cancel that arrives while the preemption is pending wins (the run ends cancelled, never re-queued).
+// Preemption inside one Keel (real SQLite, orchestrator, HTTP): a batch run asked to yield stops at
+// its next effect boundary, not before — effects already in flight finish and commit, so nothing
+// committed is lost or run twice — and a cancel that arrives while the preemption is pending wins
+// (the run ends cancelled, never re-queued).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { defineAgent } from '../src/index.ts';
@@ -13,7 +14,10 @@ function gate() {
   return { open, opened };
 }
 
-/** Step `a` runs alongside `b`; `c` comes after `b`: with a preemption asked during `b`, `c` is the boundary. */
+/**
+ * Step `a` runs alongside `b`; `c` comes after `b`: with a preemption asked during `b`, `c` is the
+ * boundary.
+ */
 function pairAgent(counts: Record<string, number>, gates: { a: ReturnType<typeof gate>; b: ReturnType<typeof gate> }) {
   return defineAgent({
     name: 'pair', version: '1',
@@ -39,8 +43,9 @@ async function start(counts: Record<string, number>, gates: { a: ReturnType<type
 const PREEMPTING = 'preempting batch runs for interactive runs waiting too long';
 
 /**
- * One Keel with one run slot: a batch `pair` run holds it inside step b (step a in flight beside it), then an
- * interactive run arrives and the orchestrator asks the batch run to yield. Gates stay closed for the test to open.
+ * One Keel with one run slot: a batch `pair` run holds it inside step b (step a in flight beside
+ * it), then an interactive run arrives and the orchestrator asks the batch run to yield. Gates stay
+ * closed for the test to open.
  */
 async function preemptionPending(t: { after(fn: () => Promise<void>): void }) {
   const counts = { a: 0, b: 0, c: 0 };

@@ -1,6 +1,7 @@
-// Token and cost budgets are enforced before dispatch (the call's estimate must fit what the run has left; the
-// provider never sees a call that cannot), output is capped to the tokens left, and a run stays pinned to the model
-// version it first used, across a restart with a changed models configuration.
+// Token and cost budgets are enforced before dispatch (the call's estimate must fit what the run
+// has left; the provider never sees a call that cannot), output is capped to the tokens left, and a
+// run stays pinned to the model version it first used, across a restart with a changed models
+// configuration.
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { test } from 'node:test';

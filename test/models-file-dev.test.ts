@@ -1,5 +1,6 @@
-// `keel dev` as a real process with KEEL_MODELS_FILE: the models file names an OpenAI-compatible model at a fake
-// server and the *name* of the key's environment variable; the key reaches the provider and never Keel's output.
+// `keel dev` as a real process with KEEL_MODELS_FILE: the models file names an OpenAI-compatible
+// model at a fake server and the *name* of the key's environment variable; the key reaches the
+// provider and never Keel's output.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

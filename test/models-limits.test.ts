@@ -1,7 +1,8 @@
-// Done-when: TPM limits hold within 5% over a minute of load. The gateway runs on a ManualClock (the limiter reads
-// time only through it), so three virtual minutes of 40 concurrent callers take well under a second of real time.
-// The provider reports actual usage below the reservation (estimated input + max output), as real models do, so the
-// test also covers settling reservations to actual usage.
+// Done-when: TPM limits hold within 5% over a minute of load. The gateway runs on a ManualClock
+// (the limiter reads time only through it), so three virtual minutes of 40 concurrent callers take
+// well under a second of real time. The provider reports actual usage below the reservation
+// (estimated input + max output), as real models do, so the test also covers settling reservations
+// to actual usage.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ManualClock } from '../src/domain/clock.ts';

@@ -1,6 +1,7 @@
-// The mock model under a run's budgets, through the real engine and gateway: it stops at the output cap the gateway
-// sends (the request's maxOutputTokens, or the tokens the run has left), so a run asked for 300 output tokens is
-// billed at most 300, and a cost budget the capped call fits in is not overspent.
+// The mock model under a run's budgets, through the real engine and gateway: it stops at the output
+// cap the gateway sends (the request's maxOutputTokens, or the tokens the run has left), so a run
+// asked for 300 output tokens is billed at most 300, and a cost budget the capped call fits in is
+// not overspent.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ModelGateway } from '../src/models/gateway.ts';
@@ -19,7 +20,8 @@ const echo = defineAgent({
 });
 
 test('the mock honours the output cap: maxOutputTokens, a token budget and a cost budget hold', async (t) => {
-  // $100 per million input tokens, $300 per million output tokens: 400 in = $0.04; 300 out = $0.09, 400 out = $0.12.
+  // $100 per million input tokens, $300 per million output tokens: 400 in = $0.04; 300 out = $0.09,
+  // 400 out = $0.12.
   const mock = defineModel({ name: 'priced-mock', provider: 'mock', price: { inputPerMTok: 100, outputPerMTok: 300 } });
   const keel = await startKeel({ agents: [echo], gateway: new ModelGateway([mock]) });
   t.after(() => keel.close());
@@ -36,12 +38,14 @@ test('the mock honours the output cap: maxOutputTokens, a token budget and a cos
   assert.deepEqual([asked.result.outputTokens, asked.result.chars], [300, 1_200]);
   assert.equal(asked.counters.outputTokens, 300);
 
-  // A token budget: 600 tokens, 400 of them input, so the gateway caps the output at the 200 left. The run spends
-  // them all (and then ends budget_exceeded, the budget being used up), never more: uncapped it would use 800.
+  // A token budget: 600 tokens, 400 of them input, so the gateway caps the output at the 200 left.
+  // The run spends them all (and then ends budget_exceeded, the budget being used up), never more:
+  // uncapped it would use 800.
   const tokens = await finish({}, { maxTokens: 600 });
   assert.deepEqual([tokens.counters.inputTokens, tokens.counters.outputTokens], [400, 200], JSON.stringify(tokens));
 
-  // A cost budget of $0.15: the capped call costs $0.13 and fits; the uncapped echo would have cost $0.16.
+  // A cost budget of $0.15: the capped call costs $0.13 and fits; the uncapped echo would have cost
+  // $0.16.
   const cost = await finish({ maxOutputTokens: 300 }, { maxCostUsd: 0.15 });
   assert.equal(cost.status, 'succeeded', JSON.stringify(cost.error));
   assert.ok(cost.counters.costUsd <= 0.15, `spent $${cost.counters.costUsd} of $0.15`);

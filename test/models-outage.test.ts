@@ -1,6 +1,7 @@
-// Done-when: during a model-provider outage (every request hangs), runs that only use inline tools keep completing
-// at about their normal rate, over the HTTP API: model calls wait on their own pool, breaker and timeouts, never on
-// the tool pool or the orchestrator. Rates are compared within a generous factor (the machine is shared).
+// Done-when: during a model-provider outage (every request hangs), runs that only use inline tools
+// keep completing at about their normal rate, over the HTTP API: model calls wait on their own
+// pool, breaker and timeouts, never on the tool pool or the orchestrator. Rates are compared within
+// a generous factor (the machine is shared).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { z } from 'zod';
@@ -57,7 +58,8 @@ test('inline-tool runs keep completing at their normal rate while the model prov
   t.diagnostic(`30 inline-tool runs: ${baselineMs.toFixed(0)} ms before, ${outageMs.toFixed(0)} ms during the outage`);
   assert.ok(outageMs <= baselineMs * 5 + 1_000, `inline-tool runs slowed from ${baselineMs} ms to ${outageMs} ms`);
 
-  // The model runs end with a typed provider failure (attempts timed out, then the open breaker outlasted the call).
+  // The model runs end with a typed provider failure (attempts timed out, then the open breaker
+  // outlasted the call).
   for (const id of modelRuns) {
     const run = await keel.waitForRun(id, (r) => TERMINAL.has(r.status), 30_000);
     assert.equal(run.status, 'failed');

@@ -1,6 +1,7 @@
-// Done-when: an agent using an OpenAI-compatible model and an Anthropic model completes through real HTTP fake
-// provider servers (driven by the official SDKs), with tool calls and streaming, over Keel's HTTP API; deltas reach
-// SSE followers as ephemeral `model.delta` events while each final message commits once; keys never leak.
+// Done-when: an agent using an OpenAI-compatible model and an Anthropic model completes through
+// real HTTP fake provider servers (driven by the official SDKs), with tool calls and streaming,
+// over Keel's HTTP API; deltas reach SSE followers as ephemeral `model.delta` events while each
+// final message commits once; keys never leak.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { z } from 'zod';
@@ -22,7 +23,10 @@ const add = defineTool({
   run: ({ a, b }) => ({ sum: a + b }),
 });
 
-/** First turn: ask for the tool. Second turn (a tool result is present): answer with the sum, streamed in pieces. */
+/**
+ * First turn: ask for the tool. Second turn (a tool result is present): answer with the sum,
+ * streamed in pieces.
+ */
 function toolThenAnswer(resultOf: (body: any) => string | undefined): (body: any) => FakeBehaviour {
   return (body) => {
     const result = resultOf(body);
@@ -80,7 +84,8 @@ for (const kind of ['openai', 'anthropic'] as const) {
     assert.equal(completed.length, 2);
     assert.ok(completed.every((e) => e.id !== undefined && e.data.data.model === `${kind}@2026-01`));
     assert.ok(run.counters.inputTokens > 0 && run.counters.outputTokens > 0 && run.counters.costUsd > 0);
-    // Streaming: the second answer arrived as ephemeral deltas (no `id:`) that add up to the committed text.
+    // Streaming: the second answer arrived as ephemeral deltas (no `id:`) that add up to the
+    // committed text.
     const deltas = follower.events.filter((e) => e.event === 'model.delta');
     assert.ok(deltas.length >= 5, `expected streamed deltas, got ${deltas.length}`);
     assert.ok(deltas.every((e) => e.id === undefined && e.data.attempt === 1));

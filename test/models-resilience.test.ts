@@ -1,7 +1,8 @@
-// Done-when (resilience), through the official SDKs against real HTTP fake provider servers: Retry-After is honoured;
-// 4xx and context-length errors fail fast; malformed bodies and hangs are retried; the retry budget caps attempts
-// during a sustained 100% failure; the breaker opens, falls back, and closes after recovery; with no fallback, calls
-// wait with reason provider_unavailable instead of hammering the provider.
+// Done-when (resilience), through the official SDKs against real HTTP fake provider servers:
+// Retry-After is honoured; 4xx and context-length errors fail fast; malformed bodies and hangs are
+// retried; the retry budget caps attempts during a sustained 100% failure; the breaker opens, falls
+// back, and closes after recovery; with no fallback, calls wait with reason provider_unavailable
+// instead of hammering the provider.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isKeelError } from '../src/domain/keel-error.ts';

@@ -1,8 +1,9 @@
-// Done-when (routing, end to end): two replicas are real fake servers that emulate a prompt cache (uncached tokens
-// delay the first byte; cached tokens are reported). The gateway measures them and routes: a follow-up turn of a
-// conversation goes to the warm replica even though it has a queue, because the formula says the cached prefill
-// saves more than the wait; a new short conversation goes to the idle replica. The decision and its estimates are
-// recorded on the committed effect. The formula itself is covered exhaustively in src/models/replica-router.test.ts.
+// Done-when (routing, end to end): two replicas are real fake servers that emulate a prompt cache
+// (uncached tokens delay the first byte; cached tokens are reported). The gateway measures them and
+// routes: a follow-up turn of a conversation goes to the warm replica even though it has a queue,
+// because the formula says the cached prefill saves more than the wait; a new short conversation
+// goes to the idle replica. The decision and its estimates are recorded on the committed effect.
+// The formula itself is covered exhaustively in src/models/replica-router.test.ts.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ModelGateway } from '../src/models/gateway.ts';

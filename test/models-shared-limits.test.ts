@@ -1,7 +1,7 @@
-// Model RPM/TPM limits are shared by every process on one Postgres database: two stores (two connection pools, as
-// two processes have) reserving at once never count past a limit together, a refused reservation says how long to
-// wait, settling corrects the tokens counted, and two gateways calling one limited model get the limit between
-// them, not each.
+// Model RPM/TPM limits are shared by every process on one Postgres database: two stores (two
+// connection pools, as two processes have) reserving at once never count past a limit together, a
+// refused reservation says how long to wait, settling corrects the tokens counted, and two gateways
+// calling one limited model get the limit between them, not each.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ModelGateway } from '../src/models/gateway.ts';

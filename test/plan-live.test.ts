@@ -1,6 +1,7 @@
-// `keel plan --live` against a real Keel over HTTP: runs of an agent that makes 2 model calls (a mock model with
-// 30 ms of latency) and 1 tool call (20 ms), then the measured workload and the plan computed from it. Durations are
-// checked only against lower bounds the configured latencies imply.
+// `keel plan --live` against a real Keel over HTTP: runs of an agent that makes 2 model calls (a
+// mock model with 30 ms of latency) and 1 tool call (20 ms), then the measured workload and the
+// plan computed from it. Durations are checked only against lower bounds the configured latencies
+// imply.
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -1,8 +1,9 @@
-// Poison runs cannot take Keel down forever: agents that kill the process (process.exit, a throw from a timer) are
-// quarantined after KEEL_POISON_LEASE_LOSSES lost leases in a row, while healthy runs finish across the restarts;
-// the evidence is in the run's events, the list API filters by code, and re-admission runs them again explicitly.
-// Agent code runs on the main thread here (KEEL_AGENT_ISOLATION=thread): the last line of defence when the whole
-// process dies. test/serial/runaway-agents.test.ts shows isolates containing the same code to its own run.
+// Poison runs cannot take Keel down forever: agents that kill the process (process.exit, a throw
+// from a timer) are quarantined after KEEL_POISON_LEASE_LOSSES lost leases in a row, while healthy
+// runs finish across the restarts; the evidence is in the run's events, the list API filters by
+// code, and re-admission runs them again explicitly. Agent code runs on the main thread here
+// (KEEL_AGENT_ISOLATION=thread): the last line of defence when the whole process dies.
+// test/serial/runaway-agents.test.ts shows isolates containing the same code to its own run.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,7 +29,8 @@ test('process-killing agents are quarantined after 3 lost leases; healthy runs f
         keel = await startKeelProcess({ agents: AGENTS, dataDir: join(dir, 'data'), port, apiKey: KEY, env: { KEEL_TEST_LEDGER: ledger, KEEL_AGENT_ISOLATION: 'thread' } });
         return;
       } catch (error) {
-        // A poison run claimed at start-up can take the process down before it answers: start it again.
+        // A poison run claimed at start-up can take the process down before it answers: start it
+        // again.
         if (!/exited with/.test(String(error))) throw error;
         restarts++;
       }
@@ -85,7 +87,8 @@ test('process-killing agents are quarantined after 3 lost leases; healthy runs f
     const run = finals.get(id);
     assert.equal(run.status, 'failed', `${agent}: ${JSON.stringify(run)}`);
     assert.equal(run.error.code, 'poison_run');
-    // 3 losses quarantine it; a 4th is possible only if the other poison run killed the process mid-quarantine.
+    // 3 losses quarantine it; a 4th is possible only if the other poison run killed the process
+    // mid-quarantine.
     assert.ok(run.error.details.leaseLosses >= 3, `lease losses: ${run.error.details.leaseLosses}`);
     const ran = starts(agent, id);
     assert.ok(ran >= 1 && ran <= 3, `${agent}'s code ran ${ran} times; never more than the threshold`);
@@ -99,7 +102,8 @@ test('process-killing agents are quarantined after 3 lost leases; healthy runs f
   const listed = (await api('GET', '/v1/runs?status=failed&code=poison_run')).body.runs.map((r: any) => r.id).sort();
   assert.deepEqual(listed, [exits, throws].sort());
 
-  // Re-admission is explicit and only for quarantined runs; the still-broken code is quarantined again after 3 more.
+  // Re-admission is explicit and only for quarantined runs; the still-broken code is quarantined
+  // again after 3 more.
   assert.equal((await api('POST', `/v1/runs/${healthy[0]}/retry`)).body.error.code, 'run_not_quarantined');
   const readmitted = await api('POST', `/v1/runs/${exits}/retry`);
   assert.equal(readmitted.status, 202);

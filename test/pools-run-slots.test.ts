@@ -1,7 +1,8 @@
-// A saturated pool holds no run slots: runs whose effects wait in a pool's queue give their run slot back, so runs
-// bound for other pools are still claimed and finish while the pool stays full; a wait that lasts is explained
-// (waitingReason pool_saturated, run.waiting naming the pool, run.resumed when the slot comes). A call that finds the
-// pool's queue full parks its run and is made later, instead of failing in agent code.
+// A saturated pool holds no run slots: runs whose effects wait in a pool's queue give their run
+// slot back, so runs bound for other pools are still claimed and finish while the pool stays full;
+// a wait that lasts is explained (waitingReason pool_saturated, run.waiting naming the pool,
+// run.resumed when the slot comes). A call that finds the pool's queue full parks its run and is
+// made later, instead of failing in agent code.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { z } from 'zod';
@@ -34,7 +35,8 @@ test('runs queued in a full pool give their run slot back; other runs finish mea
     const snapshot = pools.pool('browser').snapshot();
     return snapshot.running === 1 && snapshot.queued === 5 ? true : undefined;
   }, 10_000);
-  // Two run slots, six runs in memory: the five waiting for the browser hold none, so these are claimed and finish.
+  // Two run slots, six runs in memory: the five waiting for the browser hold none, so these are
+  // claimed and finish.
   const freeIds: string[] = [];
   for (let n = 0; n < 4; n++) freeIds.push((await keel.request('POST', '/v1/runs', { agent: 'free', input: { n } })).body.id);
   for (const [n, id] of freeIds.entries()) {

@@ -1,6 +1,7 @@
-// Sagas and retries over the HTTP API: completed executions of a failed or cancelled run are compensated in reverse
-// order and the run's final state lists what was undone and what could not be; tool failures retry under the tool's
-// policy (backoff, non-retryable errors) and stop when the run's retry budget is spent.
+// Sagas and retries over the HTTP API: completed executions of a failed or cancelled run are
+// compensated in reverse order and the run's final state lists what was undone and what could not
+// be; tool failures retry under the tool's policy (backoff, non-retryable errors) and stop when the
+// run's retry budget is spent.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { z } from 'zod';
@@ -193,7 +194,8 @@ test('retry budget: a run cannot retry more than budget.maxRetries times in all'
   t.after(() => keel.close());
   const id = (await keel.request('POST', '/v1/runs', { agent: 'storm', budget: { maxRetries: 4 } })).body.id;
   const run = await keel.waitForRun(id, (r) => TERMINAL.has(r.status));
-  // Call 1: 1 + 4 retries (budget spent) → retry_budget_exhausted; calls 2 and 3: one attempt each, no retry left.
+  // Call 1: 1 + 4 retries (budget spent) → retry_budget_exhausted; calls 2 and 3: one attempt each,
+  // no retry left.
   assert.deepEqual(run.result, ['retry_budget_exhausted', 'retry_budget_exhausted', 'retry_budget_exhausted']);
   assert.equal(attempts, 4 + 3, 'first attempts plus exactly the budgeted retries');
   const steps = (await keel.request('GET', `/v1/runs/${id}/steps`)).body.steps;

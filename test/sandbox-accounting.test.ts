@@ -1,7 +1,8 @@
-// Environment memory-time through the real engine: the same agent holds 64 MiB in its sandbox, sleeps durably, and
-// runs one more command. Resident keeps the memory through the sleep; rebuild destroys the sandbox. The GiB·s
-// difference must match the arithmetic: 64 MiB × the idle seconds, give or take sampling. The manager reports that
-// memory-time, labelled with the run's tenant, through the callback it is given: after each call and at the run's end.
+// Environment memory-time through the real engine: the same agent holds 64 MiB in its sandbox,
+// sleeps durably, and runs one more command. Resident keeps the memory through the sleep; rebuild
+// destroys the sandbox. The GiB·s difference must match the arithmetic: 64 MiB × the idle seconds,
+// give or take sampling. The manager reports that memory-time, labelled with the run's tenant,
+// through the callback it is given: after each call and at the run's end.
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { defineAgent } from '../src/index.ts';

@@ -1,6 +1,7 @@
-// One conformance suite for every artifact store: the directory store, SQLite (in the same file as the runs, beside
-// the main store) and Postgres (a fresh database). Content addressing, dedupe, references, corruption and refusal
-// of references to missing blobs behave the same everywhere; a workspace snapshot restores through each of them.
+// One conformance suite for every artifact store: the directory store, SQLite (in the same file as
+// the runs, beside the main store) and Postgres (a fresh database). Content addressing, dedupe,
+// references, corruption and refusal of references to missing blobs behave the same everywhere; a
+// workspace snapshot restores through each of them.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

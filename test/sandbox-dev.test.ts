@@ -1,5 +1,6 @@
-// `keel dev` with built-in sandbox tools and no manager wired by hand: the process's sandbox node keeps workspaces
-// under the data directory and artifacts in its SQLite file; a rebuild-policy run writes, waits, and runs its file.
+// `keel dev` with built-in sandbox tools and no manager wired by hand: the process's sandbox node
+// keeps workspaces under the data directory and artifacts in its SQLite file; a rebuild-policy run
+// writes, waits, and runs its file.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, rmSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';

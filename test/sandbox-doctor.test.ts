@@ -1,6 +1,6 @@
-// `keel doctor` on this host and on a host without the tiers' binaries (PATH emptied): each tier is reported with
-// why it cannot run and the package to install, and the threat suite then reports those tiers as skipped with that
-// reason instead of passing.
+// `keel doctor` on this host and on a host without the tiers' binaries (PATH emptied): each tier is
+// reported with why it cannot run and the package to install, and the threat suite then reports
+// those tiers as skipped with that reason instead of passing.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { test } from 'node:test';

@@ -1,8 +1,9 @@
 // The examples as a user runs them: `keel dev` from the built package (bin/keel.js → dist/) over
-// examples/agents.ts, which imports `keel` and `keel/sandbox` by name, with a non-default `--data` and a working
-// directory of its own. The sandboxed `scripter` agent must succeed with its workspace and artifacts under that data
-// directory (nothing under the default ./.keel), and its environment's memory-time must reach
-// keel_sandbox_environment_gib_seconds_total for the run's tenant.
+// examples/agents.ts, which imports `keel` and `keel/sandbox` by name, with a non-default `--data`
+// and a working directory of its own. The sandboxed `scripter` agent must succeed with its
+// workspace and artifacts under that data directory (nothing under the default ./.keel), and its
+// environment's memory-time must reach keel_sandbox_environment_gib_seconds_total for the run's
+// tenant.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -34,7 +35,10 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, detai
   }
 }
 
-/** The counter's value for `tenant` in a Prometheus text exposition, or undefined when it has no sample. */
+/**
+ * The counter's value for `tenant` in a Prometheus text exposition, or undefined when it has no
+ * sample.
+ */
 function gibSecondsOf(exposition: string, tenant: string): number | undefined {
   const line = exposition.split('\n').find((l) => l.startsWith(`keel_sandbox_environment_gib_seconds_total{tenant="${tenant}"}`));
   return line === undefined ? undefined : Number(line.split(' ').at(-1));
@@ -77,7 +81,8 @@ test('examples: keel dev (dist) runs the sandboxed example agent under --data an
   assert.equal(run.status, 'succeeded', `${JSON.stringify(run.error)}\n${output}`);
   assert.deepEqual(run.result, { stdout: 'built in /workspace\n', exitCode: 0, limit: null });
 
-  // Everything under --data: the run's workspace manifest in its SQLite file, sandboxes beside it; no ./.keel.
+  // Everything under --data: the run's workspace manifest in its SQLite file, sandboxes beside it;
+  // no ./.keel.
   assert.equal(existsSync(join(base, '.keel')), false, 'nothing under the default data directory');
   assert.ok(existsSync(join(dataDir, 'sandboxes')), 'sandboxes under --data');
   const db = new DatabaseSync(join(dataDir, 'keel.db'), { readOnly: true });

@@ -1,6 +1,7 @@
-// Environment lifecycle through the real engine: an agent writes a file in round 1, waits for a human, and reads it
-// in round 2 — under every policy. While it waits, the environment is observed: destroyed (one-shot, rebuild),
-// frozen or checkpointed (pause), alive (resident). `auto` is checked against the inequality with given costs.
+// Environment lifecycle through the real engine: an agent writes a file in round 1, waits for a
+// human, and reads it in round 2 — under every policy. While it waits, the environment is observed:
+// destroyed (one-shot, rebuild), frozen or checkpointed (pause), alive (resident). `auto` is
+// checked against the inequality with given costs.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, describe, test } from 'node:test';
@@ -71,7 +72,8 @@ for (const tier of ['namespace', 'gvisor'] as const) {
     for (const policy of policies) {
       test(`policy ${policy}`, async (t) => {
         const name = `scribe-${tier}-${policy}`;
-        // auto with a memory price of zero: holding is free, so it keeps the environment (the inequality is tested below)
+        // auto with a memory price of zero: holding is free, so it keeps the environment (the
+        // inequality is tested below)
         const agent = scribe(name, { name, tier, policy, auto: { memoryPricePerGiBSecond: 0, transitionPricePerSecond: 1, expectedIdleSeconds: 1 } });
         const keel = await startKeel({ agents: [agent] });
         const unbind = releaseEnvironmentsOnRunEnd(keel.store, manager);

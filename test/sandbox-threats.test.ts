@@ -1,6 +1,6 @@
-// The threat suite: each attack runs for real inside the namespace and gVisor tiers, and the observed outcome is
-// asserted (the attack failed, and the host is unchanged). A tier missing on this host is reported as skipped with
-// the package to install, never as passed.
+// The threat suite: each attack runs for real inside the namespace and gVisor tiers, and the
+// observed outcome is asserted (the attack failed, and the host is unchanged). A tier missing on
+// this host is reported as skipped with the package to install, never as passed.
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -150,7 +150,8 @@ for (const tier of ['namespace', 'gvisor'] as const) {
       assert.equal(result.limit, null);
       assert.ok(result.stdout.startsWith(fake));
       assertNoExtraDescriptors(result.stdout.split('\n').slice(1));
-      // The same in a one-shot sandbox, which is started differently (bwrap held on --block-fd, not entered by nsenter).
+      // The same in a one-shot sandbox, which is started differently (bwrap held on --block-fd, not
+      // entered by nsenter).
       const oneShot = await driver.create({ id: `threat-${tier}-d-${process.pid}`, limits, network: { allow: [] }, keepProcesses: false });
       try {
         const fresh = await oneShot.exec({ argv: ['/bin/sh', '-c', LIST_FDS] });
@@ -163,7 +164,10 @@ for (const tier of ['namespace', 'gvisor'] as const) {
   });
 }
 
-/** Lists open descriptors as "<fd> <target>" lines (find's own, which it inherited like any program). */
+/**
+ * Lists open descriptors as "<fd> <target>" lines (find's own, which it inherited like any
+ * program).
+ */
 const LIST_FDS = "find /proc/self/fd -mindepth 1 -printf '%f %l\\n'";
 
 /** Beyond stdin/stdout/stderr, nothing from outside may be open: only /dev/null (masking a descriptor Keel itself

@@ -1,6 +1,7 @@
-// The built-in tools called the way the engine calls them (validated input, a ToolContext), on real sandboxes:
-// the env allowlist, path validation, write → read → list round trips, and the process tier's typed limits. The
-// tools find the node's sandbox manager in their context (`ctx.node`) unless one is passed to sandboxTools().
+// The built-in tools called the way the engine calls them (validated input, a ToolContext), on real
+// sandboxes: the env allowlist, path validation, write → read → list round trips, and the process
+// tier's typed limits. The tools find the node's sandbox manager in their context (`ctx.node`)
+// unless one is passed to sandboxTools().
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { defineSandboxProfile } from '../src/sandbox/profile.ts';
@@ -36,7 +37,8 @@ test('exec takes only allowlisted variables; paths must stay inside the workspac
   assert.deepEqual(await call(tools.read_file, { path: 'a/b/c.txt' }, runId), { content: 'hello', truncated: false });
   const listed = await call(tools.list_files, {}, runId);
   assert.deepEqual(listed.files.map((f: { path: string; kind: string }) => `${f.kind} ${f.path}`).sort(), ['directory a', 'directory a/b', 'file a/b/c.txt']);
-  // A symlink planted to a host file is read through the sandbox's view: the host file is not there.
+  // A symlink planted to a host file is read through the sandbox's view: the host file is not
+  // there.
   await call(tools.exec, { argv: ['/bin/ln', '-s', '/etc/shadow', 'leak'] }, runId);
   await assert.rejects(call(tools.read_file, { path: 'leak' }, runId), { code: 'workspace_path_invalid' });
   await manager.endRun(runId);

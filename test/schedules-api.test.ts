@@ -1,6 +1,7 @@
-// Schedules through the HTTP API with a controllable clock: every overlap policy, catch-up inside and outside the
-// window after an outage, both DST transitions in two zones, pause/resume, trigger, backfill, edits and versions,
-// the history of fires, and typed errors. The scheduler ticks when the test moves the fake clock; nothing sleeps.
+// Schedules through the HTTP API with a controllable clock: every overlap policy, catch-up inside
+// and outside the window after an outage, both DST transitions in two zones, pause/resume, trigger,
+// backfill, edits and versions, the history of fires, and typed errors. The scheduler ticks when
+// the test moves the fake clock; nothing sleeps.
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { assertError } from './support/assert-error.ts';
@@ -153,7 +154,8 @@ test('daylight saving through the API: a missing 02:30 fires at 03:00, a repeate
   await keel.tickAt('2026-03-29T01:00:00Z');
   assert.ok((await keel.fires(berlin.id)).some((f) => f.logicalTime === '2026-03-29T01:00:00.000Z' && f.status === 'started'), 'Berlin 02:30 → 03:00 CEST');
 
-  // Autumn: move both schedules' cursors by editing their timing, then walk through the repeated hour.
+  // Autumn: move both schedules' cursors by editing their timing, then walk through the repeated
+  // hour.
   await keel.tickAt('2026-10-24T12:00:00Z');
   const nyFall = await keel.request('PATCH', `/v1/schedules/${ny.id}`, { cron: '30 1 * * *' });
   assert.equal(nyFall.body.nextFireAt, '2026-10-25T05:30:00.000Z');

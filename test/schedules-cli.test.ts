@@ -1,5 +1,5 @@
-// `keel schedules …` against a real Keel over HTTP: create, list, get, update, pause/resume, trigger, fires, backfill,
-// delete, and the exit codes for usage errors (2) and API errors (1).
+// `keel schedules …` against a real Keel over HTTP: create, list, get, update, pause/resume,
+// trigger, fires, backfill, delete, and the exit codes for usage errors (2) and API errors (1).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { runSchedulesCommand } from '../src/cli/client/schedules-command.ts';

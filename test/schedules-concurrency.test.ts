@@ -1,7 +1,8 @@
-// Exactly one run per fire with several schedulers and no leader: two schedulers racing on one SQLite store in one
-// process, two stores (separate pools, as two processes have) racing on a fresh Postgres database, a scheduler whose
-// lease expired mid-pass (fenced off, nothing applied), a scheduler with a skewed clock, and two real `keel server`
-// processes firing an every-second schedule on Postgres with the real clock.
+// Exactly one run per fire with several schedulers and no leader: two schedulers racing on one
+// SQLite store in one process, two stores (separate pools, as two processes have) racing on a fresh
+// Postgres database, a scheduler whose lease expired mid-pass (fenced off, nothing applied), a
+// scheduler with a skewed clock, and two real `keel server` processes firing an every-second
+// schedule on Postgres with the real clock.
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { test, type TestContext } from 'node:test';
@@ -19,7 +20,10 @@ import { startSchedulesKeel, type SchedulesKeel } from './support/schedules-keel
 const AGENTS = fileURLToPath(new URL('./fixtures/schedule-agents.ts', import.meta.url));
 const hasPostgres = await postgresAvailable();
 
-/** The runs of these schedules, checked to hold one run per (schedule, logical fire time); returns how many there are. */
+/**
+ * The runs of these schedules, checked to hold one run per (schedule, logical fire time); returns
+ * how many there are.
+ */
 async function assertOneRunPerFire(keel: SchedulesKeel, scheduleIds: string[]): Promise<number> {
   const runs = ((await keel.request('GET', '/v1/runs?limit=200')).body.runs as any[]).filter((r) => scheduleIds.includes(r.metadata.schedule.id));
   const keys = runs.map((r) => `${r.metadata.schedule.id} ${r.metadata.schedule.logicalFireTime}`);
@@ -34,7 +38,10 @@ async function assertOneRunPerFire(keel: SchedulesKeel, scheduleIds: string[]): 
   return runs.length;
 }
 
-/** Two schedulers (a and b) tick together through 15 minutes of three every-minute schedules, b's clock 5 s ahead. */
+/**
+ * Two schedulers (a and b) tick together through 15 minutes of three every-minute schedules, b's
+ * clock 5 s ahead.
+ */
 async function race(a: SchedulesKeel, b: SchedulesKeel, bClock: ManualClock): Promise<void> {
   const ids: string[] = [];
   for (const overlap of ['allow', 'buffer_all', 'skip']) {
@@ -54,7 +61,10 @@ async function race(a: SchedulesKeel, b: SchedulesKeel, bClock: ManualClock): Pr
   assert.ok(total >= 15);
 }
 
-/** A pass whose claim expired is fenced off: another scheduler fired meanwhile, the late commit applies nothing. */
+/**
+ * A pass whose claim expired is fenced off: another scheduler fired meanwhile, the late commit
+ * applies nothing.
+ */
 async function fencing(a: SchedulesKeel, b: SchedulesKeel): Promise<void> {
   const at = Date.parse('2026-01-01T01:00:00Z');
   a.clock.set(at - 10_000);
@@ -70,7 +80,8 @@ async function fencing(a: SchedulesKeel, b: SchedulesKeel): Promise<void> {
   // b cannot take the claim while it is live...
   await b.tickAt(at + 1_000);
   assert.equal((await a.fires(id)).length, 0);
-  // ...but once it expired, b claims and fires; the slow scheduler's commit is then refused as stale.
+  // ...but once it expired, b claims and fires; the slow scheduler's commit is then refused as
+  // stale.
   await b.tickAt(at + 31_000);
   await assert.rejects(a.plane.store.commitSchedule(late, at + 31_000), (e: { code?: string }) => e.code === 'stale_write');
   const fires = await a.fires(id);

@@ -1,5 +1,6 @@
-// The scheduler runs inside `keel dev` (SQLite, the real clock): an every-second schedule fires from a real process,
-// and after a kill -9 and a restart on the same data directory the fires continue with no fire run twice.
+// The scheduler runs inside `keel dev` (SQLite, the real clock): an every-second schedule fires
+// from a real process, and after a kill -9 and a restart on the same data directory the fires
+// continue with no fire run twice.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

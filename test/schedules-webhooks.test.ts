@@ -1,6 +1,7 @@
-// Failure notifications: a failed scheduled run is reported once to the schedule's webhook (a real HTTP server in the
-// test), retried with backoff after a 500 with the same Idempotency-Key, never sent for a successful run, and only to
-// origins on the tenant's allowlist (checked when the schedule is written and again at delivery).
+// Failure notifications: a failed scheduled run is reported once to the schedule's webhook (a real
+// HTTP server in the test), retried with backoff after a 500 with the same Idempotency-Key, never
+// sent for a successful run, and only to origins on the tenant's allowlist (checked when the
+// schedule is written and again at delivery).
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { test, type TestContext } from 'node:test';
@@ -13,7 +14,10 @@ interface Received {
   body: any;
 }
 
-/** A webhook receiver answering each request with the next status of `statuses` (the last one repeats). */
+/**
+ * A webhook receiver answering each request with the next status of `statuses` (the last one
+ * repeats).
+ */
 async function receiver(t: TestContext, statuses: number[]): Promise<{ url: string; received: Received[] }> {
   const received: Received[] = [];
   const server = createServer((req, res) => {

@@ -1,6 +1,6 @@
-// Fair claims from several Postgres stores at once: two stores on one schema stand for two processes; they
-// claim concurrently, and the claims they make together keep the weighted shares, since the fair state lives in the
-// database and each claim plans under the fair clock's lock.
+// Fair claims from several Postgres stores at once: two stores on one schema stand for two
+// processes; they claim concurrently, and the claims they make together keep the weighted shares,
+// since the fair state lives in the database and each claim plans under the fair clock's lock.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
@@ -33,7 +33,8 @@ test('two Postgres claimers together keep the weighted shares of backlogged tena
       })));
     }
   }
-  // Each store claims in its own loop, both at once, 3 runs per claim, until they have 300 between them.
+  // Each store claims in its own loop, both at once, 3 runs per claim, until they have 300 between
+  // them.
   const claimed: RunRecord[] = [];
   await Promise.all(stores.map(async (store, k) => {
     while (claimed.length < 300) claimed.push(...await store.claimRuns({ owner: `w${k}`, limit: 3, leaseMs: 60_000, served: ['agent@1'] }));
@@ -43,7 +44,8 @@ test('two Postgres claimers together keep the weighted shares of backlogged tena
   assert.ok(Math.abs(heavyShare - 2 / 3) <= 0.1 * (2 / 3), `weight 2 of 3 should get about 2/3 of the claims, got ${heavyShare.toFixed(3)}`);
   assert.ok(claimed.some((r) => r.leaseOwner === 'w0') && claimed.some((r) => r.leaseOwner === 'w1'), 'both claimers claimed');
   assert.equal(new Set(claimed.map((r) => r.id)).size, claimed.length, 'no run was claimed twice');
-  // The virtual times both claimers advanced in the database agree with the claims: 1/weight per claim.
+  // The virtual times both claimers advanced in the database agree with the claims: 1/weight per
+  // claim.
   const client = new pg.Client({ connectionString: TEST_DATABASE_URL, options: `-c search_path=${schema}` });
   await client.connect();
   const vtimes = new Map((await client.query<{ tenant_id: string; vtime: number }>('SELECT tenant_id, vtime FROM fair_tenant_clocks')).rows.map((r) => [r.tenant_id, r.vtime]));

@@ -1,9 +1,10 @@
-// Preemption over HTTP with real Keel processes: every run slot is held by long batch runs made of many
-// short steps, then interactive runs arrive. They must start within KEEL_PREEMPT_AFTER_MS plus a margin instead of
-// waiting for a batch run to finish; the preempted batch runs go back to the queue (waitingReason `preempted`) and
-// still complete with every committed step run exactly once (the step ledger of the fixture); the events and metrics
-// record the cost. On SQLite (`keel dev`, agent code in isolates and in the main thread) and on Postgres with two
-// processes claiming (`keel server` + `keel worker`).
+// Preemption over HTTP with real Keel processes: every run slot is held by long batch runs made of
+// many short steps, then interactive runs arrive. They must start within KEEL_PREEMPT_AFTER_MS plus
+// a margin instead of waiting for a batch run to finish; the preempted batch runs go back to the
+// queue (waitingReason `preempted`) and still complete with every committed step run exactly once
+// (the step ledger of the fixture); the events and metrics record the cost. On SQLite (`keel dev`,
+// agent code in isolates and in the main thread) and on Postgres with two processes claiming (`keel
+// server` + `keel worker`).
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,7 +19,10 @@ const AGENTS = fileURLToPath(new URL('./fixtures/preemption-agents.ts', import.m
 const ADMIN_KEY = 'preemption-admin-key-0123456789';
 const API_KEY = 'preemption-key-0123456789';
 const PREEMPT_AFTER_MS = 500;
-/** Poll interval of the claim loop (the check runs once per poll), a step boundary, a claim: plus slack for a busy machine. */
+/**
+ * Poll interval of the claim loop (the check runs once per poll), a step boundary, a claim: plus
+ * slack for a busy machine.
+ */
 const START_MARGIN_MS = 2_000;
 const BATCH_STEPS = 60;
 const STEP_MS = 50;
@@ -72,7 +76,8 @@ async function preemptInteractive(t: TestContext, s: Scenario): Promise<void> {
   }, 10_000);
   assert.ok(seenQueued.preemptions >= 1 && seenQueued.preemptedAt !== null, JSON.stringify(seenQueued));
 
-  // The interactive runs started within the target plus a margin, long before any batch run finished.
+  // The interactive runs started within the target plus a margin, long before any batch run
+  // finished.
   const starts: number[] = [];
   for (const id of interactive) {
     const started = await until(`interactive run ${id} to start`, async () => (await events(api, id)).find((e) => e.type === 'run.started'), 15_000);

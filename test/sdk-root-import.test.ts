@@ -1,7 +1,8 @@
-// What an agent isolate loads when its agents module imports the package: the root entry (`keel`) must load the
-// SDK only — no store, no database driver (pg, node:sqlite), no HTTP server (fastify), no engine, no sandbox — and
-// `keel/sandbox` adds the sandbox tools without a store or a driver. Each entry is imported in a fresh Node process
-// whose module hooks record every module resolved (ESM and CommonJS alike), from source and from the build.
+// What an agent isolate loads when its agents module imports the package: the root entry (`keel`)
+// must load the SDK only — no store, no database driver (pg, node:sqlite), no HTTP server
+// (fastify), no engine, no sandbox — and `keel/sandbox` adds the sandbox tools without a store or a
+// driver. Each entry is imported in a fresh Node process whose module hooks record every module
+// resolved (ESM and CommonJS alike), from source and from the build.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -12,7 +13,10 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BUILT = existsSync(`${ROOT}dist/index.js`) && existsSync(`${ROOT}dist/sandbox/index.js`);
 const SKIP_UNBUILT = BUILT || process.env.CI === 'true' ? false : 'dist/ is not built (npm run build)';
 
-/** Imports `entry` in a fresh process; answers every module URL resolved and the built-in modules loaded. */
+/**
+ * Imports `entry` in a fresh process; answers every module URL resolved and the built-in modules
+ * loaded.
+ */
 const PROBE = `
 import { registerHooks } from 'node:module';
 const urls = new Set();
@@ -28,7 +32,9 @@ function loadedBy(entry: string): { urls: string[]; builtins: string[] } {
   return JSON.parse(out) as { urls: string[]; builtins: string[] };
 }
 
-/** The package's own modules, as paths below src/ or dist/ (`sandbox/tiers.ts` → `sandbox/tiers`). */
+/**
+ * The package's own modules, as paths below src/ or dist/ (`sandbox/tiers.ts` → `sandbox/tiers`).
+ */
 const ownModules = (urls: string[]): string[] => urls
   .filter((url) => url.startsWith(pathToFileURL(ROOT).href) && !url.includes('/node_modules/'))
   .map((url) => url.slice(pathToFileURL(ROOT).href.length).replace(/^(src|dist)\//, '').replace(/\.(ts|js)$/, ''));

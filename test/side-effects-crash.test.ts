@@ -1,6 +1,7 @@
-// Each effect class after a real crash (a Keel process SIGKILLed at a named crash point, then restarted on the same
-// data): read/idempotent tools run again (with the same executionId), side effects are reconciled through their
-// query hook (found / not found / error) or parked as unknown, and every resolve action works, with its 409s.
+// Each effect class after a real crash (a Keel process SIGKILLed at a named crash point, then
+// restarted on the same data): read/idempotent tools run again (with the same executionId), side
+// effects are reconciled through their query hook (found / not found / error) or parked as unknown,
+// and every resolve action works, with its 409s.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -55,7 +56,10 @@ async function scene(t: TestContext): Promise<Scene> {
   return s;
 }
 
-/** Starts Keel armed to die at `crashAt`, submits one fx-call run for `tool`, waits for the death, restarts. */
+/**
+ * Starts Keel armed to die at `crashAt`, submits one fx-call run for `tool`, waits for the death,
+ * restarts.
+ */
 async function crashOnce(s: Scene, tool: string, crashAt: string): Promise<string> {
   const keel = await s.start({ KEEL_TEST_CRASH_AT: crashAt });
   const exited = new Promise((resolve) => keel.child.once('exit', resolve));
@@ -152,7 +156,8 @@ test('resolve: retry, succeeded and failed each continue the run; anything but a
   assert.equal(s.ledger().filter((l) => l === `fx-hangs ${retried}`).length, 2, 'retry ran it again, as the operator asked');
   assert.equal(s.ledger().filter((l) => l === `fx-hangs ${succeeded}`).length, 1, 'succeeded did not run it again');
 
-  // Only unknown executions can be resolved: 409 once settled (or the run ended), 404 for an execution that is not there.
+  // Only unknown executions can be resolved: 409 once settled (or the run ended), 404 for an
+  // execution that is not there.
   const again = await s.api('POST', `/v1/runs/${ids[1]}/executions/${succeeded}/resolve`, { action: 'retry' });
   assert.equal(again.status, 409);
   assert.ok(['execution_not_unknown', 'run_terminal'].includes(again.body.error.code), again.body.error.code);

@@ -1,6 +1,7 @@
-// The backend factories: the options pick the database, and what a backend says it can do (its capability flags) is
-// what its parts do: the run store's own flags agree, the schedule area shares the run store's database and
-// transactions, rate windows exist exactly when shared, and its artifact store writes to the same database.
+// The backend factories: the options pick the database, and what a backend says it can do (its
+// capability flags) is what its parts do: the run store's own flags agree, the schedule area shares
+// the run store's database and transactions, rate windows exist exactly when shared, and its
+// artifact store writes to the same database.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,7 +26,8 @@ async function exercise(options: StoreOptions, expected: { multiProcess: boolean
     assert.equal(backend.rateWindows !== undefined, expected.sharedRateWindows, 'rate windows exactly when shared');
     await backend.runs.migrate();
     const tenant = await backend.runs.createTenant(`t-${newRunId()}`, `hash-${newRunId()}`);
-    // A fire's run and the schedule commit land in one transaction of the run store: the run is there to read.
+    // A fire's run and the schedule commit land in one transaction of the run store: the run is
+    // there to read.
     const schedule = await backend.schedules.createSchedule({
       id: `sch_${newRunId()}`, tenantId: tenant.id, name: null, cron: null, intervalMs: 60_000, timeZone: 'UTC', startAt: null, endAt: null,
       paused: false, template: { agent: 'agent', input: null, priority: 'interactive', budget: {}, metadata: null }, catchupWindowMs: 60_000,

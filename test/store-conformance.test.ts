@@ -1,5 +1,6 @@
-// Runs the store conformance suite against every store implementation, each test on a fresh database:
-// a new SQLite file, or a new Postgres schema. Postgres is required under CI=true (its absence fails, not skips).
+// Runs the store conformance suite against every store implementation, each test on a fresh
+// database: a new SQLite file, or a new Postgres schema. Postgres is required under CI=true (its
+// absence fails, not skips).
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

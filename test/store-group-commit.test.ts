@@ -1,5 +1,6 @@
-// Group commit's knobs work on both stores: writes submitted within the max wait share one transaction, a lone write
-// waits no longer than the max wait, and a full batch goes at once without waiting.
+// Group commit's knobs work on both stores: writes submitted within the max wait share one
+// transaction, a lone write waits no longer than the max wait, and a full batch goes at once
+// without waiting.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -1,7 +1,7 @@
 // /metrics of a real `keel dev` process under a small load (mock models): `promtool check metrics` accepts the
-// output, and every metric with a data source moves as the load says it must — checked against what the runs API
-// reports (tokens, cost, attempts), not against constants. Then a kill -9 mid side effect shows the outstanding
-// unknown execution appear and go once an operator resolves it.
+// output, and every metric with a data source moves as the load says it must — checked against what
+// the runs API reports (tokens, cost, attempts), not against constants. Then a kill -9 mid side
+// effect shows the outstanding unknown execution appear and go once an operator resolves it.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -31,7 +31,8 @@ test('/metrics: promtool accepts it, and each metric changes as expected under a
   const dir = mkdtempSync(join(tmpdir(), 'keel-telemetry-'));
   const port = await freePort();
   const metricsPort = await freePort();
-  // A retry budget wide enough that the flaky model's 30% failures are all retried (the budget has its own tests).
+  // A retry budget wide enough that the flaky model's 30% failures are all retried (the budget has
+  // its own tests).
   const modelsFile = fileURLToPath(new URL('./fixtures/telemetry-models.json', import.meta.url));
   const env = { KEEL_ADMIN_KEY: ADMIN, KEEL_MAX_ACTIVE_RUNS: '1', KEEL_METRICS_PORT: String(metricsPort), KEEL_MODELS_FILE: modelsFile };
   let keel: KeelProcess | undefined = await startKeelProcess({ agents: AGENTS, dataDir: join(dir, 'data'), port, apiKey: KEY, env });
@@ -52,7 +53,8 @@ test('/metrics: promtool accepts it, and each metric changes as expected under a
   assert.equal((await api('GET', '/metrics')).status, 401);
   const before = await scrape(keel.url);
   assertPromtoolAccepts(before.text);
-  // KEEL_METRICS_PORT: the same exposition without auth on a separate listener that serves nothing else.
+  // KEEL_METRICS_PORT: the same exposition without auth on a separate listener that serves nothing
+  // else.
   const separate = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
   assert.equal(separate.status, 200);
   assert.ok(parseSamples(await separate.text()).some((s) => s.name === 'keel_commits_not_durable'));
@@ -109,7 +111,8 @@ test('/metrics: promtool accepts it, and each metric changes as expected under a
   assert.equal(metric(m, 'keel_runs_succeeded_within_deadline_total', spender), 4);
   assert.ok(Math.abs(metric(m, 'keel_runs_succeeded_within_deadline_ratio', spender) - 4 / 7) < 1e-9);
 
-  // Tokens and cost by tenant and model equal what the runs themselves report; cost per success is all spend ÷ successes.
+  // Tokens and cost by tenant and model equal what the runs themselves report; cost per success is
+  // all spend ÷ successes.
   const runs = [...ended.values()];
   const sum = (ids: Array<any>, field: 'inputTokens' | 'outputTokens' | 'costUsd') => ids.reduce((a, r) => a + r.counters[field], 0);
   const pricedRuns = runs.filter((r) => r.agent !== 'retrier');
@@ -127,7 +130,8 @@ test('/metrics: promtool accepts it, and each metric changes as expected under a
   const retries = steps.filter((s) => s.kind === 'model').reduce((a, s) => a + s.attempts - 1, 0);
   assert.ok(retries > 0, 'a 30% failure rate over 40 calls retries (probability of none: 0.7^40)');
   assert.equal(metric(m, 'keel_model_calls_total', { provider: 'mock', model: 'flaky', outcome: 'ok' }), FLAKY_CALLS);
-  // (The late run may pass its deadline while queued, before its model call: count the calls the journals hold.)
+  // (The late run may pass its deadline while queued, before its model call: count the calls the
+  // journals hold.)
   let pricedCalls = 0;
   for (const run of pricedRuns) pricedCalls += (await api('GET', `/v1/runs/${run.id}/steps`)).body.steps.filter((x: any) => x.kind === 'model' && x.status === 'succeeded').length;
   assert.ok(pricedCalls >= spenderIds.length);
@@ -135,8 +139,9 @@ test('/metrics: promtool accepts it, and each metric changes as expected under a
   assert.equal(metric(m, 'keel_model_retries_total', { provider: 'mock', model: 'flaky' }), retries);
   assert.equal(metric(m, 'keel_model_retries_total', { provider: 'mock', model: 'priced' }), 0);
   const calls = FLAKY_CALLS + pricedCalls;
-  // Amplification counts every logical call, whatever its outcome: under load the late run's call can be cut off by
-  // its deadline mid-flight (outcome not ok, never journaled as succeeded), and it still cost an attempt.
+  // Amplification counts every logical call, whatever its outcome: under load the late run's call
+  // can be cut off by its deadline mid-flight (outcome not ok, never journaled as succeeded), and
+  // it still cost an attempt.
   const logicalCalls = metric(m, 'keel_model_calls_total', { provider: 'mock' });
   assert.ok(logicalCalls >= calls && logicalCalls <= calls + 1, `${logicalCalls} logical calls for ${calls} journaled ones`);
   const allRetries = metric(m, 'keel_model_retries_total', { provider: 'mock' });
@@ -149,7 +154,8 @@ test('/metrics: promtool accepts it, and each metric changes as expected under a
   assert.equal(delta('keel_effect_execution_seconds_count', { kind: 'tool' }), 2);
   assert.equal(delta('keel_effect_wait_seconds_count', { kind: 'input' }), 1);
   assert.equal(delta('keel_effect_execution_seconds_count', { kind: 'input' }), 0, 'a wait is all waiting');
-  // The execution histogram holds what the journal says the tool calls took (no wall-clock bound asserted here).
+  // The execution histogram holds what the journal says the tool calls took (no wall-clock bound
+  // asserted here).
   const tracedTools = ((await api('GET', `/v1/runs/${traced}/steps`)).body.steps as any[]).filter((x) => x.kind === 'tool');
   const journaled = tracedTools.reduce((a, x) => a + (Date.parse(x.endedAt) - Date.parse(x.startedAt)) / 1000, 0);
   assert.ok(journaled > 0);
@@ -163,7 +169,8 @@ test('/metrics: promtool accepts it, and each metric changes as expected under a
   assert.equal(metric(m, 'keel_commits_not_durable'), 0, 'durability fsync: every acknowledged commit is on disk');
   assert.equal(metric(m, 'keel_unknown_executions'), 0);
 
-  // kill -9 during a side effect: after the restart its outcome is unknown until an operator decides.
+  // kill -9 during a side effect: after the restart its outcome is unknown until an operator
+  // decides.
   const charge = await submit('charger', {});
   await until('the side effect to be running', async () => {
     const s = (await api('GET', `/v1/runs/${charge}/steps`)).body.steps as Array<{ status: string }>;

@@ -1,6 +1,7 @@
-// Traces from a real `keel dev` process, exported over OTLP/HTTP (JSON) to a receiver this test runs: a run with a
-// model call, two parallel tool calls and a wait answered through the API forms one trace whose root is the run,
-// with each effect a child carrying its queue and execution time. Content is redacted unless turned on.
+// Traces from a real `keel dev` process, exported over OTLP/HTTP (JSON) to a receiver this test
+// runs: a run with a model call, two parallel tool calls and a wait answered through the API forms
+// one trace whose root is the run, with each effect a child carrying its queue and execution time.
+// Content is redacted unless turned on.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';

@@ -1,6 +1,7 @@
-// Daily tenant budgets with two processes on one Postgres database: each has its own gateway and tenant
-// policy cache. A run parked on a spent budget (tenant_budget_exhausted) is woken by a raise made through the other
-// process and resumes there or here — never refused again from a stale cache.
+// Daily tenant budgets with two processes on one Postgres database: each has its own gateway and
+// tenant policy cache. A run parked on a spent budget (tenant_budget_exhausted) is woken by a raise
+// made through the other process and resumes there or here — never refused again from a stale
+// cache.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';

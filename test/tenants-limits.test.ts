@@ -1,6 +1,7 @@
-// Tenant rate limits, daily budgets and pool caps over real HTTP: the admin API and `keel tenants` set and
-// show them, bad input is a 4xx with a stable code; a tenant whose daily budget is spent waits (durably, explained)
-// instead of failing and resumes when an admin raises the budget; waiting is explained in runs and events.
+// Tenant rate limits, daily budgets and pool caps over real HTTP: the admin API and `keel tenants`
+// set and show them, bad input is a 4xx with a stable code; a tenant whose daily budget is spent
+// waits (durably, explained) instead of failing and resumes when an admin raises the budget;
+// waiting is explained in runs and events.
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { runTenantsCommand } from '../src/cli/client/tenants-command.ts';
@@ -83,7 +84,8 @@ test('daily token budget: once spent, model calls wait durably (tenant_budget_ex
   const keel = await start(t, [talker]);
   const { body } = await keel.request('POST', '/v1/admin/tenants', { name: 'frugal', dailyTokenBudget: 1 }, keel.adminKey);
   const key = body.apiKey;
-  // The first call spends more than the whole budget (a call in flight is not cut short); the second one waits.
+  // The first call spends more than the whole budget (a call in flight is not cut short); the
+  // second one waits.
   const run = (await keel.request('POST', '/v1/runs', { agent: 'talker', input: { calls: 2 } }, key)).body;
   await waitFor(async () => (await get(keel, run.id, key)).status === 'waiting');
   const seen = await get(keel, run.id, key);
@@ -160,7 +162,8 @@ test('tenant RPM from its record: a call over it waits (rate_limited, explained 
   const waiting = log.find((e) => e.type === 'run.waiting');
   assert.equal(waiting?.data.reason, 'rate_limited');
   assert.match(waiting.data.detail, new RegExp(`tenant:${body.tenant.id}`));
-  // Other tenants are not limited by it; lifting the limit lets the tenant's next call through at once.
+  // Other tenants are not limited by it; lifting the limit lets the tenant's next call through at
+  // once.
   await keel.request('PATCH', `/v1/admin/tenants/${body.tenant.id}`, { rpm: null }, keel.adminKey);
   const third = (await keel.request('POST', '/v1/runs', { agent: 'talker', input: { calls: 1 } }, key)).body;
   await waitFor(async () => (await get(keel, third.id, key)).status === 'succeeded');
@@ -175,7 +178,8 @@ test('explainable waiting: queued runs say awaiting_worker or tenant_concurrency
   const queued = (await keel.request('POST', '/v1/runs', { agent: 'quick' }, key)).body;
   let seen = await get(keel, queued.id, key);
   assert.deepEqual([seen.status, seen.waitingReason, seen.waitingSince], ['queued', 'awaiting_worker', queued.createdAt]);
-  // A worker holds one run of the tenant: its other queued runs wait on the cap, in GET one and in the list.
+  // A worker holds one run of the tenant: its other queued runs wait on the cap, in GET one and in
+  // the list.
   const [held] = await keel.store.claimRuns({ owner: 'busy-worker', limit: 1, leaseMs: 60_000, served: ['quick@1', 'asker@1'] });
   assert.equal(held?.id, queued.id);
   const more = (await keel.request('POST', '/v1/runs', { agent: 'quick' }, key)).body;
@@ -217,7 +221,8 @@ test('schedule fires over the tenant\'s max queued runs are recorded as skipped 
   assert.deepEqual(fires.map((f) => [f.logicalTime.slice(11, 16), f.status, f.detail?.reason ?? null]),
     [['00:01', 'started', null], ['00:02', 'skipped', 'tenant_queue_full'], ['00:03', 'skipped', 'tenant_queue_full']]);
   assert.equal((await keel.request('GET', '/v1/runs?limit=100')).body.runs.length, 1);
-  // With room again, the next fire starts; skipped fires can be backfilled by an operator like any other.
+  // With room again, the next fire starts; skipped fires can be backfilled by an operator like any
+  // other.
   await keel.store.updateTenant(tenant.id, { maxQueuedRuns: null });
   await keel.tickAt('2026-01-01T00:04:00Z');
   assert.equal((await keel.fires(created.body.id)).at(-1).status, 'started');
@@ -296,7 +301,8 @@ test('a fan-out of children with room for one queued run: they are spawned a few
   assert.equal(children.length, 3);
   const log = await events(keel, parent.id, key);
   assert.ok(log.some((e) => e.type === 'run.waiting' && e.data.reason === 'tenant_queue_full'), 'two of the three waited for room');
-  // The first park spawned exactly one child: the others waited (effect.started events before the first park).
+  // The first park spawned exactly one child: the others waited (effect.started events before the
+  // first park).
   const firstPark = log.findIndex((e) => e.type === 'run.waiting');
   assert.equal(log.slice(0, firstPark).filter((e) => e.type === 'effect.started').length, 1);
 });

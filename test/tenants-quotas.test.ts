@@ -1,6 +1,7 @@
-// Tenant quotas over real HTTP: the admin API (create with quotas, PATCH, list, bad input as 4xx with stable
-// codes), `keel tenants create|update|list` against it, admission (429 tenant_queue_full with Retry-After), and a
-// queued run of a tenant at its concurrency cap explained by its waitingReason.
+// Tenant quotas over real HTTP: the admin API (create with quotas, PATCH, list, bad input as 4xx
+// with stable codes), `keel tenants create|update|list` against it, admission (429
+// tenant_queue_full with Retry-After), and a queued run of a tenant at its concurrency cap
+// explained by its waitingReason.
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { test, type TestContext } from 'node:test';

@@ -1,5 +1,6 @@
-// Crash torture on Postgres: 200 seeded trials against `keel server`, each on a fresh database (test/torture/harness.ts).
-// Reproduce one trial: `npm run torture -- --store postgres --seed <seed> --trials 1`.
+// Crash torture on Postgres: 200 seeded trials against `keel server`, each on a fresh database
+// (test/torture/harness.ts). Reproduce one trial: `npm run torture -- --store postgres --seed
+// <seed> --trials 1`.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { postgresAvailable } from './support/postgres.ts';

@@ -1,5 +1,6 @@
-// Crash torture on SQLite: 200 seeded trials, each killing `keel dev` at a random crash point mid-work and checking
-// the side-effect invariants after a restart (test/torture/harness.ts). Longer runs: `npm run torture -- --trials 5000`.
+// Crash torture on SQLite: 200 seeded trials, each killing `keel dev` at a random crash point
+// mid-work and checking the side-effect invariants after a restart (test/torture/harness.ts).
+// Longer runs: `npm run torture -- --trials 5000`.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { runTrials, summarize } from './torture/harness.ts';

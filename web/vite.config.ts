@@ -1,5 +1,6 @@
-// Builds the dashboard (web/) into dist/web, which Keel serves at `/` (src/api/routes/dashboard.ts).
-// `npx vite --config web/vite.config.ts` serves it with hot reload against a `keel dev` on :7070.
+// Builds the dashboard (web/) into dist/web, which Keel serves at `/`
+// (src/api/routes/dashboard.ts). `npx vite --config web/vite.config.ts` serves it with hot reload
+// against a `keel dev` on :7070.
 import { fileURLToPath } from 'node:url';
 import react from '@vitejs/plugin-react';
 import { defineConfig } from 'vite';

@@ -1,7 +1,8 @@
-// Reference scenario: the throughput shape run on DBOS Transact, the durable-execution library a user would pick
-// instead of Keel, against the same Postgres. DBOS runs as shipped (its default pool, synchronous_commit as the
-// server has it) in a database of its own, created fresh here and dropped after; it never touches another one.
-// Registration is functional (DBOS.registerWorkflow + DBOS.runStep): decorators are not erasable TypeScript.
+// Reference scenario: the throughput shape run on DBOS Transact, the durable-execution library a
+// user would pick instead of Keel, against the same Postgres. DBOS runs as shipped (its default
+// pool, synchronous_commit as the server has it) in a database of its own, created fresh here and
+// dropped after; it never touches another one. Registration is functional (DBOS.registerWorkflow +
+// DBOS.runStep): decorators are not erasable TypeScript.
 import { readFileSync } from 'node:fs';
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import { measureShape, ShapeCounters, type PostgresShapeResult } from '../postgres-shape.ts';
@@ -10,7 +11,10 @@ import { progress, STEPS_PER_RUN } from '../support.ts';
 
 const DBOS_DATABASE = 'keel_bench_dbos';
 const DBOS_APP_NAME = 'keel-bench';
-/** DBOS's own default (DEFAULT_POOL_SIZE in its system_database.ts), set explicitly so the report can state it. */
+/**
+ * DBOS's own default (DEFAULT_POOL_SIZE in its system_database.ts), set explicitly so the report
+ * can state it.
+ */
 const DBOS_POOL_SIZE = 10;
 
 export type DbosReferenceResult = PostgresShapeResult;
@@ -43,7 +47,10 @@ export async function runDbosReference(options: { quick: boolean }): Promise<Dbo
   }
 }
 
-/** Five sequential DBOS steps with trivial bodies; each reports its start (for the gap) and, once checkpointed, itself. */
+/**
+ * Five sequential DBOS steps with trivial bodies; each reports its start (for the gap) and, once
+ * checkpointed, itself.
+ */
 function registerFiveSteps(counters: ShapeCounters): () => Promise<number> {
   async function benchFiveSteps(): Promise<number> {
     let previousEnded: number | undefined;

@@ -1,7 +1,8 @@
-// Scenario 1, the fsync ceiling: single-row INSERT transactions through node:sqlite in WAL mode, one after another,
-// in a fresh temp dir under os.tmpdir() like every scenario. With synchronous=FULL each COMMIT waits for an fsync, so this
-// is what one writer without group commit can durably do; synchronous=NORMAL is shown for contrast only (a commit
-// there is not durable on its own: WAL is fsync'd at checkpoints). Keel code is not involved.
+// Scenario 1, the fsync ceiling: single-row INSERT transactions through node:sqlite in WAL mode,
+// one after another, in a fresh temp dir under os.tmpdir() like every scenario. With
+// synchronous=FULL each COMMIT waits for an fsync, so this is what one writer without group commit
+// can durably do; synchronous=NORMAL is shown for contrast only (a commit there is not durable on
+// its own: WAL is fsync'd at checkpoints). Keel code is not involved.
 import { DatabaseSync } from 'node:sqlite';
 import { join } from 'node:path';
 import { createHistogram } from 'node:perf_hooks';

@@ -1,7 +1,8 @@
-// Keel on Postgres, the same shape as the DBOS reference (five sequential durable steps, 50 in flight), with 1, 2
-// and 4 worker processes. With one, Keel runs in the bench process (store + orchestrator, runs created through the
-// store). With more, `keel worker` child processes do the work and the bench process only creates runs and hears
-// them end through LISTEN/NOTIFY. Each configuration gets a fresh database, dropped after.
+// Keel on Postgres, the same shape as the DBOS reference (five sequential durable steps, 50 in
+// flight), with 1, 2 and 4 worker processes. With one, Keel runs in the bench process (store +
+// orchestrator, runs created through the store). With more, `keel worker` child processes do the
+// work and the bench process only creates runs and hears them end through LISTEN/NOTIFY. Each
+// configuration gets a fresh database, dropped after.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,7 +27,10 @@ export interface KeelPostgresResult extends PostgresShapeResult {
   workerProcesses: number;
   /** In-process only: the engine's own measure, effect committed → next effect dispatched. */
   dispatchLatency: LatencySummary | null;
-  /** In-process only: the step gap of runs executed one at a time on an otherwise idle Keel (one commit's latency). */
+  /**
+   * In-process only: the step gap of runs executed one at a time on an otherwise idle Keel (one
+   * commit's latency).
+   */
   stepGapAlone: LatencySummary | null;
 }
 
@@ -75,7 +79,8 @@ async function inProcess(quick: boolean): Promise<Measured> {
     return {
       stepGapAlone,
       system: 'Keel (embedded orchestrator, Postgres store)', poolSize: PG_POOL_MAX_CONNECTIONS_DEFAULT, workerProcesses: 1,
-      // Over the whole scenario, warm-up included: the orchestrator's histogram is not reset at the window's start.
+      // Over the whole scenario, warm-up included: the orchestrator's histogram is not reset at the
+      // window's start.
       dispatchLatency: summarize(orchestrator.dispatchLatency), ...measured,
     };
   } finally {
@@ -114,7 +119,10 @@ async function withWorkerProcesses(quick: boolean, workers: number): Promise<Mea
   }
 }
 
-/** Creates a run through the store and resolves when the store reports it ended (heard via LISTEN/NOTIFY too). */
+/**
+ * Creates a run through the store and resolves when the store reports it ended (heard via
+ * LISTEN/NOTIFY too).
+ */
 function submitter(store: PostgresStore, tenantId: string, counters: ShapeCounters): { run: () => Promise<void> } {
   const waiting = new Map<string, () => void>();
   store.onChange((changes) => {

@@ -1,7 +1,8 @@
-// Scenario 4, end-to-end latency of one five-step run on an otherwise idle Keel: submit → succeeded, one run at a
-// time. In-process: from before store.createRun until the store's 'ended' signal. Through HTTP: from before
-// POST /v1/runs until the SSE stream of GET /v1/runs/:id/events delivers run.succeeded (client in this process).
-// A few unrecorded runs warm the code paths first; an fsync probe sampled between runs shows what the disk did meanwhile.
+// Scenario 4, end-to-end latency of one five-step run on an otherwise idle Keel: submit →
+// succeeded, one run at a time. In-process: from before store.createRun until the store's 'ended'
+// signal. Through HTTP: from before POST /v1/runs until the SSE stream of GET /v1/runs/:id/events
+// delivers run.succeeded (client in this process). A few unrecorded runs warm the code paths first;
+// an fsync probe sampled between runs shows what the disk did meanwhile.
 import { createHistogram } from 'node:perf_hooks';
 import { FsyncProbe, fiveSteps, progress, recordMs, startKeel, summarize, type BenchKeel, type LatencySummary } from '../support.ts';
 
@@ -14,7 +15,10 @@ export interface LatencyAloneResult {
   transactionsPerRun: number;
   /** Of those, the fsync'd ones (the claim is written without an fsync of its own). */
   fsyncedTransactionsPerRun: number;
-  /** Single-row fsync'd commits on a probe file, one between consecutive runs: the disk during this scenario. */
+  /**
+   * Single-row fsync'd commits on a probe file, one between consecutive runs: the disk during this
+   * scenario.
+   */
   fsyncProbe: LatencySummary;
 }
 
@@ -64,7 +68,9 @@ async function oneInProcess(keel: BenchKeel): Promise<number> {
   return performance.now() - started;
 }
 
-/** POST, then follow the run's SSE stream until run.succeeded; any other terminal event is an error. */
+/**
+ * POST, then follow the run's SSE stream until run.succeeded; any other terminal event is an error.
+ */
 async function oneOverHttp(keel: BenchKeel): Promise<number> {
   const api = keel.api!;
   const headers = { authorization: `Bearer ${api.apiKey}` };
@@ -80,7 +86,8 @@ async function oneOverHttp(keel: BenchKeel): Promise<number> {
   let buffered = '';
   let terminal: string | undefined;
   let elapsed = 0;
-  // Leaving the loop cancels the stream (the iterator's return()), so the server sees the client go.
+  // Leaving the loop cancels the stream (the iterator's return()), so the server sees the client
+  // go.
   for await (const chunk of stream.body) {
     buffered += decoder.decode(chunk, { stream: true });
     terminal = /^event: (run\.succeeded|run\.failed|run\.cancelled)$/m.exec(buffered)?.[1];

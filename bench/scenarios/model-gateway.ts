@@ -1,7 +1,8 @@
-// Scenario 8, the model gateway's own overhead per call: a real ModelGateway calls the fake OpenAI-compatible server
-// on loopback through the official SDK, one call at a time. Each call's overhead is its gateway time minus the time
-// spent inside the provider (the SDK round trip), measured per call around `provider.complete`; the SDK's direct
-// latency to the same server is measured alongside for scale. Both non-streamed and streamed calls.
+// Scenario 8, the model gateway's own overhead per call: a real ModelGateway calls the fake
+// OpenAI-compatible server on loopback through the official SDK, one call at a time. Each call's
+// overhead is its gateway time minus the time spent inside the provider (the SDK round trip),
+// measured per call around `provider.complete`; the SDK's direct latency to the same server is
+// measured alongside for scale. Both non-streamed and streamed calls.
 import { createHistogram } from 'node:perf_hooks';
 import { ModelGateway } from '../../src/models/gateway.ts';
 import type { ModelProvider, ProviderHooks, ProviderRequest } from '../../src/models/provider.ts';

@@ -1,7 +1,8 @@
-// Sandbox scenario: cold start-to-exit per tier (create a sandbox, run /bin/true, see it exit; teardown is timed
-// apart since it is off the call's path), warm-pool acquisition and warm start-to-exit, namespace sandboxes per
-// second with a few in flight, and the memory an idle resident sandbox holds (from its cgroup). A tier missing on
-// this host is recorded as skipped with the reason. It renders its own RESULTS.md section.
+// Sandbox scenario: cold start-to-exit per tier (create a sandbox, run /bin/true, see it exit;
+// teardown is timed apart since it is off the call's path), warm-pool acquisition and warm
+// start-to-exit, namespace sandboxes per second with a few in flight, and the memory an idle
+// resident sandbox holds (from its cgroup). A tier missing on this host is recorded as skipped with
+// the reason. It renders its own RESULTS.md section.
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { loadavg, tmpdir } from 'node:os';
@@ -31,7 +32,10 @@ export interface SandboxBenchResult {
   tiers: Record<Tier, { skipped: string } | { coldStartMs: Percentiles; teardownMs: Percentiles; idleMemoryBytes?: number }>;
   warm: { acquisitionMs: Percentiles; startToExitMs: Percentiles; rejectedByCleanCheck: number } | { skipped: string };
   namespacePerSecond: number | { skipped: string };
-  /** What this host gives at best right now: spawning /bin/true, and bwrap running /bin/true with no Keel around it. */
+  /**
+   * What this host gives at best right now: spawning /bin/true, and bwrap running /bin/true with no
+   * Keel around it.
+   */
   floor: { spawnTrueMs: Percentiles; bareBwrapMs: Percentiles | undefined };
   loadAverage: number;
 }
@@ -132,7 +136,10 @@ function spawnToExit(file: string, args: string[]): Promise<number> {
   });
 }
 
-/** The host's own floor at this moment, to read the tier figures against: a bare spawn, and bwrap alone. */
+/**
+ * The host's own floor at this moment, to read the tier figures against: a bare spawn, and bwrap
+ * alone.
+ */
 async function floorOf(withBwrap: boolean, samples: number): Promise<SandboxBenchResult['floor']> {
   const spawnTrue: number[] = [];
   const bare: number[] = [];
@@ -145,7 +152,10 @@ async function floorOf(withBwrap: boolean, samples: number): Promise<SandboxBenc
   return { spawnTrueMs: percentiles(spawnTrue), bareBwrapMs: withBwrap ? percentiles(bare) : undefined };
 }
 
-/** Memory charged to each idle resident sandbox's cgroup (holder, namespaces, page tables), averaged. */
+/**
+ * Memory charged to each idle resident sandbox's cgroup (holder, namespaces, page tables),
+ * averaged.
+ */
 async function idleMemory(driver: SandboxDriver, count: number): Promise<number> {
   const envs: SandboxEnvironment[] = [];
   try {
@@ -199,7 +209,9 @@ export function renderSandboxSection(result: SandboxBenchResult | { skipped: tru
 const SECTION_START = '<!-- sandbox section: written by bench/scenarios/sandbox.ts -->';
 const SECTION_END = '<!-- end of sandbox section -->';
 
-/** `report` with the sandbox section replaced (or appended): lets the scenario be refreshed alone. */
+/**
+ * `report` with the sandbox section replaced (or appended): lets the scenario be refreshed alone.
+ */
 export function spliceSandboxSection(report: string, result: SandboxBenchResult): string {
   return spliceSection(report, SECTION_START, SECTION_END, renderSandboxSection(result));
 }

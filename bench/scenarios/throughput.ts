@@ -1,7 +1,8 @@
-// Scenarios 2 and 3, durable effects/s and dispatch latency under load: runs of five sequential trivial steps,
-// 50 in flight at all times (a finished run is replaced at once), every commit fsync'd before it is acknowledged.
-// Runs are submitted in-process with store.createRun, or through POST /v1/runs from a worker-thread client;
-// completion is heard from store.onChange 'ended' in both cases. Counts and histograms restart after the warm-up.
+// Scenarios 2 and 3, durable effects/s and dispatch latency under load: runs of five sequential
+// trivial steps, 50 in flight at all times (a finished run is replaced at once), every commit
+// fsync'd before it is acknowledged. Runs are submitted in-process with store.createRun, or through
+// POST /v1/runs from a worker-thread client; completion is heard from store.onChange 'ended' in
+// both cases. Counts and histograms restart after the warm-up.
 import { Worker } from 'node:worker_threads';
 import type { FromWorker, HttpLoadConfig, ToWorker } from '../http-load-worker.ts';
 import { FsyncProbe, fiveSteps, committed, delay, progress, startKeel, summarize, STEPS_PER_RUN, type BenchKeel, type LatencySummary } from '../support.ts';
@@ -27,7 +28,9 @@ export interface ThroughputResult {
   writesPerTransaction: number;
   effectsPerTransaction: number;
   dispatchLatency: LatencySummary;
-  /** Single-row fsync'd commits on a probe file just before the load starts and just after it stops. */
+  /**
+   * Single-row fsync'd commits on a probe file just before the load starts and just after it stops.
+   */
   fsyncProbe: LatencySummary;
   failedLanes: number;
   cpuUserPct: number;
@@ -93,7 +96,10 @@ interface Load {
   stop(): Promise<string[]>;
 }
 
-/** In-process: each lane builds a run as POST /v1/runs would, hands it to store.createRun, and waits for its end. */
+/**
+ * In-process: each lane builds a run as POST /v1/runs would, hands it to store.createRun, and waits
+ * for its end.
+ */
 function storeLoad(keel: BenchKeel): Load {
   let accepting = true;
   const failures: string[] = [];
@@ -115,7 +121,10 @@ function storeLoad(keel: BenchKeel): Load {
   };
 }
 
-/** Through the API: the lanes run in a worker thread (its own event loop, like a separate client process). */
+/**
+ * Through the API: the lanes run in a worker thread (its own event loop, like a separate client
+ * process).
+ */
 function httpLoad(keel: BenchKeel): Load {
   const api = keel.api;
   if (api === undefined) throw new Error('the HTTP load needs the API started');

@@ -1,16 +1,25 @@
-// Scenario 5, memory of runs parked on input: 10,000 runs that call ctx.waitForInput('go') at once. A parked run
-// should cost rows in SQLite, not memory in the orchestrator. RSS is read after forced GCs (the child process runs
-// with --expose-gc) before and after; progress is read with COUNT(*) on a second, read-only SQLite connection
-// opened before the first measurement, so its own memory is in both figures. Further batches show the marginal cost.
+// Scenario 5, memory of runs parked on input: 10,000 runs that call ctx.waitForInput('go') at once.
+// A parked run should cost rows in SQLite, not memory in the orchestrator. RSS is read after forced
+// GCs (the child process runs with --expose-gc) before and after; progress is read with COUNT(*) on
+// a second, read-only SQLite connection opened before the first measurement, so its own memory is
+// in both figures. Further batches show the marginal cost.
 import { DatabaseSync } from 'node:sqlite';
 import { fileBytes, delay, progress, settledRss, startKeel, waitsForInput, type BenchKeel } from '../support.ts';
 
 export const WAITING_RUNS = 10_000;
-/** Runs parked before the first measurement, so one-time costs (JIT, prepared statements, first pages) are not counted per run. */
+/**
+ * Runs parked before the first measurement, so one-time costs (JIT, prepared statements, first
+ * pages) are not counted per run.
+ */
 const WARMUP_RUNS = 200;
-/** Runs submitted per createRun wave: a client submitting steadily, not one 10,000-promise burst. */
+/**
+ * Runs submitted per createRun wave: a client submitting steadily, not one 10,000-promise burst.
+ */
 const SUBMIT_WAVE_RUNS = 500;
-/** Batches parked after the measured one, to show whether RSS keeps growing per run or has levelled off. */
+/**
+ * Batches parked after the measured one, to show whether RSS keeps growing per run or has levelled
+ * off.
+ */
 const EXTRA_BATCHES = 2;
 const PARK_TIMEOUT_MS = 60_000;
 const POLL_INTERVAL_MS = 100;
@@ -30,7 +39,10 @@ export interface WaitingRssResult {
   parkSeconds: number;
   dbFileBytes: number;
   walFileBytes: number;
-  /** Further batches of the same size on top: what more waiting runs cost once V8's heap has grown to its working size. */
+  /**
+   * Further batches of the same size on top: what more waiting runs cost once V8's heap has grown
+   * to its working size.
+   */
   more: Array<{ waitingRuns: number; rssAfterBytes: number; rssBytesPerWaitingRun: number; heapBytesPerWaitingRun: number; activeRunsWhenParked: number }>;
 }
 
@@ -95,7 +107,10 @@ async function submitWaves(keel: BenchKeel, runs: number): Promise<void> {
   }
 }
 
-/** Polls a cheap condition until it holds; a deadline turns a stuck scenario into an error instead of a hang. */
+/**
+ * Polls a cheap condition until it holds; a deadline turns a stuck scenario into an error instead
+ * of a hang.
+ */
 async function until(condition: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + PARK_TIMEOUT_MS;
   while (!condition()) {

@@ -1,4 +1,5 @@
-// API keys: bearer tokens, stored only as SHA-256 hashes. Resolves a request's tenant; never logs a key.
+// API keys: bearer tokens, stored only as SHA-256 hashes. Resolves a request's tenant; never logs a
+// key.
 import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { KeelError } from '../domain/keel-error.ts';

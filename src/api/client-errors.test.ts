@@ -1,5 +1,6 @@
-// What each refusal of Node's HTTP parser is answered with: a registered code whose status fits the refusal, and
-// nothing at all for a connection the client already reset. The answers on the wire: test/api-protocol-errors.test.ts.
+// What each refusal of Node's HTTP parser is answered with: a registered code whose status fits the
+// refusal, and nothing at all for a connection the client already reset. The answers on the wire:
+// test/api-protocol-errors.test.ts.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ERROR_CODES } from '../domain/error-codes.ts';

@@ -1,7 +1,8 @@
-// Answers requests that Node's HTTP server refuses before Fastify sees them (a control character in a header, a
-// request line plus headers over the size limit, a client too slow to send its headers, an Expect header other than
-// 100-continue) in Keel's error envelope with a stable code. After a parse error the connection is closed: the byte
-// stream cannot be trusted. It never writes into a response already under way, and never reads the rest of a request.
+// Answers requests that Node's HTTP server refuses before Fastify sees them (a control character in
+// a header, a request line plus headers over the size limit, a client too slow to send its headers,
+// an Expect header other than 100-continue) in Keel's error envelope with a stable code. After a
+// parse error the connection is closed: the byte stream cannot be trusted. It never writes into a
+// response already under way, and never reads the rest of a request.
 import type { Socket } from 'node:net';
 import { STATUS_CODES, maxHeaderSize, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { ErrorCode } from '../domain/error-codes.ts';
@@ -11,7 +12,10 @@ interface ParserError extends Error {
   code?: string;
 }
 
-/** The error code and message for a parser refusal; `undefined` when the client is gone and nothing can be sent. */
+/**
+ * The error code and message for a parser refusal; `undefined` when the client is gone and nothing
+ * can be sent.
+ */
 export function clientErrorOf(error: ParserError): { code: ErrorCode; message: string } | undefined {
   switch (error.code) {
     case 'ECONNRESET':
@@ -30,10 +34,14 @@ export function clientErrorOf(error: ParserError): { code: ErrorCode; message: s
   }
 }
 
-/** Fastify's `clientErrorHandler`: called with the raw socket of a connection whose request could not be parsed. */
+/**
+ * Fastify's `clientErrorHandler`: called with the raw socket of a connection whose request could
+ * not be parsed.
+ */
 export function clientErrorHandler(error: ParserError, socket: Socket): void {
   const answer = clientErrorOf(error);
-  // A response already started on this socket (a parse error in a later pipelined request) cannot take a second one.
+  // A response already started on this socket (a parse error in a later pipelined request) cannot
+  // take a second one.
   const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
   if (answer !== undefined && socket.writable && !inFlight) {
     const status = ERROR_CODES[answer.code].status;
@@ -47,8 +55,9 @@ export function clientErrorHandler(error: ParserError, socket: Socket): void {
 }
 
 /**
- * The server's 'checkExpectation' listener: Node would answer an Expect other than 100-continue with a bare 417 and no
- * body; with a listener it leaves the answer to us. The body is not read, so the connection is closed after it.
+ * The server's 'checkExpectation' listener: Node would answer an Expect other than 100-continue
+ * with a bare 417 and no body; with a listener it leaves the answer to us. The body is not read, so
+ * the connection is closed after it.
  */
 export function answerExpectationFailed(request: IncomingMessage, response: ServerResponse): void {
   const body = JSON.stringify({

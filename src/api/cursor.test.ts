@@ -1,6 +1,7 @@
-// Pagination cursors: what encodeCursor issues, decodeCursor returns unchanged; anything else is a KeelError
-// `invalid_cursor` (400), never another exception (a 500) and never a run id that was not in the cursor. The schedule
-// and fire lists' cursors hold their own kind of position, checked the same way.
+// Pagination cursors: what encodeCursor issues, decodeCursor returns unchanged; anything else is a
+// KeelError `invalid_cursor` (400), never another exception (a 500) and never a run id that was not
+// in the cursor. The schedule and fire lists' cursors hold their own kind of position, checked the
+// same way.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
@@ -127,7 +128,8 @@ describe('decodeCursorOf: schedule ids and fire times', () => {
 
   it('refuses a position of another list or one the database could not compare', () => {
     for (const after of [newRunId(), 'sch_x', `${scheduleId} `, 5, null]) invalid(() => decodeCursorOf(cursorOf({ v: 1, after }), isScheduleId));
-    // A fractional, unsafe or huge time would be a bigint error on Postgres (a 500) rather than a 400.
+    // A fractional, unsafe or huge time would be a bigint error on Postgres (a 500) rather than a
+    // 400.
     for (const after of [1.5, 2 ** 53, -(2 ** 53), 1e300, '1', null]) invalid(() => decodeCursorOf(cursorOf({ v: 1, after }), isEpochMs));
   });
 });

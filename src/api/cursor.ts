@@ -1,6 +1,7 @@
-// Opaque pagination cursors: base64url JSON `{ v: 1, after }` naming where the previous page ended (the last run id,
-// schedule id, or fire's logical time). A cursor that does not decode to that shape, with an `after` of the list's
-// own kind, is a 400 `invalid_cursor`: never a 500 (a value the database cannot compare) and never a wrong page.
+// Opaque pagination cursors: base64url JSON `{ v: 1, after }` naming where the previous page ended
+// (the last run id, schedule id, or fire's logical time). A cursor that does not decode to that
+// shape, with an `after` of the list's own kind, is a 400 `invalid_cursor`: never a 500 (a value
+// the database cannot compare) and never a wrong page.
 import { KeelError } from '../domain/keel-error.ts';
 import { RUN_ID_PATTERN } from '../domain/ids.ts';
 
@@ -12,7 +13,10 @@ const SCHEDULE_ID_PATTERN = /^sch_[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-
 
 export const isRunId = (after: unknown): after is string => typeof after === 'string' && RUN_ID_PATTERN.test(after);
 export const isScheduleId = (after: unknown): after is string => typeof after === 'string' && SCHEDULE_ID_PATTERN.test(after);
-/** Logical times are epoch milliseconds: a safe integer, so both stores can compare it with a bigint column. */
+/**
+ * Logical times are epoch milliseconds: a safe integer, so both stores can compare it with a bigint
+ * column.
+ */
 export const isEpochMs = (after: unknown): after is number => Number.isSafeInteger(after);
 
 export function encodeCursor(after: string | number): string {

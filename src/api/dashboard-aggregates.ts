@@ -1,5 +1,6 @@
-// Turns the store's run summaries into what the dashboard pages show: usage and cost per success per agent, queue
-// rows with ages, and a gap-free throughput series. Pure functions of their inputs; no I/O, no clocks of their own.
+// Turns the store's run summaries into what the dashboard pages show: usage and cost per success
+// per agent, queue rows with ages, and a gap-free throughput series. Pure functions of their
+// inputs; no I/O, no clocks of their own.
 import type { EndedRunsBucket, RunSummaryRow, TenantSummaryRow } from '../store/run-summaries.ts';
 
 export interface AgentUsageView {
@@ -28,7 +29,10 @@ function add(into: AgentUsageView, row: RunSummaryRow): void {
   if (row.status === 'succeeded') into.succeeded += row.runs;
 }
 
-/** Cost per success counts all spend — failed and cancelled runs too — divided by successes (the brief's definition). */
+/**
+ * Cost per success counts all spend — failed and cancelled runs too — divided by successes (the
+ * brief's definition).
+ */
 function finish(usage: AgentUsageView): AgentUsageView {
   usage.costPerSuccessUsd = usage.succeeded === 0 ? null : usage.costUsd / usage.succeeded;
   return usage;
@@ -73,7 +77,9 @@ export function queueRows(rows: readonly RunSummaryRow[], now: number): QueueRow
   return [...byAgent.values()].sort((a, b) => b.queued - a.queued || a.agent.localeCompare(b.agent));
 }
 
-/** Every bucket from `sinceMs` up to `nowMs`, zeros included, so a chart's time axis has no holes. */
+/**
+ * Every bucket from `sinceMs` up to `nowMs`, zeros included, so a chart's time axis has no holes.
+ */
 export function throughputSeries(buckets: readonly EndedRunsBucket[], sinceMs: number, nowMs: number, bucketMs: number) {
   const first = Math.floor(sinceMs / bucketMs) * bucketMs;
   const series = new Map<number, { start: string; succeeded: number; failed: number; cancelled: number }>();

@@ -1,5 +1,6 @@
-// Wire schemas (zod) of the dashboard's read-only JSON endpoints under /v1/dashboard; the OpenAPI document shows them.
-// Anything a source cannot provide is `available: false` with a reason, so a page can say so instead of guessing.
+// Wire schemas (zod) of the dashboard's read-only JSON endpoints under /v1/dashboard; the OpenAPI
+// document shows them. Anything a source cannot provide is `available: false` with a reason, so a
+// page can say so instead of guessing.
 import { z } from 'zod';
 
 export const AgentUsage = z.object({

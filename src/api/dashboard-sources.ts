@@ -1,6 +1,7 @@
-// What the dashboard can show beyond the store: live snapshots from other planes (scheduling pools, sandbox nodes,
-// tenant quotas). Each source is optional; a missing one is reported as "not available" — never invented.
-// Planes plug in by passing these callbacks to buildApi({ dashboard }); this module holds no state.
+// What the dashboard can show beyond the store: live snapshots from other planes (scheduling pools,
+// sandbox nodes, tenant quotas). Each source is optional; a missing one is reported as "not
+// available" — never invented. Planes plug in by passing these callbacks to buildApi({ dashboard
+// }); this module holds no state.
 
 /** One in-process pool (model gateway, a tool pool) as the scheduling plane sees it right now. */
 export interface PoolSnapshot {

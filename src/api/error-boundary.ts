@@ -1,6 +1,7 @@
-// The API's one error boundary: domain errors become their status and `{ error: { code, message, details? } }`;
-// Fastify's own client errors (bad JSON, oversize body, bad media type, validation) get stable codes too.
-// Anything else is a bug: logged with its stack, answered 500 `internal` without internals.
+// The API's one error boundary: domain errors become their status and `{ error: { code, message,
+// details? } }`; Fastify's own client errors (bad JSON, oversize body, bad media type, validation)
+// get stable codes too. Anything else is a bug: logged with its stack, answered 500 `internal`
+// without internals.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import type { ErrorCode } from '../domain/error-codes.ts';
@@ -41,7 +42,8 @@ export function errorHandler(error: unknown, request: FastifyRequest, reply: Fas
   }
   if (keel.code === 'idempotency_conflict' || keel.status >= 500) request.log.warn({ code: keel.code }, keel.message);
   const status = ERROR_CODES[keel.code].status;
-  // A refusal that says when to come back (429 tenant_queue_full, 503) tells HTTP clients too, in whole seconds.
+  // A refusal that says when to come back (429 tenant_queue_full, 503) tells HTTP clients too, in
+  // whole seconds.
   if (keel.retryAfterMs !== undefined) void reply.header('retry-after', String(Math.max(1, Math.ceil(keel.retryAfterMs / 1000))));
   void reply.status(status >= 500 && keel.code !== 'store_busy' ? 500 : status).send({ error: keel.toJSON() });
 }

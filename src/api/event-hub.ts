@@ -1,5 +1,6 @@
-// Fans store change notifications out to the SSE streams that follow a run, so a stream wakes when its run gets
-// new events instead of polling. One store subscription for the whole API; listeners are removed when streams close.
+// Fans store change notifications out to the SSE streams that follow a run, so a stream wakes when
+// its run gets new events instead of polling. One store subscription for the whole API; listeners
+// are removed when streams close.
 import type { Store } from '../store/store.ts';
 
 export class EventHub {
@@ -9,7 +10,8 @@ export class EventHub {
   constructor(store: Store) {
     this.#unsubscribe = store.onChange((changes) => {
       for (const change of changes) {
-        // '*': the store may have missed changes (its change feed reconnected): every stream re-reads.
+        // '*': the store may have missed changes (its change feed reconnected): every stream
+        // re-reads.
         const sets = change.runId === '*' ? [...this.#listeners.values()] : [this.#listeners.get(change.runId)];
         for (const set of sets) if (set !== undefined) for (const listener of set) listener();
       }

@@ -1,8 +1,9 @@
-// Reads and parses JSON request bodies with a size limit. An oversize body is drained (up to a bound) before the
-// 413 is sent: answering while the client is still uploading makes most HTTP clients report a broken pipe instead
-// of the 413. Past the drain bound the connection is closed: refusing a flood beats reading it. A `__proto__` key or a
-// `constructor.prototype` member anywhere in the body is refused (`forbidden_key`), never stripped: a body the server
-// silently changed would be stored and hashed (idempotency) differently from what the client sent.
+// Reads and parses JSON request bodies with a size limit. An oversize body is drained (up to a
+// bound) before the 413 is sent: answering while the client is still uploading makes most HTTP
+// clients report a broken pipe instead of the 413. Past the drain bound the connection is closed:
+// refusing a flood beats reading it. A `__proto__` key or a `constructor.prototype` member anywhere
+// in the body is refused (`forbidden_key`), never stripped: a body the server silently changed
+// would be stored and hashed (idempotency) differently from what the client sent.
 import type { IncomingMessage } from 'node:http';
 import secureJson from 'secure-json-parse';
 import { KeelError } from '../domain/keel-error.ts';
@@ -27,7 +28,8 @@ export async function readJsonBody(stream: IncomingMessage, limitBytes: number):
   try {
     return secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
   } catch {
-    // Parsed again only on this failure path, to tell a refused key in valid JSON from JSON that does not parse.
+    // Parsed again only on this failure path, to tell a refused key in valid JSON from JSON that
+    // does not parse.
     if (!isJson(text)) throw new KeelError('invalid_json', 'the request body is not valid JSON');
     throw new KeelError('forbidden_key', 'the request body has a "__proto__" key or a "constructor": {"prototype": …} member; rename or remove it');
   }

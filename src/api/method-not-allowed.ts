@@ -1,10 +1,13 @@
-// 405 for a path the API has under another method (PUT /v1/runs, PATCH /healthz), with the Allow header; a path the
-// API does not have at all stays 404 not_found. Routes are recorded as they are registered; once they all are, each
-// path gets one hidden route for the methods it lacks. It answers in onRequest, before any body is read or parsed.
+// 405 for a path the API has under another method (PUT /v1/runs, PATCH /healthz), with the Allow
+// header; a path the API does not have at all stays 404 not_found. Routes are recorded as they are
+// registered; once they all are, each path gets one hidden route for the methods it lacks. It
+// answers in onRequest, before any body is read or parsed.
 import type { FastifyInstance, HTTPMethods } from 'fastify';
 import { KeelError } from '../domain/keel-error.ts';
 
-/** The methods a client may reasonably try on an API path; the others are not routed at all (404). */
+/**
+ * The methods a client may reasonably try on an API path; the others are not routed at all (404).
+ */
 const ANSWERED_METHODS = ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT'] as const;
 
 export interface RouteMethods {

@@ -1,6 +1,7 @@
-// Wire schemas (zod) of /v1/schedules: request validation and the OpenAPI document come from these. A rule JSON
-// Schema cannot express (exactly one of cron / intervalMs, endAt after startAt) is a refinement here and is stated in
-// the schema's description, so the document and the validation cannot drift apart.
+// Wire schemas (zod) of /v1/schedules: request validation and the OpenAPI document come from these.
+// A rule JSON Schema cannot express (exactly one of cron / intervalMs, endAt after startAt) is a
+// refinement here and is stated in the schema's description, so the document and the validation
+// cannot drift apart.
 import { z } from 'zod';
 import { CURSOR_DESCRIPTION } from './cursor.ts';
 import { Budget, JsonValue, PLAIN_TEXT_RULE, PathId, Priority, plainText } from './schemas.ts';
@@ -34,7 +35,10 @@ const behaviour = {
     .describe('Called once per failed run; an http(s) URL without credentials whose origin is on the tenant’s webhook allowlist (400 webhook_not_allowed otherwise)'),
 };
 
-/** The rules of a schedule body that JSON Schema does not carry; stated in the OpenAPI document with the body. */
+/**
+ * The rules of a schedule body that JSON Schema does not carry; stated in the OpenAPI document with
+ * the body.
+ */
 export const SCHEDULE_BODY_RULES = 'Exactly one of cron and intervalMs; endAt after startAt when both are set. '
   + 'Breaking either is 400 validation_failed.';
 const exactlyOneTiming = (b: { cron?: string | null | undefined; intervalMs?: number | null | undefined }) => (b.cron == null) !== (b.intervalMs == null);
@@ -47,7 +51,10 @@ export const CreateScheduleBody = z.strictObject({ ...timing, ...behaviour, temp
   .refine(endAfterStart, endAfterStartRule)
   .describe(`A new schedule. ${SCHEDULE_BODY_RULES}`);
 
-/** The rules of an edit: checked against the schedule as edited (setting cron clears intervalMs and vice versa). */
+/**
+ * The rules of an edit: checked against the schedule as edited (setting cron clears intervalMs and
+ * vice versa).
+ */
 export const SCHEDULE_EDIT_RULES = 'At least one field (an empty body is 400 validation_failed). Setting cron clears intervalMs and '
   + 'the reverse; the edited schedule must still have exactly one of them, and endAt after startAt (400 validation_failed).';
 export const UpdateScheduleBody = z.strictObject({ ...timing, timeZone: timing.timeZone.optional(), ...behaviour, template: RunTemplateBody.optional() })

@@ -1,13 +1,19 @@
-// The API's wire schemas (zod): request validation and the OpenAPI document are both generated from these.
+// The API's wire schemas (zod): request validation and the OpenAPI document are both generated from
+// these.
 import { z } from 'zod';
 import { TENANT_WEIGHT_MAX } from '../domain/fair-share.ts';
 import { CURSOR_DESCRIPTION } from './cursor.ts';
 import { WAITING_REASONS } from '../domain/waiting-reasons.ts';
 
-/** Deepest nesting accepted in user JSON: journals and events are serialized recursively, so depth is bounded. */
+/**
+ * Deepest nesting accepted in user JSON: journals and events are serialized recursively, so depth
+ * is bounded.
+ */
 export const JSON_MAX_DEPTH = 64;
 
-/** Iterative depth check (a recursive one would itself overflow on the input it is meant to refuse). */
+/**
+ * Iterative depth check (a recursive one would itself overflow on the input it is meant to refuse).
+ */
 function withinDepth(value: unknown): boolean {
   const stack: Array<[unknown, number]> = [[value, 1]];
   while (stack.length > 0) {
@@ -19,13 +25,17 @@ function withinDepth(value: unknown): boolean {
   return true;
 }
 
-/** What an identifier, key or name sent to the API may not hold; stated in the document on every such field. */
+/**
+ * What an identifier, key or name sent to the API may not hold; stated in the document on every
+ * such field.
+ */
 export const PLAIN_TEXT_RULE = 'no control characters (U+0000–U+001F, U+007F) and no unpaired UTF-16 surrogates';
 
 /**
- * Strings the stores keep as text columns or compare with them (ids, keys, names, filters). Postgres refuses U+0000
- * in text (a 500 before this check) and an unpaired surrogate would be stored as U+FFFD, silently another string
- * (two idempotency keys colliding); control characters have no place in any of them.
+ * Strings the stores keep as text columns or compare with them (ids, keys, names, filters).
+ * Postgres refuses U+0000 in text (a 500 before this check) and an unpaired surrogate would be
+ * stored as U+FFFD, silently another string (two idempotency keys colliding); control characters
+ * have no place in any of them.
  */
 export function isPlainText(value: string): boolean {
   return value.isWellFormed() && !/[\u0000-\u001f\u007f]/.test(value);
@@ -36,15 +46,19 @@ export function plainText(maxLength: number) {
   return z.string().min(1).max(maxLength).refine(isPlainText, { message: `must have ${PLAIN_TEXT_RULE}` });
 }
 
-// Request bodies are parsed from JSON, so any value in them is JSON already; a recursive `z.json()` would only add a
-// schema the OpenAPI document cannot reference. InputBody's `value` must be present, hence the refine.
+// Request bodies are parsed from JSON, so any value in them is JSON already; a recursive `z.json()`
+// would only add a schema the OpenAPI document cannot reference. InputBody's `value` must be
+// present, hence the refine.
 export const JsonValue = z.unknown().refine(withinDepth, { message: `nested deeper than ${JSON_MAX_DEPTH} levels` }).describe('Any JSON value');
 
 export const ErrorBody = z.object({
   error: z.object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()).optional() }),
 }).meta({ id: 'Error' });
 
-/** An error response with its own description (the rules behind it), still referencing the one Error schema. */
+/**
+ * An error response with its own description (the rules behind it), still referencing the one Error
+ * schema.
+ */
 export function errorResponse(description: string) {
   return { description, content: { 'application/json': { schema: ErrorBody } } };
 }
@@ -147,9 +161,15 @@ export const Step = z.object({
   error: z.unknown().optional(),
 }).meta({ id: 'Step' });
 
-/** Pools a tenant may cap, at most this many (pool names are the scheduler's: model:<name>, sandbox:<profile>, inline, …). */
+/**
+ * Pools a tenant may cap, at most this many (pool names are the scheduler's: model:<name>,
+ * sandbox:<profile>, inline, …).
+ */
 export const TENANT_POOL_CAPS_MAX = 100;
-/** The largest tokens-per-minute limit: Postgres keeps it in an INTEGER column, so a larger one was a 500 there. */
+/**
+ * The largest tokens-per-minute limit: Postgres keeps it in an INTEGER column, so a larger one was
+ * a 500 there.
+ */
 export const TENANT_TPM_MAX = 2_147_483_647;
 const POOL_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9:._\/@-]*$/;
 /** poolCaps' key rules: OpenAPI 3.0 has no propertyNames, so the document states them in words. */

@@ -1,5 +1,6 @@
-// Builds the HTTP API (Fastify): JSON parsing with a payload limit, zod validation, bearer auth per tenant,
-// the routes, the OpenAPI document at /openapi.json, health and readiness. It owns no run state.
+// Builds the HTTP API (Fastify): JSON parsing with a payload limit, zod validation, bearer auth per
+// tenant, the routes, the OpenAPI document at /openapi.json, health and readiness. It owns no run
+// state.
 import swagger from '@fastify/swagger';
 import { z } from 'zod';
 import Fastify, { LogController, type FastifyInstance, type FastifyRequest } from 'fastify';
@@ -40,13 +41,21 @@ export interface ApiOptions {
   version?: string;
   /** Serves /v1/schedules when given. */
   schedules?: ScheduleService;
-  /** Ephemeral live events (model.delta) of runs executing in this process, written to SSE followers. */
+  /**
+   * Ephemeral live events (model.delta) of runs executing in this process, written to SSE
+   * followers.
+   */
   live?: LiveDeltas;
-  /** Live data from other planes for the dashboard's pools, nodes and quotas pages (each optional). */
+  /**
+   * Live data from other planes for the dashboard's pools, nodes and quotas pages (each optional).
+   */
   dashboard?: DashboardSources;
   /** This process's effect pools, for GET /v1/admin/pools. */
   pools?: () => PoolSnapshot[];
-  /** This process's cache of tenants' model limits and budgets: an admin PATCH invalidates the tenant at once. */
+  /**
+   * This process's cache of tenants' model limits and budgets: an admin PATCH invalidates the
+   * tenant at once.
+   */
   tenantPolicy?: { invalidate(tenantId: string): void } | undefined;
 }
 
@@ -58,7 +67,8 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   const payloadMaxBytes = options.payloadMaxBytes ?? PAYLOAD_MAX_BYTES_DEFAULT;
   const logging = options.logger !== undefined
     ? { loggerInstance: options.logger, logController: new LogController({ disableRequestLogging: true }) } : { logger: false };
-  // frameworkErrors: bad URLs and the like; clientErrorHandler: requests Node's HTTP parser refused (client-errors.ts).
+  // frameworkErrors: bad URLs and the like; clientErrorHandler: requests Node's HTTP parser refused
+  // (client-errors.ts).
   const app = Fastify({
     ...logging, bodyLimit: payloadMaxBytes, return503OnClosing: false, forceCloseConnections: true, frameworkErrors: errorHandler, clientErrorHandler,
   });
@@ -67,8 +77,8 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler(errorHandler);
   const routeMethods = recordRouteMethods(app);
-  // A /v1 route that takes no query parameters refuses any (400 validation_failed), as the others refuse unknown ones:
-  // a misspelt filter must not silently return everything.
+  // A /v1 route that takes no query parameters refuses any (400 validation_failed), as the others
+  // refuse unknown ones: a misspelt filter must not silently return everything.
   app.addHook('onRoute', (route) => {
     if (!route.url.startsWith('/v1/') || route.schema?.querystring !== undefined) return;
     const response = route.schema?.response as Record<string, unknown> | undefined;

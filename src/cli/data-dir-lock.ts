@@ -1,7 +1,8 @@
-// Single ownership of an embedded data directory: a lock file with the owner's pid. The embedded store expires
-// every other lease at start, which is only safe when no other live process uses the same file. A holder that was
-// just killed may take a moment to go (a dying or zombie process still answers kill -0): that is waited out briefly.
-// A directory that cannot be created or written is a StartupError (one line and a hint), not a stack trace.
+// Single ownership of an embedded data directory: a lock file with the owner's pid. The embedded
+// store expires every other lease at start, which is only safe when no other live process uses the
+// same file. A holder that was just killed may take a moment to go (a dying or zombie process still
+// answers kill -0): that is waited out briefly. A directory that cannot be created or written is a
+// StartupError (one line and a hint), not a stack trace.
 import { accessSync, constants, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { KeelError } from '../domain/keel-error.ts';
@@ -10,7 +11,10 @@ import { StartupError } from './kit/output.ts';
 /** Errors that say the directory cannot be made or written by this process. */
 const NOT_WRITABLE = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'EEXIST', 'ENOSPC', 'EDQUOT']);
 
-/** The StartupError for a data directory this process cannot create or write, or undefined for any other failure. */
+/**
+ * The StartupError for a data directory this process cannot create or write, or undefined for any
+ * other failure.
+ */
 function dataDirStartupError(error: unknown, dir: string): StartupError | undefined {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (code === undefined || !NOT_WRITABLE.has(code)) return undefined;
@@ -48,7 +52,10 @@ export function lockDataDir(dir: string): () => void {
   throw new KeelError('already_running', `could not lock ${dir}`);
 }
 
-/** How long a start waits for a lock holder that is on its way out (killed a moment ago) before refusing. */
+/**
+ * How long a start waits for a lock holder that is on its way out (killed a moment ago) before
+ * refusing.
+ */
 export const HOLDER_EXIT_WAIT_MS = 5_000;
 const POLL_MS = 50;
 
@@ -58,7 +65,8 @@ function isAlive(pid: number): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
-  // A zombie (exited, not yet reaped) or a dead task still answers kill -0; /proc says what it is (Linux).
+  // A zombie (exited, not yet reaped) or a dead task still answers kill -0; /proc says what it is
+  // (Linux).
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);

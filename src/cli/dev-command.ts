@@ -1,5 +1,6 @@
-// `keel dev`: the embedded mode. One process runs the API, the orchestrator, the pools and the store (SQLite in the
-// data directory, or Postgres when KEEL_DATABASE_URL is set), with a dev tenant whose key is printed at start.
+// `keel dev`: the embedded mode. One process runs the API, the orchestrator, the pools and the
+// store (SQLite in the data directory, or Postgres when KEEL_DATABASE_URL is set), with a dev
+// tenant whose key is printed at start.
 import { pino } from 'pino';
 import { loadConfig } from '../config/config.ts';
 import { HELP_FLAG, parseFlags, portFlag } from './kit/args.ts';

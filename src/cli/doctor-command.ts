@@ -1,5 +1,6 @@
-// `keel doctor [--json]`: which sandbox tiers work on this host, and for each one that does not, why and what to
-// install. It proves each tier by running a real command in it; it changes nothing on the host.
+// `keel doctor [--json]`: which sandbox tiers work on this host, and for each one that does not,
+// why and what to install. It proves each tier by running a real command in it; it changes nothing
+// on the host.
 import { probeTiers } from '../sandbox/tier-probe.ts';
 import { expectPositionals, HELP_FLAG, parseFlags } from './kit/args.ts';
 import { EXIT_FAILURE, EXIT_OK, type CliIo } from './kit/output.ts';

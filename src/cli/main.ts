@@ -1,6 +1,7 @@
-// The `keel` command line: dispatches to subcommands, each loaded only when it runs (`keel runs` loads no store or
-// engine). Every command writes through a CliIo and returns its exit code; a failure it throws is reported by the CLI
-// kit (a user's mistake as one line with a hint, exit 2). bin/keel.js checks the Node version before this loads.
+// The `keel` command line: dispatches to subcommands, each loaded only when it runs (`keel runs`
+// loads no store or engine). Every command writes through a CliIo and returns its exit code; a
+// failure it throws is reported by the CLI kit (a user's mistake as one line with a hint, exit 2).
+// bin/keel.js checks the Node version before this loads.
 import { reportError, type CliIo } from './kit/output.ts';
 
 const USAGE = `usage: keel <command>
@@ -57,8 +58,8 @@ async function main(argv: string[], io: CliIo): Promise<number> {
   } catch (error) {
     code = reportError(name, error, io);
   }
-  // A serving command has stopped gracefully (or failed to start): nothing is left to flush, and a half-started
-  // runtime must not keep the process alive.
+  // A serving command has stopped gracefully (or failed to start): nothing is left to flush, and a
+  // half-started runtime must not keep the process alive.
   if (SERVING.has(name)) process.exit(code);
   return code;
 }

@@ -1,4 +1,5 @@
-// `keel migrate`: applies the store's pending migrations and exits (servers and workers also migrate at start).
+// `keel migrate`: applies the store's pending migrations and exits (servers and workers also
+// migrate at start).
 import { pino } from 'pino';
 import { loadConfig } from '../config/config.ts';
 import { selectBackend } from '../store/open-store.ts';

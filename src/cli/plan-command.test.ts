@@ -1,5 +1,6 @@
-// `keel plan` on the example files and on bad ones: the report and --json on stdout with exit 0; an unreadable,
-// non-JSON or invalid scenario names the file, the field and the reason on stderr with exit 1; misuse exits 2.
+// `keel plan` on the example files and on bad ones: the report and --json on stdout with exit 0; an
+// unreadable, non-JSON or invalid scenario names the file, the field and the reason on stderr with
+// exit 1; misuse exits 2.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

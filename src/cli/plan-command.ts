@@ -1,9 +1,10 @@
-// `keel plan <scenario.json> [--json]`: reads a scenario file, runs the capacity planner on it, and prints the
-// report (or the same numbers as JSON). With `--live` the workload's rates and durations are measured from a
-// running Keel's runs API instead (environment and capacity still come from the file) and printed next to the
-// file's. Exit codes: 0 planned, 1 the file is unreadable, not JSON or not a valid scenario (each bad field and its
-// reason on stderr) or Keel could not be measured, 2 usage (the message, then the usage text). Flags and the client
-// come from the CLI kit (src/cli/kit/). Writes only through `io`; never calls process.exit.
+// `keel plan <scenario.json> [--json]`: reads a scenario file, runs the capacity planner on it, and
+// prints the report (or the same numbers as JSON). With `--live` the workload's rates and durations
+// are measured from a running Keel's runs API instead (environment and capacity still come from the
+// file) and printed next to the file's. Exit codes: 0 planned, 1 the file is unreadable, not JSON
+// or not a valid scenario (each bad field and its reason on stderr) or Keel could not be measured,
+// 2 usage (the message, then the usage text). Flags and the client come from the CLI kit
+// (src/cli/kit/). Writes only through `io`; never calls process.exit.
 import { readFile, stat } from 'node:fs/promises';
 import { ApiError, ConnectionError, ProtocolError } from './client/http-client.ts';
 import { HELP_FLAG, intFlag, parseFlags } from './kit/args.ts';
@@ -14,7 +15,10 @@ import type { Unit } from '../planner/formula.ts';
 import { formatPlanJson, formatReport, parseScenario, plan, ScenarioError, type Scenario } from '../planner/index.ts';
 import { LIVE_WINDOW_SECONDS_DEFAULT, LIVE_WINDOW_SECONDS_MAX, measureWorkload, type MeasuredWorkload } from '../planner/live.ts';
 
-/** A scenario is a few kilobytes; refusing anything larger keeps a wrong path (a log, a dump) from being read whole. */
+/**
+ * A scenario is a few kilobytes; refusing anything larger keeps a wrong path (a log, a dump) from
+ * being read whole.
+ */
 export const SCENARIO_MAX_BYTES = 1024 * 1024;
 
 const NO_ENV_MEASUREMENT = 'environment memory cannot be measured yet (Keel has no sandbox plane), so a scenario file must provide workload.env and capacity';
@@ -39,7 +43,9 @@ options:
 
 exit codes: 0 planned, 1 unreadable or invalid scenario, or Keel could not be measured, 2 usage error`;
 
-/** The kit's CliIo; `env` (where --live reads KEEL_URL and KEEL_API_KEY) is process.env when absent. */
+/**
+ * The kit's CliIo; `env` (where --live reads KEEL_URL and KEEL_API_KEY) is process.env when absent.
+ */
 export type PlanCommandIo = Omit<CliIo, 'env'> & { env?: NodeJS.ProcessEnv };
 
 interface LiveOptions {
@@ -119,7 +125,10 @@ const MEASURED_FIELDS = [
   ['arrivalPerSec', 'tasks/s'], ['roundsPerTask', 'calls'], ['modelSecondsPerRound', 's'], ['toolSecondsPerRound', 's'],
 ] as const satisfies readonly (readonly [keyof MeasuredWorkload['formulas'], Unit])[];
 
-/** The "measured vs planned" table: each measured field, the file's value, and the formula behind the measurement. */
+/**
+ * The "measured vs planned" table: each measured field, the file's value, and the formula behind
+ * the measurement.
+ */
 function formatMeasured(m: MeasuredWorkload, scenario: Scenario, baseUrl: string): string {
   const env = scenario.workload.env;
   const rows = [

@@ -1,6 +1,6 @@
-// Assembles a Keel process for a role: `dev` (everything, SQLite unless KEEL_DATABASE_URL is set), `server`
-// (API + orchestrator + pools on Postgres) or `worker` (orchestrator + pools, no API). Owns start and graceful stop;
-// holds no state of its own beyond the parts it wires together.
+// Assembles a Keel process for a role: `dev` (everything, SQLite unless KEEL_DATABASE_URL is set),
+// `server` (API + orchestrator + pools on Postgres) or `worker` (orchestrator + pools, no API).
+// Owns start and graceful stop; holds no state of its own beyond the parts it wires together.
 import { join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -55,7 +55,10 @@ export interface RunningKeel {
   stop(): Promise<void>;
 }
 
-/** Opens the process's store backend; one on a data directory (not shared by processes) is locked to this process. */
+/**
+ * Opens the process's store backend; one on a data directory (not shared by processes) is locked to
+ * this process.
+ */
 export function openStore(config: KeelConfig, role: Role): { backend: StoreBackend; unlock: () => void } {
   const dataDir = resolve(config.dataDir);
   const factory = selectBackend({
@@ -74,7 +77,10 @@ export function openStore(config: KeelConfig, role: Role): { backend: StoreBacke
   }
 }
 
-/** openStore, with a data directory holding something that is not a Keel database refused in one line. */
+/**
+ * openStore, with a data directory holding something that is not a Keel database refused in one
+ * line.
+ */
 function openStoreForStart(config: KeelConfig, role: Role): ReturnType<typeof openStore> {
   try {
     return openStore(config, role);
@@ -89,8 +95,9 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
     log.warn({ crashAt: config.testCrashAt }, 'fault injection armed (KEEL_TEST_CRASH_AT): this process will SIGKILL itself; for tests only');
   }
   const { agents, models, tools } = await loadAgentsForStart(agentsFile);
-  // One registry per process, shared by the gateway (model:*) and the tools; a bad pools
-  // file fails the start here, and later edits (file change, SIGHUP) are applied live or rejected with a logged error.
+  // One registry per process, shared by the gateway (model:*) and the tools; a bad pools file fails
+  // the start here, and later edits (file change, SIGHUP) are applied live or rejected with a
+  // logged error.
   const pools = new PoolRegistry({ telemetry });
   const poolsFile = config.poolsFile === undefined ? undefined : resolve(config.poolsFile);
   if (poolsFile !== undefined) pools.configure(loadPoolsFile(poolsFile));
@@ -111,7 +118,8 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
     unlock();
     throw (config.databaseUrl === undefined ? undefined : databaseStartupError(error, config.databaseUrl)) ?? error;
   }
-  // Processes sharing a database share their model RPM/TPM limits too (one process's own limiter is exact alone).
+  // Processes sharing a database share their model RPM/TPM limits too (one process's own limiter is
+  // exact alone).
   if (backend.rateWindows !== undefined) gateway.shareLimits(backend.rateWindows);
   gateway.useTenantPolicy(new TenantPolicy(store)); // tenants' own RPM/TPM and daily budgets
   const registry = new AgentRegistry();
@@ -122,17 +130,19 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   const detachStore = telemetry.attachStore(store);
   telemetry.providerOf = (model) => (gateway.has(model) ? gateway.resolve(model).definition.provider : undefined);
   const metricsListener = config.metricsPort === undefined ? undefined : await startMetricsListener(config.metricsHost, config.metricsPort);
-  // Agent code runs in isolates (worker threads) under a watchdog unless KEEL_AGENT_ISOLATION=thread.
+  // Agent code runs in isolates (worker threads) under a watchdog unless
+  // KEEL_AGENT_ISOLATION=thread.
   const agentHost = config.agentIsolation === 'isolate'
     ? new IsolateHost({
       agentsFile: resolve(agentsFile), models: gateway.names(), isolates: config.agentIsolates, blockedAfterMs: config.agentBlockedMs, memoryMb: config.agentMemoryMb,
       log: (level, message, fields) => log[level](fields ?? {}, message),
     })
     : inThreadHost;
-  // Isolates load the agents module before any run is claimed (a module that fails there fails the start).
+  // Isolates load the agents module before any run is claimed (a module that fails there fails the
+  // start).
   if (agentHost instanceof IsolateHost) await agentHost.ready();
-  // The node's sandboxes (opened on first use) reach tools through their context; environments are released when
-  // their run ends, and their memory-time is counted per tenant.
+  // The node's sandboxes (opened on first use) reach tools through their context; environments are
+  // released when their run ends, and their memory-time is counted per tenant.
   const sandboxes = attachNodeSandboxes(store, config, {
     onEnvironmentTime: ({ tenantId, gibSeconds }) => {
       if (tenantId !== undefined) telemetry.sandboxEnvironment(tenantId, gibSeconds);
@@ -143,8 +153,9 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
     poisonAfterLeaseLosses: config.poisonLeaseLosses, agentHost, pools, preemptAfterMs: config.preemptAfterMs,
     log: runScopedLog(log), toolNode: { dataDir: sandboxes.dataDir, sandboxManager: () => sandboxes.manager() },
   });
-  // A store this process owns alone (the SQLite file under its lock): a dead predecessor's leases are taken back at
-  // once. A shared store waits for leases to expire instead: their holders may be alive.
+  // A store this process owns alone (the SQLite file under its lock): a dead predecessor's leases
+  // are taken back at once. A shared store waits for leases to expire instead: their holders may be
+  // alive.
   const recovered = store.capabilities.multiProcess ? 0 : await store.expireForeignLeases(orchestrator.owner);
   let devApiKey: string | undefined;
   if (role === 'dev') {
@@ -156,7 +167,8 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   const tenantPoolPolicy = followTenantPoolPolicy(store, pools); // pools share effects by tenant weight, within tenant caps
   const poolsWatch = poolsFile === undefined ? undefined : watchPoolsFile(poolsFile, (c) => pools.configure(c), (level, message, fields) => log[level](fields ?? {}, message));
   orchestrator.start();
-  // Schedules: every process runs the (leaderless) scheduler; fires are claimed with leases, so none fires twice.
+  // Schedules: every process runs the (leaderless) scheduler; fires are claimed with leases, so
+  // none fires twice.
   const schedules = createSchedulesPlane(store, registry, {
     schedules: backend.schedules,
     tickMs: config.schedulerTickMs, leaseMs: config.schedulerLeaseMs, log: (level, message, fields) => log[level](fields ?? {}, message),
@@ -190,7 +202,8 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
     try {
       running.address = await app.listen({ port: config.port, host: config.host });
     } catch (error) {
-      // Taken between the check above and now: everything started so far is stopped before the start fails.
+      // Taken between the check above and now: everything started so far is stopped before the
+      // start fails.
       await running.stop();
       throw listenStartupError(error, apiTarget) ?? error;
     }
@@ -215,8 +228,8 @@ export function untilSignalled(runtime: RunningKeel, log: Logger): Promise<numbe
 }
 
 /**
- * What the dashboard shows beyond the store: this process's effect pools (totals only: a tenant's page must not show
- * other tenants) and each tenant's quotas from its record.
+ * What the dashboard shows beyond the store: this process's effect pools (totals only: a tenant's
+ * page must not show other tenants) and each tenant's quotas from its record.
  */
 function dashboardSources(store: Store, pools: PoolRegistry): DashboardSources {
   const kinds = { model: 'model', sandbox: 'sandbox', inline: 'tool', declared: 'tool' } as const;

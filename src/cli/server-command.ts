@@ -1,7 +1,8 @@
-// `keel server` (API + orchestrator + pools) and `keel worker` (orchestrator + pools): stateless processes against
-// one Postgres (KEEL_DATABASE_URL); run any number of each. Agents are loaded with --agents in every role, and a
-// worker claims only runs of the agent versions it loaded. --data names this process's local directory (sandbox
-// workspaces); the runs themselves are in Postgres.
+// `keel server` (API + orchestrator + pools) and `keel worker` (orchestrator + pools): stateless
+// processes against one Postgres (KEEL_DATABASE_URL); run any number of each. Agents are loaded
+// with --agents in every role, and a worker claims only runs of the agent versions it loaded.
+// --data names this process's local directory (sandbox workspaces); the runs themselves are in
+// Postgres.
 import { pino } from 'pino';
 import { loadConfig } from '../config/config.ts';
 import { ensureWritableDir } from './data-dir-lock.ts';

@@ -1,7 +1,8 @@
-// The checks `keel dev|server|worker|migrate` make before they commit to a start, and the translation of the
-// failures a user causes (a taken port, an agents file that is missing, broken or empty, a database that cannot be
-// reached) into StartupErrors: one line and a hint, exit 2. Errors nobody planned for pass through unchanged: they are
-// bugs and keep their stack. Nothing here holds a resource once it returns.
+// The checks `keel dev|server|worker|migrate` make before they commit to a start, and the
+// translation of the failures a user causes (a taken port, an agents file that is missing, broken
+// or empty, a database that cannot be reached) into StartupErrors: one line and a hint, exit 2.
+// Errors nobody planned for pass through unchanged: they are bugs and keep their stack. Nothing
+// here holds a resource once it returns.
 import { stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
@@ -19,7 +20,9 @@ export interface ListenTarget {
   flag: string;
 }
 
-/** The StartupError for a failed listen, or undefined when the failure is not one a user can fix. */
+/**
+ * The StartupError for a failed listen, or undefined when the failure is not one a user can fix.
+ */
 export function listenStartupError(error: unknown, { host, port, flag }: ListenTarget): StartupError | undefined {
   switch ((error as NodeJS.ErrnoException | undefined)?.code) {
     case 'EADDRINUSE':
@@ -36,8 +39,8 @@ export function listenStartupError(error: unknown, { host, port, flag }: ListenT
 }
 
 /**
- * Fails fast, before any store is opened, when the API could not listen where it is asked to (another process
- * already listens there). Port 0 always works.
+ * Fails fast, before any store is opened, when the API could not listen where it is asked to
+ * (another process already listens there). Port 0 always works.
  */
 export async function assertCanListen(target: ListenTarget): Promise<void> {
   if (target.port === 0) return;
@@ -63,8 +66,8 @@ function whereInModule(error: Error, path: string): string | undefined {
 }
 
 /**
- * Loads the agents module for a start: a missing file, one that does not load (a syntax error, a throw, a missing
- * import) and one that exports no agent are StartupErrors naming the file.
+ * Loads the agents module for a start: a missing file, one that does not load (a syntax error, a
+ * throw, a missing import) and one that exports no agent are StartupErrors naming the file.
  */
 export async function loadAgentsForStart(file: string): Promise<LoadedAgents> {
   const path = resolve(file);
@@ -76,8 +79,9 @@ export async function loadAgentsForStart(file: string): Promise<LoadedAgents> {
     throw new StartupError(`agents file ${file} does not exist`, AGENTS_HINT, { cause: error });
   }
   if (!isFile) throw new StartupError(`agents file ${file} is not a file`, AGENTS_HINT);
-  // Imported once here so that a module that does not load is told apart from one that loads and exports no agent;
-  // loadAgentsModule imports the same URL again and gets this evaluation from the module cache.
+  // Imported once here so that a module that does not load is told apart from one that loads and
+  // exports no agent; loadAgentsModule imports the same URL again and gets this evaluation from the
+  // module cache.
   try {
     await import(pathToFileURL(path).href);
   } catch (error) {
@@ -93,7 +97,8 @@ export async function loadAgentsForStart(file: string): Promise<LoadedAgents> {
     if (/exports no agents/.test(error.message)) {
       throw new StartupError(`agents file ${file} exports no agent`, 'export the result of defineAgent() from it (a named export, or a default export of an agent or an array of agents)', { cause: error });
     }
-    // Any other complaint about what the module exports (two different agents under one name@version, say).
+    // Any other complaint about what the module exports (two different agents under one
+    // name@version, say).
     throw new StartupError(`agents file ${file}: ${error.message.replace(`${path} `, '')}`, 'export each agent made with defineAgent() once, under its own name and version', { cause: error });
   }
 }
@@ -118,7 +123,10 @@ function databaseLabel(url: string): string {
   }
 }
 
-/** The StartupError for a database Keel cannot use as configured, or undefined for any other failure. */
+/**
+ * The StartupError for a database Keel cannot use as configured, or undefined for any other
+ * failure.
+ */
 export function databaseStartupError(error: unknown, databaseUrl: string): StartupError | undefined {
   const code = (error as { code?: unknown } | undefined)?.code;
   if (typeof code !== 'string') return undefined;
@@ -140,7 +148,10 @@ const SQLITE_FILE_ERRORS: Record<number, string> = {
   26: 'is not a database (SQLITE_NOTADB)',
 };
 
-/** The StartupError for a data directory whose keel.db cannot be used, or undefined for any other failure. */
+/**
+ * The StartupError for a data directory whose keel.db cannot be used, or undefined for any other
+ * failure.
+ */
 export function sqliteStartupError(error: unknown, path: string): StartupError | undefined {
   const { code, errcode } = (error ?? {}) as { code?: unknown; errcode?: unknown };
   const problem = code === 'ERR_SQLITE_ERROR' && typeof errcode === 'number' ? SQLITE_FILE_ERRORS[errcode] : undefined;

@@ -1,11 +1,15 @@
-// Configuration: one typed defaults object, environment variables parsed and validated in one place, a bad value
-// fails naming the variable, and an unknown KEEL_* variable (probably a typo) is reported.
+// Configuration: one typed defaults object, environment variables parsed and validated in one
+// place, a bad value fails naming the variable, and an unknown KEEL_* variable (probably a typo) is
+// reported.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isKeelError } from '../domain/keel-error.ts';
 import { ENV_VARS, loadConfig } from './config.ts';
 
-/** Asserts loadConfig refuses `env` with config_invalid and a message naming every variable in `names`. */
+/**
+ * Asserts loadConfig refuses `env` with config_invalid and a message naming every variable in
+ * `names`.
+ */
 function assertRejected(env: Record<string, string>, names: string[]): string {
   let message = '';
   assert.throws(() => loadConfig(env), (error: unknown) => {

@@ -1,5 +1,6 @@
-// Keel's configuration: the one module that reads environment variables. Defaults live in one typed object,
-// validated with zod at start; a bad value fails loudly with the variable's name and a fix-it hint.
+// Keel's configuration: the one module that reads environment variables. Defaults live in one typed
+// object, validated with zod at start; a bad value fails loudly with the variable's name and a
+// fix-it hint.
 import { z } from 'zod';
 import { GROUP_COMMIT_MAX_BATCH_LIMIT } from '../domain/group-commit.ts';
 import { KeelError } from '../domain/keel-error.ts';
@@ -9,7 +10,10 @@ import {
   PREEMPT_AFTER_MS_DEFAULT, SCHEDULER_LEASE_MS_DEFAULT, SCHEDULER_TICK_MS_DEFAULT, URL_DEFAULT,
 } from './defaults.ts';
 
-/** A whole number from an environment string; blank or non-decimal text is refused rather than read as 0. */
+/**
+ * A whole number from an environment string; blank or non-decimal text is refused rather than read
+ * as 0.
+ */
 const integer = (min: number, max: number) =>
   z.union([z.number(), z.string().trim().regex(/^\d+$/, 'must be a whole number').transform(Number)]).pipe(z.number().int().min(min).max(max));
 
@@ -26,11 +30,15 @@ export const ConfigSchema = z.object({
   maxActiveRuns: integer(1, 1_000_000).default(MAX_ACTIVE_RUNS_DEFAULT),
   poisonLeaseLosses: integer(1, 1_000).default(POISON_LEASE_LOSSES_DEFAULT),
   /**
-   * Preemption: a claimable interactive run waiting longer than this (ms) while this process's run slots are all held
-   * makes it preempt batch runs at their next effect boundary. `off` or 0 turns preemption off.
+   * Preemption: a claimable interactive run waiting longer than this (ms) while this process's run
+   * slots are all held makes it preempt batch runs at their next effect boundary. `off` or 0 turns
+   * preemption off.
    */
   preemptAfterMs: z.union([z.literal('off').transform(() => 0), integer(0, 3_600_000)]).default(PREEMPT_AFTER_MS_DEFAULT),
-  /** Where agent code runs: `isolate` (worker threads under a watchdog) or `thread` (the main thread: no watchdog). */
+  /**
+   * Where agent code runs: `isolate` (worker threads under a watchdog) or `thread` (the main
+   * thread: no watchdog).
+   */
   agentIsolation: z.enum(['isolate', 'thread']).default('isolate'),
   /** Isolates in the pool; default: the CPUs, 1 to 4. */
   agentIsolates: integer(1, 64).optional(),
@@ -40,20 +48,32 @@ export const ConfigSchema = z.object({
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   databaseUrl: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection string').optional(),
   url: z.string().url().default(URL_DEFAULT),
-  /** Test-only fault injection: `point:n` SIGKILLs the process the n-th time it reaches that crash point. */
+  /**
+   * Test-only fault injection: `point:n` SIGKILLs the process the n-th time it reaches that crash
+   * point.
+   */
   testCrashAt: z.string().regex(/^[a-z.-]+(:\d+)?$/, 'must be point[:n]').optional(),
   // Schedules (src/schedules)
   schedulerTickMs: integer(50, 60_000).default(SCHEDULER_TICK_MS_DEFAULT),
   schedulerLeaseMs: integer(1_000, 3_600_000).default(SCHEDULER_LEASE_MS_DEFAULT),
   modelsFile: z.string().min(1).optional(),
-  /** JSON file of effect pool limits, queue bounds and per-tenant caps; reloaded on change and on SIGHUP. */
+  /**
+   * JSON file of effect pool limits, queue bounds and per-tenant caps; reloaded on change and on
+   * SIGHUP.
+   */
   poolsFile: z.string().min(1).optional(),
   /** Prompts, tool arguments and results in spans; redacted unless turned on. */
   telemetryIncludeContent: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
-  /** A second listener serving only GET /metrics, without auth (bind it where only Prometheus can reach it). */
+  /**
+   * A second listener serving only GET /metrics, without auth (bind it where only Prometheus can
+   * reach it).
+   */
   metricsPort: integer(0, 65535).optional(),
   metricsHost: z.string().min(1).default(HOST_DEFAULT),
-  /** Standard OpenTelemetry variables Keel reads to decide whether to trace (the SDK reads the rest itself). */
+  /**
+   * Standard OpenTelemetry variables Keel reads to decide whether to trace (the SDK reads the rest
+   * itself).
+   */
   otelTracesExporter: z.enum(['none', 'otlp', 'console']).optional(),
   otelSdkDisabled: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
   otelServiceName: z.string().min(1).default('keel'),
@@ -100,8 +120,9 @@ export const ENV_VARS = {
 } as const satisfies Record<string, keyof KeelConfig>;
 
 /**
- * What each environment variable means, one line each, for the generated reference (docs/reference/configuration.md,
- * `npm run docs`). Keyed like ENV_VARS, so a variable without a description does not typecheck.
+ * What each environment variable means, one line each, for the generated reference
+ * (docs/reference/configuration.md, `npm run docs`). Keyed like ENV_VARS, so a variable without a
+ * description does not typecheck.
  */
 export const ENV_VAR_DESCRIPTIONS = {
   KEEL_API_KEY: 'The dev tenant\'s API key in `keel dev` (generated and printed when unset); with `keel server`, creates a tenant named `default` with this key.',
@@ -141,7 +162,10 @@ export const ENV_VAR_DESCRIPTIONS = {
 
 export interface LoadedConfig {
   config: KeelConfig;
-  /** KEEL_* variables Keel does not know: probably typos; reported, not fatal, since agent code may use its own. */
+  /**
+   * KEEL_* variables Keel does not know: probably typos; reported, not fatal, since agent code may
+   * use its own.
+   */
   unknownVariables: string[];
 }
 
@@ -162,12 +186,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   return { config: parsed.data, unknownVariables };
 }
 
-/** Environment variable names an API key may be read from: what a models file may name in `apiKeyEnv`. */
+/**
+ * Environment variable names an API key may be read from: what a models file may name in
+ * `apiKeyEnv`.
+ */
 const SECRET_ENV_NAME = /^[A-Z_][A-Z0-9_]{0,127}$/;
 
 /**
- * Reads the API key held in the environment variable `name` (named by a models file's `apiKeyEnv`). Keys stay in
- * the environment: Keel never stores or logs them. Names must look like environment variables.
+ * Reads the API key held in the environment variable `name` (named by a models file's `apiKeyEnv`).
+ * Keys stay in the environment: Keel never stores or logs them. Names must look like environment
+ * variables.
  * @example
  * readSecretEnv('OPENAI_API_KEY'); // 'sk-…' or undefined
  */

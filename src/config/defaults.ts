@@ -1,6 +1,7 @@
-// Keel's default settings, each defined once with its unit in its name: config.ts uses them as the defaults of its
-// schema (the environment may override them), and the module each belongs to uses the same constant when it is
-// built without a config (tests, embedding). It imports only src/domain and reads no environment.
+// Keel's default settings, each defined once with its unit in its name: config.ts uses them as the
+// defaults of its schema (the environment may override them), and the module each belongs to uses
+// the same constant when it is built without a config (tests, embedding). It imports only
+// src/domain and reads no environment.
 import { GROUP_COMMIT_MAX_BATCH_LIMIT } from '../domain/group-commit.ts';
 
 /** Where the SQLite store, artifacts and sandboxes live (KEEL_DATA_DIR). */
@@ -12,18 +13,30 @@ export const PORT_DEFAULT = 7070;
 /** The server the CLI talks to (KEEL_URL). */
 export const URL_DEFAULT = `http://${HOST_DEFAULT}:${PORT_DEFAULT}`;
 
-/** Most writes committed in one transaction (KEEL_GROUP_COMMIT_MAX_BATCH): as many as a store ever takes. */
+/**
+ * Most writes committed in one transaction (KEEL_GROUP_COMMIT_MAX_BATCH): as many as a store ever
+ * takes.
+ */
 export const GROUP_COMMIT_MAX_BATCH_DEFAULT = GROUP_COMMIT_MAX_BATCH_LIMIT;
-/** How long a group commit waits for more writes before committing (KEEL_GROUP_COMMIT_MAX_WAIT_MS): not at all. */
+/**
+ * How long a group commit waits for more writes before committing (KEEL_GROUP_COMMIT_MAX_WAIT_MS):
+ * not at all.
+ */
 export const GROUP_COMMIT_MAX_WAIT_MS_DEFAULT = 0;
 
 /** A claimed run's lease lasts this long without a heartbeat (KEEL_LEASE_TTL_MS). */
 export const LEASE_TTL_MS_DEFAULT = 15_000;
 /** Runs one process holds in run slots at once (KEEL_MAX_ACTIVE_RUNS). */
 export const MAX_ACTIVE_RUNS_DEFAULT = 2_000;
-/** Lost leases in a row without a commit after which a run is quarantined as poison (KEEL_POISON_LEASE_LOSSES). */
+/**
+ * Lost leases in a row without a commit after which a run is quarantined as poison
+ * (KEEL_POISON_LEASE_LOSSES).
+ */
 export const POISON_LEASE_LOSSES_DEFAULT = 3;
-/** How long (ms) a claimable interactive run may wait for a slot before batch runs are preempted (KEEL_PREEMPT_AFTER_MS). */
+/**
+ * How long (ms) a claimable interactive run may wait for a slot before batch runs are preempted
+ * (KEEL_PREEMPT_AFTER_MS).
+ */
 export const PREEMPT_AFTER_MS_DEFAULT = 2_000;
 
 /** A turn of agent code holding its isolate longer than this is aborted (KEEL_AGENT_BLOCKED_MS). */

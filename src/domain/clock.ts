@@ -1,10 +1,12 @@
-// The one source of time for the planes that wait (engine, model gateway, scheduler): wall-clock milliseconds,
-// timers and abortable sleeps. Production uses SYSTEM_CLOCK; tests inject ManualClock and move time by hours
-// without waiting. Timers that fire at a wall-clock instant (a run's deadline, a parked run's wake-up, a backoff)
-// go through it; timers that only pace work (heartbeats, polls, grace periods) and elapsed-time measurements use
-// Node's timers and performance.now(), which is monotonic: a clock set back must not make a duration negative.
-// It never supplies values replay depends on by itself: agent time is ctx.now(), recorded in the journal. (Agent
-// code in an isolate reads the isolate thread's Date.now() for ctx.now(): the clock object cannot cross threads.)
+// The one source of time for the planes that wait (engine, model gateway, scheduler): wall-clock
+// milliseconds, timers and abortable sleeps. Production uses SYSTEM_CLOCK; tests inject ManualClock
+// and move time by hours without waiting. Timers that fire at a wall-clock instant (a run's
+// deadline, a parked run's wake-up, a backoff) go through it; timers that only pace work
+// (heartbeats, polls, grace periods) and elapsed-time measurements use Node's timers and
+// performance.now(), which is monotonic: a clock set back must not make a duration negative. It
+// never supplies values replay depends on by itself: agent time is ctx.now(), recorded in the
+// journal. (Agent code in an isolate reads the isolate thread's Date.now() for ctx.now(): the clock
+// object cannot cross threads.)
 
 /** A timer set through a clock: opaque, only handed back to the same clock's clearTimeout. */
 export type ClockTimer = unknown;
@@ -14,7 +16,10 @@ export interface Clock {
   now(): number;
   setTimeout(fn: () => void, ms: number): ClockTimer;
   clearTimeout(timer: ClockTimer): void;
-  /** Resolves after `ms`, or rejects with `signal.reason` itself (not a generic AbortError) once `signal` aborts. */
+  /**
+   * Resolves after `ms`, or rejects with `signal.reason` itself (not a generic AbortError) once
+   * `signal` aborts.
+   */
   sleep(ms: number, signal: AbortSignal): Promise<void>;
 }
 
@@ -26,10 +31,11 @@ export const SYSTEM_CLOCK: Clock = {
 };
 
 /**
- * Resolves after `ms`, or rejects with `signal.reason` as soon as `signal` aborts. Hand-written rather than
- * `node:timers/promises`, which rejects with a generic `AbortError` (the reason only as `cause`): callers must see
- * the reason itself, e.g. a `KeelError('cancelled')`. It never outlives an abort: timer and listener are removed on
- * both paths, so a cancelled wait leaves nothing on the event loop.
+ * Resolves after `ms`, or rejects with `signal.reason` as soon as `signal` aborts. Hand-written
+ * rather than `node:timers/promises`, which rejects with a generic `AbortError` (the reason only as
+ * `cause`): callers must see the reason itself, e.g. a `KeelError('cancelled')`. It never outlives
+ * an abort: timer and listener are removed on both paths, so a cancelled wait leaves nothing on the
+ * event loop.
  * @example
  * await abortableDelay(250, controller.signal);
  */
@@ -49,7 +55,8 @@ export function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /**
- * A clock that moves only when told: timers and sleepers fire when `advance` (or `set`) passes their time.
+ * A clock that moves only when told: timers and sleepers fire when `advance` (or `set`) passes
+ * their time.
  * @example
  * const clock = new ManualClock(0);
  * const woke = clock.sleep(1_000, signal);
@@ -93,7 +100,10 @@ export class ManualClock implements Clock {
     });
   }
 
-  /** Moves time forward by `ms` and fires every timer and sleeper whose time has come, in the order they were set. */
+  /**
+   * Moves time forward by `ms` and fires every timer and sleeper whose time has come, in the order
+   * they were set.
+   */
   advance(ms: number): void {
     this.set(this.#now + ms);
   }

@@ -1,10 +1,13 @@
-// Named crash points for fault-injection tests: places in the engine and the stores where a process death is the
-// interesting case (after dispatch, after the tool returned, inside the commit transaction, after the commit).
-// Armed only by the test-only setting KEEL_TEST_CRASH_AT (read by config); unarmed, a crash point is one comparison.
-// It must never do anything but SIGKILL its own process, and only when a test asked for it.
+// Named crash points for fault-injection tests: places in the engine and the stores where a process
+// death is the interesting case (after dispatch, after the tool returned, inside the commit
+// transaction, after the commit). Armed only by the test-only setting KEEL_TEST_CRASH_AT (read by
+// config); unarmed, a crash point is one comparison. It must never do anything but SIGKILL its own
+// process, and only when a test asked for it.
 
 export const CRASH_POINTS = {
-  /** An effect was dispatched (a side-effect tool's intent is journaled), its code has not run yet. */
+  /**
+   * An effect was dispatched (a side-effect tool's intent is journaled), its code has not run yet.
+   */
   'dispatch.before-execute': 'after dispatch, before the effect runs',
   /** The effect's code returned (the side effect happened), its result is not committed yet. */
   'execute.before-commit': 'after the effect ran, before its result is committed',
@@ -19,8 +22,8 @@ let armed: { point: CrashPoint; onHit: number } | undefined;
 let hits = 0;
 
 /**
- * Arms one crash point from `point:n` (kill on the n-th time the point is reached; n defaults to 1).
- * Throws on an unknown point, so a typo in a test cannot silently test nothing.
+ * Arms one crash point from `point:n` (kill on the n-th time the point is reached; n defaults to
+ * 1). Throws on an unknown point, so a typo in a test cannot silently test nothing.
  */
 export function armCrashPoint(spec: string): void {
   const [name, n = '1'] = spec.split(':');
@@ -31,7 +34,10 @@ export function armCrashPoint(spec: string): void {
   hits = 0;
 }
 
-/** Marks that execution reached `point`; kills this process (SIGKILL, no cleanup) if a test armed it for this hit. */
+/**
+ * Marks that execution reached `point`; kills this process (SIGKILL, no cleanup) if a test armed it
+ * for this hit.
+ */
 export function crashPoint(point: CrashPoint): void {
   if (armed === undefined || armed.point !== point) return;
   if (++hits < armed.onHit) return;

@@ -1,4 +1,5 @@
-// The effect state machine: the moves the engine makes are allowed, and a settled effect never moves again.
+// The effect state machine: the moves the engine makes are allowed, and a settled effect never
+// moves again.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { assertEffectMove, EffectStatus } from './effect-status.ts';

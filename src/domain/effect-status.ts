@@ -1,6 +1,7 @@
-// The effect (and tool execution) state machine: pending → dispatched → running → succeeded | failed | unknown,
-// plus `waiting` for effects that park the run (input, timer, child, a call parked before it was made). Only committed states are persisted:
-// read/idempotent effects are persisted once, when they end; side-effect tools persist `running` before they run.
+// The effect (and tool execution) state machine: pending → dispatched → running → succeeded |
+// failed | unknown, plus `waiting` for effects that park the run (input, timer, child, a call
+// parked before it was made). Only committed states are persisted: read/idempotent effects are
+// persisted once, when they end; side-effect tools persist `running` before they run.
 
 export const EffectStatus = {
   pending: 'pending',
@@ -20,7 +21,8 @@ export const EFFECT_TRANSITIONS: { readonly [S in EffectStatus]: Partial<Record<
   pending: { dispatch: 'dispatched', start: 'running', park: 'waiting', succeed: 'succeeded', fail: 'failed' },
   dispatched: { start: 'running', succeed: 'succeeded', fail: 'failed' },
   running: { succeed: 'succeeded', fail: 'failed', lose: 'unknown', retry: 'running' },
-  // A call parked before it was made (a full pool queue, a spent budget) starts from here when the run wakes.
+  // A call parked before it was made (a full pool queue, a spent budget) starts from here when the
+  // run wakes.
   waiting: { start: 'running', succeed: 'succeeded', fail: 'failed', park: 'waiting' },
   unknown: { succeed: 'succeeded', fail: 'failed', retry: 'running' },
   succeeded: {},
@@ -28,8 +30,9 @@ export const EFFECT_TRANSITIONS: { readonly [S in EffectStatus]: Partial<Record<
 };
 
 /**
- * Asserts that a journal position may move from `from` to `to` (staying put is always allowed: a park rewrites its
- * waits). Called on every journal write, so a write the table does not allow is a bug caught where it happens.
+ * Asserts that a journal position may move from `from` to `to` (staying put is always allowed: a
+ * park rewrites its waits). Called on every journal write, so a write the table does not allow is a
+ * bug caught where it happens.
  */
 export function assertEffectMove(from: EffectStatus, to: EffectStatus, where: string): void {
   if (from === to) return;

@@ -1,5 +1,6 @@
-// The error-code registry is the API's stable vocabulary: codes are unique snake_case names with an HTTP status
-// and a meaning, and every code the source raises by literal is registered (a typo would otherwise ship as a 500).
+// The error-code registry is the API's stable vocabulary: codes are unique snake_case names with an
+// HTTP status and a meaning, and every code the source raises by literal is registered (a typo
+// would otherwise ship as a 500).
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -11,7 +12,9 @@ import { KeelError, deserializeError, serializeError } from './keel-error.ts';
 const SRC_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SNAKE_CASE = /^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$/;
 
-/** Production sources under src/ (tests excluded: they may name codes on purpose to test rejection). */
+/**
+ * Production sources under src/ (tests excluded: they may name codes on purpose to test rejection).
+ */
 function sourceFiles(): Array<{ path: string; text: string }> {
   return readdirSync(SRC_DIR, { recursive: true, encoding: 'utf8' })
     .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.endsWith('.d.ts'))
@@ -19,8 +22,8 @@ function sourceFiles(): Array<{ path: string; text: string }> {
 }
 
 /**
- * Every code a source file names by literal: `new KeelError('x'` (also across lines and in ternaries),
- * `serializeError(e, 'x')`, and error bodies `{ code: 'x', message`.
+ * Every code a source file names by literal: `new KeelError('x'` (also across lines and in
+ * ternaries), `serializeError(e, 'x')`, and error bodies `{ code: 'x', message`.
  */
 function codeLiterals(text: string): string[] {
   const found: string[] = [];
@@ -28,7 +31,8 @@ function codeLiterals(text: string): string[] {
   for (const m of text.matchAll(/new KeelError\(\s*[^'"`,()]+\?\s*(['"`])([^'"`]*)\1\s*:\s*(['"`])([^'"`]*)\3/g)) found.push(m[2]!, m[4]!);
   for (const m of text.matchAll(/serializeError\([^,()]+,\s*(['"`])([^'"`]*)\1\s*\)/g)) found.push(m[2]!);
   for (const m of text.matchAll(/\bcode:\s*(['"`])([^'"`]*)\1\s*,\s*message\b/g)) found.push(m[2]!);
-  // An interpolated template (the CLI's client-side `http_${status}`) is not a registry code and cannot be checked here.
+  // An interpolated template (the CLI's client-side `http_${status}`) is not a registry code and
+  // cannot be checked here.
   return found.filter((code) => !code.includes('${'));
 }
 
@@ -41,7 +45,8 @@ describe('ERROR_CODES', () => {
 
   it('names every code once, in snake_case', () => {
     for (const [code] of entries) assert.match(code, SNAKE_CASE, `${code} is not snake_case`);
-    // Object keys cannot repeat at run time, but a repeated key in the source literal silently wins: read the source.
+    // Object keys cannot repeat at run time, but a repeated key in the source literal silently
+    // wins: read the source.
     const source = readFileSync(join(SRC_DIR, 'domain', 'error-codes.ts'), 'utf8');
     const keys = [...source.matchAll(/^\s*([a-z0-9_]+):\s*\{\s*status:/gm)].map((m) => m[1]!);
     assert.equal(keys.length, entries.length, 'every registry entry is found in the source');

@@ -1,5 +1,6 @@
-// The registry of stable error codes: every typed error Keel raises or the API returns has one here,
-// with its HTTP status and a one-line meaning. A test checks the codes are unique and documented.
+// The registry of stable error codes: every typed error Keel raises or the API returns has one
+// here, with its HTTP status and a one-line meaning. A test checks the codes are unique and
+// documented.
 
 export const ERROR_CODES = {
   // Input and API

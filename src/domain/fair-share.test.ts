@@ -1,5 +1,6 @@
-// Fair claim order across tenants: the weighted share of continuously backlogged tenants over any window of 1,000
-// dispatches (property, random arrivals and claim batch sizes), caps, the no-banked-credit rule, and tie-breaks.
+// Fair claim order across tenants: the weighted share of continuously backlogged tenants over any
+// window of 1,000 dispatches (property, random arrivals and claim batch sizes), caps, the
+// no-banked-credit rule, and tie-breaks.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
@@ -14,8 +15,9 @@ const tenant = (tenantId: string, weight: number, overrides: Partial<BackloggedT
 });
 
 /**
- * Dispatches with FairClaim the way a store does: claims of random batch sizes, each tenant handing over at most what
- * it has queued; tenant virtual times and the clock carried from claim to claim as the store persists them.
+ * Dispatches with FairClaim the way a store does: claims of random batch sizes, each tenant handing
+ * over at most what it has queued; tenant virtual times and the clock carried from claim to claim
+ * as the store persists them.
  */
 function simulate(weights: number[], initial: number[], arrivals: Array<{ tenant: number; count: number }>, batches: number[], heads: boolean[]): DispatchLog {
   const ids = weights.map((_, i) => `t${i}`);
@@ -26,7 +28,8 @@ function simulate(weights: number[], initial: number[], arrivals: Array<{ tenant
   for (let step = 0; step < batches.length; step++) {
     const arrival = arrivals[step % arrivals.length]!;
     queued[arrival.tenant % ids.length]! += arrival.count;
-    // Whether each tenant's next run is interactive varies at random: the interactive lead must stay within the bound.
+    // Whether each tenant's next run is interactive varies at random: the interactive lead must
+    // stay within the bound.
     const backlog = ids.filter((_, i) => queued[i]! > 0).map((id, i) => tenant(id, weights[ids.indexOf(id)]!, {
       vtime: vtimes.get(id) ?? 0, interactiveHead: heads[(step * 7 + i) % heads.length]!,
     }));
@@ -59,7 +62,8 @@ describe('fair share across tenants', () => {
       fc.property(
         fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 2, maxLength: 4 }).chain((weights) => fc.record({
           weights: fc.constant(weights),
-          // Some tenants start with a deep queue, others with a few runs or none: queue length must not buy service.
+          // Some tenants start with a deep queue, others with a few runs or none: queue length must
+          // not buy service.
           initial: fc.array(fc.oneof(fc.integer({ min: 0, max: 5 }), fc.integer({ min: 1_500, max: 5_000 })), { minLength: weights.length, maxLength: weights.length }),
           arrivals: fc.array(fc.record({ tenant: fc.nat(), count: fc.integer({ min: 0, max: 6 }) }), { minLength: 1, maxLength: 200 }),
           batches: fc.array(fc.integer({ min: 1, max: 16 }), { minLength: 400, maxLength: 600 }),
@@ -90,7 +94,8 @@ describe('fair share across tenants', () => {
   });
 
   it('gives a tenant back from idling no banked credit: it restarts at the clock', () => {
-    // `busy` was served 1,000 times alone (vtime 1000, clock 999); `back` was last served long ago (vtime 3).
+    // `busy` was served 1,000 times alone (vtime 1000, clock 999); `back` was last served long ago
+    // (vtime 3).
     const picks = allocateClaims([tenant('busy', 1, { vtime: 1_000 }), tenant('back', 1, { vtime: 3 })], 999, 10).map((p) => p.tenantId);
     assert.ok(picks.filter((p) => p === 'back').length <= 6, picks.join(','));
   });

@@ -1,27 +1,32 @@
-// Weighted fair queuing of claims across tenants (start-time fair queuing over claims): which backlogged tenants the
-// next claims go to, and how each tenant's virtual time advances. Pure and deterministic; it never reads the store.
-// Service is proportional to weight, never to queue length: a claim costs its tenant 1/weight of virtual time, the
-// tenant with the smallest virtual time is served next, and a tenant that was idle restarts at the clock (the least
-// virtual time among the tenants backlogged at the latest claim), so idling banks no credit. Priority class counts
-// across tenants within a bound: a tenant whose next run is interactive may run ahead of its weighted share by its
-// share of INTERACTIVE_LEAD_CLAIMS claims.
+// Weighted fair queuing of claims across tenants (start-time fair queuing over claims): which
+// backlogged tenants the next claims go to, and how each tenant's virtual time advances. Pure and
+// deterministic; it never reads the store. Service is proportional to weight, never to queue
+// length: a claim costs its tenant 1/weight of virtual time, the tenant with the smallest virtual
+// time is served next, and a tenant that was idle restarts at the clock (the least virtual time
+// among the tenants backlogged at the latest claim), so idling banks no credit. Priority class
+// counts across tenants within a bound: a tenant whose next run is interactive may run ahead of its
+// weighted share by its share of INTERACTIVE_LEAD_CLAIMS claims.
 
 /**
- * Aging of batch runs, in ms: inside one tenant a batch run is ordered as if it had become claimable this much later,
- * so interactive runs go first, yet a batch run that has waited this long beats any interactive run that became
- * claimable after it did: batch work is never starved. The claim SQL of both stores uses the same constant.
+ * Aging of batch runs, in ms: inside one tenant a batch run is ordered as if it had become
+ * claimable this much later, so interactive runs go first, yet a batch run that has waited this
+ * long beats any interactive run that became claimable after it did: batch work is never starved.
+ * The claim SQL of both stores uses the same constant.
  */
 export const BATCH_AGING_MS = 60_000;
 /**
- * Priority class across tenants, bounded: a tenant whose next run is interactive competes as if it were its weighted
- * share of this many claims behind (lead in virtual time: INTERACTIVE_LEAD_CLAIMS / the backlogged tenants' total
- * weight). So interactive work passes another tenant's flood of batch work at once, yet a tenant never runs more
- * than its share of INTERACTIVE_LEAD_CLAIMS claims ahead of its weighted share: over 1,000 claims, under 6.4% of its
- * share.
+ * Priority class across tenants, bounded: a tenant whose next run is interactive competes as if it
+ * were its weighted share of this many claims behind (lead in virtual time: INTERACTIVE_LEAD_CLAIMS
+ * / the backlogged tenants' total weight). So interactive work passes another tenant's flood of
+ * batch work at once, yet a tenant never runs more than its share of INTERACTIVE_LEAD_CLAIMS claims
+ * ahead of its weighted share: over 1,000 claims, under 6.4% of its share.
  */
 export const INTERACTIVE_LEAD_CLAIMS = 64;
 export const TENANT_WEIGHT_MAX = 10_000;
-/** Claim rounds in one claim: a round re-plans the slots left by tenants that had fewer runs than planned. */
+/**
+ * Claim rounds in one claim: a round re-plans the slots left by tenants that had fewer runs than
+ * planned.
+ */
 export const FAIR_CLAIM_ROUNDS_MAX = 4;
 
 export interface BackloggedTenant {
@@ -31,9 +36,15 @@ export interface BackloggedTenant {
   vtime: number;
   /** Claims it may take now (max concurrent runs minus those it holds); Infinity when uncapped. */
   room: number;
-  /** Order key of its first claimable run (claimable-since, plus BATCH_AGING_MS for batch): breaks ties of virtual times. */
+  /**
+   * Order key of its first claimable run (claimable-since, plus BATCH_AGING_MS for batch): breaks
+   * ties of virtual times.
+   */
   headKey: number;
-  /** Its first claimable run (by that key) is interactive: its first pick of a claim gets the interactive lead. */
+  /**
+   * Its first claimable run (by that key) is interactive: its first pick of a claim gets the
+   * interactive lead.
+   */
   interactiveHead: boolean;
 }
 
@@ -52,12 +63,15 @@ interface HeapItem {
 }
 
 const finishOf = (item: HeapItem): number => item.start + 1 / item.tenant.weight;
-/** The virtual time a pick competes with: its start, less the interactive lead for a tenant's first pick. */
+/**
+ * The virtual time a pick competes with: its start, less the interactive lead for a tenant's first
+ * pick.
+ */
 const keyOf = (item: HeapItem): number => (item.taken === 0 ? item.start - item.lead : item.start);
 
 /**
- * Serve the smallest virtual start time (start-time fair queuing; less the interactive lead), then the smallest finish
- * time (the heavier tenant), then the older head.
+ * Serve the smallest virtual start time (start-time fair queuing; less the interactive lead), then
+ * the smallest finish time (the heavier tenant), then the older head.
  */
 function before(a: HeapItem, b: HeapItem): boolean {
   return servedBefore(keyOf(a), finishOf(a), a.tenant, keyOf(b), finishOf(b), b.tenant);
@@ -124,7 +138,8 @@ class TenantHeap {
 }
 
 /**
- * The next `slots` claims in fair order: picks in the order they should be served, each tenant at most `room` times.
+ * The next `slots` claims in fair order: picks in the order they should be served, each tenant at
+ * most `room` times.
  * @example
  * allocateClaims([{ tenantId: 'a', weight: 1, vtime: 0, room: Infinity, headKey: 0 },
  *                 { tenantId: 'b', weight: 2, vtime: 0, room: Infinity, headKey: 0 }], 0, 3).map((p) => p.tenantId);
@@ -147,9 +162,10 @@ export function allocateClaims(tenants: readonly BackloggedTenant[], clock: numb
 }
 
 /**
- * The one next claim among `tenants`, exactly as a one-slot FairClaim over them would make it (the served tenant, its
- * new virtual time, the new clock), in three passes that allocate nothing per tenant. For an effect pool, where each
- * released slot is granted at once among possibly thousands of backlogged tenants.
+ * The one next claim among `tenants`, exactly as a one-slot FairClaim over them would make it (the
+ * served tenant, its new virtual time, the new clock), in three passes that allocate nothing per
+ * tenant. For an effect pool, where each released slot is granted at once among possibly thousands
+ * of backlogged tenants.
  * @example
  * pickOne([{ tenantId: 'a', weight: 1, vtime: 0, room: 1, headKey: 0, interactiveHead: false }], 0);
  * // { tenantId: 'a', vtime: 1, clock: 1 }
@@ -197,9 +213,10 @@ export function countPicks(picks: readonly FairPick[]): Map<string, number> {
 }
 
 /**
- * One claim, in rounds: plan picks, let the store claim them per tenant, record how many each tenant really had, and
- * re-plan the slots a short tenant left among the others. Usable from a synchronous (SQLite) or asynchronous
- * (Postgres) transaction alike: the caller drives `next()` / `record()`.
+ * One claim, in rounds: plan picks, let the store claim them per tenant, record how many each
+ * tenant really had, and re-plan the slots a short tenant left among the others. Usable from a
+ * synchronous (SQLite) or asynchronous (Postgres) transaction alike: the caller drives `next()` /
+ * `record()`.
  */
 export class FairClaim<R> {
   readonly #tenants: Map<string, BackloggedTenant>;
@@ -215,10 +232,11 @@ export class FairClaim<R> {
   readonly #vtimes = new Map<string, number>();
 
   /**
-   * `clock` as the previous claim left it. A claim starts at the least virtual time among the tenants backlogged now
-   * (never less than `clock`) and leaves the least virtual time among them after it: so the clock lifts no tenant
-   * that is backlogged, only one that was not at the previous claim (idle, or at its concurrency cap), which restarts
-   * there instead of cashing in credit from idling.
+   * `clock` as the previous claim left it. A claim starts at the least virtual time among the
+   * tenants backlogged now (never less than `clock`) and leaves the least virtual time among them
+   * after it: so the clock lifts no tenant that is backlogged, only one that was not at the
+   * previous claim (idle, or at its concurrency cap), which restarts there instead of cashing in
+   * credit from idling.
    */
   constructor(tenants: readonly BackloggedTenant[], clock: number, slots: number) {
     this.#tenants = new Map(tenants.map((t) => [t.tenantId, { ...t }]));
@@ -235,7 +253,10 @@ export class FairClaim<R> {
     return this.#picks.length === 0 ? null : countPicks(this.#picks);
   }
 
-  /** What the store claimed for each tenant in this round, in the tenant's own order (at most what was asked). */
+  /**
+   * What the store claimed for each tenant in this round, in the tenant's own order (at most what
+   * was asked).
+   */
   record(claimed: ReadonlyMap<string, readonly R[]>): void {
     const asked = countPicks(this.#picks);
     const index = new Map<string, number>();
@@ -253,12 +274,16 @@ export class FairClaim<R> {
       this.#slots -= 1;
     }
     for (const [tenantId, n] of asked) {
-      // Fewer than asked: the tenant has no more claimable runs now (or they are locked); leave it out of the next round.
+      // Fewer than asked: the tenant has no more claimable runs now (or they are locked); leave it
+      // out of the next round.
       if ((claimed.get(tenantId)?.length ?? 0) < n) this.#tenants.delete(tenantId);
     }
   }
 
-  /** The claimed items in fair order, the new virtual times of the tenants served, and the new clock. */
+  /**
+   * The claimed items in fair order, the new virtual times of the tenants served, and the new
+   * clock.
+   */
   result(): { items: R[]; vtimes: Map<string, number>; clock: number } {
     let least = Infinity;
     for (const id of this.#backlogged) least = Math.min(least, this.#vtimes.get(id) ?? Math.max(this.#tenants.get(id)?.vtime ?? Infinity, this.#clock));

@@ -1,8 +1,12 @@
-// The fire state machine: what became of one logical fire time of a schedule. A fire is recorded once per
-// (scheduleId, logicalTime); every later change of its status is one of these transitions, never an overwrite.
+// The fire state machine: what became of one logical fire time of a schedule. A fire is recorded
+// once per (scheduleId, logicalTime); every later change of its status is one of these transitions,
+// never an overwrite.
 
 export const FireStatus = {
-  /** Requested (trigger, backfill) and not decided yet: the scheduler decides it under the schedule's claim. */
+  /**
+   * Requested (trigger, backfill) and not decided yet: the scheduler decides it under the
+   * schedule's claim.
+   */
   pending: 'pending',
   /** Waiting for the schedule's active run to end (buffer_one, buffer_all). */
   buffered: 'buffered',

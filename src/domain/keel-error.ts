@@ -1,5 +1,6 @@
-// Typed errors: every error Keel raises on purpose is a KeelError with a stable `code` from the registry.
-// Retry behaviour is carried by the type (`retryable`, `retryAfterMs`), never parsed from a message.
+// Typed errors: every error Keel raises on purpose is a KeelError with a stable `code` from the
+// registry. Retry behaviour is carried by the type (`retryable`, `retryAfterMs`), never parsed from
+// a message.
 import { ERROR_CODES, type ErrorCode } from './error-codes.ts';
 
 export class KeelError extends Error {

@@ -12,7 +12,10 @@ export interface Budget {
   maxTokens?: number;
   maxCostUsd?: number;
   deadlineMs?: number;
-  /** Retries of failed tool calls and steps this run may spend in all (default 100): retries cannot multiply load. */
+  /**
+   * Retries of failed tool calls and steps this run may spend in all (default 100): retries cannot
+   * multiply load.
+   */
   maxRetries?: number;
 }
 
@@ -23,10 +26,16 @@ export interface RunCounters {
   costUsd: number;
 }
 
-/** What a failed or cancelled run undid: completed executions compensated, and those that could not be. */
+/**
+ * What a failed or cancelled run undid: completed executions compensated, and those that could not
+ * be.
+ */
 export interface CompensationReport {
   compensated: Array<{ executionId: string; tool: string }>;
-  /** The compensation itself failed (after its retries), or the tool is not known to the worker that ended the run. */
+  /**
+   * The compensation itself failed (after its retries), or the tool is not known to the worker that
+   * ended the run.
+   */
   failed: Array<{ executionId: string; tool: string; error: SerializedError }>;
   /** The execution's outcome is unknown, so there is nothing Keel can safely undo. */
   unknown: Array<{ executionId: string; tool: string }>;
@@ -65,11 +74,17 @@ export interface RunRecord {
   leaseLosses: number;
   /** The workers that lost them, oldest first. */
   leaseLossOwners: string[];
-  /** Times the run was preempted (a batch run sent back to the queue at an effect boundary for interactive work). */
+  /**
+   * Times the run was preempted (a batch run sent back to the queue at an effect boundary for
+   * interactive work).
+   */
   preemptions: number;
   /** When it was last preempted. */
   preemptedAt: number | null;
-  /** The lease its last preemption ended (@internal: the claim after it, this + 1, measures the requeue delay). */
+  /**
+   * The lease its last preemption ended (@internal: the claim after it, this + 1, measures the
+   * requeue delay).
+   */
   preemptedLeaseToken: number | null;
   createdAt: number;
   updatedAt: number;
@@ -94,7 +109,10 @@ export interface JournalEntry {
   attempts: number;
   /** Fencing token of the lease under which this state was written. */
   leaseToken: number;
-  /** The worker (lease owner) that wrote this state; null for states written by the API (a resolution). */
+  /**
+   * The worker (lease owner) that wrote this state; null for states written by the API (a
+   * resolution).
+   */
   worker: string | null;
   queuedAt: number | null;
   startedAt: number | null;
@@ -113,21 +131,32 @@ export interface RunEventRecord {
 
 /** A tenant's share and limits. A null limit is unlimited. */
 export interface TenantQuotas {
-  /** Share of claims while backlogged, relative to other tenants' weights (1 to TENANT_WEIGHT_MAX). */
+  /**
+   * Share of claims while backlogged, relative to other tenants' weights (1 to TENANT_WEIGHT_MAX).
+   */
   weight: number;
-  /** Runs a worker may hold for the tenant at once; its other runs wait (`tenant_concurrency_cap`). */
+  /**
+   * Runs a worker may hold for the tenant at once; its other runs wait (`tenant_concurrency_cap`).
+   */
   maxConcurrentRuns: number | null;
   /** Queued runs beyond which `POST /v1/runs` answers 429 `tenant_queue_full`. */
   maxQueuedRuns: number | null;
-  /** Model requests per minute for the tenant (null: the models file's `tenantLimits`, else none). */
+  /**
+   * Model requests per minute for the tenant (null: the models file's `tenantLimits`, else none).
+   */
   rpm: number | null;
   /** Model tokens per minute for the tenant (null: the models file's `tenantLimits`, else none). */
   tpm: number | null;
-  /** Model tokens (input + output) per UTC day; once spent, model calls wait (`tenant_budget_exhausted`). */
+  /**
+   * Model tokens (input + output) per UTC day; once spent, model calls wait
+   * (`tenant_budget_exhausted`).
+   */
   dailyTokenBudget: number | null;
   /** Model spend in USD per UTC day; once spent, model calls wait (`tenant_budget_exhausted`). */
   dailyCostBudgetUsd: number | null;
-  /** Pool name → max concurrent effects of the tenant in that pool (enforced by the pool scheduler). */
+  /**
+   * Pool name → max concurrent effects of the tenant in that pool (enforced by the pool scheduler).
+   */
   poolCaps: Record<string, number>;
 }
 
@@ -152,6 +181,8 @@ export interface NewRun {
   metadata: Record<string, Json> | null;
   parentRunId: string | null;
   idempotencyKey: string | null;
-  /** Hash of the creating request, to tell an idempotent replay from a conflicting reuse of the key. */
+  /**
+   * Hash of the creating request, to tell an idempotent replay from a conflicting reuse of the key.
+   */
   requestHash: string | null;
 }

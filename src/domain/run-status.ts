@@ -1,5 +1,5 @@
-// The run state machine: every run status change Keel makes is one of these transitions.
-// The store derives the `WHERE status IN (…)` guards of its writes from this table, so SQL and engine agree.
+// The run state machine: every run status change Keel makes is one of these transitions. The store
+// derives the `WHERE status IN (…)` guards of its writes from this table, so SQL and engine agree.
 
 export const RunStatus = {
   queued: 'queued',

@@ -1,5 +1,6 @@
-// Why a run is not progressing: the stable codes of `waitingReason`, and the `run.waiting` / `run.resumed`
-// events the engine emits when a run starts and stops waiting. Codes are API: never rename one, only add.
+// Why a run is not progressing: the stable codes of `waitingReason`, and the `run.waiting` /
+// `run.resumed` events the engine emits when a run starts and stops waiting. Codes are API: never
+// rename one, only add.
 import type { Json } from './json.ts';
 
 export const WAITING_REASONS = {
@@ -19,15 +20,22 @@ export const WAITING_REASONS = {
 } as const;
 export type WaitingReason = keyof typeof WAITING_REASONS;
 
-/** Reasons of a claimed run waiting in memory (the model plane): stale once the run is queued again (a lease handed back). */
+/**
+ * Reasons of a claimed run waiting in memory (the model plane): stale once the run is queued again
+ * (a lease handed back).
+ */
 export const IN_FLIGHT_REASONS: ReadonlySet<string> = new Set<WaitingReason>(['rate_limited', 'provider_unavailable', 'pool_saturated']);
 
-/** The `run.waiting` event: the run started waiting for `reason` at `since` (ms since the epoch). */
+/**
+ * The `run.waiting` event: the run started waiting for `reason` at `since` (ms since the epoch).
+ */
 export function waitingEvent(reason: string, since: number, detail: string, extra: Record<string, Json> = {}): { type: string; data: Json } {
   return { type: 'run.waiting', data: { reason, since: new Date(since).toISOString(), detail, ...extra } };
 }
 
-/** The `run.resumed` event: the run stopped waiting for `reason` (waited since `since`, when known). */
+/**
+ * The `run.resumed` event: the run stopped waiting for `reason` (waited since `since`, when known).
+ */
 export function resumedEvent(reason: string, since: number | null, now: number, extra: Record<string, Json> = {}): { type: string; data: Json } {
   return {
     type: 'run.resumed',

@@ -1,8 +1,9 @@
-// The engine's implementation of ctx: each method takes the next journal position, returns the journaled result
-// on replay, and otherwise dispatches the effect and commits its result. Budgets are checked before each dispatch.
-// Agent code reaches the engine only through this object — or, when agent code runs in an isolate (a worker
-// thread), through the isolate's ctx, whose calls arrive here with their position already taken: the `effects`
-// below are the part both share (everything after the position).
+// The engine's implementation of ctx: each method takes the next journal position, returns the
+// journaled result on replay, and otherwise dispatches the effect and commits its result. Budgets
+// are checked before each dispatch. Agent code reaches the engine only through this object — or,
+// when agent code runs in an isolate (a worker thread), through the isolate's ctx, whose calls
+// arrive here with their position already taken: the `effects` below are the part both share
+// (everything after the position).
 import { KeelError, deserializeError, serializeError, type SerializedError } from '../domain/keel-error.ts';
 import type { ModelGateway } from '../models/gateway.ts';
 import type { PoolRegistry } from '../scheduling/pool-registry.ts';
@@ -37,7 +38,8 @@ export function createAgentContext(x: RunPort, deps: ContextDeps): AgentContext 
   return {
     runId: x.runId,
     tenantId: x.run.tenantId,
-    // Each method is async, so a check that fails rejects its promise (as an effect's failure does), never throws.
+    // Each method is async, so a check that fails rejects its promise (as an effect's failure
+    // does), never throws.
     step: async (name, fn, options) => step(x, x.position('step', name), name, fn, resolveRetryPolicy(options?.retry, options?.maxAttempts)) as never,
     model: async (request) => {
       deps.gateway.resolve(request.model); // unknown models fail before taking a position, the same way on every replay
@@ -72,7 +74,10 @@ export function createAgentContext(x: RunPort, deps: ContextDeps): AgentContext 
   };
 }
 
-/** What runs after a position is taken, for the in-thread ctx above and for calls arriving from an isolate. */
+/**
+ * What runs after a position is taken, for the in-thread ctx above and for calls arriving from an
+ * isolate.
+ */
 export const effects = {
   step: (x: RunPort, at: Position, name: string, fn: () => unknown, policy: ResolvedRetryPolicy) => step(x, at, name, fn, policy),
   model: (x: RunPort, deps: ContextDeps, at: Position, request: ModelRequest) => model(x, deps, at, request),
@@ -134,7 +139,10 @@ async function step(x: RunPort, { seq, entry }: Position, name: string, fn: () =
   });
 }
 
-/** Pins the model version a call answered with: later calls of the run (and its replays) ask for the same one. */
+/**
+ * Pins the model version a call answered with: later calls of the run (and its replays) ask for the
+ * same one.
+ */
 function pin(x: RunPort, requested: string, answered: unknown): void {
   if (typeof answered !== 'string' || !answered.startsWith(`${requested}@`)) return; // a fallback answered: no pin
   if (!x.effects.modelPins.has(requested)) x.effects.modelPins.set(requested, answered.slice(requested.length + 1));
@@ -147,7 +155,8 @@ async function model(x: RunPort, deps: ContextDeps, { seq, entry }: Position, re
   }
   checkStepBudget(x);
   checkSpendBudget(x);
-  // The tenant's daily budget: once spent, the run parks until midnight UTC or a raise instead of calling.
+  // The tenant's daily budget: once spent, the run parks until midnight UTC or a raise instead of
+  // calling.
   const release = x.hold(); // in flight while the budget is read: the run must not park under it
   const spent = await deps.gateway.tenantBudget(x.run.tenantId).finally(release);
   if (spent !== null) return budgetWait(x, seq, request.model, spent);
@@ -157,7 +166,10 @@ async function model(x: RunPort, deps: ContextDeps, { seq, entry }: Position, re
     const queuedAt = x.clock.now();
     let waitedFor: string | undefined;
     let waitedSince = 0;
-    /** Clears the run's waiting reason with this effect's commit, once no other model call of the run is waiting. */
+    /**
+     * Clears the run's waiting reason with this effect's commit, once no other model call of the
+     * run is waiting.
+     */
     const clearWait = (): { waitingReason?: null } => {
       if (waitedFor === undefined) return {};
       const left = --x.effects.modelWaits;
@@ -176,7 +188,8 @@ async function model(x: RunPort, deps: ContextDeps, { seq, entry }: Position, re
             waitedFor = reason;
             waitedSince = x.clock.now();
             x.effects.modelWaits++;
-            // The run stays claimed (it waits in memory, in the model plane) but says why it is not progressing.
+            // The run stays claimed (it waits in memory, in the model plane) but says why it is not
+            // progressing.
             void x.commit({
               run: { waitingReason: reason },
               events: [{ type: 'model.waiting', data: { seq, reason, detail } }, waitingEvent(reason, waitedSince, detail, { seq })],
@@ -185,7 +198,8 @@ async function model(x: RunPort, deps: ContextDeps, { seq, entry }: Position, re
         });
       } catch (error) {
         if (x.stopped !== undefined) throw error;
-        // The gateway refused before dispatch because the call cannot fit the run's token or cost budget.
+        // The gateway refused before dispatch because the call cannot fit the run's token or cost
+        // budget.
         if (error instanceof KeelError && error.code === 'budget_exceeded') {
           x.stop({ kind: 'fail', error });
           throw error;
@@ -217,7 +231,10 @@ async function model(x: RunPort, deps: ContextDeps, { seq, entry }: Position, re
     }
   });
 }
-/** Parks the run on the tenant's spent daily budget: the model call is journaled `waiting` and retried on wake. */
+/**
+ * Parks the run on the tenant's spent daily budget: the model call is journaled `waiting` and
+ * retried on wake.
+ */
 function budgetWait(x: RunPort, seq: number, model: string, spent: BudgetVerdict): Promise<never> {
   const args = { waitingReason: 'tenant_budget_exhausted', budget: spent.budget, used: spent.used, limit: spent.limit };
   return x.addWait({ seq, kind: 'model', name: model, deadlineAt: spent.until, args, reason: 'tenant_budget_exhausted', detail: spent.detail });
@@ -275,11 +292,13 @@ async function sleep(x: RunPort, { seq, entry }: Position, ms: number): Promise<
 async function child(x: RunPort, deps: ContextDeps, { seq, entry }: Position, agent: AgentDefinition, input: Json): Promise<Json> {
   if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed')) return settled(entry);
   const queuedAt = entry?.queuedAt ?? x.clock.now();
-  // Not spawned yet (no entry, or a wait for room in the tenant's queue): spawn it, or wait while the queue is full.
+  // Not spawned yet (no entry, or a wait for room in the tenant's queue): spawn it, or wait while
+  // the queue is full.
   const spawned = (entry?.args as { childRunId?: string } | null | undefined)?.childRunId;
   if (spawned === undefined) {
     const room = await x.track('child', () => x.store.queuedRoom(x.run.tenantId));
-    // Children this run is spawning at the same time (Promise.all) take room too: a fan-out cannot overshoot alone.
+    // Children this run is spawning at the same time (Promise.all) take room too: a fan-out cannot
+    // overshoot alone.
     if (room !== null && room - x.effects.spawnsInFlight <= 0) return queueFullWait(x, seq, agent.name);
     x.effects.spawnsInFlight++;
     const childRunId = deps.newRunId();
@@ -313,12 +332,16 @@ async function child(x: RunPort, deps: ContextDeps, { seq, entry }: Position, ag
   return x.addWait({ seq, kind: 'child', name: agent.name, deadlineAt: null, args: { childRunId }, reason: 'child' });
 }
 
-/** How long a run whose child cannot be queued (the tenant's queue is full) waits before it tries again, in ms. */
+/**
+ * How long a run whose child cannot be queued (the tenant's queue is full) waits before it tries
+ * again, in ms.
+ */
 export const CHILD_QUEUE_FULL_RETRY_MS = 5_000; // the Retry-After of a 429 tenant_queue_full
 
 /**
- * The tenant's queue is at maxQueuedRuns: the parent parks (`tenant_queue_full`) and spawns the child when it wakes,
- * as a client told 429 would retry; the child is never queued over the limit and the parent does not fail.
+ * The tenant's queue is at maxQueuedRuns: the parent parks (`tenant_queue_full`) and spawns the
+ * child when it wakes, as a client told 429 would retry; the child is never queued over the limit
+ * and the parent does not fail.
  */
 function queueFullWait(x: RunPort, seq: number, name: string): Promise<never> {
   telemetry.runAdmissionRejected(x.run.tenantId, 'child', 'tenant_queue_full');

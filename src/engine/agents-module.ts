@@ -1,9 +1,9 @@
-// Loads a user's agents module (TypeScript or JavaScript) and collects what it exports: agents (named exports, or a
-// default export that is an agent or an array of them; the same name+version twice counts once), models and tools.
-// Tools are found where the effect plane can reach them by name: exported tools, tools inside an exported object
-// (what sandboxTools() returns), the tools agents declare (a loop agent's), and any other tool defined while the
-// module loaded. Loaded by the main thread and by
-// every agent isolate (worker thread), which must see the same module.
+// Loads a user's agents module (TypeScript or JavaScript) and collects what it exports: agents
+// (named exports, or a default export that is an agent or an array of them; the same name+version
+// twice counts once), models and tools. Tools are found where the effect plane can reach them by
+// name: exported tools, tools inside an exported object (what sandboxTools() returns), the tools
+// agents declare (a loop agent's), and any other tool defined while the module loaded. Loaded by
+// the main thread and by every agent isolate (worker thread), which must see the same module.
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isAgentDefinition, isModelDefinition, isToolDefinition, toolsDefined } from '../sdk/define.ts';
@@ -12,7 +12,10 @@ import type { AgentDefinition, Json, ModelDefinition, ToolDefinition } from '../
 export interface LoadedAgents {
   agents: AgentDefinition[];
   models: ModelDefinition[];
-  /** Exported tools: a worker that did not run an agent's code can still compensate their executions. */
+  /**
+   * Exported tools: a worker that did not run an agent's code can still compensate their
+   * executions.
+   */
   tools: ToolDefinition<unknown, Json>[];
 }
 
@@ -42,7 +45,8 @@ export async function loadAgentsModule(file: string): Promise<LoadedAgents> {
     }
   }
   for (const agent of agents.values()) for (const tool of agent.tools ?? []) if (!tools.has(tool.name)) tools.set(tool.name, tool as ToolDefinition<unknown, Json>);
-  // Tools defined while the module loaded but reachable from no export (a `const tools = sandboxTools(…)`).
+  // Tools defined while the module loaded but reachable from no export (a `const tools =
+  // sandboxTools(…)`).
   for (const [name, tool] of toolsDefined()) if (!tools.has(name)) tools.set(name, tool);
   if (agents.size === 0) throw new Error(`${file} exports no agents: export the result of defineAgent() (named or default)`);
   return { agents: [...agents.values()], models: [...models.values()], tools: [...tools.values()] };

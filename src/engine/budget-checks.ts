@@ -1,6 +1,6 @@
-// A run's own budgets (maxSteps, maxTokens, maxCostUsd, deadlineMs), checked before each dispatch: a run over one
-// stops with `budget_exceeded` naming it. It reads the run's committed counters plus the steps in flight, and never
-// commits anything itself (the stop commits the failure).
+// A run's own budgets (maxSteps, maxTokens, maxCostUsd, deadlineMs), checked before each dispatch:
+// a run over one stops with `budget_exceeded` naming it. It reads the run's committed counters plus
+// the steps in flight, and never commits anything itself (the stop commits the failure).
 import { KeelError } from '../domain/keel-error.ts';
 import type { RunPort } from './run-port.ts';
 
@@ -31,7 +31,10 @@ export function checkSpendBudget(x: RunPort): void {
   }
 }
 
-/** What is left of the run's token and cost budgets (the model gateway refuses a call that cannot fit). */
+/**
+ * What is left of the run's token and cost budgets (the model gateway refuses a call that cannot
+ * fit).
+ */
 export function remainingSpend(x: RunPort): { tokens?: number; costUsd?: number } {
   const { maxTokens, maxCostUsd } = x.run.budget;
   return {

@@ -1,10 +1,11 @@
-// Decides what a cancelled run tells its caller about side effects: nothing happened, something happened,
-// or it cannot be known (a side-effect tool was running when the run stopped).
+// Decides what a cancelled run tells its caller about side effects: nothing happened, something
+// happened, or it cannot be known (a side-effect tool was running when the run stopped).
 import type { CancelOutcome, JournalEntry } from '../domain/records.ts';
 import type { JournalWrite } from '../store/store.ts';
 
 export function cancelOutcome(journal: JournalEntry[], late: JournalWrite[], sideEffectInterrupted: boolean): CancelOutcome {
-  // A late write (a result that finished after the cancel) supersedes the journaled state of its position.
+  // A late write (a result that finished after the cancel) supersedes the journaled state of its
+  // position.
   const bySeq = new Map<number, Pick<JournalEntry, 'kind' | 'status' | 'effectClass'>>();
   for (const e of journal) bySeq.set(e.seq, e);
   for (const w of late) bySeq.set(w.seq, { kind: w.kind, status: w.status, effectClass: w.effectClass ?? bySeq.get(w.seq)?.effectClass ?? null });

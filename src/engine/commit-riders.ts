@@ -1,6 +1,7 @@
-// What rides with a live run's next commit instead of a commit of its own: `run.started` (the claim writes no
-// events), notices such as `effect.retrying` or `run.resumed`, and journal writes that need no commit yet (ctx.now:
-// nothing durable has seen the value before then). It only holds and hands them over; it never commits.
+// What rides with a live run's next commit instead of a commit of its own: `run.started` (the claim
+// writes no events), notices such as `effect.retrying` or `run.resumed`, and journal writes that
+// need no commit yet (ctx.now: nothing durable has seen the value before then). It only holds and
+// hands them over; it never commits.
 import type { Json } from '../domain/json.ts';
 import type { EventWrite, JournalWrite } from '../store/store.ts';
 
@@ -22,7 +23,10 @@ export class CommitRiders {
     this.#journal.push(write);
   }
 
-  /** The commit's journal and events with everything waiting laid in front of them (and no longer waiting). */
+  /**
+   * The commit's journal and events with everything waiting laid in front of them (and no longer
+   * waiting).
+   */
   board(journal: JournalWrite[] | undefined, events: EventWrite[] | undefined): { journal: JournalWrite[] | undefined; events: EventWrite[] | undefined } {
     const writes = this.#journal.length > 0 ? [...this.#journal.splice(0), ...(journal ?? [])] : journal;
     const lead = [...(this.#start !== undefined ? [this.#start] : []), ...this.#events.splice(0)];

@@ -1,8 +1,9 @@
-// Sagas: when a run fails or is cancelled after completing executions of tools that declare `compensate`, those
-// executions are undone in reverse order of completion before the run's final commit. Each compensation is an
-// effect of its own (kind `compensation`, journaled `running` before the hook is called and settled after), so a
-// crash mid-saga resumes it: settled compensations are not called again, a `running` one is called again (hooks
-// must be idempotent, keyed by the execution id). Executions whose outcome is unknown are reported, never undone.
+// Sagas: when a run fails or is cancelled after completing executions of tools that declare
+// `compensate`, those executions are undone in reverse order of completion before the run's final
+// commit. Each compensation is an effect of its own (kind `compensation`, journaled `running`
+// before the hook is called and settled after), so a crash mid-saga resumes it: settled
+// compensations are not called again, a `running` one is called again (hooks must be idempotent,
+// keyed by the execution id). Executions whose outcome is unknown are reported, never undone.
 import { serializeError, type SerializedError } from '../domain/keel-error.ts';
 import type { Json, ToolDefinition } from '../sdk/types.ts';
 import type { CompensationReport, JournalEntry } from '../domain/records.ts';
@@ -10,17 +11,25 @@ import { crashPoint } from '../domain/crash-points.ts';
 import { backoff, decideRetry, resolveRetryPolicy, type RetryBudget } from './retry-policy.ts';
 import type { RunPort } from './run-port.ts';
 
-/** A compensation that ignores its signal is abandoned (reported failed) after this long, unless the tool's timeout says otherwise. */
+/**
+ * A compensation that ignores its signal is abandoned (reported failed) after this long, unless the
+ * tool's timeout says otherwise.
+ */
 export const COMPENSATION_TIMEOUT_MS_DEFAULT = 30_000;
 
-/** Compensations retry under the tool's own policy, never limited by the run's retry budget: undoing must not be starved. */
+/**
+ * Compensations retry under the tool's own policy, never limited by the run's retry budget: undoing
+ * must not be starved.
+ */
 const UNLIMITED: RetryBudget = { take: () => true, limit: Number.POSITIVE_INFINITY };
 
 const NEVER_ABORTED = new AbortController().signal;
 
 export type ToolLookup = (name: string) => ToolDefinition<unknown, Json> | undefined;
 
-/** Completed executions to undo, newest first (reverse order of completion; position breaks ties). */
+/**
+ * Completed executions to undo, newest first (reverse order of completion; position breaks ties).
+ */
 function targets(journal: readonly JournalEntry[], toolFor: ToolLookup): JournalEntry[] {
   return journal
     .filter((e) => e.kind === 'tool' && e.executionId !== null && (e.status === 'succeeded' || e.status === 'unknown'))

@@ -1,5 +1,5 @@
-// The checks a ctx call passes before it takes a journal position (a call failing them takes none): the same in
-// the main thread's ctx and in an isolate's, so both count positions alike.
+// The checks a ctx call passes before it takes a journal position (a call failing them takes none):
+// the same in the main thread's ctx and in an isolate's, so both count positions alike.
 import { KeelError } from '../domain/keel-error.ts';
 import { isAgentDefinition, isToolDefinition } from '../sdk/define.ts';
 import type { AgentDefinition, Json, ToolDefinition } from '../sdk/types.ts';
@@ -29,7 +29,9 @@ export function checkSleep(ms: unknown): void {
   if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) throw new TypeError('ctx.sleep() expects a non-negative number of milliseconds');
 }
 
-/** The agent a ctx.child() call names: a name (latest version) or a definition (its exact version). */
+/**
+ * The agent a ctx.child() call names: a name (latest version) or a definition (its exact version).
+ */
 export function resolveChild(registry: AgentRegistry, ref: string | AgentDefinition): AgentDefinition {
   const agent = typeof ref === 'string' ? registry.resolve(ref) : isAgentDefinition(ref) ? registry.resolve(`${ref.name}@${ref.version}`) : undefined;
   if (agent === undefined) throw new TypeError('ctx.child() expects an agent name or an agent made with defineAgent()');

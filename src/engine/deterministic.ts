@@ -1,6 +1,7 @@
-// Deterministic randomness for ctx.random() and ctx.uuid(): a small seeded PRNG (sfc32) keyed by the run id,
-// so replay yields the same values without journaling each call. Hand-written because it must be seedable
-// and synchronous; Node's crypto RNG is neither, and a dependency for 20 lines would not pay for itself.
+// Deterministic randomness for ctx.random() and ctx.uuid(): a small seeded PRNG (sfc32) keyed by
+// the run id, so replay yields the same values without journaling each call. Hand-written because
+// it must be seedable and synchronous; Node's crypto RNG is neither, and a dependency for 20 lines
+// would not pay for itself.
 import { createHash } from 'node:crypto';
 
 export class SeededRandom {

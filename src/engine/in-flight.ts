@@ -1,13 +1,16 @@
-// What a live run has in flight (effects being dispatched or committed, isolate turns taking positions): the run
-// neither parks nor commits its end under it. It counts holds and wakes those waiting for none to be left; it never
-// decides what happens then (its owner, RunExecution, does).
+// What a live run has in flight (effects being dispatched or committed, isolate turns taking
+// positions): the run neither parks nor commits its end under it. It counts holds and wakes those
+// waiting for none to be left; it never decides what happens then (its owner, RunExecution, does).
 
 export class InFlight {
   #count = 0;
   #idleWaiters: Array<() => void> = [];
   readonly #onIdle: () => void;
 
-  /** `onIdle` is called each time the last hold is released, after the `idle` waiters have been woken. */
+  /**
+   * `onIdle` is called each time the last hold is released, after the `idle` waiters have been
+   * woken.
+   */
   constructor(onIdle: () => void) {
     this.#onIdle = onIdle;
   }
@@ -16,7 +19,10 @@ export class InFlight {
     return this.#count;
   }
 
-  /** Counts one piece of work in flight until the returned function is called (once; later calls do nothing). */
+  /**
+   * Counts one piece of work in flight until the returned function is called (once; later calls do
+   * nothing).
+   */
   hold(): () => void {
     this.#count++;
     let released = false;
@@ -31,7 +37,9 @@ export class InFlight {
     };
   }
 
-  /** Resolves when nothing is in flight, or after `timeoutMs` (a grace period) if that comes first. */
+  /**
+   * Resolves when nothing is in flight, or after `timeoutMs` (a grace period) if that comes first.
+   */
   idle(timeoutMs: number): Promise<void> {
     if (this.#count === 0) return Promise.resolve();
     return new Promise((resolve) => {

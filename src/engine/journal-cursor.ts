@@ -1,7 +1,7 @@
-// A live execution's view of its run's journal: the entries committed so far, by position, and the next position
-// the agent code takes. On replay it checks that the code asks, at each position, for what the journal holds (a
-// divergence is a typed `non_determinism` error). It learns of commits only after the store has made them durable,
-// and never writes to the store itself.
+// A live execution's view of its run's journal: the entries committed so far, by position, and the
+// next position the agent code takes. On replay it checks that the code asks, at each position, for
+// what the journal holds (a divergence is a typed `non_determinism` error). It learns of commits
+// only after the store has made them durable, and never writes to the store itself.
 import { assertEffectMove } from '../domain/effect-status.ts';
 import type { Json } from '../domain/json.ts';
 import { KeelError } from '../domain/keel-error.ts';
@@ -9,7 +9,10 @@ import type { EffectKind, JournalEntry } from '../domain/records.ts';
 import { parkedReason, resumedEvent } from '../domain/waiting-reasons.ts';
 import type { JournalWrite } from '../store/store.ts';
 
-/** A journal position taken by agent code, with what the journal holds there (undefined: nothing yet). */
+/**
+ * A journal position taken by agent code, with what the journal holds there (undefined: nothing
+ * yet).
+ */
 export type Position = { seq: number; entry: JournalEntry | undefined };
 
 export class JournalCursor {
@@ -33,7 +36,10 @@ export class JournalCursor {
     return this.#nextSeq++;
   }
 
-  /** What the journal holds at `seq`, or the divergence error when it holds another kind or name there. */
+  /**
+   * What the journal holds at `seq`, or the divergence error when it holds another kind or name
+   * there.
+   */
   at(seq: number, kind: EffectKind, name: string): Position | KeelError {
     const entry = this.#entries.get(seq);
     return divergence(seq, entry, kind, name) ?? { seq, entry };
@@ -48,7 +54,10 @@ export class JournalCursor {
     return [...this.#entries.values()];
   }
 
-  /** Asserts that each write moves its position's effect along the effect state machine (before committing it). */
+  /**
+   * Asserts that each write moves its position's effect along the effect state machine (before
+   * committing it).
+   */
   assertMoves(writes: readonly JournalWrite[]): void {
     for (const w of writes) assertEffectMove(this.#entries.get(w.seq)?.status ?? 'pending', w.status, `${this.#runId} position ${w.seq}`);
   }
@@ -58,14 +67,19 @@ export class JournalCursor {
     for (const w of writes) this.#entries.set(w.seq, this.#asEntry(w));
   }
 
-  /** The journal with writes not committed yet laid over it (late writes fenced off by a cancel). */
+  /**
+   * The journal with writes not committed yet laid over it (late writes fenced off by a cancel).
+   */
   overlaid(writes: readonly JournalWrite[]): JournalEntry[] {
     const view = new Map(this.#entries);
     for (const w of writes) view.set(w.seq, this.#asEntry(w));
     return [...view.values()];
   }
 
-  /** Retries the journal records: attempts beyond the first of settled steps and tools (crash recoveries are not retries). */
+  /**
+   * Retries the journal records: attempts beyond the first of settled steps and tools (crash
+   * recoveries are not retries).
+   */
   retriesRecorded(): number {
     let n = 0;
     for (const e of this.#entries.values()) {
@@ -74,7 +88,10 @@ export class JournalCursor {
     return n;
   }
 
-  /** `run.resumed` for a run claimed again after a park: the first parked wait of its journal says what it waited for. */
+  /**
+   * `run.resumed` for a run claimed again after a park: the first parked wait of its journal says
+   * what it waited for.
+   */
   resumedEvent(now: number): { type: string; data: Json } | undefined {
     for (const e of this.#entries.values()) {
       const reason = parkedReason(e);
@@ -99,7 +116,10 @@ export class JournalCursor {
   }
 }
 
-/** Replay went another way than the journal at `seq` (another kind or name there): the typed error, or undefined. */
+/**
+ * Replay went another way than the journal at `seq` (another kind or name there): the typed error,
+ * or undefined.
+ */
 export function divergence(seq: number, entry: { kind: string; name: string } | undefined, kind: EffectKind, name: string): KeelError | undefined {
   if (entry === undefined || (entry.kind === kind && entry.name === name)) return undefined;
   return new KeelError(
@@ -109,7 +129,10 @@ export function divergence(seq: number, entry: { kind: string; name: string } | 
   );
 }
 
-/** Makes a value JSON (what the journal stores), so a live result and a replayed one are the same value. */
+/**
+ * Makes a value JSON (what the journal stores), so a live result and a replayed one are the same
+ * value.
+ */
 export function toJson(value: unknown): Json {
   if (value === undefined) return null;
   return JSON.parse(JSON.stringify(value)) as Json;

@@ -1,6 +1,7 @@
-// The orchestrator: claims runnable runs under leases, keeps the live ones in memory (the hot-run cache), heartbeats
-// their leases, hears about cancels, and hands each run to a RunExecution. It holds no run that is only waiting:
-// a parked run costs rows in the store, not memory here. Stateless apart from that cache.
+// The orchestrator: claims runnable runs under leases, keeps the live ones in memory (the hot-run
+// cache), heartbeats their leases, hears about cancels, and hands each run to a RunExecution. It
+// holds no run that is only waiting: a parked run costs rows in the store, not memory here.
+// Stateless apart from that cache.
 import { randomUUID } from 'node:crypto';
 import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
 import { LEASE_TTL_MS_DEFAULT, MAX_ACTIVE_RUNS_DEFAULT, POISON_LEASE_LOSSES_DEFAULT } from '../config/defaults.ts';
@@ -25,9 +26,9 @@ export const PROBATION_CAP_MAX = 64;
 /** Claimed runs started per event-loop turn. */
 const START_SLICE_RUNS = 16;
 /**
- * Runs in memory at most, as a multiple of maxActiveRuns. A run whose effect waits in a resource pool's queue holds
- * no run slot (a saturated pool must not stop runs bound for other pools from being claimed), so more runs than
- * maxActiveRuns may be in memory; this bounds how many.
+ * Runs in memory at most, as a multiple of maxActiveRuns. A run whose effect waits in a resource
+ * pool's queue holds no run slot (a saturated pool must not stop runs bound for other pools from
+ * being claimed), so more runs than maxActiveRuns may be in memory; this bounds how many.
  */
 export const IN_MEMORY_RUNS_FACTOR = 4;
 
@@ -41,20 +42,30 @@ export interface OrchestratorOptions {
   maxActiveRuns?: number;
   pollIntervalMs?: number;
   inlineToolConcurrency?: number;
-  /** The process's effect pools (shared with the gateway); default: a registry of its own (`inlineToolConcurrency`). */
+  /**
+   * The process's effect pools (shared with the gateway); default: a registry of its own
+   * (`inlineToolConcurrency`).
+   */
   pools?: PoolRegistry;
-  /** Lost leases in a row (no commit between) after which a run is quarantined as poison (default 3). */
+  /**
+   * Lost leases in a row (no commit between) after which a run is quarantined as poison (default
+   * 3).
+   */
   poisonAfterLeaseLosses?: number;
   /**
-   * Preempt batch runs held here when claimable interactive runs have waited this long (ms) and every run slot is
-   * held (KEEL_PREEMPT_AFTER_MS; see src/scheduling/preemption.ts). 0 or absent: never.
+   * Preempt batch runs held here when claimable interactive runs have waited this long (ms) and
+   * every run slot is held (KEEL_PREEMPT_AFTER_MS; see src/scheduling/preemption.ts). 0 or absent:
+   * never.
    */
   preemptAfterMs?: number;
   /** Where agent code runs: in this thread (default) or in isolates (`IsolateHost`). */
   agentHost?: AgentHost;
   /** What tools receive from this node (data directory, sandbox manager); default: neither. */
   toolNode?: ToolNode;
-  /** The time runs see (journal and event times, deadlines, wake-ups, backoff sleeps); default: the system clock. */
+  /**
+   * The time runs see (journal and event times, deadlines, wake-ups, backoff sleeps); default: the
+   * system clock.
+   */
   clock?: Clock;
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
 }
@@ -81,14 +92,20 @@ export class Orchestrator {
   #running = false;
   #claiming = false;
   #claimAgain = false;
-  /** Runs on probation this process runs (they lost a lease without committing since), until they commit or end. */
+  /**
+   * Runs on probation this process runs (they lost a lease without committing since), until they
+   * commit or end.
+   */
   readonly #probation = new Set<RunExecution>();
   /** How many suspects may run at once: 1 at start, doubled with each suspect cleared. */
   #probationCap = 1;
   #claimingProbation = false;
   /** Runs claimed and not started yet (started a slice per turn). */
   #awaitingStart = 0;
-  /** A last-chance suspect was handed back: claim nothing until this process runs nothing, then run it alone. */
+  /**
+   * A last-chance suspect was handed back: claim nothing until this process runs nothing, then run
+   * it alone.
+   */
   #soloPending = false;
   /** The last-chance suspect running alone, until its first commit or its end. */
   #solo: RunExecution | undefined;
@@ -97,7 +114,10 @@ export class Orchestrator {
   #wakeTimer: { at: number; timer: ClockTimer } | undefined;
   #unsubscribe: (() => void) | undefined;
   #drained: Array<() => void> = [];
-  /** Runs in memory whose effects wait in a resource pool's queue: they hold no run slot (see #occupied). */
+  /**
+   * Runs in memory whose effects wait in a resource pool's queue: they hold no run slot (see
+   * #occupied).
+   */
   readonly #inPool = new Set<RunExecution>();
   /** Time from an effect's commit to the next dispatch of the same run, in nanoseconds. */
   readonly dispatchLatency: RecordableHistogram = createHistogram();
@@ -140,7 +160,10 @@ export class Orchestrator {
     this.#claimProbation();
   }
 
-  /** Stops claiming, hands live runs back (their committed effects stay committed) and waits for them to let go. */
+  /**
+   * Stops claiming, hands live runs back (their committed effects stay committed) and waits for
+   * them to let go.
+   */
   async stop(): Promise<void> {
     if (!this.#running) return;
     this.#running = false;
@@ -173,7 +196,9 @@ export class Orchestrator {
     if (run !== null && run.status === 'cancelling' && run.leaseToken === execution.run.leaseToken) execution.cancelRequested(run.stateVersion);
   }
 
-  /** Claims as many runs as there is room for; coalesces concurrent requests into one more round. */
+  /**
+   * Claims as many runs as there is room for; coalesces concurrent requests into one more round.
+   */
   #claim(): void {
     if (!this.#running || this.#soloPending || this.#solo !== undefined) return;
     if (this.#claiming) {
@@ -190,7 +215,8 @@ export class Orchestrator {
       .claimRuns({ owner: this.owner, limit: room, leaseMs: this.#leaseTtlMs, served: this.#registry.served() })
       .then(async (runs) => {
         if (this.#soloPending || this.#solo !== undefined) {
-          // A suspect on its last chance is to run alone, decided while this claim was in flight: hand these back.
+          // A suspect on its last chance is to run alone, decided while this claim was in flight:
+          // hand these back.
           if (runs.length > 0) await this.#store.releaseLeases(this.owner, runs.map((r) => r.id)).catch(() => {});
           return;
         }
@@ -207,12 +233,13 @@ export class Orchestrator {
   }
 
   /**
-   * Runs on probation (suspects: in flight when a process died, so their lease was lost) are claimed apart from
-   * ordinary runs, the most suspicious first, and leave probation at their first commit. Their number per process
-   * starts at 1 and doubles with each suspect cleared (slow start), so recovery after a crash stays fast while the
-   * blame for a repeated crash falls on few runs. A suspect one loss away from quarantine runs *alone*: the process
-   * stops claiming, lets its other runs finish or park, then runs only that suspect until its first commit. So only
-   * a run whose own code kills processes reaches the poison threshold, not its neighbours.
+   * Runs on probation (suspects: in flight when a process died, so their lease was lost) are
+   * claimed apart from ordinary runs, the most suspicious first, and leave probation at their first
+   * commit. Their number per process starts at 1 and doubles with each suspect cleared (slow
+   * start), so recovery after a crash stays fast while the blame for a repeated crash falls on few
+   * runs. A suspect one loss away from quarantine runs *alone*: the process stops claiming, lets
+   * its other runs finish or park, then runs only that suspect until its first commit. So only a
+   * run whose own code kills processes reaches the poison threshold, not its neighbours.
    */
   #claimProbation(): void {
     if (!this.#running || this.#claimingProbation) return;
@@ -261,8 +288,9 @@ export class Orchestrator {
   }
 
   /**
-   * Starts claimed runs a slice per event-loop turn: a batch of hundreds (a restart takes back every run at once)
-   * would otherwise load journals and replay in one turn while HTTP requests and heartbeats wait behind it.
+   * Starts claimed runs a slice per event-loop turn: a batch of hundreds (a restart takes back
+   * every run at once) would otherwise load journals and replay in one turn while HTTP requests and
+   * heartbeats wait behind it.
    */
   #startInSlices(runs: RunRecord[]): void {
     if (!this.#running) {
@@ -278,13 +306,15 @@ export class Orchestrator {
   }
 
   /**
-   * Once per poll, and only when every slot is held by runs some of which are batch: asks the store how many
-   * claimable interactive runs have waited past the target (one indexed query, whatever the number of runs held) and
-   * preempts that many batch runs, less those already asked to yield. Each yields at its next effect boundary; the
-   * slot it frees is claimed at once (interactive runs go first across tenants, see fair-share.ts). When a round let
-   * no interactive run in here (the fair order gave the slots to other tenants' work), preemption pauses (nextPauseMs)
-   * instead of churning batch runs. Several processes may each preempt for the same waiting runs when their checks
-   * coincide: the overshoot is bounded by one round of preemptions per process, and the extra runs are claimed again.
+   * Once per poll, and only when every slot is held by runs some of which are batch: asks the store
+   * how many claimable interactive runs have waited past the target (one indexed query, whatever
+   * the number of runs held) and preempts that many batch runs, less those already asked to yield.
+   * Each yields at its next effect boundary; the slot it frees is claimed at once (interactive runs
+   * go first across tenants, see fair-share.ts). When a round let no interactive run in here (the
+   * fair order gave the slots to other tenants' work), preemption pauses (nextPauseMs) instead of
+   * churning batch runs. Several processes may each preempt for the same waiting runs when their
+   * checks coincide: the overshoot is bounded by one round of preemptions per process, and the
+   * extra runs are claimed again.
    */
   #checkPreemption(): void {
     if (!this.#running || this.#preemptAfterMs <= 0 || this.#checkingPreemption || this.#solo !== undefined) return;
@@ -315,7 +345,9 @@ export class Orchestrator {
       });
   }
 
-  /** Run slots in use: runs in memory and about to start, except those waiting for a resource pool. */
+  /**
+   * Run slots in use: runs in memory and about to start, except those waiting for a resource pool.
+   */
   #occupied(): number {
     return this.#active.size - this.#inPool.size + this.#awaitingStart;
   }
@@ -339,8 +371,9 @@ export class Orchestrator {
   }
 
   /**
-   * Whether anything else runs or is about to: runs in memory, claimed runs not started yet, an ordinary claim in
-   * flight (its runs would start beside a suspect meant to run alone, and die with it).
+   * Whether anything else runs or is about to: runs in memory, claimed runs not started yet, an
+   * ordinary claim in flight (its runs would start beside a suspect meant to run alone, and die
+   * with it).
    */
   #busy(): boolean {
     return this.#active.size > 0 || this.#awaitingStart > 0 || this.#claiming;
@@ -369,8 +402,9 @@ export class Orchestrator {
       },
       ...(this.#poisonAfter !== undefined ? { poisonAfterLeaseLosses: this.#poisonAfter } : {}),
     }, this.#clock);
-    // Re-claimed while an older execution is still here (its lease expired, e.g. a blocked event loop): the old one
-    // is fenced off by the new token anyway; drop it now so it stops dispatching.
+    // Re-claimed while an older execution is still here (its lease expired, e.g. a blocked event
+    // loop): the old one is fenced off by the new token anyway; drop it now so it stops
+    // dispatching.
     const replaced = this.#active.get(run.id);
     if (replaced !== undefined) {
       replaced.stop({ kind: 'lost' });

@@ -1,16 +1,17 @@
-// A run's effects waiting in resource pools: while one waits in a pool's queue the run holds no run slot
-// (RunExecution.enterPoolWait, counted apart by the orchestrator), and a wait that lasts POOL_WAIT_REPORT_MS is
-// explained: the run's waitingReason becomes `pool_saturated` with a `run.waiting` event naming the pool, and a
-// `run.resumed` event clears it when the slot is granted. Shorter waits are not written (under saturation that would
-// add a commit per effect exactly when the system is busiest).
+// A run's effects waiting in resource pools: while one waits in a pool's queue the run holds no run
+// slot (RunExecution.enterPoolWait, counted apart by the orchestrator), and a wait that lasts
+// POOL_WAIT_REPORT_MS is explained: the run's waitingReason becomes `pool_saturated` with a
+// `run.waiting` event naming the pool, and a `run.resumed` event clears it when the slot is
+// granted. Shorter waits are not written (under saturation that would add a commit per effect
+// exactly when the system is busiest).
 import type { RunPort } from './run-port.ts';
 import { resumedEvent, waitingEvent } from '../domain/waiting-reasons.ts';
 
 export const POOL_WAIT_REPORT_MS = 1_000;
 
 /**
- * For the effect at `seq`: called when it queues in `pool`, returns what to call when it leaves the queue (granted,
- * aborted or refused). Idempotent.
+ * For the effect at `seq`: called when it queues in `pool`, returns what to call when it leaves the
+ * queue (granted, aborted or refused). Idempotent.
  * @example
  * let left: (() => void) | undefined;
  * try { release = await pools.acquire(name, { ...request, onQueued: () => (left = queuedIn(name)) }); } finally { left?.(); }

@@ -1,14 +1,20 @@
-// The agents this process serves, by name and version, and the tools they were seen using.
-// Workers announce `served()`, so a run pinned to a version is only claimed by a process that has that version.
+// The agents this process serves, by name and version, and the tools they were seen using. Workers
+// announce `served()`, so a run pinned to a version is only claimed by a process that has that
+// version.
 import { KeelError } from '../domain/keel-error.ts';
 import { isAgentDefinition, isToolDefinition } from '../sdk/define.ts';
 import type { AgentDefinition, Json, ToolDefinition } from '../sdk/types.ts';
 
 export class AgentRegistry {
   readonly #byKey = new Map<string, AgentDefinition>();
-  /** Latest registered version per name: the version new runs are pinned to when none is asked for. */
+  /**
+   * Latest registered version per name: the version new runs are pinned to when none is asked for.
+   */
   readonly #latest = new Map<string, AgentDefinition>();
-  /** Tools by name: exported by the agents module, or seen in a ctx.tool() call. Compensation looks them up. */
+  /**
+   * Tools by name: exported by the agents module, or seen in a ctx.tool() call. Compensation looks
+   * them up.
+   */
   readonly #tools = new Map<string, ToolDefinition<unknown, Json>>();
 
   register(agent: AgentDefinition): void {
@@ -23,7 +29,10 @@ export class AgentRegistry {
     this.#latest.set(agent.name, agent);
   }
 
-  /** Remembers a tool definition; the first one seen under a name wins (names are unique within a deployment). */
+  /**
+   * Remembers a tool definition; the first one seen under a name wins (names are unique within a
+   * deployment).
+   */
   registerTool(tool: ToolDefinition<unknown, Json>): void {
     if (!isToolDefinition(tool)) throw new TypeError('registerTool() expects a tool made with defineTool()');
     if (!this.#tools.has(tool.name)) this.#tools.set(tool.name, tool);

@@ -1,6 +1,7 @@
-// Retries of failed attempts (a tool's or a step's code threw): how many, how long to back off (exponential with full
-// jitter, so synchronized failures do not retry in lockstep), which errors never retry, and the run's retry budget
-// that every retry spends. Crash recovery is not a retry and spends nothing; this module never decides that.
+// Retries of failed attempts (a tool's or a step's code threw): how many, how long to back off
+// (exponential with full jitter, so synchronized failures do not retry in lockstep), which errors
+// never retry, and the run's retry budget that every retry spends. Crash recovery is not a retry
+// and spends nothing; this module never decides that.
 import { backoffDelayMs } from '../domain/backoff.ts';
 import type { Clock } from '../domain/clock.ts';
 import { KeelError, isKeelError } from '../domain/keel-error.ts';
@@ -33,7 +34,10 @@ export function resolveRetryPolicy(policy: RetryPolicy | undefined, maxAttempts:
   };
 }
 
-/** Full jitter: uniform in [0, min(max, initial × multiplier^(attempt−1))], for the wait after failed `attempt`. */
+/**
+ * Full jitter: uniform in [0, min(max, initial × multiplier^(attempt−1))], for the wait after
+ * failed `attempt`.
+ */
 export function backoffMs(policy: ResolvedRetryPolicy, attempt: number, random: () => number = Math.random): number {
   return backoffDelayMs({ ...policy, jitter: 'full' }, attempt, random);
 }
@@ -67,7 +71,10 @@ export function decideRetry(policy: ResolvedRetryPolicy, attempt: number, error:
   return { retry: true, delayMs: backoffMs(policy, attempt) };
 }
 
-/** Waits out a backoff on the run's clock; rejects at once (with the abort's reason) if the run is stopped meanwhile. */
+/**
+ * Waits out a backoff on the run's clock; rejects at once (with the abort's reason) if the run is
+ * stopped meanwhile.
+ */
 export function backoff(delayMs: number, signal: AbortSignal, clock: Clock): Promise<void> {
   return delayMs <= 0 ? Promise.resolve() : clock.sleep(delayMs, signal);
 }

@@ -1,8 +1,9 @@
-// One claimed run, live in memory: replays the agent function over its journal, dispatches the effects that are
-// not journaled yet, commits each result under the lease's fencing token and the run's state version, and ends by
-// parking (only waits left), finishing, or stopping (cancel, budget, lost lease). It never outlives its lease. Its
-// lifecycle is the phase table of run-phase.ts, changed only from the actual phase; the journal it replays is a
-// JournalCursor; effect code reaches it only through the RunPort it implements.
+// One claimed run, live in memory: replays the agent function over its journal, dispatches the
+// effects that are not journaled yet, commits each result under the lease's fencing token and the
+// run's state version, and ends by parking (only waits left), finishing, or stopping (cancel,
+// budget, lost lease). It never outlives its lease. Its lifecycle is the phase table of
+// run-phase.ts, changed only from the actual phase; the journal it replays is a JournalCursor;
+// effect code reaches it only through the RunPort it implements.
 import { POISON_LEASE_LOSSES_DEFAULT } from '../config/defaults.ts';
 import { SYSTEM_CLOCK, type Clock, type ClockTimer } from '../domain/clock.ts';
 import { KeelError, isKeelError, serializeError } from '../domain/keel-error.ts';
@@ -25,7 +26,9 @@ import { RUN_MAX_RETRIES_DEFAULT, type RetryBudget } from './retry-policy.ts';
 import { acceptsWork, allows, isSettling, transition, type RunPhase, type RunPhaseEvent } from './run-phase.ts';
 import { newEffectState, type EffectState, type RunPort, type StopReason, type Wait } from './run-port.ts';
 
-/** How long a stopping run waits for in-flight effects to settle before it commits its end anyway. */
+/**
+ * How long a stopping run waits for in-flight effects to settle before it commits its end anyway.
+ */
 export const STOP_GRACE_MS = 5_000;
 /** Attempts at committing a stopped run's end when concurrent state changes keep fencing it off. */
 const FINALIZE_MAX_ATTEMPTS = 3;
@@ -35,11 +38,19 @@ export interface ExecutionHooks {
   onDone(execution: RunExecution, outcome: { status: string; wakeAt?: number | null }): void;
   onDispatch?(kind: EffectKind, latencySinceCommitMs: number): void;
   log(level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>): void;
-  /** This execution committed for the first time: the run made progress (a run on probation is cleared by it). */
+  /**
+   * This execution committed for the first time: the run made progress (a run on probation is
+   * cleared by it).
+   */
   onFirstCommit?(execution: RunExecution): void;
-  /** Lost leases without a commit in between after which a run is quarantined instead of run again (default 3). */
+  /**
+   * Lost leases without a commit in between after which a run is quarantined instead of run again
+   * (default 3).
+   */
   poisonAfterLeaseLosses?: number;
-  /** Tool definitions by name, for compensating a failed or cancelled run's completed executions. */
+  /**
+   * Tool definitions by name, for compensating a failed or cancelled run's completed executions.
+   */
   toolFor?: ToolLookup;
   /** The run started (true) or stopped (false) having an effect queued in a resource pool. */
   onPoolWait?(execution: RunExecution, waiting: boolean): void;
@@ -59,23 +70,37 @@ export class RunExecution implements RunPort {
   readonly #journal: JournalCursor;
   /** Where this execution is in its lifecycle (run-phase.ts); changed only by #to. */
   #phase: RunPhase = 'running';
-  /** The run's persisted status as this execution knows it: what its end and yield commits move it from. */
+  /**
+   * The run's persisted status as this execution knows it: what its end and yield commits move it
+   * from.
+   */
   #runStatus: RunStatus;
-  /** Why the run stopped (set with the phase change a stop makes; kept after the end for effects still in flight). */
+  /**
+   * Why the run stopped (set with the phase change a stop makes; kept after the end for effects
+   * still in flight).
+   */
   #stop: StopReason | undefined;
   #expectedVersion: number;
   readonly #inflight = new InFlight(() => this.#scheduleQuiesceCheck());
   #waits = new Map<number, Wait>();
-  /** Journal writes whose commit was fenced off by a cancel: they go into the final cancel commit. */
+  /**
+   * Journal writes whose commit was fenced off by a cancel: they go into the final cancel commit.
+   */
   #lateWrites: JournalWrite[] = [];
   #finalizeAttempts = 0;
   #staleChecks = 0;
-  /** A park check is queued for the next turn (coalesces the checks of effects settling in one turn). */
+  /**
+   * A park check is queued for the next turn (coalesces the checks of effects settling in one
+   * turn).
+   */
   #quiesceScheduled = false;
   #deadlineTimer: ClockTimer | undefined;
   #lastCommitAt: number | undefined;
   readonly #startedAt = performance.now();
-  /** A preemption asked for and not reached yet: the run stops at its next effect boundary (`positionAt`). */
+  /**
+   * A preemption asked for and not reached yet: the run stops at its next effect boundary
+   * (`positionAt`).
+   */
   #preemptAsked: { waitedMs: number } | undefined;
   /** Events and journal writes that ride with the next commit (`run.started` with the first). */
   readonly #riders: CommitRiders;
@@ -93,7 +118,10 @@ export class RunExecution implements RunPort {
   inflightSteps = 0;
   /** Effects of this run queued in a resource pool right now (see `enterPoolWait`). */
   #poolWaits = 0;
-  /** A side-effect tool was stopped mid-call (its outcome is unknown): it decides a cancelled run's outcome. */
+  /**
+   * A side-effect tool was stopped mid-call (its outcome is unknown): it decides a cancelled run's
+   * outcome.
+   */
   sideEffectInterrupted = false;
 
   constructor(run: RunRecord, agent: AgentDefinition | undefined, store: Store, hooks: ExecutionHooks, clock: Clock = SYSTEM_CLOCK) {
@@ -122,8 +150,9 @@ export class RunExecution implements RunPort {
   }
 
   /**
-   * Why the run is stopping (in-flight effects then neither retry nor commit a failure). Undefined while it runs, and
-   * while a preempted run waits for its in-flight effects: those finish as they would have, retries and all.
+   * Why the run is stopping (in-flight effects then neither retry nor commit a failure). Undefined
+   * while it runs, and while a preempted run waits for its in-flight effects: those finish as they
+   * would have, retries and all.
    */
   get stopped(): StopReason | undefined {
     return this.#stop?.kind === 'preempt' ? undefined : this.#stop;
@@ -154,9 +183,10 @@ export class RunExecution implements RunPort {
   }
 
   /**
-   * Asks a batch run to give its slot back at its next effect boundary: the next position it takes stops it instead
-   * (nothing in flight is aborted: effects already dispatched finish and commit), then it is re-queued with its
-   * journal. False when it cannot be preempted (interactive, or already stopping or ending).
+   * Asks a batch run to give its slot back at its next effect boundary: the next position it takes
+   * stops it instead (nothing in flight is aborted: effects already dispatched finish and commit),
+   * then it is re-queued with its journal. False when it cannot be preempted (interactive, or
+   * already stopping or ending).
    */
   preempt(trigger: { waitedMs: number }): boolean {
     if (this.run.priority !== 'batch' || this.#phase !== 'running' || this.#preemptAsked !== undefined) return false;
@@ -164,12 +194,18 @@ export class RunExecution implements RunPort {
     return true;
   }
 
-  /** Whether an effect of this run waits in a resource pool's queue (the run waits for the pool, not for a run slot). */
+  /**
+   * Whether an effect of this run waits in a resource pool's queue (the run waits for the pool, not
+   * for a run slot).
+   */
   get waitingInPool(): boolean {
     return this.#poolWaits > 0;
   }
 
-  /** Counts an effect of this run as queued in a pool until the returned function is called (idempotent). */
+  /**
+   * Counts an effect of this run as queued in a pool until the returned function is called
+   * (idempotent).
+   */
   enterPoolWait(): () => void {
     if (this.#poolWaits++ === 0) this.#hooks.onPoolWait?.(this, true);
     let left = false;
@@ -185,7 +221,10 @@ export class RunExecution implements RunPort {
     return this.#lastCommitAt !== undefined;
   }
 
-  /** Runs the agent function of this run: in this thread (`createAgentContext`) or in an isolate (an AgentHost). */
+  /**
+   * Runs the agent function of this run: in this thread (`createAgentContext`) or in an isolate (an
+   * AgentHost).
+   */
   async start(runAgent: (execution: RunExecution) => Promise<unknown>): Promise<void> {
     try {
       this.#journal.load(await this.store.loadJournal(this.runId));
@@ -224,14 +263,18 @@ export class RunExecution implements RunPort {
 
   // Positions and effects
 
-  /** Allocates the next journal position; on replay, checks that the code asks for what the journal holds. */
+  /**
+   * Allocates the next journal position; on replay, checks that the code asks for what the journal
+   * holds.
+   */
   position(kind: EffectKind, name: string): Position {
     return this.positionAt(this.#journal.take(), kind, name);
   }
 
   /**
-   * A position taken by agent code running in an isolate (which counts positions itself): the same checks as
-   * `position` — the run is live, and the journal holds the same kind and name there, or nothing yet.
+   * A position taken by agent code running in an isolate (which counts positions itself): the same
+   * checks as `position` — the run is live, and the journal holds the same kind and name there, or
+   * nothing yet.
    */
   positionAt(seq: number, kind: EffectKind, name: string): Position {
     if (this.#preemptAsked !== undefined) this.stop({ kind: 'preempt', waitedMs: this.#preemptAsked.waitedMs }); // the effect boundary
@@ -249,7 +292,10 @@ export class RunExecution implements RunPort {
     return this.#journal.entries();
   }
 
-  /** Throws if the run is stopping, so agent code cannot start new work after a cancel or a budget stop. */
+  /**
+   * Throws if the run is stopping, so agent code cannot start new work after a cancel or a budget
+   * stop.
+   */
   assertLive(): void {
     if (acceptsWork(this.#phase)) return;
     if (this.#stop?.kind === 'fail') throw this.#stop.error;
@@ -269,31 +315,44 @@ export class RunExecution implements RunPort {
   }
 
   /**
-   * Keeps the run in flight until the returned function is called (once): agent code running elsewhere (an
-   * isolate's turn) may still take positions, so the run must not park or end under it.
+   * Keeps the run in flight until the returned function is called (once): agent code running
+   * elsewhere (an isolate's turn) may still take positions, so the run must not park or end under
+   * it.
    */
   hold(): () => void {
     return this.#inflight.hold();
   }
 
-  /** An event that rides with the next commit of this run (a retry notice: not worth a commit of its own). */
+  /**
+   * An event that rides with the next commit of this run (a retry notice: not worth a commit of its
+   * own).
+   */
   emit(event: { type: string; data: Json }): void {
     this.#riders.event(event);
   }
 
-  /** Records a value to commit with the next commit (ctx.now: nothing durable has seen it before then). */
+  /**
+   * Records a value to commit with the next commit (ctx.now: nothing durable has seen it before
+   * then).
+   */
   piggyback(write: JournalWrite): void {
     this.#riders.journal(write);
   }
 
-  /** Registers a wait; the returned promise settles only in a later execution, after a park and a replay. */
+  /**
+   * Registers a wait; the returned promise settles only in a later execution, after a park and a
+   * replay.
+   */
   addWait(wait: Wait): Promise<never> {
     this.#waits.set(wait.seq, wait);
     this.#scheduleQuiesceCheck();
     return new Promise<never>(() => {});
   }
 
-  /** Commits under this execution's lease and expected state version (commits of one run are applied in order). */
+  /**
+   * Commits under this execution's lease and expected state version (commits of one run are applied
+   * in order).
+   */
   async commit(commit: Omit<RunCommit, 'runId' | 'leaseToken' | 'expectedStateVersion'>): Promise<CommitOutcome> {
     const boarded = this.#riders.board(commit.journal, commit.events);
     const journal = boarded.journal?.map((j) => ({ ...j, worker: this.run.leaseOwner }));
@@ -315,8 +374,9 @@ export class RunExecution implements RunPort {
         void this.#onStale();
         throw error;
       }
-      // The store could not be written (the database is down): the effect's outcome is not committed, so the agent
-      // must not see it succeed or fail. Drop the run here; when its lease expires it is replayed from its journal.
+      // The store could not be written (the database is down): the effect's outcome is not
+      // committed, so the agent must not see it succeed or fail. Drop the run here; when its lease
+      // expires it is replayed from its journal.
       this.#hooks.log('warn', 'commit failed; the run will resume from its journal when its lease expires', { runId: this.runId, error: String(error) });
       this.#stop ??= { kind: 'lost' };
       if (!this.abort.signal.aborted) this.abort.abort(new KeelError('store_busy', 'the store is unavailable'));
@@ -328,16 +388,18 @@ export class RunExecution implements RunPort {
   // Ends
 
   /**
-   * Stops the run for good (cancel, budget, non-determinism) or hands it back (lost lease, shutdown). A stop the
-   * phase does not take is dropped: the first stop decides, except that a shutdown does not wait for a preempted
-   * run's long in-flight effects, and a cancel arriving while a preempted run's yield commit is in flight is decided
-   * by that commit's stale write (#onStale).
+   * Stops the run for good (cancel, budget, non-determinism) or hands it back (lost lease,
+   * shutdown). A stop the phase does not take is dropped: the first stop decides, except that a
+   * shutdown does not wait for a preempted run's long in-flight effects, and a cancel arriving
+   * while a preempted run's yield commit is in flight is decided by that commit's stale write
+   * (#onStale).
    */
   stop(reason: StopReason): void {
     if (this.#phase === 'yielding' || !allows(this.#phase, reason.kind)) return;
     this.#to(reason.kind);
     this.#stop = reason;
-    // A preempted run refuses new effects only: those in flight finish and commit, so their work is kept.
+    // A preempted run refuses new effects only: those in flight finish and commit, so their work is
+    // kept.
     if (reason.kind !== 'preempt') this.abort.abort(reason.kind === 'fail' ? reason.error : new KeelError('cancelled', `run ${this.runId} stopped: ${reason.kind}`));
     void this.#afterStop(reason);
   }
@@ -356,10 +418,11 @@ export class RunExecution implements RunPort {
   }
 
   /**
-   * Gives a preempted run back to the queue once its in-flight effects have committed. They are waited for, never
-   * abandoned: an abandoned side-effect tool would leave its outcome unknown, and a step would run twice. Its journal
-   * stays; fair claiming orders it again. The `run.preempted` event records the cost: work since the last commit
-   * that a re-run repeats (agent code between that commit and the boundary), and the positions kept (its replay).
+   * Gives a preempted run back to the queue once its in-flight effects have committed. They are
+   * waited for, never abandoned: an abandoned side-effect tool would leave its outcome unknown, and
+   * a step would run twice. Its journal stays; fair claiming orders it again. The `run.preempted`
+   * event records the cost: work since the last commit that a re-run repeats (agent code between
+   * that commit and the boundary), and the positions kept (its replay).
    */
   async #yieldPreempted(waitedMs: number): Promise<void> {
     await this.#inflight.idle(Number.POSITIVE_INFINITY);
@@ -378,7 +441,8 @@ export class RunExecution implements RunPort {
       this.#end({ status });
     } catch (error) {
       if (this.#current() === 'yielding') this.#to('refused');
-      // A stale commit is handled by #onStale (a cancel that won the race turns this into a cancel; a lost lease drops it).
+      // A stale commit is handled by #onStale (a cancel that won the race turns this into a cancel;
+      // a lost lease drops it).
       if (!(isKeelError(error) && error.code === 'stale_write')) {
         this.#hooks.log('error', 'preemption commit failed', { runId: this.runId, error: String(error) });
         this.#end({ status: 'lost' });
@@ -401,8 +465,9 @@ export class RunExecution implements RunPort {
     this.#clearTimers();
     try {
       if (stopped) {
-        // A stopped run's state may have moved under it (a cancel): commit against the current version, and a run
-        // that is `cancelling` can only end `cancelled` (the transition table allows nothing else).
+        // A stopped run's state may have moved under it (a cancel): commit against the current
+        // version, and a run that is `cancelling` can only end `cancelled` (the transition table
+        // allows nothing else).
         const current = await this.store.getRun(this.runId);
         if (current === null || current.leaseToken !== this.run.leaseToken || isTerminal(current.status)) return this.#end({ status: 'lost' });
         this.#expectedVersion = current.stateVersion;
@@ -447,7 +512,10 @@ export class RunExecution implements RunPort {
     }
   }
 
-  /** The saga step of a failed or cancelled run: undoes completed executions (late writes fenced off by a cancel included). */
+  /**
+   * The saga step of a failed or cancelled run: undoes completed executions (late writes fenced off
+   * by a cancel included).
+   */
   async #compensate(): Promise<CompensationReport | null> {
     const view = this.#journal.overlaid(this.#lateWrites);
     if (this.#lateWrites.length > 0) {
@@ -489,8 +557,9 @@ export class RunExecution implements RunPort {
   }
 
   /**
-   * A commit was fenced off: either a cancel moved the state version (the run must end `cancelled`, whatever it was
-   * doing) or another worker took the lease (drop the run; its late results were audited by the store).
+   * A commit was fenced off: either a cancel moved the state version (the run must end `cancelled`,
+   * whatever it was doing) or another worker took the lease (drop the run; its late results were
+   * audited by the store).
    */
   async #onStale(): Promise<void> {
     if (this.#staleChecks > 0 || this.#phase === 'done') return;
@@ -521,7 +590,8 @@ export class RunExecution implements RunPort {
     if (this.#phase === 'done') return;
     this.#expectedVersion = Math.max(this.#expectedVersion, stateVersion);
     this.#runStatus = 'cancelling';
-    // A cancel outranks a preemption not committed yet (committing `queued` over `cancelling` would lose the cancel).
+    // A cancel outranks a preemption not committed yet (committing `queued` over `cancelling` would
+    // lose the cancel).
     if (this.#phase === 'preempting') return this.#cancelPreempted(true);
     this.stop({ kind: 'cancel' });
   }
@@ -548,12 +618,18 @@ export class RunExecution implements RunPort {
     this.#deadlineTimer = undefined;
   }
 
-  /** The phase now (read after an await: TypeScript would keep the narrowing of a check made before it). */
+  /**
+   * The phase now (read after an await: TypeScript would keep the narrowing of a check made before
+   * it).
+   */
   #current(): RunPhase {
     return this.#phase;
   }
 
-  /** The one place the phase changes: from the actual phase, or an assertion error naming the illegal move. */
+  /**
+   * The one place the phase changes: from the actual phase, or an assertion error naming the
+   * illegal move.
+   */
   #to(event: RunPhaseEvent): void {
     this.#phase = transition(this.#phase, event);
   }

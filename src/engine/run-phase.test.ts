@@ -4,7 +4,8 @@ import { RUN_PHASES, acceptsWork, allows, isSettling, transition, type RunPhase,
 
 const EVENTS: RunPhaseEvent[] = ['finish', 'park', 'commit', 'refused', 'cancel', 'fail', 'lost', 'shutdown', 'preempt', 'yield', 'end'];
 
-// The lifecycle written out by hand, one legal move per line: everything not listed must be refused.
+// The lifecycle written out by hand, one legal move per line: everything not listed must be
+// refused.
 const LEGAL = `
 running finish finishing
 running park parking

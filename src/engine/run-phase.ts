@@ -1,22 +1,32 @@
-// The lifecycle of one live execution (RunExecution) in this process: where it is between its claim and the moment
-// the orchestrator drops it. Every phase change goes through `transition` from the execution's actual phase, so an
-// end committed twice, a park under a stop or a yield over a cancel fails loudly instead of racing. It is not the
-// run's persisted status (src/domain/run-status.ts) and never touches the store.
+// The lifecycle of one live execution (RunExecution) in this process: where it is between its claim
+// and the moment the orchestrator drops it. Every phase change goes through `transition` from the
+// execution's actual phase, so an end committed twice, a park under a stop or a yield over a cancel
+// fails loudly instead of racing. It is not the run's persisted status (src/domain/run-status.ts)
+// and never touches the store.
 
 export const RunPhase = {
   /** Agent code runs; effects dispatch and commit. */
   running: 'running',
-  /** The agent function returned (or threw): waiting for in-flight effects before committing its result. */
+  /**
+   * The agent function returned (or threw): waiting for in-flight effects before committing its
+   * result.
+   */
   finishing: 'finishing',
   /** Only waits are left: the park commit (status `waiting`, lease released) is in flight. */
   parking: 'parking',
   /** The agent's result is being committed (status `succeeded` or `failed`). */
   committing: 'committing',
-  /** Stopped (cancel, budget, non-determinism, lost lease, shutdown): in-flight effects get their grace period. */
+  /**
+   * Stopped (cancel, budget, non-determinism, lost lease, shutdown): in-flight effects get their
+   * grace period.
+   */
   stopping: 'stopping',
   /** A stopped run's end is being committed (`failed`, `cancelled`), compensations first. */
   finalizing: 'finalizing',
-  /** Preempted at an effect boundary: effects already in flight finish and commit, nothing new starts. */
+  /**
+   * Preempted at an effect boundary: effects already in flight finish and commit, nothing new
+   * starts.
+   */
   preempting: 'preempting',
   /** The commit that re-queues a preempted run with its journal is in flight. */
   yielding: 'yielding',
@@ -50,18 +60,22 @@ export const TRANSITIONS: { readonly [P in RunPhase]: Partial<Record<RunPhaseEve
   running: { finish: 'finishing', park: 'parking', ...STOPS, preempt: 'preempting', end: 'done' },
   finishing: { commit: 'committing', ...STOPS, end: 'done' },
   parking: { ...STOPS, end: 'done' },
-  // A stop arriving while the result is being committed: the commit goes on; if it is refused, the stop decides.
+  // A stop arriving while the result is being committed: the commit goes on; if it is refused, the
+  // stop decides.
   committing: { refused: 'finishing', cancel: 'finalizing', fail: 'finalizing', lost: 'finalizing', shutdown: 'finalizing', end: 'done' },
   stopping: { commit: 'finalizing', end: 'done' },
   finalizing: { refused: 'stopping', end: 'done' },
-  // A preempted run still hears a cancel (it outranks the preemption) and a shutdown (which does not wait for its
-  // long effects); a lost lease is noticed by its yield commit being refused.
+  // A preempted run still hears a cancel (it outranks the preemption) and a shutdown (which does
+  // not wait for its long effects); a lost lease is noticed by its yield commit being refused.
   preempting: { yield: 'yielding', cancel: 'stopping', shutdown: 'stopping', end: 'done' },
   yielding: { refused: 'preempting', cancel: 'stopping', end: 'done' },
   done: {},
 };
 
-/** Whether `event` is legal in `from` (the callers whose event may arrive late check this, then transition). */
+/**
+ * Whether `event` is legal in `from` (the callers whose event may arrive late check this, then
+ * transition).
+ */
 export function allows(from: RunPhase, event: RunPhaseEvent): boolean {
   return TRANSITIONS[from][event] !== undefined;
 }
@@ -95,8 +109,9 @@ export function acceptsWork(phase: RunPhase): boolean {
 }
 
 /**
- * The run is committing its own end (or is over): heartbeats must not declare it lost, nor preemption pick it. A
- * stopped run is not settling: a heartbeat may still tell it about a cancel, which its end commit must honour.
+ * The run is committing its own end (or is over): heartbeats must not declare it lost, nor
+ * preemption pick it. A stopped run is not settling: a heartbeat may still tell it about a cancel,
+ * which its end commit must honour.
  */
 export function isSettling(phase: RunPhase): boolean {
   switch (phase) {

@@ -1,7 +1,8 @@
-// The port effect code (agent-context.ts, tool-runner.ts, compensation.ts, pool-waits.ts, the isolate host) uses to
-// act on the live run it serves: take journal positions, track work in flight, commit under the run's lease, register
-// waits, stop the run. RunExecution implements it; effect code never sees the execution's lifecycle or its journal
-// map, and keeps its per-run state in `effects` here, never in module-level maps.
+// The port effect code (agent-context.ts, tool-runner.ts, compensation.ts, pool-waits.ts, the
+// isolate host) uses to act on the live run it serves: take journal positions, track work in
+// flight, commit under the run's lease, register waits, stop the run. RunExecution implements it;
+// effect code never sees the execution's lifecycle or its journal map, and keeps its per-run state
+// in `effects` here, never in module-level maps.
 import type { Clock } from '../domain/clock.ts';
 import type { Json } from '../domain/json.ts';
 import type { KeelError } from '../domain/keel-error.ts';
@@ -27,18 +28,30 @@ export interface Wait {
 
 export type StopReason =
   | { kind: 'cancel' } | { kind: 'fail'; error: KeelError } | { kind: 'lost' } | { kind: 'shutdown' }
-  /** Preempted for interactive work that waited `waitedMs`: in-flight effects finish, then the run is re-queued. */
+  /**
+   * Preempted for interactive work that waited `waitedMs`: in-flight effects finish, then the run
+   * is re-queued.
+   */
   | { kind: 'preempt'; waitedMs: number };
 
-/** What effect code remembers about one live run between its calls; it lives and dies with the execution. */
+/**
+ * What effect code remembers about one live run between its calls; it lives and dies with the
+ * execution.
+ */
 export interface EffectState {
-  /** Model calls currently waiting (rate limit, open breakers): the run's waiting reason is theirs until the last ends. */
+  /**
+   * Model calls currently waiting (rate limit, open breakers): the run's waiting reason is theirs
+   * until the last ends.
+   */
   modelWaits: number;
   /** Model versions the run has used (rebuilt by replay): later calls are pinned to them. */
   modelPins: Map<string, string>;
   /** Child runs being committed now (their spawn not yet counted by the store's queue). */
   spawnsInFlight: number;
-  /** Pool waits reported with a `pool_saturated` waiting reason: the reason is cleared when the last of them ends. */
+  /**
+   * Pool waits reported with a `pool_saturated` waiting reason: the reason is cleared when the last
+   * of them ends.
+   */
   reportedPoolWaits: number;
 }
 
@@ -53,7 +66,10 @@ export interface RunPort {
   /** The run's counters as committed by this execution so far. */
   readonly counters: RunCounters;
   readonly store: Store;
-  /** The engine's clock: wall-clock times written to the journal and events, deadlines, backoff sleeps. */
+  /**
+   * The engine's clock: wall-clock times written to the journal and events, deadlines, backoff
+   * sleeps.
+   */
   readonly clock: Clock;
   /** The run's seeded randomness (ctx.random, ctx.uuid): the same sequence on every replay. */
   readonly random: SeededRandom;
@@ -63,15 +79,29 @@ export interface RunPort {
   readonly effects: EffectState;
   /** Steps dispatched but not committed yet, for the maxSteps budget. */
   inflightSteps: number;
-  /** A side-effect tool was stopped mid-call (its outcome is unknown): it decides a cancelled run's outcome. */
+  /**
+   * A side-effect tool was stopped mid-call (its outcome is unknown): it decides a cancelled run's
+   * outcome.
+   */
   sideEffectInterrupted: boolean;
-  /** Why the run is stopping (in-flight effects then neither retry nor commit a failure); undefined while it runs. */
+  /**
+   * Why the run is stopping (in-flight effects then neither retry nor commit a failure); undefined
+   * while it runs.
+   */
   readonly stopped: StopReason | undefined;
-  /** Takes the next journal position; on replay, checks that the code asks for what the journal holds. */
+  /**
+   * Takes the next journal position; on replay, checks that the code asks for what the journal
+   * holds.
+   */
   position(kind: EffectKind, name: string): Position;
-  /** A position taken by agent code in an isolate (which counts positions itself): the same checks. */
+  /**
+   * A position taken by agent code in an isolate (which counts positions itself): the same checks.
+   */
   positionAt(seq: number, kind: EffectKind, name: string): Position;
-  /** Throws if the run is stopping, so agent code cannot start new work after a cancel or a budget stop. */
+  /**
+   * Throws if the run is stopping, so agent code cannot start new work after a cancel or a budget
+   * stop.
+   */
   assertLive(): void;
   /** Runs `work` as in-flight: the run neither parks nor ends while it runs. */
   track<T>(kind: EffectKind, work: () => Promise<T>): Promise<T>;
@@ -79,14 +109,29 @@ export interface RunPort {
   hold(): () => void;
   /** An event that rides with the next commit of this run. */
   emit(event: { type: string; data: Json }): void;
-  /** Records a value to commit with the next commit (ctx.now: nothing durable has seen it before then). */
+  /**
+   * Records a value to commit with the next commit (ctx.now: nothing durable has seen it before
+   * then).
+   */
   piggyback(write: JournalWrite): void;
-  /** Registers a wait; the returned promise settles only in a later execution, after a park and a replay. */
+  /**
+   * Registers a wait; the returned promise settles only in a later execution, after a park and a
+   * replay.
+   */
   addWait(wait: Wait): Promise<never>;
-  /** Commits under the run's lease and expected state version (commits of one run are applied in order). */
+  /**
+   * Commits under the run's lease and expected state version (commits of one run are applied in
+   * order).
+   */
   commit(commit: Omit<RunCommit, 'runId' | 'leaseToken' | 'expectedStateVersion'>): Promise<CommitOutcome>;
-  /** Stops the run for good (cancel, budget, non-determinism) or hands it back (lost lease, shutdown). */
+  /**
+   * Stops the run for good (cancel, budget, non-determinism) or hands it back (lost lease,
+   * shutdown).
+   */
   stop(reason: StopReason): void;
-  /** Counts an effect of this run as queued in a resource pool until the returned function is called (idempotent). */
+  /**
+   * Counts an effect of this run as queued in a resource pool until the returned function is called
+   * (idempotent).
+   */
   enterPoolWait(): () => void;
 }

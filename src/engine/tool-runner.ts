@@ -1,7 +1,8 @@
-// Runs one tool execution under its effect class. `read` and `idempotent` tools are journaled once, when they end,
-// and simply run again after a crash (an idempotent one with the same executionId). A `side-effect` tool journals
-// `running` before it starts; finding that state after a crash means the outcome is unknown: Keel asks the tool's
-// query hook, or parks the run for an operator. It never re-runs a side effect blindly.
+// Runs one tool execution under its effect class. `read` and `idempotent` tools are journaled once,
+// when they end, and simply run again after a crash (an idempotent one with the same executionId).
+// A `side-effect` tool journals `running` before it starts; finding that state after a crash means
+// the outcome is unknown: Keel asks the tool's query hook, or parks the run for an operator. It
+// never re-runs a side effect blindly.
 import { KeelError, deserializeError, serializeError, type SerializedError } from '../domain/keel-error.ts';
 import type { PoolRegistry } from '../scheduling/pool-registry.ts';
 import type { Json, ToolDefinition, ToolNode } from '../sdk/types.ts';
@@ -14,7 +15,10 @@ import { toJson } from './journal-cursor.ts';
 import type { RunPort } from './run-port.ts';
 
 export interface ToolRunDeps {
-  /** Each tool runs under a slot of its pool: its declared one (sandbox tools: `sandbox:<profile>`), else `inline`. */
+  /**
+   * Each tool runs under a slot of its pool: its declared one (sandbox tools: `sandbox:<profile>`),
+   * else `inline`.
+   */
   pools: PoolRegistry;
   checkBudget(): void;
   /** Handed to every tool in its context (data directory, sandbox manager). */
@@ -50,7 +54,8 @@ export async function runTool(
       }));
       return parkUnknown(x, tool, seq);
     }
-    // Not found: it never happened, so it is safe to run; the verdict rides with the new intent's commit.
+    // Not found: it never happened, so it is safe to run; the verdict rides with the new intent's
+    // commit.
     x.emit({ type: 'effect.reconciled', data: { seq, executionId, tool: tool.name, verdict: 'not_found' } });
   }
   return dispatch(x, tool, args, base, (entry?.attempts ?? 0) + 1, deps);
@@ -75,7 +80,10 @@ function parkUnknown(x: RunPort, tool: ToolDefinition<unknown, Json>, seq: numbe
   return x.addWait({ seq, kind: 'unknown', name: tool.name, deadlineAt: null, args: null, reason: 'unknown_side_effect' });
 }
 
-/** How long a run whose tool call found its pool's queue full stays parked before it tries the call again, in ms. */
+/**
+ * How long a run whose tool call found its pool's queue full stays parked before it tries the call
+ * again, in ms.
+ */
 export const POOL_FULL_RETRY_MS = 5_000;
 const POOL_FULL = Symbol('pool queue full');
 
@@ -120,8 +128,9 @@ async function dispatch(
 }
 
 /**
- * Backpressure from a full pool queue: the run parks (the call not made, nothing else of it lost) and tries again
- * after POOL_FULL_RETRY_MS, rather than the agent seeing an error a replay would not see.
+ * Backpressure from a full pool queue: the run parks (the call not made, nothing else of it lost)
+ * and tries again after POOL_FULL_RETRY_MS, rather than the agent seeing an error a replay would
+ * not see.
  */
 function parkOnFullPool(x: RunPort, tool: ToolDefinition<unknown, Json>, seq: number, pool: string): Promise<never> {
   return x.addWait({
@@ -133,8 +142,9 @@ function parkOnFullPool(x: RunPort, tool: ToolDefinition<unknown, Json>, seq: nu
 type Outcome = { ok: true; value: Json } | { ok: false; error: SerializedError };
 
 /**
- * Attempts the tool under its retry policy. A side-effect tool journals `running` (with the attempt number) before
- * every attempt, so a crash at any point leaves a row that says "this attempt may have happened".
+ * Attempts the tool under its retry policy. A side-effect tool journals `running` (with the attempt
+ * number) before every attempt, so a crash at any point leaves a row that says "this attempt may
+ * have happened".
  */
 async function attemptTool(
   x: RunPort, tool: ToolDefinition<unknown, Json>, args: Json, base: Omit<JournalWrite, 'status'>, firstAttempt: number, queuedAt: number, startedAt: number,
@@ -167,7 +177,10 @@ async function attemptTool(
   }
 }
 
-/** One attempt, bounded by the tool's timeout and the run's abort signal (a tool that ignores its signal is raced). */
+/**
+ * One attempt, bounded by the tool's timeout and the run's abort signal (a tool that ignores its
+ * signal is raced).
+ */
 async function invoke(x: RunPort, tool: ToolDefinition<unknown, Json>, args: Json, executionId: string, attempt: number, node: ToolNode): Promise<unknown> {
   const signals = [x.abort.signal];
   if (tool.timeoutMs !== undefined) signals.push(AbortSignal.timeout(tool.timeoutMs));

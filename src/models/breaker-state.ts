@@ -1,6 +1,6 @@
-// The circuit breaker's state machine: closed → open (too many failures) → half_open (after the open period, one
-// probe at a time) → closed (probe succeeded) or open again (probe failed). Every move goes through `transition`,
-// which asserts; nothing else may change a breaker's state.
+// The circuit breaker's state machine: closed → open (too many failures) → half_open (after the
+// open period, one probe at a time) → closed (probe succeeded) or open again (probe failed). Every
+// move goes through `transition`, which asserts; nothing else may change a breaker's state.
 import assert from 'node:assert/strict';
 
 export const BREAKER_STATUS = {
@@ -19,7 +19,8 @@ const TRANSITIONS: Record<BreakerStatus, Partial<Record<BreakerEvent, BreakerSta
 };
 
 /**
- * The state after `event` in state `from`; throws (an assertion: a bug) when the table has no such move.
+ * The state after `event` in state `from`; throws (an assertion: a bug) when the table has no such
+ * move.
  * @example
  * transition('closed', 'trip'); // 'open'
  */
@@ -29,7 +30,10 @@ export function transition(from: BreakerStatus, event: BreakerEvent): BreakerSta
   return to;
 }
 
-/** Whether a breaker in `status` lets a call through (half-open lets only its probe through; the breaker decides). */
+/**
+ * Whether a breaker in `status` lets a call through (half-open lets only its probe through; the
+ * breaker decides).
+ */
 export function admitsCalls(status: BreakerStatus): boolean {
   switch (status) {
     case 'closed':

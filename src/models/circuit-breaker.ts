@@ -1,13 +1,16 @@
-// A circuit breaker per provider endpoint: counts outcomes over a sliding window of recent calls and opens on
-// N consecutive failures or a failure ratio; after `openMs` it lets one probe through (half-open) and closes when
-// the probe succeeds. It must never let more than one probe out at a time, and never reads the wall clock itself.
+// A circuit breaker per provider endpoint: counts outcomes over a sliding window of recent calls
+// and opens on N consecutive failures or a failure ratio; after `openMs` it lets one probe through
+// (half-open) and closes when the probe succeeds. It must never let more than one probe out at a
+// time, and never reads the wall clock itself.
 import type { Clock } from '../domain/clock.ts';
 import { BREAKER_STATUS, transition, type BreakerStatus } from './breaker-state.ts';
 
 export interface BreakerSettings {
   /** Consecutive failures that open the breaker. */
   consecutiveFailures: number;
-  /** Failure ratio over the last `windowCalls` calls that opens it (with at least `minCalls` calls). */
+  /**
+   * Failure ratio over the last `windowCalls` calls that opens it (with at least `minCalls` calls).
+   */
   failureRatio: number;
   windowCalls: number;
   minCalls: number;
@@ -47,7 +50,10 @@ export class CircuitBreaker {
     return this.#status;
   }
 
-  /** Milliseconds until a call may be admitted: the rest of the open period, a poll while a probe is out, else 0. */
+  /**
+   * Milliseconds until a call may be admitted: the rest of the open period, a poll while a probe is
+   * out, else 0.
+   */
   retryInMs(): number {
     const status = this.status;
     if (status === 'half_open') return this.#probeOut ? BREAKER_PROBE_POLL_MS : 0;
@@ -97,7 +103,10 @@ export class CircuitBreaker {
     if (this.#consecutive >= this.settings.consecutiveFailures || ratioTripped) this.#open('trip');
   }
 
-  /** A probe ended without an outcome about the endpoint (cancelled, or a 4xx about the request itself). */
+  /**
+   * A probe ended without an outcome about the endpoint (cancelled, or a 4xx about the request
+   * itself).
+   */
   released(probe: boolean): void {
     if (probe) this.#probeOut = false;
   }

@@ -60,7 +60,9 @@ class FakeProvider implements ModelProvider {
   }
 }
 
-/** Attempts stay in flight until the test calls `releaseNext()` (oldest first) or the signal aborts. */
+/**
+ * Attempts stay in flight until the test calls `releaseNext()` (oldest first) or the signal aborts.
+ */
 function gatedProvider(): { provider: FakeProvider; releaseNext(): void } {
   const gates: Array<() => void> = [];
   const provider = new FakeProvider(

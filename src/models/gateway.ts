@@ -1,8 +1,9 @@
-// The model gateway: resolves model names, checks pins and spend budgets before dispatch, calls the model (routing,
-// limits, retries, breakers: model-call.ts), falls back to the configured models or waits with reason
-// `provider_unavailable` while every breaker is open, prices the answer and accounts it per tenant; a tenant's own
-// RPM/TPM and daily budgets come from its record (tenant-policy.ts), the models file's tenantLimits fill the gaps. It owns no
-// conversation state, never retries a final error, never keeps going after its signal aborts, never logs keys.
+// The model gateway: resolves model names, checks pins and spend budgets before dispatch, calls the
+// model (routing, limits, retries, breakers: model-call.ts), falls back to the configured models or
+// waits with reason `provider_unavailable` while every breaker is open, prices the answer and
+// accounts it per tenant; a tenant's own RPM/TPM and daily budgets come from its record
+// (tenant-policy.ts), the models file's tenantLimits fill the gaps. It owns no conversation state,
+// never retries a final error, never keeps going after its signal aborts, never logs keys.
 import { telemetry } from '../telemetry/telemetry.ts';
 import { PoolRegistry } from '../scheduling/pool-registry.ts';
 import type { Priority } from '../domain/records.ts';
@@ -29,7 +30,10 @@ import { UsageLedger } from './usage-ledger.ts';
 export { MODEL_MAX_ATTEMPTS_DEFAULT, MODEL_MAX_ATTEMPTS_LIMIT, MODEL_MAX_CONCURRENCY_DEFAULT, MODEL_QUEUE_MAX_WAITERS } from './model-entry.ts';
 export { RETRY_AFTER_MAX_MS, RETRY_BASE_DELAY_MS, RETRY_MAX_DELAY_MS, retryDelayMs } from './retry-policy.ts';
 
-/** Output tokens reserved (and budgeted) when neither the request nor the model sets `maxOutputTokens`. */
+/**
+ * Output tokens reserved (and budgeted) when neither the request nor the model sets
+ * `maxOutputTokens`.
+ */
 export const MAX_OUTPUT_TOKENS_DEFAULT = 1_024;
 const TOKENS_PER_MTOK = 1_000_000;
 /** Codes after which the next configured fallback model is tried. */
@@ -41,7 +45,10 @@ export interface ModelCallResult {
   response: ModelResponse;
   /** Provider attempts made, 1 when the first one succeeded (across fallbacks). */
   attempts: number;
-  /** When the first attempt got a slot (ms since the epoch): the time before it was spent queued for the model. */
+  /**
+   * When the first attempt got a slot (ms since the epoch): the time before it was spent queued for
+   * the model.
+   */
   startedAt: number;
   /** Routing decision and estimates, waits and their reasons, fallbacks: recorded on the effect. */
   attributes: CallAttributes & { providerModel?: string };
@@ -66,9 +73,15 @@ export interface ModelGatewayOptions {
   accounts?: Record<string, ModelRateLimits>;
   /** Reads an API key from the named environment variable; default none (keys unset). */
   secret?: (envName: string) => string | undefined;
-  /** The process's effect pools: every call takes a slot of `model:<name>` (default: a registry of its own). */
+  /**
+   * The process's effect pools: every call takes a slot of `model:<name>` (default: a registry of
+   * its own).
+   */
   pools?: PoolRegistry;
-  /** Tenants' own RPM/TPM and daily budgets (their records); its limits win over `tenantLimits`, field by field. */
+  /**
+   * Tenants' own RPM/TPM and daily budgets (their records); its limits win over `tenantLimits`,
+   * field by field.
+   */
   tenantPolicy?: TenantPolicy;
 }
 
@@ -80,16 +93,22 @@ export interface ModelCallOptions {
   runId?: string;
   /** Journal position of the effect, for live events. */
   seq?: number;
-  /** The model version the run is pinned to (`model_version_unavailable` when this process serves another). */
+  /**
+   * The model version the run is pinned to (`model_version_unavailable` when this process serves
+   * another).
+   */
   pinnedVersion?: string;
   /** What the run may still spend; checked against the call's estimate before dispatch. */
   remaining?: { tokens?: number; costUsd?: number };
   /**
-   * Hears each wait of this call before it starts: `provider_unavailable` (every breaker open) or `rate_limited`
-   * (with the limit). The engine records it as the run's waiting reason.
+   * Hears each wait of this call before it starts: `provider_unavailable` (every breaker open) or
+   * `rate_limited` (with the limit). The engine records it as the run's waiting reason.
    */
   onWait?(reason: 'provider_unavailable' | 'rate_limited', detail: string): void;
-  /** The call queues in its model pool (`model:<name>`); returns what to call when it leaves the queue. */
+  /**
+   * The call queues in its model pool (`model:<name>`); returns what to call when it leaves the
+   * queue.
+   */
   onPoolWait?(pool: string): () => void;
 }
 
@@ -99,7 +118,10 @@ export class ModelGateway {
   readonly ledger = new UsageLedger();
   /** This process's limiter (exact for one process; concurrency limits always). */
   readonly limiter: RateLimiter;
-  /** What calls reserve through: the limiter, or windows shared by every process once `shareLimits` is called. */
+  /**
+   * What calls reserve through: the limiter, or windows shared by every process once `shareLimits`
+   * is called.
+   */
   #gate: RateGate;
   readonly #models = new Map<string, ModelEntry>();
   readonly #random: () => number;
@@ -111,8 +133,9 @@ export class ModelGateway {
   #tenantPolicy: TenantPolicy | undefined;
 
   /**
-   * Builds a gateway over `definitions`; the built-in `mock` model is added unless one is named `mock`.
-   * Throws `config_invalid` for duplicate names, unknown providers or fallbacks, or out-of-range limits.
+   * Builds a gateway over `definitions`; the built-in `mock` model is added unless one is named
+   * `mock`. Throws `config_invalid` for duplicate names, unknown providers or fallbacks, or
+   * out-of-range limits.
    * @example
    * const gateway = new ModelGateway([defineModel({ name: 'planner', provider: 'mock', maxConcurrency: 4 })]);
    */
@@ -137,7 +160,8 @@ export class ModelGateway {
     const deps = { providers, breaker: { ...BREAKER_DEFAULTS, ...options.breaker }, clock: this.#clock, secret: options.secret ?? (() => undefined) };
     for (const definition of all) this.#models.set(definition.name, buildEntry(definition, deps));
     for (const [name, entry] of this.#models) {
-      // Pool `model:<name>`: fair across tenants, reloadable; by default as wide as the replicas' slots together.
+      // Pool `model:<name>`: fair across tenants, reloadable; by default as wide as the replicas'
+      // slots together.
       this.#pools.setDefaultLimit(`model:${name}`, entry.replicas.reduce((sum, replica) => sum + replica.slots.permits, 0));
       // telemetry: each replica's own slot queue (behind the model's pool).
       for (const replica of entry.replicas) telemetry.registerPool(`model:${name}/${replica.stats.name}`, replica.slots);
@@ -153,26 +177,32 @@ export class ModelGateway {
   }
 
   /**
-   * Counts RPM/TPM limits in `windows`, shared with every other process using them (distributed mode), instead of
-   * per process. Concurrency limits stay per process.
+   * Counts RPM/TPM limits in `windows`, shared with every other process using them (distributed
+   * mode), instead of per process. Concurrency limits stay per process.
    */
   shareLimits(windows: RateWindows): void {
     this.#gate = new SharedRateLimiter(this.limiter, windows, this.#clock, this.#random);
   }
 
-  /** Plugs in tenants' records (RPM/TPM, daily budgets) once the store is open; wiring only, before calls start. */
+  /**
+   * Plugs in tenants' records (RPM/TPM, daily budgets) once the store is open; wiring only, before
+   * calls start.
+   */
   useTenantPolicy(policy: TenantPolicy): void {
     this.#tenantPolicy = policy;
   }
 
-  /** The tenant's policy, when one is plugged in (the admin API invalidates its cache on a PATCH). */
+  /**
+   * The tenant's policy, when one is plugged in (the admin API invalidates its cache on a PATCH).
+   */
   get tenantPolicy(): TenantPolicy | undefined {
     return this.#tenantPolicy;
   }
 
   /**
-   * Null while the tenant may spend on models today; else which daily budget is spent and until when. Checked by the
-   * engine before a model call, which then parks the run (`tenant_budget_exhausted`) instead of calling.
+   * Null while the tenant may spend on models today; else which daily budget is spent and until
+   * when. Checked by the engine before a model call, which then parks the run
+   * (`tenant_budget_exhausted`) instead of calling.
    */
   async tenantBudget(tenantId: string): Promise<BudgetVerdict | null> {
     return this.#tenantPolicy === undefined ? null : this.#tenantPolicy.budgetExhausted(tenantId);
@@ -188,7 +218,8 @@ export class ModelGateway {
   }
 
   /**
-   * Resolves a model name to its definition and pinned version; throws `model_not_found` if unknown.
+   * Resolves a model name to its definition and pinned version; throws `model_not_found` if
+   * unknown.
    * @example
    * gateway.resolve('mock'); // { name: 'mock', version: '1', definition: { … } }
    */
@@ -204,10 +235,11 @@ export class ModelGateway {
   }
 
   /**
-   * Calls a model: checks the pin and the spend budget, then calls it (and its fallbacks) with routing, rate limits,
-   * retries and breakers, waiting with reason `provider_unavailable` while every endpoint's breaker is open.
-   * Rejects with `signal.reason` once `signal` aborts, with a final error as thrown, with `model_unavailable` when
-   * attempts or retry budgets ran out, and with `model_timeout` when the whole call outlived `timeouts.callMs`.
+   * Calls a model: checks the pin and the spend budget, then calls it (and its fallbacks) with
+   * routing, rate limits, retries and breakers, waiting with reason `provider_unavailable` while
+   * every endpoint's breaker is open. Rejects with `signal.reason` once `signal` aborts, with a
+   * final error as thrown, with `model_unavailable` when attempts or retry budgets ran out, and
+   * with `model_timeout` when the whole call outlived `timeouts.callMs`.
    * @example
    * const { response, attempts } = await gateway.call(
    *   { model: 'mock', messages: [{ role: 'user', content: 'hi' }] },
@@ -243,7 +275,8 @@ export class ModelGateway {
             if (index < chain.length - 1) attributes.fallbacks.push({ from: entry.model.name, code: error.code });
           }
         }
-        // Every model in the chain has all its breakers open: wait in the model queue, not against the provider.
+        // Every model in the chain has all its breakers open: wait in the model queue, not against
+        // the provider.
         attributes.waits.push({ reason: 'provider_unavailable', ms: soonestMs });
         options.onWait?.('provider_unavailable', `every endpoint of ${chain.map((e) => e.model.name).join(', ')} has an open circuit breaker`);
         await this.#clock.sleep(Math.max(1, soonestMs), signal);
@@ -291,7 +324,10 @@ export class ModelGateway {
     return answer;
   }
 
-  /** Refuses a call whose smallest possible spend already exceeds what the run has left; caps its output to fit. */
+  /**
+   * Refuses a call whose smallest possible spend already exceeds what the run has left; caps its
+   * output to fit.
+   */
   #checkBudget(entry: ModelEntry, inputTokens: number, maxOutputTokens: number | undefined, remaining: ModelCallOptions['remaining']): { tokens: number; explicit: boolean } {
     let tokens = maxOutputTokens ?? MAX_OUTPUT_TOKENS_DEFAULT;
     let explicit = maxOutputTokens !== undefined;
@@ -322,7 +358,10 @@ export class ModelGateway {
     return { text: answer.text, toolCalls: answer.toolCalls, usage, model: `${entry.model.name}@${entry.model.version}` };
   }
 
-  /** Deltas carry the attempt: a retried (or fallen-back) call streams again from its start, and followers restart. */
+  /**
+   * Deltas carry the attempt: a retried (or fallen-back) call streams again from its start, and
+   * followers restart.
+   */
   #deltaPublisher(runId: string, seq: number | undefined, entry: ModelEntry, attributes: CallAttributes): (text: string) => void {
     let index = 0;
     let attempt = attributes.attempts;

@@ -1,7 +1,8 @@
-// Ephemeral run events (`model.delta` token deltas) fanned out in-process to whoever
-// follows a run live (the SSE route). Nothing here is durable or replayed: the final model message is committed
-// once by the engine; a subscriber that joins late or resumes sees only the committed events. Listeners must be
-// cheap and must not throw; a throwing listener is dropped rather than allowed to break a model call.
+// Ephemeral run events (`model.delta` token deltas) fanned out in-process to whoever follows a run
+// live (the SSE route). Nothing here is durable or replayed: the final model message is committed
+// once by the engine; a subscriber that joins late or resumes sees only the committed events.
+// Listeners must be cheap and must not throw; a throwing listener is dropped rather than allowed to
+// break a model call.
 
 export interface LiveEvent {
   type: 'model.delta';

@@ -1,7 +1,8 @@
-// One logical call against one model: route to a replica, reserve rate-limit capacity, take a slot, make the
-// attempt under its timeout, and retry retryable failures with backoff while the attempt cap and the retry budgets
-// allow. Breakers and router statistics hear every outcome. It never falls back to another model (the gateway does)
-// and never sleeps except through the clock, so an aborted call stops at once.
+// One logical call against one model: route to a replica, reserve rate-limit capacity, take a slot,
+// make the attempt under its timeout, and retry retryable failures with backoff while the attempt
+// cap and the retry budgets allow. Breakers and router statistics hear every outcome. It never
+// falls back to another model (the gateway does) and never sleeps except through the clock, so an
+// aborted call stops at once.
 import { modelCallReporter } from '../telemetry/model-calls.ts';
 import { KeelError, isKeelError } from '../domain/keel-error.ts';
 import { SemaphoreFullError } from '../scheduling/semaphore.ts';
@@ -54,7 +55,9 @@ export interface CallInput {
   attributes: CallAttributes;
   /** Set when the first attempt gets a slot. */
   onSlot(): void;
-  /** The call queues in its pool (`model:<name>`); returns what to call when it leaves the queue. */
+  /**
+   * The call queues in its pool (`model:<name>`); returns what to call when it leaves the queue.
+   */
   onPoolWait: ((pool: string) => () => void) | undefined;
 }
 
@@ -63,7 +66,10 @@ export interface AttemptOutcome {
   replica: ReplicaEntry;
 }
 
-/** Codes that say something about the endpoint's health (the breaker counts them); 429 and 4xx do not. */
+/**
+ * Codes that say something about the endpoint's health (the breaker counts them); 429 and 4xx do
+ * not.
+ */
 const ENDPOINT_FAILURE_CODES = new Set(['model_unavailable', 'model_timeout', 'model_response_invalid']);
 
 export async function callModel(entry: ModelEntry, input: CallInput, deps: CallDeps): Promise<AttemptOutcome> {
@@ -114,7 +120,8 @@ async function attemptOnce(entry: ModelEntry, input: CallInput, deps: CallDeps):
     waited = reason;
   });
   if (waited !== undefined) input.attributes.waits.push({ reason: `rate_limited: ${waited}`, ms: deps.clock.now() - waitStart });
-  // The model's pool: after the rate limits (a rate-limited tenant holds no slot), before the breaker probe.
+  // The model's pool: after the rate limits (a rate-limited tenant holds no slot), before the
+  // breaker probe.
   let releasePool: () => void;
   const pool = `model:${entry.model.name}`;
   let left: (() => void) | undefined;
@@ -144,7 +151,8 @@ async function attemptOnce(entry: ModelEntry, input: CallInput, deps: CallDeps):
     input.onSlot();
     deps.ledger.attempt(entry.model.name);
     input.attributes.attempts += 1;
-    // Durations are measured, not simulated: the injected clock paces waits, performance.now() times the provider.
+    // Durations are measured, not simulated: the injected clock paces waits, performance.now()
+    // times the provider.
     sentAt = performance.now();
     sent = true;
     const answer = await withTimeout(entry.attemptTimeoutMs, input.signal, (signal) =>
@@ -188,9 +196,13 @@ async function acquire(replica: ReplicaEntry, signal: AbortSignal, entry: ModelE
   }
 }
 
-/** Runs `work` under its own signal that aborts with a retryable `model_timeout` after `ms` (or when `parent` aborts). */
+/**
+ * Runs `work` under its own signal that aborts with a retryable `model_timeout` after `ms` (or when
+ * `parent` aborts).
+ */
 async function withTimeout<T>(ms: number, parent: AbortSignal, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  // A listener added to an already aborted signal never fires: check first, or the attempt would run to its timeout.
+  // A listener added to an already aborted signal never fires: check first, or the attempt would
+  // run to its timeout.
   parent.throwIfAborted();
   const controller = new AbortController();
   const onAbort = (): void => controller.abort(parent.reason);

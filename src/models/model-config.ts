@@ -1,6 +1,7 @@
-// The models file (JSON, named by KEEL_MODELS_FILE or `--models`): named models with provider, URLs, the *names* of
-// API-key variables, prices, limits, replicas and fallbacks, plus gateway-wide retry-budget, breaker and per-tenant
-// limits. Validated with zod; an unknown or misspelt field fails loudly with its path. It never holds a key itself.
+// The models file (JSON, named by KEEL_MODELS_FILE or `--models`): named models with provider,
+// URLs, the *names* of API-key variables, prices, limits, replicas and fallbacks, plus gateway-wide
+// retry-budget, breaker and per-tenant limits. Validated with zod; an unknown or misspelt field
+// fails loudly with its path. It never holds a key itself.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { KeelError } from '../domain/keel-error.ts';

@@ -1,6 +1,7 @@
-// Turns a model definition into the gateway's live entry: its provider, and per replica the endpoint (URL + key
-// read from the named variable), circuit breaker, router statistics and concurrency slots. It validates limits so a
-// bad definition fails at start with `config_invalid`. It never logs or returns API keys.
+// Turns a model definition into the gateway's live entry: its provider, and per replica the
+// endpoint (URL + key read from the named variable), circuit breaker, router statistics and
+// concurrency slots. It validates limits so a bad definition fails at start with `config_invalid`.
+// It never logs or returns API keys.
 import { KeelError } from '../domain/keel-error.ts';
 import { Semaphore } from '../scheduling/semaphore.ts';
 import { telemetry } from '../telemetry/telemetry.ts';
@@ -39,7 +40,10 @@ export interface EntryDeps {
   providers: ReadonlyMap<string, ModelProvider>;
   breaker: BreakerSettings;
   clock: Clock;
-  /** Reads an API key from the environment variable the config names (config.ts owns the environment). */
+  /**
+   * Reads an API key from the environment variable the config names (config.ts owns the
+   * environment).
+   */
   secret(envName: string): string | undefined;
 }
 

@@ -1,6 +1,7 @@
-// Prefix fingerprints of a model request: one hash per message boundary, each covering the tools, the system
-// prompt and every message up to that point, with the estimated tokens it spans. Two requests sharing a prefix share
-// its hashes, which is what a provider's prompt cache keys on. It never keeps prompt text; only hashes leave here.
+// Prefix fingerprints of a model request: one hash per message boundary, each covering the tools,
+// the system prompt and every message up to that point, with the estimated tokens it spans. Two
+// requests sharing a prefix share its hashes, which is what a provider's prompt cache keys on. It
+// never keeps prompt text; only hashes leave here.
 import { createHash } from 'node:crypto';
 import type { ChatMessage, ModelToolSpec } from '../sdk/types.ts';
 

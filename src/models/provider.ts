@@ -1,6 +1,7 @@
 // The contract between the model gateway and a model provider (mock, OpenAI-compatible, Anthropic).
-// A provider turns one request into one attempt against one endpoint. It must never retry, queue, price or
-// cache: retries, limits, breakers, routing and cost belong to the gateway, so every provider gets them the same way.
+// A provider turns one request into one attempt against one endpoint. It must never retry, queue,
+// price or cache: retries, limits, breakers, routing and cost belong to the gateway, so every
+// provider gets them the same way.
 import type { ChatMessage, ModelDefinition, ModelToolSpec, ToolCall } from '../sdk/types.ts';
 
 /** A model name resolved against the gateway's definitions. */
@@ -11,7 +12,10 @@ export interface ResolvedModel {
   definition: ModelDefinition;
 }
 
-/** Where one attempt goes: a replica's base URL and its API key (read from the named variable at start). */
+/**
+ * Where one attempt goes: a replica's base URL and its API key (read from the named variable at
+ * start).
+ */
 export interface ProviderEndpoint {
   /** `<model>/<replica>`: the breaker, router and limiter key. */
   id: string;
@@ -41,7 +45,10 @@ export interface ProviderResponse {
   outputTokens: number;
   /** Input tokens served from the provider's prompt cache. */
   cachedInputTokens?: number;
-  /** Milliseconds from sending the request to the first token (streamed) or the whole answer (not streamed). */
+  /**
+   * Milliseconds from sending the request to the first token (streamed) or the whole answer (not
+   * streamed).
+   */
   firstTokenMs?: number;
   /** The model id the provider says answered (e.g. `gpt-4o-mini-2024-07-18`). */
   providerModel?: string;
@@ -53,10 +60,10 @@ export interface ProviderHooks {
 }
 
 /**
- * One backend the gateway can call. `complete` makes exactly one attempt.
- * Transient failures (rate limits, 5xx, timeouts, broken bodies) must be thrown as a `KeelError` with
- * `retryable: true` (and `retryAfterMs` when the backend says so); anything else is final.
- * When `signal` aborts, `complete` must reject promptly with `signal.reason` and leave nothing running.
+ * One backend the gateway can call. `complete` makes exactly one attempt. Transient failures (rate
+ * limits, 5xx, timeouts, broken bodies) must be thrown as a `KeelError` with `retryable: true` (and
+ * `retryAfterMs` when the backend says so); anything else is final. When `signal` aborts,
+ * `complete` must reject promptly with `signal.reason` and leave nothing running.
  * @example
  * const echo: ModelProvider = {
  *   name: 'echo',

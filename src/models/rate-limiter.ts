@@ -1,9 +1,11 @@
-// Requests-per-minute, tokens-per-minute and concurrency limits, keyed (`model:<name>`, `tenant:<id>`), over an
-// exact sliding 60-second log. Tokens are reserved before a call (estimated input + max output) and settled to the
-// actual usage afterwards. Callers that do not fit wait (abortably) with a reason; the limiter never holds a worker's
-// lease state and never reads the wall clock itself (tests drive it with a ManualClock).
-// Hand-written: token-bucket libraries (bottleneck, limiter) refill continuously, which lets a full bucket plus a
-// minute of refill through in the first minute (up to 2 × TPM); a sliding log keeps every 60 s window within the limit.
+// Requests-per-minute, tokens-per-minute and concurrency limits, keyed (`model:<name>`,
+// `tenant:<id>`), over an exact sliding 60-second log. Tokens are reserved before a call (estimated
+// input + max output) and settled to the actual usage afterwards. Callers that do not fit wait
+// (abortably) with a reason; the limiter never holds a worker's lease state and never reads the
+// wall clock itself (tests drive it with a ManualClock). Hand-written: token-bucket libraries
+// (bottleneck, limiter) refill continuously, which lets a full bucket plus a minute of refill
+// through in the first minute (up to 2 × TPM); a sliding log keeps every 60 s window within the
+// limit.
 import { KeelError } from '../domain/keel-error.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { ModelRateLimits } from '../sdk/types.ts';
@@ -30,13 +32,19 @@ export interface LimitedKey {
 }
 
 export interface Reservation {
-  /** Settles the reserved tokens to what the call really used and frees its concurrency slot. Idempotent. */
+  /**
+   * Settles the reserved tokens to what the call really used and frees its concurrency slot.
+   * Idempotent.
+   */
   settle(actualTokens: number): void;
 }
 
 export type Verdict = { ok: true; reservation: Reservation } | { ok: false; waitMs: number | undefined; reason: string };
 
-/** What a model call reserves capacity through: this process's limiter, or limits shared by all processes. */
+/**
+ * What a model call reserves capacity through: this process's limiter, or limits shared by all
+ * processes.
+ */
 export interface RateGate {
   reserve(keys: readonly LimitedKey[], tokens: number, signal: AbortSignal, onWait?: (reason: string, waitMs: number | undefined) => void): Promise<Reservation>;
 }
@@ -51,8 +59,9 @@ export class RateLimiter implements RateGate {
   }
 
   /**
-   * Reserves one request and `tokens` tokens under every key, or says how long to wait (undefined: until a
-   * concurrent call ends). Throws `model_request_too_large` when `tokens` exceeds a key's TPM on its own.
+   * Reserves one request and `tokens` tokens under every key, or says how long to wait (undefined:
+   * until a concurrent call ends). Throws `model_request_too_large` when `tokens` exceeds a key's
+   * TPM on its own.
    */
   tryReserve(keys: readonly LimitedKey[], tokens: number): Verdict {
     const now = this.#clock.now();
@@ -91,7 +100,8 @@ export class RateLimiter implements RateGate {
   }
 
   /**
-   * Waits until the call fits, then reserves it. `onWait` hears each wait's reason (for the effect's attributes).
+   * Waits until the call fits, then reserves it. `onWait` hears each wait's reason (for the
+   * effect's attributes).
    * @example
    * const reservation = await limiter.reserve([{ key: 'tenant:t1', limits: { tpm: 90_000 } }], 1_200, signal);
    * try { usage = await call(); } finally { reservation.settle(usage?.total ?? 0); }
@@ -114,7 +124,10 @@ export class RateLimiter implements RateGate {
     return { requests: state.log.length, tokens: state.tokens, inFlight: state.inFlight };
   }
 
-  /** Sleeps until `waitMs` passes (on the clock) or a reservation settles, whichever is first; leaves no listener. */
+  /**
+   * Sleeps until `waitMs` passes (on the clock) or a reservation settles, whichever is first;
+   * leaves no listener.
+   */
   async #waitFor(waitMs: number | undefined, signal: AbortSignal): Promise<void> {
     const wake = new AbortController();
     const onAbort = (): void => wake.abort(signal.reason);

@@ -1,4 +1,5 @@
-// Done-when (routing): the warm-cache replica wins over a faster queue when the formula says so, and not otherwise.
+// Done-when (routing): the warm-cache replica wins over a faster queue when the formula says so,
+// and not otherwise.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';

@@ -1,11 +1,14 @@
-// Replica routing with prompt-cache affinity: for each replica, estimated completion = queue wait + prefill (cached
-// part at the cached rate, the rest at the uncached rate) + network, from measured values; the least wins (the
-// earlier replica on a tie). It keeps per-replica measurements and a bounded, expiring set of prefixes each replica
-// has seen. It must never send anything; the gateway does, and reports outcomes back.
+// Replica routing with prompt-cache affinity: for each replica, estimated completion = queue wait +
+// prefill (cached part at the cached rate, the rest at the uncached rate) + network, from measured
+// values; the least wins (the earlier replica on a tie). It keeps per-replica measurements and a
+// bounded, expiring set of prefixes each replica has seen. It must never send anything; the gateway
+// does, and reports outcomes back.
 import type { Clock } from '../domain/clock.ts';
 import type { PrefixPoint } from './prefix-fingerprint.ts';
 
-/** How long a replica is assumed to keep a prompt prefix cached (providers keep them ~5–10 minutes). */
+/**
+ * How long a replica is assumed to keep a prompt prefix cached (providers keep them ~5–10 minutes).
+ */
 export const PREFIX_CACHE_TTL_MS = 5 * 60_000;
 export const PREFIX_CACHE_MAX_ENTRIES = 10_000;
 /** Weight of a new measurement in the moving averages. */
@@ -72,15 +75,17 @@ export class ReplicaStats {
     const inputTokens = points.at(-1)?.tokens ?? 0;
     const cachedTokens = this.cachedTokens(points);
     const prefillMs = (cachedTokens * this.cachedPrefillMsPerKTok + (inputTokens - cachedTokens) * this.prefillMsPerKTok) / 1_000;
-    // A free slot means no wait; past that, each call ahead of us holds a slot for about one service time.
+    // A free slot means no wait; past that, each call ahead of us holds a slot for about one
+    // service time.
     const ahead = Math.max(0, this.inFlight + this.queued - this.maxConcurrency + 1);
     const queueMs = (ahead * this.serviceMs) / this.maxConcurrency;
     return { replica: this.name, queueMs: round(queueMs), cachedTokens, prefillMs: round(prefillMs), networkMs: round(this.networkMs), totalMs: round(queueMs + prefillMs + this.networkMs) };
   }
 
   /**
-   * Folds in a finished call: its service time, and its time to first token split into prefill at the rate the
-   * provider's reported cached tokens imply (network time stays the configured estimate).
+   * Folds in a finished call: its service time, and its time to first token split into prefill at
+   * the rate the provider's reported cached tokens imply (network time stays the configured
+   * estimate).
    */
   observe(call: { serviceMs: number; firstTokenMs: number | undefined; inputTokens: number; cachedInputTokens: number }): void {
     this.serviceMs = ewma(this.serviceMs, call.serviceMs);
@@ -97,8 +102,8 @@ export class ReplicaStats {
 }
 
 /**
- * Picks the replica with the least estimated completion time among `replicas` (already filtered to those whose
- * breakers admit calls); `undefined` when the list is empty.
+ * Picks the replica with the least estimated completion time among `replicas` (already filtered to
+ * those whose breakers admit calls); `undefined` when the list is empty.
  * @example
  * const decision = route(replicas, prefixFingerprint(messages, tools));
  * decision?.chosen; // 'east'

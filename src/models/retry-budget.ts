@@ -1,6 +1,7 @@
-// Retry budgets: a retry is allowed only while retries stay within `ratio` × first attempts over a sliding window
-// (per provider), plus a small floor so a quiet provider can still retry, and within a per-run cap. So a provider
-// outage multiplies load by at most 1 + ratio. It counts; it never sleeps, and never reads the wall clock itself.
+// Retry budgets: a retry is allowed only while retries stay within `ratio` × first attempts over a
+// sliding window (per provider), plus a small floor so a quiet provider can still retry, and within
+// a per-run cap. So a provider outage multiplies load by at most 1 + ratio. It counts; it never
+// sleeps, and never reads the wall clock itself.
 import type { Clock } from '../domain/clock.ts';
 
 export interface RetryBudgetSettings {
@@ -16,7 +17,10 @@ export interface RetryBudgetSettings {
 export const RETRY_BUDGET_DEFAULTS: RetryBudgetSettings = { ratio: 0.2, minRetriesPerWindow: 10, windowMs: 10_000, perRun: 20 };
 /** Window resolution: the window slides in this many buckets. */
 const BUCKETS = 10;
-/** Runs whose retry counts are remembered; the oldest is forgotten first (a bound, not a correctness need). */
+/**
+ * Runs whose retry counts are remembered; the oldest is forgotten first (a bound, not a correctness
+ * need).
+ */
 const RUNS_TRACKED_MAX = 10_000;
 
 interface Bucket {
@@ -81,7 +85,8 @@ export class RetryBudget {
   }
 
   /**
-   * Asks for one retry of a call of `runId` against `provider`; when allowed, the retry is counted at once.
+   * Asks for one retry of a call of `runId` against `provider`; when allowed, the retry is counted
+   * at once.
    * @example
    * if (!budget.tryRetry('openai', runId).allowed) throw exhausted;
    */

@@ -1,14 +1,17 @@
-// Model rate limits counted across every process of a deployment (distributed mode): RPM and TPM of a model, an
-// account or a tenant are reserved in the store's shared rate windows, so N processes together stay within each
-// limit instead of allowing N times it. Concurrency limits stay per process (this process's RateLimiter): they
-// protect what this process holds open. When the windows cannot be reached the call waits and asks again rather
-// than going out unmetered.
+// Model rate limits counted across every process of a deployment (distributed mode): RPM and TPM of
+// a model, an account or a tenant are reserved in the store's shared rate windows, so N processes
+// together stay within each limit instead of allowing N times it. Concurrency limits stay per
+// process (this process's RateLimiter): they protect what this process holds open. When the windows
+// cannot be reached the call waits and asks again rather than going out unmetered.
 import type { RateWindows, WindowKey } from '../store/rate-windows.ts';
 import type { ModelRateLimits } from '../sdk/types.ts';
 import type { Clock } from '../domain/clock.ts';
 import { requestTooLarge, type LimitedKey, type RateGate, type RateLimiter, type Reservation } from './rate-limiter.ts';
 
-/** Longest single sleep before asking the windows again (capacity freed early elsewhere is seen this late at most). */
+/**
+ * Longest single sleep before asking the windows again (capacity freed early elsewhere is seen this
+ * late at most).
+ */
 export const SHARED_WINDOW_MAX_SLEEP_MS = 2_000;
 /** Spread of wake-ups, so waiters released by the same expiring second do not all ask at once. */
 const WAKE_JITTER_MS = 100;
@@ -61,7 +64,8 @@ export class SharedRateLimiter implements RateGate {
         if (settled) return;
         settled = true;
         local.settle(actualTokens);
-        // A correction that cannot be written leaves the window counting the estimate: conservative, never over.
+        // A correction that cannot be written leaves the window counting the estimate:
+        // conservative, never over.
         this.#windows.settle(keys, second, actualTokens - reserved).catch(() => {});
       },
     };

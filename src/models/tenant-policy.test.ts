@@ -22,7 +22,10 @@ describe('TenantPolicy over a real store', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  /** Commits a successful model effect of `tokens` (input + output) and `costUsd` for a new run of the tenant. */
+  /**
+   * Commits a successful model effect of `tokens` (input + output) and `costUsd` for a new run of
+   * the tenant.
+   */
   async function spend(tenantId: string, tokens: number, costUsd: number): Promise<void> {
     await store.createRun({ id: `run_${Math.random().toString(36).slice(2)}`, tenantId, agent: 'a', agentVersion: '1', input: null, priority: 'interactive',
       budget: {}, metadata: null, parentRunId: null, idempotencyKey: null, requestHash: null });
@@ -73,7 +76,8 @@ describe('TenantPolicy over a real store', () => {
     policy.charge(tenant.id, 50, 0);
     const verdict = await policy.budgetExhausted(tenant.id);
     assert.deepEqual(verdict && [verdict.budget, verdict.used, verdict.limit, verdict.until], ['dailyTokenBudget', 110, 100, startOfUtcDay(clock.now()) + DAY_MS]);
-    // Raised in the store by another process: the cached record still says 100, but an exhausted verdict is confirmed fresh.
+    // Raised in the store by another process: the cached record still says 100, but an exhausted
+    // verdict is confirmed fresh.
     await store.updateTenant(tenant.id, { dailyTokenBudget: 1_000 });
     assert.equal(await policy.budgetExhausted(tenant.id), null);
     // Another process's spend shows up after the usage TTL.

@@ -1,14 +1,18 @@
-// A tenant's model policy as its record sets it: RPM/TPM limits and daily token and cost budgets, read from
-// the store through a small interface and cached in this process. Records are re-read after TENANT_POLICY_TTL_MS or
-// at once after `invalidate` (an admin PATCH in this process); daily usage is re-read after TENANT_USAGE_TTL_MS and
-// grows in between with what this process's calls spend. A verdict of "exhausted" is always confirmed on fresh reads,
-// so a raised budget is never refused from a stale cache. It never blocks or parks anything itself: callers decide.
+// A tenant's model policy as its record sets it: RPM/TPM limits and daily token and cost budgets,
+// read from the store through a small interface and cached in this process. Records are re-read
+// after TENANT_POLICY_TTL_MS or at once after `invalidate` (an admin PATCH in this process); daily
+// usage is re-read after TENANT_USAGE_TTL_MS and grows in between with what this process's calls
+// spend. A verdict of "exhausted" is always confirmed on fresh reads, so a raised budget is never
+// refused from a stale cache. It never blocks or parks anything itself: callers decide.
 import type { ModelRateLimits } from '../sdk/types.ts';
 import { SYSTEM_CLOCK, type Clock } from '../domain/clock.ts';
 
 /** How long a tenant's record (limits, budgets) is trusted before it is read again, in ms. */
 export const TENANT_POLICY_TTL_MS = 5_000;
-/** How long a tenant's daily usage read from the store is trusted (other processes' spend shows up after this), in ms. */
+/**
+ * How long a tenant's daily usage read from the store is trusted (other processes' spend shows up
+ * after this), in ms.
+ */
 export const TENANT_USAGE_TTL_MS = 5_000;
 /** Tenants whose record and usage are cached, at most (least recently read are dropped first). */
 export const TENANT_POLICY_CACHE_MAX = 10_000;
@@ -25,7 +29,9 @@ export interface TenantPolicyFields {
 /** Where records and usage come from: the store satisfies it. */
 export interface TenantPolicySource {
   getTenant(id: string): Promise<TenantPolicyFields | null>;
-  /** Model tokens (input + output) and USD the tenant's committed model calls spent since `sinceMs`. */
+  /**
+   * Model tokens (input + output) and USD the tenant's committed model calls spent since `sinceMs`.
+   */
   tenantUsageSince(id: string, sinceMs: number): Promise<{ tokens: number; costUsd: number }>;
 }
 
@@ -50,7 +56,9 @@ export class TenantPolicy {
   readonly #clock: Clock;
   readonly #records = new Map<string, Cached<TenantPolicyFields | null>>();
   readonly #usage = new Map<string, Cached<{ day: number; tokens: number; costUsd: number }>>();
-  /** Reads in flight by key: the calls of a busy tenant that find its cache expired share one read. */
+  /**
+   * Reads in flight by key: the calls of a busy tenant that find its cache expired share one read.
+   */
   readonly #reading = new Map<string, Promise<unknown>>();
 
   constructor(source: TenantPolicySource, options: { clock?: Clock } = {}) {
@@ -58,7 +66,10 @@ export class TenantPolicy {
     this.#clock = options.clock ?? SYSTEM_CLOCK;
   }
 
-  /** The tenant's own RPM/TPM (fields it leaves null are absent: the models file's tenantLimits fill them). */
+  /**
+   * The tenant's own RPM/TPM (fields it leaves null are absent: the models file's tenantLimits fill
+   * them).
+   */
   async limits(tenantId: string): Promise<ModelRateLimits> {
     const record = await this.#record(tenantId);
     return { ...(record?.rpm == null ? {} : { rpm: record.rpm }), ...(record?.tpm == null ? {} : { tpm: record.tpm }) };

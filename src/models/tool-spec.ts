@@ -1,18 +1,19 @@
-// Converts what agent code passes as `tools` (tool definitions with zod schemas, or plain specs) into the
-// JSON-Schema form providers send to a model. It must never run a tool or see a provider's wire format.
+// Converts what agent code passes as `tools` (tool definitions with zod schemas, or plain specs)
+// into the JSON-Schema form providers send to a model. It must never run a tool or see a provider's
+// wire format.
 import { z } from 'zod';
 import { isToolDefinition } from '../sdk/define.ts';
 import type { ModelToolSpec, ToolDefinition } from '../sdk/types.ts';
 
-// Tool definitions are frozen and reused on every loop step; converting each schema once saves the rework.
-// Cached specs are shared between calls, so providers must treat them as read-only.
+// Tool definitions are frozen and reused on every loop step; converting each schema once saves the
+// rework. Cached specs are shared between calls, so providers must treat them as read-only.
 // biome-ignore lint/suspicious/noExplicitAny: one cache for tools of every input and output type; a spec depends on the schema only.
 const specCache = new WeakMap<ToolDefinition<any, any>, ModelToolSpec>();
 
 /**
  * Returns the model-facing spec of a tool: name, description and the JSON Schema of its arguments.
- * Schemas describe the tool's *input* side (before defaults and transforms); parts JSON Schema cannot
- * express (dates, custom checks) become unconstrained rather than failing the call.
+ * Schemas describe the tool's *input* side (before defaults and transforms); parts JSON Schema
+ * cannot express (dates, custom checks) become unconstrained rather than failing the call.
  * @example
  * toModelToolSpec(add);
  * // { name: 'add', description: 'Adds two numbers',

@@ -1,6 +1,7 @@
-// Accounting kept by the gateway: logical calls and attempts per provider (retry amplification = attempts ÷ logical
-// calls), and tokens and cost per tenant. In memory and per process, for metrics; per-run tokens and cost are
-// committed on the run's counters by the engine. It never sees prompts or keys, only counts.
+// Accounting kept by the gateway: logical calls and attempts per provider (retry amplification =
+// attempts ÷ logical calls), and tokens and cost per tenant. In memory and per process, for
+// metrics; per-run tokens and cost are committed on the run's counters by the engine. It never sees
+// prompts or keys, only counts.
 
 export interface ProviderCounts {
   logicalCalls: number;

@@ -1,5 +1,6 @@
-// Shared by the planner's tests (this file holds no tests itself; the `.test.ts` name keeps it out of the build):
-// fast-check generators of valid scenario sections, a tolerance comparison, and a walk over every figure of a result.
+// Shared by the planner's tests (this file holds no tests itself; the `.test.ts` name keeps it out
+// of the build): fast-check generators of valid scenario sections, a tolerance comparison, and a
+// walk over every figure of a result.
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { Figure } from './formula.ts';
@@ -23,9 +24,9 @@ export function figures(value: unknown, path = ''): Array<{ path: string; figure
 }
 
 /**
- * Nonnegative numbers of a realistic spread, including 0 and fractions. Positive values start at 1e-9: below that,
- * doubles underflow to denormals where two equal formulas (a × b × c vs a × b then × c) round differently, which
- * no scenario hits and a property would report as a bug.
+ * Nonnegative numbers of a realistic spread, including 0 and fractions. Positive values start at
+ * 1e-9: below that, doubles underflow to denormals where two equal formulas (a × b × c vs a × b
+ * then × c) round differently, which no scenario hits and a property would report as a bug.
  */
 export const amount = (max = 1_000): fc.Arbitrary<number> => {
   const real = fc.double({ min: 1e-9, max, noNaN: true, noDefaultInfinity: true });

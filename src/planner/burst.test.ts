@@ -1,5 +1,5 @@
-// The burst section against hand-computed cases and against a call-by-call simulation of the same queue, and its
-// monotonicity: more calls never shorten a wait, more cores never lengthen one.
+// The burst section against hand-computed cases and against a call-by-call simulation of the same
+// queue, and its monotonicity: more calls never shorten a wait, more cores never lengthen one.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';

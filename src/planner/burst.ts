@@ -1,6 +1,7 @@
-// The `burst` section: n calls arriving at once on c cores, served first come first served, each taking s seconds.
-// They run in waves of c: call i (from 0) waits floor(i / c)·s. Gives the mean and the longest wait and when the
-// last call finishes. Pure arithmetic on the section's own inputs.
+// The `burst` section: n calls arriving at once on c cores, served first come first served, each
+// taking s seconds. They run in waves of c: call i (from 0) waits floor(i / c)·s. Gives the mean
+// and the longest wait and when the last call finishes. Pure arithmetic on the section's own
+// inputs.
 import { brief } from './display.ts';
 import { add, ceil, chosen, constant, div, figure, floor, max, mul, named, sub, type Figure } from './formula.ts';
 import type { BurstInput } from './scenario.ts';
@@ -25,7 +26,8 @@ export function planBurst(input: BurstInput): BurstResult {
   const full = named('fullWaves', fullWaves);
   const leftOver = figure(sub(calls, mul(cores, full)), 'calls');
   const left = named('leftOver', leftOver);
-  // Σ floor(i / c) over i < n: each of the q full waves k (0-based) contributes c·k, the partial wave r·q.
+  // Σ floor(i / c) over i < n: each of the q full waves k (0-based) contributes c·k, the partial
+  // wave r·q.
   const waitedWaves = add(div(mul(cores, full, sub(full, constant(1))), constant(2)), mul(left, full));
   const meanWaitSeconds =
     input.calls === 0 ? chosen(0, 's', 'calls = 0: nobody waits') : figure(div(mul(perCall, waitedWaves), calls), 's');

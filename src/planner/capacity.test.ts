@@ -1,6 +1,7 @@
-// The workload + capacity section against hand-computed cases for each environment policy (the arithmetic is
-// written out beside each expectation), and properties: demand never falls as arrivals rise, pausing never holds
-// more memory than staying resident, and at maxArrivalPerSec the bottleneck is exactly full and nothing is over.
+// The workload + capacity section against hand-computed cases for each environment policy (the
+// arithmetic is written out beside each expectation), and properties: demand never falls as
+// arrivals rise, pausing never holds more memory than staying resident, and at maxArrivalPerSec the
+// bottleneck is exactly full and nothing is over.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
@@ -8,7 +9,10 @@ import { capacity as capacityArb, close, workload as workloadArb } from './arbit
 import { planCapacity, RESOURCES } from './capacity.ts';
 import type { Capacity, EnvPolicy, Workload } from './scenario.ts';
 
-/** λ = 0.5/s, R = 8 rounds, M = 4 s, T = 2 s, G = 1 GiB, P = 10 s, Pc = 5 s, pause 0.5 s/GiB, resume 0.5 s/GiB. */
+/**
+ * λ = 0.5/s, R = 8 rounds, M = 4 s, T = 2 s, G = 1 GiB, P = 10 s, Pc = 5 s, pause 0.5 s/GiB, resume
+ * 0.5 s/GiB.
+ */
 const base = (policy: EnvPolicy, overrides: Partial<Workload> = {}): Workload => ({
   arrivalPerSec: 0.5,
   roundsPerTask: 8,
@@ -97,7 +101,8 @@ describe('planCapacity', () => {
   });
 
   it('ties between resources go to the one listed first', () => {
-    // per task: cpu R·T + Pc = 1 × 1 + 0 = 1 core·s, model 1 × 1 = 1 slot·s, memory (0 + 1 × 2)·1 = 2 GiB·s; capacities 1, 1, 2.
+    // per task: cpu R·T + Pc = 1 × 1 + 0 = 1 core·s, model 1 × 1 = 1 slot·s, memory (0 + 1 × 2)·1 =
+    // 2 GiB·s; capacities 1, 1, 2.
     const w = base('resident', { roundsPerTask: 1, modelSecondsPerRound: 1, toolSecondsPerRound: 1 });
     const r = planCapacity({ ...w, env: { ...w.env, prepSeconds: 0, prepCpuSeconds: 0 } }, { cpuCores: 1, modelSlots: 1, memoryGiB: 2 });
     assert.equal(r.bottleneck, 'cpuCores');

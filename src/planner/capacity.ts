@@ -1,7 +1,8 @@
-// The `workload` + `capacity` section: per-task demand for CPU, model slots and environment memory under an
-// environment policy, turned into steady-state demand by Little's law (in use = arrival rate × time held), compared
-// with capacity to name the bottleneck and the arrival rate at which it saturates. Mean values only: no queueing
-// delay, no variance. Never reads files or formats text beyond the one-line recommendation.
+// The `workload` + `capacity` section: per-task demand for CPU, model slots and environment memory
+// under an environment policy, turned into steady-state demand by Little's law (in use = arrival
+// rate × time held), compared with capacity to name the bottleneck and the arrival rate at which it
+// saturates. Mean values only: no queueing delay, no variance. Never reads files or formats text
+// beyond the one-line recommendation.
 import { add, chosen, constant, div, figure, greaterThan, min, mul, named, type Expr, type Figure, type Verdict } from './formula.ts';
 import { brief, percent } from './display.ts';
 import { ENV_POLICIES, type Capacity, type EnvPolicy, type Workload } from './scenario.ts';
@@ -9,7 +10,10 @@ import { ENV_POLICIES, type Capacity, type EnvPolicy, type Workload } from './sc
 export const RESOURCES = ['cpuCores', 'modelSlots', 'memoryGiB'] as const;
 export type Resource = (typeof RESOURCES)[number];
 const RESOURCE_UNITS = { cpuCores: 'cores', modelSlots: 'slots', memoryGiB: 'GiB' } as const satisfies Record<Resource, Figure['unit']>;
-/** Another policy is suggested only when it raises the saturating arrival rate by more than this fraction. */
+/**
+ * Another policy is suggested only when it raises the saturating arrival rate by more than this
+ * fraction.
+ */
 const POLICY_GAIN_MIN_FRACTION = 0.01;
 
 export interface ResourceUse {
@@ -18,7 +22,10 @@ export interface ResourceUse {
   utilization: Figure;
 }
 
-/** What one policy would mean for the same workload: its memory and CPU demand and (with capacity) its ceiling. */
+/**
+ * What one policy would mean for the same workload: its memory and CPU demand and (with capacity)
+ * its ceiling.
+ */
 export interface PolicyOutcome {
   policy: EnvPolicy;
   envGiBSecondsPerTask: Figure;
@@ -37,14 +44,22 @@ export interface CapacityResult {
   /** Environments resident at once (Little's law). */
   environmentsInUse: Figure;
   environmentsCreatedPerSec: Figure;
-  /** Policy `pause` only: whether the model wait outlasts pausing + resuming, so memory is released in it. */
+  /**
+   * Policy `pause` only: whether the model wait outlasts pausing + resuming, so memory is released
+   * in it.
+   */
   pausesDuringModelWait: Verdict | null;
   demand: Record<Resource, Figure>;
   /** Demand against capacity; null when the scenario has no `capacity`. */
   resources: Record<Resource, ResourceUse> | null;
-  /** The resource with the highest utilization; null without capacity or when a task consumes nothing. */
+  /**
+   * The resource with the highest utilization; null without capacity or when a task consumes
+   * nothing.
+   */
   bottleneck: Resource | null;
-  /** The arrival rate at which the bottleneck reaches 100% (Infinity when no resource is consumed). */
+  /**
+   * The arrival rate at which the bottleneck reaches 100% (Infinity when no resource is consumed).
+   */
   maxArrivalPerSec: Figure | null;
   policies: PolicyOutcome[];
   recommendation: string;
@@ -75,10 +90,11 @@ function inputs(w: Workload) {
 }
 
 /**
- * How long one task holds an environment, and what it costs, under `policy`. A round is a model wait followed by a
- * tool call, and every tool second occupies one core. `resident` prepares once and holds the environment for the
- * whole task; `rebuild` prepares in every round and holds it only for preparation + tool time; `pause` prepares
- * once and, in each model wait longer than pausing + resuming, holds memory only during those two transitions.
+ * How long one task holds an environment, and what it costs, under `policy`. A round is a model
+ * wait followed by a tool call, and every tool second occupies one core. `resident` prepares once
+ * and holds the environment for the whole task; `rebuild` prepares in every round and holds it only
+ * for preparation + tool time; `pause` prepares once and, in each model wait longer than pausing +
+ * resuming, holds memory only during those two transitions.
  */
 function perTask(w: Workload, policy: EnvPolicy): PerTask {
   const x = inputs(w);
@@ -100,7 +116,8 @@ function perTask(w: Workload, policy: EnvPolicy): PerTask {
       const transition = mul(x.memory, add(x.pause, x.resume));
       return {
         taskSeconds: onceTaskSeconds,
-        // Memory stays held while pausing and resuming; a wait too short to pay for both is spent resident.
+        // Memory stays held while pausing and resuming; a wait too short to pay for both is spent
+        // resident.
         heldSeconds: add(x.prep, mul(x.rounds, add(x.tool, min(x.model, transition)))),
         preparations: constant(1),
         cpuSeconds: add(mul(x.rounds, x.tool), x.prepCpu),
@@ -134,7 +151,10 @@ function demandOf(w: Workload, use: Record<Resource, Expr>, t: PerTask): Record<
   };
 }
 
-/** The resource that saturates first: highest per-task use ÷ capacity (= utilization ÷ arrival rate); ties go to the earlier one. */
+/**
+ * The resource that saturates first: highest per-task use ÷ capacity (= utilization ÷ arrival
+ * rate); ties go to the earlier one.
+ */
 function ceiling(use: Record<Resource, Expr>, capacity: Capacity): { bottleneck: Resource | null; maxArrivalPerSec: Figure } {
   let bottleneck: Resource | null = null;
   let best = 0;

@@ -1,5 +1,5 @@
-// The commits section against hand-computed cases, and its monotonicity: a bigger batch never costs more commit
-// time and never loses less work in a crash.
+// The commits section against hand-computed cases, and its monotonicity: a bigger batch never costs
+// more commit time and never loses less work in a crash.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';

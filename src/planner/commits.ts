@@ -1,12 +1,16 @@
-// The `commits` section: how batching commits trades total time against work lost in a crash. Work runs one
-// request after another; each batch of b records is committed at a fixed cost plus a cost per record; a crash just
-// before a commit becomes durable loses the work of the whole uncommitted batch. Pure arithmetic.
+// The `commits` section: how batching commits trades total time against work lost in a crash. Work
+// runs one request after another; each batch of b records is committed at a fixed cost plus a cost
+// per record; a crash just before a commit becomes durable loses the work of the whole uncommitted
+// batch. Pure arithmetic.
 import assert from 'node:assert/strict';
 import { brief } from './display.ts';
 import { add, ceil, chosen, div, figure, min, mul, named, type Figure } from './formula.ts';
 import type { CommitsInput } from './scenario.ts';
 
-/** The recommended batch size is the smallest whose total time is within this fraction of the fastest. */
+/**
+ * The recommended batch size is the smallest whose total time is within this fraction of the
+ * fastest.
+ */
 export const COMMITS_NEAR_FASTEST_FRACTION = 0.05;
 
 export interface CommitBatch {

@@ -1,8 +1,11 @@
-// How planner numbers read to a person: in recommendation sentences and in report cells. Formatting only;
-// formulas carry their own exact digits (formula.ts) and --json carries the raw values.
+// How planner numbers read to a person: in recommendation sentences and in report cells. Formatting
+// only; formulas carry their own exact digits (formula.ts) and --json carries the raw values.
 import type { Unit } from './formula.ts';
 
-/** A number for a sentence: thousands separated; one decimal from 100, three from 1, three significant digits below. */
+/**
+ * A number for a sentence: thousands separated; one decimal from 100, three from 1, three
+ * significant digits below.
+ */
 export function brief(value: number): string {
   if (!Number.isFinite(value)) return value > 0 ? 'unbounded' : '-unbounded';
   const magnitude = Math.abs(value);
@@ -15,7 +18,10 @@ export function percent(ratio: number): string {
   return Number.isFinite(ratio) ? `${(ratio * 100).toFixed(1)}%` : '∞%';
 }
 
-/** A report cell: the value with its unit; ratios as percentages, probabilities with four decimals, costs bare. */
+/**
+ * A report cell: the value with its unit; ratios as percentages, probabilities with four decimals,
+ * costs bare.
+ */
 export function cell(value: number, unit: Unit): string {
   if (unit === 'ratio') return percent(value);
   if (value === Number.POSITIVE_INFINITY) return '∞';

@@ -1,6 +1,6 @@
-// The formula builder writes the arithmetic it performs: checked on hand-written cases, and by re-evaluating the
-// numbers side of random expressions and of every figure the planner reports — a printed formula that does not
-// recompute its figure would mislead the operator reading it.
+// The formula builder writes the arithmetic it performs: checked on hand-written cases, and by
+// re-evaluating the numbers side of random expressions and of every figure the planner reports — a
+// printed formula that does not recompute its figure would mislead the operator reading it.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
@@ -9,14 +9,18 @@ import { figures, scenario } from './arbitraries.test.ts';
 import { add, ceil, constant, div, figure, floor, formatNumber, greaterThan, max, min, mul, named, sub, sum, type Expr } from './formula.ts';
 import { plan } from './plan.ts';
 
-/** Written numbers carry six significant digits: the true value lies within this relative distance of each. */
+/**
+ * Written numbers carry six significant digits: the true value lies within this relative distance
+ * of each.
+ */
 const WRITTEN_RELATIVE_ERROR = 5e-6 * (1 + 1e-9);
 type Interval = readonly [number, number];
 
 /**
- * Evaluates the numbers side of a formula (`2 × (3 + 4)`) in interval arithmetic: each written number stands for
- * every value that rounds to it, so cancellation (`98.4919 − 95.6028`) widens the interval instead of failing
- * the check. Undefined when the text is not plain arithmetic (a rule, a collapsed Σ).
+ * Evaluates the numbers side of a formula (`2 × (3 + 4)`) in interval arithmetic: each written
+ * number stands for every value that rounds to it, so cancellation (`98.4919 − 95.6028`) widens the
+ * interval instead of failing the check. Undefined when the text is not plain arithmetic (a rule, a
+ * collapsed Σ).
  */
 function evaluate(text: string): Interval | undefined {
   const tokens = text.match(/\d+(?:\.\d+)?(?:e[-+]?\d+)?|∞|min|max|floor|ceil|[-+×÷−(),]|\S/g) ?? [];
@@ -90,7 +94,10 @@ function numbersSide(formula: string): string | undefined {
   return parts.length === 2 ? parts[1] : undefined;
 }
 
-/** True when the formula was arithmetic and was checked; fails when its numbers cannot produce the value. */
+/**
+ * True when the formula was arithmetic and was checked; fails when its numbers cannot produce the
+ * value.
+ */
 function assertRecomputes(formula: string, value: number, where: string): boolean {
   const numbers = numbersSide(formula);
   if (numbers === undefined) return false;

@@ -1,5 +1,6 @@
-// The public surface of `keel/planner`: plan a scenario, validate one, format the result. Section internals
-// (per-section functions, the formula builder) stay private; every result type a caller may hold is exported.
+// The public surface of `keel/planner`: plan a scenario, validate one, format the result. Section
+// internals (per-section functions, the formula builder) stay private; every result type a caller
+// may hold is exported.
 export { plan, SECTION_NAMES } from './plan.ts';
 export type { PlanResult, PlanSections, SectionName } from './plan.ts';
 export { formatPlanJson, formatReport } from './report.ts';

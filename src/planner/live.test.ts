@@ -1,5 +1,5 @@
-// The live measurement on hand-made runs and steps, with the arithmetic written out; and the paging against an
-// in-memory fake of the runs API (window cut-off, the run cap, steps read per run).
+// The live measurement on hand-made runs and steps, with the arithmetic written out; and the paging
+// against an in-memory fake of the runs API (window cut-off, the run cap, steps read per run).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { collectSample, computeWorkload, LIVE_RUNS_MAX, measureWorkload, type LiveRun, type LiveSource, type LiveStep } from './live.ts';
@@ -7,7 +7,10 @@ import { collectSample, computeWorkload, LIVE_RUNS_MAX, measureWorkload, type Li
 const NOW = new Date('2025-01-01T00:10:00.000Z');
 const at = (secondsBeforeNow: number): string => new Date(NOW.getTime() - secondsBeforeNow * 1000).toISOString();
 const run = (id: string, status: string, createdSecondsAgo: number): LiveRun => ({ id, status, createdAt: at(createdSecondsAgo) });
-/** An effect that was queued at q, started at s (or never: null) and ended at e, in seconds before NOW. */
+/**
+ * An effect that was queued at q, started at s (or never: null) and ended at e, in seconds before
+ * NOW.
+ */
 const step = (kind: string, q: number, s: number | null, e: number | null): LiveStep => ({ kind, queuedAt: at(q), startedAt: s === null ? null : at(s), endedAt: e === null ? null : at(e) });
 
 describe('computeWorkload', () => {
@@ -17,9 +20,11 @@ describe('computeWorkload', () => {
       runs: [
         // finished: 2 model calls (2 s, 4 s) and tools of 1 s + 3 s
         { run: run('a', 'succeeded', 50), steps: [step('model', 50, 50, 48), step('tool', 48, 48, 47), step('tool', 48, 47, 44), step('model', 44, 44, 40), step('step', 40, 40, 40)] },
-        // finished: 4 model calls; one has no startedAt (duration from queuedAt: 3 s), the others 1 s each; tool 2 s
+        // finished: 4 model calls; one has no startedAt (duration from queuedAt: 3 s), the others 1
+        // s each; tool 2 s
         { run: run('b', 'failed', 30), steps: [step('model', 30, 30, 29), step('model', 29, null, 26), step('model', 26, 26, 25), step('tool', 25, 25, 23), step('model', 23, 23, 22)] },
-        // still running: its ended model call (6 s) counts for model seconds, its calls not for rounds; unended ones not at all
+        // still running: its ended model call (6 s) counts for model seconds, its calls not for
+        // rounds; unended ones not at all
         { run: run('c', 'running', 10), steps: [step('model', 10, 10, 4), step('model', 4, 4, null), step('tool', 4, 4, 1)] },
       ],
     });
@@ -29,7 +34,8 @@ describe('computeWorkload', () => {
     assert.equal(m.roundsPerTask, 3);
     // model seconds: (2 + 4 + 1 + 3 + 1 + 1 + 6) ÷ 7 ended model calls = 18 ÷ 7
     assert.ok(Math.abs(m.modelSecondsPerRound - 18 / 7) < 1e-12);
-    // tool seconds per round: tools in finished runs (1 + 3 + 2 = 6) ÷ model calls in finished runs (6) = 1
+    // tool seconds per round: tools in finished runs (1 + 3 + 2 = 6) ÷ model calls in finished runs
+    // (6) = 1
     assert.equal(m.toolSecondsPerRound, 1);
     assert.deepEqual([m.runsSampled, m.finishedRunsSampled, m.modelCallsTimed, m.capped], [3, 2, 7, false]);
     assert.equal(m.formulas.roundsPerTask, 'modelCallsInFinishedRuns ÷ finishedRuns = 6 ÷ 2');
@@ -54,7 +60,10 @@ describe('computeWorkload', () => {
   });
 });
 
-/** The runs API over an in-memory list (newest first), pages of `limit`, the cursor being the next index. */
+/**
+ * The runs API over an in-memory list (newest first), pages of `limit`, the cursor being the next
+ * index.
+ */
 function fakeSource(runs: LiveRun[], steps: (id: string) => LiveStep[]): LiveSource & { stepCalls: string[] } {
   const stepCalls: string[] = [];
   return {
@@ -73,7 +82,8 @@ function fakeSource(runs: LiveRun[], steps: (id: string) => LiveStep[]): LiveSou
 
 describe('collectSample', () => {
   it('pages down to the window start, skips runs newer than now, and reads each sampled run’s steps', async () => {
-    // 450 runs one second apart, newest 1 s in the future: the window of 300 s holds those created 0…300 s ago
+    // 450 runs one second apart, newest 1 s in the future: the window of 300 s holds those created
+    // 0…300 s ago
     const runs = Array.from({ length: 450 }, (_, i) => run(`r${i}`, 'succeeded', i - 1));
     const source = fakeSource(runs, () => [step('model', 1, 1, 0)]);
     const sample = await collectSample(source, 300, NOW);

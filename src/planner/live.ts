@@ -1,7 +1,8 @@
-// `keel plan --live`: measures a running Keel's workload (arrival rate, model calls per run, model and tool seconds)
-// from the runs created in a recent window, through a caller-supplied fetcher of the runs API. `collectSample`
-// does the paging and fetching; `computeWorkload` is the pure arithmetic. Never imports the CLI client, the engine
-// or the store, and never measures environment memory: Keel has no sandbox plane yet.
+// `keel plan --live`: measures a running Keel's workload (arrival rate, model calls per run, model
+// and tool seconds) from the runs created in a recent window, through a caller-supplied fetcher of
+// the runs API. `collectSample` does the paging and fetching; `computeWorkload` is the pure
+// arithmetic. Never imports the CLI client, the engine or the store, and never measures environment
+// memory: Keel has no sandbox plane yet.
 import assert from 'node:assert/strict';
 import { div, figure, named } from './formula.ts';
 
@@ -42,11 +43,16 @@ export interface LiveSample {
   now: Date;
   /** Runs created in [now − windowSeconds, now], newest first, each with its journal. */
   runs: { run: LiveRun; steps: LiveStep[] }[];
-  /** True when the window held more than LIVE_RUNS_MAX runs: the sample is the newest LIVE_RUNS_MAX. */
+  /**
+   * True when the window held more than LIVE_RUNS_MAX runs: the sample is the newest LIVE_RUNS_MAX.
+   */
   capped: boolean;
 }
 
-/** The measured `workload` fields, each with the formula that produced it, plus what the sample held. */
+/**
+ * The measured `workload` fields, each with the formula that produced it, plus what the sample
+ * held.
+ */
 export interface MeasuredWorkload {
   arrivalPerSec: number;
   roundsPerTask: number;
@@ -64,7 +70,10 @@ export interface MeasuredWorkload {
   notes: string[];
 }
 
-/** Pages through the runs API (newest first) down to `now − windowSeconds`, then reads each sampled run's steps. */
+/**
+ * Pages through the runs API (newest first) down to `now − windowSeconds`, then reads each sampled
+ * run's steps.
+ */
 export async function collectSample(source: LiveSource, windowSeconds: number, now: Date): Promise<LiveSample> {
   assert.ok(windowSeconds > 0, 'windowSeconds must be > 0');
   const since = now.getTime() - windowSeconds * 1000;
@@ -92,7 +101,8 @@ export async function collectSample(source: LiveSource, windowSeconds: number, n
 
 /**
  * The workload a sample shows:
- * - arrivalPerSec = runs created ÷ window seconds (when capped: ÷ the seconds from the oldest sampled run to now);
+ * - arrivalPerSec = runs created ÷ window seconds (when capped: ÷ the seconds from the oldest
+ *   sampled run to now);
  * - roundsPerTask = model calls in finished runs ÷ finished runs;
  * - modelSecondsPerRound = mean over ended model calls of endedAt − (startedAt ?? queuedAt);
  * - toolSecondsPerRound = tool seconds in finished runs ÷ model calls in finished runs.
@@ -144,7 +154,9 @@ function quotient(aName: string, a: number, bName: string, b: number): { value: 
   return b === 0 ? { value: 0, formula: `${q.formula} (no ${bName}: 0)` } : { value: q.value, formula: q.formula };
 }
 
-/** An effect's duration in seconds, or undefined when it has not ended (or never started or queued). */
+/**
+ * An effect's duration in seconds, or undefined when it has not ended (or never started or queued).
+ */
 function seconds(step: LiveStep): number | undefined {
   const from = step.startedAt ?? step.queuedAt;
   if (step.endedAt == null || from == null) return undefined;

@@ -1,5 +1,5 @@
-// The pause section against hand-computed cases and its monotonicity: a longer idle gap never frees less memory
-// or adds more delay, and once pausing pays it keeps paying for longer gaps.
+// The pause section against hand-computed cases and its monotonicity: a longer idle gap never frees
+// less memory or adds more delay, and once pausing pays it keeps paying for longer gaps.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
@@ -7,7 +7,10 @@ import { close, pause as pauseArb } from './arbitraries.test.ts';
 import { planPause } from './pause.ts';
 import type { PauseInput } from './scenario.ts';
 
-/** 2 GiB, idle 6 s, pause 0.5 s/GiB, resume 0.25 s/GiB, 0.0000012 per GiB·s, 0.000002 per pause + resume. */
+/**
+ * 2 GiB, idle 6 s, pause 0.5 s/GiB, resume 0.25 s/GiB, 0.0000012 per GiB·s, 0.000002 per pause +
+ * resume.
+ */
 const BASE: PauseInput = { memoryGiB: 2, idleSeconds: 6, pauseSecondsPerGiB: 0.5, resumeSecondsPerGiB: 0.25, pricePerGiBSecond: 0.0000012, transitionCost: 0.000002 };
 
 describe('planPause', () => {

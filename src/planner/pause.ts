@@ -1,12 +1,15 @@
-// The `pause` section: whether pausing an idle environment pays. Pausing and resuming take time per GiB, during
-// which the memory is still held; only the rest of the idle gap is freed, and a gap shorter than both transitions
-// delays the next tool call instead. Pure arithmetic on the section's own inputs.
+// The `pause` section: whether pausing an idle environment pays. Pausing and resuming take time per
+// GiB, during which the memory is still held; only the rest of the idle gap is freed, and a gap
+// shorter than both transitions delays the next tool call instead. Pure arithmetic on the section's
+// own inputs.
 import { brief } from './display.ts';
 import { add, chosen, constant, div, figure, greaterThan, max, mul, named, sub, type Figure, type Verdict } from './formula.ts';
 import type { PauseInput } from './scenario.ts';
 
 export interface PauseResult {
-  /** Seconds spent pausing plus resuming: memoryGiB × (pauseSecondsPerGiB + resumeSecondsPerGiB). */
+  /**
+   * Seconds spent pausing plus resuming: memoryGiB × (pauseSecondsPerGiB + resumeSecondsPerGiB).
+   */
   transitionSeconds: Figure;
   freedSeconds: Figure;
   gibSecondsSaved: Figure;
@@ -15,7 +18,9 @@ export interface PauseResult {
   netSaving: Figure;
   /** pricePerGiBSecond × memoryGiB × freedSeconds > transitionCost. */
   pays: Verdict;
-  /** How much later the next tool call can start, when the idle gap is shorter than pause + resume. */
+  /**
+   * How much later the next tool call can start, when the idle gap is shorter than pause + resume.
+   */
   addedDelaySeconds: Figure;
   /** The idle gap above which pausing starts to pay (Infinity when memory costs nothing). */
   breakEvenIdleSeconds: Figure;

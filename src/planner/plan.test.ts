@@ -1,5 +1,5 @@
-// plan(): validates, runs exactly the sections the scenario has, never yields NaN for any valid scenario, and
-// its JSON form round-trips (infinite figures as "Infinity").
+// plan(): validates, runs exactly the sections the scenario has, never yields NaN for any valid
+// scenario, and its JSON form round-trips (infinite figures as "Infinity").
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';

@@ -1,6 +1,7 @@
-// Runs a scenario: validates it, computes each section it contains, and returns one typed result in which every
-// number carries its unit and the formula that produced it. Asserts that no section produced NaN (a planner bug,
-// never a property of the input). No I/O, no formatting beyond each section's one-line recommendation.
+// Runs a scenario: validates it, computes each section it contains, and returns one typed result in
+// which every number carries its unit and the formula that produced it. Asserts that no section
+// produced NaN (a planner bug, never a property of the input). No I/O, no formatting beyond each
+// section's one-line recommendation.
 import assert from 'node:assert/strict';
 import { planBurst, type BurstResult } from './burst.ts';
 import { planCapacity, type CapacityResult } from './capacity.ts';
@@ -13,7 +14,10 @@ import { planRestart, type RestartResult } from './restart.ts';
 import { planRouting, type RoutingResult } from './routing.ts';
 import { parseScenario, type Scenario } from './scenario.ts';
 
-/** Each section's result; a section is present exactly when the scenario has it (`capacity` always: it needs only `workload`). */
+/**
+ * Each section's result; a section is present exactly when the scenario has it (`capacity` always:
+ * it needs only `workload`).
+ */
 export interface PlanSections {
   capacity: CapacityResult;
   pause?: PauseResult;
@@ -33,14 +37,17 @@ export const SECTION_NAMES = ['capacity', 'pause', 'prewarm', 'commits', 'recove
 
 export interface PlanResult {
   description: string | undefined;
-  /** The headline: the capacity section's recommendation (what saturates first and what to do about it). */
+  /**
+   * The headline: the capacity section's recommendation (what saturates first and what to do about
+   * it).
+   */
   recommendation: string;
   sections: PlanSections;
 }
 
 /**
- * Validates `scenario` (again, if it came from parseScenario: a JavaScript caller may pass anything) and computes
- * every section it contains.
+ * Validates `scenario` (again, if it came from parseScenario: a JavaScript caller may pass
+ * anything) and computes every section it contains.
  * @throws ScenarioError naming each bad field and why.
  * @example
  * const result = plan({ workload: { arrivalPerSec: 2, roundsPerTask: 8, … }, capacity: { cpuCores: 16, memoryGiB: 64, modelSlots: 32 } });

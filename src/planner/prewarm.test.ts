@@ -1,5 +1,6 @@
-// The prewarm section against hand-computed cases — E[W] = P − h·min(P, L), extra = h·G·max(0, L − P) — and its
-// monotonicity: a higher hit rate or a longer lead never raises the wait; a longer lead never holds less memory.
+// The prewarm section against hand-computed cases — E[W] = P − h·min(P, L), extra = h·G·max(0, L −
+// P) — and its monotonicity: a higher hit rate or a longer lead never raises the wait; a longer
+// lead never holds less memory.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';

@@ -1,7 +1,8 @@
-// The `prewarm` section: starting an environment's preparation ahead of the tool call that needs it. With hit rate
-// h (the share of calls whose preparation was started in time), lead L and preparation time P, the expected wait is
-// P − h·min(P, L), and a hit with L > P holds the ready environment's memory for L − P seconds before it is used.
-// Pure arithmetic on the section's own inputs.
+// The `prewarm` section: starting an environment's preparation ahead of the tool call that needs
+// it. With hit rate h (the share of calls whose preparation was started in time), lead L and
+// preparation time P, the expected wait is P − h·min(P, L), and a hit with L > P holds the ready
+// environment's memory for L − P seconds before it is used. Pure arithmetic on the section's own
+// inputs.
 import assert from 'node:assert/strict';
 import { brief } from './display.ts';
 import { chosen, constant, figure, max, min, mul, named, sub, type Figure } from './formula.ts';

@@ -1,5 +1,5 @@
-// The quota section against a hand-computed case, and properties: more active runs never use less of any limit,
-// and the runs a limit admits fit under it while one more run would not.
+// The quota section against a hand-computed case, and properties: more active runs never use less
+// of any limit, and the runs a limit admits fit under it while one more run would not.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
@@ -7,7 +7,10 @@ import { close, quota as quotaArb } from './arbitraries.test.ts';
 import { planQuota, QUOTA_LIMITS } from './quota.ts';
 import type { QuotaInput } from './scenario.ts';
 
-/** 400 runs × 10 calls per minute, 6 s and 3,000 tokens a call, against 5,000 rpm, 10M tpm, 500 concurrent. */
+/**
+ * 400 runs × 10 calls per minute, 6 s and 3,000 tokens a call, against 5,000 rpm, 10M tpm, 500
+ * concurrent.
+ */
 const INPUT: QuotaInput = { activeRuns: 400, windowSeconds: 60, callsPerRun: 10, secondsPerCall: 6, tokensPerCall: 3000, rpmLimit: 5000, tpmLimit: 10_000_000, concurrencyLimit: 500 };
 
 describe('planQuota', () => {

@@ -1,6 +1,7 @@
-// The `quota` section: a provider's limits against the load of the active runs. Each run makes callsPerRun calls
-// per window; Little's law gives the calls in flight. The limit with the highest use binds, and the number of runs
-// each limit admits follows from the use of one run. Pure arithmetic on the section's own inputs.
+// The `quota` section: a provider's limits against the load of the active runs. Each run makes
+// callsPerRun calls per window; Little's law gives the calls in flight. The limit with the highest
+// use binds, and the number of runs each limit admits follows from the use of one run. Pure
+// arithmetic on the section's own inputs.
 import { brief, percent } from './display.ts';
 import { chosen, constant, div, figure, floor, mul, named, type Expr, type Figure } from './formula.ts';
 import type { QuotaInput } from './scenario.ts';
@@ -23,7 +24,9 @@ export interface QuotaResult {
   callsInFlight: Figure;
   tokensPerMin: Figure;
   limits: Record<QuotaLimit, LimitUse>;
-  /** The limit with the highest utilization (the earlier on a tie); null when no run uses anything. */
+  /**
+   * The limit with the highest utilization (the earlier on a tie); null when no run uses anything.
+   */
   binding: QuotaLimit | null;
   recommendation: string;
 }

@@ -1,6 +1,6 @@
-// The recovery-tree section against a hand-computed tree (every path written out), and invariants over random
-// trees: path probabilities total 1, on-time success ≤ success ≤ 1, and a more reliable first attempt never
-// lowers the odds of success.
+// The recovery-tree section against a hand-computed tree (every path written out), and invariants
+// over random trees: path probabilities total 1, on-time success ≤ success ≤ 1, and a more reliable
+// first attempt never lowers the odds of success.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
@@ -8,7 +8,10 @@ import { close, probability, recoveryTree as treeArb } from './arbitraries.test.
 import { planRecoveryTree } from './recovery-tree.ts';
 import type { RecoveryTreeInput } from './scenario.ts';
 
-/** first: 0.8, cost 1, 10 s; half its failures retry (0.5, cost 1, 10 s), half give up; deadline 15 s. */
+/**
+ * first: 0.8, cost 1, 10 s; half its failures retry (0.5, cost 1, 10 s), half give up; deadline 15
+ * s.
+ */
 const TREE: RecoveryTreeInput = {
   deadlineSeconds: 15,
   root: {

@@ -1,19 +1,26 @@
-// The `recoveryTree` section: a tree of attempts (each with a cost, a duration and a success probability; its
-// failures split by share into further attempts or giving up) flattened into every path from the first attempt to
-// success or giving up, and summed into success odds, on-time odds and spend. Every attempt on a path is paid for
-// and takes its full seconds, failed or not. Pure arithmetic; the scenario schema bounds the tree's size.
+// The `recoveryTree` section: a tree of attempts (each with a cost, a duration and a success
+// probability; its failures split by share into further attempts or giving up) flattened into every
+// path from the first attempt to success or giving up, and summed into success odds, on-time odds
+// and spend. Every attempt on a path is paid for and takes its full seconds, failed or not. Pure
+// arithmetic; the scenario schema bounds the tree's size.
 import assert from 'node:assert/strict';
 import { brief, percent } from './display.ts';
 import { add, chosen, constant, div, figure, mul, named, sub, sum, type Expr, type Figure } from './formula.ts';
 import type { Attempt, RecoveryTreeInput } from './scenario.ts';
 
-/** Path probabilities must total 1; each attempt's shares may stray by the schema's tolerance, so allow some slack. */
+/**
+ * Path probabilities must total 1; each attempt's shares may stray by the schema's tolerance, so
+ * allow some slack.
+ */
 const PATH_TOTAL_TOLERANCE = 1e-3;
 
 export type PathOutcome = 'success' | 'gave up';
 
 export interface RecoveryPath {
-  /** 1, 2, …: the totals' formulas call this path's probability, cost and seconds `P1`, `cost1`, `seconds1`. */
+  /**
+   * 1, 2, …: the totals' formulas call this path's probability, cost and seconds `P1`, `cost1`,
+   * `seconds1`.
+   */
   index: number;
   attempts: string[];
   outcome: PathOutcome;
@@ -45,7 +52,9 @@ interface Walk {
 
 type Ended = Walk & { outcome: PathOutcome };
 
-/** Depth-first, in the order the scenario lists branches: success first, then each failure share. */
+/**
+ * Depth-first, in the order the scenario lists branches: success first, then each failure share.
+ */
 function pathsOf(root: Attempt): Ended[] {
   const done: Ended[] = [];
   const pending: Array<{ attempt: Attempt; walk: Walk } | { ended: Ended }> = [{ attempt: root, walk: { attempts: [], factors: [], costs: [], seconds: [] } }];

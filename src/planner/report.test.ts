@@ -1,5 +1,6 @@
-// The human report: a headline naming the bottleneck, one table per section present, the formula beside each
-// figure, the bottleneck and each section's choice marked, and the recommendation under every table.
+// The human report: a headline naming the bottleneck, one table per section present, the formula
+// beside each figure, the bottleneck and each section's choice marked, and the recommendation under
+// every table.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';

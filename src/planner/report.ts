@@ -1,12 +1,14 @@
-// The planner's two outputs: the human report (one table per section — figure, value, formula — with the
-// bottleneck and each section's choice marked, and the section's one-line recommendation under it) and the JSON
-// form of the same result. Formats only: computes no figure of its own.
+// The planner's two outputs: the human report (one table per section — figure, value, formula —
+// with the bottleneck and each section's choice marked, and the section's one-line recommendation
+// under it) and the JSON form of the same result. Formats only: computes no figure of its own.
 import type { CapacityResult } from './capacity.ts';
 import { cell, percent } from './display.ts';
 import type { Figure, Verdict } from './formula.ts';
 import { SECTION_NAMES, type PlanResult, type PlanSections, type SectionName } from './plan.ts';
 
-/** Marks a highlighted row (the bottleneck, the chosen lead, batch or replica, the binding limit). */
+/**
+ * Marks a highlighted row (the bottleneck, the chosen lead, batch or replica, the binding limit).
+ */
 const HIGHLIGHT = '▶';
 const COLUMN_GAP = '  ';
 
@@ -29,7 +31,8 @@ const verdict = (group: string, label: string, v: Verdict): Row => ({ group, lab
 const orNever = (f: Figure): string => (f.value === Number.POSITIVE_INFINITY ? 'never' : cell(f.value, f.unit));
 
 /**
- * The readable report: a headline (bottleneck and recommendation), then one table per section present.
+ * The readable report: a headline (bottleneck and recommendation), then one table per section
+ * present.
  * @example
  * process.stdout.write(formatReport(plan(scenario), { title: 'scenario.json' }));
  */
@@ -44,7 +47,9 @@ export function formatReport(result: PlanResult, options: { title?: string } = {
   return `${lines.join('\n').trimEnd()}\n`;
 }
 
-/** The result as JSON; an infinite figure (unbounded, never) is written as the string "Infinity". */
+/**
+ * The result as JSON; an infinite figure (unbounded, never) is written as the string "Infinity".
+ */
 export function formatPlanJson(result: PlanResult): string {
   return `${JSON.stringify(result, (_key, value: unknown) => (typeof value === 'number' && !Number.isFinite(value) ? String(value) : value), 2)}\n`;
 }
@@ -213,7 +218,10 @@ function capacityTable(c: CapacityResult): Table {
   return { title: `Workload and capacity (policy: ${c.policy})`, rows, recommendation: c.recommendation };
 }
 
-/** Rows under a group are indented beneath its heading line, so long group names do not widen the columns. */
+/**
+ * Rows under a group are indented beneath its heading line, so long group names do not widen the
+ * columns.
+ */
 function renderTable(table: Table): string[] {
   const grouped = table.rows.some((r) => r.group !== '');
   const indent = grouped ? '    ' : '';

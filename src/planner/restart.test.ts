@@ -1,5 +1,5 @@
-// The restart section against hand-computed cases — backlog λ·Tₛ, drain λ·Tₛ/(μ − λ) or never — and its
-// monotonicity: a slower start never shortens the drain, a faster service never lengthens it.
+// The restart section against hand-computed cases — backlog λ·Tₛ, drain λ·Tₛ/(μ − λ) or never — and
+// its monotonicity: a slower start never shortens the drain, a faster service never lengthens it.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';

@@ -1,6 +1,6 @@
-// The `restart` section: what a restart leaves behind. Arrivals keep coming while the service starts, so a backlog
-// of λ·Tₛ waits at ready, and it drains at the spare rate μ − λ — or never, when the service cannot outpace
-// arrivals. Pure arithmetic on the section's own inputs.
+// The `restart` section: what a restart leaves behind. Arrivals keep coming while the service
+// starts, so a backlog of λ·Tₛ waits at ready, and it drains at the spare rate μ − λ — or never,
+// when the service cannot outpace arrivals. Pure arithmetic on the section's own inputs.
 import { brief } from './display.ts';
 import { add, chosen, div, figure, greaterThan, mul, named, sub, type Figure, type Verdict } from './formula.ts';
 import type { RestartInput } from './scenario.ts';

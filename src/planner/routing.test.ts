@@ -1,5 +1,5 @@
-// The routing section against hand-computed replicas, and properties: a longer queue never lowers a replica's
-// total, and moving the chosen replica's queue across its flip point moves the choice.
+// The routing section against hand-computed replicas, and properties: a longer queue never lowers a
+// replica's total, and moving the chosen replica's queue across its flip point moves the choice.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';

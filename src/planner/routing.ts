@@ -1,6 +1,7 @@
-// The `routing` section: which model replica a request should go to. A replica's estimated total is network +
-// queue + expected prefill (cache hit → the hit prefill, else the miss prefill); the least total wins, the earlier
-// replica on a tie. Also finds, per replica, the queue at which the choice flips. Pure arithmetic.
+// The `routing` section: which model replica a request should go to. A replica's estimated total is
+// network + queue + expected prefill (cache hit → the hit prefill, else the miss prefill); the
+// least total wins, the earlier replica on a tie. Also finds, per replica, the queue at which the
+// choice flips. Pure arithmetic.
 import { brief } from './display.ts';
 import { add, chosen, constant, figure, mul, named, sub, type Figure } from './formula.ts';
 import type { Replica, RoutingInput } from './scenario.ts';
@@ -10,8 +11,9 @@ export interface RoutedReplica {
   expectedPrefillMs: Figure;
   totalMs: Figure;
   /**
-   * For the chosen replica, the queue above which another replica wins; for the others, the queue below which this
-   * one would win (negative: it cannot win on queue alone). Infinity when there is no other replica.
+   * For the chosen replica, the queue above which another replica wins; for the others, the queue
+   * below which this one would win (negative: it cannot win on queue alone). Infinity when there is
+   * no other replica.
    */
   flipQueueMs: Figure;
 }

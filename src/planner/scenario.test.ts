@@ -1,5 +1,6 @@
-// Scenario validation: every way a scenario can be wrong yields a ScenarioError whose issues name the field (as a
-// path into the file) and the reason; the example files and generated valid scenarios parse.
+// Scenario validation: every way a scenario can be wrong yields a ScenarioError whose issues name
+// the field (as a path into the file) and the reason; the example files and generated valid
+// scenarios parse.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
@@ -30,7 +31,10 @@ function assertIssue(input: unknown, path: string, reason: RegExp): void {
   );
 }
 
-/** `base` with `value` set at the dotted `path` (creating nothing: the path must exist up to its last key). */
+/**
+ * `base` with `value` set at the dotted `path` (creating nothing: the path must exist up to its
+ * last key).
+ */
 function withField(base: Record<string, unknown>, path: string, value: unknown): Record<string, unknown> {
   const copy = structuredClone(base);
   const keys = path.split('.');

@@ -1,13 +1,20 @@
-// The scenario file `keel plan` reads: its zod schema, and the one parse that turns outside input into a typed
-// Scenario or a ScenarioError naming every bad field and why. Objects are strict (a misspelt field fails instead
-// of being silently ignored), rates and durations are nonnegative, probabilities lie in [0, 1], and the failure
-// shares of a recovery attempt sum to 1. Never computes anything from a scenario.
+// The scenario file `keel plan` reads: its zod schema, and the one parse that turns outside input
+// into a typed Scenario or a ScenarioError naming every bad field and why. Objects are strict (a
+// misspelt field fails instead of being silently ignored), rates and durations are nonnegative,
+// probabilities lie in [0, 1], and the failure shares of a recovery attempt sum to 1. Never
+// computes anything from a scenario.
 import { z } from 'zod';
 import { KeelError } from '../domain/keel-error.ts';
 
-/** How far the failure shares of one recovery attempt may stray from 1 (rounding in hand-written decimals). */
+/**
+ * How far the failure shares of one recovery attempt may stray from 1 (rounding in hand-written
+ * decimals).
+ */
 export const SHARE_SUM_TOLERANCE = 1e-6;
-/** Attempts in one recovery tree, and its depth: bounds the path table and keeps parsing off the stack limit. */
+/**
+ * Attempts in one recovery tree, and its depth: bounds the path table and keeps parsing off the
+ * stack limit.
+ */
 export const RECOVERY_TREE_MAX_ATTEMPTS = 256;
 export const RECOVERY_TREE_MAX_DEPTH = 32;
 /** Items in any list (lead times, batch sizes, replicas). */
@@ -169,7 +176,9 @@ export type Replica = z.infer<typeof ReplicaSchema>;
 export type BurstInput = z.infer<typeof BurstSchema>;
 export type QuotaInput = z.infer<typeof QuotaSchema>;
 
-/** One problem with a scenario: where (`workload.env.policy`, `routing.replicas[1].name`) and why. */
+/**
+ * One problem with a scenario: where (`workload.env.policy`, `routing.replicas[1].name`) and why.
+ */
 export interface ScenarioIssue {
   path: string;
   reason: string;
@@ -241,8 +250,8 @@ function unwrap(schema: z.ZodType): z.ZodType {
 }
 
 /**
- * Walks `recoveryTree.root` without recursion before zod does (recursively): a hostile nesting depth would
- * otherwise overflow the stack instead of failing with a field and a reason.
+ * Walks `recoveryTree.root` without recursion before zod does (recursively): a hostile nesting
+ * depth would otherwise overflow the stack instead of failing with a field and a reason.
  */
 function recoveryTreeSizeIssue(input: unknown): ScenarioIssue | undefined {
   const root = field(field(input, 'recoveryTree'), 'root');

@@ -1,6 +1,7 @@
-// Environment memory-time: integrates a cgroup's memory usage over wall time into GiB·s, sampling on a timer and
-// at every lifecycle change, so a resident environment that holds memory while the run waits is charged for it
-// and a destroyed or checkpointed one is not. Totals are kept per run; nothing here reads the store.
+// Environment memory-time: integrates a cgroup's memory usage over wall time into GiB·s, sampling
+// on a timer and at every lifecycle change, so a resident environment that holds memory while the
+// run waits is charged for it and a destroyed or checkpointed one is not. Totals are kept per run;
+// nothing here reads the store.
 import type { SandboxEnvironment } from './driver.ts';
 
 export const ACCOUNTING_SAMPLE_MS = 100;
@@ -44,7 +45,10 @@ export class MemoryMeter {
     }
   }
 
-  /** Trapezoid over the last interval: precise enough at a 100 ms step for environments that live seconds. */
+  /**
+   * Trapezoid over the last interval: precise enough at a 100 ms step for environments that live
+   * seconds.
+   */
   sample(): void {
     const now = performance.now();
     const bytes = this.read();

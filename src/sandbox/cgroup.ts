@@ -1,7 +1,8 @@
-// One sandbox's control group, on cgroup v1 (one directory per controller) or v2 (one unified directory),
-// detected at first use. It owns limits (memory, pids, CPU), usage counters, freezing and killing. Killing never
-// trusts one SIGKILL: a fork bomb's children outlive their parent, so it freezes, kills every member, thaws and
-// repeats until cgroup.procs is empty. It must never touch a cgroup it did not create.
+// One sandbox's control group, on cgroup v1 (one directory per controller) or v2 (one unified
+// directory), detected at first use. It owns limits (memory, pids, CPU), usage counters, freezing
+// and killing. Killing never trusts one SIGKILL: a fork bomb's children outlive their parent, so it
+// freezes, kills every member, thaws and repeats until cgroup.procs is empty. It must never touch a
+// cgroup it did not create.
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -87,7 +88,10 @@ export class Cgroup {
     return new Cgroup(name, version);
   }
 
-  /** Files a launcher writes its own pid into before exec'ing the sandboxed program, so nothing escapes the count. */
+  /**
+   * Files a launcher writes its own pid into before exec'ing the sandboxed program, so nothing
+   * escapes the count.
+   */
   procsFiles(): string[] {
     return this.uniqueDirs().map((dir) => join(dir, 'cgroup.procs'));
   }
@@ -147,7 +151,9 @@ export class Cgroup {
     else writeFileSync(join(this.dirs.freezer, 'freezer.state'), 'THAWED');
   }
 
-  /** Kills every member until none is left (freeze → SIGKILL all → thaw, repeated), then returns. */
+  /**
+   * Kills every member until none is left (freeze → SIGKILL all → thaw, repeated), then returns.
+   */
   async killAll(): Promise<void> {
     for (let round = 0; round < KILL_ROUNDS_MAX; round++) {
       let members = this.pids();
@@ -172,7 +178,8 @@ export class Cgroup {
     if (this.removed) return;
     await this.killAll();
     for (const dir of this.uniqueDirs()) {
-      // The kernel may still be reaping the last member for a moment after cgroup.procs reads empty.
+      // The kernel may still be reaping the last member for a moment after cgroup.procs reads
+      // empty.
       for (let attempt = 0; ; attempt++) {
         try {
           if (existsSync(dir)) rmdirSync(dir);

@@ -1,6 +1,7 @@
-// The one interface every isolation tier implements. A driver creates environments; an environment owns a cgroup,
-// a workspace and (when it keeps processes between calls) a long-lived holder, and runs commands in them.
-// Nothing above this interface knows which tier it talks to, except through the capability flags here.
+// The one interface every isolation tier implements. A driver creates environments; an environment
+// owns a cgroup, a workspace and (when it keeps processes between calls) a long-lived holder, and
+// runs commands in them. Nothing above this interface knows which tier it talks to, except through
+// the capability flags here.
 import type { CgroupCounters } from './cgroup.ts';
 import type { ExecResult } from './launch.ts';
 import type { Limits } from './limits.ts';
@@ -15,7 +16,10 @@ export interface EnvironmentSpec {
   id: string;
   limits: Limits;
   network: NetworkPolicy;
-  /** Keep processes alive between commands (resident, pause and auto policies); one-shot environments do not. */
+  /**
+   * Keep processes alive between commands (resident, pause and auto policies); one-shot
+   * environments do not.
+   */
   keepProcesses: boolean;
 }
 
@@ -36,18 +40,25 @@ export interface SandboxEnvironment {
   /** The unprivileged host uid the sandbox's programs run as (and that owns the workspace). */
   readonly uid: number;
   readonly createdAt: number;
-  /** True when pause() releases the environment's memory (a checkpoint), false when it only freezes CPU. */
+  /**
+   * True when pause() releases the environment's memory (a checkpoint), false when it only freezes
+   * CPU.
+   */
   readonly pauseFreesMemory: boolean;
   exec(command: ExecCommand): Promise<ExecResult>;
   pause(): Promise<void>;
   resume(): Promise<void>;
   counters(): CgroupCounters;
-  /** Stops (or restarts) every process's CPU without releasing anything: used to take a consistent snapshot. */
+  /**
+   * Stops (or restarts) every process's CPU without releasing anything: used to take a consistent
+   * snapshot.
+   */
   freezeCpu(): void;
   thawCpu(): void;
   /**
-   * Kills every process and wipes the workspace, then verifies it: no process left, workspace empty, exactly one
-   * mount. Answers whether the environment may be handed to someone else (it restarts its holder only if so).
+   * Kills every process and wipes the workspace, then verifies it: no process left, workspace
+   * empty, exactly one mount. Answers whether the environment may be handed to someone else (it
+   * restarts its holder only if so).
    */
   resetAndVerify(): Promise<boolean>;
   destroy(): Promise<void>;

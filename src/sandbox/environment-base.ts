@@ -1,5 +1,6 @@
-// What every tier's environment shares: the cgroup, the workspace, the sandbox uid and the teardown order
-// (processes first, then the mount, then the uid). Tiers add how a command is launched and how pausing works.
+// What every tier's environment shares: the cgroup, the workspace, the sandbox uid and the teardown
+// order (processes first, then the mount, then the uid). Tiers add how a command is launched and
+// how pausing works.
 import { KeelError } from '../domain/keel-error.ts';
 import { Cgroup, detectCgroups, type CgroupCounters } from './cgroup.ts';
 import type { EnvironmentSpec } from './driver.ts';
@@ -12,7 +13,10 @@ export interface EnvironmentParts {
   uid: number;
 }
 
-/** Creates the cgroup, uid and workspace for an environment; undoes what it made if a later part fails. */
+/**
+ * Creates the cgroup, uid and workspace for an environment; undoes what it made if a later part
+ * fails.
+ */
 export async function createParts(spec: EnvironmentSpec, root: string, pidsOverhead = 0): Promise<EnvironmentParts> {
   const cgroups = detectCgroups();
   if (!cgroups.ok) throw new KeelError('sandbox_unavailable', `cannot create sandbox cgroups: ${cgroups.reason}`);
@@ -39,7 +43,10 @@ export function countersOf(parts: EnvironmentParts): CgroupCounters {
   return parts.cgroup.counters();
 }
 
-/** Limits a launcher applies with prlimit before the tier's command: file size, open files, no core dumps. */
+/**
+ * Limits a launcher applies with prlimit before the tier's command: file size, open files, no core
+ * dumps.
+ */
 export function prlimitArgs(spec: EnvironmentSpec): string[] {
   return ['/usr/bin/prlimit', `--fsize=${spec.limits.fileBytes}`, `--nofile=${spec.limits.openFilesMax}`, '--core=0', '--'];
 }
@@ -53,8 +60,9 @@ export function assertNoNetworkAllowlist(spec: EnvironmentSpec, tier: string): v
 }
 
 /**
- * What every tier's environment shares: its spec, its parts (cgroup, workspace, uid), identity, and the
- * cgroup-level controls (counters, CPU freeze/thaw). Tiers add how commands are launched, paused and reset.
+ * What every tier's environment shares: its spec, its parts (cgroup, workspace, uid), identity, and
+ * the cgroup-level controls (counters, CPU freeze/thaw). Tiers add how commands are launched,
+ * paused and reset.
  */
 export abstract class CgroupEnvironment {
   readonly createdAt = Date.now();

@@ -1,5 +1,6 @@
-// The lifecycle of one run's environment as the manager sees it. Every change goes through transition(), which
-// asserts: a paused environment must be resumed before a command runs, a destroyed one is never used again.
+// The lifecycle of one run's environment as the manager sees it. Every change goes through
+// transition(), which asserts: a paused environment must be resumed before a command runs, a
+// destroyed one is never used again.
 import assert from 'node:assert/strict';
 
 export const ENV_STATE = {

@@ -1,6 +1,8 @@
-// The directory implementation of the artifact store: blobs at <dir>/<sha[0:2]>/<sha[2:]>, references under
+// The directory implementation of the artifact store: blobs at <dir>/<sha[0:2]>/<sha[2:]>,
+// references under
 // <dir>/refs. For one node (or a shared filesystem); the SQLite and Postgres stores serve a cluster.
-// Every write is a temp file then a rename, so a crash never leaves a blob whose bytes do not match its name.
+// Every write is a temp file then a rename, so a crash never leaves a blob whose bytes do not match
+// its name.
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { assertRefName, assertSha256, sha256Hex, verified, type ArtifactStore } from '../store/artifact-store.ts';

@@ -1,8 +1,9 @@
-// The `gvisor` tier: runsc (ptrace platform, no network) runs the program on a user-space kernel, over a
-// read-only root that holds only /usr and a few /etc entries, with the workspace as its one writable bind mount.
-// runsc runs inside the environment's cgroup, so the host limits cover the sentry and gofer too; output travels
-// through pipes, never files. Pausing is a real checkpoint (`runsc checkpoint`, later `runsc restore`): memory is
-// released while the run waits. It never shares the host's network or exposes Keel's environment.
+// The `gvisor` tier: runsc (ptrace platform, no network) runs the program on a user-space kernel,
+// over a read-only root that holds only /usr and a few /etc entries, with the workspace as its one
+// writable bind mount. runsc runs inside the environment's cgroup, so the host limits cover the
+// sentry and gofer too; output travels through pipes, never files. Pausing is a real checkpoint
+// (`runsc checkpoint`, later `runsc restore`): memory is released while the run waits. It never
+// shares the host's network or exposes Keel's environment.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,7 +16,9 @@ import { launch, type ExecResult } from './launch.ts';
 import { tierAvailability } from './tiers.ts';
 
 const run = promisify(execFile);
-/** Host threads and stub processes the sentry needs beyond the program's own pids (ptrace platform). */
+/**
+ * Host threads and stub processes the sentry needs beyond the program's own pids (ptrace platform).
+ */
 const GVISOR_PIDS_OVERHEAD = 256;
 const ETC_FILES = ['passwd', 'group', 'nsswitch.conf', 'hosts', 'ld.so.cache'];
 const HOLDER_ARGS = ['/bin/sh', '-c', 'exec sleep infinity'];
@@ -48,7 +51,9 @@ export class GvisorDriver implements SandboxDriver {
   }
 }
 
-/** The shared, empty root filesystem: mount points and the usual /bin → usr/bin links, nothing else. */
+/**
+ * The shared, empty root filesystem: mount points and the usual /bin → usr/bin links, nothing else.
+ */
 function ensureRootfs(root: string): string {
   const rootfs = join(root, '.gvisor-rootfs');
   if (existsSync(join(rootfs, 'workspace'))) return rootfs;
@@ -124,7 +129,10 @@ class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment 
     this.holding = true;
   }
 
-  /** Removes runsc's record of the container (after a kill, a limit or a checkpoint), ignoring "does not exist". */
+  /**
+   * Removes runsc's record of the container (after a kill, a limit or a checkpoint), ignoring "does
+   * not exist".
+   */
   private async forget(): Promise<void> {
     await run('/usr/bin/runsc', ['--root', this.stateDir, 'delete', '--force', this.id], { env: {} }).catch(() => undefined);
   }

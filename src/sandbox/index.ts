@@ -1,6 +1,7 @@
-// The package subpath `keel/sandbox`: the built-in workspace tools and sandbox profiles, for agents modules that use
-// them. Kept out of the root `keel` so agent code that needs no sandbox loads none; nothing here opens a sandbox,
-// a store or a database connection by being imported (tools find the node's manager in their context).
+// The package subpath `keel/sandbox`: the built-in workspace tools and sandbox profiles, for agents
+// modules that use them. Kept out of the root `keel` so agent code that needs no sandbox loads
+// none; nothing here opens a sandbox, a store or a database connection by being imported (tools
+// find the node's manager in their context).
 export { sandboxTools } from '../tools/sandbox-tools.ts';
 export type { SandboxToolsOptions } from '../tools/sandbox-tools.ts';
 export { defineSandboxProfile } from './profile.ts';

@@ -1,6 +1,7 @@
-// Descriptors this process inherited without close-on-exec (from whatever started Keel): every child would inherit
-// them too, right into a sandbox. Node cannot set FD_CLOEXEC or close-from, so children get /dev/null dup'ed over
-// those numbers through their stdio array instead. Read once: Node's own descriptors are all close-on-exec.
+// Descriptors this process inherited without close-on-exec (from whatever started Keel): every
+// child would inherit them too, right into a sandbox. Node cannot set FD_CLOEXEC or close-from, so
+// children get /dev/null dup'ed over those numbers through their stdio array instead. Read once:
+// Node's own descriptors are all close-on-exec.
 import { openSync, readdirSync, readFileSync } from 'node:fs';
 
 const O_CLOEXEC_OCTAL = 0o2000000;
@@ -31,8 +32,8 @@ export function leakyInheritedFds(): number[] {
 }
 
 /**
- * A stdio array for spawn(): `base` first, then /dev/null over every leaky inherited descriptor at or above
- * base.length, and 'ignore' elsewhere (close-on-exec descriptors vanish at exec anyway).
+ * A stdio array for spawn(): `base` first, then /dev/null over every leaky inherited descriptor at
+ * or above base.length, and 'ignore' elsewhere (close-on-exec descriptors vanish at exec anyway).
  */
 export function maskedStdio(base: Array<'pipe' | 'ignore' | number>): Array<'pipe' | 'ignore' | number> {
   const leaky = leakyInheritedFds().filter((fd) => fd >= base.length);

@@ -1,7 +1,7 @@
-// Starts one sandboxed program inside a cgroup and watches it until it ends: the launcher shell joins the cgroup
-// before it execs the tier's command line, so no descendant is ever outside the count. It enforces the deadline,
-// the output cap and the pids limit, and names the reason when Keel ended the program. It never decides isolation:
-// the tier builds the command line.
+// Starts one sandboxed program inside a cgroup and watches it until it ends: the launcher shell
+// joins the cgroup before it execs the tier's command line, so no descendant is ever outside the
+// count. It enforces the deadline, the output cap and the pids limit, and names the reason when
+// Keel ended the program. It never decides isolation: the tier builds the command line.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { statfsSync } from 'node:fs';
 import type { Cgroup, CgroupCounters } from './cgroup.ts';
@@ -23,12 +23,16 @@ export interface LaunchSpec {
   cgroup: Cgroup;
   limits: Limits;
   workspaceDir: string;
-  /** One-shot programs take their whole cgroup down with them; resident ones leave background work running. */
+  /**
+   * One-shot programs take their whole cgroup down with them; resident ones leave background work
+   * running.
+   */
   killGroupOnExit: boolean;
   signal?: AbortSignal | undefined;
   /**
-   * How to start the program already inside the cgroup, when the tier can do it without the launcher shell
-   * (bwrap's --block-fd): resolves once every process of the sandbox is in the cgroup and the program may run.
+   * How to start the program already inside the cgroup, when the tier can do it without the
+   * launcher shell (bwrap's --block-fd): resolves once every process of the sandbox is in the
+   * cgroup and the program may run.
    */
   start?: (() => Promise<ChildProcess>) | undefined;
 }
@@ -47,10 +51,11 @@ export interface ExecResult {
 }
 
 /**
- * `bash -c LAUNCHER keel-launch N file1..fileN argv...`: joins the cgroup (one procs file per v1 controller), closes
- * every descriptor above 2 (Keel may itself have inherited some without close-on-exec: they must not reach the
- * sandbox), forgets the PWD the shell exported, then becomes the tier's command. bash rather than sh because dash
- * cannot close descriptors above 9; hand-written rather than cgexec, so no extra package is needed.
+ * `bash -c LAUNCHER keel-launch N file1..fileN argv...`: joins the cgroup (one procs file per v1
+ * controller), closes every descriptor above 2 (Keel may itself have inherited some without
+ * close-on-exec: they must not reach the sandbox), forgets the PWD the shell exported, then becomes
+ * the tier's command. bash rather than sh because dash cannot close descriptors above 9;
+ * hand-written rather than cgexec, so no extra package is needed.
  */
 export const LAUNCHER = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; ' +
   'for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done; unset PWD OLDPWD; exec "$@"';

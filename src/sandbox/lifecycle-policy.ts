@@ -1,7 +1,8 @@
-// Lifecycle policies and the `auto` rule. After a call the environment goes idle (the model thinks, the run waits);
-// `auto` pauses or rebuilds only when the memory freed over the expected idle time is worth more than the measured
-// cost of doing it: memoryPrice × memoryGiB × expectedIdleSeconds > transitionCost. A pause that frees no memory
-// (a cgroup freeze) saves nothing, so `auto` never picks it on such tiers.
+// Lifecycle policies and the `auto` rule. After a call the environment goes idle (the model thinks,
+// the run waits); `auto` pauses or rebuilds only when the memory freed over the expected idle time
+// is worth more than the measured cost of doing it: memoryPrice × memoryGiB × expectedIdleSeconds >
+// transitionCost. A pause that frees no memory (a cgroup freeze) saves nothing, so `auto` never
+// picks it on such tiers.
 export const POLICIES = ['one-shot', 'resident', 'rebuild', 'pause', 'auto'] as const;
 export type LifecyclePolicy = (typeof POLICIES)[number];
 export type IdleAction = 'keep' | 'pause' | 'rebuild';
@@ -11,7 +12,10 @@ export interface AutoInputs {
   memoryPricePerGiBSecond: number;
   memoryGiB: number;
   expectedIdleSeconds: number;
-  /** Measured cost of pausing and later resuming, in the same currency; undefined when the tier cannot pause. */
+  /**
+   * Measured cost of pausing and later resuming, in the same currency; undefined when the tier
+   * cannot pause.
+   */
   pauseCost: number | undefined;
   pauseFreesMemory: boolean;
   /** Measured cost of destroying and later rebuilding from the manifest. */
@@ -20,7 +24,10 @@ export interface AutoInputs {
 
 export interface AutoDecision {
   action: IdleAction;
-  /** Value of the memory an idle environment would hold: memoryPrice × memoryGiB × expectedIdleSeconds. */
+  /**
+   * Value of the memory an idle environment would hold: memoryPrice × memoryGiB ×
+   * expectedIdleSeconds.
+   */
   holdValue: number;
   reason: string;
 }

@@ -1,5 +1,6 @@
-// Sandbox limits and the typed reasons an execution ends for. Every limit is a named number with its unit;
-// a profile overrides any of them. The defaults are what a model-written shell command gets when nobody says more.
+// Sandbox limits and the typed reasons an execution ends for. Every limit is a named number with
+// its unit; a profile overrides any of them. The defaults are what a model-written shell command
+// gets when nobody says more.
 import { z } from 'zod';
 
 export const LIMIT_REASONS = ['oom', 'timeout', 'output_limit', 'disk_limit', 'pids_limit'] as const;

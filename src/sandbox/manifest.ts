@@ -1,7 +1,8 @@
-// Workspace snapshots: a manifest lists every regular file (path, sha256, size, mode) and is itself stored as a
-// blob, so a manifest's sha256 names a whole workspace. Snapshots never follow symlinks (a sandbox could point
-// one at a host file; it is recorded as a link, never read through) and are taken while the sandbox is frozen,
-// so nothing can swap a file under the walk. Restore writes into an empty workspace and hands files to the sandbox uid.
+// Workspace snapshots: a manifest lists every regular file (path, sha256, size, mode) and is itself
+// stored as a blob, so a manifest's sha256 names a whole workspace. Snapshots never follow symlinks
+// (a sandbox could point one at a host file; it is recorded as a link, never read through) and are
+// taken while the sandbox is frozen, so nothing can swap a file under the walk. Restore writes into
+// an empty workspace and hands files to the sandbox uid.
 import { chownSync, closeSync, lchownSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { KeelError } from '../domain/keel-error.ts';

@@ -1,9 +1,10 @@
-// The `namespace` tier: bubblewrap puts the program in new pid, mount, ipc, uts, net, user and cgroup namespaces,
-// with read-only system directories, a private /tmp and /proc, the workspace as the only writable host path, no
-// network, --die-with-parent and a new session, all inside the environment's cgroup (entered before the program
-// runs, through --block-fd). bwrap is launched with an empty environment, because its own environment is readable
-// inside at /proc/1/environ. When the environment keeps processes between calls, a holder (`sleep infinity` under
-// bwrap) owns the namespaces and each command enters them with nsenter.
+// The `namespace` tier: bubblewrap puts the program in new pid, mount, ipc, uts, net, user and
+// cgroup namespaces, with read-only system directories, a private /tmp and /proc, the workspace as
+// the only writable host path, no network, --die-with-parent and a new session, all inside the
+// environment's cgroup (entered before the program runs, through --block-fd). bwrap is launched
+// with an empty environment, because its own environment is readable inside at /proc/1/environ.
+// When the environment keeps processes between calls, a holder (`sleep infinity` under bwrap) owns
+// the namespaces and each command enters them with nsenter.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
@@ -15,7 +16,10 @@ import { maskedStdio } from './inherited-fds.ts';
 import { launch, type ExecResult } from './launch.ts';
 import { tierAvailability } from './tiers.ts';
 
-/** /etc entries programs need to run (dynamic loader, users, locale, TLS roots); the rest of /etc stays hidden. */
+/**
+ * /etc entries programs need to run (dynamic loader, users, locale, TLS roots); the rest of /etc
+ * stays hidden.
+ */
 const ETC_ENTRIES = ['ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'passwd', 'group', 'nsswitch.conf', 'hosts', 'localtime', 'ssl', 'ca-certificates', 'alternatives'];
 const BWRAP_START_TIMEOUT_MS = 10_000;
 
@@ -47,7 +51,10 @@ export class NamespaceDriver implements SandboxDriver {
   }
 }
 
-/** The bwrap command line up to (not including) the program: mounts, namespaces, the empty environment. */
+/**
+ * The bwrap command line up to (not including) the program: mounts, namespaces, the empty
+ * environment.
+ */
 export function bwrapArgs(workspaceDir: string, env: Record<string, string>): string[] {
   const args = [
     '/usr/bin/bwrap', '--unshare-all', '--unshare-user', '--disable-userns', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--hostname', 'sandbox',
@@ -64,7 +71,9 @@ export function bwrapArgs(workspaceDir: string, env: Record<string, string>): st
 class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironment {
   readonly tier = 'namespace' as const;
   readonly pauseFreesMemory = false;
-  /** Host pid of the holder inside the namespaces (its pid 2), when the environment keeps processes. */
+  /**
+   * Host pid of the holder inside the namespaces (its pid 2), when the environment keeps processes.
+   */
   private holderPid: number | undefined;
 
   constructor(spec: EnvironmentSpec, parts: EnvironmentParts) {
@@ -72,9 +81,10 @@ class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironme
   }
 
   /**
-   * Starts bwrap as the sandbox uid (rlimits from prlimit) with --block-fd: once bwrap reports its child on
-   * --info-fd, both processes are moved into the cgroup, and only then is bwrap let go on to run `program`. Nothing
-   * of the sandbox ever runs outside the cgroup, without a launcher shell on the path.
+   * Starts bwrap as the sandbox uid (rlimits from prlimit) with --block-fd: once bwrap reports its
+   * child on --info-fd, both processes are moved into the cgroup, and only then is bwrap let go on
+   * to run `program`. Nothing of the sandbox ever runs outside the cgroup, without a launcher shell
+   * on the path.
    */
   private startBlocked(program: string[], env: Record<string, string>): Promise<{ child: ChildProcess; childPid: number }> {
     const args = [...bwrapArgs(this.workspaceDir, env).slice(1, -1), '--info-fd', '3', '--block-fd', '4', '--', ...program];
@@ -126,7 +136,10 @@ class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironme
     });
   }
 
-  /** Starts the holder and waits until it has printed a line from inside (namespaces, mounts and id maps in place). */
+  /**
+   * Starts the holder and waits until it has printed a line from inside (namespaces, mounts and id
+   * maps in place).
+   */
   async startHolder(): Promise<void> {
     const { child, childPid } = await this.startBlocked(['/bin/sh', '-c', 'echo ready; exec sleep infinity'], {});
     await new Promise<void>((resolve, reject) => {
@@ -144,7 +157,8 @@ class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironme
         reject(new KeelError('sandbox_failed', `the bwrap holder exited with ${code} (${child.signalCode})`));
       });
     });
-    // Its output is not needed any more, but reading stays on: a holder that writes to a closed pipe dies of SIGPIPE.
+    // Its output is not needed any more, but reading stays on: a holder that writes to a closed
+    // pipe dies of SIGPIPE.
     child.stdout!.resume();
     child.stderr!.resume();
     child.stdin!.destroy();
@@ -154,7 +168,8 @@ class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironme
   }
 
   async exec(command: ExecCommand): Promise<ExecResult> {
-    // A limit or a cancel kills the whole cgroup, holder included; the workspace survives, so start a new holder.
+    // A limit or a cancel kills the whole cgroup, holder included; the workspace survives, so start
+    // a new holder.
     if (this.holderPid !== undefined && !this.parts.cgroup.pids().includes(this.holderPid)) await this.startHolder();
     const env = programEnv(command.env);
     const common = {

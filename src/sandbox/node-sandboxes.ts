@@ -1,8 +1,10 @@
-// This node's sandbox plane: one SandboxManager shared by every built-in tool, with workspaces under
+// This node's sandbox plane: one SandboxManager shared by every built-in tool, with workspaces
+// under
 // <dataDir>/sandboxes and artifacts in the same store as the runs (SQLite file or Postgres), so a run's workspace
-// can be rebuilt by whichever process picks the run up. The runtime attaches it at start with its configuration
-// and hands it to tools through their context; environments are released when their run ends, and everything at
-// close(). It reads no configuration of its own and keeps no process-global state.
+// can be rebuilt by whichever process picks the run up. The runtime attaches it at start with its
+// configuration and hands it to tools through their context; environments are released when their
+// run ends, and everything at close(). It reads no configuration of its own and keeps no
+// process-global state.
 import { join, resolve } from 'node:path';
 import type { KeelConfig } from '../config/config.ts';
 import { KeelError } from '../domain/keel-error.ts';
@@ -15,13 +17,19 @@ import { SandboxManager, type EnvironmentTime } from './sandbox-manager.ts';
 export interface NodeSandboxes {
   /** The node's data directory, absolute. */
   readonly dataDir: string;
-  /** The node's sandbox manager, created on first use (nothing is opened until a sandboxed tool first runs). */
+  /**
+   * The node's sandbox manager, created on first use (nothing is opened until a sandboxed tool
+   * first runs).
+   */
   manager(): SandboxManager;
   close(): Promise<void>;
 }
 
 export interface NodeSandboxesOptions {
-  /** Memory-time of environments as it accrues (the runtime feeds keel_sandbox_environment_gib_seconds_total). */
+  /**
+   * Memory-time of environments as it accrues (the runtime feeds
+   * keel_sandbox_environment_gib_seconds_total).
+   */
   onEnvironmentTime?: (time: EnvironmentTime) => void;
 }
 
@@ -29,7 +37,10 @@ function artifactStoreFor(config: KeelConfig): ArtifactStore {
   return openArtifactStore({ databaseUrl: config.databaseUrl, dataDir: resolve(config.dataDir) });
 }
 
-/** Called by the runtime at start, with the configuration it runs under (which may override the environment's). */
+/**
+ * Called by the runtime at start, with the configuration it runs under (which may override the
+ * environment's).
+ */
 export function attachNodeSandboxes(store: Pick<Store, 'onChange'>, config: KeelConfig, options: NodeSandboxesOptions = {}): NodeSandboxes {
   const dataDir = resolve(config.dataDir);
   let shared: { manager: SandboxManager; artifacts: ArtifactStore } | undefined;

@@ -1,5 +1,6 @@
-// Bounded capture of a child's stdout and stderr: keeps at most `maxBytes` in total and reports when it had to
-// stop, so a program printing without end (`yes`) costs Keel a fixed amount of memory, never more.
+// Bounded capture of a child's stdout and stderr: keeps at most `maxBytes` in total and reports
+// when it had to stop, so a program printing without end (`yes`) costs Keel a fixed amount of
+// memory, never more.
 import type { Readable } from 'node:stream';
 
 export class OutputCapture {

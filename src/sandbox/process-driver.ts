@@ -1,6 +1,7 @@
-// The `process` tier: the program runs as its own unprivileged uid, in its own cgroup, network namespace and
-// workspace, with rlimits and a scrubbed environment. It sees the host's filesystem and processes, so it is
-// NOT a security boundary: use it for trusted tools and development, never for model-written code.
+// The `process` tier: the program runs as its own unprivileged uid, in its own cgroup, network
+// namespace and workspace, with rlimits and a scrubbed environment. It sees the host's filesystem
+// and processes, so it is NOT a security boundary: use it for trusted tools and development, never
+// for model-written code.
 import { join } from 'node:path';
 import type { EnvironmentSpec, ExecCommand, SandboxDriver, SandboxEnvironment } from './driver.ts';
 import { programEnv } from './driver.ts';

@@ -1,5 +1,6 @@
-// A sandbox profile: which tier, which limits, which network, which lifecycle policy, how many warm sandboxes.
-// Tools and agents name a profile; everything is validated with zod when the profile is defined, not mid-run.
+// A sandbox profile: which tier, which limits, which network, which lifecycle policy, how many warm
+// sandboxes. Tools and agents name a profile; everything is validated with zod when the profile is
+// defined, not mid-run.
 import { z } from 'zod';
 import { LimitsSchema } from './limits.ts';
 import { POLICIES } from './lifecycle-policy.ts';
@@ -19,7 +20,10 @@ const ProfileSchema = z.object({
   warm: z.number().int().min(0).max(1000).default(0),
   /** Never reuse a sandbox, even after a verified clean. */
   singleUse: z.boolean().default(false),
-  /** `rebuild` policy: rebuild just before the next call is expected (measured idle gaps), not when it arrives. */
+  /**
+   * `rebuild` policy: rebuild just before the next call is expected (measured idle gaps), not when
+   * it arrives.
+   */
   prewarm: z.boolean().default(false),
   auto: z.object({
     memoryPricePerGiBSecond: z.number().min(0).default(DEFAULT_MEMORY_PRICE_PER_GIB_SECOND),

@@ -1,6 +1,7 @@
-// Tears down a run's environment when the run reaches a terminal status, by listening to the store's change feed
-// (signal `ended`) instead of hooking the engine. A missed signal ('*' after a reconnect) is harmless: environments
-// of runs that are still going stay, and endRun() is idempotent.
+// Tears down a run's environment when the run reaches a terminal status, by listening to the
+// store's change feed (signal `ended`) instead of hooking the engine. A missed signal ('*' after a
+// reconnect) is harmless: environments of runs that are still going stay, and endRun() is
+// idempotent.
 import type { Store } from '../store/store.ts';
 import type { SandboxManager } from './sandbox-manager.ts';
 

@@ -1,8 +1,9 @@
-// Owns every run's environment on this node: creates it (from a warm pool or cold), restores its workspace from the
-// run's latest manifest, runs calls one at a time per run, snapshots the workspace after each call, and applies the
-// profile's lifecycle policy while the environment is idle. It measures GiB·s, CPU, peaks and cold/warm starts per
-// run and reports memory-time as it accrues through the callback it is given (it imports no telemetry). It never
-// runs a command outside a driver, and never keeps an environment after endRun() or close().
+// Owns every run's environment on this node: creates it (from a warm pool or cold), restores its
+// workspace from the run's latest manifest, runs calls one at a time per run, snapshots the
+// workspace after each call, and applies the profile's lifecycle policy while the environment is
+// idle. It measures GiB·s, CPU, peaks and cold/warm starts per run and reports memory-time as it
+// accrues through the callback it is given (it imports no telemetry). It never runs a command
+// outside a driver, and never keeps an environment after endRun() or close().
 import { randomBytes } from 'node:crypto';
 import { KeelError } from '../domain/keel-error.ts';
 import { emptyAccounting, MemoryMeter, type RunAccounting } from './accounting.ts';
@@ -64,7 +65,10 @@ export interface SandboxManagerOptions {
   /** Workspace manifests and blobs, shared by every node that may pick the run up. */
   artifacts: ArtifactStore;
   drivers?: Partial<Record<Tier, SandboxDriver>>;
-  /** Called after each call and when an environment goes away, with the memory-time accrued since the last report. */
+  /**
+   * Called after each call and when an environment goes away, with the memory-time accrued since
+   * the last report.
+   */
   onEnvironmentTime?: (time: EnvironmentTime) => void;
 }
 
@@ -106,8 +110,8 @@ export class SandboxManager {
   }
 
   /**
-   * Runs `fn` in the run's environment under the profile's policy, then snapshots the workspace. Calls of one run
-   * queue. `tenantId` labels the run's memory-time in reports.
+   * Runs `fn` in the run's environment under the profile's policy, then snapshots the workspace.
+   * Calls of one run queue. `tenantId` labels the run's memory-time in reports.
    */
   call<T>(
     runId: string, profile: SandboxProfile, fn: (env: SandboxEnvironment, info: CallInfo) => Promise<T>, options: { tenantId?: string } = {},
@@ -149,8 +153,9 @@ export class SandboxManager {
     record.accounting.cpuSeconds += Math.max(0, safeCpu(env) - before);
     this.move(record, 'call_ended');
     if (!outcome.ok) {
-      // A failed or cancelled call still leaves the environment to the policy (one-shot ones must not linger);
-      // its workspace is not snapshotted, so the next call starts from the last call that succeeded.
+      // A failed or cancelled call still leaves the environment to the policy (one-shot ones must
+      // not linger); its workspace is not snapshotted, so the next call starts from the last call
+      // that succeeded.
       await this.afterCall(runId, record).catch(() => this.release(record));
       record.idleSince = performance.now();
       this.reportTime(runId, record);
@@ -163,7 +168,10 @@ export class SandboxManager {
     return { value: outcome.value, manifestSha256, cold: info.cold };
   }
 
-  /** Makes the run's environment usable: resume a paused one, or build one and restore the latest manifest. */
+  /**
+   * Makes the run's environment usable: resume a paused one, or build one and restore the latest
+   * manifest.
+   */
   private async ready(runId: string, record: RunEnvironment): Promise<CallInfo> {
     if (record.state === ENV_STATE.paused) {
       const started = performance.now();
@@ -226,7 +234,10 @@ export class SandboxManager {
     if (action === 'rebuild' && record.profile.prewarm) this.schedulePrewarm(runId, record);
   }
 
-  /** Rebuilds the environment just before the next call is expected; releases it again if that call does not come. */
+  /**
+   * Rebuilds the environment just before the next call is expected; releases it again if that call
+   * does not come.
+   */
   private schedulePrewarm(runId: string, record: RunEnvironment): void {
     const expectedIdle = this.idleSeconds.get(record.profile.name) ?? record.profile.auto.expectedIdleSeconds;
     const rebuildSeconds = this.transitionSeconds.get(`${record.profile.tier}:rebuild`) ?? 0;
@@ -264,7 +275,10 @@ export class SandboxManager {
     return decision.action;
   }
 
-  /** Destroys (or returns to its pool) the run's environment; its files live on in the latest manifest. */
+  /**
+   * Destroys (or returns to its pool) the run's environment; its files live on in the latest
+   * manifest.
+   */
   private async release(record: RunEnvironment): Promise<void> {
     const env = record.env;
     if (env === undefined) return;

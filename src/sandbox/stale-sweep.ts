@@ -1,6 +1,6 @@
-// Removes what a crashed Keel process left behind: sandbox cgroups, workspace mounts and checkpoint files of
-// environments whose owner is dead. Environment ids begin with the owner's pid (`k<pid>-…`); anything without that
-// prefix, or whose owner is alive, is never touched.
+// Removes what a crashed Keel process left behind: sandbox cgroups, workspace mounts and checkpoint
+// files of environments whose owner is dead. Environment ids begin with the owner's pid
+// (`k<pid>-…`); anything without that prefix, or whose owner is alive, is never touched.
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,7 +10,9 @@ import { Cgroup, detectCgroups } from './cgroup.ts';
 const run = promisify(execFile);
 const OWNED_ID = /^k(\d+)-/;
 
-/** An environment id owned by this process: the sweep of another process recognises it by the pid. */
+/**
+ * An environment id owned by this process: the sweep of another process recognises it by the pid.
+ */
 export const ownedEnvironmentId = (suffix: string): string => `k${process.pid}-${suffix}`;
 
 function ownerDead(id: string): boolean {

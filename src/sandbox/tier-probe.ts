@@ -1,5 +1,6 @@
-// Proves a tier works on this host by doing what a tool call does: create a sandbox, run `true` in it, destroy it.
-// A binary that is installed but cannot run (user namespaces disabled, no ptrace) is reported with its own error.
+// Proves a tier works on this host by doing what a tool call does: create a sandbox, run `true` in
+// it, destroy it. A binary that is installed but cannot run (user namespaces disabled, no ptrace)
+// is reported with its own error.
 import { mkdtempSync, rmSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

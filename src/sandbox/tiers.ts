@@ -1,5 +1,6 @@
-// The isolation tiers and how to tell whether this host can run each one. Availability is checked, not assumed:
-// a tier that is missing says which package to install, and `keel doctor` prints exactly these answers.
+// The isolation tiers and how to tell whether this host can run each one. Availability is checked,
+// not assumed: a tier that is missing says which package to install, and `keel doctor` prints
+// exactly these answers.
 import { execFileSync } from 'node:child_process';
 import { detectCgroups } from './cgroup.ts';
 

@@ -13,7 +13,8 @@ test('uids are unique while held, reusable after release, and a dead owner\'s cl
   assert.ok(held.every((uid) => !existsSync(`/run/keel-sandbox/uids/${uid}`)));
   const uid = allocateUid();
   assert.equal(claimUid(uid), false, 'a uid held by a live process (this one) is not handed out twice');
-  // A claim left by a process that no longer exists (pid 2^22 + 1 is above the default pid_max) is taken over.
+  // A claim left by a process that no longer exists (pid 2^22 + 1 is above the default pid_max) is
+  // taken over.
   writeFileSync(`/run/keel-sandbox/uids/${uid}/owner`, String(4_194_305));
   assert.equal(claimUid(uid), true);
   releaseUid(uid);

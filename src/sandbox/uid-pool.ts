@@ -1,7 +1,9 @@
-// Hands out one unprivileged host uid per live sandbox, so workspaces (mode 0700) and per-uid limits are per
-// sandbox — across every Keel process on the host, not just this one: a uid is claimed by creating
+// Hands out one unprivileged host uid per live sandbox, so workspaces (mode 0700) and per-uid
+// limits are per sandbox — across every Keel process on the host, not just this one: a uid is
+// claimed by creating
 // /run/keel-sandbox/uids/<uid> (mkdir is atomic) holding the owner's pid; a claim whose owner died is taken over.
-// The range is above any distribution's regular users; a uid is released only after its sandbox is gone.
+// The range is above any distribution's regular users; a uid is released only after its sandbox is
+// gone.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 

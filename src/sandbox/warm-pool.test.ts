@@ -53,7 +53,8 @@ test('a single-use profile never reuses a sandbox; a sandbox that fails the clea
   try {
     await dirty.pool.refill();
     const env = dirty.pool.take()!;
-    // Something the reset cannot undo: a mount inside the workspace (its directory cannot be removed while mounted).
+    // Something the reset cannot undo: a mount inside the workspace (its directory cannot be
+    // removed while mounted).
     mkdirSync(join(env.workspaceDir, 'stuck'));
     execFileSync('/usr/bin/mount', ['-t', 'tmpfs', '-o', 'size=1m', 'keel-test', join(env.workspaceDir, 'stuck')]);
     writeFileSync(join(env.workspaceDir, 'stuck', 'x'), 'x');

@@ -1,6 +1,7 @@
-// Ready sandboxes per profile, so a call does not wait for a cold start. A sandbox goes back to the pool only after
-// a verified clean (no process left, workspace empty, one mount, fresh holder) and never for single-use profiles;
-// anything that fails the check is destroyed. The pool is bounded by its size and refills in the background.
+// Ready sandboxes per profile, so a call does not wait for a cold start. A sandbox goes back to the
+// pool only after a verified clean (no process left, workspace empty, one mount, fresh holder) and
+// never for single-use profiles; anything that fails the check is destroyed. The pool is bounded by
+// its size and refills in the background.
 import type { EnvironmentSpec, SandboxDriver, SandboxEnvironment } from './driver.ts';
 
 export class WarmPool {

@@ -1,7 +1,7 @@
-// A sandbox's workspace directory on the host: the only place a sandboxed program may write. As root it is a
-// size-capped tmpfs (the disk quota is the filesystem's size, so a disk fill gets ENOSPC, never the host's disk);
-// it is owned by the sandbox's own uid and mode 0700, so one sandbox cannot read another's. It never follows
-// symlinks out of itself when wiping.
+// A sandbox's workspace directory on the host: the only place a sandboxed program may write. As
+// root it is a size-capped tmpfs (the disk quota is the filesystem's size, so a disk fill gets
+// ENOSPC, never the host's disk); it is owned by the sandbox's own uid and mode 0700, so one
+// sandbox cannot read another's. It never follows symlinks out of itself when wiping.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -38,7 +38,10 @@ export class Workspace {
     return workspace;
   }
 
-  /** True when nothing is left in the workspace and exactly one mount covers it: what a warm-pool reuse requires. */
+  /**
+   * True when nothing is left in the workspace and exactly one mount covers it: what a warm-pool
+   * reuse requires.
+   */
   isClean(): boolean {
     if (!existsSync(this.dir) || readdirSync(this.dir).length !== 0) return false;
     const mounts = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((line) => line.split(' ')[4] === this.dir);

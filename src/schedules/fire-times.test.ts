@@ -69,7 +69,8 @@ test('property: fire times increase, never repeat a wall-clock time, and each ma
   const field = (max: number) => fc.oneof(fc.constant('*'), fc.integer({ min: 0, max }).map(String), fc.integer({ min: 2, max: Math.min(max, 30) }).map((k) => `*/${k}`));
   fc.assert(fc.property(
     fc.constantFrom(...zones), field(59), field(23),
-    // Starts shortly before the 2026 transitions of these zones, so most cases walk through a gap or a repeated hour.
+    // Starts shortly before the 2026 transitions of these zones, so most cases walk through a gap
+    // or a repeated hour.
     fc.constantFrom('2026-03-08', '2026-11-01', '2026-03-29', '2026-10-25', '2026-04-05', '2026-10-04', '2026-09-06'), fc.integer({ min: 0, max: 36 * 3600 }),
     (zone, minute, hour, day, secondsBefore) => {
       const start = Date.parse(`${day}T12:00:00Z`) - secondsBefore * 1000;

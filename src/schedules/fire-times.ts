@@ -1,23 +1,29 @@
-// When a schedule fires: the logical fire times of a cron expression read in an IANA time zone (croner), or of a
-// fixed interval, bounded by start and end. Pure: no clock, no store.
+// When a schedule fires: the logical fire times of a cron expression read in an IANA time zone
+// (croner), or of a fixed interval, bounded by start and end. Pure: no clock, no store.
 //
 // Daylight saving time (Keel's rule, for every cron expression):
-// * A wall-clock time that occurs twice (clocks go back) fires once, at its FIRST occurrence (the daylight-time
-//   instant). Croner already does this for fixed-time expressions; for interval expressions (`*/15 * * * *`)
-//   Keel drops the second pass through the repeated hour.
-// * A wall-clock time that does not exist (clocks go forward) fires at the first valid instant after the gap,
-//   once, even if several matching times fall in the gap. Croner does this for fixed-time expressions; for interval
-//   expressions it skips them, so Keel adds the instant the gap ends (when it is not a fire time anyway).
+// * A wall-clock time that occurs twice (clocks go back) fires once, at its FIRST occurrence (the
+//   daylight-time instant). Croner already does this for fixed-time expressions; for interval
+//   expressions (`*/15 * * * *`) Keel drops the second pass through the repeated hour.
+// * A wall-clock time that does not exist (clocks go forward) fires at the first valid instant
+//   after the gap, once, even if several matching times fall in the gap. Croner does this for
+//   fixed-time expressions; for interval expressions it skips them, so Keel adds the instant the
+//   gap ends (when it is not a fire time anyway).
 // Fixed intervals count elapsed time and ignore the zone.
 import { Cron } from 'croner';
 import { KeelError } from '../domain/keel-error.ts';
 import { assertTimeZone, offsetAt, wallClock } from './time-zone.ts';
 
-/** Largest daylight-saving shift looked at (the largest in the tz database is 2 h; 3 h leaves margin). */
+/**
+ * Largest daylight-saving shift looked at (the largest in the tz database is 2 h; 3 h leaves
+ * margin).
+ */
 const DST_SHIFT_MAX_MS = 3 * 3600_000;
 /** Step when looking for an offset change between two fires far apart. */
 const TRANSITION_SCAN_STEP_MS = 12 * 3600_000;
-/** Bound on candidates examined for one answer (each skipped repeat or pre-start time costs one). */
+/**
+ * Bound on candidates examined for one answer (each skipped repeat or pre-start time costs one).
+ */
 const CANDIDATES_MAX = 10_000;
 
 export interface FireRule {
@@ -53,7 +59,10 @@ export class FireTimes {
     }
   }
 
-  /** The first logical fire time strictly after `after`, or null when the schedule has no more fires. */
+  /**
+   * The first logical fire time strictly after `after`, or null when the schedule has no more
+   * fires.
+   */
   next(after: number): number | null {
     const { startAt, endAt } = this.#rule;
     let t = startAt !== null && after < startAt ? startAt - 1 : after;
@@ -95,8 +104,9 @@ export class FireTimes {
   }
 
   /**
-   * The end of the first clocks-forward gap in (after, before) whose missing wall-clock times the pattern matches:
-   * where an interval expression's skipped times fire instead. Null if there is none.
+   * The end of the first clocks-forward gap in (after, before) whose missing wall-clock times the
+   * pattern matches: where an interval expression's skipped times fire instead. Null if there is
+   * none.
    */
   #matchingGapEnd(after: number, before: number): number | null {
     const zone = this.#rule.timeZone;
@@ -120,7 +130,10 @@ export class FireTimes {
     return null;
   }
 
-  /** True for the second pass through a repeated wall-clock time (clocks went back less than 3 h ago). */
+  /**
+   * True for the second pass through a repeated wall-clock time (clocks went back less than 3 h
+   * ago).
+   */
   #isRepeatedWallTime(instant: number): boolean {
     const zone = this.#rule.timeZone;
     const shift = offsetAt(instant - DST_SHIFT_MAX_MS, zone) - offsetAt(instant, zone);

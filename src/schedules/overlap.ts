@@ -1,5 +1,5 @@
-// Overlap policies: what a fire does while an earlier run of its schedule is still active. Pure decision; the
-// scheduler records the outcome of every fire, whichever it is.
+// Overlap policies: what a fire does while an earlier run of its schedule is still active. Pure
+// decision; the scheduler records the outcome of every fire, whichever it is.
 import type { OverlapPolicy } from '../store/schedule-store.ts';
 
 export type OverlapDecision = 'start' | 'skip' | 'buffer' | 'cancel_other';

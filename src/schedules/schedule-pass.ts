@@ -1,8 +1,10 @@
-// One scheduler pass over one claimed schedule: observe its runs (settle ended ones, queue a notification for a
-// failed one), start a waiting fire once nothing is active, then decide every due or requested fire in logical-time
-// order — catch-up window first, overlap policy next — and return it all as ONE commit, applied atomically under the
-// claim's fencing token. It writes nothing itself. A fire that would start a run while the tenant's queue is at
-// maxQueuedRuns is skipped with reason `tenant_queue_full` (as POST /v1/runs would answer 429), never queued over it.
+// One scheduler pass over one claimed schedule: observe its runs (settle ended ones, queue a
+// notification for a failed one), start a waiting fire once nothing is active, then decide every
+// due or requested fire in logical-time order — catch-up window first, overlap policy next — and
+// return it all as ONE commit, applied atomically under the claim's fencing token. It writes
+// nothing itself. A fire that would start a run while the tenant's queue is at maxQueuedRuns is
+// skipped with reason `tenant_queue_full` (as POST /v1/runs would answer 429), never queued over
+// it.
 import { randomUUID } from 'node:crypto';
 import { isKeelError } from '../domain/keel-error.ts';
 import { newRunId } from '../domain/ids.ts';
@@ -26,11 +28,17 @@ export interface PassDeps {
   schedules: ScheduleStore;
   registry: AgentRegistry;
   owner: string;
-  /** How long a released schedule rests before it is looked at again (unless a backlog of fires remains). */
+  /**
+   * How long a released schedule rests before it is looked at again (unless a backlog of fires
+   * remains).
+   */
   recheckMs: number;
 }
 
-/** A fire as this pass leaves it: `from` is its stored status (null for a fire this pass records first). */
+/**
+ * A fire as this pass leaves it: `from` is its stored status (null for a fire this pass records
+ * first).
+ */
 interface Touched {
   logicalTime: number;
   kind: FireKind;
@@ -61,7 +69,8 @@ export async function planPass(deps: PassDeps, claim: ScheduleClaim, now: number
   const step = (fire: Touched, event: FireEvent) => {
     fire.status = transition(fire.status, event);
   };
-  // Room left in the tenant's queue (null: no limit), read once; the runs this pass creates take from it.
+  // Room left in the tenant's queue (null: no limit), read once; the runs this pass creates take
+  // from it.
   let room = await deps.runs.queuedRoom(schedule.tenantId);
   const start = (fire: Touched, event: FireEvent) => {
     const run = room === 0 ? { skipped: 'tenant_queue_full' } : newRunFor(deps.registry, schedule, fire);
@@ -110,8 +119,9 @@ export async function planPass(deps: PassDeps, claim: ScheduleClaim, now: number
     }
   }
   writeTouched(commit, touched);
-  // A backlog beyond this pass's bound continues at once; otherwise the schedule rests until the next tick, so a
-  // schedule whose run is still going is not claimed again and again within one tick.
+  // A backlog beyond this pass's bound continues at once; otherwise the schedule rests until the
+  // next tick, so a schedule whose run is still going is not claimed again and again within one
+  // tick.
   const backlog = commit.nextFireAt !== undefined && commit.nextFireAt !== null && commit.nextFireAt <= now;
   commit.releaseUntil = backlog ? now : now + deps.recheckMs;
   // A notification names the next fire as this pass leaves the schedule.
@@ -120,7 +130,10 @@ export async function planPass(deps: PassDeps, claim: ScheduleClaim, now: number
   return commit;
 }
 
-/** Settles the fires whose run ended (a notification for each failed one); returns the runs still active. */
+/**
+ * Settles the fires whose run ended (a notification for each failed one); returns the runs still
+ * active.
+ */
 async function observeRuns(deps: PassDeps, schedule: ScheduleRecord, open: OpenFire[], commit: ScheduleCommit): Promise<string[]> {
   const active: string[] = [];
   for (const fire of open) {
@@ -142,8 +155,8 @@ async function observeRuns(deps: PassDeps, schedule: ScheduleRecord, open: OpenF
 }
 
 /**
- * The fires to decide now, oldest first: requested ones (trigger, backfill) and the scheduled ones that are due
- * (not while paused). Advances the commit's cursor past the scheduled ones taken.
+ * The fires to decide now, oldest first: requested ones (trigger, backfill) and the scheduled ones
+ * that are due (not while paused). Advances the commit's cursor past the scheduled ones taken.
  */
 function dueFires(schedule: ScheduleRecord, open: OpenFire[], touched: Map<number, Touched>, commit: ScheduleCommit, now: number): Touched[] {
   const requested = open.filter((f) => f.status === 'pending').slice(0, FIRES_PER_PASS_MAX).map((f) => touch(touched, f));
@@ -152,7 +165,8 @@ function dueFires(schedule: ScheduleRecord, open: OpenFire[], touched: Map<numbe
     const times = fireTimesOf(schedule);
     let t: number | null = schedule.nextFireAt;
     while (t !== null && t <= now && fires.length < FIRES_PER_PASS_MAX) {
-      // A fire at this time requested already (a backfill racing the schedule) stays the one record of it.
+      // A fire at this time requested already (a backfill racing the schedule) stays the one record
+      // of it.
       if (!touched.has(t)) {
         const fire: Touched = { logicalTime: t, kind: 'scheduled', from: null, status: 'pending', runId: null, detail: null, startedAt: null };
         touched.set(t, fire);

@@ -1,6 +1,7 @@
-// What the API (and so the CLI) can do with schedules: validate and write them, pause, resume, trigger, backfill,
-// read their history. Every call is scoped to a tenant: another tenant's schedule answers `schedule_not_found`.
-// It never decides a fire: trigger and backfill record requested fires that the scheduler decides under its claim.
+// What the API (and so the CLI) can do with schedules: validate and write them, pause, resume,
+// trigger, backfill, read their history. Every call is scoped to a tenant: another tenant's
+// schedule answers `schedule_not_found`. It never decides a fire: trigger and backfill record
+// requested fires that the scheduler decides under its claim.
 import { v7 as uuidv7 } from 'uuid';
 import { KeelError } from '../domain/keel-error.ts';
 import type { AgentRegistry } from '../engine/registry.ts';
@@ -76,7 +77,9 @@ export class ScheduleService {
     return this.#schedules.listSchedules(tenantId, limit, afterId);
   }
 
-  /** Edits a schedule (version + 1). A timing change moves the next fire to the first one after now. */
+  /**
+   * Edits a schedule (version + 1). A timing change moves the next fire to the first one after now.
+   */
   async update(tenantId: string, id: string, edit: ScheduleEdit): Promise<ScheduleRecord> {
     const current = await this.get(tenantId, id);
     const now = this.#clock.now();
@@ -88,7 +91,8 @@ export class ScheduleService {
     const times = this.#validate(merged, current.createdAt);
     if (edit.webhookUrl !== undefined) await this.#checkWebhook(tenantId, merged.webhookUrl);
     const timing = (['cron', 'intervalMs', 'timeZone', 'startAt', 'endAt'] as const).some((k) => k in patch && patch[k] !== current[k]);
-    // A timing change starts from the next fire after now; fires between the old cursor and now are not recorded.
+    // A timing change starts from the next fire after now; fires between the old cursor and now are
+    // not recorded.
     if (timing) patch.nextFireAt = times.next(now);
     return this.#schedules.updateSchedule(id, patch, now);
   }
@@ -98,7 +102,10 @@ export class ScheduleService {
     await this.#schedules.deleteSchedule(id, this.#clock.now());
   }
 
-  /** Pausing stops scheduled fires; on resume, those missed meanwhile are caught up within the catch-up window. */
+  /**
+   * Pausing stops scheduled fires; on resume, those missed meanwhile are caught up within the
+   * catch-up window.
+   */
   async setPaused(tenantId: string, id: string, paused: boolean): Promise<ScheduleRecord> {
     const current = await this.get(tenantId, id);
     if (current.paused === paused) return current;
@@ -109,7 +116,8 @@ export class ScheduleService {
   async trigger(tenantId: string, id: string): Promise<FireRecord> {
     await this.get(tenantId, id);
     const now = this.#clock.now();
-    // Two triggers within the same millisecond get distinct logical times rather than one swallowing the other.
+    // Two triggers within the same millisecond get distinct logical times rather than one
+    // swallowing the other.
     for (let t = now; t < now + 1_000; t++) {
       const [recorded] = await this.#schedules.requestFires(id, [{ logicalTime: t, kind: 'trigger' }], now);
       if (recorded !== undefined) return (await this.#schedules.getFire(id, recorded))!;
@@ -117,7 +125,10 @@ export class ScheduleService {
     throw new KeelError('store_busy', 'could not find a free logical time for the trigger; retry', { retryable: true, retryAfterMs: 100 });
   }
 
-  /** Requests the schedule's fires in [from, to] (oldest first); fires that already ran are left as they are. */
+  /**
+   * Requests the schedule's fires in [from, to] (oldest first); fires that already ran are left as
+   * they are.
+   */
   async backfill(tenantId: string, id: string, from: number, to: number): Promise<BackfillResult> {
     const schedule = await this.get(tenantId, id);
     const now = this.#clock.now();
@@ -134,7 +145,10 @@ export class ScheduleService {
     return this.#schedules.listFires(id, filter);
   }
 
-  /** What happened to the schedule's fires, in order (missed fires included), after event `afterSeq`. */
+  /**
+   * What happened to the schedule's fires, in order (missed fires included), after event
+   * `afterSeq`.
+   */
   async events(tenantId: string, id: string, afterSeq: number, limit: number): Promise<ScheduleEventRecord[]> {
     await this.get(tenantId, id);
     return this.#schedules.listScheduleEvents(id, afterSeq, limit);

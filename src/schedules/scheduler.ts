@@ -1,7 +1,8 @@
-// The leaderless scheduler: runs in every server process. Each tick claims the schedules that need a pass (a lease
-// with a fencing token, so concurrent schedulers split the work instead of repeating it), plans each pass and commits
-// it atomically under that token, then delivers due failure notifications. Two schedulers, or one with a skewed clock,
-// can never create two runs for one fire: the fire's primary key (scheduleId, logicalTime) commits with its run.
+// The leaderless scheduler: runs in every server process. Each tick claims the schedules that need
+// a pass (a lease with a fencing token, so concurrent schedulers split the work instead of
+// repeating it), plans each pass and commits it atomically under that token, then delivers due
+// failure notifications. Two schedulers, or one with a skewed clock, can never create two runs for
+// one fire: the fire's primary key (scheduleId, logicalTime) commits with its run.
 import { randomUUID } from 'node:crypto';
 import { isKeelError } from '../domain/keel-error.ts';
 import type { AgentRegistry } from '../engine/registry.ts';
@@ -43,8 +44,9 @@ export class Scheduler {
   }
 
   /**
-   * Starts the loop. On a store this process owns alone (the SQLite file under its lock) a dead predecessor's claims
-   * are freed at once; a shared store waits for their leases to expire instead, since their holders may be alive.
+   * Starts the loop. On a store this process owns alone (the SQLite file under its lock) a dead
+   * predecessor's claims are freed at once; a shared store waits for their leases to expire
+   * instead, since their holders may be alive.
    */
   async start(): Promise<void> {
     if (!this.#stopped) return;
@@ -59,7 +61,10 @@ export class Scheduler {
     await this.#ticking;
   }
 
-  /** One pass over everything that is due now (the loop calls it every tick; tests call it after moving the clock). */
+  /**
+   * One pass over everything that is due now (the loop calls it every tick; tests call it after
+   * moving the clock).
+   */
   tick(): Promise<void> {
     const next = this.#ticking.then(() => this.#tickOnce());
     this.#ticking = next.catch(() => {});
@@ -77,7 +82,8 @@ export class Scheduler {
     const { schedules, clock } = this.#o;
     for (let round = 0; round < CLAIM_ROUNDS_PER_TICK_MAX; round++) {
       const claims = await schedules.claimSchedules(this.owner, clock.now(), this.#o.leaseMs ?? SCHEDULER_LEASE_MS_DEFAULT, SCHEDULES_PER_CLAIM_MAX);
-      // Passes over different schedules are independent: run together, their commits share group-commit transactions.
+      // Passes over different schedules are independent: run together, their commits share
+      // group-commit transactions.
       await Promise.all(claims.map((claim) => this.#pass(claim)));
       if (claims.length < SCHEDULES_PER_CLAIM_MAX) break;
     }
@@ -96,8 +102,9 @@ export class Scheduler {
       const missed = (commit.newFires ?? []).filter((f) => f.status === 'missed').length;
       if (started > 0 || missed > 0) this.#o.log?.('info', 'schedule fired', { scheduleId: claim.schedule.id, started, missed });
     } catch (error) {
-      // A lost claim (another scheduler took over after our lease expired) is expected and harmless. Any other failure
-      // gives the claim up, so the next tick retries instead of waiting for the lease to expire.
+      // A lost claim (another scheduler took over after our lease expired) is expected and
+      // harmless. Any other failure gives the claim up, so the next tick retries instead of waiting
+      // for the lease to expire.
       const stale = isKeelError(error) && error.code === 'stale_write';
       this.#o.log?.(stale ? 'info' : 'error', 'schedule pass not applied', { scheduleId: claim.schedule.id, error: String(error) });
       if (!stale) await schedules.releaseClaim(claim.schedule.id, this.owner, claim.token).catch(() => {});

@@ -1,5 +1,5 @@
-// Wires the schedules plane onto a store: the schedule store area of the process's backend, the service the API
-// serves and the scheduler loop every server process runs.
+// Wires the schedules plane onto a store: the schedule store area of the process's backend, the
+// service the API serves and the scheduler loop every server process runs.
 import type { AgentRegistry } from '../engine/registry.ts';
 import { scheduleAreaOf } from '../store/schedule-area.ts';
 import type { ScheduleStore } from '../store/schedule-store.ts';

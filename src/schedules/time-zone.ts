@@ -1,5 +1,5 @@
-// IANA time zones: validation and the wall clock of an instant in a zone (for the daylight-saving rules of
-// fire-times.ts). Uses the runtime's Intl time zone data; never the server's own zone.
+// IANA time zones: validation and the wall clock of an instant in a zone (for the daylight-saving
+// rules of fire-times.ts). Uses the runtime's Intl time zone data; never the server's own zone.
 import { KeelError } from '../domain/keel-error.ts';
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
@@ -15,7 +15,10 @@ function formatter(zone: string): Intl.DateTimeFormat {
   return f;
 }
 
-/** Accepts IANA names (`Europe/Berlin`, `UTC`); refuses fixed offsets (`+05:00`), which have no daylight saving rules to honour. */
+/**
+ * Accepts IANA names (`Europe/Berlin`, `UTC`); refuses fixed offsets (`+05:00`), which have no
+ * daylight saving rules to honour.
+ */
 export function assertTimeZone(zone: string): void {
   if (/^[+-]/.test(zone) || zone.length > 64) throw new KeelError('invalid_time_zone', `${JSON.stringify(zone)} is not an IANA time zone name (e.g. Europe/Berlin)`);
   try {
@@ -25,7 +28,10 @@ export function assertTimeZone(zone: string): void {
   }
 }
 
-/** The wall-clock time of `instant` in `zone`, as milliseconds of the same fields read as UTC (whole seconds). */
+/**
+ * The wall-clock time of `instant` in `zone`, as milliseconds of the same fields read as UTC (whole
+ * seconds).
+ */
 export function wallClock(instant: number, zone: string): number {
   const parts: Record<string, number> = {};
   for (const p of formatter(zone).formatToParts(new Date(instant))) if (p.type !== 'literal') parts[p.type] = Number(p.value);

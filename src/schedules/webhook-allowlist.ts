@@ -1,8 +1,10 @@
-// Webhook URLs a tenant's schedules may call: only origins (scheme://host[:port]) an operator put on that tenant's
-// allowlist, so a tenant cannot make Keel call arbitrary internal addresses.
+// Webhook URLs a tenant's schedules may call: only origins (scheme://host[:port]) an operator put
+// on that tenant's allowlist, so a tenant cannot make Keel call arbitrary internal addresses.
 import { KeelError } from '../domain/keel-error.ts';
 
-/** The origin of a webhook URL; `webhook_not_allowed` for anything but http(s) without credentials. */
+/**
+ * The origin of a webhook URL; `webhook_not_allowed` for anything but http(s) without credentials.
+ */
 export function webhookOrigin(url: string): string {
   let parsed: URL;
   try {

@@ -1,7 +1,8 @@
 // Delivers failure notifications from the outbox: claims due ones with a lease, POSTs each with an
-// `Idempotency-Key` (the notification id, the same on every attempt), and records the attempt under the claim's
-// fencing token. Delivery is at least once (a process dying between the POST and the record sends it again, with the
-// same key); it retries with jittered exponential backoff and gives up after a bounded number of attempts.
+// `Idempotency-Key` (the notification id, the same on every attempt), and records the attempt under
+// the claim's fencing token. Delivery is at least once (a process dying between the POST and the
+// record sends it again, with the same key); it retries with jittered exponential backoff and gives
+// up after a bounded number of attempts.
 import { backoffDelayMs } from '../domain/backoff.ts';
 import type { ScheduleStore, NotificationRecord } from '../store/schedule-store.ts';
 import type { Clock } from '../domain/clock.ts';
@@ -22,7 +23,10 @@ export interface WebhookNotifierOptions {
   log?: (level: 'info' | 'warn', message: string, fields?: Record<string, unknown>) => void;
 }
 
-/** Delay before attempt `attempt + 1`: exponential with equal jitter (at least half the ceiling), capped. */
+/**
+ * Delay before attempt `attempt + 1`: exponential with equal jitter (at least half the ceiling),
+ * capped.
+ */
 export function backoffMs(attempt: number, random: () => number = Math.random): number {
   return backoffDelayMs({ initialDelayMs: WEBHOOK_BACKOFF_BASE_MS, maxDelayMs: WEBHOOK_BACKOFF_MAX_MS, multiplier: 2, jitter: 'equal' }, attempt, random);
 }
@@ -47,7 +51,8 @@ export class WebhookNotifier {
     const attempt = n.attempts + 1;
     let error: string | null = null;
     let retry = true;
-    // The allowlist is checked again at delivery: an origin removed since the schedule was written is not called.
+    // The allowlist is checked again at delivery: an origin removed since the schedule was written
+    // is not called.
     const allowed = (await schedules.getWebhookAllowlist(n.tenantId)).includes(webhookOrigin(n.url));
     if (!allowed) {
       error = 'webhook_not_allowed: the origin is no longer on the tenant allowlist';

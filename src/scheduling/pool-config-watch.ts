@@ -1,6 +1,7 @@
-// Reloads the pools file without a restart: on SIGHUP and when the file changes (fs.watch on its directory, so an
-// editor's write-and-rename is seen too). A file that does not parse or validate is rejected with a logged error and
-// the previous configuration stays in force. It never applies a half-read file and never exits the process.
+// Reloads the pools file without a restart: on SIGHUP and when the file changes (fs.watch on its
+// directory, so an editor's write-and-rename is seen too). A file that does not parse or validate
+// is rejected with a logged error and the previous configuration stays in force. It never applies a
+// half-read file and never exits the process.
 import { watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { loadPoolsFile, type PoolsConfig } from './pool-config.ts';

@@ -1,6 +1,7 @@
-// The pools file (JSON, named by KEEL_POOLS_FILE): per effect pool its concurrency limit, queue bound and per-tenant
-// caps. Validated with zod; an unknown or misspelt field fails with its path. It only parses: applying a
-// configuration is the pool registry's job, noticing a changed file is pool-config-watch.ts's.
+// The pools file (JSON, named by KEEL_POOLS_FILE): per effect pool its concurrency limit, queue
+// bound and per-tenant caps. Validated with zod; an unknown or misspelt field fails with its path.
+// It only parses: applying a configuration is the pool registry's job, noticing a changed file is
+// pool-config-watch.ts's.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { KeelError } from '../domain/keel-error.ts';

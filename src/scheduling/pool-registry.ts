@@ -1,7 +1,8 @@
-// The process's effect pools by name: creates each pool on first use with its configured or default limit, applies a
-// new pools configuration to live pools (limits, queue bounds, per-tenant caps) and answers which weight and cap a
-// tenant has. Kinds by name: `model:<model>`, `sandbox:<profile>`, `inline`, anything else a tool-declared pool.
-// It never decides the order of waiters (pool.ts does) and never reads files or the environment.
+// The process's effect pools by name: creates each pool on first use with its configured or default
+// limit, applies a new pools configuration to live pools (limits, queue bounds, per-tenant caps)
+// and answers which weight and cap a tenant has. Kinds by name: `model:<model>`,
+// `sandbox:<profile>`, `inline`, anything else a tool-declared pool. It never decides the order of
+// waiters (pool.ts does) and never reads files or the environment.
 import { Pool, type PoolObserver, type PoolRequest, type PoolSnapshot } from './pool.ts';
 import { EMPTY_POOLS_CONFIG, POOL_NAME, type PoolsConfig } from './pool-config.ts';
 
@@ -79,14 +80,20 @@ export class PoolRegistry {
     return pool;
   }
 
-  /** The limit a pool has when the configuration names none (a model's maxConcurrency); creates the pool. */
+  /**
+   * The limit a pool has when the configuration names none (a model's maxConcurrency); creates the
+   * pool.
+   */
   setDefaultLimit(name: string, limit: number): void {
     this.#defaultLimits.set(name, limit);
     const pool = this.pool(name);
     if (this.#config.pools[name]?.limit === undefined) pool.setLimit(limit);
   }
 
-  /** Applies a configuration to every pool now: raised limits admit at once, lowered ones let holders finish. */
+  /**
+   * Applies a configuration to every pool now: raised limits admit at once, lowered ones let
+   * holders finish.
+   */
   configure(config: PoolsConfig): void {
     this.#config = config;
     for (const name of Object.keys(config.pools)) this.pool(name);
@@ -98,8 +105,8 @@ export class PoolRegistry {
   }
 
   /**
-   * Where tenant records supply per-pool caps. A cap it returns wins over the pools file's `tenantCaps`; undefined
-   * falls back to the file (the tenant's own entry, then `default`).
+   * Where tenant records supply per-pool caps. A cap it returns wins over the pools file's
+   * `tenantCaps`; undefined falls back to the file (the tenant's own entry, then `default`).
    */
   setTenantCapResolver(resolver: TenantCapResolver): void {
     this.#capResolver = resolver;

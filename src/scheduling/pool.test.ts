@@ -131,7 +131,8 @@ describe('Pool', () => {
             served.push(tenant);
             held.push(release);
           });
-        // A random arrival order first, then every tenant stays backlogged: each grant is replaced by a new arrival.
+        // A random arrival order first, then every tenant stays backlogged: each grant is replaced
+        // by a new arrival.
         for (const [pick, interactive] of arrivals) want(tenants[pick % tenants.length]!, interactive);
         for (const tenant of tenants) for (let i = 0; i < limit + 1; i++) want(tenant, false);
         await flush();

@@ -1,15 +1,19 @@
-// A named pool: the concurrency limit and bounded wait queue of one kind of effect (a model, a sandbox profile,
-// inline tools, a tool-declared pool). Waiters are served fairly across tenants by weight (start-time fair queuing,
-// shared with run claims through fair-share.ts), inside a tenant interactive before batch (batch aged by
-// BATCH_AGING_MS), then oldest first. A tenant at its cap in this pool waits without holding up other tenants.
-// It never grants past its limit, never queues past maxQueued, and never keeps a waiter that gave up.
+// A named pool: the concurrency limit and bounded wait queue of one kind of effect (a model, a
+// sandbox profile, inline tools, a tool-declared pool). Waiters are served fairly across tenants by
+// weight (start-time fair queuing, shared with run claims through fair-share.ts), inside a tenant
+// interactive before batch (batch aged by BATCH_AGING_MS), then oldest first. A tenant at its cap
+// in this pool waits without holding up other tenants. It never grants past its limit, never queues
+// past maxQueued, and never keeps a waiter that gave up.
 import { KeelError } from '../domain/keel-error.ts';
 import type { Priority } from '../domain/records.ts';
 import { BATCH_AGING_MS, FairClaim, pickOne, type BackloggedTenant } from '../domain/fair-share.ts';
 
 export type PoolRejection = 'queue_full' | 'aborted';
 
-/** What a pool asks about tenants each time it picks waiters (so a changed weight or cap applies at once). */
+/**
+ * What a pool asks about tenants each time it picks waiters (so a changed weight or cap applies at
+ * once).
+ */
 export interface PoolPolicy {
   weightOf(tenantId: string): number;
   /** Most slots of this pool the tenant may hold at once; undefined when uncapped. */
@@ -27,7 +31,10 @@ export interface PoolRequest {
   tenantId: string;
   priority: Priority;
   signal?: AbortSignal;
-  /** Called once, synchronously, when the request has to wait in the queue (it was not granted at once). */
+  /**
+   * Called once, synchronously, when the request has to wait in the queue (it was not granted at
+   * once).
+   */
   onQueued?: () => void;
 }
 
@@ -66,7 +73,10 @@ class TenantLane {
   running = 0;
   /** Virtual time in this pool: slots granted / weight (see fair-share.ts). */
   vtime = 0;
-  /** This lane as a fair-share candidate, refreshed at each dispatch (reused: a grant allocates nothing per tenant). */
+  /**
+   * This lane as a fair-share candidate, refreshed at each dispatch (reused: a grant allocates
+   * nothing per tenant).
+   */
   readonly candidate: BackloggedTenant;
 
   constructor(tenantId: string) {
@@ -114,7 +124,10 @@ export class Pool {
   /** Virtual clock: the least virtual time among the tenants backlogged at the latest dispatch. */
   #clock = 0;
   readonly #tenants = new Map<string, TenantLane>();
-  /** Tenants that may be granted a slot now, rebuilt by each dispatch (kept to avoid allocating an array per grant). */
+  /**
+   * Tenants that may be granted a slot now, rebuilt by each dispatch (kept to avoid allocating an
+   * array per grant).
+   */
   readonly #candidates: BackloggedTenant[] = [];
   /** Tenants with waiters: what a dispatch looks at (not every tenant holding a slot). */
   readonly #waiting = new Set<string>();
@@ -148,7 +161,10 @@ export class Pool {
     return this.#queued;
   }
 
-  /** Changes the limit now: raising it admits waiters at once; lowering it lets holders finish and admits none until below. */
+  /**
+   * Changes the limit now: raising it admits waiters at once; lowering it lets holders finish and
+   * admits none until below.
+   */
   setLimit(limit: number): void {
     this.#limit = checkLimit(this.name, 'limit', limit, 1);
     this.#dispatch();
@@ -159,14 +175,17 @@ export class Pool {
     this.#maxQueued = checkLimit(this.name, 'maxQueued', maxQueued, 0);
   }
 
-  /** Re-reads weights and caps (after the policy's sources changed) and admits whoever may go now. */
+  /**
+   * Re-reads weights and caps (after the policy's sources changed) and admits whoever may go now.
+   */
   refresh(): void {
     this.#dispatch();
   }
 
   /**
-   * Waits for a slot and returns its release function (calling it twice is harmless). Rejects with `signal.reason`
-   * if the signal aborts first, and with a retryable `pool_queue_full` when the queue is at its bound.
+   * Waits for a slot and returns its release function (calling it twice is harmless). Rejects with
+   * `signal.reason` if the signal aborts first, and with a retryable `pool_queue_full` when the
+   * queue is at its bound.
    * @example
    * const release = await pool.acquire({ tenantId, priority: 'interactive', signal });
    * try { await work(); } finally { release(); }
@@ -215,7 +234,9 @@ export class Pool {
     return this.#queued;
   }
 
-  /** How long the oldest waiter has waited (ms), or null when none waits (a telemetry pool probe). */
+  /**
+   * How long the oldest waiter has waited (ms), or null when none waits (a telemetry pool probe).
+   */
   oldestWaitMs(now: number): number | null {
     let oldest: number | null = null;
     for (const tenantId of this.#waiting) {
@@ -253,12 +274,18 @@ export class Pool {
     return true;
   }
 
-  /** An idle tenant whose virtual time is not ahead of the clock would restart at the clock anyway: drop its lane. */
+  /**
+   * An idle tenant whose virtual time is not ahead of the clock would restart at the clock anyway:
+   * drop its lane.
+   */
   #forgetIfIdle(tenantId: string, lane: TenantLane): void {
     if (lane.size === 0 && lane.running === 0 && lane.vtime <= this.#clock) this.#tenants.delete(tenantId);
   }
 
-  /** Grants free slots to waiters in fair order (fair-share.ts decides which tenants, each lane's head goes first). */
+  /**
+   * Grants free slots to waiters in fair order (fair-share.ts decides which tenants, each lane's
+   * head goes first).
+   */
   #dispatch(): void {
     const free = this.#limit - this.#running;
     if (free <= 0 || this.#queued === 0) return;

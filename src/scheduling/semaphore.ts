@@ -1,7 +1,8 @@
-// A bounded FIFO counting semaphore with abortable acquire: caps concurrent work in a pool (a model, inline tools).
-// It must never let a later caller overtake a waiting one, never grow its wait queue past its bound,
-// and never keep a waiter (or its abort listener) after that waiter gave up.
-// Hand-written because `p-limit` and `async-mutex` cannot withdraw a single waiter when its signal aborts.
+// A bounded FIFO counting semaphore with abortable acquire: caps concurrent work in a pool (a
+// model, inline tools). It must never let a later caller overtake a waiting one, never grow its
+// wait queue past its bound, and never keep a waiter (or its abort listener) after that waiter gave
+// up. Hand-written because `p-limit` and `async-mutex` cannot withdraw a single waiter when its
+// signal aborts.
 
 interface Waiter {
   grant(): void;
@@ -40,7 +41,10 @@ export class Semaphore {
     return this.#waiters.size;
   }
 
-  /** How long the oldest waiter has waited (ms), or null when none waits. Same shape as a telemetry pool probe. */
+  /**
+   * How long the oldest waiter has waited (ms), or null when none waits. Same shape as a telemetry
+   * pool probe.
+   */
   oldestWaitMs(now: number): number | null {
     const oldest = this.#waiters.values().next();
     return oldest.done === true ? null : Math.max(0, now - oldest.value.since);
@@ -51,8 +55,9 @@ export class Semaphore {
   }
 
   /**
-   * Waits for a permit and returns its release function (calling it twice is harmless).
-   * Rejects with `signal.reason` if `signal` aborts first, and with `SemaphoreFullError` if the queue is full.
+   * Waits for a permit and returns its release function (calling it twice is harmless). Rejects
+   * with `signal.reason` if `signal` aborts first, and with `SemaphoreFullError` if the queue is
+   * full.
    * @example
    * const release = await semaphore.acquire(signal);
    * try { await work(); } finally { release(); }
@@ -90,7 +95,8 @@ export class Semaphore {
     };
   }
 
-  // Hands the permit straight to the oldest waiter, so a caller arriving now cannot barge ahead of it.
+  // Hands the permit straight to the oldest waiter, so a caller arriving now cannot barge ahead of
+  // it.
   #release(): void {
     const next = this.#waiters.values().next();
     if (next.done === true) {

@@ -1,7 +1,7 @@
-// Keeps the pools' view of tenants current: reads the tenant records every TENANT_WEIGHTS_REFRESH_MS and hands their
-// weights and per-pool caps (`poolCaps`) to the pool registry, so a weight or cap changed through the admin API
-// reaches the effect pools within that interval. It only reads tenants; a store that cannot answer leaves the
-// previous view.
+// Keeps the pools' view of tenants current: reads the tenant records every
+// TENANT_WEIGHTS_REFRESH_MS and hands their weights and per-pool caps (`poolCaps`) to the pool
+// registry, so a weight or cap changed through the admin API reaches the effect pools within that
+// interval. It only reads tenants; a store that cannot answer leaves the previous view.
 import type { TenantRecord } from '../domain/records.ts';
 import type { PoolRegistry } from './pool-registry.ts';
 

@@ -4,7 +4,10 @@ import type { AgentContext, AgentDefinition, Json, ModelDefinition, ToolDefiniti
 
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
-/** An effect pool's name: `inline`, `model:<model>`, `sandbox:<profile>`, or a declared name such as `browser`. */
+/**
+ * An effect pool's name: `inline`, `model:<model>`, `sandbox:<profile>`, or a declared name such as
+ * `browser`.
+ */
 export const POOL_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
 
 function assertName(what: string, name: unknown): asserts name is string {
@@ -47,10 +50,11 @@ export function defineAgent<I, O extends Json | void>(spec: {
 }
 
 /**
- * Every tool defined in this thread so far, by name (the first of a name wins): when agent code runs in isolates,
- * the main thread runs its tools and finds them here — defined when the agents module loaded, exported or not.
- * Keyed on the realm's symbol registry, so that two copies of this module (an agents module importing `keel` from
- * dist/ while the runtime runs from src/, or two installed copies) share one list.
+ * Every tool defined in this thread so far, by name (the first of a name wins): when agent code
+ * runs in isolates, the main thread runs its tools and finds them here — defined when the agents
+ * module loaded, exported or not. Keyed on the realm's symbol registry, so that two copies of this
+ * module (an agents module importing `keel` from dist/ while the runtime runs from src/, or two
+ * installed copies) share one list.
  */
 const DEFINED_TOOLS_KEY = Symbol.for('keel.definedTools');
 const realm = globalThis as { [DEFINED_TOOLS_KEY]?: Map<string, ToolDefinition<unknown, Json>> };
@@ -61,8 +65,8 @@ export function toolsDefined(): ReadonlyMap<string, ToolDefinition<unknown, Json
 }
 
 /**
- * Declares a tool. `effect` says what a retry after a crash may do:
- * `read` re-runs freely, `idempotent` re-runs with the same `executionId`, `side-effect` never re-runs blindly.
+ * Declares a tool. `effect` says what a retry after a crash may do: `read` re-runs freely,
+ * `idempotent` re-runs with the same `executionId`, `side-effect` never re-runs blindly.
  * @example
  * export const add = defineTool({
  *   name: 'add', description: 'Adds two numbers', effect: 'read',
@@ -93,8 +97,9 @@ export function defineTool<I, O extends Json | void>(spec: Omit<ToolDefinition<I
 }
 
 /**
- * Declares a named model the gateway can call: `openai` (any OpenAI-compatible endpoint), `anthropic`, or the
- * deterministic `mock`. API keys are named by environment variable (`apiKeyEnv`), never written here.
+ * Declares a named model the gateway can call: `openai` (any OpenAI-compatible endpoint),
+ * `anthropic`, or the deterministic `mock`. API keys are named by environment variable
+ * (`apiKeyEnv`), never written here.
  * @example
  * export const scripted = defineModel({ name: 'planner', provider: 'mock', options: { latencyMs: 50 } });
  * export const gpt = defineModel({ name: 'gpt', provider: 'openai', providerModel: 'gpt-4o-mini', apiKeyEnv: 'OPENAI_API_KEY' });

@@ -9,7 +9,8 @@ import type { AgentContext, Json, MockModelOptions, ModelRequest, ToolDefinition
 
 /**
  * Just enough of an AgentContext to drive the loop: models go through the real gateway, tools run
- * directly (validated, failures wrapped as `tool_failed` the way the engine reports them). No journal.
+ * directly (validated, failures wrapped as `tool_failed` the way the engine reports them). No
+ * journal.
  */
 function fakeContext(script: MockModelOptions['script']): AgentContext & { modelRequests: ModelRequest[]; toolCalls: string[] } {
   const gateway = new ModelGateway([defineModel({ name: 'scripted', provider: 'mock', ...(script === undefined ? {} : { options: { script } }) })]);

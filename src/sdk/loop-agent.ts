@@ -1,6 +1,6 @@
-// The built-in tool-calling loop: ask the model, run the tools it asks for, feed results back, repeat.
-// Replayed agent code imports this, so it must touch the world only through `ctx` and never import
-// Node modules, the engine, the store or the API.
+// The built-in tool-calling loop: ask the model, run the tools it asks for, feed results back,
+// repeat. Replayed agent code imports this, so it must touch the world only through `ctx` and never
+// import Node modules, the engine, the store or the API.
 import type { ErrorCode } from '../domain/error-codes.ts';
 import { KeelError, isKeelError } from '../domain/keel-error.ts';
 import { defineAgent } from './define.ts';
@@ -11,8 +11,8 @@ export const LOOP_MAX_STEPS_DEFAULT = 10;
 export const LOOP_MAX_STEPS_LIMIT = 1_000;
 
 /**
- * Failures that end the run rather than a tool call: feeding these back to the model would only let it
- * keep spending a run that is cancelled, over budget or no longer ours.
+ * Failures that end the run rather than a tool call: feeding these back to the model would only let
+ * it keep spending a run that is cancelled, over budget or no longer ours.
  */
 const RUN_LEVEL_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['cancelled', 'budget_exceeded', 'non_determinism', 'stale_write', 'internal']);
 
@@ -24,7 +24,10 @@ export interface LoopAgentSpec {
   /** System prompt. */
   system: string;
   tools?: ReadonlyArray<ToolDefinition<any, any>>;
-  /** Model calls allowed before the run fails with `budget_exceeded`; default `LOOP_MAX_STEPS_DEFAULT`. */
+  /**
+   * Model calls allowed before the run fails with `budget_exceeded`; default
+   * `LOOP_MAX_STEPS_DEFAULT`.
+   */
   maxSteps?: number;
 }
 
@@ -33,9 +36,9 @@ export type LoopAgentResult = { text: string; steps: number };
 
 /**
  * Declares an agent that loops model → tools → model until the model answers without tool calls.
- * Input: a string, `{ prompt: string }`, or any JSON (sent to the model as JSON text).
- * Tool calls of one step run concurrently; a tool's failure (or an unknown tool name) is fed back to the
- * model as the tool's result instead of failing the run.
+ * Input: a string, `{ prompt: string }`, or any JSON (sent to the model as JSON text). Tool calls
+ * of one step run concurrently; a tool's failure (or an unknown tool name) is fed back to the model
+ * as the tool's result instead of failing the run.
  * @example
  * export const researcher = defineLoopAgent({
  *   name: 'researcher', version: '1', model: 'mock',
@@ -63,7 +66,8 @@ export function defineLoopAgent(spec: LoopAgentSpec): AgentDefinition<Json, Loop
       for (let step = 1; step <= maxSteps; step += 1) {
         const response = await ctx.model({ model: spec.model, messages, ...(tools.length > 0 ? { tools } : {}) });
         if (response.toolCalls.length === 0) return { text: response.text, steps: step };
-        // Tools asked for in the last allowed step would never be read by the model: do not run them.
+        // Tools asked for in the last allowed step would never be read by the model: do not run
+        // them.
         if (step === maxSteps) break;
         const results = await Promise.all(response.toolCalls.map((call) => runToolCall(ctx, toolsByName, call)));
         messages.push({ role: 'assistant', content: response.text, toolCalls: response.toolCalls });

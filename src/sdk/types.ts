@@ -1,5 +1,5 @@
-// Public types of the agent SDK: what agent and tool authors write against.
-// This module is imported by replayed agent code, so it must never import Node server modules or engine internals.
+// Public types of the agent SDK: what agent and tool authors write against. This module is imported
+// by replayed agent code, so it must never import Node server modules or engine internals.
 import type { z } from 'zod';
 import type { Json } from '../domain/json.ts';
 // Type only: the SDK names the sandbox manager tools receive, and loads no sandbox code.
@@ -30,7 +30,9 @@ export interface ModelUsage {
   /** Input tokens, cached ones included. */
   inputTokens: number;
   outputTokens: number;
-  /** Input tokens the provider served from its prompt cache (priced at `price.cachedInputPerMTok`). */
+  /**
+   * Input tokens the provider served from its prompt cache (priced at `price.cachedInputPerMTok`).
+   */
   cachedInputTokens?: number;
   costUsd: number;
 }
@@ -74,12 +76,15 @@ export interface ToolContext {
 }
 
 /**
- * The node a tool runs on, as the runtime attached it at start. Tools reach node-wide services only through here,
- * never through a process global, so an agents module loaded twice (or by another copy of the package) still finds
- * the node's own.
+ * The node a tool runs on, as the runtime attached it at start. Tools reach node-wide services only
+ * through here, never through a process global, so an agents module loaded twice (or by another
+ * copy of the package) still finds the node's own.
  */
 export interface ToolNode {
-  /** The node's data directory (`--data`, KEEL_DATA_DIR), absolute; undefined for an engine embedded without one. */
+  /**
+   * The node's data directory (`--data`, KEEL_DATA_DIR), absolute; undefined for an engine embedded
+   * without one.
+   */
   readonly dataDir: string | undefined;
   /** The node's sandbox manager (opened on first use); undefined when the runtime attached none. */
   sandboxManager(): SandboxManager | undefined;
@@ -98,9 +103,9 @@ export interface ToolDefinition<I = unknown, O extends Json | void = Json> {
    */
   query?(executionId: string): Promise<{ found: true; result: NoInfer<O> } | { found: false }>;
   /**
-   * Undoes a completed execution when the run later fails or is cancelled (a saga step). Called at least once per
-   * completed execution, in reverse order of completion, with the execution's id and result: it must be idempotent
-   * (use the execution id as the downstream idempotency key).
+   * Undoes a completed execution when the run later fails or is cancelled (a saga step). Called at
+   * least once per completed execution, in reverse order of completion, with the execution's id and
+   * result: it must be idempotent (use the execution id as the downstream idempotency key).
    */
   compensate?(executionId: string, result: NoInfer<O>, ctx: { runId: string; signal: AbortSignal }): Promise<void> | void;
   /** Retries of failures thrown by `run` (not crashes). Default: one attempt. */
@@ -110,16 +115,17 @@ export interface ToolDefinition<I = unknown, O extends Json | void = Json> {
   /** Per-attempt time limit in milliseconds. */
   timeoutMs?: number;
   /**
-   * The pool whose slots this tool's executions take (e.g. `browser`): its own limit, queue and per-tenant caps (pools
-   * file), so a busy pool never holds up another's work. Default: `inline`. The built-in sandbox tools use `sandbox:<profile>`.
+   * The pool whose slots this tool's executions take (e.g. `browser`): its own limit, queue and
+   * per-tenant caps (pools file), so a busy pool never holds up another's work. Default: `inline`.
+   * The built-in sandbox tools use `sandbox:<profile>`.
    */
   pool?: string;
 }
 
 /**
- * How a failed attempt is retried: exponential backoff with full jitter (a random delay in
- * [0, min(maxDelayMs, initialDelayMs × multiplier^(attempt−1))]). Every retry also spends one unit of the run's
- * retry budget (`budget.maxRetries`), so retries cannot multiply load without bound.
+ * How a failed attempt is retried: exponential backoff with full jitter (a random delay in [0,
+ * min(maxDelayMs, initialDelayMs × multiplier^(attempt−1))]). Every retry also spends one unit of
+ * the run's retry budget (`budget.maxRetries`), so retries cannot multiply load without bound.
  */
 export interface RetryPolicy {
   /** Attempts in all, the first included; default 1 (no retry). */
@@ -140,7 +146,10 @@ export interface WaitForInputOptions {
 }
 
 export interface StepOptions {
-  /** Attempts when `fn` throws; default 1 (a thrown error is journaled and rethrown). Shorthand for `retry.maxAttempts`. */
+  /**
+   * Attempts when `fn` throws; default 1 (a thrown error is journaled and rethrown). Shorthand for
+   * `retry.maxAttempts`.
+   */
   maxAttempts?: number;
   /** Backoff and non-retryable errors for those attempts. */
   retry?: RetryPolicy;
@@ -176,11 +185,14 @@ export interface AgentDefinition<I = any, O extends Json | void = any> {
   version: string;
   run(ctx: AgentContext, input: I): Promise<O>;
   /**
-   * How long one turn of this agent's code (from being resumed to its next await of ctx) may hold its isolate's
-   * thread before the watchdog aborts the run with `agent_blocked`; default KEEL_AGENT_BLOCKED_MS (2 s).
+   * How long one turn of this agent's code (from being resumed to its next await of ctx) may hold
+   * its isolate's thread before the watchdog aborts the run with `agent_blocked`; default
+   * KEEL_AGENT_BLOCKED_MS (2 s).
    */
   readonly blockedAfterMs?: number;
-  /** Tools the agent calls, for the effect plane to find them by name (a loop agent lists its own). */
+  /**
+   * Tools the agent calls, for the effect plane to find them by name (a loop agent lists its own).
+   */
   readonly tools?: ReadonlyArray<ToolDefinition<any, any>>;
 }
 
@@ -189,7 +201,10 @@ export interface ModelPrice {
   inputPerMTok: number;
   /** US dollars per million output tokens. */
   outputPerMTok: number;
-  /** US dollars per million input tokens served from the provider's prompt cache; default `inputPerMTok`. */
+  /**
+   * US dollars per million input tokens served from the provider's prompt cache; default
+   * `inputPerMTok`.
+   */
   cachedInputPerMTok?: number;
 }
 
@@ -216,7 +231,10 @@ export interface ModelRateLimits {
 export interface ModelReplica {
   name: string;
   baseUrl: string;
-  /** Name of the environment variable holding this replica's API key; default the model's `apiKeyEnv`. */
+  /**
+   * Name of the environment variable holding this replica's API key; default the model's
+   * `apiKeyEnv`.
+   */
   apiKeyEnv?: string;
   /** Concurrent calls this process sends to the replica; default the model's `maxConcurrency`. */
   maxConcurrency?: number;
@@ -227,7 +245,10 @@ export interface ModelReplica {
 export interface ModelDefinition {
   readonly kind: 'keel.model';
   name: string;
-  /** `mock` (deterministic, no network), `openai` (any OpenAI-compatible Chat Completions endpoint) or `anthropic`. */
+  /**
+   * `mock` (deterministic, no network), `openai` (any OpenAI-compatible Chat Completions endpoint)
+   * or `anthropic`.
+   */
   provider: 'mock' | 'openai' | 'anthropic';
   /** The model id sent to the provider (e.g. `gpt-4o-mini`); default `name`. */
   providerModel?: string;
@@ -238,7 +259,10 @@ export interface ModelDefinition {
   /** Name of the environment variable that holds the API key. Keys are never stored or logged. */
   apiKeyEnv?: string;
   replicas?: ModelReplica[];
-  /** Models tried in order when this one's endpoints are all unavailable (breakers open or attempts exhausted). */
+  /**
+   * Models tried in order when this one's endpoints are all unavailable (breakers open or attempts
+   * exhausted).
+   */
   fallbacks?: string[];
   options?: MockModelOptions;
   price?: ModelPrice;
@@ -249,8 +273,9 @@ export interface ModelDefinition {
   /** Limits of this model (all replicas together). */
   limits?: ModelRateLimits;
   /**
-   * The provider account (API key / organisation) this model bills to: models naming the same account share that
-   * account's limits (gateway option / models file `accounts`) and one retry budget.
+   * The provider account (API key / organisation) this model bills to: models naming the same
+   * account share that account's limits (gateway option / models file `accounts`) and one retry
+   * budget.
    */
   account?: string;
   timeouts?: { attemptMs?: number; callMs?: number };

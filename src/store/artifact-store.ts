@@ -1,7 +1,8 @@
-// The artifact store interface: content-addressed blobs (a blob's name is the sha256 of its bytes, so storing the
-// same file twice costs once and a name always means the same bytes) plus named references, such as a run's latest
-// workspace manifest. Implementations: a directory (one node), SQLite and Postgres (every node sharing the store
-// can rebuild any run's workspace). Blobs are never modified; a reference is last-write-wins.
+// The artifact store interface: content-addressed blobs (a blob's name is the sha256 of its bytes,
+// so storing the same file twice costs once and a name always means the same bytes) plus named
+// references, such as a run's latest workspace manifest. Implementations: a directory (one node),
+// SQLite and Postgres (every node sharing the store can rebuild any run's workspace). Blobs are
+// never modified; a reference is last-write-wins.
 import { createHash } from 'node:crypto';
 
 export interface ArtifactStore {
@@ -31,7 +32,10 @@ export function assertRefName(name: string): void {
   if (name.length === 0 || name.length > REF_NAME_MAX_CHARS) throw new TypeError(`reference name must be 1..${REF_NAME_MAX_CHARS} characters`);
 }
 
-/** Checks fetched bytes against their name: a store that returns other bytes is corrupt, never trusted. */
+/**
+ * Checks fetched bytes against their name: a store that returns other bytes is corrupt, never
+ * trusted.
+ */
 export function verified(sha256: string, bytes: Buffer): Buffer {
   if (sha256Hex(bytes) !== sha256) throw new Error(`artifact ${sha256} is corrupt`);
   return bytes;

@@ -1,6 +1,7 @@
-// What opening a database gives a process: the run store, the schedule store area in the same database and
-// transactions, the artifact store and (where processes share the database) the shared model rate windows, with the
-// named capability flags callers branch on. Callers never ask which database it is, only what it can do.
+// What opening a database gives a process: the run store, the schedule store area in the same
+// database and transactions, the artifact store and (where processes share the database) the shared
+// model rate windows, with the named capability flags callers branch on. Callers never ask which
+// database it is, only what it can do.
 import type { ArtifactStore } from './artifact-store.ts';
 import type { RateWindows } from './rate-windows.ts';
 import type { ScheduleStore } from './schedule-store.ts';
@@ -8,8 +9,9 @@ import type { CommitBatchListener, Durability, GroupCommit, Store, StoreCapabili
 
 export interface BackendCapabilities extends StoreCapabilities {
   /**
-   * Model RPM/TPM windows are kept in the database and shared by every process using it (`rateWindows` is set).
-   * Without it, each process's own limiter is exact: no other process shares the store.
+   * Model RPM/TPM windows are kept in the database and shared by every process using it
+   * (`rateWindows` is set). Without it, each process's own limiter is exact: no other process
+   * shares the store.
    */
   sharedRateWindows: boolean;
 }
@@ -24,9 +26,14 @@ export interface StoreBackend {
   openArtifacts(): ArtifactStore;
 }
 
-/** How to open a backend: plain options, so the store knows nothing of the process's configuration. */
+/**
+ * How to open a backend: plain options, so the store knows nothing of the process's configuration.
+ */
 export interface StoreOptions {
-  /** A PostgreSQL connection string: the distributed store. Without it, the embedded SQLite store under `dataDir`. */
+  /**
+   * A PostgreSQL connection string: the distributed store. Without it, the embedded SQLite store
+   * under `dataDir`.
+   */
   databaseUrl?: string | undefined;
   /** Directory of the SQLite file (`keel.db`); unused with `databaseUrl`. */
   dataDir: string;
@@ -38,10 +45,16 @@ export interface StoreOptions {
   poolSize?: number;
 }
 
-/** A backend chosen but not opened yet: its capabilities are known before it is (e.g. to lock a data directory first). */
+/**
+ * A backend chosen but not opened yet: its capabilities are known before it is (e.g. to lock a data
+ * directory first).
+ */
 export interface BackendFactory {
   readonly capabilities: BackendCapabilities;
   open(): StoreBackend;
-  /** Opens an artifact store on this database without opening the run store (the sandbox node, on first use). */
+  /**
+   * Opens an artifact store on this database without opening the run store (the sandbox node, on
+   * first use).
+   */
   openArtifacts(): ArtifactStore;
 }

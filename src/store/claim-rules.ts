@@ -1,10 +1,14 @@
-// Rules both stores apply when they write a run: its priority rank, and when it may be claimed again by time alone.
+// Rules both stores apply when they write a run: its priority rank, and when it may be claimed
+// again by time alone.
 import type { RunStatus } from '../domain/run-status.ts';
 import type { Priority } from '../domain/records.ts';
 
 export const priorityRank = (priority: Priority): number => (priority === 'interactive' ? 0 : 1);
 
-/** When a run with this status may be claimed by time alone (null: only by an outside event; undefined: unchanged). */
+/**
+ * When a run with this status may be claimed by time alone (null: only by an outside event;
+ * undefined: unchanged).
+ */
 export function claimAfterFor(status: RunStatus, releasing: boolean, wakeAt: number | null, now: number): number | null | undefined {
   switch (status) {
     case 'succeeded':
@@ -25,7 +29,10 @@ export function claimAfterFor(status: RunStatus, releasing: boolean, wakeAt: num
   }
 }
 
-/** Claimed runs in claim order (interactive first, then oldest): RETURNING does not keep the subquery's order. */
+/**
+ * Claimed runs in claim order (interactive first, then oldest): RETURNING does not keep the
+ * subquery's order.
+ */
 export function inClaimOrder<R extends { priority: Priority; createdAt: number; id: string }>(runs: R[]): R[] {
   return runs.sort((a, b) => priorityRank(a.priority) - priorityRank(b.priority) || a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
 }

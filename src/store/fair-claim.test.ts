@@ -1,5 +1,6 @@
-// The store side of fair claiming: backlog rows become planner tenants (capped ones left out, the aged head and its
-// class), claimed runs group per tenant in claim order, and both stores' claim SQL ages batch runs by a passed parameter.
+// The store side of fair claiming: backlog rows become planner tenants (capped ones left out, the
+// aged head and its class), claimed runs group per tenant in claim order, and both stores' claim
+// SQL ages batch runs by a passed parameter.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';

@@ -1,13 +1,16 @@
-// The store side of fair claiming, shared by both stores: the rows of fair-backlog.sql as backlogged tenants, and
-// claimed runs grouped per tenant in their claim order. The order itself is decided in src/domain/fair-share.ts;
-// nothing here touches the database.
+// The store side of fair claiming, shared by both stores: the rows of fair-backlog.sql as
+// backlogged tenants, and claimed runs grouped per tenant in their claim order. The order itself is
+// decided in src/domain/fair-share.ts; nothing here touches the database.
 import { BATCH_AGING_MS, type BackloggedTenant } from '../domain/fair-share.ts';
 import { priorityRank } from './claim-rules.ts';
 import type { RunRecord } from '../domain/records.ts';
 
 type Row = Record<string, unknown>;
 
-/** Backlogged tenants with room under their concurrency cap (a tenant at its cap is not claimed from). */
+/**
+ * Backlogged tenants with room under their concurrency cap (a tenant at its cap is not claimed
+ * from).
+ */
 export function toBackloggedTenants(rows: readonly Row[]): BackloggedTenant[] {
   const tenants: BackloggedTenant[] = [];
   for (const row of rows) {
@@ -25,8 +28,9 @@ export function toBackloggedTenants(rows: readonly Row[]): BackloggedTenant[] {
 }
 
 /**
- * Claimed runs per tenant, each tenant's in its claim order. RETURNING has lost the claim time they were ordered by,
- * so creation time (with the same batch aging) stands in for it: exact for runs claimed from their first queueing.
+ * Claimed runs per tenant, each tenant's in its claim order. RETURNING has lost the claim time they
+ * were ordered by, so creation time (with the same batch aging) stands in for it: exact for runs
+ * claimed from their first queueing.
  */
 export function claimedByTenant(runs: readonly RunRecord[]): Map<string, RunRecord[]> {
   const byTenant = new Map<string, RunRecord[]>();

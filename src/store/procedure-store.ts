@@ -1,7 +1,8 @@
-// The Store both backends are, written once: every method is a shared procedure (procedures/) or a shared read, run
-// through the two hooks a backend supplies: `write` (its group-commit transaction, driven synchronously on SQLite and
-// with await on Postgres) and `read` (its read connection). A backend adds only what it alone owns: connections,
-// migrations, durability, health, the change feed and how a heartbeat reaches the database.
+// The Store both backends are, written once: every method is a shared procedure (procedures/) or a
+// shared read, run through the two hooks a backend supplies: `write` (its group-commit transaction,
+// driven synchronously on SQLite and with await on Postgres) and `read` (its read connection). A
+// backend adds only what it alone owns: connections, migrations, durability, health, the change
+// feed and how a heartbeat reaches the database.
 import { KeelError } from '../domain/keel-error.ts';
 import type { Json } from '../domain/json.ts';
 import type { JournalEntry, NewRun, RunEventRecord, RunRecord, TenantQuotas, TenantRecord } from '../domain/records.ts';
@@ -21,18 +22,28 @@ import type { TenantUsage } from './usage.ts';
 
 /** How a backend queues a write transaction. */
 export interface WriteOptions {
-  /** False for writes that acknowledge nothing outside Keel (claims, heartbeats): they need not wait for a flush. */
+  /**
+   * False for writes that acknowledge nothing outside Keel (claims, heartbeats): they need not wait
+   * for a flush.
+   */
   fsync: boolean;
-  /** The run (or object) the write is about: where transactions overlap, its writes still apply in order. */
+  /**
+   * The run (or object) the write is about: where transactions overlap, its writes still apply in
+   * order.
+   */
   key?: string;
-  /** A transaction of its own: it holds a lock other claimers wait for, so it must not wait for others' writes. */
+  /**
+   * A transaction of its own: it holds a lock other claimers wait for, so it must not wait for
+   * others' writes.
+   */
   alone?: boolean;
 }
 
 const DURABLE: WriteOptions = { fsync: true };
 /**
- * Claims acknowledge nobody outside Keel, so they need no flush of their own: a later flushed commit makes them
- * durable too, and a claim lost to a power cut only leaves the run queued (no effect can have committed under it).
+ * Claims acknowledge nobody outside Keel, so they need no flush of their own: a later flushed
+ * commit makes them durable too, and a claim lost to a power cut only leaves the run queued (no
+ * effect can have committed under it).
  */
 const LEASE_ONLY: WriteOptions = { fsync: false };
 /** A fair claim: lease state only, in a transaction of its own. */
@@ -47,7 +58,10 @@ export abstract class ProcedureStore implements Store {
   abstract health(): Promise<StoreHealth>;
   abstract heartbeat(owner: string, runIds: string[], leaseMs: number): Promise<HeartbeatResult>;
 
-  /** Runs a procedure in a write transaction (group commit) and settles when the transaction reaches the durability. */
+  /**
+   * Runs a procedure in a write transaction (group commit) and settles when the transaction reaches
+   * the durability.
+   */
   protected abstract write<T>(options: WriteOptions, procedure: (tx: Tx) => Procedure<T>): Promise<T>;
   /** Runs a read procedure outside any write transaction. */
   protected abstract read<T>(procedure: Procedure<T>): Promise<T>;
@@ -142,7 +156,10 @@ export abstract class ProcedureStore implements Store {
 
   // Work
 
-  /** A fair claim runs in a transaction of its own: where it locks the fair clock, it holds it only as long as it takes itself. */
+  /**
+   * A fair claim runs in a transaction of its own: where it locks the fair clock, it holds it only
+   * as long as it takes itself.
+   */
   claimRuns(request: ClaimRequest): Promise<RunRecord[]> {
     return this.write(request.probation === true ? LEASE_ONLY : FAIR_CLAIM, (tx) => claims.claimRuns(tx, request));
   }
@@ -169,7 +186,9 @@ export abstract class ProcedureStore implements Store {
     });
   }
 
-  /** Applies a commit, or audits it as stale; a backend may apply some commits its own faster way. */
+  /**
+   * Applies a commit, or audits it as stale; a backend may apply some commits its own faster way.
+   */
   protected writeCommit(commit: RunCommit): Promise<CommitOutcome | StaleCommit> {
     return this.write({ fsync: true, key: commit.runId }, (tx) => applyCommit(tx, commit));
   }

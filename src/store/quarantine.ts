@@ -1,5 +1,5 @@
-// The store-side rule for re-admitting a quarantined run, shared by both stores: only a run that failed with
-// `poison_run` can be re-admitted; anything else is a 409 naming what the run is.
+// The store-side rule for re-admitting a quarantined run, shared by both stores: only a run that
+// failed with `poison_run` can be re-admitted; anything else is a 409 naming what the run is.
 import { KeelError } from '../domain/keel-error.ts';
 import type { RunRecord } from '../domain/records.ts';
 

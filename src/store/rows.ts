@@ -1,5 +1,5 @@
-// Mapping between database rows and store records (both stores keep JSON as text and times as integer ms):
-// JSON columns parsed, numbers (Postgres returns BIGINT as text) turned into numbers.
+// Mapping between database rows and store records (both stores keep JSON as text and times as
+// integer ms): JSON columns parsed, numbers (Postgres returns BIGINT as text) turned into numbers.
 import type { SerializedError } from '../domain/keel-error.ts';
 import type { EffectStatus } from '../domain/effect-status.ts';
 import type { RunStatus } from '../domain/run-status.ts';

@@ -1,5 +1,6 @@
-// Read-only aggregates over a tenant's runs, for the dashboard: counts and consumption per agent and status, the
-// oldest queued run, and completions over time. Shared row shapes for both stores; never used on the commit path.
+// Read-only aggregates over a tenant's runs, for the dashboard: counts and consumption per agent
+// and status, the oldest queued run, and completions over time. Shared row shapes for both stores;
+// never used on the commit path.
 
 /** One agent × status group of a tenant's runs. */
 export interface RunSummaryRow {

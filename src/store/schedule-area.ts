@@ -1,6 +1,7 @@
-// The schedule store area, written once for both backends: its writes are the shared schedule procedures
-// (procedures/schedules.ts) run inside the run store's write transaction, so a fire, the run it creates and the cancels
-// it requests commit together; its reads are single named statements. A backend supplies only the port below.
+// The schedule store area, written once for both backends: its writes are the shared schedule
+// procedures (procedures/schedules.ts) run inside the run store's write transaction, so a fire, the
+// run it creates and the cancels it requests commit together; its reads are single named
+// statements. A backend supplies only the port below.
 import type { FireStatus } from '../domain/fire-status.ts';
 import * as procedures from './procedures/schedules.ts';
 import type { Procedure, Row, Step, Tx } from './procedures/transaction.ts';
@@ -10,9 +11,15 @@ import type {
   ScheduleRecord, ScheduleStore,
 } from './schedule-store.ts';
 
-/** What a backend gives the schedule area: its write transactions and single reads, over the area's statements. */
+/**
+ * What a backend gives the schedule area: its write transactions and single reads, over the area's
+ * statements.
+ */
 export interface ScheduleAreaPort {
-  /** Runs a procedure in a write transaction of the run store; `key` keeps writes about one object in order. */
+  /**
+   * Runs a procedure in a write transaction of the run store; `key` keeps writes about one object
+   * in order.
+   */
   transact<T>(key: string, procedure: (tx: Tx) => Procedure<T>): Promise<T>;
   /** One statement outside any write transaction. */
   read(step: Step): Promise<unknown>;
@@ -116,12 +123,17 @@ export class ScheduleArea implements ScheduleStore {
   }
 }
 
-/** A run store that keeps the schedule area in its own database and transactions (both backends do). */
+/**
+ * A run store that keeps the schedule area in its own database and transactions (both backends do).
+ */
 export interface HoldsScheduleArea {
   readonly schedules: ScheduleStore;
 }
 
-/** The schedule area of a run store opened directly (tests, benches); a process gets it from its StoreBackend. */
+/**
+ * The schedule area of a run store opened directly (tests, benches); a process gets it from its
+ * StoreBackend.
+ */
 export function scheduleAreaOf(runs: object): ScheduleStore {
   const area = (runs as Partial<HoldsScheduleArea>).schedules;
   if (area === undefined) throw new TypeError('this run store keeps no schedule area');

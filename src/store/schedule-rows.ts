@@ -1,5 +1,5 @@
-// Mapping between schedule rows and schedule records, shared by both backends (JSON as text, times as integer ms,
-// Postgres BIGINT arriving as text). No behaviour lives here.
+// Mapping between schedule rows and schedule records, shared by both backends (JSON as text, times
+// as integer ms, Postgres BIGINT arriving as text). No behaviour lives here.
 import type { FireStatus } from '../domain/fire-status.ts';
 import type { RunStatus } from '../domain/run-status.ts';
 import type { Json } from '../domain/json.ts';
@@ -82,7 +82,9 @@ export function scheduleParams(s: Omit<NewSchedule, 'id' | 'tenantId'>): Record<
   };
 }
 
-/** The stored schedule with a patch applied (the fields the patch names replace the stored ones). */
+/**
+ * The stored schedule with a patch applied (the fields the patch names replace the stored ones).
+ */
 export function patched(current: ScheduleRecord, patch: SchedulePatch): Omit<NewSchedule, 'id' | 'tenantId'> {
   const pick = <K extends keyof SchedulePatch>(key: K, fallback: NonNullable<SchedulePatch[K]> | null) =>
     (key in patch ? patch[key] : fallback) as NonNullable<SchedulePatch[K]>;
@@ -104,7 +106,10 @@ export function notificationParams(id: string, token: number, outcome: { deliver
   };
 }
 
-/** An edit bumps the version, except pausing or resuming alone: runs record the version of what they run. */
+/**
+ * An edit bumps the version, except pausing or resuming alone: runs record the version of what they
+ * run.
+ */
 export function versionBump(patch: SchedulePatch): number {
   return Object.keys(patch).every((k) => k === 'paused' || k === 'nextFireAt') ? 0 : 1;
 }
@@ -113,7 +118,10 @@ export function toScheduleEvent(row: Row): ScheduleEventRecord {
   return { scheduleId: row.schedule_id as string, seq: Number(row.seq), type: row.type as string, at: Number(row.at), data: json<Json>(row.data) };
 }
 
-/** The events a pass's commit appends: one per fire it records or moves (in logical-time order), one per notification. */
+/**
+ * The events a pass's commit appends: one per fire it records or moves (in logical-time order), one
+ * per notification.
+ */
 export function commitEvents(c: ScheduleCommit): Array<{ type: string; data: Json }> {
   const iso = (t: number) => new Date(t).toISOString();
   const fires = [

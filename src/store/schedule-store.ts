@@ -1,6 +1,7 @@
-// The store area for schedules: schedules, their fires (one row per (scheduleId, logicalTime)), the webhook
-// allowlist and the failure-notification outbox. Both backends implement it next to their run store, sharing its
-// transaction, so a fire and the run it creates commit together. It decides nothing about when or whether to fire.
+// The store area for schedules: schedules, their fires (one row per (scheduleId, logicalTime)), the
+// webhook allowlist and the failure-notification outbox. Both backends implement it next to their
+// run store, sharing its transaction, so a fire and the run it creates commit together. It decides
+// nothing about when or whether to fire.
 import type { FireStatus } from '../domain/fire-status.ts';
 import type { Json } from '../domain/json.ts';
 import type { RunStatus } from '../domain/run-status.ts';
@@ -9,7 +10,10 @@ import type { Budget, NewRun, Priority } from '../domain/records.ts';
 export type OverlapPolicy = 'allow' | 'skip' | 'buffer_one' | 'buffer_all' | 'cancel_other';
 export type FireKind = 'scheduled' | 'trigger' | 'backfill';
 
-/** What each fire starts. `agent` is `name` (the newest version when the fire starts) or `name@version`. */
+/**
+ * What each fire starts. `agent` is `name` (the newest version when the fire starts) or
+ * `name@version`.
+ */
 export interface RunTemplate {
   agent: string;
   input: Json;
@@ -19,7 +23,9 @@ export interface RunTemplate {
 }
 
 export interface ScheduleTiming {
-  /** 5 or 6 field cron expression, read in `timeZone`; exactly one of cron and intervalMs is set. */
+  /**
+   * 5 or 6 field cron expression, read in `timeZone`; exactly one of cron and intervalMs is set.
+   */
   cron: string | null;
   intervalMs: number | null;
   timeZone: string;
@@ -57,7 +63,10 @@ export interface NewSchedule extends ScheduleTiming {
   nextFireAt: number | null;
 }
 
-/** An edit: the fields given replace the stored ones; the version goes up by one (not for pausing or resuming). */
+/**
+ * An edit: the fields given replace the stored ones; the version goes up by one (not for pausing or
+ * resuming).
+ */
 export type SchedulePatch = Partial<Omit<NewSchedule, 'id' | 'tenantId'>>;
 
 export interface FireRecord {
@@ -72,7 +81,10 @@ export interface FireRecord {
   /** The scheduler (owner id) that decided it. */
   firedBy: string | null;
   detail: Record<string, Json> | null;
-  /** The run's terminal status was observed (and a failure notified): the fire needs no more attention. */
+  /**
+   * The run's terminal status was observed (and a failure notified): the fire needs no more
+   * attention.
+   */
   runSettled: boolean;
   recordedAt: number;
   startedAt: number | null;
@@ -116,8 +128,8 @@ export interface NewNotification {
 }
 
 /**
- * One scheduler pass over one schedule, applied atomically and only while the pass still holds the claim
- * (`token`); otherwise it fails with `stale_write` and nothing is applied.
+ * One scheduler pass over one schedule, applied atomically and only while the pass still holds the
+ * claim (`token`); otherwise it fails with `stale_write` and nothing is applied.
  */
 export interface ScheduleCommit {
   scheduleId: string;
@@ -159,7 +171,10 @@ export interface NotificationRecord {
 export interface ScheduleEventRecord {
   scheduleId: string;
   seq: number;
-  /** fire.requested, fire.<status> (started, skipped, missed, buffered, cancelling_other, cancelled_other), notification.queued */
+  /**
+   * fire.requested, fire.<status> (started, skipped, missed, buffered, cancelling_other,
+   * cancelled_other), notification.queued
+   */
   type: string;
   at: number;
   data: Json;
@@ -176,35 +191,52 @@ export interface ScheduleStore {
   createSchedule(schedule: NewSchedule, now: number): Promise<ScheduleRecord>;
   getSchedule(id: string): Promise<ScheduleRecord | null>;
   listSchedules(tenantId: string, limit: number, afterId?: string): Promise<ScheduleRecord[]>;
-  /** Applies the patch and bumps the version (see SchedulePatch); `schedule_not_found` if missing or deleted. */
+  /**
+   * Applies the patch and bumps the version (see SchedulePatch); `schedule_not_found` if missing or
+   * deleted.
+   */
   updateSchedule(id: string, patch: SchedulePatch, now: number): Promise<ScheduleRecord>;
   /** Deletes the schedule; its fires stay as history and its runs are untouched. */
   deleteSchedule(id: string, now: number): Promise<void>;
 
-  /** Records requested fires (trigger, backfill) as `pending`; reopens missed/skipped ones; returns those recorded. */
+  /**
+   * Records requested fires (trigger, backfill) as `pending`; reopens missed/skipped ones; returns
+   * those recorded.
+   */
   requestFires(scheduleId: string, fires: Array<{ logicalTime: number; kind: FireKind }>, now: number): Promise<number[]>;
   listFires(scheduleId: string, filter: FireFilter): Promise<FireRecord[]>;
-  /** The schedule's events after `afterSeq`, oldest first (a commit or a request appends them in its transaction). */
+  /**
+   * The schedule's events after `afterSeq`, oldest first (a commit or a request appends them in its
+   * transaction).
+   */
   listScheduleEvents(scheduleId: string, afterSeq: number, limit: number): Promise<ScheduleEventRecord[]>;
   getFire(scheduleId: string, logicalTime: number): Promise<FireRecord | null>;
-  /** Fires still waiting for a run, and fires whose run is not settled yet, oldest first, with their run's status. */
+  /**
+   * Fires still waiting for a run, and fires whose run is not settled yet, oldest first, with their
+   * run's status.
+   */
   listOpenFires(scheduleId: string): Promise<OpenFire[]>;
 
   /**
-   * Claims up to `limit` schedules that need a pass (a fire due, a requested or waiting fire, a run to observe) and
-   * whose claim is free or expired, with a fresh fencing token each.
+   * Claims up to `limit` schedules that need a pass (a fire due, a requested or waiting fire, a run
+   * to observe) and whose claim is free or expired, with a fresh fencing token each.
    */
   claimSchedules(owner: string, now: number, leaseMs: number, limit: number): Promise<ScheduleClaim[]>;
   commitSchedule(commit: ScheduleCommit, now: number): Promise<void>;
   /** Gives up a claim whose pass failed (nothing happens if the claim moved on). */
   releaseClaim(scheduleId: string, owner: string, token: number): Promise<void>;
-  /** Frees schedule and notification claims not held by `owner`: only for a store this process owns exclusively. */
+  /**
+   * Frees schedule and notification claims not held by `owner`: only for a store this process owns
+   * exclusively.
+   */
   expireForeignClaims(owner: string): Promise<number>;
 
   setWebhookAllowlist(tenantId: string, origins: string[]): Promise<void>;
   getWebhookAllowlist(tenantId: string): Promise<string[]>;
   claimNotifications(owner: string, now: number, leaseMs: number, limit: number): Promise<NotificationRecord[]>;
-  /** Records a delivery attempt; guarded by the claim token. `retryAt` null with failure: give up. */
+  /**
+   * Records a delivery attempt; guarded by the claim token. `retryAt` null with failure: give up.
+   */
   finishNotification(id: string, token: number, outcome: { delivered: true } | { delivered: false; error: string; retryAt: number | null }, now: number): Promise<void>;
   listNotifications(scheduleId: string): Promise<NotificationRecord[]>;
 }

@@ -1,7 +1,9 @@
-// Named parameters for the SQL files of both stores: statements are written with `:name` and bound by position.
+// Named parameters for the SQL files of both stores: statements are written with `:name` and bound
+// by position.
 /**
- * Rewrites `:name` parameters to positional placeholders (`?N` for SQLite, `$N` for Postgres; the same N for
- * repeats), skipping comments, string literals and Postgres `::type` casts. Returns the SQL and the names in N order.
+ * Rewrites `:name` parameters to positional placeholders (`?N` for SQLite, `$N` for Postgres; the
+ * same N for repeats), skipping comments, string literals and Postgres `::type` casts. Returns the
+ * SQL and the names in N order.
  */
 export function toPositional(sql: string, placeholder: (n: number) => string): { text: string; names: string[] } {
   const names: string[] = [];

@@ -1,6 +1,7 @@
-// Both dialects define the same named statements with the same parameters: the shared procedures (procedures/) call
-// statements by name, so a statement or a parameter that one dialect gains or loses would break the other backend.
-// The only differences allowed are listed below, each with the capability flag that makes a procedure pick it.
+// Both dialects define the same named statements with the same parameters: the shared procedures
+// (procedures/) call statements by name, so a statement or a parameter that one dialect gains or
+// loses would break the other backend. The only differences allowed are listed below, each with the
+// capability flag that makes a procedure pick it.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
@@ -28,7 +29,10 @@ const DIALECT_ONLY: Record<'sqlite' | 'postgres', Record<string, string>> = {
   },
 };
 
-/** Every statement of a dialect (`dir/name`) with its parameter names, read from the .sql files as the loaders read them. */
+/**
+ * Every statement of a dialect (`dir/name`) with its parameter names, read from the .sql files as
+ * the loaders read them.
+ */
 function statementsOf(dialect: 'sqlite' | 'postgres'): Map<string, string[]> {
   const statements = new Map<string, string[]>();
   for (const dir of DIRECTORIES) {

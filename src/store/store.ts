@@ -1,5 +1,6 @@
-// The one store interface every backend implements (embedded SQLite, distributed Postgres).
-// The engine and the API depend on this interface only; a backend difference is a capability flag, never a branch on its name.
+// The one store interface every backend implements (embedded SQLite, distributed Postgres). The
+// engine and the API depend on this interface only; a backend difference is a capability flag,
+// never a branch on its name.
 import type { SerializedError } from '../domain/keel-error.ts';
 import type { EffectStatus } from '../domain/effect-status.ts';
 import type { RunStatus } from '../domain/run-status.ts';
@@ -21,12 +22,15 @@ import type { LiveMetrics } from './live-metrics.ts';
 import type { EndedRunsBucket, RunSummaryRow, TenantSummaryRow } from './run-summaries.ts';
 
 /**
- * Why a run changed: `events` (new events only), `runnable` (it may be claimed now), `cancel` (a cancel was
- * requested: its holder must stop), `ended` (it reached a terminal status).
+ * Why a run changed: `events` (new events only), `runnable` (it may be claimed now), `cancel` (a
+ * cancel was requested: its holder must stop), `ended` (it reached a terminal status).
  */
 export type ChangeSignal = 'events' | 'runnable' | 'cancel' | 'ended';
 export interface RunChange {
-  /** A run id, or '*' when changes may have been missed (a reconnected change feed): everyone should look again. */
+  /**
+   * A run id, or '*' when changes may have been missed (a reconnected change feed): everyone should
+   * look again.
+   */
   runId: string;
   signal: ChangeSignal;
 }
@@ -45,22 +49,26 @@ export interface StoreHealth {
 }
 
 /**
- * What "a commit was acknowledged" means: `memory` (applied, not yet written: a process crash loses it), `os`
- * (written to the operating system without fsync: survives a process crash, not a power cut), `fsync` (on disk),
- * `replicated` (on a synchronous Postgres standby too).
+ * What "a commit was acknowledged" means: `memory` (applied, not yet written: a process crash loses
+ * it), `os` (written to the operating system without fsync: survives a process crash, not a power
+ * cut), `fsync` (on disk), `replicated` (on a synchronous Postgres standby too).
  */
 export type Durability = 'memory' | 'os' | 'fsync' | 'replicated';
 export const DURABILITY_LEVELS = ['memory', 'os', 'fsync', 'replicated'] as const satisfies readonly Durability[];
 
-/** Group commit: how many writes may share one transaction, and how long a write may wait for others to join it. */
+/**
+ * Group commit: how many writes may share one transaction, and how long a write may wait for others
+ * to join it.
+ */
 export interface GroupCommit {
   maxBatch: number;
   maxWaitMs: number;
 }
 
 /**
- * Told after each write transaction: how many writes it held, whether it was flushed to disk, and how many of them
- * asked for durability. The store knows nothing of metrics; the process that owns telemetry passes this in.
+ * Told after each write transaction: how many writes it held, whether it was flushed to disk, and
+ * how many of them asked for durability. The store knows nothing of metrics; the process that owns
+ * telemetry passes this in.
  */
 export type CommitBatchListener = (size: number, flushed: boolean, acknowledged: number) => void;
 
@@ -89,9 +97,10 @@ export interface EventWrite {
 }
 
 /**
- * One atomic commit of a worker's progress on a run: journal entries, run state and counters, events,
- * and the work it starts (child runs) or wakes (a parent). Applied only if the run still carries
- * `leaseToken` and `expectedStateVersion`; otherwise it fails with `stale_write` and is audited.
+ * One atomic commit of a worker's progress on a run: journal entries, run state and counters,
+ * events, and the work it starts (child runs) or wakes (a parent). Applied only if the run still
+ * carries `leaseToken` and `expectedStateVersion`; otherwise it fails with `stale_write` and is
+ * audited.
  */
 export interface RunCommit {
   runId: string;
@@ -110,7 +119,10 @@ export interface RunCommit {
     counters?: Partial<RunCounters>;
     /** Give the lease up (park, finish, yield). */
     releaseLease?: boolean;
-    /** This commit yields a preempted run back to the queue: count the preemption and stamp `preemptedAt`. */
+    /**
+     * This commit yields a preempted run back to the queue: count the preemption and stamp
+     * `preemptedAt`.
+     */
     preempted?: boolean;
   };
   events?: EventWrite[];
@@ -146,13 +158,17 @@ export interface ClaimRequest {
   /** `agent@version` keys this worker serves; runs of other versions are left for other workers. */
   served: string[];
   /**
-   * Claim only runs on probation (they lost a lease without committing since: suspects of crashing a process),
-   * instead of only runs that are not. Default false. A worker runs at most one probation run at a time.
+   * Claim only runs on probation (they lost a lease without committing since: suspects of crashing
+   * a process), instead of only runs that are not. Default false. A worker runs at most one
+   * probation run at a time.
    */
   probation?: boolean;
 }
 
-/** What a claim loop asks before preempting: interactive runs claimable since `cutoff` or earlier (starved of a slot). */
+/**
+ * What a claim loop asks before preempting: interactive runs claimable since `cutoff` or earlier
+ * (starved of a slot).
+ */
 export interface StarvedRequest {
   cutoff: number;
   /** `agent@version` keys this worker serves: it preempts only for runs it could claim itself. */
@@ -191,7 +207,10 @@ export interface HeartbeatResult {
 export interface Store {
   readonly capabilities: StoreCapabilities;
   readonly durability: Durability;
-  /** Commits acknowledged to their writers but not yet durable at the `fsync` level (an upper bound where exactness would cost). */
+  /**
+   * Commits acknowledged to their writers but not yet durable at the `fsync` level (an upper bound
+   * where exactness would cost).
+   */
   notDurableCommits(): number;
 
   migrate(): Promise<void>;
@@ -199,11 +218,15 @@ export interface Store {
   health(): Promise<StoreHealth>;
 
   // Tenants and keys
-  /** Creates a tenant with its first key; quotas not given take DEFAULT_TENANT_QUOTAS. A taken name is `validation_failed`. */
+  /**
+   * Creates a tenant with its first key; quotas not given take DEFAULT_TENANT_QUOTAS. A taken name
+   * is `validation_failed`.
+   */
   createTenant(name: string, apiKeyHash: string, quotas?: Partial<TenantQuotas>): Promise<TenantRecord>;
   /**
-   * Changes the quotas given (null lifts a limit); `tenant_not_found` if there is no such tenant. A patch naming a
-   * daily budget makes the tenant's runs waiting on `tenant_budget_exhausted` due now (they check the budget again).
+   * Changes the quotas given (null lifts a limit); `tenant_not_found` if there is no such tenant. A
+   * patch naming a daily budget makes the tenant's runs waiting on `tenant_budget_exhausted` due
+   * now (they check the budget again).
    */
   updateTenant(id: string, quotas: Partial<TenantQuotas>): Promise<TenantRecord>;
   getTenant(id: string): Promise<TenantRecord | null>;
@@ -212,8 +235,9 @@ export interface Store {
   /** Runs a worker holds for the tenant now (what `maxConcurrentRuns` caps). */
   heldRuns(tenantId: string): Promise<number>;
   /**
-   * How many more runs the tenant may queue before `maxQueuedRuns` (0: its queue is full; null: no limit). A read,
-   * for admitting runs created outside createRun (child runs, schedule fires): concurrent creations may overshoot.
+   * How many more runs the tenant may queue before `maxQueuedRuns` (0: its queue is full; null: no
+   * limit). A read, for admitting runs created outside createRun (child runs, schedule fires):
+   * concurrent creations may overshoot.
    */
   queuedRoom(tenantId: string): Promise<number | null>;
   /** Creates the tenant if missing and attaches the key to it if it is not attached yet. */
@@ -221,14 +245,18 @@ export interface Store {
   findTenantByKeyHash(apiKeyHash: string): Promise<TenantRecord | null>;
   /** Sums of the committed counters of the tenant's runs. */
   tenantUsage(tenantId: string): Promise<TenantUsage>;
-  /** Model tokens (input + output) and USD of the tenant's committed model effects that ended at or after `sinceMs`. */
+  /**
+   * Model tokens (input + output) and USD of the tenant's committed model effects that ended at or
+   * after `sinceMs`.
+   */
   tenantUsageSince(tenantId: string, sinceMs: number): Promise<{ tokens: number; costUsd: number }>;
 
   // Runs
   /**
-   * Inserts the run (and its `run.created` event), or returns the run already created with the same idempotency key.
-   * Admission: a tenant with `maxQueuedRuns` queued runs already gets `tenant_queue_full` (counted in the insert's
-   * transaction, serialised per tenant, so racing creates cannot overshoot).
+   * Inserts the run (and its `run.created` event), or returns the run already created with the same
+   * idempotency key. Admission: a tenant with `maxQueuedRuns` queued runs already gets
+   * `tenant_queue_full` (counted in the insert's transaction, serialised per tenant, so racing
+   * creates cannot overshoot).
    */
   createRun(run: NewRun): Promise<CreateRunResult>;
   getRun(id: string): Promise<RunRecord | null>;
@@ -238,24 +266,30 @@ export interface Store {
   provideInput(runId: string, key: string, value: Json): Promise<RunRecord>;
   getInput(runId: string, key: string): Promise<{ value: Json } | null>;
   /**
-   * Records an operator's verdict on a tool execution in state `unknown` (audited), and queues the run if it was
-   * parked on it. `retry` runs the tool again; `succeeded`/`failed` settle it without running it.
+   * Records an operator's verdict on a tool execution in state `unknown` (audited), and queues the
+   * run if it was parked on it. `retry` runs the tool again; `succeeded`/`failed` settle it without
+   * running it.
    */
   resolveExecution(runId: string, executionId: string, resolution: ExecutionResolution): Promise<RunRecord>;
-  /** Re-admits a quarantined run (failed with `poison_run`): queued again with its journal; audited. 409 otherwise. */
+  /**
+   * Re-admits a quarantined run (failed with `poison_run`): queued again with its journal; audited.
+   * 409 otherwise.
+   */
   readmitRun(runId: string): Promise<RunRecord>;
 
   // Work
   /**
-   * Claims up to `limit` runs. Ordinary claims are fair across tenants (weighted fair queuing by tenant weight, state
-   * kept in the store so every claimer follows one order; src/domain/fair-share.ts), skip tenants at their
-   * concurrency cap, and inside a tenant take interactive before batch with aging, then oldest. Probation claims take
-   * the most suspicious first.
+   * Claims up to `limit` runs. Ordinary claims are fair across tenants (weighted fair queuing by
+   * tenant weight, state kept in the store so every claimer follows one order;
+   * src/domain/fair-share.ts), skip tenants at their concurrency cap, and inside a tenant take
+   * interactive before batch with aging, then oldest. Probation claims take the most suspicious
+   * first.
    */
   claimRuns(request: ClaimRequest): Promise<RunRecord[]>;
   /**
-   * Interactive runs starved of a slot (preemption): claimable since `cutoff` or earlier, of the served versions, of
-   * tenants under their concurrency cap, suspects excluded. One indexed range (runs_claimable), at most `limit` rows.
+   * Interactive runs starved of a slot (preemption): claimable since `cutoff` or earlier, of the
+   * served versions, of tenants under their concurrency cap, suspects excluded. One indexed range
+   * (runs_claimable), at most `limit` rows.
    */
   starvedInteractive(request: StarvedRequest): Promise<StarvedInteractive>;
   heartbeat(owner: string, runIds: string[], leaseMs: number): Promise<HeartbeatResult>;
@@ -272,9 +306,15 @@ export interface Store {
   /** Live work for metrics at scrape time (indexed queries only). */
   liveMetrics(now: number): Promise<LiveMetrics>;
   // Read-only aggregates, never on the commit path
-  /** The tenant's runs grouped by agent and status (counts, consumption, oldest queued and waiting times). */
+  /**
+   * The tenant's runs grouped by agent and status (counts, consumption, oldest queued and waiting
+   * times).
+   */
   summarizeRuns(tenantId: string): Promise<RunSummaryRow[]>;
-  /** The tenant's runs that ended since `sinceMs`, counted per `bucketMs`-wide bucket and final status. */
+  /**
+   * The tenant's runs that ended since `sinceMs`, counted per `bucketMs`-wide bucket and final
+   * status.
+   */
   countEndedRuns(tenantId: string, sinceMs: number, bucketMs: number): Promise<EndedRunsBucket[]>;
   /** Every tenant's runs grouped by status, for the operator's view (scans all runs). */
   summarizeTenants(): Promise<TenantSummaryRow[]>;

@@ -1,12 +1,15 @@
-// Tenant quotas as both stores write and enforce them: statement parameters for creating and patching a tenant, and
-// the admission rule for queued runs. No I/O here.
+// Tenant quotas as both stores write and enforce them: statement parameters for creating and
+// patching a tenant, and the admission rule for queued runs. No I/O here.
 import { KeelError } from '../domain/keel-error.ts';
 import { DEFAULT_TENANT_QUOTAS, type TenantQuotas } from '../domain/records.ts';
 
 /** How long a client refused with `tenant_queue_full` is told to wait (Retry-After), in ms. */
 export const TENANT_QUEUE_FULL_RETRY_AFTER_MS = 5_000;
 
-/** The tenant columns a create or a patch writes, with their record field (pool_caps is written as JSON text). */
+/**
+ * The tenant columns a create or a patch writes, with their record field (pool_caps is written as
+ * JSON text).
+ */
 const COLUMNS = [
   ['weight', 'weight'], ['max_concurrent_runs', 'maxConcurrentRuns'], ['max_queued_runs', 'maxQueuedRuns'], ['rpm', 'rpm'], ['tpm', 'tpm'],
   ['daily_token_budget', 'dailyTokenBudget'], ['daily_cost_budget_usd', 'dailyCostBudgetUsd'], ['pool_caps', 'poolCaps'],
@@ -21,7 +24,10 @@ export function insertQuotaParams(quotas: Partial<TenantQuotas> = {}): Record<st
   return Object.fromEntries(COLUMNS.map(([name, field]) => [name, column(field, quotas[field] === undefined ? DEFAULT_TENANT_QUOTAS[field] : quotas[field])]));
 }
 
-/** Parameters of update-tenant.sql: a field is written only when present in the patch (:id, :now added by the caller). */
+/**
+ * Parameters of update-tenant.sql: a field is written only when present in the patch (:id, :now
+ * added by the caller).
+ */
 export function updateQuotaParams(patch: Partial<TenantQuotas>): Record<string, Param> {
   const params: Record<string, Param> = {};
   for (const [name, field] of COLUMNS) {
@@ -41,7 +47,10 @@ export function tenantNotFound(id: string): KeelError {
   return new KeelError('tenant_not_found', `no tenant has id ${JSON.stringify(id)}`);
 }
 
-/** Throws `tenant_queue_full` when `queued` runs fill the tenant's queue (`maxQueuedRuns` null: never). */
+/**
+ * Throws `tenant_queue_full` when `queued` runs fill the tenant's queue (`maxQueuedRuns` null:
+ * never).
+ */
 export function admitQueuedRun(tenantId: string, maxQueuedRuns: number | null, queued: number): void {
   if (maxQueuedRuns === null || queued < maxQueuedRuns) return;
   throw new KeelError('tenant_queue_full', `tenant ${tenantId} has ${maxQueuedRuns} queued runs, its maximum; retry later`, {

@@ -1,7 +1,8 @@
-// Turns one acknowledged run commit into metrics and spans: every effect that ended (wait and execution time by
-// kind, tokens and cost of model calls), the run's end (outcome, deadline, cost per success) and the commit itself.
-// The commit already holds all of it — journal times, usage in its events, the final status — so the engine needs
-// no telemetry calls of its own. Never throws: a telemetry bug must not fail a commit that is already durable.
+// Turns one acknowledged run commit into metrics and spans: every effect that ended (wait and
+// execution time by kind, tokens and cost of model calls), the run's end (outcome, deadline, cost
+// per success) and the commit itself. The commit already holds all of it — journal times, usage in
+// its events, the final status — so the engine needs no telemetry calls of its own. Never throws: a
+// telemetry bug must not fail a commit that is already durable.
 import type { Attributes } from '@opentelemetry/api';
 import { ERROR_CODES } from '../domain/error-codes.ts';
 import type { Json } from '../domain/json.ts';
@@ -52,7 +53,10 @@ export function observeCommit(t: Telemetry, commit: RunCommit, timing: CommitTim
   }
 }
 
-/** Preemption's cost: `run.preempted` counts one; the `run.started` of the claim after it carries the requeue delay. */
+/**
+ * Preemption's cost: `run.preempted` counts one; the `run.started` of the claim after it carries
+ * the requeue delay.
+ */
 function observePreemption(t: Telemetry, labels: RunLabels | undefined, type: string, data: Completed | null): void {
   if (type === 'run.preempted') t.metrics.preemptions.inc({ tenant: labels?.tenantId ?? 'unknown' });
   else if (type === 'run.started' && data !== null && typeof data === 'object' && typeof data.requeueDelayMs === 'number') {
@@ -110,7 +114,8 @@ function modelUsage(c: Completed): { inputTokens: number; outputTokens: number; 
 function observeRunEnd(t: Telemetry, commit: RunCommit, labels: RunLabels | undefined, status: string, endedAt: number): void {
   const tenant = labels?.tenantId ?? 'unknown';
   const agent = labels?.agent ?? 'unknown';
-  // Error codes outside the registry (thrown by agent code) are folded into agent_error: labels stay a bounded set.
+  // Error codes outside the registry (thrown by agent code) are folded into agent_error: labels
+  // stay a bounded set.
   const code = commit.run?.error?.code;
   const outcome = status === 'succeeded' ? 'ok' : status === 'cancelled' ? (commit.run?.outcome ?? 'unknown') : code !== undefined && code in ERROR_CODES ? code : 'agent_error';
   const withinDeadline = status === 'succeeded' && (labels?.deadlineAt == null || endedAt <= labels.deadlineAt);

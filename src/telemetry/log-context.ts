@@ -1,5 +1,6 @@
-// The fields every run-scoped log line carries: runId, tenantId and traceId (the run's trace id, the same in every
-// process and whether or not tracing is on, so a log line leads to its trace). Pure: it only adds fields.
+// The fields every run-scoped log line carries: runId, tenantId and traceId (the run's trace id,
+// the same in every process and whether or not tracing is on, so a log line leads to its trace).
+// Pure: it only adds fields.
 import type { Logger } from 'pino';
 import { runLabels } from './run-labels.ts';
 import { runTraceId } from './run-spans.ts';
@@ -16,7 +17,8 @@ export function runLogFields(runId: string, tenantId?: string): RunLogFields {
 }
 
 /**
- * Log fields with the run context added when they name a run (`runId`); other fields pass unchanged.
+ * Log fields with the run context added when they name a run (`runId`); other fields pass
+ * unchanged.
  * @example
  * log.warn(withRunContext({ runId, error }), 'commit failed'); // { runId, tenantId, traceId, error }
  */
@@ -27,7 +29,8 @@ export function withRunContext(fields: Record<string, unknown> | undefined): Rec
 }
 
 /**
- * The engine's log function over a pino logger: every line that names a run also carries its tenant and trace.
+ * The engine's log function over a pino logger: every line that names a run also carries its tenant
+ * and trace.
  * @example
  * new Orchestrator({ ..., log: runScopedLog(log) });
  */

@@ -1,6 +1,6 @@
-// An optional second HTTP listener that serves only GET /metrics, without auth (KEEL_METRICS_PORT). It exists for
-// processes without an API (keel worker) and for operators who keep scraping on a private interface; it serves
-// nothing else, so no run data or key is reachable through it.
+// An optional second HTTP listener that serves only GET /metrics, without auth (KEEL_METRICS_PORT).
+// It exists for processes without an API (keel worker) and for operators who keep scraping on a
+// private interface; it serves nothing else, so no run data or key is reachable through it.
 import { createServer, type Server } from 'node:http';
 import { telemetry } from './telemetry.ts';
 

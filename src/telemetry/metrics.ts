@@ -1,13 +1,20 @@
-// Keel's Prometheus metrics: one prom-client registry per process and every metric definition, with its name,
-// unit and labels in one place. It holds no logic beyond recording; it never reads the store or the clock itself
-// (derived gauges get their values from the collectors in live-gauges.ts and ratio-gauges.ts).
+// Keel's Prometheus metrics: one prom-client registry per process and every metric definition, with
+// its name, unit and labels in one place. It holds no logic beyond recording; it never reads the
+// store or the clock itself (derived gauges get their values from the collectors in live-gauges.ts
+// and ratio-gauges.ts).
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { registerProcessMetrics } from './process-metrics.ts';
 
-/** Seconds, from a millisecond to six hours: effects range from an in-memory step to a human answering a question. */
+/**
+ * Seconds, from a millisecond to six hours: effects range from an in-memory step to a human
+ * answering a question.
+ */
 export const DURATION_BUCKETS_SECONDS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600, 21600];
 /** Writes per store transaction (group commit), up to the SQLite batch bound. */
-/** Seconds, coarse: the per-tenant pool histograms multiply series by tenants, so they get few buckets. */
+/**
+ * Seconds, coarse: the per-tenant pool histograms multiply series by tenants, so they get few
+ * buckets.
+ */
 export const TENANT_DURATION_BUCKETS_SECONDS = [0.01, 0.1, 1, 10, 60, 600];
 export const BATCH_SIZE_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
 
@@ -23,7 +30,8 @@ export function createMetrics() {
     registry,
     poolQueueDepth: new Gauge({ name: 'keel_pool_queue_depth', help: 'Items waiting in a pool queue: for pool runs, runs claimable now (queued, due timers, expired leases; from the store); for effect pools (model:<name>, sandbox:<profile>, inline, declared tool pools, model:<name>/<replica>), effects waiting for a slot.', labelNames: ['pool'], registers: r }),
     poolOldestItemAge: new Gauge({ name: 'keel_pool_oldest_item_age_seconds', help: 'How long the oldest item of a pool queue has waited (pool runs: from the store); 0 when the queue is empty.', labelNames: ['pool'], registers: r }),
-    // Effect pools: per pool, and per pool and tenant (the tenant label only on the keel_pool_tenant_* series).
+    // Effect pools: per pool, and per pool and tenant (the tenant label only on the
+    // keel_pool_tenant_* series).
     poolRunning: new Gauge({ name: 'keel_pool_running', help: 'Slots of an effect pool held now.', labelNames: ['pool'], registers: r }),
     poolLimit: new Gauge({ name: 'keel_pool_limit', help: 'Concurrency limit of an effect pool (reloadable).', labelNames: ['pool'], registers: r }),
     poolWait: new Histogram({ name: 'keel_pool_wait_seconds', help: 'Time an effect waited for a slot of its pool.', labelNames: ['pool'], buckets: DURATION_BUCKETS_SECONDS, registers: r }),

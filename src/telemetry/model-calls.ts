@@ -1,5 +1,5 @@
-// Reports one model call to telemetry from inside the gateway's retry loop: counts the attempts the provider
-// rate-limited (HTTP 429) and reports the call once, when it ends, whichever way it ends.
+// Reports one model call to telemetry from inside the gateway's retry loop: counts the attempts the
+// provider rate-limited (HTTP 429) and reports the call once, when it ends, whichever way it ends.
 import { isKeelError } from '../domain/keel-error.ts';
 import { telemetry, type ModelCallReport } from './telemetry.ts';
 
@@ -24,7 +24,9 @@ export function modelCallReporter(provider: string, model: string) {
     attemptFailed(error: unknown): void {
       if (isRateLimit(error)) rateLimited += 1;
     },
-    /** Reports the call (once) and returns `error`, so a caller can `throw report.end(…, error)`. */
+    /**
+     * Reports the call (once) and returns `error`, so a caller can `throw report.end(…, error)`.
+     */
     end<E>(outcome: ModelCallReport['outcome'], attempts: number, error?: E): E {
       if (!ended) telemetry.modelCall({ provider, model, outcome, attempts, rateLimited });
       ended = true;

@@ -1,6 +1,7 @@
-// Wraps a store so that what the engine does through it becomes telemetry: claims teach run labels, commits become
-// metrics and spans (commit-observer.ts), releases forget. Every other method passes through untouched, so the
-// wrapper follows the Store interface as other planes extend it. It never changes what the store does or returns.
+// Wraps a store so that what the engine does through it becomes telemetry: claims teach run labels,
+// commits become metrics and spans (commit-observer.ts), releases forget. Every other method passes
+// through untouched, so the wrapper follows the Store interface as other planes extend it. It never
+// changes what the store does or returns.
 import type { RunRecord } from '../domain/records.ts';
 import type { ClaimRequest, CommitOutcome, RunCommit, Store } from '../store/store.ts';
 import { isKeelError } from '../domain/keel-error.ts';
@@ -9,8 +10,8 @@ import { forgetRun, rememberRun } from './run-labels.ts';
 import type { Telemetry } from './telemetry.ts';
 
 /**
- * The store with telemetry: use it wherever the orchestrator gets its store.
- * A Proxy rather than a class implementing Store: the interface grows as planes add methods, and a hand-written
+ * The store with telemetry: use it wherever the orchestrator gets its store. A Proxy rather than a
+ * class implementing Store: the interface grows as planes add methods, and a hand-written
  * pass-through would silently miss them; only the three observed methods are intercepted.
  * @example
  * const store = observeStore(new SqliteStore({ path }), telemetry);

@@ -1,8 +1,9 @@
-// The process's own metrics (CPU, memory, heap, start time), read only when /metrics is scraped: nothing runs
-// between scrapes. Written instead of prom-client's collectDefaultMetrics, whose GC observer (a callback per garbage
-// collection) and 10 ms event-loop monitor run all the time in every process: with them, the distributed kill -9
-// test (2 s leases, a 2-core machine at load 12-20) saw live workers lose leases in 4 of 5 runs; with these scrape-time
-// gauges instead, in 1 of 7 (the code before telemetry: 0 of 9).
+// The process's own metrics (CPU, memory, heap, start time), read only when /metrics is scraped:
+// nothing runs between scrapes. Written instead of prom-client's collectDefaultMetrics, whose GC
+// observer (a callback per garbage collection) and 10 ms event-loop monitor run all the time in
+// every process: with them, the distributed kill -9 test (2 s leases, a 2-core machine at load
+// 12-20) saw live workers lose leases in 4 of 5 runs; with these scrape-time gauges instead, in 1
+// of 7 (the code before telemetry: 0 of 9).
 import { Counter, Gauge, type Registry } from 'prom-client';
 
 export function registerProcessMetrics(registry: Registry): void {

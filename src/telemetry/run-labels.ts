@@ -1,6 +1,7 @@
-// What telemetry knows about the runs this process holds: tenant, agent, creation time and deadline, learnt when a
-// run is claimed and forgotten when it is let go. Metrics, spans and log lines of a run get their labels here
-// instead of reading the store. Bounded: the oldest entries go first past RUN_LABELS_MAX.
+// What telemetry knows about the runs this process holds: tenant, agent, creation time and
+// deadline, learnt when a run is claimed and forgotten when it is let go. Metrics, spans and log
+// lines of a run get their labels here instead of reading the store. Bounded: the oldest entries go
+// first past RUN_LABELS_MAX.
 import type { RunRecord } from '../domain/records.ts';
 
 export const RUN_LABELS_MAX = 100_000;

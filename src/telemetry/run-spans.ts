@@ -1,12 +1,16 @@
-// The spans of a run. A run outlives processes (it parks, resumes elsewhere, is replayed), so its trace id and its
-// root span id are derived from the run id: every process that records an effect of the run attaches it to the same
-// root, and the process that ends the run records the root itself, from the run's creation to its end. Spans are
-// recorded after the fact with their real start and end times. Does nothing (and builds nothing) when tracing is off.
+// The spans of a run. A run outlives processes (it parks, resumes elsewhere, is replayed), so its
+// trace id and its root span id are derived from the run id: every process that records an effect
+// of the run attaches it to the same root, and the process that ends the run records the root
+// itself, from the run's creation to its end. Spans are recorded after the fact with their real
+// start and end times. Does nothing (and builds nothing) when tracing is off.
 import { createHash } from 'node:crypto';
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, trace, type Attributes, type Context } from '@opentelemetry/api';
 import { activeTracing, tracingEnabled } from './tracing.ts';
 
-/** The W3C trace id (32 hex digits) of a run's trace: the same in every process, with or without tracing on. */
+/**
+ * The W3C trace id (32 hex digits) of a run's trace: the same in every process, with or without
+ * tracing on.
+ */
 export function runTraceId(runId: string): string {
   return createHash('sha256').update(`keel.trace:${runId}`).digest('hex').slice(0, 32);
 }
@@ -39,14 +43,15 @@ export function recordRunChildSpan(runId: string, span: SpanRecord): void {
 }
 
 /**
- * Records the run's root span, with the ids every child already points at. A child run is its own trace, linked to
- * its parent run's root span.
+ * Records the run's root span, with the ids every child already points at. A child run is its own
+ * trace, linked to its parent run's root span.
  */
 export function recordRunRootSpan(runId: string, span: SpanRecord, parentRunId?: string | null): void {
   const active = activeTracing();
   if (active === undefined) return;
   const links = parentRunId == null ? [] : [{ context: { traceId: runTraceId(parentRunId), spanId: runRootSpanId(parentRunId), traceFlags: TraceFlags.SAMPLED } }];
-  // The SDK takes ids from its generator; startSpan is synchronous, so the override covers exactly this span.
+  // The SDK takes ids from its generator; startSpan is synchronous, so the override covers exactly
+  // this span.
   active.ids.next = { traceId: runTraceId(runId), spanId: runRootSpanId(runId) };
   const s = active.tracer.startSpan(span.name, { startTime: new Date(span.startMs), attributes: span.attributes, kind: SpanKind.INTERNAL, root: true, links });
   active.ids.next = undefined;
@@ -55,8 +60,9 @@ export function recordRunRootSpan(runId: string, span: SpanRecord, parentRunId?:
 }
 
 /**
- * Runs `fn` inside a span (a child of the run's root when `runId` is given), ending it when `fn` settles; a thrown
- * error marks the span failed and is rethrown. With tracing off it only calls `fn`.
+ * Runs `fn` inside a span (a child of the run's root when `runId` is given), ending it when `fn`
+ * settles; a thrown error marks the span failed and is rethrown. With tracing off it only calls
+ * `fn`.
  * @example
  * const env = await withSpan('sandbox.create', { runId, attributes: { 'keel.sandbox.node': node } }, () => node.create(spec));
  */

@@ -1,5 +1,6 @@
-// The telemetry API on its own: what each one-line call records, the derived gauges, store-derived gauges from a
-// real SQLite store, and an exposition with every Keel metric present that promtool accepts.
+// The telemetry API on its own: what each one-line call records, the derived gauges, store-derived
+// gauges from a real SQLite store, and an exposition with every Keel metric present that promtool
+// accepts.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,11 +1,15 @@
-// The telemetry API the planes call: one process-wide object with one-line methods for what cannot be derived from
-// the store (model calls and breakers in the gateway, sandbox memory-time, group-commit batches, in-process pool
-// queues), plus rendering /metrics. Metrics about runs and effects come from observed-store.ts instead. Every
-// method is cheap, synchronous and never throws into its caller.
+// The telemetry API the planes call: one process-wide object with one-line methods for what cannot
+// be derived from the store (model calls and breakers in the gateway, sandbox memory-time,
+// group-commit batches, in-process pool queues), plus rendering /metrics. Metrics about runs and
+// effects come from observed-store.ts instead. Every method is cheap, synchronous and never throws
+// into its caller.
 import type { LiveMetrics } from '../store/live-metrics.ts';
 import { BREAKER_STATE_VALUE, createMetrics, type BreakerState, type KeelMetrics } from './metrics.ts';
 
-/** A scrape reuses the store's live metrics for this long, so frequent scrapes cost the store at most one read per interval. */
+/**
+ * A scrape reuses the store's live metrics for this long, so frequent scrapes cost the store at
+ * most one read per interval.
+ */
 export const LIVE_METRICS_MAX_AGE_MS = 1000;
 const LIVE_STATES = ['queued', 'running', 'waiting', 'cancelling'] as const;
 
@@ -25,7 +29,9 @@ export interface PoolProbe {
   depth(): number;
   /** How long the oldest waiter has waited, in ms; null when none waits. */
   oldestWaitMs(now: number): number | null;
-  /** Effect pools (src/scheduling/pool.ts) also report their limit, holders and per-tenant queues. */
+  /**
+   * Effect pools (src/scheduling/pool.ts) also report their limit, holders and per-tenant queues.
+   */
   snapshot?(now: number): {
     limit: number; running: number;
     tenants: ReadonlyArray<{ tenantId: string; running: number; queued: number; oldestWaitMs: number | null }>;
@@ -41,9 +47,15 @@ export class Telemetry {
   #live: { at: number; value: Promise<LiveMetrics | undefined> } | undefined;
   #notDurable = 0;
   #lastBatchSize = 0;
-  /** Spend and ends per tenant and agent, for cost per successful run and the deadline success share. */
+  /**
+   * Spend and ends per tenant and agent, for cost per successful run and the deadline success
+   * share.
+   */
   readonly #perAgent = new Map<string, { spendUsd: number; ended: number; succeeded: number; withinDeadline: number }>();
-  /** Resolves a configured model name to its provider, for span attributes; set by whoever owns the gateway. */
+  /**
+   * Resolves a configured model name to its provider, for span attributes; set by whoever owns the
+   * gateway.
+   */
   providerOf: ((model: string) => string | undefined) | undefined;
 
   /**
@@ -64,7 +76,10 @@ export class Telemetry {
     m.modelRetryAmplification.set({ provider: report.provider }, totals.attempts / totals.calls);
   }
 
-  /** Model spend committed for a run of `agent` (called by the commit observer, whatever the run ends as). */
+  /**
+   * Model spend committed for a run of `agent` (called by the commit observer, whatever the run
+   * ends as).
+   */
   addRunSpend(tenant: string, agent: string, usd: number): void {
     if (usd <= 0) return;
     this.metrics.runCostUsd.inc({ tenant, agent }, usd);
@@ -73,7 +88,10 @@ export class Telemetry {
     if (a.succeeded > 0) this.metrics.costPerSuccess.set({ tenant, agent }, a.spendUsd / a.succeeded);
   }
 
-  /** A run ended here (called by the commit observer). `outcome`: ok, an error code, or a cancel outcome. */
+  /**
+   * A run ended here (called by the commit observer). `outcome`: ok, an error code, or a cancel
+   * outcome.
+   */
   runEnded(tenant: string, agent: string, status: string, outcome: string, withinDeadline: boolean): void {
     const m = this.metrics;
     m.runsTotal.inc({ tenant, agent, status, outcome });
@@ -109,8 +127,9 @@ export class Telemetry {
   }
 
   /**
-   * A store transaction committed `size` writes. `flushed`: it was made durable (fsync / synchronous commit), which
-   * also makes every earlier write durable; `acknowledged`: writes in it that acknowledged something outside Keel.
+   * A store transaction committed `size` writes. `flushed`: it was made durable (fsync /
+   * synchronous commit), which also makes every earlier write durable; `acknowledged`: writes in it
+   * that acknowledged something outside Keel.
    */
   commitBatch(size: number, flushed: boolean, acknowledged: number): void {
     this.#lastBatchSize = size;
@@ -120,9 +139,10 @@ export class Telemetry {
   }
 
   /**
-   * Size of the transaction whose acknowledgement is being delivered now. Stores resolve a batch's writes
-   * synchronously right after commitBatch(), and no other transaction completes before those continuations run
-   * (microtasks drain before the next I/O callback), so a commit's awaiting code reads its own batch's size here.
+   * Size of the transaction whose acknowledgement is being delivered now. Stores resolve a batch's
+   * writes synchronously right after commitBatch(), and no other transaction completes before those
+   * continuations run (microtasks drain before the next I/O callback), so a commit's awaiting code
+   * reads its own batch's size here.
    */
   get lastCommitBatchSize(): number {
     return this.#lastBatchSize;
@@ -162,7 +182,10 @@ export class Telemetry {
     return () => void probes.delete(probe);
   }
 
-  /** The store whose live runs, run queue and unknown executions /metrics reports (one per process; the last wins). */
+  /**
+   * The store whose live runs, run queue and unknown executions /metrics reports (one per process;
+   * the last wins).
+   */
   attachStore(source: { liveMetrics(now: number): Promise<LiveMetrics>; notDurableCommits?(): number }): () => void {
     const attached = { read: (now: number) => source.liveMetrics(now), notDurable: source.notDurableCommits?.bind(source) };
     this.#liveSource = attached;
@@ -183,11 +206,13 @@ export class Telemetry {
     const m = this.metrics;
     const source = this.#liveSource;
     if (source !== undefined && (this.#live === undefined || now - this.#live.at >= LIVE_METRICS_MAX_AGE_MS)) {
-      // A store that cannot answer (database down) leaves the previous values: /metrics itself must keep working.
+      // A store that cannot answer (database down) leaves the previous values: /metrics itself must
+      // keep working.
       this.#live = { at: now, value: source.read(now).catch(() => undefined) };
     }
     const live = await this.#live?.value;
-    // The store knows exactly what it acknowledged and has not made durable yet; prefer it to the batch estimate.
+    // The store knows exactly what it acknowledged and has not made durable yet; prefer it to the
+    // batch estimate.
     const notDurable = source?.notDurable?.();
     if (notDurable !== undefined) m.commitsNotDurable.set(notDurable);
     const queues = new Map<string, { depth: number; oldestMs: number }>();
@@ -196,12 +221,14 @@ export class Telemetry {
       m.unknownExecutions.set(live.unknownExecutions);
       const counts = new Map(live.runs.map((r) => [`${r.tenantId}\u0000${r.status}`, r.count]));
       for (const r of live.runs) this.#tenantsSeen.add(r.tenantId);
-      // Tenants seen before report 0 rather than vanish, so "no running runs" is a value, not a gap.
+      // Tenants seen before report 0 rather than vanish, so "no running runs" is a value, not a
+      // gap.
       for (const tenant of this.#tenantsSeen) {
         for (const state of LIVE_STATES) m.tenantRuns.set({ tenant, state }, counts.get(`${tenant}\u0000${state}`) ?? 0);
       }
     }
-    // Per-tenant pool series are rebuilt at each scrape: a tenant that left a pool's queue drops out of it.
+    // Per-tenant pool series are rebuilt at each scrape: a tenant that left a pool's queue drops
+    // out of it.
     for (const gauge of [m.poolTenantQueueDepth, m.poolTenantOldestItemAge, m.poolTenantRunning]) gauge.reset();
     for (const [pool, probes] of this.#pools) {
       const q = queues.get(pool) ?? { depth: 0, oldestMs: 0 };
@@ -228,5 +255,8 @@ export class Telemetry {
   }
 }
 
-/** The process's telemetry. Process-wide like the Prometheus target it feeds: one /metrics per process. */
+/**
+ * The process's telemetry. Process-wide like the Prometheus target it feeds: one /metrics per
+ * process.
+ */
 export const telemetry = new Telemetry();

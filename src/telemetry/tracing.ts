@@ -1,13 +1,17 @@
-// OpenTelemetry tracing: sets up the SDK's tracer provider and OTLP/HTTP exporter from Keel's configuration (the
-// standard OTEL_* variables), or nothing at all. Off by default: then `tracingEnabled()` is false, no provider is
-// built, and callers skip building spans (the API's tracer is a no-op). It never throws into the caller's path.
+// OpenTelemetry tracing: sets up the SDK's tracer provider and OTLP/HTTP exporter from Keel's
+// configuration (the standard OTEL_* variables), or nothing at all. Off by default: then
+// `tracingEnabled()` is false, no provider is built, and callers skip building spans (the API's
+// tracer is a no-op). It never throws into the caller's path.
 import { randomBytes } from 'node:crypto';
 import { trace, type Tracer } from '@opentelemetry/api';
 import type { IdGenerator, SpanExporter, TracerProvider } from '@opentelemetry/sdk-trace';
 import type { KeelConfig } from '../config/config.ts';
 
 const TRACER_NAME = 'keel';
-/** Spans buffered before the exporter drops new ones (bounded, so a dead collector cannot grow memory). */
+/**
+ * Spans buffered before the exporter drops new ones (bounded, so a dead collector cannot grow
+ * memory).
+ */
 export const SPAN_QUEUE_MAX = 8192;
 export const SPAN_EXPORT_BATCH_MAX = 512;
 export const SPAN_EXPORT_DELAY_MS = 1000;
@@ -21,8 +25,8 @@ export interface TracingOptions {
 }
 
 /**
- * Tracing is on when OTEL_TRACES_EXPORTER is `otlp` or `console`, or when it is unset and an OTLP endpoint is
- * configured; OTEL_SDK_DISABLED=true turns it off whatever else is set.
+ * Tracing is on when OTEL_TRACES_EXPORTER is `otlp` or `console`, or when it is unset and an OTLP
+ * endpoint is configured; OTEL_SDK_DISABLED=true turns it off whatever else is set.
  */
 export function tracingOptionsFrom(config: KeelConfig): TracingOptions {
   const endpoint = config.otelExporterOtlpTracesEndpoint ?? (config.otelExporterOtlpEndpoint === undefined ? undefined : `${config.otelExporterOtlpEndpoint.replace(/\/+$/, '')}/v1/traces`);
@@ -31,8 +35,9 @@ export function tracingOptionsFrom(config: KeelConfig): TracingOptions {
 }
 
 /**
- * Hands out the ids of the next span when told to: a run's root span gets ids derived from the run id (see
- * run-spans.ts), so every process that records part of a run lands in the same trace. Random otherwise.
+ * Hands out the ids of the next span when told to: a run's root span gets ids derived from the run
+ * id (see run-spans.ts), so every process that records part of a run lands in the same trace.
+ * Random otherwise.
  */
 class OverridableIdGenerator implements IdGenerator {
   next: { traceId: string; spanId: string } | undefined;
@@ -57,7 +62,9 @@ export function tracingEnabled(): boolean {
   return state !== undefined;
 }
 
-/** Whether prompts, tool arguments and results may go into spans (KEEL_TELEMETRY_INCLUDE_CONTENT). */
+/**
+ * Whether prompts, tool arguments and results may go into spans (KEEL_TELEMETRY_INCLUDE_CONTENT).
+ */
 export function contentIncluded(): boolean {
   return state?.includeContent ?? false;
 }
@@ -68,8 +75,8 @@ export function activeTracing(): Pick<TracingState, 'tracer' | 'ids'> | undefine
 }
 
 /**
- * Starts tracing for this process (once); returns its shutdown, which flushes buffered spans. The SDK and the
- * exporter are loaded only here, so a process with tracing off never loads them.
+ * Starts tracing for this process (once); returns its shutdown, which flushes buffered spans. The
+ * SDK and the exporter are loaded only here, so a process with tracing off never loads them.
  */
 export async function startTracing(options: TracingOptions): Promise<() => Promise<void>> {
   if (options.exporter === 'none' || state !== undefined) return async () => {};

@@ -1,8 +1,9 @@
-// The built-in workspace tools — exec, read_file, write_file, list_files — as ordinary Keel tools (effect classes,
-// execution ids, journaling come from the engine). Every one of them runs inside the run's sandbox through the
-// SandboxManager, so even reading a file goes through the sandbox's view (a planted symlink cannot reach the host).
-// Results carry the workspace manifest committed with the step and the execution's usage. The manager is the one
-// passed in, else the node's from the tool's context: this module holds no manager of its own.
+// The built-in workspace tools — exec, read_file, write_file, list_files — as ordinary Keel tools
+// (effect classes, execution ids, journaling come from the engine). Every one of them runs inside
+// the run's sandbox through the SandboxManager, so even reading a file goes through the sandbox's
+// view (a planted symlink cannot reach the host). Results carry the workspace manifest committed
+// with the step and the execution's usage. The manager is the one passed in, else the node's from
+// the tool's context: this module holds no manager of its own.
 import { z } from 'zod';
 import { KeelError } from '../domain/keel-error.ts';
 import type { ExecResult } from '../sandbox/launch.ts';
@@ -18,7 +19,10 @@ const WorkspacePath = z.string().min(1).max(PATH_MAX_CHARS).refine((path) => !pa
 });
 
 export interface SandboxToolsOptions {
-  /** Default: the sandbox manager of the node running the tool (`ctx.node`: workspaces under its data directory). */
+  /**
+   * Default: the sandbox manager of the node running the tool (`ctx.node`: workspaces under its
+   * data directory).
+   */
   manager?: SandboxManager;
   profile: SandboxProfile;
   /** Environment variable names the model may set for `exec`; any other name is refused. */
@@ -58,7 +62,10 @@ export function sandboxTools(options: SandboxToolsOptions) {
   };
   const allowed = new Set(options.envAllowlist ?? []);
   const name = (base: string) => `${options.prefix ?? ''}${base}`;
-  /** Every tool of a profile queues in that profile's pool, apart from inline tools and other profiles. */
+  /**
+   * Every tool of a profile queues in that profile's pool, apart from inline tools and other
+   * profiles.
+   */
   const pool = `sandbox:${profile.name}`;
   const run = async (ctx: ToolContext, argv: string[], extra: { stdin?: string; env?: Record<string, string>; deadlineMs?: number } = {}) => {
     const outcome = await managerFor(ctx).call(ctx.runId, profile, (env) => env.exec({ argv, stdin: extra.stdin, env: extra.env, deadlineMs: extra.deadlineMs, signal: ctx.signal }), { tenantId: ctx.tenantId });

@@ -1,12 +1,14 @@
-// Provider-failure isolation over HTTP with real Keel processes: one model provider fails every attempt for
-// the whole test while many runs keep calling it; sandbox-only and inline-only runs of another tenant must finish at
-// their normal rate, because each effect kind queues in its own pool (model:flaky, sandbox:iso-shell, inline).
-// Throughput alone is measured first, on the same processes, then again with the failing provider saturating its
-// pool; it must stay at least MIN_RATIO of the rate alone. Serial: rates want the machine to itself. On SQLite
-// (`keel dev`) and on Postgres with two processes (`keel server` + `keel worker`). Throughput is the server's own:
-// runs ÷ (last endedAt − first createdAt). The models file keeps the breaker closed, so the failing attempts hold every
-// slot of their pool for the whole measurement (a provider that fails slowly, the worst case for a shared queue);
-// the pools file widens model:flaky to FLAKY_POOL_LIMIT, which also checks that the file is applied.
+// Provider-failure isolation over HTTP with real Keel processes: one model provider fails every
+// attempt for the whole test while many runs keep calling it; sandbox-only and inline-only runs of
+// another tenant must finish at their normal rate, because each effect kind queues in its own pool
+// (model:flaky, sandbox:iso-shell, inline). Throughput alone is measured first, on the same
+// processes, then again with the failing provider saturating its pool; it must stay at least
+// MIN_RATIO of the rate alone. Serial: rates want the machine to itself. On SQLite (`keel dev`) and
+// on Postgres with two processes (`keel server` + `keel worker`). Throughput is the server's own:
+// runs ÷ (last endedAt − first createdAt). The models file keeps the breaker closed, so the failing
+// attempts hold every slot of their pool for the whole measurement (a provider that fails slowly,
+// the worst case for a shared queue); the pools file widens model:flaky to FLAKY_POOL_LIMIT, which
+// also checks that the file is applied.
 import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -35,7 +37,10 @@ async function adminPools(url: string): Promise<Array<{ name: string; limit: num
   return ((await res.json()) as { pools: any[] }).pools;
 }
 
-/** Waits until every run ended (all succeeded) and returns the server-side span: first createdAt to last endedAt, in ms. */
+/**
+ * Waits until every run ended (all succeeded) and returns the server-side span: first createdAt to
+ * last endedAt, in ms.
+ */
 async function span(api: ApiClient, ids: string[], detail: () => string): Promise<number> {
   const ended = new Map<string, any>();
   await until(`${ids.length} runs to end`, async () => {
@@ -53,7 +58,10 @@ async function span(api: ApiClient, ids: string[], detail: () => string): Promis
   return Math.max(...runs.map((r) => Date.parse(r.endedAt))) - Math.min(...runs.map((r) => Date.parse(r.createdAt)));
 }
 
-/** Submits the inline-only and sandbox-only runs together; returns each kind's throughput (runs per second). */
+/**
+ * Submits the inline-only and sandbox-only runs together; returns each kind's throughput (runs per
+ * second).
+ */
 async function measure(api: ApiClient, detail: () => string): Promise<{ inline: number; sandbox: number }> {
   const [inlineIds, sandboxIds] = await Promise.all([
     submitAll(api, 'inline-only', Array.from({ length: INLINE_RUNS }, () => ({})), 8),
@@ -103,7 +111,10 @@ async function isolationScenario(t: TestContext, url: string, detail: () => stri
   assert.ok(ratio.sandbox >= MIN_RATIO, `sandbox-only throughput with the failing provider is ${ratio.sandbox.toFixed(2)}× of alone (< ${MIN_RATIO})`);
 }
 
-/** A directory sandbox uids can traverse (workspaces live under the data directory), with the models and pools files. */
+/**
+ * A directory sandbox uids can traverse (workspaces live under the data directory), with the models
+ * and pools files.
+ */
 function sandboxBase(t: TestContext): { base: string; env: Record<string, string> } {
   const base = mkdtempSync(join(tmpdir(), 'keel-pools-'));
   chmodSync(base, 0o711);

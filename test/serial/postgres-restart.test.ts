@@ -1,9 +1,10 @@
-// A PostgreSQL restart under load: a `keel server` and a `keel worker` are running 60 runs when the machine's
-// PostgreSQL is stopped (fast shutdown), kept down for 10 s and started again. Meanwhile both processes stay up and
-// the server's /readyz answers 503; afterwards /readyz answers 200, both processes resume work (each may hold only
-// half the runs, so both must), every run submitted before the stop finishes, and no step that had committed before
-// the stop runs again. This stops the shared server: it lives in test/serial/, which `npm test` runs in a second,
-// serial pass after every other test, and the cluster is always started again (finally, t.after, process exit).
+// A PostgreSQL restart under load: a `keel server` and a `keel worker` are running 60 runs when the
+// machine's PostgreSQL is stopped (fast shutdown), kept down for 10 s and started again. Meanwhile
+// both processes stay up and the server's /readyz answers 503; afterwards /readyz answers 200, both
+// processes resume work (each may hold only half the runs, so both must), every run submitted
+// before the stop finishes, and no step that had committed before the stop runs again. This stops
+// the shared server: it lives in test/serial/, which `npm test` runs in a second, serial pass after
+// every other test, and the cluster is always started again (finally, t.after, process exit).
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -80,7 +81,8 @@ test('Postgres stopped for 10 s and started again: processes stay up, report not
     stoppedAt = Date.now();
     await until('/readyz to answer 503', async () => ((await readyz()) === 503 ? true : undefined), 5_000);
     notReadyAfterMs = Date.now() - stoppedAt;
-    // The scenario's fixed outage (not a wait for a state): check, through it, that both processes stay alive.
+    // The scenario's fixed outage (not a wait for a state): check, through it, that both processes
+    // stay alive.
     while (Date.now() - stoppedAt < DOWN_MS) {
       assert.ok(server.alive() && worker.alive(), `a process died while Postgres was down:\n${server.output()}\n${worker.output()}`);
       await new Promise((r) => setTimeout(r, 500));
@@ -88,7 +90,8 @@ test('Postgres stopped for 10 s and started again: processes stay up, report not
     assert.equal(await readyz(), 503, 'still not ready at the end of the outage');
     const body = await (await fetch(`${server.url}/readyz`)).json();
     assert.equal(body.store, 'unavailable');
-    // Work the processes do from here on is work they resumed (step bodies running at the stop ended long ago).
+    // Work the processes do from here on is work they resumed (step bodies running at the stop
+    // ended long ago).
     ledgerAtRestart = readLedger(ledger).length;
   } finally {
     startedAt = Date.now();

@@ -1,8 +1,9 @@
-// Runaway agent code costs its own run, not Keel: a loop that never yields, unbounded allocation, process.exit()
-// and a throw from a timer callback run beside 200 healthy runs. The healthy runs all finish, /healthz keeps
-// answering fast, each bad run fails with its own code, and after a kill -9 and restart mid-way the bad runs' code
-// ran no more often than the poison threshold (3). Once with `keel dev` on SQLite, once with a server and a worker
-// on Postgres (the worker is the process killed). Serial: the latency probe wants the machine to itself.
+// Runaway agent code costs its own run, not Keel: a loop that never yields, unbounded allocation,
+// process.exit() and a throw from a timer callback run beside 200 healthy runs. The healthy runs
+// all finish, /healthz keeps answering fast, each bad run fails with its own code, and after a
+// kill -9 and restart mid-way the bad runs' code ran no more often than the poison threshold (3).
+// Once with `keel dev` on SQLite, once with a server and a worker on Postgres (the worker is the
+// process killed). Serial: the latency probe wants the machine to itself.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,14 +20,17 @@ const KEY = 'runaway-test-key';
 const HEALTHY = 200;
 /** Every /healthz answer, start to end of the request as the prober sees it. */
 const HEALTHZ_BOUND_MS = 100;
-/** The /healthz prober: its own event loop; workerData.up[0] says whether to probe, up[1] to stop and post the latencies. */
+/**
+ * The /healthz prober: its own event loop; workerData.up[0] says whether to probe, up[1] to stop
+ * and post the latencies.
+ */
 const PROBE = `
 const { workerData, parentPort } = require('node:worker_threads');
 const { url, up } = workerData;
 (async () => {
   const latencies = [];
-  // Not recorded: a thread's first fetch loads and sets up its HTTP client (60-80 ms), which is the prober's cost,
-  // not Keel's (it was the one probe over 100 ms in earlier runs).
+  // Not recorded: a thread's first fetch loads and sets up its HTTP client (60-80 ms), which is the
+  // prober's cost, not Keel's (it was the one probe over 100 ms in earlier runs).
   await fetch(url).catch(() => {});
   while (Atomics.load(up, 1) === 0) {
     if (Atomics.load(up, 0) === 1) {
@@ -47,7 +51,10 @@ const ENV = { KEEL_AGENT_MEMORY_MB: '64', KEEL_AGENT_ISOLATES: '2' };
 interface Deployment {
   /** The process serving the API (probed by /healthz). */
   api(): KeelProcess;
-  /** kill -9 the process that runs agents (and is not the only API, on Postgres), then start it again. */
+  /**
+   * kill -9 the process that runs agents (and is not the only API, on Postgres), then start it
+   * again.
+   */
   crashAndRestart(): Promise<void>;
   /** Whether the API is expected to answer right now (false while `keel dev` itself is down). */
   apiUp(): boolean;
@@ -68,9 +75,9 @@ async function scenario(deployment: Deployment, ledger: string): Promise<string>
     healthy.push(...batch.map((r) => r.body.id as string));
   }
 
-  // From here on, while the bad runs misbehave beside the healthy ones: /healthz every 25 ms, from a thread of its
-  // own (this thread is busy polling; its delays must not count as Keel's). Nothing is recorded while the API
-  // process is down on purpose.
+  // From here on, while the bad runs misbehave beside the healthy ones: /healthz every 25 ms, from
+  // a thread of its own (this thread is busy polling; its delays must not count as Keel's). Nothing
+  // is recorded while the API process is down on purpose.
   const up = new Int32Array(new SharedArrayBuffer(8));
   const probe = new Worker(PROBE, { eval: true, workerData: { url: `${deployment.api().url}/healthz`, up } });
   const latencies = new Promise<number[]>((resolve) => probe.once('message', resolve));
@@ -116,7 +123,8 @@ async function scenario(deployment: Deployment, ledger: string): Promise<string>
   for (const [id, agent] of bad) {
     const run = finished.get(id);
     assert.equal(run.status, 'failed', `${agent}: ${JSON.stringify(run)}`);
-    // Killed while it was running, a bad run can also come back as poison after 3 lost leases; otherwise its own code.
+    // Killed while it was running, a bad run can also come back as poison after 3 lost leases;
+    // otherwise its own code.
     assert.ok([BAD[agent], 'poison_run'].includes(run.error.code), `${agent} failed with ${run.error.code}: ${run.error.message}`);
     const ran = ledgerLines.filter((l) => l === `${agent} ${id}`).length;
     assert.ok(ran >= 1 && ran <= 3, `${agent}'s code ran ${ran} times; never more than the poison threshold`);
@@ -129,8 +137,9 @@ async function scenario(deployment: Deployment, ledger: string): Promise<string>
   const worst = probes.at(-1)!;
   const summary = `/healthz p50 ${at(0.5).toFixed(2)} ms, p95 ${at(0.95).toFixed(1)} ms, p99 ${at(0.99).toFixed(1)} ms, worst ${worst.toFixed(1)} ms over ${probes.length} probes; bad runs: ${
     [...bad].map(([id, agent]) => `${agent} ${finished.get(id).error.code} ×${ledgerLines.filter((l) => l === `${agent} ${id}`).length}`).join(', ')}`;
-  // Agent code on the API's thread would hold /healthz for the spinner's whole life (forever, without a watchdog).
-  // Here every answer stays within the bound, through the bad runs, the kill -9 and the 200 runs' restart.
+  // Agent code on the API's thread would hold /healthz for the spinner's whole life (forever,
+  // without a watchdog). Here every answer stays within the bound, through the bad runs, the
+  // kill -9 and the 200 runs' restart.
   assert.ok(worst < HEALTHZ_BOUND_MS, summary);
   return summary;
 }

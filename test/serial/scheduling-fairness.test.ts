@@ -1,11 +1,13 @@
-// Tenant fairness over HTTP with real Keel processes: tenant A floods the queue with 3,000 batch runs, then
-// tenant B (same weight) submits 30 interactive runs; B's p95 latency must stay within 2× of B running alone
-// (measured in the same test, on the same processes), and A must keep finishing runs meanwhile. On SQLite (`keel dev`)
-// and on Postgres with two processes claiming (`keel server` + `keel worker`).
+// Tenant fairness over HTTP with real Keel processes: tenant A floods the queue with 3,000 batch
+// runs, then tenant B (same weight) submits 30 interactive runs; B's p95 latency must stay within
+// 2× of B running alone (measured in the same test, on the same processes), and A must keep
+// finishing runs meanwhile. On SQLite (`keel dev`) and on Postgres with two processes claiming
+// (`keel server` + `keel worker`).
 //
-// Each run is one call to a mock model with a latency of 100 to 300 ms (by input); a process holds at most ACTIVE_RUNS runs, so workers are
-// the scarce resource and the claim order decides who waits. B submits its runs one request after another, as an
-// interactive client does. Latency is the server's own: a run's endedAt minus its createdAt.
+// Each run is one call to a mock model with a latency of 100 to 300 ms (by input); a process holds
+// at most ACTIVE_RUNS runs, so workers are the scarce resource and the claim order decides who
+// waits. B submits its runs one request after another, as an interactive client does. Latency is
+// the server's own: a run's endedAt minus its createdAt.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -35,7 +37,10 @@ async function submitInTurn(api: ApiClient, n: number, priority: 'interactive' |
   return ids;
 }
 
-/** GET with one retry on a connection error (a keep-alive socket the server closed as the client reused it). */
+/**
+ * GET with one retry on a connection error (a keep-alive socket the server closed as the client
+ * reused it).
+ */
 async function get(api: ApiClient, path: string): Promise<any> {
   try {
     return (await api.request('GET', path)).body;
@@ -45,7 +50,10 @@ async function get(api: ApiClient, path: string): Promise<any> {
   }
 }
 
-/** Waits until every run ended and returns each one's latency (endedAt − createdAt, ms), all of them succeeded. */
+/**
+ * Waits until every run ended and returns each one's latency (endedAt − createdAt, ms), all of them
+ * succeeded.
+ */
 async function latencies(api: ApiClient, ids: string[]): Promise<number[]> {
   const out: number[] = [];
   for (const id of ids) {
@@ -76,7 +84,8 @@ async function succeededCount(api: ApiClient): Promise<number> {
 async function floodAndMeasure(t: TestContext, url: string): Promise<void> {
   const a = await createTenant(url, ADMIN_KEY, 'flood');
   const b = await createTenant(url, ADMIN_KEY, 'interactive');
-  // Warm-up (code paths compiled, connections open), so that "alone" measures B alone, not a cold process.
+  // Warm-up (code paths compiled, connections open), so that "alone" measures B alone, not a cold
+  // process.
   await latencies(b, await submitInTurn(b, B_RUNS, 'interactive', 0));
   const alone = p95(await latencies(b, await submitInTurn(b, B_RUNS, 'interactive', B_RUNS)));
 

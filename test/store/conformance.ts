@@ -1,6 +1,7 @@
-// The store conformance suite: every Store implementation must pass it unchanged. It exercises the contract the
-// engine relies on — claims and leases, fencing of stale commits, idempotent creation under races, gapless event
-// sequences under concurrent appends, input/cancel races with parking, cursor pagination — through the interface only.
+// The store conformance suite: every Store implementation must pass it unchanged. It exercises the
+// contract the engine relies on — claims and leases, fencing of stale commits, idempotent creation
+// under races, gapless event sequences under concurrent appends, input/cancel races with parking,
+// cursor pagination — through the interface only.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { KeelError } from '../../src/domain/keel-error.ts';

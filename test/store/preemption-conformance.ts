@@ -1,6 +1,7 @@
-// Store conformance for preemption, run on every store: the starved-interactive query that claim loops ask
-// before preempting (what counts as starved, what does not), and the commit that yields a preempted run back to the
-// queue (counted, stamped, journal kept, the next claim measurable as its requeue delay).
+// Store conformance for preemption, run on every store: the starved-interactive query that claim
+// loops ask before preempting (what counts as starved, what does not), and the commit that yields a
+// preempted run back to the queue (counted, stamped, journal kept, the next claim measurable as its
+// requeue delay).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { requeueDelayMs } from '../../src/scheduling/preemption.ts';
@@ -68,7 +69,8 @@ export function preemptionStoreConformance(factory: StoreFactory): void {
       assert.equal(again.preemptions, 1);
       const delay = requeueDelayMs(again);
       assert.ok(delay !== null && delay >= 0 && delay < 60_000, `the claim after the preemption measures the requeue delay (${delay})`);
-      // A later claim (the lease given back without preemption) is not a requeue after a preemption.
+      // A later claim (the lease given back without preemption) is not a requeue after a
+      // preemption.
       await store.releaseLeases('w2', [run.id]);
       const [third] = await claim(store, 1, 'w3');
       assert.equal(third?.id, run.id);

@@ -1,7 +1,8 @@
-// Conformance of the schedule store area: every backend must pass it unchanged (test/store-conformance.test.ts runs
-// it next to the run store's suite). It pins the contract the scheduler relies on: claims with fencing tokens, a pass
-// committed atomically (fire + run + cancels + notifications, or nothing), one fire per (schedule, logical time),
-// guarded fire transitions, requested fires, and the notification outbox.
+// Conformance of the schedule store area: every backend must pass it unchanged
+// (test/store-conformance.test.ts runs it next to the run store's suite). It pins the contract the
+// scheduler relies on: claims with fencing tokens, a pass committed atomically (fire + run +
+// cancels + notifications, or nothing), one fire per (schedule, logical time), guarded fire
+// transitions, requested fires, and the notification outbox.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { KeelError } from '../../src/domain/keel-error.ts';
@@ -75,7 +76,8 @@ export function scheduleStoreConformance(factory: StoreFactory): void {
       const [b] = await schedules.claimSchedules('b', T0 + 60_000 + 30_000, 30_000, 10);
       assert.equal(b?.schedule.id, due.id);
       assert.ok(b!.token > a!.token);
-      // A store owned by one process frees a dead predecessor's claims at start: b's claim survives only b itself.
+      // A store owned by one process frees a dead predecessor's claims at start: b's claim survives
+      // only b itself.
       assert.equal(await schedules.expireForeignClaims('b'), 0);
       assert.deepEqual(await schedules.claimSchedules('c', T0 + 90_001, 30_000, 10), []);
       assert.equal(await schedules.expireForeignClaims('c'), 1);
@@ -104,7 +106,8 @@ export function scheduleStoreConformance(factory: StoreFactory): void {
       assert.equal((await runs.getRun(run.id))?.status, 'queued');
       assert.equal((await schedules.getSchedule(s.id))?.nextFireAt, T0 + 120_000);
 
-      // The same logical time again, under a valid claim: the fire's primary key refuses it, and its run with it.
+      // The same logical time again, under a valid claim: the fire's primary key refuses it, and
+      // its run with it.
       const [c] = await schedules.claimSchedules('c', T0 + 200_000, 1_000, 10);
       const dupRun = newRun(tenantId);
       await assert.rejects(schedules.commitSchedule(startCommit('c', c!.token, s.id, dupRun, T0 + 60_000), T0 + 200_000));

@@ -1,6 +1,7 @@
-// Store conformance for tenants' quotas and fair claiming, run on every store: quota records, admission of
-// queued runs under races, claims shared by weight and not by queue length, concurrency caps, and the weighted share
-// over 1,000-dispatch windows with random arrivals driven through the real claim statements.
+// Store conformance for tenants' quotas and fair claiming, run on every store: quota records,
+// admission of queued runs under races, claims shared by weight and not by queue length,
+// concurrency caps, and the weighted share over 1,000-dispatch windows with random arrivals driven
+// through the real claim statements.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
@@ -183,7 +184,8 @@ export function tenantStoreConformance(factory: StoreFactory): void {
           async (weights, arrivals, batches) => withStore(factory, async (store) => {
             const tenants = await Promise.all(weights.map((weight, i) => store.createTenant(`t${i}`, `k${i}`, { weight })));
             const queued = new Map(tenants.map((t) => [t.id, 0]));
-            // The first tenant floods; the others trickle in at random; everyone gets a backlog that outlasts the windows.
+            // The first tenant floods; the others trickle in at random; everyone gets a backlog
+            // that outlasts the windows.
             const enqueue = async (tenantId: string, n: number) => {
               await createMany(store, tenantId, n);
               queued.set(tenantId, queued.get(tenantId)! + n);

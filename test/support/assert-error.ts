@@ -1,4 +1,5 @@
-// Asserts an API error response: the status, the stable error code, and that the registry agrees on the status.
+// Asserts an API error response: the status, the stable error code, and that the registry agrees on
+// the status.
 import assert from 'node:assert/strict';
 import { ERROR_CODES } from '../../src/domain/error-codes.ts';
 

@@ -1,6 +1,7 @@
-// Test harness for the dashboard: Debian's Chromium (apt-get install chromium) driven headless by playwright-core,
-// with a fresh profile per launch and Chromium's background networking off (it would otherwise call home on a closed
-// network). Under CI=true a missing Chromium fails the test; elsewhere the browser tests are skipped with a reason.
+// Test harness for the dashboard: Debian's Chromium (apt-get install chromium) driven headless by
+// playwright-core, with a fresh profile per launch and Chromium's background networking off (it
+// would otherwise call home on a closed network). Under CI=true a missing Chromium fails the test;
+// elsewhere the browser tests are skipped with a reason.
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,7 +18,10 @@ const CHROMIUM_ARGS = [
   '--disable-component-update', '--disable-sync', '--disable-default-apps', '--disable-extensions', '--mute-audio',
 ];
 
-/** Why the browser tests cannot run here, or undefined when they can. Throws under CI, where skipping would hide it. */
+/**
+ * Why the browser tests cannot run here, or undefined when they can. Throws under CI, where
+ * skipping would hide it.
+ */
 export function browserUnavailable(): string | undefined {
   const problems: string[] = [];
   if (!existsSync(CHROMIUM_PATH)) problems.push(`Chromium not found at ${CHROMIUM_PATH} (apt-get install -y chromium)`);

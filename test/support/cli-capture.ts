@@ -1,4 +1,5 @@
-// Runs a `keel …` subcommand in-process with captured stdout/stderr, for CLI tests: its exit code and what it printed.
+// Runs a `keel …` subcommand in-process with captured stdout/stderr, for CLI tests: its exit code
+// and what it printed.
 import { PassThrough } from 'node:stream';
 
 type Command = (argv: string[], io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream; env: Record<string, string | undefined> }) => Promise<number>;

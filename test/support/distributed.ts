@@ -1,5 +1,6 @@
-// Shared pieces of the distributed failure tests: polling with a deadline, a JSON client for a `keel server`, bulk
-// submission, the execution ledger written by test/fixtures/distributed-agents.ts, and the cluster's Postgres state.
+// Shared pieces of the distributed failure tests: polling with a deadline, a JSON client for a
+// `keel server`, bulk submission, the execution ledger written by
+// test/fixtures/distributed-agents.ts, and the cluster's Postgres state.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +10,10 @@ import type { KeelRoleProcess } from './keel-process.ts';
 
 export const TERMINAL_STATUSES: readonly string[] = ['succeeded', 'failed', 'cancelled'];
 
-/** Polls `fn` until it returns a value other than undefined; throws after `timeoutMs` with `what` (and `detail()`). */
+/**
+ * Polls `fn` until it returns a value other than undefined; throws after `timeoutMs` with `what`
+ * (and `detail()`).
+ */
 export async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number, detail?: () => string): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -44,7 +48,10 @@ export function apiClient(url: string, key: string): ApiClient {
   };
 }
 
-/** Creates a tenant (weight 1) through the admin API of the Keel at `url`; returns a client with its API key. */
+/**
+ * Creates a tenant (weight 1) through the admin API of the Keel at `url`; returns a client with its
+ * API key.
+ */
 export async function createTenant(url: string, adminKey: string, name: string): Promise<ApiClient> {
   const res = await fetch(`${url}/v1/admin/tenants`, {
     method: 'POST', headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ name, weight: 1 }),
@@ -54,7 +61,10 @@ export async function createTenant(url: string, adminKey: string, name: string):
   return apiClient(url, body.apiKey);
 }
 
-/** Submits `inputs` as runs of `agent`, `parallel` requests at a time; returns the run ids in input order. */
+/**
+ * Submits `inputs` as runs of `agent`, `parallel` requests at a time; returns the run ids in input
+ * order.
+ */
 export async function submitAll(api: ApiClient, agent: string, inputs: unknown[], parallel = 20, fields: Record<string, unknown> = {}): Promise<string[]> {
   const ids: string[] = new Array(inputs.length);
   let next = 0;
@@ -104,7 +114,10 @@ export async function committedSteps(db: FreshDatabase): Promise<Set<string>> {
   return new Set(rows.map((r) => `${r.run_id} ${r.name}`));
 }
 
-/** Waits until no session of the process named `name` (its PGAPPNAME) is connected: nothing it sent can still commit. */
+/**
+ * Waits until no session of the process named `name` (its PGAPPNAME) is connected: nothing it sent
+ * can still commit.
+ */
 export async function untilSessionsGone(db: FreshDatabase, name: string, timeoutMs = 10_000): Promise<void> {
   await until(`the Postgres sessions of ${name} to end`, async () => {
     const [row] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND application_name = $2', [db.name, name]);
@@ -126,7 +139,10 @@ export interface DistributedScene {
   processes: KeelRoleProcess[];
 }
 
-/** A fresh database and directory for one distributed test, torn down (processes killed first) when it ends. */
+/**
+ * A fresh database and directory for one distributed test, torn down (processes killed first) when
+ * it ends.
+ */
 export async function distributedScene(t: TestContext, name: string): Promise<DistributedScene> {
   const dir = mkdtempSync(join(tmpdir(), `keel-${name}-`));
   const db = await createFreshDatabase();

@@ -1,6 +1,7 @@
-// A fake Anthropic Messages server for tests: POST /v1/messages answering in the real wire format, as JSON or as
-// SSE events (message_start, content_block_start/delta/stop with text_delta and input_json_delta, message_delta,
-// message_stop), with tool_use blocks, cache-read usage, error statuses with headers, hangs and broken bodies.
+// A fake Anthropic Messages server for tests: POST /v1/messages answering in the real wire format,
+// as JSON or as SSE events (message_start, content_block_start/delta/stop with text_delta and
+// input_json_delta, message_delta, message_stop), with tool_use blocks, cache-read usage, error
+// statuses with headers, hangs and broken bodies.
 import { estimate, pieces, startFakeProvider, type FakeBehaviour, type FakeProviderServer, type FakeServerOptions, type Protocol } from './fake-provider-core.ts';
 
 export type { FakeBehaviour, FakeProviderServer } from './fake-provider-core.ts';
@@ -56,8 +57,8 @@ const anthropicProtocol: Protocol = {
 };
 
 /**
- * Starts the fake on an ephemeral loopback port; `respond` decides each request's behaviour (default: echo the
- * last user text).
+ * Starts the fake on an ephemeral loopback port; `respond` decides each request's behaviour
+ * (default: echo the last user text).
  * @example
  * const fake = await startFakeAnthropic();
  * // base URL for the SDK: fake.url (the SDK appends /v1/messages)

@@ -1,6 +1,7 @@
-// A fake OpenAI-compatible Chat Completions server for tests: POST /v1/chat/completions answering in the real wire
-// format, as JSON or as SSE chunks (`data: {chunk}` … `data: [DONE]`, usage in a final chunk when asked), with tool
-// calls streamed as argument fragments, plus error statuses with headers (429 + Retry-After), hangs and broken bodies.
+// A fake OpenAI-compatible Chat Completions server for tests: POST /v1/chat/completions answering
+// in the real wire format, as JSON or as SSE chunks (`data: {chunk}` … `data: [DONE]`, usage in a
+// final chunk when asked), with tool calls streamed as argument fragments, plus error statuses with
+// headers (429 + Retry-After), hangs and broken bodies.
 import { estimate, pieces, startFakeProvider, type FakeBehaviour, type FakeProviderServer, type FakeServerOptions, type FakeReply, type Protocol } from './fake-provider-core.ts';
 
 export type { FakeBehaviour, FakeProviderServer } from './fake-provider-core.ts';
@@ -55,8 +56,8 @@ function usageOf(body: any, reply: FakeReply, text: string, toolCalls: object[])
 }
 
 /**
- * Starts the fake on an ephemeral loopback port; `respond` decides each request's behaviour (default: echo the
- * last user message).
+ * Starts the fake on an ephemeral loopback port; `respond` decides each request's behaviour
+ * (default: echo the last user message).
  * @example
  * const fake = await startFakeOpenAi();
  * fake.enqueue({ kind: 'status', status: 429, headers: { 'retry-after': '1' } });

@@ -1,6 +1,7 @@
-// Shared core of the fake model-provider servers: a real node:http server on loopback that records requests and
-// answers each one with a behaviour (a reply, an error status with headers, a hang, a malformed body) chosen by the
-// test, either queued one-shot or by a default function. The wire format itself lives in the per-protocol files.
+// Shared core of the fake model-provider servers: a real node:http server on loopback that records
+// requests and answers each one with a behaviour (a reply, an error status with headers, a hang, a
+// malformed body) chosen by the test, either queued one-shot or by a default function. The wire
+// format itself lives in the per-protocol files.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 
 export interface FakeReply {
@@ -15,7 +16,10 @@ export interface FakeReply {
   delayMs?: number;
   /** Split streamed text into pieces of this many characters (default 4). */
   chunkChars?: number;
-  /** Streamed replies only: cut the connection after this many text pieces (a provider dying mid-stream). */
+  /**
+   * Streamed replies only: cut the connection after this many text pieces (a provider dying
+   * mid-stream).
+   */
   dropAfterPieces?: number;
 }
 
@@ -55,8 +59,9 @@ export interface FakeProviderServer {
 
 export interface FakeServerOptions {
   /**
-   * Emulates a prompt cache: the server remembers every message prefix it served; a request's uncached tokens
-   * delay its first byte by this many ms per thousand tokens, and its cached tokens are reported in usage.
+   * Emulates a prompt cache: the server remembers every message prefix it served; a request's
+   * uncached tokens delay its first byte by this many ms per thousand tokens, and its cached tokens
+   * are reported in usage.
    */
   prefillMsPerKTok?: number;
 }

@@ -1,6 +1,7 @@
-// A fresh PostgreSQL database for one test: CREATE DATABASE keel_t_<random> through the admin connection
-// (TEST_DATABASE_URL), a small pool for the test's own reads, and drop() with WITH (FORCE), so connections left by
-// killed or paused Keel processes cannot keep the database alive or leak into the next test.
+// A fresh PostgreSQL database for one test: CREATE DATABASE keel_t_<random> through the admin
+// connection (TEST_DATABASE_URL), a small pool for the test's own reads, and drop() with WITH
+// (FORCE), so connections left by killed or paused Keel processes cannot keep the database alive or
+// leak into the next test.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { TEST_DATABASE_URL } from './postgres.ts';
@@ -30,7 +31,8 @@ export async function createFreshDatabase(): Promise<FreshDatabase> {
   const url = new URL(TEST_DATABASE_URL);
   url.pathname = `/${name}`;
   const pool = new pg.Pool({ connectionString: url.href, max: 3, connectionTimeoutMillis: 5_000 });
-  // An idle connection dropped by the server (a Postgres restart test) must not crash the test process.
+  // An idle connection dropped by the server (a Postgres restart test) must not crash the test
+  // process.
   pool.on('error', () => {});
   let dropped = false;
   return {

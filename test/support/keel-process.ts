@@ -1,25 +1,33 @@
-// Test harness for real processes: starts `keel dev` (on a free port and data dir) or `keel server` / `keel worker`
-// (against a Postgres database) from source as child processes, waits until they are up, and signals them for real
-// (SIGKILL, SIGSTOP/SIGCONT). Every test kills what it started in t.after.
+// Test harness for real processes: starts `keel dev` (on a free port and data dir) or `keel server`
+// / `keel worker` (against a Postgres database) from source as child processes, waits until they
+// are up, and signals them for real (SIGKILL, SIGSTOP/SIGCONT). Every test kills what it started in
+// t.after.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 const STARTUP_TIMEOUT_MS = 20_000;
-/** `keel server|worker` prints this once it has migrated, started its orchestrator and (server) is listening. */
+/**
+ * `keel server|worker` prints this once it has migrated, started its orchestrator and (server) is
+ * listening.
+ */
 const STARTED_LINE = /keel (server|worker): (\S+) .*\(worker (\S+), durability/;
 
-/** Ports tests hand to the processes they start: below Linux's ephemeral range (32768 and up by default). */
+/**
+ * Ports tests hand to the processes they start: below Linux's ephemeral range (32768 and up by
+ * default).
+ */
 const TEST_PORT_MIN = 20_000;
 const TEST_PORT_MAX = 32_000;
 const FREE_PORT_ATTEMPTS = 50;
 
 /**
- * A port that is free now, for a process a test starts (and may restart on the same port). It is picked at random
- * below the kernel's ephemeral range: a port the kernel gave out (`listen(0)`, or the local end of any outgoing
- * connection, which every Postgres client and fetch makes) could be taken again by another test's socket between
- * this check and the child's listen, and was (`port … is already in use` in a parallel run).
+ * A port that is free now, for a process a test starts (and may restart on the same port). It is
+ * picked at random below the kernel's ephemeral range: a port the kernel gave out (`listen(0)`, or
+ * the local end of any outgoing connection, which every Postgres client and fetch makes) could be
+ * taken again by another test's socket between this check and the child's listen, and was (`port …
+ * is already in use` in a parallel run).
  */
 export async function freePort(): Promise<number> {
   for (let attempt = 0; attempt < FREE_PORT_ATTEMPTS; attempt++) {
@@ -91,9 +99,9 @@ export async function startKeelProcess(options: { agents: string; dataDir: strin
 }
 
 /**
- * Starts `keel server` (API on a free port) or `keel worker` against `databaseUrl`. `name` becomes the processes'
- * Postgres application_name (PGAPPNAME), so a test can see in pg_stat_activity whether a killed process's sessions
- * are gone.
+ * Starts `keel server` (API on a free port) or `keel worker` against `databaseUrl`. `name` becomes
+ * the processes' Postgres application_name (PGAPPNAME), so a test can see in pg_stat_activity
+ * whether a killed process's sessions are gone.
  */
 export async function startKeelRole(options: {
   role: 'server' | 'worker'; agents: string; databaseUrl: string; name: string; apiKey?: string; env?: Record<string, string>;

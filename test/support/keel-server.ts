@@ -1,5 +1,6 @@
-// Test harness: a real Keel (SQLite file in a fresh temp dir, orchestrator, Fastify on an ephemeral port) in this
-// process, plus a small HTTP client. Tests talk to it over real HTTP; close() fails loudly if something is left open.
+// Test harness: a real Keel (SQLite file in a fresh temp dir, orchestrator, Fastify on an ephemeral
+// port) in this process, plus a small HTTP client. Tests talk to it over real HTTP; close() fails
+// loudly if something is left open.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,7 +24,10 @@ export interface TestKeel {
   app: FastifyInstance;
   /** JSON request with the tenant key (or `key`); returns status and parsed body. */
   request(method: string, path: string, body?: unknown, key?: string | null): Promise<{ status: number; body: any; headers: Headers }>;
-  /** Polls GET /v1/runs/:id until `predicate` holds or the deadline passes (then throws with the last state). */
+  /**
+   * Polls GET /v1/runs/:id until `predicate` holds or the deadline passes (then throws with the
+   * last state).
+   */
   waitForRun(id: string, predicate: (run: any) => boolean, timeoutMs?: number): Promise<any>;
   /** Stops the orchestrator and the API but keeps the data directory (to start again on it). */
   stop(): Promise<void>;

@@ -1,6 +1,7 @@
-// Stops and starts this machine's PostgreSQL cluster (Debian's pg_ctlcluster) for the restart test. Whatever
-// happens to the test, the cluster is started again: restore() is idempotent, and once stop() was called a last
-// synchronous attempt runs when the test process exits, since everything else on the machine shares this server.
+// Stops and starts this machine's PostgreSQL cluster (Debian's pg_ctlcluster) for the restart test.
+// Whatever happens to the test, the cluster is started again: restore() is idempotent, and once
+// stop() was called a last synchronous attempt runs when the test process exits, since everything
+// else on the machine shares this server.
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { promisify } from 'node:util';
@@ -16,7 +17,10 @@ export interface PostgresCluster {
   restore(): Promise<void>;
 }
 
-/** The local cluster `main` of the only (or first) installed version, or undefined when there is none here. */
+/**
+ * The local cluster `main` of the only (or first) installed version, or undefined when there is
+ * none here.
+ */
 export function localCluster(): PostgresCluster | undefined {
   if (!existsSync(CONFIG_DIR)) return undefined;
   const version = readdirSync(CONFIG_DIR).sort()[0];

@@ -1,4 +1,5 @@
-// Where tests find PostgreSQL, and whether it is there. Under CI=true a missing Postgres is an error, not a skip.
+// Where tests find PostgreSQL, and whether it is there. Under CI=true a missing Postgres is an
+// error, not a skip.
 import pg from 'pg';
 
 export const TEST_DATABASE_URL = process.env.KEEL_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

@@ -1,5 +1,6 @@
-// Shared setup for sandbox tests: a temporary sandbox root and artifact directory per test file, and the
-// "is this tier usable here" check that turns a missing tier into a skip with its reason (never a silent pass).
+// Shared setup for sandbox tests: a temporary sandbox root and artifact directory per test file,
+// and the "is this tier usable here" check that turns a missing tier into a skip with its reason
+// (never a silent pass).
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,6 +1,7 @@
-// Test harness for schedules: a real Keel (SQLite file or a fresh Postgres database, orchestrator, Fastify on an
-// ephemeral port) with the schedules plane on a ManualClock. The scheduler's loop is not started: tests move the clock
-// and call tick(), so no test sleeps for scheduled time. Talks HTTP like test/support/keel-server.ts.
+// Test harness for schedules: a real Keel (SQLite file or a fresh Postgres database, orchestrator,
+// Fastify on an ephemeral port) with the schedules plane on a ManualClock. The scheduler's loop is
+// not started: tests move the clock and call tick(), so no test sleeps for scheduled time. Talks
+// HTTP like test/support/keel-server.ts.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,11 +1,14 @@
-// The fairness measure, shared by the scheduler's property tests: over every window of `window` consecutive
-// dispatches, the share each continuously backlogged tenant got (among those backlogged throughout the window) against
-// its weight share. Returns the worst relative error.
+// The fairness measure, shared by the scheduler's property tests: over every window of `window`
+// consecutive dispatches, the share each continuously backlogged tenant got (among those backlogged
+// throughout the window) against its weight share. Returns the worst relative error.
 
 export interface DispatchLog {
   /** Tenant served by each dispatch, in order. */
   dispatches: string[];
-  /** For each dispatch, the tenants that still had demand beyond their service (queued before and after its claim). */
+  /**
+   * For each dispatch, the tenants that still had demand beyond their service (queued before and
+   * after its claim).
+   */
   backlogged: Array<ReadonlySet<string>>;
 }
 

@@ -1,5 +1,6 @@
-// Test helper: follows a run's SSE stream over real HTTP and collects every event (durable ones with `id:`,
-// ephemeral ones without) until the stream ends. Parsing by hand: the format is a few lines and tests check it.
+// Test helper: follows a run's SSE stream over real HTTP and collects every event (durable ones
+// with `id:`, ephemeral ones without) until the stream ends. Parsing by hand: the format is a few
+// lines and tests check it.
 export interface SseEvent {
   id: string | undefined;
   event: string;

@@ -1,5 +1,5 @@
-// Test support for the telemetry tests: reads a running Keel's /metrics as samples, checks the text with
-// Prometheus's own `promtool check metrics`, and a small JSON client with a polling helper.
+// Test support for the telemetry tests: reads a running Keel's /metrics as samples, checks the text
+// with Prometheus's own `promtool check metrics`, and a small JSON client with a polling helper.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 
@@ -10,8 +10,9 @@ export interface Sample {
 }
 
 /**
- * Parses the Prometheus text format's sample lines. Hand-written (20 lines) rather than a dependency: the tests need
- * only name, labels and value, and promtool, not this parser, is what checks the format.
+ * Parses the Prometheus text format's sample lines. Hand-written (20 lines) rather than a
+ * dependency: the tests need only name, labels and value, and promtool, not this parser, is what
+ * checks the format.
  */
 export function parseSamples(text: string): Sample[] {
   const samples: Sample[] = [];
@@ -35,7 +36,9 @@ export function has(samples: Sample[], name: string, where: Record<string, strin
   return samples.some((s) => s.name === name && Object.entries(where).every(([k, v]) => s.labels[k] === v));
 }
 
-/** Runs `promtool check metrics` on the exposition text; fails the test with promtool's findings. */
+/**
+ * Runs `promtool check metrics` on the exposition text; fails the test with promtool's findings.
+ */
 export function assertPromtoolAccepts(text: string): void {
   const result = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
   assert.equal(result.error, undefined, `promtool could not run (apt-get install -y prometheus): ${String(result.error)}`);

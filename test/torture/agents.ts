@@ -1,6 +1,7 @@
-// Agents and tools for the crash-torture test. Every tool body appends to a ledger file outside Keel
-// (KEEL_TEST_LEDGER) before it returns, so the test can prove from outside what really ran, however Keel died.
-// The mix covers each effect class, parallel tool calls, a durable timer, tool retries and a saga.
+// Agents and tools for the crash-torture test. Every tool body appends to a ledger file outside
+// Keel (KEEL_TEST_LEDGER) before it returns, so the test can prove from outside what really ran,
+// however Keel died. The mix covers each effect class, parallel tool calls, a durable timer, tool
+// retries and a saga.
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { defineAgent, defineTool } from '../../src/index.ts';

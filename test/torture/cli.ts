@@ -1,6 +1,7 @@
-// `npm run torture -- [--trials N] [--seed S] [--store sqlite|postgres] [--concurrency C]`: the crash-torture test
-// at any length. Trial i uses seed S+i; `--seed <seed of a failing trial> --trials 1` reproduces that trial.
-// Postgres trials each use a fresh database on KEEL_TEST_DATABASE_URL's server, dropped after the trial.
+// `npm run torture -- [--trials N] [--seed S] [--store sqlite|postgres] [--concurrency C]`: the
+// crash-torture test at any length. Trial i uses seed S+i; `--seed <seed of a failing trial>
+// --trials 1` reproduces that trial. Postgres trials each use a fresh database on
+// KEEL_TEST_DATABASE_URL's server, dropped after the trial.
 import { parseArgs } from 'node:util';
 import { runTrials, summarize, type TrialOptions } from './harness.ts';
 

@@ -1,9 +1,10 @@
-// The crash-torture harness: one seeded trial starts Keel as a real process with one crash point armed, submits a
-// mix of runs whose tools append to a ledger outside Keel, lets the process SIGKILL itself at that point, restarts it,
-// settles every parked `unknown` execution from the ledger's truth (as an operator would), and checks invariants:
-// no run lost; no read/idempotent effect committed twice; no side effect executed twice (the ledger proves it);
-// every uncertain outcome unknown or reconciled; event sequences gapless; journal and run state consistent.
-// A trial is a pure function of its seed: the seed of a failing trial reproduces it.
+// The crash-torture harness: one seeded trial starts Keel as a real process with one crash point
+// armed, submits a mix of runs whose tools append to a ledger outside Keel, lets the process
+// SIGKILL itself at that point, restarts it, settles every parked `unknown` execution from the
+// ledger's truth (as an operator would), and checks invariants: no run lost; no read/idempotent
+// effect committed twice; no side effect executed twice (the ledger proves it); every uncertain
+// outcome unknown or reconciled; event sequences gapless; journal and run state consistent. A trial
+// is a pure function of its seed: the seed of a failing trial reproduces it.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -20,7 +21,10 @@ const POINTS = Object.keys(CRASH_POINTS) as CrashPoint[];
 
 export interface TrialOptions {
   seed: number;
-  /** SQLite (`keel dev`), or Postgres (`keel server`) on a database of the trial's own (trials may run side by side). */
+  /**
+   * SQLite (`keel dev`), or Postgres (`keel server`) on a database of the trial's own (trials may
+   * run side by side).
+   */
   store: { kind: 'sqlite' } | { kind: 'postgres' };
 }
 
@@ -64,16 +68,17 @@ function plan(seed: number): { crashAt: string; runs: Planned[] } {
       ? { key: `s${seed}-${i}`, agent: 'torture-saga', input: { n: i } }
       : { key: `t${seed}-${i}`, agent: 'torture', input: { n: i, sleep: random() < 0.5 } });
   }
-  // Hits per run differ by point; a hit count past the last hit means the trial runs without a crash (also checked).
+  // Hits per run differ by point; a hit count past the last hit means the trial runs without a
+  // crash (also checked).
   const perRun = point === 'commit.in-transaction' ? 4 : 8;
   const hit = 1 + Math.floor(random() * perRun * count);
   return { crashAt: `${point}:${hit}`, runs };
 }
 
 /**
- * One request on a connection of its own (no keep-alive pool): a pooled socket that the server closes just as the
- * client reuses it fails the request ("fetch failed") although Keel is fine, which would read as a broken trial.
- * A GET is also retried once on a connection error.
+ * One request on a connection of its own (no keep-alive pool): a pooled socket that the server
+ * closes just as the client reuses it fails the request ("fetch failed") although Keel is fine,
+ * which would read as a broken trial. A GET is also retried once on a connection error.
  */
 async function api(url: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
   if (method === 'GET') {
@@ -111,22 +116,29 @@ function request(url: string, method: string, path: string, body?: unknown): Pro
   });
 }
 
-/** Each start gets a port of its own: a port freed by a kill may be taken at once by a trial running beside this one. */
+/**
+ * Each start gets a port of its own: a port freed by a kill may be taken at once by a trial running
+ * beside this one.
+ */
 async function start(options: TrialOptions, dir: string, env: Record<string, string>, databaseUrl: string | undefined): Promise<KeelProcess> {
   const port = await freePort();
-  // One agent isolate per process: trials start Keel hundreds of times, and isolates load the agents module each.
+  // One agent isolate per process: trials start Keel hundreds of times, and isolates load the
+  // agents module each.
   const common = { KEEL_TEST_LEDGER: join(dir, 'ledger.txt'), KEEL_LOG_LEVEL: 'error', KEEL_AGENT_ISOLATES: '1', ...env };
   if (options.store.kind === 'sqlite') {
     return startKeelProcess({ agents: TORTURE_AGENTS, dataDir: join(dir, 'data'), port, apiKey: KEY, env: common });
   }
-  // On a shared store a restarted process waits for the dead one's leases to expire: keep them short.
+  // On a shared store a restarted process waits for the dead one's leases to expire: keep them
+  // short.
   return startKeelRole({
     role: 'server', agents: TORTURE_AGENTS, databaseUrl: databaseUrl!, name: `torture-${options.seed}`, apiKey: KEY,
     env: { ...common, KEEL_LEASE_TTL_MS: '1000' },
   });
 }
 
-/** Submits every planned run (idempotently: a key that made it before a crash returns the same run). */
+/**
+ * Submits every planned run (idempotently: a key that made it before a crash returns the same run).
+ */
 async function submit(url: string, runs: Planned[]): Promise<boolean> {
   for (const run of runs) {
     if (run.id !== undefined) continue;
@@ -152,7 +164,10 @@ function ledger(dir: string): string[] {
 
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
 
-/** Drives runs to the end: parked unknown executions are resolved from the ledger, like an operator with the facts. */
+/**
+ * Drives runs to the end: parked unknown executions are resolved from the ledger, like an operator
+ * with the facts.
+ */
 async function settle(url: string, runs: Planned[], dir: string): Promise<{ finals: Map<string, any>; resolved: number }> {
   const finals = new Map<string, any>();
   let resolved = 0;
@@ -206,7 +221,8 @@ async function check(url: string, run: Planned, final: any, lines: string[]): Pr
   }
   // Journal and run state agree: a settled run has no effect left running, unknown or waiting.
   for (const s of steps) if (!['succeeded', 'failed'].includes(s.status)) v.push(`${where}: position ${s.seq} left ${s.status}`);
-  // Side effects: each execution at most once in the ledger, and exactly once if the journal says it succeeded.
+  // Side effects: each execution at most once in the ledger, and exactly once if the journal says
+  // it succeeded.
   for (const s of steps.filter((s) => s.effectClass === 'side-effect' && s.kind === 'tool')) {
     const n = lines.filter((l) => l === `se ${s.executionId}`).length;
     if (n > 1) v.push(`${where}: side effect ${s.executionId} ran ${n} times`);
@@ -217,7 +233,8 @@ async function check(url: string, run: Planned, final: any, lines: string[]): Pr
     if (!lines.includes(`se ${target}`)) v.push(`${where}: compensated ${target}, which never ran`);
     if (!lines.includes(`undo ${target}`)) v.push(`${where}: compensation of ${target} committed but never ran`);
   }
-  // No effect committed twice: at most one completion (or reconciliation, or resolution) per position.
+  // No effect committed twice: at most one completion (or reconciliation, or resolution) per
+  // position.
   const settledAt = new Map<number, number>();
   for (const e of events) {
     const settles = e.type === 'effect.completed' || (e.type === 'effect.reconciled' && e.data.verdict === 'found') ||
@@ -281,7 +298,8 @@ export async function runTrial(options: TrialOptions): Promise<TrialReport> {
     try {
       keel = await start(options, dir, { KEEL_TEST_CRASH_AT: crashAt }, database?.url);
     } catch (error) {
-      // The armed point can be reached while the process starts (its own writes commit too): a crash like any other.
+      // The armed point can be reached while the process starts (its own writes commit too): a
+      // crash like any other.
       if (!String(error).includes('exited with SIGKILL')) throw error;
       crashed = true;
     }
@@ -292,8 +310,9 @@ export async function runTrial(options: TrialOptions): Promise<TrialReport> {
         const done = settle(keel.url, runs, dir).then(() => 'settled' as const, () => 'died' as const);
         crashed = (await Promise.race([exited.then(() => 'died' as const), done])) === 'died';
       } else crashed = true;
-      // Crashed: wait for the process to be gone. A request can also fail while the process lives (a connection
-      // refused under load): then it is killed from outside, which is a crash at an arbitrary point, never a hang.
+      // Crashed: wait for the process to be gone. A request can also fail while the process lives
+      // (a connection refused under load): then it is killed from outside, which is a crash at an
+      // arbitrary point, never a hang.
       if (crashed) await Promise.race([exited, new Promise((r) => setTimeout(r, 5_000))]);
       await keel.kill('SIGKILL');
     }

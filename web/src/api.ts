@@ -1,9 +1,12 @@
-// The dashboard's HTTP client: every call carries the API key (kept in sessionStorage, so it dies with the tab) as
-// a bearer token; a 401 signs the user out. Types mirror the /v1 wire schemas in src/api/schemas.ts.
+// The dashboard's HTTP client: every call carries the API key (kept in sessionStorage, so it dies
+// with the tab) as a bearer token; a 401 signs the user out. Types mirror the /v1 wire schemas in
+// src/api/schemas.ts.
 const KEY_STORAGE = 'keel.apiKey';
 const ROLE_STORAGE = 'keel.role';
 
-/** A tenant key sees its runs; the admin key (KEEL_ADMIN_KEY) sees every tenant's usage and no runs. */
+/**
+ * A tenant key sees its runs; the admin key (KEEL_ADMIN_KEY) sees every tenant's usage and no runs.
+ */
 export type Role = 'tenant' | 'admin';
 
 export type RunStatus = 'queued' | 'running' | 'waiting' | 'cancelling' | 'succeeded' | 'failed' | 'cancelled';

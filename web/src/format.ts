@@ -1,5 +1,5 @@
-// Display helpers: durations, relative times, money, short ids. Pure and locale-stable (en-US), so screenshots and
-// tests read the same everywhere.
+// Display helpers: durations, relative times, money, short ids. Pure and locale-stable (en-US), so
+// screenshots and tests read the same everywhere.
 
 export function formatDuration(ms: number | null | undefined): string {
   if (ms === null || ms === undefined || !Number.isFinite(ms)) return '—';
@@ -42,7 +42,10 @@ export function formatCount(n: number): string {
   return n.toLocaleString('en-US');
 }
 
-/** The distinctive tail of a time-ordered id (its head is the timestamp, the same for runs made together). */
+/**
+ * The distinctive tail of a time-ordered id (its head is the timestamp, the same for runs made
+ * together).
+ */
 export function shortId(id: string): string {
   const bare = id.replace(/^run_/, '').replaceAll('-', '');
   return bare.length > 12 ? bare.slice(-12) : bare;

@@ -1,4 +1,5 @@
-// Data hooks: a poller that refreshes while the tab is visible, and a ticking clock for live durations.
+// Data hooks: a poller that refreshes while the tab is visible, and a ticking clock for live
+// durations.
 import { useCallback, useEffect, useRef, useState } from 'react';
 
 export interface Polled<T> {
@@ -8,7 +9,10 @@ export interface Polled<T> {
   refresh: () => void;
 }
 
-/** Calls `load` now, then every `intervalMs` while the page is visible; a change of `key` starts over. */
+/**
+ * Calls `load` now, then every `intervalMs` while the page is visible; a change of `key` starts
+ * over.
+ */
 export function usePolling<T>(load: (signal: AbortSignal) => Promise<T>, intervalMs: number, key: string): Polled<T> {
   const [data, setData] = useState<T>();
   const [error, setError] = useState<Error>();

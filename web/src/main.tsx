@@ -1,4 +1,5 @@
-// Entry point: sign-in gate, the tenant context, and the routes (the server answers each with index.html).
+// Entry point: sign-in gate, the tenant context, and the routes (the server answers each with
+// index.html).
 import { StrictMode, Suspense, lazy, useEffect, useMemo, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { Navigate, RouterProvider, createBrowserRouter } from 'react-router';

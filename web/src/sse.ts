@@ -1,6 +1,7 @@
-// A run's event stream over fetch, not EventSource: EventSource cannot send the Authorization header, and putting
-// the API key in the URL would leak it into logs. The stream resumes after a dropped connection with
-// Last-Event-ID (the last sequence number seen), so no event is lost or repeated; it ends after the terminal event.
+// A run's event stream over fetch, not EventSource: EventSource cannot send the Authorization
+// header, and putting the API key in the URL would leak it into logs. The stream resumes after a
+// dropped connection with Last-Event-ID (the last sequence number seen), so no event is lost or
+// repeated; it ends after the terminal event.
 import { createParser } from 'eventsource-parser';
 import { authHeaders, signOut, type RunEvent } from './api.ts';
 
@@ -43,7 +44,8 @@ export async function streamRunEvents(runId: string, afterSeq: number, handlers:
         if (done) break;
         parser.feed(value);
       }
-      // The server closes the stream after the terminal event, or when it shuts down: then reconnect and resume.
+      // The server closes the stream after the terminal event, or when it shuts down: then
+      // reconnect and resume.
     } catch (error) {
       if (signal.aborted) return;
       void error;

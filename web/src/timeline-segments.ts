@@ -1,5 +1,6 @@
-// How an effect's journal timestamps become timeline bars: queued (dispatched, waiting for a model or tool slot),
-// executing, or waiting (input, timer, child run). Pure, DOM-free TypeScript, so Node tests it directly.
+// How an effect's journal timestamps become timeline bars: queued (dispatched, waiting for a model
+// or tool slot), executing, or waiting (input, timer, child run). Pure, DOM-free TypeScript, so
+// Node tests it directly.
 
 /** The journal fields the timeline needs (a subset of GET /v1/runs/:id/steps). */
 export interface TimedEffect {
@@ -24,8 +25,9 @@ const OPEN_STATUSES: ReadonlySet<string> = new Set(['running', 'waiting', 'unkno
 const ms = (iso: string | null): number | null => (iso === null ? null : Date.parse(iso));
 
 /**
- * Splits an effect into segments. A missing start (an effect that failed before it got a slot, or a step, which
- * never queues) makes the whole bar executing from when it was queued; an effect with no times at all has no bar.
+ * Splits an effect into segments. A missing start (an effect that failed before it got a slot, or a
+ * step, which never queues) makes the whole bar executing from when it was queued; an effect with
+ * no times at all has no bar.
  */
 export function segmentsOf(effect: TimedEffect, now: number): Segment[] {
   const queued = ms(effect.queuedAt);

@@ -1,5 +1,6 @@
-// A run kept live on screen: its record and journal, re-read (throttled) whenever its event stream delivers an
-// event, plus a slow safety poll while it has not ended. The stream is fetch-based SSE (see sse.ts).
+// A run kept live on screen: its record and journal, re-read (throttled) whenever its event stream
+// delivers an event, plus a slow safety poll while it has not ended. The stream is fetch-based SSE
+// (see sse.ts).
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { TERMINAL, runsApi, type ApiError, type Run, type RunEvent, type Step } from './api.ts';
 import { streamRunEvents } from './sse.ts';

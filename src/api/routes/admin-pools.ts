@@ -1,6 +1,7 @@
-// GET /v1/admin/pools: this process's effect pools (models, sandbox profiles, inline, declared) with their limit,
-// queue bound, holders, waiters and oldest wait, overall and per tenant. Operator-only (KEEL_ADMIN_KEY). Read-only:
-// limits change through the pools file, never through this route.
+// GET /v1/admin/pools: this process's effect pools (models, sandbox profiles, inline, declared)
+// with their limit, queue bound, holders, waiters and oldest wait, overall and per tenant.
+// Operator-only (KEEL_ADMIN_KEY). Read-only: limits change through the pools file, never through
+// this route.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';

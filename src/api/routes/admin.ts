@@ -14,7 +14,10 @@ import { tenantView } from '../views.ts';
 export interface AdminRoutesDeps {
   store: Store;
   adminKey: string | undefined;
-  /** This process's cache of tenants' model limits and budgets, invalidated by a PATCH (other processes: on its TTL). */
+  /**
+   * This process's cache of tenants' model limits and budgets, invalidated by a PATCH (other
+   * processes: on its TTL).
+   */
   tenantPolicy?: { invalidate(tenantId: string): void };
 }
 
@@ -61,8 +64,9 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminRoutesDeps)
 }
 
 /**
- * The store refuses a second tenant of a name through its unique index (the one race-free check); it reports that as
- * a validation error, so a refusal is classified here: the name exists now, hence 409 tenant_name_taken.
+ * The store refuses a second tenant of a name through its unique index (the one race-free check);
+ * it reports that as a validation error, so a refusal is classified here: the name exists now,
+ * hence 409 tenant_name_taken.
  */
 async function createTenant(store: Store, name: string, apiKeyHash: string, quotas: Partial<TenantQuotas>): Promise<TenantRecord> {
   try {

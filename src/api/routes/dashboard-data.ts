@@ -1,6 +1,7 @@
 // /v1/dashboard/*: the read-only JSON the dashboard's tenant, pools and nodes pages need and the runs API lacks.
-// Tenant-scoped like every /v1 route (the caller's API key); built from the store plus optional live sources from
-// other planes. A source that is not plugged in is answered as `available: false` with a reason, never faked.
+// Tenant-scoped like every /v1 route (the caller's API key); built from the store plus optional
+// live sources from other planes. A source that is not plugged in is answered as `available: false`
+// with a reason, never faked.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { AgentRegistry } from '../../engine/registry.ts';
@@ -12,7 +13,10 @@ import { NodesOverview, PoolsOverview, PoolsQuery, TenantOverview, TenantsOvervi
 import type { DashboardSources, TenantQuotaSnapshot } from '../dashboard-sources.ts';
 import { ErrorBody } from '../schemas.ts';
 
-/** Points per throughput chart: the bucket width is the window divided by this (at least THROUGHPUT_BUCKET_MIN_MS). */
+/**
+ * Points per throughput chart: the bucket width is the window divided by this (at least
+ * THROUGHPUT_BUCKET_MIN_MS).
+ */
 export const THROUGHPUT_POINTS = 60;
 export const THROUGHPUT_BUCKET_MIN_MS = 10_000;
 

@@ -1,6 +1,7 @@
-// The web dashboard at `/`: serves the single-page app built into dist/web (by `npm run build`), with a fallback to
-// its index.html for the app's own routes, plus the dashboard's JSON routes. The assets are public; every byte of
-// data comes from /v1 with the tenant's API key. Never serves anything outside dist/web, never loads from a CDN.
+// The web dashboard at `/`: serves the single-page app built into dist/web (by `npm run build`),
+// with a fallback to its index.html for the app's own routes, plus the dashboard's JSON routes. The
+// assets are public; every byte of data comes from /v1 with the tenant's API key. Never serves
+// anything outside dist/web, never loads from a CDN.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
@@ -8,7 +9,10 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { DashboardDataDeps } from './dashboard-data.ts';
 import { registerDashboardDataRoutes } from './dashboard-data.ts';
 
-/** Resolves to <package>/dist/web both from src/api/routes (running from source) and dist/api/routes (built). */
+/**
+ * Resolves to <package>/dist/web both from src/api/routes (running from source) and dist/api/routes
+ * (built).
+ */
 export const DASHBOARD_ASSETS_DIR = fileURLToPath(new URL('../../../dist/web/', import.meta.url));
 
 /** The app's client-side routes: a reload or a deep link on one of them gets index.html. */
@@ -27,7 +31,8 @@ export async function registerDashboard(app: FastifyInstance, options: Dashboard
   const root = options.assetsDir ?? DASHBOARD_ASSETS_DIR;
   const built = existsSync(`${root}/index.html`);
   if (built) {
-    // Hashed file names under /assets never change content: cache them for good; index.html is always revalidated.
+    // Hashed file names under /assets never change content: cache them for good; index.html is
+    // always revalidated.
     await app.register(fastifyStatic, {
       root, prefix: '/', index: false, wildcard: false, serveDotFiles: false, preCompressed: true,
       setHeaders: (reply, path) => void reply.header('cache-control', path.includes('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache'),

@@ -1,6 +1,7 @@
-// GET /v1/runs/:id/events: the run's events as Server-Sent Events (`id:` = the gapless event sequence number,
-// resumable with Last-Event-ID or ?after=N, closed after the terminal event), or as a JSON array with ?format=json.
-// SSE is written by hand on the raw response: it is a few lines, and resume semantics must be exactly ours.
+// GET /v1/runs/:id/events: the run's events as Server-Sent Events (`id:` = the gapless event
+// sequence number, resumable with Last-Event-ID or ?after=N, closed after the terminal event), or
+// as a JSON array with ?format=json. SSE is written by hand on the raw response: it is a few lines,
+// and resume semantics must be exactly ours.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -24,7 +25,9 @@ export interface EventRoutesDeps {
   tenantOf(request: unknown): TenantRecord;
   /** Resolves when the server shuts down, so open streams end. */
   closing: AbortSignal;
-  /** Ephemeral events (model.delta): written without an `id:`, so they never move the resume cursor. */
+  /**
+   * Ephemeral events (model.delta): written without an `id:`, so they never move the resume cursor.
+   */
   live?: LiveDeltas;
 }
 

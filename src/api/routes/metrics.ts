@@ -1,6 +1,8 @@
-// GET /metrics: the Prometheus exposition of this process. Behind the admin key (Authorization: Bearer
+// GET /metrics: the Prometheus exposition of this process. Behind the admin key (Authorization:
+// Bearer
 // <KEEL_ADMIN_KEY>), because its labels name every tenant and agent: a tenant's key must not read the others'
-// usage. Disabled (404 admin_disabled) without an admin key; KEEL_METRICS_PORT serves it on a separate bind instead.
+// usage. Disabled (404 admin_disabled) without an admin key; KEEL_METRICS_PORT serves it on a
+// separate bind instead.
 import type { FastifyInstance } from 'fastify';
 import { telemetry } from '../../telemetry/telemetry.ts';
 import { authorizeAdmin } from '../admin-auth.ts';

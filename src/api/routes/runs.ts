@@ -1,5 +1,6 @@
 // /v1/runs: submit, read, list, cancel, answer inputs, and the journal as a timeline.
-// Every handler scopes by the caller's tenant: another tenant's run is indistinguishable from a missing one (404).
+// Every handler scopes by the caller's tenant: another tenant's run is indistinguishable from a
+// missing one (404).
 import { createHash } from 'node:crypto';
 import stringify from 'safe-stable-stringify';
 import type { FastifyInstance } from 'fastify';
@@ -65,7 +66,8 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
   }, async (request) => {
     const tenant = deps.tenantOf(request);
     const run = await ownedRun(store, tenant, request.params.id);
-    // A queued run of a tenant at its concurrency cap is not claimed until one of its runs ends: say so.
+    // A queued run of a tenant at its concurrency cap is not claimed until one of its runs ends:
+    // say so.
     return view(run, await tenantAtCap(store, tenant, [run]));
   });
 

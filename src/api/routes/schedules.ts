@@ -1,7 +1,8 @@
 // /v1/schedules: create, read, edit, delete, pause, resume, trigger, backfill, and each schedule's history (its fires
 // and their events);
 // /v1/admin/tenants/:tenantId/webhook-allowlist: the origins a tenant's failure webhooks may call (operator only).
-// Every tenant route is scoped by the caller's tenant: another tenant's schedule is a 404 like a missing one.
+// Every tenant route is scoped by the caller's tenant: another tenant's schedule is a 404 like a
+// missing one.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -21,7 +22,10 @@ import { CURSOR_DESCRIPTION, decodeCursorOf, encodeCursor, isEpochMs, isSchedule
 
 export interface ScheduleRoutesDeps {
   schedules: ScheduleService;
-  /** For the tenant lookup of the allowlist routes: an unknown tenant is a 404, not an allowlist kept for nobody. */
+  /**
+   * For the tenant lookup of the allowlist routes: an unknown tenant is a 404, not an allowlist
+   * kept for nobody.
+   */
   store: Pick<Store, 'getTenant'>;
   adminKey: string | undefined;
   tenantOf(request: unknown): TenantRecord;

@@ -1,5 +1,6 @@
-// GET /v1/usage: the caller's tenant's model usage — runs, steps, input and output tokens and cost — summed from the
-// committed counters of its runs (durable, exact). It only reads, and only the caller's own tenant.
+// GET /v1/usage: the caller's tenant's model usage — runs, steps, input and output tokens and cost
+// — summed from the committed counters of its runs (durable, exact). It only reads, and only the
+// caller's own tenant.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';

@@ -1,6 +1,7 @@
-// Human formatting for `keel runs`: the list table, the single-run view, one line per event, the steps
-// timeline and the live status line. Pure string functions: no I/O, no clocks (callers pass `now`),
-// and never a throw on a field the server left out or shaped differently; `--json` output bypasses this file.
+// Human formatting for `keel runs`: the list table, the single-run view, one line per event, the
+// steps timeline and the live status line. Pure string functions: no I/O, no clocks (callers pass
+// `now`), and never a throw on a field the server left out or shaped differently; `--json` output
+// bypasses this file.
 import type { Run, RunEvent, Step } from './http-client.ts';
 
 const CELL_MAX_CHARS = 48;

@@ -1,9 +1,12 @@
-// The CLI's typed client of Keel's HTTP API: URL building, bearer auth, JSON bodies, and turning the API's
-// `{ error: { code, message, details? } }` bodies into thrown ApiErrors that carry status and code.
-// It never reads the environment, prints, exits or retries: callers decide what a failure means.
-// It speaks HTTP only and must never import the engine, the store or the API server's modules.
+// The CLI's typed client of Keel's HTTP API: URL building, bearer auth, JSON bodies, and turning
+// the API's `{ error: { code, message, details? } }` bodies into thrown ApiErrors that carry status
+// and code. It never reads the environment, prints, exits or retries: callers decide what a failure
+// means. It speaks HTTP only and must never import the engine, the store or the API server's
+// modules.
 
-/** A JSON request must answer within this; event streams are exempt (they live as long as the run). */
+/**
+ * A JSON request must answer within this; event streams are exempt (they live as long as the run).
+ */
 export const REQUEST_TIMEOUT_MS = 30_000;
 /** How much of an unreadable response body an error message quotes. */
 const BODY_SNIPPET_MAX_CHARS = 200;
@@ -79,7 +82,10 @@ export interface RunPage {
   nextCursor: string | null;
 }
 
-/** The API answered with a non-2xx status. `code` is the API's stable error code, or `http_<status>` if the body had none. */
+/**
+ * The API answered with a non-2xx status. `code` is the API's stable error code, or `http_<status>`
+ * if the body had none.
+ */
 export class ApiError extends Error {
   readonly status: number;
   readonly code: string;
@@ -121,7 +127,8 @@ export function isTransientError(error: unknown): boolean {
 
 function describeCause(cause: unknown): string {
   if (cause instanceof Error && cause.name === 'TimeoutError') return `no answer within ${REQUEST_TIMEOUT_MS} ms`;
-  // undici reports "fetch failed" and keeps the useful part (ECONNREFUSED, ENOTFOUND…) one level down.
+  // undici reports "fetch failed" and keeps the useful part (ECONNREFUSED, ENOTFOUND…) one level
+  // down.
   const inner = cause instanceof Error ? cause.cause : undefined;
   if (inner instanceof Error) {
     const code = (inner as { code?: unknown }).code;
@@ -205,7 +212,10 @@ export class KeelHttpClient {
     }
   }
 
-  /** Opens a streaming response (no overall timeout); a non-2xx answer is read and thrown as ApiError. */
+  /**
+   * Opens a streaming response (no overall timeout); a non-2xx answer is read and thrown as
+   * ApiError.
+   */
   async openStream(path: string, options: RequestOptions = {}): Promise<ReadableStream<Uint8Array>> {
     const response = await this.#send('GET', path, options);
     if (!response.ok) throw errorFromResponse(response.status, response.statusText, await response.text());

@@ -1,6 +1,6 @@
-// `keel runs …` against a small real HTTP server that speaks the documented API (routes, error bodies,
-// cursors, SSE with Last-Event-ID). Every test closes its server and then checks that no socket, server or
-// timer outlived it: a leaked handle fails the test.
+// `keel runs …` against a small real HTTP server that speaks the documented API (routes, error
+// bodies, cursors, SSE with Last-Event-ID). Every test closes its server and then checks that no
+// socket, server or timer outlived it: a leaked handle fails the test.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -64,7 +64,10 @@ async function readBody(req: http.IncomingMessage): Promise<unknown> {
   return text === '' ? undefined : JSON.parse(text);
 }
 
-/** A stand-in for Keel's API: records every request, checks the bearer key, hands the rest to `handler`. */
+/**
+ * A stand-in for Keel's API: records every request, checks the bearer key, hands the rest to
+ * `handler`.
+ */
 async function startApi(handler: Handler) {
   const baseline = countHandles();
   const requests: Recorded[] = [];
@@ -112,7 +115,10 @@ function captureIo(env: NodeJS.ProcessEnv, options: { tty?: boolean } = {}) {
     });
   const stdout = sink('stdout');
   const stderr = Object.assign(sink('stderr'), options.tty ? { isTTY: true, columns: 100 } : {});
-  /** Resolves once stdout matches: lets the server act only after the client has shown what it received. */
+  /**
+   * Resolves once stdout matches: lets the server act only after the client has shown what it
+   * received.
+   */
   const untilStdout = (pattern: RegExp): Promise<void> =>
     pattern.test(text.stdout) ? Promise.resolve() : new Promise((resolve) => waiters.push({ pattern, resolve }));
   return { io: { stdout, stderr, env }, text, untilStdout };

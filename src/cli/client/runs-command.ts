@@ -1,6 +1,7 @@
-// `keel runs …`: the CLI over Keel's runs API — submit, inspect, follow, answer and cancel runs. Flags, output and
-// exit codes are the CLI kit's (src/cli/kit/); Keel is reached only through KeelHttpClient. It never calls
-// process.exit or touches process.stdout: everything goes through `io`, and the exit code is returned.
+// `keel runs …`: the CLI over Keel's runs API — submit, inspect, follow, answer and cancel runs.
+// Flags, output and exit codes are the CLI kit's (src/cli/kit/); Keel is reached only through
+// KeelHttpClient. It never calls process.exit or touches process.stdout: everything goes through
+// `io`, and the exit code is returned.
 import { readFile } from 'node:fs/promises';
 import type { ParseArgsOptionsConfig } from 'node:util';
 import { expectPositionals, intFlag, jsonArgument, positiveNumberFlag } from '../kit/args.ts';
@@ -50,7 +51,10 @@ ${clientFlagsUsage()}
 exit codes: 0 success, 1 request failed or the run did not succeed, 2 usage error`;
 
 
-/** The in-place spinner line on a terminal: cleared before each event line is printed, redrawn after. */
+/**
+ * The in-place spinner line on a terminal: cleared before each event line is printed, redrawn
+ * after.
+ */
 class StatusLine {
   readonly #stream: NodeJS.WritableStream;
   readonly #runId: string;
@@ -92,7 +96,9 @@ class StatusLine {
   }
 }
 
-/** An SSE message as a run event: the data is the whole event; `id`/`event` fill in what it lacks. */
+/**
+ * An SSE message as a run event: the data is the whole event; `id`/`event` fill in what it lacks.
+ */
 function toRunEvent(message: SseMessage): RunEvent {
   let data: unknown;
   try {
@@ -108,7 +114,9 @@ function toRunEvent(message: SseMessage): RunEvent {
 
 interface FollowOptions {
   after: number | undefined;
-  /** human: event lines (+ status line on a TTY); ndjson: one JSON event per line; quiet: nothing. */
+  /**
+   * human: event lines (+ status line on a TTY); ndjson: one JSON event per line; quiet: nothing.
+   */
   mode: 'human' | 'ndjson' | 'quiet';
   io: CliIo;
 }
@@ -118,7 +126,10 @@ function reconnectNote(info: SseReconnect): string {
   return `connection lost (${reason}); resuming after event ${info.lastEventId ?? '0'} (attempt ${info.attempt}/${info.maxRetries})`;
 }
 
-/** After a clean end: a stream that delivered nothing while the run is over has nothing left to give. */
+/**
+ * After a clean end: a stream that delivered nothing while the run is over has nothing left to
+ * give.
+ */
 async function shouldResume(client: KeelHttpClient, runId: string, received: number): Promise<boolean> {
   if (received > 0) return true;
   try {
@@ -129,7 +140,10 @@ async function shouldResume(client: KeelHttpClient, runId: string, received: num
   }
 }
 
-/** Prints a run's events as they arrive until its terminal event, resuming after dropped connections. */
+/**
+ * Prints a run's events as they arrive until its terminal event, resuming after dropped
+ * connections.
+ */
 async function followEvents(client: KeelHttpClient, runId: string, options: FollowOptions): Promise<void> {
   const { io, mode } = options;
   const status = mode === 'human' && isTty(io.stderr) ? new StatusLine(io.stderr, runId) : undefined;

@@ -1,6 +1,7 @@
-// `keel schedules …`: the CLI over Keel's /v1/schedules API. Flags, output and exit codes (0 success, 1 failed
-// request, 2 usage) are the CLI kit's (src/cli/kit/); settings come only from flags and `io.env`; Keel is reached
-// only through KeelHttpClient; everything is written through `io`.
+// `keel schedules …`: the CLI over Keel's /v1/schedules API. Flags, output and exit codes (0
+// success, 1 failed request, 2 usage) are the CLI kit's (src/cli/kit/); settings come only from
+// flags and `io.env`; Keel is reached only through KeelHttpClient; everything is written through
+// `io`.
 import type { ParseArgsOptionsConfig } from 'node:util';
 import { intFlag, onePositional as one } from '../kit/args.ts';
 import { clientFlagsUsage, connect, parseClientFlags as parse } from '../kit/client.ts';

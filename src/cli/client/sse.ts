@@ -1,19 +1,29 @@
-// Server-sent events over fetch: parses `text/event-stream` frames (WHATWG rules) into { id, event, data }
-// and, when a connection drops, reconnects with `Last-Event-ID` under bounded, backed-off retries.
-// It never interprets event data, never retries a non-transient error (a 4xx), and never retries
-// without bound: too many consecutive failed connections end the read with SseRetriesExhaustedError.
+// Server-sent events over fetch: parses `text/event-stream` frames (WHATWG rules) into { id, event,
+// data } and, when a connection drops, reconnects with `Last-Event-ID` under bounded, backed-off
+// retries. It never interprets event data, never retries a non-transient error (a 4xx), and never
+// retries without bound: too many consecutive failed connections end the read with
+// SseRetriesExhaustedError.
 import { setTimeout as delay } from 'node:timers/promises';
 import { backoffDelayMs } from '../../domain/backoff.ts';
 import { isTransientError } from './http-client.ts';
 
 /** Consecutive failed connections tolerated before giving up. */
 export const SSE_MAX_RETRIES = 6;
-/** The second consecutive retry waits this long; later ones double it (the first retry is immediate). */
+/**
+ * The second consecutive retry waits this long; later ones double it (the first retry is
+ * immediate).
+ */
 export const SSE_RETRY_BASE_DELAY_MS = 250;
 export const SSE_RETRY_MAX_DELAY_MS = 5_000;
-/** A connection that stayed up this long counts as healthy even if it carried no event (a long human wait). */
+/**
+ * A connection that stayed up this long counts as healthy even if it carried no event (a long human
+ * wait).
+ */
 export const SSE_HEALTHY_CONNECTION_MS = 30_000;
-/** One event's buffered text may not exceed this; a larger one is a protocol error, not a memory leak. */
+/**
+ * One event's buffered text may not exceed this; a larger one is a protocol error, not a memory
+ * leak.
+ */
 export const SSE_MAX_EVENT_CHARS = 16 * 1024 * 1024;
 
 export interface SseMessage {
@@ -56,7 +66,10 @@ export class SseParser {
     this.#lastEventId = lastEventId;
   }
 
-  /** The id in force after the last dispatched event: what a reconnection must send as Last-Event-ID. */
+  /**
+   * The id in force after the last dispatched event: what a reconnection must send as
+   * Last-Event-ID.
+   */
   get lastEventId(): string | undefined {
     return this.#lastEventId;
   }
@@ -73,7 +86,8 @@ export class SseParser {
       const cr = buffer.indexOf('\r', start);
       const lf = buffer.indexOf('\n', start);
       const end = cr === -1 ? lf : lf === -1 ? cr : Math.min(cr, lf);
-      // A trailing '\r' may be the first half of '\r\n' split across chunks: wait for the next chunk.
+      // A trailing '\r' may be the first half of '\r\n' split across chunks: wait for the next
+      // chunk.
       if (end === -1 || (end === cr && end === buffer.length - 1)) break;
       const message = this.#line(buffer.slice(start, end));
       if (message !== undefined) messages.push(message);
@@ -86,7 +100,10 @@ export class SseParser {
     return messages;
   }
 
-  /** The stream ended: a pending '\r' completes its line; an event without its blank line is discarded. */
+  /**
+   * The stream ended: a pending '\r' completes its line; an event without its blank line is
+   * discarded.
+   */
   end(): SseMessage[] {
     const messages = this.#buffer.endsWith('\r') ? this.push('\n') : [];
     this.#buffer = '';
@@ -133,15 +150,24 @@ export interface SseReconnect {
   maxRetries: number;
   delayMs: number;
   lastEventId: string | undefined;
-  /** Why the previous connection ended: an error, or undefined for a clean end the caller chose to resume. */
+  /**
+   * Why the previous connection ended: an error, or undefined for a clean end the caller chose to
+   * resume.
+   */
   error: unknown;
 }
 
 export interface ReadSseOptions {
-  /** Opens one connection, resuming after `lastEventId`; errors are classified by `isTransientError`. */
+  /**
+   * Opens one connection, resuming after `lastEventId`; errors are classified by
+   * `isTransientError`.
+   */
   connect: (lastEventId: string | undefined, signal: AbortSignal) => Promise<ReadableStream<Uint8Array>>;
   lastEventId?: string;
-  /** Asked when a connection ends cleanly; `true` reconnects. Without it a clean end finishes the read. */
+  /**
+   * Asked when a connection ends cleanly; `true` reconnects. Without it a clean end finishes the
+   * read.
+   */
   resumeAfterEnd?: (info: { received: number; lastEventId: string | undefined }) => Promise<boolean> | boolean;
   onReconnect?: (info: SseReconnect) => void;
   signal?: AbortSignal;
@@ -149,7 +175,10 @@ export interface ReadSseOptions {
   retryBaseDelayMs?: number;
 }
 
-/** Delay before the `attempt`-th consecutive retry: immediate, then doubling from the base, with jitter. */
+/**
+ * Delay before the `attempt`-th consecutive retry: immediate, then doubling from the base, with
+ * jitter.
+ */
 export function retryDelayMs(attempt: number, baseMs = SSE_RETRY_BASE_DELAY_MS): number {
   if (attempt <= 1) return 0;
   return backoffDelayMs({ initialDelayMs: baseMs, maxDelayMs: SSE_RETRY_MAX_DELAY_MS, multiplier: 2, jitter: 'equal' }, attempt - 1);
@@ -160,7 +189,10 @@ interface ConnectionProgress {
   lastEventId: string | undefined;
 }
 
-/** Yields one connection's messages; returns `{ error }` if it dropped, `undefined` if it ended cleanly. */
+/**
+ * Yields one connection's messages; returns `{ error }` if it dropped, `undefined` if it ended
+ * cleanly.
+ */
 async function* readConnection(
   body: ReadableStream<Uint8Array>,
   progress: ConnectionProgress,
@@ -186,7 +218,8 @@ async function* readConnection(
       if (chunk.done) return undefined;
     }
   } finally {
-    // Stopping early (the caller saw what it wanted) must release the socket, not leave it to the server.
+    // Stopping early (the caller saw what it wanted) must release the socket, not leave it to the
+    // server.
     reader.cancel().catch(() => undefined);
   }
 }
@@ -201,8 +234,9 @@ async function connectOnce(options: ReadSseOptions, lastEventId: string | undefi
 }
 
 /**
- * Reads an event stream across reconnections: each message is yielded once per delivery, in order, and a
- * reconnection resumes after the last id seen. Breaking out of the loop closes the connection.
+ * Reads an event stream across reconnections: each message is yielded once per delivery, in order,
+ * and a reconnection resumes after the last id seen. Breaking out of the loop closes the
+ * connection.
  *
  * @example
  * for await (const message of readSse({ connect: (id, signal) => client.openEventStream(runId, id, signal) })) {

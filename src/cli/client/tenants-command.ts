@@ -1,6 +1,7 @@
-// `keel tenants …`: the operator's CLI over /v1/admin/tenants — create a tenant (its API key is printed once), change
-// its weight and limits, list tenants. Authenticates with the admin key (--key, else $KEEL_ADMIN_KEY); exit codes and
-// output conventions are the CLI kit's (src/cli/kit/).
+// `keel tenants …`: the operator's CLI over /v1/admin/tenants — create a tenant (its API key is
+// printed once), change its weight and limits, list tenants. Authenticates with the admin key
+// (--key, else $KEEL_ADMIN_KEY); exit codes and output conventions are the CLI kit's
+// (src/cli/kit/).
 import type { TenantQuotas } from '../../domain/records.ts';
 import { onePositional as one } from '../kit/args.ts';
 import { clientFlagsUsage, connect, parseClientFlags as parse } from '../kit/client.ts';

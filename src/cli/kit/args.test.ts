@@ -1,5 +1,6 @@
-// The CLI kit's argument parsing and one-line messages: parseArgs' errors reworded with the flag and the flags there
-// are, numbers checked against their range, and multi-line problems folded onto one line.
+// The CLI kit's argument parsing and one-line messages: parseArgs' errors reworded with the flag
+// and the flags there are, numbers checked against their range, and multi-line problems folded onto
+// one line.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { HELP_FLAG, intFlag, jsonArgument, onePositional, parseFlags, portFlag } from './args.ts';

@@ -1,6 +1,7 @@
-// Argument parsing for every `keel` command, over node:util's parseArgs: flags are declared once per command (their
-// values come out typed), an unknown flag or a missing value is a UsageError naming the flags the command does take,
-// and numbers and JSON given on the command line are checked here. It never prints and never exits.
+// Argument parsing for every `keel` command, over node:util's parseArgs: flags are declared once
+// per command (their values come out typed), an unknown flag or a missing value is a UsageError
+// naming the flags the command does take, and numbers and JSON given on the command line are
+// checked here. It never prints and never exits.
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import { UsageError } from './output.ts';
 
@@ -8,7 +9,8 @@ import { UsageError } from './output.ts';
 export const HELP_FLAG = { help: { type: 'boolean', short: 'h', default: false } } as const satisfies ParseArgsOptionsConfig;
 
 /**
- * Parses `args` against `options` (strict: an unknown flag is a UsageError). Boolean flags take a `--no-` form.
+ * Parses `args` against `options` (strict: an unknown flag is a UsageError). Boolean flags take a
+ * `--no-` form.
  *
  * @example
  * const { values } = parseFlags(argv, { agents: { type: 'string' }, ...HELP_FLAG });

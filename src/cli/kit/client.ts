@@ -1,13 +1,17 @@
-// How the commands that talk to a running Keel (runs, schedules, tenants, plan --live) reach it: the --url and --key
-// flags every such command takes, their fallbacks in the environment, and the HTTP client built from them. A missing
-// key or a URL that is not http(s) is a UsageError, raised before any request is sent.
+// How the commands that talk to a running Keel (runs, schedules, tenants, plan --live) reach it:
+// the --url and --key flags every such command takes, their fallbacks in the environment, and the
+// HTTP client built from them. A missing key or a URL that is not http(s) is a UsageError, raised
+// before any request is sent.
 import type { ParseArgsOptionsConfig } from 'node:util';
 import { URL_DEFAULT } from '../../config/defaults.ts';
 import { KeelHttpClient } from '../client/http-client.ts';
 import { parseFlags } from './args.ts';
 import { UsageError } from './output.ts';
 
-/** Where a client command looks for Keel without --url or KEEL_URL: where `keel dev` listens by default. */
+/**
+ * Where a client command looks for Keel without --url or KEEL_URL: where `keel dev` listens by
+ * default.
+ */
 export const DEFAULT_KEEL_URL = URL_DEFAULT;
 
 /** The flags of every client command: where Keel is, the key, and raw JSON output. */
@@ -40,7 +44,8 @@ export function keelUrl(values: { url?: string | undefined }, env: NodeJS.Proces
 }
 
 /**
- * A client for Keel at --url (else $KEEL_URL, else the default) with --key, else the key in `keyVariable`.
+ * A client for Keel at --url (else $KEEL_URL, else the default) with --key, else the key in
+ * `keyVariable`.
  *
  * @example
  * const client = connect(values, io.env, 'KEEL_ADMIN_KEY');

@@ -1,5 +1,6 @@
-// `keel <noun> <verb> …` (runs, schedules, tenants): picks the verb, answers `help`, and turns whatever the verb
-// throws into the kit's output and exit code. The verbs write only through `io`; nothing here exits the process.
+// `keel <noun> <verb> …` (runs, schedules, tenants): picks the verb, answers `help`, and turns
+// whatever the verb throws into the kit's output and exit code. The verbs write only through `io`;
+// nothing here exits the process.
 import { EXIT_OK, EXIT_USAGE, reportError, type CliIo } from './output.ts';
 
 export type Subcommand = (args: string[], io: CliIo) => Promise<number>;
@@ -7,8 +8,8 @@ export type Subcommand = (args: string[], io: CliIo) => Promise<number>;
 const HELP_WORDS = new Set(['help', '--help', '-h']);
 
 /**
- * Runs `keel <command> <argv…>` against its verbs: the usage text (exit 0) for help, the usage text on stderr
- * (exit 2) for a missing or unknown verb, else the verb.
+ * Runs `keel <command> <argv…>` against its verbs: the usage text (exit 0) for help, the usage text
+ * on stderr (exit 2) for a missing or unknown verb, else the verb.
  *
  * @example
  * return dispatch('schedules', SCHEDULES_USAGE, { list, get }, argv, io);

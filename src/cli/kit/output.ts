@@ -1,7 +1,8 @@
-// The output and exit-code conventions every `keel` command follows: a command writes only through a CliIo and
-// returns its exit code (0 success, 1 a failed request or an unsuccessful outcome, 2 a mistake the user can fix:
-// bad flags, or a start the environment refuses). A mistake is one line on stderr ending with a hint, never a stack
-// trace. Nothing here calls process.exit; main.ts alone decides when the process ends.
+// The output and exit-code conventions every `keel` command follows: a command writes only through
+// a CliIo and returns its exit code (0 success, 1 a failed request or an unsuccessful outcome, 2 a
+// mistake the user can fix: bad flags, or a start the environment refuses). A mistake is one line
+// on stderr ending with a hint, never a stack trace. Nothing here calls process.exit; main.ts alone
+// decides when the process ends.
 import { ApiError, ConnectionError, ProtocolError } from '../client/http-client.ts';
 import { SseProtocolError, SseRetriesExhaustedError } from '../client/sse.ts';
 
@@ -9,14 +10,20 @@ export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 
-/** Where a command writes and what environment it reads: process.* in main.ts, captured streams in tests. */
+/**
+ * Where a command writes and what environment it reads: process.* in main.ts, captured streams in
+ * tests.
+ */
 export interface CliIo {
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
   env: NodeJS.ProcessEnv;
 }
 
-/** A bad invocation (unknown flag, missing argument, malformed value): exit 2, with a pointer to the usage text. */
+/**
+ * A bad invocation (unknown flag, missing argument, malformed value): exit 2, with a pointer to the
+ * usage text.
+ */
 export class UsageError extends Error {
   readonly hint: string | undefined;
 
@@ -27,7 +34,10 @@ export class UsageError extends Error {
   }
 }
 
-/** A start the environment refuses (port taken, data directory not writable, agents file broken): exit 2. */
+/**
+ * A start the environment refuses (port taken, data directory not writable, agents file broken):
+ * exit 2.
+ */
 export class StartupError extends Error {
   readonly hint: string;
 
@@ -57,7 +67,10 @@ export function isTty(stream: NodeJS.WritableStream): boolean {
   return (stream as { isTTY?: boolean }).isTTY === true;
 }
 
-/** A message made to fit on one line: a multi-line list of problems (config, pools file) joined with "; ". */
+/**
+ * A message made to fit on one line: a multi-line list of problems (config, pools file) joined with
+ * "; ".
+ */
 export function oneLine(text: string): string {
   return text.trim().replace(/:?\s*\n\s*/g, (sep) => (sep.startsWith(':') ? ': ' : '; '));
 }
@@ -79,8 +92,8 @@ function isParseArgsError(error: unknown): error is Error {
 }
 
 /**
- * Prints what went wrong with `keel <command>` and returns the exit code. A user's mistake is one line; an error
- * nobody planned for is a bug and keeps its stack.
+ * Prints what went wrong with `keel <command>` and returns the exit code. A user's mistake is one
+ * line; an error nobody planned for is a bug and keeps its stack.
  *
  * @example
  * try { return await subcommand(args, io); } catch (error) { return reportError('runs', error, io); }
@@ -112,8 +125,8 @@ export function reportError(command: string, error: unknown, io: CliIo): number 
     say(`error: ${error.message}`);
     return EXIT_FAILURE;
   }
-  // A KeelError reaching here was raised on purpose (invalid configuration, a data directory in use): its code and
-  // message say what is wrong; no stack.
+  // A KeelError reaching here was raised on purpose (invalid configuration, a data directory in
+  // use): its code and message say what is wrong; no stack.
   if (isKeelLike(error)) {
     const hint = KEEL_ERROR_HINTS[error.code];
     say(`${prefix}: ${error.code}: ${oneLine(error.message)}${hint === undefined ? '' : ` — ${hint}`}`);

@@ -1,7 +1,8 @@
-// ctx inside an agent isolate: counts journal positions the way the main thread's ctx does (the same checks before
-// each, from ctx-checks), answers replayed positions from the journal it was started with, and sends every other
-// call to the main thread, which runs the effect and replies. A step's function stays here: the main thread asks
-// for each attempt. ctx.now() and ctx.random() stay synchronous.
+// ctx inside an agent isolate: counts journal positions the way the main thread's ctx does (the
+// same checks before each, from ctx-checks), answers replayed positions from the journal it was
+// started with, and sends every other call to the main thread, which runs the effect and replies. A
+// step's function stays here: the main thread asks for each attempt. ctx.now() and ctx.random()
+// stay synchronous.
 import { KeelError, deserializeError, isKeelError } from '../../domain/keel-error.ts';
 import { toModelToolSpec } from '../../models/tool-spec.ts';
 import type { AgentContext, Json, ModelRequest, StepOptions, ToolDefinition } from '../../sdk/types.ts';
@@ -38,7 +39,8 @@ export class IsolatedRun {
   }
 
   context(registry: AgentRegistry, models: ReadonlySet<string>): AgentContext {
-    // As in the main thread's ctx: each method is async, so a failed check rejects (positions are still taken at once).
+    // As in the main thread's ctx: each method is async, so a failed check rejects (positions are
+    // still taken at once).
     return {
       runId: this.runId,
       tenantId: this.tenantId,
@@ -114,7 +116,10 @@ export class IsolatedRun {
     else pending.reject(revive(outcome.error));
   }
 
-  /** The step function at `seq`, once replay has reached it (an attempt may be asked for before, after a restart). */
+  /**
+   * The step function at `seq`, once replay has reached it (an attempt may be asked for before,
+   * after a restart).
+   */
   stepAt(seq: number): Promise<() => unknown> {
     const fn = this.#steps.get(seq);
     if (fn !== undefined) return Promise.resolve(fn);
@@ -125,7 +130,10 @@ export class IsolatedRun {
     });
   }
 
-  /** Settled entries are answered here; only positions the journal has settled are kept (see `start`). */
+  /**
+   * Settled entries are answered here; only positions the journal has settled are kept (see
+   * `start`).
+   */
   #position(kind: EffectKind, name: string): number {
     this.#assertLive();
     const seq = this.#nextSeq++;
@@ -156,7 +164,10 @@ function settled(entry: ReplayEntry): Promise<never> {
   return Promise.resolve(entry.result as never);
 }
 
-/** An error as it crosses threads: KeelErrors keep code and details; others their name and `code` property. */
+/**
+ * An error as it crosses threads: KeelErrors keep code and details; others their name and `code`
+ * property.
+ */
 export function thrown(error: unknown, fallback: string): ThrownError {
   if (isKeelError(error)) return { keel: true, name: 'KeelError', ...error.toJSON() };
   const e = error as { name?: unknown; message?: unknown; code?: unknown } | null;

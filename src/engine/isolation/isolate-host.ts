@@ -1,10 +1,11 @@
-// Runs agent code in a pool of isolates (worker threads), off the thread that serves HTTP, heartbeats leases and
-// commits. The main thread keeps everything durable: each call from an isolate arrives with its journal position and
-// is run by the same effect code as the in-thread ctx. A watchdog reads each isolate's pulse; an isolate whose
-// event loop stopped turning past the limit of the run it last entered is terminated, and so is one over its
-// memory limit. The run to blame fails (`agent_blocked`, `agent_oom`, `agent_crashed`); the other runs it hosted
-// lose nothing: they are replayed in another isolate from their journal, and effects still in flight for them here
-// are attached to, not dispatched again.
+// Runs agent code in a pool of isolates (worker threads), off the thread that serves HTTP,
+// heartbeats leases and commits. The main thread keeps everything durable: each call from an
+// isolate arrives with its journal position and is run by the same effect code as the in-thread
+// ctx. A watchdog reads each isolate's pulse; an isolate whose event loop stopped turning past the
+// limit of the run it last entered is terminated, and so is one over its memory limit. The run to
+// blame fails (`agent_blocked`, `agent_oom`, `agent_crashed`); the other runs it hosted lose
+// nothing: they are replayed in another isolate from their journal, and effects still in flight for
+// them here are attached to, not dispatched again.
 import { availableParallelism } from 'node:os';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,7 +26,9 @@ import { PULSE_BYTES, PULSE_RUN, PULSE_TICK, type Call, type FromIsolate, type I
 const WATCHDOG_INTERVAL_MS = 100;
 /** A watchdog pass this many intervals late means this thread itself was stalled. */
 const STALL_FACTOR = 5;
-/** Isolate threads run at this nice value (Linux): agent code gets the CPU the control plane leaves. */
+/**
+ * Isolate threads run at this nice value (Linux): agent code gets the CPU the control plane leaves.
+ */
 const ISOLATE_NICE = 10;
 /** Wait before replacing an isolate that died before it was ready. */
 const RESPAWN_DELAY_MS = 1_000;
@@ -37,7 +40,10 @@ export interface IsolateHostOptions {
   models: string[];
   /** Isolates in the pool (default: the CPUs, 1 to 4). */
   isolates?: number;
-  /** A turn holding its isolate longer than this is aborted (default 2 s; an agent's `blockedAfterMs` wins). */
+  /**
+   * A turn holding its isolate longer than this is aborted (default 2 s; an agent's
+   * `blockedAfterMs` wins).
+   */
   blockedAfterMs?: number;
   /** Heap limit of each isolate in MiB (default 512). */
   memoryMb?: number;
@@ -124,7 +130,10 @@ export class IsolateHost implements AgentHost {
   #nextAttempt = 1;
   #closed = false;
   #ready: Promise<void>;
-  /** When the watchdog last looked, and when this thread last came back from a stall (a paused or starved process). */
+  /**
+   * When the watchdog last looked, and when this thread last came back from a stall (a paused or
+   * starved process).
+   */
   #lastWatch = Date.now();
   #resumedAt = 0;
 
@@ -140,7 +149,10 @@ export class IsolateHost implements AgentHost {
     this.#watchdog.unref();
   }
 
-  /** Resolves once every isolate has loaded the agents module; rejects with the reason one could not. */
+  /**
+   * Resolves once every isolate has loaded the agents module; rejects with the reason one could
+   * not.
+   */
   ready(): Promise<void> {
     return this.#ready;
   }
@@ -302,13 +314,17 @@ export class IsolateHost implements AgentHost {
     run.x.stop({ kind: 'fail', error: keel });
   }
 
-  /** Terminates every ready isolate whose event loop has not turned for longer than its current run allows. */
+  /**
+   * Terminates every ready isolate whose event loop has not turned for longer than its current run
+   * allows.
+   */
   #watch(): void {
-    // Wall-clock time, not the engine's clock: it is compared with the pulse the isolate thread writes (Date.now()
-    // there), and it measures real stalls, which a simulated clock must not hide.
+    // Wall-clock time, not the engine's clock: it is compared with the pulse the isolate thread
+    // writes (Date.now() there), and it measures real stalls, which a simulated clock must not
+    // hide.
     const now = Date.now();
-    // This thread did not run for a while either (SIGSTOP, a starved machine): an isolate's silence over that time
-    // says nothing about its agent code, so its clock starts again now.
+    // This thread did not run for a while either (SIGSTOP, a starved machine): an isolate's silence
+    // over that time says nothing about its agent code, so its clock starts again now.
     if (now - this.#lastWatch > WATCHDOG_INTERVAL_MS * STALL_FACTOR) this.#resumedAt = now;
     this.#lastWatch = now;
     for (const isolate of this.#isolates) {
@@ -321,7 +337,9 @@ export class IsolateHost implements AgentHost {
     }
   }
 
-  /** An isolate ended: blame the run it was in, replay the others elsewhere, and keep the pool full. */
+  /**
+   * An isolate ended: blame the run it was in, replay the others elsewhere, and keep the pool full.
+   */
   #onExit(isolate: Isolate): void {
     this.#isolates.delete(isolate);
     isolate.markFailed(new Error('the agent isolate exited before it was ready'));
@@ -329,7 +347,8 @@ export class IsolateHost implements AgentHost {
     const reason = isolate.reason ?? 'crashed';
     telemetry.metrics.isolateRestarts.inc({ reason });
     const culprit = this.#runs.get(isolate.entered[PULSE_RUN]!);
-    // An isolate that never got ready could not load the agents module: do not respawn it in a tight loop.
+    // An isolate that never got ready could not load the agents module: do not respawn it in a
+    // tight loop.
     if (isolate.ready) this.#spawn();
     else setTimeout(() => !this.#closed && this.#spawn(), RESPAWN_DELAY_MS).unref();
     for (const run of [...isolate.runs]) {

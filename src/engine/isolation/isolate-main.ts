@@ -1,11 +1,12 @@
-// The entry of an agent isolate (a worker thread): loads the agents module, hosts the runs the main thread starts
-// here, and keeps agent code from breaking more than its own run:
-// - a pulse in shared memory (the last event-loop tick, and which run's code was last entered) lets the main
-//   thread's watchdog see a turn that does not yield and know whose it is;
-// - the isolate's thread runs at a lower CPU priority than the main thread (Linux: a nice value per thread), so
-//   agent code burning CPU cannot starve the API, heartbeats and commits of CPU time;
-// - process.exit() called by agent code, and a throw from a timer callback it scheduled, fail that run only (the
-//   run is known from the async context the code runs in) instead of ending the isolate.
+// The entry of an agent isolate (a worker thread): loads the agents module, hosts the runs the main
+// thread starts here, and keeps agent code from breaking more than its own run:
+// - a pulse in shared memory (the last event-loop tick, and which run's code was last entered) lets
+//   the main thread's watchdog see a turn that does not yield and know whose it is;
+// - the isolate's thread runs at a lower CPU priority than the main thread (Linux: a nice value per
+//   thread), so agent code burning CPU cannot starve the API, heartbeats and commits of CPU time;
+// - process.exit() called by agent code, and a throw from a timer callback it scheduled, fail that
+//   run only (the run is known from the async context the code runs in) instead of ending the
+//   isolate.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
@@ -32,7 +33,10 @@ realSetInterval(() => {
   tick[PULSE_TICK] = Date.now();
 }, PULSE_INTERVAL_MS);
 
-/** setpriority() on this thread's id: on Linux, a nice value applies to the one thread. Elsewhere: left as is. */
+/**
+ * setpriority() on this thread's id: on Linux, a nice value applies to the one thread. Elsewhere:
+ * left as is.
+ */
 function lowerThreadPriority(nice: number): void {
   try {
     const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
@@ -55,7 +59,8 @@ function fatal(handle: number, error: unknown): void {
   post({ t: 'fatal', run: handle, error: thrown(error, 'agent_crashed') });
 }
 
-// process.exit() from agent code ends its run, not the isolate. Thrown so that the code after it does not run.
+// process.exit() from agent code ends its run, not the isolate. Thrown so that the code after it
+// does not run.
 const realExit = process.exit.bind(process);
 process.exit = ((code?: number | string | null) => {
   const handle = current.getStore();
@@ -64,7 +69,8 @@ process.exit = ((code?: number | string | null) => {
   throw new KeelError('agent_crashed', 'process.exit() called by agent code: the run was ended');
 }) as typeof process.exit;
 
-// Timer callbacks run in the async context that scheduled them: a throw there is the scheduling run's fault.
+// Timer callbacks run in the async context that scheduled them: a throw there is the scheduling
+// run's fault.
 function guarded<F>(original: F): F {
   const schedule = original as unknown as (...args: unknown[]) => unknown;
   const wrapper = (callback: unknown, ...rest: unknown[]) => {
@@ -76,7 +82,8 @@ function guarded<F>(original: F): F {
         return (callback as (...a: unknown[]) => unknown).apply(this, args);
       } catch (error) {
         if (handle === undefined) throw error;
-        // A run that has already left this isolate (parked, ended) cannot be failed here; its throw is dropped.
+        // A run that has already left this isolate (parked, ended) cannot be failed here; its throw
+        // is dropped.
         fatal(handle, new KeelError('agent_crashed', `agent code threw from a callback: ${error instanceof Error ? error.message : String(error)}`));
         return undefined;
       }
@@ -89,7 +96,8 @@ globalThis.setTimeout = Object.assign(guarded(globalThis.setTimeout), { __promis
 globalThis.setInterval = guarded(globalThis.setInterval);
 globalThis.setImmediate = Object.assign(guarded(globalThis.setImmediate), { __promisify__: globalThis.setImmediate.__promisify__ });
 
-// Whatever still escapes (a callback scheduled some other way) is pinned on the run whose code was last entered.
+// Whatever still escapes (a callback scheduled some other way) is pinned on the run whose code was
+// last entered.
 process.on('uncaughtException', (error) => {
   const handle = entered[PULSE_RUN]!;
   if (runs.has(handle)) fatal(handle, new KeelError('agent_crashed', `uncaught exception in agent code: ${error instanceof Error ? error.message : String(error)}`));

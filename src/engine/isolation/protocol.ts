@@ -1,6 +1,7 @@
-// The messages between the main thread (which owns runs, effects and commits) and an agent isolate (a worker thread
-// that only runs agent code). The isolate counts journal positions itself, answers replayed positions from the
-// journal it was given, and asks the main thread for everything else; the main thread checks every position again.
+// The messages between the main thread (which owns runs, effects and commits) and an agent isolate
+// (a worker thread that only runs agent code). The isolate counts journal positions itself, answers
+// replayed positions from the journal it was given, and asks the main thread for everything else;
+// the main thread checks every position again.
 import type { SerializedError } from '../../domain/keel-error.ts';
 import type { Json, ModelRequest, RetryPolicy } from '../../sdk/types.ts';
 import type { EffectKind } from '../../domain/records.ts';
@@ -18,9 +19,15 @@ export interface ReplayEntry {
 /** Data the isolate starts with (workerData). */
 export interface IsolateData {
   agentsFile: string;
-  /** Model names the gateway knows: an unknown one fails before taking a position, as in the main thread. */
+  /**
+   * Model names the gateway knows: an unknown one fails before taking a position, as in the main
+   * thread.
+   */
   models: string[];
-  /** Shared with the main thread: [0] the isolate's last event-loop tick (epoch ms, Float64), [2] the run it last entered (Int32). */
+  /**
+   * Shared with the main thread: [0] the isolate's last event-loop tick (epoch ms, Float64), [2]
+   * the run it last entered (Int32).
+   */
   pulse: SharedArrayBuffer;
   /** Nice value of the isolate's thread (higher = lower CPU priority than the main thread). */
   nice: number;
@@ -43,7 +50,10 @@ export type Call =
 
 export type Outcome = { ok: true; value: Json } | { ok: false; error: ThrownError };
 
-/** An error crossing threads: a KeelError keeps its code and details, another error its name and `code` property. */
+/**
+ * An error crossing threads: a KeelError keeps its code and details, another error its name and
+ * `code` property.
+ */
 export interface ThrownError extends SerializedError {
   keel: boolean;
   name: string;
@@ -61,7 +71,9 @@ export type FromIsolate =
   | { t: 'call'; run: number; call: number; seq: number; body: Call }
   | { t: 'now'; run: number; seq: number; value: number }
   | { t: 'attempted'; run: number; attempt: number; outcome: Outcome }
-  /** The turn that a start or a reply began is over: the run's code waits on ctx (or on nothing). */
+  /**
+   * The turn that a start or a reply began is over: the run's code waits on ctx (or on nothing).
+   */
   | { t: 'idle'; run: number }
   | { t: 'done'; run: number; outcome: Outcome }
   /** Agent code broke the run from outside its turn (process.exit, a throw in a timer callback). */

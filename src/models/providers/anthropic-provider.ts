@@ -1,6 +1,6 @@
-// The Anthropic Messages provider over the official `@anthropic-ai/sdk`, with tool use and streaming. One attempt
-// per call: the SDK's retries are off (the gateway owns retries). It must never log or echo the API key, and never
-// keep a request running after `signal` aborts.
+// The Anthropic Messages provider over the official `@anthropic-ai/sdk`, with tool use and
+// streaming. One attempt per call: the SDK's retries are off (the gateway owns retries). It must
+// never log or echo the API key, and never keep a request running after `signal` aborts.
 import Anthropic from '@anthropic-ai/sdk';
 import type { Message, MessageCreateParamsNonStreaming, MessageParam, Tool } from '@anthropic-ai/sdk/resources/messages';
 import type { ChatMessage, ToolCall } from '../../sdk/types.ts';
@@ -9,7 +9,9 @@ import { requireEndpoint } from './openai-provider.ts';
 import { classifyProviderError, invalidResponse } from './provider-errors.ts';
 
 export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
-/** Anthropic requires max_tokens; used when neither the request nor the model definition sets one. */
+/**
+ * Anthropic requires max_tokens; used when neither the request nor the model definition sets one.
+ */
 export const ANTHROPIC_MAX_TOKENS_DEFAULT = 1_024;
 const SDK_TIMEOUT_MS = 10 * 60_000;
 
@@ -18,7 +20,8 @@ export class AnthropicProvider implements ModelProvider {
   readonly #clients = new Map<string, Anthropic>();
 
   /**
-   * One Messages request (streamed when `request.stream`), mapped back to text, tool calls and usage.
+   * One Messages request (streamed when `request.stream`), mapped back to text, tool calls and
+   * usage.
    * @example
    * await new AnthropicProvider().complete({ model, messages, tools: [], endpoint, stream: true }, signal, { onDelta: console.log });
    */
@@ -60,7 +63,8 @@ export class AnthropicProvider implements ModelProvider {
   #client(endpoint: ProviderEndpoint): Anthropic {
     let client = this.#clients.get(endpoint.id);
     if (client === undefined) {
-      // Explicit key and URL: the SDK must not read ANTHROPIC_* variables (config.ts owns the environment).
+      // Explicit key and URL: the SDK must not read ANTHROPIC_* variables (config.ts owns the
+      // environment).
       client = new Anthropic({ apiKey: endpoint.apiKey ?? 'no-key', baseURL: endpoint.baseUrl ?? ANTHROPIC_DEFAULT_BASE_URL, maxRetries: 0, timeout: SDK_TIMEOUT_MS });
       this.#clients.set(endpoint.id, client);
     }
@@ -68,7 +72,10 @@ export class AnthropicProvider implements ModelProvider {
   }
 }
 
-/** Anthropic alternates user and assistant turns; tool results are user content blocks, merged into one turn. */
+/**
+ * Anthropic alternates user and assistant turns; tool results are user content blocks, merged into
+ * one turn.
+ */
 function toAnthropicMessages(messages: readonly ChatMessage[]): MessageParam[] {
   const out: MessageParam[] = [];
   for (const message of messages) {
@@ -124,7 +131,8 @@ function toResponse(message: Message, endpointId: string, firstTokenMs: number |
   return {
     text,
     toolCalls,
-    // Anthropic's input_tokens excludes cache reads and writes; Keel counts all input, cached included.
+    // Anthropic's input_tokens excludes cache reads and writes; Keel counts all input, cached
+    // included.
     inputTokens: (usage?.input_tokens ?? 0) + cached + (usage?.cache_creation_input_tokens ?? 0),
     outputTokens: usage?.output_tokens ?? 0,
     cachedInputTokens: cached,

@@ -1,7 +1,8 @@
-// The deterministic `mock` provider: echoes or follows a script, with simulated latency and failures.
-// It must never touch the network. Given the same conversation it gives the same reply and token counts;
-// only the simulated failures draw randomness (a provider, unlike agent code, is never replayed). Like a real
-// provider it stops at the request's output cap, so token and cost budgets hold against it.
+// The deterministic `mock` provider: echoes or follows a script, with simulated latency and
+// failures. It must never touch the network. Given the same conversation it gives the same reply
+// and token counts; only the simulated failures draw randomness (a provider, unlike agent code, is
+// never replayed). Like a real provider it stops at the request's output cap, so token and cost
+// budgets hold against it.
 import { KeelError } from '../../domain/keel-error.ts';
 import type { ChatMessage, MockModelOptions, ToolCall } from '../../sdk/types.ts';
 import { abortableDelay } from '../../domain/clock.ts';
@@ -20,8 +21,8 @@ export class MockProvider implements ModelProvider {
   }
 
   /**
-   * Answers one attempt: `script[n]` when the conversation holds `n` assistant messages and the script
-   * has that entry, else the last user message echoed back.
+   * Answers one attempt: `script[n]` when the conversation holds `n` assistant messages and the
+   * script has that entry, else the last user message echoed back.
    * @example
    * const reply = await new MockProvider().complete({ model, messages: [{ role: 'user', content: 'hi' }], tools: [] }, signal);
    * // reply.text === 'hi'
@@ -53,7 +54,8 @@ function reply(messages: ChatMessage[], script: MockModelOptions['script']): { t
     return { text: lastUser?.content ?? '', toolCalls: [] };
   }
   const toolCalls = (entry.toolCalls ?? []).map((call, index) => ({
-    // Derived from the turn, not random: a replayed or retried call must name its tool calls identically.
+    // Derived from the turn, not random: a replayed or retried call must name its tool calls
+    // identically.
     id: `call_${assistantTurn}_${index}`,
     name: call.name,
     args: structuredClone(call.args),
@@ -62,8 +64,9 @@ function reply(messages: ChatMessage[], script: MockModelOptions['script']): { t
 }
 
 /**
- * The reply as a provider with an output cap gives it: whole when it fits; otherwise cut at the cap, like an answer
- * stopped at its length limit, its tool calls lost with the part that did not fit.
+ * The reply as a provider with an output cap gives it: whole when it fits; otherwise cut at the
+ * cap, like an answer stopped at its length limit, its tool calls lost with the part that did not
+ * fit.
  */
 function capped(answer: { text: string; toolCalls: ToolCall[] }, maxOutputTokens: number | undefined): { text: string; toolCalls: ToolCall[]; outputTokens: number } {
   const outputTokens = estimateTokens(answer.text + (answer.toolCalls.length > 0 ? JSON.stringify(answer.toolCalls) : ''));

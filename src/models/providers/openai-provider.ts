@@ -1,6 +1,7 @@
-// The OpenAI-compatible Chat Completions provider (OpenAI, vLLM, Ollama, llama.cpp server, OpenRouter, …) over the
-// official `openai` SDK, with tool calls and streaming. One attempt per call: the SDK's own retries are off (the
-// gateway owns retries). It must never log or echo the API key, and never keep a request running after `signal` aborts.
+// The OpenAI-compatible Chat Completions provider (OpenAI, vLLM, Ollama, llama.cpp server,
+// OpenRouter, …) over the official `openai` SDK, with tool calls and streaming. One attempt per
+// call: the SDK's own retries are off (the gateway owns retries). It must never log or echo the API
+// key, and never keep a request running after `signal` aborts.
 import OpenAI from 'openai';
 import type { ChatCompletion, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { ChatMessage, ToolCall } from '../../sdk/types.ts';
@@ -8,7 +9,10 @@ import type { ModelProvider, ProviderEndpoint, ProviderHooks, ProviderRequest, P
 import { classifyProviderError, invalidResponse } from './provider-errors.ts';
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
-/** The SDK's own timeout, a backstop only: the gateway aborts attempts on its per-attempt timeout first. */
+/**
+ * The SDK's own timeout, a backstop only: the gateway aborts attempts on its per-attempt timeout
+ * first.
+ */
 const SDK_TIMEOUT_MS = 10 * 60_000;
 
 export class OpenAiProvider implements ModelProvider {
@@ -16,7 +20,8 @@ export class OpenAiProvider implements ModelProvider {
   readonly #clients = new Map<string, OpenAI>();
 
   /**
-   * One Chat Completions request (streamed when `request.stream`), mapped back to text, tool calls and usage.
+   * One Chat Completions request (streamed when `request.stream`), mapped back to text, tool calls
+   * and usage.
    * @example
    * await new OpenAiProvider().complete({ model, messages, tools: [], endpoint, stream: true }, signal, { onDelta: console.log });
    */
@@ -55,7 +60,8 @@ export class OpenAiProvider implements ModelProvider {
   #client(endpoint: ProviderEndpoint): OpenAI {
     let client = this.#clients.get(endpoint.id);
     if (client === undefined) {
-      // Explicit key and URL: the SDK must not fall back to reading OPENAI_* variables (config.ts owns the environment).
+      // Explicit key and URL: the SDK must not fall back to reading OPENAI_* variables (config.ts
+      // owns the environment).
       client = new OpenAI({ apiKey: endpoint.apiKey ?? 'no-key', baseURL: endpoint.baseUrl ?? OPENAI_DEFAULT_BASE_URL, maxRetries: 0, timeout: SDK_TIMEOUT_MS });
       this.#clients.set(endpoint.id, client);
     }

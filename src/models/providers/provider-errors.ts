@@ -1,9 +1,12 @@
-// Maps what the provider SDKs throw (HTTP status + headers, connection failures, unparsable bodies) to typed
-// KeelErrors: 429/408/409/5xx/network/timeouts/broken bodies are retryable (with Retry-After when given);
-// 400/401/403/404/422 and context-length errors are final. It reads status and headers only: never the API key.
+// Maps what the provider SDKs throw (HTTP status + headers, connection failures, unparsable bodies)
+// to typed KeelErrors: 429/408/409/5xx/network/timeouts/broken bodies are retryable (with
+// Retry-After when given); 400/401/403/404/422 and context-length errors are final. It reads status
+// and headers only: never the API key.
 import { KeelError } from '../../domain/keel-error.ts';
 
-/** Retry-After values above this are treated as this (the gateway clamps again to its own maximum). */
+/**
+ * Retry-After values above this are treated as this (the gateway clamps again to its own maximum).
+ */
 const RETRY_AFTER_PARSE_MAX_MS = 24 * 3_600_000;
 
 interface HttpLikeError {
@@ -43,7 +46,10 @@ export function classifyProviderError(error: unknown, endpoint: string): KeelErr
   return new KeelError('model_request_invalid', `the provider rejected the request (${status}): ${detail}`, { details, cause: error });
 }
 
-/** A model answer that the SDK parsed but that is not usable (e.g. tool arguments that are not JSON): retryable. */
+/**
+ * A model answer that the SDK parsed but that is not usable (e.g. tool arguments that are not
+ * JSON): retryable.
+ */
 export function invalidResponse(endpoint: string, what: string): KeelError {
   return new KeelError('model_response_invalid', `${endpoint}: ${what}`, { retryable: true, details: { endpoint } });
 }
@@ -53,7 +59,10 @@ function isContextLength(e: HttpLikeError): boolean {
   return /context_length_exceeded|context length|maximum context|prompt is too long|too many tokens/i.test(text);
 }
 
-/** Milliseconds from `retry-after-ms` or `retry-after` (seconds or an HTTP date); undefined when absent or bad. */
+/**
+ * Milliseconds from `retry-after-ms` or `retry-after` (seconds or an HTTP date); undefined when
+ * absent or bad.
+ */
 export function retryAfter(headers: HttpLikeError['headers']): number | undefined {
   if (headers === undefined) return undefined;
   const get = (name: string): string | null | undefined => (headers instanceof Headers ? headers.get(name) : headers[name]);

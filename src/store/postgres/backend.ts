@@ -1,6 +1,6 @@
-// The Postgres backend: a database shared by any number of Keel processes. Its run store and schedule area share the
-// group-commit transactions; artifacts use their own pool on the same database; model rate windows are shared by
-// every process (keel_reserve_rate).
+// The Postgres backend: a database shared by any number of Keel processes. Its run store and
+// schedule area share the group-commit transactions; artifacts use their own pool on the same
+// database; model rate windows are shared by every process (keel_reserve_rate).
 import type { BackendCapabilities, BackendFactory, StoreBackend, StoreOptions } from '../backend.ts';
 import { PostgresArtifactStore } from './postgres-artifact-store.ts';
 import { PostgresStore } from './postgres-store.ts';

@@ -1,5 +1,6 @@
-// Hears other processes' changes through LISTEN on one dedicated connection, and reconnects with jittered backoff
-// when the database goes away. A lost notification costs latency only: workers also poll.
+// Hears other processes' changes through LISTEN on one dedicated connection, and reconnects with
+// jittered backoff when the database goes away. A lost notification costs latency only: workers
+// also poll.
 import pg from 'pg';
 import type { RunChange } from '../store.ts';
 
@@ -62,7 +63,8 @@ export class ChangeListener {
       await client.query(`LISTEN ${this.#channel}`);
       this.#client = client;
       this.#attempt = 0;
-      // Whatever happened while disconnected was not heard: tell listeners to look (a claim round, SSE re-reads).
+      // Whatever happened while disconnected was not heard: tell listeners to look (a claim round,
+      // SSE re-reads).
       this.#emit([{ runId: '*', signal: 'runnable' }]);
     } catch {
       await client.end().catch(() => {});

@@ -1,6 +1,6 @@
-// Forward-only migrations for the Postgres store: migrations/NNNN_name.sql in order, under an advisory lock so
-// concurrent processes starting together migrate once; each migration's ledger row is inserted first, in the
-// migration's own transaction.
+// Forward-only migrations for the Postgres store: migrations/NNNN_name.sql in order, under an
+// advisory lock so concurrent processes starting together migrate once; each migration's ledger row
+// is inserted first, in the migration's own transaction.
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Pool } from 'pg';
 
@@ -10,8 +10,8 @@ const MIGRATION_LOCK_KEY = 0x6b65656c;
 
 export async function migratePostgres(pool: Pool): Promise<number[]> {
   const client = await pool.connect();
-  // A checked-out client whose connection dies emits 'error'; unheard, that would crash the process. The failing
-  // query reports the loss instead.
+  // A checked-out client whose connection dies emits 'error'; unheard, that would crash the
+  // process. The failing query reports the loss instead.
   const ignore = () => {};
   client.on('error', ignore);
   const applied: number[] = [];

@@ -1,6 +1,6 @@
-// The artifact store on Postgres: blobs (bytea) and references shared by every node, so a sandbox can be rebuilt
-// from a run's latest manifest on any of them. Applies the store's migrations itself (under the migration advisory
-// lock). SQL lives in artifact-statements/*.sql.
+// The artifact store on Postgres: blobs (bytea) and references shared by every node, so a sandbox
+// can be rebuilt from a run's latest manifest on any of them. Applies the store's migrations itself
+// (under the migration advisory lock). SQL lives in artifact-statements/*.sql.
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { ARTIFACT_MAX_BYTES, assertRefName, assertSha256, sha256Hex, verified, type ArtifactStore } from '../artifact-store.ts';

@@ -1,7 +1,8 @@
-// The distributed store: PostgreSQL through `pg`, shared by any number of Keel processes. Its methods are the shared
-// ProcedureStore's; here is only its transport: write procedures are driven with await inside the PgWriteQueue's
-// transactions (group commit), effect-only commits of many runs merge into one statement, reads use the pool, and
-// other processes' changes arrive through LISTEN/NOTIFY. It applies the engine's commits under their guards only.
+// The distributed store: PostgreSQL through `pg`, shared by any number of Keel processes. Its
+// methods are the shared ProcedureStore's; here is only its transport: write procedures are driven
+// with await inside the PgWriteQueue's transactions (group commit), effect-only commits of many
+// runs merge into one statement, reads use the pool, and other processes' changes arrive through
+// LISTEN/NOTIFY. It applies the engine's commits under their guards only.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { KeelError } from '../../domain/keel-error.ts';
@@ -28,16 +29,20 @@ export interface PostgresStoreOptions {
   connectionString: string;
   poolSize?: number;
   /**
-   * `fsync` (default): synchronous_commit=local, flushed on this server. `replicated`: synchronous_commit=on, which
-   * waits for a synchronous standby (refused at migrate() when synchronous_standby_names is empty). `memory`/`os`:
-   * synchronous_commit=off: Postgres acknowledges before the WAL flush, which its WAL writer does within
-   * 3 × wal_writer_delay (a Postgres crash loses at most that window; Keel's own crash loses nothing).
+   * `fsync` (default): synchronous_commit=local, flushed on this server. `replicated`:
+   * synchronous_commit=on, which waits for a synchronous standby (refused at migrate() when
+   * synchronous_standby_names is empty). `memory`/`os`: synchronous_commit=off: Postgres
+   * acknowledges before the WAL flush, which its WAL writer does within 3 × wal_writer_delay (a
+   * Postgres crash loses at most that window; Keel's own crash loses nothing).
    */
   durability?: Durability;
   groupCommit?: GroupCommit;
   /** Told after each write transaction (the process's commit-batch metrics). */
   onCommitBatch?: CommitBatchListener;
-  /** A schema to keep Keel's tables in (created if missing); several installations can share a database. */
+  /**
+   * A schema to keep Keel's tables in (created if missing); several installations can share a
+   * database.
+   */
   schema?: string;
 }
 
@@ -56,7 +61,10 @@ export class PostgresStore extends ProcedureStore {
   #schedules: ScheduleStore | undefined;
 
   readonly #schema: string | undefined;
-  /** With synchronous_commit off, how long an acknowledged commit may wait for the WAL flush (3 × wal_writer_delay). */
+  /**
+   * With synchronous_commit off, how long an acknowledged commit may wait for the WAL flush (3 ×
+   * wal_writer_delay).
+   */
   #flushWindowMs = 600;
 
   constructor(options: PostgresStoreOptions) {
@@ -74,7 +82,8 @@ export class PostgresStore extends ProcedureStore {
       max: options.poolSize ?? PG_POOL_MAX_CONNECTIONS_DEFAULT,
       ...(settings.length > 0 ? { options: settings.join(' ') } : {}),
     });
-    // An idle client's connection error (the server restarted) must not crash the process; the pool replaces it.
+    // An idle client's connection error (the server restarted) must not crash the process; the pool
+    // replaces it.
     this.#pool.on('error', () => {});
     const emit = (changes: readonly RunChange[]) => this.emitChanges(changes);
     this.#writes = new PgWriteQueue(this.#pool, this.#origin, channel, emit, {
@@ -106,7 +115,10 @@ export class PostgresStore extends ProcedureStore {
     await this.#listener.start();
   }
 
-  /** Refuses `replicated` without a synchronous standby; learns the WAL writer's flush window for the not-durable count. */
+  /**
+   * Refuses `replicated` without a synchronous standby; learns the WAL writer's flush window for
+   * the not-durable count.
+   */
   async #checkDurability(): Promise<void> {
     const settings = (await this.#s['read-server-settings'].row(this.#pool)) as { names: string; delay: string };
     if (this.durability === 'replicated' && settings.names.trim() === '') {
@@ -127,9 +139,9 @@ export class PostgresStore extends ProcedureStore {
   }
   async heartbeat(owner: string, runIds: string[], leaseMs: number): Promise<HeartbeatResult> {
     if (runIds.length === 0) return { held: [] };
-    // Straight to the pool, not through the write queue: lease renewal must never wait behind a backlog of commits,
-    // or a busy but healthy worker would lose its leases. It only extends leases the owner still holds, so it needs
-    // neither the queue's ordering nor a transaction.
+    // Straight to the pool, not through the write queue: lease renewal must never wait behind a
+    // backlog of commits, or a busy but healthy worker would lose its leases. It only extends
+    // leases the owner still holds, so it needs neither the queue's ordering nor a transaction.
     const tx: Tx = { now: Date.now(), touch: () => {}, dialect: POSTGRES_DIALECT };
     return runAsync(claims.heartbeat(tx, owner, runIds, leaseMs), (step) => execute(this.#pool, this.#statement(step.statement), step));
   }
@@ -142,19 +154,28 @@ export class PostgresStore extends ProcedureStore {
     return runAsync(procedure, (step) => execute(this.#pool, this.#statement(step.statement), step));
   }
 
-  /** Effect-only commits (counters, journal, events) of different runs are merged into one statement by the queue. */
+  /**
+   * Effect-only commits (counters, journal, events) of different runs are merged into one statement
+   * by the queue.
+   */
   protected writeCommit(commit: RunCommit): Promise<CommitOutcome | StaleCommit> {
     return isEffectOnly(commit) ? this.#writes.submitMergeable(DURABLE, this.#commitEffects, commit.runId, commit) : super.writeCommit(commit);
   }
 
   // Store areas kept in their own modules
 
-  /** @internal One named statement on the pool, for a store area kept in its own module (the shared rate windows). */
+  /**
+   * @internal One named statement on the pool, for a store area kept in its own module (the shared
+   * rate windows).
+   */
   query(name: PgStatementName, params: Params): Promise<Row[]> {
     return this.#s[name].rows(this.#pool, params);
   }
 
-  /** The schedule store area: its own statements, its writes in this store's group-commit transactions. */
+  /**
+   * The schedule store area: its own statements, its writes in this store's group-commit
+   * transactions.
+   */
   get schedules(): ScheduleStore {
     this.#schedules ??= new ScheduleArea({
       transact: (key, procedure) => this.#writes.submit({ ...DURABLE, key }, (scope) => this.#drive(scope, procedure, SCHEDULE_STATEMENTS)),
@@ -166,8 +187,9 @@ export class PostgresStore extends ProcedureStore {
   // Internals (inside a write transaction)
 
   /**
-   * Drives a shared procedure inside a group-commit transaction, one statement after another's answer. It may run
-   * twice (a failed batch is retried write by write): it writes only through the transaction.
+   * Drives a shared procedure inside a group-commit transaction, one statement after another's
+   * answer. It may run twice (a failed batch is retried write by write): it writes only through the
+   * transaction.
    */
   #drive<T>(scope: PgWriteScope, procedure: (tx: Tx) => Procedure<T>, statements?: ReadonlyMap<string, PgStatement>): Promise<T> {
     const tx: Tx = { now: scope.now, touch: scope.touch, dialect: POSTGRES_DIALECT };
@@ -181,8 +203,9 @@ export class PostgresStore extends ProcedureStore {
   }
 
   /**
-   * The hot path: effect commits (counters, journal, events only) of different runs in one statement; the group
-   * commit queue merges neighbouring ones. A commit missing from the result was stale: it is audited here.
+   * The hot path: effect commits (counters, journal, events only) of different runs in one
+   * statement; the group commit queue merges neighbouring ones. A commit missing from the result
+   * was stale: it is audited here.
    */
   readonly #commitEffects = async (scope: PgWriteScope, commits: RunCommit[]): Promise<Array<CommitOutcome | StaleCommit>> => {
     const rows = await this.#s['commit-effects'].rows(scope.client, {
@@ -208,14 +231,18 @@ export class PostgresStore extends ProcedureStore {
     return outcomes;
   };}
 
-/** A commit that only adds counters, journal entries and events: the shape most effect results have. */
+/**
+ * A commit that only adds counters, journal entries and events: the shape most effect results have.
+ */
 function isEffectOnly(c: RunCommit): boolean {
   const patchKeys = Object.keys(c.run ?? {});
   const sideWork = [c.createRuns, c.wakeRuns, c.cancelRuns, c.consumeInputs].some((list) => (list ?? []).length > 0) || c.wakeIf !== undefined;
   return patchKeys.every((k) => k === 'counters') && !sideWork;
 }
 
-/** Postgres answers over the network: rows written together go as one statement (one round trip). */
+/**
+ * Postgres answers over the network: rows written together go as one statement (one round trip).
+ */
 const POSTGRES_DIALECT: Dialect = { bulkStatements: true };
 
 function execute(db: Queryable, statement: PgStatement, step: Step): Promise<unknown> {

@@ -1,7 +1,7 @@
-// Shared rate windows on Postgres: every process reserves model capacity in the same per-second counters, so a
-// limit of N requests per minute allows N in total, not N per process. The decision (lock the keys, sum the last
-// minute, count or refuse) is one call of keel_reserve_rate, defined by migration 0014; this module only calls it
-// (statements reserve-rate.sql and settle-rate.sql).
+// Shared rate windows on Postgres: every process reserves model capacity in the same per-second
+// counters, so a limit of N requests per minute allows N in total, not N per process. The decision
+// (lock the keys, sum the last minute, count or refuse) is one call of keel_reserve_rate, defined
+// by migration 0014; this module only calls it (statements reserve-rate.sql and settle-rate.sql).
 import type { RateWindows, WindowKey, WindowVerdict } from '../rate-windows.ts';
 import type { PostgresStore } from './postgres-store.ts';
 

@@ -1,5 +1,6 @@
-// Named SQL statements of the Postgres store: statements/<name>.sql, written with `:name` parameters and sent with
-// `$N` placeholders. Binding is strict both ways: a missing or an unexpected parameter throws.
+// Named SQL statements of the Postgres store: statements/<name>.sql, written with `:name`
+// parameters and sent with `$N` placeholders. Binding is strict both ways: a missing or an
+// unexpected parameter throws.
 import { readdirSync, readFileSync } from 'node:fs';
 import type { QueryResultRow } from 'pg';
 import { toPositional } from '../sql-params.ts';
@@ -86,7 +87,10 @@ export function loadPgStatements(): PgStatements {
   return loaded;
 }
 
-/** Every statement file of a directory (a store area's statements, looked up by name; `prefix` keeps server-side names apart). */
+/**
+ * Every statement file of a directory (a store area's statements, looked up by name; `prefix` keeps
+ * server-side names apart).
+ */
 export function loadPgStatementDirectory(dir: URL, prefix: string): Map<string, PgStatement> {
   const loaded = new Map<string, PgStatement>();
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.sql'))) {

@@ -1,9 +1,10 @@
-// Group commit for the Postgres store: writes queued while transactions are in flight share the next one (one WAL
-// flush for many runs), and with a max wait a write waits up to that long for others to join its transaction. A few transactions may be in flight, but never two with writes of the same run, so commits
-// of one run apply in the order they were submitted.
-// A batch runs without savepoints; if one write fails, the batch is rolled back and each write is retried alone,
-// so one bad write never fails another. Changes are announced with pg_notify inside the transaction (heard by other
-// processes only if it commits) and to local listeners after the commit.
+// Group commit for the Postgres store: writes queued while transactions are in flight share the
+// next one (one WAL flush for many runs), and with a max wait a write waits up to that long for
+// others to join its transaction. A few transactions may be in flight, but never two with writes of
+// the same run, so commits of one run apply in the order they were submitted. A batch runs without
+// savepoints; if one write fails, the batch is rolled back and each write is retried alone, so one
+// bad write never fails another. Changes are announced with pg_notify inside the transaction (heard
+// by other processes only if it commits) and to local listeners after the commit.
 import { crashPoint } from '../../domain/crash-points.ts';
 import type { Pool, PoolClient } from 'pg';
 import { KeelError } from '../../domain/keel-error.ts';
@@ -11,14 +12,21 @@ import type { ChangeSignal, CommitBatchListener, RunChange } from '../store.ts';
 
 export const PG_WRITE_BATCH_MAX_OPS = 512;
 /**
- * Group-commit transactions in flight at once. More than one lets Postgres overlap their WAL flushes (its own group
- * commit); a run's writes are never in two transactions at once, so they still apply in submission order.
+ * Group-commit transactions in flight at once. More than one lets Postgres overlap their WAL
+ * flushes (its own group commit); a run's writes are never in two transactions at once, so they
+ * still apply in submission order.
  */
 export const PG_WRITE_TRANSACTIONS_MAX = 3;
 export const PG_WRITE_QUEUE_MAX_OPS = 100_000;
-/** Channel that carries change notifications between Keel processes (suffixed with the schema when one is set). */
+/**
+ * Channel that carries change notifications between Keel processes (suffixed with the schema when
+ * one is set).
+ */
 export const CHANGE_CHANNEL = 'keel_changes';
-/** Acknowledged batches remembered for the not-durable count (a bound on memory, far above one flush window's worth). */
+/**
+ * Acknowledged batches remembered for the not-durable count (a bound on memory, far above one flush
+ * window's worth).
+ */
 const RECENT_ACKS_MAX = 10_000;
 /** pg_notify payloads must stay under 8000 bytes; changes are sent in chunks well below that. */
 const NOTIFY_CHANGES_PER_MESSAGE = 60;
@@ -30,8 +38,9 @@ export interface PgWriteScope {
 }
 
 /**
- * Applies many writes of one kind in one statement (e.g. effect commits of different runs), returning one value
- * per payload, in order. Payloads in one call never share a key, so each key's writes still apply in order.
+ * Applies many writes of one kind in one statement (e.g. effect commits of different runs),
+ * returning one value per payload, in order. Payloads in one call never share a key, so each key's
+ * writes still apply in order.
  */
 export type Merger = (scope: PgWriteScope, payloads: unknown[]) => Promise<unknown[]>;
 
@@ -39,9 +48,15 @@ interface QueuedWrite {
   fsync: boolean;
   /** When it was queued (ms): the max wait counts from the oldest queued write. */
   queuedAt: number;
-  /** The run it writes, if any: writes with the same key never share or overlap transactions out of order. */
+  /**
+   * The run it writes, if any: writes with the same key never share or overlap transactions out of
+   * order.
+   */
   key: string | undefined;
-  /** In a transaction of its own: it takes a lock other processes wait for, so it must not wait for others' writes. */
+  /**
+   * In a transaction of its own: it takes a lock other processes wait for, so it must not wait for
+   * others' writes.
+   */
   alone: boolean;
   apply(scope: PgWriteScope): Promise<unknown>;
   merge?: { merger: Merger; key: string; payload: unknown };
@@ -67,11 +82,20 @@ export class PgWriteQueue {
 
   /** Most writes one transaction takes (group commit's max batch). */
   readonly #maxBatch: number;
-  /** How long a write may wait for others to join its transaction (group commit's max wait); 0: the next turn. */
+  /**
+   * How long a write may wait for others to join its transaction (group commit's max wait); 0: the
+   * next turn.
+   */
   readonly #maxWaitMs: number;
-  /** Times (ms) and sizes of acknowledged fsync-class batches, newest last: what `notDurable` counts from. */
+  /**
+   * Times (ms) and sizes of acknowledged fsync-class batches, newest last: what `notDurable` counts
+   * from.
+   */
   readonly #recentAcks: Array<{ at: number; n: number }> = [];
-  /** Sessions commit with synchronous_commit on (durability fsync or replicated): an acknowledged commit is flushed. */
+  /**
+   * Sessions commit with synchronous_commit on (durability fsync or replicated): an acknowledged
+   * commit is flushed.
+   */
   readonly #flushesOnCommit: boolean;
 
   constructor(
@@ -88,7 +112,10 @@ export class PgWriteQueue {
     this.#onBatch = options.onBatch ?? (() => {});
   }
 
-  /** Writes acknowledged within the last `windowMs` (with synchronous_commit off: those the WAL writer may not have flushed yet). */
+  /**
+   * Writes acknowledged within the last `windowMs` (with synchronous_commit off: those the WAL
+   * writer may not have flushed yet).
+   */
   acknowledgedWithin(windowMs: number): number {
     const since = Date.now() - windowMs;
     let n = 0;
@@ -96,15 +123,19 @@ export class PgWriteQueue {
     return n;
   }
 
-  /** Queues a write that may be applied together with neighbouring writes of the same merger (distinct keys). */
+  /**
+   * Queues a write that may be applied together with neighbouring writes of the same merger
+   * (distinct keys).
+   */
   submitMergeable<P, T>(options: { fsync: boolean }, merger: (scope: PgWriteScope, payloads: P[]) => Promise<T[]>, key: string, payload: P): Promise<T> {
     const merge = { merger: merger as unknown as Merger, key, payload };
     return this.#enqueue(options, async (scope) => (await merge.merger(scope, [payload]))[0], merge, key) as Promise<T>;
   }
 
   /**
-   * Queues a write; `key` (a run id) keeps writes about the same run in order across concurrent transactions; `alone`
-   * gives it a transaction of its own (a fair claim holds the claim lock only as long as it takes itself).
+   * Queues a write; `key` (a run id) keeps writes about the same run in order across concurrent
+   * transactions; `alone` gives it a transaction of its own (a fair claim holds the claim lock only
+   * as long as it takes itself).
    */
   submit<T>(options: { fsync: boolean; key?: string; alone?: boolean }, apply: (scope: PgWriteScope) => Promise<T>): Promise<T> {
     return this.#enqueue(options, apply, undefined, options.key) as Promise<T>;
@@ -161,7 +192,10 @@ export class PgWriteQueue {
     }
   }
 
-  /** Takes queued writes in order, leaving (with every later write of the same run) those whose run is in flight. */
+  /**
+   * Takes queued writes in order, leaving (with every later write of the same run) those whose run
+   * is in flight.
+   */
   #takeBatch(): QueuedWrite[] {
     const batch: QueuedWrite[] = [];
     const rest: QueuedWrite[] = [];
@@ -186,7 +220,9 @@ export class PgWriteQueue {
     if (!ok) for (const write of batch) await this.#transaction([write]);
   }
 
-  /** Runs a transaction, again (bounded, jittered) when Postgres aborted it for a retryable reason. */
+  /**
+   * Runs a transaction, again (bounded, jittered) when Postgres aborted it for a retryable reason.
+   */
   async #transaction(batch: QueuedWrite[]): Promise<boolean> {
     for (let attempt = 1; ; attempt++) {
       const outcome = await this.#attempt(batch, attempt < PG_RETRYABLE_ATTEMPTS);
@@ -196,8 +232,9 @@ export class PgWriteQueue {
   }
 
   /**
-   * Runs writes in one transaction. False when one of several failed (they are then retried one by one); 'retry'
-   * when Postgres aborted it for a reason that a new attempt resolves (and `mayRetry`): nothing was applied.
+   * Runs writes in one transaction. False when one of several failed (they are then retried one by
+   * one); 'retry' when Postgres aborted it for a reason that a new attempt resolves (and
+   * `mayRetry`): nothing was applied.
    */
   async #attempt(batch: QueuedWrite[], mayRetry: boolean): Promise<boolean | 'retry'> {
     let client: PoolClient;
@@ -207,20 +244,22 @@ export class PgWriteQueue {
       for (const write of batch) write.reject(unavailable(error));
       return true;
     }
-    // The pool's error handler covers idle clients only: a checked-out client whose connection dies (Postgres
-    // restarting) emits 'error', and with no listener that event would crash the process. The failing query
-    // reports the loss below; release(error) then discards the client.
+    // The pool's error handler covers idle clients only: a checked-out client whose connection dies
+    // (Postgres restarting) emits 'error', and with no listener that event would crash the process.
+    // The failing query reports the loss below; release(error) then discards the client.
     client.on('error', ignoreClientError);
     const touched: RunChange[] = [];
     const scope: PgWriteScope = { client, now: Date.now(), touch: (runId, signal) => touched.push({ runId, signal }) };
     const values: unknown[] = [];
     const fsync = batch.some((w) => w.fsync);
     try {
-      // Claims and heartbeats acknowledge nothing outside Keel: the next flushed commit makes them durable too.
+      // Claims and heartbeats acknowledge nothing outside Keel: the next flushed commit makes them
+      // durable too.
       await client.query(fsync ? 'BEGIN' : 'BEGIN; SET LOCAL synchronous_commit = off');
       await applyAll(batch, scope, values);
       if (fsync) crashPoint('commit.in-transaction');
-      // The notifications ride in the COMMIT's round trip (one simple-protocol message; payloads escaped by the driver).
+      // The notifications ride in the COMMIT's round trip (one simple-protocol message; payloads
+      // escaped by the driver).
       const notifications: string[] = [];
       for (let i = 0; i < touched.length; i += NOTIFY_CHANGES_PER_MESSAGE) {
         const payload = JSON.stringify({ origin: this.#origin, changes: touched.slice(i, i + NOTIFY_CHANGES_PER_MESSAGE) });
@@ -254,7 +293,10 @@ export class PgWriteQueue {
 
 function ignoreClientError(): void {}
 
-/** Applies a batch in order, merging runs of consecutive mergeable writes (same merger, distinct keys) into one call. */
+/**
+ * Applies a batch in order, merging runs of consecutive mergeable writes (same merger, distinct
+ * keys) into one call.
+ */
 async function applyAll(batch: QueuedWrite[], scope: PgWriteScope, values: unknown[]): Promise<void> {
   let i = 0;
   while (i < batch.length) {
@@ -278,8 +320,9 @@ async function applyAll(batch: QueuedWrite[], scope: PgWriteScope, values: unkno
 }
 
 /**
- * SQLSTATEs after which the whole transaction was rolled back and a new attempt can succeed: serialization failure,
- * deadlock (multi-run writes lock rows in id order, so this should not happen, but a retry is the safe answer).
+ * SQLSTATEs after which the whole transaction was rolled back and a new attempt can succeed:
+ * serialization failure, deadlock (multi-run writes lock rows in id order, so this should not
+ * happen, but a retry is the safe answer).
  */
 const RETRYABLE_SQLSTATES = new Set(['40001', '40P01']);
 export const PG_RETRYABLE_ATTEMPTS = 5;

@@ -1,5 +1,6 @@
-// The claim procedures both stores share: a fair claim across tenants (weighted fair queuing, state kept in the
-// store: src/domain/fair-share.ts), a probation claim (suspects, the most suspicious first) and the lease heartbeat.
+// The claim procedures both stores share: a fair claim across tenants (weighted fair queuing, state
+// kept in the store: src/domain/fair-share.ts), a probation claim (suspects, the most suspicious
+// first) and the lease heartbeat.
 import { BATCH_AGING_MS, FairClaim } from '../../domain/fair-share.ts';
 import type { RunRecord } from '../../domain/records.ts';
 import type { RunStatus } from '../../domain/run-status.ts';
@@ -12,7 +13,10 @@ import { all, one, run, type Procedure, type Tx } from './transaction.ts';
 
 const CLAIMABLE_STATUSES = JSON.stringify(statusesAllowing('claim'));
 
-/** Lease state only, no events: what clients see must be durable, and a claim is not flushed on its own. */
+/**
+ * Lease state only, no events: what clients see must be durable, and a claim is not flushed on its
+ * own.
+ */
 export function* claimRuns(tx: Tx, request: ClaimRequest): Procedure<RunRecord[]> {
   const lease = {
     owner: request.owner, now: tx.now, lease_expires_at: tx.now + request.leaseMs, served: JSON.stringify(request.served),
@@ -22,8 +26,8 @@ export function* claimRuns(tx: Tx, request: ClaimRequest): Procedure<RunRecord[]
     // RETURNING yields rows in table order, not the subquery's: restore the claim order.
     return inClaimOrder((yield* all('claim-probation-runs', { ...lease, limit: request.limit })).map(toRun));
   }
-  // The fair clock is read first: where it is a locked row, claimers of every process plan and apply one after
-  // another, so the virtual times they read are never stale.
+  // The fair clock is read first: where it is a locked row, claimers of every process plan and
+  // apply one after another, so the virtual times they read are never stale.
   const clock = Number((yield* one('read-fair-clock'))!.vtime);
   const backlog = yield* all('fair-backlog', { now: lease.now, served: lease.served, claimable_statuses: lease.claimable_statuses });
   const claim = new FairClaim<RunRecord>(toBackloggedTenants(backlog), clock, request.limit);
@@ -48,8 +52,8 @@ export function* claimRuns(tx: Tx, request: ClaimRequest): Procedure<RunRecord[]
 }
 
 /**
- * Extends the leases the owner still holds. A dialect whose heartbeat skips rows a commit is writing (rather than wait
- * for them) reports those as still held, read without a lock.
+ * Extends the leases the owner still holds. A dialect whose heartbeat skips rows a commit is
+ * writing (rather than wait for them) reports those as still held, read without a lock.
  */
 export function* heartbeat(tx: Tx, owner: string, runIds: readonly string[], leaseMs: number): Procedure<HeartbeatResult> {
   const rows = yield* all('heartbeat', { owner, ids: JSON.stringify(runIds), lease_expires_at: tx.now + leaseMs });

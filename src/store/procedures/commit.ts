@@ -1,6 +1,6 @@
-// The commit procedure both stores share: one worker's progress on a run applied atomically under its guards (fencing
-// token and state version), or audited as stale. Also the audit of a stale commit, which the Postgres store's merged
-// effect commits use too.
+// The commit procedure both stores share: one worker's progress on a run applied atomically under
+// its guards (fencing token and state version), or audited as stale. Also the audit of a stale
+// commit, which the Postgres store's merged effect commits use too.
 import type { RunStatus } from '../../domain/run-status.ts';
 import { isTerminal } from '../../domain/run-status.ts';
 import { claimAfterFor } from '../claim-rules.ts';
@@ -21,7 +21,8 @@ export function* applyCommit(tx: Tx, c: RunCommit): Procedure<CommitOutcome | St
     d_steps: patch.counters?.steps ?? 0, d_input_tokens: patch.counters?.inputTokens ?? 0,
     d_output_tokens: patch.counters?.outputTokens ?? 0, d_cost_usd: patch.counters?.costUsd ?? 0,
   };
-  // Counters, journal and events only (most effect results): the lean statement that rewrites no indexed column.
+  // Counters, journal and events only (most effect results): the lean statement that rewrites no
+  // indexed column.
   const countersOnly = Object.keys(patch).every((k) => k === 'counters');
   let row: Row | undefined;
   if (countersOnly) {
@@ -77,7 +78,8 @@ function* upsertJournal(tx: Tx, runId: string, leaseToken: number, journal: read
     return;
   }
   for (const j of journal) {
-    // Built as one literal (not a spread of journalRow): the commit path binds these 17 parameters per effect.
+    // Built as one literal (not a spread of journalRow): the commit path binds these 17 parameters
+    // per effect.
     yield run('upsert-journal-entry', {
       run_id: runId, lease_token: leaseToken, seq: j.seq, kind: j.kind, name: j.name, status: j.status, args: jsonText(j.args),
       result: jsonText(j.result), error: jsonText(j.error), execution_id: j.executionId ?? null, effect_class: j.effectClass ?? null,
@@ -87,7 +89,10 @@ function* upsertJournal(tx: Tx, runId: string, leaseToken: number, journal: read
   }
 }
 
-/** A journal write as the journal's columns (bound one by one, or sent as one object of a JSON array). */
+/**
+ * A journal write as the journal's columns (bound one by one, or sent as one object of a JSON
+ * array).
+ */
 export function journalRow(j: JournalWrite): Record<string, string | number | null> {
   return {
     seq: j.seq, kind: j.kind, name: j.name, status: j.status, args: jsonText(j.args), result: jsonText(j.result), error: jsonText(j.error),

@@ -1,5 +1,6 @@
-// The reads both stores share: single named statements (a few pairs) outside any write transaction, each mapped to
-// its record. Driven like the write procedures (transaction.ts), on the store's read connection.
+// The reads both stores share: single named statements (a few pairs) outside any write transaction,
+// each mapped to its record. Driven like the write procedures (transaction.ts), on the store's read
+// connection.
 import type { Json } from '../../domain/json.ts';
 import type { JournalEntry, RunEventRecord, RunRecord, TenantRecord } from '../../domain/records.ts';
 import type { RunStatus } from '../../domain/run-status.ts';

@@ -1,6 +1,7 @@
-// The run procedures both stores share: creating a run (idempotency and queue admission), cancelling, posting an
-// input, resolving an unknown execution, re-admitting a quarantined run, and the event appends they all make. Each is
-// written once over named statements (see transaction.ts); each store runs it inside its own write transaction.
+// The run procedures both stores share: creating a run (idempotency and queue admission),
+// cancelling, posting an input, resolving an unknown execution, re-admitting a quarantined run, and
+// the event appends they all make. Each is written once over named statements (see transaction.ts);
+// each store runs it inside its own write transaction.
 import { KeelError } from '../../domain/keel-error.ts';
 import type { Json } from '../../domain/json.ts';
 import type { NewRun, RunRecord } from '../../domain/records.ts';
@@ -14,10 +15,14 @@ import { one, run, type Procedure, type Tx } from './transaction.ts';
 
 const CANCELLABLE_STATUSES = JSON.stringify(statusesAllowing('cancel').filter((s) => s !== 'cancelling'));
 
-/** Inserts the run, or returns the one created before with the same idempotency key; refuses it over the tenant's queue cap. */
+/**
+ * Inserts the run, or returns the one created before with the same idempotency key; refuses it over
+ * the tenant's queue cap.
+ */
 export function* createRun(tx: Tx, newRun: NewRun): Procedure<CreateRunResult> {
   if (newRun.idempotencyKey !== null) {
-    // Serialise creations under one key (across processes where several share the store); the unique index is the backstop.
+    // Serialise creations under one key (across processes where several share the store); the
+    // unique index is the backstop.
     yield* one('lock-key', { key: `${newRun.tenantId}:${newRun.idempotencyKey}` });
     const existing = yield* one('find-run-by-idempotency-key', { tenant_id: newRun.tenantId, idempotency_key: newRun.idempotencyKey });
     if (existing !== undefined) {
@@ -34,9 +39,9 @@ export function* createRun(tx: Tx, newRun: NewRun): Procedure<CreateRunResult> {
 }
 
 /**
- * Refuses a run over the tenant's max queued runs. Creations for a capped tenant are serialised by a lock on the
- * tenant's admission key (not on the tenant row, which claims and quota updates also write), so the count and the
- * insert act as one.
+ * Refuses a run over the tenant's max queued runs. Creations for a capped tenant are serialised by
+ * a lock on the tenant's admission key (not on the tenant row, which claims and quota updates also
+ * write), so the count and the insert act as one.
  */
 function* admit(tx: Tx, tenantId: string): Procedure<void> {
   const tenant = yield* one('get-tenant', { id: tenantId });
@@ -47,7 +52,9 @@ function* admit(tx: Tx, tenantId: string): Procedure<void> {
   admitQueuedRun(tenantId, maxQueued, Number(queued!.queued));
 }
 
-/** Inserts a queued run and its `run.created` event (a created run, a child run, a schedule's fire). */
+/**
+ * Inserts a queued run and its `run.created` event (a created run, a child run, a schedule's fire).
+ */
 export function* insertRun(tx: Tx, newRun: NewRun): Procedure<RunRecord> {
   const deadlineAt = newRun.budget.deadlineMs === undefined ? null : tx.now + newRun.budget.deadlineMs;
   const row = yield* one('insert-run', {
@@ -70,7 +77,10 @@ export function* requestCancel(tx: Tx, runId: string): Procedure<RunRecord> {
   return yield* requireRun(runId);
 }
 
-/** Requests cancellation of a run that is not terminal; a missing, terminal or cancelling run is left alone. */
+/**
+ * Requests cancellation of a run that is not terminal; a missing, terminal or cancelling run is
+ * left alone.
+ */
 export function* cancelRunById(tx: Tx, runId: string, by: string, lock: boolean): Procedure<void> {
   const row = yield* one(lock ? 'lock-run' : 'get-run', { id: runId });
   if (row !== undefined) yield* cancelRun(tx, toRun(row), by);
@@ -98,7 +108,10 @@ export function* provideInput(tx: Tx, runId: string, key: string, value: Json): 
   return yield* requireRun(runId);
 }
 
-/** Records an operator's verdict on an `unknown` execution (audited) and queues the run if it was parked on it. */
+/**
+ * Records an operator's verdict on an `unknown` execution (audited) and queues the run if it was
+ * parked on it.
+ */
 export function* resolveExecution(tx: Tx, runId: string, executionId: string, resolution: ExecutionResolution): Procedure<RunRecord> {
   const current = yield* lockRun(runId);
   if (isTerminal(current.status)) throw new KeelError('run_terminal', `run ${runId} has already ${current.status}`);
@@ -165,7 +178,10 @@ export function* requireRun(runId: string): Procedure<RunRecord> {
   return toRun(row);
 }
 
-/** Reads the run under a row lock (dialects with concurrent writers), so checks and writes on it see no concurrent change. */
+/**
+ * Reads the run under a row lock (dialects with concurrent writers), so checks and writes on it see
+ * no concurrent change.
+ */
 function* lockRun(runId: string): Procedure<RunRecord> {
   const row = yield* one('lock-run', { id: runId });
   if (row === undefined) throw new KeelError('run_not_found', `run ${runId} not found`);

@@ -1,6 +1,7 @@
-// The schedule procedures both stores share: a scheduler pass applied under its claim's fencing token (fires, the runs
-// they create, the cancels they request, notifications and events, in one transaction with the runs), requested
-// fires, and edits. Each runs inside the run store's write transaction, over the schedule area's named statements.
+// The schedule procedures both stores share: a scheduler pass applied under its claim's fencing
+// token (fires, the runs they create, the cancels they request, notifications and events, in one
+// transaction with the runs), requested fires, and edits. Each runs inside the run store's write
+// transaction, over the schedule area's named statements.
 import { KeelError } from '../../domain/keel-error.ts';
 import { jsonText } from '../rows.ts';
 import { commitEvents, notificationParams, patched, scheduleParams, toNotification, toSchedule, versionBump } from '../schedule-rows.ts';
@@ -44,7 +45,10 @@ export function* commitSchedule(tx: Tx, c: ScheduleCommit, now: number): Procedu
   yield* insertScheduleEvents(tx, c.scheduleId, Number(guard.first_seq), events, now);
 }
 
-/** Records requested fires (trigger, backfill) as `pending`, reopening missed or skipped ones; returns those recorded. */
+/**
+ * Records requested fires (trigger, backfill) as `pending`, reopening missed or skipped ones;
+ * returns those recorded.
+ */
 export function* requestFires(tx: Tx, scheduleId: string, fires: ReadonlyArray<{ logicalTime: number; kind: FireKind }>, now: number): Procedure<number[]> {
   const row = yield* one('get-schedule', { id: scheduleId });
   if (row === undefined) throw new KeelError('schedule_not_found', `schedule ${scheduleId} not found`);

@@ -1,5 +1,6 @@
-// The tenant procedures both stores share: creating a tenant with its first key, ensuring one exists with a key,
-// changing its quotas (a new daily budget makes the runs waiting on the old one due now), and reading its queue room.
+// The tenant procedures both stores share: creating a tenant with its first key, ensuring one
+// exists with a key, changing its quotas (a new daily budget makes the runs waiting on the old one
+// due now), and reading its queue room.
 import { randomUUID } from 'node:crypto';
 import { KeelError } from '../../domain/keel-error.ts';
 import type { TenantQuotas, TenantRecord } from '../../domain/records.ts';
@@ -16,7 +17,10 @@ export function* createTenant(tx: Tx, name: string, apiKeyHash: string, quotas?:
   return toTenant((yield* one('get-tenant', { id }))!);
 }
 
-/** Creates the tenant if missing (a concurrent creator's tenant is taken as it is) and attaches the key if it is not yet. */
+/**
+ * Creates the tenant if missing (a concurrent creator's tenant is taken as it is) and attaches the
+ * key if it is not yet.
+ */
 export function* ensureTenant(tx: Tx, name: string, apiKeyHash: string): Procedure<TenantRecord> {
   let row = yield* one('find-tenant-by-name', { name });
   if (row === undefined) {
@@ -37,7 +41,10 @@ export function* updateTenant(tx: Tx, id: string, quotas: Partial<TenantQuotas>)
   return toTenant(row);
 }
 
-/** How many more runs the tenant may queue (null: no limit). Two reads, outside any write transaction. */
+/**
+ * How many more runs the tenant may queue (null: no limit). Two reads, outside any write
+ * transaction.
+ */
 export function* queuedRoom(tenantId: string): Procedure<number | null> {
   const tenant = yield* one('get-tenant', { id: tenantId });
   const max = tenant === undefined ? null : toTenant(tenant).maxQueuedRuns;

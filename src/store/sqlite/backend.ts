@@ -1,6 +1,7 @@
-// The SQLite backend: one file under the data directory, one process. Its run store and schedule area share one
-// connection and one group-commit transaction; artifacts live in the same file (their own connection). It has no
-// shared rate windows: with one process, that process's own limiter is exact.
+// The SQLite backend: one file under the data directory, one process. Its run store and schedule
+// area share one connection and one group-commit transaction; artifacts live in the same file
+// (their own connection). It has no shared rate windows: with one process, that process's own
+// limiter is exact.
 import { join } from 'node:path';
 import type { BackendCapabilities, BackendFactory, StoreBackend, StoreOptions } from '../backend.ts';
 import { SqliteArtifactStore } from './sqlite-artifact-store.ts';

@@ -1,6 +1,6 @@
 // Forward-only schema migrations for the SQLite store: migrations/NNNN_name.sql applied in order,
-// each in its own transaction that first inserts its ledger row, so two processes migrating at once collide
-// on the ledger's primary key instead of applying a migration twice.
+// each in its own transaction that first inserts its ledger row, so two processes migrating at once
+// collide on the ledger's primary key instead of applying a migration twice.
 import { readdirSync, readFileSync } from 'node:fs';
 import type { DatabaseSync } from 'node:sqlite';
 

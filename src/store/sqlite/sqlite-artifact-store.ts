@@ -1,6 +1,7 @@
-// The artifact store on SQLite: blobs and references in the same database file as the runs (its own connection,
-// WAL, so it never blocks the engine's writer for long). Applies the store's migrations itself, so it can be
-// opened before or after the main store. SQL lives in artifact-statements/*.sql.
+// The artifact store on SQLite: blobs and references in the same database file as the runs (its own
+// connection, WAL, so it never blocks the engine's writer for long). Applies the store's migrations
+// itself, so it can be opened before or after the main store. SQL lives in
+// artifact-statements/*.sql.
 import { readFileSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
 import { ARTIFACT_MAX_BYTES, assertRefName, assertSha256, sha256Hex, verified, type ArtifactStore } from '../artifact-store.ts';

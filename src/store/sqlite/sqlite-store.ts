@@ -1,7 +1,8 @@
-// The embedded store: one SQLite file through Node's built-in node:sqlite, one connection, one process.
-// Its methods are the shared ProcedureStore's; here is only its transport: every write procedure is driven
-// synchronously inside the WriteBatcher's transaction (group commit, no promise per statement), reads run directly on
-// the connection. It never decides what a run does next: it applies the engine's commits under their guards.
+// The embedded store: one SQLite file through Node's built-in node:sqlite, one connection, one
+// process. Its methods are the shared ProcedureStore's; here is only its transport: every write
+// procedure is driven synchronously inside the WriteBatcher's transaction (group commit, no promise
+// per statement), reads run directly on the connection. It never decides what a run does next: it
+// applies the engine's commits under their guards.
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -18,8 +19,9 @@ import { GROUP_COMMIT_MAX_BATCH_LIMIT } from '../../domain/group-commit.ts';
 import { WriteBatcher, type WriteScope } from './write-batcher.ts';
 
 /**
- * Heartbeats acknowledge nobody outside Keel, so they need no fsync of their own: a later fsync'd commit appends
- * after them in the same WAL and makes them durable too. A batch of such writes alone skips the fsync.
+ * Heartbeats acknowledge nobody outside Keel, so they need no fsync of their own: a later fsync'd
+ * commit appends after them in the same WAL and makes them durable too. A batch of such writes
+ * alone skips the fsync.
  */
 const LEASE_ONLY = { fsync: false } as const;
 const WRITE_FSYNC = { fsync: true } as const;
@@ -40,7 +42,10 @@ export interface SqliteStoreOptions {
   onCommitBatch?: CommitBatchListener;
 }
 
-/** One transaction per event-loop turn (max wait 0), at most GROUP_COMMIT_MAX_BATCH_LIMIT writes in it. */
+/**
+ * One transaction per event-loop turn (max wait 0), at most GROUP_COMMIT_MAX_BATCH_LIMIT writes in
+ * it.
+ */
 const GROUP_COMMIT_DEFAULT: GroupCommit = { maxBatch: GROUP_COMMIT_MAX_BATCH_LIMIT, maxWaitMs: 0 };
 
 export class SqliteStore extends ProcedureStore {
@@ -69,7 +74,10 @@ export class SqliteStore extends ProcedureStore {
     return this.#batcher.notDurable;
   }
 
-  /** Group-commit statistics: writes acknowledged, transactions used for them, and the fsync'd ones among those. */
+  /**
+   * Group-commit statistics: writes acknowledged, transactions used for them, and the fsync'd ones
+   * among those.
+   */
   get writeStats(): { writes: number; transactions: number; fsyncedTransactions: number; lostWrites: number } {
     return this.#batcher.stats;
   }
@@ -103,7 +111,10 @@ export class SqliteStore extends ProcedureStore {
     return this.#batcher.submit(LEASE_ONLY, (scope) => this.#drive(scope, (tx) => claims.heartbeat(tx, owner, runIds, leaseMs)));
   }
 
-  /** SQLite's one writer needs no ordering key: the batcher runs one transaction at a time, in submission order. */
+  /**
+   * SQLite's one writer needs no ordering key: the batcher runs one transaction at a time, in
+   * submission order.
+   */
   protected write<T>(options: WriteOptions, procedure: (tx: Tx) => Procedure<T>): Promise<T> {
     return this.#batcher.submit(options.fsync ? WRITE_FSYNC : LEASE_ONLY, (scope) => this.#drive(scope, procedure));
   }
@@ -114,12 +125,17 @@ export class SqliteStore extends ProcedureStore {
 
   // Store areas kept in their own files
 
-  /** @internal The connection, for the statements and reads of a store area kept in its own files. */
+  /**
+   * @internal The connection, for the statements and reads of a store area kept in its own files.
+   */
   get connection(): DatabaseSync {
     return this.#db;
   }
 
-  /** The schedule store area: its own statements on this connection, its writes in this store's transactions. */
+  /**
+   * The schedule store area: its own statements on this connection, its writes in this store's
+   * transactions.
+   */
   get schedules(): ScheduleStore {
     this.#schedules ??= new ScheduleArea({
       transact: (_key, procedure) => this.#batcher.submit(WRITE_FSYNC, (scope) => this.#drive(scope, procedure, this.#scheduleStatement)),
@@ -135,7 +151,10 @@ export class SqliteStore extends ProcedureStore {
 
   // Internals (run inside a write transaction)
 
-  /** Drives a shared procedure synchronously inside the batcher's transaction: no promise per statement. */
+  /**
+   * Drives a shared procedure synchronously inside the batcher's transaction: no promise per
+   * statement.
+   */
   #drive<T>(scope: WriteScope, procedure: (tx: Tx) => Procedure<T>, statements?: (name: string) => NamedStatement | undefined): T {
     const tx: Tx = { now: scope.now, touch: scope.touch, dialect: SQLITE_DIALECT };
     return runSync(procedure(tx), statements === undefined ? this.#execute : (step) => execute(statements(step.statement) ?? this.#statement(step.statement), step));

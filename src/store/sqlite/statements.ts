@@ -1,8 +1,9 @@
-// Named SQL statements: each lives in statements/<name>.sql with a header giving its parameters and result,
-// and is prepared once per connection. Code refers to statements by name only, never by inline SQL.
-// Parameters are written `:name` in the files and bound by position: node:sqlite's named binding costs about twice
-// as much per call, and the commit path binds ~30 parameters per effect. Binding stays strict both ways: a missing
-// parameter and an unexpected one both throw, so a typo cannot silently bind NULL.
+// Named SQL statements: each lives in statements/<name>.sql with a header giving its parameters and
+// result, and is prepared once per connection. Code refers to statements by name only, never by
+// inline SQL. Parameters are written `:name` in the files and bound by position: node:sqlite's
+// named binding costs about twice as much per call, and the commit path binds ~30 parameters per
+// effect. Binding stays strict both ways: a missing parameter and an unexpected one both throw, so
+// a typo cannot silently bind NULL.
 import { readdirSync, readFileSync } from 'node:fs';
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import { toPositional } from '../sql-params.ts';

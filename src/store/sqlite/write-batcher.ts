@@ -1,15 +1,20 @@
-// Group commit for the SQLite store: every write is queued, and the writes queued during one event-loop turn (or
-// during the configured max wait, cut short by a full batch) are applied in one transaction (one fsync), each inside
-// its own savepoint so one failing write never undoes another. A write's promise settles when the batch reaches the configured durability:
-// `fsync` after an fsync'd COMMIT; `os` after a COMMIT written without fsync (a periodic WAL checkpoint makes it
-// durable); `memory` as soon as it is applied, inside a transaction that is committed every max-wait interval.
+// Group commit for the SQLite store: every write is queued, and the writes queued during one
+// event-loop turn (or during the configured max wait, cut short by a full batch) are applied in one
+// transaction (one fsync), each inside its own savepoint so one failing write never undoes another.
+// A write's promise settles when the batch reaches the configured durability: `fsync` after an
+// fsync'd COMMIT; `os` after a COMMIT written without fsync (a periodic WAL checkpoint makes it
+// durable); `memory` as soon as it is applied, inside a transaction that is committed every
+// max-wait interval.
 import type { DatabaseSync } from 'node:sqlite';
 import { crashPoint } from '../../domain/crash-points.ts';
 import { GROUP_COMMIT_MAX_BATCH_LIMIT } from '../../domain/group-commit.ts';
 import { KeelError } from '../../domain/keel-error.ts';
 import type { ChangeSignal, CommitBatchListener, Durability, GroupCommit, RunChange } from '../store.ts';
 
-/** Upper bound on queued writes; past it, writers get a retryable store_busy instead of unbounded memory. */
+/**
+ * Upper bound on queued writes; past it, writers get a retryable store_busy instead of unbounded
+ * memory.
+ */
 export const WRITE_QUEUE_MAX_OPS = 100_000;
 
 /** `memory`: how often the open transaction is committed when group commit sets no max wait. */
@@ -17,13 +22,19 @@ export const MEMORY_COMMIT_INTERVAL_MS_DEFAULT = 100;
 /** `os`: how often a WAL checkpoint (which fsyncs the WAL first) makes written commits durable. */
 export const OS_CHECKPOINT_INTERVAL_MS = 1_000;
 
-/** SQLite's `synchronous` per level (WAL mode): NORMAL writes the WAL at COMMIT and fsyncs it only at checkpoints. */
+/**
+ * SQLite's `synchronous` per level (WAL mode): NORMAL writes the WAL at COMMIT and fsyncs it only
+ * at checkpoints.
+ */
 const SYNCHRONOUS: Record<Exclude<Durability, 'replicated'>, string> = { memory: 'NORMAL', os: 'NORMAL', fsync: 'FULL' };
 
 /** What a caller refused with store_busy is told to wait before retrying. */
 export const STORE_BUSY_RETRY_AFTER_MS = 100;
 
-/** SQLite's "busy"/"locked" failures are transient: a typed, retryable store_busy; anything else as it is. */
+/**
+ * SQLite's "busy"/"locked" failures are transient: a typed, retryable store_busy; anything else as
+ * it is.
+ */
 function busyOr(error: unknown): unknown {
   const code = (error as { errcode?: number; code?: string }).errcode;
   const message = error instanceof Error ? error.message : '';
@@ -39,7 +50,10 @@ export interface WriteScope {
 }
 
 export interface WriteOptions {
-  /** False for writes that acknowledge nothing outside Keel (claims, heartbeats): they need not wait for an fsync. */
+  /**
+   * False for writes that acknowledge nothing outside Keel (claims, heartbeats): they need not wait
+   * for an fsync.
+   */
   fsync: boolean;
 }
 
@@ -67,9 +81,15 @@ export class WriteBatcher {
   #open = false;
   #commitTimer: NodeJS.Timeout | undefined;
   #checkpointTimer: NodeJS.Timeout | undefined;
-  /** Acknowledged writes not yet durable (`memory`: in the open transaction; `os`: since the last checkpoint). */
+  /**
+   * Acknowledged writes not yet durable (`memory`: in the open transaction; `os`: since the last
+   * checkpoint).
+   */
   #notDurable = 0;
-  /** Writes acknowledged so far, transactions used for them, how many of those were fsync'd, and acknowledged writes lost. */
+  /**
+   * Writes acknowledged so far, transactions used for them, how many of those were fsync'd, and
+   * acknowledged writes lost.
+   */
   readonly stats = { writes: 0, transactions: 0, fsyncedTransactions: 0, lostWrites: 0 };
 
   constructor(db: DatabaseSync, durability: Exclude<Durability, 'replicated'>, groupCommit: GroupCommit, onCommitted: (changes: readonly RunChange[]) => void,
@@ -110,7 +130,8 @@ export class WriteBatcher {
         setImmediate(() => this.#flush());
       } else if (!this.#scheduled) {
         this.#scheduled = true;
-        // Under `memory` the max wait paces the COMMIT of the open transaction instead; writes apply at once.
+        // Under `memory` the max wait paces the COMMIT of the open transaction instead; writes
+        // apply at once.
         const wait = this.#durability === 'memory' ? 0 : this.#groupCommit.maxWaitMs;
         if (wait > 0) {
           this.#waitTimer = setTimeout(() => {
@@ -122,7 +143,10 @@ export class WriteBatcher {
     });
   }
 
-  /** Applies what is queued now and makes it durable; used by close() so no acknowledged write is lost. */
+  /**
+   * Applies what is queued now and makes it durable; used by close() so no acknowledged write is
+   * lost.
+   */
   drain(): void {
     while (this.#queue.length > 0) this.#flushBatch();
     this.#commitOpen();
@@ -206,7 +230,10 @@ export class WriteBatcher {
     }
   }
 
-  /** `os`: commits written without fsync; a periodic checkpoint (it fsyncs the WAL first) makes them durable. */
+  /**
+   * `os`: commits written without fsync; a periodic checkpoint (it fsyncs the WAL first) makes them
+   * durable.
+   */
   #written(n: number): void {
     this.#notDurable += n;
     if (this.#checkpointTimer === undefined) {
@@ -227,8 +254,9 @@ export class WriteBatcher {
   }
 
   /**
-   * `memory`: applies the batch inside the open transaction and acknowledges it at once. The transaction commits every
-   * max-wait interval (or when it holds max-batch writes); a crash before then loses what it holds, as documented.
+   * `memory`: applies the batch inside the open transaction and acknowledges it at once. The
+   * transaction commits every max-wait interval (or when it holds max-batch writes); a crash before
+   * then loses what it holds, as documented.
    */
   #applyInOpenTransaction(batch: QueuedWrite[]): void {
     if (!this.#open) {

@@ -1,4 +1,5 @@
-// The sign-in screen: asks for a tenant API key and checks it against the API before keeping it for this tab.
+// The sign-in screen: asks for a tenant API key and checks it against the API before keeping it for
+// this tab.
 import { useState, type FormEvent } from 'react';
 import { ApiError, apiKey, dashboardApi } from '../api.ts';
 

@@ -1,15 +1,22 @@
-// A run's timeline: one row per journal effect, its bar split into the time it queued (waiting for a slot, hatched)
-// and the time it executed (solid), coloured by status; waits for a human, a timer or a child run are drawn as
-// waits. Retries and unknown outcomes are marked on the row. Rows are focusable buttons that select the effect.
+// A run's timeline: one row per journal effect, its bar split into the time it queued (waiting for
+// a slot, hatched) and the time it executed (solid), coloured by status; waits for a human, a timer
+// or a child run are drawn as waits. Retries and unknown outcomes are marked on the row. Rows are
+// focusable buttons that select the effect.
 import type { Step } from '../api.ts';
 import { formatDuration } from '../format.ts';
 import { segmentsOf, type Segment } from '../timeline-segments.ts';
 
 const TICKS = 5;
-/** Rows drawn at most: a run of thousands of effects stays responsive (the journal API still has them all). */
+/**
+ * Rows drawn at most: a run of thousands of effects stays responsive (the journal API still has
+ * them all).
+ */
 export const TIMELINE_ROWS_MAX = 500;
 const MIN_SEGMENT_PCT = 0.35;
-/** Captions start right of a bar that ends before this point of the axis, else go left of it if there is room. */
+/**
+ * Captions start right of a bar that ends before this point of the axis, else go left of it if
+ * there is room.
+ */
 const CAPTION_RIGHT_LIMIT_PCT = 72;
 const CAPTION_LEFT_MIN_PCT = 28;
 
@@ -19,7 +26,10 @@ function verb(step: Step, kind: Segment['kind']): string {
   return step.status === 'running' ? 'running' : 'executed';
 }
 
-/** The duration text beside its bar: right of it, or left of it near the end of the axis, or inside a wide bar. */
+/**
+ * The duration text beside its bar: right of it, or left of it near the end of the axis, or inside
+ * a wide bar.
+ */
 function Caption({ from, to, text }: { from: number; to: number; text: string }) {
   if (to <= CAPTION_RIGHT_LIMIT_PCT) return <span className="seg-caption" style={{ left: `${to}%` }}>{text}</span>;
   if (from >= CAPTION_LEFT_MIN_PCT) return <span className="seg-caption seg-caption-left" style={{ right: `${100 - from}%` }}>{text}</span>;

@@ -1,4 +1,5 @@
-// Small presentational pieces shared by the pages: status badges, stat tiles, notices, page headers.
+// Small presentational pieces shared by the pages: status badges, stat tiles, notices, page
+// headers.
 import type { ReactNode } from 'react';
 
 export function StatusBadge({ status }: { status: string }) {

@@ -1,5 +1,5 @@
-// Sandbox nodes: each node's isolation, state, slots and memory, as the placement plane last saw them — or a clear
-// statement that no node is registered.
+// Sandbox nodes: each node's isolation, state, slots and memory, as the placement plane last saw
+// them — or a clear statement that no node is registered.
 import { dashboardApi } from '../api.ts';
 import { LiveDot, Notice, PageHeader, Panel } from '../components/ui.tsx';
 import { formatAgo, sentence } from '../format.ts';

@@ -1,6 +1,7 @@
-// Pools: what is queued where and for how long. The run queue per agent (depth, oldest age) and completions over
-// time come from the store; depth over time is sampled by this page while it is open (the store keeps no history
-// of depths). In-process pools (model gateway, tool pools) show when the scheduling plane reports them.
+// Pools: what is queued where and for how long. The run queue per agent (depth, oldest age) and
+// completions over time come from the store; depth over time is sampled by this page while it is
+// open (the store keeps no history of depths). In-process pools (model gateway, tool pools) show
+// when the scheduling plane reports them.
 import { useEffect, useState } from 'react';
 import { Bar, BarChart, CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { dashboardApi, type PoolsOverview } from '../api.ts';

@@ -1,5 +1,6 @@
-// Operator actions on a run's effects: answer a waitForInput(key), and decide a tool execution whose outcome is
-// unknown (retry it, mark it succeeded with a result, or mark it failed). Values are JSON, validated before sending.
+// Operator actions on a run's effects: answer a waitForInput(key), and decide a tool execution
+// whose outcome is unknown (retry it, mark it succeeded with a result, or mark it failed). Values
+// are JSON, validated before sending.
 import { useState, type FormEvent } from 'react';
 import { runsApi, type Run, type Step } from '../api.ts';
 import { formatTime } from '../format.ts';

@@ -1,5 +1,6 @@
 // One run: status and counters, its timeline, its live event stream (fetch-based SSE, resumed with
-// Last-Event-ID), forms to answer its input waits, cancel, and resolve tool executions whose outcome is unknown.
+// Last-Event-ID), forms to answer its input waits, cancel, and resolve tool executions whose
+// outcome is unknown.
 import { useEffect, useRef, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { ApiError, TERMINAL, runsApi, type Run, type RunEvent, type Step } from '../api.ts';

@@ -1,5 +1,5 @@
-// Runs: the tenant's runs newest first, filtered by status and agent (kept in the URL), refreshed every few
-// seconds; a form to start a run; each row links to the run page.
+// Runs: the tenant's runs newest first, filtered by status and agent (kept in the URL), refreshed
+// every few seconds; a form to start a run; each row links to the run page.
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
 import { RUN_STATUSES, runsApi, type Run } from '../api.ts';

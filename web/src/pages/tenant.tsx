@@ -1,5 +1,5 @@
-// Tenant: the signed-in tenant's usage (runs by status, tokens, spend), cost per successful run per agent, and its
-// quotas when the scheduling plane reports them.
+// Tenant: the signed-in tenant's usage (runs by status, tokens, spend), cost per successful run per
+// agent, and its quotas when the scheduling plane reports them.
 import { Link } from 'react-router';
 import { dashboardApi } from '../api.ts';
 import { LiveDot, Notice, PageHeader, Panel, Stat } from '../components/ui.tsx';

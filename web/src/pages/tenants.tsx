@@ -1,4 +1,5 @@
-// Tenants (operator view, admin key): every tenant's runs by status, tokens, spend, cost per success and quotas.
+// Tenants (operator view, admin key): every tenant's runs by status, tokens, spend, cost per
+// success and quotas.
 import { dashboardApi, type TenantRow } from '../api.ts';
 import { LiveDot, Notice, PageHeader, Stat } from '../components/ui.tsx';
 import { formatCount, formatDateTime, formatDuration, formatUsd } from '../format.ts';
