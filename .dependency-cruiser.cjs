@@ -21,28 +21,32 @@ module.exports = {
     {
       name: 'store-imports-only-domain',
       severity: 'error',
-      comment: 'The store is below every plane: it imports src/domain and itself, nothing else from src.',
+      comment:
+        'The store is below every plane: it imports src/domain and itself, nothing else from src.',
       from: { path: '^src/store/', pathNot: '\\.test\\.ts$' },
       to: { path: '^src/', pathNot: '^src/(domain|store)/' },
     },
     {
       name: 'lower-planes-never-import-the-engine',
       severity: 'error',
-      comment: 'store, sdk, planner, models, sandbox and telemetry are used by the engine, never the reverse.',
+      comment:
+        'store, sdk, planner, models, sandbox and telemetry are used by the engine, never the reverse.',
       from: { path: '^src/(store|sdk|planner|models|sandbox|telemetry)/' },
       to: { path: '^src/engine/' },
     },
     {
       name: 'sdk-never-imports-store-or-api',
       severity: 'error',
-      comment: 'Agent code loads the SDK; the SDK must not drag the store, Postgres or the HTTP server into it.',
+      comment:
+        'Agent code loads the SDK; the SDK must not drag the store, Postgres or the HTTP server into it.',
       from: { path: '^src/sdk/' },
       to: { path: '^src/(store|api)/' },
     },
     {
       name: 'planner-imports-only-domain',
       severity: 'error',
-      comment: 'The planner is pure arithmetic over the domain: usable from the CLI, the API and the docs alike.',
+      comment:
+        'The planner is pure arithmetic over the domain: usable from the CLI, the API and the docs alike.',
       from: { path: '^src/planner/', pathNot: '\\.test\\.ts$' },
       to: { path: '^src/', pathNot: '^src/(domain|planner)/' },
     },

@@ -28,7 +28,9 @@ if (parentPort !== null) {
   const failures: string[] = [];
 
   const ended = (runId: string): Promise<void> =>
-    endedEarly.delete(runId) ? Promise.resolve() : new Promise((resolve) => waiters.set(runId, resolve));
+    endedEarly.delete(runId)
+      ? Promise.resolve()
+      : new Promise((resolve) => waiters.set(runId, resolve));
 
   const body = JSON.stringify({ agent: config.agent });
   const headers = { authorization: `Bearer ${config.apiKey}`, 'content-type': 'application/json' };
@@ -36,12 +38,15 @@ if (parentPort !== null) {
     while (accepting) {
       const res = await fetch(`${config.url}/v1/runs`, { method: 'POST', headers, body });
       const run = (await res.json()) as { id?: string };
-      if (res.status !== 201 || run.id === undefined) throw new Error(`POST /v1/runs answered ${res.status}: ${JSON.stringify(run)}`);
+      if (res.status !== 201 || run.id === undefined)
+        throw new Error(`POST /v1/runs answered ${res.status}: ${JSON.stringify(run)}`);
       submitted++;
       await ended(run.id);
     }
   };
-  const lanes = Array.from({ length: config.lanes }, () => lane().catch((error: unknown) => void failures.push(String(error))));
+  const lanes = Array.from({ length: config.lanes }, () =>
+    lane().catch((error: unknown) => void failures.push(String(error))),
+  );
 
   port.on('message', (message: ToWorker) => {
     if (message.type === 'stop') {
@@ -59,7 +64,8 @@ if (parentPort !== null) {
         resolve();
       } else {
         endedEarly.add(runId);
-        if (endedEarly.size > ENDED_EARLY_MAX_RUNS) endedEarly.delete(endedEarly.values().next().value!);
+        if (endedEarly.size > ENDED_EARLY_MAX_RUNS)
+          endedEarly.delete(endedEarly.values().next().value!);
       }
     }
   });

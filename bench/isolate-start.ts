@@ -42,12 +42,20 @@ export interface IsolateStartSample {
  * Medians, plus the fastest start and import: on a loaded machine the minimum is the steadier
  * figure.
  */
-export type IsolateStartSummary = Omit<IsolateStartSample, 'loaded'> & { startMinMs: number; importMinMs: number; loaded: string[]; samples: number };
+export type IsolateStartSummary = Omit<IsolateStartSample, 'loaded'> & {
+  startMinMs: number;
+  importMinMs: number;
+  loaded: string[];
+  samples: number;
+};
 
 function agentsFileFor(entry: Entry, dir: string): string {
   const file = join(dir, 'agents.ts');
-  writeFileSync(file, `import { defineAgent } from ${JSON.stringify(pathToFileURL(ENTRIES[entry]).href)};\n`
-    + `export const hello = defineAgent({ name: 'hello', version: '1', run: async (ctx) => ctx.step('hi', () => 'hi') });\n`);
+  writeFileSync(
+    file,
+    `import { defineAgent } from ${JSON.stringify(pathToFileURL(ENTRIES[entry]).href)};\n` +
+      `export const hello = defineAgent({ name: 'hello', version: '1', run: async (ctx) => ctx.step('hi', () => 'hi') });\n`,
+  );
   return file;
 }
 
@@ -65,9 +73,13 @@ const heavy = [...seen].filter((url) => /^node:sqlite$|\\/node_modules\\/(pg|fas
 parentPort.postMessage({ heap: getHeapStatistics().used_heap_size, importMs, loaded: [...new Set(heavy)] });
 `;
 
-function workerHeap(file: string | undefined): Promise<{ heap: number; importMs: number; loaded: string[] }> {
+function workerHeap(
+  file: string | undefined,
+): Promise<{ heap: number; importMs: number; loaded: string[] }> {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(WORKER_HEAP)}`), { workerData: { file: file === undefined ? undefined : pathToFileURL(file).href } });
+    const worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(WORKER_HEAP)}`), {
+      workerData: { file: file === undefined ? undefined : pathToFileURL(file).href },
+    });
     worker.once('message', (message) => {
       resolve(message);
       void worker.terminate();
@@ -96,26 +108,42 @@ async function sampleHere(entry: Entry): Promise<IsolateStartSample> {
     await host.close();
     const bare = await workerHeap(undefined);
     const loaded = await workerHeap(agentsFile);
-    return { startMs, importMs: loaded.importMs, rssMiB, heapMiB: (loaded.heap - bare.heap) / MIB, loaded: loaded.loaded };
+    return {
+      startMs,
+      importMs: loaded.importMs,
+      rssMiB,
+      heapMiB: (loaded.heap - bare.heap) / MIB,
+      loaded: loaded.loaded,
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
 const round = (value: number): number => Math.round(value * 100) / 100;
-const median = (values: number[]): number => round([...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0);
+const median = (values: number[]): number =>
+  round([...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0);
 
 /** Medians over `samples` fresh processes. */
 export function measureIsolateStart(entry: Entry, samples = SAMPLES_DEFAULT): IsolateStartSummary {
   const runs: IsolateStartSample[] = [];
   for (let i = 0; i < samples; i++) {
-    const out = execFileSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), '--sample', entry], { encoding: 'utf8' });
+    const out = execFileSync(
+      process.execPath,
+      ['--expose-gc', fileURLToPath(import.meta.url), '--sample', entry],
+      { encoding: 'utf8' },
+    );
     runs.push(JSON.parse(out.trim().split('\n').at(-1)!) as IsolateStartSample);
   }
   return {
-    startMs: median(runs.map((r) => r.startMs)), startMinMs: round(Math.min(...runs.map((r) => r.startMs))),
-    importMs: median(runs.map((r) => r.importMs)), importMinMs: round(Math.min(...runs.map((r) => r.importMs))), rssMiB: median(runs.map((r) => r.rssMiB)), heapMiB: median(runs.map((r) => r.heapMiB)),
-    loaded: [...new Set(runs.flatMap((r) => r.loaded))], samples,
+    startMs: median(runs.map((r) => r.startMs)),
+    startMinMs: round(Math.min(...runs.map((r) => r.startMs))),
+    importMs: median(runs.map((r) => r.importMs)),
+    importMinMs: round(Math.min(...runs.map((r) => r.importMs))),
+    rssMiB: median(runs.map((r) => r.rssMiB)),
+    heapMiB: median(runs.map((r) => r.heapMiB)),
+    loaded: [...new Set(runs.flatMap((r) => r.loaded))],
+    samples,
   };
 }
 
@@ -133,8 +161,10 @@ if (import.meta.main) {
   const samples = Number(arg('--samples') ?? SAMPLES_DEFAULT);
   for (const entry of entries) {
     const r = measureIsolateStart(entry, samples);
-    process.stdout.write(`${entry} (${ENTRIES[entry]}): isolate start p50 ${r.startMs} ms (min ${r.startMinMs}), `
-      + `module import p50 ${r.importMs} ms (min ${r.importMinMs}), RSS +${r.rssMiB} MiB, isolate heap +${r.heapMiB} MiB, `
-      + `loaded ${r.loaded.length === 0 ? 'none of node:sqlite, pg, fastify' : r.loaded.join(', ')} (${samples} samples)\n`);
+    process.stdout.write(
+      `${entry} (${ENTRIES[entry]}): isolate start p50 ${r.startMs} ms (min ${r.startMinMs}), ` +
+        `module import p50 ${r.importMs} ms (min ${r.importMinMs}), RSS +${r.rssMiB} MiB, isolate heap +${r.heapMiB} MiB, ` +
+        `loaded ${r.loaded.length === 0 ? 'none of node:sqlite, pg, fastify' : r.loaded.join(', ')} (${samples} samples)\n`,
+    );
   }
 }

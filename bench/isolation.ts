@@ -12,7 +12,16 @@ import { fileURLToPath } from 'node:url';
 import { inThreadHost, type AgentHost } from '../src/engine/agent-host.ts';
 import { IsolateHost } from '../src/engine/isolation/isolate-host.ts';
 import { measureIsolateStart, type IsolateStartSummary } from './isolate-start.ts';
-import { fiveSteps, machineInfo, progress, recordMs, spliceSection, startKeel, summarize, type LatencySummary } from './support.ts';
+import {
+  fiveSteps,
+  machineInfo,
+  progress,
+  recordMs,
+  spliceSection,
+  startKeel,
+  summarize,
+  type LatencySummary,
+} from './support.ts';
 
 const AGENTS_FILE = fileURLToPath(new URL('./support.ts', import.meta.url));
 const RESULTS = fileURLToPath(new URL('./RESULTS.md', import.meta.url));
@@ -50,17 +59,32 @@ const quick = process.argv.includes('--quick');
 const runs = quick ? 100 : 500;
 const warmup = quick ? 20 : 50;
 const thread = await measure(inThreadHost, runs, warmup);
-progress(`agent code on the main thread: per turn p50 ${thread.perTurn.p50Ms} ms, lone run p50 ${thread.loneRun.p50Ms} ms`);
-const isolate = await measure(new IsolateHost({ agentsFile: AGENTS_FILE, models: [] }), runs, warmup);
-progress(`agent code in an isolate: per turn p50 ${isolate.perTurn.p50Ms} ms, lone run p50 ${isolate.loneRun.p50Ms} ms`);
+progress(
+  `agent code on the main thread: per turn p50 ${thread.perTurn.p50Ms} ms, lone run p50 ${thread.loneRun.p50Ms} ms`,
+);
+const isolate = await measure(
+  new IsolateHost({ agentsFile: AGENTS_FILE, models: [] }),
+  runs,
+  warmup,
+);
+progress(
+  `agent code in an isolate: per turn p50 ${isolate.perTurn.p50Ms} ms, lone run p50 ${isolate.loneRun.p50Ms} ms`,
+);
 
-const starts: Array<[string, IsolateStartSummary]> = [['src/index.ts', measureIsolateStart('src', quick ? 3 : 7)]];
-if (existsSync(fileURLToPath(new URL('../dist/index.js', import.meta.url)))) starts.push(['dist/index.js', measureIsolateStart('dist', quick ? 3 : 7)]);
-for (const [entry, r] of starts) progress(`isolate start over ${entry}: ${r.startMs} ms, RSS +${r.rssMiB} MiB, heap +${r.heapMiB} MiB`);
+const starts: Array<[string, IsolateStartSummary]> = [
+  ['src/index.ts', measureIsolateStart('src', quick ? 3 : 7)],
+];
+if (existsSync(fileURLToPath(new URL('../dist/index.js', import.meta.url))))
+  starts.push(['dist/index.js', measureIsolateStart('dist', quick ? 3 : 7)]);
+for (const [entry, r] of starts)
+  progress(
+    `isolate start over ${entry}: ${r.startMs} ms, RSS +${r.rssMiB} MiB, heap +${r.heapMiB} MiB`,
+  );
 
 const overhead = Math.round((isolate.perTurn.p50Ms - thread.perTurn.p50Ms) * 1000) / 1000;
 const m = machineInfo();
-const row = (name: string, r: HostResult) => `| ${name} | ${r.perTurn.p50Ms} | ${r.perTurn.p99Ms} | ${r.loneRun.p50Ms} | ${r.loneRun.p99Ms} |`;
+const row = (name: string, r: HostResult) =>
+  `| ${name} | ${r.perTurn.p50Ms} | ${r.perTurn.p99Ms} | ${r.loneRun.p50Ms} | ${r.loneRun.p99Ms} |`;
 const body = `## Agent isolation: cost per agent turn
 
 Recorded ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${m.nproc}× ${m.cpuModel}, Node ${m.node}. \`npx node bench/isolation.ts --write\`
@@ -86,4 +110,8 @@ a full GC).
 ${starts.map(([entry, r]) => `| ${entry} | ${r.startMs} / ${r.startMinMs} | ${r.importMs} / ${r.importMinMs} | ${r.rssMiB} | ${r.heapMiB} | ${r.loaded.length === 0 ? 'none' : r.loaded.join(', ')} |`).join('\n')}
 `;
 process.stdout.write(`\n${body}\n`);
-if (process.argv.includes('--write')) writeFileSync(RESULTS, spliceSection(readFileSync(RESULTS, 'utf8'), SECTION_START, SECTION_END, body));
+if (process.argv.includes('--write'))
+  writeFileSync(
+    RESULTS,
+    spliceSection(readFileSync(RESULTS, 'utf8'), SECTION_START, SECTION_END, body),
+  );

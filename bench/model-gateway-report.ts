@@ -14,7 +14,7 @@ export function modelGatewaySection(g: ModelGatewayResult | undefined): string[]
     '## 8. Model gateway overhead per call',
     '',
     `${g.calls} calls one at a time (after ${g.warmupCalls} warm-up calls) from a \`ModelGateway\` through the official \`openai\` SDK`,
-    'to the fake OpenAI-compatible server of the test tree on loopback. Overhead = the call\'s time in `gateway.call` minus the',
+    "to the fake OpenAI-compatible server of the test tree on loopback. Overhead = the call's time in `gateway.call` minus the",
     'time inside the provider (the SDK round trip), per call: name resolution, budget check, prefix fingerprint, rate-limit',
     'reservation and settlement, breaker, routing, retry budget, pricing and accounting. Target: p50 ≤ 1 ms.',
     '',

@@ -31,4 +31,5 @@ export const pgFiveSteps = defineAgent({
 });
 
 const gapFile = process.env.BENCH_STEP_GAP_FILE;
-if (gapFile !== undefined) process.on('exit', () => writeFileSync(gapFile, JSON.stringify(stepGapsMs)));
+if (gapFile !== undefined)
+  process.on('exit', () => writeFileSync(gapFile, JSON.stringify(stepGapsMs)));

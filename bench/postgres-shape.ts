@@ -5,7 +5,14 @@
 // It never sleeps to wait for a state: it polls counts.
 import { createHistogram } from 'node:perf_hooks';
 import type { PostgresFigures, PostgresMeter } from './postgres-support.ts';
-import { delay, progress, recordMs, STEPS_PER_RUN, summarize, type LatencySummary } from './support.ts';
+import {
+  delay,
+  progress,
+  recordMs,
+  STEPS_PER_RUN,
+  summarize,
+  type LatencySummary,
+} from './support.ts';
 
 export const POSTGRES_SHAPE_IN_FLIGHT = 50;
 const WARMUP_WORKFLOWS = { quick: 100, full: 300 } as const;
@@ -73,7 +80,10 @@ export interface ShapeOptions {
   runWorkflow: () => Promise<unknown>;
 }
 
-type ShapeMeasurement = Omit<PostgresShapeResult, 'system' | 'serverVersion' | 'synchronousCommit' | 'poolSize'>;
+type ShapeMeasurement = Omit<
+  PostgresShapeResult,
+  'system' | 'serverVersion' | 'synchronousCommit' | 'poolSize'
+>;
 
 /**
  * Drives the load, measures the window, then stops the lanes and waits for the workflows in flight
@@ -84,14 +94,26 @@ export async function measureShape(options: ShapeOptions): Promise<ShapeMeasurem
   const warmupWorkflows = options.quick ? WARMUP_WORKFLOWS.quick : WARMUP_WORKFLOWS.full;
   const target = options.quick ? MEASURED_WORKFLOWS.quick : MEASURED_WORKFLOWS.full;
   const lanes = startLanes(options.runWorkflow, counters);
-  progress(`${label}: ${POSTGRES_SHAPE_IN_FLIGHT} workflows in flight, warming up for ${warmupWorkflows} workflows`);
+  progress(
+    `${label}: ${POSTGRES_SHAPE_IN_FLIGHT} workflows in flight, warming up for ${warmupWorkflows} workflows`,
+  );
   await untilWorkflows(counters, lanes, warmupWorkflows);
 
   const startPg = await meter.sample();
-  const start = { at: performance.now(), steps: counters.steps, workflows: counters.workflows, cpu: process.cpuUsage() };
+  const start = {
+    at: performance.now(),
+    steps: counters.steps,
+    workflows: counters.workflows,
+    cpu: process.cpuUsage(),
+  };
   counters.stepGap.reset();
   const reached = await untilWorkflows(counters, lanes, start.workflows + target);
-  const end = { at: performance.now(), steps: counters.steps, workflows: counters.workflows, cpu: process.cpuUsage(start.cpu) };
+  const end = {
+    at: performance.now(),
+    steps: counters.steps,
+    workflows: counters.workflows,
+    cpu: process.cpuUsage(start.cpu),
+  };
   const stepGap = summarize(counters.stepGap);
   const endPg = await meter.sample();
   const failures = await lanes.stop();
@@ -102,11 +124,20 @@ export async function measureShape(options: ShapeOptions): Promise<ShapeMeasurem
   const workflows = end.workflows - start.workflows;
   const cpuPct = (micros: number) => Math.round((micros / 1000 / (seconds * 1000)) * 100);
   return {
-    inFlight: POSTGRES_SHAPE_IN_FLIGHT, stepsPerWorkflow: STEPS_PER_RUN, warmupWorkflows, workflows, steps,
-    windowMs: Math.round(end.at - start.at), cutShort: !reached,
-    stepsPerSec: Math.round(steps / seconds), workflowsPerSec: Math.round(workflows / seconds), stepGap,
+    inFlight: POSTGRES_SHAPE_IN_FLIGHT,
+    stepsPerWorkflow: STEPS_PER_RUN,
+    warmupWorkflows,
+    workflows,
+    steps,
+    windowMs: Math.round(end.at - start.at),
+    cutShort: !reached,
+    stepsPerSec: Math.round(steps / seconds),
+    workflowsPerSec: Math.round(workflows / seconds),
+    stepGap,
     postgres: meter.figures(startPg, endPg, steps),
-    clientCpuUserPct: cpuPct(end.cpu.user), clientCpuSystemPct: cpuPct(end.cpu.system), failedLanes: failures.length,
+    clientCpuUserPct: cpuPct(end.cpu.user),
+    clientCpuSystemPct: cpuPct(end.cpu.system),
+    failedLanes: failures.length,
   };
 }
 
@@ -128,7 +159,9 @@ function startLanes(runWorkflow: () => Promise<unknown>, counters: ShapeCounters
       counters.workflows++;
     }
   };
-  const lanes = Array.from({ length: POSTGRES_SHAPE_IN_FLIGHT }, () => lane().catch((error: unknown) => void failures.push(String(error))));
+  const lanes = Array.from({ length: POSTGRES_SHAPE_IN_FLIGHT }, () =>
+    lane().catch((error: unknown) => void failures.push(String(error))),
+  );
   return {
     failures,
     async stop() {
@@ -143,10 +176,15 @@ function startLanes(runWorkflow: () => Promise<unknown>, counters: ShapeCounters
  * Resolves true once `count` workflows have ended, or false at the deadline; throws once every lane
  * has failed.
  */
-async function untilWorkflows(counters: ShapeCounters, lanes: Lanes, count: number): Promise<boolean> {
+async function untilWorkflows(
+  counters: ShapeCounters,
+  lanes: Lanes,
+  count: number,
+): Promise<boolean> {
   const deadline = performance.now() + PHASE_DEADLINE_MS;
   while (counters.workflows < count) {
-    if (lanes.failures.length === POSTGRES_SHAPE_IN_FLIGHT) throw new Error(`every lane failed; the first: ${lanes.failures[0]}`);
+    if (lanes.failures.length === POSTGRES_SHAPE_IN_FLIGHT)
+      throw new Error(`every lane failed; the first: ${lanes.failures[0]}`);
     if (performance.now() > deadline) return false;
     await delay(POLL_INTERVAL_MS);
   }

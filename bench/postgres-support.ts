@@ -12,16 +12,22 @@ import pg from 'pg';
  * The server the Postgres scenarios use; the admin connection only creates, drops and reads
  * statistics.
  */
-export const BENCH_POSTGRES_ADMIN_URL = process.env.KEEL_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const BENCH_POSTGRES_ADMIN_URL =
+  process.env.KEEL_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const BENCH_DATABASE_NAME = /^keel_bench_[a-z0-9_]+$/;
 const CONNECT_TIMEOUT_MS = 2_000;
 const DEFAULT_CLOCK_TICKS_PER_SEC = 100;
 
-export type PostgresAvailability = { ok: true; serverVersion: string; synchronousCommit: string } | { ok: false; reason: string };
+export type PostgresAvailability =
+  | { ok: true; serverVersion: string; synchronousCommit: string }
+  | { ok: false; reason: string };
 
 /** Whether the bench server answers, and with which version and commit durability; never throws. */
 export async function postgresAvailability(): Promise<PostgresAvailability> {
-  const client = new pg.Client({ connectionString: BENCH_POSTGRES_ADMIN_URL, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  const client = new pg.Client({
+    connectionString: BENCH_POSTGRES_ADMIN_URL,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+  });
   try {
     await client.connect();
     const { rows } = await client.query<{ version: string; sync: string }>(
@@ -29,7 +35,10 @@ export async function postgresAvailability(): Promise<PostgresAvailability> {
     );
     return { ok: true, serverVersion: rows[0]!.version, synchronousCommit: rows[0]!.sync };
   } catch (error) {
-    return { ok: false, reason: `Postgres at ${redacted(BENCH_POSTGRES_ADMIN_URL)} did not answer: ${(error as Error).message}` };
+    return {
+      ok: false,
+      reason: `Postgres at ${redacted(BENCH_POSTGRES_ADMIN_URL)} did not answer: ${(error as Error).message}`,
+    };
   } finally {
     await client.end().catch(() => {});
   }
@@ -56,7 +65,9 @@ export async function createFreshDatabase(database: string): Promise<void> {
 }
 
 export async function dropDatabase(database: string): Promise<void> {
-  await withAdmin((client) => client.query(`DROP DATABASE IF EXISTS ${benchIdentifier(database)} WITH (FORCE)`));
+  await withAdmin((client) =>
+    client.query(`DROP DATABASE IF EXISTS ${benchIdentifier(database)} WITH (FORCE)`),
+  );
 }
 
 export interface PostgresSample {
@@ -117,7 +128,10 @@ export class PostgresMeter {
   }
 
   static async open(database: string): Promise<PostgresMeter> {
-    const client = new pg.Client({ connectionString: BENCH_POSTGRES_ADMIN_URL, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+    const client = new pg.Client({
+      connectionString: BENCH_POSTGRES_ADMIN_URL,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    });
     await client.connect();
     const meter = new PostgresMeter(client, database);
     const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
@@ -130,7 +144,11 @@ export class PostgresMeter {
 
   /** One statement, so one transaction: the statistics it reads are a consistent snapshot. */
   async sample(): Promise<PostgresSample> {
-    const { rows } = await this.#client.query<{ commits: Array<[string, string, string]>; wal_sync: string; pids: number[] | null }>(
+    const { rows } = await this.#client.query<{
+      commits: Array<[string, string, string]>;
+      wal_sync: string;
+      pids: number[] | null;
+    }>(
       `SELECT (SELECT json_agg(json_build_array(datname, xact_commit::text, xact_rollback::text))
                  FROM pg_stat_database WHERE datname IS NOT NULL) AS commits,
               (SELECT wal_sync::text FROM pg_stat_wal) AS wal_sync,
@@ -138,7 +156,9 @@ export class PostgresMeter {
       [this.#database],
     );
     const row = rows[0]!;
-    let commits = 0, rollbacks = 0, otherDatabasesCommits = 0;
+    let commits = 0,
+      rollbacks = 0,
+      otherDatabasesCommits = 0;
     for (const [datname, commit, rollback] of row.commits) {
       if (datname === this.#database) [commits, rollbacks] = [Number(commit), Number(rollback)];
       else otherDatabasesCommits += Number(commit);
@@ -149,8 +169,14 @@ export class PostgresMeter {
       if (stat !== undefined) backendTicks.set(pid, stat.utime + stat.stime);
     }
     return {
-      at: performance.now(), commits, rollbacks, otherDatabasesCommits, walSyncs: Number(row.wal_sync),
-      clusterTicks: this.#postmasterPid === undefined ? undefined : clusterTicks(this.#postmasterPid), backendTicks,
+      at: performance.now(),
+      commits,
+      rollbacks,
+      otherDatabasesCommits,
+      walSyncs: Number(row.wal_sync),
+      clusterTicks:
+        this.#postmasterPid === undefined ? undefined : clusterTicks(this.#postmasterPid),
+      backendTicks,
     };
   }
 
@@ -158,7 +184,8 @@ export class PostgresMeter {
     const seconds = (end.at - start.at) / 1000;
     const pct = (ticks: number) => Math.round((ticks / this.#ticksPerSec / seconds) * 100);
     let backendTicks = 0;
-    for (const [pid, ticks] of end.backendTicks) backendTicks += ticks - (start.backendTicks.get(pid) ?? 0);
+    for (const [pid, ticks] of end.backendTicks)
+      backendTicks += ticks - (start.backendTicks.get(pid) ?? 0);
     const local = start.clusterTicks !== undefined && end.clusterTicks !== undefined;
     const commits = end.commits - start.commits;
     return {
@@ -171,7 +198,7 @@ export class PostgresMeter {
       databaseBackendsCpuPct: local ? pct(backendTicks) : undefined,
       cpuNote: local
         ? `utime + stime from /proc of the postmaster (pid ${this.#postmasterPid}) and its children, exited ones included`
-        : 'not measured: the server\'s processes are not visible in this machine\'s /proc',
+        : "not measured: the server's processes are not visible in this machine's /proc",
     };
   }
 
@@ -200,10 +227,17 @@ function readProcStat(pid: number): ProcStat | undefined {
   }
   // The command name is in parentheses and may hold spaces; the numeric fields follow the last ')'.
   const close = text.lastIndexOf(')');
-  const fields = text.slice(close + 2).split(' ').map(Number);
+  const fields = text
+    .slice(close + 2)
+    .split(' ')
+    .map(Number);
   return {
-    comm: text.slice(text.indexOf('(') + 1, close), ppid: fields[1]!,
-    utime: fields[11]!, stime: fields[12]!, cutime: fields[13]!, cstime: fields[14]!,
+    comm: text.slice(text.indexOf('(') + 1, close),
+    ppid: fields[1]!,
+    utime: fields[11]!,
+    stime: fields[12]!,
+    cutime: fields[13]!,
+    cstime: fields[14]!,
   };
 }
 
@@ -225,14 +259,20 @@ function clusterTicks(postmasterPid: number): number | undefined {
 
 function clockTicksPerSec(): number {
   try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || DEFAULT_CLOCK_TICKS_PER_SEC;
+    return (
+      Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) ||
+      DEFAULT_CLOCK_TICKS_PER_SEC
+    );
   } catch {
     return DEFAULT_CLOCK_TICKS_PER_SEC;
   }
 }
 
 async function withAdmin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: BENCH_POSTGRES_ADMIN_URL, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  const client = new pg.Client({
+    connectionString: BENCH_POSTGRES_ADMIN_URL,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+  });
   await client.connect();
   try {
     return await work(client);
@@ -246,7 +286,11 @@ async function withAdmin<T>(work: (client: pg.Client) => Promise<T>): Promise<T>
  * is.
  */
 function benchIdentifier(database: string): string {
-  assert.match(database, BENCH_DATABASE_NAME, `refusing to touch database ${database}: bench databases are keel_bench_*`);
+  assert.match(
+    database,
+    BENCH_DATABASE_NAME,
+    `refusing to touch database ${database}: bench databases are keel_bench_*`,
+  );
   return `"${database}"`;
 }
 

@@ -37,7 +37,11 @@ type ScenarioName = keyof typeof SCENARIOS;
  * The order they run in: the fsync ceiling is measured again at the end, since the disk's fsync
  * time drifts.
  */
-const PLAN: Array<{ key: keyof BenchResults['scenarios']; scenario: ScenarioName; needsPostgres?: true }> = [
+const PLAN: Array<{
+  key: keyof BenchResults['scenarios'];
+  scenario: ScenarioName;
+  needsPostgres?: true;
+}> = [
   { key: 'fsyncBefore', scenario: 'fsync-ceiling' },
   { key: 'throughputStore', scenario: 'throughput-store' },
   { key: 'throughputHttp', scenario: 'throughput-http' },
@@ -75,7 +79,14 @@ async function runSandboxOnly(): Promise<void> {
   try {
     const section = await sandboxSection(dir);
     if (quick) process.stdout.write(`\n${section}\n`);
-    else writeFileSync(RESULTS_PATH, spliceSandboxSection(readFileSync(RESULTS_PATH, 'utf8'), JSON.parse(readFileSync(join(dir, 'sandbox.json'), 'utf8'))));
+    else
+      writeFileSync(
+        RESULTS_PATH,
+        spliceSandboxSection(
+          readFileSync(RESULTS_PATH, 'utf8'),
+          JSON.parse(readFileSync(join(dir, 'sandbox.json'), 'utf8')),
+        ),
+      );
   } finally {
     removeDir(dir);
   }
@@ -83,7 +94,8 @@ async function runSandboxOnly(): Promise<void> {
 
 async function runChild(name: ScenarioName, out: string | undefined): Promise<void> {
   const scenario = SCENARIOS[name];
-  if (scenario === undefined || out === undefined) throw new Error(`unknown scenario ${name} or missing --out`);
+  if (scenario === undefined || out === undefined)
+    throw new Error(`unknown scenario ${name} or missing --out`);
   const result = await scenario(quick);
   writeFileSync(out, JSON.stringify(result));
 }
@@ -91,7 +103,9 @@ async function runChild(name: ScenarioName, out: string | undefined): Promise<vo
 async function runAll(): Promise<void> {
   const started = Date.now();
   const machine = machineInfo();
-  progress(`Keel bench${quick ? ' (quick smoke run: figures are not recorded)' : ''}; each scenario runs in a child process`);
+  progress(
+    `Keel bench${quick ? ' (quick smoke run: figures are not recorded)' : ''}; each scenario runs in a child process`,
+  );
   const dir = makeTempDir();
   const scenarios: Partial<BenchResults['scenarios']> = {};
   const postgresSkip = await postgresSkipReason();
@@ -112,15 +126,22 @@ async function runAll(): Promise<void> {
     removeDir(dir);
   }
   const results: BenchResults = {
-    date: new Date().toISOString(), quick, durationSeconds: Math.round((Date.now() - started) / 1000),
-    machine, git: gitDescription(), scenarios: scenarios as BenchResults['scenarios'],
+    date: new Date().toISOString(),
+    quick,
+    durationSeconds: Math.round((Date.now() - started) / 1000),
+    machine,
+    git: gitDescription(),
+    scenarios: scenarios as BenchResults['scenarios'],
   };
   const report = `${renderReport(results)}\n${sandbox}`;
   if (quick) {
     process.stdout.write(`\n${report}\n`);
     progress('quick run: RESULTS.md left as it was');
   } else {
-    writeFileSync(RESULTS_PATH, `${report}${keptSections(readFileSync(RESULTS_PATH, 'utf8'), report)}`);
+    writeFileSync(
+      RESULTS_PATH,
+      `${report}${keptSections(readFileSync(RESULTS_PATH, 'utf8'), report)}`,
+    );
     progress(`wrote ${RESULTS_PATH} in ${results.durationSeconds} s`);
   }
 }
@@ -132,8 +153,11 @@ async function runAll(): Promise<void> {
  */
 function keptSections(previous: string, report: string): string {
   const kept: string[] = [];
-  for (const match of previous.matchAll(/^<!-- ([a-z0-9 -]+?) section\b[^\n]*-->\n[\s\S]*?^<!-- end of \1 section -->\n?/gm)) {
-    if (!report.includes(`<!-- end of ${match[1]} section -->`)) kept.push(match[0].endsWith('\n') ? match[0] : `${match[0]}\n`);
+  for (const match of previous.matchAll(
+    /^<!-- ([a-z0-9 -]+?) section\b[^\n]*-->\n[\s\S]*?^<!-- end of \1 section -->\n?/gm,
+  )) {
+    if (!report.includes(`<!-- end of ${match[1]} section -->`))
+      kept.push(match[0].endsWith('\n') ? match[0] : `${match[0]}\n`);
   }
   return kept.length === 0 ? '' : `\n${kept.join('\n')}`;
 }
@@ -146,7 +170,9 @@ async function postgresSkipReason(): Promise<SkippedScenario | undefined> {
   if (!PLAN.some((step) => step.needsPostgres === true)) return undefined;
   const server = await postgresAvailability();
   if (server.ok) {
-    progress(`Postgres ${server.serverVersion} answers (synchronous_commit=${server.synchronousCommit}): its scenarios will run`);
+    progress(
+      `Postgres ${server.serverVersion} answers (synchronous_commit=${server.synchronousCommit}): its scenarios will run`,
+    );
     return undefined;
   }
   return { skipped: true, reason: server.reason };
@@ -154,7 +180,15 @@ async function postgresSkipReason(): Promise<SkippedScenario | undefined> {
 
 function runInChild(scenario: ScenarioName, out: string): Promise<void> {
   const script = fileURLToPath(import.meta.url);
-  const childArgs = ['--expose-gc', script, '--scenario', scenario, '--out', out, ...(quick ? ['--quick'] : [])];
+  const childArgs = [
+    '--expose-gc',
+    script,
+    '--scenario',
+    scenario,
+    '--out',
+    out,
+    ...(quick ? ['--quick'] : []),
+  ];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, childArgs, { stdio: 'inherit' });
     const timer = setTimeout(() => {
@@ -181,7 +215,10 @@ function gitDescription(): string {
 }
 
 function execGit(gitArgs: string[]): string {
-  return execFileSync('git', gitArgs, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  return execFileSync('git', gitArgs, {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  }).trim();
 }
 
 function flagValue(flag: string): string | undefined {

@@ -29,20 +29,35 @@ import type { Store } from '../src/store/store.ts';
 const quick = process.argv.includes('--quick');
 const tenantsFlag = process.argv.indexOf('--tenants');
 const TENANTS = tenantsFlag === -1 ? 1_000 : Number(process.argv[tenantsFlag + 1]);
-if (!Number.isSafeInteger(TENANTS) || TENANTS < 1) throw new Error('--tenants needs a whole number from 1');
+if (!Number.isSafeInteger(TENANTS) || TENANTS < 1)
+  throw new Error('--tenants needs a whole number from 1');
 const RUNS_PER_TENANT = Math.ceil((quick ? 3_000 : 10_000) / TENANTS);
 const CLAIMS = quick ? 100 : 400;
 const BATCH = 32;
 const SERVED = JSON.stringify(['bench@1']);
 const CLAIMABLE = JSON.stringify(statusesAllowing('claim'));
-const DATABASE_URL = process.env.KEEL_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const DATABASE_URL =
+  process.env.KEEL_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
-interface Latency { claims: number; perClaim: number; meanMs: number; p50Ms: number; p99Ms: number }
+interface Latency {
+  claims: number;
+  perClaim: number;
+  meanMs: number;
+  p50Ms: number;
+  p99Ms: number;
+}
 
 function summarize(samples: number[], perClaim: number): Latency {
   const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number) => Number(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!.toFixed(3));
-  return { claims: samples.length, perClaim, meanMs: Number((samples.reduce((a, b) => a + b, 0) / samples.length).toFixed(3)), p50Ms: at(0.5), p99Ms: at(0.99) };
+  const at = (q: number) =>
+    Number(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!.toFixed(3));
+  return {
+    claims: samples.length,
+    perClaim,
+    meanMs: Number((samples.reduce((a, b) => a + b, 0) / samples.length).toFixed(3)),
+    p50Ms: at(0.5),
+    p99Ms: at(0.99),
+  };
 }
 
 /**
@@ -51,7 +66,12 @@ function summarize(samples: number[], perClaim: number): Latency {
  */
 function decisionsPerSecond(perClaim: number): number {
   const tenants: BackloggedTenant[] = Array.from({ length: TENANTS }, (_, i) => ({
-    tenantId: `t${i}`, weight: 1 + (i % 4), vtime: 0, room: Infinity, headKey: i, interactiveHead: i % 3 === 0,
+    tenantId: `t${i}`,
+    weight: 1 + (i % 4),
+    vtime: 0,
+    room: Infinity,
+    headKey: i,
+    interactiveHead: i % 3 === 0,
   }));
   let clock = 0;
   let decisions = 0;
@@ -72,26 +92,42 @@ function decisionsPerSecond(perClaim: number): number {
 async function fill(store: Store): Promise<void> {
   await store.migrate();
   for (let t = 0; t < TENANTS; t += 50) {
-    await Promise.all(Array.from({ length: Math.min(50, TENANTS - t) }, async (_, k) => {
-      const tenant = await store.createTenant(`bench-${t + k}`, randomUUID(), { weight: 1 + ((t + k) % 4) });
-      for (let i = 0; i < RUNS_PER_TENANT; i++) {
-        await store.createRun({
-          id: newRunId(), tenantId: tenant.id, agent: 'bench', agentVersion: '1', input: null, priority: i % 10 === 0 ? 'interactive' : 'batch',
-          budget: {}, metadata: null, parentRunId: null, idempotencyKey: null, requestHash: null,
+    await Promise.all(
+      Array.from({ length: Math.min(50, TENANTS - t) }, async (_, k) => {
+        const tenant = await store.createTenant(`bench-${t + k}`, randomUUID(), {
+          weight: 1 + ((t + k) % 4),
         });
-      }
-    }));
+        for (let i = 0; i < RUNS_PER_TENANT; i++) {
+          await store.createRun({
+            id: newRunId(),
+            tenantId: tenant.id,
+            agent: 'bench',
+            agentVersion: '1',
+            input: null,
+            priority: i % 10 === 0 ? 'interactive' : 'batch',
+            budget: {},
+            metadata: null,
+            parentRunId: null,
+            idempotencyKey: null,
+            requestHash: null,
+          });
+        }
+      }),
+    );
   }
 }
 
-async function timeClaims(claim: (limit: number) => Promise<number>): Promise<{ single: Latency; batch: Latency }> {
+async function timeClaims(
+  claim: (limit: number) => Promise<number>,
+): Promise<{ single: Latency; batch: Latency }> {
   const measure = async (n: number, limit: number) => {
     const samples: number[] = [];
     for (let i = 0; i < n; i++) {
       const started = performance.now();
       const got = await claim(limit);
       samples.push(performance.now() - started);
-      if (got === 0) throw new Error('a claim found no runs: the backlog is too small for this many claims');
+      if (got === 0)
+        throw new Error('a claim found no runs: the backlog is too small for this many claims');
     }
     return summarize(samples, limit);
   };
@@ -104,45 +140,95 @@ async function sqliteClaims(): Promise<Record<string, unknown>> {
     const fair = new SqliteStore({ path: join(dir, 'fair.db') });
     const old = new SqliteStore({ path: join(dir, 'old.db') });
     await Promise.all([fill(fair), fill(old)]);
-    const fairTimes = await timeClaims(async (limit) => (await fair.claimRuns({ owner: 'w', limit, leaseMs: 600_000, served: ['bench@1'] })).length);
-    const sql = readFileSync(new URL('./sql/sqlite-claim-runs-priority-order.sql', import.meta.url), 'utf8');
-    const statement = new NamedStatement(old.connection, 'sqlite-claim-runs-priority-order.sql', sql);
+    const fairTimes = await timeClaims(
+      async (limit) =>
+        (await fair.claimRuns({ owner: 'w', limit, leaseMs: 600_000, served: ['bench@1'] })).length,
+    );
+    const sql = readFileSync(
+      new URL('./sql/sqlite-claim-runs-priority-order.sql', import.meta.url),
+      'utf8',
+    );
+    const statement = new NamedStatement(
+      old.connection,
+      'sqlite-claim-runs-priority-order.sql',
+      sql,
+    );
     const oldTimes = await timeClaims(async (limit) => {
       const now = Date.now();
       old.connection.exec('BEGIN IMMEDIATE');
-      const rows = statement.all({ owner: 'w', now, lease_expires_at: now + 600_000, served: SERVED, limit, claimable_statuses: CLAIMABLE });
+      const rows = statement.all({
+        owner: 'w',
+        now,
+        lease_expires_at: now + 600_000,
+        served: SERVED,
+        limit,
+        claimable_statuses: CLAIMABLE,
+      });
       old.connection.exec('COMMIT');
       return rows.length;
     });
     await Promise.all([fair.close(), old.close()]);
-    return { store: 'sqlite', fair: fairTimes, before: oldTimes, addedMsPerClaim: added(fairTimes, oldTimes) };
+    return {
+      store: 'sqlite',
+      fair: fairTimes,
+      before: oldTimes,
+      addedMsPerClaim: added(fairTimes, oldTimes),
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
 async function postgresClaims(): Promise<Record<string, unknown>> {
-  const schemas = [`keel_bench_fair_${randomUUID().slice(0, 8)}`, `keel_bench_old_${randomUUID().slice(0, 8)}`];
+  const schemas = [
+    `keel_bench_fair_${randomUUID().slice(0, 8)}`,
+    `keel_bench_old_${randomUUID().slice(0, 8)}`,
+  ];
   const fair = new PostgresStore({ connectionString: DATABASE_URL, schema: schemas[0] });
   const old = new PostgresStore({ connectionString: DATABASE_URL, schema: schemas[1] });
-  const pool = new pg.Pool({ connectionString: DATABASE_URL, options: `-c search_path=${schemas[1]}`, max: 1 });
+  const pool = new pg.Pool({
+    connectionString: DATABASE_URL,
+    options: `-c search_path=${schemas[1]}`,
+    max: 1,
+  });
   try {
     await Promise.all([fill(fair), fill(old)]);
-    const fairTimes = await timeClaims(async (limit) => (await fair.claimRuns({ owner: 'w', limit, leaseMs: 600_000, served: ['bench@1'] })).length);
-    const statement = new PgStatement('bench-claim-runs-priority-order', readFileSync(new URL('./sql/postgres-claim-runs-priority-order.sql', import.meta.url), 'utf8'));
+    const fairTimes = await timeClaims(
+      async (limit) =>
+        (await fair.claimRuns({ owner: 'w', limit, leaseMs: 600_000, served: ['bench@1'] })).length,
+    );
+    const statement = new PgStatement(
+      'bench-claim-runs-priority-order',
+      readFileSync(
+        new URL('./sql/postgres-claim-runs-priority-order.sql', import.meta.url),
+        'utf8',
+      ),
+    );
     const oldTimes = await timeClaims(async (limit) => {
       const client = await pool.connect();
       try {
         const now = Date.now();
         await client.query('BEGIN; SET LOCAL synchronous_commit = off');
-        const rows = await statement.rows(client, { owner: 'w', now, lease_expires_at: now + 600_000, served: SERVED, limit, claimable_statuses: CLAIMABLE });
+        const rows = await statement.rows(client, {
+          owner: 'w',
+          now,
+          lease_expires_at: now + 600_000,
+          served: SERVED,
+          limit,
+          claimable_statuses: CLAIMABLE,
+        });
         await client.query('COMMIT');
         return rows.length;
       } finally {
         client.release();
       }
     });
-    return { store: 'postgres', fair: fairTimes, before: oldTimes, addedMsPerClaim: added(fairTimes, oldTimes) };
+    return {
+      store: 'postgres',
+      fair: fairTimes,
+      before: oldTimes,
+      addedMsPerClaim: added(fairTimes, oldTimes),
+    };
   } finally {
     await Promise.all([fair.close(), old.close(), pool.end()]);
     const admin = new pg.Client({ connectionString: DATABASE_URL });
@@ -152,21 +238,41 @@ async function postgresClaims(): Promise<Record<string, unknown>> {
   }
 }
 
-function added(fair: { single: Latency; batch: Latency }, old: { single: Latency; batch: Latency }) {
+function added(
+  fair: { single: Latency; batch: Latency },
+  old: { single: Latency; batch: Latency },
+) {
   const diff = (a: number, b: number) => Number((a - b).toFixed(3));
-  return { single: diff(fair.single.meanMs, old.single.meanMs), [`batch${BATCH}`]: diff(fair.batch.meanMs, old.batch.meanMs) };
+  return {
+    single: diff(fair.single.meanMs, old.single.meanMs),
+    [`batch${BATCH}`]: diff(fair.batch.meanMs, old.batch.meanMs),
+  };
 }
 
 /**
  * Release-and-grant in one pool with TENANTS tenants waiting (each keeps waiters queued), weights
  * 1–4.
  */
-async function poolGrants(): Promise<{ grants: number; perGrant: Latency; grantsPerSecond: number }> {
+async function poolGrants(): Promise<{
+  grants: number;
+  perGrant: Latency;
+  grantsPerSecond: number;
+}> {
   const SLOTS = 64;
   const GRANTS = quick ? 5_000 : 20_000;
-  const pool = new Pool('bench', { limit: SLOTS, maxQueued: 10_000_000 }, { weightOf: (id) => 1 + (Number(id.slice(1)) % 4), capOf: () => undefined });
+  const pool = new Pool(
+    'bench',
+    { limit: SLOTS, maxQueued: 10_000_000 },
+    { weightOf: (id) => 1 + (Number(id.slice(1)) % 4), capOf: () => undefined },
+  );
   const held: Array<() => void> = [];
-  const want = (tenantId: string) => void pool.acquire({ tenantId, priority: Number(tenantId.slice(1)) % 3 === 0 ? 'interactive' : 'batch' }).then((release) => held.push(release));
+  const want = (tenantId: string) =>
+    void pool
+      .acquire({
+        tenantId,
+        priority: Number(tenantId.slice(1)) % 3 === 0 ? 'interactive' : 'batch',
+      })
+      .then((release) => held.push(release));
   const queuedEach = Math.max(2, Math.ceil((SLOTS + GRANTS) / TENANTS) + 1);
   for (let i = 0; i < TENANTS; i++) for (let k = 0; k < queuedEach; k++) want(`t${i}`);
   await new Promise((r) => setImmediate(r));
@@ -180,14 +286,24 @@ async function poolGrants(): Promise<{ grants: number; perGrant: Latency; grants
     await Promise.resolve(); // the grant's promise settles: its holder joins `held`
   }
   const seconds = (performance.now() - started) / 1000;
-  return { grants: GRANTS, perGrant: summarize(samples, 1), grantsPerSecond: Math.round(GRANTS / seconds) };
+  return {
+    grants: GRANTS,
+    perGrant: summarize(samples, 1),
+    grantsPerSecond: Math.round(GRANTS / seconds),
+  };
 }
 
 const results: Record<string, unknown> = {
   tenantsBacklogged: TENANTS,
   runsPerTenant: RUNS_PER_TENANT,
-  plannerDecisionsPerSecond: { onePerClaim: decisionsPerSecond(1), [`${BATCH}PerClaim`]: decisionsPerSecond(BATCH) },
+  plannerDecisionsPerSecond: {
+    onePerClaim: decisionsPerSecond(1),
+    [`${BATCH}PerClaim`]: decisionsPerSecond(BATCH),
+  },
   poolGrants: await poolGrants(),
-  claims: [await sqliteClaims(), ...(process.argv.includes('--postgres') ? [await postgresClaims()] : [])],
+  claims: [
+    await sqliteClaims(),
+    ...(process.argv.includes('--postgres') ? [await postgresClaims()] : []),
+  ],
 };
 process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);

@@ -25,13 +25,26 @@ async function measure(name: string, store: Store): Promise<Record<string, unkno
   await store.migrate();
   const tenant = await store.createTenant(`bench-${randomUUID()}`, randomUUID());
   const registry = new AgentRegistry();
-  registry.register(defineAgent({ name: 'noop', version: '1', async run() { return null; } }));
+  registry.register(
+    defineAgent({
+      name: 'noop',
+      version: '1',
+      async run() {
+        return null;
+      },
+    }),
+  );
   const clock = new ManualClock(T0);
   const plane = createSchedulesPlane(store, registry, { clock });
   const template = { agent: 'noop' } as const;
-  const base = { timeZone: 'UTC', overlap: 'allow' as const, template: { ...template, input: null, priority: 'batch' as const, budget: {}, metadata: null } };
+  const base = {
+    timeZone: 'UTC',
+    overlap: 'allow' as const,
+    template: { ...template, input: null, priority: 'batch' as const, budget: {}, metadata: null },
+  };
   const burst: string[] = [];
-  for (let i = 0; i < SCHEDULES; i++) burst.push((await plane.service.create(tenant.id, { ...base, cron: '* * * * *' })).id);
+  for (let i = 0; i < SCHEDULES; i++)
+    burst.push((await plane.service.create(tenant.id, { ...base, cron: '* * * * *' })).id);
   clock.set(T0 + 30_000);
   let started = performance.now();
   let ticks = 0;
@@ -42,7 +55,11 @@ async function measure(name: string, store: Store): Promise<Record<string, unkno
   const burstMs = performance.now() - started;
   for (const id of burst) await plane.service.remove(tenant.id, id); // the catch-up below measures one schedule alone
 
-  const catchup = await plane.service.create(tenant.id, { ...base, cron: '* * * * * *', catchupWindowMs: 60_000 });
+  const catchup = await plane.service.create(tenant.id, {
+    ...base,
+    cron: '* * * * * *',
+    catchupWindowMs: 60_000,
+  });
   clock.advance(OUTAGE_MS);
   started = performance.now();
   let catchupTicks = 0;
@@ -54,13 +71,27 @@ async function measure(name: string, store: Store): Promise<Record<string, unkno
   }
   const catchupMs = performance.now() - started;
   const fires = await plane.store.listFires(catchup.id, { limit: 10_000 });
-  const outcomes = Object.fromEntries(Object.entries(Object.groupBy(fires, (f) => f.status)).map(([k, v]) => [k, v!.length]));
-  if (fires.length !== OUTAGE_MS / 1000) throw new Error(`expected ${OUTAGE_MS / 1000} fires, got ${fires.length}`);
+  const outcomes = Object.fromEntries(
+    Object.entries(Object.groupBy(fires, (f) => f.status)).map(([k, v]) => [k, v!.length]),
+  );
+  if (fires.length !== OUTAGE_MS / 1000)
+    throw new Error(`expected ${OUTAGE_MS / 1000} fires, got ${fires.length}`);
   await plane.scheduler.stop();
   return {
     store: name,
-    burst: { schedules: SCHEDULES, ticks, ms: Math.round(burstMs), firesPerSecond: Math.round(SCHEDULES / (burstMs / 1000)) },
-    catchup: { fires: fires.length, outcomes, ticks: catchupTicks, ms: Math.round(catchupMs), firesPerSecond: Math.round(fires.length / (catchupMs / 1000)) },
+    burst: {
+      schedules: SCHEDULES,
+      ticks,
+      ms: Math.round(burstMs),
+      firesPerSecond: Math.round(SCHEDULES / (burstMs / 1000)),
+    },
+    catchup: {
+      fires: fires.length,
+      outcomes,
+      ticks: catchupTicks,
+      ms: Math.round(catchupMs),
+      firesPerSecond: Math.round(fires.length / (catchupMs / 1000)),
+    },
   };
 }
 

@@ -100,7 +100,12 @@ export async function startKeel(options: StartOptions): Promise<BenchKeel> {
   await store.migrate();
   const registry = new AgentRegistry();
   for (const agent of options.agents) registry.register(agent);
-  const orchestrator = new Orchestrator({ store, registry, gateway: new ModelGateway([]), ...(options.agentHost === undefined ? {} : { agentHost: options.agentHost }) });
+  const orchestrator = new Orchestrator({
+    store,
+    registry,
+    gateway: new ModelGateway([]),
+    ...(options.agentHost === undefined ? {} : { agentHost: options.agentHost }),
+  });
   await store.expireForeignLeases(orchestrator.owner);
   const apiKey = generateApiKey();
   const tenant = await store.ensureTenant('bench', hashApiKey(apiKey));
@@ -121,7 +126,8 @@ export async function startKeel(options: StartOptions): Promise<BenchKeel> {
       const resolve = waiters.get(change.runId);
       if (resolve === undefined) {
         endedEarly.add(change.runId);
-        if (endedEarly.size > ENDED_EARLY_MAX_RUNS) endedEarly.delete(endedEarly.values().next().value!);
+        if (endedEarly.size > ENDED_EARLY_MAX_RUNS)
+          endedEarly.delete(endedEarly.values().next().value!);
         continue;
       }
       waiters.delete(change.runId);
@@ -129,12 +135,29 @@ export async function startKeel(options: StartOptions): Promise<BenchKeel> {
     }
   });
   return {
-    dir, dbPath, store, orchestrator, tenantId: tenant.id, api,
+    dir,
+    dbPath,
+    store,
+    orchestrator,
+    tenantId: tenant.id,
+    api,
     newRun: (agent, input = null) => ({
-      id: newRunId(), tenantId: tenant.id, agent: agent.name, agentVersion: agent.version, input, priority: 'interactive',
-      budget: {}, metadata: null, parentRunId: null, idempotencyKey: null, requestHash: null,
+      id: newRunId(),
+      tenantId: tenant.id,
+      agent: agent.name,
+      agentVersion: agent.version,
+      input,
+      priority: 'interactive',
+      budget: {},
+      metadata: null,
+      parentRunId: null,
+      idempotencyKey: null,
+      requestHash: null,
     }),
-    ended: (runId) => (endedEarly.delete(runId) ? Promise.resolve() : new Promise<void>((resolve) => waiters.set(runId, resolve))),
+    ended: (runId) =>
+      endedEarly.delete(runId)
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => waiters.set(runId, resolve)),
     async close() {
       unsubscribe();
       await api?.app.close();
@@ -157,7 +180,9 @@ export class FsyncProbe {
 
   constructor(dir: string) {
     this.#db = new DatabaseSync(join(dir, FSYNC_PROBE_FILE_NAME));
-    this.#db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; CREATE TABLE IF NOT EXISTS probe (id INTEGER PRIMARY KEY, at INTEGER NOT NULL) STRICT;');
+    this.#db.exec(
+      'PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; CREATE TABLE IF NOT EXISTS probe (id INTEGER PRIMARY KEY, at INTEGER NOT NULL) STRICT;',
+    );
     this.#insert = this.#db.prepare('INSERT INTO probe (at) VALUES (?)');
   }
 
@@ -198,8 +223,12 @@ export function summarize(histogram: RecordableHistogram): LatencySummary {
   const ms = (ns: number) => Math.round(ns / 1e3) / 1e3;
   if (histogram.count === 0) return { count: 0, p50Ms: 0, p90Ms: 0, p99Ms: 0, maxMs: 0, meanMs: 0 };
   return {
-    count: histogram.count, p50Ms: ms(histogram.percentile(50)), p90Ms: ms(histogram.percentile(90)),
-    p99Ms: ms(histogram.percentile(99)), maxMs: ms(histogram.max), meanMs: ms(histogram.mean),
+    count: histogram.count,
+    p50Ms: ms(histogram.percentile(50)),
+    p90Ms: ms(histogram.percentile(90)),
+    p99Ms: ms(histogram.percentile(99)),
+    maxMs: ms(histogram.max),
+    meanMs: ms(histogram.mean),
   };
 }
 
@@ -226,7 +255,11 @@ export function delay(ms: number): Promise<void> {
  * RSS after a full garbage collection (needs --expose-gc; without it the figure includes garbage
  * and says so).
  */
-export async function settledRss(): Promise<{ rssBytes: number; heapUsedBytes: number; gcForced: boolean }> {
+export async function settledRss(): Promise<{
+  rssBytes: number;
+  heapUsedBytes: number;
+  gcForced: boolean;
+}> {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (gc !== undefined) {
     for (let i = 0; i < 3; i++) {
@@ -261,9 +294,13 @@ export interface MachineInfo {
 /** What the figures were measured on: CPU, memory, Node, and the disk the SQLite files live on. */
 export function machineInfo(): MachineInfo {
   const cpuinfo = safe(() => readFileSync('/proc/cpuinfo', 'utf8'), '');
-  const cpuModel = /^model name\s*:\s*(.+)$/m.exec(cpuinfo)?.[1]?.trim() ?? cpus()[0]?.model ?? 'unknown';
+  const cpuModel =
+    /^model name\s*:\s*(.+)$/m.exec(cpuinfo)?.[1]?.trim() ?? cpus()[0]?.model ?? 'unknown';
   const dataDir = tmpdir();
-  const df = safe(() => execFileSync('df', ['-hT', dataDir], { encoding: 'utf8' }).trim().split('\n')[1] ?? '', '');
+  const df = safe(
+    () => execFileSync('df', ['-hT', dataDir], { encoding: 'utf8' }).trim().split('\n')[1] ?? '',
+    '',
+  );
   const [device = '?', fsType = '?', size = '?'] = df.split(/\s+/);
   return {
     nproc: safe(() => Number(execFileSync('nproc', { encoding: 'utf8' }).trim()), cpus().length),
@@ -291,6 +328,7 @@ export function spliceSection(report: string, start: string, end: string, body: 
   const section = `${start}\n${body}${end}\n`;
   const from = report.indexOf(start);
   const to = report.indexOf(end);
-  if (from >= 0 && to > from) return report.slice(0, from) + section + report.slice(to + end.length + 1);
+  if (from >= 0 && to > from)
+    return report.slice(0, from) + section + report.slice(to + end.length + 1);
   return report === '' ? section : `${report.trimEnd()}\n\n${section}`;
 }

@@ -11,8 +11,10 @@ const NODE_MAJOR_MIN = 24;
 function nodeVersionProblem(version, execPath) {
   const major = Number(String(version).split('.')[0]);
   if (Number.isInteger(major) && major >= NODE_MAJOR_MIN) return undefined;
-  return `keel: Node.js ${NODE_MAJOR_MIN} or newer is required, but this is Node ${version} (${execPath}) — ` +
-    `install Node ${NODE_MAJOR_MIN} (e.g. nvm install ${NODE_MAJOR_MIN}) and run keel with it\n`;
+  return (
+    `keel: Node.js ${NODE_MAJOR_MIN} or newer is required, but this is Node ${version} (${execPath}) — ` +
+    `install Node ${NODE_MAJOR_MIN} (e.g. nvm install ${NODE_MAJOR_MIN}) and run keel with it\n`
+  );
 }
 
 const problem = nodeVersionProblem(process.versions.node, process.execPath);
@@ -22,10 +24,15 @@ if (problem !== undefined) {
 } else {
   import('../dist/cli/main.js').catch((error) => {
     // Only the CLI itself missing (a checkout without a build), not a module it imports.
-    const missing = error && error.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes("/dist/cli/main.js' imported from");
-    process.stderr.write(missing
-      ? 'keel: the compiled CLI (dist/) is missing — run `npm run build` in the keel package, or reinstall it\n'
-      : `keel: ${error && error.stack ? error.stack : String(error)}\n`);
+    const missing =
+      error &&
+      error.code === 'ERR_MODULE_NOT_FOUND' &&
+      String(error.message).includes("/dist/cli/main.js' imported from");
+    process.stderr.write(
+      missing
+        ? 'keel: the compiled CLI (dist/) is missing — run `npm run build` in the keel package, or reinstall it\n'
+        : `keel: ${error && error.stack ? error.stack : String(error)}\n`,
+    );
     process.exitCode = missing ? 2 : 1;
   });
 }

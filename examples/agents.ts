@@ -20,7 +20,10 @@ export const approval = defineAgent({
   version: '1',
   async run(ctx, input: { name: string }) {
     const greeting = await ctx.step('greet', () => `hello ${input.name}`);
-    const reply = await ctx.model({ model: 'mock', messages: [{ role: 'user', content: greeting }] });
+    const reply = await ctx.model({
+      model: 'mock',
+      messages: [{ role: 'user', content: greeting }],
+    });
     const approved = await ctx.waitForInput<boolean>('approve', { timeoutMs: 24 * 3600 * 1000 });
     await ctx.sleep(100);
     return { greeting, echoed: reply.text, approved };
@@ -31,7 +34,10 @@ export const approval = defineAgent({
 export const calculatorModel = defineModel({
   name: 'calculator-mock',
   provider: 'mock',
-  options: { latencyMs: 20, script: [{ toolCalls: [{ name: 'add', args: { a: 2, b: 3 } }] }, { text: 'The sum is 5.' }] },
+  options: {
+    latencyMs: 20,
+    script: [{ toolCalls: [{ name: 'add', args: { a: 2, b: 3 } }] }, { text: 'The sum is 5.' }],
+  },
 });
 
 export const calculator = defineLoopAgent({
@@ -47,7 +53,9 @@ export const calculator = defineLoopAgent({
  * Built-in workspace tools in a namespace sandbox (bubblewrap; the Keel node runs as root on
  * Linux).
  */
-const shell = sandboxTools({ profile: defineSandboxProfile({ name: 'example-shell', tier: 'namespace', policy: 'rebuild' }) });
+const shell = sandboxTools({
+  profile: defineSandboxProfile({ name: 'example-shell', tier: 'namespace', policy: 'rebuild' }),
+});
 
 /**
  * Writes a script into the run's workspace, then runs it there; the workspace outlives the sandbox

@@ -6,7 +6,7 @@ export const charge = defineTool({
   name: 'charge',
   description: 'Charges a card',
   input: z.object({ customer: z.string(), cents: z.number().int() }),
-  effect: 'side-effect',                       // never re-run blindly after a crash
+  effect: 'side-effect', // never re-run blindly after a crash
   async run(args, { executionId }) {
     return { receipt: `paid-${executionId}` }; // pass executionId downstream as the idempotency key
   },
@@ -20,7 +20,7 @@ export const checkout = defineAgent({
     const ok = await ctx.waitForInput<boolean>('approve', { timeoutMs: 24 * 3600_000 });
     if (!ok) return { status: 'declined' };
     const paid = await ctx.tool(charge, { customer: input.customer, cents: quote.total });
-    await ctx.sleep(1000);                     // a durable timer: the run releases its worker
+    await ctx.sleep(1000); // a durable timer: the run releases its worker
     return { status: 'paid', ...paid };
   },
 });

@@ -27,9 +27,14 @@ function newest(dir) {
 
 const installed = join(root, 'node_modules', '.package-lock.json');
 if (mtime(installed) < mtime(join(root, 'package-lock.json'))) {
-  process.stderr.write('keel setup: installing the locked dependencies (npm ci; it also builds dist/)\n');
+  process.stderr.write(
+    'keel setup: installing the locked dependencies (npm ci; it also builds dist/)\n',
+  );
   execFileSync(npm, ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit' });
-} else if (mtime(join(root, 'dist', 'index.js')) < Math.max(newest(join(root, 'src')), newest(join(root, 'web')))) {
+} else if (
+  mtime(join(root, 'dist', 'index.js')) <
+  Math.max(newest(join(root, 'src')), newest(join(root, 'web')))
+) {
   process.stderr.write('keel setup: building dist/ (src/ or web/ changed since the last build)\n');
   execFileSync(npm, ['run', 'build'], { cwd: root, stdio: 'inherit' });
 }

@@ -7,6 +7,24 @@ export type { LoopAgentResult, LoopAgentSpec } from './sdk/loop-agent.ts';
 export { KeelError, isKeelError } from './domain/keel-error.ts';
 export type { ErrorCode } from './domain/error-codes.ts';
 export type {
-  AgentContext, AgentDefinition, ChatMessage, Json, MockModelOptions, ModelDefinition, ModelPrice, ModelRateLimits, ModelReplica, ModelRequest, ModelResponse,
-  ModelToolSpec, ModelUsage, StepOptions, ToolCall, ToolContext, ToolDefinition, ToolEffect, ToolNode, WaitForInputOptions,
+  AgentContext,
+  AgentDefinition,
+  ChatMessage,
+  Json,
+  MockModelOptions,
+  ModelDefinition,
+  ModelPrice,
+  ModelRateLimits,
+  ModelReplica,
+  ModelRequest,
+  ModelResponse,
+  ModelToolSpec,
+  ModelUsage,
+  StepOptions,
+  ToolCall,
+  ToolContext,
+  ToolDefinition,
+  ToolEffect,
+  ToolNode,
+  WaitForInputOptions,
 } from './sdk/types.ts';

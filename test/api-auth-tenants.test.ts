@@ -15,8 +15,20 @@ import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { assertError } from './support/assert-error.ts';
 import { startKeel, type TestKeel } from './support/keel-server.ts';
 
-const quick = defineAgent({ name: 'quick', version: '1', async run() { return { done: true }; } });
-const waiter = defineAgent({ name: 'waiter', version: '1', async run(ctx) { return ctx.waitForInput('answer'); } });
+const quick = defineAgent({
+  name: 'quick',
+  version: '1',
+  async run() {
+    return { done: true };
+  },
+});
+const waiter = defineAgent({
+  name: 'waiter',
+  version: '1',
+  async run(ctx) {
+    return ctx.waitForInput('answer');
+  },
+});
 
 async function start(t: TestContext): Promise<TestKeel> {
   const keel = await startKeel({ agents: [quick, waiter] });
@@ -24,8 +36,10 @@ async function start(t: TestContext): Promise<TestKeel> {
   return keel;
 }
 
-
-async function get(url: string, headers: Record<string, string>): Promise<{ status: number; body: any }> {
+async function get(
+  url: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: any }> {
   const res = await fetch(url, { headers });
   const text = await res.text();
   try {
@@ -70,43 +84,80 @@ test('tenant routes: a missing, malformed or unknown key is 401 unauthorized', a
   const headers: Array<[string, Record<string, string>]> = [
     ['no Authorization header', {}],
     ['an unknown key', { authorization: `Bearer ${generateApiKey()}` }],
-    ['the key with one character changed', { authorization: `Bearer ${keel.apiKey.slice(0, -1)}${keel.apiKey.endsWith('A') ? 'B' : 'A'}` }],
+    [
+      'the key with one character changed',
+      {
+        authorization: `Bearer ${keel.apiKey.slice(0, -1)}${keel.apiKey.endsWith('A') ? 'B' : 'A'}`,
+      },
+    ],
     ['the admin key', { authorization: `Bearer ${keel.adminKey}` }],
-    ['Basic auth', { authorization: `Basic ${Buffer.from(`x:${keel.apiKey}`).toString('base64')}` }],
+    [
+      'Basic auth',
+      { authorization: `Basic ${Buffer.from(`x:${keel.apiKey}`).toString('base64')}` },
+    ],
     ['the bare key without a scheme', { authorization: keel.apiKey }],
     ['Bearer without a token', { authorization: 'Bearer' }],
     ['Bearer with two tokens', { authorization: `Bearer ${keel.apiKey} ${keel.apiKey}` }],
     ['an empty header', { authorization: '' }],
   ];
-  const paths = ['/v1/runs', `/v1/runs/${run.body.id}`, `/v1/runs/${run.body.id}/steps`, `/v1/runs/${run.body.id}/events?format=json`, `/v1/runs/${run.body.id}/events`, '/v1/runs/run_unknown', '/v1/no-such-route'];
+  const paths = [
+    '/v1/runs',
+    `/v1/runs/${run.body.id}`,
+    `/v1/runs/${run.body.id}/steps`,
+    `/v1/runs/${run.body.id}/events?format=json`,
+    `/v1/runs/${run.body.id}/events`,
+    '/v1/runs/run_unknown',
+    '/v1/no-such-route',
+  ];
   for (const [name, h] of headers) {
     await t.test(name, async () => {
       for (const path of paths) assertError(await get(keel.url + path, h), 401, 'unauthorized');
-      const post = await fetch(`${keel.url}/v1/runs`, { method: 'POST', headers: { ...h, 'content-type': 'application/json' }, body: JSON.stringify({ agent: 'quick' }) });
+      const post = await fetch(`${keel.url}/v1/runs`, {
+        method: 'POST',
+        headers: { ...h, 'content-type': 'application/json' },
+        body: JSON.stringify({ agent: 'quick' }),
+      });
       assertError({ status: post.status, body: await post.json() }, 401, 'unauthorized');
-      const cancel = await fetch(`${keel.url}/v1/runs/${run.body.id}/cancel`, { method: 'POST', headers: h });
+      const cancel = await fetch(`${keel.url}/v1/runs/${run.body.id}/cancel`, {
+        method: 'POST',
+        headers: h,
+      });
       assertError({ status: cancel.status, body: await cancel.json() }, 401, 'unauthorized');
     });
   }
   await t.test('the scheme is case-insensitive', async () => {
-    assert.equal((await get(`${keel.url}/v1/runs`, { authorization: `bearer ${keel.apiKey}` })).status, 200);
+    assert.equal(
+      (await get(`${keel.url}/v1/runs`, { authorization: `bearer ${keel.apiKey}` })).status,
+      200,
+    );
   });
   await t.test('an unauthorised request created nothing', async () => {
     const list = await keel.request('GET', '/v1/runs');
-    assert.deepEqual(list.body.runs.map((r: { id: string }) => r.id), [run.body.id]);
+    assert.deepEqual(
+      list.body.runs.map((r: { id: string }) => r.id),
+      [run.body.id],
+    );
   });
 });
 
 test('public routes need no key', async (t) => {
   const keel = await start(t);
-  for (const path of ['/healthz', '/readyz', '/openapi.json']) assert.equal((await get(keel.url + path, {})).status, 200, path);
+  for (const path of ['/healthz', '/readyz', '/openapi.json'])
+    assert.equal((await get(keel.url + path, {})).status, 200, path);
 });
 
 test('admin routes: without KEEL_ADMIN_KEY they are 404 admin_disabled, whatever the caller sends', async (t) => {
   const { url, apiKey } = await startWithoutAdminKey(t);
-  for (const authorization of [undefined, `Bearer ${apiKey}`, 'Bearer admin-key-for-tests-0123456789', 'Bearer ']) {
+  for (const authorization of [
+    undefined,
+    `Bearer ${apiKey}`,
+    'Bearer admin-key-for-tests-0123456789',
+    'Bearer ',
+  ]) {
     const res = await fetch(`${url}/v1/admin/tenants`, {
-      method: 'POST', headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) }, body: JSON.stringify({ name: 'acme' }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
+      body: JSON.stringify({ name: 'acme' }),
     });
     assertError({ status: res.status, body: await res.json() }, 404, 'admin_disabled');
   }
@@ -116,8 +167,18 @@ test('admin routes: without KEEL_ADMIN_KEY they are 404 admin_disabled, whatever
 
 test('admin routes: a missing or wrong admin key is 401 unauthorized, and a tenant key is not an admin key', async (t) => {
   const keel = await start(t);
-  for (const key of [null, 'wrong-admin-key-0123456789', `${keel.adminKey}x`, keel.adminKey.slice(0, -1), keel.apiKey]) {
-    assertError(await keel.request('POST', '/v1/admin/tenants', { name: 'acme' }, key), 401, 'unauthorized');
+  for (const key of [
+    null,
+    'wrong-admin-key-0123456789',
+    `${keel.adminKey}x`,
+    keel.adminKey.slice(0, -1),
+    keel.apiKey,
+  ]) {
+    assertError(
+      await keel.request('POST', '/v1/admin/tenants', { name: 'acme' }, key),
+      401,
+      'unauthorized',
+    );
   }
   // None of them created the tenant: the name is still free.
   await createTenant(keel, 'acme');
@@ -126,10 +187,25 @@ test('admin routes: a missing or wrong admin key is 401 unauthorized, and a tena
 test('admin routes authenticate before they parse or validate: an unauthenticated caller learns nothing', async (t) => {
   const keel = await start(t);
   const { url } = await startWithoutAdminKey(t);
-  for (const body of [{}, { name: '' }, { name: 'a b' }, { name: 'acme', extra: 1 }, '{"name":', 'x'.repeat(2 * 1024 * 1024)]) {
+  for (const body of [
+    {},
+    { name: '' },
+    { name: 'a b' },
+    { name: 'acme', extra: 1 },
+    '{"name":',
+    'x'.repeat(2 * 1024 * 1024),
+  ]) {
     assertError(await keel.request('POST', '/v1/admin/tenants', body, null), 401, 'unauthorized');
-    assertError(await keel.request('POST', '/v1/admin/tenants', body, 'wrong-admin-key-0123456789'), 401, 'unauthorized');
-    const disabled = await fetch(`${url}/v1/admin/tenants`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+    assertError(
+      await keel.request('POST', '/v1/admin/tenants', body, 'wrong-admin-key-0123456789'),
+      401,
+      'unauthorized',
+    );
+    const disabled = await fetch(`${url}/v1/admin/tenants`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
     assertError({ status: disabled.status, body: await disabled.json() }, 404, 'admin_disabled');
   }
 });
@@ -148,7 +224,10 @@ test('POST /v1/admin/tenants creates a tenant and returns its key once; the key 
   assert.equal(run.body.tenantId, res.body.tenant.id);
   const list = await keel.request('GET', '/v1/runs', undefined, res.body.apiKey);
   assert.equal(list.status, 200);
-  assert.deepEqual(list.body.runs.map((r: { id: string }) => r.id), [run.body.id]);
+  assert.deepEqual(
+    list.body.runs.map((r: { id: string }) => r.id),
+    [run.body.id],
+  );
 
   // A second tenant gets a different key; nothing hands the first key out again.
   const other = await createTenant(keel, 'globex');
@@ -159,13 +238,36 @@ test('POST /v1/admin/tenants creates a tenant and returns its key once; the key 
 test('tenant names: a duplicate is 409 tenant_name_taken, a malformed name 400 validation_failed', async (t) => {
   const keel = await start(t);
   const first = await createTenant(keel, 'acme');
-  assertError(await keel.request('POST', '/v1/admin/tenants', { name: 'acme' }, keel.adminKey), 409, 'tenant_name_taken');
+  assertError(
+    await keel.request('POST', '/v1/admin/tenants', { name: 'acme' }, keel.adminKey),
+    409,
+    'tenant_name_taken',
+  );
   // The harness's own tenant is called 'test'.
-  assertError(await keel.request('POST', '/v1/admin/tenants', { name: 'test' }, keel.adminKey), 409, 'tenant_name_taken');
+  assertError(
+    await keel.request('POST', '/v1/admin/tenants', { name: 'test' }, keel.adminKey),
+    409,
+    'tenant_name_taken',
+  );
   // Names are compared exactly: another case is another tenant.
-  assert.equal((await keel.request('POST', '/v1/admin/tenants', { name: 'ACME' }, keel.adminKey)).status, 201);
-  for (const body of [{}, { name: '' }, { name: 'has space' }, { name: '-leading-dash' }, { name: 'x'.repeat(101) }, { name: 5 }, { name: 'ok', plan: 'pro' }]) {
-    assertError(await keel.request('POST', '/v1/admin/tenants', body, keel.adminKey), 400, 'validation_failed');
+  assert.equal(
+    (await keel.request('POST', '/v1/admin/tenants', { name: 'ACME' }, keel.adminKey)).status,
+    201,
+  );
+  for (const body of [
+    {},
+    { name: '' },
+    { name: 'has space' },
+    { name: '-leading-dash' },
+    { name: 'x'.repeat(101) },
+    { name: 5 },
+    { name: 'ok', plan: 'pro' },
+  ]) {
+    assertError(
+      await keel.request('POST', '/v1/admin/tenants', body, keel.adminKey),
+      400,
+      'validation_failed',
+    );
   }
   // The refused duplicate did not disturb the first tenant's key.
   assert.equal((await keel.request('GET', '/v1/runs', undefined, first.apiKey)).status, 200);
@@ -174,7 +276,10 @@ test('tenant names: a duplicate is 409 tenant_name_taken, a malformed name 400 v
 test('API keys are stored only as SHA-256 hashes: no plaintext key is in the database', async (t) => {
   const keel = await start(t);
   const tenant = await createTenant(keel, 'acme');
-  assert.equal((await keel.request('POST', '/v1/runs', { agent: 'quick' }, tenant.apiKey)).status, 201);
+  assert.equal(
+    (await keel.request('POST', '/v1/runs', { agent: 'quick' }, tenant.apiKey)).status,
+    201,
+  );
 
   const db = new DatabaseSync(join(keel.dir, 'keel.db'), { readOnly: true });
   let rows: Array<Record<string, unknown>>;
@@ -187,7 +292,10 @@ test('API keys are stored only as SHA-256 hashes: no plaintext key is in the dat
   const cells = rows.flatMap((row) => Object.values(row).map(String));
   for (const key of [tenant.apiKey, keel.apiKey]) {
     assert.ok(!cells.some((cell) => cell.includes(key)), 'a plaintext key is in api_keys');
-    assert.ok(rows.some((row) => row.key_hash === hashApiKey(key)), 'the key is stored as its SHA-256 hash');
+    assert.ok(
+      rows.some((row) => row.key_hash === hashApiKey(key)),
+      'the key is stored as its SHA-256 hash',
+    );
   }
   for (const row of rows) assert.match(String(row.key_hash), /^[0-9a-f]{64}$/);
 
@@ -199,14 +307,18 @@ test('API keys are stored only as SHA-256 hashes: no plaintext key is in the dat
     } catch {
       continue;
     }
-    for (const key of [tenant.apiKey, keel.apiKey]) assert.equal(bytes.indexOf(key), -1, `plaintext key found in ${file}`);
+    for (const key of [tenant.apiKey, keel.apiKey])
+      assert.equal(bytes.indexOf(key), -1, `plaintext key found in ${file}`);
   }
 });
 
 test('tenant isolation: another tenant’s run is 404 run_not_found on every route and absent from lists', async (t) => {
   const keel = await start(t);
   const b = await createTenant(keel, 'tenant-b');
-  const waiting = await keel.request('POST', '/v1/runs', { agent: 'waiter', idempotencyKey: 'shared-key' });
+  const waiting = await keel.request('POST', '/v1/runs', {
+    agent: 'waiter',
+    idempotencyKey: 'shared-key',
+  });
   const done = await keel.request('POST', '/v1/runs', { agent: 'quick' });
   assert.equal(waiting.status, 201);
   assert.equal(done.status, 201);
@@ -216,14 +328,53 @@ test('tenant isolation: another tenant’s run is 404 run_not_found on every rou
 
   for (const id of [waiting.body.id, done.body.id]) {
     await t.test(`tenant B on A's run ${id}`, async () => {
-      assertError(await keel.request('GET', `/v1/runs/${id}`, undefined, b.apiKey), 404, 'run_not_found');
-      assertError(await keel.request('POST', `/v1/runs/${id}/cancel`, undefined, b.apiKey), 404, 'run_not_found');
-      assertError(await keel.request('POST', `/v1/runs/${id}/input`, { key: 'answer', value: 'from B' }, b.apiKey), 404, 'run_not_found');
-      assertError(await keel.request('GET', `/v1/runs/${id}/steps`, undefined, b.apiKey), 404, 'run_not_found');
-      assertError(await get(`${keel.url}/v1/runs/${id}/events?format=json`, bKey), 404, 'run_not_found');
+      assertError(
+        await keel.request('GET', `/v1/runs/${id}`, undefined, b.apiKey),
+        404,
+        'run_not_found',
+      );
+      assertError(
+        await keel.request('POST', `/v1/runs/${id}/cancel`, undefined, b.apiKey),
+        404,
+        'run_not_found',
+      );
+      assertError(
+        await keel.request(
+          'POST',
+          `/v1/runs/${id}/input`,
+          { key: 'answer', value: 'from B' },
+          b.apiKey,
+        ),
+        404,
+        'run_not_found',
+      );
+      assertError(
+        await keel.request('GET', `/v1/runs/${id}/steps`, undefined, b.apiKey),
+        404,
+        'run_not_found',
+      );
+      assertError(
+        await get(`${keel.url}/v1/runs/${id}/events?format=json`, bKey),
+        404,
+        'run_not_found',
+      );
       assertError(await get(`${keel.url}/v1/runs/${id}/events`, bKey), 404, 'run_not_found');
-      assertError(await get(`${keel.url}/v1/runs/${id}/events?format=sse`, { ...bKey, accept: 'text/event-stream' }), 404, 'run_not_found');
-      assertError(await get(`${keel.url}/v1/runs/${id}/events?format=sse&after=0`, { ...bKey, 'last-event-id': '1' }), 404, 'run_not_found');
+      assertError(
+        await get(`${keel.url}/v1/runs/${id}/events?format=sse`, {
+          ...bKey,
+          accept: 'text/event-stream',
+        }),
+        404,
+        'run_not_found',
+      );
+      assertError(
+        await get(`${keel.url}/v1/runs/${id}/events?format=sse&after=0`, {
+          ...bKey,
+          'last-event-id': '1',
+        }),
+        404,
+        'run_not_found',
+      );
     });
   }
 
@@ -231,26 +382,55 @@ test('tenant isolation: another tenant’s run is 404 run_not_found on every rou
     const run = await keel.request('GET', `/v1/runs/${waiting.body.id}`);
     assert.equal(run.body.status, 'waiting');
     const events = await keel.request('GET', `/v1/runs/${waiting.body.id}/events?format=json`);
-    assert.ok(!events.body.some((e: { type: string }) => e.type === 'input.received' || e.type === 'run.cancelling'), JSON.stringify(events.body));
+    assert.ok(
+      !events.body.some(
+        (e: { type: string }) => e.type === 'input.received' || e.type === 'run.cancelling',
+      ),
+      JSON.stringify(events.body),
+    );
   });
 
-  await t.test("B's list, with or without filters and with a cursor from A, never shows A's runs", async () => {
-    const own = await keel.request('POST', '/v1/runs', { agent: 'quick' }, b.apiKey);
-    assert.equal(own.status, 201);
-    const aList = await keel.request('GET', '/v1/runs?limit=1');
-    assert.ok(aList.body.nextCursor, 'A has a second page');
-    for (const query of ['', '?agent=waiter', '?status=waiting', '?agent=quick', '?limit=200', `?cursor=${aList.body.nextCursor}`]) {
-      const list = await keel.request('GET', `/v1/runs${query}`, undefined, b.apiKey);
-      assert.equal(list.status, 200, query);
-      for (const r of list.body.runs) assert.equal(r.tenantId, b.id, `${query}: ${r.id} belongs to another tenant`);
-      assert.ok(!list.body.runs.some((r: { id: string }) => r.id === waiting.body.id || r.id === done.body.id), query);
-    }
-    const all = await keel.request('GET', '/v1/runs', undefined, b.apiKey);
-    assert.deepEqual(all.body.runs.map((r: { id: string }) => r.id), [own.body.id]);
-  });
+  await t.test(
+    "B's list, with or without filters and with a cursor from A, never shows A's runs",
+    async () => {
+      const own = await keel.request('POST', '/v1/runs', { agent: 'quick' }, b.apiKey);
+      assert.equal(own.status, 201);
+      const aList = await keel.request('GET', '/v1/runs?limit=1');
+      assert.ok(aList.body.nextCursor, 'A has a second page');
+      for (const query of [
+        '',
+        '?agent=waiter',
+        '?status=waiting',
+        '?agent=quick',
+        '?limit=200',
+        `?cursor=${aList.body.nextCursor}`,
+      ]) {
+        const list = await keel.request('GET', `/v1/runs${query}`, undefined, b.apiKey);
+        assert.equal(list.status, 200, query);
+        for (const r of list.body.runs)
+          assert.equal(r.tenantId, b.id, `${query}: ${r.id} belongs to another tenant`);
+        assert.ok(
+          !list.body.runs.some(
+            (r: { id: string }) => r.id === waiting.body.id || r.id === done.body.id,
+          ),
+          query,
+        );
+      }
+      const all = await keel.request('GET', '/v1/runs', undefined, b.apiKey);
+      assert.deepEqual(
+        all.body.runs.map((r: { id: string }) => r.id),
+        [own.body.id],
+      );
+    },
+  );
 
   await t.test("B's idempotency key space is its own", async () => {
-    const mine = await keel.request('POST', '/v1/runs', { agent: 'waiter', idempotencyKey: 'shared-key' }, b.apiKey);
+    const mine = await keel.request(
+      'POST',
+      '/v1/runs',
+      { agent: 'waiter', idempotencyKey: 'shared-key' },
+      b.apiKey,
+    );
     assert.equal(mine.status, 201, JSON.stringify(mine.body));
     assert.notEqual(mine.body.id, waiting.body.id);
     assert.equal(mine.body.tenantId, b.id);

@@ -17,11 +17,34 @@ import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { DASHBOARD_INDEX } from './support/browser.ts';
 import { startKeel } from './support/keel-server.ts';
 
-const quick = defineAgent({ name: 'quick', version: '1', async run() { return { done: true }; } });
-const broken = defineAgent({ name: 'broken', version: '1', async run() { throw new Error('nope'); } });
-const waiter = defineAgent({ name: 'waiter', version: '1', async run(ctx) { return ctx.waitForInput('answer'); } });
+const quick = defineAgent({
+  name: 'quick',
+  version: '1',
+  async run() {
+    return { done: true };
+  },
+});
+const broken = defineAgent({
+  name: 'broken',
+  version: '1',
+  async run() {
+    throw new Error('nope');
+  },
+});
+const waiter = defineAgent({
+  name: 'waiter',
+  version: '1',
+  async run(ctx) {
+    return ctx.waitForInput('answer');
+  },
+});
 
-test('the app is served at / and on its deep links; API 404s stay JSON', { skip: existsSync(DASHBOARD_INDEX) || process.env.CI === 'true' ? false : 'dist/web is not built (npm run build)' }, async (t) => {
+test('the app is served at / and on its deep links; API 404s stay JSON', {
+  skip:
+    existsSync(DASHBOARD_INDEX) || process.env.CI === 'true'
+      ? false
+      : 'dist/web is not built (npm run build)',
+}, async (t) => {
   const keel = await startKeel({ agents: [quick] });
   t.after(() => keel.close());
   for (const path of ['/', '/runs', '/runs/run_123', '/tenant', '/tenants', '/pools', '/nodes']) {
@@ -38,10 +61,20 @@ test('the app is served at / and on its deep links; API 404s stay JSON', { skip:
   assert.equal(asset.status, 200);
   assert.match(asset.headers.get('cache-control') ?? '', /immutable/);
   const source = await asset.text();
-  assert.doesNotMatch(source, /https?:\/\/(unpkg|cdn|fonts\.googleapis)/, 'nothing is fetched from a CDN');
+  assert.doesNotMatch(
+    source,
+    /https?:\/\/(unpkg|cdn|fonts\.googleapis)/,
+    'nothing is fetched from a CDN',
+  );
   for (const encoding of ['br', 'gzip']) {
-    const compressed: Response = await fetch(keel.url + script, { headers: { 'accept-encoding': encoding } });
-    assert.equal(compressed.headers.get('content-encoding'), encoding, 'a precompressed copy is sent');
+    const compressed: Response = await fetch(keel.url + script, {
+      headers: { 'accept-encoding': encoding },
+    });
+    assert.equal(
+      compressed.headers.get('content-encoding'),
+      encoding,
+      'a precompressed copy is sent',
+    );
     assert.equal(await compressed.text(), source);
   }
   const missing = await fetch(keel.url + '/v1/nope');
@@ -63,7 +96,15 @@ test('without a build, / answers 503 with how to build it', async (t) => {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   });
-  await registerDashboard(app, { store, registry: new AgentRegistry(), tenantOf: () => { throw new Error('unused'); }, sources: {}, assetsDir: dir });
+  await registerDashboard(app, {
+    store,
+    registry: new AgentRegistry(),
+    tenantOf: () => {
+      throw new Error('unused');
+    },
+    sources: {},
+    assetsDir: dir,
+  });
   const res = await app.inject({ method: 'GET', url: '/runs' });
   assert.equal(res.statusCode, 503);
   assert.match(res.body, /npm run build/);
@@ -75,12 +116,18 @@ test('/v1/dashboard: tenant usage and cost per success, queues and throughput, n
   for (const path of ['/v1/dashboard/tenant', '/v1/dashboard/pools', '/v1/dashboard/nodes']) {
     assert.equal((await keel.request('GET', path, undefined, null)).status, 401, path);
   }
-  const other = (await keel.request('POST', '/v1/admin/tenants', { name: 'other' }, keel.adminKey)).body.apiKey as string;
+  const other = (await keel.request('POST', '/v1/admin/tenants', { name: 'other' }, keel.adminKey))
+    .body.apiKey as string;
   await keel.request('POST', '/v1/runs', { agent: 'quick' }, other);
 
   const ids: string[] = [];
-  for (const agent of ['quick', 'quick', 'broken', 'waiter']) ids.push((await keel.request('POST', '/v1/runs', { agent })).body.id);
-  await Promise.all(ids.map((id) => keel.waitForRun(id, (r) => ['succeeded', 'failed', 'waiting'].includes(r.status))));
+  for (const agent of ['quick', 'quick', 'broken', 'waiter'])
+    ids.push((await keel.request('POST', '/v1/runs', { agent })).body.id);
+  await Promise.all(
+    ids.map((id) =>
+      keel.waitForRun(id, (r) => ['succeeded', 'failed', 'waiting'].includes(r.status)),
+    ),
+  );
 
   const tenant = (await keel.request('GET', '/v1/dashboard/tenant')).body;
   assert.equal(tenant.tenant.name, 'test');
@@ -89,17 +136,34 @@ test('/v1/dashboard: tenant usage and cost per success, queues and throughput, n
   assert.deepEqual(tenant.totals.byStatus, { succeeded: 2, failed: 1, waiting: 1 });
   assert.equal(tenant.totals.succeeded, 2);
   assert.equal(tenant.totals.costPerSuccessUsd, 0, 'no model calls: nothing spent');
-  assert.equal(tenant.usage.find((u: any) => u.agent === 'broken').costPerSuccessUsd, null, 'no success yet');
-  assert.deepEqual(tenant.quotas, { available: false, reason: 'per-tenant quotas are not configured in this Keel' });
+  assert.equal(
+    tenant.usage.find((u: any) => u.agent === 'broken').costPerSuccessUsd,
+    null,
+    'no success yet',
+  );
+  assert.deepEqual(tenant.quotas, {
+    available: false,
+    reason: 'per-tenant quotas are not configured in this Keel',
+  });
 
   const pools = (await keel.request('GET', '/v1/dashboard/pools?minutes=15')).body;
-  assert.deepEqual(pools.runQueues.map((q: any) => [q.agent, q.queued, q.waiting]), [['waiter', 0, 1]]);
+  assert.deepEqual(
+    pools.runQueues.map((q: any) => [q.agent, q.queued, q.waiting]),
+    [['waiter', 0, 1]],
+  );
   assert.ok(pools.runQueues[0].oldestWaitingAgeMs >= 0);
   assert.equal(pools.throughput.bucketMs, 15_000);
-  const ended = pools.throughput.buckets.reduce((n: number, b: any) => n + b.succeeded + b.failed + b.cancelled, 0);
+  const ended = pools.throughput.buckets.reduce(
+    (n: number, b: any) => n + b.succeeded + b.failed + b.cancelled,
+    0,
+  );
   assert.equal(ended, 3);
   assert.equal(pools.pools.available, false);
-  assert.equal((await keel.request('GET', '/v1/dashboard/pools?minutes=2')).status, 400, 'windows under 5 minutes are refused');
+  assert.equal(
+    (await keel.request('GET', '/v1/dashboard/pools?minutes=2')).status,
+    400,
+    'windows under 5 minutes are refused',
+  );
 
   const nodes = (await keel.request('GET', '/v1/dashboard/nodes')).body;
   assert.equal(nodes.available, false);
@@ -112,8 +176,15 @@ test('/v1/dashboard: tenant usage and cost per success, queues and throughput, n
   assert.equal(byName.other.runs, 1);
   assert.deepEqual(byName.test.byStatus, { succeeded: 2, failed: 1, waiting: 1 });
   assert.equal(byName.test.quotas.available, false);
-  assert.equal((await keel.request('GET', '/v1/admin/dashboard/tenants')).status, 401, 'a tenant key is not the admin key');
-  assert.equal((await keel.request('GET', '/v1/admin/dashboard/tenants', undefined, null)).status, 401);
+  assert.equal(
+    (await keel.request('GET', '/v1/admin/dashboard/tenants')).status,
+    401,
+    'a tenant key is not the admin key',
+  );
+  assert.equal(
+    (await keel.request('GET', '/v1/admin/dashboard/tenants', undefined, null)).status,
+    401,
+  );
 
   const openapi = (await keel.request('GET', '/openapi.json')).body;
   assert.ok(openapi.paths['/v1/dashboard/pools'], 'the dashboard routes are documented');
@@ -134,20 +205,69 @@ test('/v1/dashboard: plugged-in pool, node and quota sources are passed through'
     rmSync(dir, { recursive: true, force: true });
   });
   await registerDashboard(app, {
-    store, registry: new AgentRegistry(), tenantOf: () => tenant, assetsDir: dir,
+    store,
+    registry: new AgentRegistry(),
+    tenantOf: () => tenant,
+    assetsDir: dir,
     sources: {
-      pools: () => [{ name: 'model:gpt', kind: 'model', queued: 3, running: 2, concurrency: 2, oldestQueuedAgeMs: 1500, state: 'breaker open' }],
-      nodes: async () => [{ id: 'node-1', isolation: 'bubblewrap', state: 'ready', slotsUsed: 1, slotsTotal: 8, memoryUsedBytes: 1 << 30, memoryTotalBytes: 8 << 30, lastSeenAt: new Date(0).toISOString() }],
-      quotas: (id) => (id === tenant.id ? { maxConcurrentRuns: 10, requestsPerMinute: null, tokensPerMinute: 50_000, weight: 2 } : null),
+      pools: () => [
+        {
+          name: 'model:gpt',
+          kind: 'model',
+          queued: 3,
+          running: 2,
+          concurrency: 2,
+          oldestQueuedAgeMs: 1500,
+          state: 'breaker open',
+        },
+      ],
+      nodes: async () => [
+        {
+          id: 'node-1',
+          isolation: 'bubblewrap',
+          state: 'ready',
+          slotsUsed: 1,
+          slotsTotal: 8,
+          memoryUsedBytes: 1 << 30,
+          memoryTotalBytes: 8 << 30,
+          lastSeenAt: new Date(0).toISOString(),
+        },
+      ],
+      quotas: (id) =>
+        id === tenant.id
+          ? { maxConcurrentRuns: 10, requestsPerMinute: null, tokensPerMinute: 50_000, weight: 2 }
+          : null,
     },
   });
   const pools = (await app.inject({ url: '/v1/dashboard/pools' })).json();
-  assert.deepEqual(pools.pools, { available: true, pools: [{ name: 'model:gpt', kind: 'model', queued: 3, running: 2, concurrency: 2, oldestQueuedAgeMs: 1500, state: 'breaker open' }] });
+  assert.deepEqual(pools.pools, {
+    available: true,
+    pools: [
+      {
+        name: 'model:gpt',
+        kind: 'model',
+        queued: 3,
+        running: 2,
+        concurrency: 2,
+        oldestQueuedAgeMs: 1500,
+        state: 'breaker open',
+      },
+    ],
+  });
   const nodes = (await app.inject({ url: '/v1/dashboard/nodes' })).json();
   assert.equal(nodes.available, true);
   assert.equal(nodes.nodes[0].isolation, 'bubblewrap');
-  const disabled = await app.inject({ url: '/v1/admin/dashboard/tenants', headers: { authorization: 'Bearer anything' } });
+  const disabled = await app.inject({
+    url: '/v1/admin/dashboard/tenants',
+    headers: { authorization: 'Bearer anything' },
+  });
   assert.equal(disabled.statusCode, 404, 'without KEEL_ADMIN_KEY the operator view is off');
   const overview = (await app.inject({ url: '/v1/dashboard/tenant' })).json();
-  assert.deepEqual(overview.quotas, { available: true, maxConcurrentRuns: 10, requestsPerMinute: null, tokensPerMinute: 50_000, weight: 2 });
+  assert.deepEqual(overview.quotas, {
+    available: true,
+    maxConcurrentRuns: 10,
+    requestsPerMinute: null,
+    tokensPerMinute: 50_000,
+    weight: 2,
+  });
 });

@@ -11,7 +11,13 @@ import { defineAgent } from '../src/index.ts';
 import { assertError } from './support/assert-error.ts';
 import { startKeel, type TestKeel } from './support/keel-server.ts';
 
-const quick = defineAgent({ name: 'quick', version: '1', async run() { return { done: true }; } });
+const quick = defineAgent({
+  name: 'quick',
+  version: '1',
+  async run() {
+    return { done: true };
+  },
+});
 
 /** Node's default limit on the request line plus headers is 16 KiB; this is well past it. */
 const LONG_URL_BYTES = 70 * 1024;
@@ -22,7 +28,12 @@ async function start(t: TestContext): Promise<TestKeel> {
   return keel;
 }
 
-interface RawAnswer { status: number; headers: Record<string, string>; body: any; closed: boolean }
+interface RawAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: any;
+  closed: boolean;
+}
 
 /**
  * Writes bytes on a fresh TCP connection and reads the one response until the server closes or the
@@ -33,34 +44,62 @@ async function rawRequest(keel: TestKeel, bytes: string, deadlineMs = 5_000): Pr
   const text = await new Promise<{ data: string; closed: boolean }>((resolve, reject) => {
     const socket = connect(Number(port), hostname, () => socket.write(bytes));
     let data = '';
-    const timer = setTimeout(() => { socket.destroy(); resolve({ data, closed: false }); }, deadlineMs);
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve({ data, closed: false });
+    }, deadlineMs);
     socket.on('data', (chunk) => (data += chunk.toString('utf8')));
-    socket.on('close', () => { clearTimeout(timer); resolve({ data, closed: true }); });
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve({ data, closed: true });
+    });
     socket.on('error', (error) => (data === '' ? reject(error) : undefined)); // a reset after the answer is fine
   });
   const [head = '', body = ''] = text.data.split('\r\n\r\n');
   const [statusLine = '', ...headerLines] = head.split('\r\n');
-  const headers = Object.fromEntries(headerLines.map((line) => {
-    const at = line.indexOf(':');
-    return [line.slice(0, at).toLowerCase(), line.slice(at + 1).trim()];
-  }));
-  return { status: Number(statusLine.split(' ')[1]), headers, body: JSON.parse(body), closed: text.closed };
+  const headers = Object.fromEntries(
+    headerLines.map((line) => {
+      const at = line.indexOf(':');
+      return [line.slice(0, at).toLowerCase(), line.slice(at + 1).trim()];
+    }),
+  );
+  return {
+    status: Number(statusLine.split(' ')[1]),
+    headers,
+    body: JSON.parse(body),
+    closed: text.closed,
+  };
 }
 
-function assertEnvelope(res: { status: number; body: any }, status: number, code: keyof typeof ERROR_CODES): void {
+function assertEnvelope(
+  res: { status: number; body: any },
+  status: number,
+  code: keyof typeof ERROR_CODES,
+): void {
   assert.equal(res.status, status, JSON.stringify(res.body));
   assert.equal(ERROR_CODES[code].status, status, 'the registry agrees on the status');
   assert.equal(res.body?.error?.code, code, JSON.stringify(res.body));
   assert.equal(typeof res.body.error.message, 'string');
   assert.ok(res.body.error.message.length > 10, 'a message that says what is wrong');
-  assert.deepEqual(Object.keys(res.body), ['error'], 'nothing beside the envelope (no Fastify statusCode/error fields)');
+  assert.deepEqual(
+    Object.keys(res.body),
+    ['error'],
+    'nothing beside the envelope (no Fastify statusCode/error fields)',
+  );
 }
 
 test('a control character in a header is 400 malformed_request in the envelope, and the connection is closed', async (t) => {
   const keel = await start(t);
-  for (const [name, header] of [['SOH in a value', 'X-Note: a\x01b'], ['NUL in a value', 'X-Note: a\x00b'], ['space in a name', 'X Note: a']] as const) {
+  for (const [name, header] of [
+    ['SOH in a value', 'X-Note: a\x01b'],
+    ['NUL in a value', 'X-Note: a\x00b'],
+    ['space in a name', 'X Note: a'],
+  ] as const) {
     await t.test(name, async () => {
-      const res = await rawRequest(keel, `GET /v1/runs HTTP/1.1\r\nHost: keel\r\nAuthorization: Bearer ${keel.apiKey}\r\n${header}\r\n\r\n`);
+      const res = await rawRequest(
+        keel,
+        `GET /v1/runs HTTP/1.1\r\nHost: keel\r\nAuthorization: Bearer ${keel.apiKey}\r\n${header}\r\n\r\n`,
+      );
       assertEnvelope(res, 400, 'malformed_request');
       assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
       assert.equal(res.headers.connection, 'close');
@@ -73,8 +112,11 @@ test('a control character in a header is 400 malformed_request in the envelope, 
 test('conflicting framing headers (Content-Length with Transfer-Encoding) are 400 malformed_request', async (t) => {
   const keel = await start(t);
   const body = '{"agent":"quick"}';
-  const res = await rawRequest(keel, `POST /v1/runs HTTP/1.1\r\nHost: keel\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n`
-    + `Transfer-Encoding: chunked\r\n\r\n${body}`);
+  const res = await rawRequest(
+    keel,
+    `POST /v1/runs HTTP/1.1\r\nHost: keel\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n` +
+      `Transfer-Encoding: chunked\r\n\r\n${body}`,
+  );
   assertEnvelope(res, 400, 'malformed_request');
   const list = await keel.request('GET', '/v1/runs');
   assert.equal(list.body.runs.length, 0, 'the smuggling-shaped request created nothing');
@@ -83,7 +125,9 @@ test('conflicting framing headers (Content-Length with Transfer-Encoding) are 40
 test('a 70 KB URL is 431 request_headers_too_large in the envelope, to fetch and to a raw socket', async (t) => {
   const keel = await start(t);
   const query = `agent=${'a'.repeat(LONG_URL_BYTES)}`;
-  const res = await fetch(`${keel.url}/v1/runs?${query}`, { headers: { authorization: `Bearer ${keel.apiKey}` } });
+  const res = await fetch(`${keel.url}/v1/runs?${query}`, {
+    headers: { authorization: `Bearer ${keel.apiKey}` },
+  });
   assertEnvelope({ status: res.status, body: await res.json() }, 431, 'request_headers_too_large');
   const raw = await rawRequest(keel, `GET /v1/runs?${query} HTTP/1.1\r\nHost: keel\r\n\r\n`);
   assertEnvelope(raw, 431, 'request_headers_too_large');
@@ -94,10 +138,17 @@ test('a 70 KB URL is 431 request_headers_too_large in the envelope, to fetch and
 
 test('an Expect header other than 100-continue is 417 expectation_failed in the envelope', async (t) => {
   const keel = await start(t);
-  const res = await rawRequest(keel, `POST /v1/runs HTTP/1.1\r\nHost: keel\r\nAuthorization: Bearer ${keel.apiKey}\r\nContent-Type: application/json\r\n`
-    + 'Content-Length: 17\r\nExpect: the-moon\r\n\r\n{"agent":"quick"}');
+  const res = await rawRequest(
+    keel,
+    `POST /v1/runs HTTP/1.1\r\nHost: keel\r\nAuthorization: Bearer ${keel.apiKey}\r\nContent-Type: application/json\r\n` +
+      'Content-Length: 17\r\nExpect: the-moon\r\n\r\n{"agent":"quick"}',
+  );
   assertEnvelope(res, 417, 'expectation_failed');
-  assert.equal((await keel.request('GET', '/v1/runs')).body.runs.length, 0, 'the body was not acted on');
+  assert.equal(
+    (await keel.request('GET', '/v1/runs')).body.runs.length,
+    0,
+    'the body was not acted on',
+  );
 });
 
 test('a method the path does not have is 405 method_not_allowed with an Allow header; an unknown path stays 404', async (t) => {
@@ -114,23 +165,48 @@ test('a method the path does not have is 405 method_not_allowed with an Allow he
   ];
   for (const [method, path, allow] of cases) {
     await t.test(`${method} ${path}`, async () => {
-      const res = await keel.request(method, path, undefined, path.startsWith('/v1/admin') ? keel.adminKey : undefined);
+      const res = await keel.request(
+        method,
+        path,
+        undefined,
+        path.startsWith('/v1/admin') ? keel.adminKey : undefined,
+      );
       assertError(res, 405, 'method_not_allowed');
       assert.equal(res.headers.get('allow'), allow);
       assert.deepEqual(res.body.error.details.allow, allow.split(', '));
     });
   }
-  await t.test('405 is decided before the body is read: a broken or non-JSON body does not turn it into 400 or 415', async () => {
-    const res = await fetch(`${keel.url}/v1/runs`, { method: 'PUT', headers: { authorization: `Bearer ${keel.apiKey}`, 'content-type': 'application/json' }, body: '{broken' });
-    assert.equal(res.status, 405);
-    const xml = await fetch(`${keel.url}/v1/runs`, { method: 'PATCH', headers: { authorization: `Bearer ${keel.apiKey}`, 'content-type': 'application/xml' }, body: '<a/>' });
-    assert.equal(xml.status, 405);
-  });
+  await t.test(
+    '405 is decided before the body is read: a broken or non-JSON body does not turn it into 400 or 415',
+    async () => {
+      const res = await fetch(`${keel.url}/v1/runs`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${keel.apiKey}`, 'content-type': 'application/json' },
+        body: '{broken',
+      });
+      assert.equal(res.status, 405);
+      const xml = await fetch(`${keel.url}/v1/runs`, {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${keel.apiKey}`, 'content-type': 'application/xml' },
+        body: '<a/>',
+      });
+      assert.equal(xml.status, 405);
+    },
+  );
   await t.test('HEAD is answered wherever GET is', async () => {
-    const res = await fetch(`${keel.url}/v1/runs`, { method: 'HEAD', headers: { authorization: `Bearer ${keel.apiKey}` } });
+    const res = await fetch(`${keel.url}/v1/runs`, {
+      method: 'HEAD',
+      headers: { authorization: `Bearer ${keel.apiKey}` },
+    });
     assert.equal(res.status, 200);
   });
-  for (const [method, path] of [['GET', '/nope'], ['GET', '/v2/runs'], ['GET', '/v1/nothing'], ['GET', '/v1/runs/x/y/z'], ['PUT', '/v1/nothing']] as const) {
+  for (const [method, path] of [
+    ['GET', '/nope'],
+    ['GET', '/v2/runs'],
+    ['GET', '/v1/nothing'],
+    ['GET', '/v1/runs/x/y/z'],
+    ['PUT', '/v1/nothing'],
+  ] as const) {
     await t.test(`${method} ${path} (no such path)`, async () => {
       const res = await keel.request(method, path);
       assertError(res, 404, 'not_found');

@@ -7,10 +7,23 @@ import { defineAgent } from '../src/index.ts';
 import { assertError } from './support/assert-error.ts';
 import { startKeel, TERMINAL, type TestKeel } from './support/keel-server.ts';
 
-const quick = defineAgent({ name: 'quick', version: '1', async run(_ctx, input: unknown) { return { echo: (input ?? null) as never }; } });
-const waiter = defineAgent({ name: 'waiter', version: '1', async run(ctx) { return ctx.waitForInput('answer'); } });
+const quick = defineAgent({
+  name: 'quick',
+  version: '1',
+  async run(_ctx, input: unknown) {
+    return { echo: (input ?? null) as never };
+  },
+});
+const waiter = defineAgent({
+  name: 'waiter',
+  version: '1',
+  async run(ctx) {
+    return ctx.waitForInput('answer');
+  },
+});
 const twoInputs = defineAgent({
-  name: 'two-inputs', version: '1',
+  name: 'two-inputs',
+  version: '1',
   async run(ctx) {
     const first = await ctx.waitForInput<string>('first');
     const second = await ctx.waitForInput<string>('second');
@@ -24,7 +37,6 @@ async function start(t: TestContext): Promise<TestKeel> {
   return keel;
 }
 
-
 async function submit(keel: TestKeel, body: unknown, key?: string): Promise<any> {
   const res = await keel.request('POST', '/v1/runs', body, key);
   assert.equal(res.status, 201, JSON.stringify(res.body));
@@ -32,27 +44,43 @@ async function submit(keel: TestKeel, body: unknown, key?: string): Promise<any>
 }
 
 /** Every run of the caller's tenant, following cursors; also checks each page's shape. */
-async function listAll(keel: TestKeel, query: string, pageLimit: number, from: string | null = null): Promise<{ ids: string[]; pages: number }> {
+async function listAll(
+  keel: TestKeel,
+  query: string,
+  pageLimit: number,
+  from: string | null = null,
+): Promise<{ ids: string[]; pages: number }> {
   const ids: string[] = [];
   let cursor: string | null = from;
   let pages = 0;
   do {
     const sep = query === '' ? '' : '&';
-    const res = await keel.request('GET', `/v1/runs?${query}${sep}limit=${pageLimit}${cursor === null ? '' : `&cursor=${cursor}`}`);
+    const res = await keel.request(
+      'GET',
+      `/v1/runs?${query}${sep}limit=${pageLimit}${cursor === null ? '' : `&cursor=${cursor}`}`,
+    );
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.ok(res.body.runs.length <= pageLimit);
     pages += 1;
     assert.ok(pages <= 1000, 'pagination does not terminate');
     ids.push(...res.body.runs.map((r: { id: string }) => r.id));
     cursor = res.body.nextCursor;
-    if (cursor !== null) assert.equal(res.body.runs.length, pageLimit, 'only a full page may have a next page');
+    if (cursor !== null)
+      assert.equal(res.body.runs.length, pageLimit, 'only a full page may have a next page');
   } while (cursor !== null);
   return { ids, pages };
 }
 
 test('idempotency: the same key and body returns the same run (200) and creates exactly one', async (t) => {
   const keel = await start(t);
-  const body = { agent: 'quick', input: { n: 1, tags: ['a', 'b'] }, idempotencyKey: 'order-42', priority: 'batch', budget: { maxSteps: 10 }, metadata: { source: 'test' } };
+  const body = {
+    agent: 'quick',
+    input: { n: 1, tags: ['a', 'b'] },
+    idempotencyKey: 'order-42',
+    priority: 'batch',
+    budget: { maxSteps: 10 },
+    metadata: { source: 'test' },
+  };
   const first = await keel.request('POST', '/v1/runs', body);
   assert.equal(first.status, 201);
   const again = await keel.request('POST', '/v1/runs', body);
@@ -61,7 +89,14 @@ test('idempotency: the same key and body returns the same run (200) and creates 
   assert.equal(again.body.idempotencyKey, 'order-42');
 
   // Key order inside objects does not make it a different request.
-  const reordered = await keel.request('POST', '/v1/runs', { metadata: { source: 'test' }, budget: { maxSteps: 10 }, priority: 'batch', idempotencyKey: 'order-42', input: { tags: ['a', 'b'], n: 1 }, agent: 'quick' });
+  const reordered = await keel.request('POST', '/v1/runs', {
+    metadata: { source: 'test' },
+    budget: { maxSteps: 10 },
+    priority: 'batch',
+    idempotencyKey: 'order-42',
+    input: { tags: ['a', 'b'], n: 1 },
+    agent: 'quick',
+  });
   assert.equal(reordered.status, 200, JSON.stringify(reordered.body));
   assert.equal(reordered.body.id, first.body.id);
 
@@ -83,9 +118,18 @@ test('idempotency: the same key with a different body is 409 idempotency_conflic
     ['different input', { agent: 'quick', input: { n: 2 }, idempotencyKey: 'k' }],
     ['input omitted', { agent: 'quick', idempotencyKey: 'k' }],
     ['different agent', { agent: 'waiter', input: { n: 1 }, idempotencyKey: 'k' }],
-    ['different priority', { agent: 'quick', input: { n: 1 }, idempotencyKey: 'k', priority: 'batch' }],
-    ['a budget added', { agent: 'quick', input: { n: 1 }, idempotencyKey: 'k', budget: { maxSteps: 5 } }],
-    ['metadata added', { agent: 'quick', input: { n: 1 }, idempotencyKey: 'k', metadata: { a: 1 } }],
+    [
+      'different priority',
+      { agent: 'quick', input: { n: 1 }, idempotencyKey: 'k', priority: 'batch' },
+    ],
+    [
+      'a budget added',
+      { agent: 'quick', input: { n: 1 }, idempotencyKey: 'k', budget: { maxSteps: 5 } },
+    ],
+    [
+      'metadata added',
+      { agent: 'quick', input: { n: 1 }, idempotencyKey: 'k', metadata: { a: 1 } },
+    ],
   ];
   for (const [name, body] of variants) {
     await t.test(name, async () => {
@@ -107,32 +151,73 @@ test('idempotency: the same key in another tenant is independent', async (t) => 
   assert.equal(tenant.status, 201);
   const otherKey: string = tenant.body.apiKey;
   const mine = await submit(keel, { agent: 'quick', input: 1, idempotencyKey: 'shared' });
-  const theirs = await submit(keel, { agent: 'quick', input: 1, idempotencyKey: 'shared' }, otherKey);
+  const theirs = await submit(
+    keel,
+    { agent: 'quick', input: 1, idempotencyKey: 'shared' },
+    otherKey,
+  );
   assert.notEqual(theirs.id, mine.id);
   assert.equal(theirs.tenantId, tenant.body.tenant.id);
   // A different body under the same key is no conflict across tenants either.
-  const theirsOther = await keel.request('POST', '/v1/runs', { agent: 'quick', input: 2, idempotencyKey: 'shared-2' }, otherKey);
+  const theirsOther = await keel.request(
+    'POST',
+    '/v1/runs',
+    { agent: 'quick', input: 2, idempotencyKey: 'shared-2' },
+    otherKey,
+  );
   assert.equal(theirsOther.status, 201);
-  const mineOther = await keel.request('POST', '/v1/runs', { agent: 'quick', input: 3, idempotencyKey: 'shared-2' });
+  const mineOther = await keel.request('POST', '/v1/runs', {
+    agent: 'quick',
+    input: 3,
+    idempotencyKey: 'shared-2',
+  });
   assert.equal(mineOther.status, 201);
   // Each tenant's retry finds its own run.
-  assert.equal((await keel.request('POST', '/v1/runs', { agent: 'quick', input: 1, idempotencyKey: 'shared' }, otherKey)).body.id, theirs.id);
-  assert.equal((await keel.request('POST', '/v1/runs', { agent: 'quick', input: 1, idempotencyKey: 'shared' })).body.id, mine.id);
+  assert.equal(
+    (
+      await keel.request(
+        'POST',
+        '/v1/runs',
+        { agent: 'quick', input: 1, idempotencyKey: 'shared' },
+        otherKey,
+      )
+    ).body.id,
+    theirs.id,
+  );
+  assert.equal(
+    (await keel.request('POST', '/v1/runs', { agent: 'quick', input: 1, idempotencyKey: 'shared' }))
+      .body.id,
+    mine.id,
+  );
 });
 
 test('idempotency: 20 concurrent identical submissions give exactly one 201 and nineteen 200 with the same id', async (t) => {
   const keel = await start(t);
   const body = { agent: 'waiter', input: { order: 7 }, idempotencyKey: 'burst' };
-  const answers = await Promise.all(Array.from({ length: 20 }, () => keel.request('POST', '/v1/runs', body)));
+  const answers = await Promise.all(
+    Array.from({ length: 20 }, () => keel.request('POST', '/v1/runs', body)),
+  );
   const statuses = answers.map((a) => a.status).sort((x, y) => x - y);
-  assert.deepEqual(statuses, [...Array<number>(19).fill(200), 201], JSON.stringify(answers.map((a) => [a.status, a.body?.error?.code])));
+  assert.deepEqual(
+    statuses,
+    [...Array<number>(19).fill(200), 201],
+    JSON.stringify(answers.map((a) => [a.status, a.body?.error?.code])),
+  );
   const ids = new Set(answers.map((a) => a.body.id));
   assert.equal(ids.size, 1);
   const all = await listAll(keel, '', 50);
   assert.deepEqual(all.ids, [...ids]);
 
   // The same burst with a conflicting body mixed in: one run, the rest 200 or 409.
-  const mixed = await Promise.all(Array.from({ length: 20 }, (_, i) => keel.request('POST', '/v1/runs', { ...body, idempotencyKey: 'burst-2', input: { order: i % 2 } })));
+  const mixed = await Promise.all(
+    Array.from({ length: 20 }, (_, i) =>
+      keel.request('POST', '/v1/runs', {
+        ...body,
+        idempotencyKey: 'burst-2',
+        input: { order: i % 2 },
+      }),
+    ),
+  );
   const created = mixed.filter((a) => a.status === 201);
   assert.equal(created.length, 1);
   for (const a of mixed) {
@@ -163,7 +248,10 @@ test('pagination: 25 runs in pages of 10 come back each exactly once, newest fir
   // The default page holds them all; createdAt never increases down the list.
   const page = await keel.request('GET', '/v1/runs');
   assert.equal(page.body.nextCursor, null);
-  assert.deepEqual(page.body.runs.map((r: { id: string }) => r.id), newestFirst);
+  assert.deepEqual(
+    page.body.runs.map((r: { id: string }) => r.id),
+    newestFirst,
+  );
   const times = page.body.runs.map((r: { createdAt: string }) => Date.parse(r.createdAt));
   for (let i = 1; i < times.length; i++) assert.ok(times[i - 1] >= times[i]);
 
@@ -207,7 +295,11 @@ test('cancel: a finished run is 409 run_terminal; a waiting run is cancelled onc
   const finished = await submit(keel, { agent: 'quick' });
   await keel.waitForRun(finished.id, (r) => r.status === 'succeeded');
   assertError(await keel.request('POST', `/v1/runs/${finished.id}/cancel`), 409, 'run_terminal');
-  assertError(await keel.request('POST', `/v1/runs/${finished.id}/cancel`, {}), 409, 'run_terminal');
+  assertError(
+    await keel.request('POST', `/v1/runs/${finished.id}/cancel`, {}),
+    409,
+    'run_terminal',
+  );
   assert.equal((await keel.request('GET', `/v1/runs/${finished.id}`)).body.status, 'succeeded');
 
   const waiting = await submit(keel, { agent: 'waiter' });
@@ -218,7 +310,11 @@ test('cancel: a finished run is 409 run_terminal; a waiting run is cancelled onc
   const ended = await keel.waitForRun(waiting.id, (r) => TERMINAL.has(r.status));
   assert.equal(ended.status, 'cancelled');
   assertError(await keel.request('POST', `/v1/runs/${waiting.id}/cancel`), 409, 'run_terminal');
-  assertError(await keel.request('POST', `/v1/runs/${waiting.id}/input`, { key: 'answer', value: 1 }), 409, 'run_terminal');
+  assertError(
+    await keel.request('POST', `/v1/runs/${waiting.id}/input`, { key: 'answer', value: 1 }),
+    409,
+    'run_terminal',
+  );
 });
 
 test('input: posting the same key twice is 409 input_already_provided; the first value wins', async (t) => {
@@ -226,25 +322,52 @@ test('input: posting the same key twice is 409 input_already_provided; the first
   const run = await submit(keel, { agent: 'two-inputs' });
   await keel.waitForRun(run.id, (r) => r.status === 'waiting');
 
-  const first = await keel.request('POST', `/v1/runs/${run.id}/input`, { key: 'first', value: 'one' });
+  const first = await keel.request('POST', `/v1/runs/${run.id}/input`, {
+    key: 'first',
+    value: 'one',
+  });
   assert.equal(first.status, 202, JSON.stringify(first.body));
-  assertError(await keel.request('POST', `/v1/runs/${run.id}/input`, { key: 'first', value: 'uno' }), 409, 'input_already_provided');
-  assertError(await keel.request('POST', `/v1/runs/${run.id}/input`, { key: 'first', value: 'one' }), 409, 'input_already_provided');
+  assertError(
+    await keel.request('POST', `/v1/runs/${run.id}/input`, { key: 'first', value: 'uno' }),
+    409,
+    'input_already_provided',
+  );
+  assertError(
+    await keel.request('POST', `/v1/runs/${run.id}/input`, { key: 'first', value: 'one' }),
+    409,
+    'input_already_provided',
+  );
 
   // A key the run is not (yet) waiting for is stored once as well.
-  assert.equal((await keel.request('POST', `/v1/runs/${run.id}/input`, { key: 'second', value: 'two' })).status, 202);
+  assert.equal(
+    (await keel.request('POST', `/v1/runs/${run.id}/input`, { key: 'second', value: 'two' }))
+      .status,
+    202,
+  );
   const ended = await keel.waitForRun(run.id, (r) => TERMINAL.has(r.status));
   assert.equal(ended.status, 'succeeded');
   assert.deepEqual(ended.result, { first: 'one', second: 'two' });
-  assertError(await keel.request('POST', `/v1/runs/${run.id}/input`, { key: 'second', value: 'again' }), 409, 'run_terminal');
+  assertError(
+    await keel.request('POST', `/v1/runs/${run.id}/input`, { key: 'second', value: 'again' }),
+    409,
+    'run_terminal',
+  );
 });
 
 test('input: a key nobody waits for is accepted once and then conflicts, leaving the run waiting', async (t) => {
   const keel = await start(t);
   const run = await submit(keel, { agent: 'waiter' });
   await keel.waitForRun(run.id, (r) => r.status === 'waiting');
-  assert.equal((await keel.request('POST', `/v1/runs/${run.id}/input`, { key: 'unrelated', value: null })).status, 202);
-  assertError(await keel.request('POST', `/v1/runs/${run.id}/input`, { key: 'unrelated', value: 2 }), 409, 'input_already_provided');
+  assert.equal(
+    (await keel.request('POST', `/v1/runs/${run.id}/input`, { key: 'unrelated', value: null }))
+      .status,
+    202,
+  );
+  assertError(
+    await keel.request('POST', `/v1/runs/${run.id}/input`, { key: 'unrelated', value: 2 }),
+    409,
+    'input_already_provided',
+  );
   assert.equal((await keel.request('GET', `/v1/runs/${run.id}`)).body.status, 'waiting');
 });
 
@@ -260,7 +383,13 @@ test('events (format=json): a gapless array from seq 1 to the terminal event; af
   assert.equal(res.status, 200);
   const events: Array<{ seq: number; type: string; at: string }> = res.body;
   assert.ok(Array.isArray(events) && events.length >= 3, JSON.stringify(events));
-  events.forEach((e, i) => assert.equal(e.seq, i + 1, `gap or disorder at index ${i}: ${JSON.stringify(events.map((x) => x.seq))}`));
+  events.forEach((e, i) =>
+    assert.equal(
+      e.seq,
+      i + 1,
+      `gap or disorder at index ${i}: ${JSON.stringify(events.map((x) => x.seq))}`,
+    ),
+  );
   assert.equal(events[0]!.type, 'run.created');
   assert.equal(events.at(-1)!.type, 'run.succeeded');
   assert.equal(events.filter((e) => e.type === 'run.succeeded').length, 1);
@@ -270,10 +399,15 @@ test('events (format=json): a gapless array from seq 1 to the terminal event; af
   assert.deepEqual(tail.body, events.slice(2));
   const window = await keel.request('GET', `/v1/runs/${run.id}/events?format=json&after=1&limit=2`);
   assert.deepEqual(window.body, events.slice(1, 3));
-  const beyond = await keel.request('GET', `/v1/runs/${run.id}/events?format=json&after=${events.length}`);
+  const beyond = await keel.request(
+    'GET',
+    `/v1/runs/${run.id}/events?format=json&after=${events.length}`,
+  );
   assert.deepEqual(beyond.body, []);
   // Last-Event-ID works for the JSON form too, and wins over ?after.
-  const viaHeader = await fetch(`${keel.url}/v1/runs/${run.id}/events?format=json&after=0`, { headers: { authorization: `Bearer ${keel.apiKey}`, 'last-event-id': '3' } });
+  const viaHeader = await fetch(`${keel.url}/v1/runs/${run.id}/events?format=json&after=0`, {
+    headers: { authorization: `Bearer ${keel.apiKey}`, 'last-event-id': '3' },
+  });
   assert.deepEqual(await viaHeader.json(), events.slice(3));
 });
 
@@ -281,26 +415,51 @@ test('events (SSE): a finished run streams every event with gapless ids and clos
   const keel = await start(t);
   const run = await submit(keel, { agent: 'quick', input: 'sse' });
   await keel.waitForRun(run.id, (r) => r.status === 'succeeded');
-  const json = (await keel.request('GET', `/v1/runs/${run.id}/events?format=json`)).body as Array<{ seq: number; type: string }>;
+  const json = (await keel.request('GET', `/v1/runs/${run.id}/events?format=json`)).body as Array<{
+    seq: number;
+    type: string;
+  }>;
 
   const read = async (headers: Record<string, string>, query = '') => {
-    const res = await fetch(`${keel.url}/v1/runs/${run.id}/events${query}`, { headers: { authorization: `Bearer ${keel.apiKey}`, ...headers } });
+    const res = await fetch(`${keel.url}/v1/runs/${run.id}/events${query}`, {
+      headers: { authorization: `Bearer ${keel.apiKey}`, ...headers },
+    });
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
     const frames = (await res.text()).split('\n\n').filter((f) => f.startsWith('id: '));
     return frames.map((f) => {
-      const fields = Object.fromEntries(f.split('\n').map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 2)]));
-      return { id: Number(fields.id), event: fields.event, data: JSON.parse(fields.data ?? 'null') };
+      const fields = Object.fromEntries(
+        f
+          .split('\n')
+          .map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 2)]),
+      );
+      return {
+        id: Number(fields.id),
+        event: fields.event,
+        data: JSON.parse(fields.data ?? 'null'),
+      };
     });
   };
   const all = await read({});
-  assert.deepEqual(all.map((f) => f.id), json.map((e) => e.seq));
-  assert.deepEqual(all.map((f) => f.event), json.map((e) => e.type));
+  assert.deepEqual(
+    all.map((f) => f.id),
+    json.map((e) => e.seq),
+  );
+  assert.deepEqual(
+    all.map((f) => f.event),
+    json.map((e) => e.type),
+  );
   for (const f of all) assert.equal(f.data.seq, f.id);
   const resumed = await read({ 'last-event-id': '2' });
-  assert.deepEqual(resumed.map((f) => f.id), json.slice(2).map((e) => e.seq));
+  assert.deepEqual(
+    resumed.map((f) => f.id),
+    json.slice(2).map((e) => e.seq),
+  );
   const afterQuery = await read({}, '?after=1');
-  assert.deepEqual(afterQuery.map((f) => f.id), json.slice(1).map((e) => e.seq));
+  assert.deepEqual(
+    afterQuery.map((f) => f.id),
+    json.slice(1).map((e) => e.seq),
+  );
 });
 
 test('GET /healthz is 200; GET /readyz is 200 and reports the store and its durability', async (t) => {
@@ -310,7 +469,13 @@ test('GET /healthz is 200; GET /readyz is 200 and reports the store and its dura
   assert.deepEqual(health.body, { ok: true });
   const ready = await keel.request('GET', '/readyz', undefined, null);
   assert.equal(ready.status, 200);
-  assert.deepEqual(ready.body, { ready: true, store: 'ok', changeFeed: 'ok', durability: 'fsync', notDurableCommits: 0 });
+  assert.deepEqual(ready.body, {
+    ready: true,
+    store: 'ok',
+    changeFeed: 'ok',
+    durability: 'fsync',
+    notDurableCommits: 0,
+  });
 });
 
 test('/openapi.json is an OpenAPI 3 document describing the /v1/runs routes', async (t) => {
@@ -338,21 +503,35 @@ test('/openapi.json is an OpenAPI 3 document describing the /v1/runs routes', as
     for (const method of methods) {
       const op = doc.paths[path][method];
       assert.ok(op, `${method.toUpperCase()} ${path} is missing`);
-      assert.ok(Object.keys(op.responses ?? {}).some((s) => /^2\d\d$/.test(s)), `${method} ${path} has no 2xx response`);
-      for (const status of Object.keys(op.responses)) assert.ok(/^[1-5]\d\d$|^default$/.test(status), `${path}: bad status key ${status}`);
+      assert.ok(
+        Object.keys(op.responses ?? {}).some((s) => /^2\d\d$/.test(s)),
+        `${method} ${path} has no 2xx response`,
+      );
+      for (const status of Object.keys(op.responses))
+        assert.ok(/^[1-5]\d\d$|^default$/.test(status), `${path}: bad status key ${status}`);
       const params: Array<{ in: string; name: string; required?: boolean }> = op.parameters ?? [];
       for (const name of [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1])) {
         const p = params.find((x) => x.in === 'path' && x.name === name);
         assert.ok(p, `${method} ${path}: path parameter ${name} is not declared`);
-        assert.equal(p.required, true, `${method} ${path}: path parameter ${name} must be required`);
+        assert.equal(
+          p.required,
+          true,
+          `${method} ${path}: path parameter ${name} must be required`,
+        );
       }
     }
   }
-  assert.ok(doc.paths['/v1/runs'].post.requestBody?.content?.['application/json'], 'POST /v1/runs documents its JSON body');
-  const listParams = doc.paths['/v1/runs'].get.parameters.map((p: { name: string }) => p.name).sort();
+  assert.ok(
+    doc.paths['/v1/runs'].post.requestBody?.content?.['application/json'],
+    'POST /v1/runs documents its JSON body',
+  );
+  const listParams = doc.paths['/v1/runs'].get.parameters
+    .map((p: { name: string }) => p.name)
+    .sort();
   assert.deepEqual(listParams, ['agent', 'code', 'cursor', 'limit', 'status']);
   // Internal routes stay out of the document.
-  for (const hidden of ['/healthz', '/readyz', '/openapi.json']) assert.equal(doc.paths[hidden], undefined);
+  for (const hidden of ['/healthz', '/readyz', '/openapi.json'])
+    assert.equal(doc.paths[hidden], undefined);
 });
 
 test('/openapi.json: every $ref resolves inside the document', async (t) => {
@@ -374,7 +553,8 @@ test('/openapi.json: every $ref resolves inside the document', async (t) => {
   const dangling = [...refs].filter((ref) => {
     if (!ref.startsWith('#/')) return true;
     let node: any = doc;
-    for (const part of ref.slice(2).split('/')) node = node?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+    for (const part of ref.slice(2).split('/'))
+      node = node?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
     return node === undefined;
   });
   assert.deepEqual(dangling, [], `dangling $refs: ${dangling.join(', ')}`);

@@ -30,17 +30,22 @@ describe('web dashboard (browser)', { skip, timeout: 180_000 }, () => {
 
   const api = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${keel.url}${path}`, {
-      method, headers: { authorization: `Bearer ${API_KEY}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      method,
+      headers: {
+        authorization: `Bearer ${API_KEY}`,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     });
-    return { status: res.status, body: await res.json() as any };
+    return { status: res.status, body: (await res.json()) as any };
   };
   const waitForApi = async (id: string, predicate: (run: any) => boolean) => {
     const deadline = Date.now() + UI_TIMEOUT_MS;
     for (;;) {
       const { body } = await api('GET', `/v1/runs/${id}`);
       if (predicate(body)) return body;
-      if (Date.now() > deadline) throw new Error(`run ${id} never reached the expected state: ${JSON.stringify(body)}`);
+      if (Date.now() > deadline)
+        throw new Error(`run ${id} never reached the expected state: ${JSON.stringify(body)}`);
       await new Promise((r) => setTimeout(r, 50));
     }
   };
@@ -51,7 +56,8 @@ describe('web dashboard (browser)', { skip, timeout: 180_000 }, () => {
   const until = async (condition: () => Promise<boolean>, describe: () => Promise<unknown>) => {
     const deadline = Date.now() + UI_TIMEOUT_MS;
     while (!(await condition())) {
-      if (Date.now() > deadline) throw new Error(`condition not reached; last seen: ${JSON.stringify(await describe())}`);
+      if (Date.now() > deadline)
+        throw new Error(`condition not reached; last seen: ${JSON.stringify(await describe())}`);
       await new Promise((r) => setTimeout(r, 50));
     }
   };
@@ -60,12 +66,19 @@ describe('web dashboard (browser)', { skip, timeout: 180_000 }, () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'keel-browser-'));
     port = await freePort();
-    keel = await startKeelProcess({ agents: AGENTS, dataDir: dir, port, apiKey: API_KEY, env: { KEEL_ADMIN_KEY: ADMIN_KEY } });
+    keel = await startKeelProcess({
+      agents: AGENTS,
+      dataDir: dir,
+      port,
+      apiKey: API_KEY,
+      env: { KEEL_ADMIN_KEY: ADMIN_KEY },
+    });
     browser = await launchBrowser();
-    page = browser.context.pages()[0] ?? await browser.context.newPage();
+    page = browser.context.pages()[0] ?? (await browser.context.newPage());
     page.setDefaultTimeout(UI_TIMEOUT_MS);
     page.on('request', (request) => {
-      if (!request.url().startsWith(keel.url) && !request.url().startsWith('data:')) external.push(request.url());
+      if (!request.url().startsWith(keel.url) && !request.url().startsWith('data:'))
+        external.push(request.url());
     });
     page.on('pageerror', (error) => pageErrors.push(error.message));
     page.on('dialog', (dialog) => void dialog.accept());
@@ -112,21 +125,47 @@ describe('web dashboard (browser)', { skip, timeout: 180_000 }, () => {
     // marked as retried.
     const models = timeline.locator('.timeline-row[data-kind="model"]');
     assert.equal(await models.count(), 2);
-    assert.equal(await models.locator('[data-segment="queued"]').count() >= 1, true, 'a model call waited for the slot');
-    await timeline.locator('.timeline-row[data-kind="tool"]', { hasText: 'fetch-page' }).locator('.marker-retry').getByText('↻ 2').waitFor();
-    await timeline.locator('.timeline-row[data-kind="input"][data-status="waiting"] [data-segment="waiting"]').waitFor();
+    assert.equal(
+      (await models.locator('[data-segment="queued"]').count()) >= 1,
+      true,
+      'a model call waited for the slot',
+    );
+    await timeline
+      .locator('.timeline-row[data-kind="tool"]', { hasText: 'fetch-page' })
+      .locator('.marker-retry')
+      .getByText('↻ 2')
+      .waitFor();
+    await timeline
+      .locator('.timeline-row[data-kind="input"][data-status="waiting"] [data-segment="waiting"]')
+      .waitFor();
 
     await form.getByRole('textbox').fill('true');
     await form.getByRole('button', { name: 'Send input' }).click();
     await page.getByTestId('live-state').and(page.locator('[data-state="ended"]')).waitFor();
     await runStatus().getByText('succeeded').waitFor();
     await page.getByTestId('run-result').waitFor();
-    assert.deepEqual(JSON.parse(await page.getByTestId('run-result').textContent() ?? ''), (await api('GET', `/v1/runs/${runId}`)).body.result);
-    const types = await page.getByTestId('events').locator('li').evaluateAll((items) => items.map((li) => li.getAttribute('data-type')));
-    assert.ok(types.includes('input.received') && types.at(-1) === 'run.succeeded', types.join(','));
-    assert.equal(await page.evaluate(() => (window as any).__samePage), true, 'the page updated live, without a reload');
+    assert.deepEqual(
+      JSON.parse((await page.getByTestId('run-result').textContent()) ?? ''),
+      (await api('GET', `/v1/runs/${runId}`)).body.result,
+    );
+    const types = await page
+      .getByTestId('events')
+      .locator('li')
+      .evaluateAll((items) => items.map((li) => li.getAttribute('data-type')));
+    assert.ok(
+      types.includes('input.received') && types.at(-1) === 'run.succeeded',
+      types.join(','),
+    );
+    assert.equal(
+      await page.evaluate(() => (window as any).__samePage),
+      true,
+      'the page updated live, without a reload',
+    );
     await timeline.locator('.timeline-row[data-kind="input"][data-status="succeeded"]').waitFor();
-    await timeline.locator('.timeline-row', { hasText: 'publish' }).and(page.locator('[data-status="succeeded"]')).waitFor();
+    await timeline
+      .locator('.timeline-row', { hasText: 'publish' })
+      .and(page.locator('[data-status="succeeded"]'))
+      .waitFor();
     assert.equal(await timeline.locator('.timeline-row:not([data-status="succeeded"])').count(), 0);
 
     // Keyboard: a timeline row is a button; Enter opens its details.
@@ -142,9 +181,16 @@ describe('web dashboard (browser)', { skip, timeout: 180_000 }, () => {
   });
 
   test('cancel from the run page (opened by a deep link) stops a running run', async () => {
-    const { body: run } = await api('POST', '/v1/runs', { agent: 'long-task', input: { steps: 300 } });
+    const { body: run } = await api('POST', '/v1/runs', {
+      agent: 'long-task',
+      input: { steps: 300 },
+    });
     const response = await page.goto(`${keel.url}/runs/${run.id}`);
-    assert.equal(response?.status(), 200, 'a deep link to a page of the app is answered with the app');
+    assert.equal(
+      response?.status(),
+      200,
+      'a deep link to a page of the app is answered with the app',
+    );
     await page.getByTestId('timeline').locator('.timeline-row').nth(2).waitFor();
     await page.getByTestId('cancel-run').click();
     await runStatus().getByText('cancelled').waitFor();
@@ -158,11 +204,19 @@ describe('web dashboard (browser)', { skip, timeout: 180_000 }, () => {
     await page.goto(`${keel.url}/runs`);
     const table = page.getByTestId('runs-table');
     await table.locator('tbody tr[data-run-id]').first().waitFor();
-    const { body: run } = await api('POST', '/v1/runs', { agent: 'long-task', input: { steps: 2 } });
+    const { body: run } = await api('POST', '/v1/runs', {
+      agent: 'long-task',
+      input: { steps: 2 },
+    });
     await table.locator(`tr[data-run-id="${run.id}"][data-status="succeeded"]`).waitFor();
     // A filter change re-renders the table (briefly empty while it loads): wait for the rows it
     // should end with.
-    const rows = () => table.locator('tbody tr[data-run-id]').evaluateAll((trs) => trs.map((tr) => `${tr.getAttribute('data-agent')}:${tr.getAttribute('data-status')}`));
+    const rows = () =>
+      table
+        .locator('tbody tr[data-run-id]')
+        .evaluateAll((trs) =>
+          trs.map((tr) => `${tr.getAttribute('data-agent')}:${tr.getAttribute('data-status')}`),
+        );
     await page.getByTestId('filter-status').selectOption('cancelled');
     await until(async () => (await rows()).join() === 'long-task:cancelled', rows);
     assert.match(page.url(), /status=cancelled/);
@@ -178,7 +232,7 @@ describe('web dashboard (browser)', { skip, timeout: 180_000 }, () => {
     await page.goto(`${keel.url}/tenant`);
     const costPerSuccess = page.getByTestId('cost-per-success').locator('.stat-value');
     await costPerSuccess.waitFor();
-    assert.match(await costPerSuccess.textContent() ?? '', /^\$\d/);
+    assert.match((await costPerSuccess.textContent()) ?? '', /^\$\d/);
     await page.getByTestId('usage-table').getByRole('cell', { name: 'research' }).waitFor();
     // The tenant's quotas from its record: the dev tenant has the defaults.
     await page.locator('#quotas').getByText('Fair-share weight').waitFor();
@@ -197,18 +251,28 @@ describe('web dashboard (browser)', { skip, timeout: 180_000 }, () => {
     await page.getByTestId('throughput-chart').locator('.recharts-bar-rectangle').first().waitFor();
     // This process's effect pools (totals): the inline tool pool exists from the start, with its
     // limit.
-    const inline = page.locator('#pools').getByRole('row').filter({ has: page.getByRole('cell', { name: 'inline', exact: true }) });
+    const inline = page
+      .locator('#pools')
+      .getByRole('row')
+      .filter({ has: page.getByRole('cell', { name: 'inline', exact: true }) });
     await inline.getByRole('cell', { name: 'tool', exact: true }).waitFor();
     await inline.getByRole('cell', { name: '256', exact: true }).waitFor();
     await page.screenshot({ path: artifact('pools.png'), fullPage: true });
 
     await page.goto(`${keel.url}/nodes`);
-    await page.getByTestId('nodes-empty').getByRole('heading', { name: 'No sandbox nodes registered' }).waitFor();
+    await page
+      .getByTestId('nodes-empty')
+      .getByRole('heading', { name: 'No sandbox nodes registered' })
+      .waitFor();
     await page.screenshot({ path: artifact('nodes.png') });
   });
 
   test('the operator signs in with the admin key and sees every tenant, and no runs', async () => {
-    await fetch(`${keel.url}/v1/admin/tenants`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'acme' }) });
+    await fetch(`${keel.url}/v1/admin/tenants`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'acme' }),
+    });
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('API key').fill(ADMIN_KEY);
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -218,7 +282,11 @@ describe('web dashboard (browser)', { skip, timeout: 180_000 }, () => {
     const dev = await table.locator('tr[data-tenant="dev"] td').allTextContents();
     const { body: runs } = await api('GET', '/v1/runs?limit=200');
     assert.equal(dev[2], String(runs.runs.length), 'the dev tenant’s run count');
-    assert.equal(await page.getByRole('link', { name: 'Runs' }).count(), 0, 'no runs page for the admin key');
+    assert.equal(
+      await page.getByRole('link', { name: 'Runs' }).count(),
+      0,
+      'no runs page for the admin key',
+    );
     await page.screenshot({ path: artifact('tenants-admin.png') });
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('API key').fill(API_KEY);
@@ -227,24 +295,51 @@ describe('web dashboard (browser)', { skip, timeout: 180_000 }, () => {
   });
 
   test('the page rides out a kill -9 of Keel (the stream resumes with Last-Event-ID) and resolves the unknown side effect', async () => {
-    const { body: run } = await api('POST', '/v1/runs', { agent: 'checkout', input: { cents: 500 } });
+    const { body: run } = await api('POST', '/v1/runs', {
+      agent: 'checkout',
+      input: { cents: 500 },
+    });
     await page.goto(`${keel.url}/runs/${run.id}`);
     // The side effect's intent is committed (journal `running`, event effect.started): kill Keel
     // mid-call.
     await page.getByTestId('events').locator('li[data-type="effect.started"]').waitFor();
     await page.getByTestId('live-state').and(page.locator('[data-state="live"]')).waitFor();
     await keel.kill('SIGKILL');
-    await page.getByTestId('live-state').and(page.locator('[data-state="retrying"], [data-state="connecting"]')).waitFor();
-    keel = await startKeelProcess({ agents: AGENTS, dataDir: dir, port, apiKey: API_KEY, env: { KEEL_ADMIN_KEY: ADMIN_KEY } });
+    await page
+      .getByTestId('live-state')
+      .and(page.locator('[data-state="retrying"], [data-state="connecting"]'))
+      .waitFor();
+    keel = await startKeelProcess({
+      agents: AGENTS,
+      dataDir: dir,
+      port,
+      apiKey: API_KEY,
+      env: { KEEL_ADMIN_KEY: ADMIN_KEY },
+    });
 
     // Without a reload, the page reconnects, resumes after the last event it saw, and offers the
     // decision.
     const resolve = page.getByTestId('resolve-form');
     await resolve.waitFor({ timeout: 30_000 });
-    await page.getByTestId('events').locator('li[data-type="run.waiting"]').waitFor({ timeout: 30_000 });
-    const seqs = await page.getByTestId('events').locator('li').evaluateAll((items) => items.map((li) => Number(li.querySelector('.event-seq')?.textContent)));
-    assert.deepEqual(seqs, seqs.map((_, i) => i + 1), 'every event once, in order, across the reconnect');
-    await page.getByTestId('timeline').locator('.timeline-row[data-status="unknown"] .marker-unknown').waitFor();
+    await page
+      .getByTestId('events')
+      .locator('li[data-type="run.waiting"]')
+      .waitFor({ timeout: 30_000 });
+    const seqs = await page
+      .getByTestId('events')
+      .locator('li')
+      .evaluateAll((items) =>
+        items.map((li) => Number(li.querySelector('.event-seq')?.textContent)),
+      );
+    assert.deepEqual(
+      seqs,
+      seqs.map((_, i) => i + 1),
+      'every event once, in order, across the reconnect',
+    );
+    await page
+      .getByTestId('timeline')
+      .locator('.timeline-row[data-status="unknown"] .marker-unknown')
+      .waitFor();
     await page.screenshot({ path: artifact('run-unknown.png'), fullPage: true });
     await resolve.getByLabel('Result (JSON)').fill('{"charged": 500, "checkedBy": "operator"}');
     await resolve.getByRole('button', { name: 'Mark succeeded' }).click();

@@ -12,8 +12,13 @@ test('under CI=true a missing Chromium fails the browser tests instead of skippi
   // its report.
   const { NODE_TEST_CONTEXT: _context, ...env } = process.env;
   const result = spawnSync(process.execPath, ['--test', BROWSER_TEST], {
-    env: { ...env, CI: 'true', KEEL_TEST_CHROMIUM: '/nonexistent/chromium' }, encoding: 'utf8', timeout: 60_000,
+    env: { ...env, CI: 'true', KEEL_TEST_CHROMIUM: '/nonexistent/chromium' },
+    encoding: 'utf8',
+    timeout: 60_000,
   });
   assert.notEqual(result.status, 0, result.stdout);
-  assert.match(result.stdout + result.stderr, /browser tests cannot run under CI: Chromium not found at \/nonexistent\/chromium/);
+  assert.match(
+    result.stdout + result.stderr,
+    /browser tests cannot run under CI: Chromium not found at \/nonexistent\/chromium/,
+  );
 });

@@ -10,18 +10,30 @@ import { startKeel, TERMINAL } from './support/keel-server.ts';
 
 function sink() {
   let text = '';
-  const stream = new Writable({ write(chunk, _enc, cb) { text += chunk.toString(); cb(); } });
+  const stream = new Writable({
+    write(chunk, _enc, cb) {
+      text += chunk.toString();
+      cb();
+    },
+  });
   return { stream, text: () => text };
 }
 
 const asker = defineAgent({
-  name: 'asker', version: '1',
+  name: 'asker',
+  version: '1',
   async run(ctx, input: { q: string }) {
     const a = await ctx.waitForInput<string>('answer');
     return { q: input.q, a };
   },
 });
-const echo = defineAgent({ name: 'echo', version: '1', async run(ctx, input: unknown) { return ctx.step('echo', () => input as never); } });
+const echo = defineAgent({
+  name: 'echo',
+  version: '1',
+  async run(ctx, input: unknown) {
+    return ctx.step('echo', () => input as never);
+  },
+});
 
 test('keel runs drives the real API end to end', async (t) => {
   const keel = await startKeel({ agents: [asker, echo] });
@@ -29,7 +41,11 @@ test('keel runs drives the real API end to end', async (t) => {
   const cli = async (...argv: string[]) => {
     const out = sink();
     const err = sink();
-    const code = await runRunsCommand(argv, { stdout: out.stream, stderr: err.stream, env: { KEEL_URL: keel.url, KEEL_API_KEY: keel.apiKey } });
+    const code = await runRunsCommand(argv, {
+      stdout: out.stream,
+      stderr: err.stream,
+      env: { KEEL_URL: keel.url, KEEL_API_KEY: keel.apiKey },
+    });
     return { code, out: out.text(), err: err.text() };
   };
 
@@ -46,9 +62,18 @@ test('keel runs drives the real API end to end', async (t) => {
   assert.equal((await cli('input', id, 'answer', '"because"')).code, 0);
   const events = await following;
   assert.equal(events.code, 0, events.err);
-  const types = events.out.trim().split('\n').map((l) => JSON.parse(l).type);
+  const types = events.out
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l).type);
   assert.equal(types.at(-1), 'run.succeeded');
-  assert.deepEqual(events.out.trim().split('\n').map((l) => JSON.parse(l).seq), types.map((_, i) => i + 1));
+  assert.deepEqual(
+    events.out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).seq),
+    types.map((_, i) => i + 1),
+  );
 
   const got = await cli('get', id, '--json');
   assert.deepEqual(JSON.parse(got.out).result, { q: 'why', a: 'because' });

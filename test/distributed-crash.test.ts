@@ -9,7 +9,18 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { apiClient, committedSteps, distributedScene, readLedger, runStatuses, stepStarts, submitAll, TERMINAL_STATUSES, until, untilSessionsGone } from './support/distributed.ts';
+import {
+  apiClient,
+  committedSteps,
+  distributedScene,
+  readLedger,
+  runStatuses,
+  stepStarts,
+  submitAll,
+  TERMINAL_STATUSES,
+  until,
+  untilSessionsGone,
+} from './support/distributed.ts';
 import { startKeelRole, type KeelRoleProcess } from './support/keel-process.ts';
 import { postgresAvailable } from './support/postgres.ts';
 
@@ -22,60 +33,118 @@ const LEASE_TTL_MS = 2_000;
 /** Kill once this many step bodies have started (a fifth of all), so the kill lands mid-load. */
 const KILL_AFTER_STEP_STARTS = (RUNS * STEPS) / 5;
 
-test('SIGKILL of a worker under load: all 500 runs finish, no committed step runs again', { timeout: 120_000, skip: !(await postgresAvailable()) }, async (t) => {
+test('SIGKILL of a worker under load: all 500 runs finish, no committed step runs again', {
+  timeout: 120_000,
+  skip: !(await postgresAvailable()),
+}, async (t) => {
   const { dir, db, processes } = await distributedScene(t, 'dist-crash');
   const ledger = join(dir, 'ledger.txt');
   // Each process may hold at most 60 runs, so the load is spread over all three instead of the
   // first to hear of it.
-  const env = { KEEL_TEST_LEDGER: ledger, KEEL_LEASE_TTL_MS: String(LEASE_TTL_MS), KEEL_MAX_ACTIVE_RUNS: '60' };
-  const server = await startKeelRole({ role: 'server', name: 'keel-server', agents: AGENTS, databaseUrl: db.url, apiKey: KEY, env });
+  const env = {
+    KEEL_TEST_LEDGER: ledger,
+    KEEL_LEASE_TTL_MS: String(LEASE_TTL_MS),
+    KEEL_MAX_ACTIVE_RUNS: '60',
+  };
+  const server = await startKeelRole({
+    role: 'server',
+    name: 'keel-server',
+    agents: AGENTS,
+    databaseUrl: db.url,
+    apiKey: KEY,
+    env,
+  });
   processes.push(server);
-  const workers = await Promise.all(['keel-worker-1', 'keel-worker-2'].map((name) => startKeelRole({ role: 'worker', name, agents: AGENTS, databaseUrl: db.url, env })));
+  const workers = await Promise.all(
+    ['keel-worker-1', 'keel-worker-2'].map((name) =>
+      startKeelRole({ role: 'worker', name, agents: AGENTS, databaseUrl: db.url, env }),
+    ),
+  );
   processes.push(...workers);
-  const names = new Map<KeelRoleProcess, string>([[workers[0]!, 'keel-worker-1'], [workers[1]!, 'keel-worker-2']]);
+  const names = new Map<KeelRoleProcess, string>([
+    [workers[0]!, 'keel-worker-1'],
+    [workers[1]!, 'keel-worker-2'],
+  ]);
   const api = apiClient(server.url, KEY);
 
   const started = Date.now();
   const keys = Array.from({ length: RUNS }, (_, i) => `k${i}`);
-  const submitting = submitAll(api, 'dist-steps', keys.map((key) => ({ key, steps: STEPS, ms: [STEP_MS] })));
+  const submitting = submitAll(
+    api,
+    'dist-steps',
+    keys.map((key) => ({ key, steps: STEPS, ms: [STEP_MS] })),
+  );
 
   // The victim: a worker that holds running runs in the database while the ledger shows a fifth of
   // the load done.
-  const victim = await until('a worker holding running runs mid-load', async () => {
-    if (readLedger(ledger).filter((l) => l.what === 'step').length < KILL_AFTER_STEP_STARTS) return undefined;
-    const held = await db.query<{ lease_owner: string; n: number }>(
-      "SELECT lease_owner, count(*)::int AS n FROM runs WHERE status = 'running' AND lease_owner = ANY($1) GROUP BY lease_owner ORDER BY n DESC",
-      [workers.map((w) => w.owner)]);
-    const busiest = held.find((h) => h.n >= 5);
-    return busiest === undefined ? undefined : workers.find((w) => w.owner === busiest.lease_owner);
-  }, 60_000);
+  const victim = await until(
+    'a worker holding running runs mid-load',
+    async () => {
+      if (readLedger(ledger).filter((l) => l.what === 'step').length < KILL_AFTER_STEP_STARTS)
+        return undefined;
+      const held = await db.query<{ lease_owner: string; n: number }>(
+        "SELECT lease_owner, count(*)::int AS n FROM runs WHERE status = 'running' AND lease_owner = ANY($1) GROUP BY lease_owner ORDER BY n DESC",
+        [workers.map((w) => w.owner)],
+      );
+      const busiest = held.find((h) => h.n >= 5);
+      return busiest === undefined
+        ? undefined
+        : workers.find((w) => w.owner === busiest.lease_owner);
+    },
+    60_000,
+  );
   await victim.kill('SIGKILL');
   const killedAt = Date.now();
   // Read what had committed at the moment of the kill once the dead process's sessions are gone (a
   // COMMIT it sent just before dying could otherwise still land after the read).
   await untilSessionsGone(db, names.get(victim)!);
   const committedAtKill = await committedSteps(db);
-  const heldAtKill = new Set((await db.query<{ id: string }>("SELECT id FROM runs WHERE lease_owner = $1 AND status = 'running'", [victim.owner])).map((r) => r.id));
+  const heldAtKill = new Set(
+    (
+      await db.query<{ id: string }>(
+        "SELECT id FROM runs WHERE lease_owner = $1 AND status = 'running'",
+        [victim.owner],
+      )
+    ).map((r) => r.id),
+  );
   const ledgerAtKill = readLedger(ledger);
   const ids = await submitting;
   const keyOf = new Map(ids.map((id, i) => [id, keys[i]!]));
   const idOf = new Map(keys.map((key, i) => [key, ids[i]!]));
   assert.ok(heldAtKill.size > 0, 'the killed worker held running runs');
   // Step bodies the dead worker had started and not committed: interrupted mid-step.
-  const interrupted = new Set(ledgerAtKill.filter((l) => l.what === 'step' && l.pid === victim.pid && !committedAtKill.has(`${idOf.get(l.key)} s${l.step}`))
-    .map((l) => `${l.key} ${l.step}`));
+  const interrupted = new Set(
+    ledgerAtKill
+      .filter(
+        (l) =>
+          l.what === 'step' &&
+          l.pid === victim.pid &&
+          !committedAtKill.has(`${idOf.get(l.key)} s${l.step}`),
+      )
+      .map((l) => `${l.key} ${l.step}`),
+  );
   assert.ok(interrupted.size > 0, 'the killed worker was in the middle of step bodies');
 
-  const finals = await until('all 500 runs to finish', async () => {
-    const statuses = await runStatuses(db, ids);
-    return [...statuses.values()].every((s) => TERMINAL_STATUSES.includes(s.status)) ? statuses : undefined;
-  }, 60_000, () => server.output());
+  const finals = await until(
+    'all 500 runs to finish',
+    async () => {
+      const statuses = await runStatuses(db, ids);
+      return [...statuses.values()].every((s) => TERMINAL_STATUSES.includes(s.status))
+        ? statuses
+        : undefined;
+    },
+    60_000,
+    () => server.output(),
+  );
   const finishedAt = Date.now();
 
   for (const id of ids) {
     const run = finals.get(id)!;
     assert.equal(run.status, 'succeeded', `run ${keyOf.get(id)} ended ${run.status}`);
-    assert.deepEqual(run.result.out.map((o: { i: number }) => o.i), [0, 1, 2, 3, 4]);
+    assert.deepEqual(
+      run.result.out.map((o: { i: number }) => o.i),
+      [0, 1, 2, 3, 4],
+    );
     assert.equal(run.leaseOwner, null);
   }
   // The API agrees with the database (a sample: one run the dead worker held).
@@ -89,22 +158,49 @@ test('SIGKILL of a worker under load: all 500 runs finish, no committed step run
       const executions = starts.get(`${key} ${i}`) ?? [];
       const where = `step ${key} s${i} (run ${idOf.get(key)})`;
       assert.ok(executions.length >= 1, `${where} never ran`);
-      if (committedAtKill.has(`${idOf.get(key)} s${i}`)) assert.equal(executions.length, 1, `${where} had committed before the kill but ran ${executions.length} times`);
+      if (committedAtKill.has(`${idOf.get(key)} s${i}`))
+        assert.equal(
+          executions.length,
+          1,
+          `${where} had committed before the kill but ran ${executions.length} times`,
+        );
       if (interrupted.has(`${key} ${i}`)) {
-        assert.equal(executions.length, 2, `${where} was interrupted by the kill: it must run once more, elsewhere`);
-        assert.ok(heldAtKill.has(idOf.get(key)!), `${where}: its run was held by the killed worker`);
+        assert.equal(
+          executions.length,
+          2,
+          `${where} was interrupted by the kill: it must run once more, elsewhere`,
+        );
+        assert.ok(
+          heldAtKill.has(idOf.get(key)!),
+          `${where}: its run was held by the killed worker`,
+        );
         assert.notEqual(executions[1]!.pid, victim.pid, `${where} re-ran in another process`);
       } else {
-        assert.equal(executions.length, 1, `${where} ran ${executions.length} times (pids ${executions.map((e) => e.pid).join(", ")}; killed ${victim.pid}); only a step interrupted by the kill may run twice`);
+        assert.equal(
+          executions.length,
+          1,
+          `${where} ran ${executions.length} times (pids ${executions.map((e) => e.pid).join(', ')}; killed ${victim.pid}); only a step interrupted by the kill may run twice`,
+        );
       }
       if (executions.length > 1) rerunByRun.set(key, (rerunByRun.get(key) ?? 0) + 1);
     }
   }
-  for (const [key, n] of rerunByRun) assert.equal(n, 1, `run ${key}: ${n} steps ran twice; only the one in flight at the kill may`);
+  for (const [key, n] of rerunByRun)
+    assert.equal(n, 1, `run ${key}: ${n} steps ran twice; only the one in flight at the kill may`);
   // Runs the dead worker held were finished by the survivors: every one of its runs got a later
   // lease.
-  const reclaimed = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM runs WHERE id = ANY($1) AND lease_token >= 2', [[...heldAtKill]]);
-  assert.equal(reclaimed[0]!.n, heldAtKill.size, 'every run held by the killed worker was claimed again');
-  for (const p of processes) if (p !== victim) assert.ok(p.alive(), `${p.role} ${p.owner} is still running`);
-  t.diagnostic(`kill after ${killedAt - started} ms (${heldAtKill.size} runs held, ${interrupted.size} steps in flight); all done ${finishedAt - killedAt} ms later`);
+  const reclaimed = await db.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM runs WHERE id = ANY($1) AND lease_token >= 2',
+    [[...heldAtKill]],
+  );
+  assert.equal(
+    reclaimed[0]!.n,
+    heldAtKill.size,
+    'every run held by the killed worker was claimed again',
+  );
+  for (const p of processes)
+    if (p !== victim) assert.ok(p.alive(), `${p.role} ${p.owner} is still running`);
+  t.diagnostic(
+    `kill after ${killedAt - started} ms (${heldAtKill.size} runs held, ${interrupted.size} steps in flight); all done ${finishedAt - killedAt} ms later`,
+  );
 });

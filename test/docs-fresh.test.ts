@@ -16,7 +16,10 @@ const rootDir = fileURLToPath(root);
 test('every generated reference page is fresh (else run npm run docs)', async () => {
   const pages = await renderReferencePages();
   assert.deepEqual([...pages.keys()].toSorted(), [
-    'docs/reference/configuration.md', 'docs/reference/error-codes.md', 'docs/reference/http-api.md', 'docs/reference/metrics.md',
+    'docs/reference/configuration.md',
+    'docs/reference/error-codes.md',
+    'docs/reference/http-api.md',
+    'docs/reference/metrics.md',
   ]);
   for (const [page, text] of pages) {
     let current = '';
@@ -32,10 +35,20 @@ test('every generated reference page is fresh (else run npm run docs)', async ()
 test('every environment variable has a description and every metric a help text', () => {
   for (const name of Object.keys(ENV_VARS)) {
     const description = (ENV_VAR_DESCRIPTIONS as Record<string, string | undefined>)[name];
-    assert.ok(description !== undefined && description.trim().length > 10, `${name} has no description in ENV_VAR_DESCRIPTIONS`);
+    assert.ok(
+      description !== undefined && description.trim().length > 10,
+      `${name} has no description in ENV_VAR_DESCRIPTIONS`,
+    );
   }
-  assert.deepEqual(Object.keys(ENV_VAR_DESCRIPTIONS).toSorted(), Object.keys(ENV_VARS).toSorted(), 'descriptions of variables that do not exist');
-  for (const metric of createMetrics().registry.getMetricsAsArray() as unknown as Array<{ name: string; help: string }>) {
+  assert.deepEqual(
+    Object.keys(ENV_VAR_DESCRIPTIONS).toSorted(),
+    Object.keys(ENV_VARS).toSorted(),
+    'descriptions of variables that do not exist',
+  );
+  for (const metric of createMetrics().registry.getMetricsAsArray() as unknown as Array<{
+    name: string;
+    help: string;
+  }>) {
     assert.ok(metric.help.trim().length > 10, `${metric.name} has no help text`);
   }
 });
@@ -43,26 +56,41 @@ test('every environment variable has a description and every metric a help text'
 test('the reference pages render every config variable, error code, route and metric the code defines', async () => {
   const pages = await renderReferencePages();
   const configuration = pages.get('docs/reference/configuration.md') ?? '';
-  for (const name of Object.keys(ENV_VARS)) assert.match(configuration, new RegExp(`^\\| \`${name}\` \\|`, 'm'));
+  for (const name of Object.keys(ENV_VARS))
+    assert.match(configuration, new RegExp(`^\\| \`${name}\` \\|`, 'm'));
   const api = pages.get('docs/reference/http-api.md') ?? '';
-  for (const route of ['`POST` | `/v1/runs`', '`GET` | `/v1/schedules/{id}/fires`', '`PATCH` | `/v1/admin/tenants/{id}`']) assert.ok(api.includes(route), route);
+  for (const route of [
+    '`POST` | `/v1/runs`',
+    '`GET` | `/v1/schedules/{id}/fires`',
+    '`PATCH` | `/v1/admin/tenants/{id}`',
+  ])
+    assert.ok(api.includes(route), route);
   const metrics = pages.get('docs/reference/metrics.md') ?? '';
-  assert.match(metrics, /^\| `keel_runs_total` \| counter \| `tenant`, `agent`, `status`, `outcome` \|/m);
+  assert.match(
+    metrics,
+    /^\| `keel_runs_total` \| counter \| `tenant`, `agent`, `status`, `outcome` \|/m,
+  );
 });
 
 /** README.md and every Markdown file under docs/. */
 function markdownFiles(): string[] {
-  const walk = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    return entry.isDirectory() ? walk(path) : entry.name.endsWith('.md') ? [path] : [];
-  });
+  const walk = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+      const path = join(dir, entry.name);
+      return entry.isDirectory() ? walk(path) : entry.name.endsWith('.md') ? [path] : [];
+    });
   return [join(rootDir, 'README.md'), ...walk(join(rootDir, 'docs'))];
 }
 
 /** GitHub's anchors of a Markdown file: its headings as slugs, plus explicit `<a id="…">`. */
 function anchorsOf(file: string): Set<string> {
   const text = readFileSync(file, 'utf8').replace(/```[\s\S]*?```/g, '');
-  const slugs = [...text.matchAll(/^#{1,6} (.+)$/gm)].map((m) => (m[1] ?? '').toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-'));
+  const slugs = [...text.matchAll(/^#{1,6} (.+)$/gm)].map((m) =>
+    (m[1] ?? '')
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N} _-]/gu, '')
+      .replace(/ /g, '-'),
+  );
   const ids = [...text.matchAll(/<a id="([^"]+)"/g)].map((m) => m[1] ?? '');
   return new Set([...slugs, ...ids]);
 }
@@ -77,12 +105,16 @@ test('every relative link in README.md and docs/ points at a file that exists (m
       const [pathPart = '', anchor] = target.split('#');
       const path = pathPart === '' ? file : join(dirname(file), decodeURIComponent(pathPart));
       if (!existsSync(path)) broken.push(`${relative(rootDir, file)} → ${target}`);
-      else if (anchor !== undefined && path.endsWith('.md') && !anchorsOf(path).has(anchor)) broken.push(`${relative(rootDir, file)} → ${target} (no such heading)`);
+      else if (anchor !== undefined && path.endsWith('.md') && !anchorsOf(path).has(anchor))
+        broken.push(`${relative(rootDir, file)} → ${target} (no such heading)`);
     }
     // Repository paths named in the text (`src/domain/error-codes.ts`, test/serial/x.test.ts),
     // relative to the root.
-    for (const match of text.matchAll(/(?<![\w./-])((?:src|test|bench|examples|scripts|web)\/[\w./-]*\w\.(?:ts|tsx|json|sql|md|cjs))\b/g)) {
-      if (!existsSync(join(rootDir, match[1] ?? ''))) broken.push(`${relative(rootDir, file)} → ${match[1]}`);
+    for (const match of text.matchAll(
+      /(?<![\w./-])((?:src|test|bench|examples|scripts|web)\/[\w./-]*\w\.(?:ts|tsx|json|sql|md|cjs))\b/g,
+    )) {
+      if (!existsSync(join(rootDir, match[1] ?? '')))
+        broken.push(`${relative(rootDir, file)} → ${match[1]}`);
     }
   }
   assert.deepEqual(broken, [], 'broken links');

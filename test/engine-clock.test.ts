@@ -12,14 +12,19 @@ const HOUR_MS = 3_600_000;
 
 let failures = 0;
 const clocked = defineAgent({
-  name: 'clocked', version: '1',
+  name: 'clocked',
+  version: '1',
   async run(ctx) {
     const at = ctx.now();
     // Fails once; its retry waits a backoff of up to an hour, which only the clock can shorten.
-    const value = await ctx.step('flaky', () => {
-      if (failures++ === 0) throw new Error('first attempt fails');
-      return 'ok';
-    }, { retry: { maxAttempts: 2, initialDelayMs: HOUR_MS, maxDelayMs: HOUR_MS } });
+    const value = await ctx.step(
+      'flaky',
+      () => {
+        if (failures++ === 0) throw new Error('first attempt fails');
+        return 'ok';
+      },
+      { retry: { maxAttempts: 2, initialDelayMs: HOUR_MS, maxDelayMs: HOUR_MS } },
+    );
     return { at, value };
   },
 });
@@ -33,7 +38,8 @@ test('ctx.now, journaled effect times and retry backoff follow the injected cloc
   const id: string = created.body.id;
 
   const deadline = Date.now() + 10_000;
-  while (clock.pending === 0) { // the backoff sleeps on the manual clock
+  while (clock.pending === 0) {
+    // the backoff sleeps on the manual clock
     assert.ok(Date.now() < deadline, 'the step never started its backoff');
     await new Promise((r) => setTimeout(r, 10));
   }
@@ -48,6 +54,8 @@ test('ctx.now, journaled effect times and retry backoff follow the injected cloc
   assert.equal(step?.attempts, 2);
   assert.equal(step?.startedAt, T0);
   assert.equal(step?.endedAt, T0 + HOUR_MS);
-  const retrying = (await keel.store.listEvents(id, 0, 100)).find((e) => e.type === 'effect.retrying');
+  const retrying = (await keel.store.listEvents(id, 0, 100)).find(
+    (e) => e.type === 'effect.retrying',
+  );
   assert.equal((retrying?.data as { attempt?: number } | undefined)?.attempt, 1);
 });

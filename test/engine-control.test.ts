@@ -14,7 +14,13 @@ function gate() {
 }
 
 test('cancel: a waiting run ends cancelled with no side effects', async (t) => {
-  const waiter = defineAgent({ name: 'waiter', version: '1', async run(ctx) { return ctx.waitForInput('never'); } });
+  const waiter = defineAgent({
+    name: 'waiter',
+    version: '1',
+    async run(ctx) {
+      return ctx.waitForInput('never');
+    },
+  });
   const keel = await startKeel({ agents: [waiter] });
   t.after(() => keel.close());
   const id = (await keel.request('POST', '/v1/runs', { agent: 'waiter' })).body.id;
@@ -25,8 +31,13 @@ test('cancel: a waiting run ends cancelled with no side effects', async (t) => {
   const done = await keel.waitForRun(id, (r) => TERMINAL.has(r.status));
   assert.equal(done.status, 'cancelled');
   assert.equal(done.outcome, 'no_side_effects');
-  assert.equal((await keel.request('POST', `/v1/runs/${id}/cancel`)).body.error.code, 'run_terminal');
-  const types = (await keel.request('GET', `/v1/runs/${id}/events?format=json`)).body.map((e: any) => e.type);
+  assert.equal(
+    (await keel.request('POST', `/v1/runs/${id}/cancel`)).body.error.code,
+    'run_terminal',
+  );
+  const types = (await keel.request('GET', `/v1/runs/${id}/events?format=json`)).body.map(
+    (e: any) => e.type,
+  );
   assert.ok(types.includes('run.cancelling') && types.at(-1) === 'run.cancelled');
 });
 
@@ -34,7 +45,8 @@ test('cancel: a run mid-step is stopped, the finished step is recorded, and the 
   const g = gate();
   let afterCancel = 0;
   const slow = defineAgent({
-    name: 'slow', version: '1',
+    name: 'slow',
+    version: '1',
     async run(ctx) {
       await ctx.step('long', async () => {
         await g.opened;
@@ -55,12 +67,25 @@ test('cancel: a run mid-step is stopped, the finished step is recorded, and the 
   assert.equal(done.status, 'cancelled');
   assert.equal(done.outcome, 'after_partial_work');
   const steps = (await keel.request('GET', `/v1/runs/${id}/steps`)).body.steps;
-  assert.deepEqual(steps.map((s: any) => `${s.name}:${s.status}`), ['long:succeeded'], 'no new effect was dispatched after the cancel');
+  assert.deepEqual(
+    steps.map((s: any) => `${s.name}:${s.status}`),
+    ['long:succeeded'],
+    'no new effect was dispatched after the cancel',
+  );
 });
 
 test('cancel: a queued run never starts', async (t) => {
   const ran: string[] = [];
-  const quick = defineAgent({ name: 'quick', version: '1', async run(ctx) { return ctx.step('s', () => { ran.push('s'); return 1; }); } });
+  const quick = defineAgent({
+    name: 'quick',
+    version: '1',
+    async run(ctx) {
+      return ctx.step('s', () => {
+        ran.push('s');
+        return 1;
+      });
+    },
+  });
   const keel = await startKeel({ agents: [quick], orchestrator: { maxActiveRuns: 1 } });
   t.after(() => keel.close());
   await keel.orchestrator.stop(); // nothing claims: the run stays queued
@@ -76,11 +101,17 @@ test('cancel: a queued run never starts', async (t) => {
 test('input: a value posted before the wait is used; a wait with a timeout throws input_timeout', async (t) => {
   const g = gate();
   const early = defineAgent({
-    name: 'early', version: '1',
+    name: 'early',
+    version: '1',
     async run(ctx) {
-      await ctx.step('hold', async () => { await g.opened; return 1; });
+      await ctx.step('hold', async () => {
+        await g.opened;
+        return 1;
+      });
       const v = await ctx.waitForInput<number>('x');
-      const late = await ctx.waitForInput('y', { timeoutMs: 150 }).catch((e: { code: string }) => e.code);
+      const late = await ctx
+        .waitForInput('y', { timeoutMs: 150 })
+        .catch((e: { code: string }) => e.code);
       return { v, late };
     },
   });
@@ -88,8 +119,14 @@ test('input: a value posted before the wait is used; a wait with a timeout throw
   t.after(() => keel.close());
   const id = (await keel.request('POST', '/v1/runs', { agent: 'early' })).body.id;
   await keel.waitForRun(id, (r) => r.status === 'running');
-  assert.equal((await keel.request('POST', `/v1/runs/${id}/input`, { key: 'x', value: 7 })).status, 202);
-  assert.equal((await keel.request('POST', `/v1/runs/${id}/input`, { key: 'x', value: 8 })).body.error.code, 'input_already_provided');
+  assert.equal(
+    (await keel.request('POST', `/v1/runs/${id}/input`, { key: 'x', value: 7 })).status,
+    202,
+  );
+  assert.equal(
+    (await keel.request('POST', `/v1/runs/${id}/input`, { key: 'x', value: 8 })).body.error.code,
+    'input_already_provided',
+  );
   g.open();
   const done = await keel.waitForRun(id, (r) => TERMINAL.has(r.status));
   assert.deepEqual(done.result, { v: 7, late: 'input_timeout' });
@@ -97,7 +134,8 @@ test('input: a value posted before the wait is used; a wait with a timeout throw
 
 test('timers: ctx.sleep parks the run (no memory held) and resumes when due', async (t) => {
   const sleeper = defineAgent({
-    name: 'sleeper', version: '1',
+    name: 'sleeper',
+    version: '1',
     async run(ctx) {
       const t0 = ctx.now();
       await ctx.sleep(300);
@@ -117,17 +155,26 @@ test('timers: ctx.sleep parks the run (no memory held) and resumes when due', as
 
 test('budgets: maxSteps, maxTokens, maxCostUsd and deadlineMs each end the run with a typed reason', async (t) => {
   const looper = defineAgent({
-    name: 'looper', version: '1',
+    name: 'looper',
+    version: '1',
     async run(ctx, input: { model?: string; sleep?: number }) {
       if (input.sleep !== undefined) await ctx.sleep(input.sleep);
       for (let i = 0; i < 100; i++) {
-        if (input.model !== undefined) await ctx.model({ model: input.model, messages: [{ role: 'user', content: 'a fairly long message to spend tokens on' }] });
+        if (input.model !== undefined)
+          await ctx.model({
+            model: input.model,
+            messages: [{ role: 'user', content: 'a fairly long message to spend tokens on' }],
+          });
         else await ctx.step(`s${i}`, () => i);
       }
       return 'never';
     },
   });
-  const priced = defineModel({ name: 'priced', provider: 'mock', price: { inputPerMTok: 1_000, outputPerMTok: 1_000 } });
+  const priced = defineModel({
+    name: 'priced',
+    provider: 'mock',
+    price: { inputPerMTok: 1_000, outputPerMTok: 1_000 },
+  });
   const keel = await startKeel({ agents: [looper], models: [priced] });
   t.after(() => keel.close());
   const cases: Array<[unknown, object, string]> = [
@@ -148,7 +195,8 @@ test('budgets: maxSteps, maxTokens, maxCostUsd and deadlineMs each end the run w
 
 test('child runs: the parent waits without holding a worker and gets the result or a child_failed error', async (t) => {
   const kid = defineAgent({
-    name: 'kid', version: '1',
+    name: 'kid',
+    version: '1',
     async run(ctx, input: { fail: boolean }) {
       await ctx.sleep(50);
       if (input.fail) throw new Error('kid broke');
@@ -156,7 +204,8 @@ test('child runs: the parent waits without holding a worker and gets the result 
     },
   });
   const parent = defineAgent({
-    name: 'parent', version: '1',
+    name: 'parent',
+    version: '1',
     async run(ctx) {
       const ok = await ctx.child<string>('kid', { fail: false });
       const bad = await ctx.child('kid', { fail: true }).catch((e: { code: string }) => e.code);
@@ -176,7 +225,10 @@ test('child runs: the parent waits without holding a worker and gets the result 
 test('side-effect tools: intent is journaled before the call; a tool error is typed and journaled once', async (t) => {
   let calls = 0;
   const pay = defineTool({
-    name: 'pay', description: 'pays', input: z.object({ cents: z.number().int() }), effect: 'side-effect',
+    name: 'pay',
+    description: 'pays',
+    input: z.object({ cents: z.number().int() }),
+    effect: 'side-effect',
     run: ({ cents }, toolCtx) => {
       calls++;
       if (cents < 0) throw new Error('negative');
@@ -184,7 +236,8 @@ test('side-effect tools: intent is journaled before the call; a tool error is ty
     },
   });
   const buyer = defineAgent({
-    name: 'buyer', version: '1',
+    name: 'buyer',
+    version: '1',
     async run(ctx) {
       const ok = await ctx.tool(pay, { cents: 5 });
       const bad = await ctx.tool(pay, { cents: -1 }).catch((e: { code: string }) => e.code);
@@ -201,14 +254,21 @@ test('side-effect tools: intent is journaled before the call; a tool error is ty
   assert.equal(done.result.bad, 'tool_failed');
   assert.equal(done.result.invalid, 'tool_input_invalid');
   assert.equal(calls, 2);
-  const events = (await keel.request('GET', `/v1/runs/${id}/events?format=json`)).body.map((e: any) => e.type);
-  assert.equal(events.filter((e: string) => e === 'effect.started').length, 2, 'each side effect journaled its intent first');
+  const events = (await keel.request('GET', `/v1/runs/${id}/events?format=json`)).body.map(
+    (e: any) => e.type,
+  );
+  assert.equal(
+    events.filter((e: string) => e === 'effect.started').length,
+    2,
+    'each side effect journaled its intent first',
+  );
 });
 
 test('leases: a run working longer than its lease TTL keeps its lease through heartbeats and runs once', async (t) => {
   let executions = 0;
   const long = defineAgent({
-    name: 'long', version: '1',
+    name: 'long',
+    version: '1',
     async run(ctx) {
       return ctx.step('long', async () => {
         executions++;
@@ -227,9 +287,16 @@ test('leases: a run working longer than its lease TTL keeps its lease through he
 });
 
 test('cancel propagates to child runs', async (t) => {
-  const stuck = defineAgent({ name: 'stuck', version: '1', async run(ctx) { return ctx.waitForInput('never'); } });
+  const stuck = defineAgent({
+    name: 'stuck',
+    version: '1',
+    async run(ctx) {
+      return ctx.waitForInput('never');
+    },
+  });
   const boss = defineAgent({
-    name: 'boss', version: '1',
+    name: 'boss',
+    version: '1',
     async run(ctx) {
       const [a, b] = await Promise.all([ctx.child('stuck', {}), ctx.child('stuck', {})]);
       return { a, b };
@@ -240,7 +307,7 @@ test('cancel propagates to child runs', async (t) => {
   const id = (await keel.request('POST', '/v1/runs', { agent: 'boss' })).body.id;
   await keel.waitForRun(id, (r) => r.status === 'waiting' && r.waitingReason === 'child');
   let children: any[] = [];
-  for (const deadline = Date.now() + 5_000; Date.now() < deadline;) {
+  for (const deadline = Date.now() + 5_000; Date.now() < deadline; ) {
     children = (await keel.request('GET', '/v1/runs?agent=stuck')).body.runs;
     if (children.length === 2 && children.every((c) => c.status === 'waiting')) break;
     await new Promise((r) => setTimeout(r, 10));
@@ -255,26 +322,59 @@ test('cancel propagates to child runs', async (t) => {
 });
 
 test('versions are pinned: a run keeps the agent version it started with', async (t) => {
-  const v1 = defineAgent({ name: 'versioned', version: '1', async run(ctx) { await ctx.waitForInput('go'); return 'v1'; } });
-  const v2 = defineAgent({ name: 'versioned', version: '2', async run(ctx) { await ctx.waitForInput('go'); return 'v2'; } });
+  const v1 = defineAgent({
+    name: 'versioned',
+    version: '1',
+    async run(ctx) {
+      await ctx.waitForInput('go');
+      return 'v1';
+    },
+  });
+  const v2 = defineAgent({
+    name: 'versioned',
+    version: '2',
+    async run(ctx) {
+      await ctx.waitForInput('go');
+      return 'v2';
+    },
+  });
   const keel = await startKeel({ agents: [v1, v2] });
   t.after(() => keel.close());
   const latest = (await keel.request('POST', '/v1/runs', { agent: 'versioned' })).body;
   const pinned = (await keel.request('POST', '/v1/runs', { agent: 'versioned@1' })).body;
   assert.equal(latest.agentVersion, '2');
   assert.equal(pinned.agentVersion, '1');
-  assert.equal((await keel.request('POST', '/v1/runs', { agent: 'versioned@3' })).body.error.code, 'agent_not_found');
+  assert.equal(
+    (await keel.request('POST', '/v1/runs', { agent: 'versioned@3' })).body.error.code,
+    'agent_not_found',
+  );
   for (const run of [latest, pinned]) {
     await keel.waitForRun(run.id, (r) => r.status === 'waiting');
     await keel.request('POST', `/v1/runs/${run.id}/input`, { key: 'go', value: 1 });
   }
   assert.equal((await keel.waitForRun(latest.id, (r) => TERMINAL.has(r.status))).result, 'v2');
-  assert.equal((await keel.waitForRun(pinned.id, (r) => TERMINAL.has(r.status))).result, 'v1', 'replayed with the version it started with');
+  assert.equal(
+    (await keel.waitForRun(pinned.id, (r) => TERMINAL.has(r.status))).result,
+    'v1',
+    'replayed with the version it started with',
+  );
 });
 
 test('a run pinned to a version nobody serves stays queued and says why', async (t) => {
-  const old = defineAgent({ name: 'evolving', version: '1', async run() { return 'old'; } });
-  const next = defineAgent({ name: 'evolving', version: '2', async run() { return 'new'; } });
+  const old = defineAgent({
+    name: 'evolving',
+    version: '1',
+    async run() {
+      return 'old';
+    },
+  });
+  const next = defineAgent({
+    name: 'evolving',
+    version: '2',
+    async run() {
+      return 'new';
+    },
+  });
   const first = await startKeel({ agents: [old] });
   await first.orchestrator.stop();
   const id = (await first.request('POST', '/v1/runs', { agent: 'evolving' })).body.id;

@@ -11,16 +11,27 @@ import { startFakeOpenAi } from './support/fake-openai-server.ts';
 import { TERMINAL, startKeel } from './support/keel-server.ts';
 
 const asker = defineAgent({
-  name: 'asker', version: '1',
+  name: 'asker',
+  version: '1',
   async run(ctx, input: { chars: number }) {
-    return (await ctx.model({ model: 'gpt', messages: [{ role: 'user', content: 'x'.repeat(input.chars) }] })).text.length;
+    return (
+      await ctx.model({
+        model: 'gpt',
+        messages: [{ role: 'user', content: 'x'.repeat(input.chars) }],
+      })
+    ).text.length;
   },
 });
 
 test('token and cost budgets stop a call before dispatch when its estimate cannot fit; output is capped to what is left', async (t) => {
   const fake = await startFakeOpenAi(() => ({ kind: 'reply', text: 'ok' }));
   t.after(() => fake.close());
-  const gpt = defineModel({ name: 'gpt', provider: 'openai', baseUrl: `${fake.url}/v1`, price: { inputPerMTok: 1_000, outputPerMTok: 1_000 } });
+  const gpt = defineModel({
+    name: 'gpt',
+    provider: 'openai',
+    baseUrl: `${fake.url}/v1`,
+    price: { inputPerMTok: 1_000, outputPerMTok: 1_000 },
+  });
   const keel = await startKeel({ agents: [asker], gateway: new ModelGateway([gpt]) });
   t.after(() => keel.close());
   const cases: Array<[object, object, string]> = [
@@ -36,25 +47,41 @@ test('token and cost budgets stop a call before dispatch when its estimate canno
   }
   assert.equal(fake.requests.length, 0, 'the provider never saw a call that could not fit');
 
-  const id = (await keel.request('POST', '/v1/runs', { agent: 'asker', input: { chars: 400 }, budget: { maxTokens: 300 } })).body.id;
+  const id = (
+    await keel.request('POST', '/v1/runs', {
+      agent: 'asker',
+      input: { chars: 400 },
+      budget: { maxTokens: 300 },
+    })
+  ).body.id;
   const run = await keel.waitForRun(id, (r) => TERMINAL.has(r.status));
   assert.equal(run.status, 'succeeded');
-  assert.ok(fake.requests[0]!.body.max_tokens > 0 && fake.requests[0]!.body.max_tokens <= 200, `max_tokens ${fake.requests[0]!.body.max_tokens}`);
+  assert.ok(
+    fake.requests[0]!.body.max_tokens > 0 && fake.requests[0]!.body.max_tokens <= 200,
+    `max_tokens ${fake.requests[0]!.body.max_tokens}`,
+  );
 });
 
 test('a run stays pinned to the model version it used first, across a restart with a new version configured', async (t) => {
   const fake = await startFakeOpenAi();
   t.after(() => fake.close());
   const twice = defineAgent({
-    name: 'twice', version: '1',
+    name: 'twice',
+    version: '1',
     async run(ctx) {
       const first = await ctx.model({ model: 'gpt', messages: [{ role: 'user', content: 'one' }] });
       await ctx.waitForInput('go');
-      const second = await ctx.model({ model: 'gpt', messages: [{ role: 'user', content: 'two' }] });
+      const second = await ctx.model({
+        model: 'gpt',
+        messages: [{ role: 'user', content: 'two' }],
+      });
       return [first.model, second.model];
     },
   });
-  const gptAt = (version: string) => new ModelGateway([defineModel({ name: 'gpt', provider: 'openai', version, baseUrl: `${fake.url}/v1` })]);
+  const gptAt = (version: string) =>
+    new ModelGateway([
+      defineModel({ name: 'gpt', provider: 'openai', version, baseUrl: `${fake.url}/v1` }),
+    ]);
   const before = await startKeel({ agents: [twice], gateway: gptAt('2025-01') });
   const id = (await before.request('POST', '/v1/runs', { agent: 'twice', input: null })).body.id;
   await before.waitForRun(id, (r) => r.status === 'waiting');

@@ -16,18 +16,45 @@ const SECRET = 'sk-from-the-environment-0123456789';
 test('keel dev loads the models file and calls the provider with the key from the named variable', async (t) => {
   const fake = await startFakeOpenAi((body) => {
     const tool = body.messages.find((m: any) => m.role === 'tool');
-    return tool === undefined ? { kind: 'reply', toolCalls: [{ name: 'add', args: { a: 20, b: 22 } }] } : { kind: 'reply', text: `sum ${JSON.parse(tool.content).sum}` };
+    return tool === undefined
+      ? { kind: 'reply', toolCalls: [{ name: 'add', args: { a: 20, b: 22 } }] }
+      : { kind: 'reply', text: `sum ${JSON.parse(tool.content).sum}` };
   });
   t.after(() => fake.close());
   const dir = mkdtempSync(join(tmpdir(), 'keel-models-dev-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const modelsFile = join(dir, 'keel.models.json');
-  writeFileSync(modelsFile, JSON.stringify({ models: [{ name: 'gpt', provider: 'openai', providerModel: 'gpt-test', baseUrl: `${fake.url}/v1`, apiKeyEnv: 'TEST_PROVIDER_KEY' }] }));
+  writeFileSync(
+    modelsFile,
+    JSON.stringify({
+      models: [
+        {
+          name: 'gpt',
+          provider: 'openai',
+          providerModel: 'gpt-test',
+          baseUrl: `${fake.url}/v1`,
+          apiKeyEnv: 'TEST_PROVIDER_KEY',
+        },
+      ],
+    }),
+  );
   const apiKey = 'dev-key-0123456789';
-  const keel = await startKeelProcess({ agents: AGENTS, dataDir: join(dir, 'data'), port: await freePort(), apiKey, env: { KEEL_MODELS_FILE: modelsFile, TEST_PROVIDER_KEY: SECRET, KEEL_LOG_LEVEL: 'debug' } });
+  const keel = await startKeelProcess({
+    agents: AGENTS,
+    dataDir: join(dir, 'data'),
+    port: await freePort(),
+    apiKey,
+    env: { KEEL_MODELS_FILE: modelsFile, TEST_PROVIDER_KEY: SECRET, KEEL_LOG_LEVEL: 'debug' },
+  });
   t.after(() => keel.kill('SIGKILL'));
   const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
-  const created = await (await fetch(`${keel.url}/v1/runs`, { method: 'POST', headers, body: JSON.stringify({ agent: 'adder', input: 'add 20 and 22' }) })).json() as { id: string };
+  const created = (await (
+    await fetch(`${keel.url}/v1/runs`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ agent: 'adder', input: 'add 20 and 22' }),
+    })
+  ).json()) as { id: string };
   let run: any;
   const deadline = Date.now() + 15_000;
   do {

@@ -18,7 +18,11 @@ const MAX_OUTPUT = 400;
 const STEP_MS = 100;
 const VIRTUAL_MS = 180_000;
 
-interface Dispatch { at: number; tokens: number; tenant: string }
+interface Dispatch {
+  at: number;
+  tokens: number;
+  tenant: string;
+}
 
 function loadProvider(clock: ManualClock, log: Dispatch[], random: () => number): ModelProvider {
   return {
@@ -52,21 +56,36 @@ test('TPM limits per model and per tenant hold within 5% over every 60 s window 
     seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
     return seed / 2 ** 31;
   };
-  const model = defineModel({ name: 'limited', provider: 'load' as 'mock', maxOutputTokens: MAX_OUTPUT, limits: { tpm: TPM } });
-  const gateway = new ModelGateway([model], { providers: [loadProvider(clock, log, random)], clock, tenantLimits: { tenants: { small: { tpm: TENANT_TPM } } } });
+  const model = defineModel({
+    name: 'limited',
+    provider: 'load' as 'mock',
+    maxOutputTokens: MAX_OUTPUT,
+    limits: { tpm: TPM },
+  });
+  const gateway = new ModelGateway([model], {
+    providers: [loadProvider(clock, log, random)],
+    clock,
+    tenantLimits: { tenants: { small: { tpm: TENANT_TPM } } },
+  });
   const stop = new AbortController();
   const worker = async (tenant: string, id: number): Promise<void> => {
     for (let i = 0; !stop.signal.aborted; i += 1) {
       const content = `${tenant}: call ${id}.${i} ${'x'.repeat(100 + ((id * 37 + i * 11) % 400))}`;
       try {
-        await gateway.call({ model: 'limited', messages: [{ role: 'user', content }] }, { signal: stop.signal, tenantId: tenant });
+        await gateway.call(
+          { model: 'limited', messages: [{ role: 'user', content }] },
+          { signal: stop.signal, tenantId: tenant },
+        );
       } catch (error) {
         if (stop.signal.aborted) return;
         throw error;
       }
     }
   };
-  const workers = [...Array.from({ length: 30 }, (_, i) => worker('big', i)), ...Array.from({ length: 10 }, (_, i) => worker('small', i))];
+  const workers = [
+    ...Array.from({ length: 30 }, (_, i) => worker('big', i)),
+    ...Array.from({ length: 10 }, (_, i) => worker('small', i)),
+  ];
   for (let elapsed = 0; elapsed < VIRTUAL_MS; elapsed += STEP_MS) {
     for (let turn = 0; turn < 3; turn += 1) await new Promise((resolve) => setImmediate(resolve));
     clock.advance(STEP_MS);
@@ -77,11 +96,18 @@ test('TPM limits per model and per tenant hold within 5% over every 60 s window 
 
   const overall = maxWindowSum(log, () => true);
   const small = maxWindowSum(log, (d) => d.tenant === 'small');
-  t.diagnostic(`max 60 s window: model ${overall}/${TPM}, tenant small ${small}/${TENANT_TPM}; calls ${log.length}`);
+  t.diagnostic(
+    `max 60 s window: model ${overall}/${TPM}, tenant small ${small}/${TENANT_TPM}; calls ${log.length}`,
+  );
   assert.ok(overall <= TPM * 1.05, `model TPM: max 60 s window ${overall} > ${TPM} + 5%`);
-  assert.ok(small <= TENANT_TPM * 1.05, `tenant TPM: max 60 s window ${small} > ${TENANT_TPM} + 5%`);
+  assert.ok(
+    small <= TENANT_TPM * 1.05,
+    `tenant TPM: max 60 s window ${small} > ${TENANT_TPM} + 5%`,
+  );
   // The limit is used, not merely respected: a steady minute runs close to it.
-  const steady = log.filter((d) => d.at >= 60_000 && d.at < 120_000).reduce((sum, d) => sum + d.tokens, 0);
+  const steady = log
+    .filter((d) => d.at >= 60_000 && d.at < 120_000)
+    .reduce((sum, d) => sum + d.tokens, 0);
   t.diagnostic(`steady minute: ${steady} tokens`);
   assert.ok(steady >= TPM * 0.9, `steady-state minute used only ${steady} of ${TPM}`);
   assert.ok(gateway.stats().tenants.small!.calls > 0 && gateway.stats().tenants.big!.calls > 0);
@@ -89,12 +115,15 @@ test('TPM limits per model and per tenant hold within 5% over every 60 s window 
 
 test('a call over its rate limit waits with an explainable reason on the run, and can be cancelled while waiting', async (t) => {
   const asker = defineAgent({
-    name: 'asker', version: '1',
+    name: 'asker',
+    version: '1',
     async run(ctx) {
       return (await ctx.model({ model: 'lim', messages: [{ role: 'user', content: 'hi' }] })).text;
     },
   });
-  const gateway = new ModelGateway([defineModel({ name: 'lim', provider: 'mock', limits: { rpm: 1 } })]);
+  const gateway = new ModelGateway([
+    defineModel({ name: 'lim', provider: 'mock', limits: { rpm: 1 } }),
+  ]);
   const keel = await startKeel({ agents: [asker], gateway });
   t.after(() => keel.close());
   const first = (await keel.request('POST', '/v1/runs', { agent: 'asker', input: null })).body.id;
@@ -113,10 +142,13 @@ test('a call over its rate limit waits with an explainable reason on the run, an
 
 test('models that bill to one provider account share its limits', async () => {
   const clock = new ManualClock(0);
-  const models = ['small', 'large'].map((name) => defineModel({ name, provider: 'mock', account: 'org' }));
+  const models = ['small', 'large'].map((name) =>
+    defineModel({ name, provider: 'mock', account: 'org' }),
+  );
   const gateway = new ModelGateway(models, { clock, accounts: { org: { rpm: 2 } } });
   const signal = new AbortController().signal;
-  const ask = (model: string) => gateway.call({ model, messages: [{ role: 'user', content: model }] }, { signal });
+  const ask = (model: string) =>
+    gateway.call({ model, messages: [{ role: 'user', content: model }] }, { signal });
   await ask('small');
   await ask('large');
   let third = false;

@@ -12,21 +12,40 @@ import { TERMINAL, startKeel } from './support/keel-server.ts';
 const PROMPT = 'x'.repeat(1_600);
 
 const echo = defineAgent({
-  name: 'echo', version: '1',
+  name: 'echo',
+  version: '1',
   async run(ctx, input: { maxOutputTokens?: number }) {
-    const reply = await ctx.model({ model: 'priced-mock', messages: [{ role: 'user', content: PROMPT }], ...input });
-    return { chars: reply.text.length, outputTokens: reply.usage.outputTokens, costUsd: reply.usage.costUsd };
+    const reply = await ctx.model({
+      model: 'priced-mock',
+      messages: [{ role: 'user', content: PROMPT }],
+      ...input,
+    });
+    return {
+      chars: reply.text.length,
+      outputTokens: reply.usage.outputTokens,
+      costUsd: reply.usage.costUsd,
+    };
   },
 });
 
 test('the mock honours the output cap: maxOutputTokens, a token budget and a cost budget hold', async (t) => {
   // $100 per million input tokens, $300 per million output tokens: 400 in = $0.04; 300 out = $0.09,
   // 400 out = $0.12.
-  const mock = defineModel({ name: 'priced-mock', provider: 'mock', price: { inputPerMTok: 100, outputPerMTok: 300 } });
+  const mock = defineModel({
+    name: 'priced-mock',
+    provider: 'mock',
+    price: { inputPerMTok: 100, outputPerMTok: 300 },
+  });
   const keel = await startKeel({ agents: [echo], gateway: new ModelGateway([mock]) });
   t.after(() => keel.close());
   const finish = async (input: object, budget?: object) => {
-    const id = (await keel.request('POST', '/v1/runs', { agent: 'echo', input, ...(budget === undefined ? {} : { budget }) })).body.id;
+    const id = (
+      await keel.request('POST', '/v1/runs', {
+        agent: 'echo',
+        input,
+        ...(budget === undefined ? {} : { budget }),
+      })
+    ).body.id;
     return keel.waitForRun(id, (r) => TERMINAL.has(r.status));
   };
 
@@ -42,7 +61,11 @@ test('the mock honours the output cap: maxOutputTokens, a token budget and a cos
   // The run spends them all (and then ends budget_exceeded, the budget being used up), never more:
   // uncapped it would use 800.
   const tokens = await finish({}, { maxTokens: 600 });
-  assert.deepEqual([tokens.counters.inputTokens, tokens.counters.outputTokens], [400, 200], JSON.stringify(tokens));
+  assert.deepEqual(
+    [tokens.counters.inputTokens, tokens.counters.outputTokens],
+    [400, 200],
+    JSON.stringify(tokens),
+  );
 
   // A cost budget of $0.15: the capped call costs $0.13 and fits; the uncapped echo would have cost
   // $0.16.

@@ -17,7 +17,9 @@ const KEY = 'poison-test-key';
 const HEALTHY = 20;
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
 
-test('process-killing agents are quarantined after 3 lost leases; healthy runs finish; re-admission is explicit', { timeout: 180_000 }, async (t) => {
+test('process-killing agents are quarantined after 3 lost leases; healthy runs finish; re-admission is explicit', {
+  timeout: 180_000,
+}, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'keel-poison-'));
   const port = await freePort();
   const ledger = join(dir, 'ledger');
@@ -26,7 +28,13 @@ test('process-killing agents are quarantined after 3 lost leases; healthy runs f
   const start = async () => {
     for (;;) {
       try {
-        keel = await startKeelProcess({ agents: AGENTS, dataDir: join(dir, 'data'), port, apiKey: KEY, env: { KEEL_TEST_LEDGER: ledger, KEEL_AGENT_ISOLATION: 'thread' } });
+        keel = await startKeelProcess({
+          agents: AGENTS,
+          dataDir: join(dir, 'data'),
+          port,
+          apiKey: KEY,
+          env: { KEEL_TEST_LEDGER: ledger, KEEL_AGENT_ISOLATION: 'thread' },
+        });
         return;
       } catch (error) {
         // A poison run claimed at start-up can take the process down before it answers: start it
@@ -44,7 +52,11 @@ test('process-killing agents are quarantined after 3 lost leases; healthy runs f
     for (;;) {
       try {
         const res = await fetch(keel!.url + path, {
-          method, headers: { authorization: `Bearer ${KEY}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+          method,
+          headers: {
+            authorization: `Bearer ${KEY}`,
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          },
           ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         });
         return { status: res.status, body: (await res.json()) as any };
@@ -55,7 +67,8 @@ test('process-killing agents are quarantined after 3 lost leases; healthy runs f
   };
   /** Like a supervisor (systemd, Kubernetes): whenever the process died, start it again. */
   const keepAlive = async () => {
-    if (keel !== undefined && keel.child.exitCode === null && keel.child.signalCode === null) return;
+    if (keel !== undefined && keel.child.exitCode === null && keel.child.signalCode === null)
+      return;
     restarts++;
     await start();
   };
@@ -73,17 +86,29 @@ test('process-killing agents are quarantined after 3 lost leases; healthy runs f
     }
     return done;
   };
-  const starts = (agent: string, id: string) => readFileSync(ledger, 'utf8').split('\n').filter((l) => l === `${agent} ${id}`).length;
+  const starts = (agent: string, id: string) =>
+    readFileSync(ledger, 'utf8')
+      .split('\n')
+      .filter((l) => l === `${agent} ${id}`).length;
 
   await start();
   const healthy: string[] = [];
-  for (let n = 0; n < HEALTHY; n++) healthy.push((await api('POST', '/v1/runs', { agent: 'healthy', input: { n } })).body.id);
+  for (let n = 0; n < HEALTHY; n++)
+    healthy.push((await api('POST', '/v1/runs', { agent: 'healthy', input: { n } })).body.id);
   const exits = (await api('POST', '/v1/runs', { agent: 'exits' })).body.id as string;
   const throws = (await api('POST', '/v1/runs', { agent: 'throws-later' })).body.id as string;
 
   const finals = await settle([...healthy, exits, throws]);
-  for (const [n, id] of healthy.entries()) assert.deepEqual([finals.get(id).status, finals.get(id).result], ['succeeded', n * 2], `healthy run ${n}: ${JSON.stringify(finals.get(id).error)} (${restarts} restarts)`);
-  for (const [agent, id] of [['exits', exits], ['throws-later', throws]] as const) {
+  for (const [n, id] of healthy.entries())
+    assert.deepEqual(
+      [finals.get(id).status, finals.get(id).result],
+      ['succeeded', n * 2],
+      `healthy run ${n}: ${JSON.stringify(finals.get(id).error)} (${restarts} restarts)`,
+    );
+  for (const [agent, id] of [
+    ['exits', exits],
+    ['throws-later', throws],
+  ] as const) {
     const run = finals.get(id);
     assert.equal(run.status, 'failed', `${agent}: ${JSON.stringify(run)}`);
     assert.equal(run.error.code, 'poison_run');
@@ -91,20 +116,34 @@ test('process-killing agents are quarantined after 3 lost leases; healthy runs f
     // mid-quarantine.
     assert.ok(run.error.details.leaseLosses >= 3, `lease losses: ${run.error.details.leaseLosses}`);
     const ran = starts(agent, id);
-    assert.ok(ran >= 1 && ran <= 3, `${agent}'s code ran ${ran} times; never more than the threshold`);
+    assert.ok(
+      ran >= 1 && ran <= 3,
+      `${agent}'s code ran ${ran} times; never more than the threshold`,
+    );
     const events = (await api('GET', `/v1/runs/${id}/events?format=json`)).body as any[];
     const quarantined = events.find((e) => e.type === 'run.quarantined');
-    assert.ok(quarantined.data.workers.length >= 3, 'the evidence names the workers that lost the lease');
+    assert.ok(
+      quarantined.data.workers.length >= 3,
+      'the evidence names the workers that lost the lease',
+    );
     assert.equal(events.at(-1).type, 'run.failed');
   }
-  assert.ok(restarts >= 3 && restarts <= 8, `the two bad runs took the process down at most 3 times each (restarts: ${restarts})`);
+  assert.ok(
+    restarts >= 3 && restarts <= 8,
+    `the two bad runs took the process down at most 3 times each (restarts: ${restarts})`,
+  );
 
-  const listed = (await api('GET', '/v1/runs?status=failed&code=poison_run')).body.runs.map((r: any) => r.id).sort();
+  const listed = (await api('GET', '/v1/runs?status=failed&code=poison_run')).body.runs
+    .map((r: any) => r.id)
+    .sort();
   assert.deepEqual(listed, [exits, throws].sort());
 
   // Re-admission is explicit and only for quarantined runs; the still-broken code is quarantined
   // again after 3 more.
-  assert.equal((await api('POST', `/v1/runs/${healthy[0]}/retry`)).body.error.code, 'run_not_quarantined');
+  assert.equal(
+    (await api('POST', `/v1/runs/${healthy[0]}/retry`)).body.error.code,
+    'run_not_quarantined',
+  );
   const readmitted = await api('POST', `/v1/runs/${exits}/retry`);
   assert.equal(readmitted.status, 202);
   assert.equal(readmitted.body.status, 'queued');

@@ -12,7 +12,10 @@ const Seat = z.object({ seat: z.string() });
 
 function booking(log: string[], options: { failUndoOf?: string } = {}) {
   return defineTool({
-    name: 'book', description: 'Books a seat', input: Seat, effect: 'side-effect',
+    name: 'book',
+    description: 'Books a seat',
+    input: Seat,
+    effect: 'side-effect',
     run: ({ seat }) => {
       log.push(`book ${seat}`);
       return { seat };
@@ -28,9 +31,16 @@ function booking(log: string[], options: { failUndoOf?: string } = {}) {
 test('saga on failure: completed executions are compensated in reverse order, and the run says so', async (t) => {
   const log: string[] = [];
   const book = booking(log);
-  const note = defineTool({ name: 'note', description: 'A read, nothing to undo', input: z.object({}), effect: 'read', run: () => 'ok' });
+  const note = defineTool({
+    name: 'note',
+    description: 'A read, nothing to undo',
+    input: z.object({}),
+    effect: 'read',
+    run: () => 'ok',
+  });
   const trip = defineAgent({
-    name: 'trip', version: '1',
+    name: 'trip',
+    version: '1',
     async run(ctx) {
       await ctx.tool(book, { seat: 'flight' });
       await ctx.tool(note, {});
@@ -46,12 +56,27 @@ test('saga on failure: completed executions are compensated in reverse order, an
   const run = await keel.waitForRun(id, (r) => TERMINAL.has(r.status));
   assert.equal(run.status, 'failed');
   assert.equal(run.error.code, 'step_failed');
-  assert.deepEqual(run.compensation.compensated.map((c: any) => c.executionId), [`${id}.3`, `${id}.1`], 'hotel first, then flight');
+  assert.deepEqual(
+    run.compensation.compensated.map((c: any) => c.executionId),
+    [`${id}.3`, `${id}.1`],
+    'hotel first, then flight',
+  );
   assert.deepEqual(run.compensation.failed, []);
-  assert.deepEqual(log, ['book flight', 'book hotel', `release hotel ${id}.3`, `release flight ${id}.1`]);
+  assert.deepEqual(log, [
+    'book flight',
+    'book hotel',
+    `release hotel ${id}.3`,
+    `release flight ${id}.1`,
+  ]);
   const steps = (await keel.request('GET', `/v1/runs/${id}/steps`)).body.steps;
   const undo = steps.filter((s: any) => s.kind === 'compensation');
-  assert.deepEqual(undo.map((s: any) => [s.executionId, s.status]), [[`${id}.3.compensation`, 'succeeded'], [`${id}.1.compensation`, 'succeeded']]);
+  assert.deepEqual(
+    undo.map((s: any) => [s.executionId, s.status]),
+    [
+      [`${id}.3.compensation`, 'succeeded'],
+      [`${id}.1.compensation`, 'succeeded'],
+    ],
+  );
   const events = (await keel.request('GET', `/v1/runs/${id}/events?format=json`)).body;
   assert.equal(events.filter((e: any) => e.type === 'compensation.completed').length, 2);
   assert.deepEqual(events.at(-1).data.compensation, run.compensation);
@@ -61,7 +86,8 @@ test('saga: a compensation that keeps failing is retried under the tool policy, 
   const log: string[] = [];
   const book = booking(log, { failUndoOf: 'flight' });
   const trip = defineAgent({
-    name: 'trip2', version: '1',
+    name: 'trip2',
+    version: '1',
     async run(ctx) {
       await ctx.tool(book, { seat: 'flight' });
       await ctx.tool(book, { seat: 'hotel' });
@@ -77,7 +103,9 @@ test('saga: a compensation that keeps failing is retried under the tool policy, 
   assert.equal(run.compensation.failed.length, 1);
   assert.equal(run.compensation.failed[0].executionId, `${id}.1`);
   assert.match(run.compensation.failed[0].error.message, /cannot release flight/);
-  const undo = (await keel.request('GET', `/v1/runs/${id}/steps`)).body.steps.find((s: any) => s.executionId === `${id}.1.compensation`);
+  const undo = (await keel.request('GET', `/v1/runs/${id}/steps`)).body.steps.find(
+    (s: any) => s.executionId === `${id}.1.compensation`,
+  );
   assert.equal(undo.status, 'failed');
   assert.equal(undo.attempts, 2, 'retried under the tool policy first');
 });
@@ -86,7 +114,8 @@ test('saga on cancel: a cancelled run undoes what it completed; the outcome stil
   const log: string[] = [];
   const book = booking(log);
   const trip = defineAgent({
-    name: 'trip3', version: '1',
+    name: 'trip3',
+    version: '1',
     async run(ctx) {
       await ctx.tool(book, { seat: 'flight' });
       return ctx.waitForInput('confirm');
@@ -100,19 +129,40 @@ test('saga on cancel: a cancelled run undoes what it completed; the outcome stil
   const run = await keel.waitForRun(id, (r) => TERMINAL.has(r.status));
   assert.equal(run.status, 'cancelled');
   assert.equal(run.outcome, 'after_partial_work');
-  assert.deepEqual(run.compensation, { compensated: [{ executionId: `${id}.1`, tool: 'book' }], failed: [], unknown: [] });
+  assert.deepEqual(run.compensation, {
+    compensated: [{ executionId: `${id}.1`, tool: 'book' }],
+    failed: [],
+    unknown: [],
+  });
   assert.deepEqual(log, ['book flight', `release flight ${id}.1`]);
 });
 
 test('a succeeded run compensates nothing, and a failed run without compensable tools has no report', async (t) => {
   const log: string[] = [];
   const book = booking(log);
-  const ok = defineAgent({ name: 'ok', version: '1', run: async (ctx) => ctx.tool(book, { seat: 'a' }) });
-  const bad = defineAgent({ name: 'bad', version: '1', run: async (ctx) => { await ctx.step('x', () => 1); throw new Error('boom'); } });
+  const ok = defineAgent({
+    name: 'ok',
+    version: '1',
+    run: async (ctx) => ctx.tool(book, { seat: 'a' }),
+  });
+  const bad = defineAgent({
+    name: 'bad',
+    version: '1',
+    run: async (ctx) => {
+      await ctx.step('x', () => 1);
+      throw new Error('boom');
+    },
+  });
   const keel = await startKeel({ agents: [ok, bad] });
   t.after(() => keel.close());
-  const a = await keel.waitForRun((await keel.request('POST', '/v1/runs', { agent: 'ok' })).body.id, (r) => TERMINAL.has(r.status));
-  const b = await keel.waitForRun((await keel.request('POST', '/v1/runs', { agent: 'bad' })).body.id, (r) => TERMINAL.has(r.status));
+  const a = await keel.waitForRun(
+    (await keel.request('POST', '/v1/runs', { agent: 'ok' })).body.id,
+    (r) => TERMINAL.has(r.status),
+  );
+  const b = await keel.waitForRun(
+    (await keel.request('POST', '/v1/runs', { agent: 'bad' })).body.id,
+    (r) => TERMINAL.has(r.status),
+  );
   assert.equal(a.status, 'succeeded');
   assert.equal(a.compensation, null);
   assert.equal(b.status, 'failed');
@@ -124,7 +174,10 @@ test('retries: a flaky tool succeeds on a later attempt, with retry events; a no
   const calls = new Map<string, number>();
   const count = (k: string) => calls.set(k, (calls.get(k) ?? 0) + 1).get(k)!;
   const flaky = defineTool({
-    name: 'flaky', description: 'Fails twice', input: z.object({}), effect: 'idempotent',
+    name: 'flaky',
+    description: 'Fails twice',
+    input: z.object({}),
+    effect: 'idempotent',
     retry: { maxAttempts: 5, initialDelayMs: 5, maxDelayMs: 20 },
     run: () => {
       if (count('flaky') < 3) throw new Error('503 from downstream');
@@ -132,7 +185,11 @@ test('retries: a flaky tool succeeds on a later attempt, with retry events; a no
     },
   });
   const slow = defineTool({
-    name: 'slow', description: 'Hangs past its timeout', input: z.object({}), effect: 'read', timeoutMs: 20,
+    name: 'slow',
+    description: 'Hangs past its timeout',
+    input: z.object({}),
+    effect: 'read',
+    timeoutMs: 20,
     retry: { maxAttempts: 5, initialDelayMs: 1, nonRetryable: ['tool_timeout'] },
     run: () => {
       count('slow');
@@ -140,7 +197,10 @@ test('retries: a flaky tool succeeds on a later attempt, with retry events; a no
     },
   });
   const typeErr = defineTool({
-    name: 'typed', description: 'Throws a TypeError', input: z.object({}), effect: 'read',
+    name: 'typed',
+    description: 'Throws a TypeError',
+    input: z.object({}),
+    effect: 'read',
     retry: { maxAttempts: 5, initialDelayMs: 1, nonRetryable: ['TypeError'] },
     run: () => {
       count('typed');
@@ -148,7 +208,8 @@ test('retries: a flaky tool succeeds on a later attempt, with retry events; a no
     },
   });
   const agent = defineAgent({
-    name: 'retrier', version: '1',
+    name: 'retrier',
+    version: '1',
     async run(ctx) {
       const a = await ctx.tool(flaky, {});
       const b = await ctx.tool(typeErr, {}).catch((e: { code: string }) => e.code);
@@ -166,8 +227,15 @@ test('retries: a flaky tool succeeds on a later attempt, with retry events; a no
   assert.equal(calls.get('slow'), 1, 'tool_timeout is declared non-retryable (by error code)');
   const events = (await keel.request('GET', `/v1/runs/${id}/events?format=json`)).body;
   const retrying = events.filter((e: any) => e.type === 'effect.retrying');
-  assert.deepEqual(retrying.map((e: any) => e.data.attempt), [1, 2]);
-  for (const e of retrying) assert.ok(e.data.delayMs >= 0 && e.data.delayMs <= 20, `full jitter within the cap: ${e.data.delayMs}`);
+  assert.deepEqual(
+    retrying.map((e: any) => e.data.attempt),
+    [1, 2],
+  );
+  for (const e of retrying)
+    assert.ok(
+      e.data.delayMs >= 0 && e.data.delayMs <= 20,
+      `full jitter within the cap: ${e.data.delayMs}`,
+    );
   const steps = (await keel.request('GET', `/v1/runs/${id}/steps`)).body.steps;
   assert.equal(steps[0].attempts, 3);
 });
@@ -175,7 +243,10 @@ test('retries: a flaky tool succeeds on a later attempt, with retry events; a no
 test('retry budget: a run cannot retry more than budget.maxRetries times in all', async (t) => {
   let attempts = 0;
   const broken = defineTool({
-    name: 'broken', description: 'Always fails', input: z.object({ n: z.number() }), effect: 'read',
+    name: 'broken',
+    description: 'Always fails',
+    input: z.object({ n: z.number() }),
+    effect: 'read',
     retry: { maxAttempts: 10, initialDelayMs: 1, maxDelayMs: 2 },
     run: () => {
       attempts++;
@@ -183,23 +254,41 @@ test('retry budget: a run cannot retry more than budget.maxRetries times in all'
     },
   });
   const agent = defineAgent({
-    name: 'storm', version: '1',
+    name: 'storm',
+    version: '1',
     async run(ctx) {
       const codes: string[] = [];
-      for (let n = 0; n < 3; n++) codes.push(await ctx.tool(broken, { n }).then(() => 'ok', (e: { code: string }) => e.code));
+      for (let n = 0; n < 3; n++)
+        codes.push(
+          await ctx.tool(broken, { n }).then(
+            () => 'ok',
+            (e: { code: string }) => e.code,
+          ),
+        );
       return codes;
     },
   });
   const keel = await startKeel({ agents: [agent] });
   t.after(() => keel.close());
-  const id = (await keel.request('POST', '/v1/runs', { agent: 'storm', budget: { maxRetries: 4 } })).body.id;
+  const id = (await keel.request('POST', '/v1/runs', { agent: 'storm', budget: { maxRetries: 4 } }))
+    .body.id;
   const run = await keel.waitForRun(id, (r) => TERMINAL.has(r.status));
   // Call 1: 1 + 4 retries (budget spent) → retry_budget_exhausted; calls 2 and 3: one attempt each,
   // no retry left.
-  assert.deepEqual(run.result, ['retry_budget_exhausted', 'retry_budget_exhausted', 'retry_budget_exhausted']);
+  assert.deepEqual(run.result, [
+    'retry_budget_exhausted',
+    'retry_budget_exhausted',
+    'retry_budget_exhausted',
+  ]);
   assert.equal(attempts, 4 + 3, 'first attempts plus exactly the budgeted retries');
   const steps = (await keel.request('GET', `/v1/runs/${id}/steps`)).body.steps;
-  assert.deepEqual(steps.map((s: any) => s.attempts), [5, 1, 1]);
-  const bad = await keel.request('POST', '/v1/runs', { agent: 'storm', budget: { maxRetries: -1 } });
+  assert.deepEqual(
+    steps.map((s: any) => s.attempts),
+    [5, 1, 1],
+  );
+  const bad = await keel.request('POST', '/v1/runs', {
+    agent: 'storm',
+    budget: { maxRetries: -1 },
+  });
   assert.equal(bad.status, 400);
 });

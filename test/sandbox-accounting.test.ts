@@ -20,12 +20,23 @@ const { manager, cleanup } = newManager();
 after(cleanup);
 
 function holder(policy: 'resident' | 'rebuild') {
-  const tools = sandboxTools({ manager, profile: defineSandboxProfile({ name: `holder-${policy}`, tier: 'namespace', policy, limits: { fileBytes: 128 * 1024 * 1024 } }) });
+  const tools = sandboxTools({
+    manager,
+    profile: defineSandboxProfile({
+      name: `holder-${policy}`,
+      tier: 'namespace',
+      policy,
+      limits: { fileBytes: 128 * 1024 * 1024 },
+    }),
+  });
   return defineAgent({
-    name: `holder-${policy}`, version: '1',
+    name: `holder-${policy}`,
+    version: '1',
     async run(ctx) {
       // /tmp is the sandbox's private tmpfs: its pages are charged to the sandbox's cgroup and live as long as it does.
-      await ctx.tool(tools.exec, { argv: ['/bin/sh', '-c', `head -c ${HELD_MIB * 1024 * 1024} /dev/zero > /tmp/held`] });
+      await ctx.tool(tools.exec, {
+        argv: ['/bin/sh', '-c', `head -c ${HELD_MIB * 1024 * 1024} /dev/zero > /tmp/held`],
+      });
       await ctx.sleep(IDLE_MS);
       await ctx.tool(tools.exec, { argv: ['/bin/true'] });
       return 'done';
@@ -33,7 +44,9 @@ function holder(policy: 'resident' | 'rebuild') {
   });
 }
 
-test('GiB·s: resident holds memory through the wait, rebuild does not, by about held × idle', { skip: skipUnless('namespace') }, async (t) => {
+test('GiB·s: resident holds memory through the wait, rebuild does not, by about held × idle', {
+  skip: skipUnless('namespace'),
+}, async (t) => {
   const agents = [holder('resident'), holder('rebuild')];
   const keel = await startKeel({ agents });
   const unbind = releaseEnvironmentsOnRunEnd(keel.store, manager);
@@ -56,34 +69,75 @@ test('GiB·s: resident holds memory through the wait, rebuild does not, by about
   const heldGiB = HELD_MIB / 1024;
   const predicted = heldGiB * resident.idleSeconds;
   const difference = resident.gibSeconds - rebuild.gibSeconds;
-  t.diagnostic(`resident ${resident.gibSeconds.toFixed(4)} GiB·s, rebuild ${rebuild.gibSeconds.toFixed(4)} GiB·s, predicted difference ${predicted.toFixed(4)}`);
-  assert.ok(resident.gibSeconds > rebuild.gibSeconds, 'resident costs more memory-time than rebuild');
-  assert.ok(difference > 0.6 * predicted && difference < 1.6 * predicted + 0.01, `difference ${difference} vs predicted ${predicted}`);
-  assert.ok(rebuild.gibSeconds < 0.35 * resident.gibSeconds, `rebuild ${rebuild.gibSeconds} should hold memory only during its calls`);
+  t.diagnostic(
+    `resident ${resident.gibSeconds.toFixed(4)} GiB·s, rebuild ${rebuild.gibSeconds.toFixed(4)} GiB·s, predicted difference ${predicted.toFixed(4)}`,
+  );
+  assert.ok(
+    resident.gibSeconds > rebuild.gibSeconds,
+    'resident costs more memory-time than rebuild',
+  );
+  assert.ok(
+    difference > 0.6 * predicted && difference < 1.6 * predicted + 0.01,
+    `difference ${difference} vs predicted ${predicted}`,
+  );
+  assert.ok(
+    rebuild.gibSeconds < 0.35 * resident.gibSeconds,
+    `rebuild ${rebuild.gibSeconds} should hold memory only during its calls`,
+  );
 });
 
-test('memory-time reaches onEnvironmentTime with the tenant, after the call and for the idle time until the run ends', { skip: skipUnless('namespace') }, async (t) => {
+test('memory-time reaches onEnvironmentTime with the tenant, after the call and for the idle time until the run ends', {
+  skip: skipUnless('namespace'),
+}, async (t) => {
   const { root, artifacts, cleanup: removeRoot } = sandboxRoot();
   const reports: EnvironmentTime[] = [];
-  const reporting = new SandboxManager({ root, artifacts, onEnvironmentTime: (time) => reports.push(time) });
+  const reporting = new SandboxManager({
+    root,
+    artifacts,
+    onEnvironmentTime: (time) => reports.push(time),
+  });
   t.after(async () => {
     await reporting.close();
     removeRoot();
   });
-  const tools = sandboxTools({ profile: defineSandboxProfile({ name: 'reported', tier: 'namespace', policy: 'resident', limits: { fileBytes: 128 * 1024 * 1024 } }) });
+  const tools = sandboxTools({
+    profile: defineSandboxProfile({
+      name: 'reported',
+      tier: 'namespace',
+      policy: 'resident',
+      limits: { fileBytes: 128 * 1024 * 1024 },
+    }),
+  });
   const runId = `reported-${process.pid}`;
   const ctx: ToolContext = {
-    executionId: `${runId}.1`, runId, tenantId: 'ten_reported', attempt: 1, signal: new AbortController().signal,
+    executionId: `${runId}.1`,
+    runId,
+    tenantId: 'ten_reported',
+    attempt: 1,
+    signal: new AbortController().signal,
     node: { dataDir: undefined, sandboxManager: () => reporting },
   };
-  await tools.exec.run({ argv: ['/bin/sh', '-c', `head -c ${HELD_MIB * 1024 * 1024} /dev/zero > /tmp/held`] }, ctx);
-  assert.ok(reports.length >= 1 && reports.every((r) => r.runId === runId && r.tenantId === 'ten_reported' && r.gibSeconds > 0), JSON.stringify(reports));
+  await tools.exec.run(
+    { argv: ['/bin/sh', '-c', `head -c ${HELD_MIB * 1024 * 1024} /dev/zero > /tmp/held`] },
+    ctx,
+  );
+  assert.ok(
+    reports.length >= 1 &&
+      reports.every((r) => r.runId === runId && r.tenantId === 'ten_reported' && r.gibSeconds > 0),
+    JSON.stringify(reports),
+  );
   const afterCall = reports.reduce((sum, r) => sum + r.gibSeconds, 0);
   await new Promise((resolve) => setTimeout(resolve, IDLE_MS)); // the resident environment holds its memory meanwhile
   await reporting.endRun(runId);
   const total = reports.reduce((sum, r) => sum + r.gibSeconds, 0);
   const accounted = reporting.accountingOf(runId)!.gibSeconds;
-  assert.ok(Math.abs(total - accounted) < 1e-9, `reported ${total} GiB·s = accounted ${accounted} GiB·s`);
+  assert.ok(
+    Math.abs(total - accounted) < 1e-9,
+    `reported ${total} GiB·s = accounted ${accounted} GiB·s`,
+  );
   const idleExpected = (HELD_MIB / 1024) * (IDLE_MS / 1000);
-  assert.ok(total - afterCall > 0.7 * idleExpected, `the idle resident time was reported at the run's end: ${total - afterCall} of about ${idleExpected} GiB·s`);
+  assert.ok(
+    total - afterCall > 0.7 * idleExpected,
+    `the idle resident time was reported at the run's end: ${total - afterCall} of about ${idleExpected} GiB·s`,
+  );
 });

@@ -28,7 +28,10 @@ const BACKENDS: Backend[] = [
     name: 'directory',
     async open() {
       const dir = mkdtempSync(join(tmpdir(), 'keel-art-'));
-      return { store: new FileArtifactStore(dir), close: async () => rmSync(dir, { recursive: true, force: true }) };
+      return {
+        store: new FileArtifactStore(dir),
+        close: async () => rmSync(dir, { recursive: true, force: true }),
+      };
     },
   },
   {
@@ -39,7 +42,14 @@ const BACKENDS: Backend[] = [
       const main = new SqliteStore({ path: join(dir, 'keel.db') });
       await main.migrate();
       const store = new SqliteArtifactStore({ path: join(dir, 'keel.db') });
-      return { store, close: async () => { await store.close(); await main.close(); rmSync(dir, { recursive: true, force: true }); } };
+      return {
+        store,
+        close: async () => {
+          await store.close();
+          await main.close();
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
     },
   },
   {
@@ -48,7 +58,13 @@ const BACKENDS: Backend[] = [
     async open() {
       const db = await createFreshDatabase();
       const store = new PostgresArtifactStore({ connectionString: db.url });
-      return { store, close: async () => { await store.close(); await db.drop(); } };
+      return {
+        store,
+        close: async () => {
+          await store.close();
+          await db.drop();
+        },
+      };
     },
   },
 ];
@@ -61,7 +77,11 @@ for (const backend of BACKENDS) {
       const bytes = Buffer.from('hello workspace\u0000\u00ff', 'latin1');
       const sha = await store.put(bytes);
       assert.equal(sha, sha256Hex(bytes));
-      assert.equal(await store.put(Buffer.from(bytes)), sha, 'storing the same content again is a no-op with the same name');
+      assert.equal(
+        await store.put(Buffer.from(bytes)),
+        sha,
+        'storing the same content again is a no-op with the same name',
+      );
       assert.deepEqual(await store.get(sha), bytes);
       assert.equal(await store.has(sha), true);
       assert.equal(await store.has(sha256Hex('absent')), false);
@@ -87,10 +107,16 @@ for (const backend of BACKENDS) {
     test('a workspace snapshot restores through this store', async (t) => {
       const { store, close } = await backend.open();
       const dir = mkdtempSync(join(tmpdir(), 'keel-art-ws-'));
-      t.after(async () => { await close(); rmSync(dir, { recursive: true, force: true }); });
+      t.after(async () => {
+        await close();
+        rmSync(dir, { recursive: true, force: true });
+      });
       mkdirSync(join(dir, 'a/b'), { recursive: true });
       writeFileSync(join(dir, 'a/b/file.txt'), 'round 1');
-      const { manifestSha256 } = await snapshotWorkspace(dir, store, { fileBytes: 1 << 20, workspaceBytes: 1 << 22 });
+      const { manifestSha256 } = await snapshotWorkspace(dir, store, {
+        fileBytes: 1 << 20,
+        workspaceBytes: 1 << 22,
+      });
       const target = join(dir, '..', `${dir.split('/').pop()}-restored`);
       mkdirSync(target);
       t.after(() => rmSync(target, { recursive: true, force: true }));

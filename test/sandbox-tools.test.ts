@@ -15,58 +15,140 @@ after(cleanup);
 const NODE: ToolNode = { dataDir: undefined, sandboxManager: () => manager };
 
 let seq = 0;
-function call<I>(tool: ToolDefinition<I, any>, args: unknown, runId: string, node = NODE): Promise<any> {
+function call<I>(
+  tool: ToolDefinition<I, any>,
+  args: unknown,
+  runId: string,
+  node = NODE,
+): Promise<any> {
   const parsed = tool.input.safeParse(args);
-  if (!parsed.success) return Promise.reject(Object.assign(new Error(parsed.error.message), { code: 'tool_input_invalid' }));
-  const ctx: ToolContext = { executionId: `${runId}.${++seq}`, runId, tenantId: 'ten_tools', attempt: 1, signal: new AbortController().signal, node };
+  if (!parsed.success)
+    return Promise.reject(
+      Object.assign(new Error(parsed.error.message), { code: 'tool_input_invalid' }),
+    );
+  const ctx: ToolContext = {
+    executionId: `${runId}.${++seq}`,
+    runId,
+    tenantId: 'ten_tools',
+    attempt: 1,
+    signal: new AbortController().signal,
+    node,
+  };
   return Promise.resolve(tool.run(parsed.data, ctx));
 }
 
-test('exec takes only allowlisted variables; paths must stay inside the workspace; files round-trip', { skip: skipUnless('namespace') }, async () => {
+test('exec takes only allowlisted variables; paths must stay inside the workspace; files round-trip', {
+  skip: skipUnless('namespace'),
+}, async () => {
   // No manager passed: the tools use the node's, from their context.
-  const tools = sandboxTools({ profile: defineSandboxProfile({ name: 'tools-ns', tier: 'namespace', policy: 'resident' }), envAllowlist: ['GREETING'] });
+  const tools = sandboxTools({
+    profile: defineSandboxProfile({ name: 'tools-ns', tier: 'namespace', policy: 'resident' }),
+    envAllowlist: ['GREETING'],
+  });
   const runId = `tools-${process.pid}`;
-  const ok = await call(tools.exec, { argv: ['/bin/sh', '-c', 'echo "$GREETING"'], env: { GREETING: 'hi' } }, runId);
+  const ok = await call(
+    tools.exec,
+    { argv: ['/bin/sh', '-c', 'echo "$GREETING"'], env: { GREETING: 'hi' } },
+    runId,
+  );
   assert.equal(ok.stdout, 'hi\n');
   assert.equal(ok.exitCode, 0);
   assert.match(ok.workspace.manifest, /^[0-9a-f]{64}$/);
-  await assert.rejects(call(tools.exec, { argv: ['/usr/bin/env'], env: { LD_PRELOAD: '/x.so' } }, runId), { code: 'tool_input_invalid' });
-  await assert.rejects(call(tools.read_file, { path: '../etc/passwd' }, runId), { code: 'tool_input_invalid' });
-  await assert.rejects(call(tools.write_file, { path: '/etc/passwd', content: 'x' }, runId), { code: 'tool_input_invalid' });
+  await assert.rejects(
+    call(tools.exec, { argv: ['/usr/bin/env'], env: { LD_PRELOAD: '/x.so' } }, runId),
+    { code: 'tool_input_invalid' },
+  );
+  await assert.rejects(call(tools.read_file, { path: '../etc/passwd' }, runId), {
+    code: 'tool_input_invalid',
+  });
+  await assert.rejects(call(tools.write_file, { path: '/etc/passwd', content: 'x' }, runId), {
+    code: 'tool_input_invalid',
+  });
   await call(tools.write_file, { path: 'a/b/c.txt', content: 'hello' }, runId);
-  assert.deepEqual(await call(tools.read_file, { path: 'a/b/c.txt' }, runId), { content: 'hello', truncated: false });
+  assert.deepEqual(await call(tools.read_file, { path: 'a/b/c.txt' }, runId), {
+    content: 'hello',
+    truncated: false,
+  });
   const listed = await call(tools.list_files, {}, runId);
-  assert.deepEqual(listed.files.map((f: { path: string; kind: string }) => `${f.kind} ${f.path}`).sort(), ['directory a', 'directory a/b', 'file a/b/c.txt']);
+  assert.deepEqual(
+    listed.files.map((f: { path: string; kind: string }) => `${f.kind} ${f.path}`).sort(),
+    ['directory a', 'directory a/b', 'file a/b/c.txt'],
+  );
   // A symlink planted to a host file is read through the sandbox's view: the host file is not
   // there.
   await call(tools.exec, { argv: ['/bin/ln', '-s', '/etc/shadow', 'leak'] }, runId);
-  await assert.rejects(call(tools.read_file, { path: 'leak' }, runId), { code: 'workspace_path_invalid' });
+  await assert.rejects(call(tools.read_file, { path: 'leak' }, runId), {
+    code: 'workspace_path_invalid',
+  });
   await manager.endRun(runId);
 });
 
-test('the process tier: its own unprivileged uid, a scrubbed environment, no network, typed limits', { skip: skipUnless('process') }, async () => {
-  const profile = defineSandboxProfile({ name: 'tools-proc', tier: 'process', policy: 'one-shot', limits: { memoryBytes: 64 * 1024 * 1024, outputMaxBytes: 4096, deadlineMs: 5_000 } });
+test('the process tier: its own unprivileged uid, a scrubbed environment, no network, typed limits', {
+  skip: skipUnless('process'),
+}, async () => {
+  const profile = defineSandboxProfile({
+    name: 'tools-proc',
+    tier: 'process',
+    policy: 'one-shot',
+    limits: { memoryBytes: 64 * 1024 * 1024, outputMaxBytes: 4096, deadlineMs: 5_000 },
+  });
   const tools = sandboxTools({ manager, profile });
   const runId = `proc-${process.pid}`;
   process.env.KEEL_TOOLS_TEST_SECRET = 'do-not-leak';
   try {
-    const who = await call(tools.exec, { argv: ['/bin/sh', '-c', 'id -u; env; (echo > /dev/tcp/127.0.0.1/22) 2>&1 || echo no-network'] }, runId);
+    const who = await call(
+      tools.exec,
+      {
+        argv: [
+          '/bin/sh',
+          '-c',
+          'id -u; env; (echo > /dev/tcp/127.0.0.1/22) 2>&1 || echo no-network',
+        ],
+      },
+      runId,
+    );
     const [uid] = who.stdout.split('\n');
     assert.ok(Number(uid) >= 200_000, `runs as ${uid}`);
     assert.ok(!who.stdout.includes('do-not-leak') && !who.stdout.includes('KEEL_'), who.stdout);
-    const net = await call(tools.exec, { argv: ['/usr/bin/bash', '-c', '(echo > /dev/tcp/127.0.0.1/5432) 2>/dev/null && echo REACHED || echo unreachable'] }, runId);
+    const net = await call(
+      tools.exec,
+      {
+        argv: [
+          '/usr/bin/bash',
+          '-c',
+          '(echo > /dev/tcp/127.0.0.1/5432) 2>/dev/null && echo REACHED || echo unreachable',
+        ],
+      },
+      runId,
+    );
     assert.equal(net.stdout.trim(), 'unreachable');
   } finally {
     delete process.env.KEEL_TOOLS_TEST_SECRET;
   }
   assert.equal((await call(tools.exec, { argv: ['/usr/bin/yes'] }, runId)).limit, 'output_limit');
-  assert.equal((await call(tools.exec, { argv: ['/bin/sleep', '30'], timeoutMs: 300 }, runId)).limit, 'timeout');
-  assert.equal((await call(tools.exec, { argv: ['/bin/sh', '-c', 'x=a; while true; do x="$x$x"; done'] }, runId)).limit, 'oom');
+  assert.equal(
+    (await call(tools.exec, { argv: ['/bin/sleep', '30'], timeoutMs: 300 }, runId)).limit,
+    'timeout',
+  );
+  assert.equal(
+    (
+      await call(
+        tools.exec,
+        { argv: ['/bin/sh', '-c', 'x=a; while true; do x="$x$x"; done'] },
+        runId,
+      )
+    ).limit,
+    'oom',
+  );
   await manager.endRun(runId);
 });
 
 test('without a manager passed or lent by the node, a tool fails with sandbox_unavailable', async () => {
-  const tools = sandboxTools({ profile: defineSandboxProfile({ name: 'tools-none', tier: 'process', policy: 'one-shot' }) });
+  const tools = sandboxTools({
+    profile: defineSandboxProfile({ name: 'tools-none', tier: 'process', policy: 'one-shot' }),
+  });
   const detached: ToolNode = { dataDir: undefined, sandboxManager: () => undefined };
-  await assert.rejects(call(tools.exec, { argv: ['/bin/true'] }, `none-${process.pid}`, detached), { code: 'sandbox_unavailable' });
+  await assert.rejects(call(tools.exec, { argv: ['/bin/true'] }, `none-${process.pid}`, detached), {
+    code: 'sandbox_unavailable',
+  });
 });

@@ -21,13 +21,25 @@ test('keel dev fires schedules; a restart after kill -9 continues without runnin
   let keel = await startKeelProcess({ agents: AGENTS, dataDir: dir, port, apiKey: key, env });
   t.after(() => keel.kill('SIGKILL'));
   const api = apiClient(keel.url, key);
-  const created = await api.request('POST', '/v1/schedules', { cron: '* * * * * *', timeZone: 'Asia/Tokyo', overlap: 'allow', catchupWindowMs: 60_000, template: { agent: 'quick' } });
+  const created = await api.request('POST', '/v1/schedules', {
+    cron: '* * * * * *',
+    timeZone: 'Asia/Tokyo',
+    overlap: 'allow',
+    catchupWindowMs: 60_000,
+    template: { agent: 'quick' },
+  });
   assert.equal(created.status, 201, JSON.stringify(created.body));
   const id = created.body.id as string;
-  const started = async (n: number) => until(`${n} started fires`, async () => {
-    const fires = (await api.request('GET', `/v1/schedules/${id}/fires?limit=1000`)).body.fires as any[];
-    return fires.filter((f) => f.status === 'started').length >= n ? fires : undefined;
-  }, 20_000);
+  const started = async (n: number) =>
+    until(
+      `${n} started fires`,
+      async () => {
+        const fires = (await api.request('GET', `/v1/schedules/${id}/fires?limit=1000`)).body
+          .fires as any[];
+        return fires.filter((f) => f.status === 'started').length >= n ? fires : undefined;
+      },
+      20_000,
+    );
   await started(2);
   await keel.kill('SIGKILL');
   keel = await startKeelProcess({ agents: AGENTS, dataDir: dir, port, apiKey: key, env });
@@ -39,5 +51,8 @@ test('keel dev fires schedules; a restart after kill -9 continues without runnin
   assert.equal(new Set(logical).size, logical.length, 'no fire ran twice');
   const withRuns = fires.filter((f) => f.runId !== null);
   assert.ok(withRuns.every((f) => logical.includes(f.logicalTime)));
-  assert.ok(fires.every((f) => f.status === 'started' || f.status === 'missed'), JSON.stringify(fires.map((f) => f.status)));
+  assert.ok(
+    fires.every((f) => f.status === 'started' || f.status === 'missed'),
+    JSON.stringify(fires.map((f) => f.status)),
+  );
 });

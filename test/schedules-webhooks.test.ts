@@ -18,7 +18,10 @@ interface Received {
  * A webhook receiver answering each request with the next status of `statuses` (the last one
  * repeats).
  */
-async function receiver(t: TestContext, statuses: number[]): Promise<{ url: string; received: Received[] }> {
+async function receiver(
+  t: TestContext,
+  statuses: number[],
+): Promise<{ url: string; received: Received[] }> {
   const received: Received[] = [];
   const server = createServer((req, res) => {
     let text = '';
@@ -44,14 +47,40 @@ test('a failed run is notified once: retried after a 500 with backoff, same idem
   t.after(() => keel.close());
   const hook = await receiver(t, [500, 200]);
   const tenant = await tenantId(keel);
-  assertError(await keel.request('POST', '/v1/schedules', { cron: '* * * * *', timeZone: 'UTC', template: { agent: 'failer' }, webhookUrl: `${hook.url}/hook` }), 400, 'webhook_not_allowed');
-  const set = await keel.request('PUT', `/v1/admin/tenants/${tenant}/webhook-allowlist`, { origins: [hook.url] }, ADMIN_KEY);
+  assertError(
+    await keel.request('POST', '/v1/schedules', {
+      cron: '* * * * *',
+      timeZone: 'UTC',
+      template: { agent: 'failer' },
+      webhookUrl: `${hook.url}/hook`,
+    }),
+    400,
+    'webhook_not_allowed',
+  );
+  const set = await keel.request(
+    'PUT',
+    `/v1/admin/tenants/${tenant}/webhook-allowlist`,
+    { origins: [hook.url] },
+    ADMIN_KEY,
+  );
   assert.deepEqual(set.body.origins, [hook.url]);
-  assertError(await keel.request('PUT', `/v1/admin/tenants/${tenant}/webhook-allowlist`, { origins: [hook.url] }), 401, 'unauthorized');
+  assertError(
+    await keel.request('PUT', `/v1/admin/tenants/${tenant}/webhook-allowlist`, {
+      origins: [hook.url],
+    }),
+    401,
+    'unauthorized',
+  );
 
-  const s = (await keel.request('POST', '/v1/schedules', {
-    name: 'nightly report', cron: '* * * * *', timeZone: 'UTC', template: { agent: 'failer' }, webhookUrl: `${hook.url}/hook`,
-  })).body;
+  const s = (
+    await keel.request('POST', '/v1/schedules', {
+      name: 'nightly report',
+      cron: '* * * * *',
+      timeZone: 'UTC',
+      template: { agent: 'failer' },
+      webhookUrl: `${hook.url}/hook`,
+    })
+  ).body;
   await keel.tickAt('2026-01-01T00:01:00Z');
   const [fire] = await keel.fires(s.id);
   await keel.waitForRun(fire.runId, (r) => r.status === 'failed');
@@ -78,7 +107,10 @@ test('a failed run is notified once: retried after a 500 with backoff, same idem
   assert.equal(n.lastSuccessAt, null);
   assert.equal(n.nextFireAt, '2026-01-01T00:02:00.000Z');
   const stored = await keel.plane.store.listNotifications(s.id);
-  assert.deepEqual(stored.map((x) => [x.status, x.attempts]), [['delivered', 2]]);
+  assert.deepEqual(
+    stored.map((x) => [x.status, x.attempts]),
+    [['delivered', 2]],
+  );
 });
 
 test('no notification for a successful run, nor to an origin removed from the allowlist after the schedule was written', async (t) => {
@@ -86,18 +118,54 @@ test('no notification for a successful run, nor to an origin removed from the al
   t.after(() => keel.close());
   const hook = await receiver(t, [200]);
   const tenant = await tenantId(keel);
-  await keel.request('PUT', `/v1/admin/tenants/${tenant}/webhook-allowlist`, { origins: [hook.url] }, ADMIN_KEY);
-  const ok = (await keel.request('POST', '/v1/schedules', { cron: '* * * * *', timeZone: 'UTC', template: { agent: 'quick' }, webhookUrl: hook.url })).body;
-  const bad = (await keel.request('POST', '/v1/schedules', { cron: '* * * * *', timeZone: 'UTC', template: { agent: 'failer' }, webhookUrl: hook.url })).body;
+  await keel.request(
+    'PUT',
+    `/v1/admin/tenants/${tenant}/webhook-allowlist`,
+    { origins: [hook.url] },
+    ADMIN_KEY,
+  );
+  const ok = (
+    await keel.request('POST', '/v1/schedules', {
+      cron: '* * * * *',
+      timeZone: 'UTC',
+      template: { agent: 'quick' },
+      webhookUrl: hook.url,
+    })
+  ).body;
+  const bad = (
+    await keel.request('POST', '/v1/schedules', {
+      cron: '* * * * *',
+      timeZone: 'UTC',
+      template: { agent: 'failer' },
+      webhookUrl: hook.url,
+    })
+  ).body;
   await keel.tickAt('2026-01-01T00:01:00Z');
-  for (const s of [ok, bad]) await keel.waitForRun((await keel.fires(s.id))[0].runId, (r) => r.status === 'succeeded' || r.status === 'failed');
-  await keel.request('PUT', `/v1/admin/tenants/${tenant}/webhook-allowlist`, { origins: [] }, ADMIN_KEY);
+  for (const s of [ok, bad])
+    await keel.waitForRun(
+      (await keel.fires(s.id))[0].runId,
+      (r) => r.status === 'succeeded' || r.status === 'failed',
+    );
+  await keel.request(
+    'PUT',
+    `/v1/admin/tenants/${tenant}/webhook-allowlist`,
+    { origins: [] },
+    ADMIN_KEY,
+  );
   await keel.tickAt('2026-01-01T00:01:10Z');
   await keel.tickAt('2026-01-01T00:05:00Z');
   assert.equal(hook.received.length, 0);
-  assert.deepEqual((await keel.plane.store.listNotifications(ok.id)).length, 0, 'a successful run is not notified');
+  assert.deepEqual(
+    (await keel.plane.store.listNotifications(ok.id)).length,
+    0,
+    'a successful run is not notified',
+  );
   const [refused] = await keel.plane.store.listNotifications(bad.id);
   assert.equal(refused!.status, 'failed');
   assert.match(refused!.lastError!, /webhook_not_allowed/);
-  assert.equal((await keel.request('GET', `/v1/schedules/${ok.id}`)).body.lastSuccessAt !== null, true, 'the success is recorded');
+  assert.equal(
+    (await keel.request('GET', `/v1/schedules/${ok.id}`)).body.lastSuccessAt !== null,
+    true,
+    'the success is recorded',
+  );
 });

@@ -10,9 +10,14 @@ import type { RunRecord } from '../src/domain/records.ts';
 import { PostgresStore } from '../src/store/postgres/postgres-store.ts';
 import { TEST_DATABASE_URL, postgresAvailable } from './support/postgres.ts';
 
-test('two Postgres claimers together keep the weighted shares of backlogged tenants', { skip: !(await postgresAvailable()) }, async (t) => {
+test('two Postgres claimers together keep the weighted shares of backlogged tenants', {
+  skip: !(await postgresAvailable()),
+}, async (t) => {
   const schema = `keel_test_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
-  const stores = [new PostgresStore({ connectionString: TEST_DATABASE_URL, schema, poolSize: 4 }), new PostgresStore({ connectionString: TEST_DATABASE_URL, schema, poolSize: 4 })];
+  const stores = [
+    new PostgresStore({ connectionString: TEST_DATABASE_URL, schema, poolSize: 4 }),
+    new PostgresStore({ connectionString: TEST_DATABASE_URL, schema, poolSize: 4 }),
+  ];
   t.after(async () => {
     await Promise.all(stores.map((s) => s.close()));
     const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
@@ -27,28 +32,66 @@ test('two Postgres claimers together keep the weighted shares of backlogged tena
   const light = await one.createTenant('light', 'k2', { weight: 1 });
   for (const tenant of [heavy, light]) {
     for (let i = 0; i < 400; i += 100) {
-      await Promise.all(Array.from({ length: 100 }, () => one.createRun({
-        id: newRunId(), tenantId: tenant.id, agent: 'agent', agentVersion: '1', input: null, priority: 'batch', budget: {}, metadata: null,
-        parentRunId: null, idempotencyKey: null, requestHash: null,
-      })));
+      await Promise.all(
+        Array.from({ length: 100 }, () =>
+          one.createRun({
+            id: newRunId(),
+            tenantId: tenant.id,
+            agent: 'agent',
+            agentVersion: '1',
+            input: null,
+            priority: 'batch',
+            budget: {},
+            metadata: null,
+            parentRunId: null,
+            idempotencyKey: null,
+            requestHash: null,
+          }),
+        ),
+      );
     }
   }
   // Each store claims in its own loop, both at once, 3 runs per claim, until they have 300 between
   // them.
   const claimed: RunRecord[] = [];
-  await Promise.all(stores.map(async (store, k) => {
-    while (claimed.length < 300) claimed.push(...await store.claimRuns({ owner: `w${k}`, limit: 3, leaseMs: 60_000, served: ['agent@1'] }));
-  }));
+  await Promise.all(
+    stores.map(async (store, k) => {
+      while (claimed.length < 300)
+        claimed.push(
+          ...(await store.claimRuns({
+            owner: `w${k}`,
+            limit: 3,
+            leaseMs: 60_000,
+            served: ['agent@1'],
+          })),
+        );
+    }),
+  );
   const first = claimed.slice(0, 300);
   const heavyShare = first.filter((r) => r.tenantId === heavy.id).length / first.length;
-  assert.ok(Math.abs(heavyShare - 2 / 3) <= 0.1 * (2 / 3), `weight 2 of 3 should get about 2/3 of the claims, got ${heavyShare.toFixed(3)}`);
-  assert.ok(claimed.some((r) => r.leaseOwner === 'w0') && claimed.some((r) => r.leaseOwner === 'w1'), 'both claimers claimed');
+  assert.ok(
+    Math.abs(heavyShare - 2 / 3) <= 0.1 * (2 / 3),
+    `weight 2 of 3 should get about 2/3 of the claims, got ${heavyShare.toFixed(3)}`,
+  );
+  assert.ok(
+    claimed.some((r) => r.leaseOwner === 'w0') && claimed.some((r) => r.leaseOwner === 'w1'),
+    'both claimers claimed',
+  );
   assert.equal(new Set(claimed.map((r) => r.id)).size, claimed.length, 'no run was claimed twice');
   // The virtual times both claimers advanced in the database agree with the claims: 1/weight per
   // claim.
-  const client = new pg.Client({ connectionString: TEST_DATABASE_URL, options: `-c search_path=${schema}` });
+  const client = new pg.Client({
+    connectionString: TEST_DATABASE_URL,
+    options: `-c search_path=${schema}`,
+  });
   await client.connect();
-  const vtimes = new Map((await client.query<{ tenant_id: string; vtime: number }>('SELECT tenant_id, vtime FROM fair_tenant_clocks')).rows.map((r) => [r.tenant_id, r.vtime]));
+  const vtimes = new Map(
+    (
+      await client.query<{ tenant_id: string; vtime: number }>(
+        'SELECT tenant_id, vtime FROM fair_tenant_clocks',
+      )
+    ).rows.map((r) => [r.tenant_id, r.vtime]),
+  );
   await client.end();
   const count = (id: string) => claimed.filter((r) => r.tenantId === id).length;
   assert.equal(vtimes.get(heavy.id), count(heavy.id) / 2);

@@ -11,7 +11,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BUILT = existsSync(`${ROOT}dist/index.js`) && existsSync(`${ROOT}dist/sandbox/index.js`);
-const SKIP_UNBUILT = BUILT || process.env.CI === 'true' ? false : 'dist/ is not built (npm run build)';
+const SKIP_UNBUILT =
+  BUILT || process.env.CI === 'true' ? false : 'dist/ is not built (npm run build)';
 
 /**
  * Imports `entry` in a fresh process; answers every module URL resolved and the built-in modules
@@ -27,7 +28,9 @@ process.stdout.write(JSON.stringify({ urls: [...urls], builtins: process.moduleL
 
 function loadedBy(entry: string): { urls: string[]; builtins: string[] } {
   const out = execFileSync(process.execPath, ['--input-type=module', '-e', PROBE], {
-    cwd: ROOT, encoding: 'utf8', env: { ...process.env, KEEL_PROBE_ENTRY: pathToFileURL(`${ROOT}${entry}`).href },
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, KEEL_PROBE_ENTRY: pathToFileURL(`${ROOT}${entry}`).href },
   });
   return JSON.parse(out) as { urls: string[]; builtins: string[] };
 }
@@ -35,40 +38,83 @@ function loadedBy(entry: string): { urls: string[]; builtins: string[] } {
 /**
  * The package's own modules, as paths below src/ or dist/ (`sandbox/tiers.ts` → `sandbox/tiers`).
  */
-const ownModules = (urls: string[]): string[] => urls
-  .filter((url) => url.startsWith(pathToFileURL(ROOT).href) && !url.includes('/node_modules/'))
-  .map((url) => url.slice(pathToFileURL(ROOT).href.length).replace(/^(src|dist)\//, '').replace(/\.(ts|js)$/, ''));
+const ownModules = (urls: string[]): string[] =>
+  urls
+    .filter((url) => url.startsWith(pathToFileURL(ROOT).href) && !url.includes('/node_modules/'))
+    .map((url) =>
+      url
+        .slice(pathToFileURL(ROOT).href.length)
+        .replace(/^(src|dist)\//, '')
+        .replace(/\.(ts|js)$/, ''),
+    );
 
-const packagesOf = (urls: string[]): string[] => [...new Set(urls.filter((url) => url.includes('/node_modules/'))
-  .map((url) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1] ?? url))].sort();
+const packagesOf = (urls: string[]): string[] =>
+  [
+    ...new Set(
+      urls
+        .filter((url) => url.includes('/node_modules/'))
+        .map((url) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1] ?? url),
+    ),
+  ].sort();
 
-const FORBIDDEN_PACKAGES = /^(pg|pg-.+|fastify|@fastify\/.+|pino|prom-client|@opentelemetry\/.+|openai|@anthropic-ai\/sdk)$/;
+const FORBIDDEN_PACKAGES =
+  /^(pg|pg-.+|fastify|@fastify\/.+|pino|prom-client|@opentelemetry\/.+|openai|@anthropic-ai\/sdk)$/;
 // (Not `net`: Node loads it itself for a piped stdout.)
 const FORBIDDEN_BUILTINS = ['NativeModule sqlite', 'NativeModule http', 'NativeModule https'];
 
 function assertSdkOnly(entry: string): void {
   const { urls, builtins } = loadedBy(entry);
   const own = ownModules(urls);
-  assert.ok(own.includes('sdk/define'), `the probe saw the SDK load from ${entry}: ${own.join(', ')}`);
-  assert.deepEqual(own.filter((path) => !/^(index|sdk\/|domain\/)/.test(path)), [], `${entry} loads only the SDK and the domain vocabulary`);
-  assert.deepEqual(packagesOf(urls).filter((name) => FORBIDDEN_PACKAGES.test(name)), [], `${entry} loads no driver, server or provider package`);
-  assert.deepEqual(builtins.filter((name) => FORBIDDEN_BUILTINS.includes(name)), [], `${entry} loads no node:sqlite, http or https`);
+  assert.ok(
+    own.includes('sdk/define'),
+    `the probe saw the SDK load from ${entry}: ${own.join(', ')}`,
+  );
+  assert.deepEqual(
+    own.filter((path) => !/^(index|sdk\/|domain\/)/.test(path)),
+    [],
+    `${entry} loads only the SDK and the domain vocabulary`,
+  );
+  assert.deepEqual(
+    packagesOf(urls).filter((name) => FORBIDDEN_PACKAGES.test(name)),
+    [],
+    `${entry} loads no driver, server or provider package`,
+  );
+  assert.deepEqual(
+    builtins.filter((name) => FORBIDDEN_BUILTINS.includes(name)),
+    [],
+    `${entry} loads no node:sqlite, http or https`,
+  );
 }
 
 function assertSandboxWithoutStore(entry: string): void {
   const { urls, builtins } = loadedBy(entry);
   const own = ownModules(urls);
-  assert.ok(own.includes('tools/sandbox-tools') && own.includes('sandbox/profile'), `${entry} loads the sandbox tools: ${own.join(', ')}`);
-  assert.deepEqual(own.filter((path) => /^(store|engine|api|telemetry|cli|config)\//.test(path)), [], `${entry} loads no store, engine, API or config`);
-  assert.deepEqual(packagesOf(urls).filter((name) => FORBIDDEN_PACKAGES.test(name)), [], `${entry} loads no driver or server package`);
+  assert.ok(
+    own.includes('tools/sandbox-tools') && own.includes('sandbox/profile'),
+    `${entry} loads the sandbox tools: ${own.join(', ')}`,
+  );
+  assert.deepEqual(
+    own.filter((path) => /^(store|engine|api|telemetry|cli|config)\//.test(path)),
+    [],
+    `${entry} loads no store, engine, API or config`,
+  );
+  assert.deepEqual(
+    packagesOf(urls).filter((name) => FORBIDDEN_PACKAGES.test(name)),
+    [],
+    `${entry} loads no driver or server package`,
+  );
   assert.ok(!builtins.includes('NativeModule sqlite'), `${entry} does not load node:sqlite`);
 }
 
 test('the root entry from source loads only the SDK', () => assertSdkOnly('src/index.ts'));
 
-test('the root entry as built (dist/index.js) loads only the SDK', { skip: SKIP_UNBUILT }, () => assertSdkOnly('dist/index.js'));
+test('the root entry as built (dist/index.js) loads only the SDK', { skip: SKIP_UNBUILT }, () =>
+  assertSdkOnly('dist/index.js'),
+);
 
-test('keel/sandbox loads the sandbox tools but no store, driver or engine (source and build)', { skip: SKIP_UNBUILT }, () => {
+test('keel/sandbox loads the sandbox tools but no store, driver or engine (source and build)', {
+  skip: SKIP_UNBUILT,
+}, () => {
   assertSandboxWithoutStore('src/sandbox/index.ts');
   assertSandboxWithoutStore('dist/sandbox/index.js');
 });

@@ -26,19 +26,37 @@ interface Scene {
 async function scene(t: TestContext): Promise<Scene> {
   const dir = mkdtempSync(join(tmpdir(), 'keel-effects-'));
   const s: Scene = {
-    dir, port: await freePort(), keel: undefined,
+    dir,
+    port: await freePort(),
+    keel: undefined,
     async start(env = {}) {
-      s.keel = await startKeelProcess({ agents: AGENTS, dataDir: join(dir, 'data'), port: s.port, apiKey: KEY, env: { KEEL_TEST_LEDGER: join(dir, 'ledger'), ...env } });
+      s.keel = await startKeelProcess({
+        agents: AGENTS,
+        dataDir: join(dir, 'data'),
+        port: s.port,
+        apiKey: KEY,
+        env: { KEEL_TEST_LEDGER: join(dir, 'ledger'), ...env },
+      });
       return s.keel;
     },
     async api(method, path, body) {
       const res = await fetch(s.keel!.url + path, {
-        method, headers: { authorization: `Bearer ${KEY}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        method,
+        headers: {
+          authorization: `Bearer ${KEY}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
       return { status: res.status, body: await res.json() };
     },
-    ledger: () => { try { return readFileSync(join(dir, 'ledger'), 'utf8').split('\n').filter(Boolean); } catch { return []; } },
+    ledger: () => {
+      try {
+        return readFileSync(join(dir, 'ledger'), 'utf8').split('\n').filter(Boolean);
+      } catch {
+        return [];
+      }
+    },
     async until(id, predicate) {
       const deadline = Date.now() + 30_000;
       for (;;) {
@@ -72,7 +90,8 @@ async function crashOnce(s: Scene, tool: string, crashAt: string): Promise<strin
 }
 
 const executions = (s: Scene, tool: string) => s.ledger().filter((l) => l.startsWith(`${tool} `));
-const eventTypes = async (s: Scene, id: string) => ((await s.api('GET', `/v1/runs/${id}/events?format=json`)).body as any[]);
+const eventTypes = async (s: Scene, id: string) =>
+  (await s.api('GET', `/v1/runs/${id}/events?format=json`)).body as any[];
 
 test('read: a crash after the tool ran but before its commit runs it again', async (t) => {
   const s = await scene(t);
@@ -91,7 +110,11 @@ test('idempotent: run again after a crash, with the same executionId as its idem
   assert.equal(ran[0], ran[1], 'both executions carried the same executionId');
   assert.equal(`fx-idem ${run.result.result.key}`, ran[0]);
   const steps = (await s.api('GET', `/v1/runs/${id}/steps`)).body.steps;
-  assert.equal(steps[0].executionId, run.result.result.key, 'the steps API shows the stable executionId');
+  assert.equal(
+    steps[0].executionId,
+    run.result.result.key,
+    'the steps API shows the stable executionId',
+  );
   assert.equal(steps[0].effectClass, 'idempotent');
   assert.equal(steps[0].fencingToken, 2, 'committed under the second lease, after the crash');
   assert.match(steps[0].worker, /^worker-/);
@@ -115,7 +138,11 @@ test('side effect, query not found: it had not run when Keel died, so it is safe
   assert.equal(executions(s, 'fx-queried').length, 1);
   const events = await eventTypes(s, id);
   assert.ok(events.some((e) => e.type === 'effect.reconciled' && e.data.verdict === 'not_found'));
-  assert.equal(events.filter((e) => e.type === 'effect.started').length, 2, 'the intent was journaled before the crash, and again for the retry');
+  assert.equal(
+    events.filter((e) => e.type === 'effect.started').length,
+    2,
+    'the intent was journaled before the crash, and again for the retry',
+  );
 });
 
 test('side effect, query error: the outcome stays unknown and the run parks for a decision', async (t) => {
@@ -135,7 +162,10 @@ test('resolve: retry, succeeded and failed each continue the run; anything but a
   const s = await scene(t);
   await s.start();
   const ids: string[] = [];
-  for (let i = 0; i < 3; i++) ids.push((await s.api('POST', '/v1/runs', { agent: 'fx-call', input: { tool: 'hangs' } })).body.id);
+  for (let i = 0; i < 3; i++)
+    ids.push(
+      (await s.api('POST', '/v1/runs', { agent: 'fx-call', input: { tool: 'hangs' } })).body.id,
+    );
   const deadline = Date.now() + 20_000;
   while (executions(s, 'fx-hangs').length < 3) {
     if (Date.now() > deadline) throw new Error('the side effects did not start');
@@ -143,28 +173,74 @@ test('resolve: retry, succeeded and failed each continue the run; anything but a
   }
   await s.keel!.kill('SIGKILL');
   await s.start();
-  for (const id of ids) await s.until(id, (r) => r.status === 'waiting' && r.waitingReason === 'unknown_side_effect');
+  for (const id of ids)
+    await s.until(id, (r) => r.status === 'waiting' && r.waitingReason === 'unknown_side_effect');
   const [retried, succeeded, failed] = ids.map((id) => `${id}.1`);
 
-  assert.equal((await s.api('POST', `/v1/runs/${ids[0]}/executions/${retried}/resolve`, { action: 'retry' })).status, 202);
-  assert.equal((await s.api('POST', `/v1/runs/${ids[1]}/executions/${succeeded}/resolve`, { action: 'succeeded', result: { via: 'operator' } })).status, 202);
-  assert.equal((await s.api('POST', `/v1/runs/${ids[2]}/executions/${failed}/resolve`, { action: 'failed', error: { message: 'the bank said no' } })).status, 202);
+  assert.equal(
+    (await s.api('POST', `/v1/runs/${ids[0]}/executions/${retried}/resolve`, { action: 'retry' }))
+      .status,
+    202,
+  );
+  assert.equal(
+    (
+      await s.api('POST', `/v1/runs/${ids[1]}/executions/${succeeded}/resolve`, {
+        action: 'succeeded',
+        result: { via: 'operator' },
+      })
+    ).status,
+    202,
+  );
+  assert.equal(
+    (
+      await s.api('POST', `/v1/runs/${ids[2]}/executions/${failed}/resolve`, {
+        action: 'failed',
+        error: { message: 'the bank said no' },
+      })
+    ).status,
+    202,
+  );
 
-  assert.deepEqual((await s.until(ids[0]!, (r) => r.status === 'succeeded')).result, { result: { via: 'run' } });
-  assert.deepEqual((await s.until(ids[1]!, (r) => r.status === 'succeeded')).result, { result: { via: 'operator' } });
-  assert.deepEqual((await s.until(ids[2]!, (r) => r.status === 'succeeded')).result, { caught: 'tool_failed', message: 'the bank said no' });
-  assert.equal(s.ledger().filter((l) => l === `fx-hangs ${retried}`).length, 2, 'retry ran it again, as the operator asked');
-  assert.equal(s.ledger().filter((l) => l === `fx-hangs ${succeeded}`).length, 1, 'succeeded did not run it again');
+  assert.deepEqual((await s.until(ids[0]!, (r) => r.status === 'succeeded')).result, {
+    result: { via: 'run' },
+  });
+  assert.deepEqual((await s.until(ids[1]!, (r) => r.status === 'succeeded')).result, {
+    result: { via: 'operator' },
+  });
+  assert.deepEqual((await s.until(ids[2]!, (r) => r.status === 'succeeded')).result, {
+    caught: 'tool_failed',
+    message: 'the bank said no',
+  });
+  assert.equal(
+    s.ledger().filter((l) => l === `fx-hangs ${retried}`).length,
+    2,
+    'retry ran it again, as the operator asked',
+  );
+  assert.equal(
+    s.ledger().filter((l) => l === `fx-hangs ${succeeded}`).length,
+    1,
+    'succeeded did not run it again',
+  );
 
   // Only unknown executions can be resolved: 409 once settled (or the run ended), 404 for an
   // execution that is not there.
-  const again = await s.api('POST', `/v1/runs/${ids[1]}/executions/${succeeded}/resolve`, { action: 'retry' });
+  const again = await s.api('POST', `/v1/runs/${ids[1]}/executions/${succeeded}/resolve`, {
+    action: 'retry',
+  });
   assert.equal(again.status, 409);
-  assert.ok(['execution_not_unknown', 'run_terminal'].includes(again.body.error.code), again.body.error.code);
-  const missing = await s.api('POST', `/v1/runs/${ids[0]}/executions/${ids[0]}.99/resolve`, { action: 'retry' });
+  assert.ok(
+    ['execution_not_unknown', 'run_terminal'].includes(again.body.error.code),
+    again.body.error.code,
+  );
+  const missing = await s.api('POST', `/v1/runs/${ids[0]}/executions/${ids[0]}.99/resolve`, {
+    action: 'retry',
+  });
   assert.ok([404, 409].includes(missing.status));
-  const bad = await s.api('POST', `/v1/runs/${ids[0]}/executions/${retried}/resolve`, { action: 'compensate-please' });
+  const bad = await s.api('POST', `/v1/runs/${ids[0]}/executions/${retried}/resolve`, {
+    action: 'compensate-please',
+  });
   assert.equal(bad.status, 400);
   // The audit trail has each decision.
-  for (const id of ids) assert.ok((await eventTypes(s, id)).some((e) => e.type === 'effect.resolved'));
+  for (const id of ids)
+    assert.ok((await eventTypes(s, id)).some((e) => e.type === 'effect.resolved'));
 });

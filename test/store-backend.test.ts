@@ -16,35 +16,98 @@ import { postgresAvailable } from './support/postgres.ts';
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const pgUp = await postgresAvailable();
 
-async function exercise(options: StoreOptions, expected: { multiProcess: boolean; sharedRateWindows: boolean }): Promise<void> {
+async function exercise(
+  options: StoreOptions,
+  expected: { multiProcess: boolean; sharedRateWindows: boolean },
+): Promise<void> {
   const factory = selectBackend(options);
   assert.deepEqual(factory.capabilities, expected);
   const backend = factory.open();
   try {
     assert.deepEqual(backend.capabilities, expected);
-    assert.equal(backend.runs.capabilities.multiProcess, expected.multiProcess, 'the run store says the same');
-    assert.equal(backend.rateWindows !== undefined, expected.sharedRateWindows, 'rate windows exactly when shared');
+    assert.equal(
+      backend.runs.capabilities.multiProcess,
+      expected.multiProcess,
+      'the run store says the same',
+    );
+    assert.equal(
+      backend.rateWindows !== undefined,
+      expected.sharedRateWindows,
+      'rate windows exactly when shared',
+    );
     await backend.runs.migrate();
     const tenant = await backend.runs.createTenant(`t-${newRunId()}`, `hash-${newRunId()}`);
     // A fire's run and the schedule commit land in one transaction of the run store: the run is
     // there to read.
-    const schedule = await backend.schedules.createSchedule({
-      id: `sch_${newRunId()}`, tenantId: tenant.id, name: null, cron: null, intervalMs: 60_000, timeZone: 'UTC', startAt: null, endAt: null,
-      paused: false, template: { agent: 'agent', input: null, priority: 'interactive', budget: {}, metadata: null }, catchupWindowMs: 60_000,
-      overlap: 'allow', webhookUrl: null, nextFireAt: T0,
-    }, T0);
+    const schedule = await backend.schedules.createSchedule(
+      {
+        id: `sch_${newRunId()}`,
+        tenantId: tenant.id,
+        name: null,
+        cron: null,
+        intervalMs: 60_000,
+        timeZone: 'UTC',
+        startAt: null,
+        endAt: null,
+        paused: false,
+        template: {
+          agent: 'agent',
+          input: null,
+          priority: 'interactive',
+          budget: {},
+          metadata: null,
+        },
+        catchupWindowMs: 60_000,
+        overlap: 'allow',
+        webhookUrl: null,
+        nextFireAt: T0,
+      },
+      T0,
+    );
     const [claim] = await backend.schedules.claimSchedules('owner', T0, 30_000, 1);
     assert.ok(claim !== undefined, 'the due schedule is claimed');
     const runId = newRunId();
-    await backend.schedules.commitSchedule({
-      scheduleId: schedule.id, owner: 'owner', token: claim.token, scheduleVersion: schedule.version, nextFireAt: T0 + 60_000, release: true,
-      newFires: [{ logicalTime: T0, kind: 'scheduled', status: 'started', runId, detail: null, startedAt: T0 }],
-      createRuns: [{
-        id: runId, tenantId: tenant.id, agent: 'agent', agentVersion: '1', input: null, priority: 'interactive', budget: {}, metadata: null,
-        parentRunId: null, idempotencyKey: null, requestHash: null,
-      }],
-    }, T0);
-    assert.equal((await backend.runs.getRun(runId))?.status, 'queued', 'the fire created its run in the run store');
+    await backend.schedules.commitSchedule(
+      {
+        scheduleId: schedule.id,
+        owner: 'owner',
+        token: claim.token,
+        scheduleVersion: schedule.version,
+        nextFireAt: T0 + 60_000,
+        release: true,
+        newFires: [
+          {
+            logicalTime: T0,
+            kind: 'scheduled',
+            status: 'started',
+            runId,
+            detail: null,
+            startedAt: T0,
+          },
+        ],
+        createRuns: [
+          {
+            id: runId,
+            tenantId: tenant.id,
+            agent: 'agent',
+            agentVersion: '1',
+            input: null,
+            priority: 'interactive',
+            budget: {},
+            metadata: null,
+            parentRunId: null,
+            idempotencyKey: null,
+            requestHash: null,
+          },
+        ],
+      },
+      T0,
+    );
+    assert.equal(
+      (await backend.runs.getRun(runId))?.status,
+      'queued',
+      'the fire created its run in the run store',
+    );
     assert.equal((await backend.schedules.getFire(schedule.id, T0))?.runId, runId);
     if (backend.rateWindows !== undefined) {
       const key = { key: `model:${newRunId()}`, rpm: 1, tpm: undefined };
@@ -76,11 +139,16 @@ describe('store backends', () => {
     }
   });
 
-  it('postgres: chosen by the database URL; shared by processes, with shared rate windows', { skip: !pgUp }, async () => {
+  it('postgres: chosen by the database URL; shared by processes, with shared rate windows', {
+    skip: !pgUp,
+  }, async () => {
     let db: FreshDatabase | undefined;
     try {
       db = await createFreshDatabase();
-      await exercise({ databaseUrl: db.url, dataDir: tmpdir() }, { multiProcess: true, sharedRateWindows: true });
+      await exercise(
+        { databaseUrl: db.url, dataDir: tmpdir() },
+        { multiProcess: true, sharedRateWindows: true },
+      );
     } finally {
       await db?.drop();
     }

@@ -19,23 +19,39 @@ const WRITES = 5;
 /** Slack for a loaded machine: a write must not wait more than this beyond the max wait. */
 const SLACK_MS = 3_000;
 
-type Opened = { store: Store & { readonly writeStats: { transactions: number } }; dispose(): Promise<void> };
+type Opened = {
+  store: Store & { readonly writeStats: { transactions: number } };
+  dispose(): Promise<void>;
+};
 
-const backends: Array<{ name: string; open(groupCommit: GroupCommit): Promise<Opened> }> = [{
-  name: 'sqlite',
-  async open(groupCommit) {
-    const dir = mkdtempSync(join(tmpdir(), 'keel-group-commit-'));
-    const store = new SqliteStore({ path: join(dir, 'keel.db'), groupCommit });
-    await store.migrate();
-    return { store, async dispose() { await store.close(); rmSync(dir, { recursive: true, force: true }); } };
+const backends: Array<{ name: string; open(groupCommit: GroupCommit): Promise<Opened> }> = [
+  {
+    name: 'sqlite',
+    async open(groupCommit) {
+      const dir = mkdtempSync(join(tmpdir(), 'keel-group-commit-'));
+      const store = new SqliteStore({ path: join(dir, 'keel.db'), groupCommit });
+      await store.migrate();
+      return {
+        store,
+        async dispose() {
+          await store.close();
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    },
   },
-}];
+];
 if (await postgresAvailable()) {
   backends.push({
     name: 'postgres',
     async open(groupCommit) {
       const schema = `keel_test_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
-      const store = new PostgresStore({ connectionString: TEST_DATABASE_URL, schema, poolSize: 4, groupCommit });
+      const store = new PostgresStore({
+        connectionString: TEST_DATABASE_URL,
+        schema,
+        poolSize: 4,
+        groupCommit,
+      });
       await store.migrate();
       return {
         store,
@@ -52,7 +68,8 @@ if (await postgresAvailable()) {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const createTenant = (store: Store) => store.createTenant(`t-${randomUUID()}`, `hash-${randomUUID()}`);
+const createTenant = (store: Store) =>
+  store.createTenant(`t-${randomUUID()}`, `hash-${randomUUID()}`);
 
 for (const backend of backends) {
   describe(`group commit: ${backend.name}`, () => {
@@ -69,9 +86,16 @@ for (const backend of backends) {
         }
         const waited = await firstDone;
         await Promise.all(writes);
-        assert.equal(store.writeStats.transactions - before, 1, `${WRITES} writes within ${MAX_WAIT_MS} ms: one transaction`);
+        assert.equal(
+          store.writeStats.transactions - before,
+          1,
+          `${WRITES} writes within ${MAX_WAIT_MS} ms: one transaction`,
+        );
         assert.ok(waited >= MAX_WAIT_MS - 50, `the first write waited for others (${waited} ms)`);
-        assert.ok(waited < MAX_WAIT_MS + SLACK_MS, `the first write waited no longer than the max wait (${waited} ms)`);
+        assert.ok(
+          waited < MAX_WAIT_MS + SLACK_MS,
+          `the first write waited no longer than the max wait (${waited} ms)`,
+        );
       } finally {
         await dispose();
       }
@@ -83,7 +107,10 @@ for (const backend of backends) {
       try {
         const started = Date.now();
         await Promise.all(Array.from({ length: 4 }, () => createTenant(store)));
-        assert.ok(Date.now() - started < SLACK_MS, `a full batch was written in ${Date.now() - started} ms`);
+        assert.ok(
+          Date.now() - started < SLACK_MS,
+          `a full batch was written in ${Date.now() - started} ms`,
+        );
       } finally {
         await dispose();
       }

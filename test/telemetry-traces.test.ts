@@ -33,7 +33,12 @@ interface Received {
 }
 
 /** OTLP/JSON ids are hex; accept base64 too, which some encoders emit. */
-const hex = (id: string | undefined) => (id === undefined || id === '' ? '' : /^[0-9a-f]+$/i.test(id) ? id.toLowerCase() : Buffer.from(id, 'base64').toString('hex'));
+const hex = (id: string | undefined) =>
+  id === undefined || id === ''
+    ? ''
+    : /^[0-9a-f]+$/i.test(id)
+      ? id.toLowerCase()
+      : Buffer.from(id, 'base64').toString('hex');
 const attr = (span: OtlpSpan, key: string): unknown => {
   const value = span.attributes?.find((a) => a.key === key)?.value;
   if (value === undefined) return undefined;
@@ -43,7 +48,12 @@ const attr = (span: OtlpSpan, key: string): unknown => {
 const ms = (nanos: string) => Number(BigInt(nanos) / 1_000_000n);
 
 /** An OTLP/HTTP trace receiver: POST /v1/traces with JSON bodies. */
-async function startReceiver(): Promise<{ url: string; spans: Received[]; bodies: string[]; server: Server }> {
+async function startReceiver(): Promise<{
+  url: string;
+  spans: Received[];
+  bodies: string[];
+  server: Server;
+}> {
   const spans: Received[] = [];
   const bodies: string[] = [];
   const server = createServer((request, response) => {
@@ -53,9 +63,15 @@ async function startReceiver(): Promise<{ url: string; spans: Received[]; bodies
       assert.equal(request.url, '/v1/traces');
       assert.match(request.headers['content-type'] ?? '', /application\/json/);
       bodies.push(body);
-      const parsed = JSON.parse(body) as { resourceSpans: Array<{ resource?: { attributes?: OtlpSpan['attributes'] }; scopeSpans: Array<{ spans: OtlpSpan[] }> }> };
+      const parsed = JSON.parse(body) as {
+        resourceSpans: Array<{
+          resource?: { attributes?: OtlpSpan['attributes'] };
+          scopeSpans: Array<{ spans: OtlpSpan[] }>;
+        }>;
+      };
       for (const rs of parsed.resourceSpans) {
-        const service = rs.resource?.attributes?.find((a) => a.key === 'service.name')?.value.stringValue as string | undefined;
+        const service = rs.resource?.attributes?.find((a) => a.key === 'service.name')?.value
+          .stringValue as string | undefined;
         for (const ss of rs.scopeSpans) for (const span of ss.spans) spans.push({ service, span });
       }
       response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
@@ -68,19 +84,32 @@ async function startReceiver(): Promise<{ url: string; spans: Received[]; bodies
 
 async function runTraced(url: string): Promise<string> {
   const api = client(url, KEY);
-  const id = (await api('POST', '/v1/runs', { agent: 'traced', input: { topic: 'tracing' } })).body.id as string;
-  await until('the run to wait for approval', async () => ((await api('GET', `/v1/runs/${id}`)).body.status === 'waiting' ? true : undefined));
+  const id = (await api('POST', '/v1/runs', { agent: 'traced', input: { topic: 'tracing' } })).body
+    .id as string;
+  await until('the run to wait for approval', async () =>
+    (await api('GET', `/v1/runs/${id}`)).body.status === 'waiting' ? true : undefined,
+  );
   await new Promise((r) => setTimeout(r, 150)); // the wait has a visible length in its span
-  assert.equal((await api('POST', `/v1/runs/${id}/input`, { key: 'approval', value: 'approved' })).status, 202);
-  await until('the run to succeed', async () => ((await api('GET', `/v1/runs/${id}`)).body.status === 'succeeded' ? true : undefined));
+  assert.equal(
+    (await api('POST', `/v1/runs/${id}/input`, { key: 'approval', value: 'approved' })).status,
+    202,
+  );
+  await until('the run to succeed', async () =>
+    (await api('GET', `/v1/runs/${id}`)).body.status === 'succeeded' ? true : undefined,
+  );
   return id;
 }
 
-test('traces: a run is one trace — root run span; model, two parallel tools, the wait and commits as children', { timeout: 120_000 }, async (t) => {
+test('traces: a run is one trace — root run span; model, two parallel tools, the wait and commits as children', {
+  timeout: 120_000,
+}, async (t) => {
   const receiver = await startReceiver();
   const dir = mkdtempSync(join(tmpdir(), 'keel-traces-'));
   const keel = await startKeelProcess({
-    agents: AGENTS, dataDir: join(dir, 'data'), port: await freePort(), apiKey: KEY,
+    agents: AGENTS,
+    dataDir: join(dir, 'data'),
+    port: await freePort(),
+    apiKey: KEY,
     env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'keel-trace-test' },
   });
   t.after(async () => {
@@ -91,10 +120,15 @@ test('traces: a run is one trace — root run span; model, two parallel tools, t
   const runId = await runTraced(keel.url);
   const traceId = runTraceId(runId);
   const rootId = runRootSpanId(runId);
-  await until('the root span to be exported', async () => (receiver.spans.some((r) => hex(r.span.spanId) === rootId) ? true : undefined));
+  await until('the root span to be exported', async () =>
+    receiver.spans.some((r) => hex(r.span.spanId) === rootId) ? true : undefined,
+  );
 
   const spans = receiver.spans.filter((r) => hex(r.span.traceId) === traceId).map((r) => r.span);
-  assert.ok(receiver.spans.every((r) => r.service === 'keel-trace-test'), 'OTEL_SERVICE_NAME names the service');
+  assert.ok(
+    receiver.spans.every((r) => r.service === 'keel-trace-test'),
+    'OTEL_SERVICE_NAME names the service',
+  );
   const root = spans.find((s) => hex(s.spanId) === rootId)!;
   assert.equal(hex(root.parentSpanId), '', 'the run span is the root');
   assert.equal(root.name, 'run traced');
@@ -102,9 +136,14 @@ test('traces: a run is one trace — root run span; model, two parallel tools, t
   assert.equal(attr(root, 'keel.run.status'), 'succeeded');
   assert.equal(typeof attr(root, 'keel.tenant.id'), 'string');
   const children = spans.filter((s) => s !== root);
-  for (const child of children) assert.equal(hex(child.parentSpanId), rootId, `${child.name} is a child of the run`);
+  for (const child of children)
+    assert.equal(hex(child.parentSpanId), rootId, `${child.name} is a child of the run`);
   for (const child of children) {
-    assert.ok(ms(child.startTimeUnixNano) >= ms(root.startTimeUnixNano) && ms(child.endTimeUnixNano) <= ms(root.endTimeUnixNano) + 1, `${child.name} lies within the run`);
+    assert.ok(
+      ms(child.startTimeUnixNano) >= ms(root.startTimeUnixNano) &&
+        ms(child.endTimeUnixNano) <= ms(root.endTimeUnixNano) + 1,
+      `${child.name} lies within the run`,
+    );
   }
 
   const model = children.filter((s) => s.name === 'model priced');
@@ -125,32 +164,54 @@ test('traces: a run is one trace — root run span; model, two parallel tools, t
     assert.ok(Number(attr(tool, 'keel.effect.execution_ms')) >= 90, 'a 100 ms tool');
     assert.equal(typeof attr(tool, 'keel.effect.queue_ms'), 'number');
   }
-  assert.ok(ms(a.startTimeUnixNano) < ms(b.endTimeUnixNano) && ms(b.startTimeUnixNano) < ms(a.endTimeUnixNano), 'the two tool calls overlap: they ran in parallel');
+  assert.ok(
+    ms(a.startTimeUnixNano) < ms(b.endTimeUnixNano) &&
+      ms(b.startTimeUnixNano) < ms(a.endTimeUnixNano),
+    'the two tool calls overlap: they ran in parallel',
+  );
 
   const wait = children.filter((s) => s.name === 'input approval');
   assert.equal(wait.length, 1);
   assert.ok(Number(attr(wait[0]!, 'keel.effect.queue_ms')) >= 150, 'the wait is queue time');
   assert.equal(attr(wait[0]!, 'keel.effect.execution_ms'), 0);
-  assert.ok(ms(wait[0]!.startTimeUnixNano) >= Math.max(ms(a.endTimeUnixNano), ms(b.endTimeUnixNano)) - 1, 'the wait follows the tools');
+  assert.ok(
+    ms(wait[0]!.startTimeUnixNano) >= Math.max(ms(a.endTimeUnixNano), ms(b.endTimeUnixNano)) - 1,
+    'the wait follows the tools',
+  );
 
   const commits = children.filter((s) => s.name === 'keel.commit');
   assert.ok(commits.length >= 4, 'model, two tools, park, input and the end each commit');
   for (const commit of commits) assert.ok(Number(attr(commit, 'keel.commit.batch_size')) >= 1);
-  assert.ok(commits.some((c) => attr(c, 'keel.run.status') === 'waiting') && commits.some((c) => attr(c, 'keel.run.status') === 'succeeded'));
+  assert.ok(
+    commits.some((c) => attr(c, 'keel.run.status') === 'waiting') &&
+      commits.some((c) => attr(c, 'keel.run.status') === 'succeeded'),
+  );
 
   // Redaction by default: no prompt, argument or result reached the collector.
   assert.equal(attr(tools[0]!, 'keel.tool.args'), '[redacted]');
   assert.equal(attr(model[0]!, 'keel.effect.result'), '[redacted]');
   assert.equal(attr(model[0]!, 'keel.model.prompt'), '[redacted]');
-  assert.ok(!receiver.bodies.join('').includes('secret'), 'nothing of the run’s content was exported');
+  assert.ok(
+    !receiver.bodies.join('').includes('secret'),
+    'nothing of the run’s content was exported',
+  );
 });
 
-test('traces: KEEL_TELEMETRY_INCLUDE_CONTENT=true puts arguments and results into spans', { timeout: 60_000 }, async (t) => {
+test('traces: KEEL_TELEMETRY_INCLUDE_CONTENT=true puts arguments and results into spans', {
+  timeout: 60_000,
+}, async (t) => {
   const receiver = await startReceiver();
   const dir = mkdtempSync(join(tmpdir(), 'keel-traces-'));
   const keel = await startKeelProcess({
-    agents: AGENTS, dataDir: join(dir, 'data'), port: await freePort(), apiKey: KEY,
-    env: { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces`, KEEL_TELEMETRY_INCLUDE_CONTENT: 'true' },
+    agents: AGENTS,
+    dataDir: join(dir, 'data'),
+    port: await freePort(),
+    apiKey: KEY,
+    env: {
+      OTEL_TRACES_EXPORTER: 'otlp',
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces`,
+      KEEL_TELEMETRY_INCLUDE_CONTENT: 'true',
+    },
   });
   t.after(async () => {
     await keel.kill('SIGKILL');
@@ -159,19 +220,34 @@ test('traces: KEEL_TELEMETRY_INCLUDE_CONTENT=true puts arguments and results int
   });
   const runId = await runTraced(keel.url);
   const rootId = runRootSpanId(runId);
-  await until('the root span to be exported', async () => (receiver.spans.some((r) => hex(r.span.spanId) === rootId) ? true : undefined));
+  await until('the root span to be exported', async () =>
+    receiver.spans.some((r) => hex(r.span.spanId) === rootId) ? true : undefined,
+  );
   const tools = receiver.spans.map((r) => r.span).filter((s) => s.name === 'tool lookup');
-  assert.deepEqual(tools.map((s) => JSON.parse(String(attr(s, 'keel.tool.args'))).q).sort(), ['alpha-secret', 'beta-secret']);
+  assert.deepEqual(tools.map((s) => JSON.parse(String(attr(s, 'keel.tool.args'))).q).sort(), [
+    'alpha-secret',
+    'beta-secret',
+  ]);
   const model = receiver.spans.map((r) => r.span).find((s) => s.name === 'model priced')!;
   assert.match(String(attr(model, 'keel.effect.result')), /secret prompt about tracing/);
-  assert.deepEqual(JSON.parse(String(attr(model, 'keel.model.prompt'))), [{ role: 'user', content: 'secret prompt about tracing' }]);
+  assert.deepEqual(JSON.parse(String(attr(model, 'keel.model.prompt'))), [
+    { role: 'user', content: 'secret prompt about tracing' },
+  ]);
 
   // A child run is its own trace, linked to its parent run's root span.
   const api = client(keel.url, KEY);
-  const parentId = (await api('POST', '/v1/runs', { agent: 'parent', input: null })).body.id as string;
-  await until('the parent to succeed', async () => ((await api('GET', `/v1/runs/${parentId}`)).body.status === 'succeeded' ? true : undefined));
+  const parentId = (await api('POST', '/v1/runs', { agent: 'parent', input: null })).body
+    .id as string;
+  await until('the parent to succeed', async () =>
+    (await api('GET', `/v1/runs/${parentId}`)).body.status === 'succeeded' ? true : undefined,
+  );
   const childRoot = await until('the child run’s root span', async () =>
-    receiver.spans.map((r) => r.span as OtlpSpan & { links?: Array<{ traceId: string; spanId: string }> })
-      .find((s) => s.name === 'run spender' && attr(s, 'keel.run.parent_id') === parentId));
-  assert.deepEqual(childRoot.links?.map((l) => [hex(l.traceId), hex(l.spanId)]), [[runTraceId(parentId), runRootSpanId(parentId)]]);
+    receiver.spans
+      .map((r) => r.span as OtlpSpan & { links?: Array<{ traceId: string; spanId: string }> })
+      .find((s) => s.name === 'run spender' && attr(s, 'keel.run.parent_id') === parentId),
+  );
+  assert.deepEqual(
+    childRoot.links?.map((l) => [hex(l.traceId), hex(l.spanId)]),
+    [[runTraceId(parentId), runRootSpanId(parentId)]],
+  );
 });

@@ -16,7 +16,8 @@ import { PostgresStore } from '../src/store/postgres/postgres-store.ts';
 import { TEST_DATABASE_URL, postgresAvailable } from './support/postgres.ts';
 
 const talker = defineAgent({
-  name: 'talker', version: '1',
+  name: 'talker',
+  version: '1',
   async run(ctx) {
     await ctx.model({ model: 'mock', messages: [{ role: 'user', content: 'first call' }] });
     await ctx.model({ model: 'mock', messages: [{ role: 'user', content: 'second call' }] });
@@ -24,7 +25,9 @@ const talker = defineAgent({
   },
 });
 
-test('Postgres, two processes: a spent daily budget parks the run durably; a raise through the other process wakes it', { skip: !(await postgresAvailable()) }, async (t) => {
+test('Postgres, two processes: a spent daily budget parks the run durably; a raise through the other process wakes it', {
+  skip: !(await postgresAvailable()),
+}, async (t) => {
   const schema = `keel_test_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
   const processes = [0, 1].map(() => {
     const store = new PostgresStore({ connectionString: TEST_DATABASE_URL, schema, poolSize: 4 });
@@ -32,7 +35,10 @@ test('Postgres, two processes: a spent daily budget parks the run durably; a rai
     registry.register(talker);
     const gateway = new ModelGateway([]);
     gateway.useTenantPolicy(new TenantPolicy(store));
-    return { store, orchestrator: new Orchestrator({ store, registry, gateway, pollIntervalMs: 50 }) };
+    return {
+      store,
+      orchestrator: new Orchestrator({ store, registry, gateway, pollIntervalMs: 50 }),
+    };
   });
   t.after(async () => {
     for (const p of processes) await p.orchestrator.stop();
@@ -42,15 +48,27 @@ test('Postgres, two processes: a spent daily budget parks the run durably; a rai
     await admin.query(`DROP SCHEMA ${schema} CASCADE`);
     await admin.end();
   });
-  const [one, two] = processes as [typeof processes[0], typeof processes[0]];
+  const [one, two] = processes as [(typeof processes)[0], (typeof processes)[0]];
   await one.store.migrate();
   const tenant = await one.store.createTenant('frugal', 'k', { dailyTokenBudget: 1 });
   for (const p of processes) p.orchestrator.start();
   const { run } = await one.store.createRun({
-    id: newRunId(), tenantId: tenant.id, agent: 'talker', agentVersion: '1', input: null, priority: 'interactive', budget: {}, metadata: null,
-    parentRunId: null, idempotencyKey: null, requestHash: null,
+    id: newRunId(),
+    tenantId: tenant.id,
+    agent: 'talker',
+    agentVersion: '1',
+    input: null,
+    priority: 'interactive',
+    budget: {},
+    metadata: null,
+    parentRunId: null,
+    idempotencyKey: null,
+    requestHash: null,
   });
-  const until = async (what: string, predicate: (r: NonNullable<Awaited<ReturnType<PostgresStore['getRun']>>>) => boolean) => {
+  const until = async (
+    what: string,
+    predicate: (r: NonNullable<Awaited<ReturnType<PostgresStore['getRun']>>>) => boolean,
+  ) => {
     const deadline = Date.now() + 15_000;
     for (;;) {
       const current = await one.store.getRun(run.id);
@@ -63,7 +81,10 @@ test('Postgres, two processes: a spent daily budget parks the run durably; a rai
   assert.equal(parked.waitingReason, 'tenant_budget_exhausted');
   assert.equal(parked.wakeAt, Math.floor(Date.now() / 86_400_000) * 86_400_000 + 86_400_000);
   assert.ok(parked.waitingSince !== null);
-  assert.deepEqual(await one.store.tenantUsageSince(tenant.id, 0), { tokens: parked.counters.inputTokens + parked.counters.outputTokens, costUsd: 0 });
+  assert.deepEqual(await one.store.tenantUsageSince(tenant.id, 0), {
+    tokens: parked.counters.inputTokens + parked.counters.outputTokens,
+    costUsd: 0,
+  });
   // Both processes have the old budget cached; the raise goes through process two.
   await two.store.updateTenant(tenant.id, { dailyTokenBudget: 1_000_000 });
   const done = await until('the run resumes and finishes', (r) => r.status === 'succeeded');

@@ -8,9 +8,25 @@ import { runTrials, summarize } from './torture/harness.ts';
 
 const TRIALS = 200;
 
-test(`crash torture (Postgres): ${TRIALS} seeded trials, zero invariant violations`, { timeout: 2_400_000, skip: !(await postgresAvailable()) && 'PostgreSQL is not reachable' }, async (t) => {
-  const reports = await runTrials({ store: { kind: 'postgres' }, firstSeed: 100_001, trials: TRIALS, concurrency: 2 });
+test(`crash torture (Postgres): ${TRIALS} seeded trials, zero invariant violations`, {
+  timeout: 2_400_000,
+  skip: !(await postgresAvailable()) && 'PostgreSQL is not reachable',
+}, async (t) => {
+  const reports = await runTrials({
+    store: { kind: 'postgres' },
+    firstSeed: 100_001,
+    trials: TRIALS,
+    concurrency: 2,
+  });
   t.diagnostic(summarize(reports));
-  assert.ok(reports.filter((r) => r.crashed).length >= TRIALS * 0.7, 'most trials really crashed mid-work');
-  assert.deepEqual(reports.filter((r) => r.violations.length > 0).map((r) => `seed ${r.seed}: ${r.violations.join('; ')}`), []);
+  assert.ok(
+    reports.filter((r) => r.crashed).length >= TRIALS * 0.7,
+    'most trials really crashed mid-work',
+  );
+  assert.deepEqual(
+    reports
+      .filter((r) => r.violations.length > 0)
+      .map((r) => `seed ${r.seed}: ${r.violations.join('; ')}`),
+    [],
+  );
 });

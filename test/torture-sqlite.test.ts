@@ -7,9 +7,24 @@ import { runTrials, summarize } from './torture/harness.ts';
 
 const TRIALS = 200;
 
-test(`crash torture (SQLite): ${TRIALS} seeded trials, zero invariant violations`, { timeout: 1_800_000 }, async (t) => {
-  const reports = await runTrials({ store: { kind: 'sqlite' }, firstSeed: 1, trials: TRIALS, concurrency: 2 });
+test(`crash torture (SQLite): ${TRIALS} seeded trials, zero invariant violations`, {
+  timeout: 1_800_000,
+}, async (t) => {
+  const reports = await runTrials({
+    store: { kind: 'sqlite' },
+    firstSeed: 1,
+    trials: TRIALS,
+    concurrency: 2,
+  });
   t.diagnostic(summarize(reports));
-  assert.ok(reports.filter((r) => r.crashed).length >= TRIALS * 0.7, 'most trials really crashed mid-work');
-  assert.deepEqual(reports.filter((r) => r.violations.length > 0).map((r) => `seed ${r.seed}: ${r.violations.join('; ')}`), []);
+  assert.ok(
+    reports.filter((r) => r.crashed).length >= TRIALS * 0.7,
+    'most trials really crashed mid-work',
+  );
+  assert.deepEqual(
+    reports
+      .filter((r) => r.violations.length > 0)
+      .map((r) => `seed ${r.seed}: ${r.violations.join('; ')}`),
+    [],
+  );
 });

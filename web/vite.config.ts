@@ -11,7 +11,12 @@ export default defineConfig({
   root: here,
   base: '/',
   plugins: [react()],
-  build: { outDir: `${here}/../dist/web`, emptyOutDir: true, sourcemap: false, chunkSizeWarningLimit: 1024 },
+  build: {
+    outDir: `${here}/../dist/web`,
+    emptyOutDir: true,
+    sourcemap: false,
+    chunkSizeWarningLimit: 1024,
+  },
   server: { proxy: { '/v1': 'http://127.0.0.1:7070' } },
   logLevel: 'warn',
 });

@@ -6,7 +6,13 @@
 import { readFileSync } from 'node:fs';
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import { measureShape, ShapeCounters, type PostgresShapeResult } from '../postgres-shape.ts';
-import { benchDatabaseUrl, createFreshDatabase, dropDatabase, PostgresMeter, postgresAvailability } from '../postgres-support.ts';
+import {
+  benchDatabaseUrl,
+  createFreshDatabase,
+  dropDatabase,
+  PostgresMeter,
+  postgresAvailability,
+} from '../postgres-support.ts';
 import { progress, STEPS_PER_RUN } from '../support.ts';
 
 const DBOS_DATABASE = 'keel_bench_dbos';
@@ -26,18 +32,32 @@ export async function runDbosReference(options: { quick: boolean }): Promise<Dbo
   const counters = new ShapeCounters();
   const workflow = registerFiveSteps(counters);
   DBOS.setConfig({
-    name: DBOS_APP_NAME, systemDatabaseUrl: benchDatabaseUrl(DBOS_DATABASE), systemDatabasePoolSize: DBOS_POOL_SIZE, logLevel: 'warn',
+    name: DBOS_APP_NAME,
+    systemDatabaseUrl: benchDatabaseUrl(DBOS_DATABASE),
+    systemDatabasePoolSize: DBOS_POOL_SIZE,
+    logLevel: 'warn',
   });
   await DBOS.launch();
   const meter = await PostgresMeter.open(DBOS_DATABASE);
   try {
     const label = `DBOS Transact ${dbosVersion()}`;
-    const measured = await measureShape({ quick: options.quick, label, counters, meter, runWorkflow: () => workflow() });
-    progress(`${label}: ${measured.stepsPerSec} durable steps/s, ${measured.workflowsPerSec} workflows/s, `
-      + `step gap p50 ${measured.stepGap.p50Ms} ms p99 ${measured.stepGap.p99Ms} ms, `
-      + `${measured.postgres.transactionsPerStep} Postgres transactions per step`);
+    const measured = await measureShape({
+      quick: options.quick,
+      label,
+      counters,
+      meter,
+      runWorkflow: () => workflow(),
+    });
+    progress(
+      `${label}: ${measured.stepsPerSec} durable steps/s, ${measured.workflowsPerSec} workflows/s, ` +
+        `step gap p50 ${measured.stepGap.p50Ms} ms p99 ${measured.stepGap.p99Ms} ms, ` +
+        `${measured.postgres.transactionsPerStep} Postgres transactions per step`,
+    );
     return {
-      system: label, serverVersion: server.serverVersion, synchronousCommit: server.synchronousCommit, poolSize: DBOS_POOL_SIZE,
+      system: label,
+      serverVersion: server.serverVersion,
+      synchronousCommit: server.synchronousCommit,
+      poolSize: DBOS_POOL_SIZE,
       ...measured,
     };
   } finally {
@@ -55,11 +75,14 @@ function registerFiveSteps(counters: ShapeCounters): () => Promise<number> {
   async function benchFiveSteps(): Promise<number> {
     let previousEnded: number | undefined;
     for (let i = 0; i < STEPS_PER_RUN; i++) {
-      await DBOS.runStep(async () => {
-        counters.stepStarted(previousEnded);
-        previousEnded = performance.now();
-        return i;
-      }, { name: `step-${i}` });
+      await DBOS.runStep(
+        async () => {
+          counters.stepStarted(previousEnded);
+          previousEnded = performance.now();
+          return i;
+        },
+        { name: `step-${i}` },
+      );
       counters.steps++;
     }
     return STEPS_PER_RUN;
@@ -70,6 +93,8 @@ function registerFiveSteps(counters: ShapeCounters): () => Promise<number> {
 /** The installed version, read from its package.json (which the package does not export). */
 function dbosVersion(): string {
   const entry = import.meta.resolve('@dbos-inc/dbos-sdk');
-  const manifest = JSON.parse(readFileSync(new URL('../../package.json', entry), 'utf8')) as { version: string };
+  const manifest = JSON.parse(readFileSync(new URL('../../package.json', entry), 'utf8')) as {
+    version: string;
+  };
   return manifest.version;
 }

@@ -6,7 +6,14 @@
 import { DatabaseSync } from 'node:sqlite';
 import { join } from 'node:path';
 import { createHistogram } from 'node:perf_hooks';
-import { makeTempDir, progress, recordMs, removeDir, summarize, type LatencySummary } from '../support.ts';
+import {
+  makeTempDir,
+  progress,
+  recordMs,
+  removeDir,
+  summarize,
+  type LatencySummary,
+} from '../support.ts';
 
 export interface FsyncCeilingResult {
   durationMs: number;
@@ -19,7 +26,9 @@ export async function runFsyncCeiling(options: { quick: boolean }): Promise<Fsyn
   const dir = makeTempDir();
   try {
     const full = measure(join(dir, 'fsync-full.db'), 'FULL', durationMs);
-    progress(`fsync ceiling, synchronous=FULL: ${full.txPerSec} tx/s (p50 commit ${full.commitLatency.p50Ms} ms)`);
+    progress(
+      `fsync ceiling, synchronous=FULL: ${full.txPerSec} tx/s (p50 commit ${full.commitLatency.p50Ms} ms)`,
+    );
     const normal = measure(join(dir, 'fsync-normal.db'), 'NORMAL', durationMs);
     progress(`fsync ceiling, synchronous=NORMAL (not durable per commit): ${normal.txPerSec} tx/s`);
     return { durationMs, full, normal };
@@ -49,7 +58,11 @@ function measure(path: string, synchronous: 'FULL' | 'NORMAL', durationMs: numbe
       transactions++;
     }
     const elapsedMs = now - started;
-    return { txPerSec: Math.round((transactions / elapsedMs) * 1000), transactions, commitLatency: summarize(latency) };
+    return {
+      txPerSec: Math.round((transactions / elapsedMs) * 1000),
+      transactions,
+      commitLatency: summarize(latency),
+    };
   } finally {
     db.close();
   }

@@ -11,10 +11,19 @@ import { newRunId } from '../../src/domain/ids.ts';
 import { Orchestrator } from '../../src/engine/orchestrator.ts';
 import { AgentRegistry } from '../../src/engine/registry.ts';
 import { ModelGateway } from '../../src/models/gateway.ts';
-import { PostgresStore, PG_POOL_MAX_CONNECTIONS_DEFAULT } from '../../src/store/postgres/postgres-store.ts';
+import {
+  PostgresStore,
+  PG_POOL_MAX_CONNECTIONS_DEFAULT,
+} from '../../src/store/postgres/postgres-store.ts';
 import { gapObservers, pgFiveSteps } from '../pg-agents.ts';
 import { measureShape, ShapeCounters, type PostgresShapeResult } from '../postgres-shape.ts';
-import { benchDatabaseUrl, createFreshDatabase, dropDatabase, PostgresMeter, postgresAvailability } from '../postgres-support.ts';
+import {
+  benchDatabaseUrl,
+  createFreshDatabase,
+  dropDatabase,
+  PostgresMeter,
+  postgresAvailability,
+} from '../postgres-support.ts';
 import { makeTempDir, progress, recordMs, summarize, type LatencySummary } from '../support.ts';
 
 const DATABASE = 'keel_bench_keel';
@@ -44,10 +53,19 @@ export async function runKeelPostgres(options: { quick: boolean }): Promise<Keel
   for (const workers of WORKER_COUNTS) {
     await createFreshDatabase(DATABASE);
     try {
-      const measured = workers === 1 ? await inProcess(options.quick) : await withWorkerProcesses(options.quick, workers);
-      results.push({ ...measured, serverVersion: server.serverVersion, synchronousCommit: server.synchronousCommit });
-      progress(`Keel on Postgres, ${workers} worker process(es): ${measured.stepsPerSec} durable steps/s, `
-        + `step gap p50 ${measured.stepGap.p50Ms} ms p99 ${measured.stepGap.p99Ms} ms, ${measured.postgres.transactionsPerStep} Postgres transactions per step`);
+      const measured =
+        workers === 1
+          ? await inProcess(options.quick)
+          : await withWorkerProcesses(options.quick, workers);
+      results.push({
+        ...measured,
+        serverVersion: server.serverVersion,
+        synchronousCommit: server.synchronousCommit,
+      });
+      progress(
+        `Keel on Postgres, ${workers} worker process(es): ${measured.stepsPerSec} durable steps/s, ` +
+          `step gap p50 ${measured.stepGap.p50Ms} ms p99 ${measured.stepGap.p99Ms} ms, ${measured.postgres.transactionsPerStep} Postgres transactions per step`,
+      );
     } finally {
       await dropDatabase(DATABASE);
     }
@@ -71,17 +89,28 @@ async function inProcess(quick: boolean): Promise<Measured> {
   const meter = await PostgresMeter.open(DATABASE);
   try {
     const runWorkflow = submitter(store, tenant.id, counters);
-    const measured = await measureShape({ quick, label: 'Keel on Postgres, 1 worker (in-process)', counters, meter, runWorkflow: runWorkflow.run });
+    const measured = await measureShape({
+      quick,
+      label: 'Keel on Postgres, 1 worker (in-process)',
+      counters,
+      meter,
+      runWorkflow: runWorkflow.run,
+    });
     counters.stepGap.reset();
     for (let i = 0; i < (quick ? LONE_RUNS.quick : LONE_RUNS.full); i++) await runWorkflow.run();
     const stepGapAlone = summarize(counters.stepGap);
-    progress(`Keel on Postgres, lone runs: step gap p50 ${stepGapAlone.p50Ms} ms p99 ${stepGapAlone.p99Ms} ms`);
+    progress(
+      `Keel on Postgres, lone runs: step gap p50 ${stepGapAlone.p50Ms} ms p99 ${stepGapAlone.p99Ms} ms`,
+    );
     return {
       stepGapAlone,
-      system: 'Keel (embedded orchestrator, Postgres store)', poolSize: PG_POOL_MAX_CONNECTIONS_DEFAULT, workerProcesses: 1,
+      system: 'Keel (embedded orchestrator, Postgres store)',
+      poolSize: PG_POOL_MAX_CONNECTIONS_DEFAULT,
+      workerProcesses: 1,
       // Over the whole scenario, warm-up included: the orchestrator's histogram is not reset at the
       // window's start.
-      dispatchLatency: summarize(orchestrator.dispatchLatency), ...measured,
+      dispatchLatency: summarize(orchestrator.dispatchLatency),
+      ...measured,
     };
   } finally {
     gapObservers.splice(gapObservers.indexOf(observe), 1);
@@ -102,14 +131,27 @@ async function withWorkerProcesses(quick: boolean, workers: number): Promise<Mea
   try {
     for (let i = 0; i < workers; i++) children.push(await startWorker(join(dir, `gaps-${i}.json`)));
     const runWorkflow = submitter(store, tenant.id, counters);
-    const measured = await measureShape({ quick, label: `Keel on Postgres, ${workers} worker processes`, counters, meter, runWorkflow: runWorkflow.run });
+    const measured = await measureShape({
+      quick,
+      label: `Keel on Postgres, ${workers} worker processes`,
+      counters,
+      meter,
+      runWorkflow: runWorkflow.run,
+    });
     await Promise.all(children.map(stopWorker));
     // Worker step gaps come from the workers' own files and include their warm-up.
-    const gaps = children.flatMap((_, i) => JSON.parse(readFileSync(join(dir, `gaps-${i}.json`), 'utf8')) as number[]);
+    const gaps = children.flatMap(
+      (_, i) => JSON.parse(readFileSync(join(dir, `gaps-${i}.json`), 'utf8')) as number[],
+    );
     for (const gap of gaps) recordMs(counters.stepGap, gap);
     return {
-      system: 'Keel (keel worker processes, Postgres store)', poolSize: PG_POOL_MAX_CONNECTIONS_DEFAULT * workers, workerProcesses: workers,
-      dispatchLatency: null, stepGapAlone: null, ...measured, stepGap: summarize(counters.stepGap),
+      system: 'Keel (keel worker processes, Postgres store)',
+      poolSize: PG_POOL_MAX_CONNECTIONS_DEFAULT * workers,
+      workerProcesses: workers,
+      dispatchLatency: null,
+      stepGapAlone: null,
+      ...measured,
+      stepGap: summarize(counters.stepGap),
     };
   } finally {
     for (const child of children) child.kill('SIGKILL');
@@ -123,7 +165,11 @@ async function withWorkerProcesses(quick: boolean, workers: number): Promise<Mea
  * Creates a run through the store and resolves when the store reports it ended (heard via
  * LISTEN/NOTIFY too).
  */
-function submitter(store: PostgresStore, tenantId: string, counters: ShapeCounters): { run: () => Promise<void> } {
+function submitter(
+  store: PostgresStore,
+  tenantId: string,
+  counters: ShapeCounters,
+): { run: () => Promise<void> } {
   const waiting = new Map<string, () => void>();
   store.onChange((changes) => {
     for (const change of changes) {
@@ -141,8 +187,17 @@ function submitter(store: PostgresStore, tenantId: string, counters: ShapeCounte
       const id = newRunId();
       const ended = new Promise<void>((resolve) => waiting.set(id, resolve));
       await store.createRun({
-        id, tenantId, agent: pgFiveSteps.name, agentVersion: pgFiveSteps.version, input: null, priority: 'interactive', budget: {},
-        metadata: null, parentRunId: null, idempotencyKey: null, requestHash: null,
+        id,
+        tenantId,
+        agent: pgFiveSteps.name,
+        agentVersion: pgFiveSteps.version,
+        input: null,
+        priority: 'interactive',
+        budget: {},
+        metadata: null,
+        parentRunId: null,
+        idempotencyKey: null,
+        requestHash: null,
       });
       await ended;
     },
@@ -151,11 +206,19 @@ function submitter(store: PostgresStore, tenantId: string, counters: ShapeCounte
 
 function startWorker(gapFile: string): Promise<ChildProcess> {
   const child = spawn(process.execPath, [MAIN, 'worker', '--agents', AGENTS], {
-    env: { ...process.env, KEEL_DATABASE_URL: benchDatabaseUrl(DATABASE), KEEL_LOG_LEVEL: 'warn', BENCH_STEP_GAP_FILE: gapFile },
+    env: {
+      ...process.env,
+      KEEL_DATABASE_URL: benchDatabaseUrl(DATABASE),
+      KEEL_LOG_LEVEL: 'warn',
+      BENCH_STEP_GAP_FILE: gapFile,
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('keel worker did not start in time')), WORKER_START_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => reject(new Error('keel worker did not start in time')),
+      WORKER_START_TIMEOUT_MS,
+    );
     child.stdout!.on('data', (d: Buffer) => {
       if (d.toString().includes('keel worker:')) {
         clearTimeout(timer);

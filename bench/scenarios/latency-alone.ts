@@ -4,7 +4,16 @@
 // delivers run.succeeded (client in this process). A few unrecorded runs warm the code paths first;
 // an fsync probe sampled between runs shows what the disk did meanwhile.
 import { createHistogram } from 'node:perf_hooks';
-import { FsyncProbe, fiveSteps, progress, recordMs, startKeel, summarize, type BenchKeel, type LatencySummary } from '../support.ts';
+import {
+  FsyncProbe,
+  fiveSteps,
+  progress,
+  recordMs,
+  startKeel,
+  summarize,
+  type BenchKeel,
+  type LatencySummary,
+} from '../support.ts';
 
 export interface LatencyAloneResult {
   runs: number;
@@ -37,10 +46,14 @@ export async function runLatencyAlone(options: { quick: boolean }): Promise<Late
       const measured = await oneInProcess(keel);
       recordMs(inProcess, measured);
     }
-    const transactionsPerRun = Math.round(((keel.store.writeStats.transactions - before) / runs) * 100) / 100;
-    const fsyncedTransactionsPerRun = Math.round(((keel.store.writeStats.fsyncedTransactions - fsyncedBefore) / runs) * 100) / 100;
+    const transactionsPerRun =
+      Math.round(((keel.store.writeStats.transactions - before) / runs) * 100) / 100;
+    const fsyncedTransactionsPerRun =
+      Math.round(((keel.store.writeStats.fsyncedTransactions - fsyncedBefore) / runs) * 100) / 100;
     const inProcessSummary = summarize(inProcess);
-    progress(`latency alone, in-process: p50 ${inProcessSummary.p50Ms} ms, p99 ${inProcessSummary.p99Ms} ms (${transactionsPerRun} transactions per run, ${fsyncedTransactionsPerRun} fsync'd)`);
+    progress(
+      `latency alone, in-process: p50 ${inProcessSummary.p50Ms} ms, p99 ${inProcessSummary.p99Ms} ms (${transactionsPerRun} transactions per run, ${fsyncedTransactionsPerRun} fsync'd)`,
+    );
 
     const http = createHistogram();
     for (let i = 0; i < warmupRuns; i++) await oneOverHttp(keel);
@@ -51,8 +64,18 @@ export async function runLatencyAlone(options: { quick: boolean }): Promise<Late
     }
     const httpSummary = summarize(http);
     const fsyncProbe = summarize(probe.histogram);
-    progress(`latency alone, HTTP POST + SSE: p50 ${httpSummary.p50Ms} ms, p99 ${httpSummary.p99Ms} ms; fsync probe p50 ${fsyncProbe.p50Ms} ms`);
-    return { runs, warmupRuns, inProcess: inProcessSummary, http: httpSummary, transactionsPerRun, fsyncedTransactionsPerRun, fsyncProbe };
+    progress(
+      `latency alone, HTTP POST + SSE: p50 ${httpSummary.p50Ms} ms, p99 ${httpSummary.p99Ms} ms; fsync probe p50 ${fsyncProbe.p50Ms} ms`,
+    );
+    return {
+      runs,
+      warmupRuns,
+      inProcess: inProcessSummary,
+      http: httpSummary,
+      transactionsPerRun,
+      fsyncedTransactionsPerRun,
+      fsyncProbe,
+    };
   } finally {
     probe.close();
     await keel.close();
@@ -76,10 +99,13 @@ async function oneOverHttp(keel: BenchKeel): Promise<number> {
   const headers = { authorization: `Bearer ${api.apiKey}` };
   const started = performance.now();
   const res = await fetch(`${api.url}/v1/runs`, {
-    method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ agent: fiveSteps.name }),
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify({ agent: fiveSteps.name }),
   });
   const run = (await res.json()) as { id?: string };
-  if (res.status !== 201 || run.id === undefined) throw new Error(`POST /v1/runs answered ${res.status}: ${JSON.stringify(run)}`);
+  if (res.status !== 201 || run.id === undefined)
+    throw new Error(`POST /v1/runs answered ${res.status}: ${JSON.stringify(run)}`);
   const stream = await fetch(`${api.url}/v1/runs/${run.id}/events`, { headers });
   if (stream.body === null) throw new Error('the event stream has no body');
   const decoder = new TextDecoder();
@@ -95,6 +121,7 @@ async function oneOverHttp(keel: BenchKeel): Promise<number> {
     elapsed = performance.now() - started;
     break;
   }
-  if (terminal !== 'run.succeeded') throw new Error(`run ${run.id} ended with ${terminal ?? 'its event stream closed'}`);
+  if (terminal !== 'run.succeeded')
+    throw new Error(`run ${run.id} ended with ${terminal ?? 'its event stream closed'}`);
   return elapsed;
 }

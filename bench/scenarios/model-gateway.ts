@@ -37,21 +37,40 @@ class TimedProvider implements ModelProvider {
 export async function runModelGateway(options: { quick: boolean }): Promise<ModelGatewayResult> {
   const calls = options.quick ? 300 : 2_000;
   const warmupCalls = options.quick ? 50 : 200;
-  const fake = await startFakeOpenAi((body) => ({ kind: 'reply', text: `answer to ${body.messages.length} messages`, chunkChars: 8 }));
+  const fake = await startFakeOpenAi((body) => ({
+    kind: 'reply',
+    text: `answer to ${body.messages.length} messages`,
+    chunkChars: 8,
+  }));
   try {
     const provider = new TimedProvider();
-    const models = [false, true].map((stream) => defineModel({
-      name: stream ? 'streamed' : 'plain', provider: 'openai', baseUrl: `${fake.url}/v1`, stream,
-      price: { inputPerMTok: 1, outputPerMTok: 2 }, limits: { rpm: 1_000_000, tpm: 1_000_000_000 },
-    }));
-    const gateway = new ModelGateway(models, { providers: [provider], tenantLimits: { default: { rpm: 1_000_000, tpm: 1_000_000_000 } } });
+    const models = [false, true].map((stream) =>
+      defineModel({
+        name: stream ? 'streamed' : 'plain',
+        provider: 'openai',
+        baseUrl: `${fake.url}/v1`,
+        stream,
+        price: { inputPerMTok: 1, outputPerMTok: 2 },
+        limits: { rpm: 1_000_000, tpm: 1_000_000_000 },
+      }),
+    );
+    const gateway = new ModelGateway(models, {
+      providers: [provider],
+      tenantLimits: { default: { rpm: 1_000_000, tpm: 1_000_000_000 } },
+    });
     const measure = async (model: string) => {
       const overhead = createHistogram();
       const providerTime = createHistogram();
       const total = createHistogram();
       const signal = new AbortController().signal;
       for (let i = 0; i < warmupCalls + calls; i += 1) {
-        const request = { model, messages: [{ role: 'system' as const, content: 'You are terse.' }, { role: 'user' as const, content: `question ${i}` }] };
+        const request = {
+          model,
+          messages: [
+            { role: 'system' as const, content: 'You are terse.' },
+            { role: 'user' as const, content: `question ${i}` },
+          ],
+        };
         const started = performance.now();
         await gateway.call(request, { signal, tenantId: 'bench', runId: `run_${i % 50}`, seq: 1 });
         const elapsed = performance.now() - started;
@@ -60,12 +79,20 @@ export async function runModelGateway(options: { quick: boolean }): Promise<Mode
         recordMs(providerTime, provider.lastMs);
         recordMs(overhead, Math.max(0.000_001, elapsed - provider.lastMs));
       }
-      return { overhead: summarize(overhead), providerTime: summarize(providerTime), total: summarize(total) };
+      return {
+        overhead: summarize(overhead),
+        providerTime: summarize(providerTime),
+        total: summarize(total),
+      };
     };
     const nonStreamed = await measure('plain');
-    progress(`model gateway, non-streamed: overhead p50 ${nonStreamed.overhead.p50Ms} ms, p99 ${nonStreamed.overhead.p99Ms} ms (SDK round trip p50 ${nonStreamed.providerTime.p50Ms} ms)`);
+    progress(
+      `model gateway, non-streamed: overhead p50 ${nonStreamed.overhead.p50Ms} ms, p99 ${nonStreamed.overhead.p99Ms} ms (SDK round trip p50 ${nonStreamed.providerTime.p50Ms} ms)`,
+    );
     const streamed = await measure('streamed');
-    progress(`model gateway, streamed: overhead p50 ${streamed.overhead.p50Ms} ms, p99 ${streamed.overhead.p99Ms} ms (SDK round trip p50 ${streamed.providerTime.p50Ms} ms)`);
+    progress(
+      `model gateway, streamed: overhead p50 ${streamed.overhead.p50Ms} ms, p99 ${streamed.overhead.p99Ms} ms (SDK round trip p50 ${streamed.providerTime.p50Ms} ms)`,
+    );
     return { calls, warmupCalls, nonStreamed, streamed };
   } finally {
     await fake.close();

@@ -25,12 +25,23 @@ const THROUGHPUT_SECONDS = 5;
 const THROUGHPUT_IN_FLIGHT = 4;
 const IDLE_SANDBOXES: Record<Tier, number> = { process: 0, namespace: 20, gvisor: 4 };
 
-export const SANDBOX_TARGETS = { warmP50Ms: 2, namespaceColdP50Ms: 15, namespacePerSecond: 100, gvisorColdP50Ms: 250 } as const;
+export const SANDBOX_TARGETS = {
+  warmP50Ms: 2,
+  namespaceColdP50Ms: 15,
+  namespacePerSecond: 100,
+  gvisorColdP50Ms: 250,
+} as const;
 
 type Percentiles = { p50: number; p90: number; p99: number; n: number };
 export interface SandboxBenchResult {
-  tiers: Record<Tier, { skipped: string } | { coldStartMs: Percentiles; teardownMs: Percentiles; idleMemoryBytes?: number }>;
-  warm: { acquisitionMs: Percentiles; startToExitMs: Percentiles; rejectedByCleanCheck: number } | { skipped: string };
+  tiers: Record<
+    Tier,
+    | { skipped: string }
+    | { coldStartMs: Percentiles; teardownMs: Percentiles; idleMemoryBytes?: number }
+  >;
+  warm:
+    | { acquisitionMs: Percentiles; startToExitMs: Percentiles; rejectedByCleanCheck: number }
+    | { skipped: string };
   namespacePerSecond: number | { skipped: string };
   /**
    * What this host gives at best right now: spawning /bin/true, and bwrap running /bin/true with no
@@ -44,7 +55,11 @@ export async function runSandboxBench(options: { quick: boolean }): Promise<Sand
   const base = mkdtempSync(join(tmpdir(), 'keel-bench-sbx-'));
   chmodSync(base, 0o711);
   const root = join(base, 'sandboxes');
-  const drivers: Record<Tier, SandboxDriver> = { process: new ProcessDriver(root), namespace: new NamespaceDriver(root), gvisor: new GvisorDriver(root) };
+  const drivers: Record<Tier, SandboxDriver> = {
+    process: new ProcessDriver(root),
+    namespace: new NamespaceDriver(root),
+    gvisor: new GvisorDriver(root),
+  };
   const scale = options.quick ? 0.2 : 1;
   try {
     const tiers = {} as SandboxBenchResult['tiers'];
@@ -55,16 +70,26 @@ export async function runSandboxBench(options: { quick: boolean }): Promise<Sand
         continue;
       }
       progress(`sandbox: ${tier} cold starts`);
-      const cold = await coldStarts(drivers[tier], Math.max(5, Math.round(COLD_SAMPLES[tier] * scale)));
-      const idle = IDLE_SANDBOXES[tier] === 0 ? undefined : await idleMemory(drivers[tier], Math.max(2, Math.round(IDLE_SANDBOXES[tier] * scale)));
+      const cold = await coldStarts(
+        drivers[tier],
+        Math.max(5, Math.round(COLD_SAMPLES[tier] * scale)),
+      );
+      const idle =
+        IDLE_SANDBOXES[tier] === 0
+          ? undefined
+          : await idleMemory(drivers[tier], Math.max(2, Math.round(IDLE_SANDBOXES[tier] * scale)));
       tiers[tier] = { ...cold, ...(idle === undefined ? {} : { idleMemoryBytes: idle }) };
     }
     const namespaceOk = tierAvailability('namespace').ok;
     const skipped = { skipped: 'namespace tier unavailable' };
     progress('sandbox: warm pool');
-    const warm = namespaceOk ? await warmPool(drivers.namespace, Math.round(WARM_SAMPLES * scale)) : skipped;
+    const warm = namespaceOk
+      ? await warmPool(drivers.namespace, Math.round(WARM_SAMPLES * scale))
+      : skipped;
     progress('sandbox: namespace sandboxes per second');
-    const perSecond = namespaceOk ? await throughput(drivers.namespace, options.quick ? 2 : THROUGHPUT_SECONDS) : skipped;
+    const perSecond = namespaceOk
+      ? await throughput(drivers.namespace, options.quick ? 2 : THROUGHPUT_SECONDS)
+      : skipped;
     progress('sandbox: floor (bare spawn, bare bwrap)');
     const floor = await floorOf(namespaceOk, options.quick ? 10 : 40);
     return { tiers, warm, namespacePerSecond: perSecond, floor, loadAverage: loadavg()[0]! };
@@ -73,9 +98,17 @@ export async function runSandboxBench(options: { quick: boolean }): Promise<Sand
   }
 }
 
-const spec = (keepProcesses: boolean) => ({ id: `b${randomBytes(6).toString('hex')}`, limits: resolveLimits({}), network: { allow: [] as Array<{ host: string; port: number }> }, keepProcesses });
+const spec = (keepProcesses: boolean) => ({
+  id: `b${randomBytes(6).toString('hex')}`,
+  limits: resolveLimits({}),
+  network: { allow: [] as Array<{ host: string; port: number }> },
+  keepProcesses,
+});
 
-async function coldStarts(driver: SandboxDriver, samples: number): Promise<{ coldStartMs: Percentiles; teardownMs: Percentiles }> {
+async function coldStarts(
+  driver: SandboxDriver,
+  samples: number,
+): Promise<{ coldStartMs: Percentiles; teardownMs: Percentiles }> {
   const cold: number[] = [];
   const teardown: number[] = [];
   for (let i = 0; i < samples; i++) {
@@ -83,7 +116,8 @@ async function coldStarts(driver: SandboxDriver, samples: number): Promise<{ col
     const env = await driver.create(spec(false));
     const result = await env.exec({ argv: ['/bin/true'] });
     cold.push(performance.now() - started);
-    if (result.exitCode !== 0) throw new Error(`${driver.tier}: /bin/true failed: ${result.stderr}`);
+    if (result.exitCode !== 0)
+      throw new Error(`${driver.tier}: /bin/true failed: ${result.stderr}`);
     const destroying = performance.now();
     await env.destroy();
     teardown.push(performance.now() - destroying);
@@ -92,7 +126,12 @@ async function coldStarts(driver: SandboxDriver, samples: number): Promise<{ col
 }
 
 async function warmPool(driver: SandboxDriver, samples: number) {
-  const pool = new WarmPool({ driver, size: WARM_POOL_SIZE, singleUse: false, specOf: () => spec(true) });
+  const pool = new WarmPool({
+    driver,
+    size: WARM_POOL_SIZE,
+    singleUse: false,
+    specOf: () => spec(true),
+  });
   const acquisition: number[] = [];
   const startToExit: number[] = [];
   try {
@@ -101,12 +140,19 @@ async function warmPool(driver: SandboxDriver, samples: number) {
       const started = performance.now();
       const env = pool.take();
       acquisition.push(performance.now() - started);
-      if (env === undefined) throw new Error('warm pool empty: the benchmark returns every sandbox before the next take');
+      if (env === undefined)
+        throw new Error(
+          'warm pool empty: the benchmark returns every sandbox before the next take',
+        );
       await env.exec({ argv: ['/bin/true'] });
       startToExit.push(performance.now() - started);
       await pool.giveBack(env);
     }
-    return { acquisitionMs: percentiles(acquisition), startToExitMs: percentiles(startToExit), rejectedByCleanCheck: pool.rejected };
+    return {
+      acquisitionMs: percentiles(acquisition),
+      startToExitMs: percentiles(startToExit),
+      rejectedByCleanCheck: pool.rejected,
+    };
   } finally {
     await pool.close();
   }
@@ -116,14 +162,16 @@ async function throughput(driver: SandboxDriver, seconds: number): Promise<numbe
   let completed = 0;
   const until = performance.now() + seconds * 1000;
   const started = performance.now();
-  await Promise.all(Array.from({ length: THROUGHPUT_IN_FLIGHT }, async () => {
-    while (performance.now() < until) {
-      const env = await driver.create(spec(false));
-      await env.exec({ argv: ['/bin/true'] });
-      await env.destroy();
-      completed++;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: THROUGHPUT_IN_FLIGHT }, async () => {
+      while (performance.now() < until) {
+        const env = await driver.create(spec(false));
+        await env.exec({ argv: ['/bin/true'] });
+        await env.destroy();
+        completed++;
+      }
+    }),
+  );
   return completed / ((performance.now() - started) / 1000);
 }
 
@@ -143,13 +191,36 @@ function spawnToExit(file: string, args: string[]): Promise<number> {
 async function floorOf(withBwrap: boolean, samples: number): Promise<SandboxBenchResult['floor']> {
   const spawnTrue: number[] = [];
   const bare: number[] = [];
-  const bwrap = ['--unshare-all', '--die-with-parent', '--ro-bind', '/usr', '/usr', '--symlink', 'usr/bin', '/bin', '--symlink', 'usr/lib', '/lib',
-    '--symlink', 'usr/lib64', '/lib64', '--proc', '/proc', '--dev', '/dev', '--', '/bin/true'];
+  const bwrap = [
+    '--unshare-all',
+    '--die-with-parent',
+    '--ro-bind',
+    '/usr',
+    '/usr',
+    '--symlink',
+    'usr/bin',
+    '/bin',
+    '--symlink',
+    'usr/lib',
+    '/lib',
+    '--symlink',
+    'usr/lib64',
+    '/lib64',
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--',
+    '/bin/true',
+  ];
   for (let i = 0; i < samples; i++) {
     spawnTrue.push(await spawnToExit('/bin/true', []));
     if (withBwrap) bare.push(await spawnToExit('/usr/bin/bwrap', bwrap));
   }
-  return { spawnTrueMs: percentiles(spawnTrue), bareBwrapMs: withBwrap ? percentiles(bare) : undefined };
+  return {
+    spawnTrueMs: percentiles(spawnTrue),
+    bareBwrapMs: withBwrap ? percentiles(bare) : undefined,
+  };
 }
 
 /**
@@ -177,32 +248,64 @@ const ms = (value: number) => `${value < 1 ? value.toFixed(3) : value.toFixed(1)
 const met = (ok: boolean) => (ok ? 'met' : '**not met**');
 
 /** The RESULTS.md section for this scenario. */
-export function renderSandboxSection(result: SandboxBenchResult | { skipped: true; reason: string }): string {
-  if ('skipped' in result && result.skipped === true) return `## Sandboxes\n\nSkipped: ${result.reason}\n`;
+export function renderSandboxSection(
+  result: SandboxBenchResult | { skipped: true; reason: string },
+): string {
+  if ('skipped' in result && result.skipped === true)
+    return `## Sandboxes\n\nSkipped: ${result.reason}\n`;
   const r = result as SandboxBenchResult;
-  const lines = ['## Sandboxes', '',
+  const lines = [
+    '## Sandboxes',
+    '',
     `Measured by \`bench/scenarios/sandbox.ts\` on this host (load average ${r.loadAverage.toFixed(2)} at the end: the machine is shared, so`,
     'these are upper bounds of what an idle host gives). Cold start-to-exit = create the sandbox (cgroup, tmpfs workspace, uid) + run',
-    '`/bin/true` in it until it has exited; teardown is timed apart, since it happens after the call has returned.', '',
-    '| Target | Measured | Met? |', '|---|---|---|'];
+    '`/bin/true` in it until it has exited; teardown is timed apart, since it happens after the call has returned.',
+    '',
+    '| Target | Measured | Met? |',
+    '|---|---|---|',
+  ];
   const warm = 'skipped' in r.warm ? undefined : r.warm;
   const ns = r.tiers.namespace;
   const gv = r.tiers.gvisor;
-  lines.push(`| Warm-pool acquisition p50 ≤ ${SANDBOX_TARGETS.warmP50Ms} ms | ${warm ? `${ms(warm.acquisitionMs.p50)} (p99 ${ms(warm.acquisitionMs.p99)})` : 'skipped'} | ${warm ? met(warm.acquisitionMs.p50 <= SANDBOX_TARGETS.warmP50Ms) : '—'} |`);
-  lines.push(`| \`namespace\` cold start p50 ≤ ${SANDBOX_TARGETS.namespaceColdP50Ms} ms | ${'skipped' in ns ? ns.skipped : ms(ns.coldStartMs.p50)} | ${'skipped' in ns ? '—' : met(ns.coldStartMs.p50 <= SANDBOX_TARGETS.namespaceColdP50Ms)} |`);
+  lines.push(
+    `| Warm-pool acquisition p50 ≤ ${SANDBOX_TARGETS.warmP50Ms} ms | ${warm ? `${ms(warm.acquisitionMs.p50)} (p99 ${ms(warm.acquisitionMs.p99)})` : 'skipped'} | ${warm ? met(warm.acquisitionMs.p50 <= SANDBOX_TARGETS.warmP50Ms) : '—'} |`,
+  );
+  lines.push(
+    `| \`namespace\` cold start p50 ≤ ${SANDBOX_TARGETS.namespaceColdP50Ms} ms | ${'skipped' in ns ? ns.skipped : ms(ns.coldStartMs.p50)} | ${'skipped' in ns ? '—' : met(ns.coldStartMs.p50 <= SANDBOX_TARGETS.namespaceColdP50Ms)} |`,
+  );
   const perSecond = typeof r.namespacePerSecond === 'number' ? r.namespacePerSecond : undefined;
-  lines.push(`| ≥ ${SANDBOX_TARGETS.namespacePerSecond} \`namespace\` sandboxes/s | ${perSecond === undefined ? 'skipped' : `${perSecond.toFixed(1)}/s (${THROUGHPUT_IN_FLIGHT} in flight, create + run + destroy)`} | ${perSecond === undefined ? '—' : met(perSecond >= SANDBOX_TARGETS.namespacePerSecond)} |`);
-  lines.push(`| \`gvisor\` cold start p50 ≤ ${SANDBOX_TARGETS.gvisorColdP50Ms} ms | ${'skipped' in gv ? gv.skipped : ms(gv.coldStartMs.p50)} | ${'skipped' in gv ? '—' : met(gv.coldStartMs.p50 <= SANDBOX_TARGETS.gvisorColdP50Ms)} |`);
-  lines.push('', '| Tier | Cold start p50 | p90 | Teardown p50 | Idle resident sandbox memory | Samples |', '|---|---|---|---|---|---|');
+  lines.push(
+    `| ≥ ${SANDBOX_TARGETS.namespacePerSecond} \`namespace\` sandboxes/s | ${perSecond === undefined ? 'skipped' : `${perSecond.toFixed(1)}/s (${THROUGHPUT_IN_FLIGHT} in flight, create + run + destroy)`} | ${perSecond === undefined ? '—' : met(perSecond >= SANDBOX_TARGETS.namespacePerSecond)} |`,
+  );
+  lines.push(
+    `| \`gvisor\` cold start p50 ≤ ${SANDBOX_TARGETS.gvisorColdP50Ms} ms | ${'skipped' in gv ? gv.skipped : ms(gv.coldStartMs.p50)} | ${'skipped' in gv ? '—' : met(gv.coldStartMs.p50 <= SANDBOX_TARGETS.gvisorColdP50Ms)} |`,
+  );
+  lines.push(
+    '',
+    '| Tier | Cold start p50 | p90 | Teardown p50 | Idle resident sandbox memory | Samples |',
+    '|---|---|---|---|---|---|',
+  );
   for (const [tier, value] of Object.entries(r.tiers)) {
     if ('skipped' in value) lines.push(`| ${tier} | skipped: ${value.skipped} | | | | |`);
-    else lines.push(`| ${tier} | ${ms(value.coldStartMs.p50)} | ${ms(value.coldStartMs.p90)} | ${ms(value.teardownMs.p50)} | ${value.idleMemoryBytes === undefined ? '—' : `${(value.idleMemoryBytes / 1024 / 1024).toFixed(2)} MiB`} | ${value.coldStartMs.n} |`);
+    else
+      lines.push(
+        `| ${tier} | ${ms(value.coldStartMs.p50)} | ${ms(value.coldStartMs.p90)} | ${ms(value.teardownMs.p50)} | ${value.idleMemoryBytes === undefined ? '—' : `${(value.idleMemoryBytes / 1024 / 1024).toFixed(2)} MiB`} | ${value.coldStartMs.n} |`,
+      );
   }
   const floor = r.floor;
-  lines.push('', `Floor on this host during the run: spawning \`/bin/true\` from Node p50 ${ms(floor.spawnTrueMs.p50)} (p90 ${ms(floor.spawnTrueMs.p90)})` +
-    (floor.bareBwrapMs === undefined ? '.' : `; bare \`bwrap --unshare-all … /bin/true\` (as root, no cgroup, no workspace, no uid drop) p50 ${ms(floor.bareBwrapMs.p50)} (p90 ${ms(floor.bareBwrapMs.p90)}).`) +
-    ' The difference to the tier figures is Keel\'s own work: cgroup, tmpfs workspace (a `mount`), prlimit, moving bwrap into the cgroup.');
-  if (warm) lines.push('', `Warm pool (${WARM_POOL_SIZE} resident namespace sandboxes, reused after a verified clean): acquisition p50 ${ms(warm.acquisitionMs.p50)}, p99 ${ms(warm.acquisitionMs.p99)}; acquisition + run \`/bin/true\` p50 ${ms(warm.startToExitMs.p50)}, p99 ${ms(warm.startToExitMs.p99)}; sandboxes refused by the clean check: ${warm.rejectedByCleanCheck}.`);
+  lines.push(
+    '',
+    `Floor on this host during the run: spawning \`/bin/true\` from Node p50 ${ms(floor.spawnTrueMs.p50)} (p90 ${ms(floor.spawnTrueMs.p90)})` +
+      (floor.bareBwrapMs === undefined
+        ? '.'
+        : `; bare \`bwrap --unshare-all … /bin/true\` (as root, no cgroup, no workspace, no uid drop) p50 ${ms(floor.bareBwrapMs.p50)} (p90 ${ms(floor.bareBwrapMs.p90)}).`) +
+      " The difference to the tier figures is Keel's own work: cgroup, tmpfs workspace (a `mount`), prlimit, moving bwrap into the cgroup.",
+  );
+  if (warm)
+    lines.push(
+      '',
+      `Warm pool (${WARM_POOL_SIZE} resident namespace sandboxes, reused after a verified clean): acquisition p50 ${ms(warm.acquisitionMs.p50)}, p99 ${ms(warm.acquisitionMs.p99)}; acquisition + run \`/bin/true\` p50 ${ms(warm.startToExitMs.p50)}, p99 ${ms(warm.startToExitMs.p99)}; sandboxes refused by the clean check: ${warm.rejectedByCleanCheck}.`,
+    );
   return `${lines.join('\n')}\n`;
 }
 

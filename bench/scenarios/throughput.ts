@@ -5,7 +5,18 @@
 // both cases. Counts and histograms restart after the warm-up.
 import { Worker } from 'node:worker_threads';
 import type { FromWorker, HttpLoadConfig, ToWorker } from '../http-load-worker.ts';
-import { FsyncProbe, fiveSteps, committed, delay, progress, startKeel, summarize, STEPS_PER_RUN, type BenchKeel, type LatencySummary } from '../support.ts';
+import {
+  FsyncProbe,
+  fiveSteps,
+  committed,
+  delay,
+  progress,
+  startKeel,
+  summarize,
+  STEPS_PER_RUN,
+  type BenchKeel,
+  type LatencySummary,
+} from '../support.ts';
 
 export const IN_FLIGHT_RUNS = 50;
 const FSYNC_PROBE_SAMPLES = 100;
@@ -37,7 +48,10 @@ export interface ThroughputResult {
   cpuSystemPct: number;
 }
 
-export async function runThroughput(options: { quick: boolean; submission: Submission }): Promise<ThroughputResult> {
+export async function runThroughput(options: {
+  quick: boolean;
+  submission: Submission;
+}): Promise<ThroughputResult> {
   const warmupMs = options.quick ? 1_000 : 3_000;
   const windowMs = options.quick ? 3_000 : 15_000;
   const keel = await startKeel({ agents: [fiveSteps], http: options.submission === 'http' });
@@ -49,7 +63,9 @@ export async function runThroughput(options: { quick: boolean; submission: Submi
   try {
     probe.sample(FSYNC_PROBE_SAMPLES);
     const load = options.submission === 'http' ? httpLoad(keel) : storeLoad(keel);
-    progress(`throughput via ${options.submission}: ${IN_FLIGHT_RUNS} runs in flight, warming up for ${warmupMs} ms`);
+    progress(
+      `throughput via ${options.submission}: ${IN_FLIGHT_RUNS} runs in flight, warming up for ${warmupMs} ms`,
+    );
     await delay(warmupMs);
 
     const start = snapshot(keel, runsEnded);
@@ -65,19 +81,35 @@ export async function runThroughput(options: { quick: boolean; submission: Submi
     const effects = end.steps - start.steps;
     const writes = end.writes - start.writes;
     const transactions = end.transactions - start.transactions;
-    const cpuMs = { user: (end.cpu.user - start.cpu.user) / 1000, system: (end.cpu.system - start.cpu.system) / 1000 };
+    const cpuMs = {
+      user: (end.cpu.user - start.cpu.user) / 1000,
+      system: (end.cpu.system - start.cpu.system) / 1000,
+    };
     const result: ThroughputResult = {
-      submission: options.submission, inFlight: IN_FLIGHT_RUNS, warmupMs, windowMs: Math.round(end.at - start.at), stepsPerRun: STEPS_PER_RUN,
-      effects, effectsPerSec: Math.round(effects / seconds),
-      runs: end.runs - start.runs, runsPerSec: Math.round((end.runs - start.runs) / seconds),
-      writes, transactions, transactionsPerSec: Math.round(transactions / seconds),
+      submission: options.submission,
+      inFlight: IN_FLIGHT_RUNS,
+      warmupMs,
+      windowMs: Math.round(end.at - start.at),
+      stepsPerRun: STEPS_PER_RUN,
+      effects,
+      effectsPerSec: Math.round(effects / seconds),
+      runs: end.runs - start.runs,
+      runsPerSec: Math.round((end.runs - start.runs) / seconds),
+      writes,
+      transactions,
+      transactionsPerSec: Math.round(transactions / seconds),
       writesPerTransaction: round2(writes / Math.max(1, transactions)),
       effectsPerTransaction: round2(effects / Math.max(1, transactions)),
-      dispatchLatency: dispatch, fsyncProbe: summarize(probe.histogram), failedLanes: failures.length,
-      cpuUserPct: Math.round((cpuMs.user / (seconds * 1000)) * 100), cpuSystemPct: Math.round((cpuMs.system / (seconds * 1000)) * 100),
+      dispatchLatency: dispatch,
+      fsyncProbe: summarize(probe.histogram),
+      failedLanes: failures.length,
+      cpuUserPct: Math.round((cpuMs.user / (seconds * 1000)) * 100),
+      cpuSystemPct: Math.round((cpuMs.system / (seconds * 1000)) * 100),
     };
-    progress(`throughput via ${options.submission}: ${result.effectsPerSec} effects/s, ${result.runsPerSec} runs/s, `
-      + `${result.writesPerTransaction} writes/transaction, dispatch p50 ${dispatch.p50Ms} ms p99 ${dispatch.p99Ms} ms`);
+    progress(
+      `throughput via ${options.submission}: ${result.effectsPerSec} effects/s, ${result.runsPerSec} runs/s, ` +
+        `${result.writesPerTransaction} writes/transaction, dispatch p50 ${dispatch.p50Ms} ms p99 ${dispatch.p99Ms} ms`,
+    );
     return result;
   } finally {
     probe.close();
@@ -88,7 +120,14 @@ export async function runThroughput(options: { quick: boolean; submission: Submi
 
 function snapshot(keel: BenchKeel, runs: number) {
   const { writes, transactions } = keel.store.writeStats;
-  return { at: performance.now(), steps: committed.steps, runs, writes, transactions, cpu: process.cpuUsage() };
+  return {
+    at: performance.now(),
+    steps: committed.steps,
+    runs,
+    writes,
+    transactions,
+    cpu: process.cpuUsage(),
+  };
 }
 
 interface Load {
@@ -111,7 +150,9 @@ function storeLoad(keel: BenchKeel): Load {
       await ended;
     }
   };
-  const lanes = Array.from({ length: IN_FLIGHT_RUNS }, () => lane().catch((error: unknown) => void failures.push(String(error))));
+  const lanes = Array.from({ length: IN_FLIGHT_RUNS }, () =>
+    lane().catch((error: unknown) => void failures.push(String(error))),
+  );
   return {
     async stop() {
       accepting = false;
@@ -128,8 +169,15 @@ function storeLoad(keel: BenchKeel): Load {
 function httpLoad(keel: BenchKeel): Load {
   const api = keel.api;
   if (api === undefined) throw new Error('the HTTP load needs the API started');
-  const config: HttpLoadConfig = { url: api.url, apiKey: api.apiKey, agent: fiveSteps.name, lanes: IN_FLIGHT_RUNS };
-  const worker = new Worker(new URL('../http-load-worker.ts', import.meta.url), { workerData: config });
+  const config: HttpLoadConfig = {
+    url: api.url,
+    apiKey: api.apiKey,
+    agent: fiveSteps.name,
+    lanes: IN_FLIGHT_RUNS,
+  };
+  const worker = new Worker(new URL('../http-load-worker.ts', import.meta.url), {
+    workerData: config,
+  });
   const failures: string[] = [];
   worker.on('error', (error) => failures.push(`worker: ${String(error)}`));
   const unsubscribe = keel.store.onChange((changes) => {

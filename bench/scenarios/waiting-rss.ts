@@ -4,7 +4,15 @@
 // a second, read-only SQLite connection opened before the first measurement, so its own memory is
 // in both figures. Further batches show the marginal cost.
 import { DatabaseSync } from 'node:sqlite';
-import { fileBytes, delay, progress, settledRss, startKeel, waitsForInput, type BenchKeel } from '../support.ts';
+import {
+  fileBytes,
+  delay,
+  progress,
+  settledRss,
+  startKeel,
+  waitsForInput,
+  type BenchKeel,
+} from '../support.ts';
 
 export const WAITING_RUNS = 10_000;
 /**
@@ -43,7 +51,13 @@ export interface WaitingRssResult {
    * Further batches of the same size on top: what more waiting runs cost once V8's heap has grown
    * to its working size.
    */
-  more: Array<{ waitingRuns: number; rssAfterBytes: number; rssBytesPerWaitingRun: number; heapBytesPerWaitingRun: number; activeRunsWhenParked: number }>;
+  more: Array<{
+    waitingRuns: number;
+    rssAfterBytes: number;
+    rssBytesPerWaitingRun: number;
+    heapBytesPerWaitingRun: number;
+    activeRunsWhenParked: number;
+  }>;
 }
 
 export async function runWaitingRss(options: { quick: boolean }): Promise<WaitingRssResult> {
@@ -57,7 +71,9 @@ export async function runWaitingRss(options: { quick: boolean }): Promise<Waitin
     await submitWaves(keel, WARMUP_RUNS);
     await until(() => waiting() >= WARMUP_RUNS, 'warm-up runs parked');
     const before = await settledRss();
-    progress(`waiting RSS: baseline ${mib(before.rssBytes)} MiB RSS after GC; submitting ${runs} runs that wait for input`);
+    progress(
+      `waiting RSS: baseline ${mib(before.rssBytes)} MiB RSS after GC; submitting ${runs} runs that wait for input`,
+    );
 
     const started = performance.now();
     await submitWaves(keel, runs);
@@ -67,7 +83,9 @@ export async function runWaitingRss(options: { quick: boolean }): Promise<Waitin
     const after = await settledRss();
     const dbFileBytes = fileBytes(keel.dbPath);
     const walFileBytes = fileBytes(`${keel.dbPath}-wal`);
-    progress(`waiting RSS: ${mib(after.rssBytes)} MiB after ${runs} parked in ${parkSeconds} s; parking ${EXTRA_BATCHES} × ${runs} more`);
+    progress(
+      `waiting RSS: ${mib(after.rssBytes)} MiB after ${runs} parked in ${parkSeconds} s; parking ${EXTRA_BATCHES} × ${runs} more`,
+    );
 
     const more: WaitingRssResult['more'] = [];
     let previous = after;
@@ -77,22 +95,34 @@ export async function runWaitingRss(options: { quick: boolean }): Promise<Waitin
       const activeRuns = keel.orchestrator.activeRuns;
       const now = await settledRss();
       more.push({
-        waitingRuns: batch * runs, rssAfterBytes: now.rssBytes, activeRunsWhenParked: activeRuns,
+        waitingRuns: batch * runs,
+        rssAfterBytes: now.rssBytes,
+        activeRunsWhenParked: activeRuns,
         rssBytesPerWaitingRun: Math.round((now.rssBytes - previous.rssBytes) / runs),
         heapBytesPerWaitingRun: Math.round((now.heapUsedBytes - previous.heapUsedBytes) / runs),
       });
       previous = now;
     }
     const result: WaitingRssResult = {
-      runs, warmupRuns: WARMUP_RUNS, gcForced: after.gcForced,
-      rssBeforeBytes: before.rssBytes, rssAfterBytes: after.rssBytes,
-      heapUsedBeforeBytes: before.heapUsedBytes, heapUsedAfterBytes: after.heapUsedBytes,
+      runs,
+      warmupRuns: WARMUP_RUNS,
+      gcForced: after.gcForced,
+      rssBeforeBytes: before.rssBytes,
+      rssAfterBytes: after.rssBytes,
+      heapUsedBeforeBytes: before.heapUsedBytes,
+      heapUsedAfterBytes: after.heapUsedBytes,
       rssBytesPerWaitingRun: Math.round((after.rssBytes - before.rssBytes) / runs),
       heapBytesPerWaitingRun: Math.round((after.heapUsedBytes - before.heapUsedBytes) / runs),
-      activeRunsWhenParked, parkSeconds, dbFileBytes, walFileBytes, more,
+      activeRunsWhenParked,
+      parkSeconds,
+      dbFileBytes,
+      walFileBytes,
+      more,
     };
-    progress(`waiting RSS: ${result.rssBytesPerWaitingRun} B RSS per waiting run (first ${runs}), then `
-      + `${more.map((m) => `${m.rssBytesPerWaitingRun} B`).join(', ')} for each next ${runs}; ${activeRunsWhenParked} active in the orchestrator`);
+    progress(
+      `waiting RSS: ${result.rssBytesPerWaitingRun} B RSS per waiting run (first ${runs}), then ` +
+        `${more.map((m) => `${m.rssBytesPerWaitingRun} B`).join(', ')} for each next ${runs}; ${activeRunsWhenParked} active in the orchestrator`,
+    );
     return result;
   } finally {
     reader.close();
@@ -103,7 +133,9 @@ export async function runWaitingRss(options: { quick: boolean }): Promise<Waitin
 async function submitWaves(keel: BenchKeel, runs: number): Promise<void> {
   for (let sent = 0; sent < runs; sent += SUBMIT_WAVE_RUNS) {
     const wave = Math.min(SUBMIT_WAVE_RUNS, runs - sent);
-    await Promise.all(Array.from({ length: wave }, () => keel.store.createRun(keel.newRun(waitsForInput))));
+    await Promise.all(
+      Array.from({ length: wave }, () => keel.store.createRun(keel.newRun(waitsForInput))),
+    );
   }
 }
 

@@ -23,9 +23,13 @@ export function bearerToken(request: FastifyRequest): string | undefined {
   return match?.[1];
 }
 
-export async function authenticateTenant(store: Store, request: FastifyRequest): Promise<TenantRecord> {
+export async function authenticateTenant(
+  store: Store,
+  request: FastifyRequest,
+): Promise<TenantRecord> {
   const token = bearerToken(request);
-  if (token === undefined) throw new KeelError('unauthorized', 'missing API key: send Authorization: Bearer <key>');
+  if (token === undefined)
+    throw new KeelError('unauthorized', 'missing API key: send Authorization: Bearer <key>');
   const tenant = await store.findTenantByKeyHash(hashApiKey(token));
   if (tenant === null) throw new KeelError('unauthorized', 'the API key is not recognised');
   return tenant;

@@ -16,7 +16,9 @@ interface ParserError extends Error {
  * The error code and message for a parser refusal; `undefined` when the client is gone and nothing
  * can be sent.
  */
-export function clientErrorOf(error: ParserError): { code: ErrorCode; message: string } | undefined {
+export function clientErrorOf(
+  error: ParserError,
+): { code: ErrorCode; message: string } | undefined {
   switch (error.code) {
     case 'ECONNRESET':
     case 'EPIPE':
@@ -28,9 +30,15 @@ export function clientErrorOf(error: ParserError): { code: ErrorCode; message: s
       };
     case 'ERR_HTTP_REQUEST_TIMEOUT':
     case 'HPE_HEADERS_TIMEOUT':
-      return { code: 'request_timeout', message: 'the request was not received completely in time' };
+      return {
+        code: 'request_timeout',
+        message: 'the request was not received completely in time',
+      };
     default:
-      return { code: 'malformed_request', message: `the request is not valid HTTP/1.1 (${error.code ?? 'parse error'}): check for control characters in headers and the request line` };
+      return {
+        code: 'malformed_request',
+        message: `the request is not valid HTTP/1.1 (${error.code ?? 'parse error'}): check for control characters in headers and the request line`,
+      };
   }
 }
 
@@ -42,13 +50,21 @@ export function clientErrorHandler(error: ParserError, socket: Socket): void {
   const answer = clientErrorOf(error);
   // A response already started on this socket (a parse error in a later pipelined request) cannot
   // take a second one.
-  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+  const inFlight =
+    (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent ===
+    true;
   if (answer !== undefined && socket.writable && !inFlight) {
     const status = ERROR_CODES[answer.code].status;
-    const body = JSON.stringify({ error: { code: answer.code, message: answer.message, details: { parserCode: error.code ?? null } } });
+    const body = JSON.stringify({
+      error: {
+        code: answer.code,
+        message: answer.message,
+        details: { parserCode: error.code ?? null },
+      },
+    });
     socket.write(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\ncontent-type: application/json; charset=utf-8\r\n`
-        + `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\ncontent-type: application/json; charset=utf-8\r\n` +
+        `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
     );
   }
   socket.destroy(error);
@@ -61,8 +77,15 @@ export function clientErrorHandler(error: ParserError, socket: Socket): void {
  */
 export function answerExpectationFailed(request: IncomingMessage, response: ServerResponse): void {
   const body = JSON.stringify({
-    error: { code: 'expectation_failed', message: `this server only supports Expect: 100-continue, not ${JSON.stringify(request.headers.expect ?? '')}` },
+    error: {
+      code: 'expectation_failed',
+      message: `this server only supports Expect: 100-continue, not ${JSON.stringify(request.headers.expect ?? '')}`,
+    },
   });
-  response.writeHead(ERROR_CODES.expectation_failed.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
+  response.writeHead(ERROR_CODES.expectation_failed.status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    connection: 'close',
+  });
   response.end(body);
 }

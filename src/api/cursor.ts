@@ -6,13 +6,17 @@ import { KeelError } from '../domain/keel-error.ts';
 import { RUN_ID_PATTERN } from '../domain/ids.ts';
 
 /** What every list route's `cursor` parameter says in the OpenAPI document. */
-export const CURSOR_DESCRIPTION = 'Opaque: pass back the nextCursor of the previous page unchanged. '
-  + 'A cursor this server did not issue for this list is 400 invalid_cursor.';
+export const CURSOR_DESCRIPTION =
+  'Opaque: pass back the nextCursor of the previous page unchanged. ' +
+  'A cursor this server did not issue for this list is 400 invalid_cursor.';
 
-const SCHEDULE_ID_PATTERN = /^sch_[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const SCHEDULE_ID_PATTERN =
+  /^sch_[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
-export const isRunId = (after: unknown): after is string => typeof after === 'string' && RUN_ID_PATTERN.test(after);
-export const isScheduleId = (after: unknown): after is string => typeof after === 'string' && SCHEDULE_ID_PATTERN.test(after);
+export const isRunId = (after: unknown): after is string =>
+  typeof after === 'string' && RUN_ID_PATTERN.test(after);
+export const isScheduleId = (after: unknown): after is string =>
+  typeof after === 'string' && SCHEDULE_ID_PATTERN.test(after);
 /**
  * Logical times are epoch milliseconds: a safe integer, so both stores can compare it with a bigint
  * column.
@@ -25,7 +29,11 @@ export function encodeCursor(after: string | number): string {
 
 /** The `after` of a cursor issued by encodeCursor for a list whose positions satisfy `accepts`. */
 export function decodeCursorOf<T>(cursor: string, accepts: (after: unknown) => after is T): T {
-  const invalid = () => new KeelError('invalid_cursor', 'the cursor is malformed; pass the nextCursor of a previous page');
+  const invalid = () =>
+    new KeelError(
+      'invalid_cursor',
+      'the cursor is malformed; pass the nextCursor of a previous page',
+    );
   if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid();
   let parsed: unknown;
   try {

@@ -21,14 +21,23 @@ export function toKeelError(error: unknown): KeelError | undefined {
   if (isKeelError(error)) return error;
   const e = error as FastifyError;
   if (hasZodFastifySchemaValidationErrors(e)) {
-    return new KeelError('validation_failed', `invalid request ${e.validationContext ?? ''}: ${e.message}`.replace(/\s+/g, ' ').trim(), {
-      details: { issues: e.validation.map((v) => ({ path: v.instancePath, message: v.message })) },
-    });
+    return new KeelError(
+      'validation_failed',
+      `invalid request ${e.validationContext ?? ''}: ${e.message}`.replace(/\s+/g, ' ').trim(),
+      {
+        details: {
+          issues: e.validation.map((v) => ({ path: v.instancePath, message: v.message })),
+        },
+      },
+    );
   }
   const mapped = typeof e?.code === 'string' ? FASTIFY_CODES[e.code] : undefined;
   if (mapped !== undefined) return new KeelError(mapped, e.message);
   if (typeof e?.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
-    return new KeelError(e.statusCode === 413 ? 'payload_too_large' : 'validation_failed', e.message);
+    return new KeelError(
+      e.statusCode === 413 ? 'payload_too_large' : 'validation_failed',
+      e.message,
+    );
   }
   return undefined;
 }
@@ -37,13 +46,19 @@ export function errorHandler(error: unknown, request: FastifyRequest, reply: Fas
   const keel = toKeelError(error);
   if (keel === undefined) {
     request.log.error({ err: error }, 'unhandled error');
-    void reply.status(500).send({ error: { code: 'internal', message: 'internal error; it has been logged' } });
+    void reply
+      .status(500)
+      .send({ error: { code: 'internal', message: 'internal error; it has been logged' } });
     return;
   }
-  if (keel.code === 'idempotency_conflict' || keel.status >= 500) request.log.warn({ code: keel.code }, keel.message);
+  if (keel.code === 'idempotency_conflict' || keel.status >= 500)
+    request.log.warn({ code: keel.code }, keel.message);
   const status = ERROR_CODES[keel.code].status;
   // A refusal that says when to come back (429 tenant_queue_full, 503) tells HTTP clients too, in
   // whole seconds.
-  if (keel.retryAfterMs !== undefined) void reply.header('retry-after', String(Math.max(1, Math.ceil(keel.retryAfterMs / 1000))));
-  void reply.status(status >= 500 && keel.code !== 'store_busy' ? 500 : status).send({ error: keel.toJSON() });
+  if (keel.retryAfterMs !== undefined)
+    void reply.header('retry-after', String(Math.max(1, Math.ceil(keel.retryAfterMs / 1000))));
+  void reply
+    .status(status >= 500 && keel.code !== 'store_busy' ? 500 : status)
+    .send({ error: keel.toJSON() });
 }

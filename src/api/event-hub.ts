@@ -12,7 +12,10 @@ export class EventHub {
       for (const change of changes) {
         // '*': the store may have missed changes (its change feed reconnected): every stream
         // re-reads.
-        const sets = change.runId === '*' ? [...this.#listeners.values()] : [this.#listeners.get(change.runId)];
+        const sets =
+          change.runId === '*'
+            ? [...this.#listeners.values()]
+            : [this.#listeners.get(change.runId)];
         for (const set of sets) if (set !== undefined) for (const listener of set) listener();
       }
     });

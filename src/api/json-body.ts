@@ -12,7 +12,10 @@ import { KeelError } from '../domain/keel-error.ts';
 export const PAYLOAD_DRAIN_MAX_BYTES = 32 * 1024 * 1024;
 
 export async function readJsonBody(stream: IncomingMessage, limitBytes: number): Promise<unknown> {
-  const tooLarge = () => new KeelError('payload_too_large', `the request body exceeds ${limitBytes} bytes`, { details: { limitBytes } });
+  const tooLarge = () =>
+    new KeelError('payload_too_large', `the request body exceeds ${limitBytes} bytes`, {
+      details: { limitBytes },
+    });
   const declared = Number(stream.headers['content-length']);
   if (Number.isFinite(declared) && declared > PAYLOAD_DRAIN_MAX_BYTES) throw tooLarge();
   const chunks: Buffer[] = [];
@@ -31,7 +34,10 @@ export async function readJsonBody(stream: IncomingMessage, limitBytes: number):
     // Parsed again only on this failure path, to tell a refused key in valid JSON from JSON that
     // does not parse.
     if (!isJson(text)) throw new KeelError('invalid_json', 'the request body is not valid JSON');
-    throw new KeelError('forbidden_key', 'the request body has a "__proto__" key or a "constructor": {"prototype": …} member; rename or remove it');
+    throw new KeelError(
+      'forbidden_key',
+      'the request body has a "__proto__" key or a "constructor": {"prototype": …} member; rename or remove it',
+    );
   }
 }
 

@@ -39,7 +39,11 @@ export function recordRouteMethods(app: FastifyInstance): RouteMethods {
           schema: { hide: true },
           onRequest: async (request, reply) => {
             void reply.header('allow', allow);
-            throw new KeelError('method_not_allowed', `${request.method} is not allowed on ${url}; allowed: ${allow}`, { details: { allow: allow.split(', ') } });
+            throw new KeelError(
+              'method_not_allowed',
+              `${request.method} is not allowed on ${url}; allowed: ${allow}`,
+              { details: { allow: allow.split(', ') } },
+            );
           },
           handler: async () => undefined,
         });

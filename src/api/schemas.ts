@@ -29,7 +29,8 @@ function withinDepth(value: unknown): boolean {
  * What an identifier, key or name sent to the API may not hold; stated in the document on every
  * such field.
  */
-export const PLAIN_TEXT_RULE = 'no control characters (U+0000–U+001F, U+007F) and no unpaired UTF-16 surrogates';
+export const PLAIN_TEXT_RULE =
+  'no control characters (U+0000–U+001F, U+007F) and no unpaired UTF-16 surrogates';
 
 /**
  * Strings the stores keep as text columns or compare with them (ids, keys, names, filters).
@@ -43,17 +44,30 @@ export function isPlainText(value: string): boolean {
 
 /** A non-empty plain-text string of at most `maxLength` characters. */
 export function plainText(maxLength: number) {
-  return z.string().min(1).max(maxLength).refine(isPlainText, { message: `must have ${PLAIN_TEXT_RULE}` });
+  return z
+    .string()
+    .min(1)
+    .max(maxLength)
+    .refine(isPlainText, { message: `must have ${PLAIN_TEXT_RULE}` });
 }
 
 // Request bodies are parsed from JSON, so any value in them is JSON already; a recursive `z.json()`
 // would only add a schema the OpenAPI document cannot reference. InputBody's `value` must be
 // present, hence the refine.
-export const JsonValue = z.unknown().refine(withinDepth, { message: `nested deeper than ${JSON_MAX_DEPTH} levels` }).describe('Any JSON value');
+export const JsonValue = z
+  .unknown()
+  .refine(withinDepth, { message: `nested deeper than ${JSON_MAX_DEPTH} levels` })
+  .describe('Any JSON value');
 
-export const ErrorBody = z.object({
-  error: z.object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()).optional() }),
-}).meta({ id: 'Error' });
+export const ErrorBody = z
+  .object({
+    error: z.object({
+      code: z.string(),
+      message: z.string(),
+      details: z.record(z.string(), z.unknown()).optional(),
+    }),
+  })
+  .meta({ id: 'Error' });
 
 /**
  * An error response with its own description (the rules behind it), still referencing the one Error
@@ -67,65 +81,147 @@ export const Budget = z.strictObject({
   maxSteps: z.number().int().positive().max(1_000_000).optional(),
   maxTokens: z.number().int().positive().optional(),
   maxCostUsd: z.number().positive().optional(),
-  deadlineMs: z.number().int().positive().max(365 * 24 * 3600 * 1000).optional(),
-  maxRetries: z.number().int().min(0).max(1_000_000).optional().describe('Retries of failed tool calls and steps the run may spend (default 100)'),
+  deadlineMs: z
+    .number()
+    .int()
+    .positive()
+    .max(365 * 24 * 3600 * 1000)
+    .optional(),
+  maxRetries: z
+    .number()
+    .int()
+    .min(0)
+    .max(1_000_000)
+    .optional()
+    .describe('Retries of failed tool calls and steps the run may spend (default 100)'),
 });
 
 export const Priority = z.enum(['interactive', 'batch']);
 
 export const CreateRunBody = z.strictObject({
-  agent: plainText(200).describe(`Agent name, or name@version to pin a version explicitly; ${PLAIN_TEXT_RULE}`),
+  agent: plainText(200).describe(
+    `Agent name, or name@version to pin a version explicitly; ${PLAIN_TEXT_RULE}`,
+  ),
   input: JsonValue.optional().describe('The agent input (any JSON)'),
-  idempotencyKey: plainText(200).optional().describe(`Submitting again with the same key returns the first run (409 idempotency_conflict if the body differs); ${PLAIN_TEXT_RULE}`),
+  idempotencyKey: plainText(200)
+    .optional()
+    .describe(
+      `Submitting again with the same key returns the first run (409 idempotency_conflict if the body differs); ${PLAIN_TEXT_RULE}`,
+    ),
   priority: Priority.optional(),
   budget: Budget.optional(),
   metadata: z.record(z.string(), JsonValue).optional(),
 });
 
-export const RunStatusEnum = z.enum(['queued', 'running', 'waiting', 'cancelling', 'succeeded', 'failed', 'cancelled']);
+export const RunStatusEnum = z.enum([
+  'queued',
+  'running',
+  'waiting',
+  'cancelling',
+  'succeeded',
+  'failed',
+  'cancelled',
+]);
 
-export const Run = z.object({
-  id: z.string(),
-  tenantId: z.string(),
-  agent: z.string(),
-  agentVersion: z.string(),
-  status: RunStatusEnum,
-  stateVersion: z.number().int(),
-  priority: Priority,
-  input: z.unknown(),
-  result: z.unknown().optional(),
-  error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }).nullable(),
-  outcome: z.enum(['no_side_effects', 'after_partial_work', 'outcome_unknown']).nullable(),
-  compensation: z.object({
-    compensated: z.array(z.object({ executionId: z.string(), tool: z.string() })),
-    failed: z.array(z.object({ executionId: z.string(), tool: z.string(), error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }) })),
-    unknown: z.array(z.object({ executionId: z.string(), tool: z.string() })),
-  }).nullable().describe('What a failed or cancelled run undid (completed executions of tools with a compensate hook), and what it could not'),
-  waitingReason: z.string().nullable().describe(`Why a queued or waiting run is not progressing (null otherwise): ${
-    Object.entries(WAITING_REASONS).map(([code, meaning]) => `${code} (${meaning})`).join('; ')}`),
-  waitingSince: z.string().nullable().describe('Since when the run waits for waitingReason (ISO time); null when it is not waiting'),
-  wakeAt: z.string().nullable(),
-  budget: Budget,
-  counters: z.object({ steps: z.number(), inputTokens: z.number(), outputTokens: z.number(), costUsd: z.number() }),
-  metadata: z.record(z.string(), z.unknown()).nullable(),
-  parentRunId: z.string().nullable(),
-  idempotencyKey: z.string().nullable(),
-  attempts: z.number().int().describe('How many times a worker claimed the run'),
-  leaseLosses: z.number().int().describe('Leases lost in a row without progress (the poison counter; quarantined at KEEL_POISON_LEASE_LOSSES)'),
-  preemptions: z.number().int().describe('Times the run was preempted: a batch run sent back to the queue at an effect boundary, journal kept, for interactive runs waiting longer than KEEL_PREEMPT_AFTER_MS'),
-  preemptedAt: z.string().nullable().describe('When it was last preempted (a queued preempted run also shows waitingReason `preempted`)'),
-  createdAt: z.string(),
-  updatedAt: z.string(),
-  endedAt: z.string().nullable(),
-  deadlineAt: z.string().nullable(),
-}).meta({ id: 'Run' });
+export const Run = z
+  .object({
+    id: z.string(),
+    tenantId: z.string(),
+    agent: z.string(),
+    agentVersion: z.string(),
+    status: RunStatusEnum,
+    stateVersion: z.number().int(),
+    priority: Priority,
+    input: z.unknown(),
+    result: z.unknown().optional(),
+    error: z
+      .object({ code: z.string(), message: z.string(), details: z.unknown().optional() })
+      .nullable(),
+    outcome: z.enum(['no_side_effects', 'after_partial_work', 'outcome_unknown']).nullable(),
+    compensation: z
+      .object({
+        compensated: z.array(z.object({ executionId: z.string(), tool: z.string() })),
+        failed: z.array(
+          z.object({
+            executionId: z.string(),
+            tool: z.string(),
+            error: z.object({
+              code: z.string(),
+              message: z.string(),
+              details: z.unknown().optional(),
+            }),
+          }),
+        ),
+        unknown: z.array(z.object({ executionId: z.string(), tool: z.string() })),
+      })
+      .nullable()
+      .describe(
+        'What a failed or cancelled run undid (completed executions of tools with a compensate hook), and what it could not',
+      ),
+    waitingReason: z
+      .string()
+      .nullable()
+      .describe(
+        `Why a queued or waiting run is not progressing (null otherwise): ${Object.entries(
+          WAITING_REASONS,
+        )
+          .map(([code, meaning]) => `${code} (${meaning})`)
+          .join('; ')}`,
+      ),
+    waitingSince: z
+      .string()
+      .nullable()
+      .describe(
+        'Since when the run waits for waitingReason (ISO time); null when it is not waiting',
+      ),
+    wakeAt: z.string().nullable(),
+    budget: Budget,
+    counters: z.object({
+      steps: z.number(),
+      inputTokens: z.number(),
+      outputTokens: z.number(),
+      costUsd: z.number(),
+    }),
+    metadata: z.record(z.string(), z.unknown()).nullable(),
+    parentRunId: z.string().nullable(),
+    idempotencyKey: z.string().nullable(),
+    attempts: z.number().int().describe('How many times a worker claimed the run'),
+    leaseLosses: z
+      .number()
+      .int()
+      .describe(
+        'Leases lost in a row without progress (the poison counter; quarantined at KEEL_POISON_LEASE_LOSSES)',
+      ),
+    preemptions: z
+      .number()
+      .int()
+      .describe(
+        'Times the run was preempted: a batch run sent back to the queue at an effect boundary, journal kept, for interactive runs waiting longer than KEEL_PREEMPT_AFTER_MS',
+      ),
+    preemptedAt: z
+      .string()
+      .nullable()
+      .describe(
+        'When it was last preempted (a queued preempted run also shows waitingReason `preempted`)',
+      ),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    endedAt: z.string().nullable(),
+    deadlineAt: z.string().nullable(),
+  })
+  .meta({ id: 'Run' });
 
 export const RunList = z.object({ runs: z.array(Run), nextCursor: z.string().nullable() });
 
 export const ListRunsQuery = z.strictObject({
   status: RunStatusEnum.optional(),
   agent: plainText(200).optional().describe(`Only runs of this agent; ${PLAIN_TEXT_RULE}`),
-  code: z.string().regex(/^[a-z][a-z0-9_]*$/).max(100).optional().describe('Only runs whose error has this code, e.g. poison_run'),
+  code: z
+    .string()
+    .regex(/^[a-z][a-z0-9_]*$/)
+    .max(100)
+    .optional()
+    .describe('Only runs whose error has this code, e.g. poison_run'),
   limit: z.coerce.number().int().min(1).max(200).default(50),
   cursor: z.string().max(512).optional().describe(CURSOR_DESCRIPTION),
 });
@@ -134,7 +230,12 @@ export const ListRunsQuery = z.strictObject({
 export const PathId = plainText(200).describe(`An id; ${PLAIN_TEXT_RULE}`);
 export const RunIdParams = z.object({ id: PathId });
 
-export const InputBody = z.strictObject({ key: plainText(256).describe(`The key the run waits for; ${PLAIN_TEXT_RULE}`), value: JsonValue }).refine((b) => b.value !== undefined, { message: 'value is required', path: ['value'] });
+export const InputBody = z
+  .strictObject({
+    key: plainText(256).describe(`The key the run waits for; ${PLAIN_TEXT_RULE}`),
+    value: JsonValue,
+  })
+  .refine((b) => b.value !== undefined, { message: 'value is required', path: ['value'] });
 
 export const EventsQuery = z.strictObject({
   after: z.coerce.number().int().min(0).optional(),
@@ -142,24 +243,31 @@ export const EventsQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(10_000).optional(),
 });
 
-export const RunEvent = z.object({ seq: z.number().int(), type: z.string(), at: z.string(), data: z.unknown() }).meta({ id: 'RunEvent' });
+export const RunEvent = z
+  .object({ seq: z.number().int(), type: z.string(), at: z.string(), data: z.unknown() })
+  .meta({ id: 'RunEvent' });
 
-export const Step = z.object({
-  seq: z.number().int(),
-  kind: z.string(),
-  name: z.string(),
-  status: z.string(),
-  attempts: z.number().int(),
-  executionId: z.string().nullable(),
-  effectClass: z.string().nullable(),
-  fencingToken: z.number().int().describe('Fencing token of the lease under which this state was written'),
-  worker: z.string().nullable().describe('The worker (lease owner) that wrote this state'),
-  queuedAt: z.string().nullable(),
-  startedAt: z.string().nullable(),
-  endedAt: z.string().nullable(),
-  deadlineAt: z.string().nullable(),
-  error: z.unknown().optional(),
-}).meta({ id: 'Step' });
+export const Step = z
+  .object({
+    seq: z.number().int(),
+    kind: z.string(),
+    name: z.string(),
+    status: z.string(),
+    attempts: z.number().int(),
+    executionId: z.string().nullable(),
+    effectClass: z.string().nullable(),
+    fencingToken: z
+      .number()
+      .int()
+      .describe('Fencing token of the lease under which this state was written'),
+    worker: z.string().nullable().describe('The worker (lease owner) that wrote this state'),
+    queuedAt: z.string().nullable(),
+    startedAt: z.string().nullable(),
+    endedAt: z.string().nullable(),
+    deadlineAt: z.string().nullable(),
+    error: z.unknown().optional(),
+  })
+  .meta({ id: 'Step' });
 
 /**
  * Pools a tenant may cap, at most this many (pool names are the scheduler's: model:<name>,
@@ -173,42 +281,116 @@ export const TENANT_POOL_CAPS_MAX = 100;
 export const TENANT_TPM_MAX = 2_147_483_647;
 const POOL_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9:._\/@-]*$/;
 /** poolCaps' key rules: OpenAPI 3.0 has no propertyNames, so the document states them in words. */
-export const POOL_CAPS_RULES = `Keys are pool names (1–200 characters matching ${POOL_NAME_PATTERN.source}, e.g. model:gpt-4o, sandbox:default, inline), `
-  + `at most ${TENANT_POOL_CAPS_MAX} of them; values are integers 1–1,000,000. Anything else is 400 validation_failed.`;
+export const POOL_CAPS_RULES =
+  `Keys are pool names (1–200 characters matching ${POOL_NAME_PATTERN.source}, e.g. model:gpt-4o, sandbox:default, inline), ` +
+  `at most ${TENANT_POOL_CAPS_MAX} of them; values are integers 1–1,000,000. Anything else is 400 validation_failed.`;
 const TenantQuotaFields = {
-  weight: z.number().int().min(1).max(TENANT_WEIGHT_MAX).describe('Share of claims while backlogged, relative to other tenants (default 1)'),
-  maxConcurrentRuns: z.number().int().min(1).max(1_000_000).nullable().describe('Runs held by workers at once; null: unlimited'),
-  maxQueuedRuns: z.number().int().min(1).max(100_000_000).nullable().describe('Queued runs beyond which POST /v1/runs answers 429 tenant_queue_full; null: unlimited'),
-  rpm: z.number().int().min(1).max(100_000_000).nullable().describe('Model requests per minute for the tenant (all processes together on Postgres); null: the models file\'s tenantLimits, else unlimited'),
-  tpm: z.number().int().min(1).max(TENANT_TPM_MAX).nullable().describe('Model tokens per minute for the tenant (all processes together on Postgres); null: the models file\'s tenantLimits, else unlimited'),
-  dailyTokenBudget: z.number().int().min(0).max(1_000_000_000_000_000).nullable()
-    .describe('Model tokens (input + output) per UTC day; once spent, model calls wait (tenant_budget_exhausted) until midnight UTC or a raise; null: unlimited'),
-  dailyCostBudgetUsd: z.number().min(0).max(1_000_000_000).nullable()
-    .describe('Model spend in USD per UTC day; once spent, model calls wait (tenant_budget_exhausted); null: unlimited'),
-  poolCaps: z.record(z.string().min(1).max(200).regex(POOL_NAME_PATTERN), z.number().int().min(1).max(1_000_000))
-    .refine((caps) => Object.keys(caps).length <= TENANT_POOL_CAPS_MAX, { message: `at most ${TENANT_POOL_CAPS_MAX} pools` })
-    .describe(`Pool name → max concurrent effects of the tenant in that pool (e.g. {"sandbox:default": 2}); a patch replaces the whole object. ${POOL_CAPS_RULES}`),
+  weight: z
+    .number()
+    .int()
+    .min(1)
+    .max(TENANT_WEIGHT_MAX)
+    .describe('Share of claims while backlogged, relative to other tenants (default 1)'),
+  maxConcurrentRuns: z
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .nullable()
+    .describe('Runs held by workers at once; null: unlimited'),
+  maxQueuedRuns: z
+    .number()
+    .int()
+    .min(1)
+    .max(100_000_000)
+    .nullable()
+    .describe(
+      'Queued runs beyond which POST /v1/runs answers 429 tenant_queue_full; null: unlimited',
+    ),
+  rpm: z
+    .number()
+    .int()
+    .min(1)
+    .max(100_000_000)
+    .nullable()
+    .describe(
+      "Model requests per minute for the tenant (all processes together on Postgres); null: the models file's tenantLimits, else unlimited",
+    ),
+  tpm: z
+    .number()
+    .int()
+    .min(1)
+    .max(TENANT_TPM_MAX)
+    .nullable()
+    .describe(
+      "Model tokens per minute for the tenant (all processes together on Postgres); null: the models file's tenantLimits, else unlimited",
+    ),
+  dailyTokenBudget: z
+    .number()
+    .int()
+    .min(0)
+    .max(1_000_000_000_000_000)
+    .nullable()
+    .describe(
+      'Model tokens (input + output) per UTC day; once spent, model calls wait (tenant_budget_exhausted) until midnight UTC or a raise; null: unlimited',
+    ),
+  dailyCostBudgetUsd: z
+    .number()
+    .min(0)
+    .max(1_000_000_000)
+    .nullable()
+    .describe(
+      'Model spend in USD per UTC day; once spent, model calls wait (tenant_budget_exhausted); null: unlimited',
+    ),
+  poolCaps: z
+    .record(
+      z.string().min(1).max(200).regex(POOL_NAME_PATTERN),
+      z.number().int().min(1).max(1_000_000),
+    )
+    .refine((caps) => Object.keys(caps).length <= TENANT_POOL_CAPS_MAX, {
+      message: `at most ${TENANT_POOL_CAPS_MAX} pools`,
+    })
+    .describe(
+      `Pool name → max concurrent effects of the tenant in that pool (e.g. {"sandbox:default": 2}); a patch replaces the whole object. ${POOL_CAPS_RULES}`,
+    ),
 };
 const QUOTA_NAMES = Object.keys(TenantQuotaFields).join(', ');
 /** Every quota, each optional: a create names the ones it sets, a PATCH the ones it changes. */
 const TenantQuotaPatch = z.strictObject(TenantQuotaFields).partial();
 export const CreateTenantBody = TenantQuotaPatch.extend({
-  name: z.string().min(1).max(100).regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/).describe('Unique among tenants: a name in use is 409 tenant_name_taken'),
+  name: z
+    .string()
+    .min(1)
+    .max(100)
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/)
+    .describe('Unique among tenants: a name in use is 409 tenant_name_taken'),
 });
 /** The rule of PATCH /v1/admin/tenants/:id that JSON Schema does not show. */
 export const TENANT_PATCH_RULES = `Name at least one of ${QUOTA_NAMES}: an empty body is 400 validation_failed.`;
-export const UpdateTenantBody = TenantQuotaPatch.refine((body) => Object.keys(body).length > 0, { message: `name at least one of ${QUOTA_NAMES}` })
-  .describe(`The quotas to change; the others stay. ${TENANT_PATCH_RULES}`);
+export const UpdateTenantBody = TenantQuotaPatch.refine((body) => Object.keys(body).length > 0, {
+  message: `name at least one of ${QUOTA_NAMES}`,
+}).describe(`The quotas to change; the others stay. ${TENANT_PATCH_RULES}`);
 export const TenantParams = z.object({ id: PathId });
-export const Tenant = z.object({
-  id: z.string(), name: z.string(), createdAt: z.string(),
-  weight: z.number().int(), maxConcurrentRuns: z.number().int().nullable(), maxQueuedRuns: z.number().int().nullable(),
-  rpm: z.number().int().nullable(), tpm: z.number().int().nullable(),
-  dailyTokenBudget: z.number().int().nullable(), dailyCostBudgetUsd: z.number().nullable(),
-  poolCaps: z.record(z.string(), z.number().int()),
-}).meta({ id: 'Tenant' });
+export const Tenant = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    createdAt: z.string(),
+    weight: z.number().int(),
+    maxConcurrentRuns: z.number().int().nullable(),
+    maxQueuedRuns: z.number().int().nullable(),
+    rpm: z.number().int().nullable(),
+    tpm: z.number().int().nullable(),
+    dailyTokenBudget: z.number().int().nullable(),
+    dailyCostBudgetUsd: z.number().nullable(),
+    poolCaps: z.record(z.string(), z.number().int()),
+  })
+  .meta({ id: 'Tenant' });
 
-export const ResolveParams = z.object({ id: PathId, executionId: plainText(300).describe(`An execution id; ${PLAIN_TEXT_RULE}`) });
+export const ResolveParams = z.object({
+  id: PathId,
+  executionId: plainText(300).describe(`An execution id; ${PLAIN_TEXT_RULE}`),
+});
 export const ResolveBody = z.strictObject({
   action: z.enum(['retry', 'succeeded', 'failed']),
   result: JsonValue.optional(),

@@ -4,7 +4,12 @@
 import swagger from '@fastify/swagger';
 import { z } from 'zod';
 import Fastify, { LogController, type FastifyInstance, type FastifyRequest } from 'fastify';
-import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import {
+  jsonSchemaTransform,
+  jsonSchemaTransformObject,
+  serializerCompiler,
+  validatorCompiler,
+} from 'fastify-type-provider-zod';
 import { KeelError } from '../domain/keel-error.ts';
 import type { AgentRegistry } from '../engine/registry.ts';
 import type { TenantRecord } from '../domain/records.ts';
@@ -65,12 +70,22 @@ type WithTenant = FastifyRequest & { [TENANT]?: TenantRecord };
 
 export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   const payloadMaxBytes = options.payloadMaxBytes ?? PAYLOAD_MAX_BYTES_DEFAULT;
-  const logging = options.logger !== undefined
-    ? { loggerInstance: options.logger, logController: new LogController({ disableRequestLogging: true }) } : { logger: false };
+  const logging =
+    options.logger !== undefined
+      ? {
+          loggerInstance: options.logger,
+          logController: new LogController({ disableRequestLogging: true }),
+        }
+      : { logger: false };
   // frameworkErrors: bad URLs and the like; clientErrorHandler: requests Node's HTTP parser refused
   // (client-errors.ts).
   const app = Fastify({
-    ...logging, bodyLimit: payloadMaxBytes, return503OnClosing: false, forceCloseConnections: true, frameworkErrors: errorHandler, clientErrorHandler,
+    ...logging,
+    bodyLimit: payloadMaxBytes,
+    return503OnClosing: false,
+    forceCloseConnections: true,
+    frameworkErrors: errorHandler,
+    clientErrorHandler,
   });
   app.server.on('checkExpectation', answerExpectationFailed);
   app.setValidatorCompiler(validatorCompiler);
@@ -83,22 +98,44 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     if (!route.url.startsWith('/v1/') || route.schema?.querystring !== undefined) return;
     const response = route.schema?.response as Record<string, unknown> | undefined;
     route.schema = {
-      ...route.schema, querystring: NO_QUERY,
-      ...(response !== undefined && !('400' in response) ? { response: { ...response, 400: errorResponse('A query parameter was sent: this operation takes none') } } : {}),
+      ...route.schema,
+      querystring: NO_QUERY,
+      ...(response !== undefined && !('400' in response)
+        ? {
+            response: {
+              ...response,
+              400: errorResponse('A query parameter was sent: this operation takes none'),
+            },
+          }
+        : {}),
     };
   });
   app.setNotFoundHandler((request, reply) => {
-    void reply.status(404).send({ error: { code: 'not_found', message: `no route ${request.method} ${request.url.split('?')[0]}` } });
+    void reply
+      .status(404)
+      .send({
+        error: {
+          code: 'not_found',
+          message: `no route ${request.method} ${request.url.split('?')[0]}`,
+        },
+      });
   });
   // JSON only: text/plain would otherwise reach the routes as a string (it must be 415).
   app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', (_request, payload, done) => {
-    readJsonBody(payload, payloadMaxBytes).then((body) => done(null, body), (error: Error) => done(error, undefined));
+    readJsonBody(payload, payloadMaxBytes).then(
+      (body) => done(null, body),
+      (error: Error) => done(error, undefined),
+    );
   });
 
   await app.register(swagger, {
     openapi: {
-      info: { title: 'Keel API', version: options.version ?? '0.1.0', description: 'Durable, multi-tenant runtime for AI agents' },
+      info: {
+        title: 'Keel API',
+        version: options.version ?? '0.1.0',
+        description: 'Durable, multi-tenant runtime for AI agents',
+      },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
     },
@@ -125,21 +162,46 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   };
 
   registerRunRoutes(app, { store: options.store, registry: options.registry, tenantOf });
-  registerEventRoutes(app, { store: options.store, hub, tenantOf, closing: closing.signal, ...(options.live === undefined ? {} : { live: options.live }) });
-  registerAdminRoutes(app, { store: options.store, adminKey: options.adminKey, ...(options.tenantPolicy ? { tenantPolicy: options.tenantPolicy } : {}) });
+  registerEventRoutes(app, {
+    store: options.store,
+    hub,
+    tenantOf,
+    closing: closing.signal,
+    ...(options.live === undefined ? {} : { live: options.live }),
+  });
+  registerAdminRoutes(app, {
+    store: options.store,
+    adminKey: options.adminKey,
+    ...(options.tenantPolicy ? { tenantPolicy: options.tenantPolicy } : {}),
+  });
   registerAdminPoolRoutes(app, { adminKey: options.adminKey, pools: options.pools });
-  if (options.schedules !== undefined) registerScheduleRoutes(app, { schedules: options.schedules, store: options.store, adminKey: options.adminKey, tenantOf });
+  if (options.schedules !== undefined)
+    registerScheduleRoutes(app, {
+      schedules: options.schedules,
+      store: options.store,
+      adminKey: options.adminKey,
+      tenantOf,
+    });
   registerUsageRoutes(app, { store: options.store, tenantOf });
   registerMetricsRoute(app, { adminKey: options.adminKey });
   // The web app at / and its read-only /v1/dashboard routes.
-  await registerDashboard(app, { store: options.store, registry: options.registry, tenantOf, sources: options.dashboard ?? {}, adminKey: options.adminKey });
+  await registerDashboard(app, {
+    store: options.store,
+    registry: options.registry,
+    tenantOf,
+    sources: options.dashboard ?? {},
+    adminKey: options.adminKey,
+  });
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
     const health = await options.store.health();
     const ready = health.reachable && health.changeFeed && (options.ready?.() ?? true);
     return reply.status(ready ? 200 : 503).send({
-      ready, store: health.reachable ? 'ok' : 'unavailable', changeFeed: health.changeFeed ? 'ok' : 'reconnecting', durability: options.store.durability,
+      ready,
+      store: health.reachable ? 'ok' : 'unavailable',
+      changeFeed: health.changeFeed ? 'ok' : 'reconnecting',
+      durability: options.store.durability,
       notDurableCommits: options.store.notDurableCommits(),
     });
   });

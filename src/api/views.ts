@@ -38,9 +38,17 @@ export function runView(run: RunRecord) {
 
 export function tenantView(tenant: TenantRecord) {
   return {
-    id: tenant.id, name: tenant.name, createdAt: iso(tenant.createdAt)!,
-    weight: tenant.weight, maxConcurrentRuns: tenant.maxConcurrentRuns, maxQueuedRuns: tenant.maxQueuedRuns,
-    rpm: tenant.rpm, tpm: tenant.tpm, dailyTokenBudget: tenant.dailyTokenBudget, dailyCostBudgetUsd: tenant.dailyCostBudgetUsd, poolCaps: tenant.poolCaps,
+    id: tenant.id,
+    name: tenant.name,
+    createdAt: iso(tenant.createdAt)!,
+    weight: tenant.weight,
+    maxConcurrentRuns: tenant.maxConcurrentRuns,
+    maxQueuedRuns: tenant.maxQueuedRuns,
+    rpm: tenant.rpm,
+    tpm: tenant.tpm,
+    dailyTokenBudget: tenant.dailyTokenBudget,
+    dailyCostBudgetUsd: tenant.dailyCostBudgetUsd,
+    poolCaps: tenant.poolCaps,
   };
 }
 

@@ -14,8 +14,16 @@ type RunView = ReturnType<typeof runView>;
  * Whether the tenant holds its maximum of concurrent runs: one query per page, and only when the
  * page needs it.
  */
-export async function tenantAtCap(store: Store, tenant: TenantRecord, runs: readonly RunRecord[]): Promise<boolean> {
-  if (tenant.maxConcurrentRuns === null || !runs.some((r) => r.status === 'queued' && r.waitingReason === null)) return false;
+export async function tenantAtCap(
+  store: Store,
+  tenant: TenantRecord,
+  runs: readonly RunRecord[],
+): Promise<boolean> {
+  if (
+    tenant.maxConcurrentRuns === null ||
+    !runs.some((r) => r.status === 'queued' && r.waitingReason === null)
+  )
+    return false;
   return (await store.heldRuns(tenant.id)) >= tenant.maxConcurrentRuns;
 }
 
@@ -23,14 +31,20 @@ export async function tenantAtCap(store: Store, tenant: TenantRecord, runs: read
  * Fills a queued run's waitingReason and waitingSince in its view (other statuses are left as
  * stored).
  */
-export function explainQueued(v: RunView, run: RunRecord, served: boolean, atCap: boolean): RunView {
+export function explainQueued(
+  v: RunView,
+  run: RunRecord,
+  served: boolean,
+  atCap: boolean,
+): RunView {
   if (run.status !== 'queued') return v;
   if (v.waitingReason !== null && IN_FLIGHT_REASONS.has(v.waitingReason)) {
     v.waitingReason = null; // left by a worker that handed the run back mid-wait: it no longer applies
     v.waitingSince = null;
   }
   if (!served) v.waitingReason = 'agent_version_unavailable';
-  else if (v.waitingReason === null) v.waitingReason = atCap ? 'tenant_concurrency_cap' : 'awaiting_worker';
+  else if (v.waitingReason === null)
+    v.waitingReason = atCap ? 'tenant_concurrency_cap' : 'awaiting_worker';
   v.waitingSince ??= new Date(run.updatedAt).toISOString();
   return v;
 }

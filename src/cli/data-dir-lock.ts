@@ -18,9 +18,17 @@ const NOT_WRITABLE = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'EEXIST', '
 function dataDirStartupError(error: unknown, dir: string): StartupError | undefined {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (code === undefined || !NOT_WRITABLE.has(code)) return undefined;
-  const problem = code === 'ENOTDIR' || code === 'EEXIST' ? 'is not a directory: a file is in the way'
-    : code === 'ENOSPC' || code === 'EDQUOT' ? 'is on a full disk' : 'is not writable by this process';
-  return new StartupError(`data directory ${dir} ${problem} (${code})`, 'pass --data with a directory this user can write (or set KEEL_DATA_DIR)', { cause: error });
+  const problem =
+    code === 'ENOTDIR' || code === 'EEXIST'
+      ? 'is not a directory: a file is in the way'
+      : code === 'ENOSPC' || code === 'EDQUOT'
+        ? 'is on a full disk'
+        : 'is not writable by this process';
+  return new StartupError(
+    `data directory ${dir} ${problem} (${code})`,
+    'pass --data with a directory this user can write (or set KEEL_DATA_DIR)',
+    { cause: error },
+  );
 }
 
 /** Creates `dir` when missing and checks that this process can write in it. */
@@ -41,10 +49,19 @@ export function lockDataDir(dir: string): () => void {
       writeFileSync(path, String(process.pid), { flag: 'wx' });
       return () => rmSync(path, { force: true });
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw dataDirStartupError(error, dir) ?? error;
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST')
+        throw dataDirStartupError(error, dir) ?? error;
       const pid = Number(readFileSync(path, 'utf8').trim());
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !diedWithin(pid, HOLDER_EXIT_WAIT_MS)) {
-        throw new KeelError('already_running', `another Keel process (pid ${pid}) uses ${dir}; stop it or pass a different --data`);
+      if (
+        Number.isInteger(pid) &&
+        pid > 0 &&
+        pid !== process.pid &&
+        !diedWithin(pid, HOLDER_EXIT_WAIT_MS)
+      ) {
+        throw new KeelError(
+          'already_running',
+          `another Keel process (pid ${pid}) uses ${dir}; stop it or pass a different --data`,
+        );
       }
       rmSync(path, { force: true }); // left by a process that died: take it over
     }

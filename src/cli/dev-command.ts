@@ -22,7 +22,13 @@ options:
 exit codes: 0 after a graceful stop; 2 usage error, or a start refused (port in use, data directory not writable,
 agents file missing or broken, invalid configuration)`;
 
-const DEV_FLAGS = { agents: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, data: { type: 'string' }, ...HELP_FLAG } as const;
+const DEV_FLAGS = {
+  agents: { type: 'string' },
+  port: { type: 'string' },
+  host: { type: 'string' },
+  data: { type: 'string' },
+  ...HELP_FLAG,
+} as const;
 
 export async function runDevCommand(argv: string[], io: CliIo): Promise<number> {
   const { values } = parseFlags(argv, DEV_FLAGS, { positionals: false });
@@ -30,10 +36,19 @@ export async function runDevCommand(argv: string[], io: CliIo): Promise<number> 
     io.stdout.write(`${DEV_USAGE}\n`);
     return EXIT_OK;
   }
-  if (values.agents === undefined) throw new UsageError('--agents <file> is required', "pass the module that exports your agents, e.g. keel dev --agents ./agents.ts");
-  const { config, unknownVariables } = loadConfig(io.env, { port: portFlag(values.port), host: values.host, dataDir: values.data });
+  if (values.agents === undefined)
+    throw new UsageError(
+      '--agents <file> is required',
+      'pass the module that exports your agents, e.g. keel dev --agents ./agents.ts',
+    );
+  const { config, unknownVariables } = loadConfig(io.env, {
+    port: portFlag(values.port),
+    host: values.host,
+    dataDir: values.data,
+  });
   const log = pino({ level: config.logLevel, base: { role: 'dev' } });
-  if (unknownVariables.length > 0) log.warn({ unknownVariables }, 'unknown KEEL_* environment variables (typos?)');
+  if (unknownVariables.length > 0)
+    log.warn({ unknownVariables }, 'unknown KEEL_* environment variables (typos?)');
   const runtime = await startRuntime('dev', values.agents, config, log);
   const where = config.databaseUrl !== undefined ? 'Postgres' : `data ${config.dataDir}`;
   io.stdout.write(

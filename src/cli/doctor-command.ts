@@ -13,7 +13,10 @@ export const DOCTOR_USAGE = `usage: keel doctor [--json]
 exit codes: 0 at least one tier works, 1 none does, 2 usage error`;
 
 export async function runDoctorCommand(args: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseFlags(args, { json: { type: 'boolean', default: false }, ...HELP_FLAG });
+  const { values, positionals } = parseFlags(args, {
+    json: { type: 'boolean', default: false },
+    ...HELP_FLAG,
+  });
   if (values.help) {
     io.stdout.write(`${DOCTOR_USAGE}\n`);
     return EXIT_OK;
@@ -26,7 +29,8 @@ export async function runDoctorCommand(args: string[], io: CliIo): Promise<numbe
     io.stdout.write('sandbox tiers on this host:\n');
     for (const report of reports) {
       const mark = report.ok ? 'ok  ' : 'FAIL';
-      const timing = report.coldStartMs === undefined ? '' : ` (sandbox start to exit ${report.coldStartMs} ms)`;
+      const timing =
+        report.coldStartMs === undefined ? '' : ` (sandbox start to exit ${report.coldStartMs} ms)`;
       io.stdout.write(`  ${mark} ${report.tier.padEnd(10)} ${report.detail}${timing}\n`);
       if (report.fix !== undefined) io.stdout.write(`       fix: ${report.fix}\n`);
     }

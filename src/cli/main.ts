@@ -31,14 +31,18 @@ const SERVING = new Set(['dev', 'server', 'worker']);
 
 const COMMANDS: Record<string, Command> = {
   dev: async (argv, io) => (await import('./dev-command.ts')).runDevCommand(argv, io),
-  server: async (argv, io) => (await import('./server-command.ts')).runServerCommand('server', argv, io),
-  worker: async (argv, io) => (await import('./server-command.ts')).runServerCommand('worker', argv, io),
+  server: async (argv, io) =>
+    (await import('./server-command.ts')).runServerCommand('server', argv, io),
+  worker: async (argv, io) =>
+    (await import('./server-command.ts')).runServerCommand('worker', argv, io),
   migrate: async (argv, io) => (await import('./migrate-command.ts')).runMigrateCommand(argv, io),
   plan: async (argv, io) => (await import('./plan-command.ts')).runPlanCommand(argv, io),
   runs: async (argv, io) => (await import('./client/runs-command.ts')).runRunsCommand(argv, io),
   doctor: async (argv, io) => (await import('./doctor-command.ts')).runDoctorCommand(argv, io),
-  schedules: async (argv, io) => (await import('./client/schedules-command.ts')).runSchedulesCommand(argv, io),
-  tenants: async (argv, io) => (await import('./client/tenants-command.ts')).runTenantsCommand(argv, io),
+  schedules: async (argv, io) =>
+    (await import('./client/schedules-command.ts')).runSchedulesCommand(argv, io),
+  tenants: async (argv, io) =>
+    (await import('./client/tenants-command.ts')).runTenantsCommand(argv, io),
 };
 
 async function main(argv: string[], io: CliIo): Promise<number> {
@@ -64,13 +68,19 @@ async function main(argv: string[], io: CliIo): Promise<number> {
   return code;
 }
 
-main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env }).then(
+main(process.argv.slice(2), {
+  stdout: process.stdout,
+  stderr: process.stderr,
+  env: process.env,
+}).then(
   // exitCode rather than exit(): piped output of `keel runs` must be written out in full first.
   (code) => {
     process.exitCode = code;
   },
   (error: unknown) => {
-    process.stderr.write(`keel: unexpected failure (a bug in keel): ${error instanceof Error ? error.stack : String(error)}\n`);
+    process.stderr.write(
+      `keel: unexpected failure (a bug in keel): ${error instanceof Error ? error.stack : String(error)}\n`,
+    );
     process.exit(1);
   },
 );

@@ -25,8 +25,16 @@ export async function runMigrateCommand(argv: string[], io: CliIo): Promise<numb
   }
   expectPositionals(positionals, []);
   const { config } = loadConfig(io.env);
-  if (config.databaseUrl === undefined) throw new UsageError('needs KEEL_DATABASE_URL', 'set KEEL_DATABASE_URL=postgres://…; the SQLite store of keel dev migrates itself at start');
-  const store = selectBackend({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: MIGRATE_POOL_SIZE }).open().runs;
+  if (config.databaseUrl === undefined)
+    throw new UsageError(
+      'needs KEEL_DATABASE_URL',
+      'set KEEL_DATABASE_URL=postgres://…; the SQLite store of keel dev migrates itself at start',
+    );
+  const store = selectBackend({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolSize: MIGRATE_POOL_SIZE,
+  }).open().runs;
   try {
     await store.migrate();
   } catch (error) {

@@ -73,9 +73,31 @@ describe('keel plan', () => {
     const bad = await file(
       'bad.json',
       JSON.stringify({
-        workload: { arrivalPerSec: -2, roundsPerTask: 1, modelSecondsPerRound: 1, toolSecondsPerRound: 1, env: { memoryGiB: 1, policy: 'resident', prepSeconds: 1, prepCpuSeconds: 0, pauseSecondsPerGiB: 0, resumeSecondsPerGiB: 0 } },
+        workload: {
+          arrivalPerSec: -2,
+          roundsPerTask: 1,
+          modelSecondsPerRound: 1,
+          toolSecondsPerRound: 1,
+          env: {
+            memoryGiB: 1,
+            policy: 'resident',
+            prepSeconds: 1,
+            prepCpuSeconds: 0,
+            pauseSecondsPerGiB: 0,
+            resumeSecondsPerGiB: 0,
+          },
+        },
         prewarm: { prepSeconds: 1, leadSeconds: [1], hitRate: 1.5, memoryGiB: 1 },
-        recoveryTree: { deadlineSeconds: 1, root: { name: 'a', cost: 0, seconds: 1, successProbability: 0.5, onFailure: [{ share: 0.5 }] } },
+        recoveryTree: {
+          deadlineSeconds: 1,
+          root: {
+            name: 'a',
+            cost: 0,
+            seconds: 1,
+            successProbability: 0.5,
+            onFailure: [{ share: 0.5 }],
+          },
+        },
         burts: {},
       }),
     );
@@ -85,7 +107,10 @@ describe('keel plan', () => {
     assert.match(r.stderr, /bad\.json is not a valid scenario:/);
     assert.match(r.stderr, /^ {2}workload\.arrivalPerSec: must be ≥ 0/m);
     assert.match(r.stderr, /^ {2}prewarm\.hitRate: is a probability: must be in \[0, 1\]$/m);
-    assert.match(r.stderr, /^ {2}recoveryTree\.root\.onFailure: shares sum to 0\.5; they must sum to 1/m);
+    assert.match(
+      r.stderr,
+      /^ {2}recoveryTree\.root\.onFailure: shares sum to 0\.5; they must sum to 1/m,
+    );
     assert.match(r.stderr, /^ {2}burts: unknown field; known fields here: .*burst/m);
   });
 
@@ -102,12 +127,24 @@ describe('keel plan', () => {
   });
 
   it('usage errors exit 2; --help exits 0', async () => {
-    for (const argv of [[], [FULL, MINIMAL], [FULL, '--yaml'], ['--live'], ['--live', '--url', 'http://localhost:7070'], [FULL, '--url', 'http://localhost:7070'], ['--live', FULL, '--key', 'k', '--window-seconds', '0'], ['--live', FULL, '--key', 'k', '--url', 'ftp://x']]) {
+    for (const argv of [
+      [],
+      [FULL, MINIMAL],
+      [FULL, '--yaml'],
+      ['--live'],
+      ['--live', '--url', 'http://localhost:7070'],
+      [FULL, '--url', 'http://localhost:7070'],
+      ['--live', FULL, '--key', 'k', '--window-seconds', '0'],
+      ['--live', FULL, '--key', 'k', '--url', 'ftp://x'],
+    ]) {
       const r = await run(...argv);
       assert.equal(r.code, 2, argv.join(' '));
       assert.match(r.stderr, /usage: keel plan <scenario\.json> \[--json\]/);
     }
-    assert.match((await run('--live')).stderr, /--live needs <scenario\.json>: environment memory cannot be measured yet/);
+    assert.match(
+      (await run('--live')).stderr,
+      /--live needs <scenario\.json>: environment memory cannot be measured yet/,
+    );
     assert.match((await run(FULL, '--url', 'http://localhost:7070')).stderr, /only go with --live/);
     const help = await run('--help');
     assert.equal(help.code, 0);

@@ -12,8 +12,20 @@ import { CLIENT_FLAGS, connect, DEFAULT_KEEL_URL } from './kit/client.ts';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError, type CliIo } from './kit/output.ts';
 import { cell } from '../planner/display.ts';
 import type { Unit } from '../planner/formula.ts';
-import { formatPlanJson, formatReport, parseScenario, plan, ScenarioError, type Scenario } from '../planner/index.ts';
-import { LIVE_WINDOW_SECONDS_DEFAULT, LIVE_WINDOW_SECONDS_MAX, measureWorkload, type MeasuredWorkload } from '../planner/live.ts';
+import {
+  formatPlanJson,
+  formatReport,
+  parseScenario,
+  plan,
+  ScenarioError,
+  type Scenario,
+} from '../planner/index.ts';
+import {
+  LIVE_WINDOW_SECONDS_DEFAULT,
+  LIVE_WINDOW_SECONDS_MAX,
+  measureWorkload,
+  type MeasuredWorkload,
+} from '../planner/live.ts';
 
 /**
  * A scenario is a few kilobytes; refusing anything larger keeps a wrong path (a log, a dump) from
@@ -21,7 +33,8 @@ import { LIVE_WINDOW_SECONDS_DEFAULT, LIVE_WINDOW_SECONDS_MAX, measureWorkload, 
  */
 export const SCENARIO_MAX_BYTES = 1024 * 1024;
 
-const NO_ENV_MEASUREMENT = 'environment memory cannot be measured yet (Keel has no sandbox plane), so a scenario file must provide workload.env and capacity';
+const NO_ENV_MEASUREMENT =
+  'environment memory cannot be measured yet (Keel has no sandbox plane), so a scenario file must provide workload.env and capacity';
 
 export const PLAN_USAGE = `usage: keel plan <scenario.json> [--json]
        keel plan --live <scenario.json> [--url <url>] [--key <key>] [--window-seconds <n>] [--json]
@@ -65,7 +78,12 @@ export async function runPlanCommand(argv: string[], io: PlanCommandIo): Promise
   }
 }
 
-const PLAN_FLAGS = { ...CLIENT_FLAGS, ...HELP_FLAG, live: { type: 'boolean', default: false }, 'window-seconds': { type: 'string' } } as const;
+const PLAN_FLAGS = {
+  ...CLIENT_FLAGS,
+  ...HELP_FLAG,
+  live: { type: 'boolean', default: false },
+  'window-seconds': { type: 'string' },
+} as const;
 
 async function planCommand(argv: string[], io: PlanCommandIo): Promise<number> {
   const parsed = parseFlags(argv, PLAN_FLAGS);
@@ -74,14 +92,30 @@ async function planCommand(argv: string[], io: PlanCommandIo): Promise<number> {
     io.stdout.write(`${PLAN_USAGE}\n`);
     return EXIT_OK;
   }
-  if (!values.live && (values.url !== undefined || values.key !== undefined || values['window-seconds'] !== undefined)) {
+  if (
+    !values.live &&
+    (values.url !== undefined || values.key !== undefined || values['window-seconds'] !== undefined)
+  ) {
     throw new UsageError('--url, --key and --window-seconds only go with --live');
   }
   const [file, ...extra] = parsed.positionals;
-  if (extra.length > 0) throw new UsageError(`expected one scenario file, got ${parsed.positionals.length}: ${parsed.positionals.join(' ')}`);
+  if (extra.length > 0)
+    throw new UsageError(
+      `expected one scenario file, got ${parsed.positionals.length}: ${parsed.positionals.join(' ')}`,
+    );
   if (values.live) {
-    if (file === undefined) throw new UsageError(`--live needs <scenario.json>: ${NO_ENV_MEASUREMENT}`);
-    return runLive(file, { url: values.url, key: values.key, windowSeconds: values['window-seconds'], json: values.json }, io);
+    if (file === undefined)
+      throw new UsageError(`--live needs <scenario.json>: ${NO_ENV_MEASUREMENT}`);
+    return runLive(
+      file,
+      {
+        url: values.url,
+        key: values.key,
+        windowSeconds: values['window-seconds'],
+        json: values.json,
+      },
+      io,
+    );
   }
   if (file === undefined) throw new UsageError('expected <scenario.json>');
 
@@ -93,36 +127,65 @@ async function planCommand(argv: string[], io: PlanCommandIo): Promise<number> {
 }
 
 async function runLive(file: string, options: LiveOptions, io: PlanCommandIo): Promise<number> {
-  const windowSeconds = intFlag(options.windowSeconds, '--window-seconds', 1, LIVE_WINDOW_SECONDS_MAX) ?? LIVE_WINDOW_SECONDS_DEFAULT;
+  const windowSeconds =
+    intFlag(options.windowSeconds, '--window-seconds', 1, LIVE_WINDOW_SECONDS_MAX) ??
+    LIVE_WINDOW_SECONDS_DEFAULT;
   const client = connect(options, io.env ?? process.env);
   const baseUrl = client.baseUrl;
 
   const loaded = await loadScenario(file);
   if ('problem' in loaded) return fail(io, loaded.problem);
   const scenario = loaded.value;
-  if (scenario.capacity === undefined) return fail(io, `${file} has no capacity section: ${NO_ENV_MEASUREMENT}`);
+  if (scenario.capacity === undefined)
+    return fail(io, `${file} has no capacity section: ${NO_ENV_MEASUREMENT}`);
 
   let measured: MeasuredWorkload;
   try {
     measured = await measureWorkload(client, windowSeconds, new Date());
   } catch (error) {
-    if (!(error instanceof ApiError || error instanceof ConnectionError || error instanceof ProtocolError)) throw error;
-    const hint = error instanceof ApiError && error.status === 401 ? ' (check the API key: KEEL_API_KEY or --key)' : '';
+    if (
+      !(
+        error instanceof ApiError ||
+        error instanceof ConnectionError ||
+        error instanceof ProtocolError
+      )
+    )
+      throw error;
+    const hint =
+      error instanceof ApiError && error.status === 401
+        ? ' (check the API key: KEEL_API_KEY or --key)'
+        : '';
     return fail(io, `cannot measure Keel at ${baseUrl}: ${error.message}${hint}`);
   }
   const { arrivalPerSec, roundsPerTask, modelSecondsPerRound, toolSecondsPerRound } = measured;
-  const result = plan({ ...scenario, workload: { arrivalPerSec, roundsPerTask, modelSecondsPerRound, toolSecondsPerRound, env: scenario.workload.env } });
+  const result = plan({
+    ...scenario,
+    workload: {
+      arrivalPerSec,
+      roundsPerTask,
+      modelSecondsPerRound,
+      toolSecondsPerRound,
+      env: scenario.workload.env,
+    },
+  });
   if (options.json) {
     const planJson = JSON.parse(formatPlanJson(result)) as unknown;
-    io.stdout.write(`${JSON.stringify({ measured, planned: scenario.workload, plan: planJson }, null, 2)}\n`);
+    io.stdout.write(
+      `${JSON.stringify({ measured, planned: scenario.workload, plan: planJson }, null, 2)}\n`,
+    );
   } else {
-    io.stdout.write(`${formatMeasured(measured, scenario, baseUrl)}\n${formatReport(result, { title: `${file}, workload measured at ${baseUrl}` })}`);
+    io.stdout.write(
+      `${formatMeasured(measured, scenario, baseUrl)}\n${formatReport(result, { title: `${file}, workload measured at ${baseUrl}` })}`,
+    );
   }
   return EXIT_OK;
 }
 
 const MEASURED_FIELDS = [
-  ['arrivalPerSec', 'tasks/s'], ['roundsPerTask', 'calls'], ['modelSecondsPerRound', 's'], ['toolSecondsPerRound', 's'],
+  ['arrivalPerSec', 'tasks/s'],
+  ['roundsPerTask', 'calls'],
+  ['modelSecondsPerRound', 's'],
+  ['toolSecondsPerRound', 's'],
 ] as const satisfies readonly (readonly [keyof MeasuredWorkload['formulas'], Unit])[];
 
 /**
@@ -133,14 +196,27 @@ function formatMeasured(m: MeasuredWorkload, scenario: Scenario, baseUrl: string
   const env = scenario.workload.env;
   const rows = [
     ['field', 'measured', 'planned', 'source'],
-    ...MEASURED_FIELDS.map(([field, unit]) => [field, cell(m[field], unit), cell(scenario.workload[field], unit), m.formulas[field]]),
-    ['env', 'not measured', `${env.policy}, ${cell(env.memoryGiB, 'GiB')}`, 'scenario file (no sandbox plane yet)'],
+    ...MEASURED_FIELDS.map(([field, unit]) => [
+      field,
+      cell(m[field], unit),
+      cell(scenario.workload[field], unit),
+      m.formulas[field],
+    ]),
+    [
+      'env',
+      'not measured',
+      `${env.policy}, ${cell(env.memoryGiB, 'GiB')}`,
+      'scenario file (no sandbox plane yet)',
+    ],
   ];
   const widths = [0, 1, 2].map((c) => Math.max(...rows.map((r) => r[c]!.length)));
   const lines = [
     `== Measured vs planned: ${baseUrl}, ${m.since} to ${m.until} (${m.windowSeconds} s) ==`,
     `  ${m.runsSampled} runs created, ${m.finishedRunsSampled} finished, ${m.modelCallsTimed} model calls timed`,
-    ...rows.map((r) => `  ${r[0]!.padEnd(widths[0]!)}  ${r[1]!.padStart(widths[1]!)}  ${r[2]!.padStart(widths[2]!)}  ${r[3]}`),
+    ...rows.map(
+      (r) =>
+        `  ${r[0]!.padEnd(widths[0]!)}  ${r[1]!.padStart(widths[1]!)}  ${r[2]!.padStart(widths[2]!)}  ${r[3]}`,
+    ),
     ...m.notes.map((n) => `  note: ${n}`),
   ];
   return `${lines.join('\n')}\n`;
@@ -154,7 +230,9 @@ async function loadScenario(file: string): Promise<{ value: Scenario } | { probl
     return { value: parseScenario(input.value) };
   } catch (error) {
     if (!(error instanceof ScenarioError)) throw error;
-    return { problem: `${file} is not a valid scenario:\n${error.issues.map((i) => `  ${i.path}: ${i.reason}`).join('\n')}` };
+    return {
+      problem: `${file} is not a valid scenario:\n${error.issues.map((i) => `  ${i.path}: ${i.reason}`).join('\n')}`,
+    };
   }
 }
 
@@ -162,15 +240,22 @@ async function readScenarioFile(file: string): Promise<{ value: unknown } | { pr
   let text: string;
   try {
     const { size } = await stat(file);
-    if (size > SCENARIO_MAX_BYTES) return { problem: `${file} is ${size} bytes; a scenario may be at most ${SCENARIO_MAX_BYTES}` };
+    if (size > SCENARIO_MAX_BYTES)
+      return {
+        problem: `${file} is ${size} bytes; a scenario may be at most ${SCENARIO_MAX_BYTES}`,
+      };
     text = await readFile(file, 'utf8');
   } catch (error) {
-    return { problem: `cannot read ${file}: ${error instanceof Error ? error.message : String(error)}` };
+    return {
+      problem: `cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`,
+    };
   }
   try {
     return { value: JSON.parse(text) as unknown };
   } catch (error) {
-    return { problem: `${file} is not valid JSON: ${error instanceof Error ? error.message : String(error)}` };
+    return {
+      problem: `${file} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`,
+    };
   }
 }
 

@@ -33,7 +33,13 @@ import type { DashboardSources } from '../api/dashboard-sources.ts';
 import { loadPoolsFile } from '../scheduling/pool-config.ts';
 import { watchPoolsFile } from '../scheduling/pool-config-watch.ts';
 import { followTenantPoolPolicy } from '../scheduling/tenant-pool-policy.ts';
-import { assertCanListen, databaseStartupError, listenStartupError, loadAgentsForStart, sqliteStartupError } from './startup-checks.ts';
+import {
+  assertCanListen,
+  databaseStartupError,
+  listenStartupError,
+  loadAgentsForStart,
+  sqliteStartupError,
+} from './startup-checks.ts';
 
 export type Role = 'dev' | 'server' | 'worker';
 
@@ -59,15 +65,25 @@ export interface RunningKeel {
  * Opens the process's store backend; one on a data directory (not shared by processes) is locked to
  * this process.
  */
-export function openStore(config: KeelConfig, role: Role): { backend: StoreBackend; unlock: () => void } {
+export function openStore(
+  config: KeelConfig,
+  role: Role,
+): { backend: StoreBackend; unlock: () => void } {
   const dataDir = resolve(config.dataDir);
   const factory = selectBackend({
-    databaseUrl: config.databaseUrl, dataDir, durability: config.durability,
+    databaseUrl: config.databaseUrl,
+    dataDir,
+    durability: config.durability,
     groupCommit: { maxBatch: config.groupCommitMaxBatch, maxWaitMs: config.groupCommitMaxWaitMs },
-    onCommitBatch: (size, flushed, acknowledged) => telemetry.commitBatch(size, flushed, acknowledged),
+    onCommitBatch: (size, flushed, acknowledged) =>
+      telemetry.commitBatch(size, flushed, acknowledged),
   });
   if (factory.capabilities.multiProcess) return { backend: factory.open(), unlock: () => {} };
-  if (role !== 'dev') throw new KeelError('config_invalid', `keel ${role} needs KEEL_DATABASE_URL (a PostgreSQL connection string); for one process on SQLite, use keel dev`);
+  if (role !== 'dev')
+    throw new KeelError(
+      'config_invalid',
+      `keel ${role} needs KEEL_DATABASE_URL (a PostgreSQL connection string); for one process on SQLite, use keel dev`,
+    );
   const unlock = lockDataDir(dataDir);
   try {
     return { backend: factory.open(), unlock };
@@ -89,10 +105,18 @@ function openStoreForStart(config: KeelConfig, role: Role): ReturnType<typeof op
   }
 }
 
-export async function startRuntime(role: Role, agentsFile: string, config: KeelConfig, log: Logger): Promise<RunningKeel> {
+export async function startRuntime(
+  role: Role,
+  agentsFile: string,
+  config: KeelConfig,
+  log: Logger,
+): Promise<RunningKeel> {
   if (config.testCrashAt !== undefined) {
     armCrashPoint(config.testCrashAt);
-    log.warn({ crashAt: config.testCrashAt }, 'fault injection armed (KEEL_TEST_CRASH_AT): this process will SIGKILL itself; for tests only');
+    log.warn(
+      { crashAt: config.testCrashAt },
+      'fault injection armed (KEEL_TEST_CRASH_AT): this process will SIGKILL itself; for tests only',
+    );
   }
   const { agents, models, tools } = await loadAgentsForStart(agentsFile);
   // One registry per process, shared by the gateway (model:*) and the tools; a bad pools file fails
@@ -102,13 +126,23 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   const poolsFile = config.poolsFile === undefined ? undefined : resolve(config.poolsFile);
   if (poolsFile !== undefined) pools.configure(loadPoolsFile(poolsFile));
   // Models from the agents module plus the models file (KEEL_MODELS_FILE)
-  const modelsFile = config.modelsFile === undefined ? undefined : loadModelsFile(resolve(config.modelsFile));
-  const gateway = new ModelGateway([...models, ...(modelsFile?.models ?? [])], { ...modelsFile?.options, secret: (name) => readSecretEnv(name), pools });
+  const modelsFile =
+    config.modelsFile === undefined ? undefined : loadModelsFile(resolve(config.modelsFile));
+  const gateway = new ModelGateway([...models, ...(modelsFile?.models ?? [])], {
+    ...modelsFile?.options,
+    secret: (name) => readSecretEnv(name),
+    pools,
+  });
   // A bad models file fails here, before the store is opened or locked.
   // A taken port fails the start here, before the store is opened or locked.
   const apiTarget = { host: config.host, port: config.port, flag: '--port' };
   if (role !== 'worker') await assertCanListen(apiTarget);
-  if (config.metricsPort !== undefined) await assertCanListen({ host: config.metricsHost, port: config.metricsPort, flag: 'KEEL_METRICS_PORT' });
+  if (config.metricsPort !== undefined)
+    await assertCanListen({
+      host: config.metricsHost,
+      port: config.metricsPort,
+      flag: 'KEEL_METRICS_PORT',
+    });
   const { backend, unlock } = openStoreForStart(config, role);
   const store = backend.runs;
   try {
@@ -116,7 +150,11 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   } catch (error) {
     await store.close().catch(() => {});
     unlock();
-    throw (config.databaseUrl === undefined ? undefined : databaseStartupError(error, config.databaseUrl)) ?? error;
+    throw (
+      (config.databaseUrl === undefined
+        ? undefined
+        : databaseStartupError(error, config.databaseUrl)) ?? error
+    );
   }
   // Processes sharing a database share their model RPM/TPM limits too (one process's own limiter is
   // exact alone).
@@ -128,16 +166,25 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
   // Traces (off unless OTEL_* says otherwise), metrics derived from the store, run context in logs
   const stopTracing = await startTracing(tracingOptionsFrom(config));
   const detachStore = telemetry.attachStore(store);
-  telemetry.providerOf = (model) => (gateway.has(model) ? gateway.resolve(model).definition.provider : undefined);
-  const metricsListener = config.metricsPort === undefined ? undefined : await startMetricsListener(config.metricsHost, config.metricsPort);
+  telemetry.providerOf = (model) =>
+    gateway.has(model) ? gateway.resolve(model).definition.provider : undefined;
+  const metricsListener =
+    config.metricsPort === undefined
+      ? undefined
+      : await startMetricsListener(config.metricsHost, config.metricsPort);
   // Agent code runs in isolates (worker threads) under a watchdog unless
   // KEEL_AGENT_ISOLATION=thread.
-  const agentHost = config.agentIsolation === 'isolate'
-    ? new IsolateHost({
-      agentsFile: resolve(agentsFile), models: gateway.names(), isolates: config.agentIsolates, blockedAfterMs: config.agentBlockedMs, memoryMb: config.agentMemoryMb,
-      log: (level, message, fields) => log[level](fields ?? {}, message),
-    })
-    : inThreadHost;
+  const agentHost =
+    config.agentIsolation === 'isolate'
+      ? new IsolateHost({
+          agentsFile: resolve(agentsFile),
+          models: gateway.names(),
+          isolates: config.agentIsolates,
+          blockedAfterMs: config.agentBlockedMs,
+          memoryMb: config.agentMemoryMb,
+          log: (level, message, fields) => log[level](fields ?? {}, message),
+        })
+      : inThreadHost;
   // Isolates load the agents module before any run is claimed (a module that fails there fails the
   // start).
   if (agentHost instanceof IsolateHost) await agentHost.ready();
@@ -149,14 +196,24 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
     },
   });
   const orchestrator = new Orchestrator({
-    store: observeStore(store, telemetry), registry, gateway, leaseTtlMs: config.leaseTtlMs, maxActiveRuns: config.maxActiveRuns,
-    poisonAfterLeaseLosses: config.poisonLeaseLosses, agentHost, pools, preemptAfterMs: config.preemptAfterMs,
-    log: runScopedLog(log), toolNode: { dataDir: sandboxes.dataDir, sandboxManager: () => sandboxes.manager() },
+    store: observeStore(store, telemetry),
+    registry,
+    gateway,
+    leaseTtlMs: config.leaseTtlMs,
+    maxActiveRuns: config.maxActiveRuns,
+    poisonAfterLeaseLosses: config.poisonLeaseLosses,
+    agentHost,
+    pools,
+    preemptAfterMs: config.preemptAfterMs,
+    log: runScopedLog(log),
+    toolNode: { dataDir: sandboxes.dataDir, sandboxManager: () => sandboxes.manager() },
   });
   // A store this process owns alone (the SQLite file under its lock): a dead predecessor's leases
   // are taken back at once. A shared store waits for leases to expire instead: their holders may be
   // alive.
-  const recovered = store.capabilities.multiProcess ? 0 : await store.expireForeignLeases(orchestrator.owner);
+  const recovered = store.capabilities.multiProcess
+    ? 0
+    : await store.expireForeignLeases(orchestrator.owner);
   let devApiKey: string | undefined;
   if (role === 'dev') {
     devApiKey = config.apiKey ?? generateApiKey();
@@ -165,22 +222,48 @@ export async function startRuntime(role: Role, agentsFile: string, config: KeelC
     await store.ensureTenant(DEFAULT_TENANT_NAME, hashApiKey(config.apiKey));
   }
   const tenantPoolPolicy = followTenantPoolPolicy(store, pools); // pools share effects by tenant weight, within tenant caps
-  const poolsWatch = poolsFile === undefined ? undefined : watchPoolsFile(poolsFile, (c) => pools.configure(c), (level, message, fields) => log[level](fields ?? {}, message));
+  const poolsWatch =
+    poolsFile === undefined
+      ? undefined
+      : watchPoolsFile(
+          poolsFile,
+          (c) => pools.configure(c),
+          (level, message, fields) => log[level](fields ?? {}, message),
+        );
   orchestrator.start();
   // Schedules: every process runs the (leaderless) scheduler; fires are claimed with leases, so
   // none fires twice.
   const schedules = createSchedulesPlane(store, registry, {
     schedules: backend.schedules,
-    tickMs: config.schedulerTickMs, leaseMs: config.schedulerLeaseMs, log: (level, message, fields) => log[level](fields ?? {}, message),
+    tickMs: config.schedulerTickMs,
+    leaseMs: config.schedulerLeaseMs,
+    log: (level, message, fields) => log[level](fields ?? {}, message),
   });
   await schedules.scheduler.start();
   let app: FastifyInstance | undefined;
   if (role !== 'worker') {
-    app = await buildApi({ store, registry, live: gateway.live, adminKey: config.adminKey, payloadMaxBytes: config.payloadMaxBytes, ready: () => true, logger: log.child({ role: 'api' }), schedules: schedules.service,
-      pools: () => pools.snapshot(), tenantPolicy: gateway.tenantPolicy, dashboard: dashboardSources(store, pools) });
+    app = await buildApi({
+      store,
+      registry,
+      live: gateway.live,
+      adminKey: config.adminKey,
+      payloadMaxBytes: config.payloadMaxBytes,
+      ready: () => true,
+      logger: log.child({ role: 'api' }),
+      schedules: schedules.service,
+      pools: () => pools.snapshot(),
+      tenantPolicy: gateway.tenantPolicy,
+      dashboard: dashboardSources(store, pools),
+    });
   }
   const running: RunningKeel = {
-    store, orchestrator, app, address: undefined, devApiKey, recovered, schedules,
+    store,
+    orchestrator,
+    app,
+    address: undefined,
+    devApiKey,
+    recovered,
+    schedules,
     metricsAddress: metricsListener?.address,
     async stop() {
       await app?.close();
@@ -234,12 +317,25 @@ export function untilSignalled(runtime: RunningKeel, log: Logger): Promise<numbe
 function dashboardSources(store: Store, pools: PoolRegistry): DashboardSources {
   const kinds = { model: 'model', sandbox: 'sandbox', inline: 'tool', declared: 'tool' } as const;
   return {
-    pools: () => pools.snapshot().map((p) => ({
-      name: p.name, kind: kinds[poolKind(p.name)], queued: p.queued, running: p.running, concurrency: p.limit, oldestQueuedAgeMs: p.oldestWaitMs,
-    })),
+    pools: () =>
+      pools.snapshot().map((p) => ({
+        name: p.name,
+        kind: kinds[poolKind(p.name)],
+        queued: p.queued,
+        running: p.running,
+        concurrency: p.limit,
+        oldestQueuedAgeMs: p.oldestWaitMs,
+      })),
     quotas: async (tenantId) => {
       const tenant = await store.getTenant(tenantId);
-      return tenant === null ? null : { maxConcurrentRuns: tenant.maxConcurrentRuns, requestsPerMinute: tenant.rpm, tokensPerMinute: tenant.tpm, weight: tenant.weight };
+      return tenant === null
+        ? null
+        : {
+            maxConcurrentRuns: tenant.maxConcurrentRuns,
+            requestsPerMinute: tenant.rpm,
+            tokensPerMinute: tenant.tpm,
+            weight: tenant.weight,
+          };
     },
   };
 }

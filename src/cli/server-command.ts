@@ -42,33 +42,68 @@ ${DATA_OPTION}
 exit codes: 0 after a graceful stop; 2 usage error, or a start refused (database unreachable, agents file missing
 or broken, invalid configuration)`;
 
-const WORKER_FLAGS = { agents: { type: 'string' }, data: { type: 'string' }, ...HELP_FLAG } as const;
-const SERVER_FLAGS = { ...WORKER_FLAGS, port: { type: 'string' }, host: { type: 'string' } } as const;
+const WORKER_FLAGS = {
+  agents: { type: 'string' },
+  data: { type: 'string' },
+  ...HELP_FLAG,
+} as const;
+const SERVER_FLAGS = {
+  ...WORKER_FLAGS,
+  port: { type: 'string' },
+  host: { type: 'string' },
+} as const;
 
 function parseRoleFlags(role: DistributedRole, argv: string[]) {
   if (role === 'server') return parseFlags(argv, SERVER_FLAGS, { positionals: false }).values;
   if (argv.some((arg) => /^--(port|host)(=|$)/.test(arg))) {
-    throw new UsageError('a worker serves no API, so it takes no --port or --host', 'run keel server for the API (KEEL_METRICS_PORT serves a worker\'s metrics)');
+    throw new UsageError(
+      'a worker serves no API, so it takes no --port or --host',
+      "run keel server for the API (KEEL_METRICS_PORT serves a worker's metrics)",
+    );
   }
   return parseFlags(argv, WORKER_FLAGS, { positionals: false }).values;
 }
 
-export async function runServerCommand(role: DistributedRole, argv: string[], io: CliIo): Promise<number> {
-  const values: { agents?: string | undefined; data?: string | undefined; help: boolean; port?: string | undefined; host?: string | undefined } = parseRoleFlags(role, argv);
+export async function runServerCommand(
+  role: DistributedRole,
+  argv: string[],
+  io: CliIo,
+): Promise<number> {
+  const values: {
+    agents?: string | undefined;
+    data?: string | undefined;
+    help: boolean;
+    port?: string | undefined;
+    host?: string | undefined;
+  } = parseRoleFlags(role, argv);
   if (values.help) {
     io.stdout.write(`${role === 'server' ? SERVER_USAGE : WORKER_USAGE}\n`);
     return EXIT_OK;
   }
-  if (values.agents === undefined) throw new UsageError('--agents <file> is required', `pass the module that exports your agents, e.g. keel ${role} --agents ./agents.js`);
-  const { config, unknownVariables } = loadConfig(io.env, { port: portFlag(values.port), host: values.host, dataDir: values.data });
+  if (values.agents === undefined)
+    throw new UsageError(
+      '--agents <file> is required',
+      `pass the module that exports your agents, e.g. keel ${role} --agents ./agents.js`,
+    );
+  const { config, unknownVariables } = loadConfig(io.env, {
+    port: portFlag(values.port),
+    host: values.host,
+    dataDir: values.data,
+  });
   if (config.databaseUrl === undefined) {
-    throw new UsageError('needs KEEL_DATABASE_URL (a PostgreSQL connection string)', 'set KEEL_DATABASE_URL=postgres://user:password@host:port/database, or run keel dev for one process on SQLite');
+    throw new UsageError(
+      'needs KEEL_DATABASE_URL (a PostgreSQL connection string)',
+      'set KEEL_DATABASE_URL=postgres://user:password@host:port/database, or run keel dev for one process on SQLite',
+    );
   }
   // Made now rather than at a sandbox's first use: an unwritable --data fails the start, not a run.
   if (values.data !== undefined) ensureWritableDir(config.dataDir);
   const log = pino({ level: config.logLevel, base: { role } });
-  if (unknownVariables.length > 0) log.warn({ unknownVariables }, 'unknown KEEL_* environment variables (typos?)');
+  if (unknownVariables.length > 0)
+    log.warn({ unknownVariables }, 'unknown KEEL_* environment variables (typos?)');
   const runtime = await startRuntime(role, values.agents, config, log);
-  io.stdout.write(`keel ${role}: ${runtime.address ?? 'no API'}  (worker ${runtime.orchestrator.owner}, durability ${runtime.store.durability})\n`);
+  io.stdout.write(
+    `keel ${role}: ${runtime.address ?? 'no API'}  (worker ${runtime.orchestrator.owner}, durability ${runtime.store.durability})\n`,
+  );
   return untilSignalled(runtime, log);
 }

@@ -10,7 +10,8 @@ import { pathToFileURL } from 'node:url';
 import { loadAgentsModule, type LoadedAgents } from '../engine/agents-module.ts';
 import { StartupError } from './kit/output.ts';
 
-const AGENTS_HINT = 'pass --agents with the path of the module that exports your agents (the results of defineAgent())';
+const AGENTS_HINT =
+  'pass --agents with the path of the module that exports your agents (the results of defineAgent())';
 
 /** Where a listener was asked to bind, and which flag or variable asked for it. */
 export interface ListenTarget {
@@ -23,16 +24,31 @@ export interface ListenTarget {
 /**
  * The StartupError for a failed listen, or undefined when the failure is not one a user can fix.
  */
-export function listenStartupError(error: unknown, { host, port, flag }: ListenTarget): StartupError | undefined {
+export function listenStartupError(
+  error: unknown,
+  { host, port, flag }: ListenTarget,
+): StartupError | undefined {
   switch ((error as NodeJS.ErrnoException | undefined)?.code) {
     case 'EADDRINUSE':
-      return new StartupError(`port ${port} on ${host} is already in use`, `stop the process listening there, or ${flag.startsWith('--') ? 'pass' : 'set'} another ${flag} (0 picks a free port)`, { cause: error });
+      return new StartupError(
+        `port ${port} on ${host} is already in use`,
+        `stop the process listening there, or ${flag.startsWith('--') ? 'pass' : 'set'} another ${flag} (0 picks a free port)`,
+        { cause: error },
+      );
     case 'EACCES':
-      return new StartupError(`port ${port} on ${host} needs privileges this process does not have`, `use a port above 1023 with ${flag}, e.g. 7070`, { cause: error });
+      return new StartupError(
+        `port ${port} on ${host} needs privileges this process does not have`,
+        `use a port above 1023 with ${flag}, e.g. 7070`,
+        { cause: error },
+      );
     case 'EADDRNOTAVAIL':
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
-      return new StartupError(`cannot listen on ${host}: it is not an address of this machine`, 'pass --host 127.0.0.1 (this machine only) or --host 0.0.0.0 (every interface)', { cause: error });
+      return new StartupError(
+        `cannot listen on ${host}: it is not an address of this machine`,
+        'pass --host 127.0.0.1 (this machine only) or --host 0.0.0.0 (every interface)',
+        { cause: error },
+      );
     default:
       return undefined;
   }
@@ -53,14 +69,18 @@ export async function assertCanListen(target: ListenTarget): Promise<void> {
   } catch (error) {
     throw listenStartupError(error, target) ?? error;
   } finally {
-    await new Promise<void>((resolveClose) => (probe.listening ? probe.close(() => resolveClose()) : resolveClose()));
+    await new Promise<void>((resolveClose) =>
+      probe.listening ? probe.close(() => resolveClose()) : resolveClose(),
+    );
   }
 }
 
 /** `path:line` of the agents module where loading it failed, when the error says. */
 function whereInModule(error: Error, path: string): string | undefined {
   const lines = (error.stack ?? '').split('\n');
-  const own = lines.find((line) => line.includes(path) && /:\d+/.test(line) && !line.includes('imported from'));
+  const own = lines.find(
+    (line) => line.includes(path) && /:\d+/.test(line) && !line.includes('imported from'),
+  );
   const match = own === undefined ? undefined : /((?:file:\/\/)?\/[^\s()]+:\d+(?::\d+)?)/.exec(own);
   return match?.[1]?.replace(/^file:\/\//, '');
 }
@@ -75,7 +95,11 @@ export async function loadAgentsForStart(file: string): Promise<LoadedAgents> {
   try {
     isFile = (await stat(path)).isFile();
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT' && (error as NodeJS.ErrnoException).code !== 'ENOTDIR') throw error;
+    if (
+      (error as NodeJS.ErrnoException).code !== 'ENOENT' &&
+      (error as NodeJS.ErrnoException).code !== 'ENOTDIR'
+    )
+      throw error;
     throw new StartupError(`agents file ${file} does not exist`, AGENTS_HINT, { cause: error });
   }
   if (!isFile) throw new StartupError(`agents file ${file} is not a file`, AGENTS_HINT);
@@ -85,21 +109,35 @@ export async function loadAgentsForStart(file: string): Promise<LoadedAgents> {
   try {
     await import(pathToFileURL(path).href);
   } catch (error) {
-    const reason = error instanceof Error ? `${error.name === 'Error' ? '' : `${error.name}: `}${error.message}` : String(error);
+    const reason =
+      error instanceof Error
+        ? `${error.name === 'Error' ? '' : `${error.name}: `}${error.message}`
+        : String(error);
     const at = error instanceof Error ? whereInModule(error, path) : undefined;
-    throw new StartupError(`agents file ${file} does not load: ${reason}${at === undefined ? '' : ` (at ${at})`}`,
-      `fix the module; \`node ${file}\` shows the whole error`, { cause: error });
+    throw new StartupError(
+      `agents file ${file} does not load: ${reason}${at === undefined ? '' : ` (at ${at})`}`,
+      `fix the module; \`node ${file}\` shows the whole error`,
+      { cause: error },
+    );
   }
   try {
     return await loadAgentsModule(path);
   } catch (error) {
     if (!(error instanceof Error) || error.name !== 'Error') throw error;
     if (/exports no agents/.test(error.message)) {
-      throw new StartupError(`agents file ${file} exports no agent`, 'export the result of defineAgent() from it (a named export, or a default export of an agent or an array of agents)', { cause: error });
+      throw new StartupError(
+        `agents file ${file} exports no agent`,
+        'export the result of defineAgent() from it (a named export, or a default export of an agent or an array of agents)',
+        { cause: error },
+      );
     }
     // Any other complaint about what the module exports (two different agents under one
     // name@version, say).
-    throw new StartupError(`agents file ${file}: ${error.message.replace(`${path} `, '')}`, 'export each agent made with defineAgent() once, under its own name and version', { cause: error });
+    throw new StartupError(
+      `agents file ${file}: ${error.message.replace(`${path} `, '')}`,
+      'export each agent made with defineAgent() once, under its own name and version',
+      { cause: error },
+    );
   }
 }
 
@@ -111,7 +149,15 @@ const CONNECTION_SQLSTATES: Record<string, string> = {
   '3F000': 'the schema does not exist',
   '42501': 'the user may not do what Keel needs (create tables in this database)',
 };
-const CONNECTION_ERRNOS = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET']);
+const CONNECTION_ERRNOS = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNRESET',
+]);
 
 /** host:port/database of a connection string, without its password. */
 function databaseLabel(url: string): string {
@@ -127,16 +173,25 @@ function databaseLabel(url: string): string {
  * The StartupError for a database Keel cannot use as configured, or undefined for any other
  * failure.
  */
-export function databaseStartupError(error: unknown, databaseUrl: string): StartupError | undefined {
+export function databaseStartupError(
+  error: unknown,
+  databaseUrl: string,
+): StartupError | undefined {
   const code = (error as { code?: unknown } | undefined)?.code;
   if (typeof code !== 'string') return undefined;
   const where = databaseLabel(databaseUrl);
-  const hint = 'check KEEL_DATABASE_URL (postgres://user:password@host:port/database) and that PostgreSQL runs there';
-  if (CONNECTION_ERRNOS.has(code)) return new StartupError(`cannot connect to PostgreSQL at ${where} (${code})`, hint, { cause: error });
+  const hint =
+    'check KEEL_DATABASE_URL (postgres://user:password@host:port/database) and that PostgreSQL runs there';
+  if (CONNECTION_ERRNOS.has(code))
+    return new StartupError(`cannot connect to PostgreSQL at ${where} (${code})`, hint, {
+      cause: error,
+    });
   const meaning = CONNECTION_SQLSTATES[code];
   if (meaning !== undefined) {
     const detail = error instanceof Error && error.message !== '' ? `: ${error.message}` : '';
-    return new StartupError(`PostgreSQL at ${where} refused Keel, ${meaning}${detail}`, hint, { cause: error });
+    return new StartupError(`PostgreSQL at ${where} refused Keel, ${meaning}${detail}`, hint, {
+      cause: error,
+    });
   }
   return undefined;
 }
@@ -154,7 +209,14 @@ const SQLITE_FILE_ERRORS: Record<number, string> = {
  */
 export function sqliteStartupError(error: unknown, path: string): StartupError | undefined {
   const { code, errcode } = (error ?? {}) as { code?: unknown; errcode?: unknown };
-  const problem = code === 'ERR_SQLITE_ERROR' && typeof errcode === 'number' ? SQLITE_FILE_ERRORS[errcode] : undefined;
+  const problem =
+    code === 'ERR_SQLITE_ERROR' && typeof errcode === 'number'
+      ? SQLITE_FILE_ERRORS[errcode]
+      : undefined;
   if (problem === undefined) return undefined;
-  return new StartupError(`${path} ${problem}`, 'pass --data with another directory, or move that file away (a new one is created)', { cause: error });
+  return new StartupError(
+    `${path} ${problem}`,
+    'pass --data with another directory, or move that file away (a new one is created)',
+    { cause: error },
+  );
 }

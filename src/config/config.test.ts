@@ -12,13 +12,17 @@ import { ENV_VARS, loadConfig } from './config.ts';
  */
 function assertRejected(env: Record<string, string>, names: string[]): string {
   let message = '';
-  assert.throws(() => loadConfig(env), (error: unknown) => {
-    assert.ok(isKeelError(error), `expected a KeelError, got ${String(error)}`);
-    assert.equal(error.code, 'config_invalid');
-    message = error.message;
-    for (const name of names) assert.ok(error.message.includes(name), `message does not name ${name}: ${error.message}`);
-    return true;
-  });
+  assert.throws(
+    () => loadConfig(env),
+    (error: unknown) => {
+      assert.ok(isKeelError(error), `expected a KeelError, got ${String(error)}`);
+      assert.equal(error.code, 'config_invalid');
+      message = error.message;
+      for (const name of names)
+        assert.ok(error.message.includes(name), `message does not name ${name}: ${error.message}`);
+      return true;
+    },
+  );
   return message;
 }
 
@@ -45,10 +49,14 @@ describe('loadConfig defaults', () => {
       schedulerTickMs: 1_000,
       schedulerLeaseMs: 30_000,
       // telemetry: content redacted, tracing off, no separate metrics listener
-      telemetryIncludeContent: false, metricsHost: '127.0.0.1', otelSdkDisabled: false, otelServiceName: 'keel',
+      telemetryIncludeContent: false,
+      metricsHost: '127.0.0.1',
+      otelSdkDisabled: false,
+      otelServiceName: 'keel',
     });
     assert.deepEqual(unknownVariables, []);
-    for (const optional of ['apiKey', 'adminKey', 'databaseUrl'] as const) assert.equal(config[optional], undefined);
+    for (const optional of ['apiKey', 'adminKey', 'databaseUrl'] as const)
+      assert.equal(config[optional], undefined);
   });
 
   it('the default payload limit matches the API’s own default', async () => {
@@ -57,7 +65,10 @@ describe('loadConfig defaults', () => {
   });
 
   it('an empty variable counts as unset', () => {
-    assert.deepEqual(loadConfig({ KEEL_PORT: '', KEEL_DURABILITY: '', KEEL_ADMIN_KEY: '' }).config, loadConfig({}).config);
+    assert.deepEqual(
+      loadConfig({ KEEL_PORT: '', KEEL_DURABILITY: '', KEEL_ADMIN_KEY: '' }).config,
+      loadConfig({}).config,
+    );
   });
 
   it('does not read process.env when given an environment', () => {
@@ -100,11 +111,20 @@ describe('loadConfig parsing', () => {
       KEEL_SCHEDULER_LEASE_MS: '60000',
       KEEL_MODELS_FILE: './keel.models.json',
       KEEL_POOLS_FILE: './keel.pools.json',
-      KEEL_TELEMETRY_INCLUDE_CONTENT: 'true', KEEL_METRICS_PORT: '9464', KEEL_METRICS_HOST: '0.0.0.0', OTEL_TRACES_EXPORTER: 'otlp',
-      OTEL_SDK_DISABLED: 'false', OTEL_SERVICE_NAME: 'keel-prod', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      KEEL_TELEMETRY_INCLUDE_CONTENT: 'true',
+      KEEL_METRICS_PORT: '9464',
+      KEEL_METRICS_HOST: '0.0.0.0',
+      OTEL_TRACES_EXPORTER: 'otlp',
+      OTEL_SDK_DISABLED: 'false',
+      OTEL_SERVICE_NAME: 'keel-prod',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces',
     };
-    assert.deepEqual(Object.keys(env).sort(), Object.keys(ENV_VARS).sort(), 'this test covers every variable');
+    assert.deepEqual(
+      Object.keys(env).sort(),
+      Object.keys(ENV_VARS).sort(),
+      'this test covers every variable',
+    );
     const { config, unknownVariables } = loadConfig(env);
     assert.deepEqual(config, {
       apiKey: 'tenant-key-123',
@@ -132,8 +152,14 @@ describe('loadConfig parsing', () => {
       schedulerLeaseMs: 60_000,
       poolsFile: './keel.pools.json',
       modelsFile: './keel.models.json',
-      telemetryIncludeContent: true, metricsPort: 9464, metricsHost: '0.0.0.0', otelTracesExporter: 'otlp', otelSdkDisabled: false,
-      otelServiceName: 'keel-prod', otelExporterOtlpEndpoint: 'http://collector:4318', otelExporterOtlpTracesEndpoint: 'http://collector:4318/v1/traces',
+      telemetryIncludeContent: true,
+      metricsPort: 9464,
+      metricsHost: '0.0.0.0',
+      otelTracesExporter: 'otlp',
+      otelSdkDisabled: false,
+      otelServiceName: 'keel-prod',
+      otelExporterOtlpEndpoint: 'http://collector:4318',
+      otelExporterOtlpTracesEndpoint: 'http://collector:4318/v1/traces',
     });
     assert.deepEqual(unknownVariables, []);
   });
@@ -146,8 +172,10 @@ describe('loadConfig parsing', () => {
   });
 
   it('every durability and log level is accepted', () => {
-    for (const durability of ['memory', 'os', 'fsync', 'replicated']) assert.equal(loadConfig({ KEEL_DURABILITY: durability }).config.durability, durability);
-    for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) assert.equal(loadConfig({ KEEL_LOG_LEVEL: level }).config.logLevel, level);
+    for (const durability of ['memory', 'os', 'fsync', 'replicated'])
+      assert.equal(loadConfig({ KEEL_DURABILITY: durability }).config.durability, durability);
+    for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+      assert.equal(loadConfig({ KEEL_LOG_LEVEL: level }).config.logLevel, level);
   });
 
   it('overrides win over the environment; an undefined override leaves it alone', () => {
@@ -158,7 +186,11 @@ describe('loadConfig parsing', () => {
   });
 
   it('overrides are validated like the environment', () => {
-    assert.throws(() => loadConfig({}, { port: 70_000 }), (e: unknown) => isKeelError(e) && e.code === 'config_invalid' && e.message.includes('KEEL_PORT'));
+    assert.throws(
+      () => loadConfig({}, { port: 70_000 }),
+      (e: unknown) =>
+        isKeelError(e) && e.code === 'config_invalid' && e.message.includes('KEEL_PORT'),
+    );
   });
 });
 
@@ -188,12 +220,19 @@ describe('loadConfig rejects invalid values, naming the variable', () => {
       const message = assertRejected({ [name]: value }, [name]);
       // The message names the variable, not the internal key, so the fix is obvious.
       const key = ENV_VARS[name as keyof typeof ENV_VARS];
-      assert.ok(!new RegExp(`^\\s*${key}:`, 'm').test(message), `names the internal key ${key}: ${message}`);
+      assert.ok(
+        !new RegExp(`^\\s*${key}:`, 'm').test(message),
+        `names the internal key ${key}: ${message}`,
+      );
     });
   }
 
   it('reports every invalid variable at once', () => {
-    assertRejected({ KEEL_PORT: 'x', KEEL_DURABILITY: 'y', KEEL_LOG_LEVEL: 'z' }, ['KEEL_PORT', 'KEEL_DURABILITY', 'KEEL_LOG_LEVEL']);
+    assertRejected({ KEEL_PORT: 'x', KEEL_DURABILITY: 'y', KEEL_LOG_LEVEL: 'z' }, [
+      'KEEL_PORT',
+      'KEEL_DURABILITY',
+      'KEEL_LOG_LEVEL',
+    ]);
   });
 
   it('a secret that is too short is named but its value is not echoed', () => {
@@ -210,14 +249,24 @@ describe('loadConfig: numbers written loosely', () => {
 
 describe('loadConfig: unknown KEEL_* variables', () => {
   it('are reported (likely typos), not fatal', () => {
-    const { config, unknownVariables } = loadConfig({ KEEL_PROT: '8080', KEEL_ADMINKEY: 'x', KEEL_DATA_DIR: '/tmp/k' });
+    const { config, unknownVariables } = loadConfig({
+      KEEL_PROT: '8080',
+      KEEL_ADMINKEY: 'x',
+      KEEL_DATA_DIR: '/tmp/k',
+    });
     assert.deepEqual(unknownVariables.sort(), ['KEEL_ADMINKEY', 'KEEL_PROT']);
     assert.equal(config.port, 7070, 'the typo did not set the port');
     assert.equal(config.dataDir, '/tmp/k');
   });
 
   it('other variables, and names that merely contain KEEL, are not reported', () => {
-    const { unknownVariables } = loadConfig({ PATH: '/usr/bin', HOME: '/root', MY_KEEL_THING: '1', keel_port: '1', KEEL: '1' });
+    const { unknownVariables } = loadConfig({
+      PATH: '/usr/bin',
+      HOME: '/root',
+      MY_KEEL_THING: '1',
+      keel_port: '1',
+      KEEL: '1',
+    });
     assert.deepEqual(unknownVariables, []);
   });
 

@@ -5,9 +5,21 @@ import { z } from 'zod';
 import { GROUP_COMMIT_MAX_BATCH_LIMIT } from '../domain/group-commit.ts';
 import { KeelError } from '../domain/keel-error.ts';
 import {
-  AGENT_BLOCKED_MS_DEFAULT, DATA_DIR_DEFAULT, GROUP_COMMIT_MAX_BATCH_DEFAULT, GROUP_COMMIT_MAX_WAIT_MS_DEFAULT, HOST_DEFAULT,
-  ISOLATE_MEMORY_MB_DEFAULT, LEASE_TTL_MS_DEFAULT, MAX_ACTIVE_RUNS_DEFAULT, PAYLOAD_MAX_BYTES_DEFAULT, POISON_LEASE_LOSSES_DEFAULT, PORT_DEFAULT,
-  PREEMPT_AFTER_MS_DEFAULT, SCHEDULER_LEASE_MS_DEFAULT, SCHEDULER_TICK_MS_DEFAULT, URL_DEFAULT,
+  AGENT_BLOCKED_MS_DEFAULT,
+  DATA_DIR_DEFAULT,
+  GROUP_COMMIT_MAX_BATCH_DEFAULT,
+  GROUP_COMMIT_MAX_WAIT_MS_DEFAULT,
+  HOST_DEFAULT,
+  ISOLATE_MEMORY_MB_DEFAULT,
+  LEASE_TTL_MS_DEFAULT,
+  MAX_ACTIVE_RUNS_DEFAULT,
+  PAYLOAD_MAX_BYTES_DEFAULT,
+  POISON_LEASE_LOSSES_DEFAULT,
+  PORT_DEFAULT,
+  PREEMPT_AFTER_MS_DEFAULT,
+  SCHEDULER_LEASE_MS_DEFAULT,
+  SCHEDULER_TICK_MS_DEFAULT,
+  URL_DEFAULT,
 } from './defaults.ts';
 
 /**
@@ -15,7 +27,12 @@ import {
  * as 0.
  */
 const integer = (min: number, max: number) =>
-  z.union([z.number(), z.string().trim().regex(/^\d+$/, 'must be a whole number').transform(Number)]).pipe(z.number().int().min(min).max(max));
+  z
+    .union([
+      z.number(),
+      z.string().trim().regex(/^\d+$/, 'must be a whole number').transform(Number),
+    ])
+    .pipe(z.number().int().min(min).max(max));
 
 export const ConfigSchema = z.object({
   apiKey: z.string().min(8, 'KEEL_API_KEY must be at least 8 characters').optional(),
@@ -24,7 +41,9 @@ export const ConfigSchema = z.object({
   host: z.string().min(1).default(HOST_DEFAULT),
   port: integer(0, 65535).default(PORT_DEFAULT),
   durability: z.enum(['memory', 'os', 'fsync', 'replicated']).default('fsync'),
-  groupCommitMaxBatch: integer(1, GROUP_COMMIT_MAX_BATCH_LIMIT).default(GROUP_COMMIT_MAX_BATCH_DEFAULT),
+  groupCommitMaxBatch: integer(1, GROUP_COMMIT_MAX_BATCH_LIMIT).default(
+    GROUP_COMMIT_MAX_BATCH_DEFAULT,
+  ),
   groupCommitMaxWaitMs: integer(0, 10_000).default(GROUP_COMMIT_MAX_WAIT_MS_DEFAULT),
   leaseTtlMs: integer(500, 3_600_000).default(LEASE_TTL_MS_DEFAULT),
   maxActiveRuns: integer(1, 1_000_000).default(MAX_ACTIVE_RUNS_DEFAULT),
@@ -34,7 +53,9 @@ export const ConfigSchema = z.object({
    * slots are all held makes it preempt batch runs at their next effect boundary. `off` or 0 turns
    * preemption off.
    */
-  preemptAfterMs: z.union([z.literal('off').transform(() => 0), integer(0, 3_600_000)]).default(PREEMPT_AFTER_MS_DEFAULT),
+  preemptAfterMs: z
+    .union([z.literal('off').transform(() => 0), integer(0, 3_600_000)])
+    .default(PREEMPT_AFTER_MS_DEFAULT),
   /**
    * Where agent code runs: `isolate` (worker threads under a watchdog) or `thread` (the main
    * thread: no watchdog).
@@ -46,13 +67,19 @@ export const ConfigSchema = z.object({
   agentMemoryMb: integer(16, 65_536).default(ISOLATE_MEMORY_MB_DEFAULT),
   payloadMaxBytes: integer(1024, 64 * 1024 * 1024).default(PAYLOAD_MAX_BYTES_DEFAULT),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  databaseUrl: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection string').optional(),
+  databaseUrl: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection string')
+    .optional(),
   url: z.string().url().default(URL_DEFAULT),
   /**
    * Test-only fault injection: `point:n` SIGKILLs the process the n-th time it reaches that crash
    * point.
    */
-  testCrashAt: z.string().regex(/^[a-z.-]+(:\d+)?$/, 'must be point[:n]').optional(),
+  testCrashAt: z
+    .string()
+    .regex(/^[a-z.-]+(:\d+)?$/, 'must be point[:n]')
+    .optional(),
   // Schedules (src/schedules)
   schedulerTickMs: integer(50, 60_000).default(SCHEDULER_TICK_MS_DEFAULT),
   schedulerLeaseMs: integer(1_000, 3_600_000).default(SCHEDULER_LEASE_MS_DEFAULT),
@@ -63,7 +90,10 @@ export const ConfigSchema = z.object({
    */
   poolsFile: z.string().min(1).optional(),
   /** Prompts, tool arguments and results in spans; redacted unless turned on. */
-  telemetryIncludeContent: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+  telemetryIncludeContent: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
   /**
    * A second listener serving only GET /metrics, without auth (bind it where only Prometheus can
    * reach it).
@@ -75,7 +105,10 @@ export const ConfigSchema = z.object({
    * itself).
    */
   otelTracesExporter: z.enum(['none', 'otlp', 'console']).optional(),
-  otelSdkDisabled: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+  otelSdkDisabled: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
   otelServiceName: z.string().min(1).default('keel'),
   otelExporterOtlpEndpoint: z.string().url().optional(),
   otelExporterOtlpTracesEndpoint: z.string().url().optional(),
@@ -125,39 +158,64 @@ export const ENV_VARS = {
  * description does not typecheck.
  */
 export const ENV_VAR_DESCRIPTIONS = {
-  KEEL_API_KEY: 'The dev tenant\'s API key in `keel dev` (generated and printed when unset); with `keel server`, creates a tenant named `default` with this key.',
-  KEEL_ADMIN_KEY: 'Key for `/v1/admin/*` and `GET /metrics` on the API port; admin routes answer `404 admin_disabled` while it is unset.',
-  KEEL_DATA_DIR: 'Where the embedded store keeps `keel.db` (SQLite) and sandbox artifacts. One process per directory (a lock file enforces it). Flag: `keel dev --data`.',
+  KEEL_API_KEY:
+    "The dev tenant's API key in `keel dev` (generated and printed when unset); with `keel server`, creates a tenant named `default` with this key.",
+  KEEL_ADMIN_KEY:
+    'Key for `/v1/admin/*` and `GET /metrics` on the API port; admin routes answer `404 admin_disabled` while it is unset.',
+  KEEL_DATA_DIR:
+    'Where the embedded store keeps `keel.db` (SQLite) and sandbox artifacts. One process per directory (a lock file enforces it). Flag: `keel dev --data`.',
   KEEL_HOST: 'Address the HTTP API listens on. Flag: `--host`.',
   KEEL_PORT: 'Port the HTTP API listens on (0: any free port). Flag: `--port`.',
-  KEEL_DURABILITY: 'What an acknowledged commit means: `fsync` (on disk), `os` (written to the OS), `memory` (SQLite: committed every group-commit max wait), `replicated` (Postgres with a synchronous standby; refused on SQLite and without one). See docs/guides/operations.md.',
-  KEEL_GROUP_COMMIT_MAX_BATCH: 'Most run commits sharing one store transaction (group commit), 1 to 1024; the Postgres store takes at most 512 in one transaction.',
-  KEEL_GROUP_COMMIT_MAX_WAIT_MS: 'How long a commit may wait for others to join its transaction, on both stores (0: the next event-loop turn); a full batch goes at once. Under `memory` on SQLite, how often the open transaction commits (0 means 100 ms).',
-  KEEL_LEASE_TTL_MS: 'Length of a run\'s lease; heartbeats renew it every third of it. A dead process\'s runs are taken over when it expires.',
-  KEEL_MAX_ACTIVE_RUNS: 'Runs this process holds live in memory (run slots); waiting runs and runs waiting for a pool slot do not count.',
-  KEEL_POISON_LEASE_LOSSES: 'Lost leases in a row without a commit after which a run is quarantined as `poison_run`.',
-  KEEL_PREEMPT_AFTER_MS: 'A claimable interactive run waiting longer than this, with every run slot of a process held, makes that process preempt batch runs at their next effect boundary; `off` or 0 disables.',
-  KEEL_AGENT_ISOLATION: '`isolate`: agent code runs in worker threads under a watchdog; `thread`: on the main thread (no watchdog).',
-  KEEL_AGENT_ISOLATES: 'Isolates (worker threads) per process; unset: the number of CPUs, from 1 to 4.',
-  KEEL_AGENT_BLOCKED_MS: 'A turn of agent code holding its isolate longer than this ends the run with `agent_blocked` (per agent: `defineAgent({ blockedAfterMs })`).',
-  KEEL_AGENT_MEMORY_MB: 'Heap limit of each isolate; beyond it the run that was running fails with `agent_oom`.',
+  KEEL_DURABILITY:
+    'What an acknowledged commit means: `fsync` (on disk), `os` (written to the OS), `memory` (SQLite: committed every group-commit max wait), `replicated` (Postgres with a synchronous standby; refused on SQLite and without one). See docs/guides/operations.md.',
+  KEEL_GROUP_COMMIT_MAX_BATCH:
+    'Most run commits sharing one store transaction (group commit), 1 to 1024; the Postgres store takes at most 512 in one transaction.',
+  KEEL_GROUP_COMMIT_MAX_WAIT_MS:
+    'How long a commit may wait for others to join its transaction, on both stores (0: the next event-loop turn); a full batch goes at once. Under `memory` on SQLite, how often the open transaction commits (0 means 100 ms).',
+  KEEL_LEASE_TTL_MS:
+    "Length of a run's lease; heartbeats renew it every third of it. A dead process's runs are taken over when it expires.",
+  KEEL_MAX_ACTIVE_RUNS:
+    'Runs this process holds live in memory (run slots); waiting runs and runs waiting for a pool slot do not count.',
+  KEEL_POISON_LEASE_LOSSES:
+    'Lost leases in a row without a commit after which a run is quarantined as `poison_run`.',
+  KEEL_PREEMPT_AFTER_MS:
+    'A claimable interactive run waiting longer than this, with every run slot of a process held, makes that process preempt batch runs at their next effect boundary; `off` or 0 disables.',
+  KEEL_AGENT_ISOLATION:
+    '`isolate`: agent code runs in worker threads under a watchdog; `thread`: on the main thread (no watchdog).',
+  KEEL_AGENT_ISOLATES:
+    'Isolates (worker threads) per process; unset: the number of CPUs, from 1 to 4.',
+  KEEL_AGENT_BLOCKED_MS:
+    'A turn of agent code holding its isolate longer than this ends the run with `agent_blocked` (per agent: `defineAgent({ blockedAfterMs })`).',
+  KEEL_AGENT_MEMORY_MB:
+    'Heap limit of each isolate; beyond it the run that was running fails with `agent_oom`.',
   KEEL_PAYLOAD_MAX_BYTES: 'Largest request body; above it the API answers `413 payload_too_large`.',
   KEEL_LOG_LEVEL: 'pino log level of the JSON log lines on stdout.',
-  KEEL_DATABASE_URL: 'PostgreSQL connection string: use the Postgres store. Required by `keel server`, `keel worker` and `keel migrate`; optional for `keel dev`.',
-  KEEL_URL: 'Where the client commands (`keel runs`, `keel schedules`, `keel tenants`, `keel plan --live`) send requests. Flag: `--url`.',
-  KEEL_TEST_CRASH_AT: 'Tests only: `point[:n]` makes the process SIGKILL itself the n-th time it reaches a crash point (src/domain/crash-points.ts).',
-  KEEL_SCHEDULER_TICK_MS: 'How often each process looks for due schedule fires (a fire starts up to one tick late).',
-  KEEL_SCHEDULER_LEASE_MS: 'How long a claimed schedule stays with a scheduler that stopped answering.',
-  KEEL_MODELS_FILE: 'JSON file of models, provider accounts, tenant limits, retry budget and breaker settings (docs/guides/models.md); validated at start.',
-  KEEL_POOLS_FILE: 'JSON file of effect pool limits, queue bounds and per-tenant caps; reloaded on change and on SIGHUP (docs/guides/tenants-and-fairness.md).',
-  KEEL_TELEMETRY_INCLUDE_CONTENT: '`true` puts prompts, tool arguments and effect results into trace spans (cut to 4 KiB each); otherwise they are `[redacted]`.',
-  KEEL_METRICS_PORT: 'A second listener serving only `GET /metrics`, without auth (for `keel worker` and private scrape networks); unset: none.',
+  KEEL_DATABASE_URL:
+    'PostgreSQL connection string: use the Postgres store. Required by `keel server`, `keel worker` and `keel migrate`; optional for `keel dev`.',
+  KEEL_URL:
+    'Where the client commands (`keel runs`, `keel schedules`, `keel tenants`, `keel plan --live`) send requests. Flag: `--url`.',
+  KEEL_TEST_CRASH_AT:
+    'Tests only: `point[:n]` makes the process SIGKILL itself the n-th time it reaches a crash point (src/domain/crash-points.ts).',
+  KEEL_SCHEDULER_TICK_MS:
+    'How often each process looks for due schedule fires (a fire starts up to one tick late).',
+  KEEL_SCHEDULER_LEASE_MS:
+    'How long a claimed schedule stays with a scheduler that stopped answering.',
+  KEEL_MODELS_FILE:
+    'JSON file of models, provider accounts, tenant limits, retry budget and breaker settings (docs/guides/models.md); validated at start.',
+  KEEL_POOLS_FILE:
+    'JSON file of effect pool limits, queue bounds and per-tenant caps; reloaded on change and on SIGHUP (docs/guides/tenants-and-fairness.md).',
+  KEEL_TELEMETRY_INCLUDE_CONTENT:
+    '`true` puts prompts, tool arguments and effect results into trace spans (cut to 4 KiB each); otherwise they are `[redacted]`.',
+  KEEL_METRICS_PORT:
+    'A second listener serving only `GET /metrics`, without auth (for `keel worker` and private scrape networks); unset: none.',
   KEEL_METRICS_HOST: 'Address of the `KEEL_METRICS_PORT` listener.',
   OTEL_TRACES_EXPORTER: 'Standard OpenTelemetry: `otlp`, `console` (spans to stdout) or `none`.',
   OTEL_SDK_DISABLED: 'Standard OpenTelemetry: `true` turns tracing off whatever else is set.',
-  OTEL_SERVICE_NAME: 'Standard OpenTelemetry: the `service.name` of Keel\'s spans.',
-  OTEL_EXPORTER_OTLP_ENDPOINT: 'Standard OpenTelemetry: collector base URL; spans go to `<url>/v1/traces` as OTLP/HTTP JSON. Setting it turns tracing on.',
-  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'Standard OpenTelemetry: full traces URL (wins over the base URL); setting it turns tracing on.',
+  OTEL_SERVICE_NAME: "Standard OpenTelemetry: the `service.name` of Keel's spans.",
+  OTEL_EXPORTER_OTLP_ENDPOINT:
+    'Standard OpenTelemetry: collector base URL; spans go to `<url>/v1/traces` as OTLP/HTTP JSON. Setting it turns tracing on.',
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT:
+    'Standard OpenTelemetry: full traces URL (wins over the base URL); setting it turns tracing on.',
 } as const satisfies Record<keyof typeof ENV_VARS, string>;
 
 export interface LoadedConfig {
@@ -169,7 +227,10 @@ export interface LoadedConfig {
   unknownVariables: string[];
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Record<keyof KeelConfig, unknown>> = {}): LoadedConfig {
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  overrides: Partial<Record<keyof KeelConfig, unknown>> = {},
+): LoadedConfig {
   const raw: Record<string, unknown> = {};
   for (const [name, key] of Object.entries(ENV_VARS)) {
     const value = env[name];
@@ -179,10 +240,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   const parsed = ConfigSchema.safeParse(raw);
   if (!parsed.success) {
     const byKey = Object.fromEntries(Object.entries(ENV_VARS).map(([name, key]) => [key, name]));
-    const problems = parsed.error.issues.map((i) => `${byKey[String(i.path[0])] ?? String(i.path[0])}: ${i.message}`);
+    const problems = parsed.error.issues.map(
+      (i) => `${byKey[String(i.path[0])] ?? String(i.path[0])}: ${i.message}`,
+    );
     throw new KeelError('config_invalid', `invalid configuration:\n  ${problems.join('\n  ')}`);
   }
-  const unknownVariables = Object.keys(env).filter((name) => name.startsWith('KEEL_') && !(name in ENV_VARS));
+  const unknownVariables = Object.keys(env).filter(
+    (name) => name.startsWith('KEEL_') && !(name in ENV_VARS),
+  );
   return { config: parsed.data, unknownVariables };
 }
 
@@ -199,8 +264,15 @@ const SECRET_ENV_NAME = /^[A-Z_][A-Z0-9_]{0,127}$/;
  * @example
  * readSecretEnv('OPENAI_API_KEY'); // 'sk-…' or undefined
  */
-export function readSecretEnv(name: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
-  if (!SECRET_ENV_NAME.test(name)) throw new KeelError('config_invalid', `apiKeyEnv ${JSON.stringify(name)} is not an environment variable name`);
+export function readSecretEnv(
+  name: string,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
+  if (!SECRET_ENV_NAME.test(name))
+    throw new KeelError(
+      'config_invalid',
+      `apiKeyEnv ${JSON.stringify(name)} is not an environment variable name`,
+    );
   const value = env[name];
   return value === undefined || value === '' ? undefined : value;
 }

@@ -24,7 +24,16 @@ export interface BackoffPolicy {
  * @example
  * backoffDelayMs({ initialDelayMs: 100, maxDelayMs: 10_000, multiplier: 2, jitter: 'full' }, 3, () => 0.5); // 200
  */
-export function backoffDelayMs(policy: BackoffPolicy, attempt: number, random: () => number = Math.random): number {
-  const ceiling = Math.min(policy.maxDelayMs, policy.initialDelayMs * policy.multiplier ** Math.max(0, attempt - 1));
-  return policy.jitter === 'full' ? Math.floor(random() * ceiling) : Math.round(ceiling / 2 + (random() * ceiling) / 2);
+export function backoffDelayMs(
+  policy: BackoffPolicy,
+  attempt: number,
+  random: () => number = Math.random,
+): number {
+  const ceiling = Math.min(
+    policy.maxDelayMs,
+    policy.initialDelayMs * policy.multiplier ** Math.max(0, attempt - 1),
+  );
+  return policy.jitter === 'full'
+    ? Math.floor(random() * ceiling)
+    : Math.round(ceiling / 2 + (random() * ceiling) / 2);
 }

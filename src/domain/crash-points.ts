@@ -27,9 +27,13 @@ let hits = 0;
  */
 export function armCrashPoint(spec: string): void {
   const [name, n = '1'] = spec.split(':');
-  if (!(name! in CRASH_POINTS)) throw new Error(`unknown crash point ${JSON.stringify(name)}; known: ${Object.keys(CRASH_POINTS).join(', ')}`);
+  if (!(name! in CRASH_POINTS))
+    throw new Error(
+      `unknown crash point ${JSON.stringify(name)}; known: ${Object.keys(CRASH_POINTS).join(', ')}`,
+    );
   const onHit = Number(n);
-  if (!Number.isInteger(onHit) || onHit < 1) throw new Error(`crash point hit count must be a positive integer, got ${JSON.stringify(n)}`);
+  if (!Number.isInteger(onHit) || onHit < 1)
+    throw new Error(`crash point hit count must be a positive integer, got ${JSON.stringify(n)}`);
   armed = { point: name as CrashPoint, onHit };
   hits = 0;
 }

@@ -17,8 +17,16 @@ export type EffectStatus = (typeof EffectStatus)[keyof typeof EffectStatus];
 export type EffectEvent = 'dispatch' | 'start' | 'park' | 'succeed' | 'fail' | 'lose' | 'retry';
 
 /** from → event → to. `dispatched` is in-memory only; every other state may be persisted. */
-export const EFFECT_TRANSITIONS: { readonly [S in EffectStatus]: Partial<Record<EffectEvent, EffectStatus>> } = {
-  pending: { dispatch: 'dispatched', start: 'running', park: 'waiting', succeed: 'succeeded', fail: 'failed' },
+export const EFFECT_TRANSITIONS: {
+  readonly [S in EffectStatus]: Partial<Record<EffectEvent, EffectStatus>>;
+} = {
+  pending: {
+    dispatch: 'dispatched',
+    start: 'running',
+    park: 'waiting',
+    succeed: 'succeeded',
+    fail: 'failed',
+  },
   dispatched: { start: 'running', succeed: 'succeeded', fail: 'failed' },
   running: { succeed: 'succeeded', fail: 'failed', lose: 'unknown', retry: 'running' },
   // A call parked before it was made (a full pool queue, a spent budget) starts from here when the
@@ -36,5 +44,6 @@ export const EFFECT_TRANSITIONS: { readonly [S in EffectStatus]: Partial<Record<
  */
 export function assertEffectMove(from: EffectStatus, to: EffectStatus, where: string): void {
   if (from === to) return;
-  if (!Object.values(EFFECT_TRANSITIONS[from]).includes(to)) throw new Error(`illegal effect transition at ${where}: ${from} → ${to}`);
+  if (!Object.values(EFFECT_TRANSITIONS[from]).includes(to))
+    throw new Error(`illegal effect transition at ${where}: ${from} → ${to}`);
 }

@@ -18,7 +18,10 @@ const SNAKE_CASE = /^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$/;
 function sourceFiles(): Array<{ path: string; text: string }> {
   return readdirSync(SRC_DIR, { recursive: true, encoding: 'utf8' })
     .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.endsWith('.d.ts'))
-    .map((f) => ({ path: relative(SRC_DIR, join(SRC_DIR, f)), text: readFileSync(join(SRC_DIR, f), 'utf8') }));
+    .map((f) => ({
+      path: relative(SRC_DIR, join(SRC_DIR, f)),
+      text: readFileSync(join(SRC_DIR, f), 'utf8'),
+    }));
 }
 
 /**
@@ -28,8 +31,12 @@ function sourceFiles(): Array<{ path: string; text: string }> {
 function codeLiterals(text: string): string[] {
   const found: string[] = [];
   for (const m of text.matchAll(/new KeelError\(\s*(['"`])([^'"`]*)\1/g)) found.push(m[2]!);
-  for (const m of text.matchAll(/new KeelError\(\s*[^'"`,()]+\?\s*(['"`])([^'"`]*)\1\s*:\s*(['"`])([^'"`]*)\3/g)) found.push(m[2]!, m[4]!);
-  for (const m of text.matchAll(/serializeError\([^,()]+,\s*(['"`])([^'"`]*)\1\s*\)/g)) found.push(m[2]!);
+  for (const m of text.matchAll(
+    /new KeelError\(\s*[^'"`,()]+\?\s*(['"`])([^'"`]*)\1\s*:\s*(['"`])([^'"`]*)\3/g,
+  ))
+    found.push(m[2]!, m[4]!);
+  for (const m of text.matchAll(/serializeError\([^,()]+,\s*(['"`])([^'"`]*)\1\s*\)/g))
+    found.push(m[2]!);
   for (const m of text.matchAll(/\bcode:\s*(['"`])([^'"`]*)\1\s*,\s*message\b/g)) found.push(m[2]!);
   // An interpolated template (the CLI's client-side `http_${status}`) is not a registry code and
   // cannot be checked here.
@@ -56,7 +63,10 @@ describe('ERROR_CODES', () => {
 
   it('gives every code an HTTP error status (400–599) and a non-empty one-line meaning', () => {
     for (const [code, { status, meaning }] of entries) {
-      assert.ok(Number.isInteger(status) && status >= 400 && status <= 599, `${code}: status ${status}`);
+      assert.ok(
+        Number.isInteger(status) && status >= 400 && status <= 599,
+        `${code}: status ${status}`,
+      );
       assert.equal(typeof meaning, 'string', code);
       assert.ok(meaning.trim().length >= 10, `${code}: meaning too short`);
       assert.ok(!meaning.includes('\n'), `${code}: meaning must be one line`);
@@ -70,7 +80,15 @@ describe('ERROR_CODES', () => {
   });
 
   it('has the codes the API boundary relies on', () => {
-    for (const code of ['internal', 'validation_failed', 'invalid_json', 'not_found', 'unauthorized', 'payload_too_large', 'unsupported_media_type']) {
+    for (const code of [
+      'internal',
+      'validation_failed',
+      'invalid_json',
+      'not_found',
+      'unauthorized',
+      'payload_too_large',
+      'unsupported_media_type',
+    ]) {
       assert.ok(code in ERROR_CODES, code);
     }
     assert.equal(ERROR_CODES.internal.status, 500);
@@ -83,23 +101,34 @@ describe('codes used in src/', () => {
   it('finds the sources and the code literals in them', () => {
     assert.ok(files.length > 20, `only ${files.length} source files found under ${SRC_DIR}`);
     const all = files.flatMap((f) => codeLiterals(f.text));
-    assert.ok(all.length > 30, `only ${all.length} code literals found: the scan patterns are stale`);
+    assert.ok(
+      all.length > 30,
+      `only ${all.length} code literals found: the scan patterns are stale`,
+    );
   });
 
   it('every `new KeelError(<literal>` and serialized error code is registered', () => {
     const unknown: string[] = [];
     for (const { path, text } of files) {
-      for (const code of codeLiterals(text)) if (!(code in ERROR_CODES)) unknown.push(`${path}: ${code}`);
+      for (const code of codeLiterals(text))
+        if (!(code in ERROR_CODES)) unknown.push(`${path}: ${code}`);
     }
     assert.deepEqual(unknown, [], `unregistered codes:\n  ${unknown.join('\n  ')}`);
   });
 
   it('the scan recognises each form it claims to', () => {
     assert.deepEqual(codeLiterals(`throw new KeelError('run_terminal', 'x')`), ['run_terminal']);
-    assert.deepEqual(codeLiterals(`throw new KeelError(\n  "stale_write",\n  'x')`), ['stale_write']);
-    assert.deepEqual(codeLiterals(`new KeelError(big ? 'payload_too_large' : 'validation_failed', m)`), ['payload_too_large', 'validation_failed']);
+    assert.deepEqual(codeLiterals(`throw new KeelError(\n  "stale_write",\n  'x')`), [
+      'stale_write',
+    ]);
+    assert.deepEqual(
+      codeLiterals(`new KeelError(big ? 'payload_too_large' : 'validation_failed', m)`),
+      ['payload_too_large', 'validation_failed'],
+    );
     assert.deepEqual(codeLiterals(`serializeError(error, 'tool_failed')`), ['tool_failed']);
-    assert.deepEqual(codeLiterals(`send({ error: { code: 'not_found', message: m } })`), ['not_found']);
+    assert.deepEqual(codeLiterals(`send({ error: { code: 'not_found', message: m } })`), [
+      'not_found',
+    ]);
   });
 });
 
@@ -109,11 +138,17 @@ describe('KeelError', () => {
     assert.equal(plain.status, 404);
     assert.deepEqual(plain.toJSON(), { code: 'run_not_found', message: 'gone' });
     const detailed = new KeelError('idempotency_conflict', 'used', { details: { runId: 'r' } });
-    assert.deepEqual(detailed.toJSON(), { code: 'idempotency_conflict', message: 'used', details: { runId: 'r' } });
+    assert.deepEqual(detailed.toJSON(), {
+      code: 'idempotency_conflict',
+      message: 'used',
+      details: { runId: 'r' },
+    });
   });
 
   it('round-trips through the journal form; an unknown journaled code becomes internal', () => {
-    const back = deserializeError(serializeError(new KeelError('tool_timeout', 'slow'), 'internal'));
+    const back = deserializeError(
+      serializeError(new KeelError('tool_timeout', 'slow'), 'internal'),
+    );
     assert.equal(back.code, 'tool_timeout');
     assert.equal(serializeError(new Error('boom'), 'agent_error').code, 'agent_error');
     assert.equal(deserializeError({ code: 'no_such_code', message: 'm' }).code, 'internal');

@@ -6,84 +6,241 @@ export const ERROR_CODES = {
   // Input and API
   invalid_json: { status: 400, meaning: 'The request body is not valid JSON.' },
   validation_failed: { status: 400, meaning: 'The request does not match the documented schema.' },
-  invalid_cursor: { status: 400, meaning: 'The pagination cursor is malformed or was not issued by this server.' },
-  payload_too_large: { status: 413, meaning: 'The request body exceeds the configured payload limit.' },
+  invalid_cursor: {
+    status: 400,
+    meaning: 'The pagination cursor is malformed or was not issued by this server.',
+  },
+  payload_too_large: {
+    status: 413,
+    meaning: 'The request body exceeds the configured payload limit.',
+  },
   unsupported_media_type: { status: 415, meaning: 'The request body is not application/json.' },
   unauthorized: { status: 401, meaning: 'The API key is missing or not recognised.' },
   not_found: { status: 404, meaning: 'No such route.' },
   run_not_found: { status: 404, meaning: 'No run with this id belongs to the caller’s tenant.' },
   agent_not_found: { status: 404, meaning: 'No registered agent has this name (and version).' },
-  idempotency_conflict: { status: 409, meaning: 'The idempotency key was used before with a different request body.' },
+  idempotency_conflict: {
+    status: 409,
+    meaning: 'The idempotency key was used before with a different request body.',
+  },
   run_terminal: { status: 409, meaning: 'The run has already finished.' },
-  input_already_provided: { status: 409, meaning: 'A value was already posted for this input key.' },
+  input_already_provided: {
+    status: 409,
+    meaning: 'A value was already posted for this input key.',
+  },
   tenant_not_found: { status: 404, meaning: 'No tenant has this id.' },
-  tenant_queue_full: { status: 429, meaning: 'The tenant has its maximum of queued runs already; retry after the Retry-After delay.' },
-  admin_disabled: { status: 404, meaning: 'Admin routes are disabled because KEEL_ADMIN_KEY is unset.' },
+  tenant_queue_full: {
+    status: 429,
+    meaning:
+      'The tenant has its maximum of queued runs already; retry after the Retry-After delay.',
+  },
+  admin_disabled: {
+    status: 404,
+    meaning: 'Admin routes are disabled because KEEL_ADMIN_KEY is unset.',
+  },
   // Schedules (src/schedules)
-  schedule_not_found: { status: 404, meaning: 'No schedule with this id belongs to the caller’s tenant.' },
-  invalid_cron: { status: 400, meaning: 'The cron expression does not parse (5 or 6 fields, croner syntax) or never fires.' },
-  invalid_time_zone: { status: 400, meaning: 'The time zone is not an IANA time zone name this server knows.' },
-  webhook_not_allowed: { status: 400, meaning: 'The webhook URL’s origin is not on the tenant’s webhook allowlist.' },
-  backfill_too_large: { status: 400, meaning: 'The backfill range holds more fires than one request may ask for.' },
+  schedule_not_found: {
+    status: 404,
+    meaning: 'No schedule with this id belongs to the caller’s tenant.',
+  },
+  invalid_cron: {
+    status: 400,
+    meaning: 'The cron expression does not parse (5 or 6 fields, croner syntax) or never fires.',
+  },
+  invalid_time_zone: {
+    status: 400,
+    meaning: 'The time zone is not an IANA time zone name this server knows.',
+  },
+  webhook_not_allowed: {
+    status: 400,
+    meaning: 'The webhook URL’s origin is not on the tenant’s webhook allowlist.',
+  },
+  backfill_too_large: {
+    status: 400,
+    meaning: 'The backfill range holds more fires than one request may ask for.',
+  },
   // Run outcomes
-  budget_exceeded: { status: 409, meaning: 'A run budget (steps, tokens, cost or deadline) was exhausted.' },
+  budget_exceeded: {
+    status: 409,
+    meaning: 'A run budget (steps, tokens, cost or deadline) was exhausted.',
+  },
   non_determinism: { status: 500, meaning: 'Replay of the agent diverged from its journal.' },
   agent_error: { status: 500, meaning: 'The agent function threw.' },
-  agent_version_unavailable: { status: 409, meaning: 'No worker serves the agent version the run is pinned to.' },
+  agent_version_unavailable: {
+    status: 409,
+    meaning: 'No worker serves the agent version the run is pinned to.',
+  },
   input_timeout: { status: 408, meaning: 'No input arrived before the wait’s timeout.' },
-  tool_input_invalid: { status: 400, meaning: 'Arguments given to a tool do not match its input schema.' },
+  tool_input_invalid: {
+    status: 400,
+    meaning: 'Arguments given to a tool do not match its input schema.',
+  },
   tool_failed: { status: 500, meaning: 'The tool threw.' },
   tool_timeout: { status: 504, meaning: 'A tool attempt exceeded its time limit.' },
-  retry_budget_exhausted: { status: 429, meaning: 'The run spent its retry budget, so a failed attempt was not retried.' },
-  compensation_unavailable: { status: 500, meaning: 'A completed execution could not be compensated: its tool is not known to the worker.' },
-  run_not_quarantined: { status: 409, meaning: 'Only a run quarantined as poison_run can be re-admitted.' },
-  run_preempted: { status: 409, meaning: 'The run is giving its slot back to interactive work at this effect boundary (agent code sees it; the run is re-queued with its journal).' },
-  poison_run: { status: 500, meaning: 'The run lost its lease repeatedly without progress and was quarantined; re-admit it after a fix.' },
-  agent_blocked: { status: 500, meaning: 'A turn of the agent’s code held its isolate longer than its limit without yielding (a loop); the watchdog ended the run.' },
-  agent_oom: { status: 500, meaning: 'The agent’s code exceeded its isolate’s memory limit; the run was ended.' },
-  agent_crashed: { status: 500, meaning: 'The agent’s code ended its run from outside a turn: process.exit(), a throw in a callback, or its isolate died.' },
-  tool_unavailable: { status: 500, meaning: 'Agent code running in an isolate called a tool the main thread cannot find by name (define tools when the agents module loads, not inside agent code).' },
-  durability_unavailable: { status: 500, meaning: 'The configured durability level cannot be provided by this store.' },
+  retry_budget_exhausted: {
+    status: 429,
+    meaning: 'The run spent its retry budget, so a failed attempt was not retried.',
+  },
+  compensation_unavailable: {
+    status: 500,
+    meaning: 'A completed execution could not be compensated: its tool is not known to the worker.',
+  },
+  run_not_quarantined: {
+    status: 409,
+    meaning: 'Only a run quarantined as poison_run can be re-admitted.',
+  },
+  run_preempted: {
+    status: 409,
+    meaning:
+      'The run is giving its slot back to interactive work at this effect boundary (agent code sees it; the run is re-queued with its journal).',
+  },
+  poison_run: {
+    status: 500,
+    meaning:
+      'The run lost its lease repeatedly without progress and was quarantined; re-admit it after a fix.',
+  },
+  agent_blocked: {
+    status: 500,
+    meaning:
+      'A turn of the agent’s code held its isolate longer than its limit without yielding (a loop); the watchdog ended the run.',
+  },
+  agent_oom: {
+    status: 500,
+    meaning: 'The agent’s code exceeded its isolate’s memory limit; the run was ended.',
+  },
+  agent_crashed: {
+    status: 500,
+    meaning:
+      'The agent’s code ended its run from outside a turn: process.exit(), a throw in a callback, or its isolate died.',
+  },
+  tool_unavailable: {
+    status: 500,
+    meaning:
+      'Agent code running in an isolate called a tool the main thread cannot find by name (define tools when the agents module loads, not inside agent code).',
+  },
+  durability_unavailable: {
+    status: 500,
+    meaning: 'The configured durability level cannot be provided by this store.',
+  },
   step_failed: { status: 500, meaning: 'A journaled step threw.' },
   child_failed: { status: 500, meaning: 'A child run ended without success.' },
-  unknown_side_effect: { status: 409, meaning: 'A side-effect tool may or may not have run; an operator must decide.' },
-  execution_not_unknown: { status: 409, meaning: 'Only executions in state unknown can be resolved.' },
+  unknown_side_effect: {
+    status: 409,
+    meaning: 'A side-effect tool may or may not have run; an operator must decide.',
+  },
+  execution_not_unknown: {
+    status: 409,
+    meaning: 'Only executions in state unknown can be resolved.',
+  },
   execution_not_found: { status: 404, meaning: 'No execution with this id belongs to the run.' },
   cancelled: { status: 409, meaning: 'The run was cancelled.' },
   model_not_found: { status: 400, meaning: 'The model name is not configured.' },
   model_unavailable: { status: 503, meaning: 'The model provider failed on every attempt.' },
   // Sandbox
-  sandbox_unavailable: { status: 503, meaning: 'The isolation tier a profile asks for is not installed or usable on this host.' },
-  sandbox_network_unsupported: { status: 400, meaning: 'The tier cannot enforce the profile’s network allowlist.' },
+  sandbox_unavailable: {
+    status: 503,
+    meaning: 'The isolation tier a profile asks for is not installed or usable on this host.',
+  },
+  sandbox_network_unsupported: {
+    status: 400,
+    meaning: 'The tier cannot enforce the profile’s network allowlist.',
+  },
   sandbox_failed: { status: 500, meaning: 'A sandbox could not be created, rebuilt or restored.' },
-  workspace_path_invalid: { status: 400, meaning: 'A workspace path is absolute, escapes the workspace or is not a regular file.' },
-  workspace_limit: { status: 413, meaning: 'A workspace file or the whole workspace exceeds its size limit.' },
-  model_rate_limited: { status: 429, meaning: 'The model provider answered 429 (rate limited); retried while the retry budget allows.' },
-  model_timeout: { status: 504, meaning: 'A model attempt or the whole model call exceeded its time limit.' },
-  model_response_invalid: { status: 502, meaning: 'The model provider sent a body that could not be parsed or used.' },
-  model_request_invalid: { status: 400, meaning: 'The model provider rejected the request as invalid (400/422); not retried.' },
-  model_context_length_exceeded: { status: 400, meaning: 'The request is longer than the model’s context window; not retried.' },
-  model_auth_failed: { status: 502, meaning: 'The model provider refused the configured credentials (401/403); not retried.' },
-  model_endpoint_not_found: { status: 502, meaning: 'The model provider has no such model or path (404); not retried.' },
-  model_request_too_large: { status: 400, meaning: 'A model call needs more tokens than a tokens-per-minute limit allows at all.' },
-  model_version_unavailable: { status: 409, meaning: 'The run is pinned to a model version this process does not serve.' },
-  provider_unavailable: { status: 503, meaning: 'Every endpoint of the model (and its fallbacks) has an open circuit breaker.' },
+  workspace_path_invalid: {
+    status: 400,
+    meaning: 'A workspace path is absolute, escapes the workspace or is not a regular file.',
+  },
+  workspace_limit: {
+    status: 413,
+    meaning: 'A workspace file or the whole workspace exceeds its size limit.',
+  },
+  model_rate_limited: {
+    status: 429,
+    meaning:
+      'The model provider answered 429 (rate limited); retried while the retry budget allows.',
+  },
+  model_timeout: {
+    status: 504,
+    meaning: 'A model attempt or the whole model call exceeded its time limit.',
+  },
+  model_response_invalid: {
+    status: 502,
+    meaning: 'The model provider sent a body that could not be parsed or used.',
+  },
+  model_request_invalid: {
+    status: 400,
+    meaning: 'The model provider rejected the request as invalid (400/422); not retried.',
+  },
+  model_context_length_exceeded: {
+    status: 400,
+    meaning: 'The request is longer than the model’s context window; not retried.',
+  },
+  model_auth_failed: {
+    status: 502,
+    meaning: 'The model provider refused the configured credentials (401/403); not retried.',
+  },
+  model_endpoint_not_found: {
+    status: 502,
+    meaning: 'The model provider has no such model or path (404); not retried.',
+  },
+  model_request_too_large: {
+    status: 400,
+    meaning: 'A model call needs more tokens than a tokens-per-minute limit allows at all.',
+  },
+  model_version_unavailable: {
+    status: 409,
+    meaning: 'The run is pinned to a model version this process does not serve.',
+  },
+  provider_unavailable: {
+    status: 503,
+    meaning: 'Every endpoint of the model (and its fallbacks) has an open circuit breaker.',
+  },
   // Scheduling pools
-  pool_queue_full: { status: 503, meaning: 'An effect pool (a model, a sandbox profile, inline or a declared tool pool) has its maximum of queued effects; retried later.' },
-  pools_config_invalid: { status: 500, meaning: 'The pools file (KEEL_POOLS_FILE) does not parse or does not match its schema; the previous pool configuration stays in force.' },
+  pool_queue_full: {
+    status: 503,
+    meaning:
+      'An effect pool (a model, a sandbox profile, inline or a declared tool pool) has its maximum of queued effects; retried later.',
+  },
+  pools_config_invalid: {
+    status: 500,
+    meaning:
+      'The pools file (KEEL_POOLS_FILE) does not parse or does not match its schema; the previous pool configuration stays in force.',
+  },
   // Engine and store
-  stale_write: { status: 409, meaning: 'A commit was fenced off: the lease or the run state moved on.' },
+  stale_write: {
+    status: 409,
+    meaning: 'A commit was fenced off: the lease or the run state moved on.',
+  },
   store_busy: { status: 503, meaning: 'The store is temporarily unavailable; retry.' },
   config_invalid: { status: 500, meaning: 'Keel’s configuration is invalid.' },
   already_running: { status: 500, meaning: 'Another Keel process owns this data directory.' },
   internal: { status: 500, meaning: 'An unexpected error; this is a bug.' },
   // HTTP requests refused before they reach a route
-  malformed_request: { status: 400, meaning: 'The request is not valid HTTP/1.1 (the HTTP parser refused it, e.g. a control character in a header).' },
-  request_headers_too_large: { status: 431, meaning: 'The request line and headers exceed the server’s limit (16 KiB by default); a long URL is the usual cause.' },
+  malformed_request: {
+    status: 400,
+    meaning:
+      'The request is not valid HTTP/1.1 (the HTTP parser refused it, e.g. a control character in a header).',
+  },
+  request_headers_too_large: {
+    status: 431,
+    meaning:
+      'The request line and headers exceed the server’s limit (16 KiB by default); a long URL is the usual cause.',
+  },
   request_timeout: { status: 408, meaning: 'The client did not send a complete request in time.' },
-  expectation_failed: { status: 417, meaning: 'The request has an Expect header other than 100-continue, the only expectation the server meets.' },
-  method_not_allowed: { status: 405, meaning: 'The path exists but not with this method; the Allow header lists the methods it has.' },
-  forbidden_key: { status: 400, meaning: 'The JSON body has a __proto__ key or a constructor.prototype path, which Keel refuses anywhere in a body.' },
+  expectation_failed: {
+    status: 417,
+    meaning:
+      'The request has an Expect header other than 100-continue, the only expectation the server meets.',
+  },
+  method_not_allowed: {
+    status: 405,
+    meaning: 'The path exists but not with this method; the Allow header lists the methods it has.',
+  },
+  forbidden_key: {
+    status: 400,
+    meaning:
+      'The JSON body has a __proto__ key or a constructor.prototype path, which Keel refuses anywhere in a body.',
+  },
   tenant_name_taken: { status: 409, meaning: 'Another tenant has this name already.' },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 

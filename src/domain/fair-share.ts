@@ -78,7 +78,14 @@ function before(a: HeapItem, b: HeapItem): boolean {
 }
 
 /** The serving order itself, on a candidate's key (start less any lead), finish time and head. */
-function servedBefore(ka: number, fa: number, a: BackloggedTenant, kb: number, fb: number, b: BackloggedTenant): boolean {
+function servedBefore(
+  ka: number,
+  fa: number,
+  a: BackloggedTenant,
+  kb: number,
+  fb: number,
+  b: BackloggedTenant,
+): boolean {
   if (ka !== kb) return ka < kb;
   if (fa !== fb) return fa < fb;
   if (a.headKey !== b.headKey) return a.headKey < b.headKey;
@@ -145,10 +152,21 @@ class TenantHeap {
  *                 { tenantId: 'b', weight: 2, vtime: 0, room: Infinity, headKey: 0 }], 0, 3).map((p) => p.tenantId);
  * // ['b', 'a', 'b']
  */
-export function allocateClaims(tenants: readonly BackloggedTenant[], clock: number, slots: number): FairPick[] {
+export function allocateClaims(
+  tenants: readonly BackloggedTenant[],
+  clock: number,
+  slots: number,
+): FairPick[] {
   const open = tenants.filter((t) => t.room > 0 && t.weight > 0);
   const lead = INTERACTIVE_LEAD_CLAIMS / open.reduce((sum, t) => sum + t.weight, 0);
-  const heap = new TenantHeap(open.map((tenant) => ({ tenant, start: Math.max(tenant.vtime, clock), taken: 0, lead: tenant.interactiveHead ? lead : 0 })));
+  const heap = new TenantHeap(
+    open.map((tenant) => ({
+      tenant,
+      start: Math.max(tenant.vtime, clock),
+      taken: 0,
+      lead: tenant.interactiveHead ? lead : 0,
+    })),
+  );
   const picks: FairPick[] = [];
   while (picks.length < slots && heap.size > 0) {
     const item = heap.pop()!;
@@ -170,7 +188,10 @@ export function allocateClaims(tenants: readonly BackloggedTenant[], clock: numb
  * pickOne([{ tenantId: 'a', weight: 1, vtime: 0, room: 1, headKey: 0, interactiveHead: false }], 0);
  * // { tenantId: 'a', vtime: 1, clock: 1 }
  */
-export function pickOne(tenants: readonly BackloggedTenant[], clock: number): { tenantId: string; vtime: number; clock: number } | null {
+export function pickOne(
+  tenants: readonly BackloggedTenant[],
+  clock: number,
+): { tenantId: string; vtime: number; clock: number } | null {
   const open = (t: BackloggedTenant): boolean => t.room > 0 && t.weight > 0;
   let totalWeight = 0;
   let least = Infinity;
@@ -240,14 +261,16 @@ export class FairClaim<R> {
    */
   constructor(tenants: readonly BackloggedTenant[], clock: number, slots: number) {
     this.#tenants = new Map(tenants.map((t) => [t.tenantId, { ...t }]));
-    this.#clock = tenants.length === 0 ? clock : Math.max(clock, Math.min(...tenants.map((t) => t.vtime)));
+    this.#clock =
+      tenants.length === 0 ? clock : Math.max(clock, Math.min(...tenants.map((t) => t.vtime)));
     this.#backlogged = tenants.map((t) => t.tenantId);
     this.#slots = slots;
   }
 
   /** Claims to make per tenant in this round, or null when the claim is complete. */
   next(): Map<string, number> | null {
-    if (this.#slots <= 0 || this.#rounds >= FAIR_CLAIM_ROUNDS_MAX || this.#tenants.size === 0) return null;
+    if (this.#slots <= 0 || this.#rounds >= FAIR_CLAIM_ROUNDS_MAX || this.#tenants.size === 0)
+      return null;
     this.#rounds += 1;
     this.#picks = allocateClaims([...this.#tenants.values()], this.#clock, this.#slots);
     return this.#picks.length === 0 ? null : countPicks(this.#picks);
@@ -286,7 +309,15 @@ export class FairClaim<R> {
    */
   result(): { items: R[]; vtimes: Map<string, number>; clock: number } {
     let least = Infinity;
-    for (const id of this.#backlogged) least = Math.min(least, this.#vtimes.get(id) ?? Math.max(this.#tenants.get(id)?.vtime ?? Infinity, this.#clock));
-    return { items: [...this.#claimed], vtimes: new Map(this.#vtimes), clock: least === Infinity ? this.#clock : Math.max(this.#clock, least) };
+    for (const id of this.#backlogged)
+      least = Math.min(
+        least,
+        this.#vtimes.get(id) ?? Math.max(this.#tenants.get(id)?.vtime ?? Infinity, this.#clock),
+      );
+    return {
+      items: [...this.#claimed],
+      vtimes: new Map(this.#vtimes),
+      clock: least === Infinity ? this.#clock : Math.max(this.#clock, least),
+    };
   }
 }

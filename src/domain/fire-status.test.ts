@@ -9,7 +9,10 @@ test('fire transitions: decided fires are final except that backfill reopens mis
   assert.equal(transition('cancelling_other', 'supersede'), 'skipped');
   assert.equal(transition('buffered', 'supersede'), 'skipped');
   assert.equal(transition('missed', 'backfill'), 'pending');
-  assert.throws(() => transition('started', 'start'), /illegal fire transition: started --start-->/);
+  assert.throws(
+    () => transition('started', 'start'),
+    /illegal fire transition: started --start-->/,
+  );
   assert.throws(() => transition('cancelled_other', 'backfill'), /illegal/);
   assert.throws(() => transition('buffered', 'miss'), /illegal/);
   for (const status of FIRE_STATUSES) {

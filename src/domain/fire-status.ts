@@ -34,7 +34,13 @@ export type FireEvent =
 
 /** from → event → to. A missing entry is an illegal transition. */
 export const TRANSITIONS: { readonly [S in FireStatus]: Partial<Record<FireEvent, FireStatus>> } = {
-  pending: { start: 'started', skip: 'skipped', buffer: 'buffered', cancel_other: 'cancelling_other', miss: 'missed' },
+  pending: {
+    start: 'started',
+    skip: 'skipped',
+    buffer: 'buffered',
+    cancel_other: 'cancelling_other',
+    miss: 'missed',
+  },
   buffered: { start: 'started', skip: 'skipped', supersede: 'skipped' },
   cancelling_other: { start: 'cancelled_other', skip: 'skipped', supersede: 'skipped' },
   started: {},

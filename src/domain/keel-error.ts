@@ -12,7 +12,12 @@ export class KeelError extends Error {
   constructor(
     code: ErrorCode,
     message: string,
-    options: { details?: Record<string, unknown>; retryable?: boolean; retryAfterMs?: number; cause?: unknown } = {},
+    options: {
+      details?: Record<string, unknown>;
+      retryable?: boolean;
+      retryAfterMs?: number;
+      cause?: unknown;
+    } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'KeelError';
@@ -37,7 +42,10 @@ export class KeelError extends Error {
 export function isKeelError(error: unknown): error is KeelError {
   return (
     error instanceof KeelError ||
-    (typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'KeelError' && typeof (error as { code?: unknown }).code === 'string')
+    (typeof error === 'object' &&
+      error !== null &&
+      (error as { name?: unknown }).name === 'KeelError' &&
+      typeof (error as { code?: unknown }).code === 'string')
   );
 }
 
@@ -56,5 +64,9 @@ export function serializeError(error: unknown, fallback: ErrorCode): SerializedE
 
 export function deserializeError(error: SerializedError): KeelError {
   const code = (error.code in ERROR_CODES ? error.code : 'internal') as ErrorCode;
-  return new KeelError(code, error.message, error.details === undefined ? {} : { details: error.details });
+  return new KeelError(
+    code,
+    error.message,
+    error.details === undefined ? {} : { details: error.details },
+  );
 }

@@ -91,7 +91,15 @@ export interface RunRecord {
   endedAt: number | null;
 }
 
-export type EffectKind = 'step' | 'model' | 'tool' | 'input' | 'sleep' | 'child' | 'now' | 'compensation';
+export type EffectKind =
+  | 'step'
+  | 'model'
+  | 'tool'
+  | 'input'
+  | 'sleep'
+  | 'child'
+  | 'now'
+  | 'compensation';
 
 export interface JournalEntry {
   runId: string;
@@ -161,7 +169,14 @@ export interface TenantQuotas {
 }
 
 export const DEFAULT_TENANT_QUOTAS: TenantQuotas = {
-  weight: 1, maxConcurrentRuns: null, maxQueuedRuns: null, rpm: null, tpm: null, dailyTokenBudget: null, dailyCostBudgetUsd: null, poolCaps: {},
+  weight: 1,
+  maxConcurrentRuns: null,
+  maxQueuedRuns: null,
+  rpm: null,
+  tpm: null,
+  dailyTokenBudget: null,
+  dailyCostBudgetUsd: null,
+  poolCaps: {},
 };
 
 export interface TenantRecord extends TenantQuotas {

@@ -29,9 +29,22 @@ export type RunEvent =
 /** from → event → to. A missing entry is an illegal transition. */
 export const TRANSITIONS: { readonly [S in RunStatus]: Partial<Record<RunEvent, RunStatus>> } = {
   queued: { claim: 'running', cancel: 'cancelling', fail: 'failed' },
-  running: { claim: 'running', park: 'waiting', yield: 'queued', preempt: 'queued', succeed: 'succeeded', fail: 'failed', cancel: 'cancelling' },
+  running: {
+    claim: 'running',
+    park: 'waiting',
+    yield: 'queued',
+    preempt: 'queued',
+    succeed: 'succeeded',
+    fail: 'failed',
+    cancel: 'cancelling',
+  },
   waiting: { claim: 'running', wake: 'queued', cancel: 'cancelling', fail: 'failed' },
-  cancelling: { claim: 'cancelling', yield: 'cancelling', cancelled: 'cancelled', cancel: 'cancelling' },
+  cancelling: {
+    claim: 'cancelling',
+    yield: 'cancelling',
+    cancelled: 'cancelled',
+    cancel: 'cancelling',
+  },
   succeeded: {},
   failed: { readmit: 'queued' },
   cancelled: {},

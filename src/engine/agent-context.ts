@@ -4,11 +4,24 @@
 // when agent code runs in an isolate (a worker thread), through the isolate's ctx, whose calls
 // arrive here with their position already taken: the `effects` below are the part both share
 // (everything after the position).
-import { KeelError, deserializeError, serializeError, type SerializedError } from '../domain/keel-error.ts';
+import {
+  KeelError,
+  deserializeError,
+  serializeError,
+  type SerializedError,
+} from '../domain/keel-error.ts';
 import type { ModelGateway } from '../models/gateway.ts';
 import type { PoolRegistry } from '../scheduling/pool-registry.ts';
 import type { BudgetVerdict } from '../models/tenant-policy.ts';
-import type { AgentContext, AgentDefinition, Json, ModelRequest, ModelResponse, ToolDefinition, ToolNode } from '../sdk/types.ts';
+import type {
+  AgentContext,
+  AgentDefinition,
+  Json,
+  ModelRequest,
+  ModelResponse,
+  ToolDefinition,
+  ToolNode,
+} from '../sdk/types.ts';
 import type { JournalEntry } from '../domain/records.ts';
 import type { AgentRegistry } from './registry.ts';
 import { isTerminal } from '../domain/run-status.ts';
@@ -16,7 +29,12 @@ import { checkSpendBudget, checkStepBudget, remainingSpend } from './budget-chec
 import { toJson } from './journal-cursor.ts';
 import type { Position, RunPort } from './run-port.ts';
 import { crashPoint } from '../domain/crash-points.ts';
-import { backoff, decideRetry, resolveRetryPolicy, type ResolvedRetryPolicy } from './retry-policy.ts';
+import {
+  backoff,
+  decideRetry,
+  resolveRetryPolicy,
+  type ResolvedRetryPolicy,
+} from './retry-policy.ts';
 import { runTool } from './tool-runner.ts';
 import { rememberPrompt } from '../telemetry/model-prompts.ts';
 import { telemetry } from '../telemetry/telemetry.ts';
@@ -40,7 +58,14 @@ export function createAgentContext(x: RunPort, deps: ContextDeps): AgentContext 
     tenantId: x.run.tenantId,
     // Each method is async, so a check that fails rejects its promise (as an effect's failure
     // does), never throws.
-    step: async (name, fn, options) => step(x, x.position('step', name), name, fn, resolveRetryPolicy(options?.retry, options?.maxAttempts)) as never,
+    step: async (name, fn, options) =>
+      step(
+        x,
+        x.position('step', name),
+        name,
+        fn,
+        resolveRetryPolicy(options?.retry, options?.maxAttempts),
+      ) as never,
     model: async (request) => {
       deps.gateway.resolve(request.model); // unknown models fail before taking a position, the same way on every replay
       return model(x, deps, x.position('model', request.model), request);
@@ -48,7 +73,13 @@ export function createAgentContext(x: RunPort, deps: ContextDeps): AgentContext 
     tool: async (tool, args) => {
       const parsed = parseToolArgs(tool as ToolDefinition<unknown, Json>, args);
       deps.registry.registerTool(tool as ToolDefinition<unknown, Json>);
-      return callTool(x, deps, x.position('tool', tool.name), tool as ToolDefinition<unknown, Json>, parsed) as never;
+      return callTool(
+        x,
+        deps,
+        x.position('tool', tool.name),
+        tool as ToolDefinition<unknown, Json>,
+        parsed,
+      ) as never;
     },
     waitForInput: async (key, options) => {
       checkWaitForInput(key, options?.timeoutMs);
@@ -79,27 +110,58 @@ export function createAgentContext(x: RunPort, deps: ContextDeps): AgentContext 
  * isolate.
  */
 export const effects = {
-  step: (x: RunPort, at: Position, name: string, fn: () => unknown, policy: ResolvedRetryPolicy) => step(x, at, name, fn, policy),
-  model: (x: RunPort, deps: ContextDeps, at: Position, request: ModelRequest) => model(x, deps, at, request),
-  tool: (x: RunPort, deps: ContextDeps, at: Position, tool: ToolDefinition<unknown, Json>, args: Json) => callTool(x, deps, at, tool, args),
-  waitForInput: (x: RunPort, at: Position, key: string, timeoutMs: number | undefined) => waitForInput(x, at, key, timeoutMs),
+  step: (x: RunPort, at: Position, name: string, fn: () => unknown, policy: ResolvedRetryPolicy) =>
+    step(x, at, name, fn, policy),
+  model: (x: RunPort, deps: ContextDeps, at: Position, request: ModelRequest) =>
+    model(x, deps, at, request),
+  tool: (
+    x: RunPort,
+    deps: ContextDeps,
+    at: Position,
+    tool: ToolDefinition<unknown, Json>,
+    args: Json,
+  ) => callTool(x, deps, at, tool, args),
+  waitForInput: (x: RunPort, at: Position, key: string, timeoutMs: number | undefined) =>
+    waitForInput(x, at, key, timeoutMs),
   sleep: (x: RunPort, at: Position, ms: number) => sleep(x, at, ms),
-  child: (x: RunPort, deps: ContextDeps, at: Position, agent: AgentDefinition, input: Json) => child(x, deps, at, agent, input),
+  child: (x: RunPort, deps: ContextDeps, at: Position, agent: AgentDefinition, input: Json) =>
+    child(x, deps, at, agent, input),
   now: (x: RunPort, at: Position, value: number) => now(x, at, value),
 };
 
 /** The journaled outcome of a settled entry: its result, or its error thrown again. */
 function settled(entry: JournalEntry): Json {
-  if (entry.status === 'failed') throw deserializeError(entry.error ?? { code: 'internal', message: 'failed effect without error' });
+  if (entry.status === 'failed')
+    throw deserializeError(
+      entry.error ?? { code: 'internal', message: 'failed effect without error' },
+    );
   return entry.result;
 }
 
-function completedEvent(x: RunPort, seq: number, kind: string, name: string, status: string, startedAt: number, extra: Record<string, Json> = {}) {
-  return { type: 'effect.completed', data: { seq, kind, name, status, durationMs: x.clock.now() - startedAt, ...extra } };
+function completedEvent(
+  x: RunPort,
+  seq: number,
+  kind: string,
+  name: string,
+  status: string,
+  startedAt: number,
+  extra: Record<string, Json> = {},
+) {
+  return {
+    type: 'effect.completed',
+    data: { seq, kind, name, status, durationMs: x.clock.now() - startedAt, ...extra },
+  };
 }
 
-async function step(x: RunPort, { seq, entry }: Position, name: string, fn: () => unknown, policy: ResolvedRetryPolicy): Promise<Json> {
-  if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed')) return settled(entry);
+async function step(
+  x: RunPort,
+  { seq, entry }: Position,
+  name: string,
+  fn: () => unknown,
+  policy: ResolvedRetryPolicy,
+): Promise<Json> {
+  if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed'))
+    return settled(entry);
   checkStepBudget(x);
   x.inflightSteps++;
   return x.track('step', async () => {
@@ -119,17 +181,40 @@ async function step(x: RunPort, { seq, entry }: Position, name: string, fn: () =
           outcome = { ok: false, error: serializeError(decision.error, 'step_failed') };
           break;
         }
-        x.emit({ type: 'effect.retrying', data: { seq, kind: 'step', name, attempt: attempts, delayMs: decision.delayMs, error: serializeError(error, 'step_failed') as unknown as Json } });
+        x.emit({
+          type: 'effect.retrying',
+          data: {
+            seq,
+            kind: 'step',
+            name,
+            attempt: attempts,
+            delayMs: decision.delayMs,
+            error: serializeError(error, 'step_failed') as unknown as Json,
+          },
+        });
         await backoff(decision.delayMs, x.abort.signal, x.clock);
       }
     }
     crashPoint('execute.before-commit');
     try {
       await x.commit({
-        journal: [{ seq, kind: 'step', name, status: outcome.ok ? 'succeeded' : 'failed', attempts, queuedAt: startedAt, startedAt, endedAt: x.clock.now(),
-          ...(outcome.ok ? { result: outcome.value } : { error: outcome.error }) }],
+        journal: [
+          {
+            seq,
+            kind: 'step',
+            name,
+            status: outcome.ok ? 'succeeded' : 'failed',
+            attempts,
+            queuedAt: startedAt,
+            startedAt,
+            endedAt: x.clock.now(),
+            ...(outcome.ok ? { result: outcome.value } : { error: outcome.error }),
+          },
+        ],
         run: { counters: { steps: 1 } },
-        events: [completedEvent(x, seq, 'step', name, outcome.ok ? 'succeeded' : 'failed', startedAt)],
+        events: [
+          completedEvent(x, seq, 'step', name, outcome.ok ? 'succeeded' : 'failed', startedAt),
+        ],
       });
     } finally {
       x.inflightSteps--;
@@ -145,12 +230,19 @@ async function step(x: RunPort, { seq, entry }: Position, name: string, fn: () =
  */
 function pin(x: RunPort, requested: string, answered: unknown): void {
   if (typeof answered !== 'string' || !answered.startsWith(`${requested}@`)) return; // a fallback answered: no pin
-  if (!x.effects.modelPins.has(requested)) x.effects.modelPins.set(requested, answered.slice(requested.length + 1));
+  if (!x.effects.modelPins.has(requested))
+    x.effects.modelPins.set(requested, answered.slice(requested.length + 1));
 }
 
-async function model(x: RunPort, deps: ContextDeps, { seq, entry }: Position, request: ModelRequest): Promise<ModelResponse> {
+async function model(
+  x: RunPort,
+  deps: ContextDeps,
+  { seq, entry }: Position,
+  request: ModelRequest,
+): Promise<ModelResponse> {
   if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed')) {
-    if (entry.status === 'succeeded') pin(x, request.model, (entry.result as { model?: unknown } | null)?.model);
+    if (entry.status === 'succeeded')
+      pin(x, request.model, (entry.result as { model?: unknown } | null)?.model);
     return settled(entry) as unknown as ModelResponse;
   }
   checkStepBudget(x);
@@ -181,7 +273,13 @@ async function model(x: RunPort, deps: ContextDeps, { seq, entry }: Position, re
       try {
         const pinned = x.effects.modelPins.get(request.model);
         call = await deps.gateway.call(request, {
-          signal: x.abort.signal, tenantId: x.run.tenantId, priority: x.run.priority, runId: x.runId, seq, remaining: remainingSpend(x), ...(pinned === undefined ? {} : { pinnedVersion: pinned }),
+          signal: x.abort.signal,
+          tenantId: x.run.tenantId,
+          priority: x.run.priority,
+          runId: x.runId,
+          seq,
+          remaining: remainingSpend(x),
+          ...(pinned === undefined ? {} : { pinnedVersion: pinned }),
           onPoolWait: poolWaitReporter(x, seq),
           onWait: (reason, detail) => {
             if (waitedFor !== undefined) return;
@@ -190,10 +288,15 @@ async function model(x: RunPort, deps: ContextDeps, { seq, entry }: Position, re
             x.effects.modelWaits++;
             // The run stays claimed (it waits in memory, in the model plane) but says why it is not
             // progressing.
-            void x.commit({
-              run: { waitingReason: reason },
-              events: [{ type: 'model.waiting', data: { seq, reason, detail } }, waitingEvent(reason, waitedSince, detail, { seq })],
-            }).catch(() => {});
+            void x
+              .commit({
+                run: { waitingReason: reason },
+                events: [
+                  { type: 'model.waiting', data: { seq, reason, detail } },
+                  waitingEvent(reason, waitedSince, detail, { seq }),
+                ],
+              })
+              .catch(() => {});
           },
         });
       } catch (error) {
@@ -206,9 +309,23 @@ async function model(x: RunPort, deps: ContextDeps, { seq, entry }: Position, re
         }
         const serialized = serializeError(error, 'model_unavailable');
         await x.commit({
-          journal: [{ seq, kind: 'model', name: request.model, status: 'failed', error: serialized, queuedAt, endedAt: x.clock.now() }],
+          journal: [
+            {
+              seq,
+              kind: 'model',
+              name: request.model,
+              status: 'failed',
+              error: serialized,
+              queuedAt,
+              endedAt: x.clock.now(),
+            },
+          ],
           run: { counters: { steps: 1 }, ...clearWait() },
-          events: [completedEvent(x, seq, 'model', request.model, 'failed', queuedAt, { code: serialized.code })],
+          events: [
+            completedEvent(x, seq, 'model', request.model, 'failed', queuedAt, {
+              code: serialized.code,
+            }),
+          ],
         });
         throw deserializeError(serialized);
       }
@@ -216,12 +333,40 @@ async function model(x: RunPort, deps: ContextDeps, { seq, entry }: Position, re
       const result = toJson(call.response);
       const attributes = toJson(call.attributes);
       await x.commit({
-        journal: [{ seq, kind: 'model', name: request.model, status: 'succeeded', result, args: { attributes }, attempts: call.attempts, queuedAt, startedAt: call.startedAt, endedAt: x.clock.now() }],
-        run: { counters: { steps: 1, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, costUsd: usage.costUsd }, ...clearWait() },
-        events: [completedEvent(x, seq, 'model', request.model, 'succeeded', queuedAt, {
-          model: call.response.model, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, cachedInputTokens: usage.cachedInputTokens ?? 0,
-          costUsd: usage.costUsd, attempts: call.attempts, attributes,
-        })],
+        journal: [
+          {
+            seq,
+            kind: 'model',
+            name: request.model,
+            status: 'succeeded',
+            result,
+            args: { attributes },
+            attempts: call.attempts,
+            queuedAt,
+            startedAt: call.startedAt,
+            endedAt: x.clock.now(),
+          },
+        ],
+        run: {
+          counters: {
+            steps: 1,
+            inputTokens: usage.inputTokens,
+            outputTokens: usage.outputTokens,
+            costUsd: usage.costUsd,
+          },
+          ...clearWait(),
+        },
+        events: [
+          completedEvent(x, seq, 'model', request.model, 'succeeded', queuedAt, {
+            model: call.response.model,
+            inputTokens: usage.inputTokens,
+            outputTokens: usage.outputTokens,
+            cachedInputTokens: usage.cachedInputTokens ?? 0,
+            costUsd: usage.costUsd,
+            attempts: call.attempts,
+            attributes,
+          }),
+        ],
       });
       pin(x, request.model, call.response.model);
       checkSpendBudget(x);
@@ -236,34 +381,94 @@ async function model(x: RunPort, deps: ContextDeps, { seq, entry }: Position, re
  * retried on wake.
  */
 function budgetWait(x: RunPort, seq: number, model: string, spent: BudgetVerdict): Promise<never> {
-  const args = { waitingReason: 'tenant_budget_exhausted', budget: spent.budget, used: spent.used, limit: spent.limit };
-  return x.addWait({ seq, kind: 'model', name: model, deadlineAt: spent.until, args, reason: 'tenant_budget_exhausted', detail: spent.detail });
+  const args = {
+    waitingReason: 'tenant_budget_exhausted',
+    budget: spent.budget,
+    used: spent.used,
+    limit: spent.limit,
+  };
+  return x.addWait({
+    seq,
+    kind: 'model',
+    name: model,
+    deadlineAt: spent.until,
+    args,
+    reason: 'tenant_budget_exhausted',
+    detail: spent.detail,
+  });
 }
 
-async function callTool(x: RunPort, deps: ContextDeps, { seq, entry }: Position, tool: ToolDefinition<unknown, Json>, args: Json): Promise<Json> {
-  if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed')) return settled(entry);
-  return runTool(x, tool, args, seq, entry, { pools: deps.pools, checkBudget: () => checkStepBudget(x), node: deps.toolNode });
+async function callTool(
+  x: RunPort,
+  deps: ContextDeps,
+  { seq, entry }: Position,
+  tool: ToolDefinition<unknown, Json>,
+  args: Json,
+): Promise<Json> {
+  if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed'))
+    return settled(entry);
+  return runTool(x, tool, args, seq, entry, {
+    pools: deps.pools,
+    checkBudget: () => checkStepBudget(x),
+    node: deps.toolNode,
+  });
 }
 
-async function waitForInput(x: RunPort, { seq, entry }: Position, key: string, timeoutMs: number | undefined): Promise<Json> {
-  if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed')) return settled(entry);
-  const deadlineAt = entry?.deadlineAt ?? (timeoutMs === undefined ? null : x.clock.now() + timeoutMs);
+async function waitForInput(
+  x: RunPort,
+  { seq, entry }: Position,
+  key: string,
+  timeoutMs: number | undefined,
+): Promise<Json> {
+  if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed'))
+    return settled(entry);
+  const deadlineAt =
+    entry?.deadlineAt ?? (timeoutMs === undefined ? null : x.clock.now() + timeoutMs);
   const queuedAt = entry?.queuedAt ?? x.clock.now();
   const value = await x.track('input', async () => {
     const input = await x.store.getInput(x.runId, key);
     if (input !== null) {
       await x.commit({
-        journal: [{ seq, kind: 'input', name: key, status: 'succeeded', result: input.value, queuedAt, startedAt: queuedAt, endedAt: x.clock.now(), deadlineAt }],
+        journal: [
+          {
+            seq,
+            kind: 'input',
+            name: key,
+            status: 'succeeded',
+            result: input.value,
+            queuedAt,
+            startedAt: queuedAt,
+            endedAt: x.clock.now(),
+            deadlineAt,
+          },
+        ],
         consumeInputs: [key],
         events: [completedEvent(x, seq, 'input', key, 'succeeded', queuedAt)],
       });
       return input;
     }
     if (deadlineAt !== null && x.clock.now() >= deadlineAt) {
-      const error = new KeelError('input_timeout', `no input ${JSON.stringify(key)} arrived within its timeout`, { details: { key } });
+      const error = new KeelError(
+        'input_timeout',
+        `no input ${JSON.stringify(key)} arrived within its timeout`,
+        { details: { key } },
+      );
       await x.commit({
-        journal: [{ seq, kind: 'input', name: key, status: 'failed', error: error.toJSON(), queuedAt, endedAt: x.clock.now(), deadlineAt }],
-        events: [completedEvent(x, seq, 'input', key, 'failed', queuedAt, { code: 'input_timeout' })],
+        journal: [
+          {
+            seq,
+            kind: 'input',
+            name: key,
+            status: 'failed',
+            error: error.toJSON(),
+            queuedAt,
+            endedAt: x.clock.now(),
+            deadlineAt,
+          },
+        ],
+        events: [
+          completedEvent(x, seq, 'input', key, 'failed', queuedAt, { code: 'input_timeout' }),
+        ],
       });
       throw error;
     }
@@ -280,17 +485,42 @@ async function sleep(x: RunPort, { seq, entry }: Position, ms: number): Promise<
     const queuedAt = entry?.queuedAt ?? x.clock.now();
     await x.track('sleep', () =>
       x.commit({
-        journal: [{ seq, kind: 'sleep', name: 'sleep', status: 'succeeded', args: { ms }, queuedAt, endedAt: x.clock.now(), deadlineAt }],
+        journal: [
+          {
+            seq,
+            kind: 'sleep',
+            name: 'sleep',
+            status: 'succeeded',
+            args: { ms },
+            queuedAt,
+            endedAt: x.clock.now(),
+            deadlineAt,
+          },
+        ],
         events: [completedEvent(x, seq, 'sleep', 'sleep', 'succeeded', queuedAt)],
       }),
     );
     return;
   }
-  return x.addWait({ seq, kind: 'sleep', name: 'sleep', deadlineAt, args: { ms }, reason: 'timer' });
+  return x.addWait({
+    seq,
+    kind: 'sleep',
+    name: 'sleep',
+    deadlineAt,
+    args: { ms },
+    reason: 'timer',
+  });
 }
 
-async function child(x: RunPort, deps: ContextDeps, { seq, entry }: Position, agent: AgentDefinition, input: Json): Promise<Json> {
-  if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed')) return settled(entry);
+async function child(
+  x: RunPort,
+  deps: ContextDeps,
+  { seq, entry }: Position,
+  agent: AgentDefinition,
+  input: Json,
+): Promise<Json> {
+  if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed'))
+    return settled(entry);
   const queuedAt = entry?.queuedAt ?? x.clock.now();
   // Not spawned yet (no entry, or a wait for room in the tenant's queue): spawn it, or wait while
   // the queue is full.
@@ -299,37 +529,94 @@ async function child(x: RunPort, deps: ContextDeps, { seq, entry }: Position, ag
     const room = await x.track('child', () => x.store.queuedRoom(x.run.tenantId));
     // Children this run is spawning at the same time (Promise.all) take room too: a fan-out cannot
     // overshoot alone.
-    if (room !== null && room - x.effects.spawnsInFlight <= 0) return queueFullWait(x, seq, agent.name);
+    if (room !== null && room - x.effects.spawnsInFlight <= 0)
+      return queueFullWait(x, seq, agent.name);
     x.effects.spawnsInFlight++;
     const childRunId = deps.newRunId();
     await x.track('child', () =>
-      x.commit({
-        journal: [{ seq, kind: 'child', name: agent.name, status: 'waiting', args: { childRunId }, queuedAt }],
-        createRuns: [{
-          id: childRunId, tenantId: x.run.tenantId, agent: agent.name, agentVersion: agent.version, input: toJson(input),
-          priority: x.run.priority, budget: {}, metadata: null, parentRunId: x.runId, idempotencyKey: null, requestHash: null,
-        }],
-        events: [{ type: 'effect.started', data: { seq, kind: 'child', name: agent.name, childRunId } }],
-      }).finally(() => x.effects.spawnsInFlight--),
+      x
+        .commit({
+          journal: [
+            {
+              seq,
+              kind: 'child',
+              name: agent.name,
+              status: 'waiting',
+              args: { childRunId },
+              queuedAt,
+            },
+          ],
+          createRuns: [
+            {
+              id: childRunId,
+              tenantId: x.run.tenantId,
+              agent: agent.name,
+              agentVersion: agent.version,
+              input: toJson(input),
+              priority: x.run.priority,
+              budget: {},
+              metadata: null,
+              parentRunId: x.runId,
+              idempotencyKey: null,
+              requestHash: null,
+            },
+          ],
+          events: [
+            { type: 'effect.started', data: { seq, kind: 'child', name: agent.name, childRunId } },
+          ],
+        })
+        .finally(() => x.effects.spawnsInFlight--),
     );
-    return x.addWait({ seq, kind: 'child', name: agent.name, deadlineAt: null, args: { childRunId }, reason: 'child' });
+    return x.addWait({
+      seq,
+      kind: 'child',
+      name: agent.name,
+      deadlineAt: null,
+      args: { childRunId },
+      reason: 'child',
+    });
   }
   const childRunId = spawned;
   const result = await x.track('child', async () => {
     const run = await x.store.getRun(childRunId);
     if (run === null || !isTerminal(run.status)) return undefined;
     const ok = run.status === 'succeeded';
-    const error: SerializedError = { code: 'child_failed', message: `child run ${childRunId} ended ${run.status}`, details: { childRunId, status: run.status, error: run.error as unknown as Json } };
+    const error: SerializedError = {
+      code: 'child_failed',
+      message: `child run ${childRunId} ended ${run.status}`,
+      details: { childRunId, status: run.status, error: run.error as unknown as Json },
+    };
     await x.commit({
-      journal: [{ seq, kind: 'child', name: agent.name, status: ok ? 'succeeded' : 'failed', args: { childRunId }, queuedAt, endedAt: x.clock.now(),
-        ...(ok ? { result: run.result } : { error }) }],
-      events: [completedEvent(x, seq, 'child', agent.name, ok ? 'succeeded' : 'failed', queuedAt, { childRunId })],
+      journal: [
+        {
+          seq,
+          kind: 'child',
+          name: agent.name,
+          status: ok ? 'succeeded' : 'failed',
+          args: { childRunId },
+          queuedAt,
+          endedAt: x.clock.now(),
+          ...(ok ? { result: run.result } : { error }),
+        },
+      ],
+      events: [
+        completedEvent(x, seq, 'child', agent.name, ok ? 'succeeded' : 'failed', queuedAt, {
+          childRunId,
+        }),
+      ],
     });
     if (!ok) throw deserializeError(error);
     return { value: run.result };
   });
   if (result !== undefined) return result.value;
-  return x.addWait({ seq, kind: 'child', name: agent.name, deadlineAt: null, args: { childRunId }, reason: 'child' });
+  return x.addWait({
+    seq,
+    kind: 'child',
+    name: agent.name,
+    deadlineAt: null,
+    args: { childRunId },
+    reason: 'child',
+  });
 }
 
 /**
@@ -346,13 +633,25 @@ export const CHILD_QUEUE_FULL_RETRY_MS = 5_000; // the Retry-After of a 429 tena
 function queueFullWait(x: RunPort, seq: number, name: string): Promise<never> {
   telemetry.runAdmissionRejected(x.run.tenantId, 'child', 'tenant_queue_full');
   return x.addWait({
-    seq, kind: 'child', name, deadlineAt: x.clock.now() + CHILD_QUEUE_FULL_RETRY_MS, args: { waitingReason: 'tenant_queue_full' }, reason: 'tenant_queue_full',
+    seq,
+    kind: 'child',
+    name,
+    deadlineAt: x.clock.now() + CHILD_QUEUE_FULL_RETRY_MS,
+    args: { waitingReason: 'tenant_queue_full' },
+    reason: 'tenant_queue_full',
     detail: `the tenant's queue is at its maxQueuedRuns: the child run ${name} is spawned when there is room (checked every ${CHILD_QUEUE_FULL_RETRY_MS} ms)`,
   });
 }
 
 function now(x: RunPort, { seq, entry }: Position, value: number): number {
   if (entry !== undefined) return entry.result as number;
-  x.piggyback({ seq, kind: 'now', name: 'now', status: 'succeeded', result: value, endedAt: value });
+  x.piggyback({
+    seq,
+    kind: 'now',
+    name: 'now',
+    status: 'succeeded',
+    result: value,
+    endedAt: value,
+  });
   return value;
 }

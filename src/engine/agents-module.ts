@@ -6,7 +6,12 @@
 // the main thread and by every agent isolate (worker thread), which must see the same module.
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { isAgentDefinition, isModelDefinition, isToolDefinition, toolsDefined } from '../sdk/define.ts';
+import {
+  isAgentDefinition,
+  isModelDefinition,
+  isToolDefinition,
+  toolsDefined,
+} from '../sdk/define.ts';
 import type { AgentDefinition, Json, ModelDefinition, ToolDefinition } from '../sdk/types.ts';
 
 export interface LoadedAgents {
@@ -34,20 +39,27 @@ export async function loadAgentsModule(file: string): Promise<LoadedAgents> {
     if (isAgentDefinition(value)) {
       const key = `${value.name}@${value.version}`;
       const seen = agents.get(key);
-      if (seen !== undefined && seen.run !== value.run) throw new Error(`${file} exports two different agents named ${key}`);
+      if (seen !== undefined && seen.run !== value.run)
+        throw new Error(`${file} exports two different agents named ${key}`);
       agents.set(key, value);
     } else if (isModelDefinition(value)) {
       models.set(value.name, value);
     } else if (isToolDefinition(value)) {
       tools.set(value.name, value);
     } else if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
-      for (const inner of Object.values(value)) if (isToolDefinition(inner) && !tools.has(inner.name)) tools.set(inner.name, inner);
+      for (const inner of Object.values(value))
+        if (isToolDefinition(inner) && !tools.has(inner.name)) tools.set(inner.name, inner);
     }
   }
-  for (const agent of agents.values()) for (const tool of agent.tools ?? []) if (!tools.has(tool.name)) tools.set(tool.name, tool as ToolDefinition<unknown, Json>);
+  for (const agent of agents.values())
+    for (const tool of agent.tools ?? [])
+      if (!tools.has(tool.name)) tools.set(tool.name, tool as ToolDefinition<unknown, Json>);
   // Tools defined while the module loaded but reachable from no export (a `const tools =
   // sandboxTools(…)`).
   for (const [name, tool] of toolsDefined()) if (!tools.has(name)) tools.set(name, tool);
-  if (agents.size === 0) throw new Error(`${file} exports no agents: export the result of defineAgent() (named or default)`);
+  if (agents.size === 0)
+    throw new Error(
+      `${file} exports no agents: export the result of defineAgent() (named or default)`,
+    );
   return { agents: [...agents.values()], models: [...models.values()], tools: [...tools.values()] };
 }

@@ -4,7 +4,10 @@
 import { KeelError } from '../domain/keel-error.ts';
 import type { RunPort } from './run-port.ts';
 
-export function budgetError(budget: 'maxSteps' | 'maxTokens' | 'maxCostUsd' | 'deadlineMs', message: string): KeelError {
+export function budgetError(
+  budget: 'maxSteps' | 'maxTokens' | 'maxCostUsd' | 'deadlineMs',
+  message: string,
+): KeelError {
   return new KeelError('budget_exceeded', message, { details: { budget } });
 }
 
@@ -23,8 +26,13 @@ export function checkSpendBudget(x: RunPort): void {
   const { maxTokens, maxCostUsd } = x.run.budget;
   const tokens = x.counters.inputTokens + x.counters.outputTokens;
   let error: KeelError | undefined;
-  if (maxTokens !== undefined && tokens >= maxTokens) error = budgetError('maxTokens', `the run used ${tokens} of its ${maxTokens} tokens`);
-  if (maxCostUsd !== undefined && x.counters.costUsd >= maxCostUsd) error = budgetError('maxCostUsd', `the run spent $${x.counters.costUsd.toFixed(6)} of its $${maxCostUsd}`);
+  if (maxTokens !== undefined && tokens >= maxTokens)
+    error = budgetError('maxTokens', `the run used ${tokens} of its ${maxTokens} tokens`);
+  if (maxCostUsd !== undefined && x.counters.costUsd >= maxCostUsd)
+    error = budgetError(
+      'maxCostUsd',
+      `the run spent $${x.counters.costUsd.toFixed(6)} of its $${maxCostUsd}`,
+    );
   if (error !== undefined) {
     x.stop({ kind: 'fail', error });
     throw error;
@@ -38,7 +46,9 @@ export function checkSpendBudget(x: RunPort): void {
 export function remainingSpend(x: RunPort): { tokens?: number; costUsd?: number } {
   const { maxTokens, maxCostUsd } = x.run.budget;
   return {
-    ...(maxTokens === undefined ? {} : { tokens: maxTokens - x.counters.inputTokens - x.counters.outputTokens }),
+    ...(maxTokens === undefined
+      ? {}
+      : { tokens: maxTokens - x.counters.inputTokens - x.counters.outputTokens }),
     ...(maxCostUsd === undefined ? {} : { costUsd: maxCostUsd - x.counters.costUsd }),
   };
 }

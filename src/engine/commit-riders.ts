@@ -27,8 +27,12 @@ export class CommitRiders {
    * The commit's journal and events with everything waiting laid in front of them (and no longer
    * waiting).
    */
-  board(journal: JournalWrite[] | undefined, events: EventWrite[] | undefined): { journal: JournalWrite[] | undefined; events: EventWrite[] | undefined } {
-    const writes = this.#journal.length > 0 ? [...this.#journal.splice(0), ...(journal ?? [])] : journal;
+  board(
+    journal: JournalWrite[] | undefined,
+    events: EventWrite[] | undefined,
+  ): { journal: JournalWrite[] | undefined; events: EventWrite[] | undefined } {
+    const writes =
+      this.#journal.length > 0 ? [...this.#journal.splice(0), ...(journal ?? [])] : journal;
     const lead = [...(this.#start !== undefined ? [this.#start] : []), ...this.#events.splice(0)];
     this.#start = undefined;
     return { journal: writes, events: lead.length > 0 ? [...lead, ...(events ?? [])] : events };

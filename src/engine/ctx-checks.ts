@@ -10,30 +10,48 @@ const WAIT_KEY_MAX_CHARS = 256;
 
 /** Validates a tool call's arguments with the tool's schema; returns them as JSON. */
 export function parseToolArgs(tool: ToolDefinition<unknown, Json>, args: unknown): Json {
-  if (!isToolDefinition(tool)) throw new TypeError('ctx.tool() expects a tool made with defineTool()');
+  if (!isToolDefinition(tool))
+    throw new TypeError('ctx.tool() expects a tool made with defineTool()');
   const parsed = tool.input.safeParse(args);
   if (!parsed.success) {
-    throw new KeelError('tool_input_invalid', `arguments of tool ${tool.name} are invalid: ${parsed.error.message}`, { details: { tool: tool.name } });
+    throw new KeelError(
+      'tool_input_invalid',
+      `arguments of tool ${tool.name} are invalid: ${parsed.error.message}`,
+      { details: { tool: tool.name } },
+    );
   }
   return toJson(parsed.data);
 }
 
 export function checkWaitForInput(key: unknown, timeoutMs: number | undefined): void {
   if (typeof key !== 'string' || key.length === 0 || key.length > WAIT_KEY_MAX_CHARS) {
-    throw new TypeError(`ctx.waitForInput() key must be a string of 1 to ${WAIT_KEY_MAX_CHARS} characters`);
+    throw new TypeError(
+      `ctx.waitForInput() key must be a string of 1 to ${WAIT_KEY_MAX_CHARS} characters`,
+    );
   }
-  if (timeoutMs !== undefined && (!Number.isFinite(timeoutMs) || timeoutMs < 0)) throw new TypeError('ctx.waitForInput() timeoutMs must be a non-negative number');
+  if (timeoutMs !== undefined && (!Number.isFinite(timeoutMs) || timeoutMs < 0))
+    throw new TypeError('ctx.waitForInput() timeoutMs must be a non-negative number');
 }
 
 export function checkSleep(ms: unknown): void {
-  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) throw new TypeError('ctx.sleep() expects a non-negative number of milliseconds');
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0)
+    throw new TypeError('ctx.sleep() expects a non-negative number of milliseconds');
 }
 
 /**
  * The agent a ctx.child() call names: a name (latest version) or a definition (its exact version).
  */
-export function resolveChild(registry: AgentRegistry, ref: string | AgentDefinition): AgentDefinition {
-  const agent = typeof ref === 'string' ? registry.resolve(ref) : isAgentDefinition(ref) ? registry.resolve(`${ref.name}@${ref.version}`) : undefined;
-  if (agent === undefined) throw new TypeError('ctx.child() expects an agent name or an agent made with defineAgent()');
+export function resolveChild(
+  registry: AgentRegistry,
+  ref: string | AgentDefinition,
+): AgentDefinition {
+  const agent =
+    typeof ref === 'string'
+      ? registry.resolve(ref)
+      : isAgentDefinition(ref)
+        ? registry.resolve(`${ref.name}@${ref.version}`)
+        : undefined;
+  if (agent === undefined)
+    throw new TypeError('ctx.child() expects an agent name or an agent made with defineAgent()');
   return agent;
 }

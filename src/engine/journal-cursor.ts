@@ -59,7 +59,12 @@ export class JournalCursor {
    * committing it).
    */
   assertMoves(writes: readonly JournalWrite[]): void {
-    for (const w of writes) assertEffectMove(this.#entries.get(w.seq)?.status ?? 'pending', w.status, `${this.#runId} position ${w.seq}`);
+    for (const w of writes)
+      assertEffectMove(
+        this.#entries.get(w.seq)?.status ?? 'pending',
+        w.status,
+        `${this.#runId} position ${w.seq}`,
+      );
   }
 
   /** Records writes the store has committed. */
@@ -83,7 +88,11 @@ export class JournalCursor {
   retriesRecorded(): number {
     let n = 0;
     for (const e of this.#entries.values()) {
-      if ((e.kind === 'step' || e.kind === 'tool') && (e.status === 'succeeded' || e.status === 'failed')) n += Math.max(0, e.attempts - 1);
+      if (
+        (e.kind === 'step' || e.kind === 'tool') &&
+        (e.status === 'succeeded' || e.status === 'failed')
+      )
+        n += Math.max(0, e.attempts - 1);
     }
     return n;
   }
@@ -110,8 +119,20 @@ export class JournalCursor {
 
   #asEntry(write: JournalWrite): JournalEntry {
     return {
-      runId: this.#runId, args: null, result: null, error: null, executionId: null, effectClass: null, attempts: 1,
-      leaseToken: this.#leaseToken, worker: null, queuedAt: null, startedAt: null, endedAt: null, deadlineAt: null, ...write,
+      runId: this.#runId,
+      args: null,
+      result: null,
+      error: null,
+      executionId: null,
+      effectClass: null,
+      attempts: 1,
+      leaseToken: this.#leaseToken,
+      worker: null,
+      queuedAt: null,
+      startedAt: null,
+      endedAt: null,
+      deadlineAt: null,
+      ...write,
     } as JournalEntry;
   }
 }
@@ -120,12 +141,23 @@ export class JournalCursor {
  * Replay went another way than the journal at `seq` (another kind or name there): the typed error,
  * or undefined.
  */
-export function divergence(seq: number, entry: { kind: string; name: string } | undefined, kind: EffectKind, name: string): KeelError | undefined {
+export function divergence(
+  seq: number,
+  entry: { kind: string; name: string } | undefined,
+  kind: EffectKind,
+  name: string,
+): KeelError | undefined {
   if (entry === undefined || (entry.kind === kind && entry.name === name)) return undefined;
   return new KeelError(
     'non_determinism',
     `replay diverged from the journal at position ${seq}: the journal has ${entry.kind} ${JSON.stringify(entry.name)}, the code asked for ${kind} ${JSON.stringify(name)}`,
-    { details: { position: seq, journal: { kind: entry.kind, name: entry.name }, code: { kind, name } } },
+    {
+      details: {
+        position: seq,
+        journal: { kind: entry.kind, name: entry.name },
+        code: { kind, name },
+      },
+    },
   );
 }
 

@@ -4,7 +4,11 @@
 // Stateless apart from that cache.
 import { randomUUID } from 'node:crypto';
 import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
-import { LEASE_TTL_MS_DEFAULT, MAX_ACTIVE_RUNS_DEFAULT, POISON_LEASE_LOSSES_DEFAULT } from '../config/defaults.ts';
+import {
+  LEASE_TTL_MS_DEFAULT,
+  MAX_ACTIVE_RUNS_DEFAULT,
+  POISON_LEASE_LOSSES_DEFAULT,
+} from '../config/defaults.ts';
 import { SYSTEM_CLOCK, type Clock, type ClockTimer } from '../domain/clock.ts';
 import type { ModelGateway } from '../models/gateway.ts';
 import { INLINE_POOL_LIMIT_DEFAULT, PoolRegistry } from '../scheduling/pool-registry.ts';
@@ -67,7 +71,11 @@ export interface OrchestratorOptions {
    * system clock.
    */
   clock?: Clock;
-  log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
+  log?: (
+    level: 'info' | 'warn' | 'error',
+    message: string,
+    fields?: Record<string, unknown>,
+  ) => void;
 }
 
 export class Orchestrator {
@@ -132,7 +140,12 @@ export class Orchestrator {
     this.#maxActive = options.maxActiveRuns ?? MAX_ACTIVE_RUNS_DEFAULT;
     this.#pollIntervalMs = options.pollIntervalMs ?? POLL_INTERVAL_MS_DEFAULT;
     this.#ownsPools = options.pools === undefined;
-    this.#pools = options.pools ?? new PoolRegistry({ telemetry, inlineLimit: options.inlineToolConcurrency ?? INLINE_POOL_LIMIT_DEFAULT });
+    this.#pools =
+      options.pools ??
+      new PoolRegistry({
+        telemetry,
+        inlineLimit: options.inlineToolConcurrency ?? INLINE_POOL_LIMIT_DEFAULT,
+      });
     this.#log = options.log ?? (() => {});
     this.#poisonAfter = options.poisonAfterLeaseLosses;
     this.#host = options.agentHost ?? inThreadHost;
@@ -155,7 +168,10 @@ export class Orchestrator {
       this.#claimProbation();
       this.#checkPreemption();
     }, this.#pollIntervalMs);
-    this.#heartbeatTimer = setInterval(() => void this.#heartbeat(), Math.max(50, Math.floor(this.#leaseTtlMs / 3)));
+    this.#heartbeatTimer = setInterval(
+      () => void this.#heartbeat(),
+      Math.max(50, Math.floor(this.#leaseTtlMs / 3)),
+    );
     this.#claim();
     this.#claimProbation();
   }
@@ -193,7 +209,8 @@ export class Orchestrator {
 
   async #deliverCancel(execution: RunExecution): Promise<void> {
     const run = await this.#store.getRun(execution.runId);
-    if (run !== null && run.status === 'cancelling' && run.leaseToken === execution.run.leaseToken) execution.cancelRequested(run.stateVersion);
+    if (run !== null && run.status === 'cancelling' && run.leaseToken === execution.run.leaseToken)
+      execution.cancelRequested(run.stateVersion);
   }
 
   /**
@@ -206,18 +223,31 @@ export class Orchestrator {
       return;
     }
     const room = Math.min(
-      CLAIM_BATCH_MAX_RUNS, this.#maxActive - this.#occupied(), this.#maxActive * IN_MEMORY_RUNS_FACTOR - this.#active.size - this.#awaitingStart,
+      CLAIM_BATCH_MAX_RUNS,
+      this.#maxActive - this.#occupied(),
+      this.#maxActive * IN_MEMORY_RUNS_FACTOR - this.#active.size - this.#awaitingStart,
     );
     if (room <= 0) return;
     this.#claiming = true;
     this.#claimAgain = false;
     this.#store
-      .claimRuns({ owner: this.owner, limit: room, leaseMs: this.#leaseTtlMs, served: this.#registry.served() })
+      .claimRuns({
+        owner: this.owner,
+        limit: room,
+        leaseMs: this.#leaseTtlMs,
+        served: this.#registry.served(),
+      })
       .then(async (runs) => {
         if (this.#soloPending || this.#solo !== undefined) {
           // A suspect on its last chance is to run alone, decided while this claim was in flight:
           // hand these back.
-          if (runs.length > 0) await this.#store.releaseLeases(this.owner, runs.map((r) => r.id)).catch(() => {});
+          if (runs.length > 0)
+            await this.#store
+              .releaseLeases(
+                this.owner,
+                runs.map((r) => r.id),
+              )
+              .catch(() => {});
           return;
         }
         this.#awaitingStart += runs.length;
@@ -253,11 +283,22 @@ export class Orchestrator {
       this.#solo = undefined;
       this.#claim();
     }
-    if (this.#soloPending ? this.#busy() : this.#probation.size >= this.#probationCap || this.#occupied() >= this.#maxActive) return;
+    if (
+      this.#soloPending
+        ? this.#busy()
+        : this.#probation.size >= this.#probationCap || this.#occupied() >= this.#maxActive
+    )
+      return;
     this.#claimingProbation = true;
     let more = false;
     this.#store
-      .claimRuns({ owner: this.owner, limit: 1, leaseMs: this.#leaseTtlMs, served: this.#registry.served(), probation: true })
+      .claimRuns({
+        owner: this.owner,
+        limit: 1,
+        leaseMs: this.#leaseTtlMs,
+        served: this.#registry.served(),
+        probation: true,
+      })
       .then(async ([run]) => {
         if (run === undefined) {
           this.#soloPending = false;
@@ -279,7 +320,9 @@ export class Orchestrator {
         this.#probation.add(this.#startExecution(run));
         more = true;
       })
-      .catch((error: unknown) => this.#log('error', 'probation claim failed', { error: String(error) }))
+      .catch((error: unknown) =>
+        this.#log('error', 'probation claim failed', { error: String(error) }),
+      )
       .finally(() => {
         this.#claimingProbation = false;
         if (more) this.#claimProbation();
@@ -296,13 +339,19 @@ export class Orchestrator {
     if (!this.#running) {
       // Stopped in between: hand the rest back at once rather than let their leases expire.
       this.#awaitingStart -= runs.length;
-      void this.#store.releaseLeases(this.owner, runs.map((r) => r.id)).catch(() => {});
+      void this.#store
+        .releaseLeases(
+          this.owner,
+          runs.map((r) => r.id),
+        )
+        .catch(() => {});
       return;
     }
     const slice = runs.slice(0, START_SLICE_RUNS);
     this.#awaitingStart -= slice.length;
     for (const run of slice) this.#startExecution(run);
-    if (runs.length > START_SLICE_RUNS) setImmediate(() => this.#startInSlices(runs.slice(START_SLICE_RUNS)));
+    if (runs.length > START_SLICE_RUNS)
+      setImmediate(() => this.#startInSlices(runs.slice(START_SLICE_RUNS)));
   }
 
   /**
@@ -317,7 +366,13 @@ export class Orchestrator {
    * extra runs are claimed again.
    */
   #checkPreemption(): void {
-    if (!this.#running || this.#preemptAfterMs <= 0 || this.#checkingPreemption || this.#solo !== undefined) return;
+    if (
+      !this.#running ||
+      this.#preemptAfterMs <= 0 ||
+      this.#checkingPreemption ||
+      this.#solo !== undefined
+    )
+      return;
     if (!this.#slotsFull() || this.#preemptPacer.paused(this.#clock.now())) return;
     const held = this.#heldRuns();
     const candidates = held.filter((h) => h.priority === 'batch' && !h.exempt).length;
@@ -326,20 +381,39 @@ export class Orchestrator {
     const now = this.#clock.now();
     this.#checkingPreemption = true;
     this.#store
-      .starvedInteractive({ cutoff: now - this.#preemptAfterMs, served: this.#registry.served(), limit: candidates + pending })
+      .starvedInteractive({
+        cutoff: now - this.#preemptAfterMs,
+        served: this.#registry.served(),
+        limit: candidates + pending,
+      })
       .then(({ count, oldestSince }) => {
         const pendingNow = this.#pendingPreemptions();
-        const victims = choosePreemptions({ starved: count, pending: pendingNow, full: this.#slotsFull(), held: this.#heldRuns() });
+        const victims = choosePreemptions({
+          starved: count,
+          pending: pendingNow,
+          full: this.#slotsFull(),
+          held: this.#heldRuns(),
+        });
         if (victims.length === 0) return;
         if (!this.#preemptPacer.startRound(this.#clock.now(), pendingNow)) {
-          this.#log('info', 'preemption paused: the slots it freed went to other work (fair order across tenants)', { pauseMs: this.#preemptPacer.pauseMs, starved: count });
+          this.#log(
+            'info',
+            'preemption paused: the slots it freed went to other work (fair order across tenants)',
+            { pauseMs: this.#preemptPacer.pauseMs, starved: count },
+          );
           return;
         }
         const waitedMs = oldestSince === null ? 0 : Math.max(0, now - oldestSince);
         for (const id of victims) this.#active.get(id)?.preempt({ waitedMs });
-        this.#log('info', 'preempting batch runs for interactive runs waiting too long', { runs: victims.length, starved: count, waitedMs });
+        this.#log('info', 'preempting batch runs for interactive runs waiting too long', {
+          runs: victims.length,
+          starved: count,
+          waitedMs,
+        });
       })
-      .catch((error: unknown) => this.#log('warn', 'preemption check failed', { error: String(error) }))
+      .catch((error: unknown) =>
+        this.#log('warn', 'preemption check failed', { error: String(error) }),
+      )
       .finally(() => {
         this.#checkingPreemption = false;
       });
@@ -364,9 +438,17 @@ export class Orchestrator {
 
   #heldRuns(): HeldRun[] {
     return [...this.#active.values()].map((x) => ({
-      runId: x.runId, priority: x.run.priority, positions: x.positions, startedAt: x.startedAt,
+      runId: x.runId,
+      priority: x.run.priority,
+      positions: x.positions,
+      startedAt: x.startedAt,
       // A run waiting in a pool holds no run slot: preempting it would free none.
-      exempt: x.preemptPending || x.settling || x.stopped !== undefined || this.#probation.has(x) || this.#inPool.has(x),
+      exempt:
+        x.preemptPending ||
+        x.settling ||
+        x.stopped !== undefined ||
+        this.#probation.has(x) ||
+        this.#inPool.has(x),
     }));
   }
 
@@ -385,23 +467,29 @@ export class Orchestrator {
 
   #startExecution(run: RunRecord): RunExecution {
     const agent = this.#registry.get(run.agent, run.agentVersion);
-    const execution = new RunExecution(run, agent, this.#store, {
-      onDone: (x, outcome) => this.#onDone(x, outcome.status, outcome.wakeAt ?? null),
-      onPoolWait: (x, waiting) => {
-        if (!waiting) this.#inPool.delete(x);
-        else if (this.#active.get(x.runId) === x) {
-          this.#inPool.add(x);
-          this.#claim(); // it gave its run slot back while it waits
-        }
+    const execution = new RunExecution(
+      run,
+      agent,
+      this.#store,
+      {
+        onDone: (x, outcome) => this.#onDone(x, outcome.status, outcome.wakeAt ?? null),
+        onPoolWait: (x, waiting) => {
+          if (!waiting) this.#inPool.delete(x);
+          else if (this.#active.get(x.runId) === x) {
+            this.#inPool.add(x);
+            this.#claim(); // it gave its run slot back while it waits
+          }
+        },
+        onDispatch: (_kind, ms) => this.dispatchLatency.record(Math.max(1, Math.round(ms * 1e6))),
+        log: this.#log,
+        toolFor: (name) => this.#registry.tool(name),
+        onFirstCommit: (x) => {
+          if (this.#probation.has(x) || x === this.#solo) this.#claimProbation();
+        },
+        ...(this.#poisonAfter !== undefined ? { poisonAfterLeaseLosses: this.#poisonAfter } : {}),
       },
-      onDispatch: (_kind, ms) => this.dispatchLatency.record(Math.max(1, Math.round(ms * 1e6))),
-      log: this.#log,
-      toolFor: (name) => this.#registry.tool(name),
-      onFirstCommit: (x) => {
-        if (this.#probation.has(x) || x === this.#solo) this.#claimProbation();
-      },
-      ...(this.#poisonAfter !== undefined ? { poisonAfterLeaseLosses: this.#poisonAfter } : {}),
-    }, this.#clock);
+      this.#clock,
+    );
     // Re-claimed while an older execution is still here (its lease expired, e.g. a blocked event
     // loop): the old one is fenced off by the new token anyway; drop it now so it stops
     // dispatching.
@@ -411,11 +499,19 @@ export class Orchestrator {
       this.#inPool.delete(replaced);
     }
     this.#active.set(run.id, execution);
-    const deps = { gateway: this.#gateway, registry: this.#registry, pools: this.#pools, newRunId, toolNode: this.#toolNode };
-    void execution.start((x) => this.#host.run(x, deps)).catch((error: unknown) => {
-      this.#log('error', 'execution crashed', { runId: run.id, error: String(error) });
-      execution.stop({ kind: 'lost' });
-    });
+    const deps = {
+      gateway: this.#gateway,
+      registry: this.#registry,
+      pools: this.#pools,
+      newRunId,
+      toolNode: this.#toolNode,
+    };
+    void execution
+      .start((x) => this.#host.run(x, deps))
+      .catch((error: unknown) => {
+        this.#log('error', 'execution crashed', { runId: run.id, error: String(error) });
+        execution.stop({ kind: 'lost' });
+      });
     return execution;
   }
 
@@ -432,12 +528,20 @@ export class Orchestrator {
   /** A run parked on a timer: claim again when it is due instead of waiting for the next poll. */
   #scheduleWake(wakeAt: number): void {
     if (!this.#running) return;
-    if (this.#wakeTimer !== undefined && this.#wakeTimer.at <= wakeAt && this.#wakeTimer.at > this.#clock.now()) return;
+    if (
+      this.#wakeTimer !== undefined &&
+      this.#wakeTimer.at <= wakeAt &&
+      this.#wakeTimer.at > this.#clock.now()
+    )
+      return;
     if (this.#wakeTimer !== undefined) this.#clock.clearTimeout(this.#wakeTimer.timer);
-    const timer = this.#clock.setTimeout(() => {
-      this.#wakeTimer = undefined;
-      this.#claim();
-    }, Math.max(0, wakeAt - this.#clock.now()));
+    const timer = this.#clock.setTimeout(
+      () => {
+        this.#wakeTimer = undefined;
+        this.#claim();
+      },
+      Math.max(0, wakeAt - this.#clock.now()),
+    );
     this.#wakeTimer = { at: wakeAt, timer };
   }
 

@@ -25,10 +25,19 @@ export function poolWaitReporter(x: RunPort, seq: number): (pool: string) => () 
       if (x.stopped !== undefined) return;
       reported = true;
       x.effects.reportedPoolWaits++;
-      void x.commit({
-        run: { waitingReason: 'pool_saturated' },
-        events: [waitingEvent('pool_saturated', since, `effect ${seq} waits for a slot of pool ${pool}`, { seq, pool })],
-      }).catch(() => {});
+      void x
+        .commit({
+          run: { waitingReason: 'pool_saturated' },
+          events: [
+            waitingEvent(
+              'pool_saturated',
+              since,
+              `effect ${seq} waits for a slot of pool ${pool}`,
+              { seq, pool },
+            ),
+          ],
+        })
+        .catch(() => {});
     }, POOL_WAIT_REPORT_MS);
     timer.unref();
     let left = false;
@@ -40,7 +49,12 @@ export function poolWaitReporter(x: RunPort, seq: number): (pool: string) => () 
       if (!reported) return;
       const others = --x.effects.reportedPoolWaits;
       if (others > 0 || x.stopped !== undefined) return;
-      void x.commit({ run: { waitingReason: null }, events: [resumedEvent('pool_saturated', since, x.clock.now(), { seq, pool })] }).catch(() => {});
+      void x
+        .commit({
+          run: { waitingReason: null },
+          events: [resumedEvent('pool_saturated', since, x.clock.now(), { seq, pool })],
+        })
+        .catch(() => {});
     };
   };
 }

@@ -11,7 +11,16 @@ import type { RunRecord } from '../domain/records.ts';
  */
 export function quarantineVerdict(run: RunRecord, threshold: number): KeelError | null {
   if (run.leaseLosses < threshold) return null;
-  return new KeelError('poison_run', `run ${run.id} lost its lease ${run.leaseLosses} times in a row without progress; quarantined`, {
-    details: { leaseLosses: run.leaseLosses, attempts: run.leaseToken, workers: run.leaseLossOwners, threshold },
-  });
+  return new KeelError(
+    'poison_run',
+    `run ${run.id} lost its lease ${run.leaseLosses} times in a row without progress; quarantined`,
+    {
+      details: {
+        leaseLosses: run.leaseLosses,
+        attempts: run.leaseToken,
+        workers: run.leaseLossOwners,
+        threshold,
+      },
+    },
+  );
 }

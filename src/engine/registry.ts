@@ -18,11 +18,13 @@ export class AgentRegistry {
   readonly #tools = new Map<string, ToolDefinition<unknown, Json>>();
 
   register(agent: AgentDefinition): void {
-    if (!isAgentDefinition(agent)) throw new TypeError('register() expects an agent made with defineAgent()');
+    if (!isAgentDefinition(agent))
+      throw new TypeError('register() expects an agent made with defineAgent()');
     const key = agentKey(agent.name, agent.version);
     const existing = this.#byKey.get(key);
     if (existing !== undefined) {
-      if (existing.run !== agent.run) throw new TypeError(`two different agents are registered as ${key}`);
+      if (existing.run !== agent.run)
+        throw new TypeError(`two different agents are registered as ${key}`);
       return;
     }
     this.#byKey.set(key, agent);
@@ -34,7 +36,8 @@ export class AgentRegistry {
    * deployment).
    */
   registerTool(tool: ToolDefinition<unknown, Json>): void {
-    if (!isToolDefinition(tool)) throw new TypeError('registerTool() expects a tool made with defineTool()');
+    if (!isToolDefinition(tool))
+      throw new TypeError('registerTool() expects a tool made with defineTool()');
     if (!this.#tools.has(tool.name)) this.#tools.set(tool.name, tool);
   }
 
@@ -46,7 +49,10 @@ export class AgentRegistry {
   resolve(ref: string): AgentDefinition {
     const at = ref.lastIndexOf('@');
     const agent = at > 0 ? this.#byKey.get(ref) : this.#latest.get(ref);
-    if (agent === undefined) throw new KeelError('agent_not_found', `no agent ${JSON.stringify(ref)} is registered`, { details: { agent: ref } });
+    if (agent === undefined)
+      throw new KeelError('agent_not_found', `no agent ${JSON.stringify(ref)} is registered`, {
+        details: { agent: ref },
+      });
     return agent;
   }
 

@@ -14,7 +14,13 @@ export const RETRY_MULTIPLIER_DEFAULT = 2;
 export const RUN_MAX_RETRIES_DEFAULT = 100;
 
 /** Errors the engine raises about the run itself: retrying the attempt cannot help. */
-const NEVER_RETRIED = new Set(['cancelled', 'budget_exceeded', 'non_determinism', 'tool_input_invalid', 'retry_budget_exhausted']);
+const NEVER_RETRIED = new Set([
+  'cancelled',
+  'budget_exceeded',
+  'non_determinism',
+  'tool_input_invalid',
+  'retry_budget_exhausted',
+]);
 
 export interface ResolvedRetryPolicy {
   maxAttempts: number;
@@ -24,7 +30,10 @@ export interface ResolvedRetryPolicy {
   nonRetryable: ReadonlySet<string>;
 }
 
-export function resolveRetryPolicy(policy: RetryPolicy | undefined, maxAttempts: number | undefined): ResolvedRetryPolicy {
+export function resolveRetryPolicy(
+  policy: RetryPolicy | undefined,
+  maxAttempts: number | undefined,
+): ResolvedRetryPolicy {
   return {
     maxAttempts: Math.max(1, Math.floor(policy?.maxAttempts ?? maxAttempts ?? 1)),
     initialDelayMs: Math.max(0, policy?.initialDelayMs ?? RETRY_INITIAL_DELAY_MS_DEFAULT),
@@ -38,14 +47,19 @@ export function resolveRetryPolicy(policy: RetryPolicy | undefined, maxAttempts:
  * Full jitter: uniform in [0, min(max, initial × multiplier^(attempt−1))], for the wait after
  * failed `attempt`.
  */
-export function backoffMs(policy: ResolvedRetryPolicy, attempt: number, random: () => number = Math.random): number {
+export function backoffMs(
+  policy: ResolvedRetryPolicy,
+  attempt: number,
+  random: () => number = Math.random,
+): number {
   return backoffDelayMs({ ...policy, jitter: 'full' }, attempt, random);
 }
 
 export function isRetryable(policy: ResolvedRetryPolicy, error: unknown): boolean {
   const code = isKeelError(error) ? error.code : (error as { code?: unknown } | null)?.code;
   const name = error instanceof Error ? error.name : undefined;
-  if (typeof code === 'string' && (NEVER_RETRIED.has(code) || policy.nonRetryable.has(code))) return false;
+  if (typeof code === 'string' && (NEVER_RETRIED.has(code) || policy.nonRetryable.has(code)))
+    return false;
   return !(name !== undefined && policy.nonRetryable.has(name));
 }
 
@@ -58,14 +72,24 @@ export interface RetryBudget {
   limit: number;
 }
 
-export function decideRetry(policy: ResolvedRetryPolicy, attempt: number, error: unknown, budget: RetryBudget): RetryDecision {
+export function decideRetry(
+  policy: ResolvedRetryPolicy,
+  attempt: number,
+  error: unknown,
+  budget: RetryBudget,
+): RetryDecision {
   if (attempt >= policy.maxAttempts || !isRetryable(policy, error)) return { retry: false, error };
   if (!budget.take()) {
     return {
       retry: false,
-      error: new KeelError('retry_budget_exhausted', `the run spent its budget of ${budget.limit} retries; the last attempt failed: ${messageOf(error)}`, {
-        details: { maxRetries: budget.limit, attempt }, cause: error,
-      }),
+      error: new KeelError(
+        'retry_budget_exhausted',
+        `the run spent its budget of ${budget.limit} retries; the last attempt failed: ${messageOf(error)}`,
+        {
+          details: { maxRetries: budget.limit, attempt },
+          cause: error,
+        },
+      ),
     };
   }
   return { retry: true, delayMs: backoffMs(policy, attempt) };

@@ -7,9 +7,20 @@
 import { POISON_LEASE_LOSSES_DEFAULT } from '../config/defaults.ts';
 import { SYSTEM_CLOCK, type Clock, type ClockTimer } from '../domain/clock.ts';
 import { KeelError, isKeelError, serializeError } from '../domain/keel-error.ts';
-import type { CompensationReport, EffectKind, JournalEntry, RunCounters, RunRecord } from '../domain/records.ts';
+import type {
+  CompensationReport,
+  EffectKind,
+  JournalEntry,
+  RunCounters,
+  RunRecord,
+} from '../domain/records.ts';
 import { crashPoint } from '../domain/crash-points.ts';
-import { isTerminal, transition as runTransition, type RunEvent, type RunStatus } from '../domain/run-status.ts';
+import {
+  isTerminal,
+  transition as runTransition,
+  type RunEvent,
+  type RunStatus,
+} from '../domain/run-status.ts';
 import { WAITING_REASONS, waitingEvent, type WaitingReason } from '../domain/waiting-reasons.ts';
 import type { CommitOutcome, JournalWrite, RunCommit, Store } from '../store/store.ts';
 import type { AgentDefinition, Json } from '../sdk/types.ts';
@@ -23,8 +34,21 @@ import { InFlight } from './in-flight.ts';
 import { quarantineVerdict } from './quarantine.ts';
 import { JournalCursor, toJson, type Position } from './journal-cursor.ts';
 import { RUN_MAX_RETRIES_DEFAULT, type RetryBudget } from './retry-policy.ts';
-import { acceptsWork, allows, isSettling, transition, type RunPhase, type RunPhaseEvent } from './run-phase.ts';
-import { newEffectState, type EffectState, type RunPort, type StopReason, type Wait } from './run-port.ts';
+import {
+  acceptsWork,
+  allows,
+  isSettling,
+  transition,
+  type RunPhase,
+  type RunPhaseEvent,
+} from './run-phase.ts';
+import {
+  newEffectState,
+  type EffectState,
+  type RunPort,
+  type StopReason,
+  type Wait,
+} from './run-port.ts';
 
 /**
  * How long a stopping run waits for in-flight effects to settle before it commits its end anyway.
@@ -124,7 +148,13 @@ export class RunExecution implements RunPort {
    */
   sideEffectInterrupted = false;
 
-  constructor(run: RunRecord, agent: AgentDefinition | undefined, store: Store, hooks: ExecutionHooks, clock: Clock = SYSTEM_CLOCK) {
+  constructor(
+    run: RunRecord,
+    agent: AgentDefinition | undefined,
+    store: Store,
+    hooks: ExecutionHooks,
+    clock: Clock = SYSTEM_CLOCK,
+  ) {
     this.run = run;
     this.runId = run.id;
     this.agent = agent;
@@ -140,7 +170,12 @@ export class RunExecution implements RunPort {
     const requeueDelay = requeueDelayMs(run);
     this.#riders = new CommitRiders({
       type: 'run.started',
-      data: { attempt: run.leaseToken, worker: run.leaseOwner, status: run.status, ...(requeueDelay !== null ? { requeueDelayMs: requeueDelay } : {}) },
+      data: {
+        attempt: run.leaseToken,
+        worker: run.leaseOwner,
+        status: run.status,
+        ...(requeueDelay !== null ? { requeueDelayMs: requeueDelay } : {}),
+      },
     });
   }
 
@@ -189,7 +224,12 @@ export class RunExecution implements RunPort {
    * already stopping or ending).
    */
   preempt(trigger: { waitedMs: number }): boolean {
-    if (this.run.priority !== 'batch' || this.#phase !== 'running' || this.#preemptAsked !== undefined) return false;
+    if (
+      this.run.priority !== 'batch' ||
+      this.#phase !== 'running' ||
+      this.#preemptAsked !== undefined
+    )
+      return false;
     this.#preemptAsked = trigger;
     return true;
   }
@@ -230,25 +270,49 @@ export class RunExecution implements RunPort {
       this.#journal.load(await this.store.loadJournal(this.runId));
       this.#retriesSpent = this.#journal.retriesRecorded();
       // A run claimed over a lost lease was running, not parked: it resumes nothing.
-      const resumed = this.run.leaseLosses === 0 ? this.#journal.resumedEvent(this.clock.now()) : undefined;
+      const resumed =
+        this.run.leaseLosses === 0 ? this.#journal.resumedEvent(this.clock.now()) : undefined;
       if (resumed !== undefined) this.emit(resumed);
     } catch (error) {
-      this.#hooks.log('error', 'could not load journal', { runId: this.runId, error: String(error) });
+      this.#hooks.log('error', 'could not load journal', {
+        runId: this.runId,
+        error: String(error),
+      });
       return this.#end({ status: 'lost' });
     }
     if (this.run.status === 'cancelling') return this.stop({ kind: 'cancel' });
-    const poison = quarantineVerdict(this.run, this.#hooks.poisonAfterLeaseLosses ?? POISON_LEASE_LOSSES_DEFAULT);
+    const poison = quarantineVerdict(
+      this.run,
+      this.#hooks.poisonAfterLeaseLosses ?? POISON_LEASE_LOSSES_DEFAULT,
+    );
     if (poison !== null) {
       this.emit({ type: 'run.quarantined', data: poison.details as Json });
       return this.stop({ kind: 'fail', error: poison });
     }
     if (this.agent === undefined) {
-      return this.stop({ kind: 'fail', error: new KeelError('agent_version_unavailable', `agent ${this.run.agent}@${this.run.agentVersion} is not served here`) });
+      return this.stop({
+        kind: 'fail',
+        error: new KeelError(
+          'agent_version_unavailable',
+          `agent ${this.run.agent}@${this.run.agentVersion} is not served here`,
+        ),
+      });
     }
     if (this.run.deadlineAt !== null) {
       const remaining = this.run.deadlineAt - this.clock.now();
-      if (remaining <= 0) return this.stop({ kind: 'fail', error: budgetError('deadlineMs', 'the run passed its deadline') });
-      this.#deadlineTimer = this.clock.setTimeout(() => this.stop({ kind: 'fail', error: budgetError('deadlineMs', 'the run passed its deadline') }), remaining);
+      if (remaining <= 0)
+        return this.stop({
+          kind: 'fail',
+          error: budgetError('deadlineMs', 'the run passed its deadline'),
+        });
+      this.#deadlineTimer = this.clock.setTimeout(
+        () =>
+          this.stop({
+            kind: 'fail',
+            error: budgetError('deadlineMs', 'the run passed its deadline'),
+          }),
+        remaining,
+      );
     }
     let result: unknown;
     try {
@@ -277,7 +341,8 @@ export class RunExecution implements RunPort {
    * nothing yet.
    */
   positionAt(seq: number, kind: EffectKind, name: string): Position {
-    if (this.#preemptAsked !== undefined) this.stop({ kind: 'preempt', waitedMs: this.#preemptAsked.waitedMs }); // the effect boundary
+    if (this.#preemptAsked !== undefined)
+      this.stop({ kind: 'preempt', waitedMs: this.#preemptAsked.waitedMs }); // the effect boundary
     this.assertLive();
     const at = this.#journal.at(seq, kind, name);
     if (at instanceof KeelError) {
@@ -299,13 +364,18 @@ export class RunExecution implements RunPort {
   assertLive(): void {
     if (acceptsWork(this.#phase)) return;
     if (this.#stop?.kind === 'fail') throw this.#stop.error;
-    if (this.#stop?.kind === 'preempt') throw new KeelError('run_preempted', `run ${this.runId} gives its slot to interactive work; it resumes from its journal`);
+    if (this.#stop?.kind === 'preempt')
+      throw new KeelError(
+        'run_preempted',
+        `run ${this.runId} gives its slot to interactive work; it resumes from its journal`,
+      );
     throw new KeelError('cancelled', `run ${this.runId} is stopping`);
   }
 
   /** Runs `work` as in-flight: the run neither parks nor ends while it runs. */
   async track<T>(kind: EffectKind, work: () => Promise<T>): Promise<T> {
-    if (this.#lastCommitAt !== undefined) this.#hooks.onDispatch?.(kind, performance.now() - this.#lastCommitAt);
+    if (this.#lastCommitAt !== undefined)
+      this.#hooks.onDispatch?.(kind, performance.now() - this.#lastCommitAt);
     const release = this.hold();
     try {
       return await work();
@@ -353,12 +423,21 @@ export class RunExecution implements RunPort {
    * Commits under this execution's lease and expected state version (commits of one run are applied
    * in order).
    */
-  async commit(commit: Omit<RunCommit, 'runId' | 'leaseToken' | 'expectedStateVersion'>): Promise<CommitOutcome> {
+  async commit(
+    commit: Omit<RunCommit, 'runId' | 'leaseToken' | 'expectedStateVersion'>,
+  ): Promise<CommitOutcome> {
     const boarded = this.#riders.board(commit.journal, commit.events);
     const journal = boarded.journal?.map((j) => ({ ...j, worker: this.run.leaseOwner }));
     const events = boarded.events;
     if (journal !== undefined) this.#journal.assertMoves(journal);
-    const full: RunCommit = { ...commit, journal, events, runId: this.runId, leaseToken: this.run.leaseToken, expectedStateVersion: this.#expectedVersion++ };
+    const full: RunCommit = {
+      ...commit,
+      journal,
+      events,
+      runId: this.runId,
+      leaseToken: this.run.leaseToken,
+      expectedStateVersion: this.#expectedVersion++,
+    };
     try {
       const outcome = await this.store.commit(full);
       crashPoint('commit.before-notify');
@@ -370,16 +449,22 @@ export class RunExecution implements RunPort {
       return outcome;
     } catch (error) {
       if (isKeelError(error) && error.code === 'stale_write') {
-        if (journal !== undefined && commit.run?.status === undefined) this.#lateWrites.push(...journal);
+        if (journal !== undefined && commit.run?.status === undefined)
+          this.#lateWrites.push(...journal);
         void this.#onStale();
         throw error;
       }
       // The store could not be written (the database is down): the effect's outcome is not
       // committed, so the agent must not see it succeed or fail. Drop the run here; when its lease
       // expires it is replayed from its journal.
-      this.#hooks.log('warn', 'commit failed; the run will resume from its journal when its lease expires', { runId: this.runId, error: String(error) });
+      this.#hooks.log(
+        'warn',
+        'commit failed; the run will resume from its journal when its lease expires',
+        { runId: this.runId, error: String(error) },
+      );
       this.#stop ??= { kind: 'lost' };
-      if (!this.abort.signal.aborted) this.abort.abort(new KeelError('store_busy', 'the store is unavailable'));
+      if (!this.abort.signal.aborted)
+        this.abort.abort(new KeelError('store_busy', 'the store is unavailable'));
       this.#end({ status: 'lost' });
       return new Promise<never>(() => {});
     }
@@ -400,7 +485,12 @@ export class RunExecution implements RunPort {
     this.#stop = reason;
     // A preempted run refuses new effects only: those in flight finish and commit, so their work is
     // kept.
-    if (reason.kind !== 'preempt') this.abort.abort(reason.kind === 'fail' ? reason.error : new KeelError('cancelled', `run ${this.runId} stopped: ${reason.kind}`));
+    if (reason.kind !== 'preempt')
+      this.abort.abort(
+        reason.kind === 'fail'
+          ? reason.error
+          : new KeelError('cancelled', `run ${this.runId} stopped: ${reason.kind}`),
+      );
     void this.#afterStop(reason);
   }
 
@@ -429,13 +519,30 @@ export class RunExecution implements RunPort {
     if (this.#phase !== 'preempting') return; // a cancel or a shutdown took over meanwhile
     this.#to('yield');
     this.#clearTimers();
-    if (!this.abort.signal.aborted) this.abort.abort(new KeelError('run_preempted', `run ${this.runId} was preempted`));
+    if (!this.abort.signal.aborted)
+      this.abort.abort(new KeelError('run_preempted', `run ${this.runId} was preempted`));
     const discardedMs = Math.round(performance.now() - (this.#lastCommitAt ?? this.#startedAt));
     try {
       const status = runTransition(this.#runStatus, 'preempt');
       await this.commit({
-        run: { status, releaseLease: true, waitingReason: 'preempted', wakeAt: null, preempted: true },
-        events: [{ type: 'run.preempted', data: { reason: 'interactive_waiting', waitedMs, discardedMs, positionsKept: this.#journal.size } }],
+        run: {
+          status,
+          releaseLease: true,
+          waitingReason: 'preempted',
+          wakeAt: null,
+          preempted: true,
+        },
+        events: [
+          {
+            type: 'run.preempted',
+            data: {
+              reason: 'interactive_waiting',
+              waitedMs,
+              discardedMs,
+              positionsKept: this.#journal.size,
+            },
+          },
+        ],
       });
       this.#runStatus = status;
       this.#end({ status });
@@ -444,13 +551,18 @@ export class RunExecution implements RunPort {
       // A stale commit is handled by #onStale (a cancel that won the race turns this into a cancel;
       // a lost lease drops it).
       if (!(isKeelError(error) && error.code === 'stale_write')) {
-        this.#hooks.log('error', 'preemption commit failed', { runId: this.runId, error: String(error) });
+        this.#hooks.log('error', 'preemption commit failed', {
+          runId: this.runId,
+          error: String(error),
+        });
         this.#end({ status: 'lost' });
       }
     }
   }
 
-  async #finish(result: { ok: true; result: Json } | { ok: false; error: ReturnType<typeof serializeError> }): Promise<void> {
+  async #finish(
+    result: { ok: true; result: Json } | { ok: false; error: ReturnType<typeof serializeError> },
+  ): Promise<void> {
     this.#to('finish');
     await this.#inflight.idle(Number.POSITIVE_INFINITY);
     if (this.#phase !== 'finishing') return; // stopped (or preempted) while its last effects settled
@@ -458,7 +570,10 @@ export class RunExecution implements RunPort {
     return this.#commitEnd('failed', { error: result.error });
   }
 
-  async #commitEnd(status: 'succeeded' | 'failed' | 'cancelled', fields: { result?: Json; error?: ReturnType<typeof serializeError> }): Promise<void> {
+  async #commitEnd(
+    status: 'succeeded' | 'failed' | 'cancelled',
+    fields: { result?: Json; error?: ReturnType<typeof serializeError> },
+  ): Promise<void> {
     if (!allows(this.#phase, 'commit')) return; // over, or an end commit is already in flight
     const stopped = this.#phase === 'stopping';
     this.#to('commit');
@@ -469,7 +584,12 @@ export class RunExecution implements RunPort {
         // version, and a run that is `cancelling` can only end `cancelled` (the transition table
         // allows nothing else).
         const current = await this.store.getRun(this.runId);
-        if (current === null || current.leaseToken !== this.run.leaseToken || isTerminal(current.status)) return this.#end({ status: 'lost' });
+        if (
+          current === null ||
+          current.leaseToken !== this.run.leaseToken ||
+          isTerminal(current.status)
+        )
+          return this.#end({ status: 'lost' });
         this.#expectedVersion = current.stateVersion;
         this.#runStatus = current.status;
         if (current.status === 'cancelling') {
@@ -477,11 +597,15 @@ export class RunExecution implements RunPort {
           fields = {};
         }
       }
-      const endEvent: RunEvent = status === 'succeeded' ? 'succeed' : status === 'failed' ? 'fail' : 'cancelled';
+      const endEvent: RunEvent =
+        status === 'succeeded' ? 'succeed' : status === 'failed' ? 'fail' : 'cancelled';
       runTransition(this.#runStatus, endEvent); // from the status the run actually has: a refused end never reaches the store
       const compensation = status === 'succeeded' ? null : await this.#compensate();
       const journal = [...this.#lateWrites.splice(0)];
-      const outcome = status === 'cancelled' ? cancelOutcome(this.#journal.entries(), journal, this.sideEffectInterrupted) : null;
+      const outcome =
+        status === 'cancelled'
+          ? cancelOutcome(this.#journal.entries(), journal, this.sideEffectInterrupted)
+          : null;
       const eventData: Record<string, Json> = { status };
       if (fields.result !== undefined) eventData.result = fields.result;
       if (fields.error !== undefined) eventData.error = fields.error as unknown as Json;
@@ -490,7 +614,10 @@ export class RunExecution implements RunPort {
       await this.commit({
         journal,
         run: {
-          status, releaseLease: true, waitingReason: null, wakeAt: null,
+          status,
+          releaseLease: true,
+          waitingReason: null,
+          wakeAt: null,
           ...(fields.result !== undefined ? { result: fields.result } : {}),
           ...(fields.error !== undefined ? { error: fields.error } : {}),
           ...(outcome !== null ? { outcome } : {}),
@@ -506,7 +633,10 @@ export class RunExecution implements RunPort {
       if (this.#phase !== 'done') this.#to('refused');
       // A stale final commit is handled by #onStale (a cancel that won the race, or a lost lease).
       if (!(isKeelError(error) && error.code === 'stale_write')) {
-        this.#hooks.log('error', 'final commit failed', { runId: this.runId, error: String(error) });
+        this.#hooks.log('error', 'final commit failed', {
+          runId: this.runId,
+          error: String(error),
+        });
         this.#end({ status: 'lost' });
       }
     }
@@ -537,14 +667,38 @@ export class RunExecution implements RunPort {
       const outcome = await this.commit({
         journal: waits
           .filter((w) => w.kind !== 'unknown')
-          .map((w) => ({ seq: w.seq, kind: w.kind as EffectKind, name: w.name, status: 'waiting' as const, args: w.args, deadlineAt: w.deadlineAt, queuedAt: now })),
+          .map((w) => ({
+            seq: w.seq,
+            kind: w.kind as EffectKind,
+            name: w.name,
+            status: 'waiting' as const,
+            args: w.args,
+            deadlineAt: w.deadlineAt,
+            queuedAt: now,
+          })),
         run: { status: 'waiting', waitingReason: reason, wakeAt, releaseLease: true },
-        events: [waitingEvent(reason, now, waits[0]!.detail ?? WAITING_REASONS[reason as WaitingReason] ?? reason, {
-          waits: waits.map((w) => ({ seq: w.seq, kind: w.kind, name: w.name, deadlineAt: w.deadlineAt })),
-        })],
+        events: [
+          waitingEvent(
+            reason,
+            now,
+            waits[0]!.detail ?? WAITING_REASONS[reason as WaitingReason] ?? reason,
+            {
+              waits: waits.map((w) => ({
+                seq: w.seq,
+                kind: w.kind,
+                name: w.name,
+                deadlineAt: w.deadlineAt,
+              })),
+            },
+          ),
+        ],
         wakeIf: {
           inputKeys: waits.filter((w) => w.kind === 'input').map((w) => w.name),
-          childRunIds: waits.map((w) => (w.kind === 'child' ? (w.args as { childRunId?: string }).childRunId : undefined)).filter((id) => id !== undefined),
+          childRunIds: waits
+            .map((w) =>
+              w.kind === 'child' ? (w.args as { childRunId?: string }).childRunId : undefined,
+            )
+            .filter((id) => id !== undefined),
         },
       });
       this.#end({ status: outcome.status, wakeAt });
@@ -567,10 +721,17 @@ export class RunExecution implements RunPort {
     try {
       const current = await this.store.getRun(this.runId).catch(() => null);
       if (this.#current() === 'done') return; // it ended meanwhile (its own commit, or a lost lease)
-      if (current === null || current.leaseToken !== this.run.leaseToken || current.status !== 'cancelling') {
-        this.#hooks.log('warn', 'lease lost; dropping the run from this worker', { runId: this.runId });
+      if (
+        current === null ||
+        current.leaseToken !== this.run.leaseToken ||
+        current.status !== 'cancelling'
+      ) {
+        this.#hooks.log('warn', 'lease lost; dropping the run from this worker', {
+          runId: this.runId,
+        });
         this.#stop ??= { kind: 'lost' };
-        if (!this.abort.signal.aborted) this.abort.abort(new KeelError('stale_write', 'lease lost'));
+        if (!this.abort.signal.aborted)
+          this.abort.abort(new KeelError('stale_write', 'lease lost'));
         return this.#end({ status: 'lost' });
       }
       this.#runStatus = current.status;
@@ -600,7 +761,8 @@ export class RunExecution implements RunPort {
   #cancelPreempted(andStop = false): void {
     this.#to('cancel');
     this.#stop = { kind: 'cancel' };
-    if (!this.abort.signal.aborted) this.abort.abort(new KeelError('cancelled', `run ${this.runId} stopped: cancel`));
+    if (!this.abort.signal.aborted)
+      this.abort.abort(new KeelError('cancelled', `run ${this.runId} stopped: cancel`));
     if (andStop) void this.#afterStop(this.#stop);
   }
 
@@ -609,7 +771,8 @@ export class RunExecution implements RunPort {
     this.#quiesceScheduled = true;
     setImmediate(() => {
       this.#quiesceScheduled = false;
-      if (this.#inflight.count === 0 && this.#waits.size > 0 && this.#phase === 'running') void this.#park();
+      if (this.#inflight.count === 0 && this.#waits.size > 0 && this.#phase === 'running')
+        void this.#park();
     });
   }
 

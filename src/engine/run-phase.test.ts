@@ -1,8 +1,28 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { RUN_PHASES, acceptsWork, allows, isSettling, transition, type RunPhase, type RunPhaseEvent } from './run-phase.ts';
+import {
+  RUN_PHASES,
+  acceptsWork,
+  allows,
+  isSettling,
+  transition,
+  type RunPhase,
+  type RunPhaseEvent,
+} from './run-phase.ts';
 
-const EVENTS: RunPhaseEvent[] = ['finish', 'park', 'commit', 'refused', 'cancel', 'fail', 'lost', 'shutdown', 'preempt', 'yield', 'end'];
+const EVENTS: RunPhaseEvent[] = [
+  'finish',
+  'park',
+  'commit',
+  'refused',
+  'cancel',
+  'fail',
+  'lost',
+  'shutdown',
+  'preempt',
+  'yield',
+  'end',
+];
 
 // The lifecycle written out by hand, one legal move per line: everything not listed must be
 // refused.
@@ -66,7 +86,9 @@ test('every other move is refused with an error naming it', () => {
       if (legal.has(`${from} ${event}`)) continue;
       refused++;
       assert.equal(allows(from, event), false, `${from} ${event}`);
-      assert.throws(() => transition(from, event), { message: `illegal run phase transition: ${from} --${event}-->` });
+      assert.throws(() => transition(from, event), {
+        message: `illegal run phase transition: ${from} --${event}-->`,
+      });
     }
   }
   assert.equal(refused, RUN_PHASES.length * EVENTS.length - legal.size);
@@ -75,7 +97,8 @@ test('every other move is refused with an error naming it', () => {
 
 test('done is final, and every phase but done can end', () => {
   for (const event of EVENTS) assert.equal(allows('done', event), false, event);
-  for (const from of RUN_PHASES) if (from !== 'done') assert.equal(transition(from, 'end'), 'done', from);
+  for (const from of RUN_PHASES)
+    if (from !== 'done') assert.equal(transition(from, 'end'), 'done', from);
 });
 
 test('only a running execution accepts new work; a stopped one is not settling, so a heartbeat still reaches it', () => {

@@ -53,7 +53,12 @@ export type RunPhaseEvent =
 /** The stop events: each names the kind of a StopReason. */
 export type StopEvent = Extract<RunPhaseEvent, 'cancel' | 'fail' | 'lost' | 'shutdown' | 'preempt'>;
 
-const STOPS = { cancel: 'stopping', fail: 'stopping', lost: 'stopping', shutdown: 'stopping' } as const;
+const STOPS = {
+  cancel: 'stopping',
+  fail: 'stopping',
+  lost: 'stopping',
+  shutdown: 'stopping',
+} as const;
 
 /** from → event → to. A missing entry is an illegal transition. */
 export const TRANSITIONS: { readonly [P in RunPhase]: Partial<Record<RunPhaseEvent, RunPhase>> } = {
@@ -62,7 +67,14 @@ export const TRANSITIONS: { readonly [P in RunPhase]: Partial<Record<RunPhaseEve
   parking: { ...STOPS, end: 'done' },
   // A stop arriving while the result is being committed: the commit goes on; if it is refused, the
   // stop decides.
-  committing: { refused: 'finishing', cancel: 'finalizing', fail: 'finalizing', lost: 'finalizing', shutdown: 'finalizing', end: 'done' },
+  committing: {
+    refused: 'finishing',
+    cancel: 'finalizing',
+    fail: 'finalizing',
+    lost: 'finalizing',
+    shutdown: 'finalizing',
+    end: 'done',
+  },
   stopping: { commit: 'finalizing', end: 'done' },
   finalizing: { refused: 'stopping', end: 'done' },
   // A preempted run still hears a cancel (it outranks the preemption) and a shutdown (which does

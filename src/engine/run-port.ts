@@ -27,7 +27,10 @@ export interface Wait {
 }
 
 export type StopReason =
-  | { kind: 'cancel' } | { kind: 'fail'; error: KeelError } | { kind: 'lost' } | { kind: 'shutdown' }
+  | { kind: 'cancel' }
+  | { kind: 'fail'; error: KeelError }
+  | { kind: 'lost' }
+  | { kind: 'shutdown' }
   /**
    * Preempted for interactive work that waited `waitedMs`: in-flight effects finish, then the run
    * is re-queued.
@@ -123,7 +126,9 @@ export interface RunPort {
    * Commits under the run's lease and expected state version (commits of one run are applied in
    * order).
    */
-  commit(commit: Omit<RunCommit, 'runId' | 'leaseToken' | 'expectedStateVersion'>): Promise<CommitOutcome>;
+  commit(
+    commit: Omit<RunCommit, 'runId' | 'leaseToken' | 'expectedStateVersion'>,
+  ): Promise<CommitOutcome>;
   /**
    * Stops the run for good (cancel, budget, non-determinism) or hands it back (lost lease,
    * shutdown).

@@ -3,7 +3,12 @@
 // A `side-effect` tool journals `running` before it starts; finding that state after a crash means
 // the outcome is unknown: Keel asks the tool's query hook, or parks the run for an operator. It
 // never re-runs a side effect blindly.
-import { KeelError, deserializeError, serializeError, type SerializedError } from '../domain/keel-error.ts';
+import {
+  KeelError,
+  deserializeError,
+  serializeError,
+  type SerializedError,
+} from '../domain/keel-error.ts';
 import type { PoolRegistry } from '../scheduling/pool-registry.ts';
 import type { Json, ToolDefinition, ToolNode } from '../sdk/types.ts';
 import type { JournalEntry } from '../domain/records.ts';
@@ -26,47 +31,109 @@ export interface ToolRunDeps {
 }
 
 /** The node of an engine embedded without a runtime: no data directory, no sandbox manager. */
-export const DETACHED_TOOL_NODE: ToolNode = Object.freeze({ dataDir: undefined, sandboxManager: () => undefined });
+export const DETACHED_TOOL_NODE: ToolNode = Object.freeze({
+  dataDir: undefined,
+  sandboxManager: () => undefined,
+});
 
 /** The stable id of the execution at a journal position: the same on every retry and recovery. */
 export const executionIdOf = (runId: string, seq: number): string => `${runId}.${seq}`;
 
 export async function runTool(
-  x: RunPort, tool: ToolDefinition<unknown, Json>, args: Json, seq: number, entry: JournalEntry | undefined, deps: ToolRunDeps,
+  x: RunPort,
+  tool: ToolDefinition<unknown, Json>,
+  args: Json,
+  seq: number,
+  entry: JournalEntry | undefined,
+  deps: ToolRunDeps,
 ): Promise<Json> {
   const executionId = executionIdOf(x.runId, seq);
-  const base = { seq, kind: 'tool' as const, name: tool.name, args, executionId, effectClass: tool.effect };
+  const base = {
+    seq,
+    kind: 'tool' as const,
+    name: tool.name,
+    args,
+    executionId,
+    effectClass: tool.effect,
+  };
   if (entry?.status === 'unknown') return parkUnknown(x, tool, seq);
   if (entry?.status === 'running' && tool.effect === 'side-effect') {
     const verdict = await reconcile(x, tool, executionId);
     if (verdict.kind === 'found') {
-      await x.track('tool', () => x.commit({
-        journal: [{ ...base, status: 'succeeded', result: verdict.result, attempts: entry.attempts, startedAt: entry.startedAt, endedAt: x.clock.now() }],
-        run: { counters: { steps: 1 } },
-        events: [{ type: 'effect.reconciled', data: { seq, executionId, tool: tool.name, verdict: 'found' } }],
-      }));
+      await x.track('tool', () =>
+        x.commit({
+          journal: [
+            {
+              ...base,
+              status: 'succeeded',
+              result: verdict.result,
+              attempts: entry.attempts,
+              startedAt: entry.startedAt,
+              endedAt: x.clock.now(),
+            },
+          ],
+          run: { counters: { steps: 1 } },
+          events: [
+            {
+              type: 'effect.reconciled',
+              data: { seq, executionId, tool: tool.name, verdict: 'found' },
+            },
+          ],
+        }),
+      );
       return verdict.result;
     }
     if (verdict.kind === 'unknown') {
-      await x.track('tool', () => x.commit({
-        journal: [{ ...base, status: 'unknown', attempts: entry.attempts, startedAt: entry.startedAt, error: verdict.error }],
-        events: [{ type: 'effect.unknown', data: { seq, executionId, tool: tool.name, reason: verdict.error.message } }],
-      }));
+      await x.track('tool', () =>
+        x.commit({
+          journal: [
+            {
+              ...base,
+              status: 'unknown',
+              attempts: entry.attempts,
+              startedAt: entry.startedAt,
+              error: verdict.error,
+            },
+          ],
+          events: [
+            {
+              type: 'effect.unknown',
+              data: { seq, executionId, tool: tool.name, reason: verdict.error.message },
+            },
+          ],
+        }),
+      );
       return parkUnknown(x, tool, seq);
     }
     // Not found: it never happened, so it is safe to run; the verdict rides with the new intent's
     // commit.
-    x.emit({ type: 'effect.reconciled', data: { seq, executionId, tool: tool.name, verdict: 'not_found' } });
+    x.emit({
+      type: 'effect.reconciled',
+      data: { seq, executionId, tool: tool.name, verdict: 'not_found' },
+    });
   }
   return dispatch(x, tool, args, base, (entry?.attempts ?? 0) + 1, deps);
 }
 
-type Verdict = { kind: 'found'; result: Json } | { kind: 'not_found' } | { kind: 'unknown'; error: SerializedError };
+type Verdict =
+  | { kind: 'found'; result: Json }
+  | { kind: 'not_found' }
+  | { kind: 'unknown'; error: SerializedError };
 
-async function reconcile(x: RunPort, tool: ToolDefinition<unknown, Json>, executionId: string): Promise<Verdict> {
+async function reconcile(
+  x: RunPort,
+  tool: ToolDefinition<unknown, Json>,
+  executionId: string,
+): Promise<Verdict> {
   const hook = tool.query;
   if (hook === undefined) {
-    return { kind: 'unknown', error: { code: 'unknown_side_effect', message: `tool ${tool.name} may have run (execution ${executionId}) and has no query hook` } };
+    return {
+      kind: 'unknown',
+      error: {
+        code: 'unknown_side_effect',
+        message: `tool ${tool.name} may have run (execution ${executionId}) and has no query hook`,
+      },
+    };
   }
   try {
     const answer = await x.track('tool', () => Promise.resolve(hook.call(tool, executionId)));
@@ -77,7 +144,14 @@ async function reconcile(x: RunPort, tool: ToolDefinition<unknown, Json>, execut
 }
 
 function parkUnknown(x: RunPort, tool: ToolDefinition<unknown, Json>, seq: number): Promise<never> {
-  return x.addWait({ seq, kind: 'unknown', name: tool.name, deadlineAt: null, args: null, reason: 'unknown_side_effect' });
+  return x.addWait({
+    seq,
+    kind: 'unknown',
+    name: tool.name,
+    deadlineAt: null,
+    args: null,
+    reason: 'unknown_side_effect',
+  });
 }
 
 /**
@@ -88,7 +162,12 @@ export const POOL_FULL_RETRY_MS = 5_000;
 const POOL_FULL = Symbol('pool queue full');
 
 async function dispatch(
-  x: RunPort, tool: ToolDefinition<unknown, Json>, args: Json, base: Omit<JournalWrite, 'status'>, firstAttempt: number, deps: ToolRunDeps,
+  x: RunPort,
+  tool: ToolDefinition<unknown, Json>,
+  args: Json,
+  base: Omit<JournalWrite, 'status'>,
+  firstAttempt: number,
+  deps: ToolRunDeps,
 ): Promise<Json> {
   deps.checkBudget();
   const pool = tool.pool ?? 'inline';
@@ -99,7 +178,12 @@ async function dispatch(
     try {
       let left: (() => void) | undefined;
       try {
-        release = await deps.pools.acquire(pool, { tenantId: x.run.tenantId, priority: x.run.priority, signal: x.abort.signal, onQueued: () => (left = poolWaitReporter(x, base.seq)(pool)) });
+        release = await deps.pools.acquire(pool, {
+          tenantId: x.run.tenantId,
+          priority: x.run.priority,
+          signal: x.abort.signal,
+          onQueued: () => (left = poolWaitReporter(x, base.seq)(pool)),
+        });
       } catch (error) {
         if (error instanceof KeelError && error.code === 'pool_queue_full') return POOL_FULL;
         throw error;
@@ -107,15 +191,45 @@ async function dispatch(
         left?.();
       }
       const startedAt = x.clock.now();
-      const { outcome, attempts } = await attemptTool(x, tool, args, base, firstAttempt, queuedAt, startedAt, deps.node);
+      const { outcome, attempts } = await attemptTool(
+        x,
+        tool,
+        args,
+        base,
+        firstAttempt,
+        queuedAt,
+        startedAt,
+        deps.node,
+      );
       crashPoint('execute.before-commit');
       await x.commit({
-        journal: [{ ...base, status: outcome.ok ? 'succeeded' : 'failed', attempts, queuedAt, startedAt, endedAt: x.clock.now(),
-          ...(outcome.ok ? { result: outcome.value } : { error: outcome.error }) }],
+        journal: [
+          {
+            ...base,
+            status: outcome.ok ? 'succeeded' : 'failed',
+            attempts,
+            queuedAt,
+            startedAt,
+            endedAt: x.clock.now(),
+            ...(outcome.ok ? { result: outcome.value } : { error: outcome.error }),
+          },
+        ],
         run: { counters: { steps: 1 } },
-        events: [{ type: 'effect.completed', data: {
-          seq: base.seq, kind: 'tool', name: tool.name, status: outcome.ok ? 'succeeded' : 'failed', executionId: base.executionId ?? null,
-          attempts, durationMs: x.clock.now() - queuedAt, ...(outcome.ok ? {} : { code: outcome.error.code }) } }],
+        events: [
+          {
+            type: 'effect.completed',
+            data: {
+              seq: base.seq,
+              kind: 'tool',
+              name: tool.name,
+              status: outcome.ok ? 'succeeded' : 'failed',
+              executionId: base.executionId ?? null,
+              attempts,
+              durationMs: x.clock.now() - queuedAt,
+              ...(outcome.ok ? {} : { code: outcome.error.code }),
+            },
+          },
+        ],
       });
       if (!outcome.ok) throw deserializeError(outcome.error);
       return outcome.value;
@@ -132,9 +246,19 @@ async function dispatch(
  * and tries again after POOL_FULL_RETRY_MS, rather than the agent seeing an error a replay would
  * not see.
  */
-function parkOnFullPool(x: RunPort, tool: ToolDefinition<unknown, Json>, seq: number, pool: string): Promise<never> {
+function parkOnFullPool(
+  x: RunPort,
+  tool: ToolDefinition<unknown, Json>,
+  seq: number,
+  pool: string,
+): Promise<never> {
   return x.addWait({
-    seq, kind: 'tool', name: tool.name, deadlineAt: x.clock.now() + POOL_FULL_RETRY_MS, args: { waitingReason: 'pool_saturated', pool }, reason: 'pool_saturated',
+    seq,
+    kind: 'tool',
+    name: tool.name,
+    deadlineAt: x.clock.now() + POOL_FULL_RETRY_MS,
+    args: { waitingReason: 'pool_saturated', pool },
+    reason: 'pool_saturated',
     detail: `the queue of pool ${pool} is full: the call of ${tool.name} is tried again in ${POOL_FULL_RETRY_MS} ms`,
   });
 }
@@ -147,7 +271,13 @@ type Outcome = { ok: true; value: Json } | { ok: false; error: SerializedError }
  * have happened".
  */
 async function attemptTool(
-  x: RunPort, tool: ToolDefinition<unknown, Json>, args: Json, base: Omit<JournalWrite, 'status'>, firstAttempt: number, queuedAt: number, startedAt: number,
+  x: RunPort,
+  tool: ToolDefinition<unknown, Json>,
+  args: Json,
+  base: Omit<JournalWrite, 'status'>,
+  firstAttempt: number,
+  queuedAt: number,
+  startedAt: number,
   node: ToolNode,
 ): Promise<{ outcome: Outcome; attempts: number }> {
   const sideEffect = tool.effect === 'side-effect';
@@ -157,21 +287,57 @@ async function attemptTool(
     if (sideEffect) {
       await x.commit({
         journal: [{ ...base, status: 'running', attempts: attempt, queuedAt, startedAt }],
-        events: [{ type: 'effect.started', data: { seq: base.seq, kind: 'tool', name: tool.name, executionId: base.executionId ?? null, attempt } }],
+        events: [
+          {
+            type: 'effect.started',
+            data: {
+              seq: base.seq,
+              kind: 'tool',
+              name: tool.name,
+              executionId: base.executionId ?? null,
+              attempt,
+            },
+          },
+        ],
       });
     }
     crashPoint('dispatch.before-execute');
     try {
-      return { outcome: { ok: true, value: toJson(await invoke(x, tool, args, base.executionId!, attempt, node)) }, attempts: attempt };
+      return {
+        outcome: {
+          ok: true,
+          value: toJson(await invoke(x, tool, args, base.executionId!, attempt, node)),
+        },
+        attempts: attempt,
+      };
     } catch (error) {
       if (x.stopped !== undefined) {
         if (sideEffect) x.sideEffectInterrupted = true;
         throw error;
       }
-      const decision = decideRetry({ ...policy, maxAttempts: lastAttempt }, attempt, error, x.retryBudget);
-      if (!decision.retry) return { outcome: { ok: false, error: serializeError(decision.error, 'tool_failed') }, attempts: attempt };
-      x.emit({ type: 'effect.retrying', data: { seq: base.seq, kind: 'tool', name: tool.name, executionId: base.executionId ?? null,
-        attempt, delayMs: decision.delayMs, error: serializeError(error, 'tool_failed') as unknown as Json } });
+      const decision = decideRetry(
+        { ...policy, maxAttempts: lastAttempt },
+        attempt,
+        error,
+        x.retryBudget,
+      );
+      if (!decision.retry)
+        return {
+          outcome: { ok: false, error: serializeError(decision.error, 'tool_failed') },
+          attempts: attempt,
+        };
+      x.emit({
+        type: 'effect.retrying',
+        data: {
+          seq: base.seq,
+          kind: 'tool',
+          name: tool.name,
+          executionId: base.executionId ?? null,
+          attempt,
+          delayMs: decision.delayMs,
+          error: serializeError(error, 'tool_failed') as unknown as Json,
+        },
+      });
       await backoff(decision.delayMs, x.abort.signal, x.clock);
     }
   }
@@ -181,7 +347,14 @@ async function attemptTool(
  * One attempt, bounded by the tool's timeout and the run's abort signal (a tool that ignores its
  * signal is raced).
  */
-async function invoke(x: RunPort, tool: ToolDefinition<unknown, Json>, args: Json, executionId: string, attempt: number, node: ToolNode): Promise<unknown> {
+async function invoke(
+  x: RunPort,
+  tool: ToolDefinition<unknown, Json>,
+  args: Json,
+  executionId: string,
+  attempt: number,
+  node: ToolNode,
+): Promise<unknown> {
   const signals = [x.abort.signal];
   if (tool.timeoutMs !== undefined) signals.push(AbortSignal.timeout(tool.timeoutMs));
   const signal = AbortSignal.any(signals);
@@ -190,14 +363,30 @@ async function invoke(x: RunPort, tool: ToolDefinition<unknown, Json>, args: Jso
   const aborted = new Promise<never>((_, reject) => {
     onAbort = () => {
       const reason: unknown = signal.reason;
-      reject(reason instanceof DOMException && reason.name === 'TimeoutError'
-        ? new KeelError('tool_timeout', `tool ${tool.name} exceeded ${tool.timeoutMs} ms`, { details: { executionId } })
-        : reason);
+      reject(
+        reason instanceof DOMException && reason.name === 'TimeoutError'
+          ? new KeelError('tool_timeout', `tool ${tool.name} exceeded ${tool.timeoutMs} ms`, {
+              details: { executionId },
+            })
+          : reason,
+      );
     };
     signal.addEventListener('abort', onAbort, { once: true });
   });
   try {
-    return await Promise.race([Promise.resolve().then(() => tool.run(args, { executionId, runId: x.runId, tenantId: x.run.tenantId, attempt, signal, node })), aborted]);
+    return await Promise.race([
+      Promise.resolve().then(() =>
+        tool.run(args, {
+          executionId,
+          runId: x.runId,
+          tenantId: x.run.tenantId,
+          attempt,
+          signal,
+          node,
+        }),
+      ),
+      aborted,
+    ]);
   } finally {
     signal.removeEventListener('abort', onAbort!);
   }

@@ -4,7 +4,14 @@ import { transition } from './breaker-state.ts';
 import { BREAKER_DEFAULTS, CircuitBreaker } from './circuit-breaker.ts';
 import { ManualClock } from '../domain/clock.ts';
 
-const settings = { ...BREAKER_DEFAULTS, consecutiveFailures: 3, failureRatio: 0.5, windowCalls: 10, minCalls: 6, openMs: 1_000 };
+const settings = {
+  ...BREAKER_DEFAULTS,
+  consecutiveFailures: 3,
+  failureRatio: 0.5,
+  windowCalls: 10,
+  minCalls: 6,
+  openMs: 1_000,
+};
 
 describe('CircuitBreaker', () => {
   it('opens after N consecutive failures, refuses calls while open, and says when to come back', () => {

@@ -21,7 +21,13 @@ export interface BreakerSettings {
 /** How often a call waiting on a half-open breaker (its probe still out) looks again. */
 export const BREAKER_PROBE_POLL_MS = 100;
 
-export const BREAKER_DEFAULTS: BreakerSettings = { consecutiveFailures: 5, failureRatio: 0.5, windowCalls: 20, minCalls: 10, openMs: 5_000 };
+export const BREAKER_DEFAULTS: BreakerSettings = {
+  consecutiveFailures: 5,
+  failureRatio: 0.5,
+  windowCalls: 20,
+  minCalls: 10,
+  openMs: 5_000,
+};
 
 export type Admission = { admitted: true; probe: boolean } | { admitted: false; retryInMs: number };
 
@@ -39,7 +45,11 @@ export class CircuitBreaker {
   readonly #onTransition: ((status: BreakerStatus) => void) | undefined;
 
   /** `onTransition` hears every status change (telemetry's breaker-state gauge). */
-  constructor(settings: BreakerSettings, clock: Clock, onTransition?: (status: BreakerStatus) => void) {
+  constructor(
+    settings: BreakerSettings,
+    clock: Clock,
+    onTransition?: (status: BreakerStatus) => void,
+  ) {
     this.settings = settings;
     this.#clock = clock;
     this.#onTransition = onTransition;
@@ -99,7 +109,9 @@ export class CircuitBreaker {
     }
     if (this.#status !== 'closed') return;
     const failures = this.#outcomes.filter((ok) => !ok).length;
-    const ratioTripped = this.#outcomes.length >= this.settings.minCalls && failures / this.#outcomes.length >= this.settings.failureRatio;
+    const ratioTripped =
+      this.#outcomes.length >= this.settings.minCalls &&
+      failures / this.#outcomes.length >= this.settings.failureRatio;
     if (this.#consecutive >= this.settings.consecutiveFailures || ratioTripped) this.#open('trip');
   }
 

@@ -4,7 +4,13 @@ import { z } from 'zod';
 import { KeelError, isKeelError } from '../domain/keel-error.ts';
 import { defineModel, defineTool } from '../sdk/define.ts';
 import type { ModelDefinition, ModelRequest } from '../sdk/types.ts';
-import { ModelGateway, RETRY_AFTER_MAX_MS, RETRY_BASE_DELAY_MS, RETRY_MAX_DELAY_MS, retryDelayMs } from './gateway.ts';
+import {
+  ModelGateway,
+  RETRY_AFTER_MAX_MS,
+  RETRY_BASE_DELAY_MS,
+  RETRY_MAX_DELAY_MS,
+  retryDelayMs,
+} from './gateway.ts';
 import { MockProvider } from './providers/mock-provider.ts';
 import type { ModelProvider, ProviderRequest, ProviderResponse } from './provider.ts';
 
@@ -38,9 +44,19 @@ class FakeProvider implements ModelProvider {
   readonly requests: ProviderRequest[] = [];
   inFlight = 0;
   maxInFlight = 0;
-  readonly #answer: (attempt: number, request: ProviderRequest, signal: AbortSignal) => Promise<ProviderResponse>;
+  readonly #answer: (
+    attempt: number,
+    request: ProviderRequest,
+    signal: AbortSignal,
+  ) => Promise<ProviderResponse>;
 
-  constructor(answer: (attempt: number, request: ProviderRequest, signal: AbortSignal) => Promise<ProviderResponse>) {
+  constructor(
+    answer: (
+      attempt: number,
+      request: ProviderRequest,
+      signal: AbortSignal,
+    ) => Promise<ProviderResponse>,
+  ) {
     this.#answer = answer;
   }
 
@@ -69,7 +85,14 @@ function gatedProvider(): { provider: FakeProvider; releaseNext(): void } {
     (_attempt, request, signal) =>
       new Promise((resolve, reject) => {
         signal.addEventListener('abort', () => reject(signal.reason), { once: true });
-        gates.push(() => resolve({ text: request.messages.at(-1)?.content ?? '', toolCalls: [], inputTokens: 1, outputTokens: 1 }));
+        gates.push(() =>
+          resolve({
+            text: request.messages.at(-1)?.content ?? '',
+            toolCalls: [],
+            inputTokens: 1,
+            outputTokens: 1,
+          }),
+        );
       }),
   );
   return {
@@ -104,15 +127,27 @@ describe('ModelGateway resolution', () => {
   it('throws model_not_found for unknown names, from resolve and from call', async () => {
     const gateway = new ModelGateway();
     assert.equal(gateway.has('gpt-x'), false);
-    assert.throws(() => gateway.resolve('gpt-x'), (error) => isKeelError(error) && error.code === 'model_not_found');
-    await assert.rejects(gateway.call(ask('hi', 'gpt-x'), { signal: never }), (error) => isKeelError(error) && error.code === 'model_not_found');
+    assert.throws(
+      () => gateway.resolve('gpt-x'),
+      (error) => isKeelError(error) && error.code === 'model_not_found',
+    );
+    await assert.rejects(
+      gateway.call(ask('hi', 'gpt-x'), { signal: never }),
+      (error) => isKeelError(error) && error.code === 'model_not_found',
+    );
   });
 
   it('rejects invalid configuration', () => {
     const invalid = (definitions: ModelDefinition[]): void => {
-      assert.throws(() => new ModelGateway(definitions), (error) => isKeelError(error) && error.code === 'config_invalid');
+      assert.throws(
+        () => new ModelGateway(definitions),
+        (error) => isKeelError(error) && error.code === 'config_invalid',
+      );
     };
-    invalid([defineModel({ name: 'a', provider: 'mock' }), defineModel({ name: 'a', provider: 'mock' })]);
+    invalid([
+      defineModel({ name: 'a', provider: 'mock' }),
+      defineModel({ name: 'a', provider: 'mock' }),
+    ]);
     invalid([defineModel({ name: 'a', provider: 'mock', maxConcurrency: 0 })]);
     invalid([defineModel({ name: 'a', provider: 'mock', maxAttempts: 1.5 })]);
     invalid([defineModel({ name: 'a', provider: 'nope' as 'mock' })]);
@@ -123,7 +158,9 @@ describe('ModelGateway.call', () => {
   afterEach(() => mock.timers.reset());
 
   it('echoes through the mock provider and names the resolved model', async () => {
-    const { response, attempts } = await new ModelGateway().call(ask('hello there'), { signal: never });
+    const { response, attempts } = await new ModelGateway().call(ask('hello there'), {
+      signal: never,
+    });
     assert.equal(attempts, 1);
     assert.equal(response.text, 'hello there');
     assert.deepEqual(response.toolCalls, []);
@@ -132,8 +169,14 @@ describe('ModelGateway.call', () => {
   });
 
   it('prices the call per million tokens', async () => {
-    const priced = defineModel({ name: 'priced', provider: 'mock', price: { inputPerMTok: 3, outputPerMTok: 15 } });
-    const { response } = await new ModelGateway([priced]).call(ask('x'.repeat(4_000), 'priced'), { signal: never });
+    const priced = defineModel({
+      name: 'priced',
+      provider: 'mock',
+      price: { inputPerMTok: 3, outputPerMTok: 15 },
+    });
+    const { response } = await new ModelGateway([priced]).call(ask('x'.repeat(4_000), 'priced'), {
+      signal: never,
+    });
     assert.equal(response.usage.inputTokens, 1_000);
     assert.equal(response.usage.outputTokens, 1_000);
     assert.equal(response.usage.costUsd, (1_000 * 3 + 1_000 * 15) / 1_000_000);
@@ -142,29 +185,51 @@ describe('ModelGateway.call', () => {
   it('hands providers tools as JSON Schema specs', async () => {
     const provider = new FakeProvider(async () => ok);
     const add = defineTool({
-      name: 'add', description: 'Adds', effect: 'read',
+      name: 'add',
+      description: 'Adds',
+      effect: 'read',
       input: z.object({ a: z.number(), b: z.number() }),
       run: ({ a, b }) => a + b,
     });
     const plain = { name: 'lookup', description: 'Looks up', parameters: { type: 'object' } };
-    await new ModelGateway([], { providers: [provider] }).call({ ...ask('x'), tools: [add, plain] }, { signal: never });
+    await new ModelGateway([], { providers: [provider] }).call(
+      { ...ask('x'), tools: [add, plain] },
+      { signal: never },
+    );
     assert.deepEqual(provider.requests[0]?.tools, [
       {
-        name: 'add', description: 'Adds',
-        parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] },
+        name: 'add',
+        description: 'Adds',
+        parameters: {
+          type: 'object',
+          properties: { a: { type: 'number' }, b: { type: 'number' } },
+          required: ['a', 'b'],
+        },
       },
       plain,
     ]);
   });
 
   it('retries a failing model until maxAttempts, then throws model_unavailable', async () => {
-    const counting = new FakeProvider((_attempt, request, signal) => new MockProvider().complete(request, signal));
-    const flaky = defineModel({ name: 'flaky', provider: 'mock', maxAttempts: 4, options: { failureRate: 1 } });
+    const counting = new FakeProvider((_attempt, request, signal) =>
+      new MockProvider().complete(request, signal),
+    );
+    const flaky = defineModel({
+      name: 'flaky',
+      provider: 'mock',
+      maxAttempts: 4,
+      options: { failureRate: 1 },
+    });
     const gateway = new ModelGateway([flaky], { providers: [counting], random: noJitter });
     await assert.rejects(gateway.call(ask('x', 'flaky'), { signal: never }), (error) => {
       assert.ok(isKeelError(error));
       assert.equal(error.code, 'model_unavailable');
-      assert.deepEqual(error.details, { model: 'flaky@1', attempts: 4, reason: 'attempts', lastCode: 'model_unavailable' });
+      assert.deepEqual(error.details, {
+        model: 'flaky@1',
+        attempts: 4,
+        reason: 'attempts',
+        lastCode: 'model_unavailable',
+      });
       return true;
     });
     assert.equal(counting.attempts, 4);
@@ -184,7 +249,10 @@ describe('ModelGateway.call', () => {
       if (attempt < 3) throw new KeelError('model_unavailable', 'overloaded', { retryable: true });
       return ok;
     });
-    const result = await new ModelGateway([], { providers: [provider], random: noJitter }).call(ask('x'), { signal: never });
+    const result = await new ModelGateway([], { providers: [provider], random: noJitter }).call(
+      ask('x'),
+      { signal: never },
+    );
     assert.equal(result.attempts, 3);
     assert.equal(result.response.text, 'ok');
   });
@@ -204,10 +272,14 @@ describe('ModelGateway.call', () => {
     mock.timers.enable({ apis: ['setTimeout'] });
     const retryAfterMs = 1_000;
     const provider = new FakeProvider(async (attempt) => {
-      if (attempt === 1) throw new KeelError('model_unavailable', 'rate limited', { retryable: true, retryAfterMs });
+      if (attempt === 1)
+        throw new KeelError('model_unavailable', 'rate limited', { retryable: true, retryAfterMs });
       return ok;
     });
-    const pending = new ModelGateway([], { providers: [provider], random: noJitter }).call(ask('x'), { signal: never });
+    const pending = new ModelGateway([], { providers: [provider], random: noJitter }).call(
+      ask('x'),
+      { signal: never },
+    );
     await until(() => provider.attempts === 1);
     await eventLoopTurns(5); // lets the gateway arm its backoff timer; if it armed later, attempt 2 would never come
     mock.timers.tick(retryAfterMs - 1);
@@ -221,10 +293,15 @@ describe('ModelGateway.call', () => {
   it('stops at abort during backoff, leaving no timer behind', async () => {
     const timersBefore = activeTimers();
     const provider = new FakeProvider(async () => {
-      throw new KeelError('model_unavailable', 'rate limited', { retryable: true, retryAfterMs: 600_000 });
+      throw new KeelError('model_unavailable', 'rate limited', {
+        retryable: true,
+        retryAfterMs: 600_000,
+      });
     });
     const controller = new AbortController();
-    const pending = new ModelGateway([], { providers: [provider] }).call(ask('x'), { signal: controller.signal });
+    const pending = new ModelGateway([], { providers: [provider] }).call(ask('x'), {
+      signal: controller.signal,
+    });
     // Two timers: the call's own deadline and the backoff before attempt 2.
     await until(() => provider.attempts === 1 && activeTimers() > timersBefore + 1);
     const reason = new KeelError('cancelled', 'run cancelled');
@@ -250,7 +327,9 @@ describe('ModelGateway.call', () => {
     const { provider, releaseNext } = gatedProvider();
     const narrow = defineModel({ name: 'narrow', provider: 'mock', maxConcurrency: 2 });
     const gateway = new ModelGateway([narrow], { providers: [provider] });
-    const calls = [0, 1, 2, 3, 4].map((i) => gateway.call(ask(`q${i}`, 'narrow'), { signal: never }));
+    const calls = [0, 1, 2, 3, 4].map((i) =>
+      gateway.call(ask(`q${i}`, 'narrow'), { signal: never }),
+    );
     await until(() => provider.attempts === 2);
     for (let released = 1; released <= 5; released += 1) {
       releaseNext();
@@ -258,7 +337,10 @@ describe('ModelGateway.call', () => {
     }
     const texts = (await Promise.all(calls)).map((result) => result.response.text);
     assert.deepEqual(texts, ['q0', 'q1', 'q2', 'q3', 'q4']);
-    assert.deepEqual(provider.requests.map((request) => request.messages[0]?.content), texts);
+    assert.deepEqual(
+      provider.requests.map((request) => request.messages[0]?.content),
+      texts,
+    );
     assert.equal(provider.maxInFlight, 2);
   });
 
@@ -279,22 +361,43 @@ describe('ModelGateway.call', () => {
     await until(() => provider.attempts === 2);
     releaseNext();
     assert.equal((await third).response.text, 'third');
-    assert.deepEqual(provider.requests.map((request) => request.messages[0]?.content), ['first', 'third']);
+    assert.deepEqual(
+      provider.requests.map((request) => request.messages[0]?.content),
+      ['first', 'third'],
+    );
   });
 });
 
 describe('retryDelayMs', () => {
   it('uses full jitter over an exponential ceiling, capped', () => {
-    assert.equal(retryDelayMs(1, undefined, () => 0), 0);
-    assert.equal(retryDelayMs(1, undefined, () => 0.5), RETRY_BASE_DELAY_MS / 2);
-    assert.equal(retryDelayMs(3, undefined, () => 0.5), (RETRY_BASE_DELAY_MS * 4) / 2);
+    assert.equal(
+      retryDelayMs(1, undefined, () => 0),
+      0,
+    );
+    assert.equal(
+      retryDelayMs(1, undefined, () => 0.5),
+      RETRY_BASE_DELAY_MS / 2,
+    );
+    assert.equal(
+      retryDelayMs(3, undefined, () => 0.5),
+      (RETRY_BASE_DELAY_MS * 4) / 2,
+    );
     assert.ok(retryDelayMs(30, undefined, () => 0.999_999) < RETRY_MAX_DELAY_MS);
     assert.ok(retryDelayMs(30, undefined, () => 0.999_999) >= RETRY_MAX_DELAY_MS - 1);
   });
 
   it('honours Retry-After over jitter, clamped to its maximum', () => {
-    assert.equal(retryDelayMs(1, 750, () => 0), 750);
-    assert.equal(retryDelayMs(5, 0, () => 0.9), 0);
-    assert.equal(retryDelayMs(1, 10 * RETRY_AFTER_MAX_MS, () => 0), RETRY_AFTER_MAX_MS);
+    assert.equal(
+      retryDelayMs(1, 750, () => 0),
+      750,
+    );
+    assert.equal(
+      retryDelayMs(5, 0, () => 0.9),
+      0,
+    );
+    assert.equal(
+      retryDelayMs(1, 10 * RETRY_AFTER_MAX_MS, () => 0),
+      RETRY_AFTER_MAX_MS,
+    );
   });
 });

@@ -8,7 +8,12 @@ import { telemetry } from '../telemetry/telemetry.ts';
 import { PoolRegistry } from '../scheduling/pool-registry.ts';
 import type { Priority } from '../domain/records.ts';
 import { KeelError, isKeelError } from '../domain/keel-error.ts';
-import type { ModelDefinition, ModelRateLimits, ModelRequest, ModelResponse } from '../sdk/types.ts';
+import type {
+  ModelDefinition,
+  ModelRateLimits,
+  ModelRequest,
+  ModelResponse,
+} from '../sdk/types.ts';
 import { BREAKER_DEFAULTS, type BreakerSettings } from './circuit-breaker.ts';
 import { SYSTEM_CLOCK, type Clock } from '../domain/clock.ts';
 import { LiveDeltas } from './live-deltas.ts';
@@ -27,8 +32,18 @@ import { RETRY_BUDGET_DEFAULTS, RetryBudget, type RetryBudgetSettings } from './
 import { toModelToolSpec } from './tool-spec.ts';
 import { UsageLedger } from './usage-ledger.ts';
 
-export { MODEL_MAX_ATTEMPTS_DEFAULT, MODEL_MAX_ATTEMPTS_LIMIT, MODEL_MAX_CONCURRENCY_DEFAULT, MODEL_QUEUE_MAX_WAITERS } from './model-entry.ts';
-export { RETRY_AFTER_MAX_MS, RETRY_BASE_DELAY_MS, RETRY_MAX_DELAY_MS, retryDelayMs } from './retry-policy.ts';
+export {
+  MODEL_MAX_ATTEMPTS_DEFAULT,
+  MODEL_MAX_ATTEMPTS_LIMIT,
+  MODEL_MAX_CONCURRENCY_DEFAULT,
+  MODEL_QUEUE_MAX_WAITERS,
+} from './model-entry.ts';
+export {
+  RETRY_AFTER_MAX_MS,
+  RETRY_BASE_DELAY_MS,
+  RETRY_MAX_DELAY_MS,
+  retryDelayMs,
+} from './retry-policy.ts';
 
 /**
  * Output tokens reserved (and budgeted) when neither the request nor the model sets
@@ -37,9 +52,19 @@ export { RETRY_AFTER_MAX_MS, RETRY_BASE_DELAY_MS, RETRY_MAX_DELAY_MS, retryDelay
 export const MAX_OUTPUT_TOKENS_DEFAULT = 1_024;
 const TOKENS_PER_MTOK = 1_000_000;
 /** Codes after which the next configured fallback model is tried. */
-const FALLBACK_CODES = new Set(['model_unavailable', 'model_timeout', 'model_rate_limited', 'model_response_invalid', 'provider_unavailable']);
+const FALLBACK_CODES = new Set([
+  'model_unavailable',
+  'model_timeout',
+  'model_rate_limited',
+  'model_response_invalid',
+  'provider_unavailable',
+]);
 
-const BUILT_IN_MOCK: ModelDefinition = Object.freeze({ kind: 'keel.model', name: 'mock', provider: 'mock' });
+const BUILT_IN_MOCK: ModelDefinition = Object.freeze({
+  kind: 'keel.model',
+  name: 'mock',
+  provider: 'mock',
+});
 
 export interface ModelCallResult {
   response: ModelResponse;
@@ -144,34 +169,59 @@ export class ModelGateway {
     this.#clock = options.clock ?? SYSTEM_CLOCK;
     this.limiter = new RateLimiter(this.#clock);
     this.#gate = this.limiter;
-    this.#retryBudget = new RetryBudget({ ...RETRY_BUDGET_DEFAULTS, ...options.retryBudget }, this.#clock);
+    this.#retryBudget = new RetryBudget(
+      { ...RETRY_BUDGET_DEFAULTS, ...options.retryBudget },
+      this.#clock,
+    );
     this.#tenantLimits = options.tenantLimits ?? {};
     this.#accounts = options.accounts ?? {};
     this.#pools = options.pools ?? new PoolRegistry({ telemetry });
     this.#tenantPolicy = options.tenantPolicy;
-    const providers = new Map<string, ModelProvider>([['mock', new MockProvider()], ['openai', new OpenAiProvider()], ['anthropic', new AnthropicProvider()]]);
+    const providers = new Map<string, ModelProvider>([
+      ['mock', new MockProvider()],
+      ['openai', new OpenAiProvider()],
+      ['anthropic', new AnthropicProvider()],
+    ]);
     for (const provider of options.providers ?? []) providers.set(provider.name, provider);
     const seen = new Set<string>();
     for (const definition of definitions) {
-      if (seen.has(definition.name)) throw configInvalid(`model ${definition.name} is defined twice`);
+      if (seen.has(definition.name))
+        throw configInvalid(`model ${definition.name} is defined twice`);
       seen.add(definition.name);
     }
     const all = seen.has(BUILT_IN_MOCK.name) ? definitions : [BUILT_IN_MOCK, ...definitions];
-    const deps = { providers, breaker: { ...BREAKER_DEFAULTS, ...options.breaker }, clock: this.#clock, secret: options.secret ?? (() => undefined) };
+    const deps = {
+      providers,
+      breaker: { ...BREAKER_DEFAULTS, ...options.breaker },
+      clock: this.#clock,
+      secret: options.secret ?? (() => undefined),
+    };
     for (const definition of all) this.#models.set(definition.name, buildEntry(definition, deps));
     for (const [name, entry] of this.#models) {
       // Pool `model:<name>`: fair across tenants, reloadable; by default as wide as the replicas'
       // slots together.
-      this.#pools.setDefaultLimit(`model:${name}`, entry.replicas.reduce((sum, replica) => sum + replica.slots.permits, 0));
+      this.#pools.setDefaultLimit(
+        `model:${name}`,
+        entry.replicas.reduce((sum, replica) => sum + replica.slots.permits, 0),
+      );
       // telemetry: each replica's own slot queue (behind the model's pool).
-      for (const replica of entry.replicas) telemetry.registerPool(`model:${name}/${replica.stats.name}`, replica.slots);
+      for (const replica of entry.replicas)
+        telemetry.registerPool(`model:${name}/${replica.stats.name}`, replica.slots);
     }
     for (const definition of all) {
-      if (definition.account !== undefined && options.accounts?.[definition.account] === undefined) {
-        throw configInvalid(`model ${definition.name}: account ${definition.account} has no entry in accounts`);
+      if (
+        definition.account !== undefined &&
+        options.accounts?.[definition.account] === undefined
+      ) {
+        throw configInvalid(
+          `model ${definition.name}: account ${definition.account} has no entry in accounts`,
+        );
       }
       for (const fallback of definition.fallbacks ?? []) {
-        if (!this.#models.has(fallback) || fallback === definition.name) throw configInvalid(`model ${definition.name}: fallback ${fallback} is not another configured model`);
+        if (!this.#models.has(fallback) || fallback === definition.name)
+          throw configInvalid(
+            `model ${definition.name}: fallback ${fallback} is not another configured model`,
+          );
       }
     }
   }
@@ -228,9 +278,14 @@ export class ModelGateway {
   }
 
   /** Breaker states per endpoint, retry amplification per model, usage per tenant. */
-  stats(): { breakers: Record<string, string>; providers: ReturnType<UsageLedger['providers']>; tenants: ReturnType<UsageLedger['tenants']> } {
+  stats(): {
+    breakers: Record<string, string>;
+    providers: ReturnType<UsageLedger['providers']>;
+    tenants: ReturnType<UsageLedger['tenants']>;
+  } {
     const breakers: Record<string, string> = {};
-    for (const entry of this.#models.values()) for (const replica of entry.replicas) breakers[replica.endpoint.id] = replica.breaker.status;
+    for (const entry of this.#models.values())
+      for (const replica of entry.replicas) breakers[replica.endpoint.id] = replica.breaker.status;
     return { breakers, providers: this.ledger.providers(), tenants: this.ledger.tenants() };
   }
 
@@ -249,40 +304,91 @@ export class ModelGateway {
   async call(request: ModelRequest, options: ModelCallOptions): Promise<ModelCallResult> {
     const first = this.#entry(request.model);
     if (options.pinnedVersion !== undefined && options.pinnedVersion !== first.model.version) {
-      throw new KeelError('model_version_unavailable', `the run is pinned to ${first.model.name}@${options.pinnedVersion}; this process serves @${first.model.version}`, {
-        details: { model: first.model.name, pinned: options.pinnedVersion, served: first.model.version },
-      });
+      throw new KeelError(
+        'model_version_unavailable',
+        `the run is pinned to ${first.model.name}@${options.pinnedVersion}; this process serves @${first.model.version}`,
+        {
+          details: {
+            model: first.model.name,
+            pinned: options.pinnedVersion,
+            served: first.model.version,
+          },
+        },
+      );
     }
-    const chain = [first, ...(first.model.definition.fallbacks ?? []).map((name) => this.#entry(name))];
+    const chain = [
+      first,
+      ...(first.model.definition.fallbacks ?? []).map((name) => this.#entry(name)),
+    ];
     const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(new KeelError('model_timeout', `model call to ${first.model.name} took longer than ${first.callTimeoutMs} ms`, { details: { callTimeoutMs: first.callTimeoutMs } })), first.callTimeoutMs);
+    const timer = setTimeout(
+      () =>
+        deadline.abort(
+          new KeelError(
+            'model_timeout',
+            `model call to ${first.model.name} took longer than ${first.callTimeoutMs} ms`,
+            { details: { callTimeoutMs: first.callTimeoutMs } },
+          ),
+        ),
+      first.callTimeoutMs,
+    );
     const signal = AbortSignal.any([options.signal, deadline.signal]);
-    const attributes: ModelCallResult['attributes'] = { model: `${first.model.name}@${first.model.version}`, attempts: 0, waits: [], fallbacks: [] };
+    const attributes: ModelCallResult['attributes'] = {
+      model: `${first.model.name}@${first.model.version}`,
+      attempts: 0,
+      waits: [],
+      fallbacks: [],
+    };
     let startedAt: number | undefined;
-    const own = options.tenantId === undefined || this.#tenantPolicy === undefined ? {} : await this.#tenantPolicy.limits(options.tenantId);
+    const own =
+      options.tenantId === undefined || this.#tenantPolicy === undefined
+        ? {}
+        : await this.#tenantPolicy.limits(options.tenantId);
     try {
       for (;;) {
         let soonestMs = Number.POSITIVE_INFINITY;
         for (const [index, entry] of chain.entries()) {
           try {
-            const answer = await this.#callEntry(entry, request, options, signal, attributes, () => (startedAt ??= Date.now()), own);
-            return { response: this.#price(entry, answer, options.tenantId), attempts: attributes.attempts, startedAt: startedAt ?? Date.now(), attributes };
+            const answer = await this.#callEntry(
+              entry,
+              request,
+              options,
+              signal,
+              attributes,
+              () => (startedAt ??= Date.now()),
+              own,
+            );
+            return {
+              response: this.#price(entry, answer, options.tenantId),
+              attempts: attributes.attempts,
+              startedAt: startedAt ?? Date.now(),
+              attributes,
+            };
           } catch (error) {
             if (signal.aborted) throw signal.reason;
             if (!isKeelError(error) || !FALLBACK_CODES.has(error.code)) throw error;
-            if (error.code === 'provider_unavailable') soonestMs = Math.min(soonestMs, error.retryAfterMs ?? 0);
+            if (error.code === 'provider_unavailable')
+              soonestMs = Math.min(soonestMs, error.retryAfterMs ?? 0);
             else if (index === chain.length - 1) throw error;
-            if (index < chain.length - 1) attributes.fallbacks.push({ from: entry.model.name, code: error.code });
+            if (index < chain.length - 1)
+              attributes.fallbacks.push({ from: entry.model.name, code: error.code });
           }
         }
         // Every model in the chain has all its breakers open: wait in the model queue, not against
         // the provider.
         attributes.waits.push({ reason: 'provider_unavailable', ms: soonestMs });
-        options.onWait?.('provider_unavailable', `every endpoint of ${chain.map((e) => e.model.name).join(', ')} has an open circuit breaker`);
+        options.onWait?.(
+          'provider_unavailable',
+          `every endpoint of ${chain.map((e) => e.model.name).join(', ')} has an open circuit breaker`,
+        );
         await this.#clock.sleep(Math.max(1, soonestMs), signal);
       }
     } catch (error) {
-      if (deadline.signal.aborted && error === deadline.signal.reason && attributes.waits.some((w) => w.reason === 'provider_unavailable')) {
+      if (
+        deadline.signal.aborted &&
+        error === deadline.signal.reason &&
+        attributes.waits.some((w) => w.reason === 'provider_unavailable')
+      ) {
         throw unavailable(first, 0);
       }
       throw error;
@@ -292,35 +398,69 @@ export class ModelGateway {
   }
 
   async #callEntry(
-    entry: ModelEntry, request: ModelRequest, options: ModelCallOptions, signal: AbortSignal, attributes: CallAttributes, onSlot: () => void,
+    entry: ModelEntry,
+    request: ModelRequest,
+    options: ModelCallOptions,
+    signal: AbortSignal,
+    attributes: CallAttributes,
+    onSlot: () => void,
     ownLimits: ModelRateLimits,
   ): Promise<ProviderResponse> {
     const tools = (request.tools ?? []).map(toModelToolSpec);
     const points = prefixFingerprint(request.messages, tools);
     const inputTokens = points.at(-1)?.tokens ?? 1;
-    const maxOutput = this.#checkBudget(entry, inputTokens, request.maxOutputTokens ?? entry.model.definition.maxOutputTokens, options.remaining);
+    const maxOutput = this.#checkBudget(
+      entry,
+      inputTokens,
+      request.maxOutputTokens ?? entry.model.definition.maxOutputTokens,
+      options.remaining,
+    );
     const stream = entry.model.definition.stream ?? entry.model.definition.provider !== 'mock';
-    const onDelta = stream && options.runId !== undefined ? this.#deltaPublisher(options.runId, options.seq, entry, attributes) : undefined;
-    const { answer } = await callModel(entry, {
-      request: {
-        messages: request.messages, tools, stream,
-        ...(maxOutput.explicit ? { maxOutputTokens: maxOutput.tokens } : {}),
-        ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+    const onDelta =
+      stream && options.runId !== undefined
+        ? this.#deltaPublisher(options.runId, options.seq, entry, attributes)
+        : undefined;
+    const { answer } = await callModel(
+      entry,
+      {
+        request: {
+          messages: request.messages,
+          tools,
+          stream,
+          ...(maxOutput.explicit ? { maxOutputTokens: maxOutput.tokens } : {}),
+          ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+        },
+        points,
+        reserveTokens: inputTokens + maxOutput.tokens,
+        tenantId: options.tenantId,
+        priority: options.priority ?? 'interactive',
+        runId: options.runId,
+        signal,
+        onDelta,
+        onPoolWait: options.onPoolWait,
+        onWait: (reason) => options.onWait?.('rate_limited', reason),
+        attributes,
+        onSlot,
       },
-      points, reserveTokens: inputTokens + maxOutput.tokens, tenantId: options.tenantId, priority: options.priority ?? 'interactive', runId: options.runId, signal, onDelta,
-      onPoolWait: options.onPoolWait,
-      onWait: (reason) => options.onWait?.('rate_limited', reason),
-      attributes, onSlot,
-    }, {
-      clock: this.#clock, limiter: this.#gate, retryBudget: this.#retryBudget, ledger: this.ledger, random: this.#random, pools: this.#pools,
-      tenantLimits: (tenantId) => {
-        const file = this.#tenantLimits.tenants?.[tenantId] ?? this.#tenantLimits.default;
-        return ownLimits.rpm === undefined && ownLimits.tpm === undefined ? file : { ...file, ...ownLimits };
+      {
+        clock: this.#clock,
+        limiter: this.#gate,
+        retryBudget: this.#retryBudget,
+        ledger: this.ledger,
+        random: this.#random,
+        pools: this.#pools,
+        tenantLimits: (tenantId) => {
+          const file = this.#tenantLimits.tenants?.[tenantId] ?? this.#tenantLimits.default;
+          return ownLimits.rpm === undefined && ownLimits.tpm === undefined
+            ? file
+            : { ...file, ...ownLimits };
+        },
+        accountLimits: (account) => this.#accounts[account] ?? {},
       },
-      accountLimits: (account) => this.#accounts[account] ?? {},
-    });
+    );
     attributes.model = `${entry.model.name}@${entry.model.version}`;
-    if (answer.providerModel !== undefined) (attributes as ModelCallResult['attributes']).providerModel = answer.providerModel;
+    if (answer.providerModel !== undefined)
+      (attributes as ModelCallResult['attributes']).providerModel = answer.providerModel;
     return answer;
   }
 
@@ -328,11 +468,20 @@ export class ModelGateway {
    * Refuses a call whose smallest possible spend already exceeds what the run has left; caps its
    * output to fit.
    */
-  #checkBudget(entry: ModelEntry, inputTokens: number, maxOutputTokens: number | undefined, remaining: ModelCallOptions['remaining']): { tokens: number; explicit: boolean } {
+  #checkBudget(
+    entry: ModelEntry,
+    inputTokens: number,
+    maxOutputTokens: number | undefined,
+    remaining: ModelCallOptions['remaining'],
+  ): { tokens: number; explicit: boolean } {
     let tokens = maxOutputTokens ?? MAX_OUTPUT_TOKENS_DEFAULT;
     let explicit = maxOutputTokens !== undefined;
     if (remaining?.tokens !== undefined) {
-      if (inputTokens >= remaining.tokens) throw budget('maxTokens', `the call needs about ${inputTokens} input tokens; the run has ${remaining.tokens} left`);
+      if (inputTokens >= remaining.tokens)
+        throw budget(
+          'maxTokens',
+          `the call needs about ${inputTokens} input tokens; the run has ${remaining.tokens} left`,
+        );
       if (remaining.tokens - inputTokens < tokens) {
         tokens = remaining.tokens - inputTokens;
         explicit = true;
@@ -340,8 +489,15 @@ export class ModelGateway {
     }
     const price = entry.model.definition.price;
     if (remaining?.costUsd !== undefined && price !== undefined) {
-      const leastUsd = (inputTokens * Math.min(price.inputPerMTok, price.cachedInputPerMTok ?? price.inputPerMTok)) / TOKENS_PER_MTOK;
-      if (leastUsd > remaining.costUsd) throw budget('maxCostUsd', `the call costs at least $${leastUsd.toFixed(6)}; the run has $${remaining.costUsd.toFixed(6)} left`);
+      const leastUsd =
+        (inputTokens *
+          Math.min(price.inputPerMTok, price.cachedInputPerMTok ?? price.inputPerMTok)) /
+        TOKENS_PER_MTOK;
+      if (leastUsd > remaining.costUsd)
+        throw budget(
+          'maxCostUsd',
+          `the call costs at least $${leastUsd.toFixed(6)}; the run has $${remaining.costUsd.toFixed(6)} left`,
+        );
     }
     return { tokens, explicit };
   }
@@ -349,20 +505,45 @@ export class ModelGateway {
   #price(entry: ModelEntry, answer: ProviderResponse, tenantId: string | undefined): ModelResponse {
     const price = entry.model.definition.price;
     const cached = Math.min(answer.cachedInputTokens ?? 0, answer.inputTokens);
-    const costUsd = price === undefined
-      ? 0
-      : ((answer.inputTokens - cached) * price.inputPerMTok + cached * (price.cachedInputPerMTok ?? price.inputPerMTok) + answer.outputTokens * price.outputPerMTok) / TOKENS_PER_MTOK;
-    const usage = { inputTokens: answer.inputTokens, outputTokens: answer.outputTokens, ...(cached > 0 ? { cachedInputTokens: cached } : {}), costUsd };
-    this.ledger.charge(tenantId ?? '-', { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, cachedInputTokens: cached, costUsd });
-    if (tenantId !== undefined) this.#tenantPolicy?.charge(tenantId, usage.inputTokens + usage.outputTokens, costUsd);
-    return { text: answer.text, toolCalls: answer.toolCalls, usage, model: `${entry.model.name}@${entry.model.version}` };
+    const costUsd =
+      price === undefined
+        ? 0
+        : ((answer.inputTokens - cached) * price.inputPerMTok +
+            cached * (price.cachedInputPerMTok ?? price.inputPerMTok) +
+            answer.outputTokens * price.outputPerMTok) /
+          TOKENS_PER_MTOK;
+    const usage = {
+      inputTokens: answer.inputTokens,
+      outputTokens: answer.outputTokens,
+      ...(cached > 0 ? { cachedInputTokens: cached } : {}),
+      costUsd,
+    };
+    this.ledger.charge(tenantId ?? '-', {
+      inputTokens: usage.inputTokens,
+      outputTokens: usage.outputTokens,
+      cachedInputTokens: cached,
+      costUsd,
+    });
+    if (tenantId !== undefined)
+      this.#tenantPolicy?.charge(tenantId, usage.inputTokens + usage.outputTokens, costUsd);
+    return {
+      text: answer.text,
+      toolCalls: answer.toolCalls,
+      usage,
+      model: `${entry.model.name}@${entry.model.version}`,
+    };
   }
 
   /**
    * Deltas carry the attempt: a retried (or fallen-back) call streams again from its start, and
    * followers restart.
    */
-  #deltaPublisher(runId: string, seq: number | undefined, entry: ModelEntry, attributes: CallAttributes): (text: string) => void {
+  #deltaPublisher(
+    runId: string,
+    seq: number | undefined,
+    entry: ModelEntry,
+    attributes: CallAttributes,
+  ): (text: string) => void {
     let index = 0;
     let attempt = attributes.attempts;
     return (text) => {
@@ -370,7 +551,11 @@ export class ModelGateway {
         attempt = attributes.attempts;
         index = 0;
       }
-      if (this.live.has(runId)) this.live.publish(runId, { type: 'model.delta', data: { seq: seq ?? null, model: entry.model.name, attempt, index, text } });
+      if (this.live.has(runId))
+        this.live.publish(runId, {
+          type: 'model.delta',
+          data: { seq: seq ?? null, model: entry.model.name, attempt, index, text },
+        });
       index += 1;
     };
   }
@@ -378,7 +563,9 @@ export class ModelGateway {
   #entry(name: string): ModelEntry {
     const entry = this.#models.get(name);
     if (entry === undefined) {
-      throw new KeelError('model_not_found', `Model ${JSON.stringify(name)} is not configured`, { details: { model: name } });
+      throw new KeelError('model_not_found', `Model ${JSON.stringify(name)} is not configured`, {
+        details: { model: name },
+      });
     }
     return entry;
   }

@@ -70,12 +70,23 @@ export interface AttemptOutcome {
  * Codes that say something about the endpoint's health (the breaker counts them); 429 and 4xx do
  * not.
  */
-const ENDPOINT_FAILURE_CODES = new Set(['model_unavailable', 'model_timeout', 'model_response_invalid']);
+const ENDPOINT_FAILURE_CODES = new Set([
+  'model_unavailable',
+  'model_timeout',
+  'model_response_invalid',
+]);
 
-export async function callModel(entry: ModelEntry, input: CallInput, deps: CallDeps): Promise<AttemptOutcome> {
+export async function callModel(
+  entry: ModelEntry,
+  input: CallInput,
+  deps: CallDeps,
+): Promise<AttemptOutcome> {
   const provider = entry.model.name;
   // The retry budget protects a provider account: models sharing one share its budget.
-  const budgetKey = entry.model.definition.account === undefined ? `model:${provider}` : `account:${entry.model.definition.account}`;
+  const budgetKey =
+    entry.model.definition.account === undefined
+      ? `model:${provider}`
+      : `account:${entry.model.definition.account}`;
   deps.retryBudget.firstAttempt(budgetKey);
   deps.ledger.logicalCall(provider);
   const report = modelCallReporter(entry.model.definition.provider, provider);
@@ -90,7 +101,8 @@ export async function callModel(entry: ModelEntry, input: CallInput, deps: CallD
       if (input.signal.aborted) throw report.end('cancelled', attempt, input.signal.reason);
       if (!isKeelError(error) || !error.retryable) throw report.end('error', attempt, error);
       if (error.code === 'provider_unavailable') throw report.end('error', attempt, error);
-      if (attempt >= entry.maxAttempts) throw report.end('error', attempt, exhausted(entry, attempt, error, 'attempts'));
+      if (attempt >= entry.maxAttempts)
+        throw report.end('error', attempt, exhausted(entry, attempt, error, 'attempts'));
       const verdict = deps.retryBudget.tryRetry(budgetKey, input.runId);
       if (!verdict.allowed) {
         deps.ledger.retryDenied(provider);
@@ -98,7 +110,10 @@ export async function callModel(entry: ModelEntry, input: CallInput, deps: CallD
         throw report.end('error', attempt, exhausted(entry, attempt, error, verdict.reason));
       }
       const delay = retryDelayMs(attempt, error.retryAfterMs, deps.random);
-      input.attributes.waits.push({ reason: error.retryAfterMs === undefined ? 'backoff' : 'retry_after', ms: delay });
+      input.attributes.waits.push({
+        reason: error.retryAfterMs === undefined ? 'backoff' : 'retry_after',
+        ms: delay,
+      });
       await deps.clock.sleep(delay, input.signal).catch((e: unknown) => {
         throw report.end('cancelled', attempt, e);
       });
@@ -106,27 +121,47 @@ export async function callModel(entry: ModelEntry, input: CallInput, deps: CallD
   }
 }
 
-async function attemptOnce(entry: ModelEntry, input: CallInput, deps: CallDeps): Promise<AttemptOutcome> {
+async function attemptOnce(
+  entry: ModelEntry,
+  input: CallInput,
+  deps: CallDeps,
+): Promise<AttemptOutcome> {
   const replica = choose(entry, input);
   const keys = [{ key: `model:${entry.model.name}`, limits: entry.model.definition.limits ?? {} }];
   const account = entry.model.definition.account;
-  if (account !== undefined) keys.push({ key: `account:${account}`, limits: deps.accountLimits(account) });
+  if (account !== undefined)
+    keys.push({ key: `account:${account}`, limits: deps.accountLimits(account) });
   const tenantLimits = input.tenantId === undefined ? undefined : deps.tenantLimits(input.tenantId);
-  if (tenantLimits !== undefined) keys.push({ key: `tenant:${input.tenantId}`, limits: tenantLimits });
+  if (tenantLimits !== undefined)
+    keys.push({ key: `tenant:${input.tenantId}`, limits: tenantLimits });
   const waitStart = deps.clock.now();
   let waited: string | undefined;
-  const reservation = await deps.limiter.reserve(keys, input.reserveTokens, input.signal, (reason, ms) => {
-    if (waited === undefined) input.onWait(`rate_limited: ${reason}`, ms);
-    waited = reason;
-  });
-  if (waited !== undefined) input.attributes.waits.push({ reason: `rate_limited: ${waited}`, ms: deps.clock.now() - waitStart });
+  const reservation = await deps.limiter.reserve(
+    keys,
+    input.reserveTokens,
+    input.signal,
+    (reason, ms) => {
+      if (waited === undefined) input.onWait(`rate_limited: ${reason}`, ms);
+      waited = reason;
+    },
+  );
+  if (waited !== undefined)
+    input.attributes.waits.push({
+      reason: `rate_limited: ${waited}`,
+      ms: deps.clock.now() - waitStart,
+    });
   // The model's pool: after the rate limits (a rate-limited tenant holds no slot), before the
   // breaker probe.
   let releasePool: () => void;
   const pool = `model:${entry.model.name}`;
   let left: (() => void) | undefined;
   try {
-    releasePool = await deps.pools.acquire(pool, { tenantId: input.tenantId ?? POOL_SYSTEM_TENANT, priority: input.priority, signal: input.signal, onQueued: () => (left = input.onPoolWait?.(pool)) });
+    releasePool = await deps.pools.acquire(pool, {
+      tenantId: input.tenantId ?? POOL_SYSTEM_TENANT,
+      priority: input.priority,
+      signal: input.signal,
+      onQueued: () => (left = input.onPoolWait?.(pool)),
+    });
   } catch (error) {
     reservation.settle(0);
     throw error;
@@ -156,11 +191,20 @@ async function attemptOnce(entry: ModelEntry, input: CallInput, deps: CallDeps):
     sentAt = performance.now();
     sent = true;
     const answer = await withTimeout(entry.attemptTimeoutMs, input.signal, (signal) =>
-      entry.provider.complete({ ...input.request, model: entry.model, endpoint: replica.endpoint }, signal, input.onDelta === undefined ? {} : { onDelta: input.onDelta }),
+      entry.provider.complete(
+        { ...input.request, model: entry.model, endpoint: replica.endpoint },
+        signal,
+        input.onDelta === undefined ? {} : { onDelta: input.onDelta },
+      ),
     );
     usedTokens = answer.inputTokens + answer.outputTokens;
     replica.breaker.succeeded(admission.probe);
-    replica.stats.observe({ serviceMs: performance.now() - sentAt, firstTokenMs: answer.firstTokenMs, inputTokens: answer.inputTokens, cachedInputTokens: answer.cachedInputTokens ?? 0 });
+    replica.stats.observe({
+      serviceMs: performance.now() - sentAt,
+      firstTokenMs: answer.firstTokenMs,
+      inputTokens: answer.inputTokens,
+      cachedInputTokens: answer.cachedInputTokens ?? 0,
+    });
     replica.stats.remember(input.points);
     return { answer, replica };
   } catch (error) {
@@ -180,19 +224,31 @@ async function attemptOnce(entry: ModelEntry, input: CallInput, deps: CallDeps):
 
 function choose(entry: ModelEntry, input: CallInput): ReplicaEntry {
   const open = entry.replicas.filter((replica) => replica.breaker.wouldAdmit());
-  if (open.length === 0) throw unavailable(entry, Math.min(...entry.replicas.map((r) => r.breaker.retryInMs())));
+  if (open.length === 0)
+    throw unavailable(entry, Math.min(...entry.replicas.map((r) => r.breaker.retryInMs())));
   if (entry.replicas.length === 1) return open[0]!;
-  const decision = route(open.map((r) => r.stats), input.points)!;
+  const decision = route(
+    open.map((r) => r.stats),
+    input.points,
+  )!;
   input.attributes.route = decision;
   return open.find((r) => r.stats.name === decision.chosen)!;
 }
 
-async function acquire(replica: ReplicaEntry, signal: AbortSignal, entry: ModelEntry): Promise<() => void> {
+async function acquire(
+  replica: ReplicaEntry,
+  signal: AbortSignal,
+  entry: ModelEntry,
+): Promise<() => void> {
   try {
     return await replica.slots.acquire(signal);
   } catch (error) {
     if (!(error instanceof SemaphoreFullError)) throw error;
-    throw new KeelError('model_unavailable', `Model ${entry.model.name}: too many calls waiting for a slot`, { retryable: true, cause: error });
+    throw new KeelError(
+      'model_unavailable',
+      `Model ${entry.model.name}: too many calls waiting for a slot`,
+      { retryable: true, cause: error },
+    );
   }
 }
 
@@ -200,14 +256,27 @@ async function acquire(replica: ReplicaEntry, signal: AbortSignal, entry: ModelE
  * Runs `work` under its own signal that aborts with a retryable `model_timeout` after `ms` (or when
  * `parent` aborts).
  */
-async function withTimeout<T>(ms: number, parent: AbortSignal, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+async function withTimeout<T>(
+  ms: number,
+  parent: AbortSignal,
+  work: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
   // A listener added to an already aborted signal never fires: check first, or the attempt would
   // run to its timeout.
   parent.throwIfAborted();
   const controller = new AbortController();
   const onAbort = (): void => controller.abort(parent.reason);
   parent.addEventListener('abort', onAbort, { once: true });
-  const timer = setTimeout(() => controller.abort(new KeelError('model_timeout', `a model attempt took longer than ${ms} ms`, { retryable: true, details: { attemptTimeoutMs: ms } })), ms);
+  const timer = setTimeout(
+    () =>
+      controller.abort(
+        new KeelError('model_timeout', `a model attempt took longer than ${ms} ms`, {
+          retryable: true,
+          details: { attemptTimeoutMs: ms },
+        }),
+      ),
+    ms,
+  );
   try {
     return await work(controller.signal);
   } catch (error) {
@@ -220,15 +289,30 @@ async function withTimeout<T>(ms: number, parent: AbortSignal, work: (signal: Ab
 }
 
 export function unavailable(entry: ModelEntry, retryInMs: number): KeelError {
-  return new KeelError('provider_unavailable', `every endpoint of model ${entry.model.name} has an open circuit breaker`, {
-    retryable: true, retryAfterMs: retryInMs, details: { model: entry.model.name },
-  });
+  return new KeelError(
+    'provider_unavailable',
+    `every endpoint of model ${entry.model.name} has an open circuit breaker`,
+    {
+      retryable: true,
+      retryAfterMs: retryInMs,
+      details: { model: entry.model.name },
+    },
+  );
 }
 
-function exhausted(entry: ModelEntry, attempts: number, last: KeelError, reason: string): KeelError {
+function exhausted(
+  entry: ModelEntry,
+  attempts: number,
+  last: KeelError,
+  reason: string,
+): KeelError {
   const name = `${entry.model.name}@${entry.model.version}`;
-  return new KeelError('model_unavailable', `Model ${name} failed ${attempts} attempt(s) (${reason}): ${last.message}`, {
-    details: { model: name, attempts, reason, lastCode: last.code },
-    cause: last,
-  });
+  return new KeelError(
+    'model_unavailable',
+    `Model ${name} failed ${attempts} attempt(s) (${reason}): ${last.message}`,
+    {
+      details: { model: name, attempts, reason, lastCode: last.code },
+      cause: last,
+    },
+  );
 }

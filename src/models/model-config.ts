@@ -10,17 +10,32 @@ import type { ModelGatewayOptions } from './gateway.ts';
 
 const positiveInt = z.number().int().positive();
 const nonNegative = z.number().nonnegative();
-const envName = z.string().regex(/^[A-Z_][A-Z0-9_]{0,127}$/, 'must be the NAME of an environment variable (keys are never written in the file)');
+const envName = z
+  .string()
+  .regex(
+    /^[A-Z_][A-Z0-9_]{0,127}$/,
+    'must be the NAME of an environment variable (keys are never written in the file)',
+  );
 const name = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/);
 
-const Limits = z.strictObject({ rpm: positiveInt.optional(), tpm: positiveInt.optional(), maxConcurrency: positiveInt.optional() });
+const Limits = z.strictObject({
+  rpm: positiveInt.optional(),
+  tpm: positiveInt.optional(),
+  maxConcurrency: positiveInt.optional(),
+});
 
 const Replica = z.strictObject({
   name,
   baseUrl: z.string().url(),
   apiKeyEnv: envName.optional(),
   maxConcurrency: positiveInt.optional(),
-  estimates: z.strictObject({ networkMs: nonNegative.optional(), prefillMsPerKTok: nonNegative.optional(), cachedPrefillMsPerKTok: nonNegative.optional() }).optional(),
+  estimates: z
+    .strictObject({
+      networkMs: nonNegative.optional(),
+      prefillMsPerKTok: nonNegative.optional(),
+      cachedPrefillMsPerKTok: nonNegative.optional(),
+    })
+    .optional(),
 });
 
 const Model = z.strictObject({
@@ -32,24 +47,52 @@ const Model = z.strictObject({
   apiKeyEnv: envName.optional(),
   replicas: z.array(Replica).min(1).optional(),
   fallbacks: z.array(name).optional(),
-  price: z.strictObject({ inputPerMTok: nonNegative, outputPerMTok: nonNegative, cachedInputPerMTok: nonNegative.optional() }).optional(),
+  price: z
+    .strictObject({
+      inputPerMTok: nonNegative,
+      outputPerMTok: nonNegative,
+      cachedInputPerMTok: nonNegative.optional(),
+    })
+    .optional(),
   maxConcurrency: positiveInt.optional(),
   maxAttempts: z.number().int().min(1).max(10).optional(),
   limits: Limits.optional(),
   account: name.optional(),
-  timeouts: z.strictObject({ attemptMs: positiveInt.optional(), callMs: positiveInt.optional() }).optional(),
+  timeouts: z
+    .strictObject({ attemptMs: positiveInt.optional(), callMs: positiveInt.optional() })
+    .optional(),
   maxOutputTokens: positiveInt.optional(),
   stream: z.boolean().optional(),
-  options: z.strictObject({ latencyMs: nonNegative.optional(), failureRate: z.number().min(0).max(1).optional() }).optional(),
+  options: z
+    .strictObject({
+      latencyMs: nonNegative.optional(),
+      failureRate: z.number().min(0).max(1).optional(),
+    })
+    .optional(),
 });
 
 export const ModelsFile = z.strictObject({
   models: z.array(Model),
-  retryBudget: z.strictObject({ ratio: nonNegative.optional(), minRetriesPerWindow: z.number().int().nonnegative().optional(), windowMs: positiveInt.optional(), perRun: z.number().int().nonnegative().optional() }).optional(),
-  breaker: z.strictObject({
-    consecutiveFailures: positiveInt.optional(), failureRatio: z.number().gt(0).max(1).optional(), windowCalls: positiveInt.optional(), minCalls: positiveInt.optional(), openMs: positiveInt.optional(),
-  }).optional(),
-  tenantLimits: z.strictObject({ default: Limits.optional(), tenants: z.record(z.string(), Limits).optional() }).optional(),
+  retryBudget: z
+    .strictObject({
+      ratio: nonNegative.optional(),
+      minRetriesPerWindow: z.number().int().nonnegative().optional(),
+      windowMs: positiveInt.optional(),
+      perRun: z.number().int().nonnegative().optional(),
+    })
+    .optional(),
+  breaker: z
+    .strictObject({
+      consecutiveFailures: positiveInt.optional(),
+      failureRatio: z.number().gt(0).max(1).optional(),
+      windowCalls: positiveInt.optional(),
+      minCalls: positiveInt.optional(),
+      openMs: positiveInt.optional(),
+    })
+    .optional(),
+  tenantLimits: z
+    .strictObject({ default: Limits.optional(), tenants: z.record(z.string(), Limits).optional() })
+    .optional(),
   /** Limits shared by every model naming the account (a provider organisation's RPM/TPM). */
   accounts: z.record(name, Limits).optional(),
 });
@@ -68,12 +111,16 @@ export interface LoadedModels {
 export function parseModelsFile(raw: unknown, source = 'models file'): LoadedModels {
   const parsed = ModelsFile.safeParse(raw);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
+    const problems = parsed.error.issues.map(
+      (issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`,
+    );
     throw new KeelError('config_invalid', `${source} is invalid:\n  ${problems.join('\n  ')}`);
   }
   const { models, ...options } = parsed.data;
   return {
-    models: models.map((model) => Object.freeze({ ...model, kind: 'keel.model' as const }) as ModelDefinition),
+    models: models.map(
+      (model) => Object.freeze({ ...model, kind: 'keel.model' as const }) as ModelDefinition,
+    ),
     options: stripUndefined(options),
   };
 }
@@ -83,13 +130,19 @@ export function loadModelsFile(path: string): LoadedModels {
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new KeelError('config_invalid', `cannot read the models file ${path}: ${(error as Error).message}`);
+    throw new KeelError(
+      'config_invalid',
+      `cannot read the models file ${path}: ${(error as Error).message}`,
+    );
   }
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (error) {
-    throw new KeelError('config_invalid', `the models file ${path} is not JSON: ${(error as Error).message}`);
+    throw new KeelError(
+      'config_invalid',
+      `the models file ${path} is not JSON: ${(error as Error).message}`,
+    );
   }
   return parseModelsFile(raw, `the models file ${path}`);
 }

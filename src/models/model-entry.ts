@@ -49,44 +49,69 @@ export interface EntryDeps {
 
 export function buildEntry(definition: ModelDefinition, deps: EntryDeps): ModelEntry {
   const provider = deps.providers.get(definition.provider);
-  if (provider === undefined) throw configInvalid(`model ${definition.name}: no provider named ${definition.provider}`);
+  if (provider === undefined)
+    throw configInvalid(`model ${definition.name}: no provider named ${definition.provider}`);
   const maxConcurrency = definition.maxConcurrency ?? MODEL_MAX_CONCURRENCY_DEFAULT;
   positiveInteger(definition.name, 'maxConcurrency', maxConcurrency);
   const maxAttempts = definition.maxAttempts ?? MODEL_MAX_ATTEMPTS_DEFAULT;
   if (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > MODEL_MAX_ATTEMPTS_LIMIT) {
-    throw configInvalid(`model ${definition.name}: maxAttempts must be an integer in [1, ${MODEL_MAX_ATTEMPTS_LIMIT}]`);
+    throw configInvalid(
+      `model ${definition.name}: maxAttempts must be an integer in [1, ${MODEL_MAX_ATTEMPTS_LIMIT}]`,
+    );
   }
-  for (const [field, value] of Object.entries(definition.limits ?? {})) if (value !== undefined) positiveInteger(definition.name, `limits.${field}`, value);
+  for (const [field, value] of Object.entries(definition.limits ?? {}))
+    if (value !== undefined) positiveInteger(definition.name, `limits.${field}`, value);
   const attemptTimeoutMs = definition.timeouts?.attemptMs ?? ATTEMPT_TIMEOUT_MS_DEFAULT;
   const callTimeoutMs = definition.timeouts?.callMs ?? CALL_TIMEOUT_MS_DEFAULT;
   positiveInteger(definition.name, 'timeouts.attemptMs', attemptTimeoutMs);
   positiveInteger(definition.name, 'timeouts.callMs', callTimeoutMs);
-  const specs = definition.replicas !== undefined && definition.replicas.length > 0
-    ? definition.replicas
-    : [{ name: 'default', baseUrl: definition.baseUrl ?? '', estimates: undefined, maxConcurrency: undefined, apiKeyEnv: undefined }];
+  const specs =
+    definition.replicas !== undefined && definition.replicas.length > 0
+      ? definition.replicas
+      : [
+          {
+            name: 'default',
+            baseUrl: definition.baseUrl ?? '',
+            estimates: undefined,
+            maxConcurrency: undefined,
+            apiKeyEnv: undefined,
+          },
+        ];
   const names = new Set<string>();
   const replicas = specs.map((spec) => {
-    if (names.has(spec.name)) throw configInvalid(`model ${definition.name}: replica ${spec.name} is defined twice`);
+    if (names.has(spec.name))
+      throw configInvalid(`model ${definition.name}: replica ${spec.name} is defined twice`);
     names.add(spec.name);
     const keyEnv = spec.apiKeyEnv ?? definition.apiKeyEnv;
     const slots = spec.maxConcurrency ?? maxConcurrency;
     positiveInteger(definition.name, `replicas.${spec.name}.maxConcurrency`, slots);
     const id = `${definition.name}/${spec.name}`;
     return {
-      endpoint: { id, baseUrl: spec.baseUrl === '' ? undefined : spec.baseUrl, apiKey: keyEnv === undefined ? undefined : deps.secret(keyEnv) },
-      breaker: new CircuitBreaker(deps.breaker, deps.clock, (status) => telemetry.breakerState(definition.provider, id, status)),
+      endpoint: {
+        id,
+        baseUrl: spec.baseUrl === '' ? undefined : spec.baseUrl,
+        apiKey: keyEnv === undefined ? undefined : deps.secret(keyEnv),
+      },
+      breaker: new CircuitBreaker(deps.breaker, deps.clock, (status) =>
+        telemetry.breakerState(definition.provider, id, status),
+      ),
       stats: new ReplicaStats(spec.name, slots, deps.clock, spec.estimates ?? {}),
       slots: new Semaphore(slots, MODEL_QUEUE_MAX_WAITERS),
     };
   });
   return {
     model: { name: definition.name, version: definition.version ?? '1', definition },
-    provider, replicas, maxAttempts, attemptTimeoutMs, callTimeoutMs,
+    provider,
+    replicas,
+    maxAttempts,
+    attemptTimeoutMs,
+    callTimeoutMs,
   };
 }
 
 function positiveInteger(model: string, field: string, value: number): void {
-  if (!Number.isInteger(value) || value < 1) throw configInvalid(`model ${model}: ${field} must be a positive integer`);
+  if (!Number.isInteger(value) || value < 1)
+    throw configInvalid(`model ${model}: ${field} must be a positive integer`);
 }
 
 export function configInvalid(message: string): KeelError {

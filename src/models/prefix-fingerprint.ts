@@ -20,7 +20,10 @@ export interface PrefixPoint {
  * const points = prefixFingerprint(messages, tools);
  * points.at(-1)!.tokens; // the request's estimated input tokens
  */
-export function prefixFingerprint(messages: readonly ChatMessage[], tools: readonly ModelToolSpec[]): PrefixPoint[] {
+export function prefixFingerprint(
+  messages: readonly ChatMessage[],
+  tools: readonly ModelToolSpec[],
+): PrefixPoint[] {
   const points: PrefixPoint[] = [];
   let chars = 0;
   let previous = '';
@@ -31,7 +34,10 @@ export function prefixFingerprint(messages: readonly ChatMessage[], tools: reado
     points.push({ hash: previous, tokens: estimateTokens(chars) });
   }
   for (const message of messages) {
-    const text = message.toolCalls === undefined ? message.content : message.content + JSON.stringify(message.toolCalls);
+    const text =
+      message.toolCalls === undefined
+        ? message.content
+        : message.content + JSON.stringify(message.toolCalls);
     chars += text.length;
     previous = digest(previous, message.role, text);
     points.push({ hash: previous, tokens: estimateTokens(chars) });
@@ -44,5 +50,12 @@ export function estimateTokens(chars: number): number {
 }
 
 function digest(previous: string, role: string, text: string): string {
-  return createHash('sha256').update(previous).update('\u0000').update(role).update('\u0000').update(text).digest('base64url').slice(0, 22);
+  return createHash('sha256')
+    .update(previous)
+    .update('\u0000')
+    .update(role)
+    .update('\u0000')
+    .update(text)
+    .digest('base64url')
+    .slice(0, 22);
 }

@@ -75,5 +75,9 @@ export interface ProviderHooks {
  */
 export interface ModelProvider {
   readonly name: string;
-  complete(request: ProviderRequest, signal: AbortSignal, hooks?: ProviderHooks): Promise<ProviderResponse>;
+  complete(
+    request: ProviderRequest,
+    signal: AbortSignal,
+    hooks?: ProviderHooks,
+  ): Promise<ProviderResponse>;
 }

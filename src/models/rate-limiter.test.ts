@@ -33,7 +33,10 @@ describe('RateLimiter', () => {
   it('enforces RPM and concurrency, and the tightest of several keys', async () => {
     const clock = new ManualClock(0);
     const limiter = new RateLimiter(clock);
-    const keys = [{ key: 'model', limits: { rpm: 100 } }, { key: 'tenant:a', limits: { rpm: 2, maxConcurrency: 1 } }];
+    const keys = [
+      { key: 'model', limits: { rpm: 100 } },
+      { key: 'tenant:a', limits: { rpm: 2, maxConcurrency: 1 } },
+    ];
     const first = limiter.tryReserve(keys, 1);
     assert.ok(first.ok);
     const second = limiter.tryReserve(keys, 1);
@@ -50,7 +53,10 @@ describe('RateLimiter', () => {
 
   it('refuses a call that can never fit', () => {
     const limiter = new RateLimiter(new ManualClock());
-    assert.throws(() => limiter.tryReserve([{ key: 'm', limits: { tpm: 100 } }], 101), (error) => isKeelError(error) && error.code === 'model_request_too_large');
+    assert.throws(
+      () => limiter.tryReserve([{ key: 'm', limits: { tpm: 100 } }], 101),
+      (error) => isKeelError(error) && error.code === 'model_request_too_large',
+    );
   });
 
   it('a late settle of an entry that already left the window does not corrupt the total', () => {

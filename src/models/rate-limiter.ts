@@ -39,14 +39,21 @@ export interface Reservation {
   settle(actualTokens: number): void;
 }
 
-export type Verdict = { ok: true; reservation: Reservation } | { ok: false; waitMs: number | undefined; reason: string };
+export type Verdict =
+  | { ok: true; reservation: Reservation }
+  | { ok: false; waitMs: number | undefined; reason: string };
 
 /**
  * What a model call reserves capacity through: this process's limiter, or limits shared by all
  * processes.
  */
 export interface RateGate {
-  reserve(keys: readonly LimitedKey[], tokens: number, signal: AbortSignal, onWait?: (reason: string, waitMs: number | undefined) => void): Promise<Reservation>;
+  reserve(
+    keys: readonly LimitedKey[],
+    tokens: number,
+    signal: AbortSignal,
+    onWait?: (reason: string, waitMs: number | undefined) => void,
+  ): Promise<Reservation>;
 }
 
 export class RateLimiter implements RateGate {
@@ -69,7 +76,11 @@ export class RateLimiter implements RateGate {
     for (const { key, limits } of keys) {
       const state = this.#state(key, limits, now);
       const blocked = blockedFor(state, key, tokens, now);
-      if (blocked !== undefined && (worst === undefined || (worst.waitMs ?? Infinity) < (blocked.waitMs ?? Infinity))) worst = blocked;
+      if (
+        blocked !== undefined &&
+        (worst === undefined || (worst.waitMs ?? Infinity) < (blocked.waitMs ?? Infinity))
+      )
+        worst = blocked;
     }
     if (worst !== undefined) return { ok: false, ...worst };
     const held: Array<{ state: KeyState; entry: Entry }> = [];
@@ -106,7 +117,12 @@ export class RateLimiter implements RateGate {
    * const reservation = await limiter.reserve([{ key: 'tenant:t1', limits: { tpm: 90_000 } }], 1_200, signal);
    * try { usage = await call(); } finally { reservation.settle(usage?.total ?? 0); }
    */
-  async reserve(keys: readonly LimitedKey[], tokens: number, signal: AbortSignal, onWait?: (reason: string, waitMs: number | undefined) => void): Promise<Reservation> {
+  async reserve(
+    keys: readonly LimitedKey[],
+    tokens: number,
+    signal: AbortSignal,
+    onWait?: (reason: string, waitMs: number | undefined) => void,
+  ): Promise<Reservation> {
     for (;;) {
       signal.throwIfAborted();
       const verdict = this.tryReserve(keys, tokens);
@@ -136,7 +152,9 @@ export class RateLimiter implements RateGate {
     this.#released.push(onRelease);
     try {
       if (waitMs === undefined) {
-        await new Promise<void>((resolve) => wake.signal.addEventListener('abort', () => resolve(), { once: true }));
+        await new Promise<void>((resolve) =>
+          wake.signal.addEventListener('abort', () => resolve(), { once: true }),
+        );
       } else {
         await this.#clock.sleep(Math.max(1, waitMs), wake.signal).catch(() => {});
       }
@@ -170,11 +188,20 @@ function prune(state: KeyState, now: number): void {
   if (drop > 0) state.log.splice(0, drop);
 }
 
-function blockedFor(state: KeyState, key: string, tokens: number, now: number): { waitMs: number | undefined; reason: string } | undefined {
+function blockedFor(
+  state: KeyState,
+  key: string,
+  tokens: number,
+  now: number,
+): { waitMs: number | undefined; reason: string } | undefined {
   const { rpm, tpm, maxConcurrency } = state.limits;
-  if (maxConcurrency !== undefined && state.inFlight >= maxConcurrency) return { waitMs: undefined, reason: `${key}: ${maxConcurrency} concurrent calls` };
+  if (maxConcurrency !== undefined && state.inFlight >= maxConcurrency)
+    return { waitMs: undefined, reason: `${key}: ${maxConcurrency} concurrent calls` };
   if (rpm !== undefined && state.log.length + 1 > rpm) {
-    return { waitMs: state.log[state.log.length - rpm]!.at + RATE_WINDOW_MS - now, reason: `${key}: ${rpm} requests per minute` };
+    return {
+      waitMs: state.log[state.log.length - rpm]!.at + RATE_WINDOW_MS - now,
+      reason: `${key}: ${rpm} requests per minute`,
+    };
   }
   if (tpm !== undefined && state.tokens + tokens > tpm) {
     if (tokens > tpm) {
@@ -183,7 +210,11 @@ function blockedFor(state: KeyState, key: string, tokens: number, now: number): 
     let freed = 0;
     for (const entry of state.log) {
       freed += entry.tokens;
-      if (state.tokens - freed + tokens <= tpm) return { waitMs: entry.at + RATE_WINDOW_MS - now, reason: `${key}: ${tpm} tokens per minute` };
+      if (state.tokens - freed + tokens <= tpm)
+        return {
+          waitMs: entry.at + RATE_WINDOW_MS - now,
+          reason: `${key}: ${tpm} tokens per minute`,
+        };
     }
     // Only in-flight reservations hold the window (settled entries expire): wait for one to settle.
     return { waitMs: undefined, reason: `${key}: ${tpm} tokens per minute` };
@@ -192,5 +223,9 @@ function blockedFor(state: KeyState, key: string, tokens: number, now: number): 
 }
 
 export function requestTooLarge(key: string, tokens: number, tpm: number): KeelError {
-  return new KeelError('model_request_too_large', `${key}: a call needing ${tokens} tokens can never fit a limit of ${tpm} tokens per minute`, { details: { key, tokens, tpm } });
+  return new KeelError(
+    'model_request_too_large',
+    `${key}: a call needing ${tokens} tokens can never fit a limit of ${tpm} tokens per minute`,
+    { details: { key, tokens, tpm } },
+  );
 }

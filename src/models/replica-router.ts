@@ -13,7 +13,12 @@ export const PREFIX_CACHE_TTL_MS = 5 * 60_000;
 export const PREFIX_CACHE_MAX_ENTRIES = 10_000;
 /** Weight of a new measurement in the moving averages. */
 const EWMA_ALPHA = 0.2;
-const DEFAULTS = { networkMs: 20, prefillMsPerKTok: 50, cachedPrefillMsPerKTok: 5, serviceMs: 1_000 };
+const DEFAULTS = {
+  networkMs: 20,
+  prefillMsPerKTok: 50,
+  cachedPrefillMsPerKTok: 5,
+  serviceMs: 1_000,
+};
 
 export interface ReplicaEstimate {
   replica: string;
@@ -42,13 +47,23 @@ export class ReplicaStats {
   inFlight = 0;
   queued = 0;
 
-  constructor(name: string, maxConcurrency: number, clock: Clock, estimates: { networkMs?: number; prefillMsPerKTok?: number; cachedPrefillMsPerKTok?: number } = {}) {
+  constructor(
+    name: string,
+    maxConcurrency: number,
+    clock: Clock,
+    estimates: {
+      networkMs?: number;
+      prefillMsPerKTok?: number;
+      cachedPrefillMsPerKTok?: number;
+    } = {},
+  ) {
     this.name = name;
     this.maxConcurrency = maxConcurrency;
     this.#clock = clock;
     this.networkMs = estimates.networkMs ?? DEFAULTS.networkMs;
     this.prefillMsPerKTok = estimates.prefillMsPerKTok ?? DEFAULTS.prefillMsPerKTok;
-    this.cachedPrefillMsPerKTok = estimates.cachedPrefillMsPerKTok ?? DEFAULTS.cachedPrefillMsPerKTok;
+    this.cachedPrefillMsPerKTok =
+      estimates.cachedPrefillMsPerKTok ?? DEFAULTS.cachedPrefillMsPerKTok;
   }
 
   /** Estimated tokens of the longest prefix of `points` this replica saw within the cache TTL. */
@@ -68,18 +83,29 @@ export class ReplicaStats {
       this.#prefixes.delete(point.hash);
       this.#prefixes.set(point.hash, now);
     }
-    while (this.#prefixes.size > PREFIX_CACHE_MAX_ENTRIES) this.#prefixes.delete(this.#prefixes.keys().next().value as string);
+    while (this.#prefixes.size > PREFIX_CACHE_MAX_ENTRIES)
+      this.#prefixes.delete(this.#prefixes.keys().next().value as string);
   }
 
   estimate(points: readonly PrefixPoint[]): ReplicaEstimate {
     const inputTokens = points.at(-1)?.tokens ?? 0;
     const cachedTokens = this.cachedTokens(points);
-    const prefillMs = (cachedTokens * this.cachedPrefillMsPerKTok + (inputTokens - cachedTokens) * this.prefillMsPerKTok) / 1_000;
+    const prefillMs =
+      (cachedTokens * this.cachedPrefillMsPerKTok +
+        (inputTokens - cachedTokens) * this.prefillMsPerKTok) /
+      1_000;
     // A free slot means no wait; past that, each call ahead of us holds a slot for about one
     // service time.
     const ahead = Math.max(0, this.inFlight + this.queued - this.maxConcurrency + 1);
     const queueMs = (ahead * this.serviceMs) / this.maxConcurrency;
-    return { replica: this.name, queueMs: round(queueMs), cachedTokens, prefillMs: round(prefillMs), networkMs: round(this.networkMs), totalMs: round(queueMs + prefillMs + this.networkMs) };
+    return {
+      replica: this.name,
+      queueMs: round(queueMs),
+      cachedTokens,
+      prefillMs: round(prefillMs),
+      networkMs: round(this.networkMs),
+      totalMs: round(queueMs + prefillMs + this.networkMs),
+    };
   }
 
   /**
@@ -87,7 +113,12 @@ export class ReplicaStats {
    * the rate the provider's reported cached tokens imply (network time stays the configured
    * estimate).
    */
-  observe(call: { serviceMs: number; firstTokenMs: number | undefined; inputTokens: number; cachedInputTokens: number }): void {
+  observe(call: {
+    serviceMs: number;
+    firstTokenMs: number | undefined;
+    inputTokens: number;
+    cachedInputTokens: number;
+  }): void {
     this.serviceMs = ewma(this.serviceMs, call.serviceMs);
     if (call.firstTokenMs === undefined || call.inputTokens <= 0) return;
     const prefillMs = Math.max(0, call.firstTokenMs - this.networkMs);
@@ -96,7 +127,10 @@ export class ReplicaStats {
       this.prefillMsPerKTok = ewma(this.prefillMsPerKTok, (prefillMs * 1_000) / uncached);
     } else {
       const cachedPart = Math.max(0, prefillMs - (uncached * this.prefillMsPerKTok) / 1_000);
-      this.cachedPrefillMsPerKTok = ewma(this.cachedPrefillMsPerKTok, (cachedPart * 1_000) / call.cachedInputTokens);
+      this.cachedPrefillMsPerKTok = ewma(
+        this.cachedPrefillMsPerKTok,
+        (cachedPart * 1_000) / call.cachedInputTokens,
+      );
     }
   }
 }
@@ -108,7 +142,10 @@ export class ReplicaStats {
  * const decision = route(replicas, prefixFingerprint(messages, tools));
  * decision?.chosen; // 'east'
  */
-export function route(replicas: readonly ReplicaStats[], points: readonly PrefixPoint[]): RouteDecision | undefined {
+export function route(
+  replicas: readonly ReplicaStats[],
+  points: readonly PrefixPoint[],
+): RouteDecision | undefined {
   let best: ReplicaEstimate | undefined;
   const candidates: ReplicaEstimate[] = [];
   for (const replica of replicas) {

@@ -14,7 +14,12 @@ export interface RetryBudgetSettings {
   perRun: number;
 }
 
-export const RETRY_BUDGET_DEFAULTS: RetryBudgetSettings = { ratio: 0.2, minRetriesPerWindow: 10, windowMs: 10_000, perRun: 20 };
+export const RETRY_BUDGET_DEFAULTS: RetryBudgetSettings = {
+  ratio: 0.2,
+  minRetriesPerWindow: 10,
+  windowMs: 10_000,
+  perRun: 20,
+};
 /** Window resolution: the window slides in this many buckets. */
 const BUCKETS = 10;
 /**
@@ -62,11 +67,17 @@ class SlidingCounts {
   }
 
   #trim(now: number): void {
-    while (this.#buckets.length > 0 && this.#buckets[0]!.start + this.#bucketMs <= now - this.#windowMs) this.#buckets.shift();
+    while (
+      this.#buckets.length > 0 &&
+      this.#buckets[0]!.start + this.#bucketMs <= now - this.#windowMs
+    )
+      this.#buckets.shift();
   }
 }
 
-export type RetryVerdict = { allowed: true } | { allowed: false; reason: 'provider_retry_budget' | 'run_retry_budget' };
+export type RetryVerdict =
+  | { allowed: true }
+  | { allowed: false; reason: 'provider_retry_budget' | 'run_retry_budget' };
 
 export class RetryBudget {
   readonly settings: RetryBudgetSettings;
@@ -94,13 +105,15 @@ export class RetryBudget {
     const now = this.#clock.now();
     const counts = this.#counts(provider);
     const { first, retries } = counts.totals(now);
-    if (retries + 1 > this.settings.ratio * first + this.settings.minRetriesPerWindow) return { allowed: false, reason: 'provider_retry_budget' };
+    if (retries + 1 > this.settings.ratio * first + this.settings.minRetriesPerWindow)
+      return { allowed: false, reason: 'provider_retry_budget' };
     if (runId !== undefined) {
       const used = this.#runs.get(runId) ?? 0;
       if (used + 1 > this.settings.perRun) return { allowed: false, reason: 'run_retry_budget' };
       this.#runs.delete(runId);
       this.#runs.set(runId, used + 1);
-      if (this.#runs.size > RUNS_TRACKED_MAX) this.#runs.delete(this.#runs.keys().next().value as string);
+      if (this.#runs.size > RUNS_TRACKED_MAX)
+        this.#runs.delete(this.#runs.keys().next().value as string);
     }
     counts.add(now, 'retries');
     return { allowed: true };

@@ -19,7 +19,20 @@ export const RETRY_AFTER_MAX_MS = 60_000;
  * retryDelayMs(2, undefined, Math.random); // somewhere in [0, 200)
  * retryDelayMs(1, 750, Math.random);       // 750
  */
-export function retryDelayMs(attempt: number, retryAfterMs: number | undefined, random: () => number): number {
+export function retryDelayMs(
+  attempt: number,
+  retryAfterMs: number | undefined,
+  random: () => number,
+): number {
   if (retryAfterMs !== undefined) return Math.min(Math.max(0, retryAfterMs), RETRY_AFTER_MAX_MS);
-  return backoffDelayMs({ initialDelayMs: RETRY_BASE_DELAY_MS, maxDelayMs: RETRY_MAX_DELAY_MS, multiplier: 2, jitter: 'full' }, attempt, random);
+  return backoffDelayMs(
+    {
+      initialDelayMs: RETRY_BASE_DELAY_MS,
+      maxDelayMs: RETRY_MAX_DELAY_MS,
+      multiplier: 2,
+      jitter: 'full',
+    },
+    attempt,
+    random,
+  );
 }

@@ -6,7 +6,13 @@
 import type { RateWindows, WindowKey } from '../store/rate-windows.ts';
 import type { ModelRateLimits } from '../sdk/types.ts';
 import type { Clock } from '../domain/clock.ts';
-import { requestTooLarge, type LimitedKey, type RateGate, type RateLimiter, type Reservation } from './rate-limiter.ts';
+import {
+  requestTooLarge,
+  type LimitedKey,
+  type RateGate,
+  type RateLimiter,
+  type Reservation,
+} from './rate-limiter.ts';
 
 /**
  * Longest single sleep before asking the windows again (capacity freed early elsewhere is seen this
@@ -23,31 +29,61 @@ export class SharedRateLimiter implements RateGate {
   readonly #clock: Clock;
   readonly #random: () => number;
 
-  constructor(local: RateLimiter, windows: RateWindows, clock: Clock, random: () => number = Math.random) {
+  constructor(
+    local: RateLimiter,
+    windows: RateWindows,
+    clock: Clock,
+    random: () => number = Math.random,
+  ) {
     this.#local = local;
     this.#windows = windows;
     this.#clock = clock;
     this.#random = random;
   }
 
-  async reserve(keys: readonly LimitedKey[], tokens: number, signal: AbortSignal, onWait?: (reason: string, waitMs: number | undefined) => void): Promise<Reservation> {
-    const metered = keys.filter(({ limits }) => limits.rpm !== undefined || limits.tpm !== undefined);
+  async reserve(
+    keys: readonly LimitedKey[],
+    tokens: number,
+    signal: AbortSignal,
+    onWait?: (reason: string, waitMs: number | undefined) => void,
+  ): Promise<Reservation> {
+    const metered = keys.filter(
+      ({ limits }) => limits.rpm !== undefined || limits.tpm !== undefined,
+    );
     if (metered.length === 0) return this.#local.reserve(keys, tokens, signal, onWait);
-    for (const { key, limits } of metered) if (limits.tpm !== undefined && tokens > limits.tpm) throw requestTooLarge(key, tokens, limits.tpm);
-    const local = await this.#local.reserve(keys.map(({ key, limits }) => ({ key, limits: concurrencyOnly(limits) })), tokens, signal, onWait);
-    const windowKeys: WindowKey[] = metered.map(({ key, limits }) => ({ key, rpm: limits.rpm, tpm: limits.tpm })).sort((a, b) => (a.key < b.key ? -1 : 1));
+    for (const { key, limits } of metered)
+      if (limits.tpm !== undefined && tokens > limits.tpm)
+        throw requestTooLarge(key, tokens, limits.tpm);
+    const local = await this.#local.reserve(
+      keys.map(({ key, limits }) => ({ key, limits: concurrencyOnly(limits) })),
+      tokens,
+      signal,
+      onWait,
+    );
+    const windowKeys: WindowKey[] = metered
+      .map(({ key, limits }) => ({ key, rpm: limits.rpm, tpm: limits.tpm }))
+      .sort((a, b) => (a.key < b.key ? -1 : 1));
     try {
       for (;;) {
         signal.throwIfAborted();
         let waitMs: number;
         try {
           const verdict = await this.#windows.reserve(windowKeys, tokens);
-          if (verdict.granted) return this.#settleBoth(local, windowKeys.map((k) => k.key), verdict.second, tokens);
+          if (verdict.granted)
+            return this.#settleBoth(
+              local,
+              windowKeys.map((k) => k.key),
+              verdict.second,
+              tokens,
+            );
           waitMs = Math.min(verdict.waitMs, SHARED_WINDOW_MAX_SLEEP_MS);
           onWait?.(describe(verdict.blocked, windowKeys), verdict.waitMs);
         } catch {
           waitMs = UNREACHABLE_RETRY_MS;
-          onWait?.('shared rate windows unreachable (the store): waiting to meter the call', undefined);
+          onWait?.(
+            'shared rate windows unreachable (the store): waiting to meter the call',
+            undefined,
+          );
         }
         await this.#clock.sleep(waitMs + Math.floor(this.#random() * WAKE_JITTER_MS), signal);
       }
@@ -78,6 +114,9 @@ function concurrencyOnly(limits: ModelRateLimits): ModelRateLimits {
 
 function describe(blocked: string, keys: readonly WindowKey[]): string {
   const key = keys.find((k) => k.key === blocked);
-  const limits = [key?.rpm === undefined ? undefined : `${key.rpm} requests per minute`, key?.tpm === undefined ? undefined : `${key.tpm} tokens per minute`].filter(Boolean);
+  const limits = [
+    key?.rpm === undefined ? undefined : `${key.rpm} requests per minute`,
+    key?.tpm === undefined ? undefined : `${key.tpm} tokens per minute`,
+  ].filter(Boolean);
   return `${blocked}: ${limits.join(', ')} (all processes)`;
 }

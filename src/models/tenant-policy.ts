@@ -72,7 +72,10 @@ export class TenantPolicy {
    */
   async limits(tenantId: string): Promise<ModelRateLimits> {
     const record = await this.#record(tenantId);
-    return { ...(record?.rpm == null ? {} : { rpm: record.rpm }), ...(record?.tpm == null ? {} : { tpm: record.tpm }) };
+    return {
+      ...(record?.rpm == null ? {} : { rpm: record.rpm }),
+      ...(record?.tpm == null ? {} : { tpm: record.tpm }),
+    };
   }
 
   /** Null while the tenant may spend; else which daily budget is spent, and until when. */
@@ -112,16 +115,27 @@ export class TenantPolicy {
 
   async #judge(tenantId: string): Promise<BudgetVerdict | null> {
     const record = await this.#record(tenantId);
-    if (record === null || (record.dailyTokenBudget === null && record.dailyCostBudgetUsd === null)) return null;
+    if (record === null || (record.dailyTokenBudget === null && record.dailyCostBudgetUsd === null))
+      return null;
     const usage = await this.#usageToday(tenantId);
     const until = usage.day + DAY_MS;
     if (record.dailyTokenBudget !== null && usage.tokens >= record.dailyTokenBudget) {
-      return { budget: 'dailyTokenBudget', used: usage.tokens, limit: record.dailyTokenBudget, until,
-        detail: `the tenant used ${usage.tokens} of its ${record.dailyTokenBudget} model tokens today (UTC)` };
+      return {
+        budget: 'dailyTokenBudget',
+        used: usage.tokens,
+        limit: record.dailyTokenBudget,
+        until,
+        detail: `the tenant used ${usage.tokens} of its ${record.dailyTokenBudget} model tokens today (UTC)`,
+      };
     }
     if (record.dailyCostBudgetUsd !== null && usage.costUsd >= record.dailyCostBudgetUsd) {
-      return { budget: 'dailyCostBudgetUsd', used: usage.costUsd, limit: record.dailyCostBudgetUsd, until,
-        detail: `the tenant spent $${usage.costUsd.toFixed(6)} of its $${record.dailyCostBudgetUsd} on models today (UTC)` };
+      return {
+        budget: 'dailyCostBudgetUsd',
+        used: usage.costUsd,
+        limit: record.dailyCostBudgetUsd,
+        until,
+        detail: `the tenant spent $${usage.costUsd.toFixed(6)} of its $${record.dailyCostBudgetUsd} on models today (UTC)`,
+      };
     }
     return null;
   }
@@ -133,7 +147,15 @@ export class TenantPolicy {
     return this.#once(`record:${tenantId}`, async () => {
       try {
         const tenant = await this.#source.getTenant(tenantId);
-        const value = tenant === null ? null : { rpm: tenant.rpm, tpm: tenant.tpm, dailyTokenBudget: tenant.dailyTokenBudget, dailyCostBudgetUsd: tenant.dailyCostBudgetUsd };
+        const value =
+          tenant === null
+            ? null
+            : {
+                rpm: tenant.rpm,
+                tpm: tenant.tpm,
+                dailyTokenBudget: tenant.dailyTokenBudget,
+                dailyCostBudgetUsd: tenant.dailyCostBudgetUsd,
+              };
         remember(this.#records, tenantId, { value, at: now });
         return value;
       } catch {
@@ -146,7 +168,8 @@ export class TenantPolicy {
     const now = this.#clock.now();
     const day = startOfUtcDay(now);
     const cached = this.#usage.get(tenantId);
-    if (cached !== undefined && cached.value.day === day && now - cached.at < TENANT_USAGE_TTL_MS) return cached.value;
+    if (cached !== undefined && cached.value.day === day && now - cached.at < TENANT_USAGE_TTL_MS)
+      return cached.value;
     return this.#once(`usage:${tenantId}`, async () => {
       try {
         const used = await this.#source.tenantUsageSince(tenantId, day);
@@ -154,7 +177,9 @@ export class TenantPolicy {
         remember(this.#usage, tenantId, { value, at: now });
         return value;
       } catch {
-        return cached !== undefined && cached.value.day === day ? cached.value : { day, tokens: 0, costUsd: 0 };
+        return cached !== undefined && cached.value.day === day
+          ? cached.value
+          : { day, tokens: 0, costUsd: 0 };
       }
     });
   }

@@ -28,8 +28,15 @@ export function toModelToolSpec(tool: ToolDefinition<any, any> | ModelToolSpec):
   const cached = specCache.get(tool);
   if (cached !== undefined) return cached;
   // `$schema` names the draft; providers neither need nor always accept it.
-  const { $schema: _draft, ...parameters } = z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' });
-  const spec: ModelToolSpec = Object.freeze({ name: tool.name, description: tool.description, parameters });
+  const { $schema: _draft, ...parameters } = z.toJSONSchema(tool.input, {
+    io: 'input',
+    unrepresentable: 'any',
+  });
+  const spec: ModelToolSpec = Object.freeze({
+    name: tool.name,
+    description: tool.description,
+    parameters,
+  });
   specCache.set(tool, spec);
   return spec;
 }

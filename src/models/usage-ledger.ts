@@ -33,7 +33,15 @@ export class UsageLedger {
     this.#provider(provider).retriesDenied += 1;
   }
 
-  charge(tenant: string, usage: { inputTokens: number; outputTokens: number; cachedInputTokens: number; costUsd: number }): void {
+  charge(
+    tenant: string,
+    usage: {
+      inputTokens: number;
+      outputTokens: number;
+      cachedInputTokens: number;
+      costUsd: number;
+    },
+  ): void {
     let row = this.#tenants.get(tenant);
     if (row === undefined) {
       row = { calls: 0, inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, costUsd: 0 };
@@ -53,7 +61,12 @@ export class UsageLedger {
   }
 
   providers(): Record<string, ProviderCounts & { amplification: number }> {
-    return Object.fromEntries([...this.#providers].map(([name, row]) => [name, { ...row, amplification: this.amplification(name) }]));
+    return Object.fromEntries(
+      [...this.#providers].map(([name, row]) => [
+        name,
+        { ...row, amplification: this.amplification(name) },
+      ]),
+    );
   }
 
   tenants(): Record<string, TenantUsage> {

@@ -19,7 +19,11 @@ function simulate({ calls, secondsPerCall, cores }: BurstInput) {
     freeAt[core] = start + secondsPerCall;
     done = Math.max(done, freeAt[core]!);
   }
-  return { mean: calls === 0 ? 0 : waits.reduce((s, w) => s + w, 0) / calls, max: Math.max(0, ...waits), done };
+  return {
+    mean: calls === 0 ? 0 : waits.reduce((s, w) => s + w, 0) / calls,
+    max: Math.max(0, ...waits),
+    done,
+  };
 }
 
 describe('planBurst', () => {
@@ -42,7 +46,10 @@ describe('planBurst', () => {
 
   it('no calls: all zero', () => {
     const r = planBurst({ calls: 0, secondsPerCall: 5, cores: 2 });
-    assert.deepEqual([r.meanWaitSeconds.value, r.maxWaitSeconds.value, r.completionSeconds.value], [0, 0, 0]);
+    assert.deepEqual(
+      [r.meanWaitSeconds.value, r.maxWaitSeconds.value, r.completionSeconds.value],
+      [0, 0, 0],
+    );
   });
 });
 
@@ -61,15 +68,20 @@ describe('planBurst properties', () => {
 
   it('more calls never shorten a wait; more cores never lengthen one', () => {
     fc.assert(
-      fc.property(burstArb(), fc.integer({ min: 0, max: 100 }), fc.integer({ min: 0, max: 16 }), (input, moreCalls, moreCores) => {
-        const r = planBurst(input);
-        const busier = planBurst({ ...input, calls: input.calls + moreCalls });
-        const wider = planBurst({ ...input, cores: input.cores + moreCores });
-        for (const key of ['meanWaitSeconds', 'maxWaitSeconds', 'completionSeconds'] as const) {
-          assert.ok(busier[key].value >= r[key].value - 1e-9, key);
-          assert.ok(wider[key].value <= r[key].value + 1e-9, key);
-        }
-      }),
+      fc.property(
+        burstArb(),
+        fc.integer({ min: 0, max: 100 }),
+        fc.integer({ min: 0, max: 16 }),
+        (input, moreCalls, moreCores) => {
+          const r = planBurst(input);
+          const busier = planBurst({ ...input, calls: input.calls + moreCalls });
+          const wider = planBurst({ ...input, cores: input.cores + moreCores });
+          for (const key of ['meanWaitSeconds', 'maxWaitSeconds', 'completionSeconds'] as const) {
+            assert.ok(busier[key].value >= r[key].value - 1e-9, key);
+            assert.ok(wider[key].value <= r[key].value + 1e-9, key);
+          }
+        },
+      ),
     );
   });
 });

@@ -3,7 +3,20 @@
 // and the longest wait and when the last call finishes. Pure arithmetic on the section's own
 // inputs.
 import { brief } from './display.ts';
-import { add, ceil, chosen, constant, div, figure, floor, max, mul, named, sub, type Figure } from './formula.ts';
+import {
+  add,
+  ceil,
+  chosen,
+  constant,
+  div,
+  figure,
+  floor,
+  max,
+  mul,
+  named,
+  sub,
+  type Figure,
+} from './formula.ts';
 import type { BurstInput } from './scenario.ts';
 
 export interface BurstResult {
@@ -28,14 +41,30 @@ export function planBurst(input: BurstInput): BurstResult {
   const left = named('leftOver', leftOver);
   // Σ floor(i / c) over i < n: each of the q full waves k (0-based) contributes c·k, the partial
   // wave r·q.
-  const waitedWaves = add(div(mul(cores, full, sub(full, constant(1))), constant(2)), mul(left, full));
+  const waitedWaves = add(
+    div(mul(cores, full, sub(full, constant(1))), constant(2)),
+    mul(left, full),
+  );
   const meanWaitSeconds =
-    input.calls === 0 ? chosen(0, 's', 'calls = 0: nobody waits') : figure(div(mul(perCall, waitedWaves), calls), 's');
-  const maxWaitSeconds = figure(mul(max(constant(0), sub(named('waves', waves), constant(1))), perCall), 's');
+    input.calls === 0
+      ? chosen(0, 's', 'calls = 0: nobody waits')
+      : figure(div(mul(perCall, waitedWaves), calls), 's');
+  const maxWaitSeconds = figure(
+    mul(max(constant(0), sub(named('waves', waves), constant(1))), perCall),
+    's',
+  );
   const completionSeconds = figure(mul(named('waves', waves), perCall), 's');
   const recommendation =
     input.calls === 0
       ? 'No calls: nothing waits.'
       : `${input.calls} simultaneous calls on ${input.cores} cores finish after ${brief(completionSeconds.value)} s; the last waits ${brief(maxWaitSeconds.value)} s, the mean ${brief(meanWaitSeconds.value)} s.`;
-  return { waves, fullWaves, leftOver, meanWaitSeconds, maxWaitSeconds, completionSeconds, recommendation };
+  return {
+    waves,
+    fullWaves,
+    leftOver,
+    meanWaitSeconds,
+    maxWaitSeconds,
+    completionSeconds,
+    recommendation,
+  };
 }

@@ -18,7 +18,14 @@ const base = (policy: EnvPolicy, overrides: Partial<Workload> = {}): Workload =>
   roundsPerTask: 8,
   modelSecondsPerRound: 4,
   toolSecondsPerRound: 2,
-  env: { memoryGiB: 1, policy, prepSeconds: 10, prepCpuSeconds: 5, pauseSecondsPerGiB: 0.5, resumeSecondsPerGiB: 0.5 },
+  env: {
+    memoryGiB: 1,
+    policy,
+    prepSeconds: 10,
+    prepCpuSeconds: 5,
+    pauseSecondsPerGiB: 0.5,
+    resumeSecondsPerGiB: 0.5,
+  },
   ...overrides,
 });
 const CAPACITY: Capacity = { cpuCores: 16, memoryGiB: 32, modelSlots: 64 };
@@ -55,7 +62,10 @@ describe('planCapacity', () => {
     close(r.resources!.cpuCores.utilization.value, 1.75); // 28 ÷ 16: over capacity
     assert.equal(r.bottleneck, 'cpuCores'); // 1.75 > memory's 48 ÷ 32 = 1.5
     close(r.maxArrivalPerSec!.value, 16 / 56); // 16 cores ÷ 56 core·s per task
-    assert.match(r.recommendation, /^cpuCores is over capacity \(175\.0%\): at most 0\.286 tasks\/s fit against 0\.5 arriving; add 12 cores or lower the arrival rate\./); // 28 − 16
+    assert.match(
+      r.recommendation,
+      /^cpuCores is over capacity \(175\.0%\): at most 0\.286 tasks\/s fit against 0\.5 arriving; add 12 cores or lower the arrival rate\./,
+    ); // 28 − 16
   });
 
   it('pause: releases memory in a model wait longer than pausing + resuming', () => {
@@ -73,12 +83,19 @@ describe('planCapacity', () => {
     const r = planCapacity(base('pause', { modelSecondsPerRound: 0.8 }), CAPACITY);
     assert.equal(r.pausesDuringModelWait?.value, false); // 0.8 < 1
     close(r.envHeldSecondsPerTask.value, 32.4); // P + R·(T + min(M, 1)) = 10 + 8 × 2.8 = resident's 10 + 8 × (0.8 + 2)
-    close(r.envHeldSecondsPerTask.value, planCapacity(base('resident', { modelSecondsPerRound: 0.8 }), CAPACITY).envHeldSecondsPerTask.value);
+    close(
+      r.envHeldSecondsPerTask.value,
+      planCapacity(base('resident', { modelSecondsPerRound: 0.8 }), CAPACITY).envHeldSecondsPerTask
+        .value,
+    );
   });
 
   it('compares all three policies on the same workload', () => {
     const r = planCapacity(base('resident'), CAPACITY);
-    assert.deepEqual(r.policies.map((p) => p.policy), ['resident', 'rebuild', 'pause']);
+    assert.deepEqual(
+      r.policies.map((p) => p.policy),
+      ['resident', 'rebuild', 'pause'],
+    );
     close(r.policies[1]!.memoryGiB.value, 48);
     close(r.policies[2]!.envGiBSecondsPerTask.value, 34);
     assert.equal(r.policies[1]!.bottleneck, 'cpuCores');
@@ -103,8 +120,15 @@ describe('planCapacity', () => {
   it('ties between resources go to the one listed first', () => {
     // per task: cpu R·T + Pc = 1 × 1 + 0 = 1 core·s, model 1 × 1 = 1 slot·s, memory (0 + 1 × 2)·1 =
     // 2 GiB·s; capacities 1, 1, 2.
-    const w = base('resident', { roundsPerTask: 1, modelSecondsPerRound: 1, toolSecondsPerRound: 1 });
-    const r = planCapacity({ ...w, env: { ...w.env, prepSeconds: 0, prepCpuSeconds: 0 } }, { cpuCores: 1, modelSlots: 1, memoryGiB: 2 });
+    const w = base('resident', {
+      roundsPerTask: 1,
+      modelSecondsPerRound: 1,
+      toolSecondsPerRound: 1,
+    });
+    const r = planCapacity(
+      { ...w, env: { ...w.env, prepSeconds: 0, prepCpuSeconds: 0 } },
+      { cpuCores: 1, modelSlots: 1, memoryGiB: 2 },
+    );
     assert.equal(r.bottleneck, 'cpuCores');
   });
 });
@@ -112,22 +136,31 @@ describe('planCapacity', () => {
 describe('planCapacity properties', () => {
   it('more arrivals never lower any demand or utilization', () => {
     fc.assert(
-      fc.property(workloadArb(), capacityArb(), fc.double({ min: 0, max: 100, noNaN: true }), (w, c, extra) => {
-        const low = planCapacity(w, c);
-        const high = planCapacity({ ...w, arrivalPerSec: w.arrivalPerSec + extra }, c);
-        for (const r of RESOURCES) {
-          assert.ok(high.demand[r].value >= low.demand[r].value, r);
-          assert.ok(high.resources![r].utilization.value >= low.resources![r].utilization.value, r);
-        }
-        assert.ok(high.environmentsInUse.value >= low.environmentsInUse.value);
-      }),
+      fc.property(
+        workloadArb(),
+        capacityArb(),
+        fc.double({ min: 0, max: 100, noNaN: true }),
+        (w, c, extra) => {
+          const low = planCapacity(w, c);
+          const high = planCapacity({ ...w, arrivalPerSec: w.arrivalPerSec + extra }, c);
+          for (const r of RESOURCES) {
+            assert.ok(high.demand[r].value >= low.demand[r].value, r);
+            assert.ok(
+              high.resources![r].utilization.value >= low.resources![r].utilization.value,
+              r,
+            );
+          }
+          assert.ok(high.environmentsInUse.value >= low.environmentsInUse.value);
+        },
+      ),
     );
   });
 
   it('pausing never holds more memory than staying resident', () => {
     fc.assert(
       fc.property(workloadArb(), (w) => {
-        const held = (policy: EnvPolicy) => planCapacity({ ...w, env: { ...w.env, policy } }, undefined).envHeldSecondsPerTask.value;
+        const held = (policy: EnvPolicy) =>
+          planCapacity({ ...w, env: { ...w.env, policy } }, undefined).envHeldSecondsPerTask.value;
         assert.ok(held('pause') <= held('resident'));
       }),
     );
@@ -141,18 +174,25 @@ describe('planCapacity properties', () => {
         if (r.bottleneck === null || !Number.isFinite(r.maxArrivalPerSec!.value)) return;
         const atLimit = planCapacity({ ...w, arrivalPerSec: r.maxArrivalPerSec!.value }, c);
         close(atLimit.resources![r.bottleneck].utilization.value, 1, 'bottleneck utilization');
-        for (const res of RESOURCES) assert.ok(atLimit.resources![res].utilization.value <= 1 + 1e-9, res);
+        for (const res of RESOURCES)
+          assert.ok(atLimit.resources![res].utilization.value <= 1 + 1e-9, res);
       }),
     );
   });
 
   it('more capacity of any resource never lowers maxArrivalPerSec', () => {
     fc.assert(
-      fc.property(workloadArb(), capacityArb(), fc.constantFrom(...RESOURCES), fc.double({ min: 0, max: 1000, noNaN: true }), (w, c, res, more) => {
-        const before = planCapacity(w, c).maxArrivalPerSec!.value;
-        const after = planCapacity(w, { ...c, [res]: c[res] + more }).maxArrivalPerSec!.value;
-        assert.ok(after >= before, `${res}: ${before} → ${after}`);
-      }),
+      fc.property(
+        workloadArb(),
+        capacityArb(),
+        fc.constantFrom(...RESOURCES),
+        fc.double({ min: 0, max: 1000, noNaN: true }),
+        (w, c, res, more) => {
+          const before = planCapacity(w, c).maxArrivalPerSec!.value;
+          const after = planCapacity(w, { ...c, [res]: c[res] + more }).maxArrivalPerSec!.value;
+          assert.ok(after >= before, `${res}: ${before} → ${after}`);
+        },
+      ),
     );
   });
 });

@@ -3,13 +3,30 @@
 // rate × time held), compared with capacity to name the bottleneck and the arrival rate at which it
 // saturates. Mean values only: no queueing delay, no variance. Never reads files or formats text
 // beyond the one-line recommendation.
-import { add, chosen, constant, div, figure, greaterThan, min, mul, named, type Expr, type Figure, type Verdict } from './formula.ts';
+import {
+  add,
+  chosen,
+  constant,
+  div,
+  figure,
+  greaterThan,
+  min,
+  mul,
+  named,
+  type Expr,
+  type Figure,
+  type Verdict,
+} from './formula.ts';
 import { brief, percent } from './display.ts';
 import { ENV_POLICIES, type Capacity, type EnvPolicy, type Workload } from './scenario.ts';
 
 export const RESOURCES = ['cpuCores', 'modelSlots', 'memoryGiB'] as const;
 export type Resource = (typeof RESOURCES)[number];
-const RESOURCE_UNITS = { cpuCores: 'cores', modelSlots: 'slots', memoryGiB: 'GiB' } as const satisfies Record<Resource, Figure['unit']>;
+const RESOURCE_UNITS = {
+  cpuCores: 'cores',
+  modelSlots: 'slots',
+  memoryGiB: 'GiB',
+} as const satisfies Record<Resource, Figure['unit']>;
 /**
  * Another policy is suggested only when it raises the saturating arrival rate by more than this
  * fraction.
@@ -102,7 +119,14 @@ function perTask(w: Workload, policy: EnvPolicy): PerTask {
   const onceTaskSeconds = add(x.prep, mul(x.rounds, add(x.model, x.tool)));
   switch (policy) {
     case 'resident':
-      return { taskSeconds: onceTaskSeconds, heldSeconds: onceTaskSeconds, preparations: constant(1), cpuSeconds: add(mul(x.rounds, x.tool), x.prepCpu), modelSlotSeconds, pausesDuringModelWait: null };
+      return {
+        taskSeconds: onceTaskSeconds,
+        heldSeconds: onceTaskSeconds,
+        preparations: constant(1),
+        cpuSeconds: add(mul(x.rounds, x.tool), x.prepCpu),
+        modelSlotSeconds,
+        pausesDuringModelWait: null,
+      };
     case 'rebuild':
       return {
         taskSeconds: mul(x.rounds, add(x.prep, x.model, x.tool)),
@@ -137,7 +161,10 @@ function perTaskUse(w: Workload, t: PerTask): Record<Resource, Expr> {
   return {
     cpuCores: t.cpuSeconds,
     modelSlots: t.modelSlotSeconds,
-    memoryGiB: mul(named('envHeldSecondsPerTask', t.heldSeconds), named('env.memoryGiB', w.env.memoryGiB)),
+    memoryGiB: mul(
+      named('envHeldSecondsPerTask', t.heldSeconds),
+      named('env.memoryGiB', w.env.memoryGiB),
+    ),
   };
 }
 
@@ -147,7 +174,10 @@ function demandOf(w: Workload, use: Record<Resource, Expr>, t: PerTask): Record<
   return {
     cpuCores: figure(mul(arrival, use.cpuCores), 'cores'),
     modelSlots: figure(mul(arrival, use.modelSlots), 'slots'),
-    memoryGiB: figure(mul(named('environmentsInUse', inUse), named('env.memoryGiB', w.env.memoryGiB)), 'GiB'),
+    memoryGiB: figure(
+      mul(named('environmentsInUse', inUse), named('env.memoryGiB', w.env.memoryGiB)),
+      'GiB',
+    ),
   };
 }
 
@@ -155,15 +185,32 @@ function demandOf(w: Workload, use: Record<Resource, Expr>, t: PerTask): Record<
  * The resource that saturates first: highest per-task use ÷ capacity (= utilization ÷ arrival
  * rate); ties go to the earlier one.
  */
-function ceiling(use: Record<Resource, Expr>, capacity: Capacity): { bottleneck: Resource | null; maxArrivalPerSec: Figure } {
+function ceiling(
+  use: Record<Resource, Expr>,
+  capacity: Capacity,
+): { bottleneck: Resource | null; maxArrivalPerSec: Figure } {
   let bottleneck: Resource | null = null;
   let best = 0;
   for (const r of RESOURCES) {
     const load = use[r].value / capacity[r];
     if (load > best) [bottleneck, best] = [r, load];
   }
-  if (bottleneck === null) return { bottleneck, maxArrivalPerSec: chosen(Number.POSITIVE_INFINITY, 'tasks/s', 'no resource is consumed per task: unbounded') };
-  return { bottleneck, maxArrivalPerSec: figure(div(named(`capacity.${bottleneck}`, capacity[bottleneck]), use[bottleneck]), 'tasks/s') };
+  if (bottleneck === null)
+    return {
+      bottleneck,
+      maxArrivalPerSec: chosen(
+        Number.POSITIVE_INFINITY,
+        'tasks/s',
+        'no resource is consumed per task: unbounded',
+      ),
+    };
+  return {
+    bottleneck,
+    maxArrivalPerSec: figure(
+      div(named(`capacity.${bottleneck}`, capacity[bottleneck]), use[bottleneck]),
+      'tasks/s',
+    ),
+  };
 }
 
 export function planCapacity(w: Workload, capacity: Capacity | undefined): CapacityResult {
@@ -192,15 +239,26 @@ export function planCapacity(w: Workload, capacity: Capacity | undefined): Capac
   return { ...result, recommendation: recommend(w, result) };
 }
 
-function resourceUse(demand: Record<Resource, Figure>, capacity: Capacity): Record<Resource, ResourceUse> {
+function resourceUse(
+  demand: Record<Resource, Figure>,
+  capacity: Capacity,
+): Record<Resource, ResourceUse> {
   const one = (r: Resource): ResourceUse => {
     const cap = named(`capacity.${r}`, capacity[r]);
-    return { demand: demand[r], capacity: figure(cap, RESOURCE_UNITS[r]), utilization: figure(div(named(`demand.${r}`, demand[r]), cap), 'ratio') };
+    return {
+      demand: demand[r],
+      capacity: figure(cap, RESOURCE_UNITS[r]),
+      utilization: figure(div(named(`demand.${r}`, demand[r]), cap), 'ratio'),
+    };
   };
   return { cpuCores: one('cpuCores'), modelSlots: one('modelSlots'), memoryGiB: one('memoryGiB') };
 }
 
-function policyOutcome(w: Workload, policy: EnvPolicy, capacity: Capacity | undefined): PolicyOutcome {
+function policyOutcome(
+  w: Workload,
+  policy: EnvPolicy,
+  capacity: Capacity | undefined,
+): PolicyOutcome {
   const t = perTask(w, policy);
   const use = perTaskUse(w, t);
   const demand = demandOf(w, use, t);
@@ -220,7 +278,8 @@ function recommend(w: Workload, r: Omit<CapacityResult, 'recommendation'>): stri
   if (r.resources === null || r.maxArrivalPerSec === null) {
     return `Demand is ${brief(d.cpuCores.value)} cores, ${brief(d.modelSlots.value)} model slots and ${brief(d.memoryGiB.value)} GiB; add a "capacity" section to find the bottleneck.`;
   }
-  if (r.bottleneck === null) return 'A task consumes no CPU, model time or memory: any arrival rate fits.';
+  if (r.bottleneck === null)
+    return 'A task consumes no CPU, model time or memory: any arrival rate fits.';
   const b = r.bottleneck;
   const use = r.resources[b];
   const max = r.maxArrivalPerSec.value;
@@ -229,7 +288,14 @@ function recommend(w: Workload, r: Omit<CapacityResult, 'recommendation'>): stri
       ? `${b} is over capacity (${percent(use.utilization.value)}): at most ${brief(max)} tasks/s fit against ${brief(w.arrivalPerSec)} arriving; add ${brief(use.demand.value - use.capacity.value)} ${RESOURCE_UNITS[b]} or lower the arrival rate.`
       : `${b} saturates first, at ${brief(max)} tasks/s (${percent(use.utilization.value)} used at ${brief(w.arrivalPerSec)} tasks/s).`;
   const better = r.policies
-    .filter((p) => p.policy !== r.policy && p.maxArrivalPerSec !== null && p.maxArrivalPerSec.value > max * (1 + POLICY_GAIN_MIN_FRACTION))
+    .filter(
+      (p) =>
+        p.policy !== r.policy &&
+        p.maxArrivalPerSec !== null &&
+        p.maxArrivalPerSec.value > max * (1 + POLICY_GAIN_MIN_FRACTION),
+    )
     .sort((a, c) => (c.maxArrivalPerSec?.value ?? 0) - (a.maxArrivalPerSec?.value ?? 0))[0];
-  return better === undefined ? head : `${head} Policy '${better.policy}' would raise that to ${brief(better.maxArrivalPerSec?.value ?? 0)} tasks/s.`;
+  return better === undefined
+    ? head
+    : `${head} Policy '${better.policy}' would raise that to ${brief(better.maxArrivalPerSec?.value ?? 0)} tasks/s.`;
 }

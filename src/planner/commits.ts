@@ -36,7 +36,13 @@ export function planCommits(input: CommitsInput): CommitsResult {
   const batchSizes = input.batchSizes.map((size): CommitBatch => {
     const batchSize = named('batchSize', size);
     const batches = figure(ceil(div(requests, batchSize)), 'batches');
-    const commitMs = figure(add(mul(named('batches', batches), named('commitFixedMs', input.commitFixedMs)), mul(requests, named('perRecordMs', input.perRecordMs))), 'ms');
+    const commitMs = figure(
+      add(
+        mul(named('batches', batches), named('commitFixedMs', input.commitFixedMs)),
+        mul(requests, named('perRecordMs', input.perRecordMs)),
+      ),
+      'ms',
+    );
     return {
       batchSize: size,
       batches,
@@ -46,17 +52,34 @@ export function planCommits(input: CommitsInput): CommitsResult {
     };
   });
   assert.ok(batchSizes.length > 0, 'the schema requires at least one batch size');
-  const fastest = batchSizes.reduce((a, b) => (b.totalMs.value < a.totalMs.value || (b.totalMs.value === a.totalMs.value && b.batchSize < a.batchSize) ? b : a));
+  const fastest = batchSizes.reduce((a, b) =>
+    b.totalMs.value < a.totalMs.value ||
+    (b.totalMs.value === a.totalMs.value && b.batchSize < a.batchSize)
+      ? b
+      : a,
+  );
   const nearFastest = fastest.totalMs.value * (1 + COMMITS_NEAR_FASTEST_FRACTION);
-  const recommended = batchSizes.filter((b) => b.totalMs.value <= nearFastest).reduce((a, b) => (b.batchSize < a.batchSize ? b : a));
+  const recommended = batchSizes
+    .filter((b) => b.totalMs.value <= nearFastest)
+    .reduce((a, b) => (b.batchSize < a.batchSize ? b : a));
   const recommendation =
     `Commit in batches of ${recommended.batchSize}: ${brief(recommended.totalMs.value)} ms in all` +
-    (recommended === fastest ? '' : ` (the fastest, ${fastest.batchSize}, takes ${brief(fastest.totalMs.value)} ms)`) +
+    (recommended === fastest
+      ? ''
+      : ` (the fastest, ${fastest.batchSize}, takes ${brief(fastest.totalMs.value)} ms)`) +
     `, and a crash redoes at most ${brief(recommended.worstRedoneWorkMs.value)} ms of work.`;
   return {
     batchSizes,
-    fastestBatchSize: chosen(fastest.batchSize, 'requests', 'the batch size with the least totalMs (the smaller on a tie)'),
-    recommendedBatchSize: chosen(recommended.batchSize, 'requests', `the smallest batch size with totalMs ≤ fastest × ${1 + COMMITS_NEAR_FASTEST_FRACTION}`),
+    fastestBatchSize: chosen(
+      fastest.batchSize,
+      'requests',
+      'the batch size with the least totalMs (the smaller on a tie)',
+    ),
+    recommendedBatchSize: chosen(
+      recommended.batchSize,
+      'requests',
+      `the smallest batch size with totalMs ≤ fastest × ${1 + COMMITS_NEAR_FASTEST_FRACTION}`,
+    ),
     recommendation,
   };
 }

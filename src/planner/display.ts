@@ -9,7 +9,8 @@ import type { Unit } from './formula.ts';
 export function brief(value: number): string {
   if (!Number.isFinite(value)) return value > 0 ? 'unbounded' : '-unbounded';
   const magnitude = Math.abs(value);
-  if (magnitude > 0 && magnitude < 1) return value.toLocaleString('en-US', { maximumSignificantDigits: 3 });
+  if (magnitude > 0 && magnitude < 1)
+    return value.toLocaleString('en-US', { maximumSignificantDigits: 3 });
   return value.toLocaleString('en-US', { maximumFractionDigits: magnitude >= 100 ? 1 : 3 });
 }
 
@@ -26,6 +27,9 @@ export function cell(value: number, unit: Unit): string {
   if (unit === 'ratio') return percent(value);
   if (value === Number.POSITIVE_INFINITY) return '∞';
   if (unit === 'probability') return value.toFixed(4);
-  const text = Math.abs(value) < 1 && value !== 0 ? value.toLocaleString('en-US', { maximumSignificantDigits: 4 }) : brief(value);
+  const text =
+    Math.abs(value) < 1 && value !== 0
+      ? value.toLocaleString('en-US', { maximumSignificantDigits: 4 })
+      : brief(value);
   return unit === 'cost' ? text : `${text} ${unit}`;
 }

@@ -6,7 +6,23 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import { figures, scenario } from './arbitraries.test.ts';
-import { add, ceil, constant, div, figure, floor, formatNumber, greaterThan, max, min, mul, named, sub, sum, type Expr } from './formula.ts';
+import {
+  add,
+  ceil,
+  constant,
+  div,
+  figure,
+  floor,
+  formatNumber,
+  greaterThan,
+  max,
+  min,
+  mul,
+  named,
+  sub,
+  sum,
+  type Expr,
+} from './formula.ts';
 import { plan } from './plan.ts';
 
 /**
@@ -23,19 +39,24 @@ type Interval = readonly [number, number];
  * collapsed Σ).
  */
 function evaluate(text: string): Interval | undefined {
-  const tokens = text.match(/\d+(?:\.\d+)?(?:e[-+]?\d+)?|∞|min|max|floor|ceil|[-+×÷−(),]|\S/g) ?? [];
+  const tokens =
+    text.match(/\d+(?:\.\d+)?(?:e[-+]?\d+)?|∞|min|max|floor|ceil|[-+×÷−(),]|\S/g) ?? [];
   let at = 0;
   const peek = () => tokens[at];
   const take = (expected?: string) => {
     const token = tokens[at++];
-    if (token === undefined || (expected !== undefined && token !== expected)) throw new SyntaxError(`expected ${expected ?? 'more'} at ${at} in ${text}`);
+    if (token === undefined || (expected !== undefined && token !== expected))
+      throw new SyntaxError(`expected ${expected ?? 'more'} at ${at} in ${text}`);
     return token;
   };
   const expr = (): Interval => {
     let value = term();
     while (peek() === '+' || peek() === '−') {
       const [op, rhs] = [take(), term()];
-      value = op === '+' ? [value[0] + rhs[0], value[1] + rhs[1]] : [value[0] - rhs[1], value[1] - rhs[0]];
+      value =
+        op === '+'
+          ? [value[0] + rhs[0], value[1] + rhs[1]]
+          : [value[0] - rhs[1], value[1] - rhs[0]];
     }
     return value;
   };
@@ -47,7 +68,11 @@ function evaluate(text: string): Interval | undefined {
         value = [-Infinity, Infinity]; // a divisor that may be 0 bounds nothing
         continue;
       }
-      const products = (op === '×' ? [value[0] * rhs[0], value[0] * rhs[1], value[1] * rhs[0], value[1] * rhs[1]] : [value[0] / rhs[0], value[0] / rhs[1], value[1] / rhs[0], value[1] / rhs[1]]).map((v) => (Number.isNaN(v) ? 0 : v));
+      const products = (
+        op === '×'
+          ? [value[0] * rhs[0], value[0] * rhs[1], value[1] * rhs[0], value[1] * rhs[1]]
+          : [value[0] / rhs[0], value[0] / rhs[1], value[1] / rhs[0], value[1] / rhs[1]]
+      ).map((v) => (Number.isNaN(v) ? 0 : v));
       value = [Math.min(...products), Math.max(...products)];
     }
     return value;
@@ -82,9 +107,11 @@ function evaluate(text: string): Interval | undefined {
     // Even an integer-looking number may be a rounded one (24999.95 is written 25000).
     return [n * (1 - WRITTEN_RELATIVE_ERROR), n * (1 + WRITTEN_RELATIVE_ERROR)];
   };
-  if (!/^[-+×÷−()., 0-9e∞]*$/.test(text.replace(/\b(?:min|max|floor|ceil)\(/g, '('))) return undefined;
+  if (!/^[-+×÷−()., 0-9e∞]*$/.test(text.replace(/\b(?:min|max|floor|ceil)\(/g, '(')))
+    return undefined;
   const value = expr();
-  if (at !== tokens.length) throw new SyntaxError(`trailing ${tokens.slice(at).join(' ')} in ${text}`);
+  if (at !== tokens.length)
+    throw new SyntaxError(`trailing ${tokens.slice(at).join(' ')} in ${text}`);
   return value;
 }
 
@@ -105,7 +132,10 @@ function assertRecomputes(formula: string, value: number, where: string): boolea
   if (range === undefined) return false;
   if (value === range[0] || value === range[1]) return true; // also the infinite figures
   const slack = 1e-9 * Math.max(1, Math.abs(value)); // the value's own floating-point rounding
-  assert.ok(value >= range[0] - slack && value <= range[1] + slack, `${where}: ${formula} gives [${range[0]}, ${range[1]}], reported ${value}`);
+  assert.ok(
+    value >= range[0] - slack && value <= range[1] + slack,
+    `${where}: ${formula} gives [${range[0]}, ${range[1]}], reported ${value}`,
+  );
   return true;
 }
 
@@ -124,7 +154,10 @@ describe('formula builder', () => {
     const left = sub(sub(a, b), c); // (2 − 3) − 4 = −5, written without parentheses
     assert.deepEqual([left.value, left.symbols], [-5, 'a − b − c']);
     const f = min(a, max(b, c)); // min(2, max(3, 4)) = 2
-    assert.deepEqual([f.value, f.symbols, f.numbers], [2, 'min(a, max(b, c))', 'min(2, max(3, 4))']);
+    assert.deepEqual(
+      [f.value, f.symbols, f.numbers],
+      [2, 'min(a, max(b, c))', 'min(2, max(3, 4))'],
+    );
     assert.equal(ceil(div(constant(7), constant(2))).value, 4); // ceil(3.5)
     assert.equal(floor(div(constant(7), constant(2))).value, 3);
   });
@@ -160,7 +193,9 @@ describe('formula builder', () => {
   });
 
   it('random expressions: the numbers side evaluates to the value', () => {
-    const leaf: fc.Arbitrary<Expr> = fc.oneof(fc.integer({ min: 1, max: 100 }), fc.double({ min: 0.01, max: 100, noNaN: true })).map((v) => named('v', v));
+    const leaf: fc.Arbitrary<Expr> = fc
+      .oneof(fc.integer({ min: 1, max: 100 }), fc.double({ min: 0.01, max: 100, noNaN: true }))
+      .map((v) => named('v', v));
     const tree = fc.letrec<{ expr: Expr }>((tie) => ({
       expr: fc.oneof(
         { depthSize: 'small', withCrossShrink: true },
@@ -175,7 +210,10 @@ describe('formula builder', () => {
     })).expr;
     fc.assert(
       fc.property(tree, (e) => {
-        assert.ok(assertRecomputes(`x = ${e.numbers}`, e.value, 'expression'), `not arithmetic: ${e.numbers}`);
+        assert.ok(
+          assertRecomputes(`x = ${e.numbers}`, e.value, 'expression'),
+          `not arithmetic: ${e.numbers}`,
+        );
       }),
     );
   });
@@ -183,11 +221,17 @@ describe('formula builder', () => {
 
 describe('every reported formula recomputes its figure', () => {
   it('in the example scenario', () => {
-    const result = plan(JSON.parse(readFileSync(new URL('../../examples/plan-agents.json', import.meta.url), 'utf8')));
+    const result = plan(
+      JSON.parse(readFileSync(new URL('../../examples/plan-agents.json', import.meta.url), 'utf8')),
+    );
     const all = figures(result.sections);
     let checked = 0;
-    for (const { path, figure: f } of all) if (assertRecomputes(f.formula, f.value, path)) checked += 1;
-    assert.ok(checked >= all.length * 0.8, `only ${checked} of ${all.length} formulas were arithmetic`);
+    for (const { path, figure: f } of all)
+      if (assertRecomputes(f.formula, f.value, path)) checked += 1;
+    assert.ok(
+      checked >= all.length * 0.8,
+      `only ${checked} of ${all.length} formulas were arithmetic`,
+    );
   });
 
   it('in random scenarios', () => {

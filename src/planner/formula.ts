@@ -18,8 +18,26 @@ const SUM_TERMS_SHOWN_MAX = 8;
  * 1], `cost` is in whatever currency the scenario's prices and costs use.
  */
 export type Unit =
-  | 'tasks/s' | 's' | 'ms' | 'GiB' | 'GiB·s' | 'cores' | 'slots' | 'environments' | 'environments/s'
-  | 'ratio' | 'probability' | 'cost' | 'calls' | 'requests' | 'requests/s' | 'requests/min' | 'tokens/min' | 'runs' | 'batches' | 'waves';
+  | 'tasks/s'
+  | 's'
+  | 'ms'
+  | 'GiB'
+  | 'GiB·s'
+  | 'cores'
+  | 'slots'
+  | 'environments'
+  | 'environments/s'
+  | 'ratio'
+  | 'probability'
+  | 'cost'
+  | 'calls'
+  | 'requests'
+  | 'requests/s'
+  | 'requests/min'
+  | 'tokens/min'
+  | 'runs'
+  | 'batches'
+  | 'waves';
 
 /**
  * A reported number: its value (may be `Infinity`: unbounded, or never), unit, and the formula that
@@ -61,7 +79,9 @@ export interface Expr {
 export function formatNumber(value: number): string {
   if (value === Number.POSITIVE_INFINITY) return '∞';
   if (value === Number.NEGATIVE_INFINITY) return '(-∞)';
-  const text = Number.isInteger(value) ? String(value) : String(Number(value.toPrecision(FORMULA_SIGNIFICANT_DIGITS)));
+  const text = Number.isInteger(value)
+    ? String(value)
+    : String(Number(value.toPrecision(FORMULA_SIGNIFICANT_DIGITS)));
   return value < 0 ? `(${text})` : text;
 }
 
@@ -83,7 +103,13 @@ function side(e: Expr, minRank: Rank, key: 'symbols' | 'numbers'): string {
   return e.rank < minRank ? `(${e[key]})` : e[key];
 }
 
-function join(parts: readonly Expr[], operator: string, minRank: Rank, rank: Rank, value: number): Expr {
+function join(
+  parts: readonly Expr[],
+  operator: string,
+  minRank: Rank,
+  rank: Rank,
+  value: number,
+): Expr {
   return {
     value,
     symbols: parts.map((p) => side(p, minRank, 'symbols')).join(` ${operator} `),
@@ -94,16 +120,33 @@ function join(parts: readonly Expr[], operator: string, minRank: Rank, rank: Ran
 
 export function add(first: Expr, ...rest: Expr[]): Expr {
   const terms = [first, ...rest];
-  return join(terms, '+', 0, 0, terms.reduce((s, t) => s + t.value, 0));
+  return join(
+    terms,
+    '+',
+    0,
+    0,
+    terms.reduce((s, t) => s + t.value, 0),
+  );
 }
 
 export function sub(a: Expr, b: Expr): Expr {
-  return { value: a.value - b.value, symbols: `${a.symbols} − ${side(b, 1, 'symbols')}`, numbers: `${a.numbers} − ${side(b, 1, 'numbers')}`, rank: 0 };
+  return {
+    value: a.value - b.value,
+    symbols: `${a.symbols} − ${side(b, 1, 'symbols')}`,
+    numbers: `${a.numbers} − ${side(b, 1, 'numbers')}`,
+    rank: 0,
+  };
 }
 
 export function mul(first: Expr, ...rest: Expr[]): Expr {
   const factors = [first, ...rest];
-  return join(factors, '×', 1, 1, factors.reduce((p, f) => p * f.value, 1));
+  return join(
+    factors,
+    '×',
+    1,
+    1,
+    factors.reduce((p, f) => p * f.value, 1),
+  );
 }
 
 /**
@@ -111,7 +154,12 @@ export function mul(first: Expr, ...rest: Expr[]): Expr {
  * something.
  */
 export function div(a: Expr, b: Expr): Expr {
-  return { value: a.value / b.value, symbols: `${side(a, 1, 'symbols')} ÷ ${side(b, 2, 'symbols')}`, numbers: `${side(a, 1, 'numbers')} ÷ ${side(b, 2, 'numbers')}`, rank: 1 };
+  return {
+    value: a.value / b.value,
+    symbols: `${side(a, 1, 'symbols')} ÷ ${side(b, 2, 'symbols')}`,
+    numbers: `${side(a, 1, 'numbers')} ÷ ${side(b, 2, 'numbers')}`,
+    rank: 1,
+  };
 }
 
 function call(name: string, args: readonly Expr[], value: number): Expr {
@@ -138,7 +186,12 @@ export function sum(terms: readonly Expr[], label: string): Expr {
   if (terms.length <= SUM_TERMS_SHOWN_MAX) return add(first, ...rest);
   const value = terms.reduce((s, t) => s + t.value, 0);
   const shown = terms.slice(0, 3).map((t) => side(t, 0, 'numbers'));
-  return { value, symbols: `Σ ${label}`, numbers: `${shown.join(' + ')} + … (${terms.length} terms)`, rank: 0 };
+  return {
+    value,
+    symbols: `Σ ${label}`,
+    numbers: `${shown.join(' + ')} + … (${terms.length} terms)`,
+    rank: 0,
+  };
 }
 
 /**
@@ -146,7 +199,11 @@ export function sum(terms: readonly Expr[], label: string): Expr {
  * the same).
  */
 export function figure(e: Expr, unit: Unit): Figure {
-  return { value: e.value, unit, formula: e.symbols === e.numbers ? e.symbols : `${e.symbols} = ${e.numbers}` };
+  return {
+    value: e.value,
+    unit,
+    formula: e.symbols === e.numbers ? e.symbols : `${e.symbols} = ${e.numbers}`,
+  };
 }
 
 /**
@@ -159,5 +216,8 @@ export function chosen(value: number, unit: Unit, rule: string): Figure {
 
 /** `a > b`, with the comparison written out with names and with numbers. */
 export function greaterThan(a: Expr, b: Expr): Verdict {
-  return { value: a.value > b.value, formula: `${a.symbols} > ${b.symbols}: ${a.numbers} > ${b.numbers}` };
+  return {
+    value: a.value > b.value,
+    formula: `${a.symbols} > ${b.symbols}: ${a.numbers} > ${b.numbers}`,
+  };
 }

@@ -6,8 +6,22 @@ export type { PlanResult, PlanSections, SectionName } from './plan.ts';
 export { formatPlanJson, formatReport } from './report.ts';
 export { ENV_POLICIES, parseScenario, ScenarioError, ScenarioSchema } from './scenario.ts';
 export type {
-  Attempt, BurstInput, Capacity, CommitsInput, EnvPolicy, FailureBranch, PauseInput, PrewarmInput, QuotaInput, RecoveryTreeInput, Replica,
-  RestartInput, RoutingInput, Scenario, ScenarioIssue, Workload,
+  Attempt,
+  BurstInput,
+  Capacity,
+  CommitsInput,
+  EnvPolicy,
+  FailureBranch,
+  PauseInput,
+  PrewarmInput,
+  QuotaInput,
+  RecoveryTreeInput,
+  Replica,
+  RestartInput,
+  RoutingInput,
+  Scenario,
+  ScenarioIssue,
+  Workload,
 } from './scenario.ts';
 export type { Figure, Unit, Verdict } from './formula.ts';
 export { RESOURCES } from './capacity.ts';

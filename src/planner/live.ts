@@ -34,7 +34,10 @@ export interface LiveStep {
 
 /** What `collectSample` needs from Keel; the CLI's KeelHttpClient fits it. */
 export interface LiveSource {
-  listRuns(query: { limit: number; cursor?: string }): Promise<{ runs: LiveRun[]; nextCursor: string | null }>;
+  listRuns(query: {
+    limit: number;
+    cursor?: string;
+  }): Promise<{ runs: LiveRun[]; nextCursor: string | null }>;
   listSteps(runId: string): Promise<LiveStep[]>;
 }
 
@@ -58,7 +61,12 @@ export interface MeasuredWorkload {
   roundsPerTask: number;
   modelSecondsPerRound: number;
   toolSecondsPerRound: number;
-  formulas: { arrivalPerSec: string; roundsPerTask: string; modelSecondsPerRound: string; toolSecondsPerRound: string };
+  formulas: {
+    arrivalPerSec: string;
+    roundsPerTask: string;
+    modelSecondsPerRound: string;
+    toolSecondsPerRound: string;
+  };
   windowSeconds: number;
   since: string;
   until: string;
@@ -74,14 +82,20 @@ export interface MeasuredWorkload {
  * Pages through the runs API (newest first) down to `now − windowSeconds`, then reads each sampled
  * run's steps.
  */
-export async function collectSample(source: LiveSource, windowSeconds: number, now: Date): Promise<LiveSample> {
+export async function collectSample(
+  source: LiveSource,
+  windowSeconds: number,
+  now: Date,
+): Promise<LiveSample> {
   assert.ok(windowSeconds > 0, 'windowSeconds must be > 0');
   const since = now.getTime() - windowSeconds * 1000;
   const runs: LiveRun[] = [];
   let capped = false;
   let cursor: string | undefined;
   paging: for (;;) {
-    const page = await source.listRuns(cursor === undefined ? { limit: LIVE_PAGE_SIZE } : { limit: LIVE_PAGE_SIZE, cursor });
+    const page = await source.listRuns(
+      cursor === undefined ? { limit: LIVE_PAGE_SIZE } : { limit: LIVE_PAGE_SIZE, cursor },
+    );
     for (const run of page.runs) {
       const created = Date.parse(run.createdAt);
       if (created > now.getTime()) continue; // created while we measure: outside the window
@@ -110,28 +124,84 @@ export async function collectSample(source: LiveSource, windowSeconds: number, n
 export function computeWorkload(sample: LiveSample): MeasuredWorkload {
   const until = sample.now.getTime();
   const oldest = sample.runs.at(-1);
-  const spanSeconds = sample.capped && oldest !== undefined ? Math.max((until - Date.parse(oldest.run.createdAt)) / 1000, Number.MIN_VALUE) : sample.windowSeconds;
+  const spanSeconds =
+    sample.capped && oldest !== undefined
+      ? Math.max((until - Date.parse(oldest.run.createdAt)) / 1000, Number.MIN_VALUE)
+      : sample.windowSeconds;
   const created = sample.runs.length;
   const finished = sample.runs.filter((r) => TERMINAL_STATUSES.has(r.run.status));
-  const finishedModelCalls = sum(finished.map((r) => r.steps.filter((s) => s.kind === 'model').length));
-  const toolSeconds = sum(finished.flatMap((r) => r.steps.filter((s) => s.kind === 'tool').map(seconds).filter((d) => d !== undefined)));
-  const modelDurations = sample.runs.flatMap((r) => r.steps.filter((s) => s.kind === 'model').map(seconds).filter((d) => d !== undefined));
+  const finishedModelCalls = sum(
+    finished.map((r) => r.steps.filter((s) => s.kind === 'model').length),
+  );
+  const toolSeconds = sum(
+    finished.flatMap((r) =>
+      r.steps
+        .filter((s) => s.kind === 'tool')
+        .map(seconds)
+        .filter((d) => d !== undefined),
+    ),
+  );
+  const modelDurations = sample.runs.flatMap((r) =>
+    r.steps
+      .filter((s) => s.kind === 'model')
+      .map(seconds)
+      .filter((d) => d !== undefined),
+  );
   const modelSeconds = sum(modelDurations);
 
-  const arrival = quotient(sample.capped ? 'runsSampled' : 'runsCreated', created, sample.capped ? 'secondsSpanned' : 'windowSeconds', spanSeconds);
-  const rounds = quotient('modelCallsInFinishedRuns', finishedModelCalls, 'finishedRuns', finished.length);
-  const model = quotient('Σ modelCallSeconds', modelSeconds, 'modelCallsEnded', modelDurations.length);
-  const tool = quotient('toolSecondsInFinishedRuns', toolSeconds, 'modelCallsInFinishedRuns', finishedModelCalls);
+  const arrival = quotient(
+    sample.capped ? 'runsSampled' : 'runsCreated',
+    created,
+    sample.capped ? 'secondsSpanned' : 'windowSeconds',
+    spanSeconds,
+  );
+  const rounds = quotient(
+    'modelCallsInFinishedRuns',
+    finishedModelCalls,
+    'finishedRuns',
+    finished.length,
+  );
+  const model = quotient(
+    'Σ modelCallSeconds',
+    modelSeconds,
+    'modelCallsEnded',
+    modelDurations.length,
+  );
+  const tool = quotient(
+    'toolSecondsInFinishedRuns',
+    toolSeconds,
+    'modelCallsInFinishedRuns',
+    finishedModelCalls,
+  );
 
-  const notes = ['Measured from the runs API: only the API key\'s tenant is visible, and child runs count as runs of their own.'];
-  if (sample.capped) notes.push(`The window held more than ${LIVE_RUNS_MAX} runs: measured the newest ${LIVE_RUNS_MAX}, over the ${spanSeconds.toFixed(1)} s they span.`);
+  const notes = [
+    "Measured from the runs API: only the API key's tenant is visible, and child runs count as runs of their own.",
+  ];
+  if (sample.capped)
+    notes.push(
+      `The window held more than ${LIVE_RUNS_MAX} runs: measured the newest ${LIVE_RUNS_MAX}, over the ${spanSeconds.toFixed(1)} s they span.`,
+    );
   if (created === 0) notes.push('No runs were created in the window: every measured figure is 0.');
-  else if (finished.length === 0) notes.push('No run created in the window has finished: roundsPerTask and toolSecondsPerRound are 0.');
-  if (toolSeconds > 0 && finishedModelCalls === 0) notes.push(`Finished runs used ${toolSeconds} tool seconds but made no model calls: per-round tool time is undefined, reported as 0.`);
+  else if (finished.length === 0)
+    notes.push(
+      'No run created in the window has finished: roundsPerTask and toolSecondsPerRound are 0.',
+    );
+  if (toolSeconds > 0 && finishedModelCalls === 0)
+    notes.push(
+      `Finished runs used ${toolSeconds} tool seconds but made no model calls: per-round tool time is undefined, reported as 0.`,
+    );
 
   return {
-    arrivalPerSec: arrival.value, roundsPerTask: rounds.value, modelSecondsPerRound: model.value, toolSecondsPerRound: tool.value,
-    formulas: { arrivalPerSec: arrival.formula, roundsPerTask: rounds.formula, modelSecondsPerRound: model.formula, toolSecondsPerRound: tool.formula },
+    arrivalPerSec: arrival.value,
+    roundsPerTask: rounds.value,
+    modelSecondsPerRound: model.value,
+    toolSecondsPerRound: tool.value,
+    formulas: {
+      arrivalPerSec: arrival.formula,
+      roundsPerTask: rounds.formula,
+      modelSecondsPerRound: model.formula,
+      toolSecondsPerRound: tool.formula,
+    },
     windowSeconds: sample.windowSeconds,
     since: new Date(until - sample.windowSeconds * 1000).toISOString(),
     until: sample.now.toISOString(),
@@ -144,14 +214,25 @@ export function computeWorkload(sample: LiveSample): MeasuredWorkload {
 }
 
 /** Collects and computes in one call: what `keel plan --live` runs. */
-export async function measureWorkload(source: LiveSource, windowSeconds: number, now: Date): Promise<MeasuredWorkload> {
+export async function measureWorkload(
+  source: LiveSource,
+  windowSeconds: number,
+  now: Date,
+): Promise<MeasuredWorkload> {
   return computeWorkload(await collectSample(source, windowSeconds, now));
 }
 
 /** a ÷ b with its formula; nothing to divide by (b = 0) measures 0, and the formula says so. */
-function quotient(aName: string, a: number, bName: string, b: number): { value: number; formula: string } {
+function quotient(
+  aName: string,
+  a: number,
+  bName: string,
+  b: number,
+): { value: number; formula: string } {
   const q = figure(div(named(aName, a), named(bName, b)), 's');
-  return b === 0 ? { value: 0, formula: `${q.formula} (no ${bName}: 0)` } : { value: q.value, formula: q.formula };
+  return b === 0
+    ? { value: 0, formula: `${q.formula} (no ${bName}: 0)` }
+    : { value: q.value, formula: q.formula };
 }
 
 /**
@@ -167,7 +248,11 @@ function sum(values: number[]): number {
   return values.reduce((a, b) => a + b, 0);
 }
 
-async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+async function mapBounded<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<R>,
+): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   const worker = async (): Promise<void> => {

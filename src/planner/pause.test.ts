@@ -11,7 +11,14 @@ import type { PauseInput } from './scenario.ts';
  * 2 GiB, idle 6 s, pause 0.5 s/GiB, resume 0.25 s/GiB, 0.0000012 per GiB·s, 0.000002 per pause +
  * resume.
  */
-const BASE: PauseInput = { memoryGiB: 2, idleSeconds: 6, pauseSecondsPerGiB: 0.5, resumeSecondsPerGiB: 0.25, pricePerGiBSecond: 0.0000012, transitionCost: 0.000002 };
+const BASE: PauseInput = {
+  memoryGiB: 2,
+  idleSeconds: 6,
+  pauseSecondsPerGiB: 0.5,
+  resumeSecondsPerGiB: 0.25,
+  pricePerGiBSecond: 0.0000012,
+  transitionCost: 0.000002,
+};
 
 describe('planPause', () => {
   it('pays when the freed GiB·s are worth more than the transition', () => {
@@ -32,7 +39,10 @@ describe('planPause', () => {
     close(r.freedSeconds.value, 0); // max(0, 1 − 1.5)
     assert.equal(r.pays.value, false); // 0 > 0.000002 is false
     close(r.addedDelaySeconds.value, 0.5); // 1.5 − 1
-    assert.match(r.recommendation, /^Keep it resident: it pays only for idle gaps longer than 2\.333 s\. It would delay the next tool call by 0\.5 s\./);
+    assert.match(
+      r.recommendation,
+      /^Keep it resident: it pays only for idle gaps longer than 2\.333 s\. It would delay the next tool call by 0\.5 s\./,
+    );
   });
 
   it('free memory never pays back a transition', () => {
@@ -68,7 +78,11 @@ describe('planPause properties', () => {
         const r = planPause(input);
         const edge = r.breakEvenIdleSeconds.value;
         if (Math.abs(input.idleSeconds - edge) <= 1e-6 * Math.max(1, edge)) return;
-        assert.equal(r.pays.value, input.idleSeconds > edge, `idle ${input.idleSeconds}, break-even ${edge}`);
+        assert.equal(
+          r.pays.value,
+          input.idleSeconds > edge,
+          `idle ${input.idleSeconds}, break-even ${edge}`,
+        );
       }),
     );
   });

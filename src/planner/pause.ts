@@ -3,7 +3,20 @@
 // shorter than both transitions delays the next tool call instead. Pure arithmetic on the section's
 // own inputs.
 import { brief } from './display.ts';
-import { add, chosen, constant, div, figure, greaterThan, max, mul, named, sub, type Figure, type Verdict } from './formula.ts';
+import {
+  add,
+  chosen,
+  constant,
+  div,
+  figure,
+  greaterThan,
+  max,
+  mul,
+  named,
+  sub,
+  type Figure,
+  type Verdict,
+} from './formula.ts';
 import type { PauseInput } from './scenario.ts';
 
 export interface PauseResult {
@@ -32,7 +45,16 @@ export function planPause(input: PauseInput): PauseResult {
   const idle = named('idleSeconds', input.idleSeconds);
   const price = named('pricePerGiBSecond', input.pricePerGiBSecond);
   const transitionCost = named('transitionCost', input.transitionCost);
-  const transitionSeconds = figure(mul(memory, add(named('pauseSecondsPerGiB', input.pauseSecondsPerGiB), named('resumeSecondsPerGiB', input.resumeSecondsPerGiB))), 's');
+  const transitionSeconds = figure(
+    mul(
+      memory,
+      add(
+        named('pauseSecondsPerGiB', input.pauseSecondsPerGiB),
+        named('resumeSecondsPerGiB', input.resumeSecondsPerGiB),
+      ),
+    ),
+    's',
+  );
   const transition = named('transitionSeconds', transitionSeconds);
   const freedSeconds = figure(max(constant(0), sub(idle, transition)), 's');
   const freed = named('freedSeconds', freedSeconds);
@@ -41,7 +63,11 @@ export function planPause(input: PauseInput): PauseResult {
   const costPerIdleSecond = mul(price, memory);
   const breakEvenIdleSeconds =
     costPerIdleSecond.value === 0
-      ? chosen(Number.POSITIVE_INFINITY, 's', `never: ${costPerIdleSecond.symbols} = ${costPerIdleSecond.numbers} = 0`)
+      ? chosen(
+          Number.POSITIVE_INFINITY,
+          's',
+          `never: ${costPerIdleSecond.symbols} = ${costPerIdleSecond.numbers} = 0`,
+        )
       : figure(add(transition, div(transitionCost, costPerIdleSecond)), 's');
   const pays = greaterThan(mul(price, memory, freed), transitionCost);
   const result = {
@@ -58,8 +84,14 @@ export function planPause(input: PauseInput): PauseResult {
 }
 
 function recommend(input: PauseInput, r: Omit<PauseResult, 'recommendation'>): string {
-  const delay = r.addedDelaySeconds.value > 0 ? ` It would delay the next tool call by ${brief(r.addedDelaySeconds.value)} s.` : '';
-  if (r.pays.value) return `Pause: it saves ${brief(r.netSaving.value)} net per idle gap of ${brief(input.idleSeconds)} s.${delay}`;
-  const threshold = Number.isFinite(r.breakEvenIdleSeconds.value) ? ` it pays only for idle gaps longer than ${brief(r.breakEvenIdleSeconds.value)} s` : ' idle memory costs nothing here';
+  const delay =
+    r.addedDelaySeconds.value > 0
+      ? ` It would delay the next tool call by ${brief(r.addedDelaySeconds.value)} s.`
+      : '';
+  if (r.pays.value)
+    return `Pause: it saves ${brief(r.netSaving.value)} net per idle gap of ${brief(input.idleSeconds)} s.${delay}`;
+  const threshold = Number.isFinite(r.breakEvenIdleSeconds.value)
+    ? ` it pays only for idle gaps longer than ${brief(r.breakEvenIdleSeconds.value)} s`
+    : ' idle memory costs nothing here';
   return `Keep it resident:${threshold}.${delay}`;
 }

@@ -33,7 +33,17 @@ export interface PlanSections {
 export type SectionName = keyof PlanSections;
 
 /** The order sections are computed and reported in: the scenario file's order. */
-export const SECTION_NAMES = ['capacity', 'pause', 'prewarm', 'commits', 'recoveryTree', 'restart', 'routing', 'burst', 'quota'] as const satisfies readonly SectionName[];
+export const SECTION_NAMES = [
+  'capacity',
+  'pause',
+  'prewarm',
+  'commits',
+  'recoveryTree',
+  'restart',
+  'routing',
+  'burst',
+  'quota',
+] as const satisfies readonly SectionName[];
 
 export interface PlanResult {
   description: string | undefined;
@@ -71,5 +81,6 @@ export function plan(scenario: Scenario): PlanResult {
 
 function assertNoNaN(value: unknown, path: string): void {
   if (typeof value === 'number') assert.ok(!Number.isNaN(value), `${path} is NaN`);
-  else if (typeof value === 'object' && value !== null) for (const [k, v] of Object.entries(value)) assertNoNaN(v, `${path}.${k}`);
+  else if (typeof value === 'object' && value !== null)
+    for (const [k, v] of Object.entries(value)) assertNoNaN(v, `${path}.${k}`);
 }

@@ -9,16 +9,25 @@ import { planPrewarm } from './prewarm.ts';
 
 describe('planPrewarm', () => {
   it('computes the wait and the extra memory for each lead, and picks the smallest best lead', () => {
-    const r = planPrewarm({ prepSeconds: 20, leadSeconds: [0, 5, 10, 20, 30], hitRate: 0.7, memoryGiB: 2 });
+    const r = planPrewarm({
+      prepSeconds: 20,
+      leadSeconds: [0, 5, 10, 20, 30],
+      hitRate: 0.7,
+      memoryGiB: 2,
+    });
     close(r.waitWithoutPrewarmSeconds.value, 20);
     const waits = r.leads.map((l) => l.expectedWaitSeconds.value);
     // 20 − 0.7·min(20, L): L = 0 → 20, 5 → 16.5, 10 → 13, 20 → 6, 30 → 6
-    for (const [i, w] of [20, 20 - 0.7 * 5, 20 - 0.7 * 10, 20 - 0.7 * 20, 20 - 0.7 * 20].entries()) close(waits[i]!, w, `lead ${i}`);
+    for (const [i, w] of [20, 20 - 0.7 * 5, 20 - 0.7 * 10, 20 - 0.7 * 20, 20 - 0.7 * 20].entries())
+      close(waits[i]!, w, `lead ${i}`);
     const extra = r.leads.map((l) => l.extraGiBSecondsPerCall.value);
     // 0.7 × 2 × max(0, L − 20): only L = 30 holds memory early, 0.7 × 2 × 10 = 14
     for (const [i, e] of [0, 0, 0, 0, 14].entries()) close(extra[i]!, e, `lead ${i}`);
     assert.equal(r.bestLeadSeconds.value, 20); // 20 and 30 both wait 6 s; 20 is smaller
-    assert.match(r.recommendation, /^Prewarm 20 s ahead: the expected wait drops from 20 s to 6 s for 0 extra GiB·s per call\./);
+    assert.match(
+      r.recommendation,
+      /^Prewarm 20 s ahead: the expected wait drops from 20 s to 6 s for 0 extra GiB·s per call\./,
+    );
   });
 
   it('with no hits prewarming changes nothing, and the smallest lead is best', () => {
@@ -36,7 +45,8 @@ describe('planPrewarm properties', () => {
         const [low, high] = a <= b ? [a, b] : [b, a];
         const lo = planPrewarm({ ...input, hitRate: low });
         const hi = planPrewarm({ ...input, hitRate: high });
-        for (const [i, l] of lo.leads.entries()) assert.ok(hi.leads[i]!.expectedWaitSeconds.value <= l.expectedWaitSeconds.value + 1e-12);
+        for (const [i, l] of lo.leads.entries())
+          assert.ok(hi.leads[i]!.expectedWaitSeconds.value <= l.expectedWaitSeconds.value + 1e-12);
       }),
     );
   });
@@ -59,7 +69,8 @@ describe('planPrewarm properties', () => {
         const least = Math.min(...r.leads.map((l) => l.expectedWaitSeconds.value));
         const best = r.leads.find((l) => l.leadSeconds === r.bestLeadSeconds.value)!;
         assert.equal(best.expectedWaitSeconds.value, least);
-        for (const l of r.leads) if (l.leadSeconds < best.leadSeconds) assert.ok(l.expectedWaitSeconds.value > least);
+        for (const l of r.leads)
+          if (l.leadSeconds < best.leadSeconds) assert.ok(l.expectedWaitSeconds.value > least);
       }),
     );
   });

@@ -43,7 +43,11 @@ export function planPrewarm(input: PrewarmInput): PrewarmResult {
   const result = {
     waitWithoutPrewarmSeconds: figure(prep, 's'),
     leads,
-    bestLeadSeconds: chosen(best.leadSeconds, 's', 'the smallest lead with the least prepSeconds − hitRate × min(prepSeconds, lead)'),
+    bestLeadSeconds: chosen(
+      best.leadSeconds,
+      's',
+      'the smallest lead with the least prepSeconds − hitRate × min(prepSeconds, lead)',
+    ),
   };
   const recommendation =
     best.expectedWaitSeconds.value < input.prepSeconds

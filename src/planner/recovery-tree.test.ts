@@ -19,7 +19,10 @@ const TREE: RecoveryTreeInput = {
     cost: 1,
     seconds: 10,
     successProbability: 0.8,
-    onFailure: [{ share: 0.5, next: { name: 'retry', cost: 1, seconds: 10, successProbability: 0.5 } }, { share: 0.5 }],
+    onFailure: [
+      { share: 0.5, next: { name: 'retry', cost: 1, seconds: 10, successProbability: 0.5 } },
+      { share: 0.5 },
+    ],
   },
 };
 
@@ -40,7 +43,10 @@ describe('planRecoveryTree', () => {
     close(p4!.probability.value, 0.1); // (1 − 0.8) × 0.5
     close(p2!.cost.value, 2); // 1 + 1
     close(p2!.seconds.value, 20); // 10 + 10
-    assert.equal(p2!.probability.formula, '(1 − p(first)) × share(first→retry) × p(retry) = (1 − 0.8) × 0.5 × 0.5');
+    assert.equal(
+      p2!.probability.formula,
+      '(1 − p(first)) × share(first→retry) × p(retry) = (1 − 0.8) × 0.5 × 0.5',
+    );
   });
 
   it('sums the paths into success odds and spend', () => {
@@ -51,11 +57,17 @@ describe('planRecoveryTree', () => {
     close(r.expectedSeconds.value, 11); // 0.8 × 10 + 0.05 × 20 + 0.05 × 20 + 0.1 × 10
     close(r.costPerSuccess.value, 1.1 / 0.85); // 1.294: failed tasks' spend is carried by the successes
     close(r.costPerOnTimeSuccess.value, 1.1 / 0.8); // 1.375
-    assert.match(r.recommendation, /^85\.0% of tasks succeed, 80\.0% on time; each success costs 1\.294 and each on-time success 1\.375\. The likeliest miss gives up: first \(10\.0%\)\.$/);
+    assert.match(
+      r.recommendation,
+      /^85\.0% of tasks succeed, 80\.0% on time; each success costs 1\.294 and each on-time success 1\.375\. The likeliest miss gives up: first \(10\.0%\)\.$/,
+    );
   });
 
   it('a tree that never succeeds costs infinitely much per success', () => {
-    const r = planRecoveryTree({ deadlineSeconds: 5, root: { name: 'doomed', cost: 3, seconds: 1, successProbability: 0 } });
+    const r = planRecoveryTree({
+      deadlineSeconds: 5,
+      root: { name: 'doomed', cost: 3, seconds: 1, successProbability: 0 },
+    });
     close(r.successProbability.value, 0);
     close(r.expectedSpend.value, 3);
     assert.equal(r.costPerSuccess.value, Number.POSITIVE_INFINITY);
@@ -68,7 +80,11 @@ describe('planRecoveryTree properties', () => {
     fc.assert(
       fc.property(treeArb(), (input) => {
         const r = planRecoveryTree(input);
-        close(r.paths.reduce((s, p) => s + p.probability.value, 0), 1, 'total');
+        close(
+          r.paths.reduce((s, p) => s + p.probability.value, 0),
+          1,
+          'total',
+        );
         assert.ok(r.onTimeSuccessProbability.value <= r.successProbability.value + 1e-12);
         assert.ok(r.successProbability.value <= 1 + 1e-9);
       }),
@@ -79,7 +95,9 @@ describe('planRecoveryTree properties', () => {
     fc.assert(
       fc.property(treeArb(), probability(), probability(), (input, a, b) => {
         const [low, high] = a <= b ? [a, b] : [b, a];
-        const at = (p: number) => planRecoveryTree({ ...input, root: { ...input.root, successProbability: p } }).successProbability.value;
+        const at = (p: number) =>
+          planRecoveryTree({ ...input, root: { ...input.root, successProbability: p } })
+            .successProbability.value;
         assert.ok(at(high) >= at(low) - 1e-12);
       }),
     );

@@ -5,7 +5,19 @@
 // arithmetic; the scenario schema bounds the tree's size.
 import assert from 'node:assert/strict';
 import { brief, percent } from './display.ts';
-import { add, chosen, constant, div, figure, mul, named, sub, sum, type Expr, type Figure } from './formula.ts';
+import {
+  add,
+  chosen,
+  constant,
+  div,
+  figure,
+  mul,
+  named,
+  sub,
+  sum,
+  type Expr,
+  type Figure,
+} from './formula.ts';
 import type { Attempt, RecoveryTreeInput } from './scenario.ts';
 
 /**
@@ -57,7 +69,9 @@ type Ended = Walk & { outcome: PathOutcome };
  */
 function pathsOf(root: Attempt): Ended[] {
   const done: Ended[] = [];
-  const pending: Array<{ attempt: Attempt; walk: Walk } | { ended: Ended }> = [{ attempt: root, walk: { attempts: [], factors: [], costs: [], seconds: [] } }];
+  const pending: Array<{ attempt: Attempt; walk: Walk } | { ended: Ended }> = [
+    { attempt: root, walk: { attempts: [], factors: [], costs: [], seconds: [] } },
+  ];
   while (pending.length > 0) {
     const item = pending.pop()!;
     if ('ended' in item) {
@@ -74,13 +88,24 @@ function pathsOf(root: Attempt): Ended[] {
     const failed = sub(constant(1), named(`p(${attempt.name})`, attempt.successProbability));
     const branches = attempt.onFailure ?? [];
     const next: Array<{ attempt: Attempt; walk: Walk } | { ended: Ended }> = [
-      { ended: { ...walk, factors: [...walk.factors, named(`p(${attempt.name})`, attempt.successProbability)], outcome: 'success' } },
+      {
+        ended: {
+          ...walk,
+          factors: [...walk.factors, named(`p(${attempt.name})`, attempt.successProbability)],
+          outcome: 'success',
+        },
+      },
     ];
-    if (branches.length === 0) next.push({ ended: { ...walk, factors: [...walk.factors, failed], outcome: 'gave up' } });
+    if (branches.length === 0)
+      next.push({ ended: { ...walk, factors: [...walk.factors, failed], outcome: 'gave up' } });
     for (const branch of branches) {
       const share = named(`share(${attempt.name}→${branch.next?.name ?? 'give up'})`, branch.share);
       const factors = [...walk.factors, failed, share];
-      next.push(branch.next === undefined ? { ended: { ...walk, factors, outcome: 'gave up' } } : { attempt: branch.next, walk: { ...walk, factors } });
+      next.push(
+        branch.next === undefined
+          ? { ended: { ...walk, factors, outcome: 'gave up' } }
+          : { attempt: branch.next, walk: { ...walk, factors } },
+      );
     }
     pending.push(...next.reverse()); // the stack pops them in listed order
   }
@@ -92,7 +117,10 @@ export function planRecoveryTree(input: RecoveryTreeInput): RecoveryTreeResult {
     const [firstFactor, ...factors] = walk.factors;
     const [firstCost, ...costs] = walk.costs;
     const [firstSeconds, ...seconds] = walk.seconds;
-    assert.ok(firstFactor !== undefined && firstCost !== undefined && firstSeconds !== undefined, 'a path has at least one attempt');
+    assert.ok(
+      firstFactor !== undefined && firstCost !== undefined && firstSeconds !== undefined,
+      'a path has at least one attempt',
+    );
     const secondsFigure = figure(add(firstSeconds, ...seconds), 's');
     return {
       index: i + 1,
@@ -105,18 +133,44 @@ export function planRecoveryTree(input: RecoveryTreeInput): RecoveryTreeResult {
     };
   });
   const total = paths.reduce((s, p) => s + p.probability.value, 0);
-  assert.ok(Math.abs(total - 1) <= PATH_TOTAL_TOLERANCE, `path probabilities total ${total}, not 1`);
+  assert.ok(
+    Math.abs(total - 1) <= PATH_TOTAL_TOLERANCE,
+    `path probabilities total ${total}, not 1`,
+  );
   const prob = (p: RecoveryPath) => named(`P${p.index}`, p.probability);
-  const success = figure(sum(paths.filter((p) => p.outcome === 'success').map(prob), 'P(paths that succeed)'), 'probability');
-  const onTime = figure(sum(paths.filter((p) => p.onTime).map(prob), `P(paths that succeed within deadlineSeconds = ${input.deadlineSeconds})`), 'probability');
-  const spend = figure(sum(paths.map((p) => mul(prob(p), named(`cost${p.index}`, p.cost))), 'P × cost over all paths'), 'cost');
+  const success = figure(
+    sum(paths.filter((p) => p.outcome === 'success').map(prob), 'P(paths that succeed)'),
+    'probability',
+  );
+  const onTime = figure(
+    sum(
+      paths.filter((p) => p.onTime).map(prob),
+      `P(paths that succeed within deadlineSeconds = ${input.deadlineSeconds})`,
+    ),
+    'probability',
+  );
+  const spend = figure(
+    sum(
+      paths.map((p) => mul(prob(p), named(`cost${p.index}`, p.cost))),
+      'P × cost over all paths',
+    ),
+    'cost',
+  );
   const perSuccess = (name: string, odds: Figure): Figure =>
-    odds.value === 0 ? chosen(Number.POSITIVE_INFINITY, 'cost', `no path ${name}: ${odds.formula}`) : figure(div(named('expectedSpend', spend), named(name, odds)), 'cost');
+    odds.value === 0
+      ? chosen(Number.POSITIVE_INFINITY, 'cost', `no path ${name}: ${odds.formula}`)
+      : figure(div(named('expectedSpend', spend), named(name, odds)), 'cost');
   const result = {
     successProbability: success,
     onTimeSuccessProbability: onTime,
     expectedSpend: spend,
-    expectedSeconds: figure(sum(paths.map((p) => mul(prob(p), named(`seconds${p.index}`, p.seconds))), 'P × seconds over all paths'), 's'),
+    expectedSeconds: figure(
+      sum(
+        paths.map((p) => mul(prob(p), named(`seconds${p.index}`, p.seconds))),
+        'P × seconds over all paths',
+      ),
+      's',
+    ),
     costPerSuccess: perSuccess('successProbability', success),
     costPerOnTimeSuccess: perSuccess('onTimeSuccessProbability', onTime),
     paths,
@@ -126,9 +180,15 @@ export function planRecoveryTree(input: RecoveryTreeInput): RecoveryTreeResult {
 
 function recommend(r: Omit<RecoveryTreeResult, 'recommendation'>): string {
   const head = `${percent(r.successProbability.value)} of tasks succeed, ${percent(r.onTimeSuccessProbability.value)} on time; each success costs ${brief(r.costPerSuccess.value)} and each on-time success ${brief(r.costPerOnTimeSuccess.value)}.`;
-  const late = r.paths.filter((p) => p.outcome === 'success' && !p.onTime).sort((a, b) => b.probability.value - a.probability.value)[0];
-  const lost = r.paths.filter((p) => p.outcome === 'gave up').sort((a, b) => b.probability.value - a.probability.value)[0];
-  const worst = [late, lost].filter((p) => p !== undefined).sort((a, b) => b.probability.value - a.probability.value)[0];
+  const late = r.paths
+    .filter((p) => p.outcome === 'success' && !p.onTime)
+    .sort((a, b) => b.probability.value - a.probability.value)[0];
+  const lost = r.paths
+    .filter((p) => p.outcome === 'gave up')
+    .sort((a, b) => b.probability.value - a.probability.value)[0];
+  const worst = [late, lost]
+    .filter((p) => p !== undefined)
+    .sort((a, b) => b.probability.value - a.probability.value)[0];
   if (worst === undefined) return head;
   const what = worst.outcome === 'success' ? 'misses the deadline' : 'gives up';
   return `${head} The likeliest miss ${what}: ${worst.attempts.join(' → ')} (${percent(worst.probability.value)}).`;

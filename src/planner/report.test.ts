@@ -6,8 +6,19 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { formatReport, plan, type Scenario } from './index.ts';
 
-const example = (name: string): Scenario => JSON.parse(readFileSync(new URL(`../../examples/${name}`, import.meta.url), 'utf8'));
-const TITLES = ['Workload and capacity', 'Pause an idle environment', 'Prewarm environments', 'Commit batching', 'Recovery tree', 'Restart', 'Routing across model replicas', 'Burst of simultaneous calls', 'Provider quota'];
+const example = (name: string): Scenario =>
+  JSON.parse(readFileSync(new URL(`../../examples/${name}`, import.meta.url), 'utf8'));
+const TITLES = [
+  'Workload and capacity',
+  'Pause an idle environment',
+  'Prewarm environments',
+  'Commit batching',
+  'Recovery tree',
+  'Restart',
+  'Routing across model replicas',
+  'Burst of simultaneous calls',
+  'Provider quota',
+];
 
 describe('formatReport', () => {
   const result = plan(example('plan-agents.json'));
@@ -22,16 +33,25 @@ describe('formatReport', () => {
   });
 
   it('has one table per section, in order, each closed by its recommendation', () => {
-    const titles = lines.filter((l) => l.startsWith('== ')).map((l) => l.replace(/^== (.*?)( \(.*\))? ==$/, '$1'));
+    const titles = lines
+      .filter((l) => l.startsWith('== '))
+      .map((l) => l.replace(/^== (.*?)( \(.*\))? ==$/, '$1'));
     assert.deepEqual(titles, TITLES);
-    for (const r of [result.sections.pause!.recommendation, result.sections.quota!.recommendation]) assert.ok(lines.includes(`→ ${r}`), r);
+    for (const r of [result.sections.pause!.recommendation, result.sections.quota!.recommendation])
+      assert.ok(lines.includes(`→ ${r}`), r);
     assert.equal(lines.filter((l) => l.startsWith('→ ')).length, TITLES.length);
   });
 
   it('prints the formula next to each figure', () => {
     const demand = lines.find((l) => l.includes('environmentsInUse × env.memoryGiB = 220 × 2'));
     assert.match(demand ?? '', /440 GiB {2}environmentsInUse/);
-    assert.ok(lines.some((l) => /2\.327 tasks\/s {2}capacity\.memoryGiB ÷ \(envHeldSecondsPerTask × env\.memoryGiB\) = 512 ÷ \(110 × 2\)/.test(l)));
+    assert.ok(
+      lines.some((l) =>
+        /2\.327 tasks\/s {2}capacity\.memoryGiB ÷ \(envHeldSecondsPerTask × env\.memoryGiB\) = 512 ÷ \(110 × 2\)/.test(
+          l,
+        ),
+      ),
+    );
   });
 
   it('marks the bottleneck and the choices', () => {
@@ -45,7 +65,13 @@ describe('formatReport', () => {
 
   it('writes "never" for a queue that never drains and flags over-capacity in the headline', () => {
     const s = example('plan-agents.json');
-    const over = formatReport(plan({ ...s, workload: { ...s.workload, arrivalPerSec: 3 }, restart: { arrivalPerSec: 3, serviceRatePerSec: 2, startupSeconds: 10 } }));
+    const over = formatReport(
+      plan({
+        ...s,
+        workload: { ...s.workload, arrivalPerSec: 3 },
+        restart: { arrivalPerSec: 3, serviceRatePerSec: 2, startupSeconds: 10 },
+      }),
+    );
     assert.match(over, /^Bottleneck: memoryGiB \(128\.9% of capacity: OVER CAPACITY\)$/m); // 3 × 220 GiB·s = 660 GiB of 512
     assert.match(over, /drain time +never {2}never: serviceRatePerSec ≤ arrivalPerSec/);
   });
@@ -53,7 +79,10 @@ describe('formatReport', () => {
   it('without capacity, reports demand and asks for capacity', () => {
     const { capacity: _omitted, ...rest } = example('plan-minimal.json');
     const report = formatReport(plan(rest));
-    assert.match(report, /^Recommendation: Demand is 10\.5 cores, 16 model slots and 29 GiB; add a "capacity" section/m);
+    assert.match(
+      report,
+      /^Recommendation: Demand is 10\.5 cores, 16 model slots and 29 GiB; add a "capacity" section/m,
+    );
     assert.doesNotMatch(report, /utilization/);
   });
 });

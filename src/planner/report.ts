@@ -26,9 +26,21 @@ interface Table {
   recommendation: string;
 }
 
-const fig = (group: string, label: string, f: Figure, highlight = false, value = cell(f.value, f.unit)): Row => ({ group, label, value, formula: f.formula, highlight });
-const verdict = (group: string, label: string, v: Verdict): Row => ({ group, label, value: v.value ? 'yes' : 'no', formula: v.formula });
-const orNever = (f: Figure): string => (f.value === Number.POSITIVE_INFINITY ? 'never' : cell(f.value, f.unit));
+const fig = (
+  group: string,
+  label: string,
+  f: Figure,
+  highlight = false,
+  value = cell(f.value, f.unit),
+): Row => ({ group, label, value, formula: f.formula, highlight });
+const verdict = (group: string, label: string, v: Verdict): Row => ({
+  group,
+  label,
+  value: v.value ? 'yes' : 'no',
+  formula: v.formula,
+});
+const orNever = (f: Figure): string =>
+  f.value === Number.POSITIVE_INFINITY ? 'never' : cell(f.value, f.unit);
 
 /**
  * The readable report: a headline (bottleneck and recommendation), then one table per section
@@ -58,7 +70,10 @@ function headline(c: CapacityResult): string[] {
   const recommendation = `Recommendation: ${c.recommendation}`;
   if (c.bottleneck === null || c.resources === null) return [recommendation];
   const utilization = c.resources[c.bottleneck].utilization.value;
-  return [`Bottleneck: ${c.bottleneck} (${percent(utilization)} of capacity${utilization > 1 ? ': OVER CAPACITY' : ''})`, recommendation];
+  return [
+    `Bottleneck: ${c.bottleneck} (${percent(utilization)} of capacity${utilization > 1 ? ': OVER CAPACITY' : ''})`,
+    recommendation,
+  ];
 }
 
 function tableOf(name: SectionName, s: PlanSections): Table | undefined {
@@ -76,7 +91,13 @@ function tableOf(name: SectionName, s: PlanSections): Table | undefined {
         fig('', 'net saving', p.netSaving),
         verdict('', 'pausing pays', p.pays),
         fig('', 'delay to next tool call', p.addedDelaySeconds),
-        fig('', 'pays for idle gaps over', p.breakEvenIdleSeconds, false, orNever(p.breakEvenIdleSeconds)),
+        fig(
+          '',
+          'pays for idle gaps over',
+          p.breakEvenIdleSeconds,
+          false,
+          orNever(p.breakEvenIdleSeconds),
+        ),
       ];
       return { title: 'Pause an idle environment', rows, recommendation: p.recommendation };
     }
@@ -87,7 +108,10 @@ function tableOf(name: SectionName, s: PlanSections): Table | undefined {
       for (const lead of p.leads) {
         const best = lead.leadSeconds === p.bestLeadSeconds.value;
         const group = `lead ${cell(lead.leadSeconds, 's')}${best ? ' (best)' : ''}`;
-        rows.push(fig(group, 'expected wait', lead.expectedWaitSeconds, best), fig('', 'extra GiB·s per call', lead.extraGiBSecondsPerCall, best));
+        rows.push(
+          fig(group, 'expected wait', lead.expectedWaitSeconds, best),
+          fig('', 'extra GiB·s per call', lead.extraGiBSecondsPerCall, best),
+        );
       }
       rows.push(fig('choice', 'best lead', p.bestLeadSeconds, true));
       return { title: 'Prewarm environments', rows, recommendation: p.recommendation };
@@ -99,13 +123,21 @@ function tableOf(name: SectionName, s: PlanSections): Table | undefined {
       for (const b of c.batchSizes) {
         const chosen = b.batchSize === c.recommendedBatchSize.value;
         rows.push(
-          fig(`batch ${b.batchSize}${chosen ? ' (recommended)' : ''}`, 'commits', b.batches, chosen),
+          fig(
+            `batch ${b.batchSize}${chosen ? ' (recommended)' : ''}`,
+            'commits',
+            b.batches,
+            chosen,
+          ),
           fig('', 'commit time', b.commitMs, chosen),
           fig('', 'total time', b.totalMs, chosen),
           fig('', 'worst redone work', b.worstRedoneWorkMs, chosen),
         );
       }
-      rows.push(fig('choice', 'fastest batch size', c.fastestBatchSize), fig('', 'recommended batch size', c.recommendedBatchSize, true));
+      rows.push(
+        fig('choice', 'fastest batch size', c.fastestBatchSize),
+        fig('', 'recommended batch size', c.recommendedBatchSize, true),
+      );
       return { title: 'Commit batching', rows, recommendation: c.recommendation };
     }
     case 'recoveryTree': {
@@ -120,7 +152,8 @@ function tableOf(name: SectionName, s: PlanSections): Table | undefined {
         fig('', 'cost per on-time success', r.costPerOnTimeSuccess),
       ];
       for (const p of r.paths) {
-        const outcome = p.outcome === 'gave up' ? 'gave up' : p.onTime ? 'success, on time' : 'success, late';
+        const outcome =
+          p.outcome === 'gave up' ? 'gave up' : p.onTime ? 'success, on time' : 'success, late';
         rows.push(
           fig(`P${p.index} ${p.attempts.join(' → ')}: ${outcome}`, 'probability', p.probability),
           fig('', 'cost', p.cost),
@@ -148,11 +181,22 @@ function tableOf(name: SectionName, s: PlanSections): Table | undefined {
         const isChoice = replica.name === r.choice;
         const flip = replica.flipQueueMs;
         rows.push(
-          fig(`${replica.name}${isChoice ? ' (choice)' : ''}`, 'expected prefill', replica.expectedPrefillMs, isChoice),
+          fig(
+            `${replica.name}${isChoice ? ' (choice)' : ''}`,
+            'expected prefill',
+            replica.expectedPrefillMs,
+            isChoice,
+          ),
           fig('', 'estimated total', replica.totalMs, isChoice),
           isChoice
             ? fig('', 'loses when its queue passes', flip, true, orNever(flip))
-            : fig('', 'would win below queue', flip, false, flip.value < 0 ? 'never' : cell(flip.value, flip.unit)),
+            : fig(
+                '',
+                'would win below queue',
+                flip,
+                false,
+                flip.value < 0 ? 'never' : cell(flip.value, flip.unit),
+              ),
         );
       }
       return { title: 'Routing across model replicas', rows, recommendation: r.recommendation };
@@ -204,18 +248,50 @@ function capacityTable(c: CapacityResult): Table {
     const group = `${r}${isBottleneck ? ' (bottleneck)' : ''}`;
     const use = c.resources?.[r];
     if (use === undefined) rows.push(fig(group, 'demand', c.demand[r]));
-    else rows.push(fig(group, 'demand', use.demand, isBottleneck), fig('', 'capacity', use.capacity, isBottleneck), fig('', 'utilization', use.utilization, isBottleneck));
+    else
+      rows.push(
+        fig(group, 'demand', use.demand, isBottleneck),
+        fig('', 'capacity', use.capacity, isBottleneck),
+        fig('', 'utilization', use.utilization, isBottleneck),
+      );
   }
-  rows.push(fig('per task', 'task duration', c.taskSeconds), fig('', 'environment held', c.envHeldSecondsPerTask), fig('', 'environment GiB·s', c.envGiBSecondsPerTask));
-  if (c.pausesDuringModelWait !== null) rows.push(verdict('', 'pauses in each model wait', c.pausesDuringModelWait));
-  rows.push(fig('steady state', 'environments in use', c.environmentsInUse), fig('', 'environments created', c.environmentsCreatedPerSec));
+  rows.push(
+    fig('per task', 'task duration', c.taskSeconds),
+    fig('', 'environment held', c.envHeldSecondsPerTask),
+    fig('', 'environment GiB·s', c.envGiBSecondsPerTask),
+  );
+  if (c.pausesDuringModelWait !== null)
+    rows.push(verdict('', 'pauses in each model wait', c.pausesDuringModelWait));
+  rows.push(
+    fig('steady state', 'environments in use', c.environmentsInUse),
+    fig('', 'environments created', c.environmentsCreatedPerSec),
+  );
   if (c.maxArrivalPerSec !== null) rows.push(fig('', 'max arrival rate', c.maxArrivalPerSec, true));
   for (const p of c.policies) {
     const current = p.policy === c.policy;
-    rows.push(fig(`policy ${p.policy}${current ? ' (current)' : ''}`, 'environment GiB·s', p.envGiBSecondsPerTask), fig('', 'memory demand', p.memoryGiB), fig('', 'CPU demand', p.cpuCores));
-    if (p.maxArrivalPerSec !== null) rows.push(fig('', `max arrival rate${p.bottleneck === null ? '' : ` (${p.bottleneck})`}`, p.maxArrivalPerSec));
+    rows.push(
+      fig(
+        `policy ${p.policy}${current ? ' (current)' : ''}`,
+        'environment GiB·s',
+        p.envGiBSecondsPerTask,
+      ),
+      fig('', 'memory demand', p.memoryGiB),
+      fig('', 'CPU demand', p.cpuCores),
+    );
+    if (p.maxArrivalPerSec !== null)
+      rows.push(
+        fig(
+          '',
+          `max arrival rate${p.bottleneck === null ? '' : ` (${p.bottleneck})`}`,
+          p.maxArrivalPerSec,
+        ),
+      );
   }
-  return { title: `Workload and capacity (policy: ${c.policy})`, rows, recommendation: c.recommendation };
+  return {
+    title: `Workload and capacity (policy: ${c.policy})`,
+    rows,
+    recommendation: c.recommendation,
+  };
 }
 
 /**
@@ -226,7 +302,8 @@ function renderTable(table: Table): string[] {
   const grouped = table.rows.some((r) => r.group !== '');
   const indent = grouped ? '    ' : '';
   const length = (text: string) => [...text].length;
-  const labelWidth = Math.max(length('figure'), ...table.rows.map((r) => length(r.label))) + indent.length;
+  const labelWidth =
+    Math.max(length('figure'), ...table.rows.map((r) => length(r.label))) + indent.length;
   const valueWidth = Math.max(length('value'), ...table.rows.map((r) => length(r.value)));
   const mark = (highlight: boolean | undefined) => (highlight === true ? HIGHLIGHT : ' ');
   const line = (m: string, label: string, value: string, formula: string) =>

@@ -13,7 +13,10 @@ describe('planRestart', () => {
     assert.equal(r.drains.value, true);
     close(r.drainSeconds.value, 160); // 80 ÷ (2.5 − 2)
     close(r.recoverySeconds.value, 200); // 40 + 160
-    assert.equal(r.drainSeconds.formula, 'backlogAtReady ÷ (serviceRatePerSec − arrivalPerSec) = 80 ÷ (2.5 − 2)');
+    assert.equal(
+      r.drainSeconds.formula,
+      'backlogAtReady ÷ (serviceRatePerSec − arrivalPerSec) = 80 ÷ (2.5 − 2)',
+    );
   });
 
   it('never drains when the service cannot outpace arrivals', () => {
@@ -40,7 +43,10 @@ describe('planRestart properties', () => {
       fc.property(restartArb(), amount(300), amount(100), (input, slower, faster) => {
         const r = planRestart(input);
         const slow = planRestart({ ...input, startupSeconds: input.startupSeconds + slower });
-        const quick = planRestart({ ...input, serviceRatePerSec: input.serviceRatePerSec + faster });
+        const quick = planRestart({
+          ...input,
+          serviceRatePerSec: input.serviceRatePerSec + faster,
+        });
         assert.ok(slow.backlogAtReady.value >= r.backlogAtReady.value);
         assert.ok(slow.drainSeconds.value >= r.drainSeconds.value);
         assert.ok(quick.drainSeconds.value <= r.drainSeconds.value);

@@ -7,8 +7,17 @@ import { amount, close, routing as routingArb } from './arbitraries.test.ts';
 import { planRouting } from './routing.ts';
 import type { RoutingInput } from './scenario.ts';
 
-const replica = (name: string, queueMs: number, cacheHit: number) => ({ name, queueMs, cacheHit, prefillHitMs: 40, prefillMissMs: 600 });
-const INPUT: RoutingInput = { networkMs: 2, replicas: [replica('a', 120, 0.9), replica('b', 30, 0.1), replica('c', 60, 0.5)] };
+const replica = (name: string, queueMs: number, cacheHit: number) => ({
+  name,
+  queueMs,
+  cacheHit,
+  prefillHitMs: 40,
+  prefillMissMs: 600,
+});
+const INPUT: RoutingInput = {
+  networkMs: 2,
+  replicas: [replica('a', 120, 0.9), replica('b', 30, 0.1), replica('c', 60, 0.5)],
+};
 
 describe('planRouting', () => {
   it('estimates each replica and picks the least total', () => {
@@ -21,11 +30,18 @@ describe('planRouting', () => {
     assert.equal(r.choice, 'a');
     close(a!.flipQueueMs.value, 284); // c's 382 − (218 − 120): a's queue may grow by 164 ms
     close(b!.flipQueueMs.value, 218 - (576 - 30)); // −328: b cannot win on queue alone
-    assert.match(r.recommendation, /^Route to a \(218 ms against 382 ms on c\); that holds until its queue passes 284 ms\.$/);
+    assert.match(
+      r.recommendation,
+      /^Route to a \(218 ms against 382 ms on c\); that holds until its queue passes 284 ms\.$/,
+    );
   });
 
   it('a tie goes to the replica listed first; a lone replica never flips', () => {
-    assert.equal(planRouting({ networkMs: 0, replicas: [replica('x', 10, 0.5), replica('y', 10, 0.5)] }).choice, 'x');
+    assert.equal(
+      planRouting({ networkMs: 0, replicas: [replica('x', 10, 0.5), replica('y', 10, 0.5)] })
+        .choice,
+      'x',
+    );
     const alone = planRouting({ networkMs: 0, replicas: [replica('only', 10, 0)] });
     assert.equal(alone.replicas[0]!.flipQueueMs.value, Number.POSITIVE_INFINITY);
   });
@@ -38,12 +54,15 @@ describe('planRouting properties', () => {
         const i = pick % input.replicas.length;
         const longer = structuredClone(input);
         longer.replicas[i]!.queueMs += more;
-        assert.ok(planRouting(longer).replicas[i]!.totalMs.value >= planRouting(input).replicas[i]!.totalMs.value);
+        assert.ok(
+          planRouting(longer).replicas[i]!.totalMs.value >=
+            planRouting(input).replicas[i]!.totalMs.value,
+        );
       }),
     );
   });
 
-  it("the chosen replica loses the choice once its queue passes the flip point, and keeps it below", () => {
+  it('the chosen replica loses the choice once its queue passes the flip point, and keeps it below', () => {
     const MARGIN_MS = 1;
     fc.assert(
       fc.property(routingArb(), (input) => {

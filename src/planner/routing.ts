@@ -34,15 +34,38 @@ export function planRouting(input: RoutingInput): RoutingResult {
   const network = named('networkMs', input.networkMs);
   const estimates = input.replicas.map((replica): Estimate => {
     const hit = named(`cacheHit(${replica.name})`, replica.cacheHit);
-    const prefill = figure(add(mul(hit, named(`prefillHitMs(${replica.name})`, replica.prefillHitMs)), mul(sub(constant(1), hit), named(`prefillMissMs(${replica.name})`, replica.prefillMissMs))), 'ms');
-    const total = figure(add(network, named(`queueMs(${replica.name})`, replica.queueMs), named(`expectedPrefillMs(${replica.name})`, prefill)), 'ms');
+    const prefill = figure(
+      add(
+        mul(hit, named(`prefillHitMs(${replica.name})`, replica.prefillHitMs)),
+        mul(sub(constant(1), hit), named(`prefillMissMs(${replica.name})`, replica.prefillMissMs)),
+      ),
+      'ms',
+    );
+    const total = figure(
+      add(
+        network,
+        named(`queueMs(${replica.name})`, replica.queueMs),
+        named(`expectedPrefillMs(${replica.name})`, prefill),
+      ),
+      'ms',
+    );
     return { replica, prefill, total };
   });
   // Strictly less: a tie keeps the earlier replica, so the listed order is the tie-break.
   const best = estimates.reduce((a, b) => (b.total.value < a.total.value ? b : a));
   const others = estimates.filter((e) => e !== best);
-  const runnerUp = others.length === 0 ? undefined : others.reduce((a, b) => (b.total.value < a.total.value ? b : a));
-  const replicas = estimates.map((e): RoutedReplica => ({ name: e.replica.name, expectedPrefillMs: e.prefill, totalMs: e.total, flipQueueMs: flipQueue(e, e === best ? runnerUp : best) }));
+  const runnerUp =
+    others.length === 0
+      ? undefined
+      : others.reduce((a, b) => (b.total.value < a.total.value ? b : a));
+  const replicas = estimates.map(
+    (e): RoutedReplica => ({
+      name: e.replica.name,
+      expectedPrefillMs: e.prefill,
+      totalMs: e.total,
+      flipQueueMs: flipQueue(e, e === best ? runnerUp : best),
+    }),
+  );
   const flip = replicas[estimates.indexOf(best)]!.flipQueueMs;
   const recommendation =
     runnerUp === undefined
@@ -53,7 +76,8 @@ export function planRouting(input: RoutingInput): RoutingResult {
 
 /** The queue of `e` at which its total equals `rival`'s: rival total − (e's total − e's queue). */
 function flipQueue(e: Estimate, rival: Estimate | undefined): Figure {
-  if (rival === undefined) return chosen(Number.POSITIVE_INFINITY, 'ms', 'no other replica: the choice never flips');
+  if (rival === undefined)
+    return chosen(Number.POSITIVE_INFINITY, 'ms', 'no other replica: the choice never flips');
   const own = named(`totalMs(${e.replica.name})`, e.total);
   const queue = named(`queueMs(${e.replica.name})`, e.replica.queueMs);
   return figure(sub(named(`totalMs(${rival.replica.name})`, rival.total), sub(own, queue)), 'ms');

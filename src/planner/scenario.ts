@@ -21,20 +21,36 @@ export const RECOVERY_TREE_MAX_DEPTH = 32;
 export const LIST_MAX_ITEMS = 1_000;
 export const NAME_MAX_CHARS = 200;
 
-const number = () => z.number({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a number') });
-const nonnegative = () => number().min(0, 'must be ≥ 0 (rates, durations, sizes and costs cannot be negative)');
+const number = () =>
+  z.number({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a number') });
+const nonnegative = () =>
+  number().min(0, 'must be ≥ 0 (rates, durations, sizes and costs cannot be negative)');
 const positive = () => number().gt(0, 'must be > 0 (a limit of zero admits nothing)');
-const probability = () => number().min(0, 'is a probability: must be in [0, 1]').max(1, 'is a probability: must be in [0, 1]');
-const wholeNumber = (min: number) => number().int('must be a whole number').min(min, `must be ≥ ${min}`);
-const name = () => z.string({ error: (i) => (i.input === undefined ? 'is required' : 'must be a string') }).min(1, 'must not be empty').max(NAME_MAX_CHARS);
-const list = <T extends z.ZodType>(item: T) => z.array(item).min(1, 'must list at least one item').max(LIST_MAX_ITEMS, `must list at most ${LIST_MAX_ITEMS} items`);
+const probability = () =>
+  number()
+    .min(0, 'is a probability: must be in [0, 1]')
+    .max(1, 'is a probability: must be in [0, 1]');
+const wholeNumber = (min: number) =>
+  number().int('must be a whole number').min(min, `must be ≥ ${min}`);
+const name = () =>
+  z
+    .string({ error: (i) => (i.input === undefined ? 'is required' : 'must be a string') })
+    .min(1, 'must not be empty')
+    .max(NAME_MAX_CHARS);
+const list = <T extends z.ZodType>(item: T) =>
+  z
+    .array(item)
+    .min(1, 'must list at least one item')
+    .max(LIST_MAX_ITEMS, `must list at most ${LIST_MAX_ITEMS} items`);
 
 export const ENV_POLICIES = ['resident', 'rebuild', 'pause'] as const;
 export type EnvPolicy = (typeof ENV_POLICIES)[number];
 
 const EnvSchema = z.strictObject({
   memoryGiB: nonnegative(),
-  policy: z.enum(ENV_POLICIES, { error: `must be one of ${ENV_POLICIES.map((p) => `'${p}'`).join(', ')}` }),
+  policy: z.enum(ENV_POLICIES, {
+    error: `must be one of ${ENV_POLICIES.map((p) => `'${p}'`).join(', ')}`,
+  }),
   prepSeconds: nonnegative(),
   prepCpuSeconds: nonnegative(),
   pauseSecondsPerGiB: nonnegative(),
@@ -49,7 +65,11 @@ const WorkloadSchema = z.strictObject({
   env: EnvSchema,
 });
 
-const CapacitySchema = z.strictObject({ cpuCores: positive(), memoryGiB: positive(), modelSlots: positive() });
+const CapacitySchema = z.strictObject({
+  cpuCores: positive(),
+  memoryGiB: positive(),
+  modelSlots: positive(),
+});
 
 const PauseSchema = z.strictObject({
   memoryGiB: nonnegative(),
@@ -108,13 +128,21 @@ const AttemptSchema: z.ZodType<Attempt> = z
     if (branches.length === 0) return; // no branches: every failure gives up
     const total = branches.reduce((s, b) => s + b.share, 0);
     if (Math.abs(total - 1) > SHARE_SUM_TOLERANCE) {
-      ctx.addIssue({ code: 'custom', path: ['onFailure'], message: `shares sum to ${total}; they must sum to 1 (±${SHARE_SUM_TOLERANCE.toExponential()}); a share that gives up has no "next"` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['onFailure'],
+        message: `shares sum to ${total}; they must sum to 1 (±${SHARE_SUM_TOLERANCE.toExponential()}); a share that gives up has no "next"`,
+      });
     }
   });
 
 const RecoveryTreeSchema = z.strictObject({ deadlineSeconds: nonnegative(), root: AttemptSchema });
 
-const RestartSchema = z.strictObject({ arrivalPerSec: nonnegative(), serviceRatePerSec: nonnegative(), startupSeconds: nonnegative() });
+const RestartSchema = z.strictObject({
+  arrivalPerSec: nonnegative(),
+  serviceRatePerSec: nonnegative(),
+  startupSeconds: nonnegative(),
+});
 
 const ReplicaSchema = z.strictObject({
   name: name(),
@@ -129,13 +157,22 @@ const RoutingSchema = z.strictObject({
   replicas: list(ReplicaSchema).superRefine((replicas, ctx) => {
     const seen = new Set<string>();
     replicas.forEach((r, i) => {
-      if (seen.has(r.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `repeats the replica name '${r.name}'` });
+      if (seen.has(r.name))
+        ctx.addIssue({
+          code: 'custom',
+          path: [i, 'name'],
+          message: `repeats the replica name '${r.name}'`,
+        });
       seen.add(r.name);
     });
   }),
 });
 
-const BurstSchema = z.strictObject({ calls: wholeNumber(0), secondsPerCall: nonnegative(), cores: wholeNumber(1) });
+const BurstSchema = z.strictObject({
+  calls: wholeNumber(0),
+  secondsPerCall: nonnegative(),
+  cores: wholeNumber(1),
+});
 
 const QuotaSchema = z.strictObject({
   activeRuns: wholeNumber(0),
@@ -150,7 +187,10 @@ const QuotaSchema = z.strictObject({
 
 /** The whole scenario: `workload` is required, every other section is optional and independent. */
 export const ScenarioSchema = z.strictObject({
-  description: z.string().max(10 * NAME_MAX_CHARS).optional(),
+  description: z
+    .string()
+    .max(10 * NAME_MAX_CHARS)
+    .optional(),
   workload: WorkloadSchema,
   capacity: CapacitySchema.optional(),
   pause: PauseSchema.optional(),
@@ -189,7 +229,11 @@ export class ScenarioError extends KeelError {
   readonly issues: readonly ScenarioIssue[];
 
   constructor(issues: readonly ScenarioIssue[]) {
-    super('validation_failed', `invalid scenario:\n  ${issues.map((i) => `${i.path}: ${i.reason}`).join('\n  ')}`, { details: { issues } });
+    super(
+      'validation_failed',
+      `invalid scenario:\n  ${issues.map((i) => `${i.path}: ${i.reason}`).join('\n  ')}`,
+      { details: { issues } },
+    );
     this.issues = issues;
   }
 }
@@ -219,7 +263,8 @@ function defaultReason(issue: z.core.$ZodRawIssue): string | undefined {
 
 export function formatPath(path: readonly PropertyKey[]): string {
   let text = '';
-  for (const key of path) text += typeof key === 'number' ? `[${key}]` : `${text === '' ? '' : '.'}${String(key)}`;
+  for (const key of path)
+    text += typeof key === 'number' ? `[${key}]` : `${text === '' ? '' : '.'}${String(key)}`;
   return text === '' ? '(scenario)' : text;
 }
 
@@ -227,7 +272,10 @@ function toScenarioIssues(issue: z.core.$ZodIssue): ScenarioIssue[] {
   if (issue.code === 'unrecognized_keys') {
     const allowed = allowedFields(issue.path);
     const hint = allowed.length > 0 ? `; known fields here: ${allowed.join(', ')}` : '';
-    return issue.keys.map((key) => ({ path: formatPath([...issue.path, key]), reason: `unknown field${hint}` }));
+    return issue.keys.map((key) => ({
+      path: formatPath([...issue.path, key]),
+      reason: `unknown field${hint}`,
+    }));
   }
   return [{ path: formatPath(issue.path), reason: issue.message }];
 }
@@ -237,8 +285,10 @@ function allowedFields(path: readonly PropertyKey[]): string[] {
   let schema: z.ZodType = ScenarioSchema;
   for (const key of path) {
     schema = unwrap(schema);
-    if (schema instanceof z.ZodObject && typeof key === 'string') schema = (schema.shape as Record<string, z.ZodType>)[key] ?? z.never();
-    else if (schema instanceof z.ZodArray && typeof key === 'number') schema = schema.element as z.ZodType;
+    if (schema instanceof z.ZodObject && typeof key === 'string')
+      schema = (schema.shape as Record<string, z.ZodType>)[key] ?? z.never();
+    else if (schema instanceof z.ZodArray && typeof key === 'number')
+      schema = schema.element as z.ZodType;
     else return [];
   }
   schema = unwrap(schema);
@@ -256,14 +306,24 @@ function unwrap(schema: z.ZodType): z.ZodType {
 function recoveryTreeSizeIssue(input: unknown): ScenarioIssue | undefined {
   const root = field(field(input, 'recoveryTree'), 'root');
   if (root === undefined) return undefined;
-  const pending: Array<{ node: unknown; path: PropertyKey[] }> = [{ node: root, path: ['recoveryTree', 'root'] }];
+  const pending: Array<{ node: unknown; path: PropertyKey[] }> = [
+    { node: root, path: ['recoveryTree', 'root'] },
+  ];
   let attempts = 0;
   while (pending.length > 0) {
     const { node, path } = pending.pop()!;
     attempts += 1;
     const depth = path.filter((k) => k === 'next').length + 1;
-    if (depth > RECOVERY_TREE_MAX_DEPTH) return { path: 'recoveryTree.root', reason: `nests attempts deeper than ${RECOVERY_TREE_MAX_DEPTH} levels` };
-    if (attempts > RECOVERY_TREE_MAX_ATTEMPTS) return { path: 'recoveryTree', reason: `the recovery tree has more than ${RECOVERY_TREE_MAX_ATTEMPTS} attempts` };
+    if (depth > RECOVERY_TREE_MAX_DEPTH)
+      return {
+        path: 'recoveryTree.root',
+        reason: `nests attempts deeper than ${RECOVERY_TREE_MAX_DEPTH} levels`,
+      };
+    if (attempts > RECOVERY_TREE_MAX_ATTEMPTS)
+      return {
+        path: 'recoveryTree',
+        reason: `the recovery tree has more than ${RECOVERY_TREE_MAX_ATTEMPTS} attempts`,
+      };
     const branches = field(node, 'onFailure');
     if (!Array.isArray(branches)) continue;
     branches.slice(0, LIST_MAX_ITEMS).forEach((branch, i) => {
@@ -275,5 +335,7 @@ function recoveryTreeSizeIssue(input: unknown): ScenarioIssue | undefined {
 }
 
 function field(value: unknown, key: string): unknown {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>)[key] : undefined;
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)[key]
+    : undefined;
 }

@@ -17,7 +17,15 @@ export interface RunAccounting {
   executions: number;
 }
 
-export const emptyAccounting = (): RunAccounting => ({ gibSeconds: 0, cpuSeconds: 0, peakMemoryBytes: 0, wallMs: 0, coldStarts: 0, warmStarts: 0, executions: 0 });
+export const emptyAccounting = (): RunAccounting => ({
+  gibSeconds: 0,
+  cpuSeconds: 0,
+  peakMemoryBytes: 0,
+  wallMs: 0,
+  coldStarts: 0,
+  warmStarts: 0,
+  executions: 0,
+});
 
 /** Follows one environment while it exists, adding its memory-time to `into`. */
 export class MemoryMeter {

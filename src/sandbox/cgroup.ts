@@ -3,7 +3,14 @@
 // and killing. Killing never trusts one SIGKILL: a fork bomb's children outlive their parent, so it
 // freezes, kills every member, thaws and repeats until cgroup.procs is empty. It must never touch a
 // cgroup it did not create.
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmdirSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 
@@ -32,17 +39,23 @@ export interface CgroupCounters {
 }
 
 /** Which cgroup layout this host has, or why sandboxes cannot get one. */
-export function detectCgroups(): { ok: true; version: CgroupVersion } | { ok: false; reason: string } {
+export function detectCgroups():
+  | { ok: true; version: CgroupVersion }
+  | { ok: false; reason: string } {
   if (existsSync(join(CGROUP_ROOT, 'cgroup.controllers'))) {
     const controllers = readFileSync(join(CGROUP_ROOT, 'cgroup.controllers'), 'utf8');
     for (const needed of ['memory', 'pids', 'cpu']) {
-      if (!controllers.includes(needed)) return { ok: false, reason: `cgroup v2 controller ${needed} is not enabled` };
+      if (!controllers.includes(needed))
+        return { ok: false, reason: `cgroup v2 controller ${needed} is not enabled` };
     }
     return { ok: true, version: 'v2' };
   }
   for (const controller of V1_CONTROLLERS) {
     if (!existsSync(join(CGROUP_ROOT, controller, 'cgroup.procs'))) {
-      return { ok: false, reason: `cgroup v1 controller ${controller} is not mounted at ${join(CGROUP_ROOT, controller)}` };
+      return {
+        ok: false,
+        reason: `cgroup v1 controller ${controller} is not mounted at ${join(CGROUP_ROOT, controller)}`,
+      };
     }
   }
   return { ok: true, version: 'v1' };
@@ -58,8 +71,17 @@ export class Cgroup {
   private constructor(name: string, version: CgroupVersion) {
     this.name = name;
     this.version = version;
-    const dir = (controller: string) => version === 'v2' ? join(CGROUP_ROOT, KEEL_PARENT, name) : join(CGROUP_ROOT, controller, KEEL_PARENT, name);
-    this.dirs = { memory: dir('memory'), pids: dir('pids'), cpu: dir('cpu'), cpuacct: dir('cpuacct'), freezer: dir('freezer') };
+    const dir = (controller: string) =>
+      version === 'v2'
+        ? join(CGROUP_ROOT, KEEL_PARENT, name)
+        : join(CGROUP_ROOT, controller, KEEL_PARENT, name);
+    this.dirs = {
+      memory: dir('memory'),
+      pids: dir('pids'),
+      cpu: dir('cpu'),
+      cpuacct: dir('cpuacct'),
+      freezer: dir('freezer'),
+    };
   }
 
   static create(name: string, version: CgroupVersion, limits: CgroupLimits): Cgroup {
@@ -78,9 +100,12 @@ export class Cgroup {
 
   /** Names of the sandbox cgroups that exist on this host (any Keel process's). */
   static existingNames(version: CgroupVersion): string[] {
-    const parent = version === 'v2' ? join(CGROUP_ROOT, KEEL_PARENT) : join(CGROUP_ROOT, 'memory', KEEL_PARENT);
+    const parent =
+      version === 'v2' ? join(CGROUP_ROOT, KEEL_PARENT) : join(CGROUP_ROOT, 'memory', KEEL_PARENT);
     if (!existsSync(parent)) return [];
-    return readdirSync(parent, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+    return readdirSync(parent, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name);
   }
 
   /** A handle on an existing sandbox cgroup, to sweep one whose owner died. */
@@ -118,10 +143,14 @@ export class Cgroup {
   counters(): CgroupCounters {
     if (this.version === 'v2') {
       const memory = this.readNumber(this.dirs.memory, 'memory.current');
-      const peak = existsSync(join(this.dirs.memory, 'memory.peak')) ? this.readNumber(this.dirs.memory, 'memory.peak') : memory;
+      const peak = existsSync(join(this.dirs.memory, 'memory.peak'))
+        ? this.readNumber(this.dirs.memory, 'memory.peak')
+        : memory;
       const cpuUsec = keyed(this.read(this.dirs.cpu, 'cpu.stat'), 'usage_usec');
       return {
-        memoryBytes: memory, peakMemoryBytes: peak, cpuSeconds: cpuUsec / 1e6,
+        memoryBytes: memory,
+        peakMemoryBytes: peak,
+        cpuSeconds: cpuUsec / 1e6,
         oomKills: keyed(this.read(this.dirs.memory, 'memory.events'), 'oom_kill'),
         pidsLimitHits: keyed(this.read(this.dirs.pids, 'pids.events'), 'max'),
       };
@@ -137,7 +166,10 @@ export class Cgroup {
 
   pids(): number[] {
     const text = this.read(this.dirs.pids, 'cgroup.procs');
-    return text.split('\n').filter((line) => line !== '').map(Number);
+    return text
+      .split('\n')
+      .filter((line) => line !== '')
+      .map(Number);
   }
 
   /** Stops every member's CPU. Frees no memory: the accounting keeps charging a frozen sandbox. */

@@ -17,14 +17,28 @@ export interface EnvironmentParts {
  * Creates the cgroup, uid and workspace for an environment; undoes what it made if a later part
  * fails.
  */
-export async function createParts(spec: EnvironmentSpec, root: string, pidsOverhead = 0): Promise<EnvironmentParts> {
+export async function createParts(
+  spec: EnvironmentSpec,
+  root: string,
+  pidsOverhead = 0,
+): Promise<EnvironmentParts> {
   const cgroups = detectCgroups();
-  if (!cgroups.ok) throw new KeelError('sandbox_unavailable', `cannot create sandbox cgroups: ${cgroups.reason}`);
+  if (!cgroups.ok)
+    throw new KeelError('sandbox_unavailable', `cannot create sandbox cgroups: ${cgroups.reason}`);
   const uid = allocateUid();
   let cgroup: Cgroup | undefined;
   try {
-    cgroup = Cgroup.create(spec.id, cgroups.version, { memoryBytes: spec.limits.memoryBytes, pidsMax: spec.limits.pidsMax + pidsOverhead, cpus: spec.limits.cpus });
-    const workspace = await Workspace.create({ root, id: spec.id, uid, diskBytes: spec.limits.diskBytes });
+    cgroup = Cgroup.create(spec.id, cgroups.version, {
+      memoryBytes: spec.limits.memoryBytes,
+      pidsMax: spec.limits.pidsMax + pidsOverhead,
+      cpus: spec.limits.cpus,
+    });
+    const workspace = await Workspace.create({
+      root,
+      id: spec.id,
+      uid,
+      diskBytes: spec.limits.diskBytes,
+    });
     return { cgroup, workspace, uid };
   } catch (error) {
     await cgroup?.destroy().catch(() => undefined);
@@ -48,14 +62,24 @@ export function countersOf(parts: EnvironmentParts): CgroupCounters {
  * dumps.
  */
 export function prlimitArgs(spec: EnvironmentSpec): string[] {
-  return ['/usr/bin/prlimit', `--fsize=${spec.limits.fileBytes}`, `--nofile=${spec.limits.openFilesMax}`, '--core=0', '--'];
+  return [
+    '/usr/bin/prlimit',
+    `--fsize=${spec.limits.fileBytes}`,
+    `--nofile=${spec.limits.openFilesMax}`,
+    '--core=0',
+    '--',
+  ];
 }
 
 export function assertNoNetworkAllowlist(spec: EnvironmentSpec, tier: string): void {
   if (spec.network.allow.length > 0) {
-    throw new KeelError('sandbox_network_unsupported', `tier ${tier} cannot enforce a network allowlist yet; only "no network" is supported`, {
-      details: { allow: spec.network.allow },
-    });
+    throw new KeelError(
+      'sandbox_network_unsupported',
+      `tier ${tier} cannot enforce a network allowlist yet; only "no network" is supported`,
+      {
+        details: { allow: spec.network.allow },
+      },
+    );
   }
 }
 

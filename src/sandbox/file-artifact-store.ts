@@ -5,7 +5,13 @@
 // its name.
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { assertRefName, assertSha256, sha256Hex, verified, type ArtifactStore } from '../store/artifact-store.ts';
+import {
+  assertRefName,
+  assertSha256,
+  sha256Hex,
+  verified,
+  type ArtifactStore,
+} from '../store/artifact-store.ts';
 
 export class FileArtifactStore implements ArtifactStore {
   private readonly dir: string;
@@ -49,7 +55,8 @@ export class FileArtifactStore implements ArtifactStore {
   }
 
   async setRef(name: string, sha256: string): Promise<void> {
-    if (!(await this.has(sha256))) throw new Error(`cannot point ${name} at missing artifact ${sha256}`);
+    if (!(await this.has(sha256)))
+      throw new Error(`cannot point ${name} at missing artifact ${sha256}`);
     mkdirSync(join(this.dir, 'refs'), { recursive: true });
     this.writeAtomically(this.refPath(name), sha256);
   }

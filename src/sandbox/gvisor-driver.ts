@@ -11,7 +11,13 @@ import { promisify } from 'node:util';
 import { KeelError } from '../domain/keel-error.ts';
 import type { EnvironmentSpec, ExecCommand, SandboxDriver, SandboxEnvironment } from './driver.ts';
 import { programEnv, SANDBOX_WORKSPACE } from './driver.ts';
-import { CgroupEnvironment, assertNoNetworkAllowlist, createParts, destroyParts, type EnvironmentParts } from './environment-base.ts';
+import {
+  CgroupEnvironment,
+  assertNoNetworkAllowlist,
+  createParts,
+  destroyParts,
+  type EnvironmentParts,
+} from './environment-base.ts';
 import { launch, type ExecResult } from './launch.ts';
 import { tierAvailability } from './tiers.ts';
 
@@ -57,8 +63,14 @@ export class GvisorDriver implements SandboxDriver {
 function ensureRootfs(root: string): string {
   const rootfs = join(root, '.gvisor-rootfs');
   if (existsSync(join(rootfs, 'workspace'))) return rootfs;
-  for (const dir of ['usr', 'etc', 'proc', 'dev', 'tmp']) mkdirSync(join(rootfs, dir), { recursive: true });
-  for (const [link, target] of [['bin', 'usr/bin'], ['sbin', 'usr/sbin'], ['lib', 'usr/lib'], ['lib64', 'usr/lib64']] as const) {
+  for (const dir of ['usr', 'etc', 'proc', 'dev', 'tmp'])
+    mkdirSync(join(rootfs, dir), { recursive: true });
+  for (const [link, target] of [
+    ['bin', 'usr/bin'],
+    ['sbin', 'usr/sbin'],
+    ['lib', 'usr/lib'],
+    ['lib64', 'usr/lib64'],
+  ] as const) {
     if (!existsSync(join(rootfs, link))) symlinkSync(target, join(rootfs, link));
   }
   mkdirSync(join(rootfs, 'workspace'));
@@ -85,7 +97,14 @@ class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment 
   }
 
   private runsc(): string[] {
-    return ['/usr/bin/runsc', '--root', this.stateDir, '--platform=ptrace', '--network=none', '--ignore-cgroups'];
+    return [
+      '/usr/bin/runsc',
+      '--root',
+      this.stateDir,
+      '--platform=ptrace',
+      '--network=none',
+      '--ignore-cgroups',
+    ];
   }
 
   /** Writes the OCI bundle whose process is `args`, as the sandbox uid, with exactly `env`. */
@@ -96,16 +115,41 @@ class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment 
       { destination: '/tmp', type: 'tmpfs', source: 'tmpfs' },
       { destination: '/dev', type: 'tmpfs', source: 'tmpfs' },
       { destination: '/usr', type: 'bind', source: '/usr', options: ['rbind', 'ro'] },
-      ...ETC_FILES.filter((file) => existsSync(`/etc/${file}`)).map((file) => ({ destination: `/etc/${file}`, type: 'bind', source: `/etc/${file}`, options: ['bind', 'ro'] })),
-      { destination: SANDBOX_WORKSPACE, type: 'bind', source: this.workspaceDir, options: ['rbind', 'rw'] },
+      ...ETC_FILES.filter((file) => existsSync(`/etc/${file}`)).map((file) => ({
+        destination: `/etc/${file}`,
+        type: 'bind',
+        source: `/etc/${file}`,
+        options: ['bind', 'ro'],
+      })),
+      {
+        destination: SANDBOX_WORKSPACE,
+        type: 'bind',
+        source: this.workspaceDir,
+        options: ['rbind', 'rw'],
+      },
     ];
     const config = {
-      ociVersion: '1.0.0', hostname: 'sandbox',
+      ociVersion: '1.0.0',
+      hostname: 'sandbox',
       process: {
-        user: { uid: this.parts.uid, gid: this.parts.uid }, args, cwd: SANDBOX_WORKSPACE, noNewPrivileges: true, capabilities: {},
+        user: { uid: this.parts.uid, gid: this.parts.uid },
+        args,
+        cwd: SANDBOX_WORKSPACE,
+        noNewPrivileges: true,
+        capabilities: {},
         env: Object.entries(env).map(([name, value]) => `${name}=${value}`),
-        rlimits: [{ type: 'RLIMIT_FSIZE', hard: this.spec.limits.fileBytes, soft: this.spec.limits.fileBytes },
-          { type: 'RLIMIT_NOFILE', hard: this.spec.limits.openFilesMax, soft: this.spec.limits.openFilesMax }],
+        rlimits: [
+          {
+            type: 'RLIMIT_FSIZE',
+            hard: this.spec.limits.fileBytes,
+            soft: this.spec.limits.fileBytes,
+          },
+          {
+            type: 'RLIMIT_NOFILE',
+            hard: this.spec.limits.openFilesMax,
+            soft: this.spec.limits.openFilesMax,
+          },
+        ],
       },
       root: { path: this.rootfs, readonly: true },
       mounts,
@@ -114,18 +158,39 @@ class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment 
     writeFileSync(join(this.bundleDir, 'config.json'), JSON.stringify(config));
   }
 
-  private launchRunsc(argv: string[], command: Pick<ExecCommand, 'stdin' | 'signal' | 'deadlineMs'>, killGroupOnExit: boolean): Promise<ExecResult> {
+  private launchRunsc(
+    argv: string[],
+    command: Pick<ExecCommand, 'stdin' | 'signal' | 'deadlineMs'>,
+    killGroupOnExit: boolean,
+  ): Promise<ExecResult> {
     return launch({
-      argv, env: {}, stdin: command.stdin, cgroup: this.parts.cgroup, workspaceDir: this.workspaceDir,
-      signal: command.signal, limits: { ...this.spec.limits, deadlineMs: command.deadlineMs ?? this.spec.limits.deadlineMs }, killGroupOnExit,
+      argv,
+      env: {},
+      stdin: command.stdin,
+      cgroup: this.parts.cgroup,
+      workspaceDir: this.workspaceDir,
+      signal: command.signal,
+      limits: {
+        ...this.spec.limits,
+        deadlineMs: command.deadlineMs ?? this.spec.limits.deadlineMs,
+      },
+      killGroupOnExit,
     });
   }
 
   async startHolder(): Promise<void> {
     await this.forget();
     this.writeBundle(HOLDER_ARGS, programEnv(undefined));
-    const started = await this.launchRunsc([...this.runsc(), 'run', '--detach', '--bundle', this.bundleDir, this.id], {}, false);
-    if (started.exitCode !== 0) throw new KeelError('sandbox_failed', `runsc run failed (${started.exitCode}): ${started.stderr.trim()}`);
+    const started = await this.launchRunsc(
+      [...this.runsc(), 'run', '--detach', '--bundle', this.bundleDir, this.id],
+      {},
+      false,
+    );
+    if (started.exitCode !== 0)
+      throw new KeelError(
+        'sandbox_failed',
+        `runsc run failed (${started.exitCode}): ${started.stderr.trim()}`,
+      );
     this.holding = true;
   }
 
@@ -134,7 +199,9 @@ class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment 
    * not exist".
    */
   private async forget(): Promise<void> {
-    await run('/usr/bin/runsc', ['--root', this.stateDir, 'delete', '--force', this.id], { env: {} }).catch(() => undefined);
+    await run('/usr/bin/runsc', ['--root', this.stateDir, 'delete', '--force', this.id], {
+      env: {},
+    }).catch(() => undefined);
   }
 
   async exec(command: ExecCommand): Promise<ExecResult> {
@@ -143,7 +210,11 @@ class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment 
     if (!this.spec.keepProcesses) {
       this.writeBundle(command.argv, env);
       try {
-        return await this.launchRunsc([...this.runsc(), 'run', '--bundle', this.bundleDir, this.id], command, true);
+        return await this.launchRunsc(
+          [...this.runsc(), 'run', '--bundle', this.bundleDir, this.id],
+          command,
+          true,
+        );
       } finally {
         await this.forget();
       }
@@ -151,7 +222,19 @@ class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment 
     if (!this.holding || this.parts.cgroup.pids().length === 0) await this.startHolder();
     const envArgs = Object.entries(env).flatMap(([name, value]) => ['--env', `${name}=${value}`]);
     const result = await this.launchRunsc(
-      [...this.runsc(), 'exec', '--cwd', SANDBOX_WORKSPACE, '--user', `${this.parts.uid}:${this.parts.uid}`, ...envArgs, this.id, ...command.argv], command, false,
+      [
+        ...this.runsc(),
+        'exec',
+        '--cwd',
+        SANDBOX_WORKSPACE,
+        '--user',
+        `${this.parts.uid}:${this.parts.uid}`,
+        ...envArgs,
+        this.id,
+        ...command.argv,
+      ],
+      command,
+      false,
     );
     if (result.limit !== null) this.holding = false; // the limit's kill took the sentry down with the program
     return result;
@@ -161,8 +244,15 @@ class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment 
   async pause(): Promise<void> {
     if (!this.holding || this.paused) return;
     rmSync(this.imageDir, { recursive: true, force: true });
-    await run('/usr/bin/runsc', [...this.runsc().slice(1), 'checkpoint', '--image-path', this.imageDir, this.id], { env: {} }).catch((error: { stderr?: string }) => {
-      throw new KeelError('sandbox_failed', `runsc checkpoint failed: ${error.stderr ?? String(error)}`);
+    await run(
+      '/usr/bin/runsc',
+      [...this.runsc().slice(1), 'checkpoint', '--image-path', this.imageDir, this.id],
+      { env: {} },
+    ).catch((error: { stderr?: string }) => {
+      throw new KeelError(
+        'sandbox_failed',
+        `runsc checkpoint failed: ${error.stderr ?? String(error)}`,
+      );
     });
     await this.parts.cgroup.killAll();
     await this.forget();
@@ -171,8 +261,25 @@ class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment 
 
   async resume(): Promise<void> {
     if (!this.paused) return;
-    const restored = await this.launchRunsc([...this.runsc(), 'restore', '--image-path', this.imageDir, '--bundle', this.bundleDir, '--detach', this.id], {}, false);
-    if (restored.exitCode !== 0) throw new KeelError('sandbox_failed', `runsc restore failed (${restored.exitCode}): ${restored.stderr.trim()}`);
+    const restored = await this.launchRunsc(
+      [
+        ...this.runsc(),
+        'restore',
+        '--image-path',
+        this.imageDir,
+        '--bundle',
+        this.bundleDir,
+        '--detach',
+        this.id,
+      ],
+      {},
+      false,
+    );
+    if (restored.exitCode !== 0)
+      throw new KeelError(
+        'sandbox_failed',
+        `runsc restore failed (${restored.exitCode}): ${restored.stderr.trim()}`,
+      );
     rmSync(this.imageDir, { recursive: true, force: true });
     this.paused = false;
   }

@@ -21,7 +21,9 @@ export function leakyInheritedFds(): number[] {
     const fd = Number(name);
     if (!(fd > 2)) continue;
     try {
-      const flags = /flags:\s*([0-7]+)/.exec(readFileSync(`/proc/self/fdinfo/${name}`, 'utf8'))?.[1];
+      const flags = /flags:\s*([0-7]+)/.exec(
+        readFileSync(`/proc/self/fdinfo/${name}`, 'utf8'),
+      )?.[1];
       if (flags !== undefined && (parseInt(flags, 8) & O_CLOEXEC_OCTAL) === 0) leaky.push(fd);
     } catch {
       // the directory's own descriptor, gone by the time it is read
@@ -35,11 +37,14 @@ export function leakyInheritedFds(): number[] {
  * A stdio array for spawn(): `base` first, then /dev/null over every leaky inherited descriptor at
  * or above base.length, and 'ignore' elsewhere (close-on-exec descriptors vanish at exec anyway).
  */
-export function maskedStdio(base: Array<'pipe' | 'ignore' | number>): Array<'pipe' | 'ignore' | number> {
+export function maskedStdio(
+  base: Array<'pipe' | 'ignore' | number>,
+): Array<'pipe' | 'ignore' | number> {
   const leaky = leakyInheritedFds().filter((fd) => fd >= base.length);
   if (leaky.length === 0) return base;
   devNull ??= openSync('/dev/null', 'r');
   const stdio: Array<'pipe' | 'ignore' | number> = [...base];
-  for (let fd = base.length; fd <= Math.max(...leaky); fd++) stdio.push(leaky.includes(fd) ? devNull : 'ignore');
+  for (let fd = base.length; fd <= Math.max(...leaky); fd++)
+    stdio.push(leaky.includes(fd) ? devNull : 'ignore');
   return stdio;
 }

@@ -57,15 +57,32 @@ export interface ExecResult {
  * the tier's command. bash rather than sh because dash cannot close descriptors above 9;
  * hand-written rather than cgexec, so no extra package is needed.
  */
-export const LAUNCHER = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; ' +
+export const LAUNCHER =
+  'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; ' +
   'for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done; unset PWD OLDPWD; exec "$@"';
 export const LAUNCHER_SHELL = '/usr/bin/bash';
 
 function startWithLauncher(spec: LaunchSpec): ChildProcess {
   const files = spec.cgroup.procsFiles();
-  return spawn(LAUNCHER_SHELL, ['--norc', '--noprofile', '-c', LAUNCHER, 'keel-launch', String(files.length), ...files, ...spec.argv], {
-    env: spec.env, cwd: '/', stdio: ['pipe', 'pipe', 'pipe'], detached: true,
-  });
+  return spawn(
+    LAUNCHER_SHELL,
+    [
+      '--norc',
+      '--noprofile',
+      '-c',
+      LAUNCHER,
+      'keel-launch',
+      String(files.length),
+      ...files,
+      ...spec.argv,
+    ],
+    {
+      env: spec.env,
+      cwd: '/',
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
+    },
+  );
 }
 
 export async function launch(spec: LaunchSpec): Promise<ExecResult> {
@@ -75,7 +92,12 @@ export async function launch(spec: LaunchSpec): Promise<ExecResult> {
   return watch(spec, child, before, started);
 }
 
-function watch(spec: LaunchSpec, child: ChildProcess, before: CgroupCounters, started: number): Promise<ExecResult> {
+function watch(
+  spec: LaunchSpec,
+  child: ChildProcess,
+  before: CgroupCounters,
+  started: number,
+): Promise<ExecResult> {
   let ended: LimitReason | 'aborted' | null = null;
   let killing: Promise<void> = Promise.resolve();
   const end = (reason: LimitReason | 'aborted') => {
@@ -108,10 +130,18 @@ function watch(spec: LaunchSpec, child: ChildProcess, before: CgroupCounters, st
         const after = spec.cgroup.counters();
         const limit = reasonFor(ended, before, after, code, signal, spec);
         if (ended === 'aborted') reject(spec.signal?.reason ?? new Error('aborted'));
-        else resolve({
-          exitCode: code, signal, limit, stdout: capture.text('stdout'), stderr: capture.text('stderr'), truncated: capture.truncated,
-          wallMs: performance.now() - started, cpuSeconds: Math.max(0, after.cpuSeconds - before.cpuSeconds), peakMemoryBytes: after.peakMemoryBytes,
-        });
+        else
+          resolve({
+            exitCode: code,
+            signal,
+            limit,
+            stdout: capture.text('stdout'),
+            stderr: capture.text('stderr'),
+            truncated: capture.truncated,
+            wallMs: performance.now() - started,
+            cpuSeconds: Math.max(0, after.cpuSeconds - before.cpuSeconds),
+            peakMemoryBytes: after.peakMemoryBytes,
+          });
       }, reject);
     });
   });
@@ -120,7 +150,11 @@ function watch(spec: LaunchSpec, child: ChildProcess, before: CgroupCounters, st
 /** Waits for the pipes to drain, but not for background processes that inherited them. */
 async function settle(child: ChildProcess, spec: LaunchSpec): Promise<void> {
   const streams = [child.stdout!, child.stderr!];
-  const closed = Promise.all(streams.map((s) => s.readableEnded || s.destroyed ? Promise.resolve() : new Promise((r) => s.once('close', r))));
+  const closed = Promise.all(
+    streams.map((s) =>
+      s.readableEnded || s.destroyed ? Promise.resolve() : new Promise((r) => s.once('close', r)),
+    ),
+  );
   if (spec.killGroupOnExit) {
     await spec.cgroup.killAll();
     await closed;
@@ -132,13 +166,20 @@ async function settle(child: ChildProcess, spec: LaunchSpec): Promise<void> {
 }
 
 function reasonFor(
-  ended: LimitReason | 'aborted' | null, before: CgroupCounters, after: CgroupCounters, code: number | null, signal: string | null, spec: LaunchSpec,
+  ended: LimitReason | 'aborted' | null,
+  before: CgroupCounters,
+  after: CgroupCounters,
+  code: number | null,
+  signal: string | null,
+  spec: LaunchSpec,
 ): LimitReason | null {
   if (after.oomKills > before.oomKills) return 'oom';
-  if (after.pidsLimitHits > before.pidsLimitHits && (ended !== null || code !== 0)) return 'pids_limit';
+  if (after.pidsLimitHits > before.pidsLimitHits && (ended !== null || code !== 0))
+    return 'pids_limit';
   if (ended !== null && ended !== 'aborted') return ended;
   const failed = code !== 0 || signal !== null;
-  if (failed && (signal === 'SIGXFSZ' || code === 128 + 25 || workspaceFull(spec.workspaceDir))) return 'disk_limit';
+  if (failed && (signal === 'SIGXFSZ' || code === 128 + 25 || workspaceFull(spec.workspaceDir)))
+    return 'disk_limit';
   return null;
 }
 

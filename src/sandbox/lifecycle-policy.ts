@@ -34,12 +34,24 @@ export interface AutoDecision {
 
 export function decideAuto(inputs: AutoInputs): AutoDecision {
   const holdValue = inputs.memoryPricePerGiBSecond * inputs.memoryGiB * inputs.expectedIdleSeconds;
-  const options: Array<{ action: IdleAction; cost: number }> = [{ action: 'rebuild', cost: inputs.rebuildCost }];
-  if (inputs.pauseFreesMemory && inputs.pauseCost !== undefined) options.push({ action: 'pause', cost: inputs.pauseCost });
+  const options: Array<{ action: IdleAction; cost: number }> = [
+    { action: 'rebuild', cost: inputs.rebuildCost },
+  ];
+  if (inputs.pauseFreesMemory && inputs.pauseCost !== undefined)
+    options.push({ action: 'pause', cost: inputs.pauseCost });
   const worth = options.filter((option) => holdValue > option.cost).sort((a, b) => a.cost - b.cost);
   const best = worth[0];
-  if (best === undefined) return { action: 'keep', holdValue, reason: `holding costs ${fmt(holdValue)}, less than any transition (${options.map((o) => `${o.action} ${fmt(o.cost)}`).join(', ')})` };
-  return { action: best.action, holdValue, reason: `holding costs ${fmt(holdValue)} > ${best.action} ${fmt(best.cost)}` };
+  if (best === undefined)
+    return {
+      action: 'keep',
+      holdValue,
+      reason: `holding costs ${fmt(holdValue)}, less than any transition (${options.map((o) => `${o.action} ${fmt(o.cost)}`).join(', ')})`,
+    };
+  return {
+    action: best.action,
+    holdValue,
+    reason: `holding costs ${fmt(holdValue)} > ${best.action} ${fmt(best.cost)}`,
+  };
 }
 
 const fmt = (value: number): string => value.toPrecision(3);

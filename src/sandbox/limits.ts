@@ -3,7 +3,13 @@
 // gets when nobody says more.
 import { z } from 'zod';
 
-export const LIMIT_REASONS = ['oom', 'timeout', 'output_limit', 'disk_limit', 'pids_limit'] as const;
+export const LIMIT_REASONS = [
+  'oom',
+  'timeout',
+  'output_limit',
+  'disk_limit',
+  'pids_limit',
+] as const;
 /** Why an execution was ended by Keel rather than by itself. */
 export type LimitReason = (typeof LIMIT_REASONS)[number];
 
@@ -17,16 +23,34 @@ export const DEFAULT_OUTPUT_MAX_BYTES = 1024 * 1024;
 export const DEFAULT_OPEN_FILES_MAX = 256;
 
 export const LimitsSchema = z.object({
-  memoryBytes: z.number().int().min(16 * 1024 * 1024).default(DEFAULT_MEMORY_BYTES),
+  memoryBytes: z
+    .number()
+    .int()
+    .min(16 * 1024 * 1024)
+    .default(DEFAULT_MEMORY_BYTES),
   pidsMax: z.number().int().min(4).max(100_000).default(DEFAULT_PIDS_MAX),
   cpus: z.number().positive().max(256).default(DEFAULT_CPUS),
-  deadlineMs: z.number().int().min(1).max(24 * 3600 * 1000).default(DEFAULT_DEADLINE_MS),
+  deadlineMs: z
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 3600 * 1000)
+    .default(DEFAULT_DEADLINE_MS),
   /** Whole workspace (a size-capped tmpfs when Keel runs as root). */
-  diskBytes: z.number().int().min(1024 * 1024).default(DEFAULT_DISK_BYTES),
+  diskBytes: z
+    .number()
+    .int()
+    .min(1024 * 1024)
+    .default(DEFAULT_DISK_BYTES),
   /** Any single file the sandboxed program writes (RLIMIT_FSIZE). */
   fileBytes: z.number().int().min(1024).default(DEFAULT_FILE_BYTES),
   /** stdout + stderr kept per execution; past it the execution is ended and marked truncated. */
-  outputMaxBytes: z.number().int().min(1024).max(64 * 1024 * 1024).default(DEFAULT_OUTPUT_MAX_BYTES),
+  outputMaxBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * 1024 * 1024)
+    .default(DEFAULT_OUTPUT_MAX_BYTES),
   openFilesMax: z.number().int().min(16).max(65_536).default(DEFAULT_OPEN_FILES_MAX),
 });
 export type Limits = z.infer<typeof LimitsSchema>;

@@ -1,5 +1,14 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -22,8 +31,19 @@ test('snapshot → restore round-trips files, modes and links; unchanged files a
 
   const first = await snapshotWorkspace(source, store, limits);
   assert.equal(first.newBlobs, 2);
-  assert.deepEqual(first.manifest.entries.map((e) => [e.path, e.kind]), [['README', 'file'], ['escape', 'symlink'], ['src/deep/run.sh', 'file']]);
-  assert.equal(await store.has(sha256Hex('secret')), false, 'the link is recorded, never read through');
+  assert.deepEqual(
+    first.manifest.entries.map((e) => [e.path, e.kind]),
+    [
+      ['README', 'file'],
+      ['escape', 'symlink'],
+      ['src/deep/run.sh', 'file'],
+    ],
+  );
+  assert.equal(
+    await store.has(sha256Hex('secret')),
+    false,
+    'the link is recorded, never read through',
+  );
 
   writeFileSync(join(source, 'README'), 'hello again');
   const second = await snapshotWorkspace(source, store, limits);
@@ -45,8 +65,14 @@ test('a file over the per-file limit or a workspace over its limit is refused wi
   const source = join(base, 'source');
   mkdirSync(source);
   writeFileSync(join(source, 'big'), Buffer.alloc(2048));
-  await assert.rejects(snapshotWorkspace(source, store, { fileBytes: 1024, workspaceBytes: 1 << 20 }), { code: 'workspace_limit' });
-  await assert.rejects(snapshotWorkspace(source, store, { fileBytes: 1 << 20, workspaceBytes: 1024 }), { code: 'workspace_limit' });
+  await assert.rejects(
+    snapshotWorkspace(source, store, { fileBytes: 1024, workspaceBytes: 1 << 20 }),
+    { code: 'workspace_limit' },
+  );
+  await assert.rejects(
+    snapshotWorkspace(source, store, { fileBytes: 1 << 20, workspaceBytes: 1024 }),
+    { code: 'workspace_limit' },
+  );
 });
 
 test('a blob whose bytes no longer match its name is reported corrupt', async (t) => {

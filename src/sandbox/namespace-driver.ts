@@ -11,7 +11,14 @@ import type { Readable, Writable } from 'node:stream';
 import { KeelError } from '../domain/keel-error.ts';
 import type { EnvironmentSpec, ExecCommand, SandboxDriver, SandboxEnvironment } from './driver.ts';
 import { programEnv, SANDBOX_WORKSPACE } from './driver.ts';
-import { CgroupEnvironment, assertNoNetworkAllowlist, createParts, destroyParts, prlimitArgs, type EnvironmentParts } from './environment-base.ts';
+import {
+  CgroupEnvironment,
+  assertNoNetworkAllowlist,
+  createParts,
+  destroyParts,
+  prlimitArgs,
+  type EnvironmentParts,
+} from './environment-base.ts';
 import { maskedStdio } from './inherited-fds.ts';
 import { launch, type ExecResult } from './launch.ts';
 import { tierAvailability } from './tiers.ts';
@@ -20,7 +27,19 @@ import { tierAvailability } from './tiers.ts';
  * /etc entries programs need to run (dynamic loader, users, locale, TLS roots); the rest of /etc
  * stays hidden.
  */
-const ETC_ENTRIES = ['ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'passwd', 'group', 'nsswitch.conf', 'hosts', 'localtime', 'ssl', 'ca-certificates', 'alternatives'];
+const ETC_ENTRIES = [
+  'ld.so.cache',
+  'ld.so.conf',
+  'ld.so.conf.d',
+  'passwd',
+  'group',
+  'nsswitch.conf',
+  'hosts',
+  'localtime',
+  'ssl',
+  'ca-certificates',
+  'alternatives',
+];
 const BWRAP_START_TIMEOUT_MS = 10_000;
 
 export class NamespaceDriver implements SandboxDriver {
@@ -57,12 +76,49 @@ export class NamespaceDriver implements SandboxDriver {
  */
 export function bwrapArgs(workspaceDir: string, env: Record<string, string>): string[] {
   const args = [
-    '/usr/bin/bwrap', '--unshare-all', '--unshare-user', '--disable-userns', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--hostname', 'sandbox',
-    '--ro-bind', '/usr', '/usr', '--symlink', 'usr/bin', '/bin', '--symlink', 'usr/sbin', '/sbin', '--symlink', 'usr/lib', '/lib',
-    '--symlink', 'usr/lib64', '/lib64', '--dir', '/etc',
+    '/usr/bin/bwrap',
+    '--unshare-all',
+    '--unshare-user',
+    '--disable-userns',
+    '--die-with-parent',
+    '--new-session',
+    '--cap-drop',
+    'ALL',
+    '--hostname',
+    'sandbox',
+    '--ro-bind',
+    '/usr',
+    '/usr',
+    '--symlink',
+    'usr/bin',
+    '/bin',
+    '--symlink',
+    'usr/sbin',
+    '/sbin',
+    '--symlink',
+    'usr/lib',
+    '/lib',
+    '--symlink',
+    'usr/lib64',
+    '/lib64',
+    '--dir',
+    '/etc',
   ];
   for (const entry of ETC_ENTRIES) args.push('--ro-bind-try', `/etc/${entry}`, `/etc/${entry}`);
-  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--bind', workspaceDir, SANDBOX_WORKSPACE, '--chdir', SANDBOX_WORKSPACE, '--clearenv');
+  args.push(
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--tmpfs',
+    '/tmp',
+    '--bind',
+    workspaceDir,
+    SANDBOX_WORKSPACE,
+    '--chdir',
+    SANDBOX_WORKSPACE,
+    '--clearenv',
+  );
   for (const [name, value] of Object.entries(env)) args.push('--setenv', name, value);
   args.push('--');
   return args;
@@ -86,11 +142,31 @@ class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironme
    * to run `program`. Nothing of the sandbox ever runs outside the cgroup, without a launcher shell
    * on the path.
    */
-  private startBlocked(program: string[], env: Record<string, string>): Promise<{ child: ChildProcess; childPid: number }> {
-    const args = [...bwrapArgs(this.workspaceDir, env).slice(1, -1), '--info-fd', '3', '--block-fd', '4', '--', ...program];
-    const child = spawn('/usr/bin/prlimit', [...prlimitArgs(this.spec).slice(1), '/usr/bin/bwrap', ...args], {
-      uid: this.parts.uid, gid: this.parts.uid, env: {}, cwd: '/', detached: true, stdio: maskedStdio(['pipe', 'pipe', 'pipe', 'pipe', 'pipe']),
-    });
+  private startBlocked(
+    program: string[],
+    env: Record<string, string>,
+  ): Promise<{ child: ChildProcess; childPid: number }> {
+    const args = [
+      ...bwrapArgs(this.workspaceDir, env).slice(1, -1),
+      '--info-fd',
+      '3',
+      '--block-fd',
+      '4',
+      '--',
+      ...program,
+    ];
+    const child = spawn(
+      '/usr/bin/prlimit',
+      [...prlimitArgs(this.spec).slice(1), '/usr/bin/bwrap', ...args],
+      {
+        uid: this.parts.uid,
+        gid: this.parts.uid,
+        env: {},
+        cwd: '/',
+        detached: true,
+        stdio: maskedStdio(['pipe', 'pipe', 'pipe', 'pipe', 'pipe']),
+      },
+    );
     const info = child.stdio[3] as Readable;
     const block = child.stdio[4] as Writable;
     // bwrap closes both ends once it has used them; a reset then is expected, not an error.
@@ -106,8 +182,12 @@ class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironme
         child.kill('SIGKILL');
         reject(new KeelError('sandbox_failed', message));
       };
-      const timer = setTimeout(() => fail(`bwrap did not start within ${BWRAP_START_TIMEOUT_MS} ms: ${stderr}`), BWRAP_START_TIMEOUT_MS);
-      const onExit = (code: number | null) => fail(`bwrap exited with ${code} before the program started: ${stderr.trim()}`);
+      const timer = setTimeout(
+        () => fail(`bwrap did not start within ${BWRAP_START_TIMEOUT_MS} ms: ${stderr}`),
+        BWRAP_START_TIMEOUT_MS,
+      );
+      const onExit = (code: number | null) =>
+        fail(`bwrap exited with ${code} before the program started: ${stderr.trim()}`);
       child.once('exit', onExit);
       child.once('error', (error) => fail(`bwrap could not be started: ${error.message}`));
       let moved = false;
@@ -141,10 +221,16 @@ class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironme
    * maps in place).
    */
   async startHolder(): Promise<void> {
-    const { child, childPid } = await this.startBlocked(['/bin/sh', '-c', 'echo ready; exec sleep infinity'], {});
+    const { child, childPid } = await this.startBlocked(
+      ['/bin/sh', '-c', 'echo ready; exec sleep infinity'],
+      {},
+    );
     await new Promise<void>((resolve, reject) => {
       let stdout = '';
-      const timer = setTimeout(() => reject(new KeelError('sandbox_failed', 'the bwrap holder did not become ready')), BWRAP_START_TIMEOUT_MS);
+      const timer = setTimeout(
+        () => reject(new KeelError('sandbox_failed', 'the bwrap holder did not become ready')),
+        BWRAP_START_TIMEOUT_MS,
+      );
       child.stdout!.on('data', (chunk: Buffer) => {
         stdout += chunk.toString();
         if (stdout.includes('ready')) {
@@ -154,7 +240,12 @@ class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironme
       });
       child.once('exit', (code) => {
         clearTimeout(timer);
-        reject(new KeelError('sandbox_failed', `the bwrap holder exited with ${code} (${child.signalCode})`));
+        reject(
+          new KeelError(
+            'sandbox_failed',
+            `the bwrap holder exited with ${code} (${child.signalCode})`,
+          ),
+        );
       });
     });
     // Its output is not needed any more, but reading stays on: a holder that writes to a closed
@@ -163,24 +254,51 @@ class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironme
     child.stderr!.resume();
     child.stdin!.destroy();
     child.unref();
-    for (const stream of [child.stdout!, child.stderr!, child.stdio[3] as Readable]) (stream as Readable & { unref?: () => void }).unref?.();
+    for (const stream of [child.stdout!, child.stderr!, child.stdio[3] as Readable])
+      (stream as Readable & { unref?: () => void }).unref?.();
     this.holderPid = childPid;
   }
 
   async exec(command: ExecCommand): Promise<ExecResult> {
     // A limit or a cancel kills the whole cgroup, holder included; the workspace survives, so start
     // a new holder.
-    if (this.holderPid !== undefined && !this.parts.cgroup.pids().includes(this.holderPid)) await this.startHolder();
+    if (this.holderPid !== undefined && !this.parts.cgroup.pids().includes(this.holderPid))
+      await this.startHolder();
     const env = programEnv(command.env);
     const common = {
-      stdin: command.stdin, cgroup: this.parts.cgroup, workspaceDir: this.workspaceDir, signal: command.signal,
-      limits: { ...this.spec.limits, deadlineMs: command.deadlineMs ?? this.spec.limits.deadlineMs },
+      stdin: command.stdin,
+      cgroup: this.parts.cgroup,
+      workspaceDir: this.workspaceDir,
+      signal: command.signal,
+      limits: {
+        ...this.spec.limits,
+        deadlineMs: command.deadlineMs ?? this.spec.limits.deadlineMs,
+      },
     };
     if (this.holderPid === undefined) {
-      return launch({ ...common, argv: [], env: {}, killGroupOnExit: true, start: async () => (await this.startBlocked(command.argv, env)).child });
+      return launch({
+        ...common,
+        argv: [],
+        env: {},
+        killGroupOnExit: true,
+        start: async () => (await this.startBlocked(command.argv, env)).child,
+      });
     }
     const uid = String(this.parts.uid);
-    const argv = [...prlimitArgs(this.spec), '/usr/bin/nsenter', '-t', String(this.holderPid), '--all', '-S', uid, '-G', uid, '-w', '--', ...command.argv];
+    const argv = [
+      ...prlimitArgs(this.spec),
+      '/usr/bin/nsenter',
+      '-t',
+      String(this.holderPid),
+      '--all',
+      '-S',
+      uid,
+      '-G',
+      uid,
+      '-w',
+      '--',
+      ...command.argv,
+    ];
     return launch({ ...common, argv, env, killGroupOnExit: false });
   }
 
@@ -206,4 +324,3 @@ class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironme
     return destroyParts(this.parts);
   }
 }
-

@@ -41,7 +41,11 @@ function artifactStoreFor(config: KeelConfig): ArtifactStore {
  * Called by the runtime at start, with the configuration it runs under (which may override the
  * environment's).
  */
-export function attachNodeSandboxes(store: Pick<Store, 'onChange'>, config: KeelConfig, options: NodeSandboxesOptions = {}): NodeSandboxes {
+export function attachNodeSandboxes(
+  store: Pick<Store, 'onChange'>,
+  config: KeelConfig,
+  options: NodeSandboxesOptions = {},
+): NodeSandboxes {
   const dataDir = resolve(config.dataDir);
   let shared: { manager: SandboxManager; artifacts: ArtifactStore } | undefined;
   let closed = false;
@@ -49,10 +53,21 @@ export function attachNodeSandboxes(store: Pick<Store, 'onChange'>, config: Keel
   return {
     dataDir,
     manager() {
-      if (closed) throw new KeelError('sandbox_unavailable', 'this node is stopping: its sandboxes are closed');
+      if (closed)
+        throw new KeelError(
+          'sandbox_unavailable',
+          'this node is stopping: its sandboxes are closed',
+        );
       if (shared === undefined) {
         const artifacts = artifactStoreFor(config);
-        shared = { manager: new SandboxManager({ root: join(dataDir, 'sandboxes'), artifacts, onEnvironmentTime: options.onEnvironmentTime }), artifacts };
+        shared = {
+          manager: new SandboxManager({
+            root: join(dataDir, 'sandboxes'),
+            artifacts,
+            onEnvironmentTime: options.onEnvironmentTime,
+          }),
+          artifacts,
+        };
       }
       return shared.manager;
     },

@@ -5,7 +5,14 @@
 import { join } from 'node:path';
 import type { EnvironmentSpec, ExecCommand, SandboxDriver, SandboxEnvironment } from './driver.ts';
 import { programEnv } from './driver.ts';
-import { CgroupEnvironment, assertNoNetworkAllowlist, createParts, destroyParts, prlimitArgs, type EnvironmentParts } from './environment-base.ts';
+import {
+  CgroupEnvironment,
+  assertNoNetworkAllowlist,
+  createParts,
+  destroyParts,
+  prlimitArgs,
+  type EnvironmentParts,
+} from './environment-base.ts';
 import { launch, type ExecResult } from './launch.ts';
 import { tierAvailability } from './tiers.ts';
 
@@ -38,15 +45,35 @@ class ProcessEnvironment extends CgroupEnvironment implements SandboxEnvironment
   exec(command: ExecCommand): Promise<ExecResult> {
     const uid = String(this.parts.uid);
     const argv = [
-      '/usr/bin/unshare', '--net', '--',
+      '/usr/bin/unshare',
+      '--net',
+      '--',
       ...prlimitArgs(this.spec),
-      '/usr/bin/setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs',
-      '/usr/bin/env', '-C', this.workspaceDir, '--', ...command.argv,
+      '/usr/bin/setpriv',
+      `--reuid=${uid}`,
+      `--regid=${uid}`,
+      '--clear-groups',
+      '--inh-caps=-all',
+      '--bounding-set=-all',
+      '--no-new-privs',
+      '/usr/bin/env',
+      '-C',
+      this.workspaceDir,
+      '--',
+      ...command.argv,
     ];
     const env = { ...programEnv(command.env), HOME: this.workspaceDir };
     return launch({
-      argv, env, stdin: command.stdin, cgroup: this.parts.cgroup, workspaceDir: this.workspaceDir, signal: command.signal,
-      limits: { ...this.spec.limits, deadlineMs: command.deadlineMs ?? this.spec.limits.deadlineMs },
+      argv,
+      env,
+      stdin: command.stdin,
+      cgroup: this.parts.cgroup,
+      workspaceDir: this.workspaceDir,
+      signal: command.signal,
+      limits: {
+        ...this.spec.limits,
+        deadlineMs: command.deadlineMs ?? this.spec.limits.deadlineMs,
+      },
       killGroupOnExit: !this.spec.keepProcesses,
     });
   }

@@ -15,7 +15,13 @@ const ProfileSchema = z.object({
   tier: z.enum(TIERS).default('namespace'),
   policy: z.enum(POLICIES).default('one-shot'),
   limits: LimitsSchema.default(LimitsSchema.parse({})),
-  network: z.object({ allow: z.array(z.object({ host: z.string().min(1), port: z.number().int().min(1).max(65535) })).default([]) }).default({ allow: [] }),
+  network: z
+    .object({
+      allow: z
+        .array(z.object({ host: z.string().min(1), port: z.number().int().min(1).max(65535) }))
+        .default([]),
+    })
+    .default({ allow: [] }),
   /** Ready sandboxes kept per profile (one-shot policy only). */
   warm: z.number().int().min(0).max(1000).default(0),
   /** Never reuse a sandbox, even after a verified clean. */
@@ -25,15 +31,21 @@ const ProfileSchema = z.object({
    * it arrives.
    */
   prewarm: z.boolean().default(false),
-  auto: z.object({
-    memoryPricePerGiBSecond: z.number().min(0).default(DEFAULT_MEMORY_PRICE_PER_GIB_SECOND),
-    transitionPricePerSecond: z.number().min(0).default(DEFAULT_TRANSITION_PRICE_PER_SECOND),
-    /** Used until idle gaps of this profile have been measured. */
-    expectedIdleSeconds: z.number().min(0).default(DEFAULT_EXPECTED_IDLE_SECONDS),
-    /** Fixed transition costs (same currency as the memory price) instead of measured ones. */
-    pauseCost: z.number().min(0).optional(),
-    rebuildCost: z.number().min(0).optional(),
-  }).default({ memoryPricePerGiBSecond: DEFAULT_MEMORY_PRICE_PER_GIB_SECOND, transitionPricePerSecond: DEFAULT_TRANSITION_PRICE_PER_SECOND, expectedIdleSeconds: DEFAULT_EXPECTED_IDLE_SECONDS }),
+  auto: z
+    .object({
+      memoryPricePerGiBSecond: z.number().min(0).default(DEFAULT_MEMORY_PRICE_PER_GIB_SECOND),
+      transitionPricePerSecond: z.number().min(0).default(DEFAULT_TRANSITION_PRICE_PER_SECOND),
+      /** Used until idle gaps of this profile have been measured. */
+      expectedIdleSeconds: z.number().min(0).default(DEFAULT_EXPECTED_IDLE_SECONDS),
+      /** Fixed transition costs (same currency as the memory price) instead of measured ones. */
+      pauseCost: z.number().min(0).optional(),
+      rebuildCost: z.number().min(0).optional(),
+    })
+    .default({
+      memoryPricePerGiBSecond: DEFAULT_MEMORY_PRICE_PER_GIB_SECOND,
+      transitionPricePerSecond: DEFAULT_TRANSITION_PRICE_PER_SECOND,
+      expectedIdleSeconds: DEFAULT_EXPECTED_IDLE_SECONDS,
+    }),
 });
 
 export type SandboxProfile = z.infer<typeof ProfileSchema>;

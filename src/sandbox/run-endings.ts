@@ -6,12 +6,16 @@ import type { Store } from '../store/store.ts';
 import type { SandboxManager } from './sandbox-manager.ts';
 
 /** `manager` may be a getter answering undefined while no sandbox exists yet in this process. */
-export function releaseEnvironmentsOnRunEnd(store: Pick<Store, 'onChange'>, manager: SandboxManager | (() => SandboxManager | undefined)): () => void {
+export function releaseEnvironmentsOnRunEnd(
+  store: Pick<Store, 'onChange'>,
+  manager: SandboxManager | (() => SandboxManager | undefined),
+): () => void {
   return store.onChange((changes) => {
     const current = typeof manager === 'function' ? manager() : manager;
     if (current === undefined) return;
     for (const change of changes) {
-      if (change.signal === 'ended' && change.runId !== '*') void current.endRun(change.runId).catch(() => undefined);
+      if (change.signal === 'ended' && change.runId !== '*')
+        void current.endRun(change.runId).catch(() => undefined);
     }
   });
 }

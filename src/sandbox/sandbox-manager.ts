@@ -11,7 +11,12 @@ import type { ArtifactStore } from '../store/artifact-store.ts';
 import type { SandboxDriver, SandboxEnvironment } from './driver.ts';
 import { ENV_STATE, transition, type EnvEvent, type EnvState } from './environment-state.ts';
 import { GvisorDriver } from './gvisor-driver.ts';
-import { decideAuto, idleActionOf, type AutoDecision, type IdleAction } from './lifecycle-policy.ts';
+import {
+  decideAuto,
+  idleActionOf,
+  type AutoDecision,
+  type IdleAction,
+} from './lifecycle-policy.ts';
 import { restoreWorkspace, snapshotWorkspace } from './manifest.ts';
 import { NamespaceDriver } from './namespace-driver.ts';
 import { ProcessDriver } from './process-driver.ts';
@@ -105,7 +110,12 @@ export class SandboxManager {
   driverFor(tier: Tier): SandboxDriver {
     const driver = this.drivers[tier];
     const availability = driver.availability();
-    if (!availability.ok) throw new KeelError('sandbox_unavailable', `sandbox tier ${tier} is unavailable: ${availability.reason} (fix: ${availability.fix})`, { details: { tier } });
+    if (!availability.ok)
+      throw new KeelError(
+        'sandbox_unavailable',
+        `sandbox tier ${tier} is unavailable: ${availability.reason} (fix: ${availability.fix})`,
+        { details: { tier } },
+      );
     return driver;
   }
 
@@ -114,7 +124,10 @@ export class SandboxManager {
    * Calls of one run queue. `tenantId` labels the run's memory-time in reports.
    */
   call<T>(
-    runId: string, profile: SandboxProfile, fn: (env: SandboxEnvironment, info: CallInfo) => Promise<T>, options: { tenantId?: string } = {},
+    runId: string,
+    profile: SandboxProfile,
+    fn: (env: SandboxEnvironment, info: CallInfo) => Promise<T>,
+    options: { tenantId?: string } = {},
   ): Promise<CallOutcome<T>> {
     const record = this.recordOf(runId, profile);
     record.tenantId ??= options.tenantId;
@@ -126,17 +139,37 @@ export class SandboxManager {
   private recordOf(runId: string, profile: SandboxProfile): RunEnvironment {
     let record = this.runs.get(runId);
     if (record === undefined) {
-      record = { profile, tenantId: undefined, reportedGibSeconds: 0, env: undefined, state: ENV_STATE.released, meter: undefined, idleSince: undefined, queue: Promise.resolve(), accounting: emptyAccounting(), decisions: [], pauseSeconds: 0, prewarmTimer: undefined, prewarmed: false, ended: false };
+      record = {
+        profile,
+        tenantId: undefined,
+        reportedGibSeconds: 0,
+        env: undefined,
+        state: ENV_STATE.released,
+        meter: undefined,
+        idleSince: undefined,
+        queue: Promise.resolve(),
+        accounting: emptyAccounting(),
+        decisions: [],
+        pauseSeconds: 0,
+        prewarmTimer: undefined,
+        prewarmed: false,
+        ended: false,
+      };
       this.runs.set(runId, record);
     }
     return record;
   }
 
-  private async callNow<T>(runId: string, record: RunEnvironment, fn: (env: SandboxEnvironment, info: CallInfo) => Promise<T>): Promise<CallOutcome<T>> {
+  private async callNow<T>(
+    runId: string,
+    record: RunEnvironment,
+    fn: (env: SandboxEnvironment, info: CallInfo) => Promise<T>,
+  ): Promise<CallOutcome<T>> {
     await this.swept;
     clearTimeout(record.prewarmTimer);
     record.prewarmed = false;
-    if (record.idleSince !== undefined) this.observeIdle(record.profile, (performance.now() - record.idleSince) / 1000);
+    if (record.idleSince !== undefined)
+      this.observeIdle(record.profile, (performance.now() - record.idleSince) / 1000);
     const info = await this.ready(runId, record);
     const env = record.env!;
     this.move(record, 'call_started');
@@ -177,7 +210,10 @@ export class SandboxManager {
       const started = performance.now();
       await record.env!.resume();
       // The cost of a pause is both halves: pausing now, and resuming later.
-      this.observeTransition(`${record.profile.tier}:pause`, record.pauseSeconds + (performance.now() - started) / 1000);
+      this.observeTransition(
+        `${record.profile.tier}:pause`,
+        record.pauseSeconds + (performance.now() - started) / 1000,
+      );
       this.move(record, 'resumed');
       record.accounting.warmStarts++;
       return { cold: false, restoredFrom: undefined };
@@ -188,15 +224,25 @@ export class SandboxManager {
     }
     const started = performance.now();
     const pooled = this.poolFor(record.profile)?.take();
-    const env = pooled ?? await this.driverFor(record.profile.tier).create(this.specFor(record.profile));
+    const env =
+      pooled ?? (await this.driverFor(record.profile.tier).create(this.specFor(record.profile)));
     const manifest = await this.artifacts.getRef(runRef(runId));
     try {
-      if (manifest !== undefined) await restoreWorkspace(env.workspaceDir, this.artifacts, manifest, env.uid);
+      if (manifest !== undefined)
+        await restoreWorkspace(env.workspaceDir, this.artifacts, manifest, env.uid);
     } catch (error) {
       await env.destroy();
-      throw new KeelError('sandbox_failed', `could not restore the workspace of run ${runId} from manifest ${manifest}`, { cause: error });
+      throw new KeelError(
+        'sandbox_failed',
+        `could not restore the workspace of run ${runId} from manifest ${manifest}`,
+        { cause: error },
+      );
     }
-    if (manifest !== undefined) this.observeTransition(`${record.profile.tier}:rebuild`, (performance.now() - started) / 1000);
+    if (manifest !== undefined)
+      this.observeTransition(
+        `${record.profile.tier}:rebuild`,
+        (performance.now() - started) / 1000,
+      );
     record.env = env;
     this.move(record, 'built');
     record.meter = new MemoryMeter(env, record.accounting);
@@ -205,12 +251,19 @@ export class SandboxManager {
     return { cold: pooled === undefined, restoredFrom: manifest };
   }
 
-  private async snapshot(runId: string, record: RunEnvironment, env: SandboxEnvironment): Promise<string> {
+  private async snapshot(
+    runId: string,
+    record: RunEnvironment,
+    env: SandboxEnvironment,
+  ): Promise<string> {
     // Frozen while walked: nothing in the sandbox can swap a file for a link under the snapshot.
     env.freezeCpu();
     try {
       const limits = record.profile.limits;
-      const { manifestSha256 } = await snapshotWorkspace(env.workspaceDir, this.artifacts, { fileBytes: limits.fileBytes, workspaceBytes: limits.diskBytes });
+      const { manifestSha256 } = await snapshotWorkspace(env.workspaceDir, this.artifacts, {
+        fileBytes: limits.fileBytes,
+        workspaceBytes: limits.diskBytes,
+      });
       await this.artifacts.setRef(runRef(runId), manifestSha256);
       return manifestSha256;
     } finally {
@@ -220,7 +273,8 @@ export class SandboxManager {
 
   private async afterCall(runId: string, record: RunEnvironment): Promise<void> {
     const policy = record.profile.policy;
-    const action: IdleAction | 'destroy' = policy === 'auto' ? this.autoAction(record) : idleActionOf(policy);
+    const action: IdleAction | 'destroy' =
+      policy === 'auto' ? this.autoAction(record) : idleActionOf(policy);
     if (action === 'keep') return;
     if (action === 'pause') {
       const started = performance.now();
@@ -239,21 +293,30 @@ export class SandboxManager {
    * does not come.
    */
   private schedulePrewarm(runId: string, record: RunEnvironment): void {
-    const expectedIdle = this.idleSeconds.get(record.profile.name) ?? record.profile.auto.expectedIdleSeconds;
+    const expectedIdle =
+      this.idleSeconds.get(record.profile.name) ?? record.profile.auto.expectedIdleSeconds;
     const rebuildSeconds = this.transitionSeconds.get(`${record.profile.tier}:rebuild`) ?? 0;
     const enqueue = (work: () => Promise<unknown>) => {
       record.queue = record.queue.then(work).catch(() => undefined);
     };
-    record.prewarmTimer = setTimeout(() => enqueue(async () => {
-      if (record.ended || record.env !== undefined) return;
-      await this.ready(runId, record);
-      record.prewarmed = true;
-      record.prewarmTimer = setTimeout(() => enqueue(async () => {
-        if (record.prewarmed && record.state === ENV_STATE.idle) await this.release(record);
-        record.prewarmed = false;
-      }), prewarmHoldMs(expectedIdle));
-      record.prewarmTimer.unref();
-    }), prewarmDelayMs(expectedIdle, rebuildSeconds));
+    record.prewarmTimer = setTimeout(
+      () =>
+        enqueue(async () => {
+          if (record.ended || record.env !== undefined) return;
+          await this.ready(runId, record);
+          record.prewarmed = true;
+          record.prewarmTimer = setTimeout(
+            () =>
+              enqueue(async () => {
+                if (record.prewarmed && record.state === ENV_STATE.idle) await this.release(record);
+                record.prewarmed = false;
+              }),
+            prewarmHoldMs(expectedIdle),
+          );
+          record.prewarmTimer.unref();
+        }),
+      prewarmDelayMs(expectedIdle, rebuildSeconds),
+    );
     record.prewarmTimer.unref();
   }
 
@@ -268,7 +331,8 @@ export class SandboxManager {
       memoryGiB: safeMemory(env) / GIB,
       expectedIdleSeconds: this.idleSeconds.get(profile.name) ?? profile.auto.expectedIdleSeconds,
       pauseFreesMemory: env.pauseFreesMemory,
-      pauseCost: profile.auto.pauseCost ?? (measuredPause === undefined ? undefined : measuredPause * price),
+      pauseCost:
+        profile.auto.pauseCost ?? (measuredPause === undefined ? undefined : measuredPause * price),
       rebuildCost: profile.auto.rebuildCost ?? (measuredRebuild ?? 0.1) * price,
     });
     record.decisions.push(decision);
@@ -309,7 +373,12 @@ export class SandboxManager {
     if (profile.warm === 0 || profile.policy !== 'one-shot') return undefined;
     let pool = this.pools.get(profile.name);
     if (pool === undefined) {
-      pool = new WarmPool({ driver: this.driverFor(profile.tier), size: profile.warm, singleUse: profile.singleUse, specOf: () => this.specFor(profile) });
+      pool = new WarmPool({
+        driver: this.driverFor(profile.tier),
+        size: profile.warm,
+        singleUse: profile.singleUse,
+        specOf: () => this.specFor(profile),
+      });
       this.pools.set(profile.name, pool);
     }
     return pool;
@@ -321,17 +390,28 @@ export class SandboxManager {
   }
 
   private specFor(profile: SandboxProfile) {
-    return { id: ownedEnvironmentId(`${Date.now().toString(36)}${randomBytes(5).toString('hex')}`), limits: profile.limits, network: profile.network, keepProcesses: profile.policy !== 'one-shot' };
+    return {
+      id: ownedEnvironmentId(`${Date.now().toString(36)}${randomBytes(5).toString('hex')}`),
+      limits: profile.limits,
+      network: profile.network,
+      keepProcesses: profile.policy !== 'one-shot',
+    };
   }
 
   private observeIdle(profile: SandboxProfile, seconds: number): void {
     const old = this.idleSeconds.get(profile.name);
-    this.idleSeconds.set(profile.name, old === undefined ? seconds : old + EWMA_WEIGHT * (seconds - old));
+    this.idleSeconds.set(
+      profile.name,
+      old === undefined ? seconds : old + EWMA_WEIGHT * (seconds - old),
+    );
   }
 
   private observeTransition(key: string, seconds: number): void {
     const old = this.transitionSeconds.get(key);
-    this.transitionSeconds.set(key, old === undefined ? seconds : old + EWMA_WEIGHT * (seconds - old));
+    this.transitionSeconds.set(
+      key,
+      old === undefined ? seconds : old + EWMA_WEIGHT * (seconds - old),
+    );
   }
 
   accountingOf(runId: string): RunAccounting | undefined {

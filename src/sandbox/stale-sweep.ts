@@ -34,11 +34,20 @@ export async function sweepStaleSandboxes(root: string): Promise<string[]> {
   const cgroups = detectCgroups();
   if (cgroups.ok && process.getuid?.() === 0) {
     for (const name of Cgroup.existingNames(cgroups.version).filter(ownerDead)) {
-      await Cgroup.existing(name, cgroups.version).destroy().then(() => removed.push(`cgroup ${name}`), () => undefined);
+      await Cgroup.existing(name, cgroups.version)
+        .destroy()
+        .then(
+          () => removed.push(`cgroup ${name}`),
+          () => undefined,
+        );
     }
   }
   if (!existsSync(root)) return removed;
-  const mounted = new Set(readFileSync('/proc/self/mountinfo', 'utf8').split('\n').map((line) => line.split(' ')[4]));
+  const mounted = new Set(
+    readFileSync('/proc/self/mountinfo', 'utf8')
+      .split('\n')
+      .map((line) => line.split(' ')[4]),
+  );
   for (const entry of readdirSync(root)) {
     const id = entry.replace(/\.(bundle|image)$/, '');
     if (!ownerDead(id)) continue;

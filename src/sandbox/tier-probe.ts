@@ -40,18 +40,38 @@ export async function probeTiers(): Promise<TierReport[]> {
 
 async function probeTier(tier: Tier, root: string): Promise<TierReport> {
   const availability = tierAvailability(tier);
-  if (!availability.ok) return { tier, ok: false, detail: availability.reason, fix: availability.fix };
+  if (!availability.ok)
+    return { tier, ok: false, detail: availability.reason, fix: availability.fix };
   const started = performance.now();
   try {
-    const env = await DRIVERS[tier](root).create({ id: `doctor-${tier}-${process.pid}`, limits: resolveLimits({ deadlineMs: 20_000 }), network: { allow: [] }, keepProcesses: false });
+    const env = await DRIVERS[tier](root).create({
+      id: `doctor-${tier}-${process.pid}`,
+      limits: resolveLimits({ deadlineMs: 20_000 }),
+      network: { allow: [] },
+      keepProcesses: false,
+    });
     try {
       const result = await env.exec({ argv: ['/bin/true'] });
-      if (result.exitCode !== 0) return { tier, ok: false, detail: `a test command failed (exit ${result.exitCode}): ${result.stderr.trim().slice(0, 300)}` };
+      if (result.exitCode !== 0)
+        return {
+          tier,
+          ok: false,
+          detail: `a test command failed (exit ${result.exitCode}): ${result.stderr.trim().slice(0, 300)}`,
+        };
     } finally {
       await env.destroy();
     }
-    return { tier, ok: true, detail: availability.detail, coldStartMs: Math.round(performance.now() - started) };
+    return {
+      tier,
+      ok: true,
+      detail: availability.detail,
+      coldStartMs: Math.round(performance.now() - started),
+    };
   } catch (error) {
-    return { tier, ok: false, detail: `creating a sandbox failed: ${error instanceof Error ? error.message : String(error)}` };
+    return {
+      tier,
+      ok: false,
+      detail: `creating a sandbox failed: ${error instanceof Error ? error.message : String(error)}`,
+    };
   }
 }

@@ -11,7 +11,7 @@ export const SANDBOX_UID_FIRST = 200_000;
 export const SANDBOX_UID_COUNT = 50_000;
 const CLAIMS_DIR = '/run/keel-sandbox/uids';
 
-let next = SANDBOX_UID_FIRST + (process.pid * 7919) % SANDBOX_UID_COUNT;
+let next = SANDBOX_UID_FIRST + ((process.pid * 7919) % SANDBOX_UID_COUNT);
 
 /** Claims `uid` for this process; false when a live process holds it. @internal */
 export function claimUid(uid: number): boolean {

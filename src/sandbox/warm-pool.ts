@@ -17,7 +17,12 @@ export class WarmPool {
   /** Sandboxes refused by the clean check: a sign something escaped its reset. */
   rejected = 0;
 
-  constructor(options: { driver: SandboxDriver; size: number; singleUse: boolean; specOf: () => EnvironmentSpec }) {
+  constructor(options: {
+    driver: SandboxDriver;
+    size: number;
+    singleUse: boolean;
+    specOf: () => EnvironmentSpec;
+  }) {
     this.driver = options.driver;
     this.size = options.size;
     this.singleUse = options.singleUse;
@@ -42,10 +47,15 @@ export class WarmPool {
     const starts: Array<Promise<void>> = [];
     for (let i = 0; i < wanted && !this.closed; i++) {
       this.filling++;
-      starts.push(this.driver.create(this.specOf()).then(
-        (env) => this.offer(env),
-        () => undefined,
-      ).finally(() => this.filling--));
+      starts.push(
+        this.driver
+          .create(this.specOf())
+          .then(
+            (env) => this.offer(env),
+            () => undefined,
+          )
+          .finally(() => this.filling--),
+      );
     }
     return Promise.all(starts).then(() => undefined);
   }
@@ -58,7 +68,11 @@ export class WarmPool {
   /** Takes a used sandbox back if it verifies clean; otherwise destroys it. */
   async giveBack(env: SandboxEnvironment): Promise<boolean> {
     this.lent.delete(env);
-    if (this.singleUse || this.closed || this.ready.length + this.filling + this.lent.size >= this.size) {
+    if (
+      this.singleUse ||
+      this.closed ||
+      this.ready.length + this.filling + this.lent.size >= this.size
+    ) {
       await env.destroy();
       void this.refill();
       return false;

@@ -4,7 +4,15 @@
 // sandbox cannot read another's. It never follows symlinks out of itself when wiping.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+} from 'node:fs';
 import { join } from 'node:path';
 
 // Async, so a mount never stalls the event loop (and every other sandbox starting beside it).
@@ -32,7 +40,14 @@ export class Workspace {
     chmodSync(options.root, 0o711);
     const workspace = new Workspace(join(options.root, options.id), options.uid);
     mkdirSync(workspace.dir, { mode: 0o700 });
-    await run('/usr/bin/mount', ['-t', 'tmpfs', '-o', `size=${options.diskBytes},mode=0700,nosuid,nodev,uid=${options.uid},gid=${options.uid}`, 'keel-ws', workspace.dir]);
+    await run('/usr/bin/mount', [
+      '-t',
+      'tmpfs',
+      '-o',
+      `size=${options.diskBytes},mode=0700,nosuid,nodev,uid=${options.uid},gid=${options.uid}`,
+      'keel-ws',
+      workspace.dir,
+    ]);
     workspace.mounted = true;
     chownSync(workspace.dir, options.uid, options.uid);
     return workspace;
@@ -44,13 +59,16 @@ export class Workspace {
    */
   isClean(): boolean {
     if (!existsSync(this.dir) || readdirSync(this.dir).length !== 0) return false;
-    const mounts = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((line) => line.split(' ')[4] === this.dir);
+    const mounts = readFileSync('/proc/self/mountinfo', 'utf8')
+      .split('\n')
+      .filter((line) => line.split(' ')[4] === this.dir);
     return mounts.length === (this.mounted ? 1 : 0);
   }
 
   /** Empties the workspace without following links out of it. */
   wipe(): void {
-    for (const entry of readdirSync(this.dir)) rmSync(join(this.dir, entry), { recursive: true, force: true });
+    for (const entry of readdirSync(this.dir))
+      rmSync(join(this.dir, entry), { recursive: true, force: true });
   }
 
   async destroy(): Promise<void> {

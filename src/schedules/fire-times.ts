@@ -45,17 +45,38 @@ export class FireTimes {
   /** Validates the rule: `invalid_time_zone`, `invalid_cron`, or `validation_failed`. */
   constructor(rule: FireRule) {
     assertTimeZone(rule.timeZone);
-    if ((rule.cron === null) === (rule.intervalMs === null)) throw new KeelError('validation_failed', 'a schedule needs exactly one of cron and intervalMs');
-    if (rule.startAt !== null && rule.endAt !== null && rule.endAt <= rule.startAt) throw new KeelError('validation_failed', 'endAt must be after startAt');
+    if ((rule.cron === null) === (rule.intervalMs === null))
+      throw new KeelError(
+        'validation_failed',
+        'a schedule needs exactly one of cron and intervalMs',
+      );
+    if (rule.startAt !== null && rule.endAt !== null && rule.endAt <= rule.startAt)
+      throw new KeelError('validation_failed', 'endAt must be after startAt');
     this.#rule = rule;
     if (rule.cron !== null) {
       try {
-        this.#cron = new Cron(rule.cron, { timezone: rule.timeZone, mode: '5-or-6-parts', paused: true });
-        this.#wallCron = new Cron(rule.cron, { timezone: 'UTC', mode: '5-or-6-parts', paused: true });
+        this.#cron = new Cron(rule.cron, {
+          timezone: rule.timeZone,
+          mode: '5-or-6-parts',
+          paused: true,
+        });
+        this.#wallCron = new Cron(rule.cron, {
+          timezone: 'UTC',
+          mode: '5-or-6-parts',
+          paused: true,
+        });
       } catch (error) {
-        throw new KeelError('invalid_cron', `invalid cron expression ${JSON.stringify(rule.cron)}: ${(error as Error).message}`, { cause: error });
+        throw new KeelError(
+          'invalid_cron',
+          `invalid cron expression ${JSON.stringify(rule.cron)}: ${(error as Error).message}`,
+          { cause: error },
+        );
       }
-      if (this.#wallCron.nextRun(new Date(0)) === null) throw new KeelError('invalid_cron', `cron expression ${JSON.stringify(rule.cron)} never fires`);
+      if (this.#wallCron.nextRun(new Date(0)) === null)
+        throw new KeelError(
+          'invalid_cron',
+          `cron expression ${JSON.stringify(rule.cron)} never fires`,
+        );
     }
   }
 
@@ -75,7 +96,9 @@ export class FireTimes {
       }
       return candidate;
     }
-    throw new Error(`no fire time found within ${CANDIDATES_MAX} candidates after ${new Date(after).toISOString()}`);
+    throw new Error(
+      `no fire time found within ${CANDIDATES_MAX} candidates after ${new Date(after).toISOString()}`,
+    );
   }
 
   /** Fire times in (after, until], oldest first, at most `limit`. */

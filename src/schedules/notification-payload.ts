@@ -17,18 +17,30 @@ export interface FailureFacts {
 }
 
 export function failureNotification(f: FailureFacts): Json {
-  const failedStep = [...f.journal].reverse().find((e) => e.status === 'failed' || e.status === 'unknown') ?? null;
+  const failedStep =
+    [...f.journal].reverse().find((e) => e.status === 'failed' || e.status === 'unknown') ?? null;
   return {
     type: 'schedule.run_failed',
     notificationId: f.id,
-    schedule: { id: f.schedule.id, name: f.schedule.name, version: f.schedule.version, timeZone: f.schedule.timeZone },
+    schedule: {
+      id: f.schedule.id,
+      name: f.schedule.name,
+      version: f.schedule.version,
+      timeZone: f.schedule.timeZone,
+    },
     fire: { logicalTime: iso(f.fire.logicalTime), kind: f.fire.kind },
-    run: { id: f.run.id, agent: f.run.agent, agentVersion: f.run.agentVersion, endedAt: iso(f.run.endedAt) },
+    run: {
+      id: f.run.id,
+      agent: f.run.agent,
+      agentVersion: f.run.agentVersion,
+      endedAt: iso(f.run.endedAt),
+    },
     // The stage is the last journal effect that failed; a run that failed outside any effect
     // reports its error code.
-    failedStage: failedStep === null
-      ? { kind: 'run', name: f.run.error?.code ?? 'failed', seq: null }
-      : { kind: failedStep.kind, name: failedStep.name, seq: failedStep.seq },
+    failedStage:
+      failedStep === null
+        ? { kind: 'run', name: f.run.error?.code ?? 'failed', seq: null }
+        : { kind: failedStep.kind, name: failedStep.name, seq: failedStep.seq },
     error: (f.run.error ?? null) as Json,
     attempts: { run: f.run.leaseToken, stage: failedStep?.attempts ?? null },
     lastSuccessAt: iso(f.lastSuccessAt),

@@ -4,7 +4,13 @@ import type { OverlapPolicy } from '../store/schedule-store.ts';
 
 export type OverlapDecision = 'start' | 'skip' | 'buffer' | 'cancel_other';
 
-export const OVERLAP_POLICIES = ['allow', 'skip', 'buffer_one', 'buffer_all', 'cancel_other'] as const satisfies readonly OverlapPolicy[];
+export const OVERLAP_POLICIES = [
+  'allow',
+  'skip',
+  'buffer_one',
+  'buffer_all',
+  'cancel_other',
+] as const satisfies readonly OverlapPolicy[];
 
 export interface OverlapState {
   /** Runs of the schedule not yet terminal. */

@@ -12,7 +12,15 @@ import type { AgentRegistry } from '../engine/registry.ts';
 import { isTerminal } from '../domain/run-status.ts';
 import type { Json } from '../domain/json.ts';
 import type { NewRun } from '../domain/records.ts';
-import type { FireKind, NewNotification, OpenFire, ScheduleClaim, ScheduleCommit, ScheduleRecord, ScheduleStore } from '../store/schedule-store.ts';
+import type {
+  FireKind,
+  NewNotification,
+  OpenFire,
+  ScheduleClaim,
+  ScheduleCommit,
+  ScheduleRecord,
+  ScheduleStore,
+} from '../store/schedule-store.ts';
 import type { Store } from '../store/store.ts';
 import { transition, type FireEvent, type FireStatus } from '../domain/fire-status.ts';
 import { FireTimes } from './fire-times.ts';
@@ -51,21 +59,38 @@ interface Touched {
 
 export function fireTimesOf(schedule: ScheduleRecord): FireTimes {
   return new FireTimes({
-    cron: schedule.cron, intervalMs: schedule.intervalMs, timeZone: schedule.timeZone, startAt: schedule.startAt, endAt: schedule.endAt,
+    cron: schedule.cron,
+    intervalMs: schedule.intervalMs,
+    timeZone: schedule.timeZone,
+    startAt: schedule.startAt,
+    endAt: schedule.endAt,
     anchorAt: schedule.createdAt,
   });
 }
 
-export async function planPass(deps: PassDeps, claim: ScheduleClaim, now: number): Promise<ScheduleCommit> {
+export async function planPass(
+  deps: PassDeps,
+  claim: ScheduleClaim,
+  now: number,
+): Promise<ScheduleCommit> {
   const schedule = claim.schedule;
   const commit: ScheduleCommit = {
-    scheduleId: schedule.id, owner: deps.owner, token: claim.token, scheduleVersion: schedule.version, release: true,
-    settle: [], createRuns: [], cancelRuns: [], notifications: [],
+    scheduleId: schedule.id,
+    owner: deps.owner,
+    token: claim.token,
+    scheduleVersion: schedule.version,
+    release: true,
+    settle: [],
+    createRuns: [],
+    cancelRuns: [],
+    notifications: [],
   };
   const open = await deps.schedules.listOpenFires(schedule.id);
   const active = await observeRuns(deps, schedule, open, commit);
   const touched = new Map<number, Touched>();
-  const waiting: Touched[] = open.filter((f) => f.status === 'buffered' || f.status === 'cancelling_other').map((f) => touch(touched, f));
+  const waiting: Touched[] = open
+    .filter((f) => f.status === 'buffered' || f.status === 'cancelling_other')
+    .map((f) => touch(touched, f));
   const step = (fire: Touched, event: FireEvent) => {
     fire.status = transition(fire.status, event);
   };
@@ -73,9 +98,11 @@ export async function planPass(deps: PassDeps, claim: ScheduleClaim, now: number
   // from it.
   let room = await deps.runs.queuedRoom(schedule.tenantId);
   const start = (fire: Touched, event: FireEvent) => {
-    const run = room === 0 ? { skipped: 'tenant_queue_full' } : newRunFor(deps.registry, schedule, fire);
+    const run =
+      room === 0 ? { skipped: 'tenant_queue_full' } : newRunFor(deps.registry, schedule, fire);
     if ('skipped' in run) {
-      if (run.skipped === 'tenant_queue_full') telemetry.runAdmissionRejected(schedule.tenantId, 'schedule', run.skipped);
+      if (run.skipped === 'tenant_queue_full')
+        telemetry.runAdmissionRejected(schedule.tenantId, 'schedule', run.skipped);
       fire.detail = { ...fire.detail, reason: run.skipped };
       step(fire, 'skip');
       return;
@@ -96,7 +123,9 @@ export async function planPass(deps: PassDeps, claim: ScheduleClaim, now: number
       step(fire, 'miss');
       continue;
     }
-    switch (decideOverlap(schedule.overlap, { activeRuns: active.length, waitingFires: waiting.length })) {
+    switch (
+      decideOverlap(schedule.overlap, { activeRuns: active.length, waitingFires: waiting.length })
+    ) {
       case 'start':
         start(fire, 'start');
         break;
@@ -122,11 +151,14 @@ export async function planPass(deps: PassDeps, claim: ScheduleClaim, now: number
   // A backlog beyond this pass's bound continues at once; otherwise the schedule rests until the
   // next tick, so a schedule whose run is still going is not claimed again and again within one
   // tick.
-  const backlog = commit.nextFireAt !== undefined && commit.nextFireAt !== null && commit.nextFireAt <= now;
+  const backlog =
+    commit.nextFireAt !== undefined && commit.nextFireAt !== null && commit.nextFireAt <= now;
   commit.releaseUntil = backlog ? now : now + deps.recheckMs;
   // A notification names the next fire as this pass leaves the schedule.
-  const nextFireAt = 'nextFireAt' in commit ? commit.nextFireAt ?? null : schedule.nextFireAt;
-  for (const n of commit.notifications!) (n.payload as Record<string, Json>).nextFireAt = nextFireAt === null ? null : new Date(nextFireAt).toISOString();
+  const nextFireAt = 'nextFireAt' in commit ? (commit.nextFireAt ?? null) : schedule.nextFireAt;
+  for (const n of commit.notifications!)
+    (n.payload as Record<string, Json>).nextFireAt =
+      nextFireAt === null ? null : new Date(nextFireAt).toISOString();
   return commit;
 }
 
@@ -134,7 +166,12 @@ export async function planPass(deps: PassDeps, claim: ScheduleClaim, now: number
  * Settles the fires whose run ended (a notification for each failed one); returns the runs still
  * active.
  */
-async function observeRuns(deps: PassDeps, schedule: ScheduleRecord, open: OpenFire[], commit: ScheduleCommit): Promise<string[]> {
+async function observeRuns(
+  deps: PassDeps,
+  schedule: ScheduleRecord,
+  open: OpenFire[],
+  commit: ScheduleCommit,
+): Promise<string[]> {
   const active: string[] = [];
   for (const fire of open) {
     if (fire.runId === null) continue;
@@ -144,11 +181,28 @@ async function observeRuns(deps: PassDeps, schedule: ScheduleRecord, open: OpenF
     }
     commit.settle!.push(fire.logicalTime);
     const run = await deps.runs.getRun(fire.runId);
-    if (run?.status === 'succeeded' && run.endedAt !== null) commit.lastSuccessAt = Math.max(commit.lastSuccessAt ?? 0, schedule.lastSuccessAt ?? 0, run.endedAt);
+    if (run?.status === 'succeeded' && run.endedAt !== null)
+      commit.lastSuccessAt = Math.max(
+        commit.lastSuccessAt ?? 0,
+        schedule.lastSuccessAt ?? 0,
+        run.endedAt,
+      );
     if (run?.status === 'failed' && schedule.webhookUrl !== null) {
       const id = `ntf_${randomUUID()}`;
-      const payload = failureNotification({ id, schedule, fire, run, journal: await deps.runs.loadJournal(run.id), lastSuccessAt: commit.lastSuccessAt ?? schedule.lastSuccessAt });
-      commit.notifications!.push({ id, runId: run.id, url: schedule.webhookUrl, payload } satisfies NewNotification);
+      const payload = failureNotification({
+        id,
+        schedule,
+        fire,
+        run,
+        journal: await deps.runs.loadJournal(run.id),
+        lastSuccessAt: commit.lastSuccessAt ?? schedule.lastSuccessAt,
+      });
+      commit.notifications!.push({
+        id,
+        runId: run.id,
+        url: schedule.webhookUrl,
+        payload,
+      } satisfies NewNotification);
     }
   }
   return active;
@@ -158,8 +212,17 @@ async function observeRuns(deps: PassDeps, schedule: ScheduleRecord, open: OpenF
  * The fires to decide now, oldest first: requested ones (trigger, backfill) and the scheduled ones
  * that are due (not while paused). Advances the commit's cursor past the scheduled ones taken.
  */
-function dueFires(schedule: ScheduleRecord, open: OpenFire[], touched: Map<number, Touched>, commit: ScheduleCommit, now: number): Touched[] {
-  const requested = open.filter((f) => f.status === 'pending').slice(0, FIRES_PER_PASS_MAX).map((f) => touch(touched, f));
+function dueFires(
+  schedule: ScheduleRecord,
+  open: OpenFire[],
+  touched: Map<number, Touched>,
+  commit: ScheduleCommit,
+  now: number,
+): Touched[] {
+  const requested = open
+    .filter((f) => f.status === 'pending')
+    .slice(0, FIRES_PER_PASS_MAX)
+    .map((f) => touch(touched, f));
   const fires = [...requested];
   if (!schedule.paused && schedule.nextFireAt !== null && schedule.nextFireAt <= now) {
     const times = fireTimesOf(schedule);
@@ -168,7 +231,15 @@ function dueFires(schedule: ScheduleRecord, open: OpenFire[], touched: Map<numbe
       // A fire at this time requested already (a backfill racing the schedule) stays the one record
       // of it.
       if (!touched.has(t)) {
-        const fire: Touched = { logicalTime: t, kind: 'scheduled', from: null, status: 'pending', runId: null, detail: null, startedAt: null };
+        const fire: Touched = {
+          logicalTime: t,
+          kind: 'scheduled',
+          from: null,
+          status: 'pending',
+          runId: null,
+          detail: null,
+          startedAt: null,
+        };
         touched.set(t, fire);
         fires.push(fire);
       }
@@ -180,7 +251,15 @@ function dueFires(schedule: ScheduleRecord, open: OpenFire[], touched: Map<numbe
 }
 
 function touch(touched: Map<number, Touched>, f: OpenFire): Touched {
-  const fire: Touched = { logicalTime: f.logicalTime, kind: f.kind, from: f.status, status: f.status, runId: f.runId, detail: f.detail, startedAt: f.startedAt };
+  const fire: Touched = {
+    logicalTime: f.logicalTime,
+    kind: f.kind,
+    from: f.status,
+    status: f.status,
+    runId: f.runId,
+    detail: f.detail,
+    startedAt: f.startedAt,
+  };
   touched.set(f.logicalTime, fire);
   return fire;
 }
@@ -190,30 +269,62 @@ function writeTouched(commit: ScheduleCommit, touched: Map<number, Touched>): vo
   commit.fireUpdates = [];
   for (const f of touched.values()) {
     if (f.from === null) {
-      commit.newFires.push({ logicalTime: f.logicalTime, kind: f.kind, status: f.status, runId: f.runId, detail: f.detail, startedAt: f.startedAt });
+      commit.newFires.push({
+        logicalTime: f.logicalTime,
+        kind: f.kind,
+        status: f.status,
+        runId: f.runId,
+        detail: f.detail,
+        startedAt: f.startedAt,
+      });
     } else if (f.from !== f.status) {
-      commit.fireUpdates.push({ logicalTime: f.logicalTime, from: f.from, to: f.status, runId: f.runId, detail: f.detail, startedAt: f.startedAt });
+      commit.fireUpdates.push({
+        logicalTime: f.logicalTime,
+        from: f.from,
+        to: f.status,
+        runId: f.runId,
+        detail: f.detail,
+        startedAt: f.startedAt,
+      });
     }
   }
 }
 
 /** The run a fire starts, pinned to the agent version resolved now; or why it cannot start. */
-function newRunFor(registry: AgentRegistry, schedule: ScheduleRecord, fire: Touched): NewRun | { skipped: string } {
+function newRunFor(
+  registry: AgentRegistry,
+  schedule: ScheduleRecord,
+  fire: Touched,
+): NewRun | { skipped: string } {
   const t = schedule.template;
   let version: string;
   try {
     version = registry.resolve(t.agent).version;
   } catch (error) {
-    if (isKeelError(error) && error.code === 'agent_not_found') return { skipped: 'agent_not_found' };
+    if (isKeelError(error) && error.code === 'agent_not_found')
+      return { skipped: 'agent_not_found' };
     throw error;
   }
   const name = t.agent.includes('@') ? t.agent.slice(0, t.agent.lastIndexOf('@')) : t.agent;
   return {
-    id: newRunId(), tenantId: schedule.tenantId, agent: name, agentVersion: version, input: t.input, priority: t.priority, budget: t.budget,
+    id: newRunId(),
+    tenantId: schedule.tenantId,
+    agent: name,
+    agentVersion: version,
+    input: t.input,
+    priority: t.priority,
+    budget: t.budget,
     metadata: {
       ...t.metadata,
-      schedule: { id: schedule.id, version: schedule.version, logicalFireTime: new Date(fire.logicalTime).toISOString(), kind: fire.kind },
+      schedule: {
+        id: schedule.id,
+        version: schedule.version,
+        logicalFireTime: new Date(fire.logicalTime).toISOString(),
+        kind: fire.kind,
+      },
     },
-    parentRunId: null, idempotencyKey: null, requestHash: null,
+    parentRunId: null,
+    idempotencyKey: null,
+    requestHash: null,
   };
 }

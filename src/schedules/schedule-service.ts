@@ -6,7 +6,15 @@ import { v7 as uuidv7 } from 'uuid';
 import { KeelError } from '../domain/keel-error.ts';
 import type { AgentRegistry } from '../engine/registry.ts';
 import type {
-  FireFilter, FireRecord, NewSchedule, OverlapPolicy, RunTemplate, ScheduleEventRecord, SchedulePatch, ScheduleRecord, ScheduleStore,
+  FireFilter,
+  FireRecord,
+  NewSchedule,
+  OverlapPolicy,
+  RunTemplate,
+  ScheduleEventRecord,
+  SchedulePatch,
+  ScheduleRecord,
+  ScheduleStore,
 } from '../store/schedule-store.ts';
 import type { Clock } from '../domain/clock.ts';
 import { FireTimes } from './fire-times.ts';
@@ -57,9 +65,19 @@ export class ScheduleService {
   async create(tenantId: string, input: ScheduleInput): Promise<ScheduleRecord> {
     const now = this.#clock.now();
     const schedule: NewSchedule = {
-      id: `sch_${uuidv7()}`, tenantId, name: input.name ?? null, cron: input.cron ?? null, intervalMs: input.intervalMs ?? null,
-      timeZone: input.timeZone, startAt: input.startAt ?? null, endAt: input.endAt ?? null, paused: false, template: input.template,
-      catchupWindowMs: input.catchupWindowMs ?? CATCHUP_WINDOW_MS_DEFAULT, overlap: input.overlap ?? 'skip', webhookUrl: input.webhookUrl ?? null,
+      id: `sch_${uuidv7()}`,
+      tenantId,
+      name: input.name ?? null,
+      cron: input.cron ?? null,
+      intervalMs: input.intervalMs ?? null,
+      timeZone: input.timeZone,
+      startAt: input.startAt ?? null,
+      endAt: input.endAt ?? null,
+      paused: false,
+      template: input.template,
+      catchupWindowMs: input.catchupWindowMs ?? CATCHUP_WINDOW_MS_DEFAULT,
+      overlap: input.overlap ?? 'skip',
+      webhookUrl: input.webhookUrl ?? null,
       nextFireAt: null,
     };
     schedule.nextFireAt = this.#validate(schedule, now).next(now);
@@ -69,7 +87,8 @@ export class ScheduleService {
 
   async get(tenantId: string, id: string): Promise<ScheduleRecord> {
     const schedule = await this.#schedules.getSchedule(id);
-    if (schedule === null || schedule.tenantId !== tenantId) throw new KeelError('schedule_not_found', `schedule ${id} not found`);
+    if (schedule === null || schedule.tenantId !== tenantId)
+      throw new KeelError('schedule_not_found', `schedule ${id} not found`);
     return schedule;
   }
 
@@ -90,7 +109,9 @@ export class ScheduleService {
     const merged: NewSchedule = { ...current, ...patch };
     const times = this.#validate(merged, current.createdAt);
     if (edit.webhookUrl !== undefined) await this.#checkWebhook(tenantId, merged.webhookUrl);
-    const timing = (['cron', 'intervalMs', 'timeZone', 'startAt', 'endAt'] as const).some((k) => k in patch && patch[k] !== current[k]);
+    const timing = (['cron', 'intervalMs', 'timeZone', 'startAt', 'endAt'] as const).some(
+      (k) => k in patch && patch[k] !== current[k],
+    );
     // A timing change starts from the next fire after now; fires between the old cursor and now are
     // not recorded.
     if (timing) patch.nextFireAt = times.next(now);
@@ -119,10 +140,17 @@ export class ScheduleService {
     // Two triggers within the same millisecond get distinct logical times rather than one
     // swallowing the other.
     for (let t = now; t < now + 1_000; t++) {
-      const [recorded] = await this.#schedules.requestFires(id, [{ logicalTime: t, kind: 'trigger' }], now);
+      const [recorded] = await this.#schedules.requestFires(
+        id,
+        [{ logicalTime: t, kind: 'trigger' }],
+        now,
+      );
       if (recorded !== undefined) return (await this.#schedules.getFire(id, recorded))!;
     }
-    throw new KeelError('store_busy', 'could not find a free logical time for the trigger; retry', { retryable: true, retryAfterMs: 100 });
+    throw new KeelError('store_busy', 'could not find a free logical time for the trigger; retry', {
+      retryable: true,
+      retryAfterMs: 100,
+    });
   }
 
   /**
@@ -133,10 +161,22 @@ export class ScheduleService {
     const schedule = await this.get(tenantId, id);
     const now = this.#clock.now();
     if (to < from) throw new KeelError('validation_failed', '`to` must not be before `from`');
-    if (to > now) throw new KeelError('validation_failed', 'a backfill covers the past only: `to` must not be in the future');
+    if (to > now)
+      throw new KeelError(
+        'validation_failed',
+        'a backfill covers the past only: `to` must not be in the future',
+      );
     const fireTimes = fireTimesOf(schedule).between(from - 1, to, BACKFILL_FIRES_MAX + 1);
-    if (fireTimes.length > BACKFILL_FIRES_MAX) throw new KeelError('backfill_too_large', `the range holds more than ${BACKFILL_FIRES_MAX} fires; split it`);
-    const requested = await this.#schedules.requestFires(id, fireTimes.map((t) => ({ logicalTime: t, kind: 'backfill' as const })), now);
+    if (fireTimes.length > BACKFILL_FIRES_MAX)
+      throw new KeelError(
+        'backfill_too_large',
+        `the range holds more than ${BACKFILL_FIRES_MAX} fires; split it`,
+      );
+    const requested = await this.#schedules.requestFires(
+      id,
+      fireTimes.map((t) => ({ logicalTime: t, kind: 'backfill' as const })),
+      now,
+    );
     return { fireTimes, requested };
   }
 
@@ -149,7 +189,12 @@ export class ScheduleService {
    * What happened to the schedule's fires, in order (missed fires included), after event
    * `afterSeq`.
    */
-  async events(tenantId: string, id: string, afterSeq: number, limit: number): Promise<ScheduleEventRecord[]> {
+  async events(
+    tenantId: string,
+    id: string,
+    afterSeq: number,
+    limit: number,
+  ): Promise<ScheduleEventRecord[]> {
     await this.get(tenantId, id);
     return this.#schedules.listScheduleEvents(id, afterSeq, limit);
   }
@@ -166,11 +211,19 @@ export class ScheduleService {
 
   #validate(s: NewSchedule, anchorAt: number): FireTimes {
     this.#registry.resolve(s.template.agent); // agent_not_found now rather than at every fire
-    return new FireTimes({ cron: s.cron, intervalMs: s.intervalMs, timeZone: s.timeZone, startAt: s.startAt, endAt: s.endAt, anchorAt });
+    return new FireTimes({
+      cron: s.cron,
+      intervalMs: s.intervalMs,
+      timeZone: s.timeZone,
+      startAt: s.startAt,
+      endAt: s.endAt,
+      anchorAt,
+    });
   }
 
   async #checkWebhook(tenantId: string, url: string | null): Promise<void> {
-    if (url !== null) assertWebhookAllowed(url, await this.#schedules.getWebhookAllowlist(tenantId));
+    if (url !== null)
+      assertWebhookAllowed(url, await this.#schedules.getWebhookAllowlist(tenantId));
   }
 }
 

@@ -25,7 +25,11 @@ export interface SchedulerOptions {
   owner?: string;
   tickMs?: number;
   leaseMs?: number;
-  log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
+  log?: (
+    level: 'info' | 'warn' | 'error',
+    message: string,
+    fields?: Record<string, unknown>,
+  ) => void;
 }
 
 export class Scheduler {
@@ -40,7 +44,12 @@ export class Scheduler {
   constructor(options: SchedulerOptions) {
     this.#o = options;
     this.owner = options.owner ?? `scheduler-${randomUUID()}`;
-    this.#notifier = new WebhookNotifier({ schedules: options.schedules, clock: options.clock, owner: this.owner, log: options.log });
+    this.#notifier = new WebhookNotifier({
+      schedules: options.schedules,
+      clock: options.clock,
+      owner: this.owner,
+      log: options.log,
+    });
   }
 
   /**
@@ -51,7 +60,8 @@ export class Scheduler {
   async start(): Promise<void> {
     if (!this.#stopped) return;
     this.#stopped = false;
-    if (!this.#o.runs.capabilities.multiProcess) await this.#o.schedules.expireForeignClaims(this.owner);
+    if (!this.#o.runs.capabilities.multiProcess)
+      await this.#o.schedules.expireForeignClaims(this.owner);
     this.#arm();
   }
 
@@ -74,14 +84,23 @@ export class Scheduler {
   #arm(): void {
     if (this.#stopped) return;
     this.#timer = this.#o.clock.setTimeout(() => {
-      this.tick().catch((error: unknown) => this.#o.log?.('error', 'scheduler tick failed', { error: String(error) })).finally(() => this.#arm());
+      this.tick()
+        .catch((error: unknown) =>
+          this.#o.log?.('error', 'scheduler tick failed', { error: String(error) }),
+        )
+        .finally(() => this.#arm());
     }, this.#o.tickMs ?? SCHEDULER_TICK_MS_DEFAULT);
   }
 
   async #tickOnce(): Promise<void> {
     const { schedules, clock } = this.#o;
     for (let round = 0; round < CLAIM_ROUNDS_PER_TICK_MAX; round++) {
-      const claims = await schedules.claimSchedules(this.owner, clock.now(), this.#o.leaseMs ?? SCHEDULER_LEASE_MS_DEFAULT, SCHEDULES_PER_CLAIM_MAX);
+      const claims = await schedules.claimSchedules(
+        this.owner,
+        clock.now(),
+        this.#o.leaseMs ?? SCHEDULER_LEASE_MS_DEFAULT,
+        SCHEDULES_PER_CLAIM_MAX,
+      );
       // Passes over different schedules are independent: run together, their commits share
       // group-commit transactions.
       await Promise.all(claims.map((claim) => this.#pass(claim)));
@@ -94,20 +113,33 @@ export class Scheduler {
     const { schedules, clock } = this.#o;
     try {
       const now = clock.now();
-      const commit = await planPass({
-        runs: this.#o.runs, schedules, registry: this.#o.registry, owner: this.owner, recheckMs: this.#o.tickMs ?? SCHEDULER_TICK_MS_DEFAULT,
-      }, claim, now);
+      const commit = await planPass(
+        {
+          runs: this.#o.runs,
+          schedules,
+          registry: this.#o.registry,
+          owner: this.owner,
+          recheckMs: this.#o.tickMs ?? SCHEDULER_TICK_MS_DEFAULT,
+        },
+        claim,
+        now,
+      );
       await schedules.commitSchedule(commit, now);
       const started = (commit.createRuns ?? []).length;
       const missed = (commit.newFires ?? []).filter((f) => f.status === 'missed').length;
-      if (started > 0 || missed > 0) this.#o.log?.('info', 'schedule fired', { scheduleId: claim.schedule.id, started, missed });
+      if (started > 0 || missed > 0)
+        this.#o.log?.('info', 'schedule fired', { scheduleId: claim.schedule.id, started, missed });
     } catch (error) {
       // A lost claim (another scheduler took over after our lease expired) is expected and
       // harmless. Any other failure gives the claim up, so the next tick retries instead of waiting
       // for the lease to expire.
       const stale = isKeelError(error) && error.code === 'stale_write';
-      this.#o.log?.(stale ? 'info' : 'error', 'schedule pass not applied', { scheduleId: claim.schedule.id, error: String(error) });
-      if (!stale) await schedules.releaseClaim(claim.schedule.id, this.owner, claim.token).catch(() => {});
+      this.#o.log?.(stale ? 'info' : 'error', 'schedule pass not applied', {
+        scheduleId: claim.schedule.id,
+        error: String(error),
+      });
+      if (!stale)
+        await schedules.releaseClaim(claim.schedule.id, this.owner, claim.token).catch(() => {});
     }
   }
 }

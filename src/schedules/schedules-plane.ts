@@ -15,9 +15,12 @@ export interface SchedulesPlane {
 }
 
 export function createSchedulesPlane(
-  runs: Store, registry: AgentRegistry,
-  options: { clock?: Clock; /** The backend's schedule area; by default the one `runs` keeps. */ schedules?: ScheduleStore }
-    & Pick<SchedulerOptions, 'owner' | 'tickMs' | 'leaseMs' | 'log'> = {},
+  runs: Store,
+  registry: AgentRegistry,
+  options: {
+    clock?: Clock /** The backend's schedule area; by default the one `runs` keeps. */;
+    schedules?: ScheduleStore;
+  } & Pick<SchedulerOptions, 'owner' | 'tickMs' | 'leaseMs' | 'log'> = {},
 ): SchedulesPlane {
   const { schedules, ...schedulerOptions } = options;
   const clock = options.clock ?? SYSTEM_CLOCK;

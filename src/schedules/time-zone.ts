@@ -8,7 +8,14 @@ function formatter(zone: string): Intl.DateTimeFormat {
   let f = formatters.get(zone);
   if (f === undefined) {
     f = new Intl.DateTimeFormat('en-US', {
-      timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit',
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
     });
     formatters.set(zone, f);
   }
@@ -20,11 +27,19 @@ function formatter(zone: string): Intl.DateTimeFormat {
  * daylight saving rules to honour.
  */
 export function assertTimeZone(zone: string): void {
-  if (/^[+-]/.test(zone) || zone.length > 64) throw new KeelError('invalid_time_zone', `${JSON.stringify(zone)} is not an IANA time zone name (e.g. Europe/Berlin)`);
+  if (/^[+-]/.test(zone) || zone.length > 64)
+    throw new KeelError(
+      'invalid_time_zone',
+      `${JSON.stringify(zone)} is not an IANA time zone name (e.g. Europe/Berlin)`,
+    );
   try {
     formatter(zone);
   } catch (error) {
-    throw new KeelError('invalid_time_zone', `${JSON.stringify(zone)} is not an IANA time zone name (e.g. Europe/Berlin)`, { cause: error });
+    throw new KeelError(
+      'invalid_time_zone',
+      `${JSON.stringify(zone)} is not an IANA time zone name (e.g. Europe/Berlin)`,
+      { cause: error },
+    );
   }
 }
 
@@ -34,8 +49,16 @@ export function assertTimeZone(zone: string): void {
  */
 export function wallClock(instant: number, zone: string): number {
   const parts: Record<string, number> = {};
-  for (const p of formatter(zone).formatToParts(new Date(instant))) if (p.type !== 'literal') parts[p.type] = Number(p.value);
-  return Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!, parts.second!);
+  for (const p of formatter(zone).formatToParts(new Date(instant)))
+    if (p.type !== 'literal') parts[p.type] = Number(p.value);
+  return Date.UTC(
+    parts.year!,
+    parts.month! - 1,
+    parts.day!,
+    parts.hour!,
+    parts.minute!,
+    parts.second!,
+  );
 }
 
 /** The zone's UTC offset at `instant`, in milliseconds (east positive). */

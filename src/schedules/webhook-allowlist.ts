@@ -10,10 +10,14 @@ export function webhookOrigin(url: string): string {
   try {
     parsed = new URL(url);
   } catch (error) {
-    throw new KeelError('webhook_not_allowed', `${JSON.stringify(url)} is not a URL`, { cause: error });
+    throw new KeelError('webhook_not_allowed', `${JSON.stringify(url)} is not a URL`, {
+      cause: error,
+    });
   }
-  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new KeelError('webhook_not_allowed', 'a webhook URL must be http or https');
-  if (parsed.username !== '' || parsed.password !== '') throw new KeelError('webhook_not_allowed', 'a webhook URL must not carry credentials');
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')
+    throw new KeelError('webhook_not_allowed', 'a webhook URL must be http or https');
+  if (parsed.username !== '' || parsed.password !== '')
+    throw new KeelError('webhook_not_allowed', 'a webhook URL must not carry credentials');
   return parsed.origin;
 }
 
@@ -21,8 +25,15 @@ export function webhookOrigin(url: string): string {
 export function allowlistOrigin(entry: string): string {
   const origin = webhookOrigin(entry);
   const parsed = new URL(entry);
-  if ((parsed.pathname !== '/' && parsed.pathname !== '') || parsed.search !== '' || parsed.hash !== '') {
-    throw new KeelError('validation_failed', `allowlist entries are origins (scheme://host[:port]), not ${JSON.stringify(entry)}`);
+  if (
+    (parsed.pathname !== '/' && parsed.pathname !== '') ||
+    parsed.search !== '' ||
+    parsed.hash !== ''
+  ) {
+    throw new KeelError(
+      'validation_failed',
+      `allowlist entries are origins (scheme://host[:port]), not ${JSON.stringify(entry)}`,
+    );
   }
   return origin;
 }
@@ -30,6 +41,9 @@ export function allowlistOrigin(entry: string): string {
 export function assertWebhookAllowed(url: string, allowlist: readonly string[]): void {
   const origin = webhookOrigin(url);
   if (!allowlist.includes(origin)) {
-    throw new KeelError('webhook_not_allowed', `${origin} is not on this tenant's webhook allowlist (an operator sets it with PUT /v1/admin/tenants/:id/webhook-allowlist)`);
+    throw new KeelError(
+      'webhook_not_allowed',
+      `${origin} is not on this tenant's webhook allowlist (an operator sets it with PUT /v1/admin/tenants/:id/webhook-allowlist)`,
+    );
   }
 }

@@ -28,7 +28,16 @@ export interface WebhookNotifierOptions {
  * capped.
  */
 export function backoffMs(attempt: number, random: () => number = Math.random): number {
-  return backoffDelayMs({ initialDelayMs: WEBHOOK_BACKOFF_BASE_MS, maxDelayMs: WEBHOOK_BACKOFF_MAX_MS, multiplier: 2, jitter: 'equal' }, attempt, random);
+  return backoffDelayMs(
+    {
+      initialDelayMs: WEBHOOK_BACKOFF_BASE_MS,
+      maxDelayMs: WEBHOOK_BACKOFF_MAX_MS,
+      multiplier: 2,
+      jitter: 'equal',
+    },
+    attempt,
+    random,
+  );
 }
 
 export class WebhookNotifier {
@@ -41,7 +50,12 @@ export class WebhookNotifier {
   /** Delivers what is due now; returns how many attempts it made. */
   async deliverDue(): Promise<number> {
     const { schedules, clock, owner } = this.#o;
-    const due = await schedules.claimNotifications(owner, clock.now(), NOTIFICATION_LEASE_MS, NOTIFICATIONS_PER_TICK_MAX);
+    const due = await schedules.claimNotifications(
+      owner,
+      clock.now(),
+      NOTIFICATION_LEASE_MS,
+      NOTIFICATIONS_PER_TICK_MAX,
+    );
     await Promise.all(due.map((n) => this.#deliver(n)));
     return due.length;
   }
@@ -53,15 +67,23 @@ export class WebhookNotifier {
     let retry = true;
     // The allowlist is checked again at delivery: an origin removed since the schedule was written
     // is not called.
-    const allowed = (await schedules.getWebhookAllowlist(n.tenantId)).includes(webhookOrigin(n.url));
+    const allowed = (await schedules.getWebhookAllowlist(n.tenantId)).includes(
+      webhookOrigin(n.url),
+    );
     if (!allowed) {
       error = 'webhook_not_allowed: the origin is no longer on the tenant allowlist';
       retry = false;
     } else {
       try {
         const res = await fetch(n.url, {
-          method: 'POST', redirect: 'manual', signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS),
-          headers: { 'content-type': 'application/json', 'idempotency-key': n.id, 'user-agent': 'keel-schedules' },
+          method: 'POST',
+          redirect: 'manual',
+          signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS),
+          headers: {
+            'content-type': 'application/json',
+            'idempotency-key': n.id,
+            'user-agent': 'keel-schedules',
+          },
           body: JSON.stringify(n.payload),
         });
         await res.body?.cancel();
@@ -70,11 +92,29 @@ export class WebhookNotifier {
         error = e instanceof Error ? e.message : String(e);
       }
     }
-    const outcome = error === null ? { delivered: true as const }
-      : { delivered: false as const, error, retryAt: retry && attempt < WEBHOOK_ATTEMPTS_MAX ? clock.now() + backoffMs(attempt, this.#o.random) : null };
+    const outcome =
+      error === null
+        ? { delivered: true as const }
+        : {
+            delivered: false as const,
+            error,
+            retryAt:
+              retry && attempt < WEBHOOK_ATTEMPTS_MAX
+                ? clock.now() + backoffMs(attempt, this.#o.random)
+                : null,
+          };
     await schedules.finishNotification(n.id, n.claimToken, outcome, clock.now());
-    this.#o.log?.(error === null ? 'info' : 'warn', error === null ? 'schedule notification delivered' : 'schedule notification attempt failed', {
-      notificationId: n.id, runId: n.runId, attempt, ...(error === null ? {} : { error, willRetry: outcome.delivered === false && outcome.retryAt !== null }),
-    });
+    this.#o.log?.(
+      error === null ? 'info' : 'warn',
+      error === null ? 'schedule notification delivered' : 'schedule notification attempt failed',
+      {
+        notificationId: n.id,
+        runId: n.runId,
+        attempt,
+        ...(error === null
+          ? {}
+          : { error, willRetry: outcome.delivered === false && outcome.retryAt !== null }),
+      },
+    );
   }
 }

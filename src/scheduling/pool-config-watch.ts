@@ -22,7 +22,11 @@ type Log = (level: 'info' | 'error', message: string, fields?: Record<string, un
  * @example
  * const watcher = watchPoolsFile('/etc/keel/pools.json', (config) => pools.configure(config), log);
  */
-export function watchPoolsFile(path: string, apply: (config: PoolsConfig) => void, log: Log): PoolsFileWatch {
+export function watchPoolsFile(
+  path: string,
+  apply: (config: PoolsConfig) => void,
+  log: Log,
+): PoolsFileWatch {
   let timer: NodeJS.Timeout | undefined;
   const reload = (): boolean => {
     try {
@@ -31,7 +35,10 @@ export function watchPoolsFile(path: string, apply: (config: PoolsConfig) => voi
       log('info', 'pools file applied', { path, pools: Object.keys(config.pools) });
       return true;
     } catch (error) {
-      log('error', 'pools file rejected; the previous pool configuration stays in force', { path, error: (error as Error).message });
+      log('error', 'pools file rejected; the previous pool configuration stays in force', {
+        path,
+        error: (error as Error).message,
+      });
       return false;
     }
   };
@@ -45,9 +52,17 @@ export function watchPoolsFile(path: string, apply: (config: PoolsConfig) => voi
       timer = setTimeout(reload, POOLS_RELOAD_DEBOUNCE_MS);
       timer.unref();
     });
-    watcher.on('error', (error) => log('error', 'cannot watch the pools file; reload it with SIGHUP', { path, error: error.message }));
+    watcher.on('error', (error) =>
+      log('error', 'cannot watch the pools file; reload it with SIGHUP', {
+        path,
+        error: error.message,
+      }),
+    );
   } catch (error) {
-    log('error', 'cannot watch the pools file; reload it with SIGHUP', { path, error: (error as Error).message });
+    log('error', 'cannot watch the pools file; reload it with SIGHUP', {
+      path,
+      error: (error as Error).message,
+    });
   }
   return {
     reload,

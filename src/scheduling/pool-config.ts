@@ -25,7 +25,15 @@ const PoolSettings = z.strictObject({
 });
 
 const PoolsFile = z.strictObject({
-  pools: z.record(z.string().regex(POOL_NAME, 'must be a pool name: inline, model:<model>, sandbox:<profile> or a declared name'), PoolSettings),
+  pools: z.record(
+    z
+      .string()
+      .regex(
+        POOL_NAME,
+        'must be a pool name: inline, model:<model>, sandbox:<profile> or a declared name',
+      ),
+    PoolSettings,
+  ),
 });
 
 export type PoolSettings = z.infer<typeof PoolSettings>;
@@ -41,8 +49,13 @@ export const EMPTY_POOLS_CONFIG: PoolsConfig = Object.freeze({ pools: {} });
 export function parsePoolsConfig(raw: unknown, source: string): PoolsConfig {
   const parsed = PoolsFile.safeParse(raw);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
-    throw new KeelError('pools_config_invalid', `${source} is invalid:\n  ${problems.join('\n  ')}`);
+    const problems = parsed.error.issues.map(
+      (i) => `${i.path.join('.') || '(root)'}: ${i.message}`,
+    );
+    throw new KeelError(
+      'pools_config_invalid',
+      `${source} is invalid:\n  ${problems.join('\n  ')}`,
+    );
   }
   return parsed.data;
 }
@@ -52,7 +65,10 @@ export function loadPoolsFile(path: string): PoolsConfig {
   try {
     raw = JSON.parse(readFileSync(path, 'utf8'));
   } catch (error) {
-    throw new KeelError('pools_config_invalid', `cannot read the pools file ${path}: ${(error as Error).message}`);
+    throw new KeelError(
+      'pools_config_invalid',
+      `cannot read the pools file ${path}: ${(error as Error).message}`,
+    );
   }
   return parsePoolsConfig(raw, `the pools file ${path}`);
 }

@@ -20,7 +20,13 @@ export const POOL_SYSTEM_TENANT = '-';
 export type PoolKind = 'model' | 'sandbox' | 'inline' | 'declared';
 
 export const poolKind = (name: string): PoolKind =>
-  name === 'inline' ? 'inline' : name.startsWith('model:') ? 'model' : name.startsWith('sandbox:') ? 'sandbox' : 'declared';
+  name === 'inline'
+    ? 'inline'
+    : name.startsWith('model:')
+      ? 'model'
+      : name.startsWith('sandbox:')
+        ? 'sandbox'
+        : 'declared';
 
 /** Where pools report: the telemetry's pool probes plus admissions, releases and rejections. */
 export interface PoolTelemetry extends PoolObserver {
@@ -74,9 +80,19 @@ export class PoolRegistry {
     if (pool !== undefined) return pool;
     if (!POOL_NAME.test(name)) throw new RangeError(`${JSON.stringify(name)} is not a pool name`);
     const settings = this.#settings(name);
-    pool = new Pool(name, settings, { weightOf: (tenantId) => this.#weightResolver(tenantId) ?? 1, capOf: (tenantId) => this.#capOf(tenantId, name) }, this.#telemetry, this.#now);
+    pool = new Pool(
+      name,
+      settings,
+      {
+        weightOf: (tenantId) => this.#weightResolver(tenantId) ?? 1,
+        capOf: (tenantId) => this.#capOf(tenantId, name),
+      },
+      this.#telemetry,
+      this.#now,
+    );
     this.#pools.set(name, pool);
-    if (this.#telemetry !== undefined) this.#unregister.push(this.#telemetry.registerPool(name, pool));
+    if (this.#telemetry !== undefined)
+      this.#unregister.push(this.#telemetry.registerPool(name, pool));
     return pool;
   }
 
@@ -126,7 +142,9 @@ export class PoolRegistry {
 
   snapshot(): PoolSnapshot[] {
     const now = this.#now();
-    return [...this.#pools.values()].map((pool) => pool.snapshot(now)).sort((a, b) => a.name.localeCompare(b.name));
+    return [...this.#pools.values()]
+      .map((pool) => pool.snapshot(now))
+      .sort((a, b) => a.name.localeCompare(b.name));
   }
 
   /** Stops reporting to telemetry (pools keep working for holders still running). */
@@ -137,10 +155,17 @@ export class PoolRegistry {
   #settings(name: string): { limit: number; maxQueued: number } {
     const configured = this.#config.pools[name];
     const kind = poolKind(name);
-    const fallback = kind === 'inline' ? this.#inlineLimit : kind === 'sandbox' ? SANDBOX_POOL_LIMIT_DEFAULT : DECLARED_POOL_LIMIT_DEFAULT;
+    const fallback =
+      kind === 'inline'
+        ? this.#inlineLimit
+        : kind === 'sandbox'
+          ? SANDBOX_POOL_LIMIT_DEFAULT
+          : DECLARED_POOL_LIMIT_DEFAULT;
     return {
       limit: configured?.limit ?? this.#defaultLimits.get(name) ?? fallback,
-      maxQueued: configured?.maxQueued ?? (kind === 'inline' ? INLINE_POOL_MAX_QUEUED_DEFAULT : POOL_MAX_QUEUED_DEFAULT),
+      maxQueued:
+        configured?.maxQueued ??
+        (kind === 'inline' ? INLINE_POOL_MAX_QUEUED_DEFAULT : POOL_MAX_QUEUED_DEFAULT),
     };
   }
 

@@ -4,7 +4,10 @@ import fc from 'fast-check';
 import { BATCH_AGING_MS } from '../domain/fair-share.ts';
 import { Pool, type PoolObserver, type PoolPolicy, type PoolRejection } from './pool.ts';
 
-const uncapped = (weights: Record<string, number> = {}, caps: Record<string, number> = {}): PoolPolicy => ({
+const uncapped = (
+  weights: Record<string, number> = {},
+  caps: Record<string, number> = {},
+): PoolPolicy => ({
   weightOf: (t) => weights[t] ?? 1,
   capOf: (t) => caps[t],
 });
@@ -12,8 +15,15 @@ const uncapped = (weights: Record<string, number> = {}, caps: Record<string, num
 /** Holds granted releases in grant order and records which tenant got each slot. */
 function harness(pool: Pool) {
   const granted: Array<{ tenant: string; tag: string; release: () => void }> = [];
-  const want = (tenant: string, tag = tenant, priority: 'interactive' | 'batch' = 'batch', signal?: AbortSignal) =>
-    pool.acquire({ tenantId: tenant, priority, ...(signal === undefined ? {} : { signal }) }).then((release) => void granted.push({ tenant, tag, release }));
+  const want = (
+    tenant: string,
+    tag = tenant,
+    priority: 'interactive' | 'batch' = 'batch',
+    signal?: AbortSignal,
+  ) =>
+    pool
+      .acquire({ tenantId: tenant, priority, ...(signal === undefined ? {} : { signal }) })
+      .then((release) => void granted.push({ tenant, tag, release }));
   const releaseFirst = async () => {
     granted.shift()!.release();
     await flush();
@@ -72,10 +82,16 @@ describe('Pool', () => {
     void h.want('b', 'b0');
     void h.want('b', 'b1');
     await flush();
-    assert.deepEqual(h.granted.map((g) => g.tag), ['a0', 'b0', 'b1']);
+    assert.deepEqual(
+      h.granted.map((g) => g.tag),
+      ['a0', 'b0', 'b1'],
+    );
     assert.equal(pool.snapshot().tenants.find((t) => t.tenantId === 'a')?.queued, 1);
     await h.releaseFirst(); // a0 ends: a1 may go
-    assert.deepEqual(h.granted.map((g) => g.tag), ['b0', 'b1', 'a1']);
+    assert.deepEqual(
+      h.granted.map((g) => g.tag),
+      ['b0', 'b1', 'a1'],
+    );
   });
 
   it('admits at once when its limit is raised and lets holders finish when it is lowered', async () => {
@@ -100,12 +116,21 @@ describe('Pool', () => {
 
   it('rejects past maxQueued with a retryable pool_queue_full and withdraws an aborted waiter', async () => {
     const rejected: PoolRejection[] = [];
-    const observer: PoolObserver = { admitted: () => {}, released: () => {}, rejected: (_p, _t, reason) => void rejected.push(reason) };
+    const observer: PoolObserver = {
+      admitted: () => {},
+      released: () => {},
+      rejected: (_p, _t, reason) => void rejected.push(reason),
+    };
     const pool = new Pool('browser', { limit: 1, maxQueued: 1 }, uncapped(), observer);
     const release = await pool.acquire({ tenantId: 'a', priority: 'batch' });
     const controller = new AbortController();
     const waiting = pool.acquire({ tenantId: 'a', priority: 'batch', signal: controller.signal });
-    await assert.rejects(pool.acquire({ tenantId: 'b', priority: 'interactive' }), (e: unknown) => (e as { code?: string; retryable?: boolean }).code === 'pool_queue_full' && (e as { retryable: boolean }).retryable);
+    await assert.rejects(
+      pool.acquire({ tenantId: 'b', priority: 'interactive' }),
+      (e: unknown) =>
+        (e as { code?: string; retryable?: boolean }).code === 'pool_queue_full' &&
+        (e as { retryable: boolean }).retryable,
+    );
     controller.abort(new Error('cancelled'));
     await assert.rejects(waiting, /cancelled/);
     assert.equal(pool.queued, 0);
@@ -117,42 +142,55 @@ describe('Pool', () => {
   });
 
   it('gives backlogged tenants service in proportion to their weights over any window of 1,000 grants', async () => {
-    await fc.assert(fc.asyncProperty(
-      fc.array(fc.integer({ min: 1, max: 5 }), { minLength: 2, maxLength: 5 }),
-      fc.integer({ min: 1, max: 4 }),
-      fc.array(fc.tuple(fc.nat(), fc.boolean()), { minLength: 50, maxLength: 400 }),
-      async (weights, limit, arrivals) => {
-        const tenants = weights.map((_, i) => `t${i}`);
-        const pool = new Pool('p', { limit, maxQueued: 1_000_000 }, uncapped(Object.fromEntries(tenants.map((t, i) => [t, weights[i]!]))));
-        const held: Array<() => void> = [];
-        const served: string[] = [];
-        const want = (tenant: string, interactive: boolean) =>
-          void pool.acquire({ tenantId: tenant, priority: interactive ? 'interactive' : 'batch' }).then((release) => {
-            served.push(tenant);
-            held.push(release);
-          });
-        // A random arrival order first, then every tenant stays backlogged: each grant is replaced
-        // by a new arrival.
-        for (const [pick, interactive] of arrivals) want(tenants[pick % tenants.length]!, interactive);
-        for (const tenant of tenants) for (let i = 0; i < limit + 1; i++) want(tenant, false);
-        await flush();
-        let k = 0;
-        while (served.length < 2_000 + limit) {
-          const tenant = served[served.length - held.length]!;
-          held.shift()!();
-          want(tenant, arrivals[k++ % arrivals.length]![1]);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 1, max: 5 }), { minLength: 2, maxLength: 5 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.array(fc.tuple(fc.nat(), fc.boolean()), { minLength: 50, maxLength: 400 }),
+        async (weights, limit, arrivals) => {
+          const tenants = weights.map((_, i) => `t${i}`);
+          const pool = new Pool(
+            'p',
+            { limit, maxQueued: 1_000_000 },
+            uncapped(Object.fromEntries(tenants.map((t, i) => [t, weights[i]!]))),
+          );
+          const held: Array<() => void> = [];
+          const served: string[] = [];
+          const want = (tenant: string, interactive: boolean) =>
+            void pool
+              .acquire({ tenantId: tenant, priority: interactive ? 'interactive' : 'batch' })
+              .then((release) => {
+                served.push(tenant);
+                held.push(release);
+              });
+          // A random arrival order first, then every tenant stays backlogged: each grant is replaced
+          // by a new arrival.
+          for (const [pick, interactive] of arrivals)
+            want(tenants[pick % tenants.length]!, interactive);
+          for (const tenant of tenants) for (let i = 0; i < limit + 1; i++) want(tenant, false);
           await flush();
-        }
-        const total = weights.reduce((a, b) => a + b, 0);
-        for (let start = 0; start + 1_000 <= served.length; start += 250) {
-          const window = served.slice(start, start + 1_000);
-          for (const [i, tenant] of tenants.entries()) {
-            const share = window.filter((t) => t === tenant).length / 1_000;
-            const expected = weights[i]! / total;
-            assert.ok(Math.abs(share - expected) <= 0.1 * expected, `tenant ${tenant} weight ${weights[i]}: share ${share} vs ${expected.toFixed(3)} (window at ${start})`);
+          let k = 0;
+          while (served.length < 2_000 + limit) {
+            const tenant = served[served.length - held.length]!;
+            held.shift()!();
+            want(tenant, arrivals[k++ % arrivals.length]![1]);
+            await flush();
           }
-        }
-      },
-    ), { numRuns: 25 });
+          const total = weights.reduce((a, b) => a + b, 0);
+          for (let start = 0; start + 1_000 <= served.length; start += 250) {
+            const window = served.slice(start, start + 1_000);
+            for (const [i, tenant] of tenants.entries()) {
+              const share = window.filter((t) => t === tenant).length / 1_000;
+              const expected = weights[i]! / total;
+              assert.ok(
+                Math.abs(share - expected) <= 0.1 * expected,
+                `tenant ${tenant} weight ${weights[i]}: share ${share} vs ${expected.toFixed(3)} (window at ${start})`,
+              );
+            }
+          }
+        },
+      ),
+      { numRuns: 25 },
+    );
   });
 });

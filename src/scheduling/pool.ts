@@ -95,7 +95,9 @@ class TenantLane {
   }
 
   oldestSince(): number | null {
-    const since = [first(this.interactive)?.since, first(this.batch)?.since].filter((s) => s !== undefined);
+    const since = [first(this.interactive)?.since, first(this.batch)?.since].filter(
+      (s) => s !== undefined,
+    );
     return since.length === 0 ? null : Math.min(...since);
   }
 
@@ -136,7 +138,13 @@ export class Pool {
   readonly #observer: PoolObserver | undefined;
   readonly #now: () => number;
 
-  constructor(name: string, settings: { limit: number; maxQueued: number }, policy: PoolPolicy, observer?: PoolObserver, now: () => number = Date.now) {
+  constructor(
+    name: string,
+    settings: { limit: number; maxQueued: number },
+    policy: PoolPolicy,
+    observer?: PoolObserver,
+    now: () => number = Date.now,
+  ) {
     this.name = name;
     this.#limit = checkLimit(name, 'limit', settings.limit, 1);
     this.#maxQueued = checkLimit(name, 'maxQueued', settings.maxQueued, 0);
@@ -205,7 +213,10 @@ export class Pool {
         reject(signal!.reason);
       };
       const waiter: Waiter = {
-        tenantId, priority, since, key: priority === 'batch' ? since + BATCH_AGING_MS : since,
+        tenantId,
+        priority,
+        since,
+        key: priority === 'batch' ? since + BATCH_AGING_MS : since,
         grant: () => {
           granted = true;
           signal?.removeEventListener('abort', onAbort);
@@ -220,9 +231,16 @@ export class Pool {
       if (this.#queued > this.#maxQueued && this.#remove(waiter)) {
         signal?.removeEventListener('abort', onAbort);
         this.#observer?.rejected(this.name, tenantId, 'queue_full');
-        reject(new KeelError('pool_queue_full', `pool ${this.name} has ${this.#maxQueued} effects queued already`, {
-          retryable: true, details: { pool: this.name, maxQueued: this.#maxQueued },
-        }));
+        reject(
+          new KeelError(
+            'pool_queue_full',
+            `pool ${this.name} has ${this.#maxQueued} effects queued already`,
+            {
+              retryable: true,
+              details: { pool: this.name, maxQueued: this.#maxQueued },
+            },
+          ),
+        );
       } else if (!granted) {
         request.onQueued?.();
       }
@@ -251,9 +269,23 @@ export class Pool {
     for (const [tenantId, lane] of this.#tenants) {
       if (lane.running === 0 && lane.size === 0) continue;
       const since = lane.oldestSince();
-      tenants.push({ tenantId, running: lane.running, queued: lane.size, oldestWaitMs: since === null ? null : Math.max(0, now - since), cap: this.#policy.capOf(tenantId) ?? null });
+      tenants.push({
+        tenantId,
+        running: lane.running,
+        queued: lane.size,
+        oldestWaitMs: since === null ? null : Math.max(0, now - since),
+        cap: this.#policy.capOf(tenantId) ?? null,
+      });
     }
-    return { name: this.name, limit: this.#limit, maxQueued: this.#maxQueued, running: this.#running, queued: this.#queued, oldestWaitMs: this.oldestWaitMs(now), tenants };
+    return {
+      name: this.name,
+      limit: this.#limit,
+      maxQueued: this.#maxQueued,
+      running: this.#running,
+      queued: this.#queued,
+      oldestWaitMs: this.oldestWaitMs(now),
+      tenants,
+    };
   }
 
   #lane(tenantId: string): TenantLane {
@@ -279,7 +311,8 @@ export class Pool {
    * drop its lane.
    */
   #forgetIfIdle(tenantId: string, lane: TenantLane): void {
-    if (lane.size === 0 && lane.running === 0 && lane.vtime <= this.#clock) this.#tenants.delete(tenantId);
+    if (lane.size === 0 && lane.running === 0 && lane.vtime <= this.#clock)
+      this.#tenants.delete(tenantId);
   }
 
   /**
@@ -368,6 +401,7 @@ export class Pool {
 }
 
 function checkLimit(pool: string, field: string, value: number, min: number): number {
-  if (!Number.isInteger(value) || value < min) throw new RangeError(`pool ${pool}: ${field} must be an integer ≥ ${min}, got ${value}`);
+  if (!Number.isInteger(value) || value < min)
+    throw new RangeError(`pool ${pool}: ${field} must be an integer ≥ ${min}, got ${value}`);
   return value;
 }

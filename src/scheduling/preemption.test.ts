@@ -1,9 +1,27 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { choosePreemptions, PREEMPT_PAUSE_MAX_MS, PreemptionPacer, requeueDelayMs, type HeldRun } from './preemption.ts';
+import {
+  choosePreemptions,
+  PREEMPT_PAUSE_MAX_MS,
+  PreemptionPacer,
+  requeueDelayMs,
+  type HeldRun,
+} from './preemption.ts';
 
-const batch = (runId: string, positions: number, startedAt: number, exempt = false): HeldRun => ({ runId, priority: 'batch', positions, startedAt, exempt });
-const interactive = (runId: string, positions: number, startedAt: number): HeldRun => ({ runId, priority: 'interactive', positions, startedAt, exempt: false });
+const batch = (runId: string, positions: number, startedAt: number, exempt = false): HeldRun => ({
+  runId,
+  priority: 'batch',
+  positions,
+  startedAt,
+  exempt,
+});
+const interactive = (runId: string, positions: number, startedAt: number): HeldRun => ({
+  runId,
+  priority: 'interactive',
+  positions,
+  startedAt,
+  exempt: false,
+});
 
 describe('choosePreemptions: when', () => {
   const held = [batch('b1', 3, 10), batch('b2', 5, 20)];
@@ -30,8 +48,14 @@ describe('choosePreemptions: how many', () => {
 
   it('less those already asked to yield (their slots are promised)', () => {
     const withPending = [...held.slice(0, 3), batch('b4', 4, 4, true)];
-    assert.deepEqual(choosePreemptions({ starved: 3, pending: 1, full: true, held: withPending }), ['b1', 'b2']);
-    assert.deepEqual(choosePreemptions({ starved: 1, pending: 1, full: true, held: withPending }), []);
+    assert.deepEqual(choosePreemptions({ starved: 3, pending: 1, full: true, held: withPending }), [
+      'b1',
+      'b2',
+    ]);
+    assert.deepEqual(
+      choosePreemptions({ starved: 1, pending: 1, full: true, held: withPending }),
+      [],
+    );
   });
 
   it('no more than the batch runs it holds', () => {
@@ -46,8 +70,17 @@ describe('choosePreemptions: which', () => {
   });
 
   it('least progressed first (fewest committed positions), then the most recently started', () => {
-    const held = [batch('old-far', 40, 1), batch('old-new', 2, 5), batch('young-new', 2, 50), batch('young-far', 30, 60)];
-    assert.deepEqual(choosePreemptions({ starved: 3, pending: 0, full: true, held }), ['young-new', 'old-new', 'young-far']);
+    const held = [
+      batch('old-far', 40, 1),
+      batch('old-new', 2, 5),
+      batch('young-new', 2, 50),
+      batch('young-far', 30, 60),
+    ];
+    assert.deepEqual(choosePreemptions({ starved: 3, pending: 0, full: true, held }), [
+      'young-new',
+      'old-new',
+      'young-far',
+    ]);
   });
 });
 
@@ -55,8 +88,16 @@ describe('requeueDelayMs', () => {
   it('is measured by the claim right after a preemption only', () => {
     const preempted = { preemptedAt: 1_000, preemptedLeaseToken: 4 };
     assert.equal(requeueDelayMs({ ...preempted, leaseToken: 5, updatedAt: 1_250 }), 250);
-    assert.equal(requeueDelayMs({ ...preempted, leaseToken: 6, updatedAt: 9_000 }), null, 'a later claim');
-    assert.equal(requeueDelayMs({ preemptedAt: null, preemptedLeaseToken: null, leaseToken: 1, updatedAt: 5 }), null, 'never preempted');
+    assert.equal(
+      requeueDelayMs({ ...preempted, leaseToken: 6, updatedAt: 9_000 }),
+      null,
+      'a later claim',
+    );
+    assert.equal(
+      requeueDelayMs({ preemptedAt: null, preemptedLeaseToken: null, leaseToken: 1, updatedAt: 5 }),
+      null,
+      'never preempted',
+    );
   });
 });
 

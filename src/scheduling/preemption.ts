@@ -58,7 +58,10 @@ export function choosePreemptions(input: PreemptionInput): string[] {
   if (wanted <= 0) return [];
   return input.held
     .filter((r) => r.priority === 'batch' && !r.exempt)
-    .sort((a, b) => a.positions - b.positions || b.startedAt - a.startedAt || (a.runId < b.runId ? -1 : 1))
+    .sort(
+      (a, b) =>
+        a.positions - b.positions || b.startedAt - a.startedAt || (a.runId < b.runId ? -1 : 1),
+    )
     .slice(0, wanted)
     .map((r) => r.runId);
 }
@@ -71,7 +74,11 @@ export function choosePreemptions(input: PreemptionInput): string[] {
  * churn batch runs for work fairness will not run yet: pause for the target, then twice the last
  * pause each time, up to PREEMPT_PAUSE_MAX_MS.
  */
-export function nextPauseMs(lastPauseMs: number, targetMs: number, interactiveClaimedSinceLastRound: boolean): number {
+export function nextPauseMs(
+  lastPauseMs: number,
+  targetMs: number,
+  interactiveClaimedSinceLastRound: boolean,
+): number {
   if (interactiveClaimedSinceLastRound) return 0;
   return Math.min(PREEMPT_PAUSE_MAX_MS, Math.max(targetMs, 2 * lastPauseMs));
 }
@@ -113,7 +120,11 @@ export class PreemptionPacer {
    */
   startRound(now: number, pending: number): boolean {
     if (this.#lastRound !== undefined && pending === 0) {
-      this.#pauseMs = nextPauseMs(this.#pauseMs, this.#targetMs, this.#interactiveClaims > this.#lastRound);
+      this.#pauseMs = nextPauseMs(
+        this.#pauseMs,
+        this.#targetMs,
+        this.#interactiveClaims > this.#lastRound,
+      );
       this.#lastRound = undefined;
       if (this.#pauseMs > 0) {
         this.#pausedUntil = now + this.#pauseMs;
@@ -130,7 +141,14 @@ export class PreemptionPacer {
  * right after the preemption carries the lease token after the one the preemption ended); null
  * otherwise. `run` is the claimed row.
  */
-export function requeueDelayMs(run: Pick<RunRecord, 'preemptedAt' | 'preemptedLeaseToken' | 'leaseToken' | 'updatedAt'>): number | null {
-  if (run.preemptedAt === null || run.preemptedLeaseToken === null || run.leaseToken !== run.preemptedLeaseToken + 1) return null;
+export function requeueDelayMs(
+  run: Pick<RunRecord, 'preemptedAt' | 'preemptedLeaseToken' | 'leaseToken' | 'updatedAt'>,
+): number | null {
+  if (
+    run.preemptedAt === null ||
+    run.preemptedLeaseToken === null ||
+    run.leaseToken !== run.preemptedLeaseToken + 1
+  )
+    return null;
   return Math.max(0, run.updatedAt - run.preemptedAt);
 }

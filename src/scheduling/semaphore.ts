@@ -26,8 +26,10 @@ export class Semaphore {
   readonly #waiters = new Set<Waiter>();
 
   constructor(permits: number, maxWaiters: number) {
-    if (!Number.isInteger(permits) || permits < 1) throw new RangeError(`permits must be a positive integer, got ${permits}`);
-    if (!Number.isInteger(maxWaiters) || maxWaiters < 0) throw new RangeError(`maxWaiters must be a non-negative integer, got ${maxWaiters}`);
+    if (!Number.isInteger(permits) || permits < 1)
+      throw new RangeError(`permits must be a positive integer, got ${permits}`);
+    if (!Number.isInteger(maxWaiters) || maxWaiters < 0)
+      throw new RangeError(`maxWaiters must be a non-negative integer, got ${maxWaiters}`);
     this.permits = permits;
     this.maxWaiters = maxWaiters;
     this.#available = permits;
@@ -68,7 +70,8 @@ export class Semaphore {
       this.#available -= 1;
       return Promise.resolve(this.#releaser());
     }
-    if (this.#waiters.size >= this.maxWaiters) return Promise.reject(new SemaphoreFullError(this.maxWaiters));
+    if (this.#waiters.size >= this.maxWaiters)
+      return Promise.reject(new SemaphoreFullError(this.maxWaiters));
     return new Promise((resolve, reject) => {
       const onAbort = (): void => {
         this.#waiters.delete(waiter);

@@ -14,7 +14,9 @@ export const TENANT_WEIGHTS_REFRESH_MS = 5_000;
  * weights.close();
  */
 export function followTenantPoolPolicy(
-  store: { listTenants(): Promise<TenantRecord[]> }, pools: PoolRegistry, intervalMs: number = TENANT_WEIGHTS_REFRESH_MS,
+  store: { listTenants(): Promise<TenantRecord[]> },
+  pools: PoolRegistry,
+  intervalMs: number = TENANT_WEIGHTS_REFRESH_MS,
 ): { ready: Promise<void>; close(): void } {
   let weights = new Map<string, number>();
   let caps = new Map<string, Readonly<Record<string, number>>>();
@@ -25,8 +27,10 @@ export function followTenantPoolPolicy(
       const tenants = await store.listTenants();
       const next = new Map(tenants.map((t) => [t.id, t.weight]));
       const nextCaps = new Map(tenants.map((t) => [t.id, t.poolCaps]));
-      const changed = next.size !== weights.size || [...next].some(([id, w]) => weights.get(id) !== w)
-        || [...nextCaps].some(([id, c]) => JSON.stringify(caps.get(id) ?? {}) !== JSON.stringify(c));
+      const changed =
+        next.size !== weights.size ||
+        [...next].some(([id, w]) => weights.get(id) !== w) ||
+        [...nextCaps].some(([id, c]) => JSON.stringify(caps.get(id) ?? {}) !== JSON.stringify(c));
       weights = next;
       caps = nextCaps;
       if (changed) pools.refresh();

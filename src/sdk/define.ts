@@ -1,6 +1,12 @@
 // Constructors for the things users write: agents, tools and models. They validate shape eagerly
 // so a typo fails at load time, not in the middle of a run.
-import type { AgentContext, AgentDefinition, Json, ModelDefinition, ToolDefinition } from './types.ts';
+import type {
+  AgentContext,
+  AgentDefinition,
+  Json,
+  ModelDefinition,
+  ToolDefinition,
+} from './types.ts';
 
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -37,13 +43,23 @@ export function defineAgent<I, O extends Json | void>(spec: {
   if (typeof spec.version !== 'string' || spec.version.length === 0 || spec.version.length > 64) {
     throw new TypeError(`Agent ${spec.name}: version must be a non-empty string`);
   }
-  if (typeof spec.run !== 'function') throw new TypeError(`Agent ${spec.name}: run must be a function`);
-  if (spec.blockedAfterMs !== undefined && !(Number.isFinite(spec.blockedAfterMs) && spec.blockedAfterMs >= 50)) {
-    throw new TypeError(`Agent ${spec.name}: blockedAfterMs must be a number of milliseconds, at least 50`);
+  if (typeof spec.run !== 'function')
+    throw new TypeError(`Agent ${spec.name}: run must be a function`);
+  if (
+    spec.blockedAfterMs !== undefined &&
+    !(Number.isFinite(spec.blockedAfterMs) && spec.blockedAfterMs >= 50)
+  ) {
+    throw new TypeError(
+      `Agent ${spec.name}: blockedAfterMs must be a number of milliseconds, at least 50`,
+    );
   }
-  if (spec.tools !== undefined && !spec.tools.every(isToolDefinition)) throw new TypeError(`Agent ${spec.name}: tools must be made with defineTool()`);
+  if (spec.tools !== undefined && !spec.tools.every(isToolDefinition))
+    throw new TypeError(`Agent ${spec.name}: tools must be made with defineTool()`);
   return Object.freeze({
-    kind: 'keel.agent', name: spec.name, version: spec.version, run: spec.run,
+    kind: 'keel.agent',
+    name: spec.name,
+    version: spec.version,
+    run: spec.run,
     ...(spec.blockedAfterMs === undefined ? {} : { blockedAfterMs: spec.blockedAfterMs }),
     ...(spec.tools === undefined ? {} : { tools: Object.freeze([...spec.tools]) }),
   });
@@ -58,7 +74,10 @@ export function defineAgent<I, O extends Json | void>(spec: {
  */
 const DEFINED_TOOLS_KEY = Symbol.for('keel.definedTools');
 const realm = globalThis as { [DEFINED_TOOLS_KEY]?: Map<string, ToolDefinition<unknown, Json>> };
-const definedTools = (realm[DEFINED_TOOLS_KEY] ??= new Map<string, ToolDefinition<unknown, Json>>());
+const definedTools = (realm[DEFINED_TOOLS_KEY] ??= new Map<
+  string,
+  ToolDefinition<unknown, Json>
+>());
 
 export function toolsDefined(): ReadonlyMap<string, ToolDefinition<unknown, Json>> {
   return definedTools;
@@ -74,25 +93,41 @@ export function toolsDefined(): ReadonlyMap<string, ToolDefinition<unknown, Json
  *   run: ({ a, b }) => ({ sum: a + b }),
  * });
  */
-export function defineTool<I, O extends Json | void>(spec: Omit<ToolDefinition<I, O>, 'kind'>): ToolDefinition<I, O> {
+export function defineTool<I, O extends Json | void>(
+  spec: Omit<ToolDefinition<I, O>, 'kind'>,
+): ToolDefinition<I, O> {
   assertName('Tool', spec.name);
   if (!['read', 'idempotent', 'side-effect'].includes(spec.effect)) {
     throw new TypeError(`Tool ${spec.name}: effect must be 'read', 'idempotent' or 'side-effect'`);
   }
-  if (typeof spec.run !== 'function') throw new TypeError(`Tool ${spec.name}: run must be a function`);
+  if (typeof spec.run !== 'function')
+    throw new TypeError(`Tool ${spec.name}: run must be a function`);
   for (const hook of ['query', 'compensate'] as const) {
-    if (spec[hook] !== undefined && typeof spec[hook] !== 'function') throw new TypeError(`Tool ${spec.name}: ${hook} must be a function`);
+    if (spec[hook] !== undefined && typeof spec[hook] !== 'function')
+      throw new TypeError(`Tool ${spec.name}: ${hook} must be a function`);
   }
-  if (spec.pool !== undefined && (typeof spec.pool !== 'string' || !POOL_NAME_PATTERN.test(spec.pool) || spec.pool.startsWith('model:'))) {
-    throw new TypeError(`Tool ${spec.name}: pool must match ${POOL_NAME_PATTERN} and not name a model pool (model:…), got ${JSON.stringify(spec.pool)}`);
+  if (
+    spec.pool !== undefined &&
+    (typeof spec.pool !== 'string' ||
+      !POOL_NAME_PATTERN.test(spec.pool) ||
+      spec.pool.startsWith('model:'))
+  ) {
+    throw new TypeError(
+      `Tool ${spec.name}: pool must match ${POOL_NAME_PATTERN} and not name a model pool (model:…), got ${JSON.stringify(spec.pool)}`,
+    );
   }
   const attempts = spec.retry?.maxAttempts ?? spec.maxAttempts;
-  if (attempts !== undefined && (!Number.isInteger(attempts) || attempts < 1)) throw new TypeError(`Tool ${spec.name}: maxAttempts must be a positive integer`);
-  if (spec.input === undefined || typeof (spec.input as { safeParse?: unknown }).safeParse !== 'function') {
+  if (attempts !== undefined && (!Number.isInteger(attempts) || attempts < 1))
+    throw new TypeError(`Tool ${spec.name}: maxAttempts must be a positive integer`);
+  if (
+    spec.input === undefined ||
+    typeof (spec.input as { safeParse?: unknown }).safeParse !== 'function'
+  ) {
     throw new TypeError(`Tool ${spec.name}: input must be a zod schema`);
   }
   const tool = Object.freeze({ ...spec, kind: 'keel.tool' as const });
-  if (!definedTools.has(tool.name)) definedTools.set(tool.name, tool as ToolDefinition<unknown, Json>);
+  if (!definedTools.has(tool.name))
+    definedTools.set(tool.name, tool as ToolDefinition<unknown, Json>);
   return tool;
 }
 
@@ -110,13 +145,25 @@ export function defineModel(spec: Omit<ModelDefinition, 'kind'>): ModelDefinitio
 }
 
 export function isAgentDefinition(value: unknown): value is AgentDefinition {
-  return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'keel.agent';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as { kind?: unknown }).kind === 'keel.agent'
+  );
 }
 
 export function isToolDefinition(value: unknown): value is ToolDefinition<unknown, Json> {
-  return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'keel.tool';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as { kind?: unknown }).kind === 'keel.tool'
+  );
 }
 
 export function isModelDefinition(value: unknown): value is ModelDefinition {
-  return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'keel.model';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as { kind?: unknown }).kind === 'keel.model'
+  );
 }

@@ -5,15 +5,29 @@ import { KeelError, isKeelError } from '../domain/keel-error.ts';
 import { ModelGateway } from '../models/gateway.ts';
 import { defineModel, defineTool } from './define.ts';
 import { defineLoopAgent } from './loop-agent.ts';
-import type { AgentContext, Json, MockModelOptions, ModelRequest, ToolDefinition } from './types.ts';
+import type {
+  AgentContext,
+  Json,
+  MockModelOptions,
+  ModelRequest,
+  ToolDefinition,
+} from './types.ts';
 
 /**
  * Just enough of an AgentContext to drive the loop: models go through the real gateway, tools run
  * directly (validated, failures wrapped as `tool_failed` the way the engine reports them). No
  * journal.
  */
-function fakeContext(script: MockModelOptions['script']): AgentContext & { modelRequests: ModelRequest[]; toolCalls: string[] } {
-  const gateway = new ModelGateway([defineModel({ name: 'scripted', provider: 'mock', ...(script === undefined ? {} : { options: { script } }) })]);
+function fakeContext(
+  script: MockModelOptions['script'],
+): AgentContext & { modelRequests: ModelRequest[]; toolCalls: string[] } {
+  const gateway = new ModelGateway([
+    defineModel({
+      name: 'scripted',
+      provider: 'mock',
+      ...(script === undefined ? {} : { options: { script } }),
+    }),
+  ]);
   const signal = new AbortController().signal;
   const modelRequests: ModelRequest[] = [];
   const toolCalls: string[] = [];
@@ -26,7 +40,12 @@ function fakeContext(script: MockModelOptions['script']): AgentContext & { model
     modelRequests,
     toolCalls,
     async model(request) {
-      modelRequests.push(structuredClone({ ...request, tools: request.tools?.map((tool) => tool.name) }) as ModelRequest);
+      modelRequests.push(
+        structuredClone({
+          ...request,
+          tools: request.tools?.map((tool) => tool.name),
+        }) as ModelRequest,
+      );
       return (await gateway.call(request, { signal })).response;
     },
     async tool<I, O extends Json | void>(tool: ToolDefinition<I, O>, args: I): Promise<O> {
@@ -35,7 +54,14 @@ function fakeContext(script: MockModelOptions['script']): AgentContext & { model
       if (!parsed.success) throw new KeelError('tool_input_invalid', parsed.error.message);
       const executionId = `exec_${toolCalls.length}`;
       try {
-        return await tool.run(parsed.data, { executionId, runId: 'run_1', tenantId: 'ten_1', attempt: 1, signal, node: { dataDir: undefined, sandboxManager: () => undefined } });
+        return await tool.run(parsed.data, {
+          executionId,
+          runId: 'run_1',
+          tenantId: 'ten_1',
+          attempt: 1,
+          signal,
+          node: { dataDir: undefined, sandboxManager: () => undefined },
+        });
       } catch (error) {
         if (isKeelError(error)) throw error;
         throw new KeelError('tool_failed', error instanceof Error ? error.message : String(error));
@@ -54,7 +80,9 @@ function fakeContext(script: MockModelOptions['script']): AgentContext & { model
 let inFlight = 0;
 let maxInFlight = 0;
 const add = defineTool({
-  name: 'add', description: 'Adds two numbers', effect: 'read',
+  name: 'add',
+  description: 'Adds two numbers',
+  effect: 'read',
   input: z.object({ a: z.number(), b: z.number() }),
   async run({ a, b }) {
     inFlight += 1;
@@ -65,7 +93,9 @@ const add = defineTool({
   },
 });
 const explode = defineTool({
-  name: 'explode', description: 'Always fails', effect: 'read',
+  name: 'explode',
+  description: 'Always fails',
+  effect: 'read',
   input: z.object({}),
   run: () => {
     throw new Error('kaboom');
@@ -105,8 +135,17 @@ describe('defineLoopAgent', () => {
       },
       { text: 'the sums are 3, 7 and 11' },
     ]);
-    const agent = defineLoopAgent({ name: 'calc', version: '1', model: 'scripted', system: 'sys', tools: [add, explode] });
-    assert.deepEqual(await agent.run(ctx, 'add things'), { text: 'the sums are 3, 7 and 11', steps: 2 });
+    const agent = defineLoopAgent({
+      name: 'calc',
+      version: '1',
+      model: 'scripted',
+      system: 'sys',
+      tools: [add, explode],
+    });
+    assert.deepEqual(await agent.run(ctx, 'add things'), {
+      text: 'the sums are 3, 7 and 11',
+      steps: 2,
+    });
     assert.equal(maxInFlight, 3);
     assert.deepEqual(ctx.toolCalls, ['add', 'add', 'add', 'explode', 'add']);
     assert.deepEqual(ctx.modelRequests[0]?.tools, ['add', 'explode']);
@@ -114,16 +153,22 @@ describe('defineLoopAgent', () => {
     const second = ctx.modelRequests[1]?.messages ?? [];
     assert.equal(second.length, 2 + 1 + 6);
     assert.equal(second[2]?.role, 'assistant');
-    assert.deepEqual(second[2]?.toolCalls?.map((call) => call.id), ['call_0_0', 'call_0_1', 'call_0_2', 'call_0_3', 'call_0_4', 'call_0_5']);
+    assert.deepEqual(
+      second[2]?.toolCalls?.map((call) => call.id),
+      ['call_0_0', 'call_0_1', 'call_0_2', 'call_0_3', 'call_0_4', 'call_0_5'],
+    );
     const toolMessages = second.slice(3);
-    assert.deepEqual(toolMessages.map((message) => [message.role, message.toolCallId, message.name]), [
-      ['tool', 'call_0_0', 'add'],
-      ['tool', 'call_0_1', 'add'],
-      ['tool', 'call_0_2', 'add'],
-      ['tool', 'call_0_3', 'explode'],
-      ['tool', 'call_0_4', 'add'],
-      ['tool', 'call_0_5', 'teleport'],
-    ]);
+    assert.deepEqual(
+      toolMessages.map((message) => [message.role, message.toolCallId, message.name]),
+      [
+        ['tool', 'call_0_0', 'add'],
+        ['tool', 'call_0_1', 'add'],
+        ['tool', 'call_0_2', 'add'],
+        ['tool', 'call_0_3', 'explode'],
+        ['tool', 'call_0_4', 'add'],
+        ['tool', 'call_0_5', 'teleport'],
+      ],
+    );
     const contents = toolMessages.map((message) => JSON.parse(message.content));
     assert.deepEqual(contents.slice(0, 3), [{ sum: 3 }, { sum: 7 }, { sum: 11 }]);
     assert.deepEqual(contents[3], { error: { code: 'tool_failed', message: 'kaboom' } });
@@ -134,7 +179,14 @@ describe('defineLoopAgent', () => {
   it('fails with budget_exceeded after maxSteps model calls without an answer', async () => {
     const loop = { toolCalls: [{ name: 'add', args: { a: 1, b: 1 } }] };
     const ctx = fakeContext([loop, loop, loop, loop, loop]);
-    const agent = defineLoopAgent({ name: 'stuck', version: '1', model: 'scripted', system: 'sys', tools: [add], maxSteps: 3 });
+    const agent = defineLoopAgent({
+      name: 'stuck',
+      version: '1',
+      model: 'scripted',
+      system: 'sys',
+      tools: [add],
+      maxSteps: 3,
+    });
     await assert.rejects(agent.run(ctx, 'go'), (error) => {
       assert.ok(isKeelError(error));
       assert.equal(error.code, 'budget_exceeded');
@@ -148,19 +200,35 @@ describe('defineLoopAgent', () => {
   it('lets run-level errors from a tool end the run instead of feeding them back', async () => {
     const cancelled = new KeelError('cancelled', 'run cancelled');
     const halt = defineTool({
-      name: 'halt', description: 'Stands in for a cancelled run', effect: 'read', input: z.object({}),
+      name: 'halt',
+      description: 'Stands in for a cancelled run',
+      effect: 'read',
+      input: z.object({}),
       run: () => {
         throw cancelled;
       },
     });
     const ctx = fakeContext([{ toolCalls: [{ name: 'halt', args: {} }] }, { text: 'unreachable' }]);
-    const agent = defineLoopAgent({ name: 'halting', version: '1', model: 'scripted', system: 'sys', tools: [halt] });
+    const agent = defineLoopAgent({
+      name: 'halting',
+      version: '1',
+      model: 'scripted',
+      system: 'sys',
+      tools: [halt],
+    });
     await assert.rejects(agent.run(ctx, 'go'), (error) => error === cancelled);
     assert.equal(ctx.modelRequests.length, 1);
   });
 
   it('rejects bad definitions at load time', () => {
-    assert.throws(() => defineLoopAgent({ name: 'a', version: '1', model: 'm', system: 's', maxSteps: 0 }), TypeError);
-    assert.throws(() => defineLoopAgent({ name: 'a', version: '1', model: 'm', system: 's', tools: [add, add] }), TypeError);
+    assert.throws(
+      () => defineLoopAgent({ name: 'a', version: '1', model: 'm', system: 's', maxSteps: 0 }),
+      TypeError,
+    );
+    assert.throws(
+      () =>
+        defineLoopAgent({ name: 'a', version: '1', model: 'm', system: 's', tools: [add, add] }),
+      TypeError,
+    );
   });
 });

@@ -4,7 +4,14 @@
 import type { ErrorCode } from '../domain/error-codes.ts';
 import { KeelError, isKeelError } from '../domain/keel-error.ts';
 import { defineAgent } from './define.ts';
-import type { AgentContext, AgentDefinition, ChatMessage, Json, ToolCall, ToolDefinition } from './types.ts';
+import type {
+  AgentContext,
+  AgentDefinition,
+  ChatMessage,
+  Json,
+  ToolCall,
+  ToolDefinition,
+} from './types.ts';
 
 export const LOOP_MAX_STEPS_DEFAULT = 10;
 /** Upper bound on `maxSteps`: every loop must end, even one configured carelessly. */
@@ -14,7 +21,13 @@ export const LOOP_MAX_STEPS_LIMIT = 1_000;
  * Failures that end the run rather than a tool call: feeding these back to the model would only let
  * it keep spending a run that is cancelled, over budget or no longer ours.
  */
-const RUN_LEVEL_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['cancelled', 'budget_exceeded', 'non_determinism', 'stale_write', 'internal']);
+const RUN_LEVEL_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'cancelled',
+  'budget_exceeded',
+  'non_determinism',
+  'stale_write',
+  'internal',
+]);
 
 export interface LoopAgentSpec {
   name: string;
@@ -48,11 +61,14 @@ export type LoopAgentResult = { text: string; steps: number };
 export function defineLoopAgent(spec: LoopAgentSpec): AgentDefinition<Json, LoopAgentResult> {
   const maxSteps = spec.maxSteps ?? LOOP_MAX_STEPS_DEFAULT;
   if (!Number.isInteger(maxSteps) || maxSteps < 1 || maxSteps > LOOP_MAX_STEPS_LIMIT) {
-    throw new TypeError(`Agent ${spec.name}: maxSteps must be an integer in [1, ${LOOP_MAX_STEPS_LIMIT}]`);
+    throw new TypeError(
+      `Agent ${spec.name}: maxSteps must be an integer in [1, ${LOOP_MAX_STEPS_LIMIT}]`,
+    );
   }
   const tools = [...(spec.tools ?? [])];
   const toolsByName = new Map(tools.map((tool) => [tool.name, tool]));
-  if (toolsByName.size !== tools.length) throw new TypeError(`Agent ${spec.name}: tool names must be unique`);
+  if (toolsByName.size !== tools.length)
+    throw new TypeError(`Agent ${spec.name}: tool names must be unique`);
 
   return defineAgent({
     name: spec.name,
@@ -64,27 +80,47 @@ export function defineLoopAgent(spec: LoopAgentSpec): AgentDefinition<Json, Loop
         { role: 'user', content: userContent(input) },
       ];
       for (let step = 1; step <= maxSteps; step += 1) {
-        const response = await ctx.model({ model: spec.model, messages, ...(tools.length > 0 ? { tools } : {}) });
+        const response = await ctx.model({
+          model: spec.model,
+          messages,
+          ...(tools.length > 0 ? { tools } : {}),
+        });
         if (response.toolCalls.length === 0) return { text: response.text, steps: step };
         // Tools asked for in the last allowed step would never be read by the model: do not run
         // them.
         if (step === maxSteps) break;
-        const results = await Promise.all(response.toolCalls.map((call) => runToolCall(ctx, toolsByName, call)));
+        const results = await Promise.all(
+          response.toolCalls.map((call) => runToolCall(ctx, toolsByName, call)),
+        );
         messages.push({ role: 'assistant', content: response.text, toolCalls: response.toolCalls });
         response.toolCalls.forEach((call, index) => {
-          messages.push({ role: 'tool', content: results[index] ?? 'null', toolCallId: call.id, name: call.name });
+          messages.push({
+            role: 'tool',
+            content: results[index] ?? 'null',
+            toolCallId: call.id,
+            name: call.name,
+          });
         });
       }
-      throw new KeelError('budget_exceeded', `Agent ${spec.name} made ${maxSteps} model calls without a final answer`, {
-        details: { budget: 'maxSteps', maxSteps },
-      });
+      throw new KeelError(
+        'budget_exceeded',
+        `Agent ${spec.name} made ${maxSteps} model calls without a final answer`,
+        {
+          details: { budget: 'maxSteps', maxSteps },
+        },
+      );
     },
   });
 }
 
 function userContent(input: Json): string {
   if (typeof input === 'string') return input;
-  if (typeof input === 'object' && input !== null && !Array.isArray(input) && typeof input.prompt === 'string') {
+  if (
+    typeof input === 'object' &&
+    input !== null &&
+    !Array.isArray(input) &&
+    typeof input.prompt === 'string'
+  ) {
     return input.prompt;
   }
   return JSON.stringify(input ?? null);
@@ -99,7 +135,11 @@ async function runToolCall(
   const tool = toolsByName.get(call.name);
   if (tool === undefined) {
     const known = [...toolsByName.keys()].join(', ') || 'none';
-    return JSON.stringify({ error: { message: `Tool ${JSON.stringify(call.name)} does not exist. Available tools: ${known}.` } });
+    return JSON.stringify({
+      error: {
+        message: `Tool ${JSON.stringify(call.name)} does not exist. Available tools: ${known}.`,
+      },
+    });
   }
   try {
     const result: unknown = await ctx.tool(tool, call.args);

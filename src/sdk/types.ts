@@ -107,7 +107,11 @@ export interface ToolDefinition<I = unknown, O extends Json | void = Json> {
    * least once per completed execution, in reverse order of completion, with the execution's id and
    * result: it must be idempotent (use the execution id as the downstream idempotency key).
    */
-  compensate?(executionId: string, result: NoInfer<O>, ctx: { runId: string; signal: AbortSignal }): Promise<void> | void;
+  compensate?(
+    executionId: string,
+    result: NoInfer<O>,
+    ctx: { runId: string; signal: AbortSignal },
+  ): Promise<void> | void;
   /** Retries of failures thrown by `run` (not crashes). Default: one attempt. */
   retry?: RetryPolicy;
   /** Attempts for failures thrown by `run`; shorthand for `retry: { maxAttempts }`. */
@@ -163,7 +167,11 @@ export interface AgentContext {
   readonly runId: string;
   readonly tenantId: string;
   /** Journaled arbitrary code: `fn` runs until its result is committed, then never again. */
-  step<T extends Json | void>(name: string, fn: () => Promise<T> | T, options?: StepOptions): Promise<T>;
+  step<T extends Json | void>(
+    name: string,
+    fn: () => Promise<T> | T,
+    options?: StepOptions,
+  ): Promise<T>;
   model(request: ModelRequest): Promise<ModelResponse>;
   tool<I, O extends Json | void>(tool: ToolDefinition<I, O>, args: I): Promise<O>;
   waitForInput<T extends Json = Json>(key: string, options?: WaitForInputOptions): Promise<T>;
@@ -217,7 +225,10 @@ export interface MockModelOptions {
    * Scripted replies, indexed by the number of assistant messages already in the conversation.
    * Past the end of the script, the mock echoes the last user message.
    */
-  script?: Array<{ text?: string; toolCalls?: Array<{ name: string; args: Record<string, unknown> }> }>;
+  script?: Array<{
+    text?: string;
+    toolCalls?: Array<{ name: string; args: Record<string, unknown> }>;
+  }>;
 }
 
 /** Requests, tokens and concurrent calls allowed per minute; every field optional (unlimited). */

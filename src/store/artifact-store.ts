@@ -22,14 +22,16 @@ export const ARTIFACT_MAX_BYTES = 256 * 1024 * 1024;
 export const REF_NAME_MAX_CHARS = 512;
 const SHA256_PATTERN = /^[0-9a-f]{64}$/;
 
-export const sha256Hex = (bytes: Buffer | string): string => createHash('sha256').update(bytes).digest('hex');
+export const sha256Hex = (bytes: Buffer | string): string =>
+  createHash('sha256').update(bytes).digest('hex');
 
 export function assertSha256(sha256: string): void {
   if (!SHA256_PATTERN.test(sha256)) throw new TypeError(`not a sha256: ${JSON.stringify(sha256)}`);
 }
 
 export function assertRefName(name: string): void {
-  if (name.length === 0 || name.length > REF_NAME_MAX_CHARS) throw new TypeError(`reference name must be 1..${REF_NAME_MAX_CHARS} characters`);
+  if (name.length === 0 || name.length > REF_NAME_MAX_CHARS)
+    throw new TypeError(`reference name must be 1..${REF_NAME_MAX_CHARS} characters`);
 }
 
 /**

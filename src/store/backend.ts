@@ -5,7 +5,13 @@
 import type { ArtifactStore } from './artifact-store.ts';
 import type { RateWindows } from './rate-windows.ts';
 import type { ScheduleStore } from './schedule-store.ts';
-import type { CommitBatchListener, Durability, GroupCommit, Store, StoreCapabilities } from './store.ts';
+import type {
+  CommitBatchListener,
+  Durability,
+  GroupCommit,
+  Store,
+  StoreCapabilities,
+} from './store.ts';
 
 export interface BackendCapabilities extends StoreCapabilities {
   /**

@@ -9,7 +9,12 @@ export const priorityRank = (priority: Priority): number => (priority === 'inter
  * When a run with this status may be claimed by time alone (null: only by an outside event;
  * undefined: unchanged).
  */
-export function claimAfterFor(status: RunStatus, releasing: boolean, wakeAt: number | null, now: number): number | null | undefined {
+export function claimAfterFor(
+  status: RunStatus,
+  releasing: boolean,
+  wakeAt: number | null,
+  now: number,
+): number | null | undefined {
   switch (status) {
     case 'succeeded':
     case 'failed':
@@ -33,6 +38,13 @@ export function claimAfterFor(status: RunStatus, releasing: boolean, wakeAt: num
  * Claimed runs in claim order (interactive first, then oldest): RETURNING does not keep the
  * subquery's order.
  */
-export function inClaimOrder<R extends { priority: Priority; createdAt: number; id: string }>(runs: R[]): R[] {
-  return runs.sort((a, b) => priorityRank(a.priority) - priorityRank(b.priority) || a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
+export function inClaimOrder<R extends { priority: Priority; createdAt: number; id: string }>(
+  runs: R[],
+): R[] {
+  return runs.sort(
+    (a, b) =>
+      priorityRank(a.priority) - priorityRank(b.priority) ||
+      a.createdAt - b.createdAt ||
+      (a.id < b.id ? -1 : 1),
+  );
 }

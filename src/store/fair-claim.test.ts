@@ -8,7 +8,16 @@ import { BATCH_AGING_MS } from '../domain/fair-share.ts';
 import { claimedByTenant, toBackloggedTenants } from './fair-claim.ts';
 import type { RunRecord } from '../domain/records.ts';
 
-const row = (fields: Record<string, unknown>) => ({ tenant_id: 't', weight: 1, vtime: 0, max_concurrent_runs: null, held: 0, head_interactive: null, head_batch: null, ...fields });
+const row = (fields: Record<string, unknown>) => ({
+  tenant_id: 't',
+  weight: 1,
+  vtime: 0,
+  max_concurrent_runs: null,
+  held: 0,
+  head_interactive: null,
+  head_batch: null,
+  ...fields,
+});
 
 describe('fair claim rows', () => {
   it('leaves out tenants at their concurrency cap and gives the others their room', () => {
@@ -17,7 +26,13 @@ describe('fair claim rows', () => {
       row({ tenant_id: 'some', max_concurrent_runs: '5', held: '2', head_batch: 1 }),
       row({ tenant_id: 'free', head_batch: 1 }),
     ]);
-    assert.deepEqual(tenants.map((t) => [t.tenantId, t.room]), [['some', 3], ['free', Infinity]]);
+    assert.deepEqual(
+      tenants.map((t) => [t.tenantId, t.room]),
+      [
+        ['some', 3],
+        ['free', Infinity],
+      ],
+    );
   });
 
   it('orders a tenant by its aged head: a batch run counts BATCH_AGING_MS later than it became claimable', () => {
@@ -30,14 +45,33 @@ describe('fair claim rows', () => {
   });
 
   it('groups claimed runs per tenant, interactive first with aging, then oldest', () => {
-    const run = (id: string, tenantId: string, priority: 'interactive' | 'batch', createdAt: number) => ({ id, tenantId, priority, createdAt }) as RunRecord;
-    const grouped = claimedByTenant([run('b1', 'a', 'batch', 0), run('i1', 'a', 'interactive', 5), run('x', 'b', 'batch', 1), run('i2', 'a', 'interactive', BATCH_AGING_MS + 1)]);
-    assert.deepEqual(grouped.get('a')!.map((r) => r.id), ['i1', 'b1', 'i2']);
-    assert.deepEqual(grouped.get('b')!.map((r) => r.id), ['x']);
+    const run = (
+      id: string,
+      tenantId: string,
+      priority: 'interactive' | 'batch',
+      createdAt: number,
+    ) => ({ id, tenantId, priority, createdAt }) as RunRecord;
+    const grouped = claimedByTenant([
+      run('b1', 'a', 'batch', 0),
+      run('i1', 'a', 'interactive', 5),
+      run('x', 'b', 'batch', 1),
+      run('i2', 'a', 'interactive', BATCH_AGING_MS + 1),
+    ]);
+    assert.deepEqual(
+      grouped.get('a')!.map((r) => r.id),
+      ['i1', 'b1', 'i2'],
+    );
+    assert.deepEqual(
+      grouped.get('b')!.map((r) => r.id),
+      ['x'],
+    );
   });
 
   it('both stores age batch runs by the :batch_aging_ms parameter in their claim statement, never by a literal', () => {
-    for (const file of ['sqlite/statements/claim-tenant-runs.sql', 'postgres/statements/claim-allocation-runs.sql']) {
+    for (const file of [
+      'sqlite/statements/claim-tenant-runs.sql',
+      'postgres/statements/claim-allocation-runs.sql',
+    ]) {
       const sql = readFileSync(new URL(`./${file}`, import.meta.url), 'utf8');
       assert.match(sql, /claim_after \+ :batch_aging_ms(::bigint)? AS k/, file);
       assert.doesNotMatch(sql, new RegExp(`${BATCH_AGING_MS}|60000`), file);

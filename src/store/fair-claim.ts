@@ -14,14 +14,21 @@ type Row = Record<string, unknown>;
 export function toBackloggedTenants(rows: readonly Row[]): BackloggedTenant[] {
   const tenants: BackloggedTenant[] = [];
   for (const row of rows) {
-    const cap = row.max_concurrent_runs === null || row.max_concurrent_runs === undefined ? Infinity : Number(row.max_concurrent_runs);
+    const cap =
+      row.max_concurrent_runs === null || row.max_concurrent_runs === undefined
+        ? Infinity
+        : Number(row.max_concurrent_runs);
     const room = cap - Number(row.held);
     if (room <= 0) continue;
     const interactive = row.head_interactive === null ? Infinity : Number(row.head_interactive);
     const batch = row.head_batch === null ? Infinity : Number(row.head_batch) + BATCH_AGING_MS;
     tenants.push({
-      tenantId: String(row.tenant_id), weight: Number(row.weight), vtime: Number(row.vtime), room,
-      headKey: Math.min(interactive, batch), interactiveHead: interactive <= batch,
+      tenantId: String(row.tenant_id),
+      weight: Number(row.weight),
+      vtime: Number(row.vtime),
+      room,
+      headKey: Math.min(interactive, batch),
+      interactiveHead: interactive <= batch,
     });
   }
   return tenants;
@@ -40,6 +47,7 @@ export function claimedByTenant(runs: readonly RunRecord[]): Map<string, RunReco
     if (list === undefined) byTenant.set(run.tenantId, [run]);
     else list.push(run);
   }
-  for (const list of byTenant.values()) list.sort((a, b) => key(a) - key(b) || (a.id < b.id ? -1 : 1));
+  for (const list of byTenant.values())
+    list.sort((a, b) => key(a) - key(b) || (a.id < b.id ? -1 : 1));
   return byTenant;
 }

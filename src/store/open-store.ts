@@ -8,13 +8,17 @@ import { sqliteBackend } from './sqlite/backend.ts';
 
 export function selectBackend(options: StoreOptions): BackendFactory {
   const { databaseUrl } = options;
-  return databaseUrl !== undefined ? postgresBackend({ ...options, databaseUrl }) : sqliteBackend(options);
+  return databaseUrl !== undefined
+    ? postgresBackend({ ...options, databaseUrl })
+    : sqliteBackend(options);
 }
 
 /**
  * An artifact store on the process's database, without opening its run store (the sandbox node
  * opens it on first use).
  */
-export function openArtifactStore(options: Pick<StoreOptions, 'databaseUrl' | 'dataDir'>): ArtifactStore {
+export function openArtifactStore(
+  options: Pick<StoreOptions, 'databaseUrl' | 'dataDir'>,
+): ArtifactStore {
   return selectBackend(options).openArtifacts();
 }

@@ -5,7 +5,14 @@
 // feed and how a heartbeat reaches the database.
 import { KeelError } from '../domain/keel-error.ts';
 import type { Json } from '../domain/json.ts';
-import type { JournalEntry, NewRun, RunEventRecord, RunRecord, TenantQuotas, TenantRecord } from '../domain/records.ts';
+import type {
+  JournalEntry,
+  NewRun,
+  RunEventRecord,
+  RunRecord,
+  TenantQuotas,
+  TenantRecord,
+} from '../domain/records.ts';
 import type { LiveMetrics } from './live-metrics.ts';
 import * as claims from './procedures/claims.ts';
 import { applyCommit, type StaleCommit } from './procedures/commit.ts';
@@ -15,8 +22,20 @@ import * as tenants from './procedures/tenants.ts';
 import { run, type Procedure, type Tx } from './procedures/transaction.ts';
 import type { EndedRunsBucket, RunSummaryRow, TenantSummaryRow } from './run-summaries.ts';
 import type {
-  ClaimRequest, CommitOutcome, CreateRunResult, Durability, ExecutionResolution, HeartbeatResult, RunChange, RunCommit, RunFilter,
-  StarvedInteractive, StarvedRequest, Store, StoreCapabilities, StoreHealth,
+  ClaimRequest,
+  CommitOutcome,
+  CreateRunResult,
+  Durability,
+  ExecutionResolution,
+  HeartbeatResult,
+  RunChange,
+  RunCommit,
+  RunFilter,
+  StarvedInteractive,
+  StarvedRequest,
+  Store,
+  StoreCapabilities,
+  StoreHealth,
 } from './store.ts';
 import type { TenantUsage } from './usage.ts';
 
@@ -62,7 +81,10 @@ export abstract class ProcedureStore implements Store {
    * Runs a procedure in a write transaction (group commit) and settles when the transaction reaches
    * the durability.
    */
-  protected abstract write<T>(options: WriteOptions, procedure: (tx: Tx) => Procedure<T>): Promise<T>;
+  protected abstract write<T>(
+    options: WriteOptions,
+    procedure: (tx: Tx) => Procedure<T>,
+  ): Promise<T>;
   /** Runs a read procedure outside any write transaction. */
   protected abstract read<T>(procedure: Procedure<T>): Promise<T>;
 
@@ -80,7 +102,11 @@ export abstract class ProcedureStore implements Store {
 
   // Tenants
 
-  createTenant(name: string, apiKeyHash: string, quotas?: Partial<TenantQuotas>): Promise<TenantRecord> {
+  createTenant(
+    name: string,
+    apiKeyHash: string,
+    quotas?: Partial<TenantQuotas>,
+  ): Promise<TenantRecord> {
     return this.write(DURABLE, (tx) => tenants.createTenant(tx, name, apiKeyHash, quotas));
   }
 
@@ -116,7 +142,10 @@ export abstract class ProcedureStore implements Store {
     return this.read(reads.tenantUsage(tenantId));
   }
 
-  tenantUsageSince(tenantId: string, sinceMs: number): Promise<{ tokens: number; costUsd: number }> {
+  tenantUsageSince(
+    tenantId: string,
+    sinceMs: number,
+  ): Promise<{ tokens: number; costUsd: number }> {
     return this.read(reads.tenantUsageSince(tenantId, sinceMs));
   }
 
@@ -139,15 +168,23 @@ export abstract class ProcedureStore implements Store {
   }
 
   provideInput(runId: string, key: string, value: Json): Promise<RunRecord> {
-    return this.write({ fsync: true, key: runId }, (tx) => runs.provideInput(tx, runId, key, value));
+    return this.write({ fsync: true, key: runId }, (tx) =>
+      runs.provideInput(tx, runId, key, value),
+    );
   }
 
   getInput(runId: string, key: string): Promise<{ value: Json } | null> {
     return this.read(reads.getInput(runId, key));
   }
 
-  resolveExecution(runId: string, executionId: string, resolution: ExecutionResolution): Promise<RunRecord> {
-    return this.write({ fsync: true, key: runId }, (tx) => runs.resolveExecution(tx, runId, executionId, resolution));
+  resolveExecution(
+    runId: string,
+    executionId: string,
+    resolution: ExecutionResolution,
+  ): Promise<RunRecord> {
+    return this.write({ fsync: true, key: runId }, (tx) =>
+      runs.resolveExecution(tx, runId, executionId, resolution),
+    );
   }
 
   readmitRun(runId: string): Promise<RunRecord> {
@@ -161,7 +198,9 @@ export abstract class ProcedureStore implements Store {
    * as long as it takes itself.
    */
   claimRuns(request: ClaimRequest): Promise<RunRecord[]> {
-    return this.write(request.probation === true ? LEASE_ONLY : FAIR_CLAIM, (tx) => claims.claimRuns(tx, request));
+    return this.write(request.probation === true ? LEASE_ONLY : FAIR_CLAIM, (tx) =>
+      claims.claimRuns(tx, request),
+    );
   }
 
   starvedInteractive(request: StarvedRequest): Promise<StarvedInteractive> {
@@ -181,7 +220,10 @@ export abstract class ProcedureStore implements Store {
 
   commit(commit: RunCommit): Promise<CommitOutcome> {
     return this.writeCommit(commit).then((outcome) => {
-      if ('stale' in outcome) throw new KeelError('stale_write', `commit to run ${commit.runId} was fenced off`, { details: outcome.stale });
+      if ('stale' in outcome)
+        throw new KeelError('stale_write', `commit to run ${commit.runId} was fenced off`, {
+          details: outcome.stale,
+        });
       return outcome;
     });
   }

@@ -11,8 +11,15 @@ export interface WindowKey {
 }
 
 export type WindowVerdict =
-  | { granted: true; /** The epoch second the reservation was counted in (to settle it). */ second: number }
-  | { granted: false; /** Until the tightest key would admit the call. */ waitMs: number; blocked: string };
+  | {
+      granted: true /** The epoch second the reservation was counted in (to settle it). */;
+      second: number;
+    }
+  | {
+      granted: false /** Until the tightest key would admit the call. */;
+      waitMs: number;
+      blocked: string;
+    };
 
 export interface RateWindows {
   /**

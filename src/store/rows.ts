@@ -4,12 +4,23 @@ import type { SerializedError } from '../domain/keel-error.ts';
 import type { EffectStatus } from '../domain/effect-status.ts';
 import type { RunStatus } from '../domain/run-status.ts';
 import type { Json } from '../domain/json.ts';
-import type { CancelOutcome, CompensationReport, EffectKind, JournalEntry, Priority, RunEventRecord, RunRecord, TenantRecord } from '../domain/records.ts';
+import type {
+  CancelOutcome,
+  CompensationReport,
+  EffectKind,
+  JournalEntry,
+  Priority,
+  RunEventRecord,
+  RunRecord,
+  TenantRecord,
+} from '../domain/records.ts';
 
 type Row = Record<string, unknown>;
 
-const json = <T>(value: unknown): T => (value === null || value === undefined ? (null as T) : (JSON.parse(value as string) as T));
-const num = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
+const json = <T>(value: unknown): T =>
+  value === null || value === undefined ? (null as T) : (JSON.parse(value as string) as T);
+const num = (value: unknown): number | null =>
+  value === null || value === undefined ? null : Number(value);
 
 export function toRun(row: Row): RunRecord {
   return {
@@ -76,17 +87,31 @@ export function toJournalEntry(row: Row): JournalEntry {
 }
 
 export function toEvent(row: Row): RunEventRecord {
-  return { runId: row.run_id as string, seq: Number(row.seq), type: row.type as string, at: Number(row.at), data: json<Json>(row.data) };
+  return {
+    runId: row.run_id as string,
+    seq: Number(row.seq),
+    type: row.type as string,
+    at: Number(row.at),
+    data: json<Json>(row.data),
+  };
 }
 
 export function toTenant(row: Row): TenantRecord {
   return {
-    id: row.id as string, name: row.name as string, createdAt: Number(row.created_at),
-    weight: Number(row.weight ?? 1), maxConcurrentRuns: num(row.max_concurrent_runs), maxQueuedRuns: num(row.max_queued_runs),
-    rpm: num(row.rpm), tpm: num(row.tpm), dailyTokenBudget: num(row.daily_token_budget), dailyCostBudgetUsd: num(row.daily_cost_budget_usd),
+    id: row.id as string,
+    name: row.name as string,
+    createdAt: Number(row.created_at),
+    weight: Number(row.weight ?? 1),
+    maxConcurrentRuns: num(row.max_concurrent_runs),
+    maxQueuedRuns: num(row.max_queued_runs),
+    rpm: num(row.rpm),
+    tpm: num(row.tpm),
+    dailyTokenBudget: num(row.daily_token_budget),
+    dailyCostBudgetUsd: num(row.daily_cost_budget_usd),
     poolCaps: json<Record<string, number>>(row.pool_caps ?? '{}') ?? {},
   };
 }
 
 /** JSON text for a nullable column. */
-export const jsonText = (value: unknown): string | null => (value === null || value === undefined ? null : JSON.stringify(value));
+export const jsonText = (value: unknown): string | null =>
+  value === null || value === undefined ? null : JSON.stringify(value);

@@ -31,9 +31,15 @@ const numOrNull = (v: unknown): number | null => (v === null || v === undefined 
 /** Maps a `summarize-runs` row (either backend; Postgres returns BIGINT as text). */
 export function toRunSummaryRow(row: Record<string, unknown>): RunSummaryRow {
   return {
-    agent: String(row.agent), status: String(row.status), runs: num(row.runs), steps: num(row.steps),
-    inputTokens: num(row.input_tokens), outputTokens: num(row.output_tokens), costUsd: num(row.cost_usd),
-    oldestClaimableAt: numOrNull(row.oldest_claimable_at), oldestWaitingSince: numOrNull(row.oldest_waiting_since),
+    agent: String(row.agent),
+    status: String(row.status),
+    runs: num(row.runs),
+    steps: num(row.steps),
+    inputTokens: num(row.input_tokens),
+    outputTokens: num(row.output_tokens),
+    costUsd: num(row.cost_usd),
+    oldestClaimableAt: numOrNull(row.oldest_claimable_at),
+    oldestWaitingSince: numOrNull(row.oldest_waiting_since),
   };
 }
 
@@ -60,9 +66,15 @@ export interface TenantSummaryRow {
 /** Maps a `summarize-tenants` row. */
 export function toTenantSummaryRow(row: Record<string, unknown>): TenantSummaryRow {
   return {
-    tenantId: String(row.tenant_id), tenantName: String(row.tenant_name), tenantCreatedAt: num(row.tenant_created_at),
-    status: row.status === null || row.status === undefined ? null : String(row.status), runs: num(row.runs), steps: num(row.steps),
-    inputTokens: num(row.input_tokens), outputTokens: num(row.output_tokens), costUsd: num(row.cost_usd),
+    tenantId: String(row.tenant_id),
+    tenantName: String(row.tenant_name),
+    tenantCreatedAt: num(row.tenant_created_at),
+    status: row.status === null || row.status === undefined ? null : String(row.status),
+    runs: num(row.runs),
+    steps: num(row.steps),
+    inputTokens: num(row.input_tokens),
+    outputTokens: num(row.output_tokens),
+    costUsd: num(row.cost_usd),
     oldestClaimableAt: numOrNull(row.oldest_claimable_at),
   };
 }

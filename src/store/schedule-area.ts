@@ -5,10 +5,26 @@
 import type { FireStatus } from '../domain/fire-status.ts';
 import * as procedures from './procedures/schedules.ts';
 import type { Procedure, Row, Step, Tx } from './procedures/transaction.ts';
-import { toFire, toNotification, toOpenFire, toSchedule, toScheduleEvent } from './schedule-rows.ts';
+import {
+  toFire,
+  toNotification,
+  toOpenFire,
+  toSchedule,
+  toScheduleEvent,
+} from './schedule-rows.ts';
 import type {
-  FireFilter, FireKind, FireRecord, NewSchedule, NotificationRecord, OpenFire, ScheduleClaim, ScheduleCommit, ScheduleEventRecord, SchedulePatch,
-  ScheduleRecord, ScheduleStore,
+  FireFilter,
+  FireKind,
+  FireRecord,
+  NewSchedule,
+  NotificationRecord,
+  OpenFire,
+  ScheduleClaim,
+  ScheduleCommit,
+  ScheduleEventRecord,
+  SchedulePatch,
+  ScheduleRecord,
+  ScheduleStore,
 } from './schedule-store.ts';
 
 /**
@@ -49,8 +65,14 @@ export class ScheduleArea implements ScheduleStore {
     return row === undefined ? null : toSchedule(row);
   }
 
-  async listSchedules(tenantId: string, limit: number, afterId?: string): Promise<ScheduleRecord[]> {
-    return (await this.#all('list-schedules', { tenant_id: tenantId, after_id: afterId ?? null, limit })).map(toSchedule);
+  async listSchedules(
+    tenantId: string,
+    limit: number,
+    afterId?: string,
+  ): Promise<ScheduleRecord[]> {
+    return (
+      await this.#all('list-schedules', { tenant_id: tenantId, after_id: afterId ?? null, limit })
+    ).map(toSchedule);
   }
 
   updateSchedule(id: string, patch: SchedulePatch, now: number): Promise<ScheduleRecord> {
@@ -61,17 +83,40 @@ export class ScheduleArea implements ScheduleStore {
     return this.#port.transact(id, () => procedures.deleteSchedule(id, now));
   }
 
-  requestFires(scheduleId: string, fires: Array<{ logicalTime: number; kind: FireKind }>, now: number): Promise<number[]> {
-    return this.#port.transact(scheduleId, (tx) => procedures.requestFires(tx, scheduleId, fires, now));
+  requestFires(
+    scheduleId: string,
+    fires: Array<{ logicalTime: number; kind: FireKind }>,
+    now: number,
+  ): Promise<number[]> {
+    return this.#port.transact(scheduleId, (tx) =>
+      procedures.requestFires(tx, scheduleId, fires, now),
+    );
   }
 
   async listFires(scheduleId: string, filter: FireFilter): Promise<FireRecord[]> {
     const status: FireStatus | null = filter.status ?? null;
-    return (await this.#all('list-fires', { schedule_id: scheduleId, status, before: filter.before ?? null, limit: filter.limit })).map(toFire);
+    return (
+      await this.#all('list-fires', {
+        schedule_id: scheduleId,
+        status,
+        before: filter.before ?? null,
+        limit: filter.limit,
+      })
+    ).map(toFire);
   }
 
-  async listScheduleEvents(scheduleId: string, afterSeq: number, limit: number): Promise<ScheduleEventRecord[]> {
-    return (await this.#all('list-schedule-events', { schedule_id: scheduleId, after_seq: afterSeq, limit })).map(toScheduleEvent);
+  async listScheduleEvents(
+    scheduleId: string,
+    afterSeq: number,
+    limit: number,
+  ): Promise<ScheduleEventRecord[]> {
+    return (
+      await this.#all('list-schedule-events', {
+        schedule_id: scheduleId,
+        after_seq: afterSeq,
+        limit,
+      })
+    ).map(toScheduleEvent);
   }
 
   async getFire(scheduleId: string, logicalTime: number): Promise<FireRecord | null> {
@@ -83,10 +128,17 @@ export class ScheduleArea implements ScheduleStore {
     return (await this.#all('list-open-fires', { schedule_id: scheduleId })).map(toOpenFire);
   }
 
-  async claimSchedules(owner: string, now: number, leaseMs: number, limit: number): Promise<ScheduleClaim[]> {
+  async claimSchedules(
+    owner: string,
+    now: number,
+    leaseMs: number,
+    limit: number,
+  ): Promise<ScheduleClaim[]> {
     // A cheap read first: most ticks find nothing due and need no write transaction.
     if ((await this.#one('any-schedule-due', { now })) === undefined) return [];
-    return this.#port.transact('schedules:claim', () => procedures.claimSchedules(owner, now, leaseMs, limit));
+    return this.#port.transact('schedules:claim', () =>
+      procedures.claimSchedules(owner, now, leaseMs, limit),
+    );
   }
 
   commitSchedule(c: ScheduleCommit, now: number): Promise<void> {
@@ -102,19 +154,35 @@ export class ScheduleArea implements ScheduleStore {
   }
 
   setWebhookAllowlist(tenantId: string, origins: string[]): Promise<void> {
-    return this.#port.transact(`allowlist:${tenantId}`, () => procedures.setWebhookAllowlist(tenantId, origins));
+    return this.#port.transact(`allowlist:${tenantId}`, () =>
+      procedures.setWebhookAllowlist(tenantId, origins),
+    );
   }
 
   async getWebhookAllowlist(tenantId: string): Promise<string[]> {
-    return (await this.#all('get-allowlist', { tenant_id: tenantId })).map((r) => r.origin as string);
+    return (await this.#all('get-allowlist', { tenant_id: tenantId })).map(
+      (r) => r.origin as string,
+    );
   }
 
-  async claimNotifications(owner: string, now: number, leaseMs: number, limit: number): Promise<NotificationRecord[]> {
+  async claimNotifications(
+    owner: string,
+    now: number,
+    leaseMs: number,
+    limit: number,
+  ): Promise<NotificationRecord[]> {
     if ((await this.#one('any-notification-due', { now })) === undefined) return [];
-    return this.#port.transact('notifications:claim', () => procedures.claimNotifications(owner, now, leaseMs, limit));
+    return this.#port.transact('notifications:claim', () =>
+      procedures.claimNotifications(owner, now, leaseMs, limit),
+    );
   }
 
-  finishNotification(id: string, token: number, outcome: { delivered: true } | { delivered: false; error: string; retryAt: number | null }, now: number): Promise<void> {
+  finishNotification(
+    id: string,
+    token: number,
+    outcome: { delivered: true } | { delivered: false; error: string; retryAt: number | null },
+    now: number,
+  ): Promise<void> {
     return this.#port.transact(id, () => procedures.finishNotification(id, token, outcome, now));
   }
 

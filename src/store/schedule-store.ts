@@ -203,13 +203,21 @@ export interface ScheduleStore {
    * Records requested fires (trigger, backfill) as `pending`; reopens missed/skipped ones; returns
    * those recorded.
    */
-  requestFires(scheduleId: string, fires: Array<{ logicalTime: number; kind: FireKind }>, now: number): Promise<number[]>;
+  requestFires(
+    scheduleId: string,
+    fires: Array<{ logicalTime: number; kind: FireKind }>,
+    now: number,
+  ): Promise<number[]>;
   listFires(scheduleId: string, filter: FireFilter): Promise<FireRecord[]>;
   /**
    * The schedule's events after `afterSeq`, oldest first (a commit or a request appends them in its
    * transaction).
    */
-  listScheduleEvents(scheduleId: string, afterSeq: number, limit: number): Promise<ScheduleEventRecord[]>;
+  listScheduleEvents(
+    scheduleId: string,
+    afterSeq: number,
+    limit: number,
+  ): Promise<ScheduleEventRecord[]>;
   getFire(scheduleId: string, logicalTime: number): Promise<FireRecord | null>;
   /**
    * Fires still waiting for a run, and fires whose run is not settled yet, oldest first, with their
@@ -221,7 +229,12 @@ export interface ScheduleStore {
    * Claims up to `limit` schedules that need a pass (a fire due, a requested or waiting fire, a run
    * to observe) and whose claim is free or expired, with a fresh fencing token each.
    */
-  claimSchedules(owner: string, now: number, leaseMs: number, limit: number): Promise<ScheduleClaim[]>;
+  claimSchedules(
+    owner: string,
+    now: number,
+    leaseMs: number,
+    limit: number,
+  ): Promise<ScheduleClaim[]>;
   commitSchedule(commit: ScheduleCommit, now: number): Promise<void>;
   /** Gives up a claim whose pass failed (nothing happens if the claim moved on). */
   releaseClaim(scheduleId: string, owner: string, token: number): Promise<void>;
@@ -233,10 +246,20 @@ export interface ScheduleStore {
 
   setWebhookAllowlist(tenantId: string, origins: string[]): Promise<void>;
   getWebhookAllowlist(tenantId: string): Promise<string[]>;
-  claimNotifications(owner: string, now: number, leaseMs: number, limit: number): Promise<NotificationRecord[]>;
+  claimNotifications(
+    owner: string,
+    now: number,
+    leaseMs: number,
+    limit: number,
+  ): Promise<NotificationRecord[]>;
   /**
    * Records a delivery attempt; guarded by the claim token. `retryAt` null with failure: give up.
    */
-  finishNotification(id: string, token: number, outcome: { delivered: true } | { delivered: false; error: string; retryAt: number | null }, now: number): Promise<void>;
+  finishNotification(
+    id: string,
+    token: number,
+    outcome: { delivered: true } | { delivered: false; error: string; retryAt: number | null },
+    now: number,
+  ): Promise<void>;
   listNotifications(scheduleId: string): Promise<NotificationRecord[]>;
 }

@@ -5,7 +5,10 @@
  * same N for repeats), skipping comments, string literals and Postgres `::type` casts. Returns the
  * SQL and the names in N order.
  */
-export function toPositional(sql: string, placeholder: (n: number) => string): { text: string; names: string[] } {
+export function toPositional(
+  sql: string,
+  placeholder: (n: number) => string,
+): { text: string; names: string[] } {
   const names: string[] = [];
   let text = '';
   let i = 0;

@@ -13,17 +13,25 @@ const DIRECTORIES = ['statements', 'schedule-statements', 'artifact-statements']
 const DIALECT_ONLY: Record<'sqlite' | 'postgres', Record<string, string>> = {
   sqlite: {
     'statements/insert-event': 'Dialect.bulkStatements false: one event per statement',
-    'statements/upsert-journal-entry': 'Dialect.bulkStatements false: one journal entry per statement',
-    'statements/claim-tenant-runs': 'Dialect.bulkStatements false: one tenant of a fair claim per statement',
-    'schedule-statements/insert-schedule-event': 'Dialect.bulkStatements false: one schedule event per statement',
+    'statements/upsert-journal-entry':
+      'Dialect.bulkStatements false: one journal entry per statement',
+    'statements/claim-tenant-runs':
+      'Dialect.bulkStatements false: one tenant of a fair claim per statement',
+    'schedule-statements/insert-schedule-event':
+      'Dialect.bulkStatements false: one schedule event per statement',
   },
   postgres: {
-    'statements/insert-events': 'Dialect.bulkStatements true: a commit\'s events in one statement',
-    'statements/upsert-journal-entries': 'Dialect.bulkStatements true: a commit\'s journal entries in one statement',
-    'statements/claim-allocation-runs': 'Dialect.bulkStatements true: every tenant of a fair claim in one statement',
-    'schedule-statements/insert-schedule-events': 'Dialect.bulkStatements true: a pass\'s schedule events in one statement',
-    'statements/commit-effects': 'the write queue merges effect commits of different runs into one statement',
-    'statements/read-server-settings': 'durability checks against the server (synchronous standby, WAL writer delay)',
+    'statements/insert-events': "Dialect.bulkStatements true: a commit's events in one statement",
+    'statements/upsert-journal-entries':
+      "Dialect.bulkStatements true: a commit's journal entries in one statement",
+    'statements/claim-allocation-runs':
+      'Dialect.bulkStatements true: every tenant of a fair claim in one statement',
+    'schedule-statements/insert-schedule-events':
+      "Dialect.bulkStatements true: a pass's schedule events in one statement",
+    'statements/commit-effects':
+      'the write queue merges effect commits of different runs into one statement',
+    'statements/read-server-settings':
+      'durability checks against the server (synchronous standby, WAL writer delay)',
     'statements/reserve-rate': 'BackendCapabilities.sharedRateWindows',
     'statements/settle-rate': 'BackendCapabilities.sharedRateWindows',
   },
@@ -50,14 +58,24 @@ describe('statement dialects', () => {
   const postgres = statementsOf('postgres');
 
   it('define the same statements, apart from the listed dialect-only ones', () => {
-    const onlyIn = (a: Map<string, string[]>, b: Map<string, string[]>) => [...a.keys()].filter((k) => !b.has(k)).sort();
-    assert.deepEqual(onlyIn(sqlite, postgres), Object.keys(DIALECT_ONLY.sqlite).sort(), 'statements only SQLite defines');
-    assert.deepEqual(onlyIn(postgres, sqlite), Object.keys(DIALECT_ONLY.postgres).sort(), 'statements only Postgres defines');
+    const onlyIn = (a: Map<string, string[]>, b: Map<string, string[]>) =>
+      [...a.keys()].filter((k) => !b.has(k)).sort();
+    assert.deepEqual(
+      onlyIn(sqlite, postgres),
+      Object.keys(DIALECT_ONLY.sqlite).sort(),
+      'statements only SQLite defines',
+    );
+    assert.deepEqual(
+      onlyIn(postgres, sqlite),
+      Object.keys(DIALECT_ONLY.postgres).sort(),
+      'statements only Postgres defines',
+    );
   });
 
   it('give each shared statement the same parameters', () => {
     const shared = [...sqlite.keys()].filter((k) => postgres.has(k));
     assert.ok(shared.length > 50, `expected the shared statements, found ${shared.length}`);
-    for (const name of shared) assert.deepEqual(postgres.get(name), sqlite.get(name), `parameters of ${name}`);
+    for (const name of shared)
+      assert.deepEqual(postgres.get(name), sqlite.get(name), `parameters of ${name}`);
   });
 });

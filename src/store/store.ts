@@ -54,7 +54,12 @@ export interface StoreHealth {
  * cut), `fsync` (on disk), `replicated` (on a synchronous Postgres standby too).
  */
 export type Durability = 'memory' | 'os' | 'fsync' | 'replicated';
-export const DURABILITY_LEVELS = ['memory', 'os', 'fsync', 'replicated'] as const satisfies readonly Durability[];
+export const DURABILITY_LEVELS = [
+  'memory',
+  'os',
+  'fsync',
+  'replicated',
+] as const satisfies readonly Durability[];
 
 /**
  * Group commit: how many writes may share one transaction, and how long a write may wait for others
@@ -222,7 +227,11 @@ export interface Store {
    * Creates a tenant with its first key; quotas not given take DEFAULT_TENANT_QUOTAS. A taken name
    * is `validation_failed`.
    */
-  createTenant(name: string, apiKeyHash: string, quotas?: Partial<TenantQuotas>): Promise<TenantRecord>;
+  createTenant(
+    name: string,
+    apiKeyHash: string,
+    quotas?: Partial<TenantQuotas>,
+  ): Promise<TenantRecord>;
   /**
    * Changes the quotas given (null lifts a limit); `tenant_not_found` if there is no such tenant. A
    * patch naming a daily budget makes the tenant's runs waiting on `tenant_budget_exhausted` due
@@ -270,7 +279,11 @@ export interface Store {
    * run if it was parked on it. `retry` runs the tool again; `succeeded`/`failed` settle it without
    * running it.
    */
-  resolveExecution(runId: string, executionId: string, resolution: ExecutionResolution): Promise<RunRecord>;
+  resolveExecution(
+    runId: string,
+    executionId: string,
+    resolution: ExecutionResolution,
+  ): Promise<RunRecord>;
   /**
    * Re-admits a quarantined run (failed with `poison_run`): queued again with its journal; audited.
    * 409 otherwise.

@@ -11,8 +11,14 @@ export const TENANT_QUEUE_FULL_RETRY_AFTER_MS = 5_000;
  * JSON text).
  */
 const COLUMNS = [
-  ['weight', 'weight'], ['max_concurrent_runs', 'maxConcurrentRuns'], ['max_queued_runs', 'maxQueuedRuns'], ['rpm', 'rpm'], ['tpm', 'tpm'],
-  ['daily_token_budget', 'dailyTokenBudget'], ['daily_cost_budget_usd', 'dailyCostBudgetUsd'], ['pool_caps', 'poolCaps'],
+  ['weight', 'weight'],
+  ['max_concurrent_runs', 'maxConcurrentRuns'],
+  ['max_queued_runs', 'maxQueuedRuns'],
+  ['rpm', 'rpm'],
+  ['tpm', 'tpm'],
+  ['daily_token_budget', 'dailyTokenBudget'],
+  ['daily_cost_budget_usd', 'dailyCostBudgetUsd'],
+  ['pool_caps', 'poolCaps'],
 ] as const satisfies ReadonlyArray<readonly [string, keyof TenantQuotas]>;
 
 type Param = number | string | null;
@@ -21,7 +27,12 @@ const column = (field: keyof TenantQuotas, value: TenantQuotas[keyof TenantQuota
 
 /** Parameters of insert-tenant.sql for a new tenant (:id, :name, :now added by the caller). */
 export function insertQuotaParams(quotas: Partial<TenantQuotas> = {}): Record<string, Param> {
-  return Object.fromEntries(COLUMNS.map(([name, field]) => [name, column(field, quotas[field] === undefined ? DEFAULT_TENANT_QUOTAS[field] : quotas[field])]));
+  return Object.fromEntries(
+    COLUMNS.map(([name, field]) => [
+      name,
+      column(field, quotas[field] === undefined ? DEFAULT_TENANT_QUOTAS[field] : quotas[field]),
+    ]),
+  );
 }
 
 /**
@@ -51,9 +62,19 @@ export function tenantNotFound(id: string): KeelError {
  * Throws `tenant_queue_full` when `queued` runs fill the tenant's queue (`maxQueuedRuns` null:
  * never).
  */
-export function admitQueuedRun(tenantId: string, maxQueuedRuns: number | null, queued: number): void {
+export function admitQueuedRun(
+  tenantId: string,
+  maxQueuedRuns: number | null,
+  queued: number,
+): void {
   if (maxQueuedRuns === null || queued < maxQueuedRuns) return;
-  throw new KeelError('tenant_queue_full', `tenant ${tenantId} has ${maxQueuedRuns} queued runs, its maximum; retry later`, {
-    details: { maxQueuedRuns }, retryable: true, retryAfterMs: TENANT_QUEUE_FULL_RETRY_AFTER_MS,
-  });
+  throw new KeelError(
+    'tenant_queue_full',
+    `tenant ${tenantId} has ${maxQueuedRuns} queued runs, its maximum; retry later`,
+    {
+      details: { maxQueuedRuns },
+      retryable: true,
+      retryAfterMs: TENANT_QUEUE_FULL_RETRY_AFTER_MS,
+    },
+  );
 }

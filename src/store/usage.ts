@@ -17,7 +17,10 @@ export interface TenantUsage {
  */
 export function toTenantUsage(row: Record<string, unknown>): TenantUsage {
   return {
-    runs: Number(row.runs), steps: Number(row.steps), inputTokens: Number(row.input_tokens),
-    outputTokens: Number(row.output_tokens), costUsd: Number(row.cost_usd),
+    runs: Number(row.runs),
+    steps: Number(row.steps),
+    inputTokens: Number(row.input_tokens),
+    outputTokens: Number(row.output_tokens),
+    costUsd: Number(row.cost_usd),
   };
 }

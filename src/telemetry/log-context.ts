@@ -13,7 +13,11 @@ export interface RunLogFields {
 
 export function runLogFields(runId: string, tenantId?: string): RunLogFields {
   const tenant = tenantId ?? runLabels(runId)?.tenantId;
-  return { runId, ...(tenant !== undefined ? { tenantId: tenant } : {}), traceId: runTraceId(runId) };
+  return {
+    runId,
+    ...(tenant !== undefined ? { tenantId: tenant } : {}),
+    traceId: runTraceId(runId),
+  };
 }
 
 /**
@@ -22,10 +26,15 @@ export function runLogFields(runId: string, tenantId?: string): RunLogFields {
  * @example
  * log.warn(withRunContext({ runId, error }), 'commit failed'); // { runId, tenantId, traceId, error }
  */
-export function withRunContext(fields: Record<string, unknown> | undefined): Record<string, unknown> {
+export function withRunContext(
+  fields: Record<string, unknown> | undefined,
+): Record<string, unknown> {
   const runId = fields?.runId;
   if (typeof runId !== 'string') return fields ?? {};
-  return { ...fields, ...runLogFields(runId, typeof fields?.tenantId === 'string' ? fields.tenantId : undefined) };
+  return {
+    ...fields,
+    ...runLogFields(runId, typeof fields?.tenantId === 'string' ? fields.tenantId : undefined),
+  };
 }
 
 /**
@@ -34,6 +43,8 @@ export function withRunContext(fields: Record<string, unknown> | undefined): Rec
  * @example
  * new Orchestrator({ ..., log: runScopedLog(log) });
  */
-export function runScopedLog(log: Logger): (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void {
+export function runScopedLog(
+  log: Logger,
+): (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void {
   return (level, message, fields) => log[level](withRunContext(fields), message);
 }

@@ -12,12 +12,17 @@ export interface MetricsListener {
 export async function startMetricsListener(host: string, port: number): Promise<MetricsListener> {
   const server: Server = createServer((request, response) => {
     if (request.method !== 'GET' || (request.url ?? '').split('?')[0] !== '/metrics') {
-      response.writeHead(404, { 'content-type': 'text/plain' }).end('only GET /metrics is served here\n');
+      response
+        .writeHead(404, { 'content-type': 'text/plain' })
+        .end('only GET /metrics is served here\n');
       return;
     }
     telemetry.render().then(
       ({ contentType, body }) => response.writeHead(200, { 'content-type': contentType }).end(body),
-      (error: unknown) => response.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics failed: ${String(error)}\n`),
+      (error: unknown) =>
+        response
+          .writeHead(500, { 'content-type': 'text/plain' })
+          .end(`metrics failed: ${String(error)}\n`),
     );
   });
   await new Promise<void>((resolve, reject) => {
@@ -25,12 +30,16 @@ export async function startMetricsListener(host: string, port: number): Promise<
     server.listen(port, host, () => resolve());
   });
   const bound = server.address();
-  const address = typeof bound === 'object' && bound !== null ? `http://${host}:${bound.port}` : `http://${host}:${port}`;
+  const address =
+    typeof bound === 'object' && bound !== null
+      ? `http://${host}:${bound.port}`
+      : `http://${host}:${port}`;
   return {
     address,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

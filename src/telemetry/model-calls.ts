@@ -9,7 +9,9 @@ const HTTP_TOO_MANY_REQUESTS = 429;
 export function isRateLimit(error: unknown): boolean {
   if (!isKeelError(error)) return false;
   const details = error.details as { status?: unknown; httpStatus?: unknown } | undefined;
-  return details?.status === HTTP_TOO_MANY_REQUESTS || details?.httpStatus === HTTP_TOO_MANY_REQUESTS;
+  return (
+    details?.status === HTTP_TOO_MANY_REQUESTS || details?.httpStatus === HTTP_TOO_MANY_REQUESTS
+  );
 }
 
 /**

@@ -34,7 +34,9 @@ export function observeStore(store: Store, t: Telemetry): Store {
         observeCommit(t, commit, { submittedAt, acknowledgedAt: Date.now(), batchSize });
         return outcome;
       } catch (error) {
-        t.metrics.commits.inc({ result: isKeelError(error) && error.code === 'stale_write' ? 'stale' : 'error' });
+        t.metrics.commits.inc({
+          result: isKeelError(error) && error.code === 'stale_write' ? 'stale' : 'error',
+        });
         throw error;
       }
     },
@@ -45,7 +47,8 @@ export function observeStore(store: Store, t: Telemetry): Store {
   };
   return new Proxy(store, {
     get(target, property) {
-      if (property === 'claimRuns' || property === 'commit' || property === 'releaseLeases') return observed[property];
+      if (property === 'claimRuns' || property === 'commit' || property === 'releaseLeases')
+        return observed[property];
       const value: unknown = Reflect.get(target, property, target);
       // Methods run on the real store: its private fields are not reachable through the proxy.
       return typeof value === 'function' ? value.bind(target) : value;

@@ -10,24 +10,45 @@ export function registerProcessMetrics(registry: Registry): void {
   const r = [registry];
   let lastCpuMicros = 0;
   new Counter({
-    name: 'process_cpu_seconds_total', help: 'User and system CPU time spent by this process, in seconds.', registers: r,
+    name: 'process_cpu_seconds_total',
+    help: 'User and system CPU time spent by this process, in seconds.',
+    registers: r,
     collect() {
       const { user, system } = process.cpuUsage();
       this.inc(Math.max(0, user + system - lastCpuMicros) / 1e6);
       lastCpuMicros = user + system;
     },
   });
-  new Gauge({ name: 'process_resident_memory_bytes', help: 'Resident memory size in bytes.', registers: r, collect() { this.set(process.memoryUsage.rss()); } });
   new Gauge({
-    name: 'process_start_time_seconds', help: 'Start time of the process since the Unix epoch, in seconds.', registers: r,
-    collect() { this.set(Math.round(Date.now() / 1000 - process.uptime())); },
+    name: 'process_resident_memory_bytes',
+    help: 'Resident memory size in bytes.',
+    registers: r,
+    collect() {
+      this.set(process.memoryUsage.rss());
+    },
   });
   new Gauge({
-    name: 'nodejs_heap_size_used_bytes', help: 'V8 heap in use, in bytes.', registers: r,
-    collect() { this.set(process.memoryUsage().heapUsed); },
+    name: 'process_start_time_seconds',
+    help: 'Start time of the process since the Unix epoch, in seconds.',
+    registers: r,
+    collect() {
+      this.set(Math.round(Date.now() / 1000 - process.uptime()));
+    },
   });
   new Gauge({
-    name: 'nodejs_heap_size_total_bytes', help: 'V8 heap allocated, in bytes.', registers: r,
-    collect() { this.set(process.memoryUsage().heapTotal); },
+    name: 'nodejs_heap_size_used_bytes',
+    help: 'V8 heap in use, in bytes.',
+    registers: r,
+    collect() {
+      this.set(process.memoryUsage().heapUsed);
+    },
+  });
+  new Gauge({
+    name: 'nodejs_heap_size_total_bytes',
+    help: 'V8 heap allocated, in bytes.',
+    registers: r,
+    collect() {
+      this.set(process.memoryUsage().heapTotal);
+    },
   });
 }

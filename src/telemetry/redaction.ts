@@ -14,5 +14,7 @@ export const CONTENT_ATTRIBUTE_MAX_CHARS = 4096;
 export function contentAttribute(value: unknown, include: boolean): string {
   if (!include) return REDACTED;
   const text = typeof value === 'string' ? value : (stringify(value) ?? 'null');
-  return text.length <= CONTENT_ATTRIBUTE_MAX_CHARS ? text : `${text.slice(0, CONTENT_ATTRIBUTE_MAX_CHARS)}…[cut ${text.length - CONTENT_ATTRIBUTE_MAX_CHARS} chars]`;
+  return text.length <= CONTENT_ATTRIBUTE_MAX_CHARS
+    ? text
+    : `${text.slice(0, CONTENT_ATTRIBUTE_MAX_CHARS)}…[cut ${text.length - CONTENT_ATTRIBUTE_MAX_CHARS} chars]`;
 }

@@ -21,8 +21,13 @@ const labels = new Map<string, RunLabels>();
 export function rememberRun(run: RunRecord): void {
   labels.delete(run.id);
   labels.set(run.id, {
-    runId: run.id, tenantId: run.tenantId, agent: run.agent, agentVersion: run.agentVersion, createdAt: run.createdAt,
-    deadlineAt: run.deadlineAt, parentRunId: run.parentRunId,
+    runId: run.id,
+    tenantId: run.tenantId,
+    agent: run.agent,
+    agentVersion: run.agentVersion,
+    createdAt: run.createdAt,
+    deadlineAt: run.deadlineAt,
+    parentRunId: run.parentRunId,
   });
   if (labels.size > RUN_LABELS_MAX) labels.delete(labels.keys().next().value!);
 }

@@ -4,7 +4,15 @@
 // itself, from the run's creation to its end. Spans are recorded after the fact with their real
 // start and end times. Does nothing (and builds nothing) when tracing is off.
 import { createHash } from 'node:crypto';
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, trace, type Attributes, type Context } from '@opentelemetry/api';
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  TraceFlags,
+  trace,
+  type Attributes,
+  type Context,
+} from '@opentelemetry/api';
 import { activeTracing, tracingEnabled } from './tracing.ts';
 
 /**
@@ -22,7 +30,12 @@ export function runRootSpanId(runId: string): string {
 
 /** A context whose parent is the run's root span (recorded by whichever process ends the run). */
 export function runContext(runId: string): Context {
-  return trace.setSpanContext(ROOT_CONTEXT, { traceId: runTraceId(runId), spanId: runRootSpanId(runId), traceFlags: TraceFlags.SAMPLED, isRemote: true });
+  return trace.setSpanContext(ROOT_CONTEXT, {
+    traceId: runTraceId(runId),
+    spanId: runRootSpanId(runId),
+    traceFlags: TraceFlags.SAMPLED,
+    isRemote: true,
+  });
 }
 
 export interface SpanRecord {
@@ -37,7 +50,11 @@ export interface SpanRecord {
 export function recordRunChildSpan(runId: string, span: SpanRecord): void {
   const active = activeTracing();
   if (active === undefined) return;
-  const s = active.tracer.startSpan(span.name, { startTime: new Date(span.startMs), attributes: span.attributes, kind: SpanKind.INTERNAL }, runContext(runId));
+  const s = active.tracer.startSpan(
+    span.name,
+    { startTime: new Date(span.startMs), attributes: span.attributes, kind: SpanKind.INTERNAL },
+    runContext(runId),
+  );
   if (span.error !== undefined) s.setStatus({ code: SpanStatusCode.ERROR, message: span.error });
   s.end(new Date(Math.max(span.startMs, span.endMs)));
 }
@@ -46,14 +63,35 @@ export function recordRunChildSpan(runId: string, span: SpanRecord): void {
  * Records the run's root span, with the ids every child already points at. A child run is its own
  * trace, linked to its parent run's root span.
  */
-export function recordRunRootSpan(runId: string, span: SpanRecord, parentRunId?: string | null): void {
+export function recordRunRootSpan(
+  runId: string,
+  span: SpanRecord,
+  parentRunId?: string | null,
+): void {
   const active = activeTracing();
   if (active === undefined) return;
-  const links = parentRunId == null ? [] : [{ context: { traceId: runTraceId(parentRunId), spanId: runRootSpanId(parentRunId), traceFlags: TraceFlags.SAMPLED } }];
+  const links =
+    parentRunId == null
+      ? []
+      : [
+          {
+            context: {
+              traceId: runTraceId(parentRunId),
+              spanId: runRootSpanId(parentRunId),
+              traceFlags: TraceFlags.SAMPLED,
+            },
+          },
+        ];
   // The SDK takes ids from its generator; startSpan is synchronous, so the override covers exactly
   // this span.
   active.ids.next = { traceId: runTraceId(runId), spanId: runRootSpanId(runId) };
-  const s = active.tracer.startSpan(span.name, { startTime: new Date(span.startMs), attributes: span.attributes, kind: SpanKind.INTERNAL, root: true, links });
+  const s = active.tracer.startSpan(span.name, {
+    startTime: new Date(span.startMs),
+    attributes: span.attributes,
+    kind: SpanKind.INTERNAL,
+    root: true,
+    links,
+  });
   active.ids.next = undefined;
   if (span.error !== undefined) s.setStatus({ code: SpanStatusCode.ERROR, message: span.error });
   s.end(new Date(Math.max(span.startMs, span.endMs)));
@@ -66,7 +104,11 @@ export function recordRunRootSpan(runId: string, span: SpanRecord, parentRunId?:
  * @example
  * const env = await withSpan('sandbox.create', { runId, attributes: { 'keel.sandbox.node': node } }, () => node.create(spec));
  */
-export async function withSpan<T>(name: string, options: { runId?: string; attributes?: Attributes }, fn: () => Promise<T>): Promise<T> {
+export async function withSpan<T>(
+  name: string,
+  options: { runId?: string; attributes?: Attributes },
+  fn: () => Promise<T>,
+): Promise<T> {
   const active = tracingEnabled() ? activeTracing() : undefined;
   if (active === undefined) return fn();
   const parent = options.runId === undefined ? ROOT_CONTEXT : runContext(options.runId);
@@ -74,7 +116,10 @@ export async function withSpan<T>(name: string, options: { runId?: string; attri
   try {
     return await fn();
   } catch (error) {
-    span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+    span.setStatus({
+      code: SpanStatusCode.ERROR,
+      message: error instanceof Error ? error.message : String(error),
+    });
     throw error;
   } finally {
     span.end();

@@ -28,15 +28,33 @@ describe('Telemetry', () => {
     assert.equal(metric(s, 'keel_model_calls_total', { provider: 'openai', outcome: 'error' }), 1);
     assert.equal(metric(s, 'keel_model_retries_total', { provider: 'openai' }), 2);
     assert.equal(metric(s, 'keel_model_rate_limited_total', { provider: 'openai' }), 2);
-    assert.equal(metric(s, 'keel_model_retry_amplification', { provider: 'openai' }), 2, '4 attempts for 2 calls');
+    assert.equal(
+      metric(s, 'keel_model_retry_amplification', { provider: 'openai' }),
+      2,
+      '4 attempts for 2 calls',
+    );
     assert.equal(metric(s, 'keel_model_retry_amplification', { provider: 'anthropic' }), 1);
   });
 
   it('the gateway reporter counts 429 attempts and reports a call once', async () => {
-    const before = metric(parseSamples((await processTelemetry.render()).body), 'keel_model_rate_limited_total', { provider: 'p429' });
+    const before = metric(
+      parseSamples((await processTelemetry.render()).body),
+      'keel_model_rate_limited_total',
+      { provider: 'p429' },
+    );
     const report = modelCallReporter('p429', 'm');
-    report.attemptFailed(new KeelError('model_unavailable', 'rate limited', { retryable: true, details: { status: 429 } }));
-    report.attemptFailed(new KeelError('model_unavailable', 'server error', { retryable: true, details: { status: 503 } }));
+    report.attemptFailed(
+      new KeelError('model_unavailable', 'rate limited', {
+        retryable: true,
+        details: { status: 429 },
+      }),
+    );
+    report.attemptFailed(
+      new KeelError('model_unavailable', 'server error', {
+        retryable: true,
+        details: { status: 503 },
+      }),
+    );
     const error = new Error('final');
     assert.equal(report.end('error', 3, error), error);
     report.end('error', 3);
@@ -64,7 +82,11 @@ describe('Telemetry', () => {
     assert.equal(t.lastCommitBatchSize, 2);
     t.commitBatch(1, true, 1);
     s = await samplesOf(t);
-    assert.equal(metric(s, 'keel_commits_not_durable'), 0, 'a flushed transaction makes every earlier one durable');
+    assert.equal(
+      metric(s, 'keel_commits_not_durable'),
+      0,
+      'a flushed transaction makes every earlier one durable',
+    );
     assert.equal(metric(s, 'keel_commit_batch_size_count'), 3);
   });
 
@@ -73,14 +95,23 @@ describe('Telemetry', () => {
     t.addRunSpend('ten', 'agent', 0.3);
     t.runEnded('ten', 'agent', 'failed', 'agent_error', false);
     let s = await samplesOf(t);
-    assert.equal(s.some((x) => x.name === 'keel_cost_per_successful_run_usd'), false, 'undefined before any success');
+    assert.equal(
+      s.some((x) => x.name === 'keel_cost_per_successful_run_usd'),
+      false,
+      'undefined before any success',
+    );
     t.addRunSpend('ten', 'agent', 0.1);
     t.runEnded('ten', 'agent', 'succeeded', 'ok', true);
     t.addRunSpend('ten', 'agent', 0.2);
     t.runEnded('ten', 'agent', 'succeeded', 'ok', false);
     s = await samplesOf(t);
-    assert.ok(Math.abs(metric(s, 'keel_cost_per_successful_run_usd', { agent: 'agent' }) - 0.3) < 1e-12);
-    assert.ok(Math.abs(metric(s, 'keel_runs_succeeded_within_deadline_ratio', { agent: 'agent' }) - 1 / 3) < 1e-12);
+    assert.ok(
+      Math.abs(metric(s, 'keel_cost_per_successful_run_usd', { agent: 'agent' }) - 0.3) < 1e-12,
+    );
+    assert.ok(
+      Math.abs(metric(s, 'keel_runs_succeeded_within_deadline_ratio', { agent: 'agent' }) - 1 / 3) <
+        1e-12,
+    );
     assert.equal(metric(s, 'keel_runs_total', { status: 'succeeded', outcome: 'ok' }), 2);
   });
 
@@ -103,23 +134,47 @@ describe('Telemetry', () => {
     pools.configure(parsePoolsConfig({ pools: { browser: { limit: 1, maxQueued: 1 } } }, 'test'));
     const release = await pools.acquire('browser', { tenantId: 't1', priority: 'batch' });
     const waiting = pools.acquire('browser', { tenantId: 't2', priority: 'batch' });
-    await assert.rejects(pools.acquire('browser', { tenantId: 't3', priority: 'batch' }), /queued already/);
+    await assert.rejects(
+      pools.acquire('browser', { tenantId: 't3', priority: 'batch' }),
+      /queued already/,
+    );
     let s = await samplesOf(t);
     assert.equal(metric(s, 'keel_pool_limit', { pool: 'browser' }), 1);
     assert.equal(metric(s, 'keel_pool_running', { pool: 'browser' }), 1);
     assert.equal(metric(s, 'keel_pool_queue_depth', { pool: 'browser' }), 1);
     assert.equal(metric(s, 'keel_pool_tenant_running', { pool: 'browser', tenant: 't1' }), 1);
     assert.equal(metric(s, 'keel_pool_tenant_queue_depth', { pool: 'browser', tenant: 't2' }), 1);
-    assert.equal(metric(s, 'keel_pool_rejected_total', { pool: 'browser', reason: 'queue_full' }), 1);
-    assert.equal(metric(s, 'keel_pool_tenant_rejected_total', { pool: 'browser', tenant: 't3', reason: 'queue_full' }), 1);
-    assert.equal(s.some((x) => x.name === 'keel_pool_queue_depth' && x.labels.tenant !== undefined), false, 'no tenant label on per-pool series');
+    assert.equal(
+      metric(s, 'keel_pool_rejected_total', { pool: 'browser', reason: 'queue_full' }),
+      1,
+    );
+    assert.equal(
+      metric(s, 'keel_pool_tenant_rejected_total', {
+        pool: 'browser',
+        tenant: 't3',
+        reason: 'queue_full',
+      }),
+      1,
+    );
+    assert.equal(
+      s.some((x) => x.name === 'keel_pool_queue_depth' && x.labels.tenant !== undefined),
+      false,
+      'no tenant label on per-pool series',
+    );
     release();
     (await waiting)();
     s = await samplesOf(t);
     assert.equal(metric(s, 'keel_pool_wait_seconds_count', { pool: 'browser' }), 2);
     assert.equal(metric(s, 'keel_pool_execution_seconds_count', { pool: 'browser' }), 2);
-    assert.equal(metric(s, 'keel_pool_tenant_wait_seconds_count', { pool: 'browser', tenant: 't2' }), 1);
-    assert.equal(metric(s, 'keel_pool_tenant_queue_depth', { pool: 'browser', tenant: 't2' }), 0, 'a tenant that left the queue drops out');
+    assert.equal(
+      metric(s, 'keel_pool_tenant_wait_seconds_count', { pool: 'browser', tenant: 't2' }),
+      1,
+    );
+    assert.equal(
+      metric(s, 'keel_pool_tenant_queue_depth', { pool: 'browser', tenant: 't2' }),
+      0,
+      'a tenant that left the queue drops out',
+    );
     pools.close();
   });
 
@@ -129,7 +184,19 @@ describe('Telemetry', () => {
     try {
       await store.migrate();
       const tenant = await store.createTenant('acme', 'hash');
-      await store.createRun({ id: newRunId(), tenantId: tenant.id, agent: 'a', agentVersion: '1', input: null, priority: 'interactive', budget: {}, metadata: null, parentRunId: null, idempotencyKey: null, requestHash: null });
+      await store.createRun({
+        id: newRunId(),
+        tenantId: tenant.id,
+        agent: 'a',
+        agentVersion: '1',
+        input: null,
+        priority: 'interactive',
+        budget: {},
+        metadata: null,
+        parentRunId: null,
+        idempotencyKey: null,
+        requestHash: null,
+      });
       const t = new Telemetry();
       const detach = t.attachStore(store);
       t.modelCall({ provider: 'p', model: 'm', outcome: 'ok', attempts: 2, rateLimited: 1 });
@@ -153,12 +220,31 @@ describe('Telemetry', () => {
       assert.equal(metric(s, 'keel_pool_queue_depth', { pool: 'runs' }), 1);
       const names = new Set(s.map((x) => x.name.replace(/_(bucket|sum|count)$/, '')));
       for (const name of [
-        'keel_pool_queue_depth', 'keel_pool_oldest_item_age_seconds', 'keel_effect_wait_seconds', 'keel_effect_execution_seconds', 'keel_runs_total',
-        'keel_runs_succeeded_within_deadline_total', 'keel_runs_succeeded_within_deadline_ratio', 'keel_tenant_runs', 'keel_model_calls_total',
-        'keel_model_rate_limited_total', 'keel_model_retries_total', 'keel_model_retry_amplification', 'keel_model_breaker_state', 'keel_tokens_total',
-        'keel_cost_usd_total', 'keel_run_cost_usd_total', 'keel_cost_per_successful_run_usd', 'keel_unknown_executions',
-        'keel_sandbox_environment_gib_seconds_total', 'keel_commits_not_durable', 'keel_commit_batch_size', 'keel_commit_duration_seconds', 'keel_commits_total',
-      ]) assert.ok(names.has(name), `${name} is exposed`);
+        'keel_pool_queue_depth',
+        'keel_pool_oldest_item_age_seconds',
+        'keel_effect_wait_seconds',
+        'keel_effect_execution_seconds',
+        'keel_runs_total',
+        'keel_runs_succeeded_within_deadline_total',
+        'keel_runs_succeeded_within_deadline_ratio',
+        'keel_tenant_runs',
+        'keel_model_calls_total',
+        'keel_model_rate_limited_total',
+        'keel_model_retries_total',
+        'keel_model_retry_amplification',
+        'keel_model_breaker_state',
+        'keel_tokens_total',
+        'keel_cost_usd_total',
+        'keel_run_cost_usd_total',
+        'keel_cost_per_successful_run_usd',
+        'keel_unknown_executions',
+        'keel_sandbox_environment_gib_seconds_total',
+        'keel_commits_not_durable',
+        'keel_commit_batch_size',
+        'keel_commit_duration_seconds',
+        'keel_commits_total',
+      ])
+        assert.ok(names.has(name), `${name} is exposed`);
       detach();
     } finally {
       await store.close();

@@ -4,7 +4,12 @@
 // effects come from observed-store.ts instead. Every method is cheap, synchronous and never throws
 // into its caller.
 import type { LiveMetrics } from '../store/live-metrics.ts';
-import { BREAKER_STATE_VALUE, createMetrics, type BreakerState, type KeelMetrics } from './metrics.ts';
+import {
+  BREAKER_STATE_VALUE,
+  createMetrics,
+  type BreakerState,
+  type KeelMetrics,
+} from './metrics.ts';
 
 /**
  * A scrape reuses the store's live metrics for this long, so frequent scrapes cost the store at
@@ -33,8 +38,14 @@ export interface PoolProbe {
    * Effect pools (src/scheduling/pool.ts) also report their limit, holders and per-tenant queues.
    */
   snapshot?(now: number): {
-    limit: number; running: number;
-    tenants: ReadonlyArray<{ tenantId: string; running: number; queued: number; oldestWaitMs: number | null }>;
+    limit: number;
+    running: number;
+    tenants: ReadonlyArray<{
+      tenantId: string;
+      running: number;
+      queued: number;
+      oldestWaitMs: number | null;
+    }>;
   };
 }
 
@@ -43,7 +54,9 @@ export class Telemetry {
   readonly #pools = new Map<string, Set<PoolProbe>>();
   readonly #modelTotals = new Map<string, { calls: number; attempts: number }>();
   readonly #tenantsSeen = new Set<string>();
-  #liveSource: { read(now: number): Promise<LiveMetrics>; notDurable: (() => number) | undefined } | undefined;
+  #liveSource:
+    | { read(now: number): Promise<LiveMetrics>; notDurable: (() => number) | undefined }
+    | undefined;
   #live: { at: number; value: Promise<LiveMetrics | undefined> } | undefined;
   #notDurable = 0;
   #lastBatchSize = 0;
@@ -51,7 +64,10 @@ export class Telemetry {
    * Spend and ends per tenant and agent, for cost per successful run and the deadline success
    * share.
    */
-  readonly #perAgent = new Map<string, { spendUsd: number; ended: number; succeeded: number; withinDeadline: number }>();
+  readonly #perAgent = new Map<
+    string,
+    { spendUsd: number; ended: number; succeeded: number; withinDeadline: number }
+  >();
   /**
    * Resolves a configured model name to its provider, for span attributes; set by whoever owns the
    * gateway.
@@ -85,14 +101,21 @@ export class Telemetry {
     this.metrics.runCostUsd.inc({ tenant, agent }, usd);
     const a = this.#agentTotals(tenant, agent);
     a.spendUsd += usd;
-    if (a.succeeded > 0) this.metrics.costPerSuccess.set({ tenant, agent }, a.spendUsd / a.succeeded);
+    if (a.succeeded > 0)
+      this.metrics.costPerSuccess.set({ tenant, agent }, a.spendUsd / a.succeeded);
   }
 
   /**
    * A run ended here (called by the commit observer). `outcome`: ok, an error code, or a cancel
    * outcome.
    */
-  runEnded(tenant: string, agent: string, status: string, outcome: string, withinDeadline: boolean): void {
+  runEnded(
+    tenant: string,
+    agent: string,
+    status: string,
+    outcome: string,
+    withinDeadline: boolean,
+  ): void {
     const m = this.metrics;
     m.runsTotal.inc({ tenant, agent, status, outcome });
     const a = this.#agentTotals(tenant, agent);
@@ -123,7 +146,8 @@ export class Telemetry {
 
   /** Sandbox environment memory-time a tenant used (GiB × seconds), reported as it accrues. */
   sandboxEnvironment(tenantId: string, gibSeconds: number): void {
-    if (gibSeconds > 0 && Number.isFinite(gibSeconds)) this.metrics.sandboxGibSeconds.inc({ tenant: tenantId }, gibSeconds);
+    if (gibSeconds > 0 && Number.isFinite(gibSeconds))
+      this.metrics.sandboxGibSeconds.inc({ tenant: tenantId }, gibSeconds);
   }
 
   /**
@@ -186,8 +210,14 @@ export class Telemetry {
    * The store whose live runs, run queue and unknown executions /metrics reports (one per process;
    * the last wins).
    */
-  attachStore(source: { liveMetrics(now: number): Promise<LiveMetrics>; notDurableCommits?(): number }): () => void {
-    const attached = { read: (now: number) => source.liveMetrics(now), notDurable: source.notDurableCommits?.bind(source) };
+  attachStore(source: {
+    liveMetrics(now: number): Promise<LiveMetrics>;
+    notDurableCommits?(): number;
+  }): () => void {
+    const attached = {
+      read: (now: number) => source.liveMetrics(now),
+      notDurable: source.notDurableCommits?.bind(source),
+    };
     this.#liveSource = attached;
     this.#live = undefined;
     return () => {
@@ -199,13 +229,19 @@ export class Telemetry {
   async render(): Promise<{ contentType: string; body: string }> {
     const now = Date.now();
     await this.#refreshGauges(now);
-    return { contentType: this.metrics.registry.contentType, body: await this.metrics.registry.metrics() };
+    return {
+      contentType: this.metrics.registry.contentType,
+      body: await this.metrics.registry.metrics(),
+    };
   }
 
   async #refreshGauges(now: number): Promise<void> {
     const m = this.metrics;
     const source = this.#liveSource;
-    if (source !== undefined && (this.#live === undefined || now - this.#live.at >= LIVE_METRICS_MAX_AGE_MS)) {
+    if (
+      source !== undefined &&
+      (this.#live === undefined || now - this.#live.at >= LIVE_METRICS_MAX_AGE_MS)
+    ) {
       // A store that cannot answer (database down) leaves the previous values: /metrics itself must
       // keep working.
       this.#live = { at: now, value: source.read(now).catch(() => undefined) };
@@ -217,19 +253,25 @@ export class Telemetry {
     if (notDurable !== undefined) m.commitsNotDurable.set(notDurable);
     const queues = new Map<string, { depth: number; oldestMs: number }>();
     if (live !== undefined) {
-      queues.set('runs', { depth: live.claimable, oldestMs: live.oldestClaimableSince === null ? 0 : Math.max(0, now - live.oldestClaimableSince) });
+      queues.set('runs', {
+        depth: live.claimable,
+        oldestMs:
+          live.oldestClaimableSince === null ? 0 : Math.max(0, now - live.oldestClaimableSince),
+      });
       m.unknownExecutions.set(live.unknownExecutions);
       const counts = new Map(live.runs.map((r) => [`${r.tenantId}\u0000${r.status}`, r.count]));
       for (const r of live.runs) this.#tenantsSeen.add(r.tenantId);
       // Tenants seen before report 0 rather than vanish, so "no running runs" is a value, not a
       // gap.
       for (const tenant of this.#tenantsSeen) {
-        for (const state of LIVE_STATES) m.tenantRuns.set({ tenant, state }, counts.get(`${tenant}\u0000${state}`) ?? 0);
+        for (const state of LIVE_STATES)
+          m.tenantRuns.set({ tenant, state }, counts.get(`${tenant}\u0000${state}`) ?? 0);
       }
     }
     // Per-tenant pool series are rebuilt at each scrape: a tenant that left a pool's queue drops
     // out of it.
-    for (const gauge of [m.poolTenantQueueDepth, m.poolTenantOldestItemAge, m.poolTenantRunning]) gauge.reset();
+    for (const gauge of [m.poolTenantQueueDepth, m.poolTenantOldestItemAge, m.poolTenantRunning])
+      gauge.reset();
     for (const [pool, probes] of this.#pools) {
       const q = queues.get(pool) ?? { depth: 0, oldestMs: 0 };
       for (const probe of probes) {

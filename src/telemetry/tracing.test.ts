@@ -8,16 +8,42 @@ const options = (env: Record<string, string>) => tracingOptionsFrom(loadConfig(e
 
 describe('tracing configuration', () => {
   it('is off by default and content is redacted', () => {
-    assert.deepEqual(options({}), { exporter: 'none', serviceName: 'keel', url: undefined, includeContent: false });
+    assert.deepEqual(options({}), {
+      exporter: 'none',
+      serviceName: 'keel',
+      url: undefined,
+      includeContent: false,
+    });
   });
   it('an OTLP endpoint alone turns OTLP export on, to its /v1/traces', () => {
-    assert.deepEqual(options({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318/' }), { exporter: 'otlp', serviceName: 'keel', url: 'http://c:4318/v1/traces', includeContent: false });
+    assert.deepEqual(options({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318/' }), {
+      exporter: 'otlp',
+      serviceName: 'keel',
+      url: 'http://c:4318/v1/traces',
+      includeContent: false,
+    });
   });
   it('the traces endpoint wins over the base endpoint; OTEL_TRACES_EXPORTER=none and OTEL_SDK_DISABLED turn it off', () => {
-    assert.equal(options({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://b/x' }).url, 'http://b/x');
-    assert.equal(options({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_TRACES_EXPORTER: 'none' }).exporter, 'none');
-    assert.equal(options({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_SDK_DISABLED: 'true' }).exporter, 'none');
-    assert.equal(options({ OTEL_TRACES_EXPORTER: 'console', OTEL_SERVICE_NAME: 'k' }).serviceName, 'k');
+    assert.equal(
+      options({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://b/x',
+      }).url,
+      'http://b/x',
+    );
+    assert.equal(
+      options({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_TRACES_EXPORTER: 'none' })
+        .exporter,
+      'none',
+    );
+    assert.equal(
+      options({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_SDK_DISABLED: 'true' }).exporter,
+      'none',
+    );
+    assert.equal(
+      options({ OTEL_TRACES_EXPORTER: 'console', OTEL_SERVICE_NAME: 'k' }).serviceName,
+      'k',
+    );
   });
   it('refuses an exporter it does not support, naming the variable', () => {
     assert.throws(() => loadConfig({ OTEL_TRACES_EXPORTER: 'zipkin' }), /OTEL_TRACES_EXPORTER/);
@@ -35,6 +61,11 @@ describe('run spans', () => {
     assert.equal(tracingEnabled(), false);
     recordRunChildSpan('run_a', { name: 'x', startMs: 1, endMs: 2, attributes: {} });
     assert.equal(await withSpan('x', { runId: 'run_a' }, async () => 42), 42);
-    await assert.rejects(withSpan('x', {}, async () => { throw new Error('boom'); }), /boom/);
+    await assert.rejects(
+      withSpan('x', {}, async () => {
+        throw new Error('boom');
+      }),
+      /boom/,
+    );
   });
 });

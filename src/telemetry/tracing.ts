@@ -29,9 +29,20 @@ export interface TracingOptions {
  * endpoint is configured; OTEL_SDK_DISABLED=true turns it off whatever else is set.
  */
 export function tracingOptionsFrom(config: KeelConfig): TracingOptions {
-  const endpoint = config.otelExporterOtlpTracesEndpoint ?? (config.otelExporterOtlpEndpoint === undefined ? undefined : `${config.otelExporterOtlpEndpoint.replace(/\/+$/, '')}/v1/traces`);
-  const exporter = config.otelSdkDisabled ? 'none' : config.otelTracesExporter ?? (endpoint !== undefined ? 'otlp' : 'none');
-  return { exporter, serviceName: config.otelServiceName, url: endpoint, includeContent: config.telemetryIncludeContent };
+  const endpoint =
+    config.otelExporterOtlpTracesEndpoint ??
+    (config.otelExporterOtlpEndpoint === undefined
+      ? undefined
+      : `${config.otelExporterOtlpEndpoint.replace(/\/+$/, '')}/v1/traces`);
+  const exporter = config.otelSdkDisabled
+    ? 'none'
+    : (config.otelTracesExporter ?? (endpoint !== undefined ? 'otlp' : 'none'));
+  return {
+    exporter,
+    serviceName: config.otelServiceName,
+    url: endpoint,
+    includeContent: config.telemetryIncludeContent,
+  };
 }
 
 /**
@@ -80,18 +91,39 @@ export function activeTracing(): Pick<TracingState, 'tracer' | 'ids'> | undefine
  */
 export async function startTracing(options: TracingOptions): Promise<() => Promise<void>> {
   if (options.exporter === 'none' || state !== undefined) return async () => {};
-  const [{ BatchSpanProcessor, ConsoleSpanExporter, TracerProvider }, { OTLPTraceExporter }, { resourceFromAttributes }] = await Promise.all([
-    import('@opentelemetry/sdk-trace'), import('@opentelemetry/exporter-trace-otlp-http'), import('@opentelemetry/resources'),
+  const [
+    { BatchSpanProcessor, ConsoleSpanExporter, TracerProvider },
+    { OTLPTraceExporter },
+    { resourceFromAttributes },
+  ] = await Promise.all([
+    import('@opentelemetry/sdk-trace'),
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/resources'),
   ]);
-  const exporter: SpanExporter = options.exporter === 'console' ? new ConsoleSpanExporter() : new OTLPTraceExporter(options.url === undefined ? {} : { url: options.url });
+  const exporter: SpanExporter =
+    options.exporter === 'console'
+      ? new ConsoleSpanExporter()
+      : new OTLPTraceExporter(options.url === undefined ? {} : { url: options.url });
   const ids = new OverridableIdGenerator();
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ 'service.name': options.serviceName }),
     idGenerator: ids,
-    spanProcessors: [new BatchSpanProcessor({ exporter, maxQueueSize: SPAN_QUEUE_MAX, maxExportBatchSize: SPAN_EXPORT_BATCH_MAX, scheduledDelayMillis: SPAN_EXPORT_DELAY_MS })],
+    spanProcessors: [
+      new BatchSpanProcessor({
+        exporter,
+        maxQueueSize: SPAN_QUEUE_MAX,
+        maxExportBatchSize: SPAN_EXPORT_BATCH_MAX,
+        scheduledDelayMillis: SPAN_EXPORT_DELAY_MS,
+      }),
+    ],
   });
   trace.setGlobalTracerProvider(provider);
-  const current = { provider, tracer: provider.getTracer(TRACER_NAME), ids, includeContent: options.includeContent };
+  const current = {
+    provider,
+    tracer: provider.getTracer(TRACER_NAME),
+    ids,
+    includeContent: options.includeContent,
+  };
   state = current;
   return async () => {
     if (state !== current) return;

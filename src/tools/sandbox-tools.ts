@@ -14,9 +14,16 @@ import type { Json, ToolContext, ToolDefinition } from '../sdk/types.ts';
 
 /** Longest workspace path a tool accepts. */
 const PATH_MAX_CHARS = 1024;
-const WorkspacePath = z.string().min(1).max(PATH_MAX_CHARS).refine((path) => !path.startsWith('/') && !path.split('/').includes('..') && !path.includes('\0'), {
-  message: 'must be a relative path inside the workspace (no leading /, no ..)',
-});
+const WorkspacePath = z
+  .string()
+  .min(1)
+  .max(PATH_MAX_CHARS)
+  .refine(
+    (path) => !path.startsWith('/') && !path.split('/').includes('..') && !path.includes('\0'),
+    {
+      message: 'must be a relative path inside the workspace (no leading /, no ..)',
+    },
+  );
 
 export interface SandboxToolsOptions {
   /**
@@ -32,14 +39,30 @@ export interface SandboxToolsOptions {
 }
 
 type ExecJson = {
-  exitCode: number | null; signal: string | null; limit: string | null; stdout: string; stderr: string; truncated: boolean;
-  usage: { wallMs: number; cpuSeconds: number; peakMemoryBytes: number; cold: boolean }; workspace: { manifest: string };
+  exitCode: number | null;
+  signal: string | null;
+  limit: string | null;
+  stdout: string;
+  stderr: string;
+  truncated: boolean;
+  usage: { wallMs: number; cpuSeconds: number; peakMemoryBytes: number; cold: boolean };
+  workspace: { manifest: string };
 };
 
 function toJson(result: ExecResult, cold: boolean, manifest: string): ExecJson {
   return {
-    exitCode: result.exitCode, signal: result.signal, limit: result.limit, stdout: result.stdout, stderr: result.stderr, truncated: result.truncated,
-    usage: { wallMs: Math.round(result.wallMs * 1000) / 1000, cpuSeconds: result.cpuSeconds, peakMemoryBytes: result.peakMemoryBytes, cold },
+    exitCode: result.exitCode,
+    signal: result.signal,
+    limit: result.limit,
+    stdout: result.stdout,
+    stderr: result.stderr,
+    truncated: result.truncated,
+    usage: {
+      wallMs: Math.round(result.wallMs * 1000) / 1000,
+      cpuSeconds: result.cpuSeconds,
+      peakMemoryBytes: result.peakMemoryBytes,
+      cold,
+    },
     workspace: { manifest },
   };
 }
@@ -56,7 +79,10 @@ export function sandboxTools(options: SandboxToolsOptions) {
   const managerFor = (ctx: ToolContext): SandboxManager => {
     const manager = options.manager ?? ctx.node.sandboxManager();
     if (manager === undefined) {
-      throw new KeelError('sandbox_unavailable', `tool ${name('exec')} needs a sandbox manager: this engine was started without one (pass sandboxTools({ manager }) or run under keel dev|server|worker)`);
+      throw new KeelError(
+        'sandbox_unavailable',
+        `tool ${name('exec')} needs a sandbox manager: this engine was started without one (pass sandboxTools({ manager }) or run under keel dev|server|worker)`,
+      );
     }
     return manager;
   };
@@ -67,66 +93,139 @@ export function sandboxTools(options: SandboxToolsOptions) {
    * profiles.
    */
   const pool = `sandbox:${profile.name}`;
-  const run = async (ctx: ToolContext, argv: string[], extra: { stdin?: string; env?: Record<string, string>; deadlineMs?: number } = {}) => {
-    const outcome = await managerFor(ctx).call(ctx.runId, profile, (env) => env.exec({ argv, stdin: extra.stdin, env: extra.env, deadlineMs: extra.deadlineMs, signal: ctx.signal }), { tenantId: ctx.tenantId });
+  const run = async (
+    ctx: ToolContext,
+    argv: string[],
+    extra: { stdin?: string; env?: Record<string, string>; deadlineMs?: number } = {},
+  ) => {
+    const outcome = await managerFor(ctx).call(
+      ctx.runId,
+      profile,
+      (env) =>
+        env.exec({
+          argv,
+          stdin: extra.stdin,
+          env: extra.env,
+          deadlineMs: extra.deadlineMs,
+          signal: ctx.signal,
+        }),
+      { tenantId: ctx.tenantId },
+    );
     return { result: outcome.value, manifest: outcome.manifestSha256, cold: outcome.cold };
   };
 
   const exec = defineTool({
-    name: name('exec'), effect: 'side-effect', pool,
-    description: 'Runs a command (argv) in the sandboxed workspace and returns its exit status, output and the limit that ended it, if any.',
+    name: name('exec'),
+    effect: 'side-effect',
+    pool,
+    description:
+      'Runs a command (argv) in the sandboxed workspace and returns its exit status, output and the limit that ended it, if any.',
     input: z.object({
-      argv: z.array(z.string().max(64 * 1024)).min(1).max(1024),
+      argv: z
+        .array(z.string().max(64 * 1024))
+        .min(1)
+        .max(1024),
       stdin: z.string().max(profile.limits.outputMaxBytes).optional(),
       env: z.record(z.string(), z.string().max(64 * 1024)).optional(),
       timeoutMs: z.number().int().min(1).max(profile.limits.deadlineMs).optional(),
     }),
     async run(args, ctx): Promise<ExecJson> {
       for (const key of Object.keys(args.env ?? {})) {
-        if (!allowed.has(key)) throw new KeelError('tool_input_invalid', `environment variable ${key} is not in this tool's allowlist`);
+        if (!allowed.has(key))
+          throw new KeelError(
+            'tool_input_invalid',
+            `environment variable ${key} is not in this tool's allowlist`,
+          );
       }
-      const { result, manifest, cold } = await run(ctx, args.argv, { stdin: args.stdin, env: args.env, deadlineMs: args.timeoutMs });
+      const { result, manifest, cold } = await run(ctx, args.argv, {
+        stdin: args.stdin,
+        env: args.env,
+        deadlineMs: args.timeoutMs,
+      });
       return toJson(result, cold, manifest);
     },
   });
 
   const readFile = defineTool({
-    name: name('read_file'), effect: 'read', pool, description: 'Reads a UTF-8 file from the workspace.',
+    name: name('read_file'),
+    effect: 'read',
+    pool,
+    description: 'Reads a UTF-8 file from the workspace.',
     input: z.object({ path: WorkspacePath }),
     async run(args, ctx): Promise<{ content: string; truncated: boolean }> {
       const { result } = await run(ctx, ['/bin/cat', '--', args.path]);
-      if (result.exitCode !== 0) throw new KeelError('workspace_path_invalid', `cannot read ${args.path}: ${result.stderr.trim()}`);
+      if (result.exitCode !== 0)
+        throw new KeelError(
+          'workspace_path_invalid',
+          `cannot read ${args.path}: ${result.stderr.trim()}`,
+        );
       return { content: result.stdout, truncated: result.truncated };
     },
   });
 
   const writeFile = defineTool({
-    name: name('write_file'), effect: 'idempotent', pool, description: 'Writes a UTF-8 file in the workspace, creating parent directories.',
+    name: name('write_file'),
+    effect: 'idempotent',
+    pool,
+    description: 'Writes a UTF-8 file in the workspace, creating parent directories.',
     input: z.object({ path: WorkspacePath, content: z.string().max(profile.limits.fileBytes) }),
     async run(args, ctx): Promise<{ bytes: number; workspace: { manifest: string } }> {
       const script = 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1"';
-      const { result, manifest } = await run(ctx, ['/bin/sh', '-c', script, 'write_file', args.path], { stdin: args.content });
+      const { result, manifest } = await run(
+        ctx,
+        ['/bin/sh', '-c', script, 'write_file', args.path],
+        { stdin: args.content },
+      );
       if (result.exitCode !== 0) {
-        throw new KeelError(result.limit === 'disk_limit' ? 'workspace_limit' : 'workspace_path_invalid', `cannot write ${args.path}: ${result.stderr.trim() || result.limit}`);
+        throw new KeelError(
+          result.limit === 'disk_limit' ? 'workspace_limit' : 'workspace_path_invalid',
+          `cannot write ${args.path}: ${result.stderr.trim() || result.limit}`,
+        );
       }
       return { bytes: Buffer.byteLength(args.content), workspace: { manifest } };
     },
   });
 
   const listFiles = defineTool({
-    name: name('list_files'), effect: 'read', pool, description: 'Lists the files in the workspace (or a directory of it) with their sizes.',
+    name: name('list_files'),
+    effect: 'read',
+    pool,
+    description: 'Lists the files in the workspace (or a directory of it) with their sizes.',
     input: z.object({ path: WorkspacePath.optional() }),
     async run(args, ctx): Promise<{ files: Array<{ path: string; kind: string; size: number }> }> {
-      const { result } = await run(ctx, ['/usr/bin/find', args.path ?? '.', '-mindepth', '1', '-printf', '%y %s %P\\n']);
-      if (result.exitCode !== 0) throw new KeelError('workspace_path_invalid', `cannot list ${args.path ?? '.'}: ${result.stderr.trim()}`);
-      const files = result.stdout.split('\n').filter((line) => line !== '').map((line) => {
-        const [kind, size, ...rest] = line.split(' ');
-        const path = rest.join(' ');
-        return { path: args.path === undefined ? path : `${args.path}/${path}`, kind: kind === 'd' ? 'directory' : kind === 'l' ? 'symlink' : 'file', size: Number(size) };
-      });
+      const { result } = await run(ctx, [
+        '/usr/bin/find',
+        args.path ?? '.',
+        '-mindepth',
+        '1',
+        '-printf',
+        '%y %s %P\\n',
+      ]);
+      if (result.exitCode !== 0)
+        throw new KeelError(
+          'workspace_path_invalid',
+          `cannot list ${args.path ?? '.'}: ${result.stderr.trim()}`,
+        );
+      const files = result.stdout
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => {
+          const [kind, size, ...rest] = line.split(' ');
+          const path = rest.join(' ');
+          return {
+            path: args.path === undefined ? path : `${args.path}/${path}`,
+            kind: kind === 'd' ? 'directory' : kind === 'l' ? 'symlink' : 'file',
+            size: Number(size),
+          };
+        });
       return { files };
     },
   });
 
-  return { exec, read_file: readFile, write_file: writeFile, list_files: listFiles } satisfies Record<string, ToolDefinition<any, Json>>;
+  return {
+    exec,
+    read_file: readFile,
+    write_file: writeFile,
+    list_files: listFiles,
+  } satisfies Record<string, ToolDefinition<any, Json>>;
 }

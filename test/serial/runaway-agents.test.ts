@@ -12,7 +12,12 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { createFreshDatabase } from '../support/fresh-database.ts';
-import { freePort, startKeelProcess, startKeelRole, type KeelProcess } from '../support/keel-process.ts';
+import {
+  freePort,
+  startKeelProcess,
+  startKeelRole,
+  type KeelProcess,
+} from '../support/keel-process.ts';
 import { postgresAvailable } from '../support/postgres.ts';
 
 const AGENTS = fileURLToPath(new URL('../fixtures/runaway-agents.ts', import.meta.url));
@@ -44,7 +49,12 @@ const { url, up } = workerData;
 })();
 `;
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
-const BAD = { spinner: 'agent_blocked', hog: 'agent_oom', quitter: 'agent_crashed', bomber: 'agent_crashed' } as const;
+const BAD = {
+  spinner: 'agent_blocked',
+  hog: 'agent_oom',
+  quitter: 'agent_crashed',
+  bomber: 'agent_crashed',
+} as const;
 /** Small isolate heaps, so the allocating agent reaches its limit in well under a second. */
 const ENV = { KEEL_AGENT_MEMORY_MB: '64', KEEL_AGENT_ISOLATES: '2' };
 
@@ -63,7 +73,11 @@ interface Deployment {
 async function scenario(deployment: Deployment, ledger: string): Promise<string> {
   const api = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(deployment.api().url + path, {
-      method, headers: { authorization: `Bearer ${KEY}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      method,
+      headers: {
+        authorization: `Bearer ${KEY}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     return { status: res.status, body: (await res.json()) as any };
@@ -71,7 +85,11 @@ async function scenario(deployment: Deployment, ledger: string): Promise<string>
 
   const healthy: string[] = [];
   for (let n = 0; n < HEALTHY; n += 20) {
-    const batch = await Promise.all(Array.from({ length: 20 }, (_, i) => api('POST', '/v1/runs', { agent: 'healthy', input: { n: n + i } })));
+    const batch = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        api('POST', '/v1/runs', { agent: 'healthy', input: { n: n + i } }),
+      ),
+    );
     healthy.push(...batch.map((r) => r.body.id as string));
   }
 
@@ -79,12 +97,16 @@ async function scenario(deployment: Deployment, ledger: string): Promise<string>
   // a thread of its own (this thread is busy polling; its delays must not count as Keel's). Nothing
   // is recorded while the API process is down on purpose.
   const up = new Int32Array(new SharedArrayBuffer(8));
-  const probe = new Worker(PROBE, { eval: true, workerData: { url: `${deployment.api().url}/healthz`, up } });
+  const probe = new Worker(PROBE, {
+    eval: true,
+    workerData: { url: `${deployment.api().url}/healthz`, up },
+  });
   const latencies = new Promise<number[]>((resolve) => probe.once('message', resolve));
   const flag = setInterval(() => Atomics.store(up, 0, deployment.apiUp() ? 1 : 0), 5);
   Atomics.store(up, 0, 1);
   const bad = new Map<string, keyof typeof BAD>();
-  for (const agent of Object.keys(BAD) as Array<keyof typeof BAD>) bad.set((await api('POST', '/v1/runs', { agent })).body.id, agent);
+  for (const agent of Object.keys(BAD) as Array<keyof typeof BAD>)
+    bad.set((await api('POST', '/v1/runs', { agent })).body.id, agent);
 
   const finished = new Map<string, any>();
   const poll = async (ids: string[]) => {
@@ -125,18 +147,33 @@ async function scenario(deployment: Deployment, ledger: string): Promise<string>
     assert.equal(run.status, 'failed', `${agent}: ${JSON.stringify(run)}`);
     // Killed while it was running, a bad run can also come back as poison after 3 lost leases;
     // otherwise its own code.
-    assert.ok([BAD[agent], 'poison_run'].includes(run.error.code), `${agent} failed with ${run.error.code}: ${run.error.message}`);
+    assert.ok(
+      [BAD[agent], 'poison_run'].includes(run.error.code),
+      `${agent} failed with ${run.error.code}: ${run.error.message}`,
+    );
     const ran = ledgerLines.filter((l) => l === `${agent} ${id}`).length;
-    assert.ok(ran >= 1 && ran <= 3, `${agent}'s code ran ${ran} times; never more than the poison threshold`);
+    assert.ok(
+      ran >= 1 && ran <= 3,
+      `${agent}'s code ran ${ran} times; never more than the poison threshold`,
+    );
   }
   const codes = [...bad].map(([id]) => finished.get(id).error.code);
-  assert.ok(codes.filter((c) => c === 'poison_run').length <= 1, `isolation, not the poison counter, ended the bad runs: ${codes}`);
+  assert.ok(
+    codes.filter((c) => c === 'poison_run').length <= 1,
+    `isolation, not the poison counter, ended the bad runs: ${codes}`,
+  );
 
   assert.ok(probes.length > 100, `${probes.length} /healthz probes`);
   const at = (q: number) => probes[Math.min(probes.length - 1, Math.floor(q * probes.length))]!;
   const worst = probes.at(-1)!;
-  const summary = `/healthz p50 ${at(0.5).toFixed(2)} ms, p95 ${at(0.95).toFixed(1)} ms, p99 ${at(0.99).toFixed(1)} ms, worst ${worst.toFixed(1)} ms over ${probes.length} probes; bad runs: ${
-    [...bad].map(([id, agent]) => `${agent} ${finished.get(id).error.code} ×${ledgerLines.filter((l) => l === `${agent} ${id}`).length}`).join(', ')}`;
+  const summary = `/healthz p50 ${at(0.5).toFixed(2)} ms, p95 ${at(0.95).toFixed(1)} ms, p99 ${at(0.99).toFixed(1)} ms, worst ${worst.toFixed(1)} ms over ${probes.length} probes; bad runs: ${[
+    ...bad,
+  ]
+    .map(
+      ([id, agent]) =>
+        `${agent} ${finished.get(id).error.code} ×${ledgerLines.filter((l) => l === `${agent} ${id}`).length}`,
+    )
+    .join(', ')}`;
   // Agent code on the API's thread would hold /healthz for the spinner's whole life (forever,
   // without a watchdog). Here every answer stays within the bound, through the bad runs, the
   // kill -9 and the 200 runs' restart.
@@ -144,48 +181,84 @@ async function scenario(deployment: Deployment, ledger: string): Promise<string>
   return summary;
 }
 
-test('runaway agent code in isolates: keel dev on SQLite, kill -9 and restart mid-way', { timeout: 240_000 }, async (t) => {
+test('runaway agent code in isolates: keel dev on SQLite, kill -9 and restart mid-way', {
+  timeout: 240_000,
+}, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'keel-runaway-'));
   const ledger = join(dir, 'ledger');
   const port = await freePort();
-  const start = () => startKeelProcess({ agents: AGENTS, dataDir: join(dir, 'data'), port, apiKey: KEY, env: { ...ENV, KEEL_TEST_LEDGER: ledger } });
+  const start = () =>
+    startKeelProcess({
+      agents: AGENTS,
+      dataDir: join(dir, 'data'),
+      port,
+      apiKey: KEY,
+      env: { ...ENV, KEEL_TEST_LEDGER: ledger },
+    });
   let keel = await start();
   let up = true;
   t.after(async () => {
     await keel.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   });
-  t.diagnostic(await scenario({
-    api: () => keel,
-    apiUp: () => up,
-    crashAndRestart: async () => {
-      up = false;
-      await keel.kill('SIGKILL');
-      keel = await start();
-      up = true;
-    },
-  }, ledger));
+  t.diagnostic(
+    await scenario(
+      {
+        api: () => keel,
+        apiUp: () => up,
+        crashAndRestart: async () => {
+          up = false;
+          await keel.kill('SIGKILL');
+          keel = await start();
+          up = true;
+        },
+      },
+      ledger,
+    ),
+  );
 });
 
-test('runaway agent code in isolates: a server and a worker on Postgres, the worker killed -9 mid-way', { timeout: 240_000, skip: !(await postgresAvailable()) && !process.env.CI ? 'PostgreSQL is not available' : false }, async (t) => {
+test('runaway agent code in isolates: a server and a worker on Postgres, the worker killed -9 mid-way', {
+  timeout: 240_000,
+  skip: !(await postgresAvailable()) && !process.env.CI ? 'PostgreSQL is not available' : false,
+}, async (t) => {
   const db = await createFreshDatabase();
   const dir = mkdtempSync(join(tmpdir(), 'keel-runaway-pg-'));
   const ledger = join(dir, 'ledger');
   const env = { ...ENV, KEEL_TEST_LEDGER: ledger, KEEL_LEASE_TTL_MS: '3000' };
-  const server = await startKeelRole({ role: 'server', name: 'runaway-server', agents: AGENTS, databaseUrl: db.url, apiKey: KEY, env });
-  const startWorker = () => startKeelRole({ role: 'worker', name: 'runaway-worker', agents: AGENTS, databaseUrl: db.url, env });
+  const server = await startKeelRole({
+    role: 'server',
+    name: 'runaway-server',
+    agents: AGENTS,
+    databaseUrl: db.url,
+    apiKey: KEY,
+    env,
+  });
+  const startWorker = () =>
+    startKeelRole({
+      role: 'worker',
+      name: 'runaway-worker',
+      agents: AGENTS,
+      databaseUrl: db.url,
+      env,
+    });
   let worker = await startWorker();
   t.after(async () => {
     await Promise.all([server.kill('SIGKILL'), worker.kill('SIGKILL')]);
     await db.drop();
     rmSync(dir, { recursive: true, force: true });
   });
-  t.diagnostic(await scenario({
-    api: () => server,
-    apiUp: () => true,
-    crashAndRestart: async () => {
-      await worker.kill('SIGKILL');
-      worker = await startWorker();
-    },
-  }, ledger));
+  t.diagnostic(
+    await scenario(
+      {
+        api: () => server,
+        apiUp: () => true,
+        crashAndRestart: async () => {
+          await worker.kill('SIGKILL');
+          worker = await startWorker();
+        },
+      },
+      ledger,
+    ),
+  );
 });

@@ -14,7 +14,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { type ApiClient, createTenant, distributedScene, submitAll, until } from '../support/distributed.ts';
+import {
+  type ApiClient,
+  createTenant,
+  distributedScene,
+  submitAll,
+  until,
+} from '../support/distributed.ts';
 import { freePort, startKeelProcess, startKeelRole } from '../support/keel-process.ts';
 import { postgresAvailable } from '../support/postgres.ts';
 
@@ -24,13 +30,26 @@ const DEV_KEY = 'fairness-dev-key-0123456789';
 const A_RUNS = 3_000;
 const B_RUNS = 30;
 const ACTIVE_RUNS = '64';
-const ENV = { KEEL_ADMIN_KEY: ADMIN_KEY, KEEL_MAX_ACTIVE_RUNS: ACTIVE_RUNS, KEEL_LOG_LEVEL: 'warn' };
+const ENV = {
+  KEEL_ADMIN_KEY: ADMIN_KEY,
+  KEEL_MAX_ACTIVE_RUNS: ACTIVE_RUNS,
+  KEEL_LOG_LEVEL: 'warn',
+};
 
 /** Submits `n` runs one after another (each request awaited) and returns their ids. */
-async function submitInTurn(api: ApiClient, n: number, priority: 'interactive' | 'batch', offset: number): Promise<string[]> {
+async function submitInTurn(
+  api: ApiClient,
+  n: number,
+  priority: 'interactive' | 'batch',
+  offset: number,
+): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < n; i++) {
-    const res = await api.request('POST', '/v1/runs', { agent: 'one-call', input: { n: offset + i }, priority });
+    const res = await api.request('POST', '/v1/runs', {
+      agent: 'one-call',
+      input: { n: offset + i },
+      priority,
+    });
     assert.equal(res.status, 201, JSON.stringify(res.body));
     ids.push(res.body.id);
   }
@@ -57,23 +76,31 @@ async function get(api: ApiClient, path: string): Promise<any> {
 async function latencies(api: ApiClient, ids: string[]): Promise<number[]> {
   const out: number[] = [];
   for (const id of ids) {
-    const run = await until(`run ${id} to end`, async () => {
-      const body = await get(api, `/v1/runs/${id}`);
-      return body.endedAt === null ? undefined : body;
-    }, 60_000);
+    const run = await until(
+      `run ${id} to end`,
+      async () => {
+        const body = await get(api, `/v1/runs/${id}`);
+        return body.endedAt === null ? undefined : body;
+      },
+      60_000,
+    );
     assert.equal(run.status, 'succeeded', JSON.stringify(run));
     out.push(Date.parse(run.endedAt) - Date.parse(run.createdAt));
   }
   return out;
 }
 
-const p95 = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.ceil(values.length * 0.95) - 1]!;
+const p95 = (values: number[]): number =>
+  [...values].sort((a, b) => a - b)[Math.ceil(values.length * 0.95) - 1]!;
 
 async function succeededCount(api: ApiClient): Promise<number> {
   let n = 0;
   let cursor: string | null = null;
   do {
-    const body: { runs: unknown[]; nextCursor: string | null } = await get(api, `/v1/runs?status=succeeded&limit=200${cursor === null ? '' : `&cursor=${cursor}`}`);
+    const body: { runs: unknown[]; nextCursor: string | null } = await get(
+      api,
+      `/v1/runs?status=succeeded&limit=200${cursor === null ? '' : `&cursor=${cursor}`}`,
+    );
     n += body.runs.length;
     cursor = body.nextCursor;
   } while (cursor !== null);
@@ -89,29 +116,62 @@ async function floodAndMeasure(t: TestContext, url: string): Promise<void> {
   await latencies(b, await submitInTurn(b, B_RUNS, 'interactive', 0));
   const alone = p95(await latencies(b, await submitInTurn(b, B_RUNS, 'interactive', B_RUNS)));
 
-  const aIds = await submitAll(a, 'one-call', Array.from({ length: A_RUNS }, (_, n) => ({ n })), 20, { priority: 'batch' });
+  const aIds = await submitAll(
+    a,
+    'one-call',
+    Array.from({ length: A_RUNS }, (_, n) => ({ n })),
+    20,
+    { priority: 'batch' },
+  );
   assert.equal(aIds.length, A_RUNS);
   const aBefore = await succeededCount(a);
   const bIds = await submitInTurn(b, B_RUNS, 'interactive', 2 * B_RUNS);
   const loaded = p95(await latencies(b, bIds));
   const aDuring = (await succeededCount(a)) - aBefore;
-  t.diagnostic(`B p95 alone ${alone} ms, under A's flood ${loaded} ms (${(loaded / alone).toFixed(2)}×); A finished ${aDuring} runs meanwhile`);
-  assert.ok(loaded <= 2 * alone, `B's p95 under A's flood (${loaded} ms) is more than twice B's p95 alone (${alone} ms)`);
+  t.diagnostic(
+    `B p95 alone ${alone} ms, under A's flood ${loaded} ms (${(loaded / alone).toFixed(2)}×); A finished ${aDuring} runs meanwhile`,
+  );
+  assert.ok(
+    loaded <= 2 * alone,
+    `B's p95 under A's flood (${loaded} ms) is more than twice B's p95 alone (${alone} ms)`,
+  );
   assert.ok(aDuring > 0, 'A kept making progress while B ran');
 }
 
 test('fairness on SQLite (keel dev): B keeps its latency while A floods the queue', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'keel-fairness-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const keel = await startKeelProcess({ agents: AGENTS, dataDir: join(dir, 'data'), port: await freePort(), apiKey: DEV_KEY, env: ENV });
+  const keel = await startKeelProcess({
+    agents: AGENTS,
+    dataDir: join(dir, 'data'),
+    port: await freePort(),
+    apiKey: DEV_KEY,
+    env: ENV,
+  });
   t.after(() => keel.kill('SIGKILL'));
   await floodAndMeasure(t, keel.url);
 });
 
-test('fairness on Postgres with two processes (keel server + keel worker)', { skip: !(await postgresAvailable()) }, async (t) => {
+test('fairness on Postgres with two processes (keel server + keel worker)', {
+  skip: !(await postgresAvailable()),
+}, async (t) => {
   const scene = await distributedScene(t, 'fairness');
-  const server = await startKeelRole({ role: 'server', agents: AGENTS, databaseUrl: scene.db.url, name: 'fair-server', env: ENV });
+  const server = await startKeelRole({
+    role: 'server',
+    agents: AGENTS,
+    databaseUrl: scene.db.url,
+    name: 'fair-server',
+    env: ENV,
+  });
   scene.processes.push(server);
-  scene.processes.push(await startKeelRole({ role: 'worker', agents: AGENTS, databaseUrl: scene.db.url, name: 'fair-worker', env: ENV }));
+  scene.processes.push(
+    await startKeelRole({
+      role: 'worker',
+      agents: AGENTS,
+      databaseUrl: scene.db.url,
+      name: 'fair-worker',
+      env: ENV,
+    }),
+  );
   await floodAndMeasure(t, server.url);
 });

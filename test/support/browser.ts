@@ -10,12 +10,22 @@ import { chromium, type BrowserContext } from 'playwright-core';
 
 export const CHROMIUM_PATH = process.env.KEEL_TEST_CHROMIUM ?? '/usr/bin/chromium';
 /** Screenshots land here (CI keeps the folder as the test artifacts). */
-export const ARTIFACTS_DIR = fileURLToPath(new URL('../../test-artifacts/browser/', import.meta.url));
+export const ARTIFACTS_DIR = fileURLToPath(
+  new URL('../../test-artifacts/browser/', import.meta.url),
+);
 export const DASHBOARD_INDEX = fileURLToPath(new URL('../../dist/web/index.html', import.meta.url));
 
 const CHROMIUM_ARGS = [
-  '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--disable-default-apps', '--disable-extensions', '--mute-audio',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-default-apps',
+  '--disable-extensions',
+  '--mute-audio',
 ];
 
 /**
@@ -24,10 +34,13 @@ const CHROMIUM_ARGS = [
  */
 export function browserUnavailable(): string | undefined {
   const problems: string[] = [];
-  if (!existsSync(CHROMIUM_PATH)) problems.push(`Chromium not found at ${CHROMIUM_PATH} (apt-get install -y chromium)`);
-  if (!existsSync(DASHBOARD_INDEX)) problems.push('the dashboard is not built (npm run build writes dist/web)');
+  if (!existsSync(CHROMIUM_PATH))
+    problems.push(`Chromium not found at ${CHROMIUM_PATH} (apt-get install -y chromium)`);
+  if (!existsSync(DASHBOARD_INDEX))
+    problems.push('the dashboard is not built (npm run build writes dist/web)');
   if (problems.length === 0) return undefined;
-  if (process.env.CI === 'true') throw new Error(`browser tests cannot run under CI: ${problems.join('; ')}`);
+  if (process.env.CI === 'true')
+    throw new Error(`browser tests cannot run under CI: ${problems.join('; ')}`);
   return problems.join('; ');
 }
 
@@ -40,8 +53,13 @@ export async function launchBrowser(): Promise<Browser> {
   const profile = mkdtempSync(join(tmpdir(), 'keel-chromium-'));
   mkdirSync(ARTIFACTS_DIR, { recursive: true });
   const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1440, height: 900 }, deviceScaleFactor: 1,
-    locale: 'en-US', timezoneId: 'UTC',
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    viewport: { width: 1440, height: 900 },
+    deviceScaleFactor: 1,
+    locale: 'en-US',
+    timezoneId: 'UTC',
   });
   return {
     context,

@@ -2,9 +2,20 @@
 // and what it printed.
 import { PassThrough } from 'node:stream';
 
-type Command = (argv: string[], io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream; env: Record<string, string | undefined> }) => Promise<number>;
+type Command = (
+  argv: string[],
+  io: {
+    stdout: NodeJS.WritableStream;
+    stderr: NodeJS.WritableStream;
+    env: Record<string, string | undefined>;
+  },
+) => Promise<number>;
 
-export async function captureCli(command: Command, env: Record<string, string | undefined>, argv: string[]): Promise<{ code: number; out: string; err: string }> {
+export async function captureCli(
+  command: Command,
+  env: Record<string, string | undefined>,
+  argv: string[],
+): Promise<{ code: number; out: string; err: string }> {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   let out = '';

@@ -14,12 +14,20 @@ export const TERMINAL_STATUSES: readonly string[] = ['succeeded', 'failed', 'can
  * Polls `fn` until it returns a value other than undefined; throws after `timeoutMs` with `what`
  * (and `detail()`).
  */
-export async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number, detail?: () => string): Promise<T> {
+export async function until<T>(
+  what: string,
+  fn: () => Promise<T | undefined>,
+  timeoutMs: number,
+  detail?: () => string,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await fn();
     if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${detail === undefined ? '' : `\n${detail()}`}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${detail === undefined ? '' : `\n${detail()}`}`,
+      );
     await new Promise((r) => setTimeout(r, 25));
   }
 }
@@ -33,7 +41,11 @@ export interface ApiClient {
 export function apiClient(url: string, key: string): ApiClient {
   const request = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(url + path, {
-      method, headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      method,
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     return { status: res.status, body: await res.json() };
@@ -42,7 +54,8 @@ export function apiClient(url: string, key: string): ApiClient {
     request,
     async submit(agent, input, fields = {}) {
       const r = await request('POST', '/v1/runs', { agent, input, ...fields });
-      if (r.status !== 201) throw new Error(`submitting ${agent} answered ${r.status}: ${JSON.stringify(r.body)}`);
+      if (r.status !== 201)
+        throw new Error(`submitting ${agent} answered ${r.status}: ${JSON.stringify(r.body)}`);
       return r.body.id as string;
     },
   };
@@ -52,12 +65,19 @@ export function apiClient(url: string, key: string): ApiClient {
  * Creates a tenant (weight 1) through the admin API of the Keel at `url`; returns a client with its
  * API key.
  */
-export async function createTenant(url: string, adminKey: string, name: string): Promise<ApiClient> {
+export async function createTenant(
+  url: string,
+  adminKey: string,
+  name: string,
+): Promise<ApiClient> {
   const res = await fetch(`${url}/v1/admin/tenants`, {
-    method: 'POST', headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ name, weight: 1 }),
+    method: 'POST',
+    headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name, weight: 1 }),
   });
-  const body = await res.json() as { apiKey: string };
-  if (res.status !== 201) throw new Error(`creating tenant ${name} answered ${res.status}: ${JSON.stringify(body)}`);
+  const body = (await res.json()) as { apiKey: string };
+  if (res.status !== 201)
+    throw new Error(`creating tenant ${name} answered ${res.status}: ${JSON.stringify(body)}`);
   return apiClient(url, body.apiKey);
 }
 
@@ -65,15 +85,23 @@ export async function createTenant(url: string, adminKey: string, name: string):
  * Submits `inputs` as runs of `agent`, `parallel` requests at a time; returns the run ids in input
  * order.
  */
-export async function submitAll(api: ApiClient, agent: string, inputs: unknown[], parallel = 20, fields: Record<string, unknown> = {}): Promise<string[]> {
+export async function submitAll(
+  api: ApiClient,
+  agent: string,
+  inputs: unknown[],
+  parallel = 20,
+  fields: Record<string, unknown> = {},
+): Promise<string[]> {
   const ids: string[] = new Array(inputs.length);
   let next = 0;
-  await Promise.all(Array.from({ length: parallel }, async () => {
-    while (next < inputs.length) {
-      const i = next++;
-      ids[i] = await api.submit(agent, inputs[i], fields);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      while (next < inputs.length) {
+        const i = next++;
+        ids[i] = await api.submit(agent, inputs[i], fields);
+      }
+    }),
+  );
   return ids;
 }
 
@@ -91,10 +119,13 @@ export function readLedger(path: string): LedgerLine[] {
   } catch {
     return [];
   }
-  return text.split('\n').filter(Boolean).map((line) => {
-    const [what, key, step, pid] = line.split(' ');
-    return { what: what as LedgerLine['what'], key: key!, step: Number(step), pid: Number(pid) };
-  });
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [what, key, step, pid] = line.split(' ');
+      return { what: what as LedgerLine['what'], key: key!, step: Number(step), pid: Number(pid) };
+    });
 }
 
 /** How many times each step body started, by `<key> <step>`. */
@@ -110,7 +141,9 @@ export function stepStarts(lines: LedgerLine[]): Map<string, LedgerLine[]> {
 
 /** Committed (succeeded) steps as `<run id> <step name>`, read from the journal in Postgres. */
 export async function committedSteps(db: FreshDatabase): Promise<Set<string>> {
-  const rows = await db.query<{ run_id: string; name: string }>("SELECT run_id, name FROM journal WHERE kind = 'step' AND status = 'succeeded'");
+  const rows = await db.query<{ run_id: string; name: string }>(
+    "SELECT run_id, name FROM journal WHERE kind = 'step' AND status = 'succeeded'",
+  );
   return new Set(rows.map((r) => `${r.run_id} ${r.name}`));
 }
 
@@ -118,17 +151,44 @@ export async function committedSteps(db: FreshDatabase): Promise<Set<string>> {
  * Waits until no session of the process named `name` (its PGAPPNAME) is connected: nothing it sent
  * can still commit.
  */
-export async function untilSessionsGone(db: FreshDatabase, name: string, timeoutMs = 10_000): Promise<void> {
-  await until(`the Postgres sessions of ${name} to end`, async () => {
-    const [row] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND application_name = $2', [db.name, name]);
-    return row!.n === 0 ? true : undefined;
-  }, timeoutMs);
+export async function untilSessionsGone(
+  db: FreshDatabase,
+  name: string,
+  timeoutMs = 10_000,
+): Promise<void> {
+  await until(
+    `the Postgres sessions of ${name} to end`,
+    async () => {
+      const [row] = await db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND application_name = $2',
+        [db.name, name],
+      );
+      return row!.n === 0 ? true : undefined;
+    },
+    timeoutMs,
+  );
 }
 
-export async function runStatuses(db: FreshDatabase, ids: string[]): Promise<Map<string, { status: string; result: any; leaseOwner: string | null }>> {
-  const rows = await db.query<{ id: string; status: string; result: string | null; lease_owner: string | null }>(
-    'SELECT id, status, result, lease_owner FROM runs WHERE id = ANY($1)', [ids]);
-  return new Map(rows.map((r) => [r.id, { status: r.status, result: r.result === null ? null : JSON.parse(r.result), leaseOwner: r.lease_owner }]));
+export async function runStatuses(
+  db: FreshDatabase,
+  ids: string[],
+): Promise<Map<string, { status: string; result: any; leaseOwner: string | null }>> {
+  const rows = await db.query<{
+    id: string;
+    status: string;
+    result: string | null;
+    lease_owner: string | null;
+  }>('SELECT id, status, result, lease_owner FROM runs WHERE id = ANY($1)', [ids]);
+  return new Map(
+    rows.map((r) => [
+      r.id,
+      {
+        status: r.status,
+        result: r.result === null ? null : JSON.parse(r.result),
+        leaseOwner: r.lease_owner,
+      },
+    ]),
+  );
 }
 
 export interface DistributedScene {

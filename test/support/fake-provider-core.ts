@@ -25,7 +25,14 @@ export interface FakeReply {
 
 export type FakeBehaviour =
   | FakeReply
-  | { kind: 'status'; status: number; message?: string; headers?: Record<string, string>; errorType?: string; errorCode?: string }
+  | {
+      kind: 'status';
+      status: number;
+      message?: string;
+      headers?: Record<string, string>;
+      errorType?: string;
+      errorCode?: string;
+    }
   | { kind: 'hang' }
   | { kind: 'malformed' };
 
@@ -66,7 +73,11 @@ export interface FakeServerOptions {
   prefillMsPerKTok?: number;
 }
 
-export async function startFakeProvider(protocol: Protocol, initial: (body: any, index: number) => FakeBehaviour, options: FakeServerOptions = {}): Promise<FakeProviderServer> {
+export async function startFakeProvider(
+  protocol: Protocol,
+  initial: (body: any, index: number) => FakeBehaviour,
+  options: FakeServerOptions = {},
+): Promise<FakeProviderServer> {
   const queue: FakeBehaviour[] = [];
   const seenPrefixes = new Set<string>();
   let fallback = initial;
@@ -84,17 +95,22 @@ export async function startFakeProvider(protocol: Protocol, initial: (body: any,
       try {
         body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
       } catch {
-        res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"message":"bad json"}}');
+        res
+          .writeHead(400, { 'content-type': 'application/json' })
+          .end('{"error":{"message":"bad json"}}');
         return;
       }
       const index = count++;
       requests.push({ path: req.url ?? '', headers: req.headers, body, at: Date.now() });
       if (req.url?.split('?')[0] !== protocol.path) {
-        res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"no such path"}}');
+        res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end('{"error":{"message":"no such path"}}');
         return;
       }
       let behaviour = queue.shift() ?? fallback(body, index);
-      if (options.prefillMsPerKTok !== undefined && behaviour.kind === 'reply') behaviour = withPrefill(behaviour, body, seenPrefixes, options.prefillMsPerKTok);
+      if (options.prefillMsPerKTok !== undefined && behaviour.kind === 'reply')
+        behaviour = withPrefill(behaviour, body, seenPrefixes, options.prefillMsPerKTok);
       void respond(protocol, res, body, behaviour, index);
     });
   });
@@ -120,18 +136,27 @@ export async function startFakeProvider(protocol: Protocol, initial: (body: any,
   };
 }
 
-async function respond(protocol: Protocol, res: ServerResponse, body: any, behaviour: FakeBehaviour, index: number): Promise<void> {
+async function respond(
+  protocol: Protocol,
+  res: ServerResponse,
+  body: any,
+  behaviour: FakeBehaviour,
+  index: number,
+): Promise<void> {
   switch (behaviour.kind) {
     case 'hang':
       return; // never answers; the client's timeout or abort must end it
     case 'malformed':
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"id": "broken", "choices": [');
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end('{"id": "broken", "choices": [');
       return;
     case 'status':
       protocol.error(res, behaviour);
       return;
     case 'reply':
-      if (behaviour.delayMs !== undefined) await new Promise((resolve) => setTimeout(resolve, behaviour.delayMs));
+      if (behaviour.delayMs !== undefined)
+        await new Promise((resolve) => setTimeout(resolve, behaviour.delayMs));
       if (res.destroyed) return;
       await protocol.reply(res, body, behaviour, index);
       return;
@@ -155,7 +180,12 @@ function withPrefill(reply: FakeReply, body: any, seen: Set<string>, msPerKTok: 
   }
   const cachedTokens = cachedChars === 0 ? 0 : estimate(cachedChars);
   const inputTokens = estimate(totalChars);
-  return { ...reply, cachedTokens: reply.cachedTokens ?? cachedTokens, inputTokens: reply.inputTokens ?? inputTokens, delayMs: (reply.delayMs ?? 0) + ((inputTokens - cachedTokens) * msPerKTok) / 1_000 };
+  return {
+    ...reply,
+    cachedTokens: reply.cachedTokens ?? cachedTokens,
+    inputTokens: reply.inputTokens ?? inputTokens,
+    delayMs: (reply.delayMs ?? 0) + ((inputTokens - cachedTokens) * msPerKTok) / 1_000,
+  };
 }
 
 /** Splits `text` into pieces of `size` characters (at least one piece, possibly empty). */

@@ -10,13 +10,19 @@ export interface FreshDatabase {
   name: string;
   /** Connection string of the fresh database (what Keel processes get as KEEL_DATABASE_URL). */
   url: string;
-  query<R extends pg.QueryResultRow = Record<string, any>>(text: string, values?: unknown[]): Promise<R[]>;
+  query<R extends pg.QueryResultRow = Record<string, any>>(
+    text: string,
+    values?: unknown[],
+  ): Promise<R[]>;
   /** Drops the database, terminating whatever is still connected to it. Safe to call twice. */
   drop(): Promise<void>;
 }
 
 async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: TEST_DATABASE_URL, connectionTimeoutMillis: 5_000 });
+  const client = new pg.Client({
+    connectionString: TEST_DATABASE_URL,
+    connectionTimeoutMillis: 5_000,
+  });
   await client.connect();
   try {
     return await fn(client);

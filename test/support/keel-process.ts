@@ -34,7 +34,9 @@ export async function freePort(): Promise<number> {
     const port = TEST_PORT_MIN + Math.floor(Math.random() * (TEST_PORT_MAX - TEST_PORT_MIN));
     if (await canListen(port)) return port;
   }
-  throw new Error(`no free port between ${TEST_PORT_MIN} and ${TEST_PORT_MAX} after ${FREE_PORT_ATTEMPTS} attempts`);
+  throw new Error(
+    `no free port between ${TEST_PORT_MIN} and ${TEST_PORT_MAX} after ${FREE_PORT_ATTEMPTS} attempts`,
+  );
 }
 
 function canListen(port: number): Promise<boolean> {
@@ -63,8 +65,14 @@ export interface KeelRoleProcess extends KeelProcess {
   alive(): boolean;
 }
 
-function spawnKeel(args: string[], env: Record<string, string>): { child: ChildProcess; output: () => string; kill: KeelProcess['kill'] } {
-  const child = spawn(process.execPath, [MAIN, ...args], { env: { ...process.env, KEEL_LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function spawnKeel(
+  args: string[],
+  env: Record<string, string>,
+): { child: ChildProcess; output: () => string; kill: KeelProcess['kill'] } {
+  const child = spawn(process.execPath, [MAIN, ...args], {
+    env: { ...process.env, KEEL_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
@@ -77,11 +85,16 @@ function spawnKeel(args: string[], env: Record<string, string>): { child: ChildP
   return { child, output: () => out, kill };
 }
 
-async function waitUntilUp(name: string, spawned: ReturnType<typeof spawnKeel>, up: () => Promise<boolean>): Promise<void> {
+async function waitUntilUp(
+  name: string,
+  spawned: ReturnType<typeof spawnKeel>,
+  up: () => Promise<boolean>,
+): Promise<void> {
   const deadline = Date.now() + STARTUP_TIMEOUT_MS;
   for (;;) {
     const { exitCode, signalCode } = spawned.child;
-    if (exitCode !== null || signalCode !== null) throw new Error(`${name} exited with ${exitCode ?? signalCode}: ${spawned.output()}`);
+    if (exitCode !== null || signalCode !== null)
+      throw new Error(`${name} exited with ${exitCode ?? signalCode}: ${spawned.output()}`);
     if (await up().catch(() => false)) return;
     if (Date.now() > deadline) {
       await spawned.kill('SIGKILL');
@@ -91,8 +104,17 @@ async function waitUntilUp(name: string, spawned: ReturnType<typeof spawnKeel>, 
   }
 }
 
-export async function startKeelProcess(options: { agents: string; dataDir: string; port: number; apiKey: string; env?: Record<string, string> }): Promise<KeelProcess> {
-  const spawned = spawnKeel(['dev', '--agents', options.agents, '--port', String(options.port), '--data', options.dataDir], { KEEL_API_KEY: options.apiKey, ...options.env });
+export async function startKeelProcess(options: {
+  agents: string;
+  dataDir: string;
+  port: number;
+  apiKey: string;
+  env?: Record<string, string>;
+}): Promise<KeelProcess> {
+  const spawned = spawnKeel(
+    ['dev', '--agents', options.agents, '--port', String(options.port), '--data', options.dataDir],
+    { KEEL_API_KEY: options.apiKey, ...options.env },
+  );
   const url = `http://127.0.0.1:${options.port}`;
   await waitUntilUp('keel dev', spawned, async () => (await fetch(`${url}/healthz`)).ok);
   return { child: spawned.child, url, output: spawned.output, kill: spawned.kill };
@@ -104,12 +126,25 @@ export async function startKeelProcess(options: { agents: string; dataDir: strin
  * whether a killed process's sessions are gone.
  */
 export async function startKeelRole(options: {
-  role: 'server' | 'worker'; agents: string; databaseUrl: string; name: string; apiKey?: string; env?: Record<string, string>;
+  role: 'server' | 'worker';
+  agents: string;
+  databaseUrl: string;
+  name: string;
+  apiKey?: string;
+  env?: Record<string, string>;
 }): Promise<KeelRoleProcess> {
   const port = options.role === 'server' ? await freePort() : undefined;
-  const args = [options.role, '--agents', options.agents, ...(port !== undefined ? ['--port', String(port)] : [])];
+  const args = [
+    options.role,
+    '--agents',
+    options.agents,
+    ...(port !== undefined ? ['--port', String(port)] : []),
+  ];
   const spawned = spawnKeel(args, {
-    KEEL_DATABASE_URL: options.databaseUrl, PGAPPNAME: options.name, ...(options.apiKey !== undefined ? { KEEL_API_KEY: options.apiKey } : {}), ...options.env,
+    KEEL_DATABASE_URL: options.databaseUrl,
+    PGAPPNAME: options.name,
+    ...(options.apiKey !== undefined ? { KEEL_API_KEY: options.apiKey } : {}),
+    ...options.env,
   });
   let started: RegExpMatchArray | null = null;
   await waitUntilUp(`keel ${options.role} (${options.name})`, spawned, async () => {

@@ -23,7 +23,12 @@ export interface TestKeel {
   orchestrator: Orchestrator;
   app: FastifyInstance;
   /** JSON request with the tenant key (or `key`); returns status and parsed body. */
-  request(method: string, path: string, body?: unknown, key?: string | null): Promise<{ status: number; body: any; headers: Headers }>;
+  request(
+    method: string,
+    path: string,
+    body?: unknown,
+    key?: string | null,
+  ): Promise<{ status: number; body: any; headers: Headers }>;
   /**
    * Polls GET /v1/runs/:id until `predicate` holds or the deadline passes (then throws with the
    * last state).
@@ -54,17 +59,36 @@ export async function startKeel(options: StartOptions): Promise<TestKeel> {
   for (const agent of options.agents) registry.register(agent);
   const gateway = options.gateway ?? new ModelGateway(options.models ?? []);
   if (gateway.tenantPolicy === undefined) gateway.useTenantPolicy(new TenantPolicy(store));
-  const orchestrator = new Orchestrator({ store, registry, gateway, pollIntervalMs: 50, ...options.orchestrator });
+  const orchestrator = new Orchestrator({
+    store,
+    registry,
+    gateway,
+    pollIntervalMs: 50,
+    ...options.orchestrator,
+  });
   await store.expireForeignLeases(orchestrator.owner);
   const apiKey = generateApiKey();
   await store.ensureTenant('test', hashApiKey(apiKey));
   const adminKey = 'admin-key-for-tests-0123456789';
   orchestrator.start();
-  const app = await buildApi({ store, registry, adminKey, live: gateway.live, tenantPolicy: gateway.tenantPolicy, ...(options.payloadMaxBytes ? { payloadMaxBytes: options.payloadMaxBytes } : {}) });
+  const app = await buildApi({
+    store,
+    registry,
+    adminKey,
+    live: gateway.live,
+    tenantPolicy: gateway.tenantPolicy,
+    ...(options.payloadMaxBytes ? { payloadMaxBytes: options.payloadMaxBytes } : {}),
+  });
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
   let stopped = false;
   const keel: TestKeel = {
-    url: address, apiKey, adminKey, dir, store, orchestrator, app,
+    url: address,
+    apiKey,
+    adminKey,
+    dir,
+    store,
+    orchestrator,
+    app,
     async request(method, path, body, key) {
       const headers: Record<string, string> = {};
       const k = key === undefined ? apiKey : key;
@@ -74,7 +98,11 @@ export async function startKeel(options: StartOptions): Promise<TestKeel> {
         headers['content-type'] = 'application/json';
         payload = typeof body === 'string' ? body : JSON.stringify(body);
       }
-      const res = await fetch(address + path, { method, headers, ...(payload !== undefined ? { body: payload } : {}) });
+      const res = await fetch(address + path, {
+        method,
+        headers,
+        ...(payload !== undefined ? { body: payload } : {}),
+      });
       const text = await res.text();
       let parsed: unknown = text;
       try {
@@ -92,7 +120,9 @@ export async function startKeel(options: StartOptions): Promise<TestKeel> {
         if (predicate(last)) return last;
         await new Promise((r) => setTimeout(r, 10));
       }
-      throw new Error(`run ${id} did not reach the expected state in ${timeoutMs} ms; last: ${JSON.stringify(last)}`);
+      throw new Error(
+        `run ${id} did not reach the expected state in ${timeoutMs} ms; last: ${JSON.stringify(last)}`,
+      );
     },
     async stop() {
       if (stopped) return;

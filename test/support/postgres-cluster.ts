@@ -39,7 +39,9 @@ export function localCluster(): PostgresCluster | undefined {
     try {
       if (!isRunning()) execFileSync('pg_ctlcluster', ctl('start'), { stdio: 'ignore' });
     } catch {
-      process.stderr.write(`could not start PostgreSQL ${version} again: run pg_ctlcluster ${version} main start\n`);
+      process.stderr.write(
+        `could not start PostgreSQL ${version} again: run pg_ctlcluster ${version} main start\n`,
+      );
     }
   };
   return {

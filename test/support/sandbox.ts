@@ -11,17 +11,29 @@ import { tierAvailability, type Tier } from '../../src/sandbox/tiers.ts';
 export function sandboxRoot(): { root: string; artifacts: FileArtifactStore; cleanup(): void } {
   const base = mkdtempSync(join(tmpdir(), 'keel-sbx-'));
   chmodSync(base, 0o711); // sandbox uids must traverse to their workspace; they still cannot list it
-  return { root: join(base, 'sandboxes'), artifacts: new FileArtifactStore(join(base, 'artifacts')), cleanup: () => rmSync(base, { recursive: true, force: true }) };
+  return {
+    root: join(base, 'sandboxes'),
+    artifacts: new FileArtifactStore(join(base, 'artifacts')),
+    cleanup: () => rmSync(base, { recursive: true, force: true }),
+  };
 }
 
 export function newManager(): { manager: SandboxManager; cleanup(): Promise<void> } {
   const { root, artifacts, cleanup } = sandboxRoot();
   const manager = new SandboxManager({ root, artifacts });
-  return { manager, cleanup: async () => { await manager.close(); cleanup(); } };
+  return {
+    manager,
+    cleanup: async () => {
+      await manager.close();
+      cleanup();
+    },
+  };
 }
 
 /** Undefined when the tier works here; otherwise the reason, for `{ skip: reason }`. */
 export function skipUnless(tier: Tier): string | undefined {
   const availability = tierAvailability(tier);
-  return availability.ok ? undefined : `tier ${tier} unavailable on this host: ${availability.reason} (fix: ${availability.fix})`;
+  return availability.ok
+    ? undefined
+    : `tier ${tier} unavailable on this host: ${availability.reason} (fix: ${availability.fix})`;
 }

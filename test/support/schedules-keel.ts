@@ -27,7 +27,12 @@ export interface SchedulesKeel {
   store: Store;
   plane: SchedulesPlane;
   app: FastifyInstance;
-  request(method: string, path: string, body?: unknown, key?: string | null): Promise<{ status: number; body: any }>;
+  request(
+    method: string,
+    path: string,
+    body?: unknown,
+    key?: string | null,
+  ): Promise<{ status: number; body: any }>;
   /** Moves the fake clock to `to` (ISO or ms) and runs one scheduler tick. */
   tickAt(to: string | number): Promise<void>;
   waitForRun(id: string, predicate: (run: any) => boolean, timeoutMs?: number): Promise<any>;
@@ -48,13 +53,24 @@ export interface SchedulesKeelOptions {
 }
 
 export async function startSchedulesKeel(options: SchedulesKeelOptions): Promise<SchedulesKeel> {
-  const dir = options.databaseUrl === undefined && options.shareStoreOf === undefined ? mkdtempSync(join(tmpdir(), 'keel-sched-')) : undefined;
-  const store: Store = options.shareStoreOf?.store
-    ?? (options.databaseUrl !== undefined ? new PostgresStore({ connectionString: options.databaseUrl }) : new SqliteStore({ path: join(dir!, 'keel.db') }));
+  const dir =
+    options.databaseUrl === undefined && options.shareStoreOf === undefined
+      ? mkdtempSync(join(tmpdir(), 'keel-sched-'))
+      : undefined;
+  const store: Store =
+    options.shareStoreOf?.store ??
+    (options.databaseUrl !== undefined
+      ? new PostgresStore({ connectionString: options.databaseUrl })
+      : new SqliteStore({ path: join(dir!, 'keel.db') }));
   if (options.shareStoreOf === undefined) await store.migrate();
   const registry = new AgentRegistry();
   for (const agent of options.agents) registry.register(agent);
-  const orchestrator = new Orchestrator({ store, registry, gateway: new ModelGateway([]), pollIntervalMs: 50 });
+  const orchestrator = new Orchestrator({
+    store,
+    registry,
+    gateway: new ModelGateway([]),
+    pollIntervalMs: 50,
+  });
   const apiKey = options.apiKey ?? generateApiKey();
   await store.ensureTenant('test', hashApiKey(apiKey));
   orchestrator.start();
@@ -63,13 +79,22 @@ export async function startSchedulesKeel(options: SchedulesKeelOptions): Promise
   const app = await buildApi({ store, registry, adminKey: ADMIN_KEY, schedules: plane.service });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   const keel: SchedulesKeel = {
-    url, apiKey, clock, store, plane, app,
+    url,
+    apiKey,
+    clock,
+    store,
+    plane,
+    app,
     async request(method, path, body, key) {
       const headers: Record<string, string> = {};
       const k = key === undefined ? apiKey : key;
       if (k !== null) headers.authorization = `Bearer ${k}`;
       if (body !== undefined) headers['content-type'] = 'application/json';
-      const res = await fetch(url + path, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+      const res = await fetch(url + path, {
+        method,
+        headers,
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
       const text = await res.text();
       return { status: res.status, body: text === '' ? null : JSON.parse(text) };
     },
@@ -85,7 +110,9 @@ export async function startSchedulesKeel(options: SchedulesKeelOptions): Promise
         if (predicate(last)) return last;
         await new Promise((r) => setTimeout(r, 10));
       }
-      throw new Error(`run ${id} did not reach the expected state in ${timeoutMs} ms; last: ${JSON.stringify(last)}`);
+      throw new Error(
+        `run ${id} did not reach the expected state in ${timeoutMs} ms; last: ${JSON.stringify(last)}`,
+      );
     },
     async fires(scheduleId) {
       const res = await keel.request('GET', `/v1/schedules/${scheduleId}/fires?limit=1000`);

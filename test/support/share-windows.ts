@@ -12,7 +12,12 @@ export interface DispatchLog {
   backlogged: Array<ReadonlySet<string>>;
 }
 
-export function worstShareError(log: DispatchLog, weights: ReadonlyMap<string, number>, window: number, step = 50): number {
+export function worstShareError(
+  log: DispatchLog,
+  weights: ReadonlyMap<string, number>,
+  window: number,
+  step = 50,
+): number {
   let worst = 0;
   for (let start = 0; start + window <= log.dispatches.length; start += step) {
     const slice = log.dispatches.slice(start, start + window);

@@ -25,7 +25,10 @@ export function followEvents(url: string, runId: string, apiKey: string): SseFol
   let markConnected: () => void = () => {};
   const connected = new Promise<void>((resolve) => (markConnected = resolve));
   const done = (async () => {
-    const res = await fetch(`${url}/v1/runs/${runId}/events`, { headers: { authorization: `Bearer ${apiKey}` }, signal: controller.signal });
+    const res = await fetch(`${url}/v1/runs/${runId}/events`, {
+      headers: { authorization: `Bearer ${apiKey}` },
+      signal: controller.signal,
+    });
     markConnected();
     const decoder = new TextDecoder();
     let buffer = '';
@@ -43,7 +46,12 @@ export function followEvents(url: string, runId: string, apiKey: string): SseFol
             const colon = line.indexOf(':');
             if (colon > 0) fields.set(line.slice(0, colon), line.slice(colon + 1).trimStart());
           }
-          if (fields.has('data')) events.push({ id: fields.get('id'), event: fields.get('event') ?? 'message', data: JSON.parse(fields.get('data')!) });
+          if (fields.has('data'))
+            events.push({
+              id: fields.get('id'),
+              event: fields.get('event') ?? 'message',
+              data: JSON.parse(fields.get('data')!),
+            });
         }
       }
     } catch (error) {

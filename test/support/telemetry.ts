@@ -21,19 +21,28 @@ export function parseSamples(text: string): Sample[] {
     const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line);
     assert.ok(match, `unparseable sample line: ${line}`);
     const labels: Record<string, string> = {};
-    for (const m of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[m[1]!] = m[2]!.replace(/\\(.)/g, '$1');
+    for (const m of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
+      labels[m[1]!] = m[2]!.replace(/\\(.)/g, '$1');
     samples.push({ name: match[1]!, labels, value: Number(match[3]) });
   }
   return samples;
 }
 
 /** Sum of the samples named `name` whose labels include `where` (0 when there is none). */
-export function metric(samples: Sample[], name: string, where: Record<string, string> = {}): number {
-  return samples.filter((s) => s.name === name && Object.entries(where).every(([k, v]) => s.labels[k] === v)).reduce((a, s) => a + s.value, 0);
+export function metric(
+  samples: Sample[],
+  name: string,
+  where: Record<string, string> = {},
+): number {
+  return samples
+    .filter((s) => s.name === name && Object.entries(where).every(([k, v]) => s.labels[k] === v))
+    .reduce((a, s) => a + s.value, 0);
 }
 
 export function has(samples: Sample[], name: string, where: Record<string, string> = {}): boolean {
-  return samples.some((s) => s.name === name && Object.entries(where).every(([k, v]) => s.labels[k] === v));
+  return samples.some(
+    (s) => s.name === name && Object.entries(where).every(([k, v]) => s.labels[k] === v),
+  );
 }
 
 /**
@@ -41,14 +50,30 @@ export function has(samples: Sample[], name: string, where: Record<string, strin
  */
 export function assertPromtoolAccepts(text: string): void {
   const result = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
-  assert.equal(result.error, undefined, `promtool could not run (apt-get install -y prometheus): ${String(result.error)}`);
-  assert.equal(result.status, 0, `promtool check metrics failed:\n${result.stdout}${result.stderr}`);
+  assert.equal(
+    result.error,
+    undefined,
+    `promtool could not run (apt-get install -y prometheus): ${String(result.error)}`,
+  );
+  assert.equal(
+    result.status,
+    0,
+    `promtool check metrics failed:\n${result.stdout}${result.stderr}`,
+  );
 }
 
 export function client(url: string, key: string) {
-  return async (method: string, path: string, body?: unknown): Promise<{ status: number; body: any; text: string }> => {
+  return async (
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: any; text: string }> => {
     const res = await fetch(url + path, {
-      method, headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      method,
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await res.text();
@@ -63,7 +88,11 @@ export function client(url: string, key: string) {
 }
 
 /** Polls `fn` until it returns something other than undefined, or fails naming `what`. */
-export async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+export async function until<T>(
+  what: string,
+  fn: () => Promise<T | undefined>,
+  timeoutMs = 15_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await fn();

@@ -8,12 +8,16 @@ import { defineAgent, defineTool } from '../../src/index.ts';
 
 const LEDGER = process.env.KEEL_TEST_LEDGER ?? '/tmp/keel-torture-ledger.txt';
 const mark = (line: string) => appendFileSync(LEDGER, `${line}\n`);
-const ledgerHas = (line: string) => existsSync(LEDGER) && readFileSync(LEDGER, 'utf8').includes(`${line}\n`);
+const ledgerHas = (line: string) =>
+  existsSync(LEDGER) && readFileSync(LEDGER, 'utf8').includes(`${line}\n`);
 
 const N = z.object({ n: z.number() });
 
 export const lookup = defineTool({
-  name: 'lookup', description: 'A read: safe to run again', input: N, effect: 'read',
+  name: 'lookup',
+  description: 'A read: safe to run again',
+  input: N,
+  effect: 'read',
   run(args, t) {
     mark(`read ${t.executionId}`);
     return { doubled: args.n * 2 };
@@ -21,7 +25,10 @@ export const lookup = defineTool({
 });
 
 export const upsert = defineTool({
-  name: 'upsert', description: 'An idempotent write keyed by the execution id', input: N, effect: 'idempotent',
+  name: 'upsert',
+  description: 'An idempotent write keyed by the execution id',
+  input: N,
+  effect: 'idempotent',
   run(args, t) {
     mark(`idem ${t.executionId}`);
     return { key: t.executionId, n: args.n };
@@ -30,7 +37,10 @@ export const upsert = defineTool({
 
 /** A flaky idempotent call: its first attempt in each process fails, the retry succeeds. */
 export const flaky = defineTool({
-  name: 'flaky', description: 'Fails its first attempt', input: N, effect: 'idempotent',
+  name: 'flaky',
+  description: 'Fails its first attempt',
+  input: N,
+  effect: 'idempotent',
   retry: { maxAttempts: 3, initialDelayMs: 1, maxDelayMs: 5 },
   run(args, t) {
     mark(`flaky ${t.executionId} ${t.attempt}`);
@@ -41,19 +51,29 @@ export const flaky = defineTool({
 
 /** A side effect with a query hook: the "downstream system" is the ledger. */
 export const charge = defineTool({
-  name: 'charge', description: 'Charges once; can say whether an execution happened', input: N, effect: 'side-effect',
+  name: 'charge',
+  description: 'Charges once; can say whether an execution happened',
+  input: N,
+  effect: 'side-effect',
   run(_args, t) {
     mark(`se ${t.executionId}`);
     return { charged: true };
   },
   query(executionId) {
-    return Promise.resolve(ledgerHas(`se ${executionId}`) ? { found: true as const, result: { charged: true } } : { found: false as const });
+    return Promise.resolve(
+      ledgerHas(`se ${executionId}`)
+        ? { found: true as const, result: { charged: true } }
+        : { found: false as const },
+    );
   },
 });
 
 /** A side effect without a query hook: an interrupted one is parked for an operator. */
 export const email = defineTool({
-  name: 'email', description: 'Sends once; cannot be asked', input: N, effect: 'side-effect',
+  name: 'email',
+  description: 'Sends once; cannot be asked',
+  input: N,
+  effect: 'side-effect',
   run(_args, t) {
     mark(`se ${t.executionId}`);
     return { charged: true };
@@ -62,13 +82,20 @@ export const email = defineTool({
 
 /** A side effect that can be undone: its compensation is idempotent by execution id. */
 export const reserve = defineTool({
-  name: 'reserve', description: 'Reserves a seat; compensated by releasing it', input: N, effect: 'side-effect',
+  name: 'reserve',
+  description: 'Reserves a seat; compensated by releasing it',
+  input: N,
+  effect: 'side-effect',
   run(_args, t) {
     mark(`se ${t.executionId}`);
     return { reserved: true };
   },
   query(executionId) {
-    return Promise.resolve(ledgerHas(`se ${executionId}`) ? { found: true as const, result: { reserved: true } } : { found: false as const });
+    return Promise.resolve(
+      ledgerHas(`se ${executionId}`)
+        ? { found: true as const, result: { reserved: true } }
+        : { found: false as const },
+    );
   },
   compensate(executionId) {
     if (!ledgerHas(`undo ${executionId}`)) mark(`undo ${executionId}`);

@@ -12,7 +12,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CRASH_POINTS, type CrashPoint } from '../../src/domain/crash-points.ts';
 import { createFreshDatabase } from '../support/fresh-database.ts';
-import { freePort, startKeelProcess, startKeelRole, type KeelProcess } from '../support/keel-process.ts';
+import {
+  freePort,
+  startKeelProcess,
+  startKeelRole,
+  type KeelProcess,
+} from '../support/keel-process.ts';
 
 export const TORTURE_AGENTS = fileURLToPath(new URL('./agents.ts', import.meta.url));
 const KEY = 'torture-test-key';
@@ -64,9 +69,11 @@ function plan(seed: number): { crashAt: string; runs: Planned[] } {
   const runs: Planned[] = [];
   for (let i = 0; i < count; i++) {
     const saga = random() < 0.25;
-    runs.push(saga
-      ? { key: `s${seed}-${i}`, agent: 'torture-saga', input: { n: i } }
-      : { key: `t${seed}-${i}`, agent: 'torture', input: { n: i, sleep: random() < 0.5 } });
+    runs.push(
+      saga
+        ? { key: `s${seed}-${i}`, agent: 'torture-saga', input: { n: i } }
+        : { key: `t${seed}-${i}`, agent: 'torture', input: { n: i, sleep: random() < 0.5 } },
+    );
   }
   // Hits per run differ by point; a hit count past the last hit means the trial runs without a
   // crash (also checked).
@@ -80,7 +87,12 @@ function plan(seed: number): { crashAt: string; runs: Planned[] } {
  * closes just as the client reuses it fails the request ("fetch failed") although Keel is fine,
  * which would read as a broken trial. A GET is also retried once on a connection error.
  */
-async function api(url: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+async function api(
+  url: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: any }> {
   if (method === 'GET') {
     try {
       return await request(url, method, path, body);
@@ -91,26 +103,44 @@ async function api(url: string, method: string, path: string, body?: unknown): P
   return request(url, method, path, body);
 }
 
-function request(url: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+function request(
+  url: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: any }> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const req = httpRequest(url + path, {
-      method, agent: false, timeout: 10_000,
-      headers: { authorization: `Bearer ${KEY}`, ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }) },
-    }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => {
-        try {
-          resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) });
-        } catch (error) {
-          reject(error);
-        }
-      });
-      res.on('error', reject);
-    });
-    req.on('timeout', () => req.destroy(Object.assign(new Error(`${method} ${path} timed out`), { code: 'ETIMEDOUT' })));
+    const req = httpRequest(
+      url + path,
+      {
+        method,
+        agent: false,
+        timeout: 10_000,
+        headers: {
+          authorization: `Bearer ${KEY}`,
+          ...(payload === undefined
+            ? {}
+            : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }),
+        },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => {
+          try {
+            resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) });
+          } catch (error) {
+            reject(error);
+          }
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () =>
+      req.destroy(Object.assign(new Error(`${method} ${path} timed out`), { code: 'ETIMEDOUT' })),
+    );
     req.on('error', reject);
     req.end(payload);
   });
@@ -120,18 +150,38 @@ function request(url: string, method: string, path: string, body?: unknown): Pro
  * Each start gets a port of its own: a port freed by a kill may be taken at once by a trial running
  * beside this one.
  */
-async function start(options: TrialOptions, dir: string, env: Record<string, string>, databaseUrl: string | undefined): Promise<KeelProcess> {
+async function start(
+  options: TrialOptions,
+  dir: string,
+  env: Record<string, string>,
+  databaseUrl: string | undefined,
+): Promise<KeelProcess> {
   const port = await freePort();
   // One agent isolate per process: trials start Keel hundreds of times, and isolates load the
   // agents module each.
-  const common = { KEEL_TEST_LEDGER: join(dir, 'ledger.txt'), KEEL_LOG_LEVEL: 'error', KEEL_AGENT_ISOLATES: '1', ...env };
+  const common = {
+    KEEL_TEST_LEDGER: join(dir, 'ledger.txt'),
+    KEEL_LOG_LEVEL: 'error',
+    KEEL_AGENT_ISOLATES: '1',
+    ...env,
+  };
   if (options.store.kind === 'sqlite') {
-    return startKeelProcess({ agents: TORTURE_AGENTS, dataDir: join(dir, 'data'), port, apiKey: KEY, env: common });
+    return startKeelProcess({
+      agents: TORTURE_AGENTS,
+      dataDir: join(dir, 'data'),
+      port,
+      apiKey: KEY,
+      env: common,
+    });
   }
   // On a shared store a restarted process waits for the dead one's leases to expire: keep them
   // short.
   return startKeelRole({
-    role: 'server', agents: TORTURE_AGENTS, databaseUrl: databaseUrl!, name: `torture-${options.seed}`, apiKey: KEY,
+    role: 'server',
+    agents: TORTURE_AGENTS,
+    databaseUrl: databaseUrl!,
+    name: `torture-${options.seed}`,
+    apiKey: KEY,
     env: { ...common, KEEL_LEASE_TTL_MS: '1000' },
   });
 }
@@ -143,8 +193,13 @@ async function submit(url: string, runs: Planned[]): Promise<boolean> {
   for (const run of runs) {
     if (run.id !== undefined) continue;
     try {
-      const res = await api(url, 'POST', '/v1/runs', { agent: run.agent, input: run.input, idempotencyKey: run.key });
-      if (res.status !== 201 && res.status !== 200) throw new Error(`POST /v1/runs: ${res.status} ${JSON.stringify(res.body)}`);
+      const res = await api(url, 'POST', '/v1/runs', {
+        agent: run.agent,
+        input: run.input,
+        idempotencyKey: run.key,
+      });
+      if (res.status !== 201 && res.status !== 200)
+        throw new Error(`POST /v1/runs: ${res.status} ${JSON.stringify(res.body)}`);
       run.id = res.body.id;
     } catch (error) {
       if ((error as Error).message.startsWith('POST')) throw error;
@@ -168,12 +223,22 @@ const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
  * Drives runs to the end: parked unknown executions are resolved from the ledger, like an operator
  * with the facts.
  */
-async function settle(url: string, runs: Planned[], dir: string): Promise<{ finals: Map<string, any>; resolved: number }> {
+async function settle(
+  url: string,
+  runs: Planned[],
+  dir: string,
+): Promise<{ finals: Map<string, any>; resolved: number }> {
   const finals = new Map<string, any>();
   let resolved = 0;
   const deadline = Date.now() + TRIAL_TIMEOUT_MS;
   while (finals.size < runs.length) {
-    if (Date.now() > deadline) throw new Error(`runs did not settle: ${runs.filter((r) => !finals.has(r.key)).map((r) => r.id).join(', ')}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `runs did not settle: ${runs
+          .filter((r) => !finals.has(r.key))
+          .map((r) => r.id)
+          .join(', ')}`,
+      );
     for (const run of runs) {
       if (finals.has(run.key)) continue;
       const current = (await api(url, 'GET', `/v1/runs/${run.id}`)).body;
@@ -182,9 +247,19 @@ async function settle(url: string, runs: Planned[], dir: string): Promise<{ fina
         const steps = (await api(url, 'GET', `/v1/runs/${run.id}/steps`)).body.steps as any[];
         for (const step of steps.filter((s) => s.status === 'unknown')) {
           const happened = ledger(dir).includes(`se ${step.executionId}`);
-          const action = happened ? { action: 'succeeded', result: { charged: true } } : { action: 'retry' };
-          const res = await api(url, 'POST', `/v1/runs/${run.id}/executions/${step.executionId}/resolve`, action);
-          if (res.status !== 202) throw new Error(`resolve ${step.executionId}: ${res.status} ${JSON.stringify(res.body)}`);
+          const action = happened
+            ? { action: 'succeeded', result: { charged: true } }
+            : { action: 'retry' };
+          const res = await api(
+            url,
+            'POST',
+            `/v1/runs/${run.id}/executions/${step.executionId}/resolve`,
+            action,
+          );
+          if (res.status !== 202)
+            throw new Error(
+              `resolve ${step.executionId}: ${res.status} ${JSON.stringify(res.body)}`,
+            );
           resolved++;
         }
       }
@@ -196,8 +271,10 @@ async function settle(url: string, runs: Planned[], dir: string): Promise<{ fina
 
 async function allEvents(url: string, runId: string): Promise<any[]> {
   const events: any[] = [];
-  for (let after = 0; ;) {
-    const page = (await api(url, 'GET', `/v1/runs/${runId}/events?format=json&after=${after}&limit=500`)).body as any[];
+  for (let after = 0; ; ) {
+    const page = (
+      await api(url, 'GET', `/v1/runs/${runId}/events?format=json&after=${after}&limit=500`)
+    ).body as any[];
     if (page.length === 0) return events;
     events.push(...page);
     after = page.at(-1).seq;
@@ -214,46 +291,65 @@ async function check(url: string, run: Planned, final: any, lines: string[]): Pr
   if (run.agent === 'torture') {
     const n = run.input.n as number;
     const expected = { n, doubled: n * 2, flaky: n, charged: [true, true, true] };
-    if (final.status !== 'succeeded' || JSON.stringify(final.result) !== JSON.stringify(expected)) v.push(`${where}: ended ${final.status} ${JSON.stringify(final.result ?? final.error)}`);
+    if (final.status !== 'succeeded' || JSON.stringify(final.result) !== JSON.stringify(expected))
+      v.push(`${where}: ended ${final.status} ${JSON.stringify(final.result ?? final.error)}`);
   } else {
     const undone = final.compensation?.compensated?.length ?? 0;
-    if (final.status !== 'failed' || undone !== 2) v.push(`${where}: saga ended ${final.status} with compensation ${JSON.stringify(final.compensation)}`);
+    if (final.status !== 'failed' || undone !== 2)
+      v.push(
+        `${where}: saga ended ${final.status} with compensation ${JSON.stringify(final.compensation)}`,
+      );
   }
   // Journal and run state agree: a settled run has no effect left running, unknown or waiting.
-  for (const s of steps) if (!['succeeded', 'failed'].includes(s.status)) v.push(`${where}: position ${s.seq} left ${s.status}`);
+  for (const s of steps)
+    if (!['succeeded', 'failed'].includes(s.status))
+      v.push(`${where}: position ${s.seq} left ${s.status}`);
   // Side effects: each execution at most once in the ledger, and exactly once if the journal says
   // it succeeded.
   for (const s of steps.filter((s) => s.effectClass === 'side-effect' && s.kind === 'tool')) {
     const n = lines.filter((l) => l === `se ${s.executionId}`).length;
     if (n > 1) v.push(`${where}: side effect ${s.executionId} ran ${n} times`);
-    if (s.status === 'succeeded' && n !== 1) v.push(`${where}: side effect ${s.executionId} succeeded in the journal but ran ${n} times`);
+    if (s.status === 'succeeded' && n !== 1)
+      v.push(`${where}: side effect ${s.executionId} succeeded in the journal but ran ${n} times`);
   }
   for (const s of steps.filter((s) => s.kind === 'compensation')) {
     const target = s.executionId.replace(/\.compensation$/, '');
     if (!lines.includes(`se ${target}`)) v.push(`${where}: compensated ${target}, which never ran`);
-    if (!lines.includes(`undo ${target}`)) v.push(`${where}: compensation of ${target} committed but never ran`);
+    if (!lines.includes(`undo ${target}`))
+      v.push(`${where}: compensation of ${target} committed but never ran`);
   }
   // No effect committed twice: at most one completion (or reconciliation, or resolution) per
   // position.
   const settledAt = new Map<number, number>();
   for (const e of events) {
-    const settles = e.type === 'effect.completed' || (e.type === 'effect.reconciled' && e.data.verdict === 'found') ||
+    const settles =
+      e.type === 'effect.completed' ||
+      (e.type === 'effect.reconciled' && e.data.verdict === 'found') ||
       (e.type === 'effect.resolved' && e.data.action !== 'retry');
     if (settles) settledAt.set(e.data.seq, (settledAt.get(e.data.seq) ?? 0) + 1);
   }
-  for (const [seq, n] of settledAt) if (n > 1) v.push(`${where}: position ${seq} committed ${n} times`);
+  for (const [seq, n] of settledAt)
+    if (n > 1) v.push(`${where}: position ${seq} committed ${n} times`);
   // Events: gapless from 1, exactly one terminal event, and it is the last.
   events.forEach((e, i) => {
     if (e.seq !== i + 1) v.push(`${where}: event ${i + 1} has seq ${e.seq}`);
   });
-  const terminal = events.filter((e) => ['run.succeeded', 'run.failed', 'run.cancelled'].includes(e.type));
-  if (terminal.length !== 1 || events.at(-1) !== terminal[0]) v.push(`${where}: ${terminal.length} terminal events, last is ${events.at(-1)?.type}`);
+  const terminal = events.filter((e) =>
+    ['run.succeeded', 'run.failed', 'run.cancelled'].includes(e.type),
+  );
+  if (terminal.length !== 1 || events.at(-1) !== terminal[0])
+    v.push(`${where}: ${terminal.length} terminal events, last is ${events.at(-1)?.type}`);
   return v;
 }
 
 /** Runs `trials` trials from `firstSeed`, `concurrency` at a time; reports each as it ends. */
 export async function runTrials(
-  options: Omit<TrialOptions, 'seed'> & { firstSeed: number; trials: number; concurrency?: number; onReport?: (r: TrialReport) => void },
+  options: Omit<TrialOptions, 'seed'> & {
+    firstSeed: number;
+    trials: number;
+    concurrency?: number;
+    onReport?: (r: TrialReport) => void;
+  },
 ): Promise<TrialReport[]> {
   const reports: TrialReport[] = [];
   let next = 0;
@@ -283,7 +379,10 @@ export function summarize(reports: TrialReport[]): string {
   const failed = reports.filter((r) => r.violations.length > 0);
   return [
     `${reports.length} trials, ${reports.filter((r) => r.crashed).length} crashed, ${failed.length} with violations`,
-    ...[...by].map(([p, s]) => `  ${p}: ${s.trials} trials, ${s.crashed} crashed, ${s.resolved} unknown executions resolved`),
+    ...[...by].map(
+      ([p, s]) =>
+        `  ${p}: ${s.trials} trials, ${s.crashed} crashed, ${s.resolved} unknown executions resolved`,
+    ),
     ...failed.map((r) => `  seed ${r.seed} (${r.crashAt}): ${r.violations.join('; ')}`),
   ].join('\n');
 }
@@ -307,7 +406,10 @@ export async function runTrial(options: TrialOptions): Promise<TrialReport> {
       const exited = new Promise<void>((resolve) => keel!.child.once('exit', () => resolve()));
       if (await submit(keel.url, runs)) {
         // Until the process kills itself, or every run settled without reaching the armed hit.
-        const done = settle(keel.url, runs, dir).then(() => 'settled' as const, () => 'died' as const);
+        const done = settle(keel.url, runs, dir).then(
+          () => 'settled' as const,
+          () => 'died' as const,
+        );
         crashed = (await Promise.race([exited.then(() => 'died' as const), done])) === 'died';
       } else crashed = true;
       // Crashed: wait for the process to be gone. A request can also fail while the process lives
@@ -321,10 +423,25 @@ export async function runTrial(options: TrialOptions): Promise<TrialReport> {
     const { finals, resolved } = await settle(keel.url, runs, dir);
     const lines = ledger(dir);
     const violations: string[] = [];
-    for (const run of runs) violations.push(...await check(keel.url, run, finals.get(run.key), lines));
-    return { seed: options.seed, crashAt, crashed, runs: runs.length, resolvedUnknown: resolved, violations };
+    for (const run of runs)
+      violations.push(...(await check(keel.url, run, finals.get(run.key), lines)));
+    return {
+      seed: options.seed,
+      crashAt,
+      crashed,
+      runs: runs.length,
+      resolvedUnknown: resolved,
+      violations,
+    };
   } catch (error) {
-    return { seed: options.seed, crashAt, crashed: false, runs: runs.length, resolvedUnknown: 0, violations: [`trial failed: ${String(error)}\n${keel?.output().slice(-2000) ?? ''}`] };
+    return {
+      seed: options.seed,
+      crashAt,
+      crashed: false,
+      runs: runs.length,
+      resolvedUnknown: 0,
+      violations: [`trial failed: ${String(error)}\n${keel?.output().slice(-2000) ?? ''}`],
+    };
   } finally {
     await keel?.kill('SIGKILL');
     await database?.drop();

@@ -9,8 +9,23 @@ const ROLE_STORAGE = 'keel.role';
  */
 export type Role = 'tenant' | 'admin';
 
-export type RunStatus = 'queued' | 'running' | 'waiting' | 'cancelling' | 'succeeded' | 'failed' | 'cancelled';
-export const RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'waiting', 'cancelling', 'succeeded', 'failed', 'cancelled'];
+export type RunStatus =
+  | 'queued'
+  | 'running'
+  | 'waiting'
+  | 'cancelling'
+  | 'succeeded'
+  | 'failed'
+  | 'cancelled';
+export const RUN_STATUSES: readonly RunStatus[] = [
+  'queued',
+  'running',
+  'waiting',
+  'cancelling',
+  'succeeded',
+  'failed',
+  'cancelled',
+];
 export const TERMINAL: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cancelled']);
 
 export interface Run {
@@ -79,7 +94,12 @@ export interface TenantOverview {
   agents: Array<{ name: string; version: string }>;
   totals: Omit<AgentUsage, 'agent'>;
   usage: AgentUsage[];
-  quotas: Availability<{ maxConcurrentRuns: number | null; requestsPerMinute: number | null; tokensPerMinute: number | null; weight: number | null }>;
+  quotas: Availability<{
+    maxConcurrentRuns: number | null;
+    requestsPerMinute: number | null;
+    tokensPerMinute: number | null;
+    weight: number | null;
+  }>;
 }
 
 export interface QueueRow {
@@ -95,13 +115,36 @@ export interface QueueRow {
 export interface PoolsOverview {
   at: string;
   runQueues: QueueRow[];
-  throughput: { bucketMs: number; since: string; buckets: Array<{ start: string; succeeded: number; failed: number; cancelled: number }> };
-  pools: Availability<{ pools: Array<{ name: string; kind: string; queued: number; running: number; concurrency: number | null; oldestQueuedAgeMs: number | null; state?: string }> }>;
+  throughput: {
+    bucketMs: number;
+    since: string;
+    buckets: Array<{ start: string; succeeded: number; failed: number; cancelled: number }>;
+  };
+  pools: Availability<{
+    pools: Array<{
+      name: string;
+      kind: string;
+      queued: number;
+      running: number;
+      concurrency: number | null;
+      oldestQueuedAgeMs: number | null;
+      state?: string;
+    }>;
+  }>;
 }
 
-export type NodesOverview = Availability<{ nodes: Array<{
-  id: string; isolation: string; state: string; slotsUsed: number; slotsTotal: number; memoryUsedBytes: number | null; memoryTotalBytes: number | null; lastSeenAt: string;
-}> }>;
+export type NodesOverview = Availability<{
+  nodes: Array<{
+    id: string;
+    isolation: string;
+    state: string;
+    slotsUsed: number;
+    slotsTotal: number;
+    memoryUsedBytes: number | null;
+    memoryTotalBytes: number | null;
+    lastSeenAt: string;
+  }>;
+}>;
 
 export class ApiError extends Error {
   readonly status: number;
@@ -140,10 +183,16 @@ export function authHeaders(key = apiKey.get()): Record<string, string> {
   return key === null ? {} : { authorization: `Bearer ${key}` };
 }
 
-export async function api<T>(path: string, init: { method?: string; body?: unknown; key?: string; signal?: AbortSignal } = {}): Promise<T> {
+export async function api<T>(
+  path: string,
+  init: { method?: string; body?: unknown; key?: string; signal?: AbortSignal } = {},
+): Promise<T> {
   const response = await fetch(path, {
     method: init.method ?? 'GET',
-    headers: { ...authHeaders(init.key ?? apiKey.get()), ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      ...authHeaders(init.key ?? apiKey.get()),
+      ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
     ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
     ...(init.signal !== undefined ? { signal: init.signal } : {}),
   });
@@ -152,7 +201,11 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
   if (!response.ok) {
     const error = (body as { error?: { code?: string; message?: string } } | null)?.error;
     if (response.status === 401 && init.key === undefined) signOut();
-    throw new ApiError(response.status, error?.code ?? 'http_error', error?.message ?? `HTTP ${response.status}`);
+    throw new ApiError(
+      response.status,
+      error?.code ?? 'http_error',
+      error?.message ?? `HTTP ${response.status}`,
+    );
   }
   return body as T;
 }
@@ -160,16 +213,30 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
 export const runsApi = {
   list: (q: { status?: string; agent?: string; cursor?: string; limit?: number }) => {
     const params = new URLSearchParams();
-    for (const [k, v] of Object.entries(q)) if (v !== undefined && v !== '') params.set(k, String(v));
+    for (const [k, v] of Object.entries(q))
+      if (v !== undefined && v !== '') params.set(k, String(v));
     return api<{ runs: Run[]; nextCursor: string | null }>(`/v1/runs?${params}`);
   },
   get: (id: string) => api<Run>(`/v1/runs/${encodeURIComponent(id)}`),
   steps: (id: string) => api<{ steps: Step[] }>(`/v1/runs/${encodeURIComponent(id)}/steps`),
-  create: (agent: string, input: unknown) => api<Run>('/v1/runs', { method: 'POST', body: { agent, input } }),
+  create: (agent: string, input: unknown) =>
+    api<Run>('/v1/runs', { method: 'POST', body: { agent, input } }),
   cancel: (id: string) => api<Run>(`/v1/runs/${encodeURIComponent(id)}/cancel`, { method: 'POST' }),
-  input: (id: string, key: string, value: unknown) => api<Run>(`/v1/runs/${encodeURIComponent(id)}/input`, { method: 'POST', body: { key, value } }),
-  resolve: (id: string, executionId: string, body: { action: 'retry' | 'succeeded' | 'failed'; result?: unknown; error?: { message: string } }) =>
-    api<Run>(`/v1/runs/${encodeURIComponent(id)}/executions/${encodeURIComponent(executionId)}/resolve`, { method: 'POST', body }),
+  input: (id: string, key: string, value: unknown) =>
+    api<Run>(`/v1/runs/${encodeURIComponent(id)}/input`, { method: 'POST', body: { key, value } }),
+  resolve: (
+    id: string,
+    executionId: string,
+    body: {
+      action: 'retry' | 'succeeded' | 'failed';
+      result?: unknown;
+      error?: { message: string };
+    },
+  ) =>
+    api<Run>(
+      `/v1/runs/${encodeURIComponent(id)}/executions/${encodeURIComponent(executionId)}/resolve`,
+      { method: 'POST', body },
+    ),
 };
 
 export interface TenantRow extends Omit<AgentUsage, 'agent'> {
@@ -181,8 +248,10 @@ export interface TenantRow extends Omit<AgentUsage, 'agent'> {
 }
 
 export const dashboardApi = {
-  allTenants: (key?: string) => api<{ tenants: TenantRow[] }>('/v1/admin/dashboard/tenants', key !== undefined ? { key } : {}),
-  tenant: (key?: string) => api<TenantOverview>('/v1/dashboard/tenant', key !== undefined ? { key } : {}),
+  allTenants: (key?: string) =>
+    api<{ tenants: TenantRow[] }>('/v1/admin/dashboard/tenants', key !== undefined ? { key } : {}),
+  tenant: (key?: string) =>
+    api<TenantOverview>('/v1/dashboard/tenant', key !== undefined ? { key } : {}),
   pools: (minutes: number) => api<PoolsOverview>(`/v1/dashboard/pools?minutes=${minutes}`),
   nodes: () => api<NodesOverview>('/v1/dashboard/nodes'),
 };

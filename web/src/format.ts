@@ -5,8 +5,10 @@ export function formatDuration(ms: number | null | undefined): string {
   if (ms === null || ms === undefined || !Number.isFinite(ms)) return '—';
   if (ms < 1000) return `${Math.round(ms)} ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
-  if (ms < 3_600_000) return units(Math.floor(ms / 60_000), 'm', Math.floor((ms % 60_000) / 1000), 's');
-  if (ms < 86_400_000) return units(Math.floor(ms / 3_600_000), 'h', Math.floor((ms % 3_600_000) / 60_000), 'm');
+  if (ms < 3_600_000)
+    return units(Math.floor(ms / 60_000), 'm', Math.floor((ms % 60_000) / 1000), 's');
+  if (ms < 86_400_000)
+    return units(Math.floor(ms / 3_600_000), 'h', Math.floor((ms % 3_600_000) / 60_000), 'm');
   return units(Math.floor(ms / 86_400_000), 'd', Math.floor((ms % 86_400_000) / 3_600_000), 'h');
 }
 
@@ -23,13 +25,26 @@ export function formatAgo(iso: string | null, now = Date.now()): string {
 
 export function formatTime(iso: string | null): string {
   if (iso === null) return '—';
-  return new Date(iso).toLocaleTimeString('en-US', { hour12: false, hour: '2-digit', minute: '2-digit', second: '2-digit' }) +
-    `.${String(new Date(iso).getMilliseconds()).padStart(3, '0')}`;
+  return (
+    new Date(iso).toLocaleTimeString('en-US', {
+      hour12: false,
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    }) + `.${String(new Date(iso).getMilliseconds()).padStart(3, '0')}`
+  );
 }
 
 export function formatDateTime(iso: string | null): string {
   if (iso === null) return '—';
-  return new Date(iso).toLocaleString('en-US', { hour12: false, month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  return new Date(iso).toLocaleString('en-US', {
+    hour12: false,
+    month: 'short',
+    day: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  });
 }
 
 export function formatUsd(usd: number | null | undefined): string {

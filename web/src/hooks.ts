@@ -13,7 +13,11 @@ export interface Polled<T> {
  * Calls `load` now, then every `intervalMs` while the page is visible; a change of `key` starts
  * over.
  */
-export function usePolling<T>(load: (signal: AbortSignal) => Promise<T>, intervalMs: number, key: string): Polled<T> {
+export function usePolling<T>(
+  load: (signal: AbortSignal) => Promise<T>,
+  intervalMs: number,
+  key: string,
+): Polled<T> {
   const [data, setData] = useState<T>();
   const [error, setError] = useState<Error>();
   const [loading, setLoading] = useState(true);

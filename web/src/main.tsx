@@ -18,48 +18,64 @@ import './styles.css';
 const PoolsPage = lazy(() => import('./pages/pools.tsx').then((m) => ({ default: m.PoolsPage })));
 
 /** The operator (admin key) sees the tenants overview only: runs belong to tenants' keys. */
-const adminRouter = () => createBrowserRouter([
-  {
-    path: '/',
-    element: <Layout />,
-    children: [
-      { index: true, element: <Navigate to="/tenants" replace /> },
-      { path: 'tenants', element: <TenantsPage /> },
-      { path: '*', element: <Navigate to="/tenants" replace /> },
-    ],
-  },
-]);
+const adminRouter = () =>
+  createBrowserRouter([
+    {
+      path: '/',
+      element: <Layout />,
+      children: [
+        { index: true, element: <Navigate to="/tenants" replace /> },
+        { path: 'tenants', element: <TenantsPage /> },
+        { path: '*', element: <Navigate to="/tenants" replace /> },
+      ],
+    },
+  ]);
 
-const tenantRouter = () => createBrowserRouter([
-  {
-    path: '/',
-    element: <Layout />,
-    children: [
-      { index: true, element: <Navigate to="/runs" replace /> },
-      { path: 'runs', element: <RunsPage /> },
-      { path: 'runs/:id', element: <RunPage /> },
-      { path: 'tenant', element: <TenantPage /> },
-      { path: 'pools', element: <Suspense fallback={<p className="empty">Loading…</p>}><PoolsPage /></Suspense> },
-      { path: 'nodes', element: <NodesPage /> },
-      { path: 'tenants', element: <Navigate to="/tenant" replace /> },
-    ],
-  },
-]);
+const tenantRouter = () =>
+  createBrowserRouter([
+    {
+      path: '/',
+      element: <Layout />,
+      children: [
+        { index: true, element: <Navigate to="/runs" replace /> },
+        { path: 'runs', element: <RunsPage /> },
+        { path: 'runs/:id', element: <RunPage /> },
+        { path: 'tenant', element: <TenantPage /> },
+        {
+          path: 'pools',
+          element: (
+            <Suspense fallback={<p className="empty">Loading…</p>}>
+              <PoolsPage />
+            </Suspense>
+          ),
+        },
+        { path: 'nodes', element: <NodesPage /> },
+        { path: 'tenants', element: <Navigate to="/tenant" replace /> },
+      ],
+    },
+  ]);
 
 function App() {
   const [signedIn, setSignedIn] = useState(apiKey.get() !== null);
   const [tenant, setTenant] = useState<TenantOverview>();
-  useEffect(() => onSignedOut(() => {
-    setSignedIn(false);
-    setTenant(undefined);
-  }), []);
+  useEffect(
+    () =>
+      onSignedOut(() => {
+        setSignedIn(false);
+        setTenant(undefined);
+      }),
+    [],
+  );
   const role = signedIn ? apiKey.role() : undefined;
   useEffect(() => {
     if (role === 'tenant') dashboardApi.tenant().then(setTenant, () => undefined);
   }, [role]);
   // One router per sign-in: its history listener goes away with it.
   // biome-ignore lint/correctness/useExhaustiveDependencies: `signedIn` is the trigger: each sign-in gets a new router.
-  const router = useMemo(() => (role === undefined ? undefined : role === 'admin' ? adminRouter() : tenantRouter()), [role, signedIn]);
+  const router = useMemo(
+    () => (role === undefined ? undefined : role === 'admin' ? adminRouter() : tenantRouter()),
+    [role, signedIn],
+  );
   useEffect(() => () => router?.dispose(), [router]);
   if (router === undefined) return <Login onSignedIn={() => setSignedIn(true)} />;
   return (
@@ -69,4 +85,8 @@ function App() {
   );
 }
 
-createRoot(document.getElementById('root')!).render(<StrictMode><App /></StrictMode>);
+createRoot(document.getElementById('root')!).render(
+  <StrictMode>
+    <App />
+  </StrictMode>,
+);

@@ -14,7 +14,12 @@ export interface StreamHandlers {
 }
 
 /** Streams events after `afterSeq` until the run ends or `signal` aborts. */
-export async function streamRunEvents(runId: string, afterSeq: number, handlers: StreamHandlers, signal: AbortSignal): Promise<void> {
+export async function streamRunEvents(
+  runId: string,
+  afterSeq: number,
+  handlers: StreamHandlers,
+  signal: AbortSignal,
+): Promise<void> {
   let lastSeq = afterSeq;
   let delay = RECONNECT_MIN_MS;
   while (!signal.aborted) {
@@ -22,7 +27,11 @@ export async function streamRunEvents(runId: string, afterSeq: number, handlers:
     let ended = false;
     try {
       const response = await fetch(`/v1/runs/${encodeURIComponent(runId)}/events`, {
-        headers: { ...authHeaders(), accept: 'text/event-stream', ...(lastSeq > 0 ? { 'last-event-id': String(lastSeq) } : {}) },
+        headers: {
+          ...authHeaders(),
+          accept: 'text/event-stream',
+          ...(lastSeq > 0 ? { 'last-event-id': String(lastSeq) } : {}),
+        },
         signal,
       });
       if (response.status === 401) return signOut();
@@ -34,7 +43,12 @@ export async function streamRunEvents(runId: string, afterSeq: number, handlers:
         onEvent: (message) => {
           const event = JSON.parse(message.data) as RunEvent;
           lastSeq = event.seq;
-          if (event.type === 'run.succeeded' || event.type === 'run.failed' || event.type === 'run.cancelled') ended = true;
+          if (
+            event.type === 'run.succeeded' ||
+            event.type === 'run.failed' ||
+            event.type === 'run.cancelled'
+          )
+            ended = true;
           handlers.onEvent(event);
         },
       });

@@ -20,7 +20,13 @@ export interface Segment {
 /** Effects that park the run rather than execute: drawn as one waiting bar. */
 export const WAIT_KINDS: ReadonlySet<string> = new Set(['input', 'sleep', 'child']);
 /** Statuses whose bar is still growing: it ends at `now`. */
-const OPEN_STATUSES: ReadonlySet<string> = new Set(['running', 'waiting', 'unknown', 'dispatched', 'pending']);
+const OPEN_STATUSES: ReadonlySet<string> = new Set([
+  'running',
+  'waiting',
+  'unknown',
+  'dispatched',
+  'pending',
+]);
 
 const ms = (iso: string | null): number | null => (iso === null ? null : Date.parse(iso));
 
@@ -38,8 +44,10 @@ export function segmentsOf(effect: TimedEffect, now: number): Segment[] {
     return from === null || ended === null ? [] : [{ kind: 'waiting', from, to: ended }];
   }
   const segments: Segment[] = [];
-  if (queued !== null && started !== null && started > queued) segments.push({ kind: 'queued', from: queued, to: started });
+  if (queued !== null && started !== null && started > queued)
+    segments.push({ kind: 'queued', from: queued, to: started });
   const execFrom = started ?? queued;
-  if (execFrom !== null && ended !== null) segments.push({ kind: 'executing', from: execFrom, to: ended });
+  if (execFrom !== null && ended !== null)
+    segments.push({ kind: 'executing', from: execFrom, to: ended });
   return segments;
 }

@@ -47,13 +47,18 @@ export function useRunLive(id: string) {
     setEvents([]);
     void load();
     const controller = new AbortController();
-    void streamRunEvents(id, 0, {
-      onEvent: (event) => {
-        setEvents((list) => [...list.slice(-(EVENTS_SHOWN_MAX - 1)), event]);
-        scheduleLoad();
+    void streamRunEvents(
+      id,
+      0,
+      {
+        onEvent: (event) => {
+          setEvents((list) => [...list.slice(-(EVENTS_SHOWN_MAX - 1)), event]);
+          scheduleLoad();
+        },
+        onState: setStreamState,
       },
-      onState: setStreamState,
-    }, controller.signal);
+      controller.signal,
+    );
     return () => {
       controller.abort();
       clearTimeout(refetchTimer.current);

@@ -11,11 +11,21 @@ import { authorizeAdmin } from '../admin-auth.ts';
 import { ErrorBody } from '../schemas.ts';
 
 const TenantPool = z.object({
-  tenantId: z.string(), running: z.number().int(), queued: z.number().int(), oldestWaitMs: z.number().nullable(), cap: z.number().int().nullable(),
+  tenantId: z.string(),
+  running: z.number().int(),
+  queued: z.number().int(),
+  oldestWaitMs: z.number().nullable(),
+  cap: z.number().int().nullable(),
 });
 const PoolView = z.object({
-  name: z.string(), kind: z.enum(['model', 'sandbox', 'inline', 'declared']), limit: z.number().int(), maxQueued: z.number().int(),
-  running: z.number().int(), queued: z.number().int(), oldestWaitMs: z.number().nullable(), tenants: z.array(TenantPool),
+  name: z.string(),
+  kind: z.enum(['model', 'sandbox', 'inline', 'declared']),
+  limit: z.number().int(),
+  maxQueued: z.number().int(),
+  running: z.number().int(),
+  queued: z.number().int(),
+  oldestWaitMs: z.number().nullable(),
+  tenants: z.array(TenantPool),
 });
 
 export interface AdminPoolsDeps {
@@ -25,11 +35,19 @@ export interface AdminPoolsDeps {
 }
 
 export function registerAdminPoolRoutes(app: FastifyInstance, deps: AdminPoolsDeps): void {
-  app.withTypeProvider<ZodTypeProvider>().get('/v1/admin/pools', {
-    onRequest: async (request) => authorizeAdmin(request, deps.adminKey),
-    schema: {
-      summary: 'This process’s effect pools: limit, running, queued and oldest wait, per pool and per tenant', tags: ['admin'],
-      response: { 200: z.object({ pools: z.array(PoolView) }), 401: ErrorBody, 404: ErrorBody },
+  app.withTypeProvider<ZodTypeProvider>().get(
+    '/v1/admin/pools',
+    {
+      onRequest: async (request) => authorizeAdmin(request, deps.adminKey),
+      schema: {
+        summary:
+          'This process’s effect pools: limit, running, queued and oldest wait, per pool and per tenant',
+        tags: ['admin'],
+        response: { 200: z.object({ pools: z.array(PoolView) }), 401: ErrorBody, 404: ErrorBody },
+      },
     },
-  }, async () => ({ pools: (deps.pools?.() ?? []).map((pool) => ({ ...pool, kind: poolKind(pool.name) })) }));
+    async () => ({
+      pools: (deps.pools?.() ?? []).map((pool) => ({ ...pool, kind: poolKind(pool.name) })),
+    }),
+  );
 }

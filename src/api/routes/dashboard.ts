@@ -16,17 +16,29 @@ import { registerDashboardDataRoutes } from './dashboard-data.ts';
 export const DASHBOARD_ASSETS_DIR = fileURLToPath(new URL('../../../dist/web/', import.meta.url));
 
 /** The app's client-side routes: a reload or a deep link on one of them gets index.html. */
-export const DASHBOARD_PAGES = ['/', '/runs', '/runs/:id', '/tenant', '/tenants', '/pools', '/nodes'] as const;
+export const DASHBOARD_PAGES = [
+  '/',
+  '/runs',
+  '/runs/:id',
+  '/tenant',
+  '/tenants',
+  '/pools',
+  '/nodes',
+] as const;
 
 /** Only our own scripts and styles; inline style attributes are what the chart library writes. */
-const CONTENT_SECURITY_POLICY = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+const CONTENT_SECURITY_POLICY =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 export interface DashboardOptions extends DashboardDataDeps {
   /** Where the built app lives (tests may point elsewhere). */
   assetsDir?: string;
 }
 
-export async function registerDashboard(app: FastifyInstance, options: DashboardOptions): Promise<void> {
+export async function registerDashboard(
+  app: FastifyInstance,
+  options: DashboardOptions,
+): Promise<void> {
   registerDashboardDataRoutes(app, options);
   const root = options.assetsDir ?? DASHBOARD_ASSETS_DIR;
   const built = existsSync(`${root}/index.html`);
@@ -34,15 +46,36 @@ export async function registerDashboard(app: FastifyInstance, options: Dashboard
     // Hashed file names under /assets never change content: cache them for good; index.html is
     // always revalidated.
     await app.register(fastifyStatic, {
-      root, prefix: '/', index: false, wildcard: false, serveDotFiles: false, preCompressed: true,
-      setHeaders: (reply, path) => void reply.header('cache-control', path.includes('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache'),
+      root,
+      prefix: '/',
+      index: false,
+      wildcard: false,
+      serveDotFiles: false,
+      preCompressed: true,
+      setHeaders: (reply, path) =>
+        void reply.header(
+          'cache-control',
+          path.includes('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache',
+        ),
     });
   }
   const page = (reply: FastifyReply) => {
-    void reply.header('content-security-policy', CONTENT_SECURITY_POLICY).header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer');
-    if (built) return reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').sendFile('index.html');
-    return reply.status(503).type('text/html; charset=utf-8').send(
-      '<!doctype html><title>Keel</title><p>The Keel dashboard is not built. Run <code>npm run build</code> (it writes dist/web), then reload.</p>');
+    void reply
+      .header('content-security-policy', CONTENT_SECURITY_POLICY)
+      .header('x-content-type-options', 'nosniff')
+      .header('referrer-policy', 'no-referrer');
+    if (built)
+      return reply
+        .type('text/html; charset=utf-8')
+        .header('cache-control', 'no-cache')
+        .sendFile('index.html');
+    return reply
+      .status(503)
+      .type('text/html; charset=utf-8')
+      .send(
+        '<!doctype html><title>Keel</title><p>The Keel dashboard is not built. Run <code>npm run build</code> (it writes dist/web), then reload.</p>',
+      );
   };
-  for (const path of DASHBOARD_PAGES) app.get(path, { schema: { hide: true } }, async (_request, reply) => page(reply));
+  for (const path of DASHBOARD_PAGES)
+    app.get(path, { schema: { hide: true } }, async (_request, reply) => page(reply));
 }

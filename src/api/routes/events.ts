@@ -32,32 +32,62 @@ export interface EventRoutesDeps {
 }
 
 export function registerEventRoutes(app: FastifyInstance, deps: EventRoutesDeps): void {
-  app.withTypeProvider<ZodTypeProvider>().get('/v1/runs/:id/events', {
-    schema: {
-      summary: 'Stream a run’s events (SSE), or list them (format=json)', tags: ['runs'], params: RunIdParams, querystring: EventsQuery,
-      response: { 200: z.array(RunEvent).describe('With format=json; otherwise text/event-stream'), 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+  app.withTypeProvider<ZodTypeProvider>().get(
+    '/v1/runs/:id/events',
+    {
+      schema: {
+        summary: 'Stream a run’s events (SSE), or list them (format=json)',
+        tags: ['runs'],
+        params: RunIdParams,
+        querystring: EventsQuery,
+        response: {
+          200: z.array(RunEvent).describe('With format=json; otherwise text/event-stream'),
+          400: ErrorBody,
+          401: ErrorBody,
+          404: ErrorBody,
+        },
+      },
     },
-  }, async (request, reply) => {
-    const tenant = deps.tenantOf(request);
-    await ownedRun(deps.store, tenant, request.params.id);
-    const header = request.headers['last-event-id'];
-    let after = request.query.after ?? 0;
-    if (typeof header === 'string' && header.length > 0) {
-      if (!/^\d{1,15}$/.test(header)) throw new KeelError('validation_failed', 'Last-Event-ID must be an event sequence number');
-      after = Number(header);
-    }
-    if (request.query.format === 'json') {
-      const events = await deps.store.listEvents(request.params.id, after, request.query.limit ?? EVENTS_JSON_MAX_EVENTS);
-      return events.map(eventView);
-    }
-    return streamEvents(deps, request.params.id, after, reply);
-  });
+    async (request, reply) => {
+      const tenant = deps.tenantOf(request);
+      await ownedRun(deps.store, tenant, request.params.id);
+      const header = request.headers['last-event-id'];
+      let after = request.query.after ?? 0;
+      if (typeof header === 'string' && header.length > 0) {
+        if (!/^\d{1,15}$/.test(header))
+          throw new KeelError(
+            'validation_failed',
+            'Last-Event-ID must be an event sequence number',
+          );
+        after = Number(header);
+      }
+      if (request.query.format === 'json') {
+        const events = await deps.store.listEvents(
+          request.params.id,
+          after,
+          request.query.limit ?? EVENTS_JSON_MAX_EVENTS,
+        );
+        return events.map(eventView);
+      }
+      return streamEvents(deps, request.params.id, after, reply);
+    },
+  );
 }
 
-async function streamEvents(deps: EventRoutesDeps, runId: string, after: number, reply: FastifyReply): Promise<void> {
+async function streamEvents(
+  deps: EventRoutesDeps,
+  runId: string,
+  after: number,
+  reply: FastifyReply,
+): Promise<void> {
   reply.hijack();
   const res = reply.raw;
-  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+  });
   res.write(': keel event stream\n\n');
   let cursor = after;
   let wake: (() => void) | undefined;
@@ -88,7 +118,9 @@ async function streamEvents(deps: EventRoutesDeps, runId: string, after: number,
       const events = await deps.store.listEvents(runId, cursor, SSE_PAGE_MAX_EVENTS);
       let ended = false;
       for (const event of events) {
-        res.write(`id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(eventView(event))}\n\n`);
+        res.write(
+          `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(eventView(event))}\n\n`,
+        );
         cursor = event.seq;
         if (TERMINAL_EVENT_TYPES.has(event.type)) ended = true;
       }

@@ -7,9 +7,19 @@ import type { FastifyInstance } from 'fastify';
 import { telemetry } from '../../telemetry/telemetry.ts';
 import { authorizeAdmin } from '../admin-auth.ts';
 
-export function registerMetricsRoute(app: FastifyInstance, deps: { adminKey: string | undefined }): void {
-  app.get('/metrics', { schema: { hide: true }, onRequest: async (request) => authorizeAdmin(request, deps.adminKey) }, async (_request, reply) => {
-    const { contentType, body } = await telemetry.render();
-    return reply.type(contentType).send(body);
-  });
+export function registerMetricsRoute(
+  app: FastifyInstance,
+  deps: { adminKey: string | undefined },
+): void {
+  app.get(
+    '/metrics',
+    {
+      schema: { hide: true },
+      onRequest: async (request) => authorizeAdmin(request, deps.adminKey),
+    },
+    async (_request, reply) => {
+      const { contentType, body } = await telemetry.render();
+      return reply.type(contentType).send(body);
+    },
+  );
 }

@@ -14,7 +14,19 @@ import type { Json } from '../../domain/json.ts';
 import type { RunRecord, TenantRecord } from '../../domain/records.ts';
 import type { Store } from '../../store/store.ts';
 import { CURSOR_DESCRIPTION, decodeCursor, encodeCursor } from '../cursor.ts';
-import { CreateRunBody, ErrorBody, errorResponse, InputBody, ListRunsQuery, ResolveBody, ResolveParams, Run, RunIdParams, RunList, Step } from '../schemas.ts';
+import {
+  CreateRunBody,
+  ErrorBody,
+  errorResponse,
+  InputBody,
+  ListRunsQuery,
+  ResolveBody,
+  ResolveParams,
+  Run,
+  RunIdParams,
+  RunList,
+  Step,
+} from '../schemas.ts';
 import { runView, stepView } from '../views.ts';
 import { explainQueued, tenantAtCap } from '../waiting-view.ts';
 
@@ -28,7 +40,8 @@ const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody,
 
 export async function ownedRun(store: Store, tenant: TenantRecord, id: string): Promise<RunRecord> {
   const run = await store.getRun(id);
-  if (run === null || run.tenantId !== tenant.id) throw new KeelError('run_not_found', `run ${id} not found`);
+  if (run === null || run.tenantId !== tenant.id)
+    throw new KeelError('run_not_found', `run ${id} not found`);
   return run;
 }
 
@@ -36,101 +49,230 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
   const r = app.withTypeProvider<ZodTypeProvider>();
   const { store, registry } = deps;
   /** A queued run says why it waits (waiting-view.ts) instead of sitting queued unexplained. */
-  const view = (run: RunRecord, atCap: boolean) => explainQueued(runView(run), run, registry.get(run.agent, run.agentVersion) !== undefined, atCap);
+  const view = (run: RunRecord, atCap: boolean) =>
+    explainQueued(
+      runView(run),
+      run,
+      registry.get(run.agent, run.agentVersion) !== undefined,
+      atCap,
+    );
 
-  r.post('/v1/runs', {
-    schema: {
-      summary: 'Submit a run (429 tenant_queue_full with Retry-After when the tenant’s queue is at its maximum)', tags: ['runs'], body: CreateRunBody,
-      response: { 200: Run, 201: Run, ...errors, 429: ErrorBody },
+  r.post(
+    '/v1/runs',
+    {
+      schema: {
+        summary:
+          'Submit a run (429 tenant_queue_full with Retry-After when the tenant’s queue is at its maximum)',
+        tags: ['runs'],
+        body: CreateRunBody,
+        response: { 200: Run, 201: Run, ...errors, 429: ErrorBody },
+      },
     },
-  }, async (request, reply) => {
-    const tenant = deps.tenantOf(request);
-    const body = request.body;
-    const agent = registry.resolve(body.agent);
-    const input = (body.input ?? null) as Json;
-    const requestHash = body.idempotencyKey === undefined ? null
-      : createHash('sha256').update(stringify({ agent: body.agent, input, priority: body.priority ?? null, budget: body.budget ?? null, metadata: body.metadata ?? null }) ?? '').digest('hex');
-    const { run, created } = await store.createRun({
-      id: newRunId(), tenantId: tenant.id, agent: agent.name, agentVersion: agent.version, input,
-      priority: body.priority ?? 'interactive', budget: body.budget ?? {}, metadata: (body.metadata ?? null) as Record<string, Json> | null,
-      parentRunId: null, idempotencyKey: body.idempotencyKey ?? null, requestHash,
-    }).catch((error: unknown) => {
-      if (isKeelError(error) && error.code === 'tenant_queue_full') telemetry.runAdmissionRejected(tenant.id, 'api', error.code);
-      throw error;
-    });
-    return reply.status(created ? 201 : 200).send(runView(run));
-  });
-
-  r.get('/v1/runs/:id', {
-    schema: { summary: 'Get a run', tags: ['runs'], params: RunIdParams, response: { 200: Run, ...errors } },
-  }, async (request) => {
-    const tenant = deps.tenantOf(request);
-    const run = await ownedRun(store, tenant, request.params.id);
-    // A queued run of a tenant at its concurrency cap is not claimed until one of its runs ends:
-    // say so.
-    return view(run, await tenantAtCap(store, tenant, [run]));
-  });
-
-  r.get('/v1/runs', {
-    schema: {
-      summary: 'List runs, newest first', tags: ['runs'], querystring: ListRunsQuery,
-      response: { 200: RunList, ...errors, 400: errorResponse(`A bad limit, status, agent or code, or a bad cursor. ${CURSOR_DESCRIPTION}`) },
+    async (request, reply) => {
+      const tenant = deps.tenantOf(request);
+      const body = request.body;
+      const agent = registry.resolve(body.agent);
+      const input = (body.input ?? null) as Json;
+      const requestHash =
+        body.idempotencyKey === undefined
+          ? null
+          : createHash('sha256')
+              .update(
+                stringify({
+                  agent: body.agent,
+                  input,
+                  priority: body.priority ?? null,
+                  budget: body.budget ?? null,
+                  metadata: body.metadata ?? null,
+                }) ?? '',
+              )
+              .digest('hex');
+      const { run, created } = await store
+        .createRun({
+          id: newRunId(),
+          tenantId: tenant.id,
+          agent: agent.name,
+          agentVersion: agent.version,
+          input,
+          priority: body.priority ?? 'interactive',
+          budget: body.budget ?? {},
+          metadata: (body.metadata ?? null) as Record<string, Json> | null,
+          parentRunId: null,
+          idempotencyKey: body.idempotencyKey ?? null,
+          requestHash,
+        })
+        .catch((error: unknown) => {
+          if (isKeelError(error) && error.code === 'tenant_queue_full')
+            telemetry.runAdmissionRejected(tenant.id, 'api', error.code);
+          throw error;
+        });
+      return reply.status(created ? 201 : 200).send(runView(run));
     },
-  }, async (request) => {
-    const tenant = deps.tenantOf(request);
-    const q = request.query;
-    const afterId = q.cursor === undefined ? undefined : decodeCursor(q.cursor);
-    const runs = await store.listRuns(tenant.id, {
-      limit: q.limit + 1, ...(q.status ? { status: q.status } : {}), ...(q.agent ? { agent: q.agent } : {}),
-      ...(q.code ? { errorCode: q.code } : {}), ...(afterId ? { afterId } : {}),
-    });
-    const page = runs.slice(0, q.limit);
-    const atCap = await tenantAtCap(store, tenant, page);
-    return { runs: page.map((run) => view(run, atCap)), nextCursor: runs.length > q.limit ? encodeCursor(page[page.length - 1]!.id) : null };
-  });
+  );
 
-  r.post('/v1/runs/:id/cancel', {
-    schema: { summary: 'Cancel a run', tags: ['runs'], params: RunIdParams, response: { 202: Run, ...errors } },
-  }, async (request, reply) => {
-    await ownedRun(store, deps.tenantOf(request), request.params.id);
-    return reply.status(202).send(runView(await store.requestCancel(request.params.id)));
-  });
-
-  r.post('/v1/runs/:id/retry', {
-    schema: {
-      summary: 'Re-admit a run quarantined as poison_run (after a fix is deployed)', tags: ['runs'], params: RunIdParams,
-      response: { 202: Run, ...errors },
+  r.get(
+    '/v1/runs/:id',
+    {
+      schema: {
+        summary: 'Get a run',
+        tags: ['runs'],
+        params: RunIdParams,
+        response: { 200: Run, ...errors },
+      },
     },
-  }, async (request, reply) => {
-    await ownedRun(store, deps.tenantOf(request), request.params.id);
-    return reply.status(202).send(runView(await store.readmitRun(request.params.id)));
-  });
-
-  r.post('/v1/runs/:id/input', {
-    schema: { summary: 'Answer a run’s waitForInput(key)', tags: ['runs'], params: RunIdParams, body: InputBody, response: { 202: Run, ...errors } },
-  }, async (request, reply) => {
-    await ownedRun(store, deps.tenantOf(request), request.params.id);
-    return reply.status(202).send(runView(await store.provideInput(request.params.id, request.body.key, request.body.value as Json)));
-  });
-
-  r.post('/v1/runs/:id/executions/:executionId/resolve', {
-    schema: {
-      summary: 'Decide the outcome of a tool execution whose outcome is unknown', tags: ['runs'], params: ResolveParams, body: ResolveBody,
-      response: { 202: Run, ...errors },
+    async (request) => {
+      const tenant = deps.tenantOf(request);
+      const run = await ownedRun(store, tenant, request.params.id);
+      // A queued run of a tenant at its concurrency cap is not claimed until one of its runs ends:
+      // say so.
+      return view(run, await tenantAtCap(store, tenant, [run]));
     },
-  }, async (request, reply) => {
-    await ownedRun(store, deps.tenantOf(request), request.params.id);
-    const { action, result, error } = request.body;
-    const resolution = action === 'retry' ? { action }
-      : action === 'succeeded' ? { action, result: (result ?? null) as Json }
-      : { action, error: { code: 'tool_failed', message: error?.message ?? 'marked failed by an operator' } };
-    return reply.status(202).send(runView(await store.resolveExecution(request.params.id, request.params.executionId, resolution)));
-  });
+  );
 
-  r.get('/v1/runs/:id/steps', {
-    schema: { summary: 'The run’s journal as a timeline', tags: ['runs'], params: RunIdParams, response: { 200: z.object({ steps: z.array(Step) }), ...errors } },
-  }, async (request) => {
-    await ownedRun(store, deps.tenantOf(request), request.params.id);
-    return { steps: (await store.loadJournal(request.params.id)).map(stepView) };
-  });
+  r.get(
+    '/v1/runs',
+    {
+      schema: {
+        summary: 'List runs, newest first',
+        tags: ['runs'],
+        querystring: ListRunsQuery,
+        response: {
+          200: RunList,
+          ...errors,
+          400: errorResponse(
+            `A bad limit, status, agent or code, or a bad cursor. ${CURSOR_DESCRIPTION}`,
+          ),
+        },
+      },
+    },
+    async (request) => {
+      const tenant = deps.tenantOf(request);
+      const q = request.query;
+      const afterId = q.cursor === undefined ? undefined : decodeCursor(q.cursor);
+      const runs = await store.listRuns(tenant.id, {
+        limit: q.limit + 1,
+        ...(q.status ? { status: q.status } : {}),
+        ...(q.agent ? { agent: q.agent } : {}),
+        ...(q.code ? { errorCode: q.code } : {}),
+        ...(afterId ? { afterId } : {}),
+      });
+      const page = runs.slice(0, q.limit);
+      const atCap = await tenantAtCap(store, tenant, page);
+      return {
+        runs: page.map((run) => view(run, atCap)),
+        nextCursor: runs.length > q.limit ? encodeCursor(page[page.length - 1]!.id) : null,
+      };
+    },
+  );
+
+  r.post(
+    '/v1/runs/:id/cancel',
+    {
+      schema: {
+        summary: 'Cancel a run',
+        tags: ['runs'],
+        params: RunIdParams,
+        response: { 202: Run, ...errors },
+      },
+    },
+    async (request, reply) => {
+      await ownedRun(store, deps.tenantOf(request), request.params.id);
+      return reply.status(202).send(runView(await store.requestCancel(request.params.id)));
+    },
+  );
+
+  r.post(
+    '/v1/runs/:id/retry',
+    {
+      schema: {
+        summary: 'Re-admit a run quarantined as poison_run (after a fix is deployed)',
+        tags: ['runs'],
+        params: RunIdParams,
+        response: { 202: Run, ...errors },
+      },
+    },
+    async (request, reply) => {
+      await ownedRun(store, deps.tenantOf(request), request.params.id);
+      return reply.status(202).send(runView(await store.readmitRun(request.params.id)));
+    },
+  );
+
+  r.post(
+    '/v1/runs/:id/input',
+    {
+      schema: {
+        summary: 'Answer a run’s waitForInput(key)',
+        tags: ['runs'],
+        params: RunIdParams,
+        body: InputBody,
+        response: { 202: Run, ...errors },
+      },
+    },
+    async (request, reply) => {
+      await ownedRun(store, deps.tenantOf(request), request.params.id);
+      return reply
+        .status(202)
+        .send(
+          runView(
+            await store.provideInput(
+              request.params.id,
+              request.body.key,
+              request.body.value as Json,
+            ),
+          ),
+        );
+    },
+  );
+
+  r.post(
+    '/v1/runs/:id/executions/:executionId/resolve',
+    {
+      schema: {
+        summary: 'Decide the outcome of a tool execution whose outcome is unknown',
+        tags: ['runs'],
+        params: ResolveParams,
+        body: ResolveBody,
+        response: { 202: Run, ...errors },
+      },
+    },
+    async (request, reply) => {
+      await ownedRun(store, deps.tenantOf(request), request.params.id);
+      const { action, result, error } = request.body;
+      const resolution =
+        action === 'retry'
+          ? { action }
+          : action === 'succeeded'
+            ? { action, result: (result ?? null) as Json }
+            : {
+                action,
+                error: {
+                  code: 'tool_failed',
+                  message: error?.message ?? 'marked failed by an operator',
+                },
+              };
+      return reply
+        .status(202)
+        .send(
+          runView(
+            await store.resolveExecution(request.params.id, request.params.executionId, resolution),
+          ),
+        );
+    },
+  );
+
+  r.get(
+    '/v1/runs/:id/steps',
+    {
+      schema: {
+        summary: 'The run’s journal as a timeline',
+        tags: ['runs'],
+        params: RunIdParams,
+        response: { 200: z.object({ steps: z.array(Step) }), ...errors },
+      },
+    },
+    async (request) => {
+      await ownedRun(store, deps.tenantOf(request), request.params.id);
+      return { steps: (await store.loadJournal(request.params.id)).map(stepView) };
+    },
+  );
 }

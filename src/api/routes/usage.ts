@@ -8,14 +8,16 @@ import type { TenantRecord } from '../../domain/records.ts';
 import type { Store } from '../../store/store.ts';
 import { ErrorBody } from '../schemas.ts';
 
-const TenantUsageBody = z.object({
-  tenantId: z.string(),
-  runs: z.number().int(),
-  steps: z.number().int(),
-  inputTokens: z.number().int(),
-  outputTokens: z.number().int(),
-  costUsd: z.number(),
-}).meta({ id: 'TenantUsage' });
+const TenantUsageBody = z
+  .object({
+    tenantId: z.string(),
+    runs: z.number().int(),
+    steps: z.number().int(),
+    inputTokens: z.number().int(),
+    outputTokens: z.number().int(),
+    costUsd: z.number(),
+  })
+  .meta({ id: 'TenantUsage' });
 
 export interface UsageRoutesDeps {
   store: Store;
@@ -23,10 +25,18 @@ export interface UsageRoutesDeps {
 }
 
 export function registerUsageRoutes(app: FastifyInstance, deps: UsageRoutesDeps): void {
-  app.withTypeProvider<ZodTypeProvider>().get('/v1/usage', {
-    schema: { summary: 'Tokens and cost used by the caller’s tenant (all its runs)', tags: ['usage'], response: { 200: TenantUsageBody, 401: ErrorBody } },
-  }, async (request) => {
-    const tenant = deps.tenantOf(request);
-    return { tenantId: tenant.id, ...(await deps.store.tenantUsage(tenant.id)) };
-  });
+  app.withTypeProvider<ZodTypeProvider>().get(
+    '/v1/usage',
+    {
+      schema: {
+        summary: 'Tokens and cost used by the caller’s tenant (all its runs)',
+        tags: ['usage'],
+        response: { 200: TenantUsageBody, 401: ErrorBody },
+      },
+    },
+    async (request) => {
+      const tenant = deps.tenantOf(request);
+      return { tenantId: tenant.id, ...(await deps.store.tenantUsage(tenant.id)) };
+    },
+  );
 }

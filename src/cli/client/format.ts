@@ -57,11 +57,19 @@ function between(from: unknown, to: unknown): string {
 }
 
 /** Left-aligned columns two spaces apart; the last column is not padded. */
-export function formatTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+export function formatTable(
+  headers: readonly string[],
+  rows: readonly (readonly string[])[],
+): string {
   const cells = [headers, ...rows].map((row) => row.map((cell) => truncate(cell, CELL_MAX_CHARS)));
   const widths = headers.map((_, i) => Math.max(...cells.map((row) => (row[i] ?? '').length)));
   return cells
-    .map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ').trimEnd())
+    .map((row) =>
+      row
+        .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+        .join('  ')
+        .trimEnd(),
+    )
     .join('\n');
 }
 
@@ -99,7 +107,8 @@ function indentJson(value: unknown): string {
 
 /** The `keel runs get` view: one field per line, input/result as indented JSON. */
 export function formatRun(run: Run): string {
-  const field = (label: string, value: string): string => `${`${label}:`.padEnd(FIELD_LABEL_WIDTH_CHARS)}${value}`;
+  const field = (label: string, value: string): string =>
+    `${`${label}:`.padEnd(FIELD_LABEL_WIDTH_CHARS)}${value}`;
   const lines = [
     field('id', run.id),
     field('agent', `${run.agent}${run.agentVersion ? `@${run.agentVersion}` : ''}`),
@@ -110,12 +119,25 @@ export function formatRun(run: Run): string {
     field('created', formatDateTime(run.createdAt)),
     field('updated', formatDateTime(run.updatedAt)),
   ];
-  if (run.endedAt !== undefined) lines.push(field('ended', `${formatDateTime(run.endedAt)} (took ${between(run.createdAt, run.endedAt)})`));
+  if (run.endedAt !== undefined)
+    lines.push(
+      field(
+        'ended',
+        `${formatDateTime(run.endedAt)} (took ${between(run.createdAt, run.endedAt)})`,
+      ),
+    );
   if (run.waitingReason !== undefined && run.waitingReason !== null) {
-    const since = typeof run.waitingSince === 'string' ? ` since ${formatDateTime(run.waitingSince)}` : '';
-    lines.push(field('waiting', `${typeof run.waitingReason === 'string' ? run.waitingReason : compactJson(run.waitingReason)}${since}`));
+    const since =
+      typeof run.waitingSince === 'string' ? ` since ${formatDateTime(run.waitingSince)}` : '';
+    lines.push(
+      field(
+        'waiting',
+        `${typeof run.waitingReason === 'string' ? run.waitingReason : compactJson(run.waitingReason)}${since}`,
+      ),
+    );
   }
-  if (run.error !== undefined && run.error !== null) lines.push(field('error', errorText(run.error)));
+  if (run.error !== undefined && run.error !== null)
+    lines.push(field('error', errorText(run.error)));
   lines.push('input:', indentJson(run.input));
   if (run.result !== undefined) lines.push('result:', indentJson(run.result));
   return lines.join('\n');
@@ -124,12 +146,20 @@ export function formatRun(run: Run): string {
 /** A short `key=value` digest of an event's data, errors first. */
 export function summarizeEventData(data: unknown): string {
   if (data === undefined || data === null) return '';
-  if (typeof data !== 'object' || Array.isArray(data)) return truncate(compactJson(data), SUMMARY_MAX_CHARS);
+  if (typeof data !== 'object' || Array.isArray(data))
+    return truncate(compactJson(data), SUMMARY_MAX_CHARS);
   const entries = Object.entries(data as Record<string, unknown>);
-  const parts = entries.filter(([key]) => key === 'error').map(([, value]) => truncate(errorText(value), VALUE_MAX_CHARS * 2));
+  const parts = entries
+    .filter(([key]) => key === 'error')
+    .map(([, value]) => truncate(errorText(value), VALUE_MAX_CHARS * 2));
   for (const [key, value] of entries) {
     if (key === 'error' || value === undefined || value === null) continue;
-    const shown = typeof value === 'object' ? (Array.isArray(value) ? `[${value.length}]` : '{…}') : compactJson(value);
+    const shown =
+      typeof value === 'object'
+        ? Array.isArray(value)
+          ? `[${value.length}]`
+          : '{…}'
+        : compactJson(value);
     parts.push(`${key}=${truncate(shown, VALUE_MAX_CHARS)}`);
   }
   return truncate(parts.join(' '), SUMMARY_MAX_CHARS);
@@ -145,15 +175,36 @@ export function formatEventLine(event: RunEvent): string {
 /** The steps timeline: when each step started relative to the first, how long it queued and ran. */
 export function formatStepTable(steps: readonly Step[]): string {
   if (steps.length === 0) return 'no steps';
-  const origins = steps.map((s) => toDate(s.queuedAt ?? s.startedAt)?.getTime()).filter((t) => t !== undefined);
+  const origins = steps
+    .map((s) => toDate(s.queuedAt ?? s.startedAt)?.getTime())
+    .filter((t) => t !== undefined);
   const origin = origins.length === 0 ? undefined : Math.min(...origins);
   const rows = steps.map((step) => {
     const first = toDate(step.queuedAt ?? step.startedAt);
-    const offset = origin === undefined || first === undefined ? '-' : `+${formatDuration(first.getTime() - origin)}`;
-    const note = step.error !== undefined && step.error !== null ? errorText(step.error) : (step.executionId ?? '');
-    return [String(step.seq), step.kind, step.name, step.status, String(step.attempts ?? '-'), offset, between(step.queuedAt, step.startedAt), between(step.startedAt, step.endedAt), note];
+    const offset =
+      origin === undefined || first === undefined
+        ? '-'
+        : `+${formatDuration(first.getTime() - origin)}`;
+    const note =
+      step.error !== undefined && step.error !== null
+        ? errorText(step.error)
+        : (step.executionId ?? '');
+    return [
+      String(step.seq),
+      step.kind,
+      step.name,
+      step.status,
+      String(step.attempts ?? '-'),
+      offset,
+      between(step.queuedAt, step.startedAt),
+      between(step.startedAt, step.endedAt),
+      note,
+    ];
   });
-  return formatTable(['SEQ', 'KIND', 'NAME', 'STATUS', 'ATTEMPTS', 'AT', 'QUEUED', 'RAN', 'ERROR/EXECUTION'], rows);
+  return formatTable(
+    ['SEQ', 'KIND', 'NAME', 'STATUS', 'ATTEMPTS', 'AT', 'QUEUED', 'RAN', 'ERROR/EXECUTION'],
+    rows,
+  );
 }
 
 export interface StatusLineState {
@@ -175,6 +226,9 @@ export function formatStatusLine(state: StatusLineState, columns: number): strin
 export function formatOutcome(run: Run): string {
   const took = run.endedAt === undefined ? '' : ` in ${between(run.createdAt, run.endedAt)}`;
   const head = `run ${run.id} ${run.status}${took}`;
-  if (run.status === 'succeeded') return run.result === undefined ? head : `${head}\nresult:\n${indentJson(run.result)}`;
-  return run.error === undefined || run.error === null ? head : `${head}\nerror: ${errorText(run.error)}`;
+  if (run.status === 'succeeded')
+    return run.result === undefined ? head : `${head}\nresult:\n${indentJson(run.result)}`;
+  return run.error === undefined || run.error === null
+    ? head
+    : `${head}\nerror: ${errorText(run.error)}`;
 }

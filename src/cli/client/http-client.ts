@@ -11,10 +11,26 @@ export const REQUEST_TIMEOUT_MS = 30_000;
 /** How much of an unreadable response body an error message quotes. */
 const BODY_SNIPPET_MAX_CHARS = 200;
 
-export const RUN_STATUSES = ['queued', 'running', 'waiting', 'cancelling', 'succeeded', 'failed', 'cancelled'] as const;
+export const RUN_STATUSES = [
+  'queued',
+  'running',
+  'waiting',
+  'cancelling',
+  'succeeded',
+  'failed',
+  'cancelled',
+] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
-export const TERMINAL_RUN_STATUSES: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cancelled']);
-export const TERMINAL_EVENT_TYPES: ReadonlySet<string> = new Set(['run.succeeded', 'run.failed', 'run.cancelled']);
+export const TERMINAL_RUN_STATUSES: ReadonlySet<string> = new Set([
+  'succeeded',
+  'failed',
+  'cancelled',
+]);
+export const TERMINAL_EVENT_TYPES: ReadonlySet<string> = new Set([
+  'run.succeeded',
+  'run.failed',
+  'run.cancelled',
+]);
 
 export interface ApiErrorBody {
   code: string;
@@ -122,17 +138,22 @@ export class ProtocolError extends Error {
 /** Failures worth retrying: no answer at all, or a server-side/overload status. */
 export function isTransientError(error: unknown): boolean {
   if (error instanceof ConnectionError) return true;
-  return error instanceof ApiError && (error.status >= 500 || error.status === 429 || error.status === 408);
+  return (
+    error instanceof ApiError &&
+    (error.status >= 500 || error.status === 429 || error.status === 408)
+  );
 }
 
 function describeCause(cause: unknown): string {
-  if (cause instanceof Error && cause.name === 'TimeoutError') return `no answer within ${REQUEST_TIMEOUT_MS} ms`;
+  if (cause instanceof Error && cause.name === 'TimeoutError')
+    return `no answer within ${REQUEST_TIMEOUT_MS} ms`;
   // undici reports "fetch failed" and keeps the useful part (ECONNREFUSED, ENOTFOUND…) one level
   // down.
   const inner = cause instanceof Error ? cause.cause : undefined;
   if (inner instanceof Error) {
     const code = (inner as { code?: unknown }).code;
-    if (typeof code !== 'string' || inner.message.includes(code)) return inner.message || 'connection failed';
+    if (typeof code !== 'string' || inner.message.includes(code))
+      return inner.message || 'connection failed';
     return inner.message === '' ? code : `${code}: ${inner.message}`; // AggregateError (IPv4 + IPv6) has no message
   }
   return cause instanceof Error ? cause.message : String(cause);
@@ -149,12 +170,20 @@ function errorFromResponse(status: number, statusText: string, text: string): Ap
     const error = body.error;
     if (error && typeof error.code === 'string') {
       const message = typeof error.message === 'string' ? error.message : statusText;
-      return new ApiError(status, error.details === undefined ? { code: error.code, message } : { code: error.code, message, details: error.details });
+      return new ApiError(
+        status,
+        error.details === undefined
+          ? { code: error.code, message }
+          : { code: error.code, message, details: error.details },
+      );
     }
   } catch {
     // Not JSON (a proxy's HTML page, say): fall through to a generic error quoting the body.
   }
-  const message = text.trim() === '' ? `HTTP ${status} ${statusText}` : `HTTP ${status} ${statusText}: ${snippet(text)}`;
+  const message =
+    text.trim() === ''
+      ? `HTTP ${status} ${statusText}`
+      : `HTTP ${status} ${statusText}: ${snippet(text)}`;
   return new ApiError(status, { code: `http_${status}`, message });
 }
 
@@ -194,7 +223,8 @@ export class KeelHttpClient {
   /** Sends a request and parses the JSON answer; an empty 2xx body yields `undefined`. */
   async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
     const timeout = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
-    const signal = options.signal === undefined ? timeout : AbortSignal.any([options.signal, timeout]);
+    const signal =
+      options.signal === undefined ? timeout : AbortSignal.any([options.signal, timeout]);
     const response = await this.#send(method, path, { ...options, signal });
     const url = this.url(path, options.query);
     let text: string;
@@ -208,7 +238,9 @@ export class KeelHttpClient {
     try {
       return JSON.parse(text) as T;
     } catch {
-      throw new ProtocolError(`${method} ${url} answered ${response.status} with a body that is not JSON: ${snippet(text)}`);
+      throw new ProtocolError(
+        `${method} ${url} answered ${response.status} with a body that is not JSON: ${snippet(text)}`,
+      );
     }
   }
 
@@ -216,16 +248,25 @@ export class KeelHttpClient {
    * Opens a streaming response (no overall timeout); a non-2xx answer is read and thrown as
    * ApiError.
    */
-  async openStream(path: string, options: RequestOptions = {}): Promise<ReadableStream<Uint8Array>> {
+  async openStream(
+    path: string,
+    options: RequestOptions = {},
+  ): Promise<ReadableStream<Uint8Array>> {
     const response = await this.#send('GET', path, options);
-    if (!response.ok) throw errorFromResponse(response.status, response.statusText, await response.text());
-    if (response.body === null) throw new ProtocolError(`GET ${this.url(path, options.query)} answered without a body`);
+    if (!response.ok)
+      throw errorFromResponse(response.status, response.statusText, await response.text());
+    if (response.body === null)
+      throw new ProtocolError(`GET ${this.url(path, options.query)} answered without a body`);
     return response.body;
   }
 
   async #send(method: string, path: string, options: RequestOptions): Promise<Response> {
     const url = this.url(path, options.query);
-    const headers: Record<string, string> = { accept: 'application/json', ...options.headers, authorization: `Bearer ${this.#apiKey}` };
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      ...options.headers,
+      authorization: `Bearer ${this.#apiKey}`,
+    };
     if (options.body !== undefined) headers['content-type'] = 'application/json';
     try {
       const init: RequestInit = { method, headers };
@@ -256,26 +297,39 @@ export class KeelHttpClient {
   }
 
   provideInput(id: string, key: string, value: unknown): Promise<unknown> {
-    return this.request<unknown>('POST', `/v1/runs/${encodeURIComponent(id)}/input`, { body: { key, value } });
+    return this.request<unknown>('POST', `/v1/runs/${encodeURIComponent(id)}/input`, {
+      body: { key, value },
+    });
   }
 
   /** Every event after `after`, at once. The API may answer with a bare array or `{ events }`. */
   async listEvents(id: string, after: number): Promise<RunEvent[]> {
     const path = `/v1/runs/${encodeURIComponent(id)}/events`;
-    const body = await this.request<RunEvent[] | { events?: RunEvent[] }>('GET', path, { query: { format: 'json', after } });
+    const body = await this.request<RunEvent[] | { events?: RunEvent[] }>('GET', path, {
+      query: { format: 'json', after },
+    });
     const events = Array.isArray(body) ? body : body?.events;
-    if (!Array.isArray(events)) throw new ProtocolError(`GET ${this.url(path)} did not answer with a list of events`);
+    if (!Array.isArray(events))
+      throw new ProtocolError(`GET ${this.url(path)} did not answer with a list of events`);
     return events;
   }
 
   async listSteps(id: string): Promise<Step[]> {
-    const body = await this.request<{ steps?: Step[] }>('GET', `/v1/runs/${encodeURIComponent(id)}/steps`);
-    if (!Array.isArray(body?.steps)) throw new ProtocolError(`GET /v1/runs/${id}/steps did not answer with { steps: [...] }`);
+    const body = await this.request<{ steps?: Step[] }>(
+      'GET',
+      `/v1/runs/${encodeURIComponent(id)}/steps`,
+    );
+    if (!Array.isArray(body?.steps))
+      throw new ProtocolError(`GET /v1/runs/${id}/steps did not answer with { steps: [...] }`);
     return body.steps;
   }
 
   /** The run's live event stream (SSE), resuming after `lastEventId` when given. */
-  openEventStream(id: string, lastEventId: string | undefined, signal: AbortSignal): Promise<ReadableStream<Uint8Array>> {
+  openEventStream(
+    id: string,
+    lastEventId: string | undefined,
+    signal: AbortSignal,
+  ): Promise<ReadableStream<Uint8Array>> {
     const headers: Record<string, string> = { accept: 'text/event-stream' };
     if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
     return this.openStream(`/v1/runs/${encodeURIComponent(id)}/events`, { headers, signal });

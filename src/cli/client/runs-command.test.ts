@@ -27,17 +27,24 @@ interface Recorded {
   body: unknown;
 }
 
-type Handler = (req: Recorded, res: http.ServerResponse, raw: http.IncomingMessage) => void | Promise<void>;
+type Handler = (
+  req: Recorded,
+  res: http.ServerResponse,
+  raw: http.IncomingMessage,
+) => void | Promise<void>;
 
 function countHandles(): Map<string, number> {
   const counts = new Map<string, number>();
-  for (const name of process.getActiveResourcesInfo()) counts.set(name, (counts.get(name) ?? 0) + 1);
+  for (const name of process.getActiveResourcesInfo())
+    counts.set(name, (counts.get(name) ?? 0) + 1);
   return counts;
 }
 
 function leakedHandles(baseline: Map<string, number>): string[] {
   const now = countHandles();
-  return TRACKED_HANDLES.filter((name) => (now.get(name) ?? 0) > (baseline.get(name) ?? 0)).map((name) => `${name}×${(now.get(name) ?? 0) - (baseline.get(name) ?? 0)}`);
+  return TRACKED_HANDLES.filter((name) => (now.get(name) ?? 0) > (baseline.get(name) ?? 0)).map(
+    (name) => `${name}×${(now.get(name) ?? 0) - (baseline.get(name) ?? 0)}`,
+  );
 }
 
 async function pollUntil(condition: () => boolean): Promise<boolean> {
@@ -74,9 +81,16 @@ async function startApi(handler: Handler) {
   const server = http.createServer((raw, res) => {
     void (async () => {
       const url = new URL(raw.url ?? '/', 'http://localhost');
-      const req: Recorded = { method: raw.method ?? '', path: url.pathname, query: url.searchParams, headers: raw.headers, body: await readBody(raw) };
+      const req: Recorded = {
+        method: raw.method ?? '',
+        path: url.pathname,
+        query: url.searchParams,
+        headers: raw.headers,
+        body: await readBody(raw),
+      };
       requests.push(req);
-      if (raw.headers.authorization !== `Bearer ${KEY}`) return sendError(res, 401, 'unauthorized', 'The API key is missing or not recognised.');
+      if (raw.headers.authorization !== `Bearer ${KEY}`)
+        return sendError(res, 401, 'unauthorized', 'The API key is missing or not recognised.');
       await handler(req, res, raw);
       if (!res.headersSent) sendError(res, 404, 'not_found', `no route ${req.method} ${req.path}`);
     })().catch((error: unknown) => {
@@ -86,7 +100,11 @@ async function startApi(handler: Handler) {
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, requests, close: () => closeAndCheck(server, baseline) };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: () => closeAndCheck(server, baseline),
+  };
 }
 
 async function closeAndCheck(server: http.Server, baseline: Map<string, number>): Promise<void> {
@@ -94,9 +112,12 @@ async function closeAndCheck(server: http.Server, baseline: Map<string, number>)
   server.close(() => (closed = true));
   if (!(await pollUntil(() => closed))) {
     server.closeAllConnections();
-    assert.fail('the server still had an open connection after the command returned: a response was left unread');
+    assert.fail(
+      'the server still had an open connection after the command returned: a response was left unread',
+    );
   }
-  if (!(await pollUntil(() => leakedHandles(baseline).length === 0))) assert.fail(`leaked handles: ${leakedHandles(baseline).join(', ')}`);
+  if (!(await pollUntil(() => leakedHandles(baseline).length === 0)))
+    assert.fail(`leaked handles: ${leakedHandles(baseline).join(', ')}`);
 }
 
 function captureIo(env: NodeJS.ProcessEnv, options: { tty?: boolean } = {}) {
@@ -120,17 +141,36 @@ function captureIo(env: NodeJS.ProcessEnv, options: { tty?: boolean } = {}) {
    * received.
    */
   const untilStdout = (pattern: RegExp): Promise<void> =>
-    pattern.test(text.stdout) ? Promise.resolve() : new Promise((resolve) => waiters.push({ pattern, resolve }));
+    pattern.test(text.stdout)
+      ? Promise.resolve()
+      : new Promise((resolve) => waiters.push({ pattern, resolve }));
   return { io: { stdout, stderr, env }, text, untilStdout };
 }
 
 function makeRun(id: string, fields: Record<string, unknown> = {}) {
   const at = '2025-01-01T12:00:00.000Z';
-  return { id, tenantId: 't1', agent: 'echo', agentVersion: 'v1', status: 'queued', stateVersion: 1, priority: 'interactive', input: {}, createdAt: at, updatedAt: at, ...fields };
+  return {
+    id,
+    tenantId: 't1',
+    agent: 'echo',
+    agentVersion: 'v1',
+    status: 'queued',
+    stateVersion: 1,
+    priority: 'interactive',
+    input: {},
+    createdAt: at,
+    updatedAt: at,
+    ...fields,
+  };
 }
 
 function makeEvents(types: string[]) {
-  return types.map((type, i) => ({ seq: i + 1, type, at: new Date(Date.UTC(2025, 0, 1, 12, 0, i)).toISOString(), data: { n: i + 1 } }));
+  return types.map((type, i) => ({
+    seq: i + 1,
+    type,
+    at: new Date(Date.UTC(2025, 0, 1, 12, 0, i)).toISOString(),
+    data: { n: i + 1 },
+  }));
 }
 
 function sseFrame(event: { seq: number; type: string }): string {
@@ -146,7 +186,14 @@ function printedSeqs(stdout: string): number[] {
   return [...stdout.matchAll(/ #(\d+) /g)].map((m) => Number(m[1]));
 }
 
-const SIX = makeEvents(['run.started', 'step.started', 'step.completed', 'model.completed', 'tool.completed', 'run.succeeded']);
+const SIX = makeEvents([
+  'run.started',
+  'step.started',
+  'step.completed',
+  'model.completed',
+  'tool.completed',
+  'run.succeeded',
+]);
 
 test('submit sends the documented body and prints the new id', async () => {
   const api = await startApi((req, res) => {
@@ -154,8 +201,28 @@ test('submit sends the documented body and prints the new id', async () => {
   });
   try {
     const { io, text } = captureIo({ KEEL_API_KEY: KEY });
-    const argv = ['submit', 'echo', '--url', api.url, '--input', '{"name":"ann"}', '--idempotency-key', 'k-1', '--priority', 'batch'];
-    argv.push('--max-steps', '5', '--max-tokens', '1000', '--max-cost-usd', '0.25', '--deadline-ms', '60000');
+    const argv = [
+      'submit',
+      'echo',
+      '--url',
+      api.url,
+      '--input',
+      '{"name":"ann"}',
+      '--idempotency-key',
+      'k-1',
+      '--priority',
+      'batch',
+    ];
+    argv.push(
+      '--max-steps',
+      '5',
+      '--max-tokens',
+      '1000',
+      '--max-cost-usd',
+      '0.25',
+      '--deadline-ms',
+      '60000',
+    );
     assert.equal(await runRunsCommand(argv, io), 0, text.stderr);
     assert.equal(text.stdout, 'run_1\n');
     assert.equal(api.requests.length, 1);
@@ -175,13 +242,18 @@ test('submit sends the documented body and prints the new id', async () => {
 test('submit --input-file reads the input and leaves out options not given; --json prints the run', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'keel-runs-'));
   const api = await startApi((req, res) => {
-    if (req.method === 'POST' && req.path === '/v1/runs') sendJson(res, 201, makeRun('run_2', { input: req.body }));
+    if (req.method === 'POST' && req.path === '/v1/runs')
+      sendJson(res, 201, makeRun('run_2', { input: req.body }));
   });
   try {
     const file = join(dir, 'input.json');
     await writeFile(file, '{"items":[1,2,3]}');
     const { io, text } = captureIo({ KEEL_API_KEY: KEY, KEEL_URL: api.url });
-    assert.equal(await runRunsCommand(['submit', 'summarize', '--input-file', file, '--json'], io), 0, text.stderr);
+    assert.equal(
+      await runRunsCommand(['submit', 'summarize', '--input-file', file, '--json'], io),
+      0,
+      text.stderr,
+    );
     assert.deepEqual(api.requests[0]?.body, { agent: 'summarize', input: { items: [1, 2, 3] } });
     assert.equal((JSON.parse(text.stdout) as { id: string }).id, 'run_2');
   } finally {
@@ -192,20 +264,28 @@ test('submit --input-file reads the input and leaves out options not given; --js
 
 function waitApi(outcome: 'succeeded' | 'failed') {
   const events = makeEvents(['run.started', 'step.completed', `run.${outcome}`]);
-  const final = outcome === 'succeeded' ? { status: 'succeeded', result: { answer: 42 } } : { status: 'failed', error: { code: 'agent_error', message: 'boom' } };
+  const final =
+    outcome === 'succeeded'
+      ? { status: 'succeeded', result: { answer: 42 } }
+      : { status: 'failed', error: { code: 'agent_error', message: 'boom' } };
   return startApi((req, res) => {
-    if (req.method === 'POST' && req.path === '/v1/runs') return sendJson(res, 201, makeRun('run_w'));
+    if (req.method === 'POST' && req.path === '/v1/runs')
+      return sendJson(res, 201, makeRun('run_w'));
     if (req.path === '/v1/runs/run_w/events') {
       openSse(res);
       for (const event of events) res.write(sseFrame(event));
       return void res.end();
     }
-    if (req.path === '/v1/runs/run_w') sendJson(res, 200, makeRun('run_w', { ...final, endedAt: '2025-01-01T12:00:03.000Z' }));
+    if (req.path === '/v1/runs/run_w')
+      sendJson(res, 200, makeRun('run_w', { ...final, endedAt: '2025-01-01T12:00:03.000Z' }));
   });
 }
 
 test('submit --wait follows the run and exits 0 only when it succeeded', async () => {
-  for (const [outcome, code, shown] of [['succeeded', 0, '"answer": 42'], ['failed', 1, 'agent_error: boom']] as const) {
+  for (const [outcome, code, shown] of [
+    ['succeeded', 0, '"answer": 42'],
+    ['failed', 1, 'agent_error: boom'],
+  ] as const) {
     const api = await waitApi(outcome);
     try {
       const { io, text } = captureIo({ KEEL_API_KEY: KEY, KEEL_URL: api.url });
@@ -227,22 +307,45 @@ test('list --all follows nextCursor to the end, keeping the filters on every pag
     c2: { runs: [makeRun('r5')], nextCursor: null },
   };
   const api = await startApi((req, res) => {
-    const page = req.method === 'GET' && req.path === '/v1/runs' ? pages[req.query.get('cursor') ?? ''] : undefined;
+    const page =
+      req.method === 'GET' && req.path === '/v1/runs'
+        ? pages[req.query.get('cursor') ?? '']
+        : undefined;
     if (page) sendJson(res, 200, page);
   });
   try {
     const { io, text } = captureIo({ KEEL_API_KEY: KEY, KEEL_URL: api.url });
-    assert.equal(await runRunsCommand(['list', '--all', '--status', 'queued', '--agent', 'echo', '--limit', '2'], io), 0, text.stderr);
-    assert.deepEqual(api.requests.map((r) => r.query.get('cursor')), [null, 'c1', 'c2']);
-    for (const r of api.requests) assert.deepEqual([r.query.get('status'), r.query.get('agent'), r.query.get('limit')], ['queued', 'echo', '2']);
+    assert.equal(
+      await runRunsCommand(
+        ['list', '--all', '--status', 'queued', '--agent', 'echo', '--limit', '2'],
+        io,
+      ),
+      0,
+      text.stderr,
+    );
+    assert.deepEqual(
+      api.requests.map((r) => r.query.get('cursor')),
+      [null, 'c1', 'c2'],
+    );
+    for (const r of api.requests)
+      assert.deepEqual(
+        [r.query.get('status'), r.query.get('agent'), r.query.get('limit')],
+        ['queued', 'echo', '2'],
+      );
     const lines = text.stdout.trimEnd().split('\n');
     assert.match(lines[0] ?? '', /^ID\s+STATUS\s+AGENT/);
-    assert.deepEqual(lines.slice(1).map((l) => l.split(/\s+/)[0]), ['r1', 'r2', 'r3', 'r4', 'r5']);
+    assert.deepEqual(
+      lines.slice(1).map((l) => l.split(/\s+/)[0]),
+      ['r1', 'r2', 'r3', 'r4', 'r5'],
+    );
 
     const json = captureIo({ KEEL_API_KEY: KEY, KEEL_URL: api.url });
     assert.equal(await runRunsCommand(['list', '--all', '--json'], json.io), 0);
     const parsed = JSON.parse(json.text.stdout) as { runs: { id: string }[]; nextCursor: unknown };
-    assert.deepEqual(parsed.runs.map((r) => r.id), ['r1', 'r2', 'r3', 'r4', 'r5']);
+    assert.deepEqual(
+      parsed.runs.map((r) => r.id),
+      ['r1', 'r2', 'r3', 'r4', 'r5'],
+    );
     assert.equal(parsed.nextCursor, null);
   } finally {
     await api.close();
@@ -251,7 +354,8 @@ test('list --all follows nextCursor to the end, keeping the filters on every pag
 
 test('an API error exits 1 and prints the error code', async () => {
   const api = await startApi((req, res) => {
-    if (req.path === '/v1/runs/nope') sendError(res, 404, 'run_not_found', 'No run with this id belongs to the caller’s tenant.');
+    if (req.path === '/v1/runs/nope')
+      sendError(res, 404, 'run_not_found', 'No run with this id belongs to the caller’s tenant.');
   });
   try {
     const missing = captureIo({ KEEL_API_KEY: KEY, KEEL_URL: api.url });
@@ -343,7 +447,8 @@ test('events --after past the end of a finished run stops instead of reconnectin
       openSse(res);
       return void res.end();
     }
-    if (req.path === '/v1/runs/run_d') sendJson(res, 200, makeRun('run_d', { status: 'succeeded' }));
+    if (req.path === '/v1/runs/run_d')
+      sendJson(res, 200, makeRun('run_d', { status: 'succeeded' }));
   });
   try {
     const { io, text } = captureIo({ KEEL_API_KEY: KEY, KEEL_URL: api.url });
@@ -389,14 +494,37 @@ test('events on a terminal draws a status line, clears it, and closes a stream t
 
 test('--json output parses for get, events (live and --no-follow) and steps', async () => {
   const steps = [
-    { seq: 1, kind: 'model', name: 'gpt', status: 'succeeded', attempts: 1, queuedAt: '2025-01-01T12:00:00.000Z', startedAt: '2025-01-01T12:00:00.250Z', endedAt: '2025-01-01T12:00:01.500Z' },
-    { seq: 2, kind: 'tool', name: 'search', status: 'failed', attempts: 3, executionId: 'x1', error: { code: 'tool_failed', message: 'nope' } },
+    {
+      seq: 1,
+      kind: 'model',
+      name: 'gpt',
+      status: 'succeeded',
+      attempts: 1,
+      queuedAt: '2025-01-01T12:00:00.000Z',
+      startedAt: '2025-01-01T12:00:00.250Z',
+      endedAt: '2025-01-01T12:00:01.500Z',
+    },
+    {
+      seq: 2,
+      kind: 'tool',
+      name: 'search',
+      status: 'failed',
+      attempts: 3,
+      executionId: 'x1',
+      error: { code: 'tool_failed', message: 'nope' },
+    },
   ];
   const api = await startApi((req, res) => {
-    if (req.path === '/v1/runs/run_j') return sendJson(res, 200, makeRun('run_j', { status: 'running' }));
+    if (req.path === '/v1/runs/run_j')
+      return sendJson(res, 200, makeRun('run_j', { status: 'running' }));
     if (req.path === '/v1/runs/run_j/steps') return sendJson(res, 200, { steps });
     if (req.path !== '/v1/runs/run_j/events') return;
-    if (req.query.get('format') === 'json') return sendJson(res, 200, SIX.filter((e) => e.seq > Number(req.query.get('after'))));
+    if (req.query.get('format') === 'json')
+      return sendJson(
+        res,
+        200,
+        SIX.filter((e) => e.seq > Number(req.query.get('after'))),
+      );
     openSse(res);
     for (const event of SIX) res.write(sseFrame(event));
     res.end();
@@ -409,10 +537,19 @@ test('--json output parses for get, events (live and --no-follow) and steps', as
 
     const live = captureIo(env);
     assert.equal(await runRunsCommand(['events', 'run_j', '--json'], live.io), 0);
-    assert.deepEqual(live.text.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as unknown), SIX);
+    assert.deepEqual(
+      live.text.stdout
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line) as unknown),
+      SIX,
+    );
 
     const once = captureIo(env);
-    assert.equal(await runRunsCommand(['events', 'run_j', '--no-follow', '--after', '4', '--json'], once.io), 0);
+    assert.equal(
+      await runRunsCommand(['events', 'run_j', '--no-follow', '--after', '4', '--json'], once.io),
+      0,
+    );
     assert.deepEqual(JSON.parse(once.text.stdout), SIX.slice(4));
 
     const stepsJson = captureIo(env);
@@ -431,8 +568,10 @@ test('--json output parses for get, events (live and --no-follow) and steps', as
 
 test('cancel and input post to their routes', async () => {
   const api = await startApi((req, res) => {
-    if (req.method === 'POST' && req.path === '/v1/runs/run_x/cancel') return sendJson(res, 202, makeRun('run_x', { status: 'cancelling' }));
-    if (req.method === 'POST' && req.path === '/v1/runs/run_x/input') sendJson(res, 200, makeRun('run_x', { status: 'running' }));
+    if (req.method === 'POST' && req.path === '/v1/runs/run_x/cancel')
+      return sendJson(res, 202, makeRun('run_x', { status: 'cancelling' }));
+    if (req.method === 'POST' && req.path === '/v1/runs/run_x/input')
+      sendJson(res, 200, makeRun('run_x', { status: 'running' }));
   });
   try {
     const env = { KEEL_API_KEY: KEY, KEEL_URL: api.url };
@@ -440,7 +579,11 @@ test('cancel and input post to their routes', async () => {
     assert.equal(await runRunsCommand(['cancel', 'run_x'], cancelled.io), 0, cancelled.text.stderr);
     assert.match(cancelled.text.stdout, /cancel requested for run_x \(status: cancelling\)/);
     const answered = captureIo(env);
-    assert.equal(await runRunsCommand(['input', 'run_x', 'approve', '{"ok":true}'], answered.io), 0, answered.text.stderr);
+    assert.equal(
+      await runRunsCommand(['input', 'run_x', 'approve', '{"ok":true}'], answered.io),
+      0,
+      answered.text.stderr,
+    );
     assert.deepEqual(api.requests[1]?.body, { key: 'approve', value: { ok: true } });
   } finally {
     await api.close();
@@ -505,10 +648,16 @@ test('readSse gives up after its bounded retries when the server keeps failing',
   try {
     const messages = readSse({
       connect: async (_id, signal) => {
-        const res = await fetch(`${api.url}/stream`, { headers: { authorization: `Bearer ${KEY}` }, signal });
+        const res = await fetch(`${api.url}/stream`, {
+          headers: { authorization: `Bearer ${KEY}` },
+          signal,
+        });
         const body = await res.text();
         const { ApiError } = await import('./http-client.ts');
-        throw new ApiError(res.status, (JSON.parse(body) as { error: { code: string; message: string } }).error);
+        throw new ApiError(
+          res.status,
+          (JSON.parse(body) as { error: { code: string; message: string } }).error,
+        );
       },
       maxRetries: 2,
       retryBaseDelayMs: 1,

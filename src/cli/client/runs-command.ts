@@ -7,8 +7,23 @@ import type { ParseArgsOptionsConfig } from 'node:util';
 import { expectPositionals, intFlag, jsonArgument, positiveNumberFlag } from '../kit/args.ts';
 import { clientFlagsUsage, connect, parseClientFlags as parse } from '../kit/client.ts';
 import { dispatch, type Subcommand } from '../kit/dispatch.ts';
-import { EXIT_FAILURE, EXIT_OK, isTty, out, printJson, UsageError, type CliIo } from '../kit/output.ts';
-import { formatEventLine, formatOutcome, formatRun, formatRunTable, formatStatusLine, formatStepTable } from './format.ts';
+import {
+  EXIT_FAILURE,
+  EXIT_OK,
+  isTty,
+  out,
+  printJson,
+  UsageError,
+  type CliIo,
+} from '../kit/output.ts';
+import {
+  formatEventLine,
+  formatOutcome,
+  formatRun,
+  formatRunTable,
+  formatStatusLine,
+  formatStepTable,
+} from './format.ts';
 import {
   isTransientError,
   KeelHttpClient,
@@ -50,7 +65,6 @@ ${clientFlagsUsage()}
 
 exit codes: 0 success, 1 request failed or the run did not succeed, 2 usage error`;
 
-
 /**
  * The in-place spinner line on a terminal: cleared before each event line is printed, redrawn
  * after.
@@ -91,7 +105,13 @@ class StatusLine {
 
   #draw(): void {
     const columns = (this.#stream as { columns?: number }).columns ?? 80;
-    const state = { runId: this.#runId, tick: this.#tick, elapsedMs: Date.now() - this.#startedAt, events: this.#events, last: this.#last };
+    const state = {
+      runId: this.#runId,
+      tick: this.#tick,
+      elapsedMs: Date.now() - this.#startedAt,
+      events: this.#events,
+      last: this.#last,
+    };
     this.#stream.write(`\r\x1b[2K${formatStatusLine(state, columns)}`);
   }
 }
@@ -104,12 +124,20 @@ function toRunEvent(message: SseMessage): RunEvent {
   try {
     data = JSON.parse(message.data);
   } catch {
-    throw new ProtocolError(`event ${message.id ?? '?'} (${message.event}) does not carry JSON data`);
+    throw new ProtocolError(
+      `event ${message.id ?? '?'} (${message.event}) does not carry JSON data`,
+    );
   }
   const fields = typeof data === 'object' && data !== null ? (data as Partial<RunEvent>) : {};
   const seq = typeof fields.seq === 'number' ? fields.seq : Number(message.id);
-  if (!Number.isSafeInteger(seq)) throw new ProtocolError(`event without a sequence number: ${message.data.slice(0, 80)}`);
-  return { seq, type: typeof fields.type === 'string' ? fields.type : message.event, at: fields.at, data: 'data' in fields ? fields.data : data };
+  if (!Number.isSafeInteger(seq))
+    throw new ProtocolError(`event without a sequence number: ${message.data.slice(0, 80)}`);
+  return {
+    seq,
+    type: typeof fields.type === 'string' ? fields.type : message.event,
+    at: fields.at,
+    data: 'data' in fields ? fields.data : data,
+  };
 }
 
 interface FollowOptions {
@@ -122,7 +150,8 @@ interface FollowOptions {
 }
 
 function reconnectNote(info: SseReconnect): string {
-  const reason = info.error instanceof Error ? info.error.message : 'the stream ended before the run did';
+  const reason =
+    info.error instanceof Error ? info.error.message : 'the stream ended before the run did';
   return `connection lost (${reason}); resuming after event ${info.lastEventId ?? '0'} (attempt ${info.attempt}/${info.maxRetries})`;
 }
 
@@ -130,7 +159,11 @@ function reconnectNote(info: SseReconnect): string {
  * After a clean end: a stream that delivered nothing while the run is over has nothing left to
  * give.
  */
-async function shouldResume(client: KeelHttpClient, runId: string, received: number): Promise<boolean> {
+async function shouldResume(
+  client: KeelHttpClient,
+  runId: string,
+  received: number,
+): Promise<boolean> {
   if (received > 0) return true;
   try {
     return !TERMINAL_RUN_STATUSES.has((await client.getRun(runId)).status);
@@ -144,23 +177,32 @@ async function shouldResume(client: KeelHttpClient, runId: string, received: num
  * Prints a run's events as they arrive until its terminal event, resuming after dropped
  * connections.
  */
-async function followEvents(client: KeelHttpClient, runId: string, options: FollowOptions): Promise<void> {
+async function followEvents(
+  client: KeelHttpClient,
+  runId: string,
+  options: FollowOptions,
+): Promise<void> {
   const { io, mode } = options;
-  const status = mode === 'human' && isTty(io.stderr) ? new StatusLine(io.stderr, runId) : undefined;
+  const status =
+    mode === 'human' && isTty(io.stderr) ? new StatusLine(io.stderr, runId) : undefined;
   let lastSeq = options.after ?? 0;
   try {
     const messages = readSse({
       connect: (lastEventId, signal) => client.openEventStream(runId, lastEventId, signal),
       ...(options.after === undefined ? {} : { lastEventId: String(options.after) }),
       resumeAfterEnd: ({ received }) => shouldResume(client, runId, received),
-      onReconnect: (info) => (status ? status.print(io.stderr, reconnectNote(info)) : io.stderr.write(`${reconnectNote(info)}\n`)),
+      onReconnect: (info) =>
+        status
+          ? status.print(io.stderr, reconnectNote(info))
+          : io.stderr.write(`${reconnectNote(info)}\n`),
     });
     for await (const message of messages) {
       const event = toRunEvent(message);
       if (event.seq <= lastSeq) continue; // a resumed stream may repeat what was already shown
       lastSeq = event.seq;
       if (mode === 'ndjson') out(io, JSON.stringify(event));
-      else if (mode === 'human' && status) status.print(io.stdout, formatEventLine(event), event.type);
+      else if (mode === 'human' && status)
+        status.print(io.stdout, formatEventLine(event), event.type);
       else if (mode === 'human') out(io, formatEventLine(event));
       if (TERMINAL_EVENT_TYPES.has(event.type)) return;
     }
@@ -169,16 +211,22 @@ async function followEvents(client: KeelHttpClient, runId: string, options: Foll
   }
 }
 
-async function readSubmitInput(values: { input?: string | undefined; 'input-file'?: string | undefined }): Promise<unknown> {
+async function readSubmitInput(values: {
+  input?: string | undefined;
+  'input-file'?: string | undefined;
+}): Promise<unknown> {
   const file = values['input-file'];
-  if (values.input !== undefined && file !== undefined) throw new UsageError('pass --input or --input-file, not both');
+  if (values.input !== undefined && file !== undefined)
+    throw new UsageError('pass --input or --input-file, not both');
   if (values.input !== undefined) return jsonArgument(values.input, '--input');
   if (file === undefined) return {};
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    throw new UsageError(`cannot read --input-file ${file}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new UsageError(
+      `cannot read --input-file ${file}: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   return jsonArgument(text, `--input-file ${file}`);
 }
@@ -202,7 +250,8 @@ async function submitBody(agent: string, values: SubmitValues): Promise<SubmitRu
   if (values['idempotency-key'] !== undefined) body.idempotencyKey = values['idempotency-key'];
   const priority = values.priority;
   if (priority !== undefined) {
-    if (!PRIORITIES.some((p) => p === priority)) throw new UsageError(`--priority must be one of ${PRIORITIES.join(', ')}, got '${priority}'`);
+    if (!PRIORITIES.some((p) => p === priority))
+      throw new UsageError(`--priority must be one of ${PRIORITIES.join(', ')}, got '${priority}'`);
     body.priority = priority as SubmitRunBody['priority'];
   }
   const budget = {
@@ -228,7 +277,12 @@ async function submit(args: string[], io: CliIo): Promise<number> {
     return EXIT_OK;
   }
   if (!values.json) out(io, run.id);
-  if (!TERMINAL_RUN_STATUSES.has(run.status)) await followEvents(client, run.id, { after: undefined, mode: values.json ? 'quiet' : 'human', io });
+  if (!TERMINAL_RUN_STATUSES.has(run.status))
+    await followEvents(client, run.id, {
+      after: undefined,
+      mode: values.json ? 'quiet' : 'human',
+      io,
+    });
   const final = await client.getRun(run.id);
   if (values.json) printJson(io, final);
   else out(io, formatOutcome(final));
@@ -251,12 +305,18 @@ async function listAllPages(client: KeelHttpClient, query: ListRunsQuery): Promi
   for (let page = 0; page < LIST_ALL_MAX_PAGES; page += 1) {
     const result = await client.listRuns(cursor === undefined ? query : { ...query, cursor });
     for (const run of result.runs) runs.push(run);
-    if (result.nextCursor === null || result.nextCursor === undefined) return { runs, nextCursor: null };
-    if (seen.has(result.nextCursor)) throw new ProtocolError(`the server handed out cursor '${result.nextCursor}' twice; stopping to avoid a loop`);
+    if (result.nextCursor === null || result.nextCursor === undefined)
+      return { runs, nextCursor: null };
+    if (seen.has(result.nextCursor))
+      throw new ProtocolError(
+        `the server handed out cursor '${result.nextCursor}' twice; stopping to avoid a loop`,
+      );
     seen.add(result.nextCursor);
     cursor = result.nextCursor;
   }
-  throw new ProtocolError(`more than ${LIST_ALL_MAX_PAGES} pages of runs; narrow the list with --status or --agent`);
+  throw new ProtocolError(
+    `more than ${LIST_ALL_MAX_PAGES} pages of runs; narrow the list with --status or --agent`,
+  );
 }
 
 async function list(args: string[], io: CliIo): Promise<number> {
@@ -288,7 +348,8 @@ async function list(args: string[], io: CliIo): Promise<number> {
 }
 
 function statusOf(body: unknown): string | undefined {
-  const status = typeof body === 'object' && body !== null ? (body as { status?: unknown }).status : undefined;
+  const status =
+    typeof body === 'object' && body !== null ? (body as { status?: unknown }).status : undefined;
   return typeof status === 'string' ? status : undefined;
 }
 
@@ -313,7 +374,10 @@ async function input(args: string[], io: CliIo): Promise<number> {
 }
 
 async function events(args: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parse(args, { after: { type: 'string' }, follow: { type: 'boolean', default: true } });
+  const { values, positionals } = parse(args, {
+    after: { type: 'string' },
+    follow: { type: 'boolean', default: true },
+  });
   const [id = ''] = expectPositionals(positionals, ['id']);
   const after = intFlag(values.after, '--after', 0);
   const client = connect(values, io.env);

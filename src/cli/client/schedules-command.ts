@@ -9,8 +9,8 @@ import { dispatch, type Subcommand } from '../kit/dispatch.ts';
 import { show, UsageError, type CliIo } from '../kit/output.ts';
 import { formatDateTime, formatTable } from './format.ts';
 
-
-const int = (value: string | undefined, flag: string): number | undefined => intFlag(value, flag, 0);
+const int = (value: string | undefined, flag: string): number | undefined =>
+  intFlag(value, flag, 0);
 
 export const SCHEDULES_USAGE = `usage: keel schedules <command> [options]
 
@@ -39,9 +39,18 @@ ${clientFlagsUsage()}
 exit codes: 0 success, 1 request failed, 2 usage error`;
 
 const SCHEDULE_FLAGS = {
-  agent: { type: 'string' }, cron: { type: 'string' }, 'every-ms': { type: 'string' }, tz: { type: 'string' }, input: { type: 'string' },
-  name: { type: 'string' }, overlap: { type: 'string' }, 'catchup-ms': { type: 'string' }, start: { type: 'string' }, end: { type: 'string' },
-  webhook: { type: 'string' }, priority: { type: 'string' },
+  agent: { type: 'string' },
+  cron: { type: 'string' },
+  'every-ms': { type: 'string' },
+  tz: { type: 'string' },
+  input: { type: 'string' },
+  name: { type: 'string' },
+  overlap: { type: 'string' },
+  'catchup-ms': { type: 'string' },
+  start: { type: 'string' },
+  end: { type: 'string' },
+  webhook: { type: 'string' },
+  priority: { type: 'string' },
 } as const satisfies ParseArgsOptionsConfig;
 
 type Schedule = Record<string, unknown> & { id: string };
@@ -61,7 +70,10 @@ function scheduleBody(v: Record<string, string | boolean | undefined>): Record<s
   if (s('end') !== undefined) body.endAt = s('end');
   if (s('webhook') !== undefined) body.webhookUrl = s('webhook');
   if (s('agent') !== undefined || s('input') !== undefined || s('priority') !== undefined) {
-    if (s('agent') === undefined) throw new UsageError('--input and --priority need --agent (the run template is replaced as a whole)');
+    if (s('agent') === undefined)
+      throw new UsageError(
+        '--input and --priority need --agent (the run template is replaced as a whole)',
+      );
     let input: unknown = null;
     if (s('input') !== undefined) {
       try {
@@ -70,25 +82,45 @@ function scheduleBody(v: Record<string, string | boolean | undefined>): Record<s
         throw new UsageError(`--input is not valid JSON (${(error as Error).message})`);
       }
     }
-    body.template = { agent: s('agent'), input, ...(s('priority') !== undefined ? { priority: s('priority') } : {}) };
+    body.template = {
+      agent: s('agent'),
+      input,
+      ...(s('priority') !== undefined ? { priority: s('priority') } : {}),
+    };
   }
   return body;
 }
 
 function formatSchedule(s: Schedule): string {
   const rows: Array<[string, unknown]> = [
-    ['id', s.id], ['name', s.name ?? '-'], ['version', s.version], ['when', s.cron ?? `every ${String(s.intervalMs)} ms`], ['time zone', s.timeZone],
-    ['paused', s.paused], ['overlap', s.overlap], ['catch-up', `${String(s.catchupWindowMs)} ms`], ['agent', (s.template as { agent?: string })?.agent],
-    ['next fire', formatDateTime(s.nextFireAt)], ['last success', formatDateTime(s.lastSuccessAt)], ['webhook', s.webhookUrl ?? '-'],
+    ['id', s.id],
+    ['name', s.name ?? '-'],
+    ['version', s.version],
+    ['when', s.cron ?? `every ${String(s.intervalMs)} ms`],
+    ['time zone', s.timeZone],
+    ['paused', s.paused],
+    ['overlap', s.overlap],
+    ['catch-up', `${String(s.catchupWindowMs)} ms`],
+    ['agent', (s.template as { agent?: string })?.agent],
+    ['next fire', formatDateTime(s.nextFireAt)],
+    ['last success', formatDateTime(s.lastSuccessAt)],
+    ['webhook', s.webhookUrl ?? '-'],
   ];
   return rows.map(([k, v]) => `${k.padEnd(13)}${String(v)}`).join('\n');
 }
 
 function formatFires(fires: Fire[]): string {
   if (fires.length === 0) return 'no fires';
-  return formatTable(['LOGICAL TIME', 'KIND', 'OUTCOME', 'RUN', 'VERSION'], fires.map((f) => [
-    String(f.logicalTime), String(f.kind), String(f.status), String(f.runId ?? '-'), String(f.scheduleVersion),
-  ]));
+  return formatTable(
+    ['LOGICAL TIME', 'KIND', 'OUTCOME', 'RUN', 'VERSION'],
+    fires.map((f) => [
+      String(f.logicalTime),
+      String(f.kind),
+      String(f.status),
+      String(f.runId ?? '-'),
+      String(f.scheduleVersion),
+    ]),
+  );
 }
 
 const path = (id: string, tail = '') => `/v1/schedules/${encodeURIComponent(id)}${tail}`;
@@ -96,14 +128,22 @@ const path = (id: string, tail = '') => `/v1/schedules/${encodeURIComponent(id)}
 const SUBCOMMANDS: Record<string, Subcommand> = {
   async create(args, io) {
     const { values, positionals } = parse(args, SCHEDULE_FLAGS);
-    if (positionals.length > 0) throw new UsageError(`create takes no positional arguments, got ${positionals.join(' ')}`);
-    if (values.agent === undefined || values.tz === undefined) throw new UsageError('create needs --agent and --tz');
-    const s = await connect(values, io.env).request<Schedule>('POST', '/v1/schedules', { body: scheduleBody(values) });
+    if (positionals.length > 0)
+      throw new UsageError(`create takes no positional arguments, got ${positionals.join(' ')}`);
+    if (values.agent === undefined || values.tz === undefined)
+      throw new UsageError('create needs --agent and --tz');
+    const s = await connect(values, io.env).request<Schedule>('POST', '/v1/schedules', {
+      body: scheduleBody(values),
+    });
     return show(io, values.json, s, () => formatSchedule(s));
   },
   async update(args, io) {
     const { values, positionals } = parse(args, SCHEDULE_FLAGS);
-    const s = await connect(values, io.env).request<Schedule>('PATCH', path(one(positionals, 'id')), { body: scheduleBody(values) });
+    const s = await connect(values, io.env).request<Schedule>(
+      'PATCH',
+      path(one(positionals, 'id')),
+      { body: scheduleBody(values) },
+    );
     return show(io, values.json, s, () => formatSchedule(s));
   },
   async get(args, io) {
@@ -113,12 +153,27 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
   },
   async list(args, io) {
     const { values } = parse(args, { limit: { type: 'string' }, cursor: { type: 'string' } });
-    const page = await connect(values, io.env).request<{ schedules: Schedule[]; nextCursor: string | null }>('GET', '/v1/schedules', {
+    const page = await connect(values, io.env).request<{
+      schedules: Schedule[];
+      nextCursor: string | null;
+    }>('GET', '/v1/schedules', {
       query: { limit: int(values.limit, '--limit'), cursor: values.cursor },
     });
-    return show(io, values.json, page, () => (page.schedules.length === 0 ? 'no schedules' : formatTable(['ID', 'NAME', 'WHEN', 'ZONE', 'PAUSED', 'NEXT FIRE'],
-      page.schedules.map((s) => [s.id, String(s.name ?? '-'), String(s.cron ?? `every ${String(s.intervalMs)} ms`), String(s.timeZone), String(s.paused), formatDateTime(s.nextFireAt)]))
-      + (page.nextCursor ? `\nmore: --cursor ${page.nextCursor}` : '')));
+    return show(io, values.json, page, () =>
+      page.schedules.length === 0
+        ? 'no schedules'
+        : formatTable(
+            ['ID', 'NAME', 'WHEN', 'ZONE', 'PAUSED', 'NEXT FIRE'],
+            page.schedules.map((s) => [
+              s.id,
+              String(s.name ?? '-'),
+              String(s.cron ?? `every ${String(s.intervalMs)} ms`),
+              String(s.timeZone),
+              String(s.paused),
+              formatDateTime(s.nextFireAt),
+            ]),
+          ) + (page.nextCursor ? `\nmore: --cursor ${page.nextCursor}` : ''),
+    );
   },
   async delete(args, io) {
     const { values, positionals } = parse(args, {});
@@ -128,40 +183,100 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
   },
   async pause(args, io) {
     const { values, positionals } = parse(args, {});
-    const s = await connect(values, io.env).request<Schedule>('POST', path(one(positionals, 'id'), '/pause'), { body: {} });
+    const s = await connect(values, io.env).request<Schedule>(
+      'POST',
+      path(one(positionals, 'id'), '/pause'),
+      { body: {} },
+    );
     return show(io, values.json, s, () => `paused ${s.id}`);
   },
   async resume(args, io) {
     const { values, positionals } = parse(args, {});
-    const s = await connect(values, io.env).request<Schedule>('POST', path(one(positionals, 'id'), '/resume'), { body: {} });
-    return show(io, values.json, s, () => `resumed ${s.id}; next fire ${formatDateTime(s.nextFireAt)}`);
+    const s = await connect(values, io.env).request<Schedule>(
+      'POST',
+      path(one(positionals, 'id'), '/resume'),
+      { body: {} },
+    );
+    return show(
+      io,
+      values.json,
+      s,
+      () => `resumed ${s.id}; next fire ${formatDateTime(s.nextFireAt)}`,
+    );
   },
   async trigger(args, io) {
     const { values, positionals } = parse(args, {});
-    const fire = await connect(values, io.env).request<Fire>('POST', path(one(positionals, 'id'), '/trigger'), { body: {} });
+    const fire = await connect(values, io.env).request<Fire>(
+      'POST',
+      path(one(positionals, 'id'), '/trigger'),
+      { body: {} },
+    );
     return show(io, values.json, fire, () => `requested a fire at ${String(fire.logicalTime)}`);
   },
   async backfill(args, io) {
-    const { values, positionals } = parse(args, { from: { type: 'string' }, to: { type: 'string' } });
-    if (values.from === undefined || values.to === undefined) throw new UsageError('backfill needs --from <iso> and --to <iso>');
-    const result = await connect(values, io.env).request<{ fireTimes: string[]; requested: string[] }>('POST', path(one(positionals, 'id'), '/backfill'), {
+    const { values, positionals } = parse(args, {
+      from: { type: 'string' },
+      to: { type: 'string' },
+    });
+    if (values.from === undefined || values.to === undefined)
+      throw new UsageError('backfill needs --from <iso> and --to <iso>');
+    const result = await connect(values, io.env).request<{
+      fireTimes: string[];
+      requested: string[];
+    }>('POST', path(one(positionals, 'id'), '/backfill'), {
       body: { from: values.from, to: values.to },
     });
-    return show(io, values.json, result, () => `${result.requested.length} of ${result.fireTimes.length} fires requested (the others ran already)`);
+    return show(
+      io,
+      values.json,
+      result,
+      () =>
+        `${result.requested.length} of ${result.fireTimes.length} fires requested (the others ran already)`,
+    );
   },
   async fires(args, io) {
-    const { values, positionals } = parse(args, { status: { type: 'string' }, limit: { type: 'string' } });
-    const page = await connect(values, io.env).request<{ fires: Fire[] }>('GET', path(one(positionals, 'id'), '/fires'), {
-      query: { status: values.status, limit: int(values.limit, '--limit') },
+    const { values, positionals } = parse(args, {
+      status: { type: 'string' },
+      limit: { type: 'string' },
     });
+    const page = await connect(values, io.env).request<{ fires: Fire[] }>(
+      'GET',
+      path(one(positionals, 'id'), '/fires'),
+      {
+        query: { status: values.status, limit: int(values.limit, '--limit') },
+      },
+    );
     return show(io, values.json, page, () => formatFires(page.fires));
   },
   async events(args, io) {
-    const { values, positionals } = parse(args, { after: { type: 'string' }, limit: { type: 'string' } });
-    const page = await connect(values, io.env).request<{ events: Array<{ seq: number; type: string; at: string; data: { logicalTime?: string; runId?: string | null } }> }>(
-      'GET', path(one(positionals, 'id'), '/events'), { query: { after: int(values.after, '--after'), limit: int(values.limit, '--limit') } });
-    return show(io, values.json, page, () => (page.events.length === 0 ? 'no events' : formatTable(['SEQ', 'AT', 'EVENT', 'LOGICAL TIME', 'RUN'],
-      page.events.map((e) => [String(e.seq), formatDateTime(e.at), e.type, e.data.logicalTime ?? '-', e.data.runId ?? '-']))));
+    const { values, positionals } = parse(args, {
+      after: { type: 'string' },
+      limit: { type: 'string' },
+    });
+    const page = await connect(values, io.env).request<{
+      events: Array<{
+        seq: number;
+        type: string;
+        at: string;
+        data: { logicalTime?: string; runId?: string | null };
+      }>;
+    }>('GET', path(one(positionals, 'id'), '/events'), {
+      query: { after: int(values.after, '--after'), limit: int(values.limit, '--limit') },
+    });
+    return show(io, values.json, page, () =>
+      page.events.length === 0
+        ? 'no events'
+        : formatTable(
+            ['SEQ', 'AT', 'EVENT', 'LOGICAL TIME', 'RUN'],
+            page.events.map((e) => [
+              String(e.seq),
+              formatDateTime(e.at),
+              e.type,
+              e.data.logicalTime ?? '-',
+              e.data.runId ?? '-',
+            ]),
+          ),
+    );
   },
 };
 

@@ -44,7 +44,10 @@ export class SseRetriesExhaustedError extends Error {
 
   constructor(attempts: number, lastEventId: string | undefined, cause: unknown) {
     const reason = cause instanceof Error ? cause.message : 'the stream ended';
-    super(`event stream lost after ${attempts} reconnection attempts (last event id ${lastEventId ?? 'none'}): ${reason}`, { cause });
+    super(
+      `event stream lost after ${attempts} reconnection attempts (last event id ${lastEventId ?? 'none'}): ${reason}`,
+      { cause },
+    );
     this.name = 'SseRetriesExhaustedError';
     this.lastEventId = lastEventId;
   }
@@ -162,13 +165,19 @@ export interface ReadSseOptions {
    * Opens one connection, resuming after `lastEventId`; errors are classified by
    * `isTransientError`.
    */
-  connect: (lastEventId: string | undefined, signal: AbortSignal) => Promise<ReadableStream<Uint8Array>>;
+  connect: (
+    lastEventId: string | undefined,
+    signal: AbortSignal,
+  ) => Promise<ReadableStream<Uint8Array>>;
   lastEventId?: string;
   /**
    * Asked when a connection ends cleanly; `true` reconnects. Without it a clean end finishes the
    * read.
    */
-  resumeAfterEnd?: (info: { received: number; lastEventId: string | undefined }) => Promise<boolean> | boolean;
+  resumeAfterEnd?: (info: {
+    received: number;
+    lastEventId: string | undefined;
+  }) => Promise<boolean> | boolean;
   onReconnect?: (info: SseReconnect) => void;
   signal?: AbortSignal;
   maxRetries?: number;
@@ -181,7 +190,10 @@ export interface ReadSseOptions {
  */
 export function retryDelayMs(attempt: number, baseMs = SSE_RETRY_BASE_DELAY_MS): number {
   if (attempt <= 1) return 0;
-  return backoffDelayMs({ initialDelayMs: baseMs, maxDelayMs: SSE_RETRY_MAX_DELAY_MS, multiplier: 2, jitter: 'equal' }, attempt - 1);
+  return backoffDelayMs(
+    { initialDelayMs: baseMs, maxDelayMs: SSE_RETRY_MAX_DELAY_MS, multiplier: 2, jitter: 'equal' },
+    attempt - 1,
+  );
 }
 
 interface ConnectionProgress {
@@ -208,7 +220,9 @@ async function* readConnection(
       } catch (error) {
         return { error }; // reset, truncated chunk, body timeout: the connection dropped
       }
-      const messages = chunk.done ? [...parser.push(decoder.decode()), ...parser.end()] : parser.push(decoder.decode(chunk.value, { stream: true }));
+      const messages = chunk.done
+        ? [...parser.push(decoder.decode()), ...parser.end()]
+        : parser.push(decoder.decode(chunk.value, { stream: true }));
       for (const message of messages) {
         progress.received += 1;
         progress.lastEventId = message.id;
@@ -224,7 +238,11 @@ async function* readConnection(
   }
 }
 
-async function connectOnce(options: ReadSseOptions, lastEventId: string | undefined, signal: AbortSignal): Promise<{ body?: ReadableStream<Uint8Array>; error?: unknown }> {
+async function connectOnce(
+  options: ReadSseOptions,
+  lastEventId: string | undefined,
+  signal: AbortSignal,
+): Promise<{ body?: ReadableStream<Uint8Array>; error?: unknown }> {
   try {
     return { body: await options.connect(lastEventId, signal) };
   } catch (error) {
@@ -243,7 +261,9 @@ async function connectOnce(options: ReadSseOptions, lastEventId: string | undefi
  *   console.log(message.id, message.event, JSON.parse(message.data));
  * }
  */
-export async function* readSse(options: ReadSseOptions): AsyncGenerator<SseMessage, void, undefined> {
+export async function* readSse(
+  options: ReadSseOptions,
+): AsyncGenerator<SseMessage, void, undefined> {
   const maxRetries = options.maxRetries ?? SSE_MAX_RETRIES;
   const progress: ConnectionProgress = { received: 0, lastEventId: options.lastEventId };
   let failures = 0;
@@ -257,7 +277,10 @@ export async function* readSse(options: ReadSseOptions): AsyncGenerator<SseMessa
     let outcome: { error: unknown } | undefined;
     try {
       const opened = await connectOnce(options, progress.lastEventId, connection.signal);
-      outcome = opened.body === undefined ? { error: opened.error } : yield* readConnection(opened.body, progress);
+      outcome =
+        opened.body === undefined
+          ? { error: opened.error }
+          : yield* readConnection(opened.body, progress);
     } finally {
       options.signal?.removeEventListener('abort', abort);
       connection.abort();
@@ -267,9 +290,16 @@ export async function* readSse(options: ReadSseOptions): AsyncGenerator<SseMessa
     if (outcome === undefined && !(await options.resumeAfterEnd?.(snapshot))) return;
     const healthy = progress.received > 0 || Date.now() - startedAt >= SSE_HEALTHY_CONNECTION_MS;
     failures = healthy ? 1 : failures + 1;
-    if (failures > maxRetries) throw new SseRetriesExhaustedError(maxRetries, progress.lastEventId, outcome?.error);
+    if (failures > maxRetries)
+      throw new SseRetriesExhaustedError(maxRetries, progress.lastEventId, outcome?.error);
     const delayMs = retryDelayMs(failures, options.retryBaseDelayMs);
-    options.onReconnect?.({ attempt: failures, maxRetries, delayMs, lastEventId: progress.lastEventId, error: outcome?.error });
+    options.onReconnect?.({
+      attempt: failures,
+      maxRetries,
+      delayMs,
+      lastEventId: progress.lastEventId,
+      error: outcome?.error,
+    });
     if (delayMs > 0) await delay(delayMs, undefined, { signal: options.signal });
   }
 }

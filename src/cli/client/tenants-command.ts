@@ -9,7 +9,6 @@ import { dispatch, type Subcommand } from '../kit/dispatch.ts';
 import { show, UsageError, type CliIo } from '../kit/output.ts';
 import { formatTable } from './format.ts';
 
-
 export const TENANTS_USAGE = `usage: keel tenants <command> [options]
 
 commands:
@@ -37,8 +36,13 @@ is spent, the tenant's model calls wait (waitingReason tenant_budget_exhausted) 
 exit codes: 0 success, 1 request failed, 2 usage error`;
 
 const QUOTA_FLAGS = {
-  weight: { type: 'string' }, 'max-concurrent-runs': { type: 'string' }, 'max-queued-runs': { type: 'string' },
-  rpm: { type: 'string' }, tpm: { type: 'string' }, 'daily-token-budget': { type: 'string' }, 'daily-cost-budget-usd': { type: 'string' },
+  weight: { type: 'string' },
+  'max-concurrent-runs': { type: 'string' },
+  'max-queued-runs': { type: 'string' },
+  rpm: { type: 'string' },
+  tpm: { type: 'string' },
+  'daily-token-budget': { type: 'string' },
+  'daily-cost-budget-usd': { type: 'string' },
   'pool-caps': { type: 'string' },
 } as const;
 type QuotaFlag = keyof typeof QUOTA_FLAGS;
@@ -54,7 +58,10 @@ interface Tenant extends TenantQuotas {
 function quota(value: string, flag: string, liftable: boolean, min = 1): number | null {
   if (liftable && value === 'none') return null;
   const n = Number(value);
-  if (value.trim() === '' || !Number.isSafeInteger(n) || n < min) throw new UsageError(`${flag} must be a whole number from ${min}${liftable ? " or 'none'" : ''}, got '${value}'`);
+  if (value.trim() === '' || !Number.isSafeInteger(n) || n < min)
+    throw new UsageError(
+      `${flag} must be a whole number from ${min}${liftable ? " or 'none'" : ''}, got '${value}'`,
+    );
   return n;
 }
 
@@ -62,7 +69,8 @@ function quota(value: string, flag: string, liftable: boolean, min = 1): number 
 function usd(value: string, flag: string): number | null {
   if (value === 'none') return null;
   const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n < 0) throw new UsageError(`${flag} must be an amount in USD from 0 or 'none', got '${value}'`);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0)
+    throw new UsageError(`${flag} must be an amount in USD from 0 or 'none', got '${value}'`);
   return n;
 }
 
@@ -72,14 +80,23 @@ function poolCaps(value: string): Record<string, number> {
   const caps: Record<string, number> = {};
   for (const pair of value.split(',')) {
     const at = pair.lastIndexOf('=');
-    if (at <= 0) throw new UsageError(`--pool-caps takes pool=n pairs separated by commas, or 'none'; got '${pair}'`);
-    caps[pair.slice(0, at).trim()] = quota(pair.slice(at + 1), `--pool-caps ${pair.slice(0, at)}`, false)!;
+    if (at <= 0)
+      throw new UsageError(
+        `--pool-caps takes pool=n pairs separated by commas, or 'none'; got '${pair}'`,
+      );
+    caps[pair.slice(0, at).trim()] = quota(
+      pair.slice(at + 1),
+      `--pool-caps ${pair.slice(0, at)}`,
+      false,
+    )!;
   }
   return caps;
 }
 
 /** The request body from the quota flags given (only those: an update changes nothing else). */
-function quotaBody(values: Partial<Record<QuotaFlag, string | undefined>>): Record<string, number | null | Record<string, number>> {
+function quotaBody(
+  values: Partial<Record<QuotaFlag, string | undefined>>,
+): Record<string, number | null | Record<string, number>> {
   const body: Record<string, number | null | Record<string, number>> = {};
   const integer = (flag: QuotaFlag, field: string, liftable: boolean, min = 1) => {
     const value = values[flag];
@@ -91,45 +108,107 @@ function quotaBody(values: Partial<Record<QuotaFlag, string | undefined>>): Reco
   integer('rpm', 'rpm', true);
   integer('tpm', 'tpm', true);
   integer('daily-token-budget', 'dailyTokenBudget', true, 0);
-  if (values['daily-cost-budget-usd'] !== undefined) body.dailyCostBudgetUsd = usd(values['daily-cost-budget-usd'], '--daily-cost-budget-usd');
+  if (values['daily-cost-budget-usd'] !== undefined)
+    body.dailyCostBudgetUsd = usd(values['daily-cost-budget-usd'], '--daily-cost-budget-usd');
   if (values['pool-caps'] !== undefined) body.poolCaps = poolCaps(values['pool-caps']);
   return body;
 }
 
-const limit = (n: number | null | undefined): string => (n === null || n === undefined ? 'unlimited' : String(n));
-const caps = (c: Record<string, number> | undefined): string => (c === undefined || Object.keys(c).length === 0 ? 'none' : Object.entries(c).map(([p, n]) => `${p}=${n}`).join(','));
+const limit = (n: number | null | undefined): string =>
+  n === null || n === undefined ? 'unlimited' : String(n);
+const caps = (c: Record<string, number> | undefined): string =>
+  c === undefined || Object.keys(c).length === 0
+    ? 'none'
+    : Object.entries(c)
+        .map(([p, n]) => `${p}=${n}`)
+        .join(',');
 
 function formatTenant(t: Tenant): string {
-  return [`id              ${t.id}`, `name            ${t.name}`, `weight          ${t.weight}`,
-    `max concurrent  ${limit(t.maxConcurrentRuns)}`, `max queued      ${limit(t.maxQueuedRuns)}`,
-    `rpm             ${limit(t.rpm)}`, `tpm             ${limit(t.tpm)}`,
-    `daily tokens    ${limit(t.dailyTokenBudget)}`, `daily cost usd  ${limit(t.dailyCostBudgetUsd)}`,
-    `pool caps       ${caps(t.poolCaps)}`].join('\n');
+  return [
+    `id              ${t.id}`,
+    `name            ${t.name}`,
+    `weight          ${t.weight}`,
+    `max concurrent  ${limit(t.maxConcurrentRuns)}`,
+    `max queued      ${limit(t.maxQueuedRuns)}`,
+    `rpm             ${limit(t.rpm)}`,
+    `tpm             ${limit(t.tpm)}`,
+    `daily tokens    ${limit(t.dailyTokenBudget)}`,
+    `daily cost usd  ${limit(t.dailyCostBudgetUsd)}`,
+    `pool caps       ${caps(t.poolCaps)}`,
+  ].join('\n');
 }
 
 const SUBCOMMANDS: Record<string, Subcommand> = {
   async create(args, io) {
     const { values, positionals } = parse(args, QUOTA_FLAGS);
     const body = { name: one(positionals, 'name'), ...quotaBody(values) };
-    const created = await connect(values, io.env, 'KEEL_ADMIN_KEY').request<{ tenant: Tenant; apiKey: string }>('POST', '/v1/admin/tenants', { body });
-    return show(io, values.json, created, () => `${formatTenant(created.tenant)}\napi key         ${created.apiKey}\n(the API key is shown only now: store it)`);
+    const created = await connect(values, io.env, 'KEEL_ADMIN_KEY').request<{
+      tenant: Tenant;
+      apiKey: string;
+    }>('POST', '/v1/admin/tenants', { body });
+    return show(
+      io,
+      values.json,
+      created,
+      () =>
+        `${formatTenant(created.tenant)}\napi key         ${created.apiKey}\n(the API key is shown only now: store it)`,
+    );
   },
   async update(args, io) {
     const { values, positionals } = parse(args, QUOTA_FLAGS);
     const id = one(positionals, 'id');
     const body = quotaBody(values);
-    if (Object.keys(body).length === 0) throw new UsageError(`update needs at least one of ${Object.keys(QUOTA_FLAGS).map((f) => `--${f}`).join(', ')}`);
-    const { tenant } = await connect(values, io.env, 'KEEL_ADMIN_KEY').request<{ tenant: Tenant }>('PATCH', `/v1/admin/tenants/${encodeURIComponent(id)}`, { body });
+    if (Object.keys(body).length === 0)
+      throw new UsageError(
+        `update needs at least one of ${Object.keys(QUOTA_FLAGS)
+          .map((f) => `--${f}`)
+          .join(', ')}`,
+      );
+    const { tenant } = await connect(values, io.env, 'KEEL_ADMIN_KEY').request<{ tenant: Tenant }>(
+      'PATCH',
+      `/v1/admin/tenants/${encodeURIComponent(id)}`,
+      { body },
+    );
     return show(io, values.json, { tenant }, () => formatTenant(tenant));
   },
   async list(args, io) {
     const { values, positionals } = parse(args, {});
-    if (positionals.length > 0) throw new UsageError(`list takes no positional arguments, got ${positionals.join(' ')}`);
-    const page = await connect(values, io.env, 'KEEL_ADMIN_KEY').request<{ tenants: Tenant[] }>('GET', '/v1/admin/tenants');
-    return show(io, values.json, page, () => (page.tenants.length === 0 ? 'no tenants' : formatTable(
-      ['ID', 'NAME', 'WEIGHT', 'MAX CONCURRENT', 'MAX QUEUED', 'RPM', 'TPM', 'DAILY TOKENS', 'DAILY USD', 'POOL CAPS'],
-      page.tenants.map((t) => [t.id, t.name, String(t.weight), limit(t.maxConcurrentRuns), limit(t.maxQueuedRuns), limit(t.rpm), limit(t.tpm),
-        limit(t.dailyTokenBudget), limit(t.dailyCostBudgetUsd), caps(t.poolCaps)]))));
+    if (positionals.length > 0)
+      throw new UsageError(`list takes no positional arguments, got ${positionals.join(' ')}`);
+    const page = await connect(values, io.env, 'KEEL_ADMIN_KEY').request<{ tenants: Tenant[] }>(
+      'GET',
+      '/v1/admin/tenants',
+    );
+    return show(io, values.json, page, () =>
+      page.tenants.length === 0
+        ? 'no tenants'
+        : formatTable(
+            [
+              'ID',
+              'NAME',
+              'WEIGHT',
+              'MAX CONCURRENT',
+              'MAX QUEUED',
+              'RPM',
+              'TPM',
+              'DAILY TOKENS',
+              'DAILY USD',
+              'POOL CAPS',
+            ],
+            page.tenants.map((t) => [
+              t.id,
+              t.name,
+              String(t.weight),
+              limit(t.maxConcurrentRuns),
+              limit(t.maxQueuedRuns),
+              limit(t.rpm),
+              limit(t.tpm),
+              limit(t.dailyTokenBudget),
+              limit(t.dailyCostBudgetUsd),
+              caps(t.poolCaps),
+            ]),
+          ),
+    );
   },
 };
 

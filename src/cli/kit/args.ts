@@ -6,7 +6,9 @@ import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import { UsageError } from './output.ts';
 
 /** `--help` / `-h`, taken by every command. */
-export const HELP_FLAG = { help: { type: 'boolean', short: 'h', default: false } } as const satisfies ParseArgsOptionsConfig;
+export const HELP_FLAG = {
+  help: { type: 'boolean', short: 'h', default: false },
+} as const satisfies ParseArgsOptionsConfig;
 
 /**
  * Parses `args` against `options` (strict: an unknown flag is a UsageError). Boolean flags take a
@@ -16,9 +18,19 @@ export const HELP_FLAG = { help: { type: 'boolean', short: 'h', default: false }
  * const { values } = parseFlags(argv, { agents: { type: 'string' }, ...HELP_FLAG });
  * values.agents; // string | undefined
  */
-export function parseFlags<T extends ParseArgsOptionsConfig>(args: string[], options: T, { positionals = true }: { positionals?: boolean } = {}) {
+export function parseFlags<T extends ParseArgsOptionsConfig>(
+  args: string[],
+  options: T,
+  { positionals = true }: { positionals?: boolean } = {},
+) {
   try {
-    return parseArgs({ args, options, allowPositionals: positionals, allowNegative: true, strict: true });
+    return parseArgs({
+      args,
+      options,
+      allowPositionals: positionals,
+      allowNegative: true,
+      strict: true,
+    });
   } catch (error) {
     throw usageErrorFrom(error, options);
   }
@@ -30,7 +42,9 @@ function usageErrorFrom(error: unknown, options: ParseArgsOptionsConfig): unknow
   if (typeof code !== 'string' || !code.startsWith('ERR_PARSE_ARGS')) return error;
   const message = (error as Error).message;
   const quoted = /'([^']*)'/.exec(message)?.[1] ?? '';
-  const known = Object.keys(options).map((name) => `--${name}`).join(', ');
+  const known = Object.keys(options)
+    .map((name) => `--${name}`)
+    .join(', ');
   switch (code) {
     case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
       return new UsageError(`unknown flag ${quoted}; the flags here are ${known}`);
@@ -38,7 +52,9 @@ function usageErrorFrom(error: unknown, options: ParseArgsOptionsConfig): unknow
       return new UsageError(`unexpected argument '${quoted}'`);
     case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE': {
       const flag = quoted.split(' ')[0] ?? quoted;
-      return new UsageError(message.includes('argument missing') ? `${flag} needs a value` : `${flag} takes no value`);
+      return new UsageError(
+        message.includes('argument missing') ? `${flag} needs a value` : `${flag} takes no value`,
+      );
     }
     default:
       return new UsageError(message);
@@ -49,7 +65,9 @@ function usageErrorFrom(error: unknown, options: ParseArgsOptionsConfig): unknow
 export function expectPositionals(positionals: string[], names: readonly string[]): string[] {
   if (positionals.length !== names.length) {
     const wanted = names.length === 0 ? 'no arguments' : names.map((n) => `<${n}>`).join(' ');
-    throw new UsageError(`expected ${wanted}, got ${positionals.length === 0 ? 'none' : positionals.map((p) => `'${p}'`).join(' ')}`);
+    throw new UsageError(
+      `expected ${wanted}, got ${positionals.length === 0 ? 'none' : positionals.map((p) => `'${p}'`).join(' ')}`,
+    );
   }
   return positionals;
 }
@@ -60,7 +78,12 @@ export function onePositional(positionals: string[], name: string): string {
 }
 
 /** A whole number in [min, max] from a flag's text, or undefined when the flag was not given. */
-export function intFlag(value: string | undefined, flag: string, min = 0, max = Number.MAX_SAFE_INTEGER): number | undefined {
+export function intFlag(
+  value: string | undefined,
+  flag: string,
+  min = 0,
+  max = Number.MAX_SAFE_INTEGER,
+): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
   if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n < min || n > max) {
@@ -79,7 +102,8 @@ export function portFlag(value: string | undefined): number | undefined {
 export function positiveNumberFlag(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n <= 0) throw new UsageError(`${flag} must be a positive number, got '${value}'`);
+  if (value.trim() === '' || !Number.isFinite(n) || n <= 0)
+    throw new UsageError(`${flag} must be a positive number, got '${value}'`);
   return n;
 }
 
@@ -89,6 +113,8 @@ export function jsonArgument(text: string, source: string): unknown {
     return JSON.parse(text);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
-    throw new UsageError(`${source} is not valid JSON (${reason}); a string needs quotes, e.g. '"yes"'`);
+    throw new UsageError(
+      `${source} is not valid JSON (${reason}); a string needs quotes, e.g. '"yes"'`,
+    );
   }
 }

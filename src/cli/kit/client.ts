@@ -39,7 +39,8 @@ export function keelUrl(values: { url?: string | undefined }, env: NodeJS.Proces
   const baseUrl = values.url || env.KEEL_URL || DEFAULT_KEEL_URL;
   const from = values.url ? '--url' : env.KEEL_URL ? 'KEEL_URL' : 'the default';
   if (!URL.canParse(baseUrl)) throw new UsageError(`'${baseUrl}' (from ${from}) is not a URL`);
-  if (!['http:', 'https:'].includes(new URL(baseUrl).protocol)) throw new UsageError(`'${baseUrl}' (from ${from}) must be an http:// or https:// URL`);
+  if (!['http:', 'https:'].includes(new URL(baseUrl).protocol))
+    throw new UsageError(`'${baseUrl}' (from ${from}) must be an http:// or https:// URL`);
   return baseUrl;
 }
 
@@ -50,7 +51,11 @@ export function keelUrl(values: { url?: string | undefined }, env: NodeJS.Proces
  * @example
  * const client = connect(values, io.env, 'KEEL_ADMIN_KEY');
  */
-export function connect(values: { url?: string | undefined; key?: string | undefined }, env: NodeJS.ProcessEnv, keyVariable = 'KEEL_API_KEY'): KeelHttpClient {
+export function connect(
+  values: { url?: string | undefined; key?: string | undefined },
+  env: NodeJS.ProcessEnv,
+  keyVariable = 'KEEL_API_KEY',
+): KeelHttpClient {
   const apiKey = values.key || env[keyVariable];
   if (!apiKey) throw new UsageError(`no API key: set ${keyVariable} or pass --key <key>`);
   return new KeelHttpClient({ baseUrl: keelUrl(values, env), apiKey });

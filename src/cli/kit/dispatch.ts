@@ -14,13 +14,20 @@ const HELP_WORDS = new Set(['help', '--help', '-h']);
  * @example
  * return dispatch('schedules', SCHEDULES_USAGE, { list, get }, argv, io);
  */
-export async function dispatch(command: string, usage: string, subcommands: Record<string, Subcommand>, argv: string[], io: CliIo): Promise<number> {
+export async function dispatch(
+  command: string,
+  usage: string,
+  subcommands: Record<string, Subcommand>,
+  argv: string[],
+  io: CliIo,
+): Promise<number> {
   const [name, ...args] = argv;
   if (name !== undefined && HELP_WORDS.has(name)) {
     io.stdout.write(`${usage}\n`);
     return EXIT_OK;
   }
-  const subcommand = name !== undefined && Object.hasOwn(subcommands, name) ? subcommands[name] : undefined;
+  const subcommand =
+    name !== undefined && Object.hasOwn(subcommands, name) ? subcommands[name] : undefined;
   if (subcommand === undefined) {
     if (name !== undefined) io.stderr.write(`keel ${command}: unknown command '${name}'\n`);
     io.stderr.write(`${usage}\n`);

@@ -57,7 +57,12 @@ export function printJson(io: CliIo, value: unknown): void {
 }
 
 /** Prints `value` as JSON with --json, else `text()`; a successful command's last word. */
-export function show(io: CliIo, json: boolean | undefined, value: unknown, text: () => string): number {
+export function show(
+  io: CliIo,
+  json: boolean | undefined,
+  value: unknown,
+  text: () => string,
+): number {
   if (json) printJson(io, value);
   else out(io, text());
   return EXIT_OK;
@@ -77,13 +82,18 @@ export function oneLine(text: string): string {
 
 /** What to do about the KeelErrors a start can raise whose message does not say it already. */
 const KEEL_ERROR_HINTS: Record<string, string> = {
-  config_invalid: 'fix the setting named (each KEEL_* variable is listed in the configuration reference)',
+  config_invalid:
+    'fix the setting named (each KEEL_* variable is listed in the configuration reference)',
   pools_config_invalid: 'fix the pools file (KEEL_POOLS_FILE)',
   durability_unavailable: 'choose a KEEL_DURABILITY this store offers',
 };
 
 function isKeelLike(error: unknown): error is Error & { code: string } {
-  return error instanceof Error && error.name === 'KeelError' && typeof (error as { code?: unknown }).code === 'string';
+  return (
+    error instanceof Error &&
+    error.name === 'KeelError' &&
+    typeof (error as { code?: unknown }).code === 'string'
+  );
 }
 
 function isParseArgsError(error: unknown): error is Error {
@@ -102,7 +112,10 @@ export function reportError(command: string, error: unknown, io: CliIo): number 
   const say = (line: string): void => void io.stderr.write(`${line}\n`);
   const prefix = `keel ${command}`;
   if (error instanceof UsageError || isParseArgsError(error)) {
-    const hint = error instanceof UsageError && error.hint !== undefined ? error.hint : `see 'keel ${command} --help'`;
+    const hint =
+      error instanceof UsageError && error.hint !== undefined
+        ? error.hint
+        : `see 'keel ${command} --help'`;
     say(`${prefix}: ${oneLine(error.message)} — ${hint}`);
     return EXIT_USAGE;
   }
@@ -121,7 +134,11 @@ export function reportError(command: string, error: unknown, io: CliIo): number 
     say('is Keel running there? set KEEL_URL or pass --url');
     return EXIT_FAILURE;
   }
-  if (error instanceof ProtocolError || error instanceof SseProtocolError || error instanceof SseRetriesExhaustedError) {
+  if (
+    error instanceof ProtocolError ||
+    error instanceof SseProtocolError ||
+    error instanceof SseRetriesExhaustedError
+  ) {
     say(`error: ${error.message}`);
     return EXIT_FAILURE;
   }
@@ -129,9 +146,13 @@ export function reportError(command: string, error: unknown, io: CliIo): number 
   // use): its code and message say what is wrong; no stack.
   if (isKeelLike(error)) {
     const hint = KEEL_ERROR_HINTS[error.code];
-    say(`${prefix}: ${error.code}: ${oneLine(error.message)}${hint === undefined ? '' : ` — ${hint}`}`);
+    say(
+      `${prefix}: ${error.code}: ${oneLine(error.message)}${hint === undefined ? '' : ` — ${hint}`}`,
+    );
     return EXIT_USAGE;
   }
-  say(`${prefix}: unexpected failure (a bug in keel): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  say(
+    `${prefix}: unexpected failure (a bug in keel): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+  );
   return EXIT_FAILURE;
 }

@@ -5,7 +5,13 @@
 // stay synchronous.
 import { KeelError, deserializeError, isKeelError } from '../../domain/keel-error.ts';
 import { toModelToolSpec } from '../../models/tool-spec.ts';
-import type { AgentContext, Json, ModelRequest, StepOptions, ToolDefinition } from '../../sdk/types.ts';
+import type {
+  AgentContext,
+  Json,
+  ModelRequest,
+  StepOptions,
+  ToolDefinition,
+} from '../../sdk/types.ts';
 import type { EffectKind } from '../../domain/records.ts';
 import { checkSleep, checkWaitForInput, parseToolArgs, resolveChild } from '../ctx-checks.ts';
 import { SeededRandom } from '../deterministic.ts';
@@ -21,7 +27,10 @@ export class IsolatedRun {
   readonly random: SeededRandom;
   readonly #journal: Map<number, ReplayEntry>;
   readonly #post: (message: FromIsolate) => void;
-  readonly #pending = new Map<number, { resolve(value: Json): void; reject(error: unknown): void }>();
+  readonly #pending = new Map<
+    number,
+    { resolve(value: Json): void; reject(error: unknown): void }
+  >();
   /** Step functions by position, kept for the attempts the main thread asks for. */
   readonly #steps = new Map<number, () => unknown>();
   readonly #stepWaiters = new Map<number, Array<(fn: () => unknown) => void>>();
@@ -29,7 +38,10 @@ export class IsolatedRun {
   #nextCall = 1;
   dropped = false;
 
-  constructor(start: { run: number; runId: string; tenantId: string; journal: ReplayEntry[] }, post: (message: FromIsolate) => void) {
+  constructor(
+    start: { run: number; runId: string; tenantId: string; journal: ReplayEntry[] },
+    post: (message: FromIsolate) => void,
+  ) {
     this.handle = start.run;
     this.runId = start.runId;
     this.tenantId = start.tenantId;
@@ -50,15 +62,32 @@ export class IsolatedRun {
         if (entry !== undefined) return settled(entry);
         this.#steps.set(seq, fn);
         for (const wake of this.#stepWaiters.get(seq)?.splice(0) ?? []) wake(fn);
-        return this.#call(seq, { op: 'step', name, ...(options?.retry === undefined ? {} : { retry: options.retry }), ...(options?.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }) });
+        return this.#call(seq, {
+          op: 'step',
+          name,
+          ...(options?.retry === undefined ? {} : { retry: options.retry }),
+          ...(options?.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }),
+        });
       }) as AgentContext['step'],
       model: (async (request: ModelRequest) => {
-        if (!models.has(request.model)) throw new KeelError('model_not_found', `Model ${JSON.stringify(request.model)} is not configured`, { details: { model: request.model } });
+        if (!models.has(request.model))
+          throw new KeelError(
+            'model_not_found',
+            `Model ${JSON.stringify(request.model)} is not configured`,
+            { details: { model: request.model } },
+          );
         const seq = this.#position('model', request.model);
         const entry = this.#journal.get(seq);
         if (entry !== undefined) return settled(entry);
-        const wire = { ...request, ...(request.tools === undefined ? {} : { tools: request.tools.map(toModelToolSpec) }) };
-        return this.#call(seq, { op: 'model', name: request.model, request: toJson(wire) as unknown as ModelRequest });
+        const wire = {
+          ...request,
+          ...(request.tools === undefined ? {} : { tools: request.tools.map(toModelToolSpec) }),
+        };
+        return this.#call(seq, {
+          op: 'model',
+          name: request.model,
+          request: toJson(wire) as unknown as ModelRequest,
+        });
       }) as AgentContext['model'],
       tool: (async (tool: ToolDefinition<unknown, Json>, args: unknown) => {
         const parsed = parseToolArgs(tool, args);
@@ -72,7 +101,11 @@ export class IsolatedRun {
         const seq = this.#position('input', key);
         const entry = this.#journal.get(seq);
         if (entry !== undefined) return settled(entry);
-        return this.#call(seq, { op: 'input', name: key, ...(options?.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }) });
+        return this.#call(seq, {
+          op: 'input',
+          name: key,
+          ...(options?.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+        });
       }) as AgentContext['waitForInput'],
       sleep: async (ms: number) => {
         checkSleep(ms);
@@ -85,14 +118,26 @@ export class IsolatedRun {
         const seq = this.#position('child', agent.name);
         const entry = this.#journal.get(seq);
         if (entry !== undefined) return settled(entry);
-        return this.#call(seq, { op: 'child', name: agent.name, agent: `${agent.name}@${agent.version}`, input: toJson(input) });
+        return this.#call(seq, {
+          op: 'child',
+          name: agent.name,
+          agent: `${agent.name}@${agent.version}`,
+          input: toJson(input),
+        });
       }) as AgentContext['child'],
       now: () => {
         const seq = this.#position('now', 'now');
         const entry = this.#journal.get(seq);
         if (entry !== undefined) return entry.result as number;
         const value = Date.now(); // the isolate thread's own time: the engine's injected clock cannot cross threads
-        this.#journal.set(seq, { seq, kind: 'now', name: 'now', status: 'succeeded', result: value, error: null });
+        this.#journal.set(seq, {
+          seq,
+          kind: 'now',
+          name: 'now',
+          status: 'succeeded',
+          result: value,
+          error: null,
+        });
         this.#post({ t: 'now', run: this.handle, seq, value });
         return value;
       },
@@ -160,7 +205,10 @@ export class IsolatedRun {
 }
 
 function settled(entry: ReplayEntry): Promise<never> {
-  if (entry.status === 'failed') return Promise.reject(deserializeError(entry.error ?? { code: 'internal', message: 'failed effect without error' }));
+  if (entry.status === 'failed')
+    return Promise.reject(
+      deserializeError(entry.error ?? { code: 'internal', message: 'failed effect without error' }),
+    );
   return Promise.resolve(entry.result as never);
 }
 

@@ -21,7 +21,17 @@ import { resolveRetryPolicy } from '../retry-policy.ts';
 import { toJson } from '../journal-cursor.ts';
 import type { RunExecution } from '../run-execution.ts';
 import { revive, thrown } from './isolate-context.ts';
-import { PULSE_BYTES, PULSE_RUN, PULSE_TICK, type Call, type FromIsolate, type IsolateData, type Outcome, type ReplayEntry, type ToIsolate } from './protocol.ts';
+import {
+  PULSE_BYTES,
+  PULSE_RUN,
+  PULSE_TICK,
+  type Call,
+  type FromIsolate,
+  type IsolateData,
+  type Outcome,
+  type ReplayEntry,
+  type ToIsolate,
+} from './protocol.ts';
 
 const WATCHDOG_INTERVAL_MS = 100;
 /** A watchdog pass this many intervals late means this thread itself was stalled. */
@@ -32,7 +42,9 @@ const STALL_FACTOR = 5;
 const ISOLATE_NICE = 10;
 /** Wait before replacing an isolate that died before it was ready. */
 const RESPAWN_DELAY_MS = 1_000;
-const ISOLATE_ENTRY = fileURLToPath(new URL(`./isolate-main${extname(fileURLToPath(import.meta.url))}`, import.meta.url));
+const ISOLATE_ENTRY = fileURLToPath(
+  new URL(`./isolate-main${extname(fileURLToPath(import.meta.url))}`, import.meta.url),
+);
 
 export interface IsolateHostOptions {
   agentsFile: string;
@@ -47,11 +59,19 @@ export interface IsolateHostOptions {
   blockedAfterMs?: number;
   /** Heap limit of each isolate in MiB (default 512). */
   memoryMb?: number;
-  log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
+  log?: (
+    level: 'info' | 'warn' | 'error',
+    message: string,
+    fields?: Record<string, unknown>,
+  ) => void;
 }
 
 type Reason = 'blocked' | 'oom' | 'crashed';
-const CODE_OF: Record<Reason, ErrorCode> = { blocked: 'agent_blocked', oom: 'agent_oom', crashed: 'agent_crashed' };
+const CODE_OF: Record<Reason, ErrorCode> = {
+  blocked: 'agent_blocked',
+  oom: 'agent_oom',
+  crashed: 'agent_crashed',
+};
 
 class Isolate {
   readonly worker: Worker;
@@ -69,7 +89,10 @@ class Isolate {
     this.tick = new Float64Array(pulse);
     this.entered = new Int32Array(pulse);
     this.tick[PULSE_TICK] = Date.now();
-    this.worker = new Worker(ISOLATE_ENTRY, { workerData: { ...data, pulse } satisfies IsolateData, resourceLimits: { maxOldGenerationSizeMb: memoryMb } });
+    this.worker = new Worker(ISOLATE_ENTRY, {
+      workerData: { ...data, pulse } satisfies IsolateData,
+      resourceLimits: { maxOldGenerationSizeMb: memoryMb },
+    });
     this.worker.unref(); // the process lives for its server and runs, not for its isolates
     this.loaded = new Promise((resolve, reject) => {
       this.#loaded = { resolve, reject };
@@ -161,7 +184,8 @@ export class IsolateHost implements AgentHost {
     const run = new HostedRun(this.#nextHandle++, x, deps);
     this.#runs.set(run.handle, run);
     const result = new Promise<unknown>((resolve, reject) => {
-      run.settle = (outcome) => (outcome.ok ? resolve(outcome.value) : reject(revive(outcome.error)));
+      run.settle = (outcome) =>
+        outcome.ok ? resolve(outcome.value) : reject(revive(outcome.error));
     });
     // The execution ends (finished, parked, stopped, lost): its code has nothing left to do here.
     x.abort.signal.addEventListener('abort', () => this.#drop(run), { once: true });
@@ -186,12 +210,29 @@ export class IsolateHost implements AgentHost {
     const isolate = [...this.#isolates].reduce((a, b) => (b.runs.size < a.runs.size ? b : a));
     run.isolate = isolate;
     isolate.runs.add(run);
-    const journal: ReplayEntry[] = run.x.journalEntries()
+    const journal: ReplayEntry[] = run.x
+      .journalEntries()
       .filter((e) => e.status === 'succeeded' || e.status === 'failed')
-      .map((e) => ({ seq: e.seq, kind: e.kind, name: e.name, status: e.status, result: e.result, error: e.error }));
+      .map((e) => ({
+        seq: e.seq,
+        kind: e.kind,
+        name: e.name,
+        status: e.status,
+        result: e.result,
+        error: e.error,
+      }));
     run.turns.push(run.x.hold());
-    isolate.post({ t: 'start', run: run.handle, runId: run.x.runId, agent: `${run.x.run.agent}@${run.x.run.agentVersion}`, input: run.x.run.input, tenantId: run.x.run.tenantId, journal });
-    for (const [attempt, { seq }] of run.attempts) isolate.post({ t: 'attempt', run: run.handle, attempt, seq });
+    isolate.post({
+      t: 'start',
+      run: run.handle,
+      runId: run.x.runId,
+      agent: `${run.x.run.agent}@${run.x.run.agentVersion}`,
+      input: run.x.run.input,
+      tenantId: run.x.run.tenantId,
+      journal,
+    });
+    for (const [attempt, { seq }] of run.attempts)
+      isolate.post({ t: 'attempt', run: run.handle, attempt, seq });
   }
 
   #drop(run: HostedRun): void {
@@ -204,7 +245,10 @@ export class IsolateHost implements AgentHost {
   }
 
   #spawn(): Isolate {
-    const isolate = new Isolate({ agentsFile: this.#options.agentsFile, models: this.#options.models, nice: ISOLATE_NICE }, this.#memoryMb);
+    const isolate = new Isolate(
+      { agentsFile: this.#options.agentsFile, models: this.#options.models, nice: ISOLATE_NICE },
+      this.#memoryMb,
+    );
     this.#isolates.add(isolate);
     isolate.worker.on('message', (message: FromIsolate) => this.#onMessage(isolate, message));
     isolate.worker.on('error', (error: Error & { code?: string }) => {
@@ -267,7 +311,13 @@ export class IsolateHost implements AgentHost {
       let value: unknown;
       switch (body.op) {
         case 'step':
-          value = await effects.step(x, at, body.name, () => this.#attempt(run, seq), resolveRetryPolicy(body.retry, body.maxAttempts));
+          value = await effects.step(
+            x,
+            at,
+            body.name,
+            () => this.#attempt(run, seq),
+            resolveRetryPolicy(body.retry, body.maxAttempts),
+          );
           break;
         case 'model':
           deps.gateway.resolve(body.request.model);
@@ -276,7 +326,11 @@ export class IsolateHost implements AgentHost {
         case 'tool': {
           const tool = deps.registry.tool(body.name);
           if (tool === undefined) {
-            throw new KeelError('tool_unavailable', `tool ${body.name} was not defined when the agents module loaded (it is defined inside agent code?), so the main thread cannot run it`, { details: { tool: body.name } });
+            throw new KeelError(
+              'tool_unavailable',
+              `tool ${body.name} was not defined when the agents module loaded (it is defined inside agent code?), so the main thread cannot run it`,
+              { details: { tool: body.name } },
+            );
           }
           value = await effects.tool(x, deps, at, tool, body.args);
           break;
@@ -301,7 +355,10 @@ export class IsolateHost implements AgentHost {
   #attempt(run: HostedRun, seq: number): Promise<Json> {
     const attempt = this.#nextAttempt++;
     return new Promise<Json>((resolve, reject) => {
-      run.attempts.set(attempt, { seq, settle: (o) => (o.ok ? resolve(o.value) : reject(revive(o.error))) });
+      run.attempts.set(attempt, {
+        seq,
+        settle: (o) => (o.ok ? resolve(o.value) : reject(revive(o.error))),
+      });
       run.isolate.post({ t: 'attempt', run: run.handle, attempt, seq });
     });
   }
@@ -309,7 +366,12 @@ export class IsolateHost implements AgentHost {
   #fail(run: HostedRun, error: KeelError | SerializedError, reason: Reason): void {
     const keel = error instanceof KeelError ? error : deserializeError(error);
     telemetry.metrics.watchdogAborts.inc({ agent: run.x.run.agent, code: keel.code });
-    this.#log('warn', 'agent code ended its run', { runId: run.x.runId, reason, code: keel.code, error: keel.message });
+    this.#log('warn', 'agent code ended its run', {
+      runId: run.x.runId,
+      reason,
+      code: keel.code,
+      error: keel.message,
+    });
     this.#drop(run);
     run.x.stop({ kind: 'fail', error: keel });
   }
@@ -357,10 +419,22 @@ export class IsolateHost implements AgentHost {
       if (run.closed) continue;
       if (run === culprit) {
         const limit = run.x.agent?.blockedAfterMs ?? this.#blockedAfterMs;
-        const message = reason === 'blocked' ? `a turn of agent ${run.x.run.agent} did not yield for more than ${limit} ms`
-          : reason === 'oom' ? `agent ${run.x.run.agent} exceeded its isolate's memory limit (${this.#memoryMb} MiB)`
-          : `agent ${run.x.run.agent}'s isolate died`;
-        this.#fail(run, new KeelError(CODE_OF[reason], message, { details: { reason, ...(reason === 'blocked' ? { limitMs: limit } : { memoryMb: this.#memoryMb }) } }), reason);
+        const message =
+          reason === 'blocked'
+            ? `a turn of agent ${run.x.run.agent} did not yield for more than ${limit} ms`
+            : reason === 'oom'
+              ? `agent ${run.x.run.agent} exceeded its isolate's memory limit (${this.#memoryMb} MiB)`
+              : `agent ${run.x.run.agent}'s isolate died`;
+        this.#fail(
+          run,
+          new KeelError(CODE_OF[reason], message, {
+            details: {
+              reason,
+              ...(reason === 'blocked' ? { limitMs: limit } : { memoryMb: this.#memoryMb }),
+            },
+          }),
+          reason,
+        );
         continue;
       }
       this.#place(run);

@@ -16,7 +16,14 @@ import { loadAgentsModule } from '../agents-module.ts';
 import { AgentRegistry } from '../registry.ts';
 import { toJson } from '../journal-cursor.ts';
 import { IsolatedRun, thrown } from './isolate-context.ts';
-import { PULSE_INTERVAL_MS, PULSE_RUN, PULSE_TICK, type FromIsolate, type IsolateData, type ToIsolate } from './protocol.ts';
+import {
+  PULSE_INTERVAL_MS,
+  PULSE_RUN,
+  PULSE_TICK,
+  type FromIsolate,
+  type IsolateData,
+  type ToIsolate,
+} from './protocol.ts';
 
 const data = workerData as IsolateData;
 const port = parentPort!;
@@ -65,7 +72,12 @@ const realExit = process.exit.bind(process);
 process.exit = ((code?: number | string | null) => {
   const handle = current.getStore();
   if (handle === undefined || !runs.has(handle)) return realExit(code ?? undefined);
-  fatal(handle, new KeelError('agent_crashed', `agent code called process.exit(${code ?? ''})`, { details: { exitCode: code ?? null } }));
+  fatal(
+    handle,
+    new KeelError('agent_crashed', `agent code called process.exit(${code ?? ''})`, {
+      details: { exitCode: code ?? null },
+    }),
+  );
   throw new KeelError('agent_crashed', 'process.exit() called by agent code: the run was ended');
 }) as typeof process.exit;
 
@@ -84,7 +96,13 @@ function guarded<F>(original: F): F {
         if (handle === undefined) throw error;
         // A run that has already left this isolate (parked, ended) cannot be failed here; its throw
         // is dropped.
-        fatal(handle, new KeelError('agent_crashed', `agent code threw from a callback: ${error instanceof Error ? error.message : String(error)}`));
+        fatal(
+          handle,
+          new KeelError(
+            'agent_crashed',
+            `agent code threw from a callback: ${error instanceof Error ? error.message : String(error)}`,
+          ),
+        );
         return undefined;
       }
     };
@@ -92,15 +110,26 @@ function guarded<F>(original: F): F {
   };
   return wrapper as unknown as F;
 }
-globalThis.setTimeout = Object.assign(guarded(globalThis.setTimeout), { __promisify__: globalThis.setTimeout.__promisify__ });
+globalThis.setTimeout = Object.assign(guarded(globalThis.setTimeout), {
+  __promisify__: globalThis.setTimeout.__promisify__,
+});
 globalThis.setInterval = guarded(globalThis.setInterval);
-globalThis.setImmediate = Object.assign(guarded(globalThis.setImmediate), { __promisify__: globalThis.setImmediate.__promisify__ });
+globalThis.setImmediate = Object.assign(guarded(globalThis.setImmediate), {
+  __promisify__: globalThis.setImmediate.__promisify__,
+});
 
 // Whatever still escapes (a callback scheduled some other way) is pinned on the run whose code was
 // last entered.
 process.on('uncaughtException', (error) => {
   const handle = entered[PULSE_RUN]!;
-  if (runs.has(handle)) fatal(handle, new KeelError('agent_crashed', `uncaught exception in agent code: ${error instanceof Error ? error.message : String(error)}`));
+  if (runs.has(handle))
+    fatal(
+      handle,
+      new KeelError(
+        'agent_crashed',
+        `uncaught exception in agent code: ${error instanceof Error ? error.message : String(error)}`,
+      ),
+    );
 });
 // A rejected promise nobody awaited is the agent's own business; it must not end the isolate.
 process.on('unhandledRejection', () => {});
@@ -125,13 +154,27 @@ function start(message: Extract<ToIsolate, { t: 'start' }>): void {
       runs.delete(message.run);
       post(outcome);
     };
-    const result = agent === undefined
-      ? Promise.reject(new KeelError('agent_version_unavailable', `agent ${message.agent} is not in this isolate's module`))
-      : Promise.resolve().then(() => agent.run(run.context(registry, models) as never, message.input as never));
+    const result =
+      agent === undefined
+        ? Promise.reject(
+            new KeelError(
+              'agent_version_unavailable',
+              `agent ${message.agent} is not in this isolate's module`,
+            ),
+          )
+        : Promise.resolve().then(() =>
+            agent.run(run.context(registry, models) as never, message.input as never),
+          );
     // The agent's first turn runs in the microtasks after this: the idle below comes after it.
     result.then(
-      (value) => finished({ t: 'done', run: message.run, outcome: { ok: true, value: toJson(value) } }),
-      (error: unknown) => finished({ t: 'done', run: message.run, outcome: { ok: false, error: thrown(error, 'agent_error') } }),
+      (value) =>
+        finished({ t: 'done', run: message.run, outcome: { ok: true, value: toJson(value) } }),
+      (error: unknown) =>
+        finished({
+          t: 'done',
+          run: message.run,
+          outcome: { ok: false, error: thrown(error, 'agent_error') },
+        }),
     );
   });
   idle(message.run);
@@ -145,9 +188,19 @@ async function attempt(message: Extract<ToIsolate, { t: 'attempt' }>): Promise<v
     enter(message.run);
     try {
       const value = toJson(await fn());
-      post({ t: 'attempted', run: message.run, attempt: message.attempt, outcome: { ok: true, value } });
+      post({
+        t: 'attempted',
+        run: message.run,
+        attempt: message.attempt,
+        outcome: { ok: true, value },
+      });
     } catch (error) {
-      post({ t: 'attempted', run: message.run, attempt: message.attempt, outcome: { ok: false, error: thrown(error, 'step_failed') } });
+      post({
+        t: 'attempted',
+        run: message.run,
+        attempt: message.attempt,
+        outcome: { ok: false, error: thrown(error, 'step_failed') },
+      });
     }
   });
 }

@@ -60,7 +60,15 @@ export interface ThrownError extends SerializedError {
 }
 
 export type ToIsolate =
-  | { t: 'start'; run: number; runId: string; agent: string; input: Json; tenantId: string; journal: ReplayEntry[] }
+  | {
+      t: 'start';
+      run: number;
+      runId: string;
+      agent: string;
+      input: Json;
+      tenantId: string;
+      journal: ReplayEntry[];
+    }
   | { t: 'reply'; run: number; call: number; outcome: Outcome }
   | { t: 'attempt'; run: number; attempt: number; seq: number }
   | { t: 'drop'; run: number };

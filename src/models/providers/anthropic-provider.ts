@@ -2,9 +2,20 @@
 // streaming. One attempt per call: the SDK's retries are off (the gateway owns retries). It must
 // never log or echo the API key, and never keep a request running after `signal` aborts.
 import Anthropic from '@anthropic-ai/sdk';
-import type { Message, MessageCreateParamsNonStreaming, MessageParam, Tool } from '@anthropic-ai/sdk/resources/messages';
+import type {
+  Message,
+  MessageCreateParamsNonStreaming,
+  MessageParam,
+  Tool,
+} from '@anthropic-ai/sdk/resources/messages';
 import type { ChatMessage, ToolCall } from '../../sdk/types.ts';
-import type { ModelProvider, ProviderEndpoint, ProviderHooks, ProviderRequest, ProviderResponse } from '../provider.ts';
+import type {
+  ModelProvider,
+  ProviderEndpoint,
+  ProviderHooks,
+  ProviderRequest,
+  ProviderResponse,
+} from '../provider.ts';
 import { requireEndpoint } from './openai-provider.ts';
 import { classifyProviderError, invalidResponse } from './provider-errors.ts';
 
@@ -25,13 +36,23 @@ export class AnthropicProvider implements ModelProvider {
    * @example
    * await new AnthropicProvider().complete({ model, messages, tools: [], endpoint, stream: true }, signal, { onDelta: console.log });
    */
-  async complete(request: ProviderRequest, signal: AbortSignal, hooks: ProviderHooks = {}): Promise<ProviderResponse> {
+  async complete(
+    request: ProviderRequest,
+    signal: AbortSignal,
+    hooks: ProviderHooks = {},
+  ): Promise<ProviderResponse> {
     const endpoint = requireEndpoint(request);
     const client = this.#client(endpoint);
-    const system = request.messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n\n');
+    const system = request.messages
+      .filter((m) => m.role === 'system')
+      .map((m) => m.content)
+      .join('\n\n');
     const body: MessageCreateParamsNonStreaming = {
       model: request.model.definition.providerModel ?? request.model.name,
-      max_tokens: request.maxOutputTokens ?? request.model.definition.maxOutputTokens ?? ANTHROPIC_MAX_TOKENS_DEFAULT,
+      max_tokens:
+        request.maxOutputTokens ??
+        request.model.definition.maxOutputTokens ??
+        ANTHROPIC_MAX_TOKENS_DEFAULT,
       messages: toAnthropicMessages(request.messages),
       ...(system === '' ? {} : { system }),
       ...(request.tools.length > 0 ? { tools: request.tools.map(toAnthropicTool) } : {}),
@@ -55,7 +76,12 @@ export class AnthropicProvider implements ModelProvider {
       return toResponse(message, endpoint.id, firstTokenMs);
     } catch (error) {
       if (signal.aborted) throw signal.reason;
-      if (typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'KeelError') throw error;
+      if (
+        typeof error === 'object' &&
+        error !== null &&
+        (error as { name?: unknown }).name === 'KeelError'
+      )
+        throw error;
       throw classifyProviderError(error, endpoint.id);
     }
   }
@@ -65,7 +91,12 @@ export class AnthropicProvider implements ModelProvider {
     if (client === undefined) {
       // Explicit key and URL: the SDK must not read ANTHROPIC_* variables (config.ts owns the
       // environment).
-      client = new Anthropic({ apiKey: endpoint.apiKey ?? 'no-key', baseURL: endpoint.baseUrl ?? ANTHROPIC_DEFAULT_BASE_URL, maxRetries: 0, timeout: SDK_TIMEOUT_MS });
+      client = new Anthropic({
+        apiKey: endpoint.apiKey ?? 'no-key',
+        baseURL: endpoint.baseUrl ?? ANTHROPIC_DEFAULT_BASE_URL,
+        maxRetries: 0,
+        timeout: SDK_TIMEOUT_MS,
+      });
       this.#clients.set(endpoint.id, client);
     }
     return client;
@@ -93,14 +124,28 @@ function toAnthropicMessages(messages: readonly ChatMessage[]): MessageParam[] {
 
 function toAnthropicMessage(message: ChatMessage): MessageParam {
   if (message.role === 'tool') {
-    return { role: 'user', content: [{ type: 'tool_result', tool_use_id: message.toolCallId ?? '', content: message.content }] };
+    return {
+      role: 'user',
+      content: [
+        { type: 'tool_result', tool_use_id: message.toolCallId ?? '', content: message.content },
+      ],
+    };
   }
-  if (message.role === 'assistant' && message.toolCalls !== undefined && message.toolCalls.length > 0) {
+  if (
+    message.role === 'assistant' &&
+    message.toolCalls !== undefined &&
+    message.toolCalls.length > 0
+  ) {
     return {
       role: 'assistant',
       content: [
         ...(message.content === '' ? [] : [{ type: 'text' as const, text: message.content }]),
-        ...message.toolCalls.map((call) => ({ type: 'tool_use' as const, id: call.id, name: call.name, input: call.args })),
+        ...message.toolCalls.map((call) => ({
+          type: 'tool_use' as const,
+          id: call.id,
+          name: call.name,
+          input: call.args,
+        })),
       ],
     };
   }
@@ -112,18 +157,32 @@ function asBlocks(content: MessageParam['content']): Exclude<MessageParam['conte
 }
 
 function toAnthropicTool(tool: ProviderRequest['tools'][number]): Tool {
-  return { name: tool.name, description: tool.description, input_schema: { type: 'object', ...tool.parameters } as Tool['input_schema'] };
+  return {
+    name: tool.name,
+    description: tool.description,
+    input_schema: { type: 'object', ...tool.parameters } as Tool['input_schema'],
+  };
 }
 
-function toResponse(message: Message, endpointId: string, firstTokenMs: number | undefined): ProviderResponse {
-  if (!Array.isArray(message.content)) throw invalidResponse(endpointId, 'the message has no content blocks');
+function toResponse(
+  message: Message,
+  endpointId: string,
+  firstTokenMs: number | undefined,
+): ProviderResponse {
+  if (!Array.isArray(message.content))
+    throw invalidResponse(endpointId, 'the message has no content blocks');
   let text = '';
   const toolCalls: ToolCall[] = [];
   for (const block of message.content) {
     if (block.type === 'text') text += block.text;
     else if (block.type === 'tool_use') {
-      if (typeof block.input !== 'object' || block.input === null || Array.isArray(block.input)) throw invalidResponse(endpointId, 'tool input is not an object');
-      toolCalls.push({ id: block.id, name: block.name, args: block.input as Record<string, unknown> });
+      if (typeof block.input !== 'object' || block.input === null || Array.isArray(block.input))
+        throw invalidResponse(endpointId, 'tool input is not an object');
+      toolCalls.push({
+        id: block.id,
+        name: block.name,
+        args: block.input as Record<string, unknown>,
+      });
     }
   }
   const usage = message.usage;

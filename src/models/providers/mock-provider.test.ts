@@ -7,7 +7,11 @@ import { MockProvider } from './mock-provider.ts';
 import type { ProviderRequest } from '../provider.ts';
 
 function request(messages: ChatMessage[], options?: MockModelOptions): ProviderRequest {
-  const definition = defineModel({ name: 'm', provider: 'mock', ...(options === undefined ? {} : { options }) });
+  const definition = defineModel({
+    name: 'm',
+    provider: 'mock',
+    ...(options === undefined ? {} : { options }),
+  });
   return { model: { name: 'm', version: '1', definition }, messages, tools: [] };
 }
 
@@ -44,7 +48,10 @@ describe('MockProvider', () => {
   });
 
   it('counts at least one token for empty text', async () => {
-    const reply = await new MockProvider().complete(request([{ role: 'user', content: '' }]), signal);
+    const reply = await new MockProvider().complete(
+      request([{ role: 'user', content: '' }]),
+      signal,
+    );
     assert.equal(reply.text, '');
     assert.equal(reply.inputTokens, 1);
     assert.equal(reply.outputTokens, 1);
@@ -52,17 +59,29 @@ describe('MockProvider', () => {
 
   it('follows the script by assistant turn, with deterministic tool call ids, then echoes', async () => {
     const script: MockModelOptions['script'] = [
-      { text: 'looking', toolCalls: [{ name: 'search', args: { q: 'a' } }, { name: 'fetch', args: { url: 'u' } }] },
+      {
+        text: 'looking',
+        toolCalls: [
+          { name: 'search', args: { q: 'a' } },
+          { name: 'fetch', args: { url: 'u' } },
+        ],
+      },
       { text: 'done' },
     ];
     const provider = new MockProvider();
-    const first = await provider.complete(request([{ role: 'user', content: 'go' }], { script }), signal);
+    const first = await provider.complete(
+      request([{ role: 'user', content: 'go' }], { script }),
+      signal,
+    );
     assert.equal(first.text, 'looking');
     assert.deepEqual(first.toolCalls, [
       { id: 'call_0_0', name: 'search', args: { q: 'a' } },
       { id: 'call_0_1', name: 'fetch', args: { url: 'u' } },
     ]);
-    const again = await provider.complete(request([{ role: 'user', content: 'go' }], { script }), signal);
+    const again = await provider.complete(
+      request([{ role: 'user', content: 'go' }], { script }),
+      signal,
+    );
     assert.deepEqual(again, first);
 
     const turnOne: ChatMessage[] = [
@@ -74,20 +93,32 @@ describe('MockProvider', () => {
     assert.equal(second.text, 'done');
     assert.deepEqual(second.toolCalls, []);
 
-    const past = await provider.complete(request([...turnOne, { role: 'assistant', content: 'done' }, { role: 'user', content: 'more' }], { script }), signal);
+    const past = await provider.complete(
+      request(
+        [...turnOne, { role: 'assistant', content: 'done' }, { role: 'user', content: 'more' }],
+        { script },
+      ),
+      signal,
+    );
     assert.equal(past.text, 'more');
   });
 
   it('fails retryably on every attempt at failure rate 1 and never at 0', async () => {
     const provider = new MockProvider();
-    await assert.rejects(provider.complete(request([{ role: 'user', content: 'x' }], { failureRate: 1 }), signal), (error) => {
-      assert.ok(isKeelError(error));
-      assert.equal(error.code, 'model_unavailable');
-      assert.equal(error.retryable, true);
-      return true;
-    });
+    await assert.rejects(
+      provider.complete(request([{ role: 'user', content: 'x' }], { failureRate: 1 }), signal),
+      (error) => {
+        assert.ok(isKeelError(error));
+        assert.equal(error.code, 'model_unavailable');
+        assert.equal(error.retryable, true);
+        return true;
+      },
+    );
     for (let i = 0; i < 50; i += 1) {
-      const reply = await provider.complete(request([{ role: 'user', content: 'x' }], { failureRate: 0 }), signal);
+      const reply = await provider.complete(
+        request([{ role: 'user', content: 'x' }], { failureRate: 0 }),
+        signal,
+      );
       assert.equal(reply.text, 'x');
     }
   });
@@ -96,7 +127,10 @@ describe('MockProvider', () => {
     const timersBefore = activeTimers();
     const controller = new AbortController();
     const reason = new KeelError('cancelled', 'run cancelled');
-    const pending = new MockProvider().complete(request([{ role: 'user', content: 'x' }], { latencyMs: 600_000 }), controller.signal);
+    const pending = new MockProvider().complete(
+      request([{ role: 'user', content: 'x' }], { latencyMs: 600_000 }),
+      controller.signal,
+    );
     await until(() => activeTimers() > timersBefore);
     controller.abort(reason);
     await assert.rejects(pending, (error) => error === reason);
@@ -105,22 +139,43 @@ describe('MockProvider', () => {
 
   it('rejects at once when the signal is already aborted', async () => {
     const reason = new Error('gone');
-    await assert.rejects(new MockProvider().complete(request([{ role: 'user', content: 'x' }]), AbortSignal.abort(reason)), (error) => error === reason);
+    await assert.rejects(
+      new MockProvider().complete(
+        request([{ role: 'user', content: 'x' }]),
+        AbortSignal.abort(reason),
+      ),
+      (error) => error === reason,
+    );
   });
 
   it('stops at the output cap: a longer reply is cut there, its tool calls lost, and billed at the cap', async () => {
     const long = 'y'.repeat(1_504); // 376 tokens
-    const whole = await new MockProvider().complete(request([{ role: 'user', content: long }]), signal);
+    const whole = await new MockProvider().complete(
+      request([{ role: 'user', content: long }]),
+      signal,
+    );
     assert.equal(whole.outputTokens, 376);
-    const cut = await new MockProvider().complete({ ...request([{ role: 'user', content: long }]), maxOutputTokens: 300 }, signal);
+    const cut = await new MockProvider().complete(
+      { ...request([{ role: 'user', content: long }]), maxOutputTokens: 300 },
+      signal,
+    );
     assert.equal(cut.outputTokens, 300);
     assert.equal(cut.text, 'y'.repeat(300 * 4));
-    const fits = await new MockProvider().complete({ ...request([{ role: 'user', content: 'short' }]), maxOutputTokens: 300 }, signal);
+    const fits = await new MockProvider().complete(
+      { ...request([{ role: 'user', content: 'short' }]), maxOutputTokens: 300 },
+      signal,
+    );
     assert.deepEqual([fits.text, fits.outputTokens], ['short', 2]);
     const script = [{ text: 'calling', toolCalls: [{ name: 'add', args: { a: 2, b: 3 } }] }];
-    const calls = await new MockProvider().complete({ ...request([{ role: 'user', content: 'go' }], { script }), maxOutputTokens: 3 }, signal);
+    const calls = await new MockProvider().complete(
+      { ...request([{ role: 'user', content: 'go' }], { script }), maxOutputTokens: 3 },
+      signal,
+    );
     assert.deepEqual([calls.text, calls.toolCalls, calls.outputTokens], ['calling', [], 3]);
-    const room = await new MockProvider().complete({ ...request([{ role: 'user', content: 'go' }], { script }), maxOutputTokens: 300 }, signal);
+    const room = await new MockProvider().complete(
+      { ...request([{ role: 'user', content: 'go' }], { script }), maxOutputTokens: 300 },
+      signal,
+    );
     assert.equal(room.toolCalls.length, 1);
   });
 });

@@ -30,13 +30,21 @@ export class MockProvider implements ModelProvider {
   async complete(request: ProviderRequest, signal: AbortSignal): Promise<ProviderResponse> {
     signal.throwIfAborted();
     const options: MockModelOptions = request.model.definition.options ?? {};
-    if (options.latencyMs !== undefined && options.latencyMs > 0) await abortableDelay(options.latencyMs, signal);
+    if (options.latencyMs !== undefined && options.latencyMs > 0)
+      await abortableDelay(options.latencyMs, signal);
     if (options.failureRate !== undefined && this.#random() < options.failureRate) {
-      throw new KeelError('model_unavailable', `mock model ${request.model.name}: simulated provider failure`, {
-        retryable: true,
-      });
+      throw new KeelError(
+        'model_unavailable',
+        `mock model ${request.model.name}: simulated provider failure`,
+        {
+          retryable: true,
+        },
+      );
     }
-    const { text, toolCalls, outputTokens } = capped(reply(request.messages, options.script), request.maxOutputTokens);
+    const { text, toolCalls, outputTokens } = capped(
+      reply(request.messages, options.script),
+      request.maxOutputTokens,
+    );
     return {
       text,
       toolCalls,
@@ -46,7 +54,10 @@ export class MockProvider implements ModelProvider {
   }
 }
 
-function reply(messages: ChatMessage[], script: MockModelOptions['script']): { text: string; toolCalls: ToolCall[] } {
+function reply(
+  messages: ChatMessage[],
+  script: MockModelOptions['script'],
+): { text: string; toolCalls: ToolCall[] } {
   const assistantTurn = messages.filter((message) => message.role === 'assistant').length;
   const entry = script?.[assistantTurn];
   if (entry === undefined) {
@@ -68,11 +79,21 @@ function reply(messages: ChatMessage[], script: MockModelOptions['script']): { t
  * cap, like an answer stopped at its length limit, its tool calls lost with the part that did not
  * fit.
  */
-function capped(answer: { text: string; toolCalls: ToolCall[] }, maxOutputTokens: number | undefined): { text: string; toolCalls: ToolCall[]; outputTokens: number } {
-  const outputTokens = estimateTokens(answer.text + (answer.toolCalls.length > 0 ? JSON.stringify(answer.toolCalls) : ''));
-  if (maxOutputTokens === undefined || outputTokens <= maxOutputTokens) return { ...answer, outputTokens };
+function capped(
+  answer: { text: string; toolCalls: ToolCall[] },
+  maxOutputTokens: number | undefined,
+): { text: string; toolCalls: ToolCall[]; outputTokens: number } {
+  const outputTokens = estimateTokens(
+    answer.text + (answer.toolCalls.length > 0 ? JSON.stringify(answer.toolCalls) : ''),
+  );
+  if (maxOutputTokens === undefined || outputTokens <= maxOutputTokens)
+    return { ...answer, outputTokens };
   // Billed at the cap, as a provider bills an answer it stopped there.
-  return { text: answer.text.slice(0, maxOutputTokens * CHARS_PER_TOKEN), toolCalls: [], outputTokens: maxOutputTokens };
+  return {
+    text: answer.text.slice(0, maxOutputTokens * CHARS_PER_TOKEN),
+    toolCalls: [],
+    outputTokens: maxOutputTokens,
+  };
 }
 
 function estimateTokens(text: string): number {

@@ -3,9 +3,19 @@
 // call: the SDK's own retries are off (the gateway owns retries). It must never log or echo the API
 // key, and never keep a request running after `signal` aborts.
 import OpenAI from 'openai';
-import type { ChatCompletion, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import type {
+  ChatCompletion,
+  ChatCompletionMessageParam,
+  ChatCompletionTool,
+} from 'openai/resources/chat/completions';
 import type { ChatMessage, ToolCall } from '../../sdk/types.ts';
-import type { ModelProvider, ProviderEndpoint, ProviderHooks, ProviderRequest, ProviderResponse } from '../provider.ts';
+import type {
+  ModelProvider,
+  ProviderEndpoint,
+  ProviderHooks,
+  ProviderRequest,
+  ProviderResponse,
+} from '../provider.ts';
 import { classifyProviderError, invalidResponse } from './provider-errors.ts';
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
@@ -25,7 +35,11 @@ export class OpenAiProvider implements ModelProvider {
    * @example
    * await new OpenAiProvider().complete({ model, messages, tools: [], endpoint, stream: true }, signal, { onDelta: console.log });
    */
-  async complete(request: ProviderRequest, signal: AbortSignal, hooks: ProviderHooks = {}): Promise<ProviderResponse> {
+  async complete(
+    request: ProviderRequest,
+    signal: AbortSignal,
+    hooks: ProviderHooks = {},
+  ): Promise<ProviderResponse> {
     const endpoint = requireEndpoint(request);
     const client = this.#client(endpoint);
     const body = {
@@ -40,7 +54,10 @@ export class OpenAiProvider implements ModelProvider {
     try {
       let completion: ChatCompletion;
       if (request.stream === true) {
-        const stream = client.chat.completions.stream({ ...body, stream_options: { include_usage: true } }, { signal });
+        const stream = client.chat.completions.stream(
+          { ...body, stream_options: { include_usage: true } },
+          { signal },
+        );
         stream.on('chunk', () => {
           firstTokenMs ??= performance.now() - startedAt;
         });
@@ -62,7 +79,12 @@ export class OpenAiProvider implements ModelProvider {
     if (client === undefined) {
       // Explicit key and URL: the SDK must not fall back to reading OPENAI_* variables (config.ts
       // owns the environment).
-      client = new OpenAI({ apiKey: endpoint.apiKey ?? 'no-key', baseURL: endpoint.baseUrl ?? OPENAI_DEFAULT_BASE_URL, maxRetries: 0, timeout: SDK_TIMEOUT_MS });
+      client = new OpenAI({
+        apiKey: endpoint.apiKey ?? 'no-key',
+        baseURL: endpoint.baseUrl ?? OPENAI_DEFAULT_BASE_URL,
+        maxRetries: 0,
+        timeout: SDK_TIMEOUT_MS,
+      });
       this.#clients.set(endpoint.id, client);
     }
     return client;
@@ -80,7 +102,13 @@ function toOpenAiMessage(message: ChatMessage): ChatCompletionMessageParam {
         role: 'assistant',
         content: message.content,
         ...(message.toolCalls !== undefined && message.toolCalls.length > 0
-          ? { tool_calls: message.toolCalls.map((call) => ({ id: call.id, type: 'function' as const, function: { name: call.name, arguments: JSON.stringify(call.args) } })) }
+          ? {
+              tool_calls: message.toolCalls.map((call) => ({
+                id: call.id,
+                type: 'function' as const,
+                function: { name: call.name, arguments: JSON.stringify(call.args) },
+              })),
+            }
           : {}),
       };
     case 'tool':
@@ -93,16 +121,27 @@ function toOpenAiMessage(message: ChatMessage): ChatCompletionMessageParam {
 }
 
 function toOpenAiTool(tool: ProviderRequest['tools'][number]): ChatCompletionTool {
-  return { type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } };
+  return {
+    type: 'function',
+    function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+  };
 }
 
-function toResponse(completion: ChatCompletion, endpointId: string, firstTokenMs: number | undefined): ProviderResponse {
+function toResponse(
+  completion: ChatCompletion,
+  endpointId: string,
+  firstTokenMs: number | undefined,
+): ProviderResponse {
   const choice = completion.choices?.[0];
   if (choice === undefined) throw invalidResponse(endpointId, 'the completion has no choices');
   const toolCalls: ToolCall[] = [];
   for (const call of choice.message.tool_calls ?? []) {
     if (call.type !== 'function') continue;
-    toolCalls.push({ id: call.id, name: call.function.name, args: parseArgs(call.function.arguments, endpointId) });
+    toolCalls.push({
+      id: call.id,
+      name: call.function.name,
+      args: parseArgs(call.function.arguments, endpointId),
+    });
   }
   const usage = completion.usage;
   return {
@@ -123,15 +162,21 @@ function parseArgs(text: string, endpointId: string): Record<string, unknown> {
   } catch {
     throw invalidResponse(endpointId, 'tool call arguments are not JSON');
   }
-  if (typeof args !== 'object' || args === null || Array.isArray(args)) throw invalidResponse(endpointId, 'tool call arguments are not a JSON object');
+  if (typeof args !== 'object' || args === null || Array.isArray(args))
+    throw invalidResponse(endpointId, 'tool call arguments are not a JSON object');
   return args as Record<string, unknown>;
 }
 
 export function requireEndpoint(request: ProviderRequest): ProviderEndpoint {
-  if (request.endpoint === undefined) throw new TypeError(`model ${request.model.name}: a network provider needs an endpoint`);
+  if (request.endpoint === undefined)
+    throw new TypeError(`model ${request.model.name}: a network provider needs an endpoint`);
   return request.endpoint;
 }
 
 function isKeelLike(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'KeelError';
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    (error as { name?: unknown }).name === 'KeelError'
+  );
 }

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { classifyProviderError, retryAfter } from './provider-errors.ts';
 
-const http = (status: number, headers: Record<string, string> = {}, extra: object = {}) => Object.assign(new Error(`${status} error`), { status, headers: new Headers(headers) }, extra);
+const http = (status: number, headers: Record<string, string> = {}, extra: object = {}) =>
+  Object.assign(new Error(`${status} error`), { status, headers: new Headers(headers) }, extra);
 
 describe('provider errors', () => {
   it('reads Retry-After as milliseconds, seconds or an HTTP date', () => {
@@ -26,7 +27,11 @@ describe('provider errors', () => {
       [http(403), 'model_auth_failed', false],
       [http(404), 'model_endpoint_not_found', false],
       [http(400, {}, { code: 'context_length_exceeded' }), 'model_context_length_exceeded', false],
-      [http(400, {}, { message: 'prompt is too long: 210000 tokens > 200000 maximum' }), 'model_context_length_exceeded', false],
+      [
+        http(400, {}, { message: 'prompt is too long: 210000 tokens > 200000 maximum' }),
+        'model_context_length_exceeded',
+        false,
+      ],
       [new TypeError('fetch failed'), 'model_unavailable', true],
       [new SyntaxError('Unexpected end of JSON input'), 'model_response_invalid', true],
     ];

@@ -31,19 +31,57 @@ export function classifyProviderError(error: unknown, endpoint: string): KeelErr
   if (status === undefined) {
     const name = error instanceof Error ? error.name : '';
     if (error instanceof SyntaxError || /JSON|parse/i.test(e.message ?? '')) {
-      return new KeelError('model_response_invalid', `malformed response from ${detail}`, { retryable: true, details, cause: error });
+      return new KeelError('model_response_invalid', `malformed response from ${detail}`, {
+        retryable: true,
+        details,
+        cause: error,
+      });
     }
     const timedOut = /timeout|timed out/i.test(name + (e.message ?? ''));
-    return new KeelError(timedOut ? 'model_timeout' : 'model_unavailable', `could not reach ${detail}`, { retryable: true, details, cause: error });
+    return new KeelError(
+      timedOut ? 'model_timeout' : 'model_unavailable',
+      `could not reach ${detail}`,
+      { retryable: true, details, cause: error },
+    );
   }
   const retryAfterMs = retryAfter(e.headers);
-  const retryOptions = { retryable: true, details, cause: error, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
-  if (status === 429) return new KeelError('model_rate_limited', `rate limited by ${detail}`, retryOptions);
-  if (status === 408 || status === 409 || status >= 500) return new KeelError('model_unavailable', `provider error ${status} from ${detail}`, retryOptions);
-  if (isContextLength(e)) return new KeelError('model_context_length_exceeded', `the request is longer than the model's context (${detail})`, { details, cause: error });
-  if (status === 401 || status === 403) return new KeelError('model_auth_failed', `the provider refused the credentials (${status}) at ${endpoint}`, { details, cause: error });
-  if (status === 404) return new KeelError('model_endpoint_not_found', `the provider has no such model or path (${detail})`, { details, cause: error });
-  return new KeelError('model_request_invalid', `the provider rejected the request (${status}): ${detail}`, { details, cause: error });
+  const retryOptions = {
+    retryable: true,
+    details,
+    cause: error,
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+  };
+  if (status === 429)
+    return new KeelError('model_rate_limited', `rate limited by ${detail}`, retryOptions);
+  if (status === 408 || status === 409 || status >= 500)
+    return new KeelError(
+      'model_unavailable',
+      `provider error ${status} from ${detail}`,
+      retryOptions,
+    );
+  if (isContextLength(e))
+    return new KeelError(
+      'model_context_length_exceeded',
+      `the request is longer than the model's context (${detail})`,
+      { details, cause: error },
+    );
+  if (status === 401 || status === 403)
+    return new KeelError(
+      'model_auth_failed',
+      `the provider refused the credentials (${status}) at ${endpoint}`,
+      { details, cause: error },
+    );
+  if (status === 404)
+    return new KeelError(
+      'model_endpoint_not_found',
+      `the provider has no such model or path (${detail})`,
+      { details, cause: error },
+    );
+  return new KeelError(
+    'model_request_invalid',
+    `the provider rejected the request (${status}): ${detail}`,
+    { details, cause: error },
+  );
 }
 
 /**
@@ -51,12 +89,17 @@ export function classifyProviderError(error: unknown, endpoint: string): KeelErr
  * JSON): retryable.
  */
 export function invalidResponse(endpoint: string, what: string): KeelError {
-  return new KeelError('model_response_invalid', `${endpoint}: ${what}`, { retryable: true, details: { endpoint } });
+  return new KeelError('model_response_invalid', `${endpoint}: ${what}`, {
+    retryable: true,
+    details: { endpoint },
+  });
 }
 
 function isContextLength(e: HttpLikeError): boolean {
   const text = `${e.code ?? ''} ${e.message ?? ''} ${JSON.stringify(e.error ?? '')}`;
-  return /context_length_exceeded|context length|maximum context|prompt is too long|too many tokens/i.test(text);
+  return /context_length_exceeded|context length|maximum context|prompt is too long|too many tokens/i.test(
+    text,
+  );
 }
 
 /**
@@ -65,13 +108,23 @@ function isContextLength(e: HttpLikeError): boolean {
  */
 export function retryAfter(headers: HttpLikeError['headers']): number | undefined {
   if (headers === undefined) return undefined;
-  const get = (name: string): string | null | undefined => (headers instanceof Headers ? headers.get(name) : headers[name]);
+  const get = (name: string): string | null | undefined =>
+    headers instanceof Headers ? headers.get(name) : headers[name];
   const ms = Number(get('retry-after-ms'));
-  if (Number.isFinite(ms) && ms >= 0 && get('retry-after-ms') !== null && get('retry-after-ms') !== undefined) return Math.min(ms, RETRY_AFTER_PARSE_MAX_MS);
+  if (
+    Number.isFinite(ms) &&
+    ms >= 0 &&
+    get('retry-after-ms') !== null &&
+    get('retry-after-ms') !== undefined
+  )
+    return Math.min(ms, RETRY_AFTER_PARSE_MAX_MS);
   const value = get('retry-after');
   if (value === null || value === undefined || value.trim() === '') return undefined;
   const seconds = Number(value);
-  if (Number.isFinite(seconds)) return seconds < 0 ? undefined : Math.min(seconds * 1_000, RETRY_AFTER_PARSE_MAX_MS);
+  if (Number.isFinite(seconds))
+    return seconds < 0 ? undefined : Math.min(seconds * 1_000, RETRY_AFTER_PARSE_MAX_MS);
   const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.min(Math.max(0, at - Date.now()), RETRY_AFTER_PARSE_MAX_MS);
+  return Number.isNaN(at)
+    ? undefined
+    : Math.min(Math.max(0, at - Date.now()), RETRY_AFTER_PARSE_MAX_MS);
 }

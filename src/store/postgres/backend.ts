@@ -1,12 +1,20 @@
 // The Postgres backend: a database shared by any number of Keel processes. Its run store and
 // schedule area share the group-commit transactions; artifacts use their own pool on the same
 // database; model rate windows are shared by every process (keel_reserve_rate).
-import type { BackendCapabilities, BackendFactory, StoreBackend, StoreOptions } from '../backend.ts';
+import type {
+  BackendCapabilities,
+  BackendFactory,
+  StoreBackend,
+  StoreOptions,
+} from '../backend.ts';
 import { PostgresArtifactStore } from './postgres-artifact-store.ts';
 import { PostgresStore } from './postgres-store.ts';
 import { PostgresRateWindows } from './rate-windows.ts';
 
-export const POSTGRES_CAPABILITIES: BackendCapabilities = { multiProcess: true, sharedRateWindows: true };
+export const POSTGRES_CAPABILITIES: BackendCapabilities = {
+  multiProcess: true,
+  sharedRateWindows: true,
+};
 
 export function postgresBackend(options: StoreOptions & { databaseUrl: string }): BackendFactory {
   const openArtifacts = () => new PostgresArtifactStore({ connectionString: options.databaseUrl });
@@ -22,7 +30,10 @@ export function postgresBackend(options: StoreOptions & { databaseUrl: string })
         ...(options.poolSize !== undefined ? { poolSize: options.poolSize } : {}),
       });
       return {
-        capabilities: POSTGRES_CAPABILITIES, runs, schedules: runs.schedules, rateWindows: new PostgresRateWindows(runs),
+        capabilities: POSTGRES_CAPABILITIES,
+        runs,
+        schedules: runs.schedules,
+        rateWindows: new PostgresRateWindows(runs),
         openArtifacts,
       };
     },

@@ -17,7 +17,12 @@ export class ChangeListener {
   #attempt = 0;
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(connectionString: string, origin: string, channel: string, emit: (changes: readonly RunChange[]) => void) {
+  constructor(
+    connectionString: string,
+    origin: string,
+    channel: string,
+    emit: (changes: readonly RunChange[]) => void,
+  ) {
     this.#connectionString = connectionString;
     this.#origin = origin;
     this.#channel = channel;
@@ -45,7 +50,10 @@ export class ChangeListener {
     client.on('notification', (message) => {
       if (message.channel !== this.#channel || message.payload === undefined) return;
       try {
-        const { origin, changes } = JSON.parse(message.payload) as { origin: string; changes: RunChange[] };
+        const { origin, changes } = JSON.parse(message.payload) as {
+          origin: string;
+          changes: RunChange[];
+        };
         if (origin !== this.#origin) this.#emit(changes);
       } catch {
         // A payload we did not write: ignore it rather than crash the listener.

@@ -17,15 +17,26 @@ export async function migratePostgres(pool: Pool): Promise<number[]> {
   const applied: number[] = [];
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
-    await client.query('CREATE TABLE IF NOT EXISTS keel_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)');
-    const done = new Set((await client.query<{ version: number }>('SELECT version FROM keel_migrations')).rows.map((r) => r.version));
-    const files = readdirSync(MIGRATIONS_DIR).filter((f) => /^\d{4}_.+\.sql$/.test(f)).sort();
+    await client.query(
+      'CREATE TABLE IF NOT EXISTS keel_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)',
+    );
+    const done = new Set(
+      (await client.query<{ version: number }>('SELECT version FROM keel_migrations')).rows.map(
+        (r) => r.version,
+      ),
+    );
+    const files = readdirSync(MIGRATIONS_DIR)
+      .filter((f) => /^\d{4}_.+\.sql$/.test(f))
+      .sort();
     for (const file of files) {
       const version = Number(file.slice(0, 4));
       if (done.has(version)) continue;
       await client.query('BEGIN');
       try {
-        await client.query('INSERT INTO keel_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [version, file, Date.now()]);
+        await client.query(
+          'INSERT INTO keel_migrations (version, name, applied_at) VALUES ($1, $2, $3)',
+          [version, file, Date.now()],
+        );
         await client.query(readFileSync(new URL(file, MIGRATIONS_DIR), 'utf8'));
         await client.query('COMMIT');
         applied.push(version);

@@ -3,13 +3,26 @@
 // (under the migration advisory lock). SQL lives in artifact-statements/*.sql.
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
-import { ARTIFACT_MAX_BYTES, assertRefName, assertSha256, sha256Hex, verified, type ArtifactStore } from '../artifact-store.ts';
+import {
+  ARTIFACT_MAX_BYTES,
+  assertRefName,
+  assertSha256,
+  sha256Hex,
+  verified,
+  type ArtifactStore,
+} from '../artifact-store.ts';
 import { toPositional } from '../sql-params.ts';
 import { migratePostgres } from './migrate.ts';
 
 const STATEMENTS_DIR = new URL('./artifact-statements/', import.meta.url);
 const POOL_MAX_CONNECTIONS = 4;
-const NAMES = ['artifact-put', 'artifact-get', 'artifact-has', 'artifact-set-ref', 'artifact-get-ref'] as const;
+const NAMES = [
+  'artifact-put',
+  'artifact-get',
+  'artifact-has',
+  'artifact-set-ref',
+  'artifact-get-ref',
+] as const;
 type Name = (typeof NAMES)[number];
 
 export class PostgresArtifactStore implements ArtifactStore {
@@ -18,12 +31,23 @@ export class PostgresArtifactStore implements ArtifactStore {
   private migrated: Promise<unknown> | undefined;
 
   constructor(options: { connectionString: string }) {
-    this.pool = new pg.Pool({ connectionString: options.connectionString, max: POOL_MAX_CONNECTIONS });
+    this.pool = new pg.Pool({
+      connectionString: options.connectionString,
+      max: POOL_MAX_CONNECTIONS,
+    });
     this.pool.on('error', () => {}); // an idle connection lost to a restart is replaced, never fatal
-    this.statements = Object.fromEntries(NAMES.map((name) => [name, toPositional(readFileSync(new URL(`${name}.sql`, STATEMENTS_DIR), 'utf8'), (n) => `$${n}`)])) as PostgresArtifactStore['statements'];
+    this.statements = Object.fromEntries(
+      NAMES.map((name) => [
+        name,
+        toPositional(readFileSync(new URL(`${name}.sql`, STATEMENTS_DIR), 'utf8'), (n) => `$${n}`),
+      ]),
+    ) as PostgresArtifactStore['statements'];
   }
 
-  private async query(name: Name, params: Record<string, unknown>): Promise<Array<Record<string, unknown>>> {
+  private async query(
+    name: Name,
+    params: Record<string, unknown>,
+  ): Promise<Array<Record<string, unknown>>> {
     this.migrated ??= migratePostgres(this.pool);
     await this.migrated;
     const { text, names } = this.statements[name];
@@ -35,9 +59,15 @@ export class PostgresArtifactStore implements ArtifactStore {
   }
 
   async put(bytes: Buffer): Promise<string> {
-    if (bytes.length > ARTIFACT_MAX_BYTES) throw new RangeError(`artifact of ${bytes.length} bytes exceeds ${ARTIFACT_MAX_BYTES}`);
+    if (bytes.length > ARTIFACT_MAX_BYTES)
+      throw new RangeError(`artifact of ${bytes.length} bytes exceeds ${ARTIFACT_MAX_BYTES}`);
     const sha256 = sha256Hex(bytes);
-    await this.query('artifact-put', { sha256, size: bytes.length, content: bytes, created_at: Date.now() });
+    await this.query('artifact-put', {
+      sha256,
+      size: bytes.length,
+      content: bytes,
+      created_at: Date.now(),
+    });
     return sha256;
   }
 

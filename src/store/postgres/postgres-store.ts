@@ -10,20 +10,46 @@ import type { RunStatus } from '../../domain/run-status.ts';
 import { ProcedureStore, type WriteOptions } from '../procedure-store.ts';
 import * as claims from '../procedures/claims.ts';
 import { auditStale, journalRow, type StaleCommit } from '../procedures/commit.ts';
-import { runAsync, type Dialect, type Procedure, type Row, type Step, type Tx } from '../procedures/transaction.ts';
+import {
+  runAsync,
+  type Dialect,
+  type Procedure,
+  type Row,
+  type Step,
+  type Tx,
+} from '../procedures/transaction.ts';
 import { ScheduleArea } from '../schedule-area.ts';
 import type { ScheduleStore } from '../schedule-store.ts';
 import type {
-  CommitBatchListener, CommitOutcome, Durability, GroupCommit, HeartbeatResult, RunChange, RunCommit, StoreCapabilities, StoreHealth,
+  CommitBatchListener,
+  CommitOutcome,
+  Durability,
+  GroupCommit,
+  HeartbeatResult,
+  RunChange,
+  RunCommit,
+  StoreCapabilities,
+  StoreHealth,
 } from '../store.ts';
 import { ChangeListener } from './change-listener.ts';
 import { migratePostgres } from './migrate.ts';
-import { loadPgStatementDirectory, loadPgStatements, type Params, type PgStatement, type PgStatementName, type PgStatements, type Queryable } from './statements.ts';
+import {
+  loadPgStatementDirectory,
+  loadPgStatements,
+  type Params,
+  type PgStatement,
+  type PgStatementName,
+  type PgStatements,
+  type Queryable,
+} from './statements.ts';
 import { CHANGE_CHANNEL, PgWriteQueue, type PgWriteScope } from './write-queue.ts';
 
 export const PG_POOL_MAX_CONNECTIONS_DEFAULT = 10;
 const DURABLE = { fsync: true } as const;
-const SCHEDULE_STATEMENTS = loadPgStatementDirectory(new URL('./schedule-statements/', import.meta.url), 'schedule-');
+const SCHEDULE_STATEMENTS = loadPgStatementDirectory(
+  new URL('./schedule-statements/', import.meta.url),
+  'schedule-',
+);
 
 export interface PostgresStoreOptions {
   connectionString: string;
@@ -46,7 +72,12 @@ export interface PostgresStoreOptions {
   schema?: string;
 }
 
-const SYNCHRONOUS_COMMIT: Record<Durability, string> = { memory: 'off', os: 'off', fsync: 'local', replicated: 'on' };
+const SYNCHRONOUS_COMMIT: Record<Durability, string> = {
+  memory: 'off',
+  os: 'off',
+  fsync: 'local',
+  replicated: 'on',
+};
 
 const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -70,13 +101,18 @@ export class PostgresStore extends ProcedureStore {
   constructor(options: PostgresStoreOptions) {
     super();
     this.durability = options.durability ?? 'fsync';
-    if (options.schema !== undefined && !SCHEMA_PATTERN.test(options.schema)) throw new KeelError('config_invalid', `invalid schema name ${JSON.stringify(options.schema)}`);
+    if (options.schema !== undefined && !SCHEMA_PATTERN.test(options.schema))
+      throw new KeelError(
+        'config_invalid',
+        `invalid schema name ${JSON.stringify(options.schema)}`,
+      );
     this.#schema = options.schema;
     const settings = [
       ...(options.schema !== undefined ? [`-c search_path=${options.schema}`] : []),
       `-c synchronous_commit=${SYNCHRONOUS_COMMIT[this.durability]}`,
     ];
-    const channel = options.schema === undefined ? CHANGE_CHANNEL : `${CHANGE_CHANNEL}_${options.schema}`;
+    const channel =
+      options.schema === undefined ? CHANGE_CHANNEL : `${CHANGE_CHANNEL}_${options.schema}`;
     this.#pool = new pg.Pool({
       connectionString: options.connectionString,
       max: options.poolSize ?? PG_POOL_MAX_CONNECTIONS_DEFAULT,
@@ -87,7 +123,9 @@ export class PostgresStore extends ProcedureStore {
     this.#pool.on('error', () => {});
     const emit = (changes: readonly RunChange[]) => this.emitChanges(changes);
     this.#writes = new PgWriteQueue(this.#pool, this.#origin, channel, emit, {
-      ...(options.groupCommit !== undefined ? { maxBatch: options.groupCommit.maxBatch, maxWaitMs: options.groupCommit.maxWaitMs } : {}),
+      ...(options.groupCommit !== undefined
+        ? { maxBatch: options.groupCommit.maxBatch, maxWaitMs: options.groupCommit.maxWaitMs }
+        : {}),
       flushesOnCommit: this.durability === 'fsync' || this.durability === 'replicated',
       ...(options.onCommitBatch !== undefined ? { onBatch: options.onCommitBatch } : {}),
     });
@@ -110,7 +148,8 @@ export class PostgresStore extends ProcedureStore {
 
   async migrate(): Promise<void> {
     await this.#checkDurability();
-    if (this.#schema !== undefined) await this.#pool.query(`CREATE SCHEMA IF NOT EXISTS ${this.#schema}`);
+    if (this.#schema !== undefined)
+      await this.#pool.query(`CREATE SCHEMA IF NOT EXISTS ${this.#schema}`);
     await migratePostgres(this.#pool);
     await this.#listener.start();
   }
@@ -120,16 +159,24 @@ export class PostgresStore extends ProcedureStore {
    * the not-durable count.
    */
   async #checkDurability(): Promise<void> {
-    const settings = (await this.#s['read-server-settings'].row(this.#pool)) as { names: string; delay: string };
+    const settings = (await this.#s['read-server-settings'].row(this.#pool)) as {
+      names: string;
+      delay: string;
+    };
     if (this.durability === 'replicated' && settings.names.trim() === '') {
-      throw new KeelError('durability_unavailable', 'durability `replicated` needs synchronous replication: synchronous_standby_names is empty on this server');
+      throw new KeelError(
+        'durability_unavailable',
+        'durability `replicated` needs synchronous replication: synchronous_standby_names is empty on this server',
+      );
     }
     const delay = /^(\d+)(ms|s)?$/.exec(settings.delay.trim());
     if (delay !== null) this.#flushWindowMs = 3 * Number(delay[1]) * (delay[2] === 's' ? 1000 : 1);
   }
 
   notDurableCommits(): number {
-    return this.durability === 'memory' || this.durability === 'os' ? this.#writes.acknowledgedWithin(this.#flushWindowMs) : 0;
+    return this.durability === 'memory' || this.durability === 'os'
+      ? this.#writes.acknowledgedWithin(this.#flushWindowMs)
+      : 0;
   }
 
   async close(): Promise<void> {
@@ -143,7 +190,9 @@ export class PostgresStore extends ProcedureStore {
     // backlog of commits, or a busy but healthy worker would lose its leases. It only extends
     // leases the owner still holds, so it needs neither the queue's ordering nor a transaction.
     const tx: Tx = { now: Date.now(), touch: () => {}, dialect: POSTGRES_DIALECT };
-    return runAsync(claims.heartbeat(tx, owner, runIds, leaseMs), (step) => execute(this.#pool, this.#statement(step.statement), step));
+    return runAsync(claims.heartbeat(tx, owner, runIds, leaseMs), (step) =>
+      execute(this.#pool, this.#statement(step.statement), step),
+    );
   }
 
   protected write<T>(options: WriteOptions, procedure: (tx: Tx) => Procedure<T>): Promise<T> {
@@ -151,7 +200,9 @@ export class PostgresStore extends ProcedureStore {
   }
 
   protected read<T>(procedure: Procedure<T>): Promise<T> {
-    return runAsync(procedure, (step) => execute(this.#pool, this.#statement(step.statement), step));
+    return runAsync(procedure, (step) =>
+      execute(this.#pool, this.#statement(step.statement), step),
+    );
   }
 
   /**
@@ -159,7 +210,9 @@ export class PostgresStore extends ProcedureStore {
    * by the queue.
    */
   protected writeCommit(commit: RunCommit): Promise<CommitOutcome | StaleCommit> {
-    return isEffectOnly(commit) ? this.#writes.submitMergeable(DURABLE, this.#commitEffects, commit.runId, commit) : super.writeCommit(commit);
+    return isEffectOnly(commit)
+      ? this.#writes.submitMergeable(DURABLE, this.#commitEffects, commit.runId, commit)
+      : super.writeCommit(commit);
   }
 
   // Store areas kept in their own modules
@@ -178,8 +231,16 @@ export class PostgresStore extends ProcedureStore {
    */
   get schedules(): ScheduleStore {
     this.#schedules ??= new ScheduleArea({
-      transact: (key, procedure) => this.#writes.submit({ ...DURABLE, key }, (scope) => this.#drive(scope, procedure, SCHEDULE_STATEMENTS)),
-      read: (step) => execute(this.#pool, SCHEDULE_STATEMENTS.get(step.statement) ?? this.#statement(step.statement), step),
+      transact: (key, procedure) =>
+        this.#writes.submit({ ...DURABLE, key }, (scope) =>
+          this.#drive(scope, procedure, SCHEDULE_STATEMENTS),
+        ),
+      read: (step) =>
+        execute(
+          this.#pool,
+          SCHEDULE_STATEMENTS.get(step.statement) ?? this.#statement(step.statement),
+          step,
+        ),
     });
     return this.#schedules;
   }
@@ -191,9 +252,19 @@ export class PostgresStore extends ProcedureStore {
    * answer. It may run twice (a failed batch is retried write by write): it writes only through the
    * transaction.
    */
-  #drive<T>(scope: PgWriteScope, procedure: (tx: Tx) => Procedure<T>, statements?: ReadonlyMap<string, PgStatement>): Promise<T> {
+  #drive<T>(
+    scope: PgWriteScope,
+    procedure: (tx: Tx) => Procedure<T>,
+    statements?: ReadonlyMap<string, PgStatement>,
+  ): Promise<T> {
     const tx: Tx = { now: scope.now, touch: scope.touch, dialect: POSTGRES_DIALECT };
-    return runAsync(procedure(tx), (step) => execute(scope.client, statements?.get(step.statement) ?? this.#statement(step.statement), step));
+    return runAsync(procedure(tx), (step) =>
+      execute(
+        scope.client,
+        statements?.get(step.statement) ?? this.#statement(step.statement),
+        step,
+      ),
+    );
   }
 
   #statement(name: string): PgStatement {
@@ -207,15 +278,26 @@ export class PostgresStore extends ProcedureStore {
    * statement; the group commit queue merges neighbouring ones. A commit missing from the result
    * was stale: it is audited here.
    */
-  readonly #commitEffects = async (scope: PgWriteScope, commits: RunCommit[]): Promise<Array<CommitOutcome | StaleCommit>> => {
+  readonly #commitEffects = async (
+    scope: PgWriteScope,
+    commits: RunCommit[],
+  ): Promise<Array<CommitOutcome | StaleCommit>> => {
     const rows = await this.#s['commit-effects'].rows(scope.client, {
       now: scope.now,
-      commits: JSON.stringify(commits.map((c, idx) => ({
-        idx, id: c.runId, lease_token: c.leaseToken, expected_state_version: c.expectedStateVersion,
-        d_steps: c.run?.counters?.steps ?? 0, d_input_tokens: c.run?.counters?.inputTokens ?? 0,
-        d_output_tokens: c.run?.counters?.outputTokens ?? 0, d_cost_usd: c.run?.counters?.costUsd ?? 0,
-        entries: (c.journal ?? []).map(journalRow), events: (c.events ?? []).map((e) => ({ type: e.type, data: JSON.stringify(e.data) })),
-      }))),
+      commits: JSON.stringify(
+        commits.map((c, idx) => ({
+          idx,
+          id: c.runId,
+          lease_token: c.leaseToken,
+          expected_state_version: c.expectedStateVersion,
+          d_steps: c.run?.counters?.steps ?? 0,
+          d_input_tokens: c.run?.counters?.inputTokens ?? 0,
+          d_output_tokens: c.run?.counters?.outputTokens ?? 0,
+          d_cost_usd: c.run?.counters?.costUsd ?? 0,
+          entries: (c.journal ?? []).map(journalRow),
+          events: (c.events ?? []).map((e) => ({ type: e.type, data: JSON.stringify(e.data) })),
+        })),
+      ),
     });
     const applied = new Map(rows.map((r) => [Number(r.idx), r]));
     const outcomes: Array<CommitOutcome | StaleCommit> = [];
@@ -229,14 +311,18 @@ export class PostgresStore extends ProcedureStore {
       outcomes.push({ stateVersion: Number(row.state_version), status: row.status as RunStatus });
     }
     return outcomes;
-  };}
+  };
+}
 
 /**
  * A commit that only adds counters, journal entries and events: the shape most effect results have.
  */
 function isEffectOnly(c: RunCommit): boolean {
   const patchKeys = Object.keys(c.run ?? {});
-  const sideWork = [c.createRuns, c.wakeRuns, c.cancelRuns, c.consumeInputs].some((list) => (list ?? []).length > 0) || c.wakeIf !== undefined;
+  const sideWork =
+    [c.createRuns, c.wakeRuns, c.cancelRuns, c.consumeInputs].some(
+      (list) => (list ?? []).length > 0,
+    ) || c.wakeIf !== undefined;
   return patchKeys.every((k) => k === 'counters') && !sideWork;
 }
 
@@ -247,8 +333,11 @@ const POSTGRES_DIALECT: Dialect = { bulkStatements: true };
 
 function execute(db: Queryable, statement: PgStatement, step: Step): Promise<unknown> {
   switch (step.mode) {
-    case 'one': return statement.row(db, step.params);
-    case 'all': return statement.rows(db, step.params);
-    case 'run': return statement.run(db, step.params);
+    case 'one':
+      return statement.row(db, step.params);
+    case 'all':
+      return statement.rows(db, step.params);
+    case 'run':
+      return statement.run(db, step.params);
   }
 }

@@ -14,11 +14,18 @@ export class PostgresRateWindows implements RateWindows {
 
   async reserve(keys: readonly WindowKey[], tokens: number): Promise<WindowVerdict> {
     const [row] = await this.#runs.query('reserve-rate', {
-      keys: keys.map((k) => k.key), rpm: keys.map((k) => k.rpm ?? null), tpm: keys.map((k) => k.tpm ?? null), tokens: Math.max(0, Math.round(tokens)),
+      keys: keys.map((k) => k.key),
+      rpm: keys.map((k) => k.rpm ?? null),
+      tpm: keys.map((k) => k.tpm ?? null),
+      tokens: Math.max(0, Math.round(tokens)),
     });
     return row!.granted === true
       ? { granted: true, second: Number(row!.at_second) }
-      : { granted: false, waitMs: Math.max(1, Number(row!.wait_ms)), blocked: (row!.blocked as string | null) ?? '' };
+      : {
+          granted: false,
+          waitMs: Math.max(1, Number(row!.wait_ms)),
+          blocked: (row!.blocked as string | null) ?? '',
+        };
   }
 
   async settle(keys: readonly string[], second: number, deltaTokens: number): Promise<void> {

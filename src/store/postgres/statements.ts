@@ -8,19 +8,64 @@ import { toPositional } from '../sql-params.ts';
 const STATEMENTS_DIR = new URL('./statements/', import.meta.url);
 
 export const PG_STATEMENT_NAMES = [
-  'insert-tenant', 'find-tenant-by-name', 'insert-api-key', 'find-tenant-by-key',
-  'insert-run', 'find-run-by-idempotency-key', 'get-run', 'lock-run', 'lock-key', 'list-runs',
-  'insert-events', 'allocate-event-seqs', 'claim-allocation-runs', 'heartbeat', 'find-held-runs', 'release-leases', 'expire-foreign-leases',
-  'commit-run', 'commit-effect', 'commit-effects', 'upsert-journal-entries', 'load-journal', 'list-events', 'request-cancel',
-  'insert-input', 'get-input', 'consume-input', 'wake-on-input', 'wake-run', 'wake-if-ready', 'insert-audit',
-  'find-execution', 'resolve-execution', 'readmit-run', 'claim-probation-runs',
-  'tenant-usage', 'tenant-usage-since',
-  'live-run-counts', 'run-queue', 'count-unknown-executions',
-  'summarize-runs', 'count-ended-runs', 'summarize-tenants',
-  'update-tenant', 'get-tenant', 'list-tenants', 'count-queued-runs', 'count-held-runs', 'wake-budget-waiting-runs',
-  'fair-backlog', 'read-fair-clock', 'save-tenant-vtimes', 'save-fair-clock',
-  'starved-interactive', 'mark-preempted',
-  'read-server-settings', 'reserve-rate', 'settle-rate',
+  'insert-tenant',
+  'find-tenant-by-name',
+  'insert-api-key',
+  'find-tenant-by-key',
+  'insert-run',
+  'find-run-by-idempotency-key',
+  'get-run',
+  'lock-run',
+  'lock-key',
+  'list-runs',
+  'insert-events',
+  'allocate-event-seqs',
+  'claim-allocation-runs',
+  'heartbeat',
+  'find-held-runs',
+  'release-leases',
+  'expire-foreign-leases',
+  'commit-run',
+  'commit-effect',
+  'commit-effects',
+  'upsert-journal-entries',
+  'load-journal',
+  'list-events',
+  'request-cancel',
+  'insert-input',
+  'get-input',
+  'consume-input',
+  'wake-on-input',
+  'wake-run',
+  'wake-if-ready',
+  'insert-audit',
+  'find-execution',
+  'resolve-execution',
+  'readmit-run',
+  'claim-probation-runs',
+  'tenant-usage',
+  'tenant-usage-since',
+  'live-run-counts',
+  'run-queue',
+  'count-unknown-executions',
+  'summarize-runs',
+  'count-ended-runs',
+  'summarize-tenants',
+  'update-tenant',
+  'get-tenant',
+  'list-tenants',
+  'count-queued-runs',
+  'count-held-runs',
+  'wake-budget-waiting-runs',
+  'fair-backlog',
+  'read-fair-clock',
+  'save-tenant-vtimes',
+  'save-fair-clock',
+  'starved-interactive',
+  'mark-preempted',
+  'read-server-settings',
+  'reserve-rate',
+  'settle-rate',
 ] as const;
 export type PgStatementName = (typeof PG_STATEMENT_NAMES)[number];
 
@@ -29,7 +74,11 @@ export type Params = Record<string, string | number | null | ReadonlyArray<strin
 
 /** Anything that runs a query: a pool or a checked-out client. */
 export interface Queryable {
-  query<R extends QueryResultRow>(config: { name?: string; text: string; values: unknown[] }): Promise<{ rows: R[]; rowCount: number | null }>;
+  query<R extends QueryResultRow>(config: {
+    name?: string;
+    text: string;
+    values: unknown[];
+  }): Promise<{ rows: R[]; rowCount: number | null }>;
 }
 
 export class PgStatement {
@@ -46,7 +95,11 @@ export class PgStatement {
 
   async rows(db: Queryable, params: Params = {}): Promise<Array<Record<string, unknown>>> {
     // A named query is prepared once per connection by the server.
-    const result = await db.query<Record<string, unknown>>({ name: `keel-${this.name}`, text: this.#text, values: this.#bind(params) });
+    const result = await db.query<Record<string, unknown>>({
+      name: `keel-${this.name}`,
+      text: this.#text,
+      values: this.#bind(params),
+    });
     return result.rows;
   }
 
@@ -55,7 +108,11 @@ export class PgStatement {
   }
 
   async run(db: Queryable, params: Params = {}): Promise<number> {
-    const result = await db.query({ name: `keel-${this.name}`, text: this.#text, values: this.#bind(params) });
+    const result = await db.query({
+      name: `keel-${this.name}`,
+      text: this.#text,
+      values: this.#bind(params),
+    });
     return result.rowCount ?? 0;
   }
 
@@ -67,7 +124,9 @@ export class PgStatement {
     });
     if (Object.keys(params).length !== this.#names.length) {
       const unexpected = Object.keys(params).filter((k) => !this.#names.includes(k));
-      throw new Error(`${this.name}.sql: unexpected parameter(s) ${unexpected.map((k) => `:${k}`).join(', ')}`);
+      throw new Error(
+        `${this.name}.sql: unexpected parameter(s) ${unexpected.map((k) => `:${k}`).join(', ')}`,
+      );
     }
     return values;
   }
@@ -76,11 +135,19 @@ export class PgStatement {
 export type PgStatements = Record<PgStatementName, PgStatement>;
 
 export function loadPgStatements(): PgStatements {
-  const files = new Set(readdirSync(STATEMENTS_DIR).filter((f) => f.endsWith('.sql')).map((f) => f.slice(0, -4)));
+  const files = new Set(
+    readdirSync(STATEMENTS_DIR)
+      .filter((f) => f.endsWith('.sql'))
+      .map((f) => f.slice(0, -4)),
+  );
   const loaded = {} as PgStatements;
   for (const name of PG_STATEMENT_NAMES) {
-    if (!files.has(name)) throw new Error(`missing SQL statement file postgres/statements/${name}.sql`);
-    loaded[name] = new PgStatement(name, readFileSync(new URL(`${name}.sql`, STATEMENTS_DIR), 'utf8'));
+    if (!files.has(name))
+      throw new Error(`missing SQL statement file postgres/statements/${name}.sql`);
+    loaded[name] = new PgStatement(
+      name,
+      readFileSync(new URL(`${name}.sql`, STATEMENTS_DIR), 'utf8'),
+    );
     files.delete(name);
   }
   if (files.size > 0) throw new Error(`unregistered SQL statement files: ${[...files].join(', ')}`);

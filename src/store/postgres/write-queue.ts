@@ -99,8 +99,16 @@ export class PgWriteQueue {
   readonly #flushesOnCommit: boolean;
 
   constructor(
-    pool: Pool, origin: string, channel: string, onCommitted: (changes: readonly RunChange[]) => void,
-    options: { maxBatch?: number; maxWaitMs?: number; flushesOnCommit?: boolean; onBatch?: CommitBatchListener } = {},
+    pool: Pool,
+    origin: string,
+    channel: string,
+    onCommitted: (changes: readonly RunChange[]) => void,
+    options: {
+      maxBatch?: number;
+      maxWaitMs?: number;
+      flushesOnCommit?: boolean;
+      onBatch?: CommitBatchListener;
+    } = {},
   ) {
     this.#maxBatch = Math.min(options.maxBatch ?? PG_WRITE_BATCH_MAX_OPS, PG_WRITE_BATCH_MAX_OPS);
     this.#maxWaitMs = options.maxWaitMs ?? 0;
@@ -119,7 +127,8 @@ export class PgWriteQueue {
   acknowledgedWithin(windowMs: number): number {
     const since = Date.now() - windowMs;
     let n = 0;
-    for (let i = this.#recentAcks.length - 1; i >= 0 && this.#recentAcks[i]!.at >= since; i--) n += this.#recentAcks[i]!.n;
+    for (let i = this.#recentAcks.length - 1; i >= 0 && this.#recentAcks[i]!.at >= since; i--)
+      n += this.#recentAcks[i]!.n;
     return n;
   }
 
@@ -127,9 +136,19 @@ export class PgWriteQueue {
    * Queues a write that may be applied together with neighbouring writes of the same merger
    * (distinct keys).
    */
-  submitMergeable<P, T>(options: { fsync: boolean }, merger: (scope: PgWriteScope, payloads: P[]) => Promise<T[]>, key: string, payload: P): Promise<T> {
+  submitMergeable<P, T>(
+    options: { fsync: boolean },
+    merger: (scope: PgWriteScope, payloads: P[]) => Promise<T[]>,
+    key: string,
+    payload: P,
+  ): Promise<T> {
     const merge = { merger: merger as unknown as Merger, key, payload };
-    return this.#enqueue(options, async (scope) => (await merge.merger(scope, [payload]))[0], merge, key) as Promise<T>;
+    return this.#enqueue(
+      options,
+      async (scope) => (await merge.merger(scope, [payload]))[0],
+      merge,
+      key,
+    ) as Promise<T>;
   }
 
   /**
@@ -137,17 +156,40 @@ export class PgWriteQueue {
    * transactions; `alone` gives it a transaction of its own (a fair claim holds the claim lock only
    * as long as it takes itself).
    */
-  submit<T>(options: { fsync: boolean; key?: string; alone?: boolean }, apply: (scope: PgWriteScope) => Promise<T>): Promise<T> {
+  submit<T>(
+    options: { fsync: boolean; key?: string; alone?: boolean },
+    apply: (scope: PgWriteScope) => Promise<T>,
+  ): Promise<T> {
     return this.#enqueue(options, apply, undefined, options.key) as Promise<T>;
   }
 
-  #enqueue(options: { fsync: boolean; alone?: boolean }, apply: (scope: PgWriteScope) => Promise<unknown>, merge: QueuedWrite['merge'], key: string | undefined): Promise<unknown> {
+  #enqueue(
+    options: { fsync: boolean; alone?: boolean },
+    apply: (scope: PgWriteScope) => Promise<unknown>,
+    merge: QueuedWrite['merge'],
+    key: string | undefined,
+  ): Promise<unknown> {
     if (this.#closed) return Promise.reject(new Error('store is closed'));
     if (this.#queue.length >= PG_WRITE_QUEUE_MAX_OPS) {
-      return Promise.reject(new KeelError('store_busy', `the store's write queue is full (${PG_WRITE_QUEUE_MAX_OPS} writes)`, { retryable: true, retryAfterMs: 100 }));
+      return Promise.reject(
+        new KeelError(
+          'store_busy',
+          `the store's write queue is full (${PG_WRITE_QUEUE_MAX_OPS} writes)`,
+          { retryable: true, retryAfterMs: 100 },
+        ),
+      );
     }
     return new Promise<unknown>((resolve, reject) => {
-      this.#queue.push({ fsync: options.fsync, queuedAt: Date.now(), key, alone: options.alone === true, apply, ...(merge !== undefined ? { merge } : {}), resolve, reject });
+      this.#queue.push({
+        fsync: options.fsync,
+        queuedAt: Date.now(),
+        key,
+        alone: options.alone === true,
+        apply,
+        ...(merge !== undefined ? { merge } : {}),
+        resolve,
+        reject,
+      });
       this.#schedule();
     });
   }
@@ -167,7 +209,10 @@ export class PgWriteQueue {
     }
     if (this.#scheduled) return;
     this.#scheduled = true;
-    const waitMs = this.#queue.length >= this.#maxBatch ? 0 : this.#queue[0]!.queuedAt + this.#maxWaitMs - Date.now();
+    const waitMs =
+      this.#queue.length >= this.#maxBatch
+        ? 0
+        : this.#queue[0]!.queuedAt + this.#maxWaitMs - Date.now();
     if (waitMs > 0) {
       this.#waitTimer = setTimeout(() => {
         this.#waitTimer = undefined;
@@ -201,8 +246,10 @@ export class PgWriteQueue {
     const rest: QueuedWrite[] = [];
     const held = new Set<string>();
     for (const write of this.#queue) {
-      const blocked = write.key !== undefined && (this.#busyKeys.has(write.key) || held.has(write.key));
-      const full = batch.length >= this.#maxBatch || (batch.length > 0 && (write.alone || batch[0]!.alone));
+      const blocked =
+        write.key !== undefined && (this.#busyKeys.has(write.key) || held.has(write.key));
+      const full =
+        batch.length >= this.#maxBatch || (batch.length > 0 && (write.alone || batch[0]!.alone));
       if (blocked || full) {
         if (write.key !== undefined) held.add(write.key);
         rest.push(write);
@@ -249,7 +296,11 @@ export class PgWriteQueue {
     // The failing query reports the loss below; release(error) then discards the client.
     client.on('error', ignoreClientError);
     const touched: RunChange[] = [];
-    const scope: PgWriteScope = { client, now: Date.now(), touch: (runId, signal) => touched.push({ runId, signal }) };
+    const scope: PgWriteScope = {
+      client,
+      now: Date.now(),
+      touch: (runId, signal) => touched.push({ runId, signal }),
+    };
     const values: unknown[] = [];
     const fsync = batch.some((w) => w.fsync);
     try {
@@ -262,17 +313,24 @@ export class PgWriteQueue {
       // escaped by the driver).
       const notifications: string[] = [];
       for (let i = 0; i < touched.length; i += NOTIFY_CHANGES_PER_MESSAGE) {
-        const payload = JSON.stringify({ origin: this.#origin, changes: touched.slice(i, i + NOTIFY_CHANGES_PER_MESSAGE) });
-        notifications.push(`SELECT pg_notify(${client.escapeLiteral(this.#channel)}, ${client.escapeLiteral(payload)});`);
+        const payload = JSON.stringify({
+          origin: this.#origin,
+          changes: touched.slice(i, i + NOTIFY_CHANGES_PER_MESSAGE),
+        });
+        notifications.push(
+          `SELECT pg_notify(${client.escapeLiteral(this.#channel)}, ${client.escapeLiteral(payload)});`,
+        );
       }
       await client.query(`${notifications.join(' ')} COMMIT`);
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {});
       client.removeListener('error', ignoreClientError);
       client.release(isConnectionError(error) ? (error as Error) : undefined);
-      if (mayRetry && RETRYABLE_SQLSTATES.has((error as { code?: string }).code ?? '')) return 'retry';
+      if (mayRetry && RETRYABLE_SQLSTATES.has((error as { code?: string }).code ?? ''))
+        return 'retry';
       if (batch.length > 1 && !isConnectionError(error)) return false;
-      for (const write of batch) write.reject(isConnectionError(error) ? unavailable(error) : error);
+      for (const write of batch)
+        write.reject(isConnectionError(error) ? unavailable(error) : error);
       return true;
     }
     client.removeListener('error', ignoreClientError);
@@ -282,9 +340,14 @@ export class PgWriteQueue {
     if (fsync) {
       this.stats.fsyncedTransactions += 1;
       this.#recentAcks.push({ at: Date.now(), n: batch.filter((w) => w.fsync).length });
-      if (this.#recentAcks.length > RECENT_ACKS_MAX) this.#recentAcks.splice(0, this.#recentAcks.length - RECENT_ACKS_MAX);
+      if (this.#recentAcks.length > RECENT_ACKS_MAX)
+        this.#recentAcks.splice(0, this.#recentAcks.length - RECENT_ACKS_MAX);
     }
-    this.#onBatch(batch.length, fsync && this.#flushesOnCommit, batch.filter((w) => w.fsync).length);
+    this.#onBatch(
+      batch.length,
+      fsync && this.#flushesOnCommit,
+      batch.filter((w) => w.fsync).length,
+    );
     batch.forEach((write, i) => write.resolve(values[i]));
     if (touched.length > 0) this.#onCommitted(touched);
     return true;
@@ -297,7 +360,11 @@ function ignoreClientError(): void {}
  * Applies a batch in order, merging runs of consecutive mergeable writes (same merger, distinct
  * keys) into one call.
  */
-async function applyAll(batch: QueuedWrite[], scope: PgWriteScope, values: unknown[]): Promise<void> {
+async function applyAll(
+  batch: QueuedWrite[],
+  scope: PgWriteScope,
+  values: unknown[],
+): Promise<void> {
   let i = 0;
   while (i < batch.length) {
     const first = batch[i]!;
@@ -315,7 +382,12 @@ async function applyAll(batch: QueuedWrite[], scope: PgWriteScope, values: unkno
       group.push(batch[i]!);
       i++;
     }
-    values.push(...(await first.merge.merger(scope, group.map((w) => w.merge!.payload))));
+    values.push(
+      ...(await first.merge.merger(
+        scope,
+        group.map((w) => w.merge!.payload),
+      )),
+    );
   }
 }
 
@@ -331,10 +403,23 @@ export const PG_RETRY_DELAY_MAX_MS = 20;
 /** Connection-level failures (server restarting, network): retryable, typed as store_busy. */
 export function isConnectionError(error: unknown): boolean {
   const code = (error as { code?: string }).code ?? '';
-  return code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'].includes(code)
-    || (error instanceof Error && /Connection terminated|connection is closed|Client has encountered a connection error/i.test(error.message));
+  return (
+    code.startsWith('08') ||
+    code === '57P01' ||
+    code === '57P02' ||
+    code === '57P03' ||
+    ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'].includes(code) ||
+    (error instanceof Error &&
+      /Connection terminated|connection is closed|Client has encountered a connection error/i.test(
+        error.message,
+      ))
+  );
 }
 
 export function unavailable(error: unknown): KeelError {
-  return new KeelError('store_busy', `the database is unavailable: ${error instanceof Error ? error.message : String(error)}`, { retryable: true, retryAfterMs: 500, cause: error });
+  return new KeelError(
+    'store_busy',
+    `the database is unavailable: ${error instanceof Error ? error.message : String(error)}`,
+    { retryable: true, retryAfterMs: 500, cause: error },
+  );
 }

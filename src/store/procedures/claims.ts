@@ -19,26 +19,48 @@ const CLAIMABLE_STATUSES = JSON.stringify(statusesAllowing('claim'));
  */
 export function* claimRuns(tx: Tx, request: ClaimRequest): Procedure<RunRecord[]> {
   const lease = {
-    owner: request.owner, now: tx.now, lease_expires_at: tx.now + request.leaseMs, served: JSON.stringify(request.served),
+    owner: request.owner,
+    now: tx.now,
+    lease_expires_at: tx.now + request.leaseMs,
+    served: JSON.stringify(request.served),
     claimable_statuses: CLAIMABLE_STATUSES,
   };
   if (request.probation === true) {
     // RETURNING yields rows in table order, not the subquery's: restore the claim order.
-    return inClaimOrder((yield* all('claim-probation-runs', { ...lease, limit: request.limit })).map(toRun));
+    return inClaimOrder(
+      (yield* all('claim-probation-runs', { ...lease, limit: request.limit })).map(toRun),
+    );
   }
   // The fair clock is read first: where it is a locked row, claimers of every process plan and
   // apply one after another, so the virtual times they read are never stale.
   const clock = Number((yield* one('read-fair-clock'))!.vtime);
-  const backlog = yield* all('fair-backlog', { now: lease.now, served: lease.served, claimable_statuses: lease.claimable_statuses });
+  const backlog = yield* all('fair-backlog', {
+    now: lease.now,
+    served: lease.served,
+    claimable_statuses: lease.claimable_statuses,
+  });
   const claim = new FairClaim<RunRecord>(toBackloggedTenants(backlog), clock, request.limit);
   for (let plan = claim.next(); plan !== null; plan = claim.next()) {
     const claimed: RunRecord[] = [];
     if (tx.dialect.bulkStatements) {
-      const allocation = JSON.stringify([...plan].map(([tenantId, n]) => ({ tenant_id: tenantId, n })));
-      for (const row of yield* all('claim-allocation-runs', { ...lease, allocation, batch_aging_ms: BATCH_AGING_MS })) claimed.push(toRun(row));
+      const allocation = JSON.stringify(
+        [...plan].map(([tenantId, n]) => ({ tenant_id: tenantId, n })),
+      );
+      for (const row of yield* all('claim-allocation-runs', {
+        ...lease,
+        allocation,
+        batch_aging_ms: BATCH_AGING_MS,
+      }))
+        claimed.push(toRun(row));
     } else {
       for (const [tenantId, n] of plan) {
-        for (const row of yield* all('claim-tenant-runs', { ...lease, tenant_id: tenantId, limit: n, batch_aging_ms: BATCH_AGING_MS })) claimed.push(toRun(row));
+        for (const row of yield* all('claim-tenant-runs', {
+          ...lease,
+          tenant_id: tenantId,
+          limit: n,
+          batch_aging_ms: BATCH_AGING_MS,
+        }))
+          claimed.push(toRun(row));
       }
     }
     claim.record(claimedByTenant(claimed));
@@ -55,10 +77,26 @@ export function* claimRuns(tx: Tx, request: ClaimRequest): Procedure<RunRecord[]
  * Extends the leases the owner still holds. A dialect whose heartbeat skips rows a commit is
  * writing (rather than wait for them) reports those as still held, read without a lock.
  */
-export function* heartbeat(tx: Tx, owner: string, runIds: readonly string[], leaseMs: number): Procedure<HeartbeatResult> {
-  const rows = yield* all('heartbeat', { owner, ids: JSON.stringify(runIds), lease_expires_at: tx.now + leaseMs });
+export function* heartbeat(
+  tx: Tx,
+  owner: string,
+  runIds: readonly string[],
+  leaseMs: number,
+): Procedure<HeartbeatResult> {
+  const rows = yield* all('heartbeat', {
+    owner,
+    ids: JSON.stringify(runIds),
+    lease_expires_at: tx.now + leaseMs,
+  });
   const extended = new Set(rows.map((r) => r.id as string));
   const skipped = runIds.filter((id) => !extended.has(id));
-  if (skipped.length > 0) rows.push(...(yield* all('find-held-runs', { owner, ids: JSON.stringify(skipped) })));
-  return { held: rows.map((r) => ({ id: r.id as string, status: r.status as RunStatus, stateVersion: Number(r.state_version) })) };
+  if (skipped.length > 0)
+    rows.push(...(yield* all('find-held-runs', { owner, ids: JSON.stringify(skipped) })));
+  return {
+    held: rows.map((r) => ({
+      id: r.id as string,
+      status: r.status as RunStatus,
+      stateVersion: Number(r.state_version),
+    })),
+  };
 }

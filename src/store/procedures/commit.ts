@@ -16,10 +16,18 @@ export function* applyCommit(tx: Tx, c: RunCommit): Procedure<CommitOutcome | St
   const events = c.events ?? [];
   const journal = c.journal ?? [];
   const status = patch.status;
-  const guard = { id: c.runId, lease_token: c.leaseToken, expected_state_version: c.expectedStateVersion, now: tx.now, event_count: events.length };
+  const guard = {
+    id: c.runId,
+    lease_token: c.leaseToken,
+    expected_state_version: c.expectedStateVersion,
+    now: tx.now,
+    event_count: events.length,
+  };
   const deltas = {
-    d_steps: patch.counters?.steps ?? 0, d_input_tokens: patch.counters?.inputTokens ?? 0,
-    d_output_tokens: patch.counters?.outputTokens ?? 0, d_cost_usd: patch.counters?.costUsd ?? 0,
+    d_steps: patch.counters?.steps ?? 0,
+    d_input_tokens: patch.counters?.inputTokens ?? 0,
+    d_output_tokens: patch.counters?.outputTokens ?? 0,
+    d_cost_usd: patch.counters?.costUsd ?? 0,
   };
   // Counters, journal and events only (most effect results): the lean statement that rewrites no
   // indexed column.
@@ -28,17 +36,31 @@ export function* applyCommit(tx: Tx, c: RunCommit): Procedure<CommitOutcome | St
   if (countersOnly) {
     row = yield* one('commit-effect', { ...guard, ...deltas });
   } else {
-    const claimAfter = status === undefined ? undefined : claimAfterFor(status, patch.releaseLease === true, patch.wakeAt ?? null, tx.now);
+    const claimAfter =
+      status === undefined
+        ? undefined
+        : claimAfterFor(status, patch.releaseLease === true, patch.wakeAt ?? null, tx.now);
     row = yield* one('commit-run', {
-      ...guard, ...deltas,
-      set_status: status === undefined ? 0 : 1, status: status ?? null, terminal: status !== undefined && isTerminal(status) ? 1 : 0,
-      set_result: 'result' in patch ? 1 : 0, result: jsonText(patch.result),
-      set_error: 'error' in patch ? 1 : 0, error: jsonText(patch.error),
-      set_outcome: 'outcome' in patch ? 1 : 0, outcome: patch.outcome ?? null,
-      set_compensation: 'compensation' in patch ? 1 : 0, compensation: jsonText(patch.compensation),
-      set_waiting: 'waitingReason' in patch ? 1 : 0, waiting_reason: patch.waitingReason ?? null,
-      set_wake_at: 'wakeAt' in patch ? 1 : 0, wake_at: patch.wakeAt ?? null,
-      release: patch.releaseLease === true ? 1 : 0, set_claim_after: claimAfter === undefined ? 0 : 1, claim_after: claimAfter ?? null,
+      ...guard,
+      ...deltas,
+      set_status: status === undefined ? 0 : 1,
+      status: status ?? null,
+      terminal: status !== undefined && isTerminal(status) ? 1 : 0,
+      set_result: 'result' in patch ? 1 : 0,
+      result: jsonText(patch.result),
+      set_error: 'error' in patch ? 1 : 0,
+      error: jsonText(patch.error),
+      set_outcome: 'outcome' in patch ? 1 : 0,
+      outcome: patch.outcome ?? null,
+      set_compensation: 'compensation' in patch ? 1 : 0,
+      compensation: jsonText(patch.compensation),
+      set_waiting: 'waitingReason' in patch ? 1 : 0,
+      waiting_reason: patch.waitingReason ?? null,
+      set_wake_at: 'wakeAt' in patch ? 1 : 0,
+      wake_at: patch.wakeAt ?? null,
+      release: patch.releaseLease === true ? 1 : 0,
+      set_claim_after: claimAfter === undefined ? 0 : 1,
+      claim_after: claimAfter ?? null,
     });
   }
   if (row === undefined) return { stale: yield* auditStale(tx, c) };
@@ -46,12 +68,15 @@ export function* applyCommit(tx: Tx, c: RunCommit): Procedure<CommitOutcome | St
   yield* upsertJournal(tx, c.runId, c.leaseToken, journal);
   yield* insertEvents(tx, c.runId, Number(row.first_seq), events);
   if (status !== undefined && isTerminal(status)) tx.touch(c.runId, 'ended');
-  if (status === 'queued' || (patch.releaseLease === true && status === 'cancelling')) tx.touch(c.runId, 'runnable');
+  if (status === 'queued' || (patch.releaseLease === true && status === 'cancelling'))
+    tx.touch(c.runId, 'runnable');
   for (const key of c.consumeInputs ?? []) yield run('consume-input', { run_id: c.runId, key });
   for (const child of c.createRuns ?? []) yield* insertRun(tx, child);
   for (const id of c.wakeRuns ?? []) {
     if ((yield* one('wake-run', { id, now: tx.now })) !== undefined) {
-      yield* appendEvents(tx, id, [{ type: 'run.queued', data: { reason: 'child', childRunId: c.runId } }]);
+      yield* appendEvents(tx, id, [
+        { type: 'run.queued', data: { reason: 'child', childRunId: c.runId } },
+      ]);
       tx.touch(id, 'runnable');
     }
   }
@@ -59,7 +84,10 @@ export function* applyCommit(tx: Tx, c: RunCommit): Procedure<CommitOutcome | St
   let finalStatus = row.status as RunStatus;
   if (finalStatus === 'waiting' && c.wakeIf !== undefined) {
     const woke = yield* one('wake-if-ready', {
-      id: c.runId, now: tx.now, input_keys: JSON.stringify(c.wakeIf.inputKeys ?? []), child_ids: JSON.stringify(c.wakeIf.childRunIds ?? []),
+      id: c.runId,
+      now: tx.now,
+      input_keys: JSON.stringify(c.wakeIf.inputKeys ?? []),
+      child_ids: JSON.stringify(c.wakeIf.childRunIds ?? []),
     });
     if (woke !== undefined) {
       finalStatus = 'queued';
@@ -71,20 +99,42 @@ export function* applyCommit(tx: Tx, c: RunCommit): Procedure<CommitOutcome | St
 }
 
 /** Writes journal entries at their positions, replacing earlier states of the same positions. */
-function* upsertJournal(tx: Tx, runId: string, leaseToken: number, journal: readonly JournalWrite[]): Procedure<void> {
+function* upsertJournal(
+  tx: Tx,
+  runId: string,
+  leaseToken: number,
+  journal: readonly JournalWrite[],
+): Procedure<void> {
   if (journal.length === 0) return;
   if (tx.dialect.bulkStatements) {
-    yield run('upsert-journal-entries', { run_id: runId, lease_token: leaseToken, entries: JSON.stringify(journal.map(journalRow)) });
+    yield run('upsert-journal-entries', {
+      run_id: runId,
+      lease_token: leaseToken,
+      entries: JSON.stringify(journal.map(journalRow)),
+    });
     return;
   }
   for (const j of journal) {
     // Built as one literal (not a spread of journalRow): the commit path binds these 17 parameters
     // per effect.
     yield run('upsert-journal-entry', {
-      run_id: runId, lease_token: leaseToken, seq: j.seq, kind: j.kind, name: j.name, status: j.status, args: jsonText(j.args),
-      result: jsonText(j.result), error: jsonText(j.error), execution_id: j.executionId ?? null, effect_class: j.effectClass ?? null,
-      attempts: j.attempts ?? 1, worker: j.worker ?? null, queued_at: j.queuedAt ?? null, started_at: j.startedAt ?? null,
-      ended_at: j.endedAt ?? null, deadline_at: j.deadlineAt ?? null,
+      run_id: runId,
+      lease_token: leaseToken,
+      seq: j.seq,
+      kind: j.kind,
+      name: j.name,
+      status: j.status,
+      args: jsonText(j.args),
+      result: jsonText(j.result),
+      error: jsonText(j.error),
+      execution_id: j.executionId ?? null,
+      effect_class: j.effectClass ?? null,
+      attempts: j.attempts ?? 1,
+      worker: j.worker ?? null,
+      queued_at: j.queuedAt ?? null,
+      started_at: j.startedAt ?? null,
+      ended_at: j.endedAt ?? null,
+      deadline_at: j.deadlineAt ?? null,
     });
   }
 }
@@ -95,9 +145,21 @@ function* upsertJournal(tx: Tx, runId: string, leaseToken: number, journal: read
  */
 export function journalRow(j: JournalWrite): Record<string, string | number | null> {
   return {
-    seq: j.seq, kind: j.kind, name: j.name, status: j.status, args: jsonText(j.args), result: jsonText(j.result), error: jsonText(j.error),
-    execution_id: j.executionId ?? null, effect_class: j.effectClass ?? null, attempts: j.attempts ?? 1, worker: j.worker ?? null,
-    queued_at: j.queuedAt ?? null, started_at: j.startedAt ?? null, ended_at: j.endedAt ?? null, deadline_at: j.deadlineAt ?? null,
+    seq: j.seq,
+    kind: j.kind,
+    name: j.name,
+    status: j.status,
+    args: jsonText(j.args),
+    result: jsonText(j.result),
+    error: jsonText(j.error),
+    execution_id: j.executionId ?? null,
+    effect_class: j.effectClass ?? null,
+    attempts: j.attempts ?? 1,
+    worker: j.worker ?? null,
+    queued_at: j.queuedAt ?? null,
+    started_at: j.startedAt ?? null,
+    ended_at: j.endedAt ?? null,
+    deadline_at: j.deadlineAt ?? null,
   };
 }
 
@@ -105,13 +167,25 @@ export function journalRow(j: JournalWrite): Record<string, string | number | nu
 export function* auditStale(tx: Tx, c: RunCommit): Procedure<Record<string, unknown>> {
   const current = yield* one('get-run', { id: c.runId });
   const stale = {
-    leaseToken: c.leaseToken, expectedStateVersion: c.expectedStateVersion,
+    leaseToken: c.leaseToken,
+    expectedStateVersion: c.expectedStateVersion,
     currentLeaseToken: current === undefined ? null : Number(current.lease_token),
-    currentStateVersion: current === undefined ? null : Number(current.state_version), currentStatus: current?.status ?? null,
+    currentStateVersion: current === undefined ? null : Number(current.state_version),
+    currentStatus: current?.status ?? null,
   };
   yield run('insert-audit', {
-    run_id: c.runId, at: tx.now, kind: 'stale_commit',
-    data: JSON.stringify({ ...stale, journal: (c.journal ?? []).map((j) => ({ seq: j.seq, kind: j.kind, name: j.name, status: j.status })) }),
+    run_id: c.runId,
+    at: tx.now,
+    kind: 'stale_commit',
+    data: JSON.stringify({
+      ...stale,
+      journal: (c.journal ?? []).map((j) => ({
+        seq: j.seq,
+        kind: j.kind,
+        name: j.name,
+        status: j.status,
+      })),
+    }),
   });
   return stale;
 }

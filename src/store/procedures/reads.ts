@@ -2,12 +2,24 @@
 // each mapped to its record. Driven like the write procedures (transaction.ts), on the store's read
 // connection.
 import type { Json } from '../../domain/json.ts';
-import type { JournalEntry, RunEventRecord, RunRecord, TenantRecord } from '../../domain/records.ts';
+import type {
+  JournalEntry,
+  RunEventRecord,
+  RunRecord,
+  TenantRecord,
+} from '../../domain/records.ts';
 import type { RunStatus } from '../../domain/run-status.ts';
 import { statusesAllowing } from '../../domain/run-status.ts';
 import type { LiveMetrics } from '../live-metrics.ts';
 import { toEvent, toJournalEntry, toRun, toTenant } from '../rows.ts';
-import { toEndedRunsBucket, toRunSummaryRow, toTenantSummaryRow, type EndedRunsBucket, type RunSummaryRow, type TenantSummaryRow } from '../run-summaries.ts';
+import {
+  toEndedRunsBucket,
+  toRunSummaryRow,
+  toTenantSummaryRow,
+  type EndedRunsBucket,
+  type RunSummaryRow,
+  type TenantSummaryRow,
+} from '../run-summaries.ts';
 import type { RunFilter, StarvedInteractive, StarvedRequest } from '../store.ts';
 import { toTenantUsage, type TenantUsage } from '../usage.ts';
 import { all, one, type Procedure } from './transaction.ts';
@@ -36,7 +48,10 @@ export function* tenantUsage(tenantId: string): Procedure<TenantUsage> {
   return toTenantUsage((yield* one('tenant-usage', { tenant_id: tenantId }))!);
 }
 
-export function* tenantUsageSince(tenantId: string, sinceMs: number): Procedure<{ tokens: number; costUsd: number }> {
+export function* tenantUsageSince(
+  tenantId: string,
+  sinceMs: number,
+): Procedure<{ tokens: number; costUsd: number }> {
   const row = (yield* one('tenant-usage-since', { tenant_id: tenantId, since: sinceMs }))!;
   return { tokens: Number(row.tokens), costUsd: Number(row.cost_usd) };
 }
@@ -48,8 +63,12 @@ export function* getRun(id: string): Procedure<RunRecord | null> {
 
 export function* listRuns(tenantId: string, filter: RunFilter): Procedure<RunRecord[]> {
   return (yield* all('list-runs', {
-    tenant_id: tenantId, status: filter.status ?? null, agent: filter.agent ?? null, code: filter.errorCode ?? null,
-    after_id: filter.afterId ?? null, limit: filter.limit,
+    tenant_id: tenantId,
+    status: filter.status ?? null,
+    agent: filter.agent ?? null,
+    code: filter.errorCode ?? null,
+    after_id: filter.afterId ?? null,
+    limit: filter.limit,
   })).map(toRun);
 }
 
@@ -60,16 +79,26 @@ export function* getInput(runId: string, key: string): Procedure<{ value: Json }
 
 export function* starvedInteractive(request: StarvedRequest): Procedure<StarvedInteractive> {
   const row = (yield* one('starved-interactive', {
-    cutoff: request.cutoff, served: JSON.stringify(request.served), claimable_statuses: CLAIMABLE_STATUSES, limit: request.limit,
+    cutoff: request.cutoff,
+    served: JSON.stringify(request.served),
+    claimable_statuses: CLAIMABLE_STATUSES,
+    limit: request.limit,
   }))!;
-  return { count: Number(row.starved), oldestSince: row.oldest_since === null ? null : Number(row.oldest_since) };
+  return {
+    count: Number(row.starved),
+    oldestSince: row.oldest_since === null ? null : Number(row.oldest_since),
+  };
 }
 
 export function* loadJournal(runId: string): Procedure<JournalEntry[]> {
   return (yield* all('load-journal', { run_id: runId })).map(toJournalEntry);
 }
 
-export function* listEvents(runId: string, afterSeq: number, limit: number): Procedure<RunEventRecord[]> {
+export function* listEvents(
+  runId: string,
+  afterSeq: number,
+  limit: number,
+): Procedure<RunEventRecord[]> {
   return (yield* all('list-events', { run_id: runId, after_seq: afterSeq, limit })).map(toEvent);
 }
 
@@ -79,9 +108,16 @@ export function* liveMetrics(now: number): Procedure<LiveMetrics> {
   const queue = yield* one('run-queue', { now, claimable_statuses: CLAIMABLE_STATUSES });
   const unknown = yield* one('count-unknown-executions');
   return {
-    runs: runs.map((r) => ({ tenantId: String(r.tenant_id), status: r.status as RunStatus, count: Number(r.runs) })),
+    runs: runs.map((r) => ({
+      tenantId: String(r.tenant_id),
+      status: r.status as RunStatus,
+      count: Number(r.runs),
+    })),
     claimable: Number(queue?.depth ?? 0),
-    oldestClaimableSince: queue?.oldest_since === null || queue?.oldest_since === undefined ? null : Number(queue.oldest_since),
+    oldestClaimableSince:
+      queue?.oldest_since === null || queue?.oldest_since === undefined
+        ? null
+        : Number(queue.oldest_since),
     unknownExecutions: Number(unknown?.executions ?? 0),
   };
 }
@@ -90,8 +126,16 @@ export function* summarizeRuns(tenantId: string): Procedure<RunSummaryRow[]> {
   return (yield* all('summarize-runs', { tenant_id: tenantId })).map(toRunSummaryRow);
 }
 
-export function* countEndedRuns(tenantId: string, sinceMs: number, bucketMs: number): Procedure<EndedRunsBucket[]> {
-  return (yield* all('count-ended-runs', { tenant_id: tenantId, since: sinceMs, bucket_ms: bucketMs })).map(toEndedRunsBucket);
+export function* countEndedRuns(
+  tenantId: string,
+  sinceMs: number,
+  bucketMs: number,
+): Procedure<EndedRunsBucket[]> {
+  return (yield* all('count-ended-runs', {
+    tenant_id: tenantId,
+    since: sinceMs,
+    bucket_ms: bucketMs,
+  })).map(toEndedRunsBucket);
 }
 
 export function* summarizeTenants(): Procedure<TenantSummaryRow[]> {

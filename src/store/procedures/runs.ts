@@ -13,7 +13,9 @@ import type { CreateRunResult, EventWrite, ExecutionResolution } from '../store.
 import { admitQueuedRun } from '../tenant-quotas.ts';
 import { one, run, type Procedure, type Tx } from './transaction.ts';
 
-const CANCELLABLE_STATUSES = JSON.stringify(statusesAllowing('cancel').filter((s) => s !== 'cancelling'));
+const CANCELLABLE_STATUSES = JSON.stringify(
+  statusesAllowing('cancel').filter((s) => s !== 'cancelling'),
+);
 
 /**
  * Inserts the run, or returns the one created before with the same idempotency key; refuses it over
@@ -24,12 +26,19 @@ export function* createRun(tx: Tx, newRun: NewRun): Procedure<CreateRunResult> {
     // Serialise creations under one key (across processes where several share the store); the
     // unique index is the backstop.
     yield* one('lock-key', { key: `${newRun.tenantId}:${newRun.idempotencyKey}` });
-    const existing = yield* one('find-run-by-idempotency-key', { tenant_id: newRun.tenantId, idempotency_key: newRun.idempotencyKey });
+    const existing = yield* one('find-run-by-idempotency-key', {
+      tenant_id: newRun.tenantId,
+      idempotency_key: newRun.idempotencyKey,
+    });
     if (existing !== undefined) {
       if (existing.request_hash !== newRun.requestHash) {
-        throw new KeelError('idempotency_conflict', `idempotency key ${JSON.stringify(newRun.idempotencyKey)} was used with a different request`, {
-          details: { runId: existing.id as string },
-        });
+        throw new KeelError(
+          'idempotency_conflict',
+          `idempotency key ${JSON.stringify(newRun.idempotencyKey)} was used with a different request`,
+          {
+            details: { runId: existing.id as string },
+          },
+        );
       }
       return { run: toRun(existing), created: false };
     }
@@ -56,15 +65,31 @@ function* admit(tx: Tx, tenantId: string): Procedure<void> {
  * Inserts a queued run and its `run.created` event (a created run, a child run, a schedule's fire).
  */
 export function* insertRun(tx: Tx, newRun: NewRun): Procedure<RunRecord> {
-  const deadlineAt = newRun.budget.deadlineMs === undefined ? null : tx.now + newRun.budget.deadlineMs;
+  const deadlineAt =
+    newRun.budget.deadlineMs === undefined ? null : tx.now + newRun.budget.deadlineMs;
   const row = yield* one('insert-run', {
-    id: newRun.id, tenant_id: newRun.tenantId, agent: newRun.agent, agent_version: newRun.agentVersion,
-    agent_key: `${newRun.agent}@${newRun.agentVersion}`, input: JSON.stringify(newRun.input), priority: newRun.priority,
-    priority_rank: priorityRank(newRun.priority), budget: JSON.stringify(newRun.budget), metadata: jsonText(newRun.metadata),
-    deadline_at: deadlineAt, parent_run_id: newRun.parentRunId, idempotency_key: newRun.idempotencyKey,
-    request_hash: newRun.requestHash, now: tx.now,
+    id: newRun.id,
+    tenant_id: newRun.tenantId,
+    agent: newRun.agent,
+    agent_version: newRun.agentVersion,
+    agent_key: `${newRun.agent}@${newRun.agentVersion}`,
+    input: JSON.stringify(newRun.input),
+    priority: newRun.priority,
+    priority_rank: priorityRank(newRun.priority),
+    budget: JSON.stringify(newRun.budget),
+    metadata: jsonText(newRun.metadata),
+    deadline_at: deadlineAt,
+    parent_run_id: newRun.parentRunId,
+    idempotency_key: newRun.idempotencyKey,
+    request_hash: newRun.requestHash,
+    now: tx.now,
   });
-  yield* insertEvents(tx, newRun.id, 1, [{ type: 'run.created', data: { agent: newRun.agent, version: newRun.agentVersion, parentRunId: newRun.parentRunId } }]);
+  yield* insertEvents(tx, newRun.id, 1, [
+    {
+      type: 'run.created',
+      data: { agent: newRun.agent, version: newRun.agentVersion, parentRunId: newRun.parentRunId },
+    },
+  ]);
   tx.touch(newRun.id, 'runnable');
   return toRun(row!);
 }
@@ -72,7 +97,8 @@ export function* insertRun(tx: Tx, newRun: NewRun): Procedure<RunRecord> {
 /** The API's cancel: `run_terminal` for an ended run; a run already cancelling is left as it is. */
 export function* requestCancel(tx: Tx, runId: string): Procedure<RunRecord> {
   const current = yield* lockRun(runId);
-  if (isTerminal(current.status)) throw new KeelError('run_terminal', `run ${runId} has already ${current.status}`);
+  if (isTerminal(current.status))
+    throw new KeelError('run_terminal', `run ${runId} has already ${current.status}`);
   yield* cancelRun(tx, current, 'api');
   return yield* requireRun(runId);
 }
@@ -89,16 +115,33 @@ export function* cancelRunById(tx: Tx, runId: string, by: string, lock: boolean)
 function* cancelRun(tx: Tx, target: RunRecord, by: string): Procedure<void> {
   if (target.status === 'cancelling' || isTerminal(target.status)) return;
   yield* one('request-cancel', { id: target.id, now: tx.now, from_statuses: CANCELLABLE_STATUSES });
-  yield* appendEvents(tx, target.id, [{ type: 'run.cancelling', data: { from: target.status, by } }]);
+  yield* appendEvents(tx, target.id, [
+    { type: 'run.cancelling', data: { from: target.status, by } },
+  ]);
   tx.touch(target.id, target.leaseOwner === null ? 'runnable' : 'cancel');
 }
 
 /** Stores an input (once per key) and queues the run if it is waiting for that key. */
-export function* provideInput(tx: Tx, runId: string, key: string, value: Json): Procedure<RunRecord> {
+export function* provideInput(
+  tx: Tx,
+  runId: string,
+  key: string,
+  value: Json,
+): Procedure<RunRecord> {
   const current = yield* lockRun(runId);
-  if (isTerminal(current.status)) throw new KeelError('run_terminal', `run ${runId} has already ${current.status}`);
-  const inserted = yield* one('insert-input', { run_id: runId, key, value: JSON.stringify(value), now: tx.now });
-  if (inserted === undefined) throw new KeelError('input_already_provided', `input ${JSON.stringify(key)} of run ${runId} was provided already`);
+  if (isTerminal(current.status))
+    throw new KeelError('run_terminal', `run ${runId} has already ${current.status}`);
+  const inserted = yield* one('insert-input', {
+    run_id: runId,
+    key,
+    value: JSON.stringify(value),
+    now: tx.now,
+  });
+  if (inserted === undefined)
+    throw new KeelError(
+      'input_already_provided',
+      `input ${JSON.stringify(key)} of run ${runId} was provided already`,
+    );
   const events: EventWrite[] = [{ type: 'input.received', data: { key } }];
   if ((yield* one('wake-on-input', { id: runId, key, now: tx.now })) !== undefined) {
     events.push({ type: 'run.queued', data: { reason: 'input', key } });
@@ -112,22 +155,43 @@ export function* provideInput(tx: Tx, runId: string, key: string, value: Json): 
  * Records an operator's verdict on an `unknown` execution (audited) and queues the run if it was
  * parked on it.
  */
-export function* resolveExecution(tx: Tx, runId: string, executionId: string, resolution: ExecutionResolution): Procedure<RunRecord> {
+export function* resolveExecution(
+  tx: Tx,
+  runId: string,
+  executionId: string,
+  resolution: ExecutionResolution,
+): Procedure<RunRecord> {
   const current = yield* lockRun(runId);
-  if (isTerminal(current.status)) throw new KeelError('run_terminal', `run ${runId} has already ${current.status}`);
+  if (isTerminal(current.status))
+    throw new KeelError('run_terminal', `run ${runId} has already ${current.status}`);
   const row = yield* one('find-execution', { run_id: runId, execution_id: executionId });
-  if (row === undefined) throw new KeelError('execution_not_found', `run ${runId} has no execution ${executionId}`);
+  if (row === undefined)
+    throw new KeelError('execution_not_found', `run ${runId} has no execution ${executionId}`);
   const entry = toJournalEntry(row);
   const changed = yield* one('resolve-execution', {
-    run_id: runId, seq: entry.seq, status: resolution.action === 'retry' ? 'pending' : resolution.action, now: tx.now,
+    run_id: runId,
+    seq: entry.seq,
+    status: resolution.action === 'retry' ? 'pending' : resolution.action,
+    now: tx.now,
     result: resolution.action === 'succeeded' ? jsonText(resolution.result) : null,
     error: resolution.action === 'failed' ? jsonText(resolution.error) : null,
   });
   if (changed === undefined) {
-    throw new KeelError('execution_not_unknown', `execution ${executionId} is ${entry.status}; only unknown executions can be resolved`, { details: { status: entry.status } });
+    throw new KeelError(
+      'execution_not_unknown',
+      `execution ${executionId} is ${entry.status}; only unknown executions can be resolved`,
+      { details: { status: entry.status } },
+    );
   }
-  yield run('insert-audit', { run_id: runId, at: tx.now, kind: 'execution_resolved', data: JSON.stringify({ executionId, seq: entry.seq, resolution }) });
-  const events: EventWrite[] = [{ type: 'effect.resolved', data: { seq: entry.seq, executionId, action: resolution.action } }];
+  yield run('insert-audit', {
+    run_id: runId,
+    at: tx.now,
+    kind: 'execution_resolved',
+    data: JSON.stringify({ executionId, seq: entry.seq, resolution }),
+  });
+  const events: EventWrite[] = [
+    { type: 'effect.resolved', data: { seq: entry.seq, executionId, action: resolution.action } },
+  ];
   if ((yield* one('wake-run', { id: runId, now: tx.now })) !== undefined) {
     events.push({ type: 'run.queued', data: { reason: 'resolved', executionId } });
     tx.touch(runId, 'runnable');
@@ -139,9 +203,17 @@ export function* resolveExecution(tx: Tx, runId: string, executionId: string, re
 /** Queues a quarantined run (failed with `poison_run`) again with its journal; audited. */
 export function* readmitRun(tx: Tx, runId: string): Procedure<RunRecord> {
   const current = yield* lockRun(runId);
-  if ((yield* one('readmit-run', { id: runId, now: tx.now })) === undefined) throw notQuarantined(current);
-  yield run('insert-audit', { run_id: runId, at: tx.now, kind: 'run_readmitted', data: JSON.stringify({ leaseLosses: current.leaseLosses, error: current.error }) });
-  yield* appendEvents(tx, runId, [{ type: 'run.readmitted', data: { after: current.error as unknown as Json } }]);
+  if ((yield* one('readmit-run', { id: runId, now: tx.now })) === undefined)
+    throw notQuarantined(current);
+  yield run('insert-audit', {
+    run_id: runId,
+    at: tx.now,
+    kind: 'run_readmitted',
+    data: JSON.stringify({ leaseLosses: current.leaseLosses, error: current.error }),
+  });
+  yield* appendEvents(tx, runId, [
+    { type: 'run.readmitted', data: { after: current.error as unknown as Json } },
+  ]);
   tx.touch(runId, 'runnable');
   return yield* requireRun(runId);
 }
@@ -153,20 +225,40 @@ export function* releaseLeases(tx: Tx, owner: string, runIds: readonly string[])
 }
 
 /** Appends events at the run's next sequence numbers (allocated in the same transaction). */
-export function* appendEvents(tx: Tx, runId: string, events: readonly EventWrite[]): Procedure<void> {
+export function* appendEvents(
+  tx: Tx,
+  runId: string,
+  events: readonly EventWrite[],
+): Procedure<void> {
   if (events.length === 0) return;
   const row = yield* one('allocate-event-seqs', { id: runId, count: events.length });
   yield* insertEvents(tx, runId, Number(row!.first_seq), events);
 }
 
 /** Inserts events at consecutive sequence numbers from `firstSeq` (already allocated). */
-export function* insertEvents(tx: Tx, runId: string, firstSeq: number, events: readonly EventWrite[]): Procedure<void> {
+export function* insertEvents(
+  tx: Tx,
+  runId: string,
+  firstSeq: number,
+  events: readonly EventWrite[],
+): Procedure<void> {
   if (events.length === 0) return;
   if (tx.dialect.bulkStatements) {
-    yield run('insert-events', { run_id: runId, first_seq: firstSeq, at: tx.now, events: JSON.stringify(events.map((e) => ({ type: e.type, data: JSON.stringify(e.data) }))) });
+    yield run('insert-events', {
+      run_id: runId,
+      first_seq: firstSeq,
+      at: tx.now,
+      events: JSON.stringify(events.map((e) => ({ type: e.type, data: JSON.stringify(e.data) }))),
+    });
   } else {
     for (let i = 0; i < events.length; i++) {
-      yield run('insert-event', { run_id: runId, seq: firstSeq + i, type: events[i]!.type, at: tx.now, data: JSON.stringify(events[i]!.data) });
+      yield run('insert-event', {
+        run_id: runId,
+        seq: firstSeq + i,
+        type: events[i]!.type,
+        at: tx.now,
+        data: JSON.stringify(events[i]!.data),
+      });
     }
   }
   tx.touch(runId, 'events');

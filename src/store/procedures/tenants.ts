@@ -5,13 +5,29 @@ import { randomUUID } from 'node:crypto';
 import { KeelError } from '../../domain/keel-error.ts';
 import type { TenantQuotas, TenantRecord } from '../../domain/records.ts';
 import { toTenant } from '../rows.ts';
-import { insertQuotaParams, patchesBudget, tenantNotFound, updateQuotaParams } from '../tenant-quotas.ts';
+import {
+  insertQuotaParams,
+  patchesBudget,
+  tenantNotFound,
+  updateQuotaParams,
+} from '../tenant-quotas.ts';
 import { all, one, run, type Procedure, type Tx } from './transaction.ts';
 
-export function* createTenant(tx: Tx, name: string, apiKeyHash: string, quotas?: Partial<TenantQuotas>): Procedure<TenantRecord> {
+export function* createTenant(
+  tx: Tx,
+  name: string,
+  apiKeyHash: string,
+  quotas?: Partial<TenantQuotas>,
+): Procedure<TenantRecord> {
   const id = `ten_${randomUUID()}`;
-  if ((yield* one('insert-tenant', { id, name, now: tx.now, ...insertQuotaParams(quotas) })) === undefined) {
-    throw new KeelError('validation_failed', `a tenant named ${JSON.stringify(name)} exists already`);
+  if (
+    (yield* one('insert-tenant', { id, name, now: tx.now, ...insertQuotaParams(quotas) })) ===
+    undefined
+  ) {
+    throw new KeelError(
+      'validation_failed',
+      `a tenant named ${JSON.stringify(name)} exists already`,
+    );
   }
   yield run('insert-api-key', { key_hash: apiKeyHash, tenant_id: id, now: tx.now });
   return toTenant((yield* one('get-tenant', { id }))!);
@@ -24,7 +40,12 @@ export function* createTenant(tx: Tx, name: string, apiKeyHash: string, quotas?:
 export function* ensureTenant(tx: Tx, name: string, apiKeyHash: string): Procedure<TenantRecord> {
   let row = yield* one('find-tenant-by-name', { name });
   if (row === undefined) {
-    yield* one('insert-tenant', { id: `ten_${randomUUID()}`, name, now: tx.now, ...insertQuotaParams() });
+    yield* one('insert-tenant', {
+      id: `ten_${randomUUID()}`,
+      name,
+      now: tx.now,
+      ...insertQuotaParams(),
+    });
     row = yield* one('find-tenant-by-name', { name });
   }
   const tenant = toTenant(row!);
@@ -32,11 +53,16 @@ export function* ensureTenant(tx: Tx, name: string, apiKeyHash: string): Procedu
   return tenant;
 }
 
-export function* updateTenant(tx: Tx, id: string, quotas: Partial<TenantQuotas>): Procedure<TenantRecord> {
+export function* updateTenant(
+  tx: Tx,
+  id: string,
+  quotas: Partial<TenantQuotas>,
+): Procedure<TenantRecord> {
   const row = yield* one('update-tenant', { id, now: tx.now, ...updateQuotaParams(quotas) });
   if (row === undefined) throw tenantNotFound(id);
   if (patchesBudget(quotas)) {
-    for (const woken of yield* all('wake-budget-waiting-runs', { tenant_id: id, now: tx.now })) tx.touch(String(woken.id), 'runnable');
+    for (const woken of yield* all('wake-budget-waiting-runs', { tenant_id: id, now: tx.now }))
+      tx.touch(String(woken.id), 'runnable');
   }
   return toTenant(row);
 }
@@ -49,5 +75,8 @@ export function* queuedRoom(tenantId: string): Procedure<number | null> {
   const tenant = yield* one('get-tenant', { id: tenantId });
   const max = tenant === undefined ? null : toTenant(tenant).maxQueuedRuns;
   if (max === null) return null;
-  return Math.max(0, max - Number((yield* one('count-queued-runs', { tenant_id: tenantId, limit: max }))!.queued));
+  return Math.max(
+    0,
+    max - Number((yield* one('count-queued-runs', { tenant_id: tenantId, limit: max }))!.queued),
+  );
 }

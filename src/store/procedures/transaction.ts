@@ -43,7 +43,10 @@ export interface Tx {
   readonly dialect: Dialect;
 }
 
-export function* one(statement: string, params: Params = {}): Generator<Step, Row | undefined, unknown> {
+export function* one(
+  statement: string,
+  params: Params = {},
+): Generator<Step, Row | undefined, unknown> {
   return (yield { mode: 'one', statement, params }) as Row | undefined;
 }
 
@@ -83,7 +86,10 @@ export function runSync<T>(procedure: Procedure<T>, execute: (step: Step) => unk
  * Drives a procedure with `await` (Postgres): each statement is sent when yielded, the next one
  * after its answer.
  */
-export async function runAsync<T>(procedure: Procedure<T>, execute: (step: Step) => Promise<unknown>): Promise<T> {
+export async function runAsync<T>(
+  procedure: Procedure<T>,
+  execute: (step: Step) => Promise<unknown>,
+): Promise<T> {
   let next = procedure.next();
   while (next.done !== true) {
     let value: unknown;

@@ -3,13 +3,21 @@
 // (their own connection). It has no shared rate windows: with one process, that process's own
 // limiter is exact.
 import { join } from 'node:path';
-import type { BackendCapabilities, BackendFactory, StoreBackend, StoreOptions } from '../backend.ts';
+import type {
+  BackendCapabilities,
+  BackendFactory,
+  StoreBackend,
+  StoreOptions,
+} from '../backend.ts';
 import { SqliteArtifactStore } from './sqlite-artifact-store.ts';
 import { SqliteStore } from './sqlite-store.ts';
 
 export const SQLITE_FILE_NAME = 'keel.db';
 
-export const SQLITE_CAPABILITIES: BackendCapabilities = { multiProcess: false, sharedRateWindows: false };
+export const SQLITE_CAPABILITIES: BackendCapabilities = {
+  multiProcess: false,
+  sharedRateWindows: false,
+};
 
 export function sqliteBackend(options: StoreOptions): BackendFactory {
   const path = join(options.dataDir, SQLITE_FILE_NAME);
@@ -24,7 +32,13 @@ export function sqliteBackend(options: StoreOptions): BackendFactory {
         ...(options.groupCommit !== undefined ? { groupCommit: options.groupCommit } : {}),
         ...(options.onCommitBatch !== undefined ? { onCommitBatch: options.onCommitBatch } : {}),
       });
-      return { capabilities: SQLITE_CAPABILITIES, runs, schedules: runs.schedules, rateWindows: undefined, openArtifacts };
+      return {
+        capabilities: SQLITE_CAPABILITIES,
+        runs,
+        schedules: runs.schedules,
+        rateWindows: undefined,
+        openArtifacts,
+      };
     },
   };
 }

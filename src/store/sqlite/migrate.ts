@@ -7,11 +7,17 @@ import type { DatabaseSync } from 'node:sqlite';
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
 
 export function migrate(db: DatabaseSync): number[] {
-  db.exec(`CREATE TABLE IF NOT EXISTS keel_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`);
-  const applied = new Set(
-    (db.prepare('SELECT version FROM keel_migrations').all() as Array<{ version: number }>).map((r) => r.version),
+  db.exec(
+    `CREATE TABLE IF NOT EXISTS keel_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`,
   );
-  const files = readdirSync(MIGRATIONS_DIR).filter((f) => /^\d{4}_.+\.sql$/.test(f)).sort();
+  const applied = new Set(
+    (db.prepare('SELECT version FROM keel_migrations').all() as Array<{ version: number }>).map(
+      (r) => r.version,
+    ),
+  );
+  const files = readdirSync(MIGRATIONS_DIR)
+    .filter((f) => /^\d{4}_.+\.sql$/.test(f))
+    .sort();
   const done: number[] = [];
   for (const file of files) {
     const version = Number(file.slice(0, 4));
@@ -19,7 +25,11 @@ export function migrate(db: DatabaseSync): number[] {
     const sql = readFileSync(new URL(file, MIGRATIONS_DIR), 'utf8');
     db.exec('BEGIN IMMEDIATE');
     try {
-      db.prepare('INSERT INTO keel_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(version, file, Date.now());
+      db.prepare('INSERT INTO keel_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+        version,
+        file,
+        Date.now(),
+      );
       db.exec(sql);
       db.exec('COMMIT');
       done.push(version);

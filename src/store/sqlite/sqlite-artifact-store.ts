@@ -4,13 +4,26 @@
 // artifact-statements/*.sql.
 import { readFileSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
-import { ARTIFACT_MAX_BYTES, assertRefName, assertSha256, sha256Hex, verified, type ArtifactStore } from '../artifact-store.ts';
+import {
+  ARTIFACT_MAX_BYTES,
+  assertRefName,
+  assertSha256,
+  sha256Hex,
+  verified,
+  type ArtifactStore,
+} from '../artifact-store.ts';
 import { migrate } from './migrate.ts';
 import { NamedStatement } from './statements.ts';
 
 const STATEMENTS_DIR = new URL('./artifact-statements/', import.meta.url);
 const BUSY_TIMEOUT_MS = 5_000;
-const NAMES = ['artifact-put', 'artifact-get', 'artifact-has', 'artifact-set-ref', 'artifact-get-ref'] as const;
+const NAMES = [
+  'artifact-put',
+  'artifact-get',
+  'artifact-has',
+  'artifact-set-ref',
+  'artifact-get-ref',
+] as const;
 
 export class SqliteArtifactStore implements ArtifactStore {
   private readonly db: DatabaseSync;
@@ -18,15 +31,32 @@ export class SqliteArtifactStore implements ArtifactStore {
 
   constructor(options: { path: string }) {
     this.db = new DatabaseSync(options.path);
-    this.db.exec(`PRAGMA journal_mode = WAL; PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}; PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL;`);
+    this.db.exec(
+      `PRAGMA journal_mode = WAL; PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}; PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL;`,
+    );
     migrate(this.db);
-    this.sql = Object.fromEntries(NAMES.map((name) => [name, new NamedStatement(this.db, `${name}.sql`, readFileSync(new URL(`${name}.sql`, STATEMENTS_DIR), 'utf8'))])) as SqliteArtifactStore['sql'];
+    this.sql = Object.fromEntries(
+      NAMES.map((name) => [
+        name,
+        new NamedStatement(
+          this.db,
+          `${name}.sql`,
+          readFileSync(new URL(`${name}.sql`, STATEMENTS_DIR), 'utf8'),
+        ),
+      ]),
+    ) as SqliteArtifactStore['sql'];
   }
 
   async put(bytes: Buffer): Promise<string> {
-    if (bytes.length > ARTIFACT_MAX_BYTES) throw new RangeError(`artifact of ${bytes.length} bytes exceeds ${ARTIFACT_MAX_BYTES}`);
+    if (bytes.length > ARTIFACT_MAX_BYTES)
+      throw new RangeError(`artifact of ${bytes.length} bytes exceeds ${ARTIFACT_MAX_BYTES}`);
     const sha256 = sha256Hex(bytes);
-    this.sql['artifact-put'].run({ sha256, size: bytes.length, content: bytes, created_at: Date.now() });
+    this.sql['artifact-put'].run({
+      sha256,
+      size: bytes.length,
+      content: bytes,
+      created_at: Date.now(),
+    });
     return sha256;
   }
 

@@ -9,12 +9,31 @@ import { DatabaseSync } from 'node:sqlite';
 import { KeelError } from '../../domain/keel-error.ts';
 import { ProcedureStore, type WriteOptions } from '../procedure-store.ts';
 import * as claims from '../procedures/claims.ts';
-import { runSync, type Dialect, type Procedure, type Step, type Tx } from '../procedures/transaction.ts';
+import {
+  runSync,
+  type Dialect,
+  type Procedure,
+  type Step,
+  type Tx,
+} from '../procedures/transaction.ts';
 import { ScheduleArea } from '../schedule-area.ts';
 import type { ScheduleStore } from '../schedule-store.ts';
-import type { CommitBatchListener, Durability, GroupCommit, HeartbeatResult, StoreCapabilities, StoreHealth } from '../store.ts';
+import type {
+  CommitBatchListener,
+  Durability,
+  GroupCommit,
+  HeartbeatResult,
+  StoreCapabilities,
+  StoreHealth,
+} from '../store.ts';
 import { migrate } from './migrate.ts';
-import { prepareDirectory, prepareStatements, type NamedStatement, type StatementName, type Statements } from './statements.ts';
+import {
+  prepareDirectory,
+  prepareStatements,
+  type NamedStatement,
+  type StatementName,
+  type Statements,
+} from './statements.ts';
 import { GROUP_COMMIT_MAX_BATCH_LIMIT } from '../../domain/group-commit.ts';
 import { WriteBatcher, type WriteScope } from './write-batcher.ts';
 
@@ -61,13 +80,22 @@ export class SqliteStore extends ProcedureStore {
     super();
     const durability = options.durability ?? 'fsync';
     if (durability === 'replicated') {
-      throw new KeelError('durability_unavailable', 'durability `replicated` needs Postgres with synchronous replication; SQLite offers memory, os and fsync');
+      throw new KeelError(
+        'durability_unavailable',
+        'durability `replicated` needs Postgres with synchronous replication; SQLite offers memory, os and fsync',
+      );
     }
     this.durability = durability;
     mkdirSync(dirname(options.path), { recursive: true });
     this.#db = new DatabaseSync(options.path);
     this.#db.exec(`PRAGMA journal_mode = WAL; PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS};`);
-    this.#batcher = new WriteBatcher(this.#db, durability, options.groupCommit ?? GROUP_COMMIT_DEFAULT, (changes) => this.emitChanges(changes), options.onCommitBatch);
+    this.#batcher = new WriteBatcher(
+      this.#db,
+      durability,
+      options.groupCommit ?? GROUP_COMMIT_DEFAULT,
+      (changes) => this.emitChanges(changes),
+      options.onCommitBatch,
+    );
   }
 
   notDurableCommits(): number {
@@ -78,7 +106,12 @@ export class SqliteStore extends ProcedureStore {
    * Group-commit statistics: writes acknowledged, transactions used for them, and the fsync'd ones
    * among those.
    */
-  get writeStats(): { writes: number; transactions: number; fsyncedTransactions: number; lostWrites: number } {
+  get writeStats(): {
+    writes: number;
+    transactions: number;
+    fsyncedTransactions: number;
+    lostWrites: number;
+  } {
     return this.#batcher.stats;
   }
 
@@ -108,7 +141,9 @@ export class SqliteStore extends ProcedureStore {
 
   heartbeat(owner: string, runIds: string[], leaseMs: number): Promise<HeartbeatResult> {
     if (runIds.length === 0) return Promise.resolve({ held: [] });
-    return this.#batcher.submit(LEASE_ONLY, (scope) => this.#drive(scope, (tx) => claims.heartbeat(tx, owner, runIds, leaseMs)));
+    return this.#batcher.submit(LEASE_ONLY, (scope) =>
+      this.#drive(scope, (tx) => claims.heartbeat(tx, owner, runIds, leaseMs)),
+    );
   }
 
   /**
@@ -116,7 +151,9 @@ export class SqliteStore extends ProcedureStore {
    * submission order.
    */
   protected write<T>(options: WriteOptions, procedure: (tx: Tx) => Procedure<T>): Promise<T> {
-    return this.#batcher.submit(options.fsync ? WRITE_FSYNC : LEASE_ONLY, (scope) => this.#drive(scope, procedure));
+    return this.#batcher.submit(options.fsync ? WRITE_FSYNC : LEASE_ONLY, (scope) =>
+      this.#drive(scope, procedure),
+    );
   }
 
   protected async read<T>(procedure: Procedure<T>): Promise<T> {
@@ -138,8 +175,12 @@ export class SqliteStore extends ProcedureStore {
    */
   get schedules(): ScheduleStore {
     this.#schedules ??= new ScheduleArea({
-      transact: (_key, procedure) => this.#batcher.submit(WRITE_FSYNC, (scope) => this.#drive(scope, procedure, this.#scheduleStatement)),
-      read: async (step) => execute(this.#scheduleStatement(step.statement) ?? this.#statement(step.statement), step),
+      transact: (_key, procedure) =>
+        this.#batcher.submit(WRITE_FSYNC, (scope) =>
+          this.#drive(scope, procedure, this.#scheduleStatement),
+        ),
+      read: async (step) =>
+        execute(this.#scheduleStatement(step.statement) ?? this.#statement(step.statement), step),
     });
     return this.#schedules;
   }
@@ -155,9 +196,18 @@ export class SqliteStore extends ProcedureStore {
    * Drives a shared procedure synchronously inside the batcher's transaction: no promise per
    * statement.
    */
-  #drive<T>(scope: WriteScope, procedure: (tx: Tx) => Procedure<T>, statements?: (name: string) => NamedStatement | undefined): T {
+  #drive<T>(
+    scope: WriteScope,
+    procedure: (tx: Tx) => Procedure<T>,
+    statements?: (name: string) => NamedStatement | undefined,
+  ): T {
     const tx: Tx = { now: scope.now, touch: scope.touch, dialect: SQLITE_DIALECT };
-    return runSync(procedure(tx), statements === undefined ? this.#execute : (step) => execute(statements(step.statement) ?? this.#statement(step.statement), step));
+    return runSync(
+      procedure(tx),
+      statements === undefined
+        ? this.#execute
+        : (step) => execute(statements(step.statement) ?? this.#statement(step.statement), step),
+    );
   }
 
   readonly #execute = (step: Step): unknown => execute(this.#statement(step.statement), step);
@@ -171,8 +221,11 @@ export class SqliteStore extends ProcedureStore {
 
 function execute(statement: NamedStatement, step: Step): unknown {
   switch (step.mode) {
-    case 'one': return statement.get(step.params);
-    case 'all': return statement.all(step.params);
-    case 'run': return Number(statement.run(step.params).changes);
+    case 'one':
+      return statement.get(step.params);
+    case 'all':
+      return statement.all(step.params);
+    case 'run':
+      return Number(statement.run(step.params).changes);
   }
 }

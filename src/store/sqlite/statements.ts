@@ -11,18 +11,60 @@ import { toPositional } from '../sql-params.ts';
 const STATEMENTS_DIR = new URL('./statements/', import.meta.url);
 
 export const STATEMENT_NAMES = [
-  'insert-tenant', 'find-tenant-by-name', 'insert-api-key', 'find-tenant-by-key',
-  'insert-run', 'find-run-by-idempotency-key', 'get-run', 'lock-run', 'lock-key', 'list-runs',
-  'insert-event', 'allocate-event-seqs', 'claim-tenant-runs', 'heartbeat', 'find-held-runs', 'release-leases', 'expire-foreign-leases',
-  'commit-run', 'commit-effect', 'upsert-journal-entry', 'load-journal', 'list-events', 'request-cancel',
-  'insert-input', 'get-input', 'consume-input', 'wake-on-input', 'wake-run', 'wake-if-ready', 'insert-audit',
-  'find-execution', 'resolve-execution', 'readmit-run', 'claim-probation-runs',
-  'tenant-usage', 'tenant-usage-since',
-  'live-run-counts', 'run-queue', 'count-unknown-executions',
-  'summarize-runs', 'count-ended-runs', 'summarize-tenants',
-  'update-tenant', 'get-tenant', 'list-tenants', 'count-queued-runs', 'count-held-runs', 'wake-budget-waiting-runs',
-  'fair-backlog', 'read-fair-clock', 'save-tenant-vtimes', 'save-fair-clock',
-  'starved-interactive', 'mark-preempted',
+  'insert-tenant',
+  'find-tenant-by-name',
+  'insert-api-key',
+  'find-tenant-by-key',
+  'insert-run',
+  'find-run-by-idempotency-key',
+  'get-run',
+  'lock-run',
+  'lock-key',
+  'list-runs',
+  'insert-event',
+  'allocate-event-seqs',
+  'claim-tenant-runs',
+  'heartbeat',
+  'find-held-runs',
+  'release-leases',
+  'expire-foreign-leases',
+  'commit-run',
+  'commit-effect',
+  'upsert-journal-entry',
+  'load-journal',
+  'list-events',
+  'request-cancel',
+  'insert-input',
+  'get-input',
+  'consume-input',
+  'wake-on-input',
+  'wake-run',
+  'wake-if-ready',
+  'insert-audit',
+  'find-execution',
+  'resolve-execution',
+  'readmit-run',
+  'claim-probation-runs',
+  'tenant-usage',
+  'tenant-usage-since',
+  'live-run-counts',
+  'run-queue',
+  'count-unknown-executions',
+  'summarize-runs',
+  'count-ended-runs',
+  'summarize-tenants',
+  'update-tenant',
+  'get-tenant',
+  'list-tenants',
+  'count-queued-runs',
+  'count-held-runs',
+  'wake-budget-waiting-runs',
+  'fair-backlog',
+  'read-fair-clock',
+  'save-tenant-vtimes',
+  'save-fair-clock',
+  'starved-interactive',
+  'mark-preempted',
 ] as const;
 export type StatementName = (typeof STATEMENT_NAMES)[number];
 
@@ -61,7 +103,9 @@ export class NamedStatement {
     });
     if (Object.keys(params).length !== this.#names.length) {
       const unexpected = Object.keys(params).filter((k) => !this.#names.includes(k));
-      throw new Error(`${this.#file}: unexpected parameter(s) ${unexpected.map((k) => `:${k}`).join(', ')}`);
+      throw new Error(
+        `${this.#file}: unexpected parameter(s) ${unexpected.map((k) => `:${k}`).join(', ')}`,
+      );
     }
     return values;
   }
@@ -70,11 +114,19 @@ export class NamedStatement {
 export type Statements = Record<StatementName, NamedStatement>;
 
 export function prepareStatements(db: DatabaseSync): Statements {
-  const files = new Set(readdirSync(STATEMENTS_DIR).filter((f) => f.endsWith('.sql')).map((f) => f.slice(0, -4)));
+  const files = new Set(
+    readdirSync(STATEMENTS_DIR)
+      .filter((f) => f.endsWith('.sql'))
+      .map((f) => f.slice(0, -4)),
+  );
   const prepared = {} as Statements;
   for (const name of STATEMENT_NAMES) {
     if (!files.has(name)) throw new Error(`missing SQL statement file statements/${name}.sql`);
-    prepared[name] = new NamedStatement(db, `${name}.sql`, readFileSync(new URL(`${name}.sql`, STATEMENTS_DIR), 'utf8'));
+    prepared[name] = new NamedStatement(
+      db,
+      `${name}.sql`,
+      readFileSync(new URL(`${name}.sql`, STATEMENTS_DIR), 'utf8'),
+    );
     files.delete(name);
   }
   if (files.size > 0) throw new Error(`unregistered SQL statement files: ${[...files].join(', ')}`);
@@ -85,7 +137,10 @@ export function prepareStatements(db: DatabaseSync): Statements {
 export function prepareDirectory(db: DatabaseSync, dir: URL): Map<string, NamedStatement> {
   const prepared = new Map<string, NamedStatement>();
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.sql'))) {
-    prepared.set(file.slice(0, -4), new NamedStatement(db, file, readFileSync(new URL(file, dir), 'utf8')));
+    prepared.set(
+      file.slice(0, -4),
+      new NamedStatement(db, file, readFileSync(new URL(file, dir), 'utf8')),
+    );
   }
   return prepared;
 }

@@ -9,7 +9,13 @@ import type { DatabaseSync } from 'node:sqlite';
 import { crashPoint } from '../../domain/crash-points.ts';
 import { GROUP_COMMIT_MAX_BATCH_LIMIT } from '../../domain/group-commit.ts';
 import { KeelError } from '../../domain/keel-error.ts';
-import type { ChangeSignal, CommitBatchListener, Durability, GroupCommit, RunChange } from '../store.ts';
+import type {
+  ChangeSignal,
+  CommitBatchListener,
+  Durability,
+  GroupCommit,
+  RunChange,
+} from '../store.ts';
 
 /**
  * Upper bound on queued writes; past it, writers get a retryable store_busy instead of unbounded
@@ -26,7 +32,11 @@ export const OS_CHECKPOINT_INTERVAL_MS = 1_000;
  * SQLite's `synchronous` per level (WAL mode): NORMAL writes the WAL at COMMIT and fsyncs it only
  * at checkpoints.
  */
-const SYNCHRONOUS: Record<Exclude<Durability, 'replicated'>, string> = { memory: 'NORMAL', os: 'NORMAL', fsync: 'FULL' };
+const SYNCHRONOUS: Record<Exclude<Durability, 'replicated'>, string> = {
+  memory: 'NORMAL',
+  os: 'NORMAL',
+  fsync: 'FULL',
+};
 
 /** What a caller refused with store_busy is told to wait before retrying. */
 export const STORE_BUSY_RETRY_AFTER_MS = 100;
@@ -39,7 +49,13 @@ function busyOr(error: unknown): unknown {
   const code = (error as { errcode?: number; code?: string }).errcode;
   const message = error instanceof Error ? error.message : '';
   const busy = code === 5 || code === 6 || /database is (locked|busy)/i.test(message);
-  return busy ? new KeelError('store_busy', `the store is busy: ${message}`, { retryable: true, retryAfterMs: STORE_BUSY_RETRY_AFTER_MS, cause: error }) : error;
+  return busy
+    ? new KeelError('store_busy', `the store is busy: ${message}`, {
+        retryable: true,
+        retryAfterMs: STORE_BUSY_RETRY_AFTER_MS,
+        cause: error,
+      })
+    : error;
 }
 
 export interface WriteScope {
@@ -92,8 +108,13 @@ export class WriteBatcher {
    */
   readonly stats = { writes: 0, transactions: 0, fsyncedTransactions: 0, lostWrites: 0 };
 
-  constructor(db: DatabaseSync, durability: Exclude<Durability, 'replicated'>, groupCommit: GroupCommit, onCommitted: (changes: readonly RunChange[]) => void,
-    onBatch: CommitBatchListener = () => {}) {
+  constructor(
+    db: DatabaseSync,
+    durability: Exclude<Durability, 'replicated'>,
+    groupCommit: GroupCommit,
+    onCommitted: (changes: readonly RunChange[]) => void,
+    onBatch: CommitBatchListener = () => {},
+  ) {
     this.#db = db;
     this.#durability = durability;
     this.#synchronous = SYNCHRONOUS[durability];
@@ -114,16 +135,28 @@ export class WriteBatcher {
 
   submit<T>(apply: (scope: WriteScope) => T): Promise<T>;
   submit<T>(options: WriteOptions, apply: (scope: WriteScope) => T): Promise<T>;
-  submit<T>(first: WriteOptions | ((scope: WriteScope) => T), second?: (scope: WriteScope) => T): Promise<T> {
+  submit<T>(
+    first: WriteOptions | ((scope: WriteScope) => T),
+    second?: (scope: WriteScope) => T,
+  ): Promise<T> {
     const apply = typeof first === 'function' ? first : second!;
     const fsync = typeof first === 'function' ? true : first.fsync;
     if (this.#closed) return Promise.reject(new Error('store is closed'));
     if (this.#queue.length >= WRITE_QUEUE_MAX_OPS) {
-      return Promise.reject(new KeelError('store_busy', `the store's write queue is full (${WRITE_QUEUE_MAX_OPS} writes)`, { retryable: true, retryAfterMs: STORE_BUSY_RETRY_AFTER_MS }));
+      return Promise.reject(
+        new KeelError(
+          'store_busy',
+          `the store's write queue is full (${WRITE_QUEUE_MAX_OPS} writes)`,
+          { retryable: true, retryAfterMs: STORE_BUSY_RETRY_AFTER_MS },
+        ),
+      );
     }
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({ fsync, apply, resolve: resolve as (v: unknown) => void, reject });
-      if (this.#waitTimer !== undefined && this.#queue.length >= Math.min(GROUP_COMMIT_MAX_BATCH_LIMIT, this.#groupCommit.maxBatch)) {
+      if (
+        this.#waitTimer !== undefined &&
+        this.#queue.length >= Math.min(GROUP_COMMIT_MAX_BATCH_LIMIT, this.#groupCommit.maxBatch)
+      ) {
         // A full batch need not wait for more writes to join it.
         clearTimeout(this.#waitTimer);
         this.#waitTimer = undefined;
@@ -171,11 +204,17 @@ export class WriteBatcher {
   }
 
   #flushBatch(): void {
-    const batch = this.#queue.splice(0, Math.min(GROUP_COMMIT_MAX_BATCH_LIMIT, this.#groupCommit.maxBatch));
+    const batch = this.#queue.splice(
+      0,
+      Math.min(GROUP_COMMIT_MAX_BATCH_LIMIT, this.#groupCommit.maxBatch),
+    );
     if (batch.length === 0) return;
     if (this.#durability === 'memory') return this.#applyInOpenTransaction(batch);
     const touched: RunChange[] = [];
-    const scope: WriteScope = { now: Date.now(), touch: (runId, signal) => touched.push({ runId, signal }) };
+    const scope: WriteScope = {
+      now: Date.now(),
+      touch: (runId, signal) => touched.push({ runId, signal }),
+    };
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
     const skipFsync = this.#synchronous === 'FULL' && batch.every((w) => !w.fsync);
     if (skipFsync) this.#db.exec('PRAGMA synchronous = NORMAL');
@@ -189,7 +228,11 @@ export class WriteBatcher {
     this.stats.transactions += 1;
     if (this.#synchronous === 'FULL' && !skipFsync) this.stats.fsyncedTransactions += 1;
     if (this.#durability === 'os') this.#written(batch.filter((w) => w.fsync).length);
-    this.#onBatch(batch.length, this.#synchronous === 'FULL' && !skipFsync, batch.filter((w) => w.fsync).length);
+    this.#onBatch(
+      batch.length,
+      this.#synchronous === 'FULL' && !skipFsync,
+      batch.filter((w) => w.fsync).length,
+    );
     batch.forEach((write, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) write.resolve(outcome.value);
@@ -198,7 +241,11 @@ export class WriteBatcher {
     if (touched.length > 0) this.#onCommitted(touched);
   }
 
-  #flushTransaction(batch: QueuedWrite[], scope: WriteScope, outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }>): void {
+  #flushTransaction(
+    batch: QueuedWrite[],
+    scope: WriteScope,
+    outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }>,
+  ): void {
     try {
       this.#db.exec('BEGIN IMMEDIATE');
     } catch (error) {
@@ -267,11 +314,17 @@ export class WriteBatcher {
         return;
       }
       this.#open = true;
-      this.#commitTimer = setTimeout(() => this.#commitOpen(), this.#groupCommit.maxWaitMs || MEMORY_COMMIT_INTERVAL_MS_DEFAULT);
+      this.#commitTimer = setTimeout(
+        () => this.#commitOpen(),
+        this.#groupCommit.maxWaitMs || MEMORY_COMMIT_INTERVAL_MS_DEFAULT,
+      );
       this.#commitTimer.unref();
     }
     const touched: RunChange[] = [];
-    const scope: WriteScope = { now: Date.now(), touch: (runId, signal) => touched.push({ runId, signal }) };
+    const scope: WriteScope = {
+      now: Date.now(),
+      touch: (runId, signal) => touched.push({ runId, signal }),
+    };
     this.#onBatch(batch.length, false, batch.filter((w) => w.fsync).length);
     for (const write of batch) {
       this.#db.exec('SAVEPOINT w');

@@ -17,18 +17,33 @@ export function Layout() {
   const nav = admin ? ADMIN_NAV : TENANT_NAV;
   return (
     <div className="shell">
-      <a className="skip-link" href="#main">Skip to content</a>
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
       <nav className="sidebar" aria-label="Main">
-        <div className="brand"><span className="brand-mark" aria-hidden="true">K</span>Keel</div>
+        <div className="brand">
+          <span className="brand-mark" aria-hidden="true">
+            K
+          </span>
+          Keel
+        </div>
         <ul>
           {nav.map((item) => (
-            <li key={item.to}><NavLink to={item.to} className={({ isActive }) => (isActive ? 'active' : '')}>{item.label}</NavLink></li>
+            <li key={item.to}>
+              <NavLink to={item.to} className={({ isActive }) => (isActive ? 'active' : '')}>
+                {item.label}
+              </NavLink>
+            </li>
           ))}
         </ul>
         <div className="sidebar-foot">
           <div className="muted small">{admin ? 'Signed in as' : 'Tenant'}</div>
-          <div className="tenant-name" data-testid="tenant-name">{admin ? 'operator (admin key)' : tenant?.tenant.name ?? '…'}</div>
-          <button type="button" className="btn btn-ghost btn-small" onClick={signOut}>Sign out</button>
+          <div className="tenant-name" data-testid="tenant-name">
+            {admin ? 'operator (admin key)' : (tenant?.tenant.name ?? '…')}
+          </div>
+          <button type="button" className="btn btn-ghost btn-small" onClick={signOut}>
+            Sign out
+          </button>
         </div>
       </nav>
       <main id="main" className="content" tabIndex={-1}>

@@ -38,16 +38,42 @@ export function Login({ onSignedIn }: { onSignedIn: () => void }) {
   return (
     <main className="login">
       <form className="login-card" onSubmit={submit} aria-labelledby="login-title">
-        <div className="brand brand-large"><span className="brand-mark" aria-hidden="true">K</span>Keel</div>
+        <div className="brand brand-large">
+          <span className="brand-mark" aria-hidden="true">
+            K
+          </span>
+          Keel
+        </div>
         <h1 id="login-title">Sign in to the dashboard</h1>
-        <p className="muted">Paste a tenant API key (or the operator's <code>KEEL_ADMIN_KEY</code> for all tenants). It is kept in this browser tab only and sent as a bearer token.</p>
+        <p className="muted">
+          Paste a tenant API key (or the operator's <code>KEEL_ADMIN_KEY</code> for all tenants). It
+          is kept in this browser tab only and sent as a bearer token.
+        </p>
         <label htmlFor="api-key">API key</label>
         {/* biome-ignore lint/a11y/noAutofocus: the sign-in page has this one field; focusing it is what a user expects. */}
-        <input id="api-key" name="api-key" type="password" autoComplete="off" autoFocus required value={key}
-          onChange={(e) => setKey(e.target.value)} placeholder="keel_…" />
-        {error !== undefined ? <p className="form-error" role="alert">{error}</p> : null}
-        <button type="submit" className="btn btn-primary" disabled={busy || key.trim() === ''}>{busy ? 'Checking…' : 'Sign in'}</button>
-        <p className="muted small"><code>keel dev</code> prints a key at start; <code>POST /v1/admin/tenants</code> issues new ones.</p>
+        <input
+          id="api-key"
+          name="api-key"
+          type="password"
+          autoComplete="off"
+          autoFocus
+          required
+          value={key}
+          onChange={(e) => setKey(e.target.value)}
+          placeholder="keel_…"
+        />
+        {error !== undefined ? (
+          <p className="form-error" role="alert">
+            {error}
+          </p>
+        ) : null}
+        <button type="submit" className="btn btn-primary" disabled={busy || key.trim() === ''}>
+          {busy ? 'Checking…' : 'Sign in'}
+        </button>
+        <p className="muted small">
+          <code>keel dev</code> prints a key at start; <code>POST /v1/admin/tenants</code> issues
+          new ones.
+        </p>
       </form>
     </main>
   );

@@ -31,9 +31,23 @@ function verb(step: Step, kind: Segment['kind']): string {
  * a wide bar.
  */
 function Caption({ from, to, text }: { from: number; to: number; text: string }) {
-  if (to <= CAPTION_RIGHT_LIMIT_PCT) return <span className="seg-caption" style={{ left: `${to}%` }}>{text}</span>;
-  if (from >= CAPTION_LEFT_MIN_PCT) return <span className="seg-caption seg-caption-left" style={{ right: `${100 - from}%` }}>{text}</span>;
-  return <span className="seg-caption seg-caption-inside" style={{ left: `${from}%` }}>{text}</span>;
+  if (to <= CAPTION_RIGHT_LIMIT_PCT)
+    return (
+      <span className="seg-caption" style={{ left: `${to}%` }}>
+        {text}
+      </span>
+    );
+  if (from >= CAPTION_LEFT_MIN_PCT)
+    return (
+      <span className="seg-caption seg-caption-left" style={{ right: `${100 - from}%` }}>
+        {text}
+      </span>
+    );
+  return (
+    <span className="seg-caption seg-caption-inside" style={{ left: `${from}%` }}>
+      {text}
+    </span>
+  );
 }
 
 function niceStep(span: number): number {
@@ -42,8 +56,18 @@ function niceStep(span: number): number {
   return [1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw) ?? raw;
 }
 
-export function Timeline({ steps, origin, end, selected, onSelect }: {
-  steps: Step[]; origin: number; end: number; selected: number | undefined; onSelect: (seq: number) => void;
+export function Timeline({
+  steps,
+  origin,
+  end,
+  selected,
+  onSelect,
+}: {
+  steps: Step[];
+  origin: number;
+  end: number;
+  selected: number | undefined;
+  onSelect: (seq: number) => void;
 }) {
   const effects = steps.filter((s) => s.kind !== 'now');
   const visible = effects.slice(0, TIMELINE_ROWS_MAX);
@@ -55,13 +79,18 @@ export function Timeline({ steps, origin, end, selected, onSelect }: {
   const ticks: number[] = [];
   for (let t = 0; t <= span; t += tick) ticks.push(t);
 
-  if (visible.length === 0) return <p className="empty">No effects yet: the run has not reached its first step.</p>;
+  if (visible.length === 0)
+    return <p className="empty">No effects yet: the run has not reached its first step.</p>;
   return (
     <div className="timeline" data-testid="timeline">
       <div className="timeline-axis" aria-hidden="true">
         <div className="timeline-label-col" />
         <div className="timeline-track">
-          {ticks.map((t) => <span key={t} className="tick" style={{ left: `${(t / span) * 100}%` }}>{t === 0 ? '0' : `+${formatDuration(t)}`}</span>)}
+          {ticks.map((t) => (
+            <span key={t} className="tick" style={{ left: `${(t / span) * 100}%` }}>
+              {t === 0 ? '0' : `+${formatDuration(t)}`}
+            </span>
+          ))}
         </div>
       </div>
       <ol className="timeline-rows">
@@ -70,46 +99,108 @@ export function Timeline({ steps, origin, end, selected, onSelect }: {
           const executing = segments.find((s) => s.kind !== 'queued');
           const summary = [
             queued !== undefined ? `queued ${formatDuration(queued.to - queued.from)}` : null,
-            executing !== undefined ? `${verb(step, executing.kind)} ${formatDuration(executing.to - executing.from)}` : null,
-          ].filter(Boolean).join(' · ');
+            executing !== undefined
+              ? `${verb(step, executing.kind)} ${formatDuration(executing.to - executing.from)}`
+              : null,
+          ]
+            .filter(Boolean)
+            .join(' · ');
           const first = segments[0];
           const lastSeg = segments.at(-1);
           return (
             <li key={step.seq}>
-              <button type="button" className={`timeline-row${selected === step.seq ? ' selected' : ''}`} onClick={() => onSelect(step.seq)}
-                aria-pressed={selected === step.seq} data-seq={step.seq} data-status={step.status} data-kind={step.kind}
-                aria-label={`Effect ${step.seq}: ${step.kind} ${step.name}, ${step.status}${step.attempts > 1 ? `, ${step.attempts} attempts` : ''}. ${summary}`}>
+              <button
+                type="button"
+                className={`timeline-row${selected === step.seq ? ' selected' : ''}`}
+                onClick={() => onSelect(step.seq)}
+                aria-pressed={selected === step.seq}
+                data-seq={step.seq}
+                data-status={step.status}
+                data-kind={step.kind}
+                aria-label={`Effect ${step.seq}: ${step.kind} ${step.name}, ${step.status}${step.attempts > 1 ? `, ${step.attempts} attempts` : ''}. ${summary}`}
+              >
                 <span className="timeline-label-col">
                   <span className="seq">{step.seq}</span>
                   <span className={`kind kind-${step.kind}`}>{step.kind}</span>
-                  <span className="name" title={step.name}>{step.name}</span>
-                  {step.attempts > 1 ? <span className="marker marker-retry" title={`${step.attempts} attempts`}>↻ {step.attempts}</span> : null}
-                  {step.status === 'unknown' ? <span className="marker marker-unknown" title="Outcome unknown: an operator must decide">?</span> : null}
+                  <span className="name" title={step.name}>
+                    {step.name}
+                  </span>
+                  {step.attempts > 1 ? (
+                    <span className="marker marker-retry" title={`${step.attempts} attempts`}>
+                      ↻ {step.attempts}
+                    </span>
+                  ) : null}
+                  {step.status === 'unknown' ? (
+                    <span
+                      className="marker marker-unknown"
+                      title="Outcome unknown: an operator must decide"
+                    >
+                      ?
+                    </span>
+                  ) : null}
                 </span>
                 <span className="timeline-track">
-                  {ticks.map((t) => <span key={t} className="gridline" style={{ left: `${(t / span) * 100}%` }} />)}
-                  {segments.map((s) => (
-                    <span key={s.kind} className={`seg seg-${s.kind} status-${step.status}`} data-segment={s.kind}
-                      style={{ left: `${pct(s.from)}%`, width: `${Math.max(pct(s.to) - pct(s.from), MIN_SEGMENT_PCT)}%` }}
-                      title={`${s.kind} ${formatDuration(s.to - s.from)}`} />
+                  {ticks.map((t) => (
+                    <span key={t} className="gridline" style={{ left: `${(t / span) * 100}%` }} />
                   ))}
-                  {first !== undefined && lastSeg !== undefined ? <Caption from={pct(first.from)} to={pct(lastSeg.to)} text={summary} /> : null}
+                  {segments.map((s) => (
+                    <span
+                      key={s.kind}
+                      className={`seg seg-${s.kind} status-${step.status}`}
+                      data-segment={s.kind}
+                      style={{
+                        left: `${pct(s.from)}%`,
+                        width: `${Math.max(pct(s.to) - pct(s.from), MIN_SEGMENT_PCT)}%`,
+                      }}
+                      title={`${s.kind} ${formatDuration(s.to - s.from)}`}
+                    />
+                  ))}
+                  {first !== undefined && lastSeg !== undefined ? (
+                    <Caption from={pct(first.from)} to={pct(lastSeg.to)} text={summary} />
+                  ) : null}
                 </span>
               </button>
             </li>
           );
         })}
       </ol>
-      {effects.length > visible.length ? <p className="muted small">Showing the first {TIMELINE_ROWS_MAX} of {effects.length} effects.</p> : null}
+      {effects.length > visible.length ? (
+        <p className="muted small">
+          Showing the first {TIMELINE_ROWS_MAX} of {effects.length} effects.
+        </p>
+      ) : null}
       <div className="legend" aria-hidden="true">
-        <span><i className="seg-sample seg-queued status-succeeded" />queued</span>
-        <span><i className="seg-sample seg-executing status-succeeded" />executing</span>
-        <span><i className="seg-sample seg-waiting status-waiting" />waiting (input, timer, child)</span>
-        <span><i className="swatch status-succeeded" />succeeded</span>
-        <span><i className="swatch status-running" />running</span>
-        <span><i className="swatch status-failed" />failed</span>
-        <span><i className="swatch status-unknown" />unknown</span>
-        <span><span className="marker marker-retry">↻ n</span> retried</span>
+        <span>
+          <i className="seg-sample seg-queued status-succeeded" />
+          queued
+        </span>
+        <span>
+          <i className="seg-sample seg-executing status-succeeded" />
+          executing
+        </span>
+        <span>
+          <i className="seg-sample seg-waiting status-waiting" />
+          waiting (input, timer, child)
+        </span>
+        <span>
+          <i className="swatch status-succeeded" />
+          succeeded
+        </span>
+        <span>
+          <i className="swatch status-running" />
+          running
+        </span>
+        <span>
+          <i className="swatch status-failed" />
+          failed
+        </span>
+        <span>
+          <i className="swatch status-unknown" />
+          unknown
+        </span>
+        <span>
+          <span className="marker marker-retry">↻ n</span> retried
+        </span>
       </div>
     </div>
   );

@@ -3,10 +3,24 @@
 import type { ReactNode } from 'react';
 
 export function StatusBadge({ status }: { status: string }) {
-  return <span className={`badge status-${status}`} data-status={status}>{status}</span>;
+  return (
+    <span className={`badge status-${status}`} data-status={status}>
+      {status}
+    </span>
+  );
 }
 
-export function Stat({ label, value, hint, testId }: { label: string; value: ReactNode; hint?: ReactNode; testId?: string }) {
+export function Stat({
+  label,
+  value,
+  hint,
+  testId,
+}: {
+  label: string;
+  value: ReactNode;
+  hint?: ReactNode;
+  testId?: string;
+}) {
   return (
     <div className="stat" data-testid={testId}>
       <div className="stat-label">{label}</div>
@@ -16,7 +30,15 @@ export function Stat({ label, value, hint, testId }: { label: string; value: Rea
   );
 }
 
-export function Notice({ tone = 'info', title, children }: { tone?: 'info' | 'warn' | 'error'; title?: string; children: ReactNode }) {
+export function Notice({
+  tone = 'info',
+  title,
+  children,
+}: {
+  tone?: 'info' | 'warn' | 'error';
+  title?: string;
+  children: ReactNode;
+}) {
   return (
     <div className={`notice notice-${tone}`} role={tone === 'error' ? 'alert' : 'status'}>
       {title !== undefined ? <strong>{title}</strong> : null}
@@ -25,7 +47,15 @@ export function Notice({ tone = 'info', title, children }: { tone?: 'info' | 'wa
   );
 }
 
-export function PageHeader({ title, subtitle, actions }: { title: ReactNode; subtitle?: ReactNode; actions?: ReactNode }) {
+export function PageHeader({
+  title,
+  subtitle,
+  actions,
+}: {
+  title: ReactNode;
+  subtitle?: ReactNode;
+  actions?: ReactNode;
+}) {
   return (
     <header className="page-header">
       <div>
@@ -37,7 +67,17 @@ export function PageHeader({ title, subtitle, actions }: { title: ReactNode; sub
   );
 }
 
-export function Panel({ title, actions, children, id }: { title: ReactNode; actions?: ReactNode; children: ReactNode; id?: string }) {
+export function Panel({
+  title,
+  actions,
+  children,
+  id,
+}: {
+  title: ReactNode;
+  actions?: ReactNode;
+  children: ReactNode;
+  id?: string;
+}) {
   const headingId = id !== undefined ? `${id}-title` : undefined;
   return (
     <section className="panel" aria-labelledby={headingId} id={id}>
@@ -50,7 +90,22 @@ export function Panel({ title, actions, children, id }: { title: ReactNode; acti
   );
 }
 
-export function LiveDot({ state }: { state: 'live' | 'connecting' | 'retrying' | 'ended' | 'polling' }) {
-  const label = { live: 'Live', connecting: 'Connecting…', retrying: 'Reconnecting…', ended: 'Ended', polling: 'Auto-refresh' }[state];
-  return <span className={`live-dot live-${state}`} data-testid="live-state" data-state={state}><i aria-hidden="true" />{label}</span>;
+export function LiveDot({
+  state,
+}: {
+  state: 'live' | 'connecting' | 'retrying' | 'ended' | 'polling';
+}) {
+  const label = {
+    live: 'Live',
+    connecting: 'Connecting…',
+    retrying: 'Reconnecting…',
+    ended: 'Ended',
+    polling: 'Auto-refresh',
+  }[state];
+  return (
+    <span className={`live-dot live-${state}`} data-testid="live-state" data-state={state}>
+      <i aria-hidden="true" />
+      {label}
+    </span>
+  );
 }

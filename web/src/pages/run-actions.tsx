@@ -37,12 +37,28 @@ export function InputForm({ run, step, onDone }: { run: Run; step: Step; onDone:
 
   return (
     <form className="action-form" onSubmit={submit} data-testid="input-form" data-key={step.name}>
-      <label htmlFor={fieldId}>Value for <code>{step.name}</code> <span className="muted small">(JSON){step.deadlineAt !== null ? ` · times out at ${formatTime(step.deadlineAt)}` : ''}</span></label>
+      <label htmlFor={fieldId}>
+        Value for <code>{step.name}</code>{' '}
+        <span className="muted small">
+          (JSON){step.deadlineAt !== null ? ` · times out at ${formatTime(step.deadlineAt)}` : ''}
+        </span>
+      </label>
       <div className="inline">
-        <input id={fieldId} className="mono" value={text} onChange={(e) => setText(e.target.value)} />
-        <button type="submit" className="btn btn-primary" disabled={busy}>Send input</button>
+        <input
+          id={fieldId}
+          className="mono"
+          value={text}
+          onChange={(e) => setText(e.target.value)}
+        />
+        <button type="submit" className="btn btn-primary" disabled={busy}>
+          Send input
+        </button>
       </div>
-      {error !== undefined ? <p className="form-error" role="alert">{error}</p> : null}
+      {error !== undefined ? (
+        <p className="form-error" role="alert">
+          {error}
+        </p>
+      ) : null}
     </form>
   );
 }
@@ -61,7 +77,13 @@ export function ResolveForm({ run, step, onDone }: { run: Run; step: Step; onDon
       body = { action, result: parsed.value };
     }
     if (action === 'failed') body = { action, error: { message } };
-    if (action === 'retry' && !window.confirm(`Run ${step.name} again? It is a ${step.effectClass ?? 'side-effect'} tool: it may have run already.`)) return;
+    if (
+      action === 'retry' &&
+      !window.confirm(
+        `Run ${step.name} again? It is a ${step.effectClass ?? 'side-effect'} tool: it may have run already.`,
+      )
+    )
+      return;
     setBusy(true);
     setError(undefined);
     try {
@@ -76,18 +98,57 @@ export function ResolveForm({ run, step, onDone }: { run: Run; step: Step; onDon
 
   return (
     <div className="action-form" data-testid="resolve-form" data-execution-id={step.executionId}>
-      <p><strong>{step.name}</strong> (effect #{step.seq}, execution <code>{step.executionId}</code>) may or may not have run. Check the downstream system, then decide.</p>
+      <p>
+        <strong>{step.name}</strong> (effect #{step.seq}, execution <code>{step.executionId}</code>)
+        may or may not have run. Check the downstream system, then decide.
+      </p>
       <div className="inline">
-        <button type="button" className="btn" disabled={busy} onClick={() => void resolve('retry')}>Retry</button>
-        <label className="sr-only" htmlFor={`result-${step.seq}`}>Result (JSON)</label>
-        <input id={`result-${step.seq}`} className="mono" value={result} onChange={(e) => setResult(e.target.value)} aria-describedby={`result-help-${step.seq}`} />
-        <button type="button" className="btn btn-primary" disabled={busy} onClick={() => void resolve('succeeded')}>Mark succeeded</button>
-        <label className="sr-only" htmlFor={`fail-${step.seq}`}>Failure message</label>
-        <input id={`fail-${step.seq}`} value={message} onChange={(e) => setMessage(e.target.value)} />
-        <button type="button" className="btn btn-danger" disabled={busy} onClick={() => void resolve('failed')}>Mark failed</button>
+        <button type="button" className="btn" disabled={busy} onClick={() => void resolve('retry')}>
+          Retry
+        </button>
+        <label className="sr-only" htmlFor={`result-${step.seq}`}>
+          Result (JSON)
+        </label>
+        <input
+          id={`result-${step.seq}`}
+          className="mono"
+          value={result}
+          onChange={(e) => setResult(e.target.value)}
+          aria-describedby={`result-help-${step.seq}`}
+        />
+        <button
+          type="button"
+          className="btn btn-primary"
+          disabled={busy}
+          onClick={() => void resolve('succeeded')}
+        >
+          Mark succeeded
+        </button>
+        <label className="sr-only" htmlFor={`fail-${step.seq}`}>
+          Failure message
+        </label>
+        <input
+          id={`fail-${step.seq}`}
+          value={message}
+          onChange={(e) => setMessage(e.target.value)}
+        />
+        <button
+          type="button"
+          className="btn btn-danger"
+          disabled={busy}
+          onClick={() => void resolve('failed')}
+        >
+          Mark failed
+        </button>
       </div>
-      <p id={`result-help-${step.seq}`} className="muted small">“Mark succeeded” returns the JSON result to the agent as the tool’s output.</p>
-      {error !== undefined ? <p className="form-error" role="alert">{error}</p> : null}
+      <p id={`result-help-${step.seq}`} className="muted small">
+        “Mark succeeded” returns the JSON result to the agent as the tool’s output.
+      </p>
+      {error !== undefined ? (
+        <p className="form-error" role="alert">
+          {error}
+        </p>
+      ) : null}
     </div>
   );
 }
