@@ -31,7 +31,7 @@ if (problem !== undefined) {
     process.stderr.write(
       missing
         ? 'keel: the compiled CLI (dist/) is missing — run `npm run build` in the keel package, or reinstall it\n'
-        : `keel: ${error && error.stack ? error.stack : String(error)}\n`,
+        : `keel: ${error?.stack ? error.stack : String(error)}\n`,
     );
     process.exitCode = missing ? 2 : 1;
   });

@@ -7,7 +7,7 @@ export const charge = defineTool({
   description: 'Charges a card',
   input: z.object({ customer: z.string(), cents: z.number().int() }),
   effect: 'side-effect', // never re-run blindly after a crash
-  async run(args, { executionId }) {
+  async run(_args, { executionId }) {
     return { receipt: `paid-${executionId}` }; // pass executionId downstream as the idempotency key
   },
 });

@@ -363,23 +363,23 @@ test('GET /v1/runs: bad cursor, limit, status or unknown parameters are 400', as
   const cases: Array<[query: string, code: string]> = [
     ['cursor=%25%25%25garbage', 'invalid_cursor'], // the literal cursor "%%%garbage"
     ['cursor=%%%garbage', 'invalid_cursor'], // the same, not percent-encoded by the client
-    ['cursor=' + cursorOf({ foo: 1 }), 'invalid_cursor'], // valid base64url, wrong JSON shape
-    ['cursor=' + cursorOf([1, 2, 3]), 'invalid_cursor'],
-    ['cursor=' + cursorOf(null), 'invalid_cursor'],
-    ['cursor=' + cursorOf({ v: 1 }), 'invalid_cursor'],
-    ['cursor=' + cursorOf({ v: 2, after: newRunId() }), 'invalid_cursor'], // a future cursor version
+    [`cursor=${cursorOf({ foo: 1 })}`, 'invalid_cursor'], // valid base64url, wrong JSON shape
+    [`cursor=${cursorOf([1, 2, 3])}`, 'invalid_cursor'],
+    [`cursor=${cursorOf(null)}`, 'invalid_cursor'],
+    [`cursor=${cursorOf({ v: 1 })}`, 'invalid_cursor'],
+    [`cursor=${cursorOf({ v: 2, after: newRunId() })}`, 'invalid_cursor'], // a future cursor version
     [
-      'cursor=' + cursorOf({ v: 1, after: 'ten_0c6a3a43-6f3f-4a8e-9a53-000000000000' }),
+      `cursor=${cursorOf({ v: 1, after: 'ten_0c6a3a43-6f3f-4a8e-9a53-000000000000' })}`,
       'invalid_cursor',
     ], // not a run id
-    ['cursor=' + cursorOf({ v: 1, after: "run_1' OR '1'='1" }), 'invalid_cursor'],
-    ['cursor=' + Buffer.from('hello, world').toString('base64url'), 'invalid_cursor'], // base64url, not JSON
+    [`cursor=${cursorOf({ v: 1, after: "run_1' OR '1'='1" })}`, 'invalid_cursor'],
+    [`cursor=${Buffer.from('hello, world').toString('base64url')}`, 'invalid_cursor'], // base64url, not JSON
     [
-      'cursor=' + Buffer.from(JSON.stringify({ v: 1, after: newRunId() })).toString('base64'),
+      `cursor=${Buffer.from(JSON.stringify({ v: 1, after: newRunId() })).toString('base64')}`,
       'invalid_cursor',
     ], // padded base64
     ['cursor=', 'invalid_cursor'],
-    ['cursor=' + 'A'.repeat(513), 'validation_failed'],
+    [`cursor=${'A'.repeat(513)}`, 'validation_failed'],
     ['limit=-1', 'validation_failed'],
     ['limit=0', 'validation_failed'],
     ['limit=1000', 'validation_failed'],

@@ -54,7 +54,7 @@ test('the app is served at / and on its deep links; API 404s stay JSON', {
     assert.match(res.headers.get('content-security-policy') ?? '', /script-src 'self'/);
     assert.match(await res.text(), /<div id="root">/);
   }
-  const html = await (await fetch(keel.url + '/')).text();
+  const html = await (await fetch(`${keel.url}/`)).text();
   const script = /src="(\/assets\/[^"]+\.js)"/.exec(html)?.[1];
   assert.ok(script, html);
   const asset = await fetch(keel.url + script);
@@ -77,9 +77,9 @@ test('the app is served at / and on its deep links; API 404s stay JSON', {
     );
     assert.equal(await compressed.text(), source);
   }
-  const missing = await fetch(keel.url + '/v1/nope');
+  const missing = await fetch(`${keel.url}/v1/nope`);
   assert.equal(missing.status, 401, 'an unknown /v1 path still needs a key');
-  const notFound = await fetch(keel.url + '/definitely/not/a/page');
+  const notFound = await fetch(`${keel.url}/definitely/not/a/page`);
   assert.equal(notFound.status, 404);
   assert.equal((await notFound.json()).error.code, 'not_found');
 });

@@ -383,13 +383,13 @@ test('events (format=json): a gapless array from seq 1 to the terminal event; af
   assert.equal(res.status, 200);
   const events: Array<{ seq: number; type: string; at: string }> = res.body;
   assert.ok(Array.isArray(events) && events.length >= 3, JSON.stringify(events));
-  events.forEach((e, i) =>
+  for (const [i, e] of events.entries()) {
     assert.equal(
       e.seq,
       i + 1,
       `gap or disorder at index ${i}: ${JSON.stringify(events.map((x) => x.seq))}`,
-    ),
-  );
+    );
+  }
   assert.equal(events[0]!.type, 'run.created');
   assert.equal(events.at(-1)!.type, 'run.succeeded');
   assert.equal(events.filter((e) => e.type === 'run.succeeded').length, 1);

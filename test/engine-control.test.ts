@@ -43,7 +43,6 @@ test('cancel: a waiting run ends cancelled with no side effects', async (t) => {
 
 test('cancel: a run mid-step is stopped, the finished step is recorded, and the outcome says work happened', async (t) => {
   const g = gate();
-  let afterCancel = 0;
   const slow = defineAgent({
     name: 'slow',
     version: '1',
@@ -52,7 +51,6 @@ test('cancel: a run mid-step is stopped, the finished step is recorded, and the 
         await g.opened;
         return 'done';
       });
-      afterCancel++;
       await ctx.step('never', () => 'x');
       return 'finished';
     },

@@ -136,7 +136,7 @@ for (const tier of ['namespace', 'gvisor'] as const) {
         const journal = await keel.store.loadJournal(id);
         const exec = journal.find((entry) => entry.kind === 'tool' && entry.name === 'exec');
         assert.match(
-          (exec?.result as any).workspace.manifest,
+          (exec?.result as any)?.workspace.manifest,
           /^[0-9a-f]{64}$/,
           'the manifest is committed with the step',
         );

@@ -69,7 +69,7 @@ describe('decodeCursor rejects', () => {
     ],
     [
       'standard base64 with padding',
-      Buffer.from(JSON.stringify({ v: 1, after: id })).toString('base64') + '==',
+      `${Buffer.from(JSON.stringify({ v: 1, after: id })).toString('base64')}==`,
     ],
     ['base64 with + and /', '+/+/'],
     ['whitespace around a valid cursor', ` ${encodeCursor(id)} `],
@@ -94,7 +94,7 @@ describe('decodeCursor rejects', () => {
     ['after an id with a newline', cursorOf({ v: 1, after: `${id}\n` })],
     ['after in upper case', cursorOf({ v: 1, after: id.toUpperCase() })],
     ['after an SQL fragment', cursorOf({ v: 1, after: "run_' OR 1=1 --" })],
-    ['a prototype-polluting object', b64url('{"v":1,"__proto__":{"after":"' + id + '"}}')],
+    ['a prototype-polluting object', b64url(`{"v":1,"__proto__":{"after":"${id}"}}`)],
   ];
   for (const [name, cursor] of cases) it(name, () => assertInvalid(cursor));
 

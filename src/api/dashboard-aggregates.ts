@@ -56,7 +56,10 @@ export function usageByAgent(rows: readonly RunSummaryRow[]): {
   const totals = emptyUsage('*');
   for (const row of rows) {
     let usage = byAgent.get(row.agent);
-    if (usage === undefined) byAgent.set(row.agent, (usage = emptyUsage(row.agent)));
+    if (usage === undefined) {
+      usage = emptyUsage(row.agent);
+      byAgent.set(row.agent, usage);
+    }
     add(usage, row);
     add(totals, row);
   }
@@ -88,19 +91,18 @@ export function queueRows(rows: readonly RunSummaryRow[], now: number): QueueRow
   for (const row of rows) {
     if (!['queued', 'running', 'waiting', 'cancelling'].includes(row.status)) continue;
     let q = byAgent.get(row.agent);
-    if (q === undefined)
-      byAgent.set(
-        row.agent,
-        (q = {
-          agent: row.agent,
-          queued: 0,
-          running: 0,
-          waiting: 0,
-          cancelling: 0,
-          oldestQueuedAgeMs: null,
-          oldestWaitingAgeMs: null,
-        }),
-      );
+    if (q === undefined) {
+      q = {
+        agent: row.agent,
+        queued: 0,
+        running: 0,
+        waiting: 0,
+        cancelling: 0,
+        oldestQueuedAgeMs: null,
+        oldestWaitingAgeMs: null,
+      };
+      byAgent.set(row.agent, q);
+    }
     q[row.status as 'queued' | 'running' | 'waiting' | 'cancelling'] += row.runs;
     if (row.status === 'queued') q.oldestQueuedAgeMs = age(now, row.oldestClaimableAt);
     if (row.status === 'waiting') q.oldestWaitingAgeMs = age(now, row.oldestWaitingSince);
@@ -153,16 +155,15 @@ export function usageByTenant(rows: readonly TenantSummaryRow[], now: number): T
   >();
   for (const row of rows) {
     let entry = byTenant.get(row.tenantId);
-    if (entry === undefined)
-      byTenant.set(
-        row.tenantId,
-        (entry = {
-          usage: emptyUsage(row.tenantId),
-          name: row.tenantName,
-          createdAt: row.tenantCreatedAt,
-          oldest: null,
-        }),
-      );
+    if (entry === undefined) {
+      entry = {
+        usage: emptyUsage(row.tenantId),
+        name: row.tenantName,
+        createdAt: row.tenantCreatedAt,
+        oldest: null,
+      };
+      byTenant.set(row.tenantId, entry);
+    }
     if (row.status !== null)
       add(entry.usage, {
         ...row,

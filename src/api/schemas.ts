@@ -39,6 +39,7 @@ export const PLAIN_TEXT_RULE =
  * have no place in any of them.
  */
 export function isPlainText(value: string): boolean {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is this check's whole job.
   return value.isWellFormed() && !/[\u0000-\u001f\u007f]/.test(value);
 }
 
@@ -279,7 +280,7 @@ export const TENANT_POOL_CAPS_MAX = 100;
  * a 500 there.
  */
 export const TENANT_TPM_MAX = 2_147_483_647;
-const POOL_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9:._\/@-]*$/;
+const POOL_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9:._/@-]*$/;
 /** poolCaps' key rules: OpenAPI 3.0 has no propertyNames, so the document states them in words. */
 export const POOL_CAPS_RULES =
   `Keys are pool names (1–200 characters matching ${POOL_NAME_PATTERN.source}, e.g. model:gpt-4o, sandbox:default, inline), ` +

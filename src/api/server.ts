@@ -111,14 +111,12 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     };
   });
   app.setNotFoundHandler((request, reply) => {
-    void reply
-      .status(404)
-      .send({
-        error: {
-          code: 'not_found',
-          message: `no route ${request.method} ${request.url.split('?')[0]}`,
-        },
-      });
+    void reply.status(404).send({
+      error: {
+        code: 'not_found',
+        message: `no route ${request.method} ${request.url.split('?')[0]}`,
+      },
+    });
   });
   // JSON only: text/plain would otherwise reach the routes as a string (it must be 415).
   app.removeContentTypeParser(['application/json', 'text/plain']);

@@ -753,8 +753,8 @@ export class RunExecution implements RunPort {
     this.#runStatus = 'cancelling';
     // A cancel outranks a preemption not committed yet (committing `queued` over `cancelling` would
     // lose the cancel).
-    if (this.#phase === 'preempting') return this.#cancelPreempted(true);
-    this.stop({ kind: 'cancel' });
+    if (this.#phase === 'preempting') this.#cancelPreempted(true);
+    else this.stop({ kind: 'cancel' });
   }
 
   /** A preempted run's cancel arrived before its yield committed: it ends `cancelled` instead. */

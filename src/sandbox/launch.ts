@@ -59,6 +59,7 @@ export interface ExecResult {
  */
 export const LAUNCHER =
   'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; ' +
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: `${fd##*/}` is the shell's parameter expansion, not a template.
   'for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done; unset PWD OLDPWD; exec "$@"';
 export const LAUNCHER_SHELL = '/usr/bin/bash';
 

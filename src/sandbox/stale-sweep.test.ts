@@ -19,10 +19,9 @@ test("a dead owner's cgroups and mounted workspaces are swept; a live owner's ar
   const limits = { memoryBytes: 32 * 1024 * 1024, pidsMax: 8, cpus: 0.1 };
   const deadId = `k${DEAD_PID}-sweep${process.pid}`;
   const liveId = `k${process.ppid}-sweep${process.pid}`;
-  const dead = {
-    cgroup: Cgroup.create(deadId, cgroups.version, limits),
-    workspace: await Workspace.create({ root, id: deadId, uid: 65534, diskBytes: 1 << 20 }),
-  };
+  // What a process that died left behind: the sweep must remove both.
+  Cgroup.create(deadId, cgroups.version, limits);
+  await Workspace.create({ root, id: deadId, uid: 65534, diskBytes: 1 << 20 });
   const live = {
     cgroup: Cgroup.create(liveId, cgroups.version, limits),
     workspace: await Workspace.create({ root, id: liveId, uid: 65534, diskBytes: 1 << 20 }),

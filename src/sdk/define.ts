@@ -74,10 +74,8 @@ export function defineAgent<I, O extends Json | void>(spec: {
  */
 const DEFINED_TOOLS_KEY = Symbol.for('keel.definedTools');
 const realm = globalThis as { [DEFINED_TOOLS_KEY]?: Map<string, ToolDefinition<unknown, Json>> };
-const definedTools = (realm[DEFINED_TOOLS_KEY] ??= new Map<
-  string,
-  ToolDefinition<unknown, Json>
->());
+realm[DEFINED_TOOLS_KEY] ??= new Map<string, ToolDefinition<unknown, Json>>();
+const definedTools = realm[DEFINED_TOOLS_KEY];
 
 export function toolsDefined(): ReadonlyMap<string, ToolDefinition<unknown, Json>> {
   return definedTools;

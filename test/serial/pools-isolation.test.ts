@@ -37,9 +37,7 @@ const MIN_RATIO = 0.5;
 const FLAKY_POOL_LIMIT = 6;
 const ENV = { KEEL_ADMIN_KEY: ADMIN_KEY, KEEL_LOG_LEVEL: 'warn' };
 
-async function adminPools(
-  url: string,
-): Promise<
+async function adminPools(url: string): Promise<
   Array<{
     name: string;
     limit: number;

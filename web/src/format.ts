@@ -25,14 +25,13 @@ export function formatAgo(iso: string | null, now = Date.now()): string {
 
 export function formatTime(iso: string | null): string {
   if (iso === null) return '—';
-  return (
-    new Date(iso).toLocaleTimeString('en-US', {
-      hour12: false,
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-    }) + `.${String(new Date(iso).getMilliseconds()).padStart(3, '0')}`
-  );
+  const time = new Date(iso).toLocaleTimeString('en-US', {
+    hour12: false,
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  });
+  return `${time}.${String(new Date(iso).getMilliseconds()).padStart(3, '0')}`;
 }
 
 export function formatDateTime(iso: string | null): string {

@@ -21,7 +21,7 @@ import {
   Fire,
   ListFiresQuery,
   ListSchedulesQuery,
-  RunTemplateBody,
+  type RunTemplateBody,
   SCHEDULE_BODY_RULES,
   SCHEDULE_EDIT_RULES,
   Schedule,
@@ -290,12 +290,10 @@ export function registerScheduleRoutes(app: FastifyInstance, deps: ScheduleRoute
         Date.parse(request.body.from),
         Date.parse(request.body.to),
       );
-      return reply
-        .status(202)
-        .send({
-          fireTimes: result.fireTimes.map((t) => iso(t)!),
-          requested: result.requested.map((t) => iso(t)!),
-        });
+      return reply.status(202).send({
+        fireTimes: result.fireTimes.map((t) => iso(t)!),
+        requested: result.requested.map((t) => iso(t)!),
+      });
     },
   );
 

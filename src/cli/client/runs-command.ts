@@ -26,7 +26,7 @@ import {
 } from './format.ts';
 import {
   isTransientError,
-  KeelHttpClient,
+  type KeelHttpClient,
   ProtocolError,
   TERMINAL_EVENT_TYPES,
   TERMINAL_RUN_STATUSES,

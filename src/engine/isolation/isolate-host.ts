@@ -261,12 +261,16 @@ export class IsolateHost implements AgentHost {
   }
 
   #onMessage(isolate: Isolate, message: FromIsolate): void {
-    if (message.t === 'ready') return isolate.markReady();
+    if (message.t === 'ready') {
+      isolate.markReady();
+      return;
+    }
     const run = this.#runs.get(message.run);
     if (run === undefined || run.isolate !== isolate) return; // dropped, or moved to another isolate since
     switch (message.t) {
       case 'call':
-        return this.#onCall(run, message.call, message.seq, message.body);
+        this.#onCall(run, message.call, message.seq, message.body);
+        return;
       case 'now':
         try {
           effects.now(run.x, run.x.positionAt(message.seq, 'now', 'now'), message.value);
@@ -277,14 +281,18 @@ export class IsolateHost implements AgentHost {
       case 'attempted': {
         const attempt = run.attempts.get(message.attempt);
         run.attempts.delete(message.attempt);
-        return attempt?.settle(message.outcome);
+        attempt?.settle(message.outcome);
+        return;
       }
       case 'idle':
-        return run.turns.shift()?.();
+        run.turns.shift()?.();
+        return;
       case 'done':
-        return run.settle(message.outcome);
+        run.settle(message.outcome);
+        return;
       case 'fatal':
-        return this.#fail(run, deserializeError(message.error), 'crashed');
+        this.#fail(run, deserializeError(message.error), 'crashed');
+        return;
     }
   }
 

@@ -348,7 +348,7 @@ export class PgWriteQueue {
       fsync && this.#flushesOnCommit,
       batch.filter((w) => w.fsync).length,
     );
-    batch.forEach((write, i) => write.resolve(values[i]));
+    for (const [i, write] of batch.entries()) write.resolve(values[i]);
     if (touched.length > 0) this.#onCommitted(touched);
     return true;
   }

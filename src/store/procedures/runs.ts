@@ -52,7 +52,7 @@ export function* createRun(tx: Tx, newRun: NewRun): Procedure<CreateRunResult> {
  * a lock on the tenant's admission key (not on the tenant row, which claims and quota updates also
  * write), so the count and the insert act as one.
  */
-function* admit(tx: Tx, tenantId: string): Procedure<void> {
+function* admit(_tx: Tx, tenantId: string): Procedure<void> {
   const tenant = yield* one('get-tenant', { id: tenantId });
   const maxQueued = tenant === undefined ? null : toTenant(tenant).maxQueuedRuns;
   if (maxQueued === null) return;

@@ -209,7 +209,10 @@ export class WriteBatcher {
       Math.min(GROUP_COMMIT_MAX_BATCH_LIMIT, this.#groupCommit.maxBatch),
     );
     if (batch.length === 0) return;
-    if (this.#durability === 'memory') return this.#applyInOpenTransaction(batch);
+    if (this.#durability === 'memory') {
+      this.#applyInOpenTransaction(batch);
+      return;
+    }
     const touched: RunChange[] = [];
     const scope: WriteScope = {
       now: Date.now(),

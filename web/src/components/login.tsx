@@ -50,12 +50,12 @@ export function Login({ onSignedIn }: { onSignedIn: () => void }) {
           is kept in this browser tab only and sent as a bearer token.
         </p>
         <label htmlFor="api-key">API key</label>
-        {/* biome-ignore lint/a11y/noAutofocus: the sign-in page has this one field; focusing it is what a user expects. */}
         <input
           id="api-key"
           name="api-key"
           type="password"
           autoComplete="off"
+          // biome-ignore lint/a11y/noAutofocus: the sign-in page has this one field; focusing it is what a user expects.
           autoFocus
           required
           value={key}

@@ -241,11 +241,11 @@ function EventList({ events }: { events: RunEvent[] }) {
   }, [events.length]);
   if (events.length === 0) return <p className="empty">No events yet.</p>;
   return (
-    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be reachable by keyboard to be scrolled.
     <ol
       className="events"
       ref={list}
       data-testid="events"
+      // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be reachable by keyboard to be scrolled.
       tabIndex={0}
       aria-label="Run events"
       aria-live="polite"
