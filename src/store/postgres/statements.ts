@@ -1,68 +1,24 @@
 // Named SQL statements of the Postgres store: statements/<name>.sql, written with `:name`
 // parameters and sent with `$N` placeholders. Binding is strict both ways: a missing or an
 // unexpected parameter throws.
-import { readdirSync, readFileSync } from 'node:fs';
 import type { QueryResultRow } from 'pg';
-import { toPositional } from '../sql-params.ts';
+import {
+  bindByPosition,
+  readStatementDirectory,
+  readStatementFiles,
+  toPositional,
+} from '../sql-params.ts';
+import { SHARED_STATEMENT_NAMES } from '../statement-names.ts';
 
 const STATEMENTS_DIR = new URL('./statements/', import.meta.url);
 
 export const PG_STATEMENT_NAMES = [
-  'insert-tenant',
-  'find-tenant-by-name',
-  'insert-api-key',
-  'find-tenant-by-key',
-  'insert-run',
-  'find-run-by-idempotency-key',
-  'get-run',
-  'lock-run',
-  'lock-key',
-  'list-runs',
+  ...SHARED_STATEMENT_NAMES,
+  // Postgres only: bulk statements, the merged effect commit, server settings, shared rate windows.
   'insert-events',
-  'allocate-event-seqs',
   'claim-allocation-runs',
-  'heartbeat',
-  'find-held-runs',
-  'release-leases',
-  'expire-foreign-leases',
-  'commit-run',
-  'commit-effect',
   'commit-effects',
   'upsert-journal-entries',
-  'load-journal',
-  'list-events',
-  'request-cancel',
-  'insert-input',
-  'get-input',
-  'consume-input',
-  'wake-on-input',
-  'wake-run',
-  'wake-if-ready',
-  'insert-audit',
-  'find-execution',
-  'resolve-execution',
-  'readmit-run',
-  'claim-probation-runs',
-  'tenant-usage',
-  'tenant-usage-since',
-  'live-run-counts',
-  'run-queue',
-  'count-unknown-executions',
-  'summarize-runs',
-  'count-ended-runs',
-  'summarize-tenants',
-  'update-tenant',
-  'get-tenant',
-  'list-tenants',
-  'count-queued-runs',
-  'count-held-runs',
-  'wake-budget-waiting-runs',
-  'fair-backlog',
-  'read-fair-clock',
-  'save-tenant-vtimes',
-  'save-fair-clock',
-  'starved-interactive',
-  'mark-preempted',
   'read-server-settings',
   'reserve-rate',
   'settle-rate',
@@ -117,40 +73,17 @@ export class PgStatement {
   }
 
   #bind(params: Params): unknown[] {
-    const values = this.#names.map((name) => {
-      const value = params[name];
-      if (value === undefined) throw new Error(`${this.name}.sql: missing parameter :${name}`);
-      return value;
-    });
-    if (Object.keys(params).length !== this.#names.length) {
-      const unexpected = Object.keys(params).filter((k) => !this.#names.includes(k));
-      throw new Error(
-        `${this.name}.sql: unexpected parameter(s) ${unexpected.map((k) => `:${k}`).join(', ')}`,
-      );
-    }
-    return values;
+    return bindByPosition(`${this.name}.sql`, this.#names, params);
   }
 }
 
 export type PgStatements = Record<PgStatementName, PgStatement>;
 
 export function loadPgStatements(): PgStatements {
-  const files = new Set(
-    readdirSync(STATEMENTS_DIR)
-      .filter((f) => f.endsWith('.sql'))
-      .map((f) => f.slice(0, -4)),
-  );
   const loaded = {} as PgStatements;
-  for (const name of PG_STATEMENT_NAMES) {
-    if (!files.has(name))
-      throw new Error(`missing SQL statement file postgres/statements/${name}.sql`);
-    loaded[name] = new PgStatement(
-      name,
-      readFileSync(new URL(`${name}.sql`, STATEMENTS_DIR), 'utf8'),
-    );
-    files.delete(name);
+  for (const [name, sql] of readStatementFiles(STATEMENTS_DIR, PG_STATEMENT_NAMES)) {
+    loaded[name] = new PgStatement(name, sql);
   }
-  if (files.size > 0) throw new Error(`unregistered SQL statement files: ${[...files].join(', ')}`);
   return loaded;
 }
 
@@ -160,9 +93,8 @@ export function loadPgStatements(): PgStatements {
  */
 export function loadPgStatementDirectory(dir: URL, prefix: string): Map<string, PgStatement> {
   const loaded = new Map<string, PgStatement>();
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.sql'))) {
-    const name = file.slice(0, -4);
-    loaded.set(name, new PgStatement(`${prefix}${name}`, readFileSync(new URL(file, dir), 'utf8')));
+  for (const [name, sql] of readStatementDirectory(dir)) {
+    loaded.set(name, new PgStatement(`${prefix}${name}`, sql));
   }
   return loaded;
 }
