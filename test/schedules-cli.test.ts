@@ -48,6 +48,14 @@ test('keel schedules: the whole life of a schedule from the command line', async
 
   const updated = await cli('update', s.id, '--agent', 'quick', '--input', '{"n":2}', '--json');
   assert.equal(JSON.parse(updated.out).version, 2);
+  const unchanged = await cli('update', s.id);
+  assert.equal(
+    unchanged.code,
+    2,
+    'an update with no option is a usage error, refused before the request',
+  );
+  assert.match(unchanged.err, /nothing to change/);
+  assert.equal(JSON.parse((await cli('get', s.id, '--json')).out).version, 2);
 
   assert.equal((await cli('pause', s.id)).out.trim(), `paused ${s.id}`);
   assert.match((await cli('resume', s.id)).out, /^resumed /);

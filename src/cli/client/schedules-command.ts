@@ -139,11 +139,12 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
   },
   async update(args, io) {
     const { values, positionals } = parse(args, SCHEDULE_FLAGS);
-    const s = await connect(values, io.env).request<Schedule>(
-      'PATCH',
-      path(one(positionals, 'id')),
-      { body: scheduleBody(values) },
-    );
+    const id = one(positionals, 'id');
+    const body = scheduleBody(values);
+    // The API refuses an edit that changes nothing; say so before asking it.
+    if (Object.keys(body).length === 0)
+      throw new UsageError('nothing to change: give at least one of the options of create');
+    const s = await connect(values, io.env).request<Schedule>('PATCH', path(id), { body });
     return show(io, values.json, s, () => formatSchedule(s));
   },
   async get(args, io) {
