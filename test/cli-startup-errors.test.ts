@@ -231,6 +231,23 @@ export const b = defineAgent({ name: 'same', version: '1', async run() { return 
   );
 });
 
+test('an agents file that loads on the main thread but not in an agent isolate fails the start instead of hanging it', (t) => {
+  const dir = tempDir(t);
+  const mainOnly = join(dir, 'main-only.ts');
+  writeFileSync(
+    mainOnly,
+    `import { isMainThread } from 'node:worker_threads';
+import { defineAgent } from ${JSON.stringify(SDK)};
+if (!isMainThread) throw new Error('needs the main thread');
+export const a = defineAgent({ name: 'a', version: '1', async run() { return 1; } });
+`,
+  );
+  assertOneLineError(
+    keel(['dev', '--agents', mainOnly, '--port', '0', '--data', join(dir, 'data')]),
+    /^keel dev: agents file .*main-only\.ts does not load in an agent isolate: needs the main thread — agent code runs in worker threads/,
+  );
+});
+
 test('invalid configuration and a broken pools file are one line naming what to fix', (t) => {
   const dir = tempDir(t);
   assertOneLineError(

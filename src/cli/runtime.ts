@@ -36,6 +36,7 @@ import { followTenantPoolPolicy } from '../scheduling/tenant-pool-policy.ts';
 import {
   assertCanListen,
   databaseStartupError,
+  isolateStartupError,
   listenStartupError,
   loadAgentsForStart,
   sqliteStartupError,
@@ -187,7 +188,15 @@ export async function startRuntime(
       : inThreadHost;
   // Isolates load the agents module before any run is claimed (a module that fails there fails the
   // start).
-  if (agentHost instanceof IsolateHost) await agentHost.ready();
+  if (agentHost instanceof IsolateHost) {
+    await agentHost.ready().catch(async (error: unknown) => {
+      await agentHost.close();
+      await metricsListener?.close();
+      await store.close().catch(() => {});
+      unlock();
+      throw isolateStartupError(error, agentsFile);
+    });
+  }
   // The node's sandboxes (opened on first use) reach tools through their context; environments are
   // released when their run ends, and their memory-time is counted per tenant.
   const sandboxes = attachNodeSandboxes(store, config, {

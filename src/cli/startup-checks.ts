@@ -220,3 +220,16 @@ export function sqliteStartupError(error: unknown, path: string): StartupError |
     { cause: error },
   );
 }
+
+/**
+ * The agents module loaded on the main thread but an agent isolate (a worker thread) could not load
+ * it: code that needs the main thread, or that fails under the isolate's memory limit.
+ */
+export function isolateStartupError(error: unknown, file: string): StartupError {
+  const reason = error instanceof Error ? error.message : String(error);
+  return new StartupError(
+    `agents file ${file} does not load in an agent isolate: ${reason}`,
+    'agent code runs in worker threads under a watchdog: make the module load there, or set KEEL_AGENT_ISOLATION=thread to run it on the main thread (no watchdog)',
+    { cause: error },
+  );
+}

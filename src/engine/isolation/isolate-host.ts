@@ -265,6 +265,13 @@ export class IsolateHost implements AgentHost {
       isolate.markReady();
       return;
     }
+    if (message.t === 'load-failed') {
+      isolate.markFailed(new Error(message.message));
+      this.#log('warn', 'agent isolate could not load the agents module', {
+        error: message.message,
+      });
+      return;
+    }
     const run = this.#runs.get(message.run);
     if (run === undefined || run.isolate !== isolate) return; // dropped, or moved to another isolate since
     switch (message.t) {

@@ -134,7 +134,12 @@ process.on('uncaughtException', (error) => {
 // A rejected promise nobody awaited is the agent's own business; it must not end the isolate.
 process.on('unhandledRejection', () => {});
 
-const loaded = await loadAgentsModule(data.agentsFile);
+// A module that fails to load has no run to pin the failure on, so the uncaughtException handler
+// above would swallow it and leave the host waiting for `ready` forever: report it and end.
+const loaded = await loadAgentsModule(data.agentsFile).catch((error: unknown) => {
+  post({ t: 'load-failed', message: error instanceof Error ? error.message : String(error) });
+  return realExit(1);
+});
 const registry = new AgentRegistry();
 for (const agent of loaded.agents) registry.register(agent);
 const models = new Set(data.models);

@@ -76,6 +76,8 @@ export type ToIsolate =
 export type FromIsolate =
   /** The agents module is loaded: the watchdog starts watching this isolate. */
   | { t: 'ready' }
+  /** The agents module did not load here (it may load on the main thread): the isolate ends. */
+  | { t: 'load-failed'; message: string }
   | { t: 'call'; run: number; call: number; seq: number; body: Call }
   | { t: 'now'; run: number; seq: number; value: number }
   | { t: 'attempted'; run: number; attempt: number; outcome: Outcome }
