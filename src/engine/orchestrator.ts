@@ -108,6 +108,8 @@ export class Orchestrator {
   /** How many suspects may run at once: 1 at start, doubled with each suspect cleared. */
   #probationCap = 1;
   #claimingProbation = false;
+  /** A probation claim made while this process ran nothing is in flight: ordinary claims wait. */
+  #claimingAlone = false;
   /** Runs claimed and not started yet (started a slice per turn). */
   #awaitingStart = 0;
   /**
@@ -218,7 +220,7 @@ export class Orchestrator {
    */
   #claim(): void {
     if (!this.#running || this.#soloPending || this.#solo !== undefined) return;
-    if (this.#claiming) {
+    if (this.#claiming || this.#claimingAlone) {
       this.#claimAgain = true;
       return;
     }
@@ -240,7 +242,7 @@ export class Orchestrator {
       .then(async (runs) => {
         if (this.#soloPending || this.#solo !== undefined) {
           // A suspect on its last chance is to run alone, decided while this claim was in flight:
-          // hand these back.
+          // hand these back (fresh runs: a loss of theirs here only puts them on probation).
           if (runs.length > 0)
             await this.#store
               .releaseLeases(
@@ -268,8 +270,10 @@ export class Orchestrator {
    * commit. Their number per process starts at 1 and doubles with each suspect cleared (slow
    * start), so recovery after a crash stays fast while the blame for a repeated crash falls on few
    * runs. A suspect one loss away from quarantine runs *alone*: the process stops claiming, lets
-   * its other runs finish or park, then runs only that suspect until its first commit. So only a
-   * run whose own code kills processes reaches the poison threshold, not its neighbours.
+   * its other runs finish or park, then runs only that suspect until its first commit. Its lease is
+   * taken only by a process that runs nothing else (the store holds it back, unleased, from one
+   * that does), so its last loss cannot happen beside another run. So only a run whose own code
+   * kills processes reaches the poison threshold, not its neighbours.
    */
   #claimProbation(): void {
     if (!this.#running || this.#claimingProbation) return;
@@ -289,6 +293,10 @@ export class Orchestrator {
         : this.#probation.size >= this.#probationCap || this.#occupied() >= this.#maxActive
     )
       return;
+    // Alone, this process may take a last-chance suspect's lease, and claims nothing else until the
+    // answer is in. Not alone, it asks the store to hold such a suspect back unleased: a lease taken
+    // now could be lost beside the other runs, and the loss would be blamed on it.
+    this.#claimingAlone = !this.#busy();
     this.#claimingProbation = true;
     let more = false;
     this.#store
@@ -298,25 +306,25 @@ export class Orchestrator {
         leaseMs: this.#leaseTtlMs,
         served: this.#registry.served(),
         probation: true,
+        ...(this.#claimingAlone ? {} : { heldAtLosses: this.#poisonThreshold() - 1 }),
       })
-      .then(async ([run]) => {
+      .then(([run]) => {
         if (run === undefined) {
           this.#soloPending = false;
           return;
         }
+        if (run.leaseOwner !== this.owner) {
+          // Held back on its last chance: drain, then claim it again alone.
+          this.#soloPending = true;
+          return;
+        }
+        this.#soloPending = false;
         if (this.#lastChance(run)) {
-          if (this.#busy()) {
-            // Hand it back and drain: no new claims until this process runs nothing else.
-            this.#soloPending = true;
-            await this.#store.releaseLeases(this.owner, [run.id]);
-            return;
-          }
-          this.#soloPending = false;
           this.#solo = this.#startExecution(run);
           this.#probation.add(this.#solo);
           return;
         }
-        this.#soloPending = false; // the most suspicious run is not on its last chance: nothing to run alone
+        // Not on its last chance (or past it: quarantined at start, its code never runs).
         this.#probation.add(this.#startExecution(run));
         more = true;
       })
@@ -325,8 +333,9 @@ export class Orchestrator {
       )
       .finally(() => {
         this.#claimingProbation = false;
+        this.#claimingAlone = false;
         if (more) this.#claimProbation();
-        else if (!this.#soloPending && this.#solo === undefined) this.#claim();
+        this.#claim(); // ordinary claims waited for this one, or a suspect now runs beside them
       });
   }
 
@@ -461,8 +470,13 @@ export class Orchestrator {
     return this.#active.size > 0 || this.#awaitingStart > 0 || this.#claiming;
   }
 
+  #poisonThreshold(): number {
+    return this.#poisonAfter ?? POISON_LEASE_LOSSES_DEFAULT;
+  }
+
+  /** One more loss would quarantine it (a run at the threshold is quarantined at start instead). */
   #lastChance(run: RunRecord): boolean {
-    return run.leaseLosses >= (this.#poisonAfter ?? POISON_LEASE_LOSSES_DEFAULT) - 1;
+    return run.leaseLosses === this.#poisonThreshold() - 1;
   }
 
   #startExecution(run: RunRecord): RunExecution {

@@ -168,6 +168,13 @@ export interface ClaimRequest {
    * probation run at a time.
    */
   probation?: boolean;
+  /**
+   * With `probation`, for a worker that is not alone now: the loss count at which a suspect must run
+   * alone (one short of quarantine). Such a suspect has its loss counted but takes no lease: it is
+   * returned queued with `leaseOwner: null`, claimable at once, so no lease of it can be lost beside
+   * other runs while the worker drains. Default: lease every suspect claimed.
+   */
+  heldAtLosses?: number;
 }
 
 /**

@@ -284,6 +284,69 @@ export function storeConformance(factory: StoreFactory): void {
         assert.equal(again?.id, next.id, 'a re-admitted run is ordinary again');
       }));
 
+    test('a probation claim holds a last-chance suspect back unleased (its loss counted once) for a worker not alone', () =>
+      withStore(factory, async (store, tenantId) => {
+        const id = (await store.createRun(newRun(tenantId))).run.id;
+        const expire = async (owner: string, probation: boolean) => {
+          const [claimed] = await store.claimRuns({
+            owner,
+            limit: 1,
+            leaseMs: 1,
+            served: SERVED,
+            probation,
+          });
+          assert.equal(claimed?.id, id);
+          assert.equal(claimed.leaseOwner, owner);
+          await new Promise((r) => setTimeout(r, 5));
+        };
+        await expire('w1', false);
+        await expire('w2', true); // its first loss counted: 1
+        const held = await store.claimRuns({
+          owner: 'busy',
+          limit: 1,
+          leaseMs: 60_000,
+          served: SERVED,
+          probation: true,
+          heldAtLosses: 2,
+        });
+        assert.equal(held[0]?.id, id);
+        assert.deepEqual(
+          [held[0].leaseLosses, held[0].leaseOwner, held[0].status],
+          [2, null, 'queued'],
+          'the second loss is counted; no lease is taken',
+        );
+        assert.deepEqual(held[0].leaseLossOwners, ['w1', 'w2']);
+        assert.deepEqual(
+          await store.claimRuns({ owner: 'o', limit: 5, leaseMs: 60_000, served: SERVED }),
+          [],
+          'still a suspect: ordinary claims leave it',
+        );
+        const again = await store.claimRuns({
+          owner: 'busy',
+          limit: 1,
+          leaseMs: 60_000,
+          served: SERVED,
+          probation: true,
+          heldAtLosses: 2,
+        });
+        assert.deepEqual(
+          [again[0]?.id, again[0]?.leaseLosses, again[0]?.leaseOwner],
+          [id, 2, null],
+          'held again: no lease was lost, so no loss is counted',
+        );
+        const [alone] = await store.claimRuns({
+          owner: 'alone',
+          limit: 1,
+          leaseMs: 60_000,
+          served: SERVED,
+          probation: true,
+        });
+        assert.deepEqual(
+          [alone?.id, alone?.leaseLosses, alone?.leaseOwner, alone?.status],
+          [id, 2, 'alone', 'running'],
+        );
+      }));
+
     test('heartbeats extend held leases and report cancels; a lost lease is missing', () =>
       withStore(factory, async (store, tenantId) => {
         const a = (await store.createRun(newRun(tenantId))).run.id;

@@ -28,7 +28,11 @@ export function* claimRuns(tx: Tx, request: ClaimRequest): Procedure<RunRecord[]
   if (request.probation === true) {
     // RETURNING yields rows in table order, not the subquery's: restore the claim order.
     return inClaimOrder(
-      (yield* all('claim-probation-runs', { ...lease, limit: request.limit })).map(toRun),
+      (yield* all('claim-probation-runs', {
+        ...lease,
+        limit: request.limit,
+        held_at_losses: request.heldAtLosses ?? null,
+      })).map(toRun),
     );
   }
   // The fair clock is read first: where it is a locked row, claimers of every process plan and
