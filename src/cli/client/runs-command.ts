@@ -37,6 +37,7 @@ import {
   type SubmitRunBody,
 } from './http-client.ts';
 import { readSse, type SseMessage, type SseReconnect } from './sse.ts';
+import { fork, LINEAGE_USAGE, rerun, reset } from './lineage-command.ts';
 
 /** `list --all` stops here rather than paging forever through a server that never says "done". */
 const LIST_ALL_MAX_PAGES = 10_000;
@@ -59,6 +60,7 @@ commands:
   events <id> [--after <n>] [--no-follow]
                               print events live until the run ends; --no-follow prints what exists
   steps <id>                  show the run's steps as a timeline
+${LINEAGE_USAGE}
   help                        show this text
 
 ${clientFlagsUsage()}
@@ -401,6 +403,8 @@ async function steps(args: string[], io: CliIo): Promise<number> {
 }
 
 const SUBCOMMANDS: Record<string, Subcommand> = { submit, get, list, cancel, input, events, steps };
+// Runs made from runs (lineage-command.ts).
+Object.assign(SUBCOMMANDS, { rerun, reset, fork });
 
 /**
  * Runs `keel runs <argv…>` (argv excludes `keel runs` itself) and returns the exit code.
