@@ -375,6 +375,11 @@ test('keel runs rerun | reset | fork print the new run and its lineage; get show
   const rerun = await cli(['rerun', id]);
   assert.equal(rerun.code, 0, rerun.err);
   assert.match(rerun.out, new RegExp(`^run_\\S+\\twaiter@1\\trerun of ${id}\\n$`));
+  const reruns = await cli(['list', '--rerun-of', id, '--json']);
+  assert.deepEqual(
+    JSON.parse(reruns.out).runs.map((r: any) => r.id),
+    [rerun.out.split('\t')[0]],
+  );
   const reset = await cli(['reset', id, '--position', '1']);
   assert.equal(reset.code, 0, reset.err);
   assert.match(reset.out, new RegExp(`reset from ${id} at position 1`));

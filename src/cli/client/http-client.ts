@@ -103,6 +103,8 @@ export interface ListRunsQuery {
   code?: string;
   limit?: number;
   cursor?: string;
+  /** Only the reruns of this run. */
+  rerunOf?: string;
 }
 
 export interface RunPage {

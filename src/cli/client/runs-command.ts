@@ -54,7 +54,8 @@ commands:
                               and exits 0 only if it succeeded
   get <id>                    show one run
   list [--status <s>] [--agent <a>] [--code <error code>] [--limit <n>] [--cursor <c>] [--all]
-                              list runs; --all follows every page
+       [--rerun-of <id>]
+                              list runs; --all follows every page; --rerun-of: a run's reruns
   cancel <id>                 ask a run to stop
   input <id> <key> <json>     answer a run waiting for input (a string needs JSON quotes: '"yes"')
   events <id> [--after <n>] [--no-follow]
@@ -329,9 +330,11 @@ async function list(args: string[], io: CliIo): Promise<number> {
     limit: { type: 'string' },
     cursor: { type: 'string' },
     all: { type: 'boolean', default: false },
+    'rerun-of': { type: 'string' },
   });
   expectPositionals(positionals, []);
   const query: ListRunsQuery = {};
+  if (values['rerun-of'] !== undefined) query.rerunOf = values['rerun-of'];
   if (values.status !== undefined) query.status = values.status;
   if (values.agent !== undefined) query.agent = values.agent;
   if (values.code !== undefined) query.code = values.code;
