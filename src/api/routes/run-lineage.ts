@@ -8,6 +8,8 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import stringify from 'safe-stable-stringify';
 import { newRunId } from '../../domain/ids.ts';
+import { isKeelError } from '../../domain/keel-error.ts';
+import { telemetry } from '../../telemetry/telemetry.ts';
 import type { Json } from '../../domain/json.ts';
 import type { RunRecord, TenantRecord } from '../../domain/records.ts';
 import type { AgentRegistry } from '../../engine/registry.ts';
@@ -40,7 +42,7 @@ interface CopyAsk {
   idempotencyKey: string | undefined;
 }
 
-const errors = { 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 413: ErrorBody };
+const errors = { 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 413: ErrorBody, 429: ErrorBody };
 const badPosition = errorResponse(
   'A bad body, or reset_position_out_of_range: the position is past the run’s journal',
 );
@@ -81,24 +83,31 @@ export function registerRunLineageRoutes(app: FastifyInstance, deps: RunLineageD
               }) ?? '',
             )
             .digest('hex');
-    return store.copyRun({
-      run: {
-        id: newRunId(),
-        tenantId: tenant.id,
-        agent: agent.name,
-        agentVersion: agent.version,
-        input,
-        priority: source.priority,
-        budget: source.budget,
-        metadata: source.metadata,
-        parentRunId: null,
-        idempotencyKey: ask.idempotencyKey ?? null,
-        requestHash,
-      },
-      sourceRunId: source.id,
-      mode: ask.position === undefined ? 'rerun' : 'reset',
-      ...(ask.position === undefined ? {} : { position: ask.position }),
-    });
+    return store
+      .copyRun({
+        run: {
+          id: newRunId(),
+          tenantId: tenant.id,
+          agent: agent.name,
+          agentVersion: agent.version,
+          input,
+          priority: source.priority,
+          budget: source.budget,
+          metadata: source.metadata,
+          parentRunId: null,
+          idempotencyKey: ask.idempotencyKey ?? null,
+          requestHash,
+        },
+        sourceRunId: source.id,
+        mode: ask.position === undefined ? 'rerun' : 'reset',
+        ...(ask.position === undefined ? {} : { position: ask.position }),
+      })
+      .catch((error: unknown) => {
+        // Admitted like any new run: a full tenant queue refuses it (429), counted as POST /v1/runs counts it.
+        if (isKeelError(error) && error.code === 'tenant_queue_full')
+          telemetry.runAdmissionRejected(tenant.id, 'api', error.code);
+        throw error;
+      });
   }
 
   r.post(
