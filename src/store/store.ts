@@ -214,7 +214,7 @@ export interface CreateRunResult {
 }
 
 /**
- * A new run made from an ended one: a `rerun` copies nothing (lineage `rerunOf`); a `reset` copies
+ * A new run made from another: a `rerun` copies nothing (lineage `rerunOf`); a `reset` copies
  * the source's journal positions 1..`position` (lineage `resetFrom`), so they are replayed, never
  * executed again. `run` is the new run: agent version and input may differ from the source's (a
  * fork).
