@@ -528,7 +528,7 @@ test('/openapi.json is an OpenAPI 3 document describing the /v1/runs routes', as
   const listParams = doc.paths['/v1/runs'].get.parameters
     .map((p: { name: string }) => p.name)
     .sort();
-  assert.deepEqual(listParams, ['agent', 'code', 'cursor', 'limit', 'status']);
+  assert.deepEqual(listParams, ['agent', 'code', 'cursor', 'limit', 'rerunOf', 'status']);
   // Internal routes stay out of the document.
   for (const hidden of ['/healthz', '/readyz', '/openapi.json'])
     assert.equal(doc.paths[hidden], undefined);

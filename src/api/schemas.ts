@@ -209,6 +209,16 @@ export const Run = z
     updatedAt: z.string(),
     endedAt: z.string().nullable(),
     deadlineAt: z.string().nullable(),
+    rerunOf: z
+      .string()
+      .nullable()
+      .describe('The run this one reruns (POST /v1/runs/:id/rerun, or a fork without a position)'),
+    resetFrom: z
+      .object({ runId: z.string(), position: z.number().int() })
+      .nullable()
+      .describe(
+        'The run whose journal this one reused through `position` (POST /v1/runs/:id/reset, or a fork from a position): those effects were replayed, not executed again',
+      ),
   })
   .meta({ id: 'Run' });
 
@@ -225,6 +235,7 @@ export const ListRunsQuery = z.strictObject({
     .describe('Only runs whose error has this code, e.g. poison_run'),
   limit: z.coerce.number().int().min(1).max(200).default(50),
   cursor: z.string().max(512).optional().describe(CURSOR_DESCRIPTION),
+  rerunOf: plainText(200).optional().describe(`Only the reruns of this run; ${PLAIN_TEXT_RULE}`),
 });
 
 /** A path id: any plain text (an unknown id is a 404 of its kind; control characters are a 400). */
@@ -396,4 +407,35 @@ export const ResolveBody = z.strictObject({
   action: z.enum(['retry', 'succeeded', 'failed']),
   result: JsonValue.optional(),
   error: z.object({ message: z.string().max(10_000) }).optional(),
+});
+
+// Runs made from runs (routes/run-lineage.ts).
+const RESET_POSITION_MAX = 1_000_000_000;
+const CopyIdempotencyKey = plainText(200)
+  .optional()
+  .describe(
+    `Asking again with the same key returns the first new run (409 idempotency_conflict if the body differs); ${PLAIN_TEXT_RULE}`,
+  );
+const ResetPosition = z
+  .number()
+  .int()
+  .min(0)
+  .max(RESET_POSITION_MAX)
+  .describe(
+    'The last journal position (`seq`) to reuse: effects through it are replayed from the source’s journal, later ones run anew',
+  );
+export const RerunBody = z.strictObject({ idempotencyKey: CopyIdempotencyKey });
+export const ResetBody = z.strictObject({
+  position: ResetPosition,
+  idempotencyKey: CopyIdempotencyKey,
+});
+export const ForkBody = z.strictObject({
+  position: ResetPosition.optional(),
+  input: JsonValue.optional().describe('The new run’s input (default: the source’s)'),
+  agentVersion: plainText(100)
+    .optional()
+    .describe(
+      `Agent version for the new run (default: the source’s if served, else the newest); ${PLAIN_TEXT_RULE}`,
+    ),
+  idempotencyKey: CopyIdempotencyKey,
 });

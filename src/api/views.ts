@@ -33,6 +33,8 @@ export function runView(run: RunRecord) {
     updatedAt: iso(run.updatedAt)!,
     endedAt: iso(run.endedAt),
     deadlineAt: iso(run.deadlineAt),
+    rerunOf: run.rerunOf,
+    resetFrom: run.resetFrom,
   };
 }
 

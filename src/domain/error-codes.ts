@@ -24,6 +24,20 @@ export const ERROR_CODES = {
     meaning: 'The idempotency key was used before with a different request body.',
   },
   run_terminal: { status: 409, meaning: 'The run has already finished.' },
+  run_not_terminal: {
+    status: 409,
+    meaning:
+      'The run has not ended yet; a reset or a fork from a position needs an ended run (cancel it first).',
+  },
+  reset_position_out_of_range: {
+    status: 400,
+    meaning: 'The reset position is past the last position of the run’s journal.',
+  },
+  reset_position_unsettled: {
+    status: 409,
+    meaning:
+      'An effect at or before the reset position has no committed result to reuse (unfinished, unknown, waiting, never committed, or compensated); reset from an earlier position.',
+  },
   input_already_provided: {
     status: 409,
     meaning: 'A value was already posted for this input key.',

@@ -89,6 +89,21 @@ export interface RunRecord {
   createdAt: number;
   updatedAt: number;
   endedAt: number | null;
+  /** The run this one reruns (a new run of the same agent and input, nothing copied). */
+  rerunOf: string | null;
+  /** The run whose journal prefix, through `position`, this one copied and went on from. */
+  resetFrom: RunResetSource | null;
+  /**
+   * What seeds ctx.random()/ctx.uuid() (@internal: null means the run id): a reset run keeps its
+   * source's seed, so its copied prefix sees the same values.
+   */
+  randomSeed: string | null;
+}
+
+/** Where a reset (or a fork from a position) started: the source run and its last copied position. */
+export interface RunResetSource {
+  runId: string;
+  position: number;
 }
 
 export type EffectKind =

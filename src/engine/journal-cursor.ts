@@ -150,10 +150,12 @@ export function divergence(
   if (entry === undefined || (entry.kind === kind && entry.name === name)) return undefined;
   return new KeelError(
     'non_determinism',
-    `replay diverged from the journal at position ${seq}: the journal has ${entry.kind} ${JSON.stringify(entry.name)}, the code asked for ${kind} ${JSON.stringify(name)}`,
+    `replay diverged from the journal at position ${seq}: the journal has ${entry.kind} ${JSON.stringify(entry.name)}, the code asked for ${kind} ${JSON.stringify(name)}; reset the run from position ${seq - 1} to go on with this code`,
     {
       details: {
         position: seq,
+        // The last position that matched: a reset from there reuses it and runs the new code on.
+        resetFrom: seq - 1,
         journal: { kind: entry.kind, name: entry.name },
         code: { kind, name },
       },

@@ -166,7 +166,7 @@ export class RunExecution implements RunPort {
     this.#runStatus = run.status;
     this.#expectedVersion = run.stateVersion;
     this.retryBudget.limit = run.budget.maxRetries ?? RUN_MAX_RETRIES_DEFAULT;
-    this.random = new SeededRandom(run.id);
+    this.random = new SeededRandom(run.randomSeed ?? run.id); // a reset run replays its source's values
     const requeueDelay = requeueDelayMs(run);
     this.#riders = new CommitRiders({
       type: 'run.started',

@@ -16,6 +16,7 @@ import type {
 import type { LiveMetrics } from './live-metrics.ts';
 import * as claims from './procedures/claims.ts';
 import { applyCommit, type StaleCommit } from './procedures/commit.ts';
+import * as lineage from './procedures/lineage.ts';
 import * as reads from './procedures/reads.ts';
 import * as runs from './procedures/runs.ts';
 import * as tenants from './procedures/tenants.ts';
@@ -24,6 +25,7 @@ import type { EndedRunsBucket, RunSummaryRow, TenantSummaryRow } from './run-sum
 import type {
   ClaimRequest,
   CommitOutcome,
+  CopyRunRequest,
   CreateRunResult,
   Durability,
   ExecutionResolution,
@@ -189,6 +191,10 @@ export abstract class ProcedureStore implements Store {
 
   readmitRun(runId: string): Promise<RunRecord> {
     return this.write({ fsync: true, key: runId }, (tx) => runs.readmitRun(tx, runId));
+  }
+
+  copyRun(request: CopyRunRequest): Promise<CreateRunResult> {
+    return this.write(DURABLE, (tx) => lineage.copyRun(tx, request));
   }
 
   // Work

@@ -61,6 +61,12 @@ export function toRun(row: Row): RunRecord {
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
     endedAt: num(row.ended_at),
+    rerunOf: (row.rerun_of as string | null) ?? null,
+    resetFrom:
+      row.reset_from_run_id === null || row.reset_from_run_id === undefined
+        ? null
+        : { runId: row.reset_from_run_id as string, position: Number(row.reset_from_position) },
+    randomSeed: (row.random_seed as string | null) ?? null,
   };
 }
 

@@ -54,4 +54,6 @@ export const SHARED_STATEMENT_NAMES = [
   'save-fair-clock',
   'starved-interactive',
   'mark-preempted',
+  'set-run-lineage',
+  'copy-journal-prefix',
 ] as const;

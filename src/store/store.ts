@@ -204,11 +204,27 @@ export interface RunFilter {
   limit: number;
   /** Id of the last run of the previous page. */
   afterId?: string;
+  /** Only the reruns of this run. */
+  rerunOf?: string;
 }
 
 export interface CreateRunResult {
   run: RunRecord;
   created: boolean;
+}
+
+/**
+ * A new run made from another: a `rerun` copies nothing (lineage `rerunOf`); a `reset` copies
+ * the source's journal positions 1..`position` (lineage `resetFrom`), so they are replayed, never
+ * executed again. `run` is the new run: agent version and input may differ from the source's (a
+ * fork).
+ */
+export interface CopyRunRequest {
+  run: NewRun;
+  sourceRunId: string;
+  mode: 'rerun' | 'reset';
+  /** For a reset: the last position copied (0 copies nothing). */
+  position?: number;
 }
 
 export interface HeartbeatResult {
@@ -296,6 +312,14 @@ export interface Store {
    * 409 otherwise.
    */
   readmitRun(runId: string): Promise<RunRecord>;
+
+  /**
+   * Creates a run from another (rerun, reset, fork), or returns the one created before with the same
+   * idempotency key. A reset needs an ended source (`run_not_terminal`), a position inside the
+   * agent's journal (`reset_position_out_of_range`) and every position through it settled and not
+   * compensated (`reset_position_unsettled`). Audited on the new run.
+   */
+  copyRun(request: CopyRunRequest): Promise<CreateRunResult>;
 
   // Work
   /**

@@ -155,6 +155,7 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
         ...(q.agent ? { agent: q.agent } : {}),
         ...(q.code ? { errorCode: q.code } : {}),
         ...(afterId ? { afterId } : {}),
+        ...(q.rerunOf ? { rerunOf: q.rerunOf } : {}),
       });
       const page = runs.slice(0, q.limit);
       const atCap = await tenantAtCap(store, tenant, page);

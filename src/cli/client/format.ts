@@ -138,9 +138,19 @@ export function formatRun(run: Run): string {
   }
   if (run.error !== undefined && run.error !== null)
     lines.push(field('error', errorText(run.error)));
+  const lineage = formatLineage(run);
+  if (lineage !== undefined) lines.push(field('lineage', lineage));
   lines.push('input:', indentJson(run.input));
   if (run.result !== undefined) lines.push('result:', indentJson(run.result));
   return lines.join('\n');
+}
+
+/** Where a run came from (`rerun of …`, `reset from … at position N`), or undefined. */
+export function formatLineage(run: Run): string | undefined {
+  if (run.resetFrom !== undefined && run.resetFrom !== null)
+    return `reset from ${run.resetFrom.runId} at position ${run.resetFrom.position}`;
+  if (run.rerunOf !== undefined && run.rerunOf !== null) return `rerun of ${run.rerunOf}`;
+  return undefined;
 }
 
 /** A short `key=value` digest of an event's data, errors first. */

@@ -54,6 +54,18 @@ export interface Run {
   createdAt: string;
   updatedAt: string;
   endedAt?: string;
+  /** The run this one reruns. */
+  rerunOf?: string | null;
+  /** The run whose journal this one reused through `position`. */
+  resetFrom?: { runId: string; position: number } | null;
+}
+
+/** What `POST /v1/runs/:id/rerun|reset|fork` take (rerun: only the key). */
+export interface CopyRunBody {
+  position?: number;
+  input?: unknown;
+  agentVersion?: string;
+  idempotencyKey?: string;
 }
 
 export interface RunEvent {
@@ -91,6 +103,8 @@ export interface ListRunsQuery {
   code?: string;
   limit?: number;
   cursor?: string;
+  /** Only the reruns of this run. */
+  rerunOf?: string;
 }
 
 export interface RunPage {
@@ -290,6 +304,11 @@ export class KeelHttpClient {
 
   listRuns(query: ListRunsQuery): Promise<RunPage> {
     return this.request<RunPage>('GET', '/v1/runs', { query: { ...query } });
+  }
+
+  /** A rerun, reset or fork of run `id`: the new run. */
+  copyRun(id: string, op: 'rerun' | 'reset' | 'fork', body: CopyRunBody): Promise<Run> {
+    return this.request<Run>('POST', `/v1/runs/${encodeURIComponent(id)}/${op}`, { body });
   }
 
   cancelRun(id: string): Promise<unknown> {

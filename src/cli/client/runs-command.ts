@@ -37,6 +37,7 @@ import {
   type SubmitRunBody,
 } from './http-client.ts';
 import { readSse, type SseMessage, type SseReconnect } from './sse.ts';
+import { fork, LINEAGE_USAGE, rerun, reset } from './lineage-command.ts';
 
 /** `list --all` stops here rather than paging forever through a server that never says "done". */
 const LIST_ALL_MAX_PAGES = 10_000;
@@ -53,12 +54,14 @@ commands:
                               and exits 0 only if it succeeded
   get <id>                    show one run
   list [--status <s>] [--agent <a>] [--code <error code>] [--limit <n>] [--cursor <c>] [--all]
-                              list runs; --all follows every page
+       [--rerun-of <id>]
+                              list runs; --all follows every page; --rerun-of: a run's reruns
   cancel <id>                 ask a run to stop
   input <id> <key> <json>     answer a run waiting for input (a string needs JSON quotes: '"yes"')
   events <id> [--after <n>] [--no-follow]
                               print events live until the run ends; --no-follow prints what exists
   steps <id>                  show the run's steps as a timeline
+${LINEAGE_USAGE}
   help                        show this text
 
 ${clientFlagsUsage()}
@@ -327,9 +330,11 @@ async function list(args: string[], io: CliIo): Promise<number> {
     limit: { type: 'string' },
     cursor: { type: 'string' },
     all: { type: 'boolean', default: false },
+    'rerun-of': { type: 'string' },
   });
   expectPositionals(positionals, []);
   const query: ListRunsQuery = {};
+  if (values['rerun-of'] !== undefined) query.rerunOf = values['rerun-of'];
   if (values.status !== undefined) query.status = values.status;
   if (values.agent !== undefined) query.agent = values.agent;
   if (values.code !== undefined) query.code = values.code;
@@ -401,6 +406,8 @@ async function steps(args: string[], io: CliIo): Promise<number> {
 }
 
 const SUBCOMMANDS: Record<string, Subcommand> = { submit, get, list, cancel, input, events, steps };
+// Runs made from runs (lineage-command.ts).
+Object.assign(SUBCOMMANDS, { rerun, reset, fork });
 
 /**
  * Runs `keel runs <argv…>` (argv excludes `keel runs` itself) and returns the exit code.

@@ -39,13 +39,13 @@ export class IsolatedRun {
   dropped = false;
 
   constructor(
-    start: { run: number; runId: string; tenantId: string; journal: ReplayEntry[] },
+    start: { run: number; runId: string; seed: string; tenantId: string; journal: ReplayEntry[] },
     post: (message: FromIsolate) => void,
   ) {
     this.handle = start.run;
     this.runId = start.runId;
     this.tenantId = start.tenantId;
-    this.random = new SeededRandom(start.runId);
+    this.random = new SeededRandom(start.seed);
     this.#journal = new Map(start.journal.map((e) => [e.seq, e]));
     this.#post = post;
   }

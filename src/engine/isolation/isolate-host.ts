@@ -226,6 +226,7 @@ export class IsolateHost implements AgentHost {
       t: 'start',
       run: run.handle,
       runId: run.x.runId,
+      seed: run.x.run.randomSeed ?? run.x.runId,
       agent: `${run.x.run.agent}@${run.x.run.agentVersion}`,
       input: run.x.run.input,
       tenantId: run.x.run.tenantId,

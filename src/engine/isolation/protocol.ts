@@ -64,6 +64,8 @@ export type ToIsolate =
       t: 'start';
       run: number;
       runId: string;
+      /** What seeds ctx.random()/ctx.uuid() (the run id, or a reset run's source's seed). */
+      seed: string;
       agent: string;
       input: Json;
       tenantId: string;

@@ -69,6 +69,7 @@ export function* listRuns(tenantId: string, filter: RunFilter): Procedure<RunRec
     code: filter.errorCode ?? null,
     after_id: filter.afterId ?? null,
     limit: filter.limit,
+    rerun_of: filter.rerunOf ?? null,
   })).map(toRun);
 }
 
