@@ -135,6 +135,11 @@ describe('run debugging in the dashboard (browser)', { skip, timeout: 180_000 },
     page = browser.context.pages()[0] ?? (await browser.context.newPage());
     page.setDefaultTimeout(UI_TIMEOUT_MS);
     page.on('pageerror', (error) => pageErrors.push(error.message));
+    // A render error is caught by the router's error page and reported on the console, not thrown.
+    page.on('console', (message) => {
+      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource'))
+        pageErrors.push(message.text());
+    });
     page.on('dialog', (dialog) => void dialog.accept());
     await page.goto(`${proxy.url}/`);
     await page.getByLabel('API key').fill(API_KEY);
@@ -165,11 +170,15 @@ describe('run debugging in the dashboard (browser)', { skip, timeout: 180_000 },
       202,
     );
 
-    // The second model call streams its first pieces and is held there: the page shows them live.
+    // The second model call streams its first pieces and is held there: the page shows them live
+    // (and has not crashed on the deltas).
     const live = page.getByTestId('live-text');
     await live.getByText(HELD_TEXT).waitFor();
+    assert.deepEqual(pageErrors, []);
     // The first call's streamed text ("Let me add.") gave way to its committed step.
-    await until('one streaming call left', async () => ((await live.count()) === 1 ? true : undefined));
+    await until('one streaming call left', async () =>
+      (await live.count()) === 1 ? true : undefined,
+    );
     const deltaSeq = Number(await live.getAttribute('data-seq'));
     const { body: held } = await api('GET', `/v1/runs/${created.id}/steps`);
     const streamingStep = held.steps.find((s: any) => s.seq === deltaSeq);
