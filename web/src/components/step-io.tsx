@@ -120,7 +120,7 @@ export function ModelIo({ input, output }: { input: Json | undefined; output: Js
         <p className="muted small">
           model <code>{input.model}</code>
           {tools.length > 0
-            ? ` · tools: ${tools.map((t) => (isObj(t) && typeof t.name === 'string' ? t.name : '?')).join(', ')}`
+            ? ` · tools: ${tools.map((t) => (typeof t === 'string' ? t : isObj(t) && typeof t.name === 'string' ? t.name : '?')).join(', ')}`
             : ''}
         </p>
       ) : null}
@@ -163,6 +163,9 @@ export function ModelIo({ input, output }: { input: Json | undefined; output: Js
   );
 }
 
+/** Exec fields drawn on their own; the rest (signal, limit, truncated, usage…) show as JSON. */
+const EXEC_SHOWN: ReadonlySet<string> = new Set(['exitCode', 'stdout', 'stderr']);
+
 function execOf(
   output: Json | undefined,
 ): { exitCode: number; stdout: string; stderr: string } | undefined {
@@ -193,6 +196,14 @@ export function ExecIo({ input, output }: { input: Json | undefined; output: Jso
       <pre className="code code-error" data-testid="exec-stderr">
         {exec.stderr === '' ? ' ' : exec.stderr}
       </pre>
+      {isObj(output) ? (
+        <Raw
+          label="Details"
+          value={Object.fromEntries(
+            Object.entries(output).filter(([k, v]) => !EXEC_SHOWN.has(k) && v !== null),
+          )}
+        />
+      ) : null}
     </div>
   );
 }
