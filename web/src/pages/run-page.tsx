@@ -64,6 +64,8 @@ export function RunPage() {
   const unknown = steps.filter((s) => s.status === 'unknown' && s.executionId !== null);
   const selectedStep = steps.find((s) => s.seq === selected);
   const cancellable = !TERMINAL.has(run.status) && run.status !== 'cancelling';
+  /** Reset and fork from a position need an ended run (the server refuses a live source). */
+  const ended = TERMINAL.has(run.status);
   const divergedAt = nonDeterminismResetPosition(run);
   const openAction = (next: LineageAction) => {
     setActionMessage(undefined);
@@ -129,6 +131,8 @@ export function RunPage() {
               type="button"
               className="btn"
               onClick={() => openAction({ mode: 'reset' })}
+              disabled={!ended}
+              title={ended ? undefined : 'A run can be reset once it has ended'}
               data-testid="reset-run"
             >
               Reset…
@@ -215,7 +219,9 @@ export function RunPage() {
             runId={run.id}
             step={selectedStep}
             onClose={closeDrawer}
-            onReset={(position) => openAction({ mode: 'reset', position })}
+            {...(ended
+              ? { onReset: (position: number) => openAction({ mode: 'reset', position }) }
+              : {})}
           />
         ) : null}
       </Panel>
