@@ -128,7 +128,11 @@ describe('run debugging in the dashboard (browser)', { skip, timeout: 180_000 },
       dataDir: join(dir, 'data'),
       port: await freePort(),
       apiKey: API_KEY,
-      env: { KEEL_MODELS_FILE: modelsFile, KEEL_TEST_PROVIDER_KEY: PROVIDER_KEY },
+      env: {
+        KEEL_MODELS_FILE: modelsFile,
+        KEEL_TEST_PROVIDER_KEY: PROVIDER_KEY,
+        KEEL_TEST_CHANGED_FILE: join(dir, 'changed'),
+      },
     });
     proxy = await startStreamCuttingProxy(keel.url);
     browser = await launchBrowser();
@@ -373,6 +377,39 @@ describe('run debugging in the dashboard (browser)', { skip, timeout: 180_000 },
     assert.deepEqual(fork.result, { total: 6, label: 'forked' });
     await page.getByTestId('lineage-reset').waitFor();
     await runStatus().getByText('succeeded').waitFor();
+  });
+
+  test('a run that failed on non-determinism offers a reset from the last matching position', async (t) => {
+    const { body: source } = await api('POST', '/v1/runs', { agent: 'fickle', input: null });
+    await runWhen(source.id, (r) => r.status === 'waiting');
+    writeFileSync(join(dir, 'changed'), 'the code changed under the parked run');
+    await api('POST', `/v1/runs/${source.id}/input`, { key: 'go', value: 1 });
+    const failed = await runWhen(source.id, (r) => r.status === 'failed');
+    assert.equal(failed.error.code, 'non_determinism');
+    await page.goto(`${proxy.url}/runs/${source.id}`);
+    await runStatus().getByText('failed').waitFor();
+    if (typeof failed.error.details?.resetFrom !== 'number') {
+      assert.equal(await page.getByTestId('reset-diverged').count(), 0);
+      t.skip('needs error.details.resetFrom on non_determinism (issue 17 reset helper)');
+      return;
+    }
+    await page
+      .getByTestId('reset-diverged')
+      .getByText(`Reset from position ${failed.error.details.resetFrom}`)
+      .click();
+    const form = page.getByTestId('reset-form');
+    assert.equal(
+      await form.getByLabel(/Keep the journal through position/).inputValue(),
+      String(failed.error.details.resetFrom),
+    );
+    await page.screenshot({ path: artifact('run-reset-diverged.png'), fullPage: true });
+    await form.getByRole('button', { name: 'Start reset' }).click();
+    const id = await newRunId(source.id);
+    const reset = await runWhen(id, (r) => r.status === 'waiting');
+    assert.deepEqual(reset.resetFrom, {
+      runId: source.id,
+      position: failed.error.details.resetFrom,
+    });
   });
 
   test('no page threw', () => {
