@@ -60,7 +60,10 @@ export function RunPage() {
 
   const origin = Date.parse(run.createdAt);
   const end = run.endedAt !== null ? Date.parse(run.endedAt) : now;
-  const waitingInputs = steps.filter((s) => s.kind === 'input' && s.status === 'waiting');
+  // An ended run answers no input, even when its journal still holds the wait it ended in.
+  const waitingInputs = TERMINAL.has(run.status)
+    ? []
+    : steps.filter((s) => s.kind === 'input' && s.status === 'waiting');
   const unknown = steps.filter((s) => s.status === 'unknown' && s.executionId !== null);
   const selectedStep = steps.find((s) => s.seq === selected);
   const cancellable = !TERMINAL.has(run.status) && run.status !== 'cancelling';
