@@ -7,7 +7,7 @@
 // real proxy that can cut its event stream. Actions whose route this server lacks are skipped
 // with the reason (they land with other parts of issue 17).
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test, type TestContext } from 'node:test';
@@ -108,6 +108,8 @@ describe('run debugging in the dashboard (browser)', { skip, timeout: 180_000 },
       return reply;
     });
     dir = mkdtempSync(join(tmpdir(), 'keel-browser-debug-'));
+    // The process-tier sandbox runs its command as another user, which must reach its workspace.
+    chmodSync(dir, 0o755);
     const modelsFile = join(dir, 'keel.models.json');
     writeFileSync(
       modelsFile,
@@ -279,6 +281,22 @@ describe('run debugging in the dashboard (browser)', { skip, timeout: 180_000 },
     assert.match(result ?? '', /"sum": 5/);
     await page.keyboard.press('Escape');
     await drawer.waitFor({ state: 'detached' });
+
+    // A sandboxed exec: exit code, stdout and stderr.
+    const { body: shell } = await api('POST', '/v1/runs', { agent: 'shell', input: {} });
+    const shellRun = await runWhen(
+      shell.id,
+      (r) => r.status === 'succeeded' || r.status === 'failed',
+    );
+    assert.deepEqual(shellRun.result, { exitCode: 3 }, JSON.stringify(shellRun.error));
+    await page.goto(`${proxy.url}/runs/${shell.id}`);
+    await timeline.locator('.timeline-row', { hasText: 'exec' }).click();
+    const exec = drawer.getByTestId('exec-output');
+    assert.equal(await exec.getByTestId('exec-exit-code').textContent(), '3');
+    assert.equal((await exec.getByTestId('exec-stdout').textContent())?.trim(), 'out-line');
+    assert.equal((await exec.getByTestId('exec-stderr').textContent())?.trim(), 'err-line');
+    await page.screenshot({ path: artifact('step-drawer-exec.png') });
+    await page.keyboard.press('Escape');
 
     // A value cut short in the list loads whole on request.
     const { body: bulky } = await api('POST', '/v1/runs', { agent: 'bulky', input: {} });

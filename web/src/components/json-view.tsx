@@ -45,7 +45,8 @@ function Node({ value, depth, label }: { value: unknown; depth: number; label?: 
           {label}
           <span className="json-punct">{open}</span>
           <span className="json-count">
-            {entries.length} {isArray ? (entries.length === 1 ? 'item' : 'items') : 'keys'}
+            {entries.length} {isArray ? 'item' : 'key'}
+            {entries.length === 1 ? '' : 's'}
           </span>
         </summary>
         <div className="json-children">
