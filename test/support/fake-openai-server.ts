@@ -1,7 +1,7 @@
 // A fake OpenAI-compatible Chat Completions server for tests: POST /v1/chat/completions answering
 // in the real wire format, as JSON or as SSE chunks (`data: {chunk}` … `data: [DONE]`, usage in a
 // final chunk when asked), with tool calls streamed as argument fragments, plus error statuses with
-// headers (429 + Retry-After), hangs and broken bodies.
+// headers (429 + Retry-After), hangs, broken bodies and streams held half-way.
 import {
   estimate,
   pieces,
@@ -77,6 +77,7 @@ const openAiProtocol: Protocol = {
     });
     for (const [n, piece] of pieces(text, reply.chunkChars ?? 4).entries()) {
       if (n === reply.dropAfterPieces) return void res.destroy();
+      if (n === reply.hold?.afterPieces) await reply.hold.until;
       send({ choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] });
       await new Promise((resolve) => setImmediate(resolve));
     }

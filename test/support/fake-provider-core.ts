@@ -21,6 +21,11 @@ export interface FakeReply {
    * mid-stream).
    */
   dropAfterPieces?: number;
+  /**
+   * Streamed replies only: after this many text pieces, wait for `until` before sending the rest
+   * (a test looks at the half-streamed answer, with no timing involved).
+   */
+  hold?: { afterPieces: number; until: Promise<void> };
 }
 
 export type FakeBehaviour =

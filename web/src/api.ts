@@ -51,7 +51,13 @@ export interface Run {
   updatedAt: string;
   endedAt: string | null;
   deadlineAt: string | null;
+  /** Lineage (absent from servers older than issue 17): the run this one reruns. */
+  rerunOf?: string | null;
+  /** Lineage: the run (and journal position) this one was reset or forked from. */
+  resetFrom?: { runId: string; position: number } | null;
 }
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 export interface Step {
   seq: number;
@@ -66,6 +72,24 @@ export interface Step {
   endedAt: string | null;
   deadlineAt: string | null;
   error?: { code?: string; message?: string } | unknown;
+  /** What the step received and returned (absent from servers older than issue 17). */
+  input?: Json;
+  output?: Json;
+  /** The value shown is cut short: GET /v1/runs/:id/steps/:seq has it whole. */
+  inputTruncated?: boolean;
+  outputTruncated?: boolean;
+}
+
+/** Where a reset or fork starts: the journal is kept up to and including `position`. */
+export interface ForkRequest {
+  position?: number;
+  input?: unknown;
+  agentVersion?: string;
+}
+
+/** A 404 from a route this server does not have (an older Keel), not from a missing run. */
+export function isMissingRoute(error: unknown): boolean {
+  return error instanceof ApiError && error.status === 404 && error.code === 'not_found';
 }
 
 export interface RunEvent {
@@ -219,6 +243,18 @@ export const runsApi = {
   },
   get: (id: string) => api<Run>(`/v1/runs/${encodeURIComponent(id)}`),
   steps: (id: string) => api<{ steps: Step[] }>(`/v1/runs/${encodeURIComponent(id)}/steps`),
+  /** One step with its input and output whole (never truncated). */
+  step: (id: string, seq: number) =>
+    api<{ step: Step }>(`/v1/runs/${encodeURIComponent(id)}/steps/${seq}`),
+  /** A new run with the same agent, version and input. */
+  rerun: (id: string) =>
+    api<Run>(`/v1/runs/${encodeURIComponent(id)}/rerun`, { method: 'POST', body: {} }),
+  /** A new run that reuses this run's journal up to `position` and executes from there. */
+  reset: (id: string, position: number) =>
+    api<Run>(`/v1/runs/${encodeURIComponent(id)}/reset`, { method: 'POST', body: { position } }),
+  /** A reset with another input and/or agent version. */
+  fork: (id: string, body: ForkRequest) =>
+    api<Run>(`/v1/runs/${encodeURIComponent(id)}/fork`, { method: 'POST', body }),
   create: (agent: string, input: unknown) =>
     api<Run>('/v1/runs', { method: 'POST', body: { agent, input } }),
   cancel: (id: string) => api<Run>(`/v1/runs/${encodeURIComponent(id)}/cancel`, { method: 'POST' }),

@@ -1,9 +1,10 @@
 // A run kept live on screen: its record and journal, re-read (throttled) whenever its event stream
 // delivers an event, plus a slow safety poll while it has not ended. The stream is fetch-based SSE
-// (see sse.ts).
+// (see sse.ts). Model calls that stream show their text as it arrives (`streaming`), until the
+// committed step replaces it.
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { TERMINAL, runsApi, type ApiError, type Run, type RunEvent, type Step } from './api.ts';
-import { streamRunEvents } from './sse.ts';
+import { streamRunEvents, type ModelDelta } from './sse.ts';
 
 /** Events kept on screen; older ones stay in the store (GET …/events?format=json). */
 const EVENTS_SHOWN_MAX = 500;
@@ -14,10 +15,68 @@ const SAFETY_POLL_MS = 5_000;
 
 export type StreamState = 'connecting' | 'live' | 'ended' | 'retrying';
 
+/** The text of a model call streamed so far (keyed by its journal position). */
+export interface StreamingCall {
+  seq: number;
+  model: string;
+  attempt: number;
+  text: string;
+  /** The follower joined after the call started streaming (a reconnect): the text lacks its head. */
+  partial: boolean;
+  nextIndex: number;
+}
+
+/** Characters of one streamed answer kept on screen (the committed step has the whole answer). */
+const STREAMED_CHARS_MAX = 20_000;
+
+/** Adds a delta to the calls streaming now; a new attempt starts its text over. */
+export function addDelta(
+  calls: ReadonlyMap<number, StreamingCall>,
+  delta: ModelDelta,
+): Map<number, StreamingCall> {
+  const next = new Map(calls);
+  const current = calls.get(delta.seq);
+  const fresh = current === undefined || current.attempt !== delta.attempt;
+  const base: StreamingCall = fresh
+    ? {
+        seq: delta.seq,
+        model: delta.model,
+        attempt: delta.attempt,
+        text: '',
+        partial: delta.index > 0,
+        nextIndex: delta.index,
+      }
+    : current;
+  next.set(delta.seq, {
+    ...base,
+    partial: base.partial || delta.index > base.nextIndex,
+    text: (base.text + delta.text).slice(-STREAMED_CHARS_MAX),
+    nextIndex: delta.index + 1,
+  });
+  return next;
+}
+
+/** Drops streamed text whose step has committed (or is no longer running). */
+function pruneCommitted(
+  calls: ReadonlyMap<number, StreamingCall>,
+  steps: readonly Step[],
+): ReadonlyMap<number, StreamingCall> {
+  let next: Map<number, StreamingCall> | undefined;
+  for (const seq of calls.keys()) {
+    const step = steps.find((s) => s.seq === seq);
+    if (step !== undefined && step.status !== 'running') {
+      next ??= new Map(calls);
+      next.delete(seq);
+    }
+  }
+  return next ?? calls;
+}
+
 export function useRunLive(id: string) {
   const [run, setRun] = useState<Run>();
   const [steps, setSteps] = useState<Step[]>([]);
   const [events, setEvents] = useState<RunEvent[]>([]);
+  const [streaming, setStreaming] = useState<ReadonlyMap<number, StreamingCall>>(new Map());
   const [streamState, setStreamState] = useState<StreamState>('connecting');
   const [error, setError] = useState<ApiError | Error>();
   const refetchTimer = useRef<ReturnType<typeof setTimeout>>(undefined);
@@ -27,6 +86,9 @@ export function useRunLive(id: string) {
       const [r, s] = await Promise.all([runsApi.get(id), runsApi.steps(id)]);
       setRun(r);
       setSteps(s.steps);
+      setStreaming((calls) =>
+        TERMINAL.has(r.status) ? new Map() : pruneCommitted(calls, s.steps),
+      );
       setError(undefined);
     } catch (e) {
       setError(e as Error);
@@ -45,6 +107,7 @@ export function useRunLive(id: string) {
     setRun(undefined);
     setSteps([]);
     setEvents([]);
+    setStreaming(new Map());
     void load();
     const controller = new AbortController();
     void streamRunEvents(
@@ -55,6 +118,7 @@ export function useRunLive(id: string) {
           setEvents((list) => [...list.slice(-(EVENTS_SHOWN_MAX - 1)), event]);
           scheduleLoad();
         },
+        onDelta: (delta) => setStreaming((calls) => addDelta(calls, delta)),
         onState: setStreamState,
       },
       controller.signal,
@@ -73,5 +137,5 @@ export function useRunLive(id: string) {
     return () => clearInterval(timer);
   }, [live, load]);
 
-  return { run, steps, events, streamState, error, setError, setRun, load };
+  return { run, steps, events, streaming, streamState, error, setError, setRun, load };
 }

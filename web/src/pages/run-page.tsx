@@ -1,9 +1,11 @@
-// One run: status and counters, its timeline, its live event stream (fetch-based SSE, resumed with
-// Last-Event-ID), forms to answer its input waits, cancel, and resolve tool executions whose
-// outcome is unknown.
-import { useEffect, useRef, useState } from 'react';
+// One run: status and counters, its lineage, its timeline with a drawer for the selected step's
+// inputs and outputs, model answers as they stream, its live event stream (fetch-based SSE,
+// resumed with Last-Event-ID), forms to answer its input waits, cancel, resolve tool executions
+// whose outcome is unknown, and rerun, reset or fork it.
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { Link, useParams } from 'react-router';
-import { ApiError, TERMINAL, runsApi, type Run, type RunEvent, type Step } from '../api.ts';
+import { ApiError, TERMINAL, runsApi, type Run, type RunEvent } from '../api.ts';
+import { StepDrawer } from '../components/step-drawer.tsx';
 import { Timeline } from '../components/timeline.tsx';
 import { LiveDot, Notice, PageHeader, Panel, Stat, StatusBadge } from '../components/ui.tsx';
 import {
@@ -15,13 +17,25 @@ import {
   shortId,
 } from '../format.ts';
 import { useNow } from '../hooks.ts';
-import { useRunLive } from '../use-run-live.ts';
+import { useRunLive, type StreamingCall } from '../use-run-live.ts';
 import { InputForm, ResolveForm } from './run-actions.tsx';
+import { Lineage, RerunButton, RunActionForm, type LineageAction } from './run-lineage.tsx';
 
 export function RunPage() {
   const { id = '' } = useParams();
-  const { run, steps, events, streamState, error, setError, setRun, load } = useRunLive(id);
+  const { run, steps, events, streaming, streamState, error, setError, setRun, load } =
+    useRunLive(id);
   const [selected, setSelected] = useState<number>();
+  const [action, setAction] = useState<LineageAction>();
+  const [actionMessage, setActionMessage] = useState<string>();
+  const closeDrawer = useCallback(() => setSelected(undefined), []);
+  // A new run page (the one an action navigated to) starts with no drawer or form open.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `id` is the trigger.
+  useEffect(() => {
+    setSelected(undefined);
+    setAction(undefined);
+    setActionMessage(undefined);
+  }, [id]);
   const live = run !== undefined && !TERMINAL.has(run.status);
   const now = useNow(250, live);
 
@@ -46,10 +60,23 @@ export function RunPage() {
 
   const origin = Date.parse(run.createdAt);
   const end = run.endedAt !== null ? Date.parse(run.endedAt) : now;
-  const waitingInputs = steps.filter((s) => s.kind === 'input' && s.status === 'waiting');
+  // An ended run answers no input, even when its journal still holds the wait it ended in.
+  const waitingInputs = TERMINAL.has(run.status)
+    ? []
+    : steps.filter((s) => s.kind === 'input' && s.status === 'waiting');
   const unknown = steps.filter((s) => s.status === 'unknown' && s.executionId !== null);
   const selectedStep = steps.find((s) => s.seq === selected);
   const cancellable = !TERMINAL.has(run.status) && run.status !== 'cancelling';
+  /** Reset and fork from a position need an ended run (the server refuses a live source). */
+  const ended = TERMINAL.has(run.status);
+  const divergedAt = nonDeterminismResetPosition(run);
+  const openAction = (next: LineageAction) => {
+    setActionMessage(undefined);
+    setAction(next);
+    requestAnimationFrame(() =>
+      document.getElementById('run-action')?.scrollIntoView({ block: 'nearest' }),
+    );
+  };
 
   const cancel = async () => {
     if (
@@ -96,11 +123,31 @@ export function RunPage() {
                 </Link>
               </>
             ) : null}
+            <Lineage run={run} />
           </>
         }
         actions={
           <>
             <LiveDot state={streamState} />
+            <RerunButton run={run} onError={setActionMessage} />
+            <button
+              type="button"
+              className="btn"
+              onClick={() => openAction({ mode: 'reset' })}
+              disabled={!ended}
+              title={ended ? undefined : 'A run can be reset once it has ended'}
+              data-testid="reset-run"
+            >
+              Reset…
+            </button>
+            <button
+              type="button"
+              className="btn"
+              onClick={() => openAction({ mode: 'fork' })}
+              data-testid="fork-run"
+            >
+              Fork…
+            </button>
             <button
               type="button"
               className="btn btn-danger"
@@ -114,6 +161,18 @@ export function RunPage() {
         }
       />
       {error !== undefined ? <Notice tone="error">{error.message}</Notice> : null}
+      {actionMessage !== undefined ? <Notice tone="error">{actionMessage}</Notice> : null}
+      {action !== undefined ? (
+        <Panel title={action.mode === 'fork' ? 'Fork this run' : 'Reset this run'} id="run-action">
+          <RunActionForm
+            key={`${action.mode}:${action.position ?? ''}`}
+            run={run}
+            steps={steps}
+            action={action}
+            onClose={() => setAction(undefined)}
+          />
+        </Panel>
+      ) : null}
       <RunStats run={run} durationMs={end - origin} />
       {waitingInputs.length > 0 ? (
         <Panel title="Waiting for input" id="inputs">
@@ -132,8 +191,24 @@ export function RunPage() {
       {run.error !== null ? (
         <Notice tone="error" title={run.error.code}>
           {run.error.message}
+          {divergedAt !== undefined ? (
+            <div className="inline">
+              <button
+                type="button"
+                className="btn btn-small"
+                data-testid="reset-diverged"
+                onClick={() => openAction({ mode: 'reset', position: divergedAt })}
+              >
+                Reset from position {divergedAt}
+              </button>
+              <span className="muted small">
+                keeps the journal through #{divergedAt}, where replay still matched the code
+              </span>
+            </div>
+          ) : null}
         </Notice>
       ) : null}
+      {streaming.size > 0 ? <StreamingCalls calls={[...streaming.values()]} /> : null}
       <Panel title="Timeline" id="timeline">
         <Timeline
           steps={steps}
@@ -142,7 +217,16 @@ export function RunPage() {
           selected={selected}
           onSelect={(seq) => setSelected(seq === selected ? undefined : seq)}
         />
-        {selectedStep !== undefined ? <StepDetail step={selectedStep} /> : null}
+        {selectedStep !== undefined ? (
+          <StepDrawer
+            runId={run.id}
+            step={selectedStep}
+            onClose={closeDrawer}
+            {...(ended
+              ? { onReset: (position: number) => openAction({ mode: 'reset', position }) }
+              : {})}
+          />
+        ) : null}
       </Panel>
       <div className="columns">
         <Panel title={`Events (${events.length})`} id="events">
@@ -203,32 +287,32 @@ function RunStats({ run, durationMs }: { run: Run; durationMs: number }) {
   );
 }
 
-function StepDetail({ step }: { step: Step }) {
-  const rows: Array<[string, string]> = [
-    ['Effect', `#${step.seq} ${step.kind} ${step.name}`],
-    ['Status', step.status],
-    ['Attempts', String(step.attempts)],
-    ['Execution id', step.executionId ?? '—'],
-    ['Effect class', step.effectClass ?? '—'],
-    ['Queued', formatTime(step.queuedAt)],
-    ['Started', formatTime(step.startedAt)],
-    ['Ended', formatTime(step.endedAt)],
-    ['Deadline', formatTime(step.deadlineAt)],
-  ];
+/** A failed run's suggested reset position after a non-determinism error, if the server gave one. */
+function nonDeterminismResetPosition(run: Run): number | undefined {
+  if (run.status !== 'failed' || run.error?.code !== 'non_determinism') return undefined;
+  const details = run.error.details as { resetFrom?: unknown } | undefined;
+  return typeof details?.resetFrom === 'number' ? details.resetFrom : undefined;
+}
+
+/** Model answers streaming now: the text so far, replaced by the committed step when it lands. */
+function StreamingCalls({ calls }: { calls: StreamingCall[] }) {
   return (
-    <div className="step-detail" data-testid="step-detail">
-      <dl>
-        {rows.map(([k, v]) => (
-          <div key={k}>
-            <dt>{k}</dt>
-            <dd className={k === 'Execution id' ? 'mono' : undefined}>{v}</dd>
+    <Panel title="Streaming now" id="streaming">
+      {calls.map((c) => (
+        <div key={c.seq} className="streaming-call" data-testid="live-text" data-seq={c.seq}>
+          <div className="muted small">
+            #{c.seq} model <code>{c.model}</code>
+            {c.attempt > 1 ? ` · attempt ${c.attempt}` : ''}
+            {c.partial ? ' · joined mid-answer' : ''}
           </div>
-        ))}
-      </dl>
-      {step.error !== undefined ? (
-        <pre className="code code-error">{JSON.stringify(step.error, null, 2)}</pre>
-      ) : null}
-    </div>
+          <div className="msg-text streaming-text" aria-live="polite">
+            {c.partial ? '…' : ''}
+            {c.text}
+            <span className="caret" aria-hidden="true" />
+          </div>
+        </div>
+      ))}
+    </Panel>
   );
 }
 

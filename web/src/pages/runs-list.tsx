@@ -1,5 +1,6 @@
 // Runs: the tenant's runs newest first, filtered by status and agent (kept in the URL), refreshed
-// every few seconds; a form to start a run; each row links to the run page.
+// every few seconds; a form to start a run; each row links to the run page and, for a rerun, reset
+// or fork, to the run it came from.
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
 import { RUN_STATUSES, runsApi, type Run } from '../api.ts';
@@ -7,6 +8,7 @@ import { LiveDot, Notice, PageHeader, StatusBadge } from '../components/ui.tsx';
 import { formatAgo, formatDuration, formatUsd, shortId } from '../format.ts';
 import { useNow, usePolling } from '../hooks.ts';
 import { useTenant } from '../tenant-context.ts';
+import { LineageTag } from './run-lineage.tsx';
 
 const REFRESH_MS = 2_000;
 const PAGE_SIZE = 50;
@@ -137,7 +139,8 @@ function RunRow({ run, now }: { run: Run; now: number }) {
       <td>
         <Link to={`/runs/${run.id}`} className="mono" title={run.id}>
           {shortId(run.id)}
-        </Link>
+        </Link>{' '}
+        <LineageTag run={run} />
       </td>
       <td>
         {run.agent}
