@@ -1,0 +1,234 @@
+// Step inputs and outputs over real HTTP (real SQLite, the mock model provider, a real sandbox when
+// the namespace tier works here): the shape per effect kind (step, model, tool, exec), previews of
+// large values with the whole one at /steps/:seq, ?io=false, and the tenant's redaction policy —
+// per field name and per tool path, in steps and in the run itself — while the journal keeps every
+// value for replay.
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+import { z } from 'zod';
+import { STEP_IO_PREVIEW_MAX_BYTES } from '../src/api/step-io.ts';
+import { defineAgent, defineModel, defineTool } from '../src/index.ts';
+import { ModelGateway } from '../src/models/gateway.ts';
+import { defineSandboxProfile } from '../src/sandbox/profile.ts';
+import { sandboxTools } from '../src/tools/sandbox-tools.ts';
+import { startKeel, TERMINAL, type TestKeel } from './support/keel-server.ts';
+import { newManager, skipUnless } from './support/sandbox.ts';
+
+const EXEC_SKIP = skipUnless('namespace');
+const sandbox = newManager();
+after(() => sandbox.cleanup());
+const shell = sandboxTools({
+  manager: sandbox.manager,
+  profile: defineSandboxProfile({ name: 'step-io', tier: 'namespace', policy: 'one-shot' }),
+});
+
+const sendEmail = defineTool({
+  name: 'send_email',
+  description: 'Sends an email',
+  effect: 'idempotent',
+  input: z.object({ to: z.string(), body: z.string() }),
+  run: (args) => ({ sent: true, to: args.to, token: 'tok-123' }),
+});
+const big = defineTool({
+  name: 'big',
+  description: 'Returns a large value',
+  effect: 'read',
+  input: z.object({ n: z.number().int() }),
+  run: ({ n }) => ({
+    blob: 'x'.repeat(n),
+    lines: Array.from({ length: 200 }, (_, i) => `line ${i}`),
+  }),
+});
+const scripted = defineModel({
+  name: 'scripted',
+  provider: 'mock',
+  options: {
+    script: [
+      { toolCalls: [{ name: 'send_email', args: { to: 'bob@example.com', body: 'the plan' } }] },
+    ],
+  },
+});
+
+const inspect = defineAgent({
+  name: 'inspect',
+  version: '1',
+  async run(ctx, input: { password: string; exec?: boolean }) {
+    const prepared = await ctx.step('prepare', () => ({ password: input.password, subject: 'hi' }));
+    const reply = await ctx.model({
+      model: 'scripted',
+      messages: [
+        { role: 'system', content: 'be brief' },
+        { role: 'user', content: `write to bob about ${prepared.subject}` },
+      ],
+      tools: [sendEmail],
+      temperature: 0,
+    });
+    const sent = await ctx.tool(sendEmail, reply.toolCalls[0]!.args as never);
+    await ctx.tool(big, { n: 20_000 });
+    if (input.exec)
+      await ctx.tool(shell.exec, { argv: ['/bin/sh', '-c', 'echo out; echo err >&2; exit 3'] });
+    return { sent, password: input.password };
+  },
+});
+
+async function finishedRun(keel: TestKeel, input: unknown, key?: string) {
+  const created = await keel.request('POST', '/v1/runs', { agent: 'inspect', input }, key);
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  const id = created.body.id as string;
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const run = (await keel.request('GET', `/v1/runs/${id}`, undefined, key)).body;
+    if (TERMINAL.has(run.status)) {
+      assert.equal(run.status, 'succeeded', JSON.stringify(run.error));
+      return run;
+    }
+    assert.ok(Date.now() < deadline, `run ${id} did not finish: ${run.status}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+async function startInspect(t: { after(fn: () => Promise<void>): void }) {
+  const keel = await startKeel({ agents: [inspect], gateway: new ModelGateway([scripted]) });
+  t.after(() => keel.close());
+  return keel;
+}
+
+test('steps show what each effect received and returned; large values are previews, whole at /steps/:seq', async (t) => {
+  const keel = await startInspect(t);
+  const run = await finishedRun(keel, { password: 'hunter2' });
+  const { status, body } = await keel.request('GET', `/v1/runs/${run.id}/steps`);
+  assert.equal(status, 200);
+  const [prepare, model, tool, large] = body.steps;
+
+  assert.equal(prepare.kind, 'step');
+  assert.equal('input' in prepare, false, 'a step receives nothing');
+  assert.deepEqual(prepare.output, { password: 'hunter2', subject: 'hi' });
+  assert.deepEqual([prepare.inputTruncated, prepare.outputTruncated], [false, false]);
+
+  assert.equal(model.kind, 'model');
+  assert.deepEqual(model.input, {
+    model: 'scripted',
+    messages: [
+      { role: 'system', content: 'be brief' },
+      { role: 'user', content: 'write to bob about hi' },
+    ],
+    tools: ['send_email'],
+    temperature: 0,
+  });
+  assert.equal(model.output.content, '');
+  assert.deepEqual(model.output.toolCalls, [
+    { id: 'call_0_0', name: 'send_email', args: { to: 'bob@example.com', body: 'the plan' } },
+  ]);
+  assert.equal(typeof model.output.usage.inputTokens, 'number');
+  assert.match(model.output.model, /^scripted/);
+
+  assert.deepEqual([tool.kind, tool.name], ['tool', 'send_email']);
+  assert.deepEqual(tool.input, { to: 'bob@example.com', body: 'the plan' });
+  assert.deepEqual(tool.output, { sent: true, to: 'bob@example.com', token: 'tok-123' });
+
+  assert.equal(large.name, 'big');
+  assert.deepEqual([large.inputTruncated, large.outputTruncated], [false, true]);
+  assert.ok(Buffer.byteLength(JSON.stringify(large.output)) <= STEP_IO_PREVIEW_MAX_BYTES);
+  assert.match(large.output.blob, /^x+…\[\d+ more chars\]$/);
+  const whole = await keel.request('GET', `/v1/runs/${run.id}/steps/${large.seq}`);
+  assert.equal(whole.status, 200);
+  assert.equal(whole.body.step.output.blob.length, 20_000);
+  assert.equal(whole.body.step.output.lines.length, 200);
+  assert.equal(whole.body.step.outputTruncated, false);
+  assert.equal(whole.body.step.seq, large.seq);
+
+  const light = await keel.request('GET', `/v1/runs/${run.id}/steps?io=false`);
+  assert.equal(light.status, 200);
+  assert.equal(light.body.steps.length, body.steps.length);
+  for (const step of light.body.steps)
+    for (const field of ['input', 'output', 'inputTruncated', 'outputTruncated'])
+      assert.equal(field in step, false, `${field} with io=false`);
+
+  const missing = await keel.request('GET', `/v1/runs/${run.id}/steps/99`);
+  assert.equal(missing.status, 404);
+  assert.equal(missing.body.error.code, 'step_not_found');
+  const bad = await keel.request('GET', `/v1/runs/${run.id}/steps/first`);
+  assert.equal(bad.status, 400);
+  assert.equal(bad.body.error.code, 'validation_failed');
+  const noRun = await keel.request('GET', '/v1/runs/run_missing/steps/1');
+  assert.equal(noRun.status, 404);
+  assert.equal(noRun.body.error.code, 'run_not_found');
+});
+
+test('exec steps show exit code, stdout and stderr', { skip: EXEC_SKIP }, async (t) => {
+  const keel = await startInspect(t);
+  const run = await finishedRun(keel, { password: 'p', exec: true });
+  const { body } = await keel.request('GET', `/v1/runs/${run.id}/steps`);
+  const exec = body.steps.find((s: { name: string }) => s.name === 'exec');
+  assert.deepEqual(exec.input, { argv: ['/bin/sh', '-c', 'echo out; echo err >&2; exit 3'] });
+  assert.equal(exec.output.exitCode, 3);
+  assert.equal(exec.output.stdout, 'out\n');
+  assert.equal(exec.output.stderr, 'err\n');
+  await sandbox.manager.endRun(run.id);
+});
+
+test('redaction: per tenant, by field name and by tool path, in steps and runs; the journal keeps the values', async (t) => {
+  const keel = await startInspect(t);
+  const tenants = (await keel.request('GET', '/v1/admin/tenants', undefined, keel.adminKey)).body
+    .tenants;
+  const tenant = tenants.find((x: { name: string }) => x.name === 'test');
+  assert.deepEqual(tenant.redact, { fields: [], tools: {} });
+  const policy = { fields: ['PASSWORD'], tools: { send_email: ['input.body', 'output.token'] } };
+  const patched = await keel.request(
+    'PATCH',
+    `/v1/admin/tenants/${tenant.id}`,
+    { redact: policy },
+    keel.adminKey,
+  );
+  assert.equal(patched.status, 200, JSON.stringify(patched.body));
+  assert.deepEqual(patched.body.tenant.redact, policy);
+  const refused = await keel.request(
+    'PATCH',
+    `/v1/admin/tenants/${tenant.id}`,
+    { redact: { tools: { send_email: ['body'] } } },
+    keel.adminKey,
+  );
+  assert.equal(refused.status, 400);
+  assert.equal(refused.body.error.code, 'validation_failed');
+
+  const other = await keel.request('POST', '/v1/admin/tenants', { name: 'open' }, keel.adminKey);
+  assert.equal(other.status, 201);
+
+  const run = await finishedRun(keel, { password: 'hunter2' });
+  assert.deepEqual(run.input, { password: '[redacted]' });
+  assert.equal(run.result.password, '[redacted]');
+  assert.equal(run.result.sent.token, 'tok-123', 'tool paths apply to tool steps, not the run');
+  const listed = (await keel.request('GET', '/v1/runs')).body.runs[0];
+  assert.deepEqual(listed.input, { password: '[redacted]' });
+
+  const { body } = await keel.request('GET', `/v1/runs/${run.id}/steps`);
+  const [prepare, , tool] = body.steps;
+  assert.deepEqual(prepare.output, { password: '[redacted]', subject: 'hi' });
+  assert.deepEqual(tool.input, { to: 'bob@example.com', body: '[redacted]' });
+  assert.deepEqual(tool.output, { sent: true, to: 'bob@example.com', token: '[redacted]' });
+  const model = body.steps[1];
+  assert.deepEqual(model.output.toolCalls[0].args, { to: 'bob@example.com', body: 'the plan' });
+  const one = await keel.request('GET', `/v1/runs/${run.id}/steps/${tool.seq}`);
+  assert.deepEqual(one.body.step.input, { to: 'bob@example.com', body: '[redacted]' });
+
+  // The journal, which replay reads, is untouched.
+  const journal = await keel.store.loadJournal(run.id);
+  assert.deepEqual(journal[0]?.result, { password: 'hunter2', subject: 'hi' });
+  assert.deepEqual(journal[2]?.args, { to: 'bob@example.com', body: 'the plan' });
+
+  // Another tenant's policy is its own: nothing redacted there.
+  const theirs = await finishedRun(keel, { password: 'open-sesame' }, other.body.apiKey);
+  assert.deepEqual(theirs.input, { password: 'open-sesame' });
+  const theirSteps = (
+    await keel.request('GET', `/v1/runs/${theirs.id}/steps`, undefined, other.body.apiKey)
+  ).body.steps;
+  assert.equal(theirSteps[2].input.body, 'the plan');
+  const leak = await keel.request(
+    'GET',
+    `/v1/runs/${run.id}/steps/1`,
+    undefined,
+    other.body.apiKey,
+  );
+  assert.equal(leak.status, 404);
+  assert.equal(leak.body.error.code, 'run_not_found');
+});
