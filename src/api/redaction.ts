@@ -41,6 +41,38 @@ function redactPath(value: Json, path: readonly string[]): Json {
   return copy;
 }
 
+/**
+ * A model step's value with the `input` rules of each called tool applied to that call's `args` (in
+ * `toolCalls` of the response and of the assistant messages of the request).
+ */
+function redactToolCalls(value: Json, policy: RedactionPolicy): Json {
+  if (Object.keys(policy.tools).length === 0) return value;
+  const calls = (list: Json | undefined): Json | undefined =>
+    !Array.isArray(list)
+      ? list
+      : list.map((call) => {
+          const rules =
+            isObject(call) && typeof call.name === 'string' ? policy.tools[call.name] : undefined;
+          if (!isObject(call) || rules === undefined || call.args === undefined) return call;
+          let args = call.args;
+          for (const rule of rules) {
+            const [root = '', ...path] = rule.split('.');
+            if (ROOTS[root] === 'input') args = redactPath(args, path);
+          }
+          return { ...call, args };
+        });
+  if (!isObject(value)) return value;
+  const copy = { ...value };
+  if (copy.toolCalls !== undefined) copy.toolCalls = calls(copy.toolCalls) ?? null;
+  if (Array.isArray(copy.messages))
+    copy.messages = copy.messages.map((message) =>
+      isObject(message) && message.toolCalls !== undefined
+        ? { ...message, toolCalls: calls(message.toolCalls) ?? null }
+        : message,
+    );
+  return copy;
+}
+
 /** The policy's field rule for one value (a run's input or result): keys redacted anywhere. */
 export function redactValue(value: Json, policy: RedactionPolicy): Json {
   if (policy.fields.length === 0) return value;
@@ -60,6 +92,11 @@ export function redactStepIo<T extends { input?: Json; output?: Json }>(
   for (const side of ['input', 'output'] as const) {
     const value = redacted[side];
     if (value !== undefined) redacted[side] = redactValue(value, policy);
+  }
+  if (step.kind === 'model') {
+    // The model proposes the calls whose arguments the tool rules hide: hide them here too.
+    if (redacted.output !== undefined) redacted.output = redactToolCalls(redacted.output, policy);
+    if (redacted.input !== undefined) redacted.input = redactToolCalls(redacted.input, policy);
   }
   const rules = step.kind === 'tool' ? (policy.tools[step.name] ?? []) : [];
   for (const rule of rules) {

@@ -2,16 +2,20 @@
 // the namespace tier works here): the shape per effect kind (step, model, tool, exec), previews of
 // large values with the whole one at /steps/:seq, ?io=false, and the tenant's redaction policy —
 // per field name and per tool path, in steps and in the run itself — while the journal keeps every
-// value for replay.
+// value for replay. Then the same through `keel runs steps|show --io` and `keel tenants update
+// --redact` against the test server.
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { z } from 'zod';
 import { STEP_IO_PREVIEW_MAX_BYTES } from '../src/api/step-io.ts';
+import { runRunsCommand } from '../src/cli/client/runs-command.ts';
+import { runTenantsCommand } from '../src/cli/client/tenants-command.ts';
 import { defineAgent, defineModel, defineTool } from '../src/index.ts';
 import { ModelGateway } from '../src/models/gateway.ts';
 import { defineSandboxProfile } from '../src/sandbox/profile.ts';
 import { sandboxTools } from '../src/tools/sandbox-tools.ts';
 import { startKeel, TERMINAL, type TestKeel } from './support/keel-server.ts';
+import { captureCli } from './support/cli-capture.ts';
 import { newManager, skipUnless } from './support/sandbox.ts';
 
 const EXEC_SKIP = skipUnless('namespace');
@@ -207,7 +211,11 @@ test('redaction: per tenant, by field name and by tool path, in steps and runs; 
   assert.deepEqual(tool.input, { to: 'bob@example.com', body: '[redacted]' });
   assert.deepEqual(tool.output, { sent: true, to: 'bob@example.com', token: '[redacted]' });
   const model = body.steps[1];
-  assert.deepEqual(model.output.toolCalls[0].args, { to: 'bob@example.com', body: 'the plan' });
+  assert.deepEqual(
+    model.output.toolCalls[0].args,
+    { to: 'bob@example.com', body: '[redacted]' },
+    'the tool rule also covers the model’s call of the tool',
+  );
   const one = await keel.request('GET', `/v1/runs/${run.id}/steps/${tool.seq}`);
   assert.deepEqual(one.body.step.input, { to: 'bob@example.com', body: '[redacted]' });
 
@@ -231,4 +239,85 @@ test('redaction: per tenant, by field name and by tool path, in steps and runs; 
   );
   assert.equal(leak.status, 404);
   assert.equal(leak.body.error.code, 'run_not_found');
+});
+
+test('keel runs steps and show --io print inputs and outputs; keel tenants update --redact sets the policy', async (t) => {
+  const keel = await startInspect(t);
+  const env = { KEEL_URL: keel.url, KEEL_API_KEY: keel.apiKey, KEEL_ADMIN_KEY: keel.adminKey };
+  const runs = (...argv: string[]) => captureCli(runRunsCommand, env, argv);
+  const run = await finishedRun(keel, { password: 'hunter2', exec: EXEC_SKIP === undefined });
+
+  const table = await runs('steps', run.id);
+  assert.equal(table.code, 0, table.err);
+  const lines = table.out.split('\n');
+  assert.match(
+    lines[0]!,
+    /^SEQ\s+KIND\s+NAME\s+STATUS\s+ATTEMPTS\s+AT\s+QUEUED\s+RAN\s+INPUT → OUTPUT$/,
+  );
+  assert.match(table.out, /prepare\s+succeeded.*→ \{"password":"hunter2","subject":"hi"\}/);
+  assert.match(table.out, /scripted\s+succeeded.*user: write to bob about hi → send_email\(\)/);
+  assert.match(
+    table.out,
+    /send_email\s+succeeded.*\{"to":"bob@example.com","body":"the plan"\} → \{"sent":true,/,
+  );
+  if (EXEC_SKIP === undefined) assert.match(table.out, /exec\s+succeeded.*→ exit 3 "out\\nerr\\n"/);
+
+  const json = await runs('steps', run.id, '--json');
+  assert.equal(json.code, 0, json.err);
+  const steps = JSON.parse(json.out).steps;
+  assert.equal(steps[3].outputTruncated, true);
+
+  const full = await runs('show', run.id, '--io');
+  assert.equal(full.code, 0, full.err);
+  assert.match(full.out, /^id:\s+run_/);
+  assert.match(full.out, /#3 tool send_email {2}succeeded/);
+  assert.match(
+    full.out,
+    / {2}input:\n {4}\{\n {6}"to": "bob@example.com",\n {6}"body": "the plan"\n {4}\}/,
+  );
+  assert.ok(
+    full.out.includes(`"blob": "${'x'.repeat(20_000)}"`),
+    'a truncated step is printed whole',
+  );
+  assert.match(full.out, /"role": "system",\n\s+"content": "be brief"/);
+  if (EXEC_SKIP === undefined) {
+    assert.match(full.out, /exit code: 3\n {2}stdout:\n {4}\| out\n {2}stderr:\n {4}\| err\n/);
+    await sandbox.manager.endRun(run.id);
+  }
+  const plain = await runs('show', run.id);
+  assert.equal(plain.code, 0, plain.err);
+  assert.match(plain.out, /INPUT → OUTPUT/);
+  assert.equal(plain.out.includes('x'.repeat(20_000)), false);
+
+  const tenantId = (
+    await keel.request('GET', '/v1/admin/tenants', undefined, keel.adminKey)
+  ).body.tenants.find((x: { name: string }) => x.name === 'test').id;
+  const policy = '{"fields":["password"],"tools":{"send_email":["input.body"]}}';
+  const updated = await captureCli(runTenantsCommand, env, [
+    'update',
+    tenantId,
+    '--redact',
+    policy,
+  ]);
+  assert.equal(updated.code, 0, updated.err);
+  assert.match(updated.out, /redact\s+fields=password; send_email=input.body/);
+  const redacted = await runs('show', run.id, '--io');
+  assert.equal(redacted.out.includes('hunter2'), false, redacted.out);
+  assert.equal(redacted.out.includes('the plan'), false, 'nor in the model’s call of the tool');
+  assert.match(redacted.out, /"body": "\[redacted\]"/);
+  const badPolicy = await captureCli(runTenantsCommand, env, [
+    'update',
+    tenantId,
+    '--redact',
+    '{"tools":{"x":["body"]}}',
+  ]);
+  assert.equal(badPolicy.code, 1);
+  assert.match(badPolicy.err, /validation_failed/);
+  const cleared = await captureCli(runTenantsCommand, env, [
+    'update',
+    tenantId,
+    '--redact',
+    'none',
+  ]);
+  assert.match(cleared.out, /redact\s+none/);
 });
