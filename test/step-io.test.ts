@@ -219,6 +219,17 @@ test('redaction: per tenant, by field name and by tool path, in steps and runs; 
   const one = await keel.request('GET', `/v1/runs/${run.id}/steps/${tool.seq}`);
   assert.deepEqual(one.body.step.input, { to: 'bob@example.com', body: '[redacted]' });
 
+  // The run's events carry its result: redacted there too, listed or streamed.
+  const events = await keel.request('GET', `/v1/runs/${run.id}/events?format=json`);
+  const ended = events.body.find((e: { type: string }) => e.type === 'run.succeeded');
+  assert.equal(ended.data.result.password, '[redacted]');
+  const stream = await fetch(`${keel.url}/v1/runs/${run.id}/events`, {
+    headers: { authorization: `Bearer ${keel.apiKey}` },
+  });
+  const sse = await stream.text();
+  assert.match(sse, /event: run.succeeded\n/);
+  assert.equal(sse.includes('hunter2'), false);
+
   // The journal, which replay reads, is untouched.
   const journal = await keel.store.loadJournal(run.id);
   assert.deepEqual(journal[0]?.result, { password: 'hunter2', subject: 'hi' });

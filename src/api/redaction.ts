@@ -120,3 +120,15 @@ export function redactRunView<T extends { input: unknown; result?: unknown }>(
     ...(view.result === undefined ? {} : { result: redactValue(view.result as Json, policy) }),
   };
 }
+
+/** An event view with the field rule applied to the run result it may carry (`run.succeeded`). */
+export function redactEventView<T extends { data: unknown }>(view: T, policy: RedactionPolicy): T {
+  if (
+    policy.fields.length === 0 ||
+    !isObject(view.data as Json) ||
+    !('result' in (view.data as object))
+  )
+    return view;
+  const data = view.data as { [key: string]: Json };
+  return { ...view, data: { ...data, result: redactValue(data.result ?? null, policy) } };
+}
