@@ -277,7 +277,7 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
     {
       schema: {
         summary:
-          'The run’s journal as a timeline, with each step’s input and output (redacted by the tenant’s policy; previews past STEP_IO_PREVIEW_MAX_BYTES)',
+          'The run’s journal as a timeline, with each step’s input and output (redacted by the tenant’s policy; previews past 8 KiB, STEP_IO_PREVIEW_MAX_BYTES)',
         tags: ['runs'],
         params: RunIdParams,
         querystring: StepsQuery,
