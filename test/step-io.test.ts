@@ -3,19 +3,27 @@
 // large values with the whole one at /steps/:seq, ?io=false, and the tenant's redaction policy —
 // per field name and per tool path, in steps and in the run itself — while the journal keeps every
 // value for replay. Then the same through `keel runs steps|show --io` and `keel tenants update
-// --redact` against the test server.
+// --redact` against the test server, and the API over Postgres.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, test } from 'node:test';
+import pg from 'pg';
 import { z } from 'zod';
+import { generateApiKey, hashApiKey } from '../src/api/auth.ts';
+import { buildApi } from '../src/api/server.ts';
 import { STEP_IO_PREVIEW_MAX_BYTES } from '../src/api/step-io.ts';
 import { runRunsCommand } from '../src/cli/client/runs-command.ts';
 import { runTenantsCommand } from '../src/cli/client/tenants-command.ts';
 import { defineAgent, defineModel, defineTool } from '../src/index.ts';
+import { Orchestrator } from '../src/engine/orchestrator.ts';
+import { AgentRegistry } from '../src/engine/registry.ts';
 import { ModelGateway } from '../src/models/gateway.ts';
+import { PostgresStore } from '../src/store/postgres/postgres-store.ts';
 import { defineSandboxProfile } from '../src/sandbox/profile.ts';
 import { sandboxTools } from '../src/tools/sandbox-tools.ts';
 import { startKeel, TERMINAL, type TestKeel } from './support/keel-server.ts';
 import { captureCli } from './support/cli-capture.ts';
+import { postgresAvailable, TEST_DATABASE_URL } from './support/postgres.ts';
 import { newManager, skipUnless } from './support/sandbox.ts';
 
 const EXEC_SKIP = skipUnless('namespace');
@@ -331,4 +339,63 @@ test('keel runs steps and show --io print inputs and outputs; keel tenants updat
     'none',
   ]);
   assert.match(cleared.out, /redact\s+none/);
+});
+
+test('Postgres: steps with inputs and outputs, the whole step, and the tenant’s redaction, over HTTP', {
+  skip: !(await postgresAvailable()),
+}, async (t) => {
+  const schema = `keel_test_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
+  const store = new PostgresStore({ connectionString: TEST_DATABASE_URL, schema, poolSize: 4 });
+  await store.migrate();
+  const registry = new AgentRegistry();
+  registry.register(inspect);
+  const orchestrator = new Orchestrator({
+    store,
+    registry,
+    gateway: new ModelGateway([scripted]),
+    pollIntervalMs: 50,
+  });
+  const apiKey = generateApiKey();
+  await store.createTenant('pg-redact', hashApiKey(apiKey), {
+    redact: { fields: ['password'], tools: { send_email: ['input.body'] } },
+  });
+  orchestrator.start();
+  const app = await buildApi({ store, registry });
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  t.after(async () => {
+    await app.close();
+    await orchestrator.stop();
+    await store.close();
+    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await admin.connect();
+    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+    await admin.end();
+  });
+  const get = async (path: string) => {
+    const res = await fetch(url + path, { headers: { authorization: `Bearer ${apiKey}` } });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+  const created = await fetch(`${url}/v1/runs`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ agent: 'inspect', input: { password: 'hunter2' } }),
+  });
+  const id = ((await created.json()) as { id: string }).id;
+  const deadline = Date.now() + 20_000;
+  while (!TERMINAL.has((await get(`/v1/runs/${id}`)).body.status)) {
+    assert.ok(Date.now() < deadline, 'the run did not finish');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const run = (await get(`/v1/runs/${id}`)).body;
+  assert.equal(run.status, 'succeeded');
+  assert.deepEqual(run.input, { password: '[redacted]' });
+  const steps = (await get(`/v1/runs/${id}/steps`)).body.steps;
+  assert.deepEqual(steps[0].output, { password: '[redacted]', subject: 'hi' });
+  assert.deepEqual(steps[1].input.messages[1], { role: 'user', content: 'write to bob about hi' });
+  assert.deepEqual(steps[2].input, { to: 'bob@example.com', body: '[redacted]' });
+  assert.equal(steps[3].outputTruncated, true);
+  const whole = await get(`/v1/runs/${id}/steps/4`);
+  assert.equal(whole.body.step.output.blob.length, 20_000);
+  const missing = await get(`/v1/runs/${id}/steps/40`);
+  assert.equal(missing.body.error.code, 'step_not_found');
 });
