@@ -360,7 +360,7 @@ test('Postgres: steps with inputs and outputs, the whole step, and the tenant’
     redact: { fields: ['password'], tools: { send_email: ['input.body'] } },
   });
   orchestrator.start();
-  const app = await buildApi({ store, registry });
+  const app = await buildApi({ store, registry, stepPreviewMaxBytes: 1024 });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   t.after(async () => {
     await app.close();
@@ -394,6 +394,11 @@ test('Postgres: steps with inputs and outputs, the whole step, and the tenant’
   assert.deepEqual(steps[1].input.messages[1], { role: 'user', content: 'write to bob about hi' });
   assert.deepEqual(steps[2].input, { to: 'bob@example.com', body: '[redacted]' });
   assert.equal(steps[3].outputTruncated, true);
+  assert.ok(
+    Buffer.byteLength(JSON.stringify(steps[3].output)) <= 1024,
+    'the configured limit holds',
+  );
+  assert.equal(steps[1].inputTruncated, false);
   const whole = await get(`/v1/runs/${id}/steps/4`);
   assert.equal(whole.body.step.output.blob.length, 20_000);
   const missing = await get(`/v1/runs/${id}/steps/40`);

@@ -41,6 +41,8 @@ export interface ApiOptions {
   registry: AgentRegistry;
   adminKey?: string | undefined;
   payloadMaxBytes?: number;
+  /** Steps list: inputs and outputs larger than this (JSON bytes) are previews (default 8 KiB). */
+  stepPreviewMaxBytes?: number;
   /** Readiness beyond the store answering (e.g. the orchestrator is running). */
   ready?: () => boolean;
   logger?: import('fastify').FastifyBaseLogger;
@@ -160,7 +162,14 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     return tenant;
   };
 
-  registerRunRoutes(app, { store: options.store, registry: options.registry, tenantOf });
+  registerRunRoutes(app, {
+    store: options.store,
+    registry: options.registry,
+    tenantOf,
+    ...(options.stepPreviewMaxBytes === undefined
+      ? {}
+      : { stepPreviewMaxBytes: options.stepPreviewMaxBytes }),
+  });
   registerRunStepRoutes(app, { store: options.store, tenantOf });
   registerEventRoutes(app, {
     store: options.store,

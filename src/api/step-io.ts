@@ -2,16 +2,18 @@
 // `result` read per effect kind (a model call as its request and response, a tool as its arguments
 // and result, `exec` as exit code and output), redacted by the tenant's policy, then cut to a
 // preview when large. Reads journal entries only; never writes, never changes what replay reads.
+import { STEP_PREVIEW_MAX_BYTES_DEFAULT } from '../config/defaults.ts';
 import type { Json } from '../domain/json.ts';
 import type { RedactionPolicy } from '../domain/redaction-policy.ts';
 import type { JournalEntry } from '../domain/records.ts';
 import { redactStepIo } from './redaction.ts';
 
 /**
- * Largest JSON (bytes, UTF-8) of a step's input or output in the steps list; past it the list holds
- * a preview and `inputTruncated`/`outputTruncated`, and `GET /v1/runs/:id/steps/:seq` the whole.
+ * Largest JSON (bytes, UTF-8) of a step's input or output in the steps list by default
+ * (KEEL_STEP_PREVIEW_MAX_BYTES); past it the list holds a preview and
+ * `inputTruncated`/`outputTruncated`, and `GET /v1/runs/:id/steps/:seq` the whole.
  */
-export const STEP_IO_PREVIEW_MAX_BYTES = 8 * 1024;
+export const STEP_IO_PREVIEW_MAX_BYTES = STEP_PREVIEW_MAX_BYTES_DEFAULT;
 /** Successive preview shapes, each smaller: longest string kept, items kept of a long array. */
 const PREVIEW_LEVELS = [
   { chars: 2048, items: 40 },

@@ -37,6 +37,8 @@ export interface RunRoutesDeps {
   store: Store;
   registry: AgentRegistry;
   tenantOf(request: unknown): TenantRecord;
+  /** Steps list: inputs and outputs larger than this (JSON bytes) are previews. */
+  stepPreviewMaxBytes?: number;
 }
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 413: ErrorBody };
@@ -277,7 +279,7 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
     {
       schema: {
         summary:
-          'The run’s journal as a timeline, with each step’s input and output (redacted by the tenant’s policy; previews past 8 KiB, STEP_IO_PREVIEW_MAX_BYTES)',
+          'The run’s journal as a timeline, with each step’s input and output (redacted by the tenant’s policy; previews past KEEL_STEP_PREVIEW_MAX_BYTES, default 8 KiB)',
         tags: ['runs'],
         params: RunIdParams,
         querystring: StepsQuery,
@@ -289,7 +291,10 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
       await ownedRun(store, tenant, request.params.id);
       const journal = await store.loadJournal(request.params.id);
       if (request.query.io === 'false') return { steps: journal.map(stepView) };
-      const io = { policy: tenant.redact, maxBytes: STEP_IO_PREVIEW_MAX_BYTES };
+      const io = {
+        policy: tenant.redact,
+        maxBytes: deps.stepPreviewMaxBytes ?? STEP_IO_PREVIEW_MAX_BYTES,
+      };
       return {
         steps: journal.map((entry) => ({ ...stepView(entry), ...stepIoFields(entry, io) })),
       };
