@@ -259,6 +259,43 @@ export const RunEvent = z
   .object({ seq: z.number().int(), type: z.string(), at: z.string(), data: z.unknown() })
   .meta({ id: 'RunEvent' });
 
+/** A step's input and output (issue 17): what it received and returned, redacted, cut when large. */
+const StepIoFields = {
+  input: z
+    .unknown()
+    .optional()
+    .describe(
+      'What the step received (absent when it has none or with ?io=false): tool arguments; a model call’s { model, messages, tools?, maxOutputTokens?, temperature? }; a sleep’s { ms }; a child’s { childRunId }. In a list, a preview when inputTruncated',
+    ),
+  output: z
+    .unknown()
+    .optional()
+    .describe(
+      'What the step returned (absent until it succeeds): the step’s or tool’s result (exec: { exitCode, signal, limit, stdout, stderr, truncated, usage, workspace }); a model call’s { content, toolCalls?, usage, model }; the value a waitForInput received. In a list, a preview when outputTruncated',
+    ),
+  inputTruncated: z
+    .boolean()
+    .optional()
+    .describe(
+      'The list shows a preview of the input (its JSON is over STEP_IO_PREVIEW_MAX_BYTES): GET /v1/runs/:id/steps/:seq has the whole (absent with ?io=false)',
+    ),
+  outputTruncated: z
+    .boolean()
+    .optional()
+    .describe('As inputTruncated, for the output (absent with ?io=false)'),
+};
+
+export const StepsQuery = z.strictObject({
+  io: z
+    .enum(['true', 'false'])
+    .default('true')
+    .describe('false: leave inputs and outputs out (a lighter timeline)'),
+});
+export const StepParams = z.object({
+  id: PathId,
+  seq: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER).describe('The step’s position'),
+});
+
 export const Step = z
   .object({
     seq: z.number().int(),
@@ -278,6 +315,7 @@ export const Step = z
     endedAt: z.string().nullable(),
     deadlineAt: z.string().nullable(),
     error: z.unknown().optional(),
+    ...StepIoFields,
   })
   .meta({ id: 'Step' });
 
@@ -296,6 +334,15 @@ const POOL_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9:._/@-]*$/;
 export const POOL_CAPS_RULES =
   `Keys are pool names (1–200 characters matching ${POOL_NAME_PATTERN.source}, e.g. model:gpt-4o, sandbox:default, inline), ` +
   `at most ${TENANT_POOL_CAPS_MAX} of them; values are integers 1–1,000,000. Anything else is 400 validation_failed.`;
+/** Field names, tools, and paths per tool a redaction policy may list, at most this many each. */
+export const REDACT_RULES_MAX = 100;
+const REDACT_PATH = /^(input|output|args|result)(\.[^.]+)*$/;
+export const REDACT_PATH_RULES =
+  'A tool path starts with input or output (args and result are accepted as their journal names), then dot-separated keys or array indexes; * matches any one (input.headers.*); input alone redacts the whole input.';
+const RedactPath = z
+  .string()
+  .max(500)
+  .regex(REDACT_PATH, 'must start with input, output, args or result, then .key segments');
 const TenantQuotaFields = {
   weight: z
     .number()
@@ -365,6 +412,28 @@ const TenantQuotaFields = {
     .describe(
       `Pool name → max concurrent effects of the tenant in that pool (e.g. {"sandbox:default": 2}); a patch replaces the whole object. ${POOL_CAPS_RULES}`,
     ),
+  redact: z
+    .strictObject({
+      fields: z
+        .array(z.string().min(1).max(200))
+        .max(REDACT_RULES_MAX)
+        .default([])
+        .describe(
+          'Object keys (case-insensitive) whose values show as "[redacted]" anywhere in run inputs, results and step inputs/outputs',
+        ),
+      tools: z
+        .record(z.string().min(1).max(200), z.array(RedactPath).max(REDACT_RULES_MAX))
+        .refine((tools) => Object.keys(tools).length <= REDACT_RULES_MAX, {
+          message: `at most ${REDACT_RULES_MAX} tools`,
+        })
+        .default({})
+        .describe(
+          'Tool name → paths in its steps to show as "[redacted]", e.g. {"send_email": ["input.body"]}',
+        ),
+    })
+    .describe(
+      `What the API and CLI show as "[redacted]" in the tenant’s runs (the journal keeps every value for replay); a patch replaces the whole policy. ${REDACT_PATH_RULES}`,
+    ),
 };
 const QUOTA_NAMES = Object.keys(TenantQuotaFields).join(', ');
 /** Every quota, each optional: a create names the ones it sets, a PATCH the ones it changes. */
@@ -396,6 +465,10 @@ export const Tenant = z
     dailyTokenBudget: z.number().int().nullable(),
     dailyCostBudgetUsd: z.number().nullable(),
     poolCaps: z.record(z.string(), z.number().int()),
+    redact: z.object({
+      fields: z.array(z.string()),
+      tools: z.record(z.string(), z.array(z.string())),
+    }),
   })
   .meta({ id: 'Tenant' });
 

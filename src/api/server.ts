@@ -28,6 +28,7 @@ import type { PoolSnapshot } from '../scheduling/pool.ts';
 import { registerEventRoutes } from './routes/events.ts';
 import { registerRunRoutes } from './routes/runs.ts';
 import { registerRunLineageRoutes } from './routes/run-lineage.ts';
+import { registerRunStepRoutes } from './routes/run-steps.ts';
 import { registerScheduleRoutes } from './routes/schedules.ts';
 import type { ScheduleService } from '../schedules/schedule-service.ts';
 import { PAYLOAD_MAX_BYTES_DEFAULT } from '../config/defaults.ts';
@@ -41,6 +42,8 @@ export interface ApiOptions {
   registry: AgentRegistry;
   adminKey?: string | undefined;
   payloadMaxBytes?: number;
+  /** Steps list: inputs and outputs larger than this (JSON bytes) are previews (default 8 KiB). */
+  stepPreviewMaxBytes?: number;
   /** Readiness beyond the store answering (e.g. the orchestrator is running). */
   ready?: () => boolean;
   logger?: import('fastify').FastifyBaseLogger;
@@ -160,7 +163,15 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     return tenant;
   };
 
-  registerRunRoutes(app, { store: options.store, registry: options.registry, tenantOf });
+  registerRunRoutes(app, {
+    store: options.store,
+    registry: options.registry,
+    tenantOf,
+    ...(options.stepPreviewMaxBytes === undefined
+      ? {}
+      : { stepPreviewMaxBytes: options.stepPreviewMaxBytes }),
+  });
+  registerRunStepRoutes(app, { store: options.store, tenantOf });
   registerRunLineageRoutes(app, { store: options.store, registry: options.registry, tenantOf });
   registerEventRoutes(app, {
     store: options.store,

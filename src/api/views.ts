@@ -51,6 +51,7 @@ export function tenantView(tenant: TenantRecord) {
     dailyTokenBudget: tenant.dailyTokenBudget,
     dailyCostBudgetUsd: tenant.dailyCostBudgetUsd,
     poolCaps: tenant.poolCaps,
+    redact: tenant.redact,
   };
 }
 

@@ -257,6 +257,7 @@ export async function startRuntime(
       live: gateway.live,
       adminKey: config.adminKey,
       payloadMaxBytes: config.payloadMaxBytes,
+      stepPreviewMaxBytes: config.stepPreviewMaxBytes,
       ready: () => true,
       logger: log.child({ role: 'api' }),
       schedules: schedules.service,

@@ -47,6 +47,12 @@ export const ISOLATE_MEMORY_MB_DEFAULT = 512;
 /** Largest request body the API accepts (KEEL_PAYLOAD_MAX_BYTES). */
 export const PAYLOAD_MAX_BYTES_DEFAULT = 1024 * 1024;
 
+/**
+ * Largest JSON of a step's input or output in `GET /v1/runs/:id/steps` before it is cut to a
+ * preview (KEEL_STEP_PREVIEW_MAX_BYTES).
+ */
+export const STEP_PREVIEW_MAX_BYTES_DEFAULT = 8 * 1024;
+
 /** How often the scheduler looks for schedules to fire (KEEL_SCHEDULER_TICK_MS). */
 export const SCHEDULER_TICK_MS_DEFAULT = 1_000;
 /** How long a scheduler's claim on a schedule lasts (KEEL_SCHEDULER_LEASE_MS). */

@@ -18,6 +18,10 @@ export const ERROR_CODES = {
   unauthorized: { status: 401, meaning: 'The API key is missing or not recognised.' },
   not_found: { status: 404, meaning: 'No such route.' },
   run_not_found: { status: 404, meaning: 'No run with this id belongs to the caller’s tenant.' },
+  step_not_found: {
+    status: 404,
+    meaning: 'The run’s journal holds no step at this position (GET /v1/runs/:id/steps/:seq).',
+  },
   agent_not_found: { status: 404, meaning: 'No registered agent has this name (and version).' },
   idempotency_conflict: {
     status: 409,

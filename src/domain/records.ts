@@ -4,6 +4,7 @@ import type { SerializedError } from './keel-error.ts';
 import type { EffectStatus } from './effect-status.ts';
 import type { RunStatus } from './run-status.ts';
 import type { Json } from './json.ts';
+import { EMPTY_REDACTION_POLICY, type RedactionPolicy } from './redaction-policy.ts';
 
 export type Priority = 'interactive' | 'batch';
 
@@ -181,6 +182,11 @@ export interface TenantQuotas {
    * Pool name → max concurrent effects of the tenant in that pool (enforced by the pool scheduler).
    */
   poolCaps: Record<string, number>;
+  /**
+   * Values the API and CLI show as "[redacted]" in the tenant's runs and steps (the journal keeps
+   * them: replay needs them).
+   */
+  redact: RedactionPolicy;
 }
 
 export const DEFAULT_TENANT_QUOTAS: TenantQuotas = {
@@ -192,6 +198,7 @@ export const DEFAULT_TENANT_QUOTAS: TenantQuotas = {
   dailyTokenBudget: null,
   dailyCostBudgetUsd: null,
   poolCaps: {},
+  redact: EMPTY_REDACTION_POLICY,
 };
 
 export interface TenantRecord extends TenantQuotas {

@@ -36,6 +36,7 @@ import {
   type ResolvedRetryPolicy,
 } from './retry-policy.ts';
 import { runTool } from './tool-runner.ts';
+import { journaledRequest } from './model-journal.ts';
 import { rememberPrompt } from '../telemetry/model-prompts.ts';
 import { telemetry } from '../telemetry/telemetry.ts';
 import { checkSleep, checkWaitForInput, parseToolArgs, resolveChild } from './ctx-checks.ts';
@@ -316,6 +317,7 @@ async function model(
               name: request.model,
               status: 'failed',
               error: serialized,
+              args: { request: journaledRequest(request) },
               queuedAt,
               endedAt: x.clock.now(),
             },
@@ -340,7 +342,7 @@ async function model(
             name: request.model,
             status: 'succeeded',
             result,
-            args: { attributes },
+            args: { attributes, request: journaledRequest(request) },
             attempts: call.attempts,
             queuedAt,
             startedAt: call.startedAt,

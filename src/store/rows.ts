@@ -4,6 +4,7 @@ import type { SerializedError } from '../domain/keel-error.ts';
 import type { EffectStatus } from '../domain/effect-status.ts';
 import type { RunStatus } from '../domain/run-status.ts';
 import type { Json } from '../domain/json.ts';
+import type { RedactionPolicy } from '../domain/redaction-policy.ts';
 import type {
   CancelOutcome,
   CompensationReport,
@@ -115,7 +116,14 @@ export function toTenant(row: Row): TenantRecord {
     dailyTokenBudget: num(row.daily_token_budget),
     dailyCostBudgetUsd: num(row.daily_cost_budget_usd),
     poolCaps: json<Record<string, number>>(row.pool_caps ?? '{}') ?? {},
+    redact: redactionPolicy(row.redact),
   };
+}
+
+/** The tenant's redaction policy column (JSON text; absent or partial: nothing redacted). */
+function redactionPolicy(text: unknown): RedactionPolicy {
+  const stored = typeof text === 'string' ? json<Partial<RedactionPolicy>>(text) : null;
+  return { fields: stored?.fields ?? [], tools: stored?.tools ?? {} };
 }
 
 /** JSON text for a nullable column. */

@@ -7,8 +7,8 @@ import { DEFAULT_TENANT_QUOTAS, type TenantQuotas } from '../domain/records.ts';
 export const TENANT_QUEUE_FULL_RETRY_AFTER_MS = 5_000;
 
 /**
- * The tenant columns a create or a patch writes, with their record field (pool_caps is written as
- * JSON text).
+ * The tenant columns a create or a patch writes, with their record field (pool_caps and redact are
+ * written as JSON text).
  */
 const COLUMNS = [
   ['weight', 'weight'],
@@ -19,11 +19,14 @@ const COLUMNS = [
   ['daily_token_budget', 'dailyTokenBudget'],
   ['daily_cost_budget_usd', 'dailyCostBudgetUsd'],
   ['pool_caps', 'poolCaps'],
+  ['redact', 'redact'],
 ] as const satisfies ReadonlyArray<readonly [string, keyof TenantQuotas]>;
 
 type Param = number | string | null;
+/** Object-valued settings are stored as JSON text. */
+const JSON_FIELDS: ReadonlySet<keyof TenantQuotas> = new Set(['poolCaps', 'redact']);
 const column = (field: keyof TenantQuotas, value: TenantQuotas[keyof TenantQuotas]): Param =>
-  field === 'poolCaps' ? JSON.stringify(value ?? {}) : (value as number | null);
+  JSON_FIELDS.has(field) ? JSON.stringify(value ?? {}) : (value as number | null);
 
 /** Parameters of insert-tenant.sql for a new tenant (:id, :name, :now added by the caller). */
 export function insertQuotaParams(quotas: Partial<TenantQuotas> = {}): Record<string, Param> {

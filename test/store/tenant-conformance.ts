@@ -120,6 +120,25 @@ export function tenantStoreConformance(factory: StoreFactory): void {
         );
       }));
 
+    test('tenants: the redaction policy is stored, read back by key, patched alone, and cleared', () =>
+      withStore(factory, async (store) => {
+        const plain = await store.createTenant('plain-redact', 'kr1');
+        assert.deepEqual(plain.redact, { fields: [], tools: {} });
+        const policy = { fields: ['password', 'apiKey'], tools: { send_email: ['input.body'] } };
+        const strict = await store.createTenant('strict-redact', 'kr2', { redact: policy });
+        assert.deepEqual(strict.redact, policy);
+        assert.deepEqual((await store.findTenantByKeyHash('kr2'))?.redact, policy);
+        const weighted = await store.updateTenant(strict.id, { weight: 2 });
+        assert.deepEqual(weighted.redact, policy, 'a patch that does not name redact keeps it');
+        const cleared = await store.updateTenant(strict.id, { redact: { fields: [], tools: {} } });
+        assert.deepEqual(cleared.redact, { fields: [], tools: {} });
+        assert.deepEqual(await store.getTenant(strict.id), cleared);
+        assert.deepEqual(
+          (await store.listTenants()).find((t) => t.id === strict.id),
+          cleared,
+        );
+      }));
+
     test('waiting since: kept while the waiting reason stays, moved when it changes, cleared with it', () =>
       withStore(factory, async (store) => {
         const tenant = await store.createTenant('waits', 'kw');

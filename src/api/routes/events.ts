@@ -13,6 +13,8 @@ import type { EventHub } from '../event-hub.ts';
 import type { LiveDeltas } from '../../models/live-deltas.ts';
 import { ErrorBody, EventsQuery, RunEvent, RunIdParams } from '../schemas.ts';
 import { TERMINAL_EVENT_TYPES, eventView } from '../views.ts';
+import { redactEventView } from '../redaction.ts';
+import type { RedactionPolicy } from '../../domain/redaction-policy.ts';
 import { ownedRun } from './runs.ts';
 
 export const SSE_PAGE_MAX_EVENTS = 500;
@@ -67,9 +69,9 @@ export function registerEventRoutes(app: FastifyInstance, deps: EventRoutesDeps)
           after,
           request.query.limit ?? EVENTS_JSON_MAX_EVENTS,
         );
-        return events.map(eventView);
+        return events.map((event) => redactEventView(eventView(event), tenant.redact));
       }
-      return streamEvents(deps, request.params.id, after, reply);
+      return streamEvents(deps, request.params.id, after, reply, tenant.redact);
     },
   );
 }
@@ -79,6 +81,7 @@ async function streamEvents(
   runId: string,
   after: number,
   reply: FastifyReply,
+  policy: RedactionPolicy,
 ): Promise<void> {
   reply.hijack();
   const res = reply.raw;
@@ -119,7 +122,7 @@ async function streamEvents(
       let ended = false;
       for (const event of events) {
         res.write(
-          `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(eventView(event))}\n\n`,
+          `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(redactEventView(eventView(event), policy))}\n\n`,
         );
         cursor = event.seq;
         if (TERMINAL_EVENT_TYPES.has(event.type)) ended = true;

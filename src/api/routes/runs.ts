@@ -26,7 +26,10 @@ import {
   RunIdParams,
   RunList,
   Step,
+  StepsQuery,
 } from '../schemas.ts';
+import { STEP_IO_PREVIEW_MAX_BYTES, stepIoFields } from '../step-io.ts';
+import { redactRunView } from '../redaction.ts';
 import { runView, stepView } from '../views.ts';
 import { explainQueued, tenantAtCap } from '../waiting-view.ts';
 
@@ -34,6 +37,8 @@ export interface RunRoutesDeps {
   store: Store;
   registry: AgentRegistry;
   tenantOf(request: unknown): TenantRecord;
+  /** Steps list: inputs and outputs larger than this (JSON bytes) are previews. */
+  stepPreviewMaxBytes?: number;
 }
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 413: ErrorBody };
@@ -48,10 +53,13 @@ export async function ownedRun(store: Store, tenant: TenantRecord, id: string): 
 export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const { store, registry } = deps;
+  /** A run as its tenant may see it: input and result under the tenant's redaction policy. */
+  const shown = (run: RunRecord, tenant: TenantRecord) =>
+    redactRunView(runView(run), tenant.redact);
   /** A queued run says why it waits (waiting-view.ts) instead of sitting queued unexplained. */
-  const view = (run: RunRecord, atCap: boolean) =>
+  const view = (run: RunRecord, atCap: boolean, tenant: TenantRecord) =>
     explainQueued(
-      runView(run),
+      shown(run, tenant),
       run,
       registry.get(run.agent, run.agentVersion) !== undefined,
       atCap,
@@ -106,7 +114,7 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
             telemetry.runAdmissionRejected(tenant.id, 'api', error.code);
           throw error;
         });
-      return reply.status(created ? 201 : 200).send(runView(run));
+      return reply.status(created ? 201 : 200).send(shown(run, tenant));
     },
   );
 
@@ -125,7 +133,7 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
       const run = await ownedRun(store, tenant, request.params.id);
       // A queued run of a tenant at its concurrency cap is not claimed until one of its runs ends:
       // say so.
-      return view(run, await tenantAtCap(store, tenant, [run]));
+      return view(run, await tenantAtCap(store, tenant, [run]), tenant);
     },
   );
 
@@ -160,7 +168,7 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
       const page = runs.slice(0, q.limit);
       const atCap = await tenantAtCap(store, tenant, page);
       return {
-        runs: page.map((run) => view(run, atCap)),
+        runs: page.map((run) => view(run, atCap, tenant)),
         nextCursor: runs.length > q.limit ? encodeCursor(page[page.length - 1]!.id) : null,
       };
     },
@@ -177,8 +185,9 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
       },
     },
     async (request, reply) => {
-      await ownedRun(store, deps.tenantOf(request), request.params.id);
-      return reply.status(202).send(runView(await store.requestCancel(request.params.id)));
+      const tenant = deps.tenantOf(request);
+      await ownedRun(store, tenant, request.params.id);
+      return reply.status(202).send(shown(await store.requestCancel(request.params.id), tenant));
     },
   );
 
@@ -193,8 +202,9 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
       },
     },
     async (request, reply) => {
-      await ownedRun(store, deps.tenantOf(request), request.params.id);
-      return reply.status(202).send(runView(await store.readmitRun(request.params.id)));
+      const tenant = deps.tenantOf(request);
+      await ownedRun(store, tenant, request.params.id);
+      return reply.status(202).send(shown(await store.readmitRun(request.params.id), tenant));
     },
   );
 
@@ -210,16 +220,18 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
       },
     },
     async (request, reply) => {
-      await ownedRun(store, deps.tenantOf(request), request.params.id);
+      const tenant = deps.tenantOf(request);
+      await ownedRun(store, tenant, request.params.id);
       return reply
         .status(202)
         .send(
-          runView(
+          shown(
             await store.provideInput(
               request.params.id,
               request.body.key,
               request.body.value as Json,
             ),
+            tenant,
           ),
         );
     },
@@ -237,7 +249,8 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
       },
     },
     async (request, reply) => {
-      await ownedRun(store, deps.tenantOf(request), request.params.id);
+      const tenant = deps.tenantOf(request);
+      await ownedRun(store, tenant, request.params.id);
       const { action, result, error } = request.body;
       const resolution =
         action === 'retry'
@@ -254,8 +267,9 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
       return reply
         .status(202)
         .send(
-          runView(
+          shown(
             await store.resolveExecution(request.params.id, request.params.executionId, resolution),
+            tenant,
           ),
         );
     },
@@ -265,15 +279,26 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
     '/v1/runs/:id/steps',
     {
       schema: {
-        summary: 'The run’s journal as a timeline',
+        summary:
+          'The run’s journal as a timeline, with each step’s input and output (redacted by the tenant’s policy; previews past KEEL_STEP_PREVIEW_MAX_BYTES, default 8 KiB)',
         tags: ['runs'],
         params: RunIdParams,
+        querystring: StepsQuery,
         response: { 200: z.object({ steps: z.array(Step) }), ...errors },
       },
     },
     async (request) => {
-      await ownedRun(store, deps.tenantOf(request), request.params.id);
-      return { steps: (await store.loadJournal(request.params.id)).map(stepView) };
+      const tenant = deps.tenantOf(request);
+      await ownedRun(store, tenant, request.params.id);
+      const journal = await store.loadJournal(request.params.id);
+      if (request.query.io === 'false') return { steps: journal.map(stepView) };
+      const io = {
+        policy: tenant.redact,
+        maxBytes: deps.stepPreviewMaxBytes ?? STEP_IO_PREVIEW_MAX_BYTES,
+      };
+      return {
+        steps: journal.map((entry) => ({ ...stepView(entry), ...stepIoFields(entry, io) })),
+      };
     },
   );
 }

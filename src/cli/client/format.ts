@@ -5,6 +5,8 @@
 import type { Run, RunEvent, Step } from './http-client.ts';
 
 const CELL_MAX_CHARS = 48;
+/** The steps table's `input → output` column is cut here. */
+const STEP_SUMMARY_MAX_CHARS = 100;
 const SUMMARY_MAX_CHARS = 100;
 const VALUE_MAX_CHARS = 40;
 const EVENT_TYPE_WIDTH_CHARS = 18;
@@ -56,12 +58,20 @@ function between(from: unknown, to: unknown): string {
   return a === undefined || b === undefined ? '-' : formatDuration(b.getTime() - a.getTime());
 }
 
-/** Left-aligned columns two spaces apart; the last column is not padded. */
+/**
+ * Left-aligned columns two spaces apart; the last column is not padded (and may be given a wider
+ * cut, for a free-text summary).
+ */
 export function formatTable(
   headers: readonly string[],
   rows: readonly (readonly string[])[],
+  lastColumnMaxChars = CELL_MAX_CHARS,
 ): string {
-  const cells = [headers, ...rows].map((row) => row.map((cell) => truncate(cell, CELL_MAX_CHARS)));
+  const cells = [headers, ...rows].map((row) =>
+    row.map((cell, i) =>
+      truncate(cell, i === row.length - 1 ? lastColumnMaxChars : CELL_MAX_CHARS),
+    ),
+  );
   const widths = headers.map((_, i) => Math.max(...cells.map((row) => (row[i] ?? '').length)));
   return cells
     .map((row) =>
@@ -195,10 +205,7 @@ export function formatStepTable(steps: readonly Step[]): string {
       origin === undefined || first === undefined
         ? '-'
         : `+${formatDuration(first.getTime() - origin)}`;
-    const note =
-      step.error !== undefined && step.error !== null
-        ? errorText(step.error)
-        : (step.executionId ?? '');
+    const note = summarizeStepIo(step);
     return [
       String(step.seq),
       step.kind,
@@ -212,9 +219,101 @@ export function formatStepTable(steps: readonly Step[]): string {
     ];
   });
   return formatTable(
-    ['SEQ', 'KIND', 'NAME', 'STATUS', 'ATTEMPTS', 'AT', 'QUEUED', 'RAN', 'ERROR/EXECUTION'],
+    ['SEQ', 'KIND', 'NAME', 'STATUS', 'ATTEMPTS', 'AT', 'QUEUED', 'RAN', 'INPUT → OUTPUT'],
     rows,
+    STEP_SUMMARY_MAX_CHARS,
   );
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** An `exec` result (or any tool output shaped like one): exit code, stdout and stderr. */
+function execOutput(
+  value: unknown,
+):
+  | { exitCode: unknown; stdout: string; stderr: string; rest: Record<string, unknown> }
+  | undefined {
+  if (!isRecord(value) || !('exitCode' in value)) return undefined;
+  const { exitCode, stdout, stderr, ...rest } = value;
+  if (typeof stdout !== 'string' || typeof stderr !== 'string') return undefined;
+  return { exitCode, stdout, stderr, rest };
+}
+
+const oneLine = (text: string): string => text.replace(/\s+/g, ' ').trim();
+
+/** A step's input on one line: a model call's last message, else compact JSON. */
+function inputSummary(step: Step): string {
+  const input = step.input;
+  if (step.kind === 'model' && isRecord(input) && Array.isArray(input.messages)) {
+    const last: unknown = input.messages.at(-1);
+    if (isRecord(last)) {
+      const content = typeof last.content === 'string' ? last.content : compactJson(last.content);
+      return `${String(last.role)}: ${oneLine(content)}`;
+    }
+  }
+  return oneLine(compactJson(input));
+}
+
+/** A step's output on one line: a model's text or tool calls, exec's exit code and output. */
+function outputSummary(step: Step): string {
+  const output = step.output;
+  const exec = execOutput(output);
+  if (exec !== undefined)
+    return `exit ${String(exec.exitCode)} ${oneLine(JSON.stringify(exec.stdout + exec.stderr))}`;
+  if (step.kind === 'model' && isRecord(output)) {
+    const calls = Array.isArray(output.toolCalls) ? output.toolCalls : [];
+    const named = calls.map((call) => (isRecord(call) ? `${String(call.name)}()` : '?'));
+    const text = typeof output.content === 'string' ? output.content : '';
+    return oneLine([text === '' ? '' : JSON.stringify(text), ...named].join(' ')) || '""';
+  }
+  return oneLine(compactJson(output));
+}
+
+/** `input → output` on one line for the steps table (the error when the step failed). */
+export function summarizeStepIo(step: Step): string {
+  const failed = step.error !== undefined && step.error !== null;
+  const input = step.input === undefined ? '' : inputSummary(step);
+  const output = failed
+    ? errorText(step.error)
+    : step.output === undefined
+      ? ''
+      : outputSummary(step);
+  if (input === '' && output === '') return failed ? '' : (step.executionId ?? '');
+  return input === '' ? `→ ${output}` : `${input} → ${output}`;
+}
+
+function indentText(text: string, prefix: string): string {
+  return text.replace(/\n$/, '').replace(/^/gm, prefix);
+}
+
+/** One side of a step in full: pretty JSON, or exit code + stdout/stderr for an exec result. */
+function formatIoSide(label: string, value: unknown): string[] {
+  const exec = label === 'output' ? execOutput(value) : undefined;
+  if (exec === undefined)
+    return [`  ${label}:`, indentText(JSON.stringify(value, null, 2), '    ')];
+  const lines = [`  exit code: ${String(exec.exitCode)}`];
+  for (const [name, text] of [
+    ['stdout', exec.stdout],
+    ['stderr', exec.stderr],
+  ] as const)
+    lines.push(text === '' ? `  ${name}: (empty)` : `  ${name}:\n${indentText(text, '    | ')}`);
+  if (Object.keys(exec.rest).length > 0)
+    lines.push('  details:', indentText(JSON.stringify(exec.rest, null, 2), '    '));
+  return lines;
+}
+
+/** `keel runs show --io`: each step's header line, then its whole input and output. */
+export function formatStepIo(step: Step): string {
+  const took = between(step.startedAt ?? step.queuedAt, step.endedAt);
+  const lines = [`#${step.seq} ${step.kind} ${step.name}  ${step.status}  ${took}`];
+  if (step.input !== undefined) lines.push(...formatIoSide('input', step.input));
+  if (step.output !== undefined) lines.push(...formatIoSide('output', step.output));
+  if (step.error !== undefined && step.error !== null)
+    lines.push(`  error: ${errorText(step.error)}`);
+  if (step.input === undefined && step.output === undefined && step.error === undefined)
+    lines.push('  (no input or output)');
+  return lines.join('\n');
 }
 
 export interface StatusLineState {

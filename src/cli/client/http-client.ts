@@ -86,6 +86,11 @@ export interface Step {
   startedAt?: string;
   endedAt?: string;
   error?: ApiErrorBody | string;
+  /** What the step received and returned (absent when none); previews when the flags say so. */
+  input?: unknown;
+  output?: unknown;
+  inputTruncated?: boolean;
+  outputTruncated?: boolean;
 }
 
 export interface SubmitRunBody {
@@ -341,6 +346,15 @@ export class KeelHttpClient {
     if (!Array.isArray(body?.steps))
       throw new ProtocolError(`GET /v1/runs/${id}/steps did not answer with { steps: [...] }`);
     return body.steps;
+  }
+
+  /** One step with its whole input and output (the list holds previews of large ones). */
+  async getStep(id: string, seq: number): Promise<Step> {
+    const path = `/v1/runs/${encodeURIComponent(id)}/steps/${seq}`;
+    const body = await this.request<{ step?: Step }>('GET', path);
+    if (typeof body?.step !== 'object' || body.step === null)
+      throw new ProtocolError(`GET ${path} did not answer with { step: {...} }`);
+    return body.step;
   }
 
   /** The run's live event stream (SSE), resuming after `lastEventId` when given. */

@@ -22,6 +22,7 @@ import {
   formatRun,
   formatRunTable,
   formatStatusLine,
+  formatStepIo,
   formatStepTable,
 } from './format.ts';
 import {
@@ -60,7 +61,10 @@ commands:
   input <id> <key> <json>     answer a run waiting for input (a string needs JSON quotes: '"yes"')
   events <id> [--after <n>] [--no-follow]
                               print events live until the run ends; --no-follow prints what exists
-  steps <id>                  show the run's steps as a timeline
+  steps <id>                  show the run's steps as a timeline, each with a one-line
+                              input → output summary (--json: the API's steps, previews included)
+  show <id> [--io]            show one run and its steps; --io prints every step's whole
+                              input and output (pretty JSON; exec as exit code, stdout, stderr)
 ${LINEAGE_USAGE}
   help                        show this text
 
@@ -405,9 +409,48 @@ async function steps(args: string[], io: CliIo): Promise<number> {
   return EXIT_OK;
 }
 
-const SUBCOMMANDS: Record<string, Subcommand> = { submit, get, list, cancel, input, events, steps };
-// Runs made from runs (lineage-command.ts).
-Object.assign(SUBCOMMANDS, { rerun, reset, fork });
+/**
+ * `show <id> [--io]`: the run, then its steps table, or with --io each step in full (a preview in
+ * the list is fetched whole from /steps/:seq).
+ */
+async function show(args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parse(args, { io: { type: 'boolean', default: false } });
+  const [id = ''] = expectPositionals(positionals, ['id']);
+  const client = connect(values, io.env);
+  const run = await client.getRun(id);
+  const steps = await client.listSteps(id);
+  if (values.io) {
+    // One request at a time: a long run may hold many large steps.
+    for (const [i, step] of steps.entries())
+      if (step.inputTruncated === true || step.outputTruncated === true)
+        steps[i] = await client.getStep(id, step.seq);
+  }
+  if (values.json) {
+    printJson(io, { run, steps });
+    return EXIT_OK;
+  }
+  out(io, formatRun(run));
+  out(io, '');
+  if (!values.io) out(io, formatStepTable(steps));
+  else if (steps.length === 0) out(io, 'no steps');
+  else out(io, steps.map(formatStepIo).join('\n\n'));
+  return EXIT_OK;
+}
+
+const SUBCOMMANDS: Record<string, Subcommand> = {
+  submit,
+  get,
+  list,
+  cancel,
+  input,
+  events,
+  steps,
+  show,
+  // Runs made from runs (lineage-command.ts).
+  rerun,
+  reset,
+  fork,
+};
 
 /**
  * Runs `keel runs <argv…>` (argv excludes `keel runs` itself) and returns the exit code.

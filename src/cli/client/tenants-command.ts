@@ -3,7 +3,7 @@
 // (--key, else $KEEL_ADMIN_KEY); exit codes and output conventions are the CLI kit's
 // (src/cli/kit/).
 import type { TenantQuotas } from '../../domain/records.ts';
-import { onePositional as one } from '../kit/args.ts';
+import { jsonArgument, onePositional as one } from '../kit/args.ts';
 import { clientFlagsUsage, connect, parseClientFlags as parse } from '../kit/client.ts';
 import { dispatch, type Subcommand } from '../kit/dispatch.ts';
 import { show, UsageError, type CliIo } from '../kit/output.ts';
@@ -26,6 +26,9 @@ limits (create and update):
   --daily-cost-budget-usd <usd|none>   model spend in USD per UTC day
   --pool-caps <pool=n,…|none>          max concurrent effects per pool, e.g. sandbox:default=2,browser=1
                                        (replaces the whole set; 'none' clears it)
+  --redact <json|none>                 what the API and CLI show as "[redacted]" in the tenant's runs and
+                                       steps, e.g. '{"fields":["password"],"tools":{"send_email":["input.body"]}}'
+                                       (replaces the whole policy; 'none' clears it; the journal keeps the values)
 
 ${clientFlagsUsage('KEEL_ADMIN_KEY', 'admin key')}
 
@@ -44,6 +47,7 @@ const QUOTA_FLAGS = {
   'daily-token-budget': { type: 'string' },
   'daily-cost-budget-usd': { type: 'string' },
   'pool-caps': { type: 'string' },
+  redact: { type: 'string' },
 } as const;
 type QuotaFlag = keyof typeof QUOTA_FLAGS;
 
@@ -93,11 +97,17 @@ function poolCaps(value: string): Record<string, number> {
   return caps;
 }
 
+/** `--redact`: a policy as JSON (the API checks its shape), or the empty policy for 'none'. */
+function redactPolicy(value: string): unknown {
+  if (value === 'none') return { fields: [], tools: {} };
+  return jsonArgument(value, '--redact');
+}
+
 /** The request body from the quota flags given (only those: an update changes nothing else). */
 function quotaBody(
   values: Partial<Record<QuotaFlag, string | undefined>>,
-): Record<string, number | null | Record<string, number>> {
-  const body: Record<string, number | null | Record<string, number>> = {};
+): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
   const integer = (flag: QuotaFlag, field: string, liftable: boolean, min = 1) => {
     const value = values[flag];
     if (value !== undefined) body[field] = quota(value, `--${flag}`, liftable, min);
@@ -111,6 +121,7 @@ function quotaBody(
   if (values['daily-cost-budget-usd'] !== undefined)
     body.dailyCostBudgetUsd = usd(values['daily-cost-budget-usd'], '--daily-cost-budget-usd');
   if (values['pool-caps'] !== undefined) body.poolCaps = poolCaps(values['pool-caps']);
+  if (values.redact !== undefined) body.redact = redactPolicy(values.redact);
   return body;
 }
 
@@ -122,6 +133,16 @@ const caps = (c: Record<string, number> | undefined): string =>
     : Object.entries(c)
         .map(([p, n]) => `${p}=${n}`)
         .join(',');
+
+/** `fields=password,apiKey; send_email=input.body`, or 'none'. */
+function redactText(policy: Tenant['redact'] | undefined): string {
+  const parts: string[] = [];
+  if (policy !== undefined && policy.fields.length > 0)
+    parts.push(`fields=${policy.fields.join(',')}`);
+  for (const [tool, paths] of Object.entries(policy?.tools ?? {}))
+    parts.push(`${tool}=${paths.join(',')}`);
+  return parts.length === 0 ? 'none' : parts.join('; ');
+}
 
 function formatTenant(t: Tenant): string {
   return [
@@ -135,6 +156,7 @@ function formatTenant(t: Tenant): string {
     `daily tokens    ${limit(t.dailyTokenBudget)}`,
     `daily cost usd  ${limit(t.dailyCostBudgetUsd)}`,
     `pool caps       ${caps(t.poolCaps)}`,
+    `redact          ${redactText(t.redact)}`,
   ].join('\n');
 }
 

@@ -1,6 +1,6 @@
 -- Changes a tenant's quotas and limits: each field is set only when its set_ flag is 1 (a NULL limit means unlimited).
 -- Params: :id, :now, and for each of weight, max_concurrent_runs, max_queued_runs, rpm, tpm, daily_token_budget,
---         daily_cost_budget_usd, pool_caps (JSON text): :set_<field> and :<field>.
+--         daily_cost_budget_usd, pool_caps, redact (JSON text): :set_<field> and :<field>.
 -- Returns the updated tenant row, or nothing when there is no such tenant.
 UPDATE tenants SET
   weight = CASE WHEN :set_weight::int = 1 THEN :weight::int ELSE weight END,
@@ -11,6 +11,7 @@ UPDATE tenants SET
   daily_token_budget = CASE WHEN :set_daily_token_budget::int = 1 THEN :daily_token_budget::bigint ELSE daily_token_budget END,
   daily_cost_budget_usd = CASE WHEN :set_daily_cost_budget_usd::int = 1 THEN :daily_cost_budget_usd::double precision ELSE daily_cost_budget_usd END,
   pool_caps = CASE WHEN :set_pool_caps::int = 1 THEN :pool_caps::text ELSE pool_caps END,
+  redact = CASE WHEN :set_redact::int = 1 THEN :redact::text ELSE redact END,
   updated_at = :now::bigint
 WHERE id = :id
-RETURNING id, name, created_at, weight, max_concurrent_runs, max_queued_runs, rpm, tpm, daily_token_budget, daily_cost_budget_usd, pool_caps
+RETURNING id, name, created_at, weight, max_concurrent_runs, max_queued_runs, rpm, tpm, daily_token_budget, daily_cost_budget_usd, pool_caps, redact
