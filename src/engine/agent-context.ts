@@ -40,6 +40,7 @@ import { rememberPrompt } from '../telemetry/model-prompts.ts';
 import { telemetry } from '../telemetry/telemetry.ts';
 import { checkSleep, checkWaitForInput, parseToolArgs, resolveChild } from './ctx-checks.ts';
 import { poolWaitReporter } from './pool-waits.ts';
+import { parseAgentInput } from './agent-contract.ts';
 import { resumedEvent, waitingEvent } from '../domain/waiting-reasons.ts';
 
 export interface ContextDeps {
@@ -91,6 +92,7 @@ export function createAgentContext(x: RunPort, deps: ContextDeps): AgentContext 
     },
     child: async (ref, input) => {
       const agent = resolveChild(deps.registry, ref);
+      parseAgentInput(agent, input); // agent_input_invalid before a position is taken
       return child(x, deps, x.position('child', agent.name), agent, input) as never;
     },
     now: () => now(x, x.position('now', 'now'), x.clock.now()),
