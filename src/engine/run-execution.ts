@@ -329,6 +329,10 @@ export class RunExecution implements RunPort {
     return this.#finish({ ok: true, result: json });
   }
 
+  log(level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>): void {
+    this.#hooks.log(level, message, { runId: this.runId, ...fields });
+  }
+
   // Positions and effects
 
   /**

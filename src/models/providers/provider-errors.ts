@@ -3,6 +3,7 @@
 // Retry-After when given); 400/401/403/404/422 and context-length errors are final. It reads status
 // and headers only: never the API key.
 import { KeelError } from '../../domain/keel-error.ts';
+import { internalError, isProgrammingError } from '../../domain/internal-error.ts';
 
 /**
  * Retry-After values above this are treated as this (the gateway clamps again to its own maximum).
@@ -29,6 +30,8 @@ export function classifyProviderError(error: unknown, endpoint: string): KeelErr
   const detail = `${endpoint}: ${(e.message ?? String(error)).slice(0, 500)}`;
   const details = { endpoint, ...(status === undefined ? {} : { status }) };
   if (status === undefined) {
+    // A bug in the adapter (not the provider's answer): never reported as the provider's outage.
+    if (isProgrammingError(error)) return internalError(error, `a call to ${endpoint}`);
     const name = error instanceof Error ? error.name : '';
     if (error instanceof SyntaxError || /JSON|parse/i.test(e.message ?? '')) {
       return new KeelError('model_response_invalid', `malformed response from ${detail}`, {
