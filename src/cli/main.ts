@@ -15,7 +15,9 @@ const USAGE = `usage: keel <command>
   plan <scenario.json> [--json] | plan --live <scenario.json> [--url u] [--window-seconds s]
                                                          capacity planner: what saturates first, and when
   runs submit|get|list|cancel|input|events|steps ...     talk to a running Keel (see: keel runs help)
-  doctor [--json]                                        which sandbox tiers work on this host, and why not
+  doctor [--json] [--models f] [--agents f] [--call-models]
+                                                         which sandbox tiers work on this host, and why not;
+                                                         each model's credentials (--call-models: one call each)
   schedules create|list|get|update|delete|pause|resume|trigger|backfill|fires ...
                                                          recurring runs (see: keel schedules help)
   tenants create|update|list ...                         tenants, their weights and limits (admin key; see: keel tenants help)

@@ -24,7 +24,11 @@ interface HttpLikeError {
  * classifyProviderError(rateLimitErrorWithRetryAfter2s, 'gpt/east');
  * // KeelError model_rate_limited, retryable, retryAfterMs 2000
  */
-export function classifyProviderError(error: unknown, endpoint: string): KeelError {
+export function classifyProviderError(
+  error: unknown,
+  endpoint: string,
+  key?: KeySource,
+): KeelError {
   const e = (typeof error === 'object' && error !== null ? error : {}) as HttpLikeError;
   const status = typeof e.status === 'number' ? e.status : undefined;
   const detail = `${endpoint}: ${(e.message ?? String(error)).slice(0, 500)}`;
@@ -71,8 +75,14 @@ export function classifyProviderError(error: unknown, endpoint: string): KeelErr
   if (status === 401 || status === 403)
     return new KeelError(
       'model_auth_failed',
-      `the provider refused the credentials (${status}) at ${endpoint}`,
-      { details, cause: error },
+      `the provider refused the credentials (${status}) at ${endpoint}; ${describeKey(key)}`,
+      {
+        details: {
+          ...details,
+          ...(key?.variable === undefined ? {} : { apiKeyEnv: key.variable, keySet: key.set }),
+        },
+        cause: error,
+      },
     );
   if (status === 404)
     return new KeelError(
@@ -85,6 +95,29 @@ export function classifyProviderError(error: unknown, endpoint: string): KeelErr
     `the provider rejected the request (${status}): ${detail}`,
     { details, cause: error },
   );
+}
+
+/** Where an endpoint's key came from: the variable's name and whether it held a value. */
+export interface KeySource {
+  variable: string | undefined;
+  set: boolean;
+}
+
+export function keySource(endpoint: {
+  apiKey: string | undefined;
+  apiKeyEnv?: string | undefined;
+}): KeySource {
+  return { variable: endpoint.apiKeyEnv, set: endpoint.apiKey !== undefined };
+}
+
+/** Says which variable the refused key came from (never the key), and whether it was unset. */
+function describeKey(key: KeySource | undefined): string {
+  if (key === undefined) return 'check the key';
+  if (key.variable === undefined)
+    return 'the model declares no apiKeyEnv, so no key was sent (name the variable holding the key)';
+  return key.set
+    ? `the key came from ${key.variable}: check its value`
+    : `the key comes from ${key.variable}, which is unset in this process: set it`;
 }
 
 /**
