@@ -54,4 +54,9 @@ export const SHARED_STATEMENT_NAMES = [
   'save-fair-clock',
   'starved-interactive',
   'mark-preempted',
+  // Serving processes (0019)
+  'announce-process',
+  'retire-process',
+  'list-serving-processes',
+  'forget-processes',
 ] as const;
