@@ -12,6 +12,7 @@ import { Orchestrator } from '../engine/orchestrator.ts';
 import { inThreadHost } from '../engine/agent-host.ts';
 import { IsolateHost } from '../engine/isolation/isolate-host.ts';
 import { AgentRegistry } from '../engine/registry.ts';
+import { announceServing } from '../engine/serving-announcer.ts';
 import { KeelError } from '../domain/keel-error.ts';
 import { TenantPolicy } from '../models/tenant-policy.ts';
 import { ModelGateway } from '../models/gateway.ts';
@@ -258,6 +259,12 @@ export async function startRuntime(
           (level, message, fields) => log[level](fields ?? {}, message),
         );
   orchestrator.start();
+  // Which processes serve which versions, for GET /v1/agents on any API process.
+  const announcer = await announceServing(
+    store,
+    { workerId: orchestrator.owner, role, served: () => registry.served() },
+    (error) => log.warn({ err: error }, 'could not announce the served agent versions'),
+  );
   // Schedules: every process runs the (leaderless) scheduler; fires are claimed with leases, so
   // none fires twice.
   const schedules = createSchedulesPlane(store, registry, {
@@ -297,6 +304,7 @@ export async function startRuntime(
       await metricsListener?.close();
       await schedules.scheduler.stop();
       await orchestrator.stop();
+      await announcer.stop();
       poolsWatch?.close();
       tenantPoolPolicy.close();
       pools.close();
