@@ -84,6 +84,28 @@ test('keel dev: GET /v1/agents lists each version with its JSON Schemas, served 
   assert.match(listed.stdout, /free +1 \(latest\) +any +any +dev /);
   const json = await cli(['agents', 'list', '--json'], dev.url);
   assert.deepEqual(JSON.parse(json.stdout), await getAgents(dev.url));
+
+  // The contract holds in the dev process, whose agent code runs in isolates: a bad input is 400,
+  // a good one reaches the agent parsed (its default filled in).
+  const submit = (input: unknown) =>
+    fetch(`${dev.url}/v1/runs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ agent: 'typed', input }),
+    });
+  const bad = await submit({ city: 1 });
+  assert.equal(bad.status, 400);
+  assert.equal(((await bad.json()) as any).error.code, 'agent_input_invalid');
+  const good = (await (await submit({ city: 'Oslo' })).json()) as any;
+  let run: any;
+  for (const deadline = Date.now() + 20_000; Date.now() < deadline; ) {
+    run = await (
+      await fetch(`${dev.url}/v1/runs/${good.id}`, { headers: { authorization: `Bearer ${KEY}` } })
+    ).json();
+    if (run.status === 'succeeded' || run.status === 'failed') break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.deepEqual(run.result, { forecast: 'Oslo ×3' }, JSON.stringify(run));
 });
 
 test('distributed (Postgres): the server lists the versions a worker serves, with the worker, and drops them when it stops', {
