@@ -93,6 +93,22 @@ test('--strict refuses the start with exit 2 and the same message, on one line',
   // The same file with the variable set starts (checked by doctor below without a server).
 });
 
+test('keel server and keel worker --strict refuse the same way, before they touch the database', async (t) => {
+  const file = modelsFile(t, [unsetModel]);
+  for (const role of ['server', 'worker']) {
+    const outcome = await keel(
+      [role, '--agents', AGENTS, ...(role === 'server' ? ['--port', '0'] : []), '--strict'],
+      // Nothing listens there: the credentials are checked before any connection is tried.
+      { KEEL_MODELS_FILE: file, KEEL_DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' },
+    );
+    assert.equal(outcome.status, 2, outcome.stderr);
+    assert.match(
+      outcome.stderr,
+      new RegExp(`^keel ${role}: model gpt needs ${UNSET}, which is unset.* — .+\n$`),
+    );
+  }
+});
+
 test('keel doctor lists each model credentials check; a set variable passes', async (t) => {
   const file = modelsFile(t, [
     unsetModel,
