@@ -13,6 +13,7 @@ import { scheduleStoreConformance } from './store/schedule-conformance.ts';
 import { tenantStoreConformance } from './store/tenant-conformance.ts';
 import { preemptionStoreConformance } from './store/preemption-conformance.ts';
 import { lineageStoreConformance } from './store/lineage-conformance.ts';
+import { processStoreConformance } from './store/process-conformance.ts';
 import { TEST_DATABASE_URL, postgresAvailable } from './support/postgres.ts';
 
 const sqlite: StoreFactory = {
@@ -55,10 +56,12 @@ scheduleStoreConformance(sqlite);
 tenantStoreConformance(sqlite);
 preemptionStoreConformance(sqlite);
 lineageStoreConformance(sqlite);
+processStoreConformance(sqlite);
 if (await postgresAvailable()) {
   storeConformance(postgres);
   scheduleStoreConformance(postgres);
   tenantStoreConformance(postgres);
   preemptionStoreConformance(postgres);
   lineageStoreConformance(postgres);
+  processStoreConformance(postgres);
 }

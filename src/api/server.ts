@@ -33,6 +33,7 @@ import { registerScheduleRoutes } from './routes/schedules.ts';
 import type { ScheduleService } from '../schedules/schedule-service.ts';
 import { PAYLOAD_MAX_BYTES_DEFAULT } from '../config/defaults.ts';
 import { registerUsageRoutes } from './routes/usage.ts';
+import { registerAgentRoutes } from './routes/agents.ts';
 import { registerMetricsRoute } from './routes/metrics.ts';
 import type { DashboardSources } from './dashboard-sources.ts';
 import { registerDashboard } from './routes/dashboard.ts';
@@ -194,6 +195,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
       tenantOf,
     });
   registerUsageRoutes(app, { store: options.store, tenantOf });
+  registerAgentRoutes(app, { store: options.store, registry: options.registry, tenantOf });
   registerMetricsRoute(app, { adminKey: options.adminKey });
   // The web app at / and its read-only /v1/dashboard routes.
   await registerDashboard(app, {

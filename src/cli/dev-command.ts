@@ -17,16 +17,19 @@ options:
   --port <n>        the API's port (default: $KEEL_PORT, else 7070; 0 picks a free one)
   --host <addr>     the address to listen on (default: $KEEL_HOST, else 127.0.0.1)
   --data <dir>      the data directory: SQLite store, its lock, sandbox workspaces (default: $KEEL_DATA_DIR, else ./.keel)
+  --strict          refuse to start (exit 2) when a model's credentials cannot work (an unset key variable);
+                    without it, each such model gets a warning at start
   --help            show this text
 
 exit codes: 0 after a graceful stop; 2 usage error, or a start refused (port in use, data directory not writable,
-agents file missing or broken, invalid configuration)`;
+agents file missing or broken, invalid configuration, with --strict a model key variable unset)`;
 
 const DEV_FLAGS = {
   agents: { type: 'string' },
   port: { type: 'string' },
   host: { type: 'string' },
   data: { type: 'string' },
+  strict: { type: 'boolean', default: false },
   ...HELP_FLAG,
 } as const;
 
@@ -49,7 +52,9 @@ export async function runDevCommand(argv: string[], io: CliIo): Promise<number> 
   const log = pino({ level: config.logLevel, base: { role: 'dev' } });
   if (unknownVariables.length > 0)
     log.warn({ unknownVariables }, 'unknown KEEL_* environment variables (typos?)');
-  const runtime = await startRuntime('dev', values.agents, config, log);
+  const runtime = await startRuntime('dev', values.agents, config, log, {
+    strict: values.strict,
+  });
   const where = config.databaseUrl !== undefined ? 'Postgres' : `data ${config.dataDir}`;
   io.stdout.write(
     `keel dev: ${runtime.address}  (${where}, durability ${runtime.store.durability}${runtime.recovered > 0 ? `, recovered ${runtime.recovered} runs` : ''})\n` +

@@ -15,10 +15,13 @@ const USAGE = `usage: keel <command>
   plan <scenario.json> [--json] | plan --live <scenario.json> [--url u] [--window-seconds s]
                                                          capacity planner: what saturates first, and when
   runs submit|get|list|cancel|input|events|steps ...     talk to a running Keel (see: keel runs help)
-  doctor [--json]                                        which sandbox tiers work on this host, and why not
+  doctor [--json] [--models f] [--agents f] [--call-models]
+                                                         which sandbox tiers work on this host, and why not;
+                                                         each model's credentials (--call-models: one call each)
   schedules create|list|get|update|delete|pause|resume|trigger|backfill|fires ...
                                                          recurring runs (see: keel schedules help)
   tenants create|update|list ...                         tenants, their weights and limits (admin key; see: keel tenants help)
+  agents list [--json]                                   agents, their versions and schemas, the processes serving each
 
   keel <command> --help shows a command's options. Exit codes: 0 success, 1 a request failed or a run did not
   succeed, 2 usage error or a start refused (one line on stderr says what and how to fix it).
@@ -43,6 +46,8 @@ const COMMANDS: Record<string, Command> = {
     (await import('./client/schedules-command.ts')).runSchedulesCommand(argv, io),
   tenants: async (argv, io) =>
     (await import('./client/tenants-command.ts')).runTenantsCommand(argv, io),
+  agents: async (argv, io) =>
+    (await import('./client/agents-command.ts')).runAgentsCommand(argv, io),
 };
 
 async function main(argv: string[], io: CliIo): Promise<number> {

@@ -12,6 +12,7 @@ import { Orchestrator } from '../engine/orchestrator.ts';
 import { inThreadHost } from '../engine/agent-host.ts';
 import { IsolateHost } from '../engine/isolation/isolate-host.ts';
 import { AgentRegistry } from '../engine/registry.ts';
+import { announceServing } from '../engine/serving-announcer.ts';
 import { KeelError } from '../domain/keel-error.ts';
 import { TenantPolicy } from '../models/tenant-policy.ts';
 import { ModelGateway } from '../models/gateway.ts';
@@ -33,8 +34,11 @@ import type { DashboardSources } from '../api/dashboard-sources.ts';
 import { loadPoolsFile } from '../scheduling/pool-config.ts';
 import { watchPoolsFile } from '../scheduling/pool-config-watch.ts';
 import { followTenantPoolPolicy } from '../scheduling/tenant-pool-policy.ts';
+import { credentialProblems } from '../models/credentials.ts';
 import {
   assertCanListen,
+  credentialsStartupError,
+  secretIsSet,
   databaseStartupError,
   isolateStartupError,
   listenStartupError,
@@ -106,11 +110,17 @@ function openStoreForStart(config: KeelConfig, role: Role): ReturnType<typeof op
   }
 }
 
+export interface StartOptions {
+  /** A model whose credentials cannot work fails the start (exit 2) instead of a warning. */
+  strict?: boolean;
+}
+
 export async function startRuntime(
   role: Role,
   agentsFile: string,
   config: KeelConfig,
   log: Logger,
+  options: StartOptions = {},
 ): Promise<RunningKeel> {
   if (config.testCrashAt !== undefined) {
     armCrashPoint(config.testCrashAt);
@@ -129,11 +139,20 @@ export async function startRuntime(
   // Models from the agents module plus the models file (KEEL_MODELS_FILE)
   const modelsFile =
     config.modelsFile === undefined ? undefined : loadModelsFile(resolve(config.modelsFile));
-  const gateway = new ModelGateway([...models, ...(modelsFile?.models ?? [])], {
+  const declaredModels = [...models, ...(modelsFile?.models ?? [])];
+  const gateway = new ModelGateway(declaredModels, {
     ...modelsFile?.options,
     secret: (name) => readSecretEnv(name),
     pools,
   });
+  // Preflight: a model whose key variable is unset is named now, not by every run's 401.
+  const credentials = credentialProblems(declaredModels, secretIsSet);
+  if (credentials.length > 0 && options.strict === true) throw credentialsStartupError(credentials);
+  for (const problem of credentials)
+    log.warn(
+      { model: problem.model, endpoint: problem.endpoint, variable: problem.variable ?? null },
+      problem.message,
+    );
   // A bad models file fails here, before the store is opened or locked.
   // A taken port fails the start here, before the store is opened or locked.
   const apiTarget = { host: config.host, port: config.port, flag: '--port' };
@@ -240,6 +259,12 @@ export async function startRuntime(
           (level, message, fields) => log[level](fields ?? {}, message),
         );
   orchestrator.start();
+  // Which processes serve which versions, for GET /v1/agents on any API process.
+  const announcer = await announceServing(
+    store,
+    { workerId: orchestrator.owner, role, served: () => registry.served() },
+    (error) => log.warn({ err: error }, 'could not announce the served agent versions'),
+  );
   // Schedules: every process runs the (leaderless) scheduler; fires are claimed with leases, so
   // none fires twice.
   const schedules = createSchedulesPlane(store, registry, {
@@ -280,6 +305,7 @@ export async function startRuntime(
       await metricsListener?.close();
       await schedules.scheduler.stop();
       await orchestrator.stop();
+      await announcer.stop();
       poolsWatch?.close();
       tenantPoolPolicy.close();
       pools.close();

@@ -14,6 +14,8 @@ type DistributedRole = Exclude<Role, 'dev'>;
 
 const DATA_OPTION = `  --data <dir>      this process's local directory for sandbox workspaces (default: $KEEL_DATA_DIR, else ./.keel);
                     runs, journals and artifacts are in PostgreSQL`;
+const STRICT_OPTION = `  --strict          refuse to start (exit 2) when a model's credentials cannot work (an unset key variable);
+                    without it, each such model gets a warning at start`;
 
 export const SERVER_USAGE = `usage: KEEL_DATABASE_URL=postgres://… keel server --agents <file> [--port 7070] [--host 127.0.0.1] [--data ./.keel]
 
@@ -24,10 +26,11 @@ options:
   --port <n>        the API's port (default: $KEEL_PORT, else 7070; 0 picks a free one)
   --host <addr>     the address to listen on (default: $KEEL_HOST, else 127.0.0.1)
 ${DATA_OPTION}
+${STRICT_OPTION}
   --help            show this text
 
 exit codes: 0 after a graceful stop; 2 usage error, or a start refused (port in use, database unreachable,
-agents file missing or broken, invalid configuration)`;
+agents file missing or broken, invalid configuration, with --strict a model key variable unset)`;
 
 export const WORKER_USAGE = `usage: KEEL_DATABASE_URL=postgres://… keel worker --agents <file> [--data ./.keel]
 
@@ -37,14 +40,16 @@ export const WORKER_USAGE = `usage: KEEL_DATABASE_URL=postgres://… keel worker
 options:
   --agents <file>   the module that exports your agents (required)
 ${DATA_OPTION}
+${STRICT_OPTION}
   --help            show this text
 
 exit codes: 0 after a graceful stop; 2 usage error, or a start refused (database unreachable, agents file missing
-or broken, invalid configuration)`;
+or broken, invalid configuration, with --strict a model key variable unset)`;
 
 const WORKER_FLAGS = {
   agents: { type: 'string' },
   data: { type: 'string' },
+  strict: { type: 'boolean', default: false },
   ...HELP_FLAG,
 } as const;
 const SERVER_FLAGS = {
@@ -73,6 +78,7 @@ export async function runServerCommand(
     agents?: string | undefined;
     data?: string | undefined;
     help: boolean;
+    strict: boolean;
     port?: string | undefined;
     host?: string | undefined;
   } = parseRoleFlags(role, argv);
@@ -101,7 +107,9 @@ export async function runServerCommand(
   const log = pino({ level: config.logLevel, base: { role } });
   if (unknownVariables.length > 0)
     log.warn({ unknownVariables }, 'unknown KEEL_* environment variables (typos?)');
-  const runtime = await startRuntime(role, values.agents, config, log);
+  const runtime = await startRuntime(role, values.agents, config, log, {
+    strict: values.strict,
+  });
   io.stdout.write(
     `keel ${role}: ${runtime.address ?? 'no API'}  (worker ${runtime.orchestrator.owner}, durability ${runtime.store.durability})\n`,
   );

@@ -9,6 +9,8 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { loadAgentsModule, type LoadedAgents } from '../engine/agents-module.ts';
 import { StartupError } from './kit/output.ts';
+import { readSecretEnv } from '../config/config.ts';
+import type { CredentialProblem } from '../models/credentials.ts';
 
 const AGENTS_HINT =
   'pass --agents with the path of the module that exports your agents (the results of defineAgent())';
@@ -232,4 +234,24 @@ export function isolateStartupError(error: unknown, file: string): StartupError 
     'agent code runs in worker threads under a watchdog: make the module load there, or set KEEL_AGENT_ISOLATION=thread to run it on the main thread (no watchdog)',
     { cause: error },
   );
+}
+
+/**
+ * `--strict`: a model whose credentials cannot work (credentials.ts) fails the start, with the same
+ * lines the warning gives.
+ */
+export function credentialsStartupError(problems: readonly CredentialProblem[]): StartupError {
+  return new StartupError(
+    problems.map((p) => p.message).join('; '),
+    'set the variables (keel doctor lists them), or start without --strict to serve anyway (calls to these models then fail with model_auth_failed)',
+  );
+}
+
+/** Whether the variable named `variable` holds a value; a name no variable could have does not. */
+export function secretIsSet(variable: string): boolean {
+  try {
+    return readSecretEnv(variable) !== undefined;
+  } catch {
+    return false;
+  }
 }

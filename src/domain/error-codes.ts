@@ -84,6 +84,21 @@ export const ERROR_CODES = {
   },
   non_determinism: { status: 500, meaning: 'Replay of the agent diverged from its journal.' },
   agent_error: { status: 500, meaning: 'The agent function threw.' },
+  agent_input_invalid: {
+    status: 400,
+    meaning:
+      'The run’s input does not match the input schema the agent declares (details.issues lists the zod issues); no run was created.',
+  },
+  agent_output_invalid: {
+    status: 500,
+    meaning:
+      'The run’s result does not match the output schema the agent declares (details.issues lists the zod issues).',
+  },
+  internal_error: {
+    status: 500,
+    meaning:
+      'Keel’s own code failed during an effect (a bug, not the provider’s answer nor the agent’s or tool’s code); details.correlationId finds the logged stack.',
+  },
   agent_version_unavailable: {
     status: 409,
     meaning: 'No worker serves the agent version the run is pinned to.',

@@ -41,6 +41,8 @@ import { rememberPrompt } from '../telemetry/model-prompts.ts';
 import { telemetry } from '../telemetry/telemetry.ts';
 import { checkSleep, checkWaitForInput, parseToolArgs, resolveChild } from './ctx-checks.ts';
 import { poolWaitReporter } from './pool-waits.ts';
+import { parseAgentInput } from './agent-contract.ts';
+import { internalError, internalErrorCause } from '../domain/internal-error.ts';
 import { resumedEvent, waitingEvent } from '../domain/waiting-reasons.ts';
 
 export interface ContextDeps {
@@ -92,6 +94,7 @@ export function createAgentContext(x: RunPort, deps: ContextDeps): AgentContext 
     },
     child: async (ref, input) => {
       const agent = resolveChild(deps.registry, ref);
+      parseAgentInput(agent, input); // agent_input_invalid before a position is taken
       return child(x, deps, x.position('child', agent.name), agent, input) as never;
     },
     now: () => now(x, x.position('now', 'now'), x.clock.now()),
@@ -308,7 +311,11 @@ async function model(
           x.stop({ kind: 'fail', error });
           throw error;
         }
-        const serialized = serializeError(error, 'model_unavailable');
+        // The provider's answers arrive typed (provider-errors.ts); anything else was raised by
+        // Keel's own code, and is reported as such (with a correlation id in the log), not as an outage.
+        const classified = internalError(error, `model call ${request.model}`);
+        logInternal(x, classified, seq);
+        const serialized = serializeError(classified, 'internal_error');
         await x.commit({
           journal: [
             {
@@ -656,4 +663,15 @@ function now(x: RunPort, { seq, entry }: Position, value: number): number {
     endedAt: value,
   });
   return value;
+}
+
+/** Logs an internal_error with its correlation id and stack: what an operator searches for. */
+function logInternal(x: RunPort, error: KeelError, seq: number): void {
+  const internal = internalErrorCause(error);
+  if (internal === undefined) return;
+  x.log('error', 'internal error during an effect', {
+    correlationId: internal.correlationId,
+    seq,
+    err: internal.cause,
+  });
 }

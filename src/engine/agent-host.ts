@@ -4,6 +4,7 @@
 // memory or exits costs only that run.
 import type { RunExecution } from './run-execution.ts';
 import { createAgentContext, type ContextDeps } from './agent-context.ts';
+import { parseAgentInput } from './agent-contract.ts';
 
 export interface AgentHost {
   /**
@@ -15,6 +16,10 @@ export interface AgentHost {
 }
 
 export const inThreadHost: AgentHost = {
-  run: (x, deps) => x.agent!.run(createAgentContext(x, deps) as never, x.run.input as never),
+  run: (x, deps) =>
+    x.agent!.run(
+      createAgentContext(x, deps) as never,
+      parseAgentInput(x.agent!, x.run.input) as never,
+    ),
   close: async () => {},
 };

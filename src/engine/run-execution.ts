@@ -7,6 +7,7 @@
 import { POISON_LEASE_LOSSES_DEFAULT } from '../config/defaults.ts';
 import { SYSTEM_CLOCK, type Clock, type ClockTimer } from '../domain/clock.ts';
 import { KeelError, isKeelError, serializeError } from '../domain/keel-error.ts';
+import { checkAgentOutput } from './agent-contract.ts';
 import type {
   CompensationReport,
   EffectKind,
@@ -322,7 +323,14 @@ export class RunExecution implements RunPort {
       return this.#finish({ ok: false, error: serializeError(error, 'agent_error') });
     }
     if (this.#phase !== 'running') return;
-    return this.#finish({ ok: true, result: toJson(result) });
+    const json = toJson(result);
+    const broken = checkAgentOutput(this.agent, json);
+    if (broken !== undefined) return this.#finish({ ok: false, error: broken.toJSON() });
+    return this.#finish({ ok: true, result: json });
+  }
+
+  log(level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>): void {
+    this.#hooks.log(level, message, { runId: this.runId, ...fields });
   }
 
   // Positions and effects

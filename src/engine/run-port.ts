@@ -112,6 +112,8 @@ export interface RunPort {
   hold(): () => void;
   /** An event that rides with the next commit of this run. */
   emit(event: { type: string; data: Json }): void;
+  /** A log line about this run (the process log, with the run's context). */
+  log(level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>): void;
   /**
    * Records a value to commit with the next commit (ctx.now: nothing durable has seen it before
    * then).

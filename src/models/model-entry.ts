@@ -91,6 +91,7 @@ export function buildEntry(definition: ModelDefinition, deps: EntryDeps): ModelE
         id,
         baseUrl: spec.baseUrl === '' ? undefined : spec.baseUrl,
         apiKey: keyEnv === undefined ? undefined : deps.secret(keyEnv),
+        apiKeyEnv: keyEnv,
       },
       breaker: new CircuitBreaker(deps.breaker, deps.clock, (status) =>
         telemetry.breakerState(definition.provider, id, status),

@@ -22,6 +22,10 @@ export interface ProviderEndpoint {
   baseUrl: string | undefined;
   /** The key itself; never logged, never stored, never put in errors or events. */
   apiKey: string | undefined;
+  /**
+   * The environment variable the key is read from (its name is safe to show: a 401 names it).
+   */
+  apiKeyEnv?: string | undefined;
 }
 
 export interface ProviderRequest {

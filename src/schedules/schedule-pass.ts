@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { isKeelError } from '../domain/keel-error.ts';
 import { newRunId } from '../domain/ids.ts';
 import type { AgentRegistry } from '../engine/registry.ts';
+import { parseAgentInput } from '../engine/agent-contract.ts';
 import { isTerminal } from '../domain/run-status.ts';
 import type { Json } from '../domain/json.ts';
 import type { NewRun } from '../domain/records.ts';
@@ -103,7 +104,11 @@ export async function planPass(
     if ('skipped' in run) {
       if (run.skipped === 'tenant_queue_full')
         telemetry.runAdmissionRejected(schedule.tenantId, 'schedule', run.skipped);
-      fire.detail = { ...fire.detail, reason: run.skipped };
+      fire.detail = {
+        ...fire.detail,
+        reason: run.skipped,
+        ...(run.issues === undefined ? {} : { issues: run.issues as Json }),
+      };
       step(fire, 'skip');
       return;
     }
@@ -295,14 +300,20 @@ function newRunFor(
   registry: AgentRegistry,
   schedule: ScheduleRecord,
   fire: Touched,
-): NewRun | { skipped: string } {
+): NewRun | { skipped: string; issues?: unknown } {
   const t = schedule.template;
   let version: string;
   try {
-    version = registry.resolve(t.agent).version;
+    const agent = registry.resolve(t.agent);
+    version = agent.version;
+    // A schedule made before the agent declared (or changed) its input schema: its fires are
+    // skipped with the reason, never started to fail later.
+    parseAgentInput(agent, t.input);
   } catch (error) {
     if (isKeelError(error) && error.code === 'agent_not_found')
       return { skipped: 'agent_not_found' };
+    if (isKeelError(error) && error.code === 'agent_input_invalid')
+      return { skipped: 'agent_input_invalid', issues: error.details?.issues };
     throw error;
   }
   const name = t.agent.includes('@') ? t.agent.slice(0, t.agent.lastIndexOf('@')) : t.agent;

@@ -5,6 +5,7 @@
 import { v7 as uuidv7 } from 'uuid';
 import { KeelError } from '../domain/keel-error.ts';
 import type { AgentRegistry } from '../engine/registry.ts';
+import { parseAgentInput } from '../engine/agent-contract.ts';
 import type {
   FireFilter,
   FireRecord,
@@ -210,7 +211,8 @@ export class ScheduleService {
   }
 
   #validate(s: NewSchedule, anchorAt: number): FireTimes {
-    this.#registry.resolve(s.template.agent); // agent_not_found now rather than at every fire
+    // agent_not_found and agent_input_invalid now rather than at every fire
+    parseAgentInput(this.#registry.resolve(s.template.agent), s.template.input);
     return new FireTimes({
       cron: s.cron,
       intervalMs: s.intervalMs,

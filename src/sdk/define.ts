@@ -1,5 +1,6 @@
 // Constructors for the things users write: agents, tools and models. They validate shape eagerly
 // so a typo fails at load time, not in the middle of a run.
+import type { z } from 'zod';
 import type {
   AgentContext,
   AgentDefinition,
@@ -23,11 +24,15 @@ function assertName(what: string, name: unknown): asserts name is string {
 }
 
 /**
- * Declares an agent: a durable function over a journal.
+ * Declares an agent: a durable function over a journal. With an `input` schema (zod), a run's input
+ * is checked when the run is submitted and `run` receives the parsed value, typed by the schema;
+ * with an `output` schema, a result that breaks it fails the run (`agent_output_invalid`).
  * @example
  * export const greeter = defineAgent({
  *   name: 'greeter', version: '1',
- *   async run(ctx, input: { name: string }) {
+ *   input: z.object({ name: z.string() }),
+ *   output: z.string(),
+ *   async run(ctx, input) {
  *     return ctx.step('greet', () => `hello ${input.name}`);
  *   },
  * });
@@ -35,6 +40,8 @@ function assertName(what: string, name: unknown): asserts name is string {
 export function defineAgent<I, O extends Json | void>(spec: {
   name: string;
   version: string;
+  input?: z.ZodType<I>;
+  output?: z.ZodType<O>;
   run(ctx: AgentContext, input: I): Promise<O>;
   blockedAfterMs?: number;
   tools?: ReadonlyArray<ToolDefinition<any, any>>;
@@ -55,6 +62,10 @@ export function defineAgent<I, O extends Json | void>(spec: {
   }
   if (spec.tools !== undefined && !spec.tools.every(isToolDefinition))
     throw new TypeError(`Agent ${spec.name}: tools must be made with defineTool()`);
+  for (const contract of ['input', 'output'] as const) {
+    if (spec[contract] !== undefined && !isZodSchema(spec[contract]))
+      throw new TypeError(`Agent ${spec.name}: ${contract} must be a zod schema`);
+  }
   return Object.freeze({
     kind: 'keel.agent',
     name: spec.name,
@@ -62,7 +73,13 @@ export function defineAgent<I, O extends Json | void>(spec: {
     run: spec.run,
     ...(spec.blockedAfterMs === undefined ? {} : { blockedAfterMs: spec.blockedAfterMs }),
     ...(spec.tools === undefined ? {} : { tools: Object.freeze([...spec.tools]) }),
+    ...(spec.input === undefined ? {} : { input: spec.input }),
+    ...(spec.output === undefined ? {} : { output: spec.output }),
   });
+}
+
+function isZodSchema(value: unknown): boolean {
+  return typeof (value as { safeParse?: unknown } | null)?.safeParse === 'function';
 }
 
 /**
@@ -117,10 +134,7 @@ export function defineTool<I, O extends Json | void>(
   const attempts = spec.retry?.maxAttempts ?? spec.maxAttempts;
   if (attempts !== undefined && (!Number.isInteger(attempts) || attempts < 1))
     throw new TypeError(`Tool ${spec.name}: maxAttempts must be a positive integer`);
-  if (
-    spec.input === undefined ||
-    typeof (spec.input as { safeParse?: unknown }).safeParse !== 'function'
-  ) {
+  if (spec.input === undefined || !isZodSchema(spec.input)) {
     throw new TypeError(`Tool ${spec.name}: input must be a zod schema`);
   }
   const tool = Object.freeze({ ...spec, kind: 'keel.tool' as const });

@@ -193,6 +193,16 @@ export interface AgentDefinition<I = any, O extends Json | void = any> {
   version: string;
   run(ctx: AgentContext, input: I): Promise<O>;
   /**
+   * The input's contract: a run whose input does not parse is refused when it is submitted (400
+   * `agent_input_invalid`, from the API, a schedule's fire or `ctx.child`), and `run` receives the
+   * parsed value.
+   */
+  readonly input?: z.ZodType<I>;
+  /**
+   * The result's contract: a run whose result does not parse fails with `agent_output_invalid`.
+   */
+  readonly output?: z.ZodType<O>;
+  /**
    * How long one turn of this agent's code (from being resumed to its next await of ctx) may hold
    * its isolate's thread before the watchdog aborts the run with `agent_blocked`; default
    * KEEL_AGENT_BLOCKED_MS (2 s).

@@ -17,7 +17,9 @@ import type { LiveMetrics } from './live-metrics.ts';
 import * as claims from './procedures/claims.ts';
 import { applyCommit, type StaleCommit } from './procedures/commit.ts';
 import * as lineage from './procedures/lineage.ts';
+import * as processes from './procedures/processes.ts';
 import * as reads from './procedures/reads.ts';
+import type { ServingProcess } from './serving-processes.ts';
 import * as runs from './procedures/runs.ts';
 import * as tenants from './procedures/tenants.ts';
 import { run, type Procedure, type Tx } from './procedures/transaction.ts';
@@ -149,6 +151,20 @@ export abstract class ProcedureStore implements Store {
     sinceMs: number,
   ): Promise<{ tokens: number; costUsd: number }> {
     return this.read(reads.tenantUsageSince(tenantId, sinceMs));
+  }
+
+  // Serving processes
+
+  announceProcess(process: Omit<ServingProcess, 'lastSeenAt'>): Promise<void> {
+    return this.write(LEASE_ONLY, (tx) => processes.announceProcess(tx, process));
+  }
+
+  retireProcess(workerId: string): Promise<void> {
+    return this.write(LEASE_ONLY, () => processes.retireProcess(workerId));
+  }
+
+  listServingProcesses(seenSince: number): Promise<ServingProcess[]> {
+    return this.read(processes.listServingProcesses(seenSince));
   }
 
   // Runs

@@ -56,4 +56,9 @@ export const SHARED_STATEMENT_NAMES = [
   'mark-preempted',
   'set-run-lineage',
   'copy-journal-prefix',
+  // Serving processes (0019)
+  'announce-process',
+  'retire-process',
+  'list-serving-processes',
+  'forget-processes',
 ] as const;

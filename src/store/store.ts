@@ -20,6 +20,7 @@ import type {
 import type { TenantUsage } from './usage.ts';
 import type { LiveMetrics } from './live-metrics.ts';
 import type { EndedRunsBucket, RunSummaryRow, TenantSummaryRow } from './run-summaries.ts';
+import type { ServingProcess } from './serving-processes.ts';
 
 /**
  * Why a run changed: `events` (new events only), `runnable` (it may be claimed now), `cancel` (a
@@ -365,4 +366,15 @@ export interface Store {
 
   /** Called after each durable write with the runs it changed and why. */
   onChange(listener: (changes: readonly RunChange[]) => void): () => void;
+
+  // Serving processes (serving-processes.ts)
+  /**
+   * Inserts or refreshes this process's row (`lastSeenAt` = now) with the versions it serves; rows
+   * of processes unseen for a day are forgotten.
+   */
+  announceProcess(process: Omit<ServingProcess, 'lastSeenAt'>): Promise<void>;
+  /** Removes a process's row (a graceful stop). */
+  retireProcess(workerId: string): Promise<void>;
+  /** Processes seen at `seenSince` (ms) or later, oldest first. */
+  listServingProcesses(seenSince: number): Promise<ServingProcess[]>;
 }

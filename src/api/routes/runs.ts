@@ -10,6 +10,7 @@ import { KeelError, isKeelError } from '../../domain/keel-error.ts';
 import { telemetry } from '../../telemetry/telemetry.ts';
 import { newRunId } from '../../domain/ids.ts';
 import type { AgentRegistry } from '../../engine/registry.ts';
+import { parseAgentInput } from '../../engine/agent-contract.ts';
 import type { Json } from '../../domain/json.ts';
 import type { RunRecord, TenantRecord } from '../../domain/records.ts';
 import type { Store } from '../../store/store.ts';
@@ -81,6 +82,7 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
       const body = request.body;
       const agent = registry.resolve(body.agent);
       const input = (body.input ?? null) as Json;
+      parseAgentInput(agent, input); // 400 agent_input_invalid before any run exists
       const requestHash =
         body.idempotencyKey === undefined
           ? null

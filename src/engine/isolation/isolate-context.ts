@@ -14,6 +14,7 @@ import type {
 } from '../../sdk/types.ts';
 import type { EffectKind } from '../../domain/records.ts';
 import { checkSleep, checkWaitForInput, parseToolArgs, resolveChild } from '../ctx-checks.ts';
+import { parseAgentInput } from '../agent-contract.ts';
 import { SeededRandom } from '../deterministic.ts';
 import type { AgentRegistry } from '../registry.ts';
 import { divergence, toJson } from '../journal-cursor.ts';
@@ -115,6 +116,7 @@ export class IsolatedRun {
       },
       child: (async (ref: Parameters<AgentContext['child']>[0], input: Json) => {
         const agent = resolveChild(registry, ref);
+        parseAgentInput(agent, input); // a bad child input takes no position, as in the main thread
         const seq = this.#position('child', agent.name);
         const entry = this.#journal.get(seq);
         if (entry !== undefined) return settled(entry);

@@ -12,6 +12,7 @@ import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { KeelError } from '../../domain/keel-error.ts';
+import { parseAgentInput } from '../agent-contract.ts';
 import { loadAgentsModule } from '../agents-module.ts';
 import { AgentRegistry } from '../registry.ts';
 import { toJson } from '../journal-cursor.ts';
@@ -168,7 +169,10 @@ function start(message: Extract<ToIsolate, { t: 'start' }>): void {
             ),
           )
         : Promise.resolve().then(() =>
-            agent.run(run.context(registry, models) as never, message.input as never),
+            agent.run(
+              run.context(registry, models) as never,
+              parseAgentInput(agent, message.input) as never,
+            ),
           );
     // The agent's first turn runs in the microtasks after this: the idle below comes after it.
     result.then(

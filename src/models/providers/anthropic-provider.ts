@@ -17,7 +17,7 @@ import type {
   ProviderResponse,
 } from '../provider.ts';
 import { requireEndpoint } from './openai-provider.ts';
-import { classifyProviderError, invalidResponse } from './provider-errors.ts';
+import { classifyProviderError, invalidResponse, keySource } from './provider-errors.ts';
 
 export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
 /**
@@ -82,7 +82,7 @@ export class AnthropicProvider implements ModelProvider {
         (error as { name?: unknown }).name === 'KeelError'
       )
         throw error;
-      throw classifyProviderError(error, endpoint.id);
+      throw classifyProviderError(error, endpoint.id, keySource(endpoint));
     }
   }
 

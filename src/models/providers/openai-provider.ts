@@ -16,7 +16,7 @@ import type {
   ProviderRequest,
   ProviderResponse,
 } from '../provider.ts';
-import { classifyProviderError, invalidResponse } from './provider-errors.ts';
+import { classifyProviderError, invalidResponse, keySource } from './provider-errors.ts';
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 /**
@@ -70,7 +70,9 @@ export class OpenAiProvider implements ModelProvider {
       return toResponse(completion, endpoint.id, firstTokenMs);
     } catch (error) {
       if (signal.aborted) throw signal.reason;
-      throw isKeelLike(error) ? error : classifyProviderError(error, endpoint.id);
+      throw isKeelLike(error)
+        ? error
+        : classifyProviderError(error, endpoint.id, keySource(endpoint));
     }
   }
 

@@ -43,3 +43,23 @@ describe('provider errors', () => {
     assert.equal(classifyProviderError(http(429, { 'retry-after': '1' }), 'e').retryAfterMs, 1_000);
   });
 });
+
+describe('classifyProviderError: bugs versus outages', () => {
+  it('a TypeError raised by the adapter is internal_error (not retried), never model_unavailable', () => {
+    const e = classifyProviderError(
+      new TypeError("Cannot read properties of undefined (reading 'length')"),
+      'gpt/0',
+    );
+    assert.equal(e.code, 'internal_error');
+    assert.equal(e.retryable, false);
+    assert.match(String(e.details?.correlationId), /^err_/);
+  });
+  it('a refused connection (undici: TypeError fetch failed, with a coded cause) stays an outage', () => {
+    const refused = new TypeError('fetch failed', {
+      cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+    });
+    const e = classifyProviderError(refused, 'gpt/0');
+    assert.equal(e.code, 'model_unavailable');
+    assert.equal(e.retryable, true);
+  });
+});

@@ -3,6 +3,7 @@
 // Retry-After when given); 400/401/403/404/422 and context-length errors are final. It reads status
 // and headers only: never the API key.
 import { KeelError } from '../../domain/keel-error.ts';
+import { internalError, isProgrammingError } from '../../domain/internal-error.ts';
 
 /**
  * Retry-After values above this are treated as this (the gateway clamps again to its own maximum).
@@ -23,12 +24,18 @@ interface HttpLikeError {
  * classifyProviderError(rateLimitErrorWithRetryAfter2s, 'gpt/east');
  * // KeelError model_rate_limited, retryable, retryAfterMs 2000
  */
-export function classifyProviderError(error: unknown, endpoint: string): KeelError {
+export function classifyProviderError(
+  error: unknown,
+  endpoint: string,
+  key?: KeySource,
+): KeelError {
   const e = (typeof error === 'object' && error !== null ? error : {}) as HttpLikeError;
   const status = typeof e.status === 'number' ? e.status : undefined;
   const detail = `${endpoint}: ${(e.message ?? String(error)).slice(0, 500)}`;
   const details = { endpoint, ...(status === undefined ? {} : { status }) };
   if (status === undefined) {
+    // A bug in the adapter (not the provider's answer): never reported as the provider's outage.
+    if (isProgrammingError(error)) return internalError(error, `a call to ${endpoint}`);
     const name = error instanceof Error ? error.name : '';
     if (error instanceof SyntaxError || /JSON|parse/i.test(e.message ?? '')) {
       return new KeelError('model_response_invalid', `malformed response from ${detail}`, {
@@ -68,8 +75,14 @@ export function classifyProviderError(error: unknown, endpoint: string): KeelErr
   if (status === 401 || status === 403)
     return new KeelError(
       'model_auth_failed',
-      `the provider refused the credentials (${status}) at ${endpoint}`,
-      { details, cause: error },
+      `the provider refused the credentials (${status}) at ${endpoint}; ${describeKey(key)}`,
+      {
+        details: {
+          ...details,
+          ...(key?.variable === undefined ? {} : { apiKeyEnv: key.variable, keySet: key.set }),
+        },
+        cause: error,
+      },
     );
   if (status === 404)
     return new KeelError(
@@ -82,6 +95,29 @@ export function classifyProviderError(error: unknown, endpoint: string): KeelErr
     `the provider rejected the request (${status}): ${detail}`,
     { details, cause: error },
   );
+}
+
+/** Where an endpoint's key came from: the variable's name and whether it held a value. */
+export interface KeySource {
+  variable: string | undefined;
+  set: boolean;
+}
+
+export function keySource(endpoint: {
+  apiKey: string | undefined;
+  apiKeyEnv?: string | undefined;
+}): KeySource {
+  return { variable: endpoint.apiKeyEnv, set: endpoint.apiKey !== undefined };
+}
+
+/** Says which variable the refused key came from (never the key), and whether it was unset. */
+function describeKey(key: KeySource | undefined): string {
+  if (key === undefined) return 'check the key';
+  if (key.variable === undefined)
+    return 'the model declares no apiKeyEnv, so no key was sent (name the variable holding the key)';
+  return key.set
+    ? `the key came from ${key.variable}: check its value`
+    : `the key comes from ${key.variable}, which is unset in this process: set it`;
 }
 
 /**
