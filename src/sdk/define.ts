@@ -100,7 +100,7 @@ export function defineTool<I, O extends Json | void>(
   }
   if (typeof spec.run !== 'function')
     throw new TypeError(`Tool ${spec.name}: run must be a function`);
-  for (const hook of ['query', 'compensate'] as const) {
+  for (const hook of ['query', 'compensate', 'effectOf'] as const) {
     if (spec[hook] !== undefined && typeof spec[hook] !== 'function')
       throw new TypeError(`Tool ${spec.name}: ${hook} must be a function`);
   }

@@ -37,6 +37,7 @@ import {
   type SubmitRunBody,
 } from './http-client.ts';
 import { readSse, type SseMessage, type SseReconnect } from './sse.ts';
+import { formatUnknownExecutions, migrate, resolve, unknownExecutions } from './runs-operations.ts';
 
 /** `list --all` stops here rather than paging forever through a server that never says "done". */
 const LIST_ALL_MAX_PAGES = 10_000;
@@ -59,6 +60,14 @@ commands:
   events <id> [--after <n>] [--no-follow]
                               print events live until the run ends; --no-follow prints what exists
   steps <id>                  show the run's steps as a timeline
+  show <id>                   show one run and, for each execution left unknown by a crash, the
+                              commands that resolve it
+  resolve <run> <execution> --as succeeded|failed|retry [--result <json>] [--error <message>]
+                              decide the outcome of an unknown execution: retry runs it again,
+                              succeeded takes --result as its result, failed fails the call
+  migrate --agent <a> --from <version> --to <version>
+                              move queued, never-started runs of a version to another one that a
+                              process serves; prints how many moved and which had started
   help                        show this text
 
 ${clientFlagsUsage()}
@@ -400,7 +409,35 @@ async function steps(args: string[], io: CliIo): Promise<number> {
   return EXIT_OK;
 }
 
-const SUBCOMMANDS: Record<string, Subcommand> = { submit, get, list, cancel, input, events, steps };
+/** `get`, then every unknown execution of the run with the commands that resolve it. */
+async function show(args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parse(args, {});
+  const [id = ''] = expectPositionals(positionals, ['id']);
+  const client = connect(values, io.env);
+  const run: Run = await client.getRun(id);
+  const steps = run.status === 'waiting' ? await client.listSteps(id) : [];
+  if (values.json) {
+    printJson(io, { ...run, unknownExecutions: unknownExecutions(steps) });
+    return EXIT_OK;
+  }
+  out(io, formatRun(run));
+  const hint = formatUnknownExecutions(id, steps);
+  if (hint !== '') out(io, hint);
+  return EXIT_OK;
+}
+
+const SUBCOMMANDS: Record<string, Subcommand> = {
+  submit,
+  get,
+  list,
+  cancel,
+  input,
+  events,
+  steps,
+  show,
+  resolve,
+  migrate,
+};
 
 /**
  * Runs `keel runs <argv…>` (argv excludes `keel runs` itself) and returns the exit code.
