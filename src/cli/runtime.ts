@@ -12,6 +12,7 @@ import { Orchestrator } from '../engine/orchestrator.ts';
 import { inThreadHost } from '../engine/agent-host.ts';
 import { IsolateHost } from '../engine/isolation/isolate-host.ts';
 import { AgentRegistry } from '../engine/registry.ts';
+import { warnUnservedVersions } from './version-warnings.ts';
 import { KeelError } from '../domain/keel-error.ts';
 import { TenantPolicy } from '../models/tenant-policy.ts';
 import { ModelGateway } from '../models/gateway.ts';
@@ -164,6 +165,7 @@ export async function startRuntime(
   const registry = new AgentRegistry();
   for (const agent of agents) registry.register(agent);
   for (const tool of tools) registry.registerTool(tool);
+  await warnUnservedVersions(store, registry, store.capabilities.multiProcess, log);
   // Traces (off unless OTEL_* says otherwise), metrics derived from the store, run context in logs
   const stopTracing = await startTracing(tracingOptionsFrom(config));
   const detachStore = telemetry.attachStore(store);

@@ -19,6 +19,7 @@ import { applyCommit, type StaleCommit } from './procedures/commit.ts';
 import * as reads from './procedures/reads.ts';
 import * as runs from './procedures/runs.ts';
 import * as tenants from './procedures/tenants.ts';
+import * as versions from './procedures/versions.ts';
 import { run, type Procedure, type Tx } from './procedures/transaction.ts';
 import type { EndedRunsBucket, RunSummaryRow, TenantSummaryRow } from './run-summaries.ts';
 import type {
@@ -38,6 +39,7 @@ import type {
   StoreHealth,
 } from './store.ts';
 import type { TenantUsage } from './usage.ts';
+import type { QueuedVersion, VersionMigration, VersionMigrationResult } from './store.ts';
 
 /** How a backend queues a write transaction. */
 export interface WriteOptions {
@@ -189,6 +191,14 @@ export abstract class ProcedureStore implements Store {
 
   readmitRun(runId: string): Promise<RunRecord> {
     return this.write({ fsync: true, key: runId }, (tx) => runs.readmitRun(tx, runId));
+  }
+
+  migrateRunVersion(migration: VersionMigration): Promise<VersionMigrationResult> {
+    return this.write(DURABLE, (tx) => versions.migrateRunVersion(tx, migration));
+  }
+
+  queuedByVersion(): Promise<QueuedVersion[]> {
+    return this.read(versions.queuedByVersion());
   }
 
   // Work

@@ -54,4 +54,8 @@ export const SHARED_STATEMENT_NAMES = [
   'save-fair-clock',
   'starved-interactive',
   'mark-preempted',
+  'find-unstarted-queued-runs',
+  'find-started-queued-runs',
+  'migrate-run-version',
+  'count-queued-by-version',
 ] as const;
