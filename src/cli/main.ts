@@ -6,7 +6,8 @@ import { reportError, type CliIo } from './kit/output.ts';
 
 const USAGE = `usage: keel <command>
 
-  dev --agents <file> [--port 7070] [--data ./.keel]   run everything in one process (SQLite, or Postgres if KEEL_DATABASE_URL)
+  dev --agents <file> [--watch] [--port 7070] [--data ./.keel]
+                                                         run everything in one process (SQLite, or Postgres if KEEL_DATABASE_URL)
   server --agents <file> [--port 7070] [--data ./.keel]
                                                          API + orchestrator on Postgres (KEEL_DATABASE_URL); run any number
   worker --agents <file> [--data ./.keel]                orchestrator only, on Postgres; run any number
