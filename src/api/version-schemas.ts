@@ -4,15 +4,13 @@
 import { z } from 'zod';
 import { plainText } from './schemas.ts';
 
-export const MigrateVersionBody = z
-  .strictObject({
-    agent: plainText(200).describe('The agent name'),
-    from: plainText(64).describe('The version the queued runs are pinned to now'),
-    to: plainText(64).describe(
-      'The version to pin them to; a process must serve it (409 agent_version_not_served)',
-    ),
-  })
-  .meta({ id: 'MigrateVersionRequest' });
+export const MigrateVersionBody = z.strictObject({
+  agent: plainText(200).describe('The agent name'),
+  from: plainText(64).describe('The version the queued runs are pinned to now'),
+  to: plainText(64).describe(
+    'The version to pin them to; a process must serve it (409 agent_version_not_served)',
+  ),
+});
 
 export const MigrateVersionReport = z
   .object({
