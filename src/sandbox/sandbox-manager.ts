@@ -135,8 +135,8 @@ export class SandboxManager {
   }
 
   /**
-   * Runs `fn` in the run's environment under the profile's policy, then snapshots the workspace.
-   * Calls of one run queue.
+   * Runs `fn` in the run's environment under the profile's policy, then snapshots the workspace
+   * (unless `snapshot: false`). Calls of one run queue.
    */
   call<T>(
     runId: string,
