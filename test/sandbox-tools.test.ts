@@ -3,11 +3,14 @@
 // tier's typed limits. The tools find the node's sandbox manager in their context (`ctx.node`)
 // unless one is passed to sandboxTools().
 import assert from 'node:assert/strict';
+import { readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { defineSandboxProfile } from '../src/sandbox/profile.ts';
+import { runRef, SandboxManager } from '../src/sandbox/sandbox-manager.ts';
 import type { ToolContext, ToolDefinition, ToolNode } from '../src/sdk/types.ts';
 import { sandboxTools } from '../src/tools/sandbox-tools.ts';
-import { newManager, skipUnless } from './support/sandbox.ts';
+import { newManager, sandboxRoot, skipUnless } from './support/sandbox.ts';
 
 const { manager, cleanup } = newManager();
 after(cleanup);
@@ -151,4 +154,56 @@ test('without a manager passed or lent by the node, a tool fails with sandbox_un
   await assert.rejects(call(tools.exec, { argv: ['/bin/true'] }, `none-${process.pid}`, detached), {
     code: 'sandbox_unavailable',
   });
+});
+
+test('read_file and list_files commit no workspace snapshot; exec and write_file do', {
+  skip: skipUnless('namespace'),
+}, async (t) => {
+  const { root, artifacts, cleanup } = sandboxRoot();
+  const own = new SandboxManager({ root, artifacts });
+  t.after(async () => {
+    await own.close();
+    cleanup();
+  });
+  const tools = sandboxTools({
+    manager: own,
+    profile: defineSandboxProfile({ name: 'tools-reads', tier: 'namespace', policy: 'resident' }),
+  });
+  const runId = `reads-${process.pid}`;
+  const written = await call(tools.write_file, { path: 'a.txt', content: 'a' }, runId);
+  assert.equal(await artifacts.getRef(runRef(runId)), written.workspace.manifest);
+  // A file appears in the resident workspace behind the tools' back: any snapshot would see it.
+  const [id] = readdirSync(root).filter((name) => !name.startsWith('.'));
+  writeFileSync(join(root, id!, 'planted.txt'), 'p');
+  assert.equal((await call(tools.read_file, { path: 'planted.txt' }, runId)).content, 'p');
+  const listed = await call(tools.list_files, {}, runId);
+  assert.equal(listed.files.length, 2);
+  assert.equal(
+    await artifacts.getRef(runRef(runId)),
+    written.workspace.manifest,
+    'reads left the latest snapshot as it was',
+  );
+  const ran = await call(tools.exec, { argv: ['/bin/true'], effect: 'read' }, runId);
+  assert.notEqual(ran.workspace.manifest, written.workspace.manifest, 'exec snapshots');
+  assert.equal(await artifacts.getRef(runRef(runId)), ran.workspace.manifest);
+  await own.endRun(runId);
+});
+
+test('exec takes its effect class from the call, else from the profile, else side-effect', () => {
+  const plain = sandboxTools({
+    profile: defineSandboxProfile({ name: 'fx-plain', tier: 'process' }),
+  });
+  const readOnly = sandboxTools({
+    profile: defineSandboxProfile({ name: 'fx-read', tier: 'process', execEffect: 'read' }),
+  });
+  const effectOf = (tool: ToolDefinition<any, any>, args: unknown) =>
+    tool.effectOf!(tool.input.parse(args));
+  assert.equal(effectOf(plain.exec, { argv: ['ls'] }), 'side-effect');
+  assert.equal(effectOf(plain.exec, { argv: ['ls'], effect: 'idempotent' }), 'idempotent');
+  assert.equal(effectOf(readOnly.exec, { argv: ['ls'] }), 'read');
+  assert.equal(
+    effectOf(readOnly.exec, { argv: ['rm', 'x'], effect: 'side-effect' }),
+    'side-effect',
+  );
+  assert.equal(plain.exec.input.safeParse({ argv: ['ls'], effect: 'harmless' }).success, false);
 });

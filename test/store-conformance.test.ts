@@ -14,6 +14,7 @@ import { tenantStoreConformance } from './store/tenant-conformance.ts';
 import { preemptionStoreConformance } from './store/preemption-conformance.ts';
 import { lineageStoreConformance } from './store/lineage-conformance.ts';
 import { processStoreConformance } from './store/process-conformance.ts';
+import { versionStoreConformance } from './store/version-conformance.ts';
 import { TEST_DATABASE_URL, postgresAvailable } from './support/postgres.ts';
 
 const sqlite: StoreFactory = {
@@ -57,6 +58,7 @@ tenantStoreConformance(sqlite);
 preemptionStoreConformance(sqlite);
 lineageStoreConformance(sqlite);
 processStoreConformance(sqlite);
+versionStoreConformance(sqlite);
 if (await postgresAvailable()) {
   storeConformance(postgres);
   scheduleStoreConformance(postgres);
@@ -64,4 +66,5 @@ if (await postgresAvailable()) {
   preemptionStoreConformance(postgres);
   lineageStoreConformance(postgres);
   processStoreConformance(postgres);
+  versionStoreConformance(postgres);
 }

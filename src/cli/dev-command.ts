@@ -7,13 +7,15 @@ import { HELP_FLAG, parseFlags, portFlag } from './kit/args.ts';
 import { EXIT_OK, UsageError, type CliIo } from './kit/output.ts';
 import { DEV_TENANT_NAME, startRuntime, untilSignalled } from './runtime.ts';
 
-export const DEV_USAGE = `usage: keel dev --agents <file> [--port 7070] [--host 127.0.0.1] [--data ./.keel]
+export const DEV_USAGE = `usage: keel dev --agents <file> [--watch] [--port 7070] [--host 127.0.0.1] [--data ./.keel]
 
   Runs everything in one process: the API, the orchestrator and the store (SQLite in the data directory, or
   PostgreSQL when KEEL_DATABASE_URL is set). Prints the address and an API key; stops gracefully on SIGINT/SIGTERM.
 
 options:
   --agents <file>   the module that exports your agents (required)
+  --watch           reload the agents module when it or a file it imports (in its directory) changes:
+                    new runs use the new code; runs in flight finish their turn on the code that started them
   --port <n>        the API's port (default: $KEEL_PORT, else 7070; 0 picks a free one)
   --host <addr>     the address to listen on (default: $KEEL_HOST, else 127.0.0.1)
   --data <dir>      the data directory: SQLite store, its lock, sandbox workspaces (default: $KEEL_DATA_DIR, else ./.keel)
@@ -30,6 +32,7 @@ const DEV_FLAGS = {
   host: { type: 'string' },
   data: { type: 'string' },
   strict: { type: 'boolean', default: false },
+  watch: { type: 'boolean', default: false },
   ...HELP_FLAG,
 } as const;
 
@@ -54,12 +57,15 @@ export async function runDevCommand(argv: string[], io: CliIo): Promise<number> 
     log.warn({ unknownVariables }, 'unknown KEEL_* environment variables (typos?)');
   const runtime = await startRuntime('dev', values.agents, config, log, {
     strict: values.strict,
+    watch: values.watch,
+    onReload: (line) => io.stdout.write(`${line}\n`),
   });
   const where = config.databaseUrl !== undefined ? 'Postgres' : `data ${config.dataDir}`;
   io.stdout.write(
     `keel dev: ${runtime.address}  (${where}, durability ${runtime.store.durability}${runtime.recovered > 0 ? `, recovered ${runtime.recovered} runs` : ''})\n` +
       `API key (tenant "${DEV_TENANT_NAME}"): ${config.apiKey === undefined ? runtime.devApiKey : '(from KEEL_API_KEY)'}\n` +
-      `Dashboard: ${runtime.address}/  (sign in with the API key)\n`,
+      `Dashboard: ${runtime.address}/  (sign in with the API key)\n` +
+      (values.watch ? `Watching ${values.agents} and the files it imports: edits reload it\n` : ''),
   );
   return untilSignalled(runtime, log);
 }

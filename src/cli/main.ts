@@ -6,15 +6,18 @@ import { reportError, type CliIo } from './kit/output.ts';
 
 const USAGE = `usage: keel <command>
 
-  dev --agents <file> [--port 7070] [--data ./.keel]   run everything in one process (SQLite, or Postgres if KEEL_DATABASE_URL)
+  dev --agents <file> [--watch] [--port 7070] [--data ./.keel]
+                                                         run everything in one process (SQLite, or Postgres if KEEL_DATABASE_URL)
   server --agents <file> [--port 7070] [--data ./.keel]
                                                          API + orchestrator on Postgres (KEEL_DATABASE_URL); run any number
   worker --agents <file> [--data ./.keel]                orchestrator only, on Postgres; run any number
                                                          (--data of server and worker: local sandbox workspaces only)
+  init [dir]                                             scaffold a project: package.json (ES module, Node 24), agents.ts, models.json
   migrate                                                apply Postgres migrations and exit
   plan <scenario.json> [--json] | plan --live <scenario.json> [--url u] [--window-seconds s]
                                                          capacity planner: what saturates first, and when
-  runs submit|get|list|cancel|input|events|steps ...     talk to a running Keel (see: keel runs help)
+  runs submit|get|show|list|cancel|input|events|steps|rerun|reset|fork|resolve|migrate ...
+                                                         talk to a running Keel (see: keel runs help)
   doctor [--json] [--models f] [--agents f] [--call-models]
                                                          which sandbox tiers work on this host, and why not;
                                                          each model's credentials (--call-models: one call each)
@@ -39,6 +42,7 @@ const COMMANDS: Record<string, Command> = {
   worker: async (argv, io) =>
     (await import('./server-command.ts')).runServerCommand('worker', argv, io),
   migrate: async (argv, io) => (await import('./migrate-command.ts')).runMigrateCommand(argv, io),
+  init: async (argv, io) => (await import('./init-command.ts')).runInitCommand(argv, io),
   plan: async (argv, io) => (await import('./plan-command.ts')).runPlanCommand(argv, io),
   runs: async (argv, io) => (await import('./client/runs-command.ts')).runRunsCommand(argv, io),
   doctor: async (argv, io) => (await import('./doctor-command.ts')).runDoctorCommand(argv, io),

@@ -13,6 +13,9 @@ import { inThreadHost } from '../engine/agent-host.ts';
 import { IsolateHost } from '../engine/isolation/isolate-host.ts';
 import { AgentRegistry } from '../engine/registry.ts';
 import { announceServing } from '../engine/serving-announcer.ts';
+import { warnUnservedVersions } from './version-warnings.ts';
+import { AgentsModuleGenerations } from './agents-watch.ts';
+import { watchAgentsForReload } from './agents-reload.ts';
 import { KeelError } from '../domain/keel-error.ts';
 import { TenantPolicy } from '../models/tenant-policy.ts';
 import { ModelGateway } from '../models/gateway.ts';
@@ -110,9 +113,16 @@ function openStoreForStart(config: KeelConfig, role: Role): ReturnType<typeof op
   }
 }
 
-export interface StartOptions {
+export interface RuntimeOptions {
   /** A model whose credentials cannot work fails the start (exit 2) instead of a warning. */
   strict?: boolean;
+  /**
+   * Reload the agents module when it or a project file it imports changes (`keel dev --watch`):
+   * new runs use the new code; runs in flight finish their turn on the code that started them.
+   */
+  watch?: boolean;
+  /** Told one line per reload, or per reload refused because the changed module does not load. */
+  onReload?: (line: string) => void;
 }
 
 export async function startRuntime(
@@ -120,7 +130,7 @@ export async function startRuntime(
   agentsFile: string,
   config: KeelConfig,
   log: Logger,
-  options: StartOptions = {},
+  options: RuntimeOptions = {},
 ): Promise<RunningKeel> {
   if (config.testCrashAt !== undefined) {
     armCrashPoint(config.testCrashAt);
@@ -129,6 +139,8 @@ export async function startRuntime(
       'fault injection armed (KEEL_TEST_CRASH_AT): this process will SIGKILL itself; for tests only',
     );
   }
+  // Before the first import, so that every project file of the module's graph is known.
+  const generations = options.watch ? new AgentsModuleGenerations(agentsFile) : undefined;
   const { agents, models, tools } = await loadAgentsForStart(agentsFile);
   // One registry per process, shared by the gateway (model:*) and the tools; a bad pools file fails
   // the start here, and later edits (file change, SIGHUP) are applied live or rejected with a
@@ -183,6 +195,7 @@ export async function startRuntime(
   const registry = new AgentRegistry();
   for (const agent of agents) registry.register(agent);
   for (const tool of tools) registry.registerTool(tool);
+  await warnUnservedVersions(store, registry, store.capabilities.multiProcess, log);
   // Traces (off unless OTEL_* says otherwise), metrics derived from the store, run context in logs
   const stopTracing = await startTracing(tracingOptionsFrom(config));
   const detachStore = telemetry.attachStore(store);
@@ -265,6 +278,17 @@ export async function startRuntime(
     { workerId: orchestrator.owner, role, served: () => registry.served() },
     (error) => log.warn({ err: error }, 'could not announce the served agent versions'),
   );
+  const watcher =
+    generations === undefined
+      ? undefined
+      : watchAgentsForReload({
+          agentsFile,
+          generations,
+          registry,
+          agentHost,
+          log,
+          onReload: options.onReload ?? (() => {}),
+        });
   // Schedules: every process runs the (leaderless) scheduler; fires are claimed with leases, so
   // none fires twice.
   const schedules = createSchedulesPlane(store, registry, {
@@ -301,6 +325,7 @@ export async function startRuntime(
     schedules,
     metricsAddress: metricsListener?.address,
     async stop() {
+      watcher?.close();
       await app?.close();
       await metricsListener?.close();
       await schedules.scheduler.stop();

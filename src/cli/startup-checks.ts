@@ -11,6 +11,7 @@ import { loadAgentsModule, type LoadedAgents } from '../engine/agents-module.ts'
 import { StartupError } from './kit/output.ts';
 import { readSecretEnv } from '../config/config.ts';
 import type { CredentialProblem } from '../models/credentials.ts';
+import { commonJsHint } from './module-format-hint.ts';
 
 const AGENTS_HINT =
   'pass --agents with the path of the module that exports your agents (the results of defineAgent())';
@@ -111,6 +112,15 @@ export async function loadAgentsForStart(file: string): Promise<LoadedAgents> {
   try {
     await import(pathToFileURL(path).href);
   } catch (error) {
+    const commonJs = commonJsHint(error, path);
+    if (commonJs !== undefined)
+      throw new StartupError(
+        `agents file ${file} does not load: ${commonJs.problem}`,
+        commonJs.fix,
+        {
+          cause: error,
+        },
+      );
     const reason =
       error instanceof Error
         ? `${error.name === 'Error' ? '' : `${error.name}: `}${error.message}`

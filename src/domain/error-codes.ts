@@ -103,6 +103,11 @@ export const ERROR_CODES = {
     status: 409,
     meaning: 'No worker serves the agent version the run is pinned to.',
   },
+  agent_version_not_served: {
+    status: 409,
+    meaning:
+      'Queued runs can only be migrated to an agent version this process serves (its agents module exports it).',
+  },
   input_timeout: { status: 408, meaning: 'No input arrived before the wait’s timeout.' },
   tool_input_invalid: {
     status: 400,

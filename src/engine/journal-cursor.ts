@@ -42,7 +42,7 @@ export class JournalCursor {
    */
   at(seq: number, kind: EffectKind, name: string): Position | KeelError {
     const entry = this.#entries.get(seq);
-    return divergence(seq, entry, kind, name) ?? { seq, entry };
+    return divergence(seq, entry, kind, name, this.#runId) ?? { seq, entry };
   }
 
   /** Committed positions (what a preemption keeps, and what the next claim replays). */
@@ -146,16 +146,21 @@ export function divergence(
   entry: { kind: string; name: string } | undefined,
   kind: EffectKind,
   name: string,
+  runId?: string,
 ): KeelError | undefined {
   if (entry === undefined || (entry.kind === kind && entry.name === name)) return undefined;
+  // Almost always the agent's code changed under the same version while the run was in flight: say
+  // how to go forward rather than leave a failed run with no way out.
+  const lastMatching = seq - 1;
   return new KeelError(
     'non_determinism',
-    `replay diverged from the journal at position ${seq}: the journal has ${entry.kind} ${JSON.stringify(entry.name)}, the code asked for ${kind} ${JSON.stringify(name)}; reset the run from position ${seq - 1} to go on with this code`,
+    `replay diverged from the journal at position ${seq}: the journal has ${entry.kind} ${JSON.stringify(entry.name)}, the code asked for ${kind} ${JSON.stringify(name)}. ` +
+      `The agent's code changed under the same version while this run was in flight. Way forward: reset the run to re-execute from the last matching position (keel runs reset ${runId ?? '<run>'} --position ${lastMatching}); and bump the agent's version when you change what it does, so runs in flight keep the code that started them`,
     {
       details: {
         position: seq,
         // The last position that matched: a reset from there reuses it and runs the new code on.
-        resetFrom: seq - 1,
+        resetFrom: lastMatching,
         journal: { kind: entry.kind, name: entry.name },
         code: { kind, name },
       },

@@ -41,6 +41,29 @@ export class AgentRegistry {
     if (!this.#tools.has(tool.name)) this.#tools.set(tool.name, tool);
   }
 
+  /**
+   * Swaps every definition for a reloaded agents module's (`keel dev --watch`): new runs and new
+   * claims see only these; a version the module no longer exports stops being served (its queued
+   * runs wait, `agent_version_unavailable`, until it comes back or they are migrated).
+   */
+  replace(
+    agents: readonly AgentDefinition[],
+    tools: readonly ToolDefinition<unknown, Json>[],
+  ): void {
+    const next = new AgentRegistry(); // checked whole first: a conflict leaves this one as it was
+    for (const agent of agents) next.register(agent);
+    for (const tool of tools) next.registerTool(tool);
+    for (const [mine, theirs] of [
+      [this.#byKey, next.#byKey],
+      [this.#latest, next.#latest],
+    ] as const) {
+      mine.clear();
+      for (const [key, agent] of theirs) mine.set(key, agent);
+    }
+    this.#tools.clear();
+    for (const [name, tool] of next.#tools) this.#tools.set(name, tool);
+  }
+
   tool(name: string): ToolDefinition<unknown, Json> | undefined {
     return this.#tools.get(name);
   }

@@ -10,7 +10,7 @@ import {
   type SerializedError,
 } from '../domain/keel-error.ts';
 import type { PoolRegistry } from '../scheduling/pool-registry.ts';
-import type { Json, ToolDefinition, ToolNode } from '../sdk/types.ts';
+import type { Json, ToolDefinition, ToolEffect, ToolNode } from '../sdk/types.ts';
 import type { JournalEntry } from '../domain/records.ts';
 import type { JournalWrite } from '../store/store.ts';
 import { crashPoint } from '../domain/crash-points.ts';
@@ -39,6 +39,15 @@ export const DETACHED_TOOL_NODE: ToolNode = Object.freeze({
 /** The stable id of the execution at a journal position: the same on every retry and recovery. */
 export const executionIdOf = (runId: string, seq: number): string => `${runId}.${seq}`;
 
+/**
+ * The effect class of this call: the tool's `effectOf(args)` when it has one (the built-in `exec`
+ * takes it from its arguments or its profile), else its declared `effect`.
+ */
+export function effectClassOf(tool: ToolDefinition<unknown, Json>, args: Json): ToolEffect {
+  const declared = tool.effectOf?.(args);
+  return declared === undefined ? tool.effect : declared;
+}
+
 export async function runTool(
   x: RunPort,
   tool: ToolDefinition<unknown, Json>,
@@ -54,10 +63,10 @@ export async function runTool(
     name: tool.name,
     args,
     executionId,
-    effectClass: tool.effect,
+    effectClass: effectClassOf(tool, args),
   };
   if (entry?.status === 'unknown') return parkUnknown(x, tool, seq);
-  if (entry?.status === 'running' && tool.effect === 'side-effect') {
+  if (entry?.status === 'running' && base.effectClass === 'side-effect') {
     const verdict = await reconcile(x, tool, executionId);
     if (verdict.kind === 'found') {
       await x.track('tool', () =>
@@ -280,7 +289,7 @@ async function attemptTool(
   startedAt: number,
   node: ToolNode,
 ): Promise<{ outcome: Outcome; attempts: number }> {
-  const sideEffect = tool.effect === 'side-effect';
+  const sideEffect = base.effectClass === 'side-effect';
   const policy = resolveRetryPolicy(tool.retry, tool.maxAttempts);
   const lastAttempt = firstAttempt - 1 + policy.maxAttempts;
   for (let attempt = firstAttempt; ; attempt++) {

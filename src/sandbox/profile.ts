@@ -22,6 +22,12 @@ const ProfileSchema = z.object({
         .default([]),
     })
     .default({ allow: [] }),
+  /**
+   * The effect class of the built-in `exec` on this profile when a call declares none: what a
+   * crash mid-command may do. `side-effect` (default) parks the run as `unknown` for an operator;
+   * `read` and `idempotent` run the command again.
+   */
+  execEffect: z.enum(['read', 'idempotent', 'side-effect']).default('side-effect'),
   /** Ready sandboxes kept per profile (one-shot policy only). */
   warm: z.number().int().min(0).max(1000).default(0),
   /** Never reuse a sandbox, even after a verified clean. */

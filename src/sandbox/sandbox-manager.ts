@@ -79,8 +79,23 @@ export interface SandboxManagerOptions {
 
 export interface CallOutcome<T> {
   value: T;
-  manifestSha256: string;
+  /**
+   * The workspace manifest after the call: a new snapshot, or for a call that does not snapshot,
+   * the run's latest one (undefined before its first snapshot).
+   */
+  manifestSha256: string | undefined;
   cold: boolean;
+}
+
+export interface CallOptions {
+  /** Labels the run's memory-time in reports. */
+  tenantId?: string;
+  /**
+   * Snapshot the workspace after the call (default true). A call that only reads the workspace
+   * passes false: it commits no new manifest, so reading costs no walk of the workspace and leaves
+   * the run's latest snapshot as it was.
+   */
+  snapshot?: boolean;
 }
 
 export class SandboxManager {
@@ -120,18 +135,19 @@ export class SandboxManager {
   }
 
   /**
-   * Runs `fn` in the run's environment under the profile's policy, then snapshots the workspace.
-   * Calls of one run queue. `tenantId` labels the run's memory-time in reports.
+   * Runs `fn` in the run's environment under the profile's policy, then snapshots the workspace
+   * (unless `snapshot: false`). Calls of one run queue.
    */
   call<T>(
     runId: string,
     profile: SandboxProfile,
     fn: (env: SandboxEnvironment, info: CallInfo) => Promise<T>,
-    options: { tenantId?: string } = {},
+    options: CallOptions = {},
   ): Promise<CallOutcome<T>> {
     const record = this.recordOf(runId, profile);
     record.tenantId ??= options.tenantId;
-    const next = record.queue.then(() => this.callNow(runId, record, fn));
+    const snapshot = options.snapshot ?? true;
+    const next = record.queue.then(() => this.callNow(runId, record, fn, snapshot));
     record.queue = next.catch(() => undefined);
     return next;
   }
@@ -164,6 +180,7 @@ export class SandboxManager {
     runId: string,
     record: RunEnvironment,
     fn: (env: SandboxEnvironment, info: CallInfo) => Promise<T>,
+    snapshot: boolean,
   ): Promise<CallOutcome<T>> {
     await this.swept;
     clearTimeout(record.prewarmTimer);
@@ -194,7 +211,9 @@ export class SandboxManager {
       this.reportTime(runId, record);
       throw outcome.error;
     }
-    const manifestSha256 = await this.snapshot(runId, record, env);
+    const manifestSha256 = snapshot
+      ? await this.snapshot(runId, record, env)
+      : await this.artifacts.getRef(runRef(runId));
     await this.afterCall(runId, record);
     record.idleSince = performance.now();
     this.reportTime(runId, record);

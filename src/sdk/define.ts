@@ -98,6 +98,22 @@ export function toolsDefined(): ReadonlyMap<string, ToolDefinition<unknown, Json
   return definedTools;
 }
 
+/** Set while a reloaded agents module evaluates: its tools replace earlier ones of their name. */
+const REDEFINING_KEY = Symbol.for('keel.redefiningTools');
+const flags = globalThis as { [REDEFINING_KEY]?: boolean };
+
+/**
+ * @internal Lets the tools defined until the returned function is called replace earlier
+ * definitions of their names (`keel dev --watch` re-evaluating a changed agents module); tools no
+ * new definition names (a package's, not re-evaluated) stay.
+ */
+export function redefineTools(): () => void {
+  flags[REDEFINING_KEY] = true;
+  return () => {
+    flags[REDEFINING_KEY] = false;
+  };
+}
+
 /**
  * Declares a tool. `effect` says what a retry after a crash may do: `read` re-runs freely,
  * `idempotent` re-runs with the same `executionId`, `side-effect` never re-runs blindly.
@@ -117,7 +133,7 @@ export function defineTool<I, O extends Json | void>(
   }
   if (typeof spec.run !== 'function')
     throw new TypeError(`Tool ${spec.name}: run must be a function`);
-  for (const hook of ['query', 'compensate'] as const) {
+  for (const hook of ['query', 'compensate', 'effectOf'] as const) {
     if (spec[hook] !== undefined && typeof spec[hook] !== 'function')
       throw new TypeError(`Tool ${spec.name}: ${hook} must be a function`);
   }
@@ -138,7 +154,7 @@ export function defineTool<I, O extends Json | void>(
     throw new TypeError(`Tool ${spec.name}: input must be a zod schema`);
   }
   const tool = Object.freeze({ ...spec, kind: 'keel.tool' as const });
-  if (!definedTools.has(tool.name))
+  if (flags[REDEFINING_KEY] === true || !definedTools.has(tool.name))
     definedTools.set(tool.name, tool as ToolDefinition<unknown, Json>);
   return tool;
 }

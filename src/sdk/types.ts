@@ -96,6 +96,13 @@ export interface ToolDefinition<I = unknown, O extends Json | void = Json> {
   description: string;
   input: z.ZodType<I>;
   effect: ToolEffect;
+  /**
+   * The effect class of one call, from its (validated) arguments, when it differs from `effect`:
+   * the built-in `exec` lets the caller declare a command `read` or `idempotent`. It governs crash
+   * recovery of that call only, and must be a pure function of the arguments (they are journaled,
+   * so a recovery decides the same way).
+   */
+  effectOf?(args: I): ToolEffect;
   run(args: I, ctx: ToolContext): Promise<O> | O;
   /**
    * Asks the downstream system whether an execution whose outcome is unknown happened.

@@ -22,6 +22,7 @@ import * as reads from './procedures/reads.ts';
 import type { ServingProcess } from './serving-processes.ts';
 import * as runs from './procedures/runs.ts';
 import * as tenants from './procedures/tenants.ts';
+import * as versions from './procedures/versions.ts';
 import { run, type Procedure, type Tx } from './procedures/transaction.ts';
 import type { EndedRunsBucket, RunSummaryRow, TenantSummaryRow } from './run-summaries.ts';
 import type {
@@ -42,6 +43,7 @@ import type {
   StoreHealth,
 } from './store.ts';
 import type { TenantUsage } from './usage.ts';
+import type { QueuedVersion, VersionMigration, VersionMigrationResult } from './store.ts';
 
 /** How a backend queues a write transaction. */
 export interface WriteOptions {
@@ -211,6 +213,14 @@ export abstract class ProcedureStore implements Store {
 
   copyRun(request: CopyRunRequest): Promise<CreateRunResult> {
     return this.write(DURABLE, (tx) => lineage.copyRun(tx, request));
+  }
+
+  migrateRunVersion(migration: VersionMigration): Promise<VersionMigrationResult> {
+    return this.write(DURABLE, (tx) => versions.migrateRunVersion(tx, migration));
+  }
+
+  queuedByVersion(): Promise<QueuedVersion[]> {
+    return this.read(versions.queuedByVersion());
   }
 
   // Work

@@ -61,4 +61,8 @@ export const SHARED_STATEMENT_NAMES = [
   'retire-process',
   'list-serving-processes',
   'forget-processes',
+  'find-unstarted-queued-runs',
+  'find-started-queued-runs',
+  'migrate-run-version',
+  'count-queued-by-version',
 ] as const;

@@ -313,6 +313,15 @@ export interface Store {
    * 409 otherwise.
    */
   readmitRun(runId: string): Promise<RunRecord>;
+  /**
+   * Re-pins the tenant's queued runs of `agent@fromVersion` that never started (no journal entry)
+   * to `toVersion`, up to `limit` of them, each audited (`run_version_migrated`) with a
+   * `run.migrated` event. Queued runs that started are left, counted and (some) named. Whether the
+   * new version is served is the caller's check.
+   */
+  migrateRunVersion(migration: VersionMigration): Promise<VersionMigrationResult>;
+  /** Queued runs of every tenant by the agent version they are pinned to. */
+  queuedByVersion(): Promise<QueuedVersion[]>;
 
   /**
    * Creates a run from another (rerun, reset, fork), or returns the one created before with the same
@@ -377,4 +386,32 @@ export interface Store {
   retireProcess(workerId: string): Promise<void>;
   /** Processes seen at `seenSince` (ms) or later, oldest first. */
   listServingProcesses(seenSince: number): Promise<ServingProcess[]>;
+}
+
+/** A request to move queued, never-started runs from one version of an agent to another. */
+export interface VersionMigration {
+  tenantId: string;
+  agent: string;
+  fromVersion: string;
+  toVersion: string;
+  /** At most this many runs move in one call. */
+  limit: number;
+  /** Who asked, for the audit record (e.g. the tenant's key name). */
+  actor?: string;
+}
+
+export interface VersionMigrationResult {
+  /** The runs moved, by id. */
+  moved: string[];
+  /** Queued runs of the old version left where they were because they had started (some ids). */
+  started: string[];
+  startedTotal: number;
+  /** True when `limit` runs moved and more may be left: call again. */
+  more: boolean;
+}
+
+export interface QueuedVersion {
+  agent: string;
+  version: string;
+  runs: number;
 }

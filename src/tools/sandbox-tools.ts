@@ -2,7 +2,9 @@
 // (effect classes, execution ids, journaling come from the engine). Every one of them runs inside
 // the run's sandbox through the SandboxManager, so even reading a file goes through the sandbox's
 // view (a planted symlink cannot reach the host). Results carry the workspace manifest committed
-// with the step and the execution's usage. The manager is the one passed in, else the node's from
+// with the step and the execution's usage; read_file and list_files commit no snapshot. `exec` is a
+// side effect unless the call (`effect`) or the profile (`execEffect`) declares it `read` or
+// `idempotent`, which makes a crash mid-command re-run it rather than park the run. The manager is the one passed in, else the node's from
 // the tool's context: this module holds no manager of its own.
 import { z } from 'zod';
 import { KeelError } from '../domain/keel-error.ts';
@@ -48,6 +50,8 @@ type ExecJson = {
   usage: { wallMs: number; cpuSeconds: number; peakMemoryBytes: number; cold: boolean };
   workspace: { manifest: string };
 };
+
+const EXEC_EFFECTS = ['read', 'idempotent', 'side-effect'] as const;
 
 function toJson(result: ExecResult, cold: boolean, manifest: string): ExecJson {
   return {
@@ -96,7 +100,13 @@ export function sandboxTools(options: SandboxToolsOptions) {
   const run = async (
     ctx: ToolContext,
     argv: string[],
-    extra: { stdin?: string; env?: Record<string, string>; deadlineMs?: number } = {},
+    extra: {
+      stdin?: string;
+      env?: Record<string, string>;
+      deadlineMs?: number;
+      /** False for the tools that only read the workspace: they commit no snapshot. */
+      snapshot?: boolean;
+    } = {},
   ) => {
     const outcome = await managerFor(ctx).call(
       ctx.runId,
@@ -109,7 +119,7 @@ export function sandboxTools(options: SandboxToolsOptions) {
           deadlineMs: extra.deadlineMs,
           signal: ctx.signal,
         }),
-      { tenantId: ctx.tenantId },
+      { tenantId: ctx.tenantId, snapshot: extra.snapshot ?? true },
     );
     return { result: outcome.value, manifest: outcome.manifestSha256, cold: outcome.cold };
   };
@@ -128,7 +138,14 @@ export function sandboxTools(options: SandboxToolsOptions) {
       stdin: z.string().max(profile.limits.outputMaxBytes).optional(),
       env: z.record(z.string(), z.string().max(64 * 1024)).optional(),
       timeoutMs: z.number().int().min(1).max(profile.limits.deadlineMs).optional(),
+      effect: z
+        .enum(EXEC_EFFECTS)
+        .optional()
+        .describe(
+          "What running this command again after a crash would do: 'read' (it changes nothing), 'idempotent' (the same outcome again) or 'side-effect' (unsafe to repeat; the default unless the profile says otherwise)",
+        ),
     }),
+    effectOf: (args) => args.effect ?? profile.execEffect,
     async run(args, ctx): Promise<ExecJson> {
       for (const key of Object.keys(args.env ?? {})) {
         if (!allowed.has(key))
@@ -142,7 +159,7 @@ export function sandboxTools(options: SandboxToolsOptions) {
         env: args.env,
         deadlineMs: args.timeoutMs,
       });
-      return toJson(result, cold, manifest);
+      return toJson(result, cold, manifest!);
     },
   });
 
@@ -153,7 +170,7 @@ export function sandboxTools(options: SandboxToolsOptions) {
     description: 'Reads a UTF-8 file from the workspace.',
     input: z.object({ path: WorkspacePath }),
     async run(args, ctx): Promise<{ content: string; truncated: boolean }> {
-      const { result } = await run(ctx, ['/bin/cat', '--', args.path]);
+      const { result } = await run(ctx, ['/bin/cat', '--', args.path], { snapshot: false });
       if (result.exitCode !== 0)
         throw new KeelError(
           'workspace_path_invalid',
@@ -182,7 +199,7 @@ export function sandboxTools(options: SandboxToolsOptions) {
           `cannot write ${args.path}: ${result.stderr.trim() || result.limit}`,
         );
       }
-      return { bytes: Buffer.byteLength(args.content), workspace: { manifest } };
+      return { bytes: Buffer.byteLength(args.content), workspace: { manifest: manifest! } };
     },
   });
 
@@ -193,14 +210,11 @@ export function sandboxTools(options: SandboxToolsOptions) {
     description: 'Lists the files in the workspace (or a directory of it) with their sizes.',
     input: z.object({ path: WorkspacePath.optional() }),
     async run(args, ctx): Promise<{ files: Array<{ path: string; kind: string; size: number }> }> {
-      const { result } = await run(ctx, [
-        '/usr/bin/find',
-        args.path ?? '.',
-        '-mindepth',
-        '1',
-        '-printf',
-        '%y %s %P\\n',
-      ]);
+      const { result } = await run(
+        ctx,
+        ['/usr/bin/find', args.path ?? '.', '-mindepth', '1', '-printf', '%y %s %P\\n'],
+        { snapshot: false },
+      );
       if (result.exitCode !== 0)
         throw new KeelError(
           'workspace_path_invalid',

@@ -110,9 +110,20 @@ export async function startKeelProcess(options: {
   port: number;
   apiKey: string;
   env?: Record<string, string>;
+  /** More arguments for `keel dev` (e.g. `--watch`). */
+  args?: string[];
 }): Promise<KeelProcess> {
   const spawned = spawnKeel(
-    ['dev', '--agents', options.agents, '--port', String(options.port), '--data', options.dataDir],
+    [
+      'dev',
+      '--agents',
+      options.agents,
+      '--port',
+      String(options.port),
+      '--data',
+      options.dataDir,
+      ...(options.args ?? []),
+    ],
     { KEEL_API_KEY: options.apiKey, ...options.env },
   );
   const url = `http://127.0.0.1:${options.port}`;

@@ -39,6 +39,7 @@ import {
 } from './http-client.ts';
 import { readSse, type SseMessage, type SseReconnect } from './sse.ts';
 import { fork, LINEAGE_USAGE, rerun, reset } from './lineage-command.ts';
+import { formatUnknownExecutions, migrate, resolve, unknownExecutions } from './runs-operations.ts';
 
 /** `list --all` stops here rather than paging forever through a server that never says "done". */
 const LIST_ALL_MAX_PAGES = 10_000;
@@ -64,7 +65,15 @@ commands:
   steps <id>                  show the run's steps as a timeline, each with a one-line
                               input → output summary (--json: the API's steps, previews included)
   show <id> [--io]            show one run and its steps; --io prints every step's whole
-                              input and output (pretty JSON; exec as exit code, stdout, stderr)
+                              input and output (pretty JSON; exec as exit code, stdout, stderr);
+                              each execution left unknown by a crash comes with the commands
+                              that resolve it
+  resolve <run> <execution> --as succeeded|failed|retry [--result <json>] [--error <message>]
+                              decide the outcome of an unknown execution: retry runs it again,
+                              succeeded takes --result as its result, failed fails the call
+  migrate --agent <a> --from <version> --to <version>
+                              move queued, never-started runs of a version to another one that a
+                              process serves; prints how many moved and which had started
 ${LINEAGE_USAGE}
   help                        show this text
 
@@ -411,13 +420,14 @@ async function steps(args: string[], io: CliIo): Promise<number> {
 
 /**
  * `show <id> [--io]`: the run, then its steps table, or with --io each step in full (a preview in
- * the list is fetched whole from /steps/:seq).
+ * the list is fetched whole from /steps/:seq); then every unknown execution of the run with the
+ * commands that resolve it.
  */
 async function show(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(args, { io: { type: 'boolean', default: false } });
   const [id = ''] = expectPositionals(positionals, ['id']);
   const client = connect(values, io.env);
-  const run = await client.getRun(id);
+  const run: Run = await client.getRun(id);
   const steps = await client.listSteps(id);
   if (values.io) {
     // One request at a time: a long run may hold many large steps.
@@ -426,7 +436,7 @@ async function show(args: string[], io: CliIo): Promise<number> {
         steps[i] = await client.getStep(id, step.seq);
   }
   if (values.json) {
-    printJson(io, { run, steps });
+    printJson(io, { run, steps, unknownExecutions: unknownExecutions(steps) });
     return EXIT_OK;
   }
   out(io, formatRun(run));
@@ -434,6 +444,8 @@ async function show(args: string[], io: CliIo): Promise<number> {
   if (!values.io) out(io, formatStepTable(steps));
   else if (steps.length === 0) out(io, 'no steps');
   else out(io, steps.map(formatStepIo).join('\n\n'));
+  const hint = formatUnknownExecutions(id, steps);
+  if (hint !== '') out(io, hint);
   return EXIT_OK;
 }
 
@@ -450,6 +462,8 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
   rerun,
   reset,
   fork,
+  resolve,
+  migrate,
 };
 
 /**

@@ -184,7 +184,7 @@ export class IsolatedRun {
   #position(kind: EffectKind, name: string): number {
     this.#assertLive();
     const seq = this.#nextSeq++;
-    const error = divergence(seq, this.#journal.get(seq), kind, name);
+    const error = divergence(seq, this.#journal.get(seq), kind, name, this.runId);
     if (error !== undefined) {
       this.#post({ t: 'fatal', run: this.handle, error: error.toJSON() });
       this.dropped = true;

@@ -83,6 +83,11 @@ class Isolate {
   #loaded!: { resolve(): void; reject(error: Error): void };
   /** Why the host ended it (the watchdog), or why it died (an error event). */
   reason: Reason | undefined;
+  /**
+   * Replaced by isolates of a reloaded agents module: takes no new run, ends once its runs have
+   * left, and is not replaced when it ends.
+   */
+  retired = false;
 
   constructor(data: Omit<IsolateData, 'pulse'>, memoryMb: number) {
     const pulse = new SharedArrayBuffer(PULSE_BYTES);
@@ -147,6 +152,8 @@ export class IsolateHost implements AgentHost {
   readonly #memoryMb: number;
   readonly #log: NonNullable<IsolateHostOptions['log']>;
   readonly #isolates = new Set<Isolate>();
+  /** Isolates of an earlier agents module, finishing the runs they hold (see `reload`). */
+  readonly #retiring = new Set<Isolate>();
   readonly #runs = new Map<number, HostedRun>();
   readonly #watchdog: NodeJS.Timeout;
   #nextHandle = 1;
@@ -193,11 +200,44 @@ export class IsolateHost implements AgentHost {
     return result;
   }
 
+  /**
+   * Loads the agents module afresh (its file and everything it imports, from disk) in a new set of
+   * isolates, and places new runs there. A run hosted now keeps the isolate, and so the code, that
+   * started it until it parks or ends (a later replay runs the new code, which fails with
+   * `non_determinism` if it no longer matches the journal); an old isolate ends once it hosts
+   * nothing. Rejects, keeping the isolates it had, when the module does not load.
+   */
+  async reload(): Promise<void> {
+    const fresh = Array.from({ length: this.#size }, () => this.#spawn(false));
+    try {
+      await Promise.all(fresh.map((iso) => iso.loaded));
+    } catch (error) {
+      for (const iso of fresh) {
+        iso.retired = true;
+        void iso.worker.terminate();
+      }
+      throw error;
+    }
+    const old = [...this.#isolates];
+    this.#isolates.clear();
+    for (const iso of fresh) this.#isolates.add(iso);
+    for (const iso of old) {
+      iso.retired = true;
+      this.#retiring.add(iso);
+      this.#endIfRetiredAndIdle(iso);
+    }
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#watchdog);
-    await Promise.all([...this.#isolates].map((iso) => iso.worker.terminate()));
+    await Promise.all([...this.#isolates, ...this.#retiring].map((iso) => iso.worker.terminate()));
     this.#isolates.clear();
+    this.#retiring.clear();
+  }
+
+  #endIfRetiredAndIdle(isolate: Isolate): void {
+    if (isolate.retired && isolate.runs.size === 0) void isolate.worker.terminate();
   }
 
   /** Starts `run` (again) in the least loaded isolate, from the journal committed so far. */
@@ -243,14 +283,16 @@ export class IsolateHost implements AgentHost {
     this.#runs.delete(run.handle);
     run.isolate.runs.delete(run);
     if (!this.#closed) run.isolate.post({ t: 'drop', run: run.handle });
+    this.#endIfRetiredAndIdle(run.isolate);
   }
 
-  #spawn(): Isolate {
+  /** A new isolate; it joins the pool at once unless `join` is false (a reload's, until ready). */
+  #spawn(join = true): Isolate {
     const isolate = new Isolate(
       { agentsFile: this.#options.agentsFile, models: this.#options.models, nice: ISOLATE_NICE },
       this.#memoryMb,
     );
-    this.#isolates.add(isolate);
+    if (join) this.#isolates.add(isolate);
     isolate.worker.on('message', (message: FromIsolate) => this.#onMessage(isolate, message));
     isolate.worker.on('error', (error: Error & { code?: string }) => {
       if (!isolate.ready) isolate.markFailed(error);
@@ -405,7 +447,7 @@ export class IsolateHost implements AgentHost {
     // over that time says nothing about its agent code, so its clock starts again now.
     if (now - this.#lastWatch > WATCHDOG_INTERVAL_MS * STALL_FACTOR) this.#resumedAt = now;
     this.#lastWatch = now;
-    for (const isolate of this.#isolates) {
+    for (const isolate of [...this.#isolates, ...this.#retiring]) {
       if (!isolate.ready || isolate.reason !== undefined) continue;
       const run = this.#runs.get(isolate.entered[PULSE_RUN]!);
       const limit = run?.x.agent?.blockedAfterMs ?? this.#blockedAfterMs;
@@ -420,15 +462,21 @@ export class IsolateHost implements AgentHost {
    */
   #onExit(isolate: Isolate): void {
     this.#isolates.delete(isolate);
+    this.#retiring.delete(isolate);
     isolate.markFailed(new Error('the agent isolate exited before it was ready'));
     if (this.#closed) return;
+    // A retired isolate ended by the host once idle (or a reload's that did not load): nothing to
+    // replace, nobody to blame.
+    if (isolate.retired && isolate.runs.size === 0) return;
     const reason = isolate.reason ?? 'crashed';
     telemetry.metrics.isolateRestarts.inc({ reason });
     const culprit = this.#runs.get(isolate.entered[PULSE_RUN]!);
     // An isolate that never got ready could not load the agents module: do not respawn it in a
-    // tight loop.
-    if (isolate.ready) this.#spawn();
-    else setTimeout(() => !this.#closed && this.#spawn(), RESPAWN_DELAY_MS).unref();
+    // tight loop. A retired one is not replaced: the reloaded module's isolates took its place.
+    if (!isolate.retired) {
+      if (isolate.ready) this.#spawn();
+      else setTimeout(() => !this.#closed && this.#spawn(), RESPAWN_DELAY_MS).unref();
+    }
     for (const run of [...isolate.runs]) {
       isolate.runs.delete(run);
       run.releaseTurns();
