@@ -306,7 +306,7 @@ test('a non-determinism failure names the position and the reset position; the r
   assert.equal(failed.error.code, 'non_determinism');
   assert.equal(failed.error.details.position, 2);
   assert.equal(failed.error.details.resetFrom, 1);
-  assert.match(failed.error.message, /reset the run from position 1/);
+  assert.match(failed.error.message, /keel runs reset run_[^ ]+ --position 1\)/);
 
   const reset = await keel.request('POST', `/v1/runs/${id}/reset`, {
     position: failed.error.details.resetFrom,
