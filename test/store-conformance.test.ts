@@ -12,6 +12,7 @@ import { storeConformance, type StoreFactory } from './store/conformance.ts';
 import { scheduleStoreConformance } from './store/schedule-conformance.ts';
 import { tenantStoreConformance } from './store/tenant-conformance.ts';
 import { preemptionStoreConformance } from './store/preemption-conformance.ts';
+import { attemptsStoreConformance } from './store/attempts-conformance.ts';
 import { TEST_DATABASE_URL, postgresAvailable } from './support/postgres.ts';
 
 const sqlite: StoreFactory = {
@@ -53,9 +54,11 @@ storeConformance(sqlite);
 scheduleStoreConformance(sqlite);
 tenantStoreConformance(sqlite);
 preemptionStoreConformance(sqlite);
+attemptsStoreConformance(sqlite);
 if (await postgresAvailable()) {
   storeConformance(postgres);
   scheduleStoreConformance(postgres);
   tenantStoreConformance(postgres);
   preemptionStoreConformance(postgres);
+  attemptsStoreConformance(postgres);
 }

@@ -3,6 +3,7 @@
 // driven synchronously on SQLite and with await on Postgres) and `read` (its read connection). A
 // backend adds only what it alone owns: connections, migrations, durability, health, the change
 // feed and how a heartbeat reaches the database.
+import type { AttemptRecord } from '../domain/attempts.ts';
 import { KeelError } from '../domain/keel-error.ts';
 import type { Json } from '../domain/json.ts';
 import type {
@@ -243,6 +244,10 @@ export abstract class ProcedureStore implements Store {
 
   listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEventRecord[]> {
     return this.read(reads.listEvents(runId, afterSeq, limit));
+  }
+
+  listAttempts(runId: string): Promise<AttemptRecord[]> {
+    return this.read(reads.listAttempts(runId));
   }
 
   liveMetrics(now: number): Promise<LiveMetrics> {

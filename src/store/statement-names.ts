@@ -54,4 +54,10 @@ export const SHARED_STATEMENT_NAMES = [
   'save-fair-clock',
   'starved-interactive',
   'mark-preempted',
+  'insert-attempts',
+  'expire-attempt',
+  'last-attempt',
+  'end-attempt',
+  'release-attempts',
+  'list-attempts',
 ] as const;

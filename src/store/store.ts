@@ -1,6 +1,7 @@
 // The one store interface every backend implements (embedded SQLite, distributed Postgres). The
 // engine and the API depend on this interface only; a backend difference is a capability flag,
 // never a branch on its name.
+import type { AttemptRecord } from '../domain/attempts.ts';
 import type { SerializedError } from '../domain/keel-error.ts';
 import type { EffectStatus } from '../domain/effect-status.ts';
 import type { RunStatus } from '../domain/run-status.ts';
@@ -322,6 +323,11 @@ export interface Store {
   // Reading history
   loadJournal(runId: string): Promise<JournalEntry[]>;
   listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEventRecord[]>;
+  /**
+   * The run's attempts, oldest first: each claim that took its lease, with its worker, times and
+   * how it ended (src/domain/attempts.ts).
+   */
+  listAttempts(runId: string): Promise<AttemptRecord[]>;
 
   /** Live work for metrics at scrape time (indexed queries only). */
   liveMetrics(now: number): Promise<LiveMetrics>;
