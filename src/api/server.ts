@@ -27,6 +27,7 @@ import { registerAdminPoolRoutes } from './routes/admin-pools.ts';
 import type { PoolSnapshot } from '../scheduling/pool.ts';
 import { registerEventRoutes } from './routes/events.ts';
 import { registerRunRoutes } from './routes/runs.ts';
+import { registerAttemptRoutes } from './routes/attempts.ts';
 import { registerScheduleRoutes } from './routes/schedules.ts';
 import type { ScheduleService } from '../schedules/schedule-service.ts';
 import { PAYLOAD_MAX_BYTES_DEFAULT } from '../config/defaults.ts';
@@ -160,6 +161,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   };
 
   registerRunRoutes(app, { store: options.store, registry: options.registry, tenantOf });
+  registerAttemptRoutes(app, { store: options.store, tenantOf });
   registerEventRoutes(app, {
     store: options.store,
     hub,

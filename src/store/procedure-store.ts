@@ -15,6 +15,7 @@ import type {
   TenantRecord,
 } from '../domain/records.ts';
 import type { LiveMetrics } from './live-metrics.ts';
+import * as attempts from './procedures/attempts.ts';
 import * as claims from './procedures/claims.ts';
 import { applyCommit, type StaleCommit } from './procedures/commit.ts';
 import * as reads from './procedures/reads.ts';
@@ -27,6 +28,7 @@ import type {
   CommitOutcome,
   CreateRunResult,
   Durability,
+  EventWrite,
   ExecutionResolution,
   HeartbeatResult,
   RunChange,
@@ -219,6 +221,12 @@ export abstract class ProcedureStore implements Store {
     });
   }
 
+  announceAttempt(runId: string, leaseToken: number, events: EventWrite[]): Promise<boolean> {
+    return this.write({ fsync: true, key: runId }, (tx) =>
+      attempts.announceAttempt(tx, runId, leaseToken, events),
+    );
+  }
+
   commit(commit: RunCommit): Promise<CommitOutcome> {
     return this.writeCommit(commit).then((outcome) => {
       if ('stale' in outcome)
@@ -247,7 +255,7 @@ export abstract class ProcedureStore implements Store {
   }
 
   listAttempts(runId: string): Promise<AttemptRecord[]> {
-    return this.read(reads.listAttempts(runId));
+    return this.read(attempts.listAttempts(runId));
   }
 
   liveMetrics(now: number): Promise<LiveMetrics> {

@@ -319,6 +319,12 @@ export interface Store {
   /** Expires every lease not held by `owner`: only for a store this process owns exclusively. */
   expireForeignLeases(owner: string): Promise<number>;
   commit(commit: RunCommit): Promise<CommitOutcome>;
+  /**
+   * Appends events about the attempt holding this lease (`run.started`, `run.recovered`) at once,
+   * durably, without a commit: the state version and the poison counter (`leaseLosses`) do not move.
+   * False when the lease is no longer held (nothing written).
+   */
+  announceAttempt(runId: string, leaseToken: number, events: EventWrite[]): Promise<boolean>;
 
   // Reading history
   loadJournal(runId: string): Promise<JournalEntry[]>;

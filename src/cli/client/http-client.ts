@@ -76,6 +76,16 @@ export interface Step {
   error?: ApiErrorBody | string;
 }
 
+/** One attempt as GET /v1/runs/:id/attempts returns it: one claim of the run. */
+export interface Attempt {
+  number: number;
+  worker: string;
+  leaseToken: number;
+  startedAt: string;
+  endedAt: string | null;
+  ending: string;
+}
+
 export interface SubmitRunBody {
   agent: string;
   input: unknown;
@@ -322,6 +332,19 @@ export class KeelHttpClient {
     if (!Array.isArray(body?.steps))
       throw new ProtocolError(`GET /v1/runs/${id}/steps did not answer with { steps: [...] }`);
     return body.steps;
+  }
+
+  /** The run's attempts (each claim of it), oldest first. */
+  async listAttempts(id: string): Promise<Attempt[]> {
+    const body = await this.request<{ attempts?: Attempt[] }>(
+      'GET',
+      `/v1/runs/${encodeURIComponent(id)}/attempts`,
+    );
+    if (!Array.isArray(body?.attempts))
+      throw new ProtocolError(
+        `GET /v1/runs/${id}/attempts did not answer with { attempts: [...] }`,
+      );
+    return body.attempts;
   }
 
   /** The run's live event stream (SSE), resuming after `lastEventId` when given. */

@@ -12,6 +12,8 @@ import {
 import type { RunRecord } from '../../domain/records.ts';
 import type { RunStatus } from '../../domain/run-status.ts';
 import { toAttempt } from '../rows.ts';
+import type { EventWrite } from '../store.ts';
+import { appendEvents } from './runs.ts';
 import { all, one, run, type Procedure, type Row, type Tx } from './transaction.ts';
 
 /** Starts the attempts of runs an ordinary claim leased (none of them took over a lease). */
@@ -93,4 +95,22 @@ export function* releaseAttempts(
 
 export function* listAttempts(runId: string): Procedure<AttemptRecord[]> {
   return (yield* all('list-attempts', { run_id: runId })).map(toAttempt);
+}
+
+/**
+ * Appends events about an attempt (`run.started`, `run.recovered`) at once, under its lease: no
+ * commit (the state version and the poison counter stay as they are: announcing is no progress).
+ * False, writing nothing, when the lease is no longer held.
+ */
+export function* announceAttempt(
+  tx: Tx,
+  runId: string,
+  leaseToken: number,
+  events: readonly EventWrite[],
+): Procedure<boolean> {
+  const row = yield* one('lock-run', { id: runId });
+  if (row === undefined || Number(row.lease_token) !== leaseToken || row.lease_owner == null)
+    return false;
+  yield* appendEvents(tx, runId, events);
+  return true;
 }

@@ -102,8 +102,6 @@ export function* listEvents(
   return (yield* all('list-events', { run_id: runId, after_seq: afterSeq, limit })).map(toEvent);
 }
 
-export { listAttempts } from './attempts.ts';
-
 /** Live work for metrics at scrape time (indexed queries only). */
 export function* liveMetrics(now: number): Procedure<LiveMetrics> {
   const runs = yield* all('live-run-counts');
