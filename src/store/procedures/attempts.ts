@@ -1,7 +1,8 @@
 // The attempts record, written inside the transactions that change a lease and never on its own: a
 // claim starts an attempt (and, taking over an expired lease, ends the previous one as
 // lease_expired); the commit that ends, parks or yields the run ends it; a release ends it as
-// released. Heartbeats never touch it: an attempt's row is written twice in its life.
+// released (release-attempts, in runs.ts' releaseLeases). Heartbeats never touch it: an attempt's
+// row is written twice in its life. Also the announcement of an attempt (events, no commit).
 import assert from 'node:assert/strict';
 import {
   ATTEMPT_TRANSITIONS,
@@ -82,15 +83,6 @@ export function* endAttempt(
     ended_at: tx.now,
     ending,
   });
-}
-
-/** Ends as released the owner's attempts of runs whose leases it hands back. */
-export function* releaseAttempts(
-  tx: Tx,
-  owner: string,
-  runIds: readonly string[],
-): Procedure<void> {
-  yield run('release-attempts', { owner, ids: JSON.stringify(runIds), now: tx.now });
 }
 
 export function* listAttempts(runId: string): Procedure<AttemptRecord[]> {

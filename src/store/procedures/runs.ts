@@ -11,7 +11,6 @@ import { notQuarantined } from '../quarantine.ts';
 import { jsonText, toJournalEntry, toRun, toTenant } from '../rows.ts';
 import type { CreateRunResult, EventWrite, ExecutionResolution } from '../store.ts';
 import { admitQueuedRun } from '../tenant-quotas.ts';
-import { releaseAttempts } from './attempts.ts';
 import { one, run, type Procedure, type Tx } from './transaction.ts';
 
 const CANCELLABLE_STATUSES = JSON.stringify(
@@ -222,7 +221,8 @@ export function* readmitRun(tx: Tx, runId: string): Procedure<RunRecord> {
 /** Gives leases up without progress (shutdown): the runs become claimable at once. */
 export function* releaseLeases(tx: Tx, owner: string, runIds: readonly string[]): Procedure<void> {
   yield run('release-leases', { owner, ids: JSON.stringify(runIds), now: tx.now });
-  yield* releaseAttempts(tx, owner, runIds);
+  // Their attempts end as released (see attempts.ts).
+  yield run('release-attempts', { owner, ids: JSON.stringify(runIds), now: tx.now });
   for (const id of runIds) tx.touch(id, 'runnable');
 }
 
