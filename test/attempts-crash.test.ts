@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import {
@@ -26,6 +27,7 @@ import {
   type KeelProcess,
 } from './support/keel-process.ts';
 import { postgresAvailable } from './support/postgres.ts';
+import { runRunsCommand } from '../src/cli/client/runs-command.ts';
 
 const CRASH_AGENTS = fileURLToPath(new URL('./fixtures/crash-agents.ts', import.meta.url));
 const DIST_AGENTS = fileURLToPath(new URL('./fixtures/distributed-agents.ts', import.meta.url));
@@ -91,6 +93,24 @@ async function assertRecovered(api: ApiClient, runId: string, deadWorker: string
   );
 }
 
+/** `keel runs <argv…>` against a real Keel: its exit code and what it printed. */
+async function keelRuns(url: string, argv: string[]): Promise<{ code: number; stdout: string }> {
+  let stdout = '';
+  const sink = (into: (s: string) => void) =>
+    new Writable({
+      write(chunk, _encoding, callback) {
+        into(String(chunk));
+        callback();
+      },
+    });
+  const code = await runRunsCommand(argv, {
+    stdout: sink((s) => (stdout += s)),
+    stderr: sink(() => {}),
+    env: { KEEL_URL: url, KEEL_API_KEY: KEY },
+  });
+  return { code, stdout };
+}
+
 test('kill -9 of keel dev (SQLite): the restart recovers the run as attempt 2 and says so', {
   timeout: 120_000,
 }, async (t) => {
@@ -129,6 +149,17 @@ test('kill -9 of keel dev (SQLite): the restart recovers the run as attempt 2 an
   keel = await startKeelProcess(options);
   await assertRecovered(apiClient(keel.url, KEY), runId, deadWorker);
   assert.match(keel.output(), new RegExp(RECOVERY_LOG), 'the restarted process logs the recovery');
+  const cli = await keelRuns(keel.url, ['attempts', runId]);
+  assert.equal(cli.code, 0);
+  const rows = cli.stdout.trimEnd().split('\n').slice(1);
+  assert.match(rows[0]!, new RegExp(`^1\\s+${deadWorker}\\s.*lease_expired$`), cli.stdout);
+  assert.match(rows[1]!, /^2 \(recovery\)\s.*completed$/, cli.stdout);
+  const get = await keelRuns(keel.url, ['get', runId]);
+  assert.match(
+    get.stdout,
+    /attempts:\nATTEMPT[^\n]*\n1 [^\n]*lease_expired\n2 \(recovery\)/,
+    get.stdout,
+  );
 });
 
 test('a killed worker (Postgres): another worker recovers the run as attempt 2 and says so', {
