@@ -15,6 +15,7 @@ import { preemptionStoreConformance } from './store/preemption-conformance.ts';
 import { lineageStoreConformance } from './store/lineage-conformance.ts';
 import { processStoreConformance } from './store/process-conformance.ts';
 import { versionStoreConformance } from './store/version-conformance.ts';
+import { attemptsStoreConformance } from './store/attempts-conformance.ts';
 import { TEST_DATABASE_URL, postgresAvailable } from './support/postgres.ts';
 
 const sqlite: StoreFactory = {
@@ -59,6 +60,7 @@ preemptionStoreConformance(sqlite);
 lineageStoreConformance(sqlite);
 processStoreConformance(sqlite);
 versionStoreConformance(sqlite);
+attemptsStoreConformance(sqlite);
 if (await postgresAvailable()) {
   storeConformance(postgres);
   scheduleStoreConformance(postgres);
@@ -67,4 +69,5 @@ if (await postgresAvailable()) {
   lineageStoreConformance(postgres);
   processStoreConformance(postgres);
   versionStoreConformance(postgres);
+  attemptsStoreConformance(postgres);
 }

@@ -186,12 +186,23 @@ export const Run = z
     metadata: z.record(z.string(), z.unknown()).nullable(),
     parentRunId: z.string().nullable(),
     idempotencyKey: z.string().nullable(),
-    attempts: z.number().int().describe('How many times a worker claimed the run'),
+    attempts: z
+      .number()
+      .int()
+      .describe(
+        'Attempts: claims that took the run’s lease (a recovery after a crash is one more; effect retries are not). GET /v1/runs/:id/attempts lists them',
+      ),
     leaseLosses: z
       .number()
       .int()
       .describe(
-        'Leases lost in a row without progress (the poison counter; quarantined at KEEL_POISON_LEASE_LOSSES)',
+        'Leases lost in a row without progress (the poison counter; quarantined at KEEL_POISON_LEASE_LOSSES): reset by each commit, so 0 on a run that recovered and went on',
+      ),
+    leaseExpiries: z
+      .number()
+      .int()
+      .describe(
+        'Every lease of the run that expired unreleased (its worker died or stalled; each one a recovery), never reset: unlike leaseLosses',
       ),
     preemptions: z
       .number()

@@ -30,6 +30,7 @@ import { registerRunRoutes } from './routes/runs.ts';
 import { registerRunLineageRoutes } from './routes/run-lineage.ts';
 import { registerRunStepRoutes } from './routes/run-steps.ts';
 import { registerRunVersionRoutes } from './routes/run-versions.ts';
+import { registerAttemptRoutes } from './routes/attempts.ts';
 import { registerScheduleRoutes } from './routes/schedules.ts';
 import type { ScheduleService } from '../schedules/schedule-service.ts';
 import { PAYLOAD_MAX_BYTES_DEFAULT } from '../config/defaults.ts';
@@ -176,6 +177,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   registerRunStepRoutes(app, { store: options.store, tenantOf });
   registerRunLineageRoutes(app, { store: options.store, registry: options.registry, tenantOf });
   registerRunVersionRoutes(app, { store: options.store, registry: options.registry, tenantOf });
+  registerAttemptRoutes(app, { store: options.store, tenantOf });
   registerEventRoutes(app, {
     store: options.store,
     hub,

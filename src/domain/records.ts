@@ -5,6 +5,7 @@ import type { EffectStatus } from './effect-status.ts';
 import type { RunStatus } from './run-status.ts';
 import type { Json } from './json.ts';
 import { EMPTY_REDACTION_POLICY, type RedactionPolicy } from './redaction-policy.ts';
+import type { RecoveredLease } from './attempts.ts';
 
 export type Priority = 'interactive' | 'batch';
 
@@ -87,6 +88,18 @@ export interface RunRecord {
    * requeue delay).
    */
   preemptedLeaseToken: number | null;
+  /** Attempts so far: claims that took the run's lease (the number of the latest). */
+  attempts: number;
+  /**
+   * Every lease of the run that expired unreleased (its worker died or stalled), never reset: unlike
+   * `leaseLosses`, the poison counter, which each commit resets.
+   */
+  leaseExpiries: number;
+  /**
+   * On a claim's result only (@internal): the claim took over an expired lease, so the attempt it
+   * starts recovers the run.
+   */
+  recovered?: RecoveredLease;
   createdAt: number;
   updatedAt: number;
   endedAt: number | null;

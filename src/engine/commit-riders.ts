@@ -15,6 +15,13 @@ export class CommitRiders {
     this.#start = start;
   }
 
+  /** `start`, taken to be written now rather than with the first commit (nothing if already gone). */
+  takeStart(): EventWrite[] {
+    const start = this.#start;
+    this.#start = undefined;
+    return start === undefined ? [] : [start];
+  }
+
   event(event: EventWrite): void {
     this.#events.push(event);
   }

@@ -50,6 +50,14 @@ export class JournalCursor {
     return this.#entries.size;
   }
 
+  /** Positions whose effect has settled (succeeded or failed): what a replay returns unrun. */
+  settledCount(): number {
+    let n = 0;
+    for (const e of this.#entries.values())
+      if (e.status === 'succeeded' || e.status === 'failed') n++;
+    return n;
+  }
+
   entries(): JournalEntry[] {
     return [...this.#entries.values()];
   }

@@ -15,6 +15,7 @@ import type {
   RunCounters,
   RunRecord,
 } from '../domain/records.ts';
+import type { RecoveredLease } from '../domain/attempts.ts';
 import { crashPoint } from '../domain/crash-points.ts';
 import {
   isTerminal,
@@ -172,7 +173,8 @@ export class RunExecution implements RunPort {
     this.#riders = new CommitRiders({
       type: 'run.started',
       data: {
-        attempt: run.leaseToken,
+        attempt: run.attempts,
+        leaseToken: run.leaseToken,
         worker: run.leaseOwner,
         status: run.status,
         ...(requeueDelay !== null ? { requeueDelayMs: requeueDelay } : {}),
@@ -274,6 +276,7 @@ export class RunExecution implements RunPort {
       const resumed =
         this.run.leaseLosses === 0 ? this.#journal.resumedEvent(this.clock.now()) : undefined;
       if (resumed !== undefined) this.emit(resumed);
+      if (this.run.recovered !== undefined) await this.#announceRecovery(this.run.recovered);
     } catch (error) {
       this.#hooks.log('error', 'could not load journal', {
         runId: this.runId,
@@ -331,6 +334,37 @@ export class RunExecution implements RunPort {
 
   log(level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>): void {
     this.#hooks.log(level, message, { runId: this.runId, ...fields });
+  }
+
+  /**
+   * A claim over an expired lease: says so at once (`run.started` and `run.recovered`, durable, no
+   * commit: the poison counter keeps the loss) and in the worker's log, instead of leaving the
+   * recovery unseen until the first new effect commits, which may take as long as a model call.
+   * `replayedPositions`: the settled journal positions this attempt replays instead of running.
+   */
+  async #announceRecovery(recovered: RecoveredLease): Promise<void> {
+    const data = {
+      previousWorker: recovered.previousWorker,
+      leaseExpiredAt: recovered.leaseExpiredAt,
+      attempt: recovered.attempt,
+      replayedPositions: this.#journal.settledCount(),
+    };
+    this.#hooks.log('warn', 'recovering a run whose worker died or stalled (its lease expired)', {
+      runId: this.runId,
+      worker: this.run.leaseOwner,
+      ...data,
+    });
+    const events = [...this.#riders.takeStart(), { type: 'run.recovered', data }];
+    try {
+      await this.store.announceAttempt(this.runId, this.run.leaseToken, events);
+    } catch (error) {
+      // The store refused the write: the events ride with the first commit instead.
+      for (const event of events) this.emit(event);
+      this.#hooks.log('warn', 'could not announce the recovery; it rides with the next commit', {
+        runId: this.runId,
+        error: String(error),
+      });
+    }
   }
 
   // Positions and effects

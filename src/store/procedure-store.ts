@@ -3,6 +3,7 @@
 // driven synchronously on SQLite and with await on Postgres) and `read` (its read connection). A
 // backend adds only what it alone owns: connections, migrations, durability, health, the change
 // feed and how a heartbeat reaches the database.
+import type { AttemptRecord } from '../domain/attempts.ts';
 import { KeelError } from '../domain/keel-error.ts';
 import type { Json } from '../domain/json.ts';
 import type {
@@ -14,6 +15,7 @@ import type {
   TenantRecord,
 } from '../domain/records.ts';
 import type { LiveMetrics } from './live-metrics.ts';
+import * as attempts from './procedures/attempts.ts';
 import * as claims from './procedures/claims.ts';
 import { applyCommit, type StaleCommit } from './procedures/commit.ts';
 import * as lineage from './procedures/lineage.ts';
@@ -31,6 +33,7 @@ import type {
   CopyRunRequest,
   CreateRunResult,
   Durability,
+  EventWrite,
   ExecutionResolution,
   HeartbeatResult,
   RunChange,
@@ -250,6 +253,12 @@ export abstract class ProcedureStore implements Store {
     });
   }
 
+  announceAttempt(runId: string, leaseToken: number, events: EventWrite[]): Promise<boolean> {
+    return this.write({ fsync: true, key: runId }, (tx) =>
+      attempts.announceAttempt(tx, runId, leaseToken, events),
+    );
+  }
+
   commit(commit: RunCommit): Promise<CommitOutcome> {
     return this.writeCommit(commit).then((outcome) => {
       if ('stale' in outcome)
@@ -275,6 +284,10 @@ export abstract class ProcedureStore implements Store {
 
   listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEventRecord[]> {
     return this.read(reads.listEvents(runId, afterSeq, limit));
+  }
+
+  listAttempts(runId: string): Promise<AttemptRecord[]> {
+    return this.read(attempts.listAttempts(runId));
   }
 
   liveMetrics(now: number): Promise<LiveMetrics> {

@@ -5,6 +5,7 @@ import type { EffectStatus } from '../domain/effect-status.ts';
 import type { RunStatus } from '../domain/run-status.ts';
 import type { Json } from '../domain/json.ts';
 import type { RedactionPolicy } from '../domain/redaction-policy.ts';
+import type { AttemptEnding, AttemptRecord } from '../domain/attempts.ts';
 import type {
   CancelOutcome,
   CompensationReport,
@@ -59,6 +60,8 @@ export function toRun(row: Row): RunRecord {
     preemptions: Number(row.preemptions ?? 0),
     preemptedAt: num(row.preempted_at),
     preemptedLeaseToken: num(row.preempted_lease_token),
+    attempts: Number(row.attempts ?? 0),
+    leaseExpiries: Number(row.lease_expiries ?? 0),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
     endedAt: num(row.ended_at),
@@ -68,6 +71,18 @@ export function toRun(row: Row): RunRecord {
         ? null
         : { runId: row.reset_from_run_id as string, position: Number(row.reset_from_position) },
     randomSeed: (row.random_seed as string | null) ?? null,
+  };
+}
+
+export function toAttempt(row: Row): AttemptRecord {
+  return {
+    runId: row.run_id as string,
+    number: Number(row.number),
+    worker: row.worker as string,
+    leaseToken: Number(row.lease_token),
+    startedAt: Number(row.started_at),
+    endedAt: num(row.ended_at),
+    ending: row.ending as AttemptEnding,
   };
 }
 

@@ -65,4 +65,10 @@ export const SHARED_STATEMENT_NAMES = [
   'find-started-queued-runs',
   'migrate-run-version',
   'count-queued-by-version',
+  'insert-attempts',
+  'expire-attempt',
+  'last-attempt',
+  'end-attempt',
+  'release-attempts',
+  'list-attempts',
 ] as const;

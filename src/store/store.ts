@@ -1,6 +1,7 @@
 // The one store interface every backend implements (embedded SQLite, distributed Postgres). The
 // engine and the API depend on this interface only; a backend difference is a capability flag,
 // never a branch on its name.
+import type { AttemptRecord } from '../domain/attempts.ts';
 import type { SerializedError } from '../domain/keel-error.ts';
 import type { EffectStatus } from '../domain/effect-status.ts';
 import type { RunStatus } from '../domain/run-status.ts';
@@ -352,10 +353,21 @@ export interface Store {
   /** Expires every lease not held by `owner`: only for a store this process owns exclusively. */
   expireForeignLeases(owner: string): Promise<number>;
   commit(commit: RunCommit): Promise<CommitOutcome>;
+  /**
+   * Appends events about the attempt holding this lease (`run.started`, `run.recovered`) at once,
+   * durably, without a commit: the state version and the poison counter (`leaseLosses`) do not move.
+   * False when the lease is no longer held (nothing written).
+   */
+  announceAttempt(runId: string, leaseToken: number, events: EventWrite[]): Promise<boolean>;
 
   // Reading history
   loadJournal(runId: string): Promise<JournalEntry[]>;
   listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEventRecord[]>;
+  /**
+   * The run's attempts, oldest first: each claim that took its lease, with its worker, times and
+   * how it ended (src/domain/attempts.ts).
+   */
+  listAttempts(runId: string): Promise<AttemptRecord[]>;
 
   /** Live work for metrics at scrape time (indexed queries only). */
   liveMetrics(now: number): Promise<LiveMetrics>;

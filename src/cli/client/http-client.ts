@@ -93,6 +93,16 @@ export interface Step {
   outputTruncated?: boolean;
 }
 
+/** One attempt as GET /v1/runs/:id/attempts returns it: one claim of the run. */
+export interface Attempt {
+  number: number;
+  worker: string;
+  leaseToken: number;
+  startedAt: string;
+  endedAt: string | null;
+  ending: string;
+}
+
 export interface SubmitRunBody {
   agent: string;
   input: unknown;
@@ -355,6 +365,19 @@ export class KeelHttpClient {
     if (typeof body?.step !== 'object' || body.step === null)
       throw new ProtocolError(`GET ${path} did not answer with { step: {...} }`);
     return body.step;
+  }
+
+  /** The run's attempts (each claim of it), oldest first. */
+  async listAttempts(id: string): Promise<Attempt[]> {
+    const body = await this.request<{ attempts?: Attempt[] }>(
+      'GET',
+      `/v1/runs/${encodeURIComponent(id)}/attempts`,
+    );
+    if (!Array.isArray(body?.attempts))
+      throw new ProtocolError(
+        `GET /v1/runs/${id}/attempts did not answer with { attempts: [...] }`,
+      );
+    return body.attempts;
   }
 
   /** The run's live event stream (SSE), resuming after `lastEventId` when given. */

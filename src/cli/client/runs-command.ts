@@ -2,6 +2,7 @@
 // Flags, output and exit codes are the CLI kit's (src/cli/kit/); Keel is reached only through
 // KeelHttpClient. It never calls process.exit or touches process.stdout: everything goes through
 // `io`, and the exit code is returned.
+import { formatAttempts } from './attempts-format.ts';
 import { readFile } from 'node:fs/promises';
 import type { ParseArgsOptionsConfig } from 'node:util';
 import { expectPositionals, intFlag, jsonArgument, positiveNumberFlag } from '../kit/args.ts';
@@ -54,7 +55,7 @@ commands:
          [--max-cost-usd <x>] [--deadline-ms <n>] [--wait]
                               start a run and print its id; --wait follows it to the end
                               and exits 0 only if it succeeded
-  get <id>                    show one run
+  get <id>                    show one run, with its attempts
   list [--status <s>] [--agent <a>] [--code <error code>] [--limit <n>] [--cursor <c>] [--all]
        [--rerun-of <id>]
                               list runs; --all follows every page; --rerun-of: a run's reruns
@@ -75,6 +76,8 @@ commands:
                               move queued, never-started runs of a version to another one that a
                               process serves; prints how many moved and which had started
 ${LINEAGE_USAGE}
+  attempts <id>               show the run's attempts: each claim, its worker, times and how it
+                              ended (a recovery after a crash is a new attempt, not a retry)
   help                        show this text
 
 ${clientFlagsUsage()}
@@ -308,9 +311,13 @@ async function submit(args: string[], io: CliIo): Promise<number> {
 async function get(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(args, {});
   const [id = ''] = expectPositionals(positionals, ['id']);
-  const run: Run = await connect(values, io.env).getRun(id);
+  const client = connect(values, io.env);
+  const run: Run = await client.getRun(id);
   if (values.json) printJson(io, run);
-  else out(io, formatRun(run));
+  else {
+    out(io, formatRun(run));
+    out(io, `attempts:\n${formatAttempts(await client.listAttempts(id))}`);
+  }
   return EXIT_OK;
 }
 
@@ -418,6 +425,15 @@ async function steps(args: string[], io: CliIo): Promise<number> {
   return EXIT_OK;
 }
 
+async function attempts(args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parse(args, {});
+  const [id = ''] = expectPositionals(positionals, ['id']);
+  const list = await connect(values, io.env).listAttempts(id);
+  if (values.json) printJson(io, { attempts: list });
+  else out(io, formatAttempts(list));
+  return EXIT_OK;
+}
+
 /**
  * `show <id> [--io]`: the run, then its steps table, or with --io each step in full (a preview in
  * the list is fetched whole from /steps/:seq); then every unknown execution of the run with the
@@ -464,6 +480,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
   fork,
   resolve,
   migrate,
+  attempts,
 };
 
 /**

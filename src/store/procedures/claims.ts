@@ -9,13 +9,14 @@ import { inClaimOrder } from '../claim-rules.ts';
 import { claimedByTenant, toBackloggedTenants } from '../fair-claim.ts';
 import { toRun } from '../rows.ts';
 import type { ClaimRequest, HeartbeatResult } from '../store.ts';
+import { startAttempts, startProbationAttempts } from './attempts.ts';
 import { all, one, run, type Procedure, type Tx } from './transaction.ts';
 
 const CLAIMABLE_STATUSES = JSON.stringify(statusesAllowing('claim'));
 
 /**
- * Lease state only, no events: what clients see must be durable, and a claim is not flushed on its
- * own.
+ * Lease state and attempts only, no events: what clients see must be durable, and a claim is not
+ * flushed on its own.
  */
 export function* claimRuns(tx: Tx, request: ClaimRequest): Procedure<RunRecord[]> {
   const lease = {
@@ -27,12 +28,17 @@ export function* claimRuns(tx: Tx, request: ClaimRequest): Procedure<RunRecord[]
   };
   if (request.probation === true) {
     // RETURNING yields rows in table order, not the subquery's: restore the claim order.
+    const rows = yield* all('claim-probation-runs', {
+      ...lease,
+      limit: request.limit,
+      held_at_losses: request.heldAtLosses ?? null,
+    });
     return inClaimOrder(
-      (yield* all('claim-probation-runs', {
-        ...lease,
-        limit: request.limit,
-        held_at_losses: request.heldAtLosses ?? null,
-      })).map(toRun),
+      yield* startProbationAttempts(
+        tx,
+        request.owner,
+        rows.map((row) => ({ run: toRun(row), row })),
+      ),
     );
   }
   // The fair clock is read first: where it is a locked row, claimers of every process plan and
@@ -70,6 +76,7 @@ export function* claimRuns(tx: Tx, request: ClaimRequest): Procedure<RunRecord[]
     claim.record(claimedByTenant(claimed));
   }
   const { items, vtimes, clock: newClock } = claim.result();
+  yield* startAttempts(tx, items);
   if (vtimes.size > 0) {
     yield run('save-tenant-vtimes', { vtimes: JSON.stringify(Object.fromEntries(vtimes)) });
     yield run('save-fair-clock', { clock: newClock });

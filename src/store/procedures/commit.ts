@@ -6,6 +6,7 @@ import { isTerminal } from '../../domain/run-status.ts';
 import { claimAfterFor } from '../claim-rules.ts';
 import { jsonText } from '../rows.ts';
 import type { CommitOutcome, JournalWrite, RunCommit } from '../store.ts';
+import { endAttempt } from './attempts.ts';
 import { appendEvents, cancelRunById, insertEvents, insertRun } from './runs.ts';
 import { one, run, type Procedure, type Row, type Tx } from './transaction.ts';
 
@@ -65,6 +66,15 @@ export function* applyCommit(tx: Tx, c: RunCommit): Procedure<CommitOutcome | St
   }
   if (row === undefined) return { stale: yield* auditStale(tx, c) };
   if (patch.preempted === true) yield run('mark-preempted', { id: c.runId, now: tx.now });
+  if (!countersOnly)
+    yield* endAttempt(
+      tx,
+      c.runId,
+      c.leaseToken,
+      status,
+      patch.releaseLease === true,
+      patch.preempted === true,
+    );
   yield* upsertJournal(tx, c.runId, c.leaseToken, journal);
   yield* insertEvents(tx, c.runId, Number(row.first_seq), events);
   if (status !== undefined && isTerminal(status)) tx.touch(c.runId, 'ended');

@@ -221,6 +221,8 @@ export function* readmitRun(tx: Tx, runId: string): Procedure<RunRecord> {
 /** Gives leases up without progress (shutdown): the runs become claimable at once. */
 export function* releaseLeases(tx: Tx, owner: string, runIds: readonly string[]): Procedure<void> {
   yield run('release-leases', { owner, ids: JSON.stringify(runIds), now: tx.now });
+  // Their attempts end as released (see attempts.ts).
+  yield run('release-attempts', { owner, ids: JSON.stringify(runIds), now: tx.now });
   for (const id of runIds) tx.touch(id, 'runnable');
 }
 

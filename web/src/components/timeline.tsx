@@ -1,10 +1,21 @@
 // A run's timeline: one row per journal effect, its bar split into the time it queued (waiting for
 // a slot, hatched) and the time it executed (solid), coloured by status; waits for a human, a timer
 // or a child run are drawn as waits. Retries and unknown outcomes are marked on the row. Rows are
-// focusable buttons that select the effect.
-import type { Step } from '../api.ts';
+// focusable buttons that select the effect. Above them, a lane of the run's attempts (each claim of
+// it): a recovery after a crash is a new attempt there, never a retry; an effect re-run because its
+// run was recovered is marked apart from an effect's own retries.
+import { useEffect, useState } from 'react';
+import { api, type Step } from '../api.ts';
 import { formatDuration } from '../format.ts';
-import { segmentsOf, type Segment } from '../timeline-segments.ts';
+import {
+  ATTEMPT_ENDING_TEXT,
+  attemptBands,
+  effectReruns,
+  segmentsOf,
+  type AttemptBand,
+  type RunAttempt,
+  type Segment,
+} from '../timeline-segments.ts';
 
 const TICKS = 5;
 /**
@@ -50,6 +61,45 @@ function Caption({ from, to, text }: { from: number; to: number; text: string })
   );
 }
 
+/** Colour of an attempt band by its ending (the effect bars' status colours). */
+const ENDING_STATUS: Readonly<Record<string, string>> = {
+  running: 'running',
+  completed: 'succeeded',
+  parked: 'waiting',
+  lease_expired: 'failed',
+  preempted: 'unknown',
+  released: 'unknown',
+  cancelled: 'failed',
+};
+
+/**
+ * The run's attempts: those given, or fetched for `runId` (again whenever `refresh` changes, e.g.
+ * as the run's steps grow). A failed fetch leaves the lane out.
+ */
+function useAttempts(
+  runId: string | undefined,
+  given: readonly RunAttempt[] | undefined,
+  refresh: unknown,
+): readonly RunAttempt[] {
+  const [fetched, setFetched] = useState<readonly RunAttempt[]>([]);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `refresh` fetches again as the run moves on
+  useEffect(() => {
+    if (given !== undefined || runId === undefined) return;
+    const abort = new AbortController();
+    api<{ attempts: RunAttempt[] }>(`/v1/runs/${encodeURIComponent(runId)}/attempts`, {
+      signal: abort.signal,
+    })
+      .then((body) => setFetched(body.attempts))
+      .catch(() => {});
+    return () => abort.abort();
+  }, [runId, given, refresh]);
+  return given ?? fetched;
+}
+
+function attemptTitle(band: AttemptBand): string {
+  return `Attempt ${band.number}${band.recovery ? ' (recovery: the worker before it died or stalled)' : ''} on ${band.worker}: ${ATTEMPT_ENDING_TEXT[band.ending] ?? band.ending}, ${formatDuration(band.to - band.from)}`;
+}
+
 function niceStep(span: number): number {
   const raw = span / TICKS;
   const power = 10 ** Math.floor(Math.log10(Math.max(raw, 1)));
@@ -62,17 +112,28 @@ export function Timeline({
   end,
   selected,
   onSelect,
+  runId,
+  attempts: givenAttempts,
 }: {
   steps: Step[];
   origin: number;
   end: number;
   selected: number | undefined;
   onSelect: (seq: number) => void;
+  /** The run whose attempts the lane shows (fetched), unless `attempts` are given. */
+  runId?: string;
+  attempts?: readonly RunAttempt[];
 }) {
+  const attempts = useAttempts(runId, givenAttempts, `${steps.length}:${end}`);
+  const bands = attemptBands(attempts, end);
   const effects = steps.filter((s) => s.kind !== 'now');
   const visible = effects.slice(0, TIMELINE_ROWS_MAX);
   const rows = visible.map((step) => ({ step, segments: segmentsOf(step, end) }));
-  const last = Math.max(end, ...rows.flatMap((r) => r.segments.map((s) => s.to)));
+  const last = Math.max(
+    end,
+    ...rows.flatMap((r) => r.segments.map((s) => s.to)),
+    ...bands.map((b) => b.to),
+  );
   const span = Math.max(last - origin, 1);
   const pct = (t: number) => ((t - origin) / span) * 100;
   const tick = niceStep(span);
@@ -93,8 +154,37 @@ export function Timeline({
           ))}
         </div>
       </div>
+      {bands.length > 0 ? (
+        <div className="timeline-row timeline-attempts" data-testid="timeline-attempts">
+          <span className="timeline-label-col">
+            <span className="name">attempts</span>
+          </span>
+          <span className="timeline-track">
+            {bands.map((b) => (
+              <span
+                key={b.number}
+                className={`seg seg-executing status-${ENDING_STATUS[b.ending] ?? 'unknown'}`}
+                data-attempt={b.number}
+                data-ending={b.ending}
+                data-recovery={b.recovery ? 'true' : undefined}
+                style={{
+                  left: `${pct(b.from)}%`,
+                  width: `${Math.max(pct(b.to) - pct(b.from), MIN_SEGMENT_PCT)}%`,
+                }}
+                title={attemptTitle(b)}
+                role="img"
+                aria-label={attemptTitle(b)}
+              >
+                {b.recovery ? '⟲' : ''}
+                {b.number}
+              </span>
+            ))}
+          </span>
+        </div>
+      ) : null}
       <ol className="timeline-rows">
         {rows.map(({ step, segments }) => {
+          const { ownAttempts, rerunAfterRecovery } = effectReruns(step, attempts);
           const queued = segments.find((s) => s.kind === 'queued');
           const executing = segments.find((s) => s.kind !== 'queued');
           const summary = [
@@ -117,7 +207,7 @@ export function Timeline({
                 data-seq={step.seq}
                 data-status={step.status}
                 data-kind={step.kind}
-                aria-label={`Effect ${step.seq}: ${step.kind} ${step.name}, ${step.status}${step.attempts > 1 ? `, ${step.attempts} attempts` : ''}. ${summary}`}
+                aria-label={`Effect ${step.seq}: ${step.kind} ${step.name}, ${step.status}${ownAttempts > 1 ? `, ${ownAttempts} attempts` : ''}${rerunAfterRecovery ? ', re-run after a recovery' : ''}. ${summary}`}
               >
                 <span className="timeline-label-col">
                   <span className="seq">{step.seq}</span>
@@ -125,9 +215,17 @@ export function Timeline({
                   <span className="name" title={step.name}>
                     {step.name}
                   </span>
-                  {step.attempts > 1 ? (
-                    <span className="marker marker-retry" title={`${step.attempts} attempts`}>
-                      ↻ {step.attempts}
+                  {ownAttempts > 1 ? (
+                    <span className="marker marker-retry" title={`${ownAttempts} attempts`}>
+                      ↻ {ownAttempts}
+                    </span>
+                  ) : null}
+                  {rerunAfterRecovery ? (
+                    <span
+                      className="marker marker-recovered"
+                      title="Re-run after a recovery: it was in flight when its worker died; not a retry"
+                    >
+                      ⟲
                     </span>
                   ) : null}
                   {step.status === 'unknown' ? (
@@ -199,7 +297,11 @@ export function Timeline({
           unknown
         </span>
         <span>
-          <span className="marker marker-retry">↻ n</span> retried
+          <span className="marker marker-retry">↻ n</span> retried (the effect’s own attempts)
+        </span>
+        <span>
+          <span className="marker marker-recovered">⟲</span> recovery: a new attempt of the run
+          after its worker died (not a retry)
         </span>
       </div>
     </div>

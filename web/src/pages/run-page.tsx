@@ -211,6 +211,7 @@ export function RunPage() {
       {streaming.size > 0 ? <StreamingCalls calls={[...streaming.values()]} /> : null}
       <Panel title="Timeline" id="timeline">
         <Timeline
+          runId={run.id}
           steps={steps}
           origin={origin}
           end={end}

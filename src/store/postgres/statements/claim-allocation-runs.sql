@@ -43,6 +43,7 @@ UPDATE runs r SET
     ELSE (coalesce(r.lease_loss_owners, '[]')::jsonb || to_jsonb(r.lease_owner))::text END,
   lease_owner = :owner,
   lease_token = r.lease_token + 1,
+  attempts = r.attempts + 1,  -- each claim that takes the lease starts an attempt (see run_attempts)
   lease_expires_at = :lease_expires_at::bigint,
   claim_after = :lease_expires_at::bigint,
   state_version = r.state_version + 1,

@@ -29,6 +29,11 @@ UPDATE runs r SET
     ELSE (coalesce(r.lease_loss_owners, '[]')::jsonb || to_jsonb(r.lease_owner))::text END,
   lease_owner = CASE WHEN picked.losses = :held_at_losses::int THEN NULL ELSE :owner END,
   lease_token = r.lease_token + 1,
+  -- Every expired lease, never reset (lease_losses is the poison counter: a commit resets it), and when the one taken
+  -- over here had expired (null: none), for the attempt it ended. A suspect held back takes no lease: no attempt.
+  lease_expiries = r.lease_expiries + (CASE WHEN r.lease_owner IS NULL THEN 0 ELSE 1 END),
+  lease_expired_at = CASE WHEN r.lease_owner IS NOT NULL THEN r.lease_expires_at ELSE NULL END,
+  attempts = r.attempts + (CASE WHEN picked.losses = :held_at_losses::int THEN 0 ELSE 1 END),
   lease_expires_at = CASE WHEN picked.losses = :held_at_losses::int THEN NULL
     ELSE :lease_expires_at::bigint END,
   claim_after = CASE WHEN picked.losses = :held_at_losses::int THEN :now::bigint

@@ -19,6 +19,11 @@ UPDATE runs SET
     ELSE json_insert(coalesce(lease_loss_owners, '[]'), '$[#]', lease_owner) END,
   lease_owner = CASE WHEN lease_losses + (lease_owner IS NOT NULL) = :held_at_losses THEN NULL ELSE :owner END,
   lease_token = lease_token + 1,
+  -- Every expired lease, never reset (lease_losses is the poison counter: a commit resets it), and when the one taken
+  -- over here had expired (null: none), for the attempt it ended. A suspect held back takes no lease: no attempt.
+  lease_expiries = lease_expiries + (lease_owner IS NOT NULL),
+  lease_expired_at = CASE WHEN lease_owner IS NOT NULL THEN lease_expires_at ELSE NULL END,
+  attempts = attempts + (lease_losses + (lease_owner IS NOT NULL) IS NOT :held_at_losses),
   lease_expires_at = CASE WHEN lease_losses + (lease_owner IS NOT NULL) = :held_at_losses THEN NULL
     ELSE :lease_expires_at END,
   claim_after = CASE WHEN lease_losses + (lease_owner IS NOT NULL) = :held_at_losses THEN :now

@@ -13,6 +13,7 @@ UPDATE runs SET
     ELSE json_insert(coalesce(lease_loss_owners, '[]'), '$[#]', lease_owner) END,
   lease_owner = :owner,
   lease_token = lease_token + 1,
+  attempts = attempts + 1,  -- each claim that takes the lease starts an attempt (see run_attempts)
   lease_expires_at = :lease_expires_at,
   claim_after = :lease_expires_at,
   state_version = state_version + 1,
