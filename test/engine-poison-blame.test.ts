@@ -8,7 +8,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { newRunId } from '../src/domain/ids.ts';
 import type { RunRecord } from '../src/domain/records.ts';
 import { AgentRegistry } from '../src/engine/registry.ts';
 import { Orchestrator } from '../src/engine/orchestrator.ts';
@@ -17,6 +16,7 @@ import { ModelGateway } from '../src/models/gateway.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import type { ClaimRequest, Store } from '../src/store/store.ts';
 import { until } from './support/distributed.ts';
+import { newRun } from './store/conformance.ts';
 
 test('a busy worker never leases a last-chance suspect: it drains, then runs the suspect alone', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'keel-blame-'));
@@ -53,21 +53,7 @@ test('a busy worker never leases a last-chance suspect: it drains, then runs the
     }),
   );
   const create = async (agent: string) =>
-    (
-      await store.createRun({
-        id: newRunId(),
-        tenantId: tenant.id,
-        agent,
-        agentVersion: '1',
-        input: null,
-        priority: 'interactive',
-        budget: {},
-        metadata: null,
-        parentRunId: null,
-        idempotencyKey: null,
-        requestHash: null,
-      })
-    ).run.id;
+    (await store.createRun(newRun(tenant.id, { agent, input: null }))).run.id;
 
   // The suspect lost a lease once (its claim made it a suspect) and holds a second one, expired:
   // the next claim counts its second loss, one short of the threshold of 3.
