@@ -166,7 +166,14 @@ describe('web dashboard (browser)', { skip, timeout: 180_000 }, () => {
       .locator('.timeline-row', { hasText: 'publish' })
       .and(page.locator('[data-status="succeeded"]'))
       .waitFor();
-    assert.equal(await timeline.locator('.timeline-row:not([data-status="succeeded"])').count(), 0);
+    assert.equal(
+      await timeline.locator('.timeline-rows .timeline-row:not([data-status="succeeded"])').count(),
+      0,
+    );
+    // Above the effects, a lane of the run's attempts: it parked for the input, then completed.
+    const lane = timeline.getByTestId('timeline-attempts');
+    await lane.locator('[data-ending="completed"]').waitFor();
+    assert.equal((await lane.locator('[data-ending="parked"]').count()) >= 1, true);
 
     // Keyboard: a timeline row is a button; Enter opens its details.
     await timeline.locator('.timeline-row', { hasText: 'fetch-page' }).focus();
