@@ -19,8 +19,8 @@ const AGENTS = fileURLToPath(new URL('./fixtures/threat-lifecycle-agents.ts', im
 const KEY = 'threat-lifecycle-test-key-0123456789';
 const DEADLINE_MS = 90_000;
 const POSTGRES_SOCKET = '/var/run/postgresql/.s.PGSQL.5432';
-/** A marker no other test writes: its files must appear nowhere on the host. */
-const MARK = `keel-lc-${process.pid}-${Date.now()}`;
+/** A marker no other test writes (one per tier): its files must appear nowhere on the host. */
+const MARK_BASE = `keel-lc-${process.pid}-${Date.now()}`;
 /** Size of the SysV segment tenant A creates, looked for in tenant B's `ipcs -m`. */
 const SHM_BYTES = 40_961;
 
@@ -136,6 +136,7 @@ const cgroupDirs = (owner: string): string[] =>
 
 for (const tier of ['process', 'namespace', 'gvisor'] as const) {
   describe(`lifecycle threats on ${tier}`, { skip: skipUnless(tier) }, () => {
+    const MARK = `${MARK_BASE}-${tier}`;
     test('kill -9 of Keel leaves no sandbox process (one-shot and resident); the restart sweeps the rest before any call', async (t) => {
       const s = await startKeel(t);
       const root = join(s.dataDir, 'sandboxes');
