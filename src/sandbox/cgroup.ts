@@ -108,6 +108,21 @@ export class Cgroup {
       .map((entry) => entry.name);
   }
 
+  /**
+   * Where the sandbox cgroups' members (`procs`, the pids controller on v1) and freezers are
+   * listed, one directory per cgroup below each.
+   */
+  static parentDirs(version: CgroupVersion): { procs: string; freezer: string } {
+    if (version === 'v2') {
+      const parent = join(CGROUP_ROOT, KEEL_PARENT);
+      return { procs: parent, freezer: parent };
+    }
+    return {
+      procs: join(CGROUP_ROOT, 'pids', KEEL_PARENT),
+      freezer: join(CGROUP_ROOT, 'freezer', KEEL_PARENT),
+    };
+  }
+
   /** A handle on an existing sandbox cgroup, to sweep one whose owner died. */
   static existing(name: string, version: CgroupVersion): Cgroup {
     return new Cgroup(name, version);

@@ -55,12 +55,6 @@ export interface SandboxEnvironment {
    */
   freezeCpu(): void;
   thawCpu(): void;
-  /**
-   * Kills every process and wipes the workspace, then verifies it: no process left, workspace
-   * empty, exactly one mount. Answers whether the environment may be handed to someone else (it
-   * restarts its holder only if so).
-   */
-  resetAndVerify(): Promise<boolean>;
   destroy(): Promise<void>;
 }
 

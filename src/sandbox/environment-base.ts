@@ -4,6 +4,7 @@
 import { KeelError } from '../domain/keel-error.ts';
 import { Cgroup, detectCgroups, type CgroupCounters } from './cgroup.ts';
 import type { EnvironmentSpec } from './driver.ts';
+import { ensureReaper } from './reaper.ts';
 import { allocateUid, releaseUid } from './uid-pool.ts';
 import { Workspace } from './workspace.ts';
 
@@ -25,6 +26,7 @@ export async function createParts(
   const cgroups = detectCgroups();
   if (!cgroups.ok)
     throw new KeelError('sandbox_unavailable', `cannot create sandbox cgroups: ${cgroups.reason}`);
+  ensureReaper(cgroups.version); // before the cgroup exists: no sandbox ever runs untied to Keel
   const uid = allocateUid();
   let cgroup: Cgroup | undefined;
   try {

@@ -19,6 +19,7 @@ import {
   type EnvironmentParts,
 } from './environment-base.ts';
 import { launch, type ExecResult } from './launch.ts';
+import { RUNSC_STATE_DIR } from './stale-sweep.ts';
 import { tierAvailability } from './tiers.ts';
 
 const run = promisify(execFile);
@@ -89,7 +90,7 @@ class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment 
 
   constructor(spec: EnvironmentSpec, parts: EnvironmentParts, root: string) {
     super(spec, parts);
-    this.stateDir = join(root, '.runsc-state');
+    this.stateDir = join(root, RUNSC_STATE_DIR);
     this.bundleDir = join(root, `${spec.id}.bundle`);
     this.imageDir = join(root, `${spec.id}.image`);
     this.rootfs = ensureRootfs(root);
@@ -282,17 +283,6 @@ class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment 
       );
     rmSync(this.imageDir, { recursive: true, force: true });
     this.paused = false;
-  }
-
-  async resetAndVerify(): Promise<boolean> {
-    await this.parts.cgroup.killAll();
-    await this.forget();
-    this.holding = false;
-    this.paused = false;
-    this.parts.workspace.wipe();
-    const clean = this.parts.cgroup.pids().length === 0 && this.parts.workspace.isClean();
-    if (clean && this.spec.keepProcesses) await this.startHolder();
-    return clean;
   }
 
   async destroy(): Promise<void> {

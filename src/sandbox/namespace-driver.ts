@@ -310,15 +310,6 @@ class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironme
     this.parts.cgroup.thaw();
   }
 
-  async resetAndVerify(): Promise<boolean> {
-    await this.parts.cgroup.killAll();
-    this.holderPid = undefined;
-    this.parts.workspace.wipe();
-    const clean = this.parts.cgroup.pids().length === 0 && this.parts.workspace.isClean();
-    if (clean && this.spec.keepProcesses) await this.startHolder();
-    return clean;
-  }
-
   destroy(): Promise<void> {
     this.holderPid = undefined;
     return destroyParts(this.parts);

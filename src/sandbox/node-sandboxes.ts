@@ -2,8 +2,9 @@
 // under
 // <dataDir>/sandboxes and artifacts in the same store as the runs (SQLite file or Postgres), so a run's workspace
 // can be rebuilt by whichever process picks the run up. The runtime attaches it at start with its
-// configuration and hands it to tools through their context; environments are released when their
-// run ends, and everything at close(). It reads no configuration of its own and keeps no
+// configuration and hands it to tools through their context; what crashed Keel processes left
+// behind is swept at attach (not at the first call); environments are released when their run
+// ends, and everything at close(). It reads no configuration of its own and keeps no
 // process-global state.
 import { join, resolve } from 'node:path';
 import type { KeelConfig } from '../config/config.ts';
@@ -13,6 +14,7 @@ import { openArtifactStore } from '../store/open-store.ts';
 import type { Store } from '../store/store.ts';
 import { releaseEnvironmentsOnRunEnd } from './run-endings.ts';
 import { SandboxManager, type EnvironmentTime } from './sandbox-manager.ts';
+import { sweepStaleSandboxes } from './stale-sweep.ts';
 
 export interface NodeSandboxes {
   /** The node's data directory, absolute. */
@@ -47,6 +49,9 @@ export function attachNodeSandboxes(
   options: NodeSandboxesOptions = {},
 ): NodeSandboxes {
   const dataDir = resolve(config.dataDir);
+  const root = join(dataDir, 'sandboxes');
+  // At start: a crashed predecessor's sandboxes must not wait for this node's first sandbox call.
+  const swept = sweepStaleSandboxes(root).catch(() => undefined);
   let shared: { manager: SandboxManager; artifacts: ArtifactStore } | undefined;
   let closed = false;
   const unbind = releaseEnvironmentsOnRunEnd(store, () => shared?.manager);
@@ -62,8 +67,9 @@ export function attachNodeSandboxes(
         const artifacts = artifactStoreFor(config);
         shared = {
           manager: new SandboxManager({
-            root: join(dataDir, 'sandboxes'),
+            root,
             artifacts,
+            swept,
             onEnvironmentTime: options.onEnvironmentTime,
           }),
           artifacts,
@@ -74,6 +80,7 @@ export function attachNodeSandboxes(
     async close() {
       closed = true;
       unbind();
+      await swept;
       const current = shared;
       shared = undefined;
       if (current === undefined) return;

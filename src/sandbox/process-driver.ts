@@ -1,8 +1,9 @@
-// The `process` tier: the program runs as its own unprivileged uid, in its own cgroup, network
-// namespace and workspace, with rlimits and a scrubbed environment. It sees the host's filesystem
-// and processes, so it is NOT a security boundary: use it for trusted tools and development, never
-// for model-written code.
-import { join } from 'node:path';
+// The `process` tier: the program runs as its own unprivileged uid, in its own cgroup and its own
+// user (no nested ones), network, mount and IPC namespaces (process-namespaces.ts: private /tmp,
+// /var/tmp, /dev/shm and /run per command, Keel's data directory hidden), with rlimits and a
+// scrubbed environment. It still sees the host's other files and its processes, so it is NOT a
+// security boundary: use it for trusted tools and development, never for model-written code.
+import { dirname, join } from 'node:path';
 import type { EnvironmentSpec, ExecCommand, SandboxDriver, SandboxEnvironment } from './driver.ts';
 import { programEnv } from './driver.ts';
 import {
@@ -14,6 +15,7 @@ import {
   type EnvironmentParts,
 } from './environment-base.ts';
 import { launch, type ExecResult } from './launch.ts';
+import { PRIVATE_TMP_BYTES_MAX, processNamespaceArgs } from './process-namespaces.ts';
 import { tierAvailability } from './tiers.ts';
 
 export class ProcessDriver implements SandboxDriver {
@@ -30,24 +32,26 @@ export class ProcessDriver implements SandboxDriver {
 
   async create(spec: EnvironmentSpec): Promise<SandboxEnvironment> {
     assertNoNetworkAllowlist(spec, this.tier);
-    return new ProcessEnvironment(spec, await createParts(spec, this.root));
+    return new ProcessEnvironment(spec, await createParts(spec, this.root), dirname(this.root));
   }
 }
 
 class ProcessEnvironment extends CgroupEnvironment implements SandboxEnvironment {
   readonly tier = 'process' as const;
   readonly pauseFreesMemory = false;
+  /** Keel's data directory (the parent of the sandbox root), hidden from the command. */
+  private readonly dataDir: string;
 
-  constructor(spec: EnvironmentSpec, parts: EnvironmentParts) {
+  constructor(spec: EnvironmentSpec, parts: EnvironmentParts, dataDir: string) {
     super(spec, parts);
+    this.dataDir = dataDir;
   }
 
   exec(command: ExecCommand): Promise<ExecResult> {
     const uid = String(this.parts.uid);
+    const tmpBytes = Math.min(PRIVATE_TMP_BYTES_MAX, this.spec.limits.diskBytes);
     const argv = [
-      '/usr/bin/unshare',
-      '--net',
-      '--',
+      ...processNamespaceArgs({ workspaceDir: this.workspaceDir, dataDir: this.dataDir, tmpBytes }),
       ...prlimitArgs(this.spec),
       '/usr/bin/setpriv',
       `--reuid=${uid}`,
@@ -84,12 +88,6 @@ class ProcessEnvironment extends CgroupEnvironment implements SandboxEnvironment
 
   async resume(): Promise<void> {
     this.parts.cgroup.thaw();
-  }
-
-  async resetAndVerify(): Promise<boolean> {
-    await this.parts.cgroup.killAll();
-    this.parts.workspace.wipe();
-    return this.parts.cgroup.pids().length === 0 && this.parts.workspace.isClean();
   }
 
   destroy(): Promise<void> {

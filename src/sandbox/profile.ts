@@ -30,7 +30,10 @@ const ProfileSchema = z.object({
   execEffect: z.enum(['read', 'idempotent', 'side-effect']).default('side-effect'),
   /** Ready sandboxes kept per profile (one-shot policy only). */
   warm: z.number().int().min(0).max(1000).default(0),
-  /** Never reuse a sandbox, even after a verified clean. */
+  /**
+   * Never reuse a sandbox. Kept for compatibility: no warm-pool lease is reused any more (each
+   * used sandbox is destroyed and replaced), so this changes nothing.
+   */
   singleUse: z.boolean().default(false),
   /**
    * `rebuild` policy: rebuild just before the next call is expected (measured idle gaps), not when

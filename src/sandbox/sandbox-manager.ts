@@ -75,6 +75,11 @@ export interface SandboxManagerOptions {
    * the last report.
    */
   onEnvironmentTime?: (time: EnvironmentTime) => void;
+  /**
+   * The sweep of crashed processes' leftovers, when the caller already started it (a node starts
+   * it at attach, before any call); otherwise the manager starts one itself.
+   */
+  swept?: Promise<unknown>;
 }
 
 export interface CallOutcome<T> {
@@ -118,7 +123,7 @@ export class SandboxManager {
       namespace: options.drivers?.namespace ?? new NamespaceDriver(options.root),
       gvisor: options.drivers?.gvisor ?? new GvisorDriver(options.root),
     };
-    this.swept = sweepStaleSandboxes(options.root).catch(() => undefined);
+    this.swept = options.swept ?? sweepStaleSandboxes(options.root).catch(() => undefined);
   }
 
   /** The tier's driver, or a clear error naming the package to install. */
@@ -395,7 +400,6 @@ export class SandboxManager {
       pool = new WarmPool({
         driver: this.driverFor(profile.tier),
         size: profile.warm,
-        singleUse: profile.singleUse,
         specOf: () => this.specFor(profile),
       });
       this.pools.set(profile.name, pool);

@@ -1,5 +1,6 @@
-// Removes what a crashed Keel process left behind: sandbox cgroups, workspace mounts and checkpoint
-// files of environments whose owner is dead. Environment ids begin with the owner's pid
+// Removes what a crashed Keel process left behind: sandbox cgroups (members killed), runsc's
+// container records, workspace mounts and checkpoint files of environments whose owner is dead.
+// Keel runs it when its sandbox plane attaches, before any call (node-sandboxes.ts). Environment ids begin with the owner's pid
 // (`k<pid>-…`); anything without that prefix, or whose owner is alive, is never touched.
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -8,6 +9,8 @@ import { promisify } from 'node:util';
 import { Cgroup, detectCgroups } from './cgroup.ts';
 
 const run = promisify(execFile);
+/** runsc's state directory under the sandbox root (gvisor-driver.ts keeps its containers there). */
+export const RUNSC_STATE_DIR = '.runsc-state';
 const OWNED_ID = /^k(\d+)-/;
 
 /**
@@ -43,6 +46,7 @@ export async function sweepStaleSandboxes(root: string): Promise<string[]> {
     }
   }
   if (!existsSync(root)) return removed;
+  removed.push(...(await sweepRunscRecords(join(root, RUNSC_STATE_DIR))));
   const mounted = new Set(
     readFileSync('/proc/self/mountinfo', 'utf8')
       .split('\n')
@@ -55,6 +59,22 @@ export async function sweepStaleSandboxes(root: string): Promise<string[]> {
     if (mounted.has(path)) await run('/usr/bin/umount', ['-l', path]).catch(() => undefined);
     rmSync(path, { recursive: true, force: true });
     removed.push(`workspace ${entry}`);
+  }
+  return removed;
+}
+
+/** Deletes runsc's records of containers whose owner is dead (their processes are already gone). */
+async function sweepRunscRecords(stateDir: string): Promise<string[]> {
+  if (!existsSync(stateDir) || !existsSync('/usr/bin/runsc')) return [];
+  const listed = await run('/usr/bin/runsc', ['--root', stateDir, 'list', '-quiet'], {
+    env: {},
+  }).catch(() => ({ stdout: '' }));
+  const removed: string[] = [];
+  for (const id of listed.stdout.split('\n').filter((line) => line !== '' && ownerDead(line))) {
+    await run('/usr/bin/runsc', ['--root', stateDir, 'delete', '--force', id], { env: {} }).then(
+      () => removed.push(`runsc ${id}`),
+      () => undefined,
+    );
   }
   return removed;
 }

@@ -1,18 +1,11 @@
 // A sandbox's workspace directory on the host: the only place a sandboxed program may write. As
 // root it is a size-capped tmpfs (the disk quota is the filesystem's size, so a disk fill gets
 // ENOSPC, never the host's disk); it is owned by the sandbox's own uid and mode 0700, so one
-// sandbox cannot read another's. It never follows symlinks out of itself when wiping.
+// sandbox cannot read another's. A workspace is never handed to another sandbox: it goes with its
+// environment.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import {
-  chmodSync,
-  chownSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-} from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 // Async, so a mount never stalls the event loop (and every other sandbox starting beside it).
@@ -51,24 +44,6 @@ export class Workspace {
     workspace.mounted = true;
     chownSync(workspace.dir, options.uid, options.uid);
     return workspace;
-  }
-
-  /**
-   * True when nothing is left in the workspace and exactly one mount covers it: what a warm-pool
-   * reuse requires.
-   */
-  isClean(): boolean {
-    if (!existsSync(this.dir) || readdirSync(this.dir).length !== 0) return false;
-    const mounts = readFileSync('/proc/self/mountinfo', 'utf8')
-      .split('\n')
-      .filter((line) => line.split(' ')[4] === this.dir);
-    return mounts.length === (this.mounted ? 1 : 0);
-  }
-
-  /** Empties the workspace without following links out of it. */
-  wipe(): void {
-    for (const entry of readdirSync(this.dir))
-      rmSync(join(this.dir, entry), { recursive: true, force: true });
   }
 
   async destroy(): Promise<void> {
