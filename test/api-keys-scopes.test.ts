@@ -172,7 +172,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
         const res = await call(keel, method, path, keyOf[scope], body);
         if (res.status !== 403 || res.body?.error?.code !== 'forbidden_scope')
           failures.push(
-            `${method} ${route} with ${scope}: ${res.status} ${JSON.stringify(res.body)}`,
+            `${method} ${route} with ${scope}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`,
           );
       }
       const res = await call(keel, method, path, foreign, body);
@@ -183,7 +183,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
         (expected !== undefined && res.status !== expected)
       )
         failures.push(
-          `${method} ${route} by another tenant: ${res.status} ${JSON.stringify(res.body)}`,
+          `${method} ${route} by another tenant: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`,
         );
     }
     for (const [method, route] of ops) {
@@ -191,7 +191,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const res = await call(keel, method, fill(route), keyOf[needed], sampleBody(method, route));
       if (res.status >= 500 || res.status === 401 || res.status === 403)
         failures.push(
-          `${method} ${route} with ${needed}: ${res.status} ${JSON.stringify(res.body)}`,
+          `${method} ${route} with ${needed}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`,
         );
     }
     assert.deepEqual(failures, []);

@@ -6,6 +6,7 @@ import type { RouteOptions } from 'fastify';
 import type { Scope } from '../domain/access.ts';
 import { KeelError } from '../domain/keel-error.ts';
 import type { Identity } from './auth.ts';
+import { errorResponse } from './schemas.ts';
 
 /**
  * `METHOD url` → the scope it needs. `submit` starts new work, `read` reads, `operate` acts on work
@@ -61,16 +62,27 @@ export function routeScope(method: string, url: string): Scope | undefined {
 
 /**
  * Called for each route as it is registered: a visible tenant route with no declared scope is a
- * programmer error, refused at start.
+ * programmer error, refused at start; one with a scope documents its 403.
  */
-export function assertScopeDeclared(route: RouteOptions): void {
+export function declareScope(route: RouteOptions): void {
   if (!isTenantPath(route.url) || route.schema?.hide === true) return;
+  let scope: Scope | undefined;
   for (const method of [route.method].flat()) {
-    if (routeScope(method, route.url) === undefined)
+    scope = routeScope(method, route.url);
+    if (scope === undefined)
       throw new Error(
         `${method} ${route.url} declares no scope: add it to ROUTE_SCOPES in src/api/route-scopes.ts`,
       );
   }
+  const response = route.schema?.response as Record<string, unknown> | undefined;
+  if (response === undefined || '403' in response) return;
+  route.schema = {
+    ...route.schema,
+    response: {
+      ...response,
+      403: errorResponse(`forbidden_scope: the API key lacks the ${scope} scope`),
+    },
+  };
 }
 
 /** Throws 403 forbidden_scope unless the key holds the scope. */

@@ -17,7 +17,7 @@ import type { Store } from '../store/store.ts';
 import { authenticateKey, LastUsedStamps, type Identity } from './auth.ts';
 import { registerAuditTrail } from './audit-trail.ts';
 import { startAuditRetention } from './audit-retention.ts';
-import { assertScopeDeclared, isTenantPath, requireScope, routeScope } from './route-scopes.ts';
+import { declareScope, isTenantPath, requireScope, routeScope } from './route-scopes.ts';
 import { registerKeyRoutes } from './routes/keys.ts';
 import { registerAuditRoutes } from './routes/audit.ts';
 import { answerExpectationFailed, clientErrorHandler } from './client-errors.ts';
@@ -107,7 +107,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   app.setErrorHandler(errorHandler);
   // Every tenant route declares the scope a key needs for it (route-scopes.ts): checked as each
   // route is registered, so a route without one fails the start.
-  app.addHook('onRoute', assertScopeDeclared);
+  app.addHook('onRoute', declareScope);
   const routeMethods = recordRouteMethods(app);
   // A /v1 route that takes no query parameters refuses any (400 validation_failed), as the others
   // refuse unknown ones: a misspelt filter must not silently return everything.
