@@ -5,6 +5,7 @@
 // with the files). Never hand-edit the pages it renders.
 import { z } from 'zod';
 import { buildApi } from '../src/api/server.ts';
+import { routeScope } from '../src/api/route-scopes.ts';
 import { ConfigSchema, ENV_VAR_DESCRIPTIONS, ENV_VARS } from '../src/config/config.ts';
 import { ERROR_CODES } from '../src/domain/error-codes.ts';
 import { AgentRegistry } from '../src/engine/registry.ts';
@@ -187,7 +188,8 @@ export async function renderHttpApi(): Promise<string> {
   for (const [path, operations] of Object.entries(document.paths)) {
     for (const [method, operation] of Object.entries(operations)) {
       const tag = operation.tags?.[0] ?? 'other';
-      const what = [operation.summary, operation.description]
+      const scope = routeScope(method.toUpperCase(), path.replaceAll(/\{(\w+)\}/g, ':$1'));
+      const what = [operation.summary, operation.description, scope && `Scope: \`${scope}\``]
         .filter((text) => text !== undefined && text !== '')
         .join('. ');
       const row = `| ${code(method.toUpperCase())} | ${code(path)} | ${cell(what)} | ${cell(requestOf(operation))} | ${cell(responsesOf(operation))} |`;
@@ -209,7 +211,9 @@ export async function renderHttpApi(): Promise<string> {
     'Every route of the OpenAPI document Keel serves at `GET /openapi.json` (rendered from the route schemas under',
     '[`src/api/routes/`](../../src/api/routes)). Authentication: `Authorization: Bearer <tenant key>` on `/v1/*`; the',
     '`/v1/admin/*` routes take `KEEL_ADMIN_KEY` instead and answer `404 admin_disabled` when it is unset. A tenant key',
-    'sees only its tenant: another tenant\'s run or schedule answers 404. Errors are `{ "error": { "code", "message",',
+    "sees only its tenant: another tenant's run or schedule answers 404, and each tenant route needs a scope of the key",
+    '(`submit`, `read`, `operate`, `admin`; `403 forbidden_scope` without it: see the',
+    '[security guide](../guides/security.md#keys-and-tenants)). Errors are `{ "error": { "code", "message",',
     '"details"? } }` with the codes of [error-codes.md](error-codes.md). The schedules routes are served by',
     '`keel dev` and `keel server` (they need the schedules plane).',
     '',

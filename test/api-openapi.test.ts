@@ -74,7 +74,14 @@ test('every list route documents its cursor as opaque, and a cursor it did not i
   const lists = Object.entries(doc.paths).flatMap(([path, ops]) =>
     ops.get?.parameters?.some((p) => p.name === 'cursor') ? [path] : [],
   );
-  assert.deepEqual(lists.sort(), ['/v1/runs', '/v1/schedules', '/v1/schedules/{id}/fires']);
+  assert.deepEqual(lists.sort(), [
+    '/v1/admin/tenants/{id}/audit',
+    '/v1/audit',
+    '/v1/runs',
+    '/v1/schedules',
+    '/v1/schedules/{id}/fires',
+  ]);
+  const tenants = await keel.request('GET', '/v1/admin/tenants', undefined, ADMIN_KEY);
   for (const path of lists) {
     const op = doc.paths[path]!.get!;
     const cursor = op.parameters!.find((p) => p.name === 'cursor')!;
@@ -87,8 +94,15 @@ test('every list route documents its cursor as opaque, and a cursor it did not i
     const foreign = Buffer.from(JSON.stringify({ v: 1, after: 'not-from-this-list' })).toString(
       'base64url',
     );
+    const admin = path.startsWith('/v1/admin/');
+    const id = admin ? tenants.body.tenants[0].id : s.body.id;
     assertError(
-      await keel.request('GET', `${path.replace('{id}', s.body.id)}?cursor=${foreign}`),
+      await keel.request(
+        'GET',
+        `${path.replace('{id}', id)}?cursor=${foreign}`,
+        undefined,
+        admin ? ADMIN_KEY : undefined,
+      ),
       400,
       'invalid_cursor',
     );

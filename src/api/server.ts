@@ -14,7 +14,12 @@ import { KeelError } from '../domain/keel-error.ts';
 import type { AgentRegistry } from '../engine/registry.ts';
 import type { TenantRecord } from '../domain/records.ts';
 import type { Store } from '../store/store.ts';
-import { authenticateTenant } from './auth.ts';
+import { authenticateKey, LastUsedStamps, type Identity } from './auth.ts';
+import { registerAuditTrail } from './audit-trail.ts';
+import { startAuditRetention } from './audit-retention.ts';
+import { declareScope, isTenantPath, requireScope, routeScope } from './route-scopes.ts';
+import { registerKeyRoutes } from './routes/keys.ts';
+import { registerAuditRoutes } from './routes/audit.ts';
 import { answerExpectationFailed, clientErrorHandler } from './client-errors.ts';
 import { errorHandler } from './error-boundary.ts';
 import { recordRouteMethods } from './method-not-allowed.ts';
@@ -69,11 +74,13 @@ export interface ApiOptions {
    * tenant at once.
    */
   tenantPolicy?: { invalidate(tenantId: string): void } | undefined;
+  /** Audit entries older than this (ms) are pruned by an hourly pass; default: kept forever. */
+  auditRetentionMs?: number | undefined;
 }
 
 const NO_QUERY = z.strictObject({});
-const TENANT = Symbol('keel.tenant');
-type WithTenant = FastifyRequest & { [TENANT]?: TenantRecord };
+const IDENTITY = Symbol('keel.identity');
+type WithIdentity = FastifyRequest & { [IDENTITY]?: Identity };
 
 export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   const payloadMaxBytes = options.payloadMaxBytes ?? PAYLOAD_MAX_BYTES_DEFAULT;
@@ -98,6 +105,9 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler(errorHandler);
+  // Every tenant route declares the scope a key needs for it (route-scopes.ts): checked as each
+  // route is registered, so a route without one fails the start.
+  app.addHook('onRoute', declareScope);
   const routeMethods = recordRouteMethods(app);
   // A /v1 route that takes no query parameters refuses any (400 validation_failed), as the others
   // refuse unknown ones: a misspelt filter must not silently return everything.
@@ -155,16 +165,36 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     hub.close();
   });
 
+  const stamps = new LastUsedStamps(options.store, (error) =>
+    app.log.warn({ err: error }, 'could not record an API key’s last use'),
+  );
+  // Authenticates the tenant key (the identity route handlers and the audit log see), then checks
+  // the route's scope: before the body is read, so a key without it learns nothing else.
   app.addHook('onRequest', async (request) => {
     const path = request.url.split('?')[0] ?? '';
-    if (!path.startsWith('/v1/') || path.startsWith('/v1/admin/')) return;
-    (request as WithTenant)[TENANT] = await authenticateTenant(options.store, request);
+    if (!isTenantPath(path)) return;
+    const identity = await authenticateKey(options.store, request, stamps);
+    (request as WithIdentity)[IDENTITY] = identity;
+    const url = request.routeOptions.url;
+    const scope = url === undefined ? undefined : routeScope(request.method, url);
+    if (scope !== undefined) requireScope(identity, scope, `${request.method} ${url}`);
   });
-  const tenantOf = (request: unknown): TenantRecord => {
-    const tenant = (request as WithTenant)[TENANT];
-    if (tenant === undefined) throw new KeelError('unauthorized', 'not authenticated');
-    return tenant;
+  const identityOf = (request: unknown): Identity => {
+    const identity = (request as WithIdentity)[IDENTITY];
+    if (identity === undefined) throw new KeelError('unauthorized', 'not authenticated');
+    return identity;
   };
+  const tenantOf = (request: unknown): TenantRecord => identityOf(request).tenant;
+  registerAuditTrail(app, {
+    store: options.store,
+    identityOf: (request) => (request as WithIdentity)[IDENTITY],
+  });
+  if (options.auditRetentionMs !== undefined) {
+    const retention = startAuditRetention(options.store, options.auditRetentionMs, (error) =>
+      app.log.error({ err: error }, 'audit retention pass failed'),
+    );
+    app.addHook('onClose', async () => retention.stop());
+  }
 
   registerRunRoutes(app, {
     store: options.store,
@@ -199,6 +229,8 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
       tenantOf,
     });
   registerUsageRoutes(app, { store: options.store, tenantOf });
+  registerKeyRoutes(app, { store: options.store, adminKey: options.adminKey, identityOf });
+  registerAuditRoutes(app, { store: options.store, adminKey: options.adminKey, identityOf });
   registerAgentRoutes(app, { store: options.store, registry: options.registry, tenantOf });
   registerMetricsRoute(app, { adminKey: options.adminKey });
   // The web app at / and its read-only /v1/dashboard routes.

@@ -24,6 +24,7 @@ const USAGE = `usage: keel <command>
   schedules create|list|get|update|delete|pause|resume|trigger|backfill|fires ...
                                                          recurring runs (see: keel schedules help)
   tenants create|update|list ...                         tenants, their weights and limits (admin key; see: keel tenants help)
+  keys create|list|revoke ...                            API keys: scopes, expiry, rotation (see: keel keys help)
   agents list [--json]                                   agents, their versions and schemas, the processes serving each
 
   keel <command> --help shows a command's options. Exit codes: 0 success, 1 a request failed or a run did not
@@ -52,6 +53,7 @@ const COMMANDS: Record<string, Command> = {
     (await import('./client/tenants-command.ts')).runTenantsCommand(argv, io),
   agents: async (argv, io) =>
     (await import('./client/agents-command.ts')).runAgentsCommand(argv, io),
+  keys: async (argv, io) => (await import('./client/keys-command.ts')).runKeysCommand(argv, io),
 };
 
 async function main(argv: string[], io: CliIo): Promise<number> {

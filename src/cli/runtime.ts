@@ -307,6 +307,7 @@ export async function startRuntime(
       adminKey: config.adminKey,
       payloadMaxBytes: config.payloadMaxBytes,
       stepPreviewMaxBytes: config.stepPreviewMaxBytes,
+      auditRetentionMs: config.auditRetentionDays * 24 * 60 * 60 * 1000,
       ready: () => true,
       logger: log.child({ role: 'api' }),
       schedules: schedules.service,

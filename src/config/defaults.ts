@@ -52,6 +52,8 @@ export const PAYLOAD_MAX_BYTES_DEFAULT = 1024 * 1024;
  * preview (KEEL_STEP_PREVIEW_MAX_BYTES).
  */
 export const STEP_PREVIEW_MAX_BYTES_DEFAULT = 8 * 1024;
+/** Days an audit log entry is kept before the hourly retention pass deletes it. */
+export const AUDIT_RETENTION_DAYS_DEFAULT = 365;
 
 /** How often the scheduler looks for schedules to fire (KEEL_SCHEDULER_TICK_MS). */
 export const SCHEDULER_TICK_MS_DEFAULT = 1_000;

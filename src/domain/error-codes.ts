@@ -280,6 +280,15 @@ export const ERROR_CODES = {
       'The JSON body has a __proto__ key or a constructor.prototype path, which Keel refuses anywhere in a body.',
   },
   tenant_name_taken: { status: 409, meaning: 'Another tenant has this name already.' },
+  // API keys and scopes (issue 20)
+  forbidden_scope: {
+    status: 403,
+    meaning:
+      'The API key lacks the scope this route needs (submit, read, operate or admin), or asks to grant a scope it does not hold.',
+  },
+  key_expired: { status: 401, meaning: 'The API key has passed its expiry time.' },
+  key_revoked: { status: 401, meaning: 'The API key was revoked.' },
+  key_not_found: { status: 404, meaning: 'No API key with this id belongs to the tenant.' },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -15,6 +15,14 @@ import type {
   TenantRecord,
 } from '../domain/records.ts';
 import type { LiveMetrics } from './live-metrics.ts';
+import type {
+  ApiKeyRecord,
+  AuditEntry,
+  AuditFilter,
+  NewApiKey,
+  NewAuditEntry,
+} from '../domain/access.ts';
+import * as access from './procedures/access.ts';
 import * as attempts from './procedures/attempts.ts';
 import * as claims from './procedures/claims.ts';
 import { applyCommit, type StaleCommit } from './procedures/commit.ts';
@@ -306,5 +314,45 @@ export abstract class ProcedureStore implements Store {
 
   summarizeTenants(): Promise<TenantSummaryRow[]> {
     return this.read(reads.summarizeTenants());
+  }
+
+  // API keys and the audit log
+
+  createApiKey(key: NewApiKey): Promise<ApiKeyRecord> {
+    return this.write(DURABLE, (tx) => access.createApiKey(tx, key));
+  }
+
+  listApiKeys(tenantId: string): Promise<ApiKeyRecord[]> {
+    return this.read(access.listApiKeys(tenantId));
+  }
+
+  revokeApiKey(tenantId: string, id: string): Promise<ApiKeyRecord> {
+    return this.write(DURABLE, (tx) => access.revokeApiKey(tx, tenantId, id));
+  }
+
+  findApiKey(keyHash: string): Promise<{ key: ApiKeyRecord; tenant: TenantRecord } | null> {
+    return this.read(access.findApiKey(keyHash));
+  }
+
+  /** A last-used stamp acknowledges nothing: it need not wait for a flush. */
+  touchApiKey(id: string): Promise<void> {
+    return this.write(LEASE_ONLY, (tx) => access.touchApiKey(tx, id));
+  }
+
+  appendAudit(entry: NewAuditEntry): Promise<void> {
+    return this.write(DURABLE, (tx) => access.appendAudit(tx, entry));
+  }
+
+  listAudit(tenantId: string, filter: AuditFilter): Promise<AuditEntry[]> {
+    return this.read(access.listAudit(tenantId, filter));
+  }
+
+  async pruneAudit(before: number): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const deleted = await this.write(LEASE_ONLY, () => access.pruneAudit(before));
+      total += deleted;
+      if (deleted < access.AUDIT_PRUNE_BATCH_ROWS) return total;
+    }
   }
 }

@@ -71,4 +71,13 @@ export const SHARED_STATEMENT_NAMES = [
   'end-attempt',
   'release-attempts',
   'list-attempts',
+  // API keys and the audit log (0021)
+  'find-api-key',
+  'list-api-keys',
+  'get-api-key',
+  'revoke-api-key',
+  'touch-api-key',
+  'append-audit',
+  'list-audit',
+  'prune-audit',
 ] as const;

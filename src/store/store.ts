@@ -2,6 +2,13 @@
 // engine and the API depend on this interface only; a backend difference is a capability flag,
 // never a branch on its name.
 import type { AttemptRecord } from '../domain/attempts.ts';
+import type {
+  ApiKeyRecord,
+  AuditEntry,
+  AuditFilter,
+  NewApiKey,
+  NewAuditEntry,
+} from '../domain/access.ts';
 import type { SerializedError } from '../domain/keel-error.ts';
 import type { EffectStatus } from '../domain/effect-status.ts';
 import type { RunStatus } from '../domain/run-status.ts';
@@ -276,6 +283,7 @@ export interface Store {
   queuedRoom(tenantId: string): Promise<number | null>;
   /** Creates the tenant if missing and attaches the key to it if it is not attached yet. */
   ensureTenant(name: string, apiKeyHash: string): Promise<TenantRecord>;
+  /** The tenant of a key that is not revoked (expiry is the caller's check: see findApiKey). */
   findTenantByKeyHash(apiKeyHash: string): Promise<TenantRecord | null>;
   /** Sums of the committed counters of the tenant's runs. */
   tenantUsage(tenantId: string): Promise<TenantUsage>;
@@ -398,6 +406,24 @@ export interface Store {
   retireProcess(workerId: string): Promise<void>;
   /** Processes seen at `seenSince` (ms) or later, oldest first. */
   listServingProcesses(seenSince: number): Promise<ServingProcess[]>;
+
+  // API keys and the audit log (src/domain/access.ts; issue 20)
+  /** Adds a key to the tenant (`tenant_not_found` if there is none); the secret is never stored. */
+  createApiKey(key: NewApiKey): Promise<ApiKeyRecord>;
+  /** The tenant's keys, oldest first, revoked and expired ones included. */
+  listApiKeys(tenantId: string): Promise<ApiKeyRecord[]>;
+  /** Revokes the key at once (idempotent); `key_not_found` if the tenant has no such key. */
+  revokeApiKey(tenantId: string, id: string): Promise<ApiKeyRecord>;
+  /** The key with this hash and its tenant (revoked and expired keys too: the caller refuses them). */
+  findApiKey(keyHash: string): Promise<{ key: ApiKeyRecord; tenant: TenantRecord } | null>;
+  /** Stamps the key's last use now (callers throttle it: not a write per request). */
+  touchApiKey(id: string): Promise<void>;
+  /** Appends an entry to the tenant's audit log, stamped with the store's time. */
+  appendAudit(entry: NewAuditEntry): Promise<void>;
+  /** A page of the tenant's audit log, newest first. */
+  listAudit(tenantId: string, filter: AuditFilter): Promise<AuditEntry[]>;
+  /** Deletes every audit entry older than `before` (ms), in bounded batches; returns how many. */
+  pruneAudit(before: number): Promise<number>;
 }
 
 /** A request to move queued, never-started runs from one version of an agent to another. */

@@ -2,6 +2,7 @@
 // exists with a key, changing its quotas (a new daily budget makes the runs waiting on the old one
 // due now), and reading its queue room.
 import { randomUUID } from 'node:crypto';
+import { SCOPES } from '../../domain/access.ts';
 import { KeelError } from '../../domain/keel-error.ts';
 import type { TenantQuotas, TenantRecord } from '../../domain/records.ts';
 import { toTenant } from '../rows.ts';
@@ -29,7 +30,7 @@ export function* createTenant(
       `a tenant named ${JSON.stringify(name)} exists already`,
     );
   }
-  yield run('insert-api-key', { key_hash: apiKeyHash, tenant_id: id, now: tx.now });
+  yield run('insert-api-key', firstKeyParams(tx, apiKeyHash, id));
   return toTenant((yield* one('get-tenant', { id }))!);
 }
 
@@ -49,8 +50,24 @@ export function* ensureTenant(tx: Tx, name: string, apiKeyHash: string): Procedu
     row = yield* one('find-tenant-by-name', { name });
   }
   const tenant = toTenant(row!);
-  yield run('insert-api-key', { key_hash: apiKeyHash, tenant_id: tenant.id, now: tx.now });
+  yield run('insert-api-key', firstKeyParams(tx, apiKeyHash, tenant.id));
   return tenant;
+}
+
+/**
+ * A tenant's first key (admin creation, KEEL_API_KEY, the dev tenant): named `default`, every
+ * scope, no expiry.
+ */
+function firstKeyParams(tx: Tx, apiKeyHash: string, tenantId: string) {
+  return {
+    id: `key_${randomUUID()}`,
+    key_hash: apiKeyHash,
+    tenant_id: tenantId,
+    name: 'default',
+    scopes: JSON.stringify(SCOPES),
+    expires_at: null,
+    now: tx.now,
+  };
 }
 
 export function* updateTenant(

@@ -1,4 +1,5 @@
--- Attaches a hashed API key to a tenant; a key already attached is left as it is.
--- Params: :key_hash, :tenant_id, :now.
-INSERT INTO api_keys (key_hash, tenant_id, created_at) VALUES (:key_hash, :tenant_id, :now)
+-- Attaches a hashed API key to a tenant with its id, name, scopes (JSON text) and expiry (NULL: never); a key
+-- already attached is left as it is. Params: :id, :key_hash, :tenant_id, :name, :scopes, :expires_at, :now.
+INSERT INTO api_keys (id, key_hash, tenant_id, name, scopes, expires_at, created_at)
+VALUES (:id, :key_hash, :tenant_id, :name, :scopes, :expires_at, :now)
 ON CONFLICT (key_hash) DO NOTHING

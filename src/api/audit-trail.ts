@@ -1,0 +1,181 @@
+// Writes the audit log of the API's changes: for each audited route (one table below) an entry
+// naming who (the request's key, or the platform admin), what, on what, and the outcome (ok or the
+// error code), written before the response leaves, so a client that saw the answer finds the
+// entry. Requests no key or admin key authenticated are not entries (no tenant to file them
+// under). Never records request bodies' values: only names and ids.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { PLATFORM_ADMIN, type Actor } from '../domain/access.ts';
+import type { Store } from '../store/store.ts';
+import { isAdminRequest } from './admin-auth.ts';
+import type { Identity } from './auth.ts';
+
+interface Seen {
+  params: Record<string, string>;
+  body: Record<string, unknown>;
+  /** The response body, parsed (null when it is not a JSON object). */
+  response: Record<string, unknown> | null;
+}
+
+/** The value at `keys` inside a parsed body, or undefined. */
+function field(value: unknown, ...keys: string[]): unknown {
+  let at = value;
+  for (const key of keys) at = isRecord(at) ? at[key] : undefined;
+  return at;
+}
+
+/** A string id found at `keys` in the response, as `prefix:id`; null when absent. */
+function resourceAt(s: Seen, prefix: string, ...keys: string[]): string | null {
+  const id = field(s.response, ...keys);
+  return typeof id === 'string' ? `${prefix}:${id}` : null;
+}
+
+interface Described {
+  action: string;
+  resource: string | null;
+  /** The tenant an admin request was about (tenant requests: the caller's). */
+  tenantId?: string | undefined;
+  runId?: string | null;
+  data?: Record<string, unknown>;
+}
+
+const run = (action: string, data?: (s: Seen) => Record<string, unknown>) => (s: Seen) => ({
+  action,
+  resource: `run:${s.params.id}`,
+  runId: s.params.id ?? null,
+  data: data?.(s) ?? {},
+});
+const copy = (action: string) =>
+  run(action, (s) => ({
+    newRunId: field(s.response, 'id') ?? null,
+    position: s.body.position ?? null,
+  }));
+const schedule = (action: string) => (s: Seen) => ({
+  action,
+  resource: s.params.id === undefined ? resourceAt(s, 'schedule', 'id') : `schedule:${s.params.id}`,
+});
+
+/** `METHOD url` of each audited route → what its entry says. */
+export const AUDITED_ROUTES: Readonly<Record<string, (seen: Seen) => Described>> = {
+  'POST /v1/runs/:id/cancel': run('run.cancel'),
+  'POST /v1/runs/:id/retry': run('run.retry'),
+  'POST /v1/runs/:id/input': run('run.input', (s) => ({ key: s.body.key ?? null })),
+  'POST /v1/runs/:id/executions/:executionId/resolve': run('run.resolve', (s) => ({
+    executionId: s.params.executionId,
+    resolution: s.body.action ?? null,
+  })),
+  'POST /v1/runs/:id/rerun': copy('run.rerun'),
+  'POST /v1/runs/:id/reset': copy('run.reset'),
+  'POST /v1/runs/:id/fork': copy('run.fork'),
+  'POST /v1/runs/migrate-version': (s) => ({
+    action: 'run.migrate_version',
+    resource: `agent:${String(s.body.agent ?? '')}`,
+    data: {
+      from: s.body.from ?? null,
+      to: s.body.to ?? null,
+      moved: field(s.response, 'moved') ?? null,
+    },
+  }),
+  'POST /v1/schedules': schedule('schedule.create'),
+  'PATCH /v1/schedules/:id': schedule('schedule.update'),
+  'DELETE /v1/schedules/:id': schedule('schedule.delete'),
+  'POST /v1/schedules/:id/pause': schedule('schedule.pause'),
+  'POST /v1/schedules/:id/resume': schedule('schedule.resume'),
+  'POST /v1/schedules/:id/trigger': schedule('schedule.trigger'),
+  'POST /v1/schedules/:id/backfill': schedule('schedule.backfill'),
+  'POST /v1/keys': (s) => ({
+    action: 'key.create',
+    resource: resourceAt(s, 'key', 'key', 'id'),
+    data: { name: s.body.name ?? null, scopes: s.body.scopes ?? null },
+  }),
+  'DELETE /v1/keys/:id': (s) => ({ action: 'key.revoke', resource: `key:${s.params.id}` }),
+  // Platform admin
+  'POST /v1/admin/tenants': (s) => ({
+    action: 'tenant.create',
+    resource: resourceAt(s, 'tenant', 'tenant', 'id'),
+    tenantId: resourceAt(s, 'tenant', 'tenant', 'id')?.slice('tenant:'.length),
+    data: { name: s.body.name ?? null },
+  }),
+  'PATCH /v1/admin/tenants/:id': (s) => ({
+    action: 'tenant.update',
+    resource: `tenant:${s.params.id}`,
+    tenantId: s.params.id,
+    data: { fields: Object.keys(s.body) },
+  }),
+  'PUT /v1/admin/tenants/:tenantId/webhook-allowlist': (s) => ({
+    action: 'tenant.webhook_allowlist',
+    resource: `tenant:${s.params.tenantId}`,
+    tenantId: s.params.tenantId,
+  }),
+  'POST /v1/admin/tenants/:id/keys': (s) => ({
+    action: 'key.create',
+    resource: resourceAt(s, 'key', 'key', 'id'),
+    tenantId: s.params.id,
+    data: { name: s.body.name ?? null, scopes: s.body.scopes ?? null },
+  }),
+  'DELETE /v1/admin/tenants/:id/keys/:keyId': (s) => ({
+    action: 'key.revoke',
+    resource: `key:${s.params.keyId}`,
+    tenantId: s.params.id,
+  }),
+};
+
+export interface AuditTrailDeps {
+  store: Store;
+  identityOf(request: FastifyRequest): Identity | undefined;
+}
+
+export function registerAuditTrail(app: FastifyInstance, deps: AuditTrailDeps): void {
+  app.addHook('onSend', async (request, reply, payload) => {
+    const describe = AUDITED_ROUTES[`${request.method} ${request.routeOptions.url}`];
+    if (describe === undefined) return payload;
+    const identity = deps.identityOf(request);
+    let actor: Actor;
+    if (identity !== undefined)
+      actor = { type: 'key', id: identity.key.id, name: identity.key.name };
+    else if (isAdminRequest(request)) actor = PLATFORM_ADMIN;
+    else return payload;
+    const response = parsed(payload);
+    const described = describe({
+      params: (request.params ?? {}) as Record<string, string>,
+      body: isRecord(request.body) ? request.body : {},
+      response,
+    });
+    const tenantId = identity?.tenant.id ?? described.tenantId;
+    if (tenantId === undefined) return payload;
+    try {
+      await deps.store.appendAudit({
+        tenantId,
+        actor,
+        action: described.action,
+        resource: described.resource,
+        runId: described.runId ?? null,
+        outcome: outcomeOf(reply, response),
+        data: described.data ?? {},
+      });
+    } catch (error) {
+      // The change itself is done: failing its answer would mislead the caller into repeating it.
+      request.log.error({ err: error, action: described.action }, 'audit entry not written');
+    }
+    return payload;
+  });
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function parsed(payload: unknown): Record<string, unknown> | null {
+  if (typeof payload !== 'string') return null;
+  try {
+    const value: unknown = JSON.parse(payload);
+    return isRecord(value) ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+function outcomeOf(reply: FastifyReply, response: Record<string, unknown> | null): string {
+  if (reply.statusCode < 400) return 'ok';
+  const code = field(response, 'error', 'code');
+  return typeof code === 'string' ? code : `http_${reply.statusCode}`;
+}

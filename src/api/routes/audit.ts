@@ -1,0 +1,139 @@
+// GET /v1/audit: the tenant's audit log, newest first, filtered by action, resource and time, in
+// cursor pages, or all of it as NDJSON (`format=ndjson`, streamed page by page); admin scope. The
+// platform admin reads any tenant's at /v1/admin/tenants/:id/audit.
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { z } from 'zod';
+import type { AuditEntry as AuditRecord, AuditFilter } from '../../domain/access.ts';
+import { KeelError } from '../../domain/keel-error.ts';
+import type { Store } from '../../store/store.ts';
+import { AuditPage, AuditQuery, type AuditEntry } from '../access-schemas.ts';
+import { authorizeAdmin } from '../admin-auth.ts';
+import type { Identity } from '../auth.ts';
+import { CURSOR_DESCRIPTION, decodeCursorOf, encodeCursor } from '../cursor.ts';
+import { ErrorBody, TenantParams, errorResponse } from '../schemas.ts';
+
+/** Entries read per store query while exporting NDJSON. */
+const AUDIT_EXPORT_PAGE_ROWS = 500;
+
+export interface AuditRoutesDeps {
+  store: Store;
+  adminKey: string | undefined;
+  identityOf(request: unknown): Identity;
+}
+
+const isEntryId = (after: unknown): after is number =>
+  Number.isSafeInteger(after) && (after as number) > 0;
+
+export function auditView(e: AuditRecord): z.infer<typeof AuditEntry> {
+  return {
+    id: String(e.id),
+    at: new Date(e.at).toISOString(),
+    actor: e.actor,
+    action: e.action,
+    resource: e.resource,
+    runId: e.runId,
+    outcome: e.outcome,
+    data: e.data,
+  };
+}
+
+function filterOf(q: z.infer<typeof AuditQuery>): Omit<AuditFilter, 'limit' | 'beforeId'> {
+  return {
+    ...(q.action === undefined ? {} : { action: q.action }),
+    ...(q.resource === undefined ? {} : { resource: q.resource }),
+    ...(q.since === undefined ? {} : { since: Date.parse(q.since) }),
+    ...(q.until === undefined ? {} : { until: Date.parse(q.until) }),
+  };
+}
+
+async function* exportLines(
+  store: Store,
+  tenantId: string,
+  filter: Omit<AuditFilter, 'limit' | 'beforeId'>,
+  beforeId: number | undefined,
+): AsyncGenerator<string> {
+  let before = beforeId;
+  for (;;) {
+    const page = await store.listAudit(tenantId, {
+      ...filter,
+      limit: AUDIT_EXPORT_PAGE_ROWS,
+      ...(before === undefined ? {} : { beforeId: before }),
+    });
+    for (const entry of page) yield `${JSON.stringify(auditView(entry))}\n`;
+    if (page.length < AUDIT_EXPORT_PAGE_ROWS) return;
+    before = page[page.length - 1]!.id;
+  }
+}
+
+async function answer(
+  store: Store,
+  tenantId: string,
+  q: z.infer<typeof AuditQuery>,
+  reply: FastifyReply,
+) {
+  const beforeId = q.cursor === undefined ? undefined : decodeCursorOf(q.cursor, isEntryId);
+  const filter = filterOf(q);
+  if (filter.since !== undefined && filter.until !== undefined && filter.since >= filter.until)
+    throw new KeelError('validation_failed', 'since must be before until');
+  if (q.format === 'ndjson')
+    return reply
+      .type('application/x-ndjson')
+      .send(Readable.from(exportLines(store, tenantId, filter, beforeId)));
+  const rows = await store.listAudit(tenantId, {
+    ...filter,
+    limit: q.limit + 1,
+    ...(beforeId === undefined ? {} : { beforeId }),
+  });
+  const page = rows.slice(0, q.limit);
+  return reply.send({
+    entries: page.map(auditView),
+    nextCursor: rows.length > q.limit ? encodeCursor(page[page.length - 1]!.id) : null,
+  });
+}
+
+const response = {
+  200: AuditPage.describe('A page of entries; with format=ndjson, application/x-ndjson lines'),
+  400: errorResponse(`A bad filter, limit or format, or a bad cursor. ${CURSOR_DESCRIPTION}`),
+  401: ErrorBody,
+  403: ErrorBody,
+  404: ErrorBody,
+};
+
+export function registerAuditRoutes(app: FastifyInstance, deps: AuditRoutesDeps): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  r.get(
+    '/v1/audit',
+    {
+      schema: {
+        summary:
+          'The tenant’s audit log, newest first: who did what, on what, when, with what outcome (admin scope)',
+        tags: ['audit'],
+        querystring: AuditQuery,
+        response,
+      },
+    },
+    async (request, reply) =>
+      answer(deps.store, deps.identityOf(request).tenant.id, request.query, reply),
+  );
+
+  r.get(
+    '/v1/admin/tenants/:id/audit',
+    {
+      onRequest: async (request) => authorizeAdmin(request, deps.adminKey),
+      schema: {
+        summary: 'A tenant’s audit log, newest first',
+        tags: ['admin'],
+        params: TenantParams,
+        querystring: AuditQuery,
+        response,
+      },
+    },
+    async (request, reply) => {
+      if ((await deps.store.getTenant(request.params.id)) === null)
+        throw new KeelError('tenant_not_found', `no tenant ${request.params.id}`);
+      return answer(deps.store, request.params.id, request.query, reply);
+    },
+  );
+}

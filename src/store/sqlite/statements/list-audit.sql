@@ -1,0 +1,11 @@
+-- A page of the tenant's audit log, newest first, after the cursor :before_id (NULL: from the newest), filtered
+-- by action (:kind), resource, and time (:since inclusive, :until exclusive; NULL: no bound).
+-- Params: :tenant_id, :kind, :resource, :since, :until, :before_id, :limit. Returns id, tenant_id, run_id, at, kind, resource, actor_type, actor_id, actor_name, outcome, data.
+SELECT id, tenant_id, run_id, at, kind, resource, actor_type, actor_id, actor_name, outcome, data FROM audit
+WHERE tenant_id = :tenant_id
+  AND (:kind IS NULL OR kind = :kind)
+  AND (:resource IS NULL OR resource = :resource)
+  AND (:since IS NULL OR at >= :since)
+  AND (:until IS NULL OR at < :until)
+  AND (:before_id IS NULL OR id < :before_id)
+ORDER BY id DESC LIMIT :limit
