@@ -280,6 +280,16 @@ export const ERROR_CODES = {
       'The JSON body has a __proto__ key or a constructor.prototype path, which Keel refuses anywhere in a body.',
   },
   tenant_name_taken: { status: 409, meaning: 'Another tenant has this name already.' },
+  tool_arguments_too_large: {
+    status: 413,
+    meaning:
+      'A tool call’s arguments exceed the tool’s size limit (details.limitBytes); refused before anything is journaled.',
+  },
+  sandbox_command_invalid: {
+    status: 400,
+    meaning:
+      'A sandboxed command’s argv or environment holds a NUL byte or an invalid variable name, which no tier can pass on intact.',
+  },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

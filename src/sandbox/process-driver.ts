@@ -1,10 +1,12 @@
 // The `process` tier: the program runs as its own unprivileged uid, in its own cgroup, network
 // namespace and workspace, with rlimits and a scrubbed environment. It sees the host's filesystem
 // and processes, so it is NOT a security boundary: use it for trusted tools and development, never
-// for model-written code.
+// for model-written code. The program's variables travel prefixed (env-carrier) until the last step,
+// which already runs as the sandbox uid: none acts on the root-run launchers (LD_PRELOAD, BASH_ENV).
 import { join } from 'node:path';
 import type { EnvironmentSpec, ExecCommand, SandboxDriver, SandboxEnvironment } from './driver.ts';
-import { programEnv } from './driver.ts';
+import { assertCommandPassable, programEnv } from './driver.ts';
+import { carrierEnv, execWithCarriedEnv } from './env-carrier.ts';
 import {
   CgroupEnvironment,
   assertNoNetworkAllowlist,
@@ -42,7 +44,8 @@ class ProcessEnvironment extends CgroupEnvironment implements SandboxEnvironment
     super(spec, parts);
   }
 
-  exec(command: ExecCommand): Promise<ExecResult> {
+  async exec(command: ExecCommand): Promise<ExecResult> {
+    assertCommandPassable(command);
     const uid = String(this.parts.uid);
     const argv = [
       '/usr/bin/unshare',
@@ -56,16 +59,13 @@ class ProcessEnvironment extends CgroupEnvironment implements SandboxEnvironment
       '--inh-caps=-all',
       '--bounding-set=-all',
       '--no-new-privs',
-      '/usr/bin/env',
-      '-C',
-      this.workspaceDir,
       '--',
-      ...command.argv,
+      ...execWithCarriedEnv(this.workspaceDir, command.argv),
     ];
     const env = { ...programEnv(command.env), HOME: this.workspaceDir };
     return launch({
       argv,
-      env,
+      env: carrierEnv(env),
       stdin: command.stdin,
       cgroup: this.parts.cgroup,
       workspaceDir: this.workspaceDir,
