@@ -273,3 +273,40 @@ for (const tier of TIERS) {
     }
   });
 }
+
+// A command's variables act on the command only: never on the launchers that run as root on the
+// host before it (bash reads BASH_ENV, the dynamic loader LD_PRELOAD).
+for (const [tier, keepProcesses] of [
+  ['process', false],
+  ['namespace', true],
+] as const) {
+  test(`${tier} driver: BASH_ENV given to a command never runs as root on the host`, {
+    skip: skipUnless(tier),
+  }, async (t) => {
+    const { root, cleanup } = sandboxRoot();
+    const hostDir = mkdtempSync(join(tmpdir(), 'keel-bash-env-'));
+    chmodSync(hostDir, 0o777);
+    const marker = join(hostDir, 'ran-as');
+    const script = join(hostDir, 'evil.sh');
+    writeFileSync(script, `id -u >> ${marker}\n`, { mode: 0o755 });
+    const driver = tier === 'process' ? new ProcessDriver(root) : new NamespaceDriver(root);
+    const env = await driver.create({
+      id: `bash-env-${tier}-${process.pid}`,
+      limits: resolveLimits({}),
+      network: { allow: [] },
+      keepProcesses,
+    });
+    t.after(async () => {
+      await env.destroy();
+      cleanup();
+      rmSync(hostDir, { recursive: true, force: true });
+    });
+    const result = await env.exec({
+      argv: ['/bin/sh', '-c', 'echo "$BASH_ENV"'],
+      env: { BASH_ENV: script },
+    });
+    assert.equal(result.stdout.trim(), script, 'the program still gets the variable');
+    const ranAs = existsSync(marker) ? readFileSync(marker, 'utf8').trim().split('\n') : [];
+    assert.ok(!ranAs.includes('0'), `BASH_ENV ran as root: ${ranAs.join(',')}`);
+  });
+}
