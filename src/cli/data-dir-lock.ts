@@ -6,6 +6,12 @@
 import { accessSync, constants, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { KeelError } from '../domain/keel-error.ts';
+import {
+  DATA_DIR_MODE,
+  secureDataDir,
+  STORE_FILE_MODE,
+  type ModeChange,
+} from '../store/sqlite/data-dir-modes.ts';
 import { StartupError } from './kit/output.ts';
 
 /** Errors that say the directory cannot be made or written by this process. */
@@ -34,19 +40,27 @@ function dataDirStartupError(error: unknown, dir: string): StartupError | undefi
 /** Creates `dir` when missing and checks that this process can write in it. */
 export function ensureWritableDir(dir: string): void {
   try {
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dir, { recursive: true, mode: DATA_DIR_MODE });
     accessSync(dir, constants.W_OK);
   } catch (error) {
     throw dataDirStartupError(error, dir) ?? error;
   }
 }
 
-export function lockDataDir(dir: string): () => void {
+/**
+ * Locks `dir` to this process, after making it private (secureDataDir: 0711, files 0600);
+ * `onModeChange` hears each mode it had to fix.
+ */
+export function lockDataDir(
+  dir: string,
+  onModeChange: (change: ModeChange) => void = () => {},
+): () => void {
   ensureWritableDir(dir);
+  for (const change of secureDataDir(dir)) onModeChange(change);
   const path = join(dir, 'keel.lock');
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      writeFileSync(path, String(process.pid), { flag: 'wx' });
+      writeFileSync(path, String(process.pid), { flag: 'wx', mode: STORE_FILE_MODE });
       return () => rmSync(path, { force: true });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST')

@@ -32,6 +32,7 @@ import { startMetricsListener } from '../telemetry/metrics-listener.ts';
 import { telemetry } from '../telemetry/telemetry.ts';
 import { startTracing, tracingOptionsFrom } from '../telemetry/tracing.ts';
 import { lockDataDir } from './data-dir-lock.ts';
+import type { ModeChange } from '../store/sqlite/data-dir-modes.ts';
 import { PoolRegistry, poolKind } from '../scheduling/pool-registry.ts';
 import type { DashboardSources } from '../api/dashboard-sources.ts';
 import { loadPoolsFile } from '../scheduling/pool-config.ts';
@@ -76,6 +77,7 @@ export interface RunningKeel {
 export function openStore(
   config: KeelConfig,
   role: Role,
+  onModeChange?: (change: ModeChange) => void,
 ): { backend: StoreBackend; unlock: () => void } {
   const dataDir = resolve(config.dataDir);
   const factory = selectBackend({
@@ -92,7 +94,7 @@ export function openStore(
       'config_invalid',
       `keel ${role} needs KEEL_DATABASE_URL (a PostgreSQL connection string); for one process on SQLite, use keel dev`,
     );
-  const unlock = lockDataDir(dataDir);
+  const unlock = lockDataDir(dataDir, onModeChange);
   try {
     return { backend: factory.open(), unlock };
   } catch (error) {
@@ -105,9 +107,18 @@ export function openStore(
  * openStore, with a data directory holding something that is not a Keel database refused in one
  * line.
  */
-function openStoreForStart(config: KeelConfig, role: Role): ReturnType<typeof openStore> {
+function openStoreForStart(
+  config: KeelConfig,
+  role: Role,
+  log: Logger,
+): ReturnType<typeof openStore> {
   try {
-    return openStore(config, role);
+    return openStore(config, role, (change) =>
+      log.warn(
+        { path: change.path, from: change.from, to: change.to },
+        `data directory: mode of ${change.path} changed from ${change.from} to ${change.to} (only Keel's user may read the store)`,
+      ),
+    );
   } catch (error) {
     throw sqliteStartupError(error, join(resolve(config.dataDir), 'keel.db')) ?? error;
   }
@@ -175,7 +186,7 @@ export async function startRuntime(
       port: config.metricsPort,
       flag: 'KEEL_METRICS_PORT',
     });
-  const { backend, unlock } = openStoreForStart(config, role);
+  const { backend, unlock } = openStoreForStart(config, role, log);
   const store = backend.runs;
   try {
     await store.migrate();

@@ -289,6 +289,16 @@ export const ERROR_CODES = {
   key_expired: { status: 401, meaning: 'The API key has passed its expiry time.' },
   key_revoked: { status: 401, meaning: 'The API key was revoked.' },
   key_not_found: { status: 404, meaning: 'No API key with this id belongs to the tenant.' },
+  tool_arguments_too_large: {
+    status: 413,
+    meaning:
+      'A tool call’s arguments exceed the tool’s size limit (details.limitBytes); refused before anything is journaled.',
+  },
+  sandbox_command_invalid: {
+    status: 400,
+    meaning:
+      'A sandboxed command’s argv or environment holds a NUL byte or an invalid variable name, which no tier can pass on intact.',
+  },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

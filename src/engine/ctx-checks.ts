@@ -5,13 +5,17 @@ import { isAgentDefinition, isToolDefinition } from '../sdk/define.ts';
 import type { AgentDefinition, Json, ToolDefinition } from '../sdk/types.ts';
 import type { AgentRegistry } from './registry.ts';
 import { toJson } from './journal-cursor.ts';
+import { assertArgumentsFit, TOOL_ARGUMENTS_MAX_BYTES_DEFAULT } from './argument-size.ts';
 
 const WAIT_KEY_MAX_CHARS = 256;
 
-/** Validates a tool call's arguments with the tool's schema; returns them as JSON. */
+/**
+ * Validates a tool call's arguments (their size, then the tool's schema); returns them as JSON.
+ */
 export function parseToolArgs(tool: ToolDefinition<unknown, Json>, args: unknown): Json {
   if (!isToolDefinition(tool))
     throw new TypeError('ctx.tool() expects a tool made with defineTool()');
+  assertArgumentsFit(tool.name, args, tool.maxArgumentBytes ?? TOOL_ARGUMENTS_MAX_BYTES_DEFAULT);
   const parsed = tool.input.safeParse(args);
   if (!parsed.success) {
     throw new KeelError(

@@ -20,6 +20,7 @@ const NEVER_RETRIED = new Set([
   'non_determinism',
   'tool_input_invalid',
   'retry_budget_exhausted',
+  'tool_arguments_too_large',
 ]);
 
 export interface ResolvedRetryPolicy {

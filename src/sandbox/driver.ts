@@ -2,6 +2,7 @@
 // owns a cgroup, a workspace and (when it keeps processes between calls) a long-lived holder, and
 // runs commands in them. Nothing above this interface knows which tier it talks to, except through
 // the capability flags here.
+import { KeelError } from '../domain/keel-error.ts';
 import type { CgroupCounters } from './cgroup.ts';
 import type { ExecResult } from './launch.ts';
 import type { Limits } from './limits.ts';
@@ -71,4 +72,25 @@ export const SANDBOX_PATH = '/usr/local/bin:/usr/bin:/bin';
 /** The program's environment: a fixed PATH/HOME plus exactly the variables the caller allowed. */
 export function programEnv(extra: Record<string, string> | undefined): Record<string, string> {
   return { PATH: SANDBOX_PATH, HOME: SANDBOX_WORKSPACE, LANG: 'C.UTF-8', ...extra };
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * Refuses what no tier can pass on intact, the same on every tier: a NUL inside an argument or a
+ * variable (a C string ends there; gVisor cut argv at it silently) and a variable name that is not
+ * one (`A=B` as a name would set another variable).
+ */
+export function assertCommandPassable(command: Pick<ExecCommand, 'argv' | 'env'>): void {
+  const bad = (what: string) => {
+    throw new KeelError('sandbox_command_invalid', `the command's ${what}`);
+  };
+  if (command.argv.length === 0) bad('argv is empty');
+  command.argv.forEach((arg, i) => {
+    if (arg.includes('\0')) bad(`argv[${i}] contains a NUL byte`);
+  });
+  for (const [name, value] of Object.entries(command.env ?? {})) {
+    if (!ENV_NAME.test(name)) bad(`environment variable name ${JSON.stringify(name)} is invalid`);
+    if (value.includes('\0')) bad(`environment variable ${name} contains a NUL byte`);
+  }
 }

@@ -2,7 +2,7 @@
 // references under
 // <dir>/refs. For one node (or a shared filesystem); the SQLite and Postgres stores serve a cluster.
 // Every write is a temp file then a rename, so a crash never leaves a blob whose bytes do not match
-// its name.
+// its name. The directory is 0700 and every file 0600: workspace snapshots are only Keel's to read.
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -33,7 +33,7 @@ export class FileArtifactStore implements ArtifactStore {
 
   private writeAtomically(path: string, bytes: Buffer | string): void {
     const temp = `${path}.${process.pid}.${Date.now()}.tmp`;
-    writeFileSync(temp, bytes);
+    writeFileSync(temp, bytes, { mode: 0o600 });
     renameSync(temp, path);
   }
 

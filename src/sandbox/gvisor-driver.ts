@@ -3,14 +3,16 @@
 // writable bind mount. runsc runs inside the environment's cgroup, so the host limits cover the
 // sentry and gofer too; output travels through pipes, never files. Pausing is a real checkpoint
 // (`runsc checkpoint`, later `runsc restore`): memory is released while the run waits. It never
-// shares the host's network or exposes Keel's environment.
+// shares the host's network or exposes Keel's environment. A command's argv and variables reach runsc
+// only in files (mode 0600, in a directory only root can enter), never on runsc's command line,
+// which every host user can read in /proc.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { KeelError } from '../domain/keel-error.ts';
 import type { EnvironmentSpec, ExecCommand, SandboxDriver, SandboxEnvironment } from './driver.ts';
-import { programEnv, SANDBOX_WORKSPACE } from './driver.ts';
+import { assertCommandPassable, programEnv, SANDBOX_WORKSPACE } from './driver.ts';
 import {
   CgroupEnvironment,
   assertNoNetworkAllowlist,
@@ -29,6 +31,8 @@ const run = promisify(execFile);
 const GVISOR_PIDS_OVERHEAD = 256;
 const ETC_FILES = ['passwd', 'group', 'nsswitch.conf', 'hosts', 'ld.so.cache'];
 const HOLDER_ARGS = ['/bin/sh', '-c', 'exec sleep infinity'];
+/** Files holding argv and variables: readable by root only. */
+const SPEC_FILE_MODE = 0o600;
 
 export class GvisorDriver implements SandboxDriver {
   readonly tier = 'gvisor' as const;
@@ -87,6 +91,8 @@ class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment 
   private readonly rootfs: string;
   private holding = false;
   private paused = false;
+  /** Numbers the process files of `runsc exec`, one per command. */
+  private execs = 0;
 
   constructor(spec: EnvironmentSpec, parts: EnvironmentParts, root: string) {
     super(spec, parts);
@@ -106,6 +112,33 @@ class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment 
       '--network=none',
       '--ignore-cgroups',
     ];
+  }
+
+  /**
+   * The OCI process that runs `args` as the sandbox uid with exactly `env`: no capabilities, no new
+   * privileges, the file and open-files limits.
+   */
+  private processSpec(args: string[], env: Record<string, string>) {
+    return {
+      user: { uid: this.parts.uid, gid: this.parts.uid },
+      args,
+      cwd: SANDBOX_WORKSPACE,
+      noNewPrivileges: true,
+      capabilities: { bounding: [], effective: [], inheritable: [], permitted: [], ambient: [] },
+      env: Object.entries(env).map(([name, value]) => `${name}=${value}`),
+      rlimits: [
+        {
+          type: 'RLIMIT_FSIZE',
+          hard: this.spec.limits.fileBytes,
+          soft: this.spec.limits.fileBytes,
+        },
+        {
+          type: 'RLIMIT_NOFILE',
+          hard: this.spec.limits.openFilesMax,
+          soft: this.spec.limits.openFilesMax,
+        },
+      ],
+    };
   }
 
   /** Writes the OCI bundle whose process is `args`, as the sandbox uid, with exactly `env`. */
@@ -132,31 +165,14 @@ class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment 
     const config = {
       ociVersion: '1.0.0',
       hostname: 'sandbox',
-      process: {
-        user: { uid: this.parts.uid, gid: this.parts.uid },
-        args,
-        cwd: SANDBOX_WORKSPACE,
-        noNewPrivileges: true,
-        capabilities: {},
-        env: Object.entries(env).map(([name, value]) => `${name}=${value}`),
-        rlimits: [
-          {
-            type: 'RLIMIT_FSIZE',
-            hard: this.spec.limits.fileBytes,
-            soft: this.spec.limits.fileBytes,
-          },
-          {
-            type: 'RLIMIT_NOFILE',
-            hard: this.spec.limits.openFilesMax,
-            soft: this.spec.limits.openFilesMax,
-          },
-        ],
-      },
+      process: this.processSpec(args, env),
       root: { path: this.rootfs, readonly: true },
       mounts,
       linux: { namespaces: ['pid', 'network', 'ipc', 'uts', 'mount'].map((type) => ({ type })) },
     };
-    writeFileSync(join(this.bundleDir, 'config.json'), JSON.stringify(config));
+    writeFileSync(join(this.bundleDir, 'config.json'), JSON.stringify(config), {
+      mode: SPEC_FILE_MODE,
+    });
   }
 
   private launchRunsc(
@@ -206,6 +222,7 @@ class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment 
   }
 
   async exec(command: ExecCommand): Promise<ExecResult> {
+    assertCommandPassable(command);
     if (this.paused) await this.resume();
     const env = programEnv(command.env);
     if (!this.spec.keepProcesses) {
@@ -221,22 +238,21 @@ class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment 
       }
     }
     if (!this.holding || this.parts.cgroup.pids().length === 0) await this.startHolder();
-    const envArgs = Object.entries(env).flatMap(([name, value]) => ['--env', `${name}=${value}`]);
-    const result = await this.launchRunsc(
-      [
-        ...this.runsc(),
-        'exec',
-        '--cwd',
-        SANDBOX_WORKSPACE,
-        '--user',
-        `${this.parts.uid}:${this.parts.uid}`,
-        ...envArgs,
-        this.id,
-        ...command.argv,
-      ],
-      command,
-      false,
-    );
+    const processFile = join(this.bundleDir, `exec-${++this.execs}.json`);
+    writeFileSync(processFile, JSON.stringify(this.processSpec(command.argv, env)), {
+      mode: SPEC_FILE_MODE,
+      flag: 'wx',
+    });
+    let result: ExecResult;
+    try {
+      result = await this.launchRunsc(
+        [...this.runsc(), 'exec', '--process', processFile, this.id],
+        command,
+        false,
+      );
+    } finally {
+      rmSync(processFile, { force: true });
+    }
     if (result.limit !== null) this.holding = false; // the limit's kill took the sentry down with the program
     return result;
   }

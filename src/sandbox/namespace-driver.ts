@@ -3,14 +3,18 @@
 // the only writable host path, no network, --die-with-parent and a new session, all inside the
 // environment's cgroup (entered before the program runs, through --block-fd). bwrap is launched
 // with an empty environment, because its own environment is readable inside at /proc/1/environ.
-// When the environment keeps processes between calls, a holder (`sleep infinity` under bwrap) owns
-// the namespaces and each command enters them with nsenter.
+// The program's variables reach bwrap through a pipe (--args), never its command line, which every
+// host user can read in /proc. When the environment keeps processes between calls, a holder (`sleep
+// infinity` under bwrap) owns the namespaces and each command enters them through enter-namespaces
+// (no_new_privs, empty bounding set, variables never seen by the host-side launchers).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { KeelError } from '../domain/keel-error.ts';
 import type { EnvironmentSpec, ExecCommand, SandboxDriver, SandboxEnvironment } from './driver.ts';
-import { programEnv, SANDBOX_WORKSPACE } from './driver.ts';
+import { assertCommandPassable, programEnv, SANDBOX_WORKSPACE } from './driver.ts';
+import { enterArgv } from './enter-namespaces.ts';
+import { carrierEnv } from './env-carrier.ts';
 import {
   CgroupEnvironment,
   assertNoNetworkAllowlist,
@@ -41,6 +45,8 @@ const ETC_ENTRIES = [
   'alternatives',
 ];
 const BWRAP_START_TIMEOUT_MS = 10_000;
+/** The descriptor bwrap reads the program's variables from (`--args`). */
+const ARGS_FD = 5;
 
 export class NamespaceDriver implements SandboxDriver {
   readonly tier = 'namespace' as const;
@@ -72,9 +78,9 @@ export class NamespaceDriver implements SandboxDriver {
 
 /**
  * The bwrap command line up to (not including) the program: mounts, namespaces, the empty
- * environment.
+ * environment. The program's variables are not in it: see envArgsData.
  */
-export function bwrapArgs(workspaceDir: string, env: Record<string, string>): string[] {
+export function bwrapArgs(workspaceDir: string): string[] {
   const args = [
     '/usr/bin/bwrap',
     '--unshare-all',
@@ -118,10 +124,15 @@ export function bwrapArgs(workspaceDir: string, env: Record<string, string>): st
     '--chdir',
     SANDBOX_WORKSPACE,
     '--clearenv',
+    '--',
   );
-  for (const [name, value] of Object.entries(env)) args.push('--setenv', name, value);
-  args.push('--');
   return args;
+}
+
+/** bwrap's `--setenv` options for `env`, NUL-separated, as `--args FD` reads them. */
+export function envArgsData(env: Record<string, string>): Buffer {
+  const parts = Object.entries(env).flatMap(([name, value]) => ['--setenv', name, value]);
+  return Buffer.from(parts.map((part) => `${part}\0`).join(''), 'utf8');
 }
 
 class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironment {
@@ -147,7 +158,9 @@ class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironme
     env: Record<string, string>,
   ): Promise<{ child: ChildProcess; childPid: number }> {
     const args = [
-      ...bwrapArgs(this.workspaceDir, env).slice(1, -1),
+      ...bwrapArgs(this.workspaceDir).slice(1, -1),
+      '--args',
+      String(ARGS_FD),
       '--info-fd',
       '3',
       '--block-fd',
@@ -164,9 +177,12 @@ class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironme
         env: {},
         cwd: '/',
         detached: true,
-        stdio: maskedStdio(['pipe', 'pipe', 'pipe', 'pipe', 'pipe']),
+        stdio: maskedStdio(['pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe']),
       },
     );
+    const envPipe = (child.stdio as unknown as Writable[])[ARGS_FD]!;
+    envPipe.on('error', () => undefined); // bwrap gone early: its exit is reported below
+    envPipe.end(envArgsData(env));
     const info = child.stdio[3] as Readable;
     const block = child.stdio[4] as Writable;
     // bwrap closes both ends once it has used them; a reset then is expected, not an error.
@@ -260,6 +276,7 @@ class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironme
   }
 
   async exec(command: ExecCommand): Promise<ExecResult> {
+    assertCommandPassable(command);
     // A limit or a cancel kills the whole cgroup, holder included; the workspace survives, so start
     // a new holder.
     if (this.holderPid !== undefined && !this.parts.cgroup.pids().includes(this.holderPid))
@@ -284,22 +301,11 @@ class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironme
         start: async () => (await this.startBlocked(command.argv, env)).child,
       });
     }
-    const uid = String(this.parts.uid);
     const argv = [
       ...prlimitArgs(this.spec),
-      '/usr/bin/nsenter',
-      '-t',
-      String(this.holderPid),
-      '--all',
-      '-S',
-      uid,
-      '-G',
-      uid,
-      '-w',
-      '--',
-      ...command.argv,
+      ...enterArgv(this.holderPid, this.parts.uid, command.argv),
     ];
-    return launch({ ...common, argv, env, killGroupOnExit: false });
+    return launch({ ...common, argv, env: carrierEnv(env), killGroupOnExit: false });
   }
 
   async pause(): Promise<void> {

@@ -2,10 +2,13 @@
 // user (no nested ones), network, mount and IPC namespaces (process-namespaces.ts: private /tmp,
 // /var/tmp, /dev/shm and /run per command, Keel's data directory hidden), with rlimits and a
 // scrubbed environment. It still sees the host's other files and its processes, so it is NOT a
-// security boundary: use it for trusted tools and development, never for model-written code.
+// security boundary: use it for trusted tools and development, never for model-written code. The
+// program's variables travel prefixed (env-carrier) until the last step, which already runs as the
+// sandbox uid: none acts on the root-run launchers (LD_PRELOAD, BASH_ENV, PERL5OPT).
 import { dirname, join } from 'node:path';
 import type { EnvironmentSpec, ExecCommand, SandboxDriver, SandboxEnvironment } from './driver.ts';
-import { programEnv } from './driver.ts';
+import { assertCommandPassable, programEnv } from './driver.ts';
+import { carrierEnv, execWithCarriedEnv } from './env-carrier.ts';
 import {
   CgroupEnvironment,
   assertNoNetworkAllowlist,
@@ -47,7 +50,8 @@ class ProcessEnvironment extends CgroupEnvironment implements SandboxEnvironment
     this.dataDir = dataDir;
   }
 
-  exec(command: ExecCommand): Promise<ExecResult> {
+  async exec(command: ExecCommand): Promise<ExecResult> {
+    assertCommandPassable(command);
     const uid = String(this.parts.uid);
     const tmpBytes = Math.min(PRIVATE_TMP_BYTES_MAX, this.spec.limits.diskBytes);
     const argv = [
@@ -60,16 +64,13 @@ class ProcessEnvironment extends CgroupEnvironment implements SandboxEnvironment
       '--inh-caps=-all',
       '--bounding-set=-all',
       '--no-new-privs',
-      '/usr/bin/env',
-      '-C',
-      this.workspaceDir,
       '--',
-      ...command.argv,
+      ...execWithCarriedEnv(this.workspaceDir, command.argv),
     ];
     const env = { ...programEnv(command.env), HOME: this.workspaceDir };
     return launch({
       argv,
-      env,
+      env: carrierEnv(env),
       stdin: command.stdin,
       cgroup: this.parts.cgroup,
       workspaceDir: this.workspaceDir,

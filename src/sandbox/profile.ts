@@ -9,6 +9,11 @@ import { TIERS } from './tiers.ts';
 export const DEFAULT_MEMORY_PRICE_PER_GIB_SECOND = 0.000_003_7; // ≈ $0.0133 per GiB-hour, a typical cloud memory price
 export const DEFAULT_TRANSITION_PRICE_PER_SECOND = 0.000_05; // a worker-second spent pausing or rebuilding
 export const DEFAULT_EXPECTED_IDLE_SECONDS = 5;
+/**
+ * Largest arguments (JSON bytes) the profile's built-in tools accept per call, unless the profile
+ * says `argumentsMaxBytes`; write_file also fits a file of `limits.fileBytes`.
+ */
+export const DEFAULT_SANDBOX_ARGUMENTS_MAX_BYTES = 4 * 1024 * 1024;
 
 const ProfileSchema = z.object({
   name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/),
@@ -28,6 +33,12 @@ const ProfileSchema = z.object({
    * `read` and `idempotent` run the command again.
    */
   execEffect: z.enum(['read', 'idempotent', 'side-effect']).default('side-effect'),
+  /**
+   * Largest arguments (bytes of their JSON) one call of the profile's built-in tools may take;
+   * larger calls are refused with `tool_arguments_too_large` before they are journaled. Default:
+   * DEFAULT_SANDBOX_ARGUMENTS_MAX_BYTES, and for write_file enough for a file of `limits.fileBytes`.
+   */
+  argumentsMaxBytes: z.number().int().min(1024).optional(),
   /** Ready sandboxes kept per profile (one-shot policy only). */
   warm: z.number().int().min(0).max(1000).default(0),
   /**

@@ -2,7 +2,9 @@
 // not assumed: a tier that is missing says which package to install, and `keel doctor` prints
 // exactly these answers.
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { detectCgroups } from './cgroup.ts';
+import { PERL } from './env-carrier.ts';
 
 export const TIERS = ['process', 'namespace', 'gvisor'] as const;
 export type Tier = (typeof TIERS)[number];
@@ -52,6 +54,9 @@ function probe(tier: Tier): TierAvailability {
       reason: cgroups.reason,
       fix: 'mount the cgroup controllers memory, pids, cpu, cpuacct and freezer',
     };
+  // The process tier's last launch step and the namespace tier's entry into kept sandboxes are Perl.
+  if (tier !== 'gvisor' && !existsSync(PERL))
+    return { tier, ok: false, reason: `${PERL} is missing`, fix: 'apt-get install -y perl-base' };
   const binary = TIER_BINARIES[tier];
   if (binary === null)
     return { tier, ok: true, detail: `cgroup ${cgroups.version}; not a security boundary` };

@@ -150,6 +150,11 @@ export function defineTool<I, O extends Json | void>(
   const attempts = spec.retry?.maxAttempts ?? spec.maxAttempts;
   if (attempts !== undefined && (!Number.isInteger(attempts) || attempts < 1))
     throw new TypeError(`Tool ${spec.name}: maxAttempts must be a positive integer`);
+  if (
+    spec.maxArgumentBytes !== undefined &&
+    (!Number.isInteger(spec.maxArgumentBytes) || spec.maxArgumentBytes < 1)
+  )
+    throw new TypeError(`Tool ${spec.name}: maxArgumentBytes must be a positive integer`);
   if (spec.input === undefined || !isZodSchema(spec.input)) {
     throw new TypeError(`Tool ${spec.name}: input must be a zod schema`);
   }

@@ -103,6 +103,12 @@ export interface ToolDefinition<I = unknown, O extends Json | void = Json> {
    * so a recovery decides the same way).
    */
   effectOf?(args: I): ToolEffect;
+  /**
+   * Largest size of one call's arguments, in bytes of their JSON: a larger call is refused with
+   * `tool_arguments_too_large` before anything is journaled. Default: the engine's
+   * TOOL_ARGUMENTS_MAX_BYTES_DEFAULT (8 MiB).
+   */
+  maxArgumentBytes?: number;
   run(args: I, ctx: ToolContext): Promise<O> | O;
   /**
    * Asks the downstream system whether an execution whose outcome is unknown happened.

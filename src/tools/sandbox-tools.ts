@@ -9,7 +9,7 @@
 import { z } from 'zod';
 import { KeelError } from '../domain/keel-error.ts';
 import type { ExecResult } from '../sandbox/launch.ts';
-import type { SandboxProfile } from '../sandbox/profile.ts';
+import { DEFAULT_SANDBOX_ARGUMENTS_MAX_BYTES, type SandboxProfile } from '../sandbox/profile.ts';
 import type { SandboxManager } from '../sandbox/sandbox-manager.ts';
 import { defineTool } from '../sdk/define.ts';
 import type { Json, ToolContext, ToolDefinition } from '../sdk/types.ts';
@@ -26,6 +26,19 @@ const WorkspacePath = z
       message: 'must be a relative path inside the workspace (no leading /, no ..)',
     },
   );
+
+/** Longest single argv entry or env value `exec` accepts. */
+const EXEC_STRING_MAX_CHARS = 64 * 1024;
+/** Room for a write_file call's path and JSON beyond its content. */
+const WRITE_FILE_OVERHEAD_BYTES = 16 * 1024;
+/** No tier can pass a NUL inside an argument or variable (gVisor cut argv there silently): refused. */
+const NoNul = z
+  .string()
+  .max(EXEC_STRING_MAX_CHARS)
+  .refine((value) => !value.includes('\0'), { message: 'must not contain a NUL byte' });
+const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,255}$/, {
+  message: 'must be a variable name ([A-Za-z_][A-Za-z0-9_]*)',
+});
 
 export interface SandboxToolsOptions {
   /**
@@ -97,6 +110,7 @@ export function sandboxTools(options: SandboxToolsOptions) {
    * profiles.
    */
   const pool = `sandbox:${profile.name}`;
+  const argumentsMaxBytes = profile.argumentsMaxBytes ?? DEFAULT_SANDBOX_ARGUMENTS_MAX_BYTES;
   const run = async (
     ctx: ToolContext,
     argv: string[],
@@ -128,15 +142,13 @@ export function sandboxTools(options: SandboxToolsOptions) {
     name: name('exec'),
     effect: 'side-effect',
     pool,
+    maxArgumentBytes: argumentsMaxBytes,
     description:
       'Runs a command (argv) in the sandboxed workspace and returns its exit status, output and the limit that ended it, if any.',
     input: z.object({
-      argv: z
-        .array(z.string().max(64 * 1024))
-        .min(1)
-        .max(1024),
+      argv: z.array(NoNul).min(1).max(1024),
       stdin: z.string().max(profile.limits.outputMaxBytes).optional(),
-      env: z.record(z.string(), z.string().max(64 * 1024)).optional(),
+      env: z.record(EnvName, NoNul).optional(),
       timeoutMs: z.number().int().min(1).max(profile.limits.deadlineMs).optional(),
       effect: z
         .enum(EXEC_EFFECTS)
@@ -167,6 +179,7 @@ export function sandboxTools(options: SandboxToolsOptions) {
     name: name('read_file'),
     effect: 'read',
     pool,
+    maxArgumentBytes: argumentsMaxBytes,
     description: 'Reads a UTF-8 file from the workspace.',
     input: z.object({ path: WorkspacePath }),
     async run(args, ctx): Promise<{ content: string; truncated: boolean }> {
@@ -184,6 +197,8 @@ export function sandboxTools(options: SandboxToolsOptions) {
     name: name('write_file'),
     effect: 'idempotent',
     pool,
+    maxArgumentBytes:
+      profile.argumentsMaxBytes ?? profile.limits.fileBytes + WRITE_FILE_OVERHEAD_BYTES,
     description: 'Writes a UTF-8 file in the workspace, creating parent directories.',
     input: z.object({ path: WorkspacePath, content: z.string().max(profile.limits.fileBytes) }),
     async run(args, ctx): Promise<{ bytes: number; workspace: { manifest: string } }> {
@@ -207,6 +222,7 @@ export function sandboxTools(options: SandboxToolsOptions) {
     name: name('list_files'),
     effect: 'read',
     pool,
+    maxArgumentBytes: argumentsMaxBytes,
     description: 'Lists the files in the workspace (or a directory of it) with their sizes.',
     input: z.object({ path: WorkspacePath.optional() }),
     async run(args, ctx): Promise<{ files: Array<{ path: string; kind: string; size: number }> }> {

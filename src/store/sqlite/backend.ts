@@ -1,4 +1,4 @@
-// The SQLite backend: one file under the data directory, one process. Its run store and schedule
+// The SQLite backend: one file under the data directory (mode 0600), one process. Its run store and schedule
 // area share one connection and one group-commit transaction; artifacts live in the same file
 // (their own connection). It has no shared rate windows: with one process, that process's own
 // limiter is exact.
@@ -9,6 +9,7 @@ import type {
   StoreBackend,
   StoreOptions,
 } from '../backend.ts';
+import { createPrivateFile } from './data-dir-modes.ts';
 import { SqliteArtifactStore } from './sqlite-artifact-store.ts';
 import { SqliteStore } from './sqlite-store.ts';
 
@@ -21,11 +22,15 @@ export const SQLITE_CAPABILITIES: BackendCapabilities = {
 
 export function sqliteBackend(options: StoreOptions): BackendFactory {
   const path = join(options.dataDir, SQLITE_FILE_NAME);
-  const openArtifacts = () => new SqliteArtifactStore({ path });
+  const openArtifacts = () => {
+    createPrivateFile(path);
+    return new SqliteArtifactStore({ path });
+  };
   return {
     capabilities: SQLITE_CAPABILITIES,
     openArtifacts,
     open(): StoreBackend {
+      createPrivateFile(path);
       const runs = new SqliteStore({
         path,
         ...(options.durability !== undefined ? { durability: options.durability } : {}),
