@@ -62,7 +62,10 @@ const agent = defineAgent({
         model: model.name,
         messages: [{ role: 'user', content: `round ${round}` }],
       });
-      await ctx.step(`step-${round}`, () => new Promise((r) => setTimeout(() => r(round), STEP_MS)));
+      await ctx.step(
+        `step-${round}`,
+        () => new Promise<number>((r) => setTimeout(() => r(round), STEP_MS)),
+      );
     }
     return ROUNDS;
   },
@@ -215,7 +218,9 @@ function record(result: {
   const from = report.indexOf(SECTION_START);
   const to = report.indexOf(SECTION_END);
   const body = from >= 0 && to > from ? report.slice(from + SECTION_START.length + 1, to) : '';
-  const rows = body.split('\n').filter((line) => line.startsWith('| ') && !line.startsWith('| Run '));
+  const rows = body
+    .split('\n')
+    .filter((line) => line.startsWith('| ') && !line.startsWith('| Run '));
   const row = (who: string, f: Figures) =>
     `| ${result.label} | ${who} | ${result.loadAverage[0]} | ${f.runs} | ${f.firstCompletionMs} | ${f.meanMs} | ${f.p50Ms} | ${f.p99Ms} | ${f.lastCompletionMs} | ${f.completionsPerSec} | ${f.throughputPerSec} | ${Math.round(f.onTimeRate * 100)}% |`;
   rows.push(row(result.tenants === undefined ? 'one tenant' : 'both tenants', result.all));
