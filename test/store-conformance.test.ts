@@ -16,6 +16,7 @@ import { lineageStoreConformance } from './store/lineage-conformance.ts';
 import { processStoreConformance } from './store/process-conformance.ts';
 import { versionStoreConformance } from './store/version-conformance.ts';
 import { attemptsStoreConformance } from './store/attempts-conformance.ts';
+import { runOrderStoreConformance } from './store/run-order-conformance.ts';
 import { TEST_DATABASE_URL, postgresAvailable } from './support/postgres.ts';
 
 const sqlite: StoreFactory = {
@@ -61,6 +62,7 @@ lineageStoreConformance(sqlite);
 processStoreConformance(sqlite);
 versionStoreConformance(sqlite);
 attemptsStoreConformance(sqlite);
+runOrderStoreConformance(sqlite);
 if (await postgresAvailable()) {
   storeConformance(postgres);
   scheduleStoreConformance(postgres);
@@ -70,4 +72,5 @@ if (await postgresAvailable()) {
   processStoreConformance(postgres);
   versionStoreConformance(postgres);
   attemptsStoreConformance(postgres);
+  runOrderStoreConformance(postgres);
 }
