@@ -118,7 +118,7 @@ async function main(): Promise<void> {
   const dir = makeTempDir();
   const store = new SqliteStore({ path: join(dir, DB_FILE_NAME) });
   await store.migrate();
-  const tenants = [];
+  const tenants: Array<{ id: string; weight: number }> = [];
   for (let i = 0; i < TENANTS; i++) {
     const tenant = await store.ensureTenant(`overload-${i}`, hashApiKey(generateApiKey()));
     const weight = TENANTS === 1 ? 1 : TENANT_WEIGHTS[i]!;
