@@ -17,6 +17,7 @@ import { processStoreConformance } from './store/process-conformance.ts';
 import { versionStoreConformance } from './store/version-conformance.ts';
 import { attemptsStoreConformance } from './store/attempts-conformance.ts';
 import { accessStoreConformance } from './store/access-conformance.ts';
+import { runOrderStoreConformance } from './store/run-order-conformance.ts';
 import { TEST_DATABASE_URL, postgresAvailable } from './support/postgres.ts';
 
 const sqlite: StoreFactory = {
@@ -63,6 +64,7 @@ processStoreConformance(sqlite);
 versionStoreConformance(sqlite);
 attemptsStoreConformance(sqlite);
 accessStoreConformance(sqlite);
+runOrderStoreConformance(sqlite);
 if (await postgresAvailable()) {
   storeConformance(postgres);
   scheduleStoreConformance(postgres);
@@ -73,4 +75,5 @@ if (await postgresAvailable()) {
   versionStoreConformance(postgres);
   attemptsStoreConformance(postgres);
   accessStoreConformance(postgres);
+  runOrderStoreConformance(postgres);
 }

@@ -164,6 +164,9 @@ test('/metrics: promtool accepts it, and each metric changes as expected under a
   assert.ok(
     Math.abs(metric(m, 'keel_runs_succeeded_within_deadline_ratio', spender) - 4 / 7) < 1e-9,
   );
+  // Completion time (admission to success): one observation per succeeded run.
+  assert.equal(metric(m, 'keel_run_completion_seconds_count', spender), 4);
+  assert.ok(metric(m, 'keel_run_completion_seconds_sum', spender) > 0);
 
   // Tokens and cost by tenant and model equal what the runs themselves report; cost per success is
   // all spend ÷ successes.

@@ -2,6 +2,7 @@
 // these.
 import { z } from 'zod';
 import { TENANT_WEIGHT_MAX } from '../domain/fair-share.ts';
+import { WHEN_LATE } from '../domain/admission.ts';
 import { CURSOR_DESCRIPTION } from './cursor.ts';
 import { WAITING_REASONS } from '../domain/waiting-reasons.ts';
 
@@ -112,6 +113,12 @@ export const CreateRunBody = z.strictObject({
   priority: Priority.optional(),
   budget: Budget.optional(),
   metadata: z.record(z.string(), JsonValue).optional(),
+  whenLate: z
+    .enum(WHEN_LATE)
+    .optional()
+    .describe(
+      'With budget.deadlineMs, what to do when the run is expected to finish after its deadline: accept (default; expectedFinishAt shows the estimate), refuse (429 deadline_unmeetable, no run is created) or batch (admitted with priority batch)',
+    ),
 });
 
 export const RunStatusEnum = z.enum([
@@ -220,6 +227,12 @@ export const Run = z
     updatedAt: z.string(),
     endedAt: z.string().nullable(),
     deadlineAt: z.string().nullable(),
+    expectedFinishAt: z
+      .string()
+      .nullable()
+      .describe(
+        'For a run submitted with a deadline: when it was expected to finish at admission (ISO time), from its agent’s measured completion rate and the runs due before it; null when there was nothing to measure',
+      ),
     rerunOf: z
       .string()
       .nullable()

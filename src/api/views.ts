@@ -34,6 +34,7 @@ export function runView(run: RunRecord) {
     updatedAt: iso(run.updatedAt)!,
     endedAt: iso(run.endedAt),
     deadlineAt: iso(run.deadlineAt),
+    expectedFinishAt: iso(run.expectedFinishAt),
     rerunOf: run.rerunOf,
     resetFrom: run.resetFrom,
   };

@@ -52,6 +52,11 @@ export const ERROR_CODES = {
     meaning:
       'The tenant has its maximum of queued runs already; retry after the Retry-After delay.',
   },
+  deadline_unmeetable: {
+    status: 429,
+    meaning:
+      'The run was submitted with whenLate: refuse and is expected to finish after its deadline at the agent’s measured completion rate; no run was created. Retry later, with a later deadline, or with whenLate: batch.',
+  },
   admin_disabled: {
     status: 404,
     meaning: 'Admin routes are disabled because KEEL_ADMIN_KEY is unset.',

@@ -67,6 +67,11 @@ export interface RunRecord {
   waitingSince: number | null;
   wakeAt: number | null;
   deadlineAt: number | null;
+  /**
+   * When deadline-aware admission expected the run to finish (src/domain/admission.ts), or null
+   * (no deadline, or nothing measured yet).
+   */
+  expectedFinishAt: number | null;
   parentRunId: string | null;
   idempotencyKey: string | null;
   leaseOwner: string | null;
@@ -235,4 +240,6 @@ export interface NewRun {
    * Hash of the creating request, to tell an idempotent replay from a conflicting reuse of the key.
    */
   requestHash: string | null;
+  /** Deadline-aware admission's estimate (src/domain/admission.ts); absent: none. */
+  expectedFinishAt?: number | null;
 }

@@ -23,6 +23,7 @@ import type {
   ToolNode,
 } from '../sdk/types.ts';
 import type { JournalEntry } from '../domain/records.ts';
+import { runOrderOf } from '../domain/run-order.ts';
 import type { AgentRegistry } from './registry.ts';
 import { isTerminal } from '../domain/run-status.ts';
 import { checkSpendBudget, checkStepBudget, remainingSpend } from './budget-checks.ts';
@@ -280,6 +281,7 @@ async function model(
           signal: x.abort.signal,
           tenantId: x.run.tenantId,
           priority: x.run.priority,
+          runOrder: runOrderOf(x.run),
           runId: x.runId,
           seq,
           remaining: remainingSpend(x),

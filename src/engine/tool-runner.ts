@@ -12,6 +12,7 @@ import {
 import type { PoolRegistry } from '../scheduling/pool-registry.ts';
 import type { Json, ToolDefinition, ToolEffect, ToolNode } from '../sdk/types.ts';
 import type { JournalEntry } from '../domain/records.ts';
+import { runOrderOf } from '../domain/run-order.ts';
 import type { JournalWrite } from '../store/store.ts';
 import { crashPoint } from '../domain/crash-points.ts';
 import { backoff, decideRetry, resolveRetryPolicy } from './retry-policy.ts';
@@ -190,6 +191,7 @@ async function dispatch(
         release = await deps.pools.acquire(pool, {
           tenantId: x.run.tenantId,
           priority: x.run.priority,
+          run: runOrderOf(x.run),
           signal: x.abort.signal,
           onQueued: () => (left = poolWaitReporter(x, base.seq)(pool)),
         });

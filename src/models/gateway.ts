@@ -7,6 +7,7 @@
 import { telemetry } from '../telemetry/telemetry.ts';
 import { PoolRegistry } from '../scheduling/pool-registry.ts';
 import type { Priority } from '../domain/records.ts';
+import type { RunOrder } from '../domain/run-order.ts';
 import { KeelError, isKeelError } from '../domain/keel-error.ts';
 import type {
   ModelDefinition,
@@ -115,6 +116,11 @@ export interface ModelCallOptions {
   tenantId?: string;
   /** The run's priority class, for its place in the model's pool queue (default interactive). */
   priority?: Priority;
+  /**
+   * The run's admission and deadline, for its place inside its tenant in the model's pool queue
+   * (src/domain/run-order.ts); default: the call counts as a run admitted when it queued.
+   */
+  runOrder?: RunOrder;
   runId?: string;
   /** Journal position of the effect, for live events. */
   seq?: number;
@@ -434,6 +440,7 @@ export class ModelGateway {
         reserveTokens: inputTokens + maxOutput.tokens,
         tenantId: options.tenantId,
         priority: options.priority ?? 'interactive',
+        runOrder: options.runOrder,
         runId: options.runId,
         signal,
         onDelta,

@@ -8,6 +8,7 @@ import { KeelError, isKeelError } from '../domain/keel-error.ts';
 import { SemaphoreFullError } from '../scheduling/semaphore.ts';
 import { POOL_SYSTEM_TENANT, type PoolRegistry } from '../scheduling/pool-registry.ts';
 import type { Priority } from '../domain/records.ts';
+import type { RunOrder } from '../domain/run-order.ts';
 import type { ModelRateLimits } from '../sdk/types.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { ModelEntry, ReplicaEntry } from './model-entry.ts';
@@ -48,6 +49,8 @@ export interface CallInput {
   reserveTokens: number;
   tenantId: string | undefined;
   priority: Priority;
+  /** The run's order in the pool queue (run-order.ts); undefined for a call of no run. */
+  runOrder: RunOrder | undefined;
   runId: string | undefined;
   signal: AbortSignal;
   onDelta: ((text: string) => void) | undefined;
@@ -159,6 +162,7 @@ async function attemptOnce(
     releasePool = await deps.pools.acquire(pool, {
       tenantId: input.tenantId ?? POOL_SYSTEM_TENANT,
       priority: input.priority,
+      ...(input.runOrder === undefined ? {} : { run: input.runOrder }),
       signal: input.signal,
       onQueued: () => (left = input.onPoolWait?.(pool)),
     });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { BATCH_AGING_MS } from '../domain/fair-share.ts';
+import { runDueAt } from '../domain/run-order.ts';
 import { Pool, type PoolObserver, type PoolPolicy, type PoolRejection } from './pool.ts';
 
 const uncapped = (
@@ -72,6 +73,109 @@ describe('Pool', () => {
       if (h.granted[0] !== undefined) order.push(h.granted[0].tag);
     }
     assert.deepEqual(order, ['interactive', 'batch-old', 'interactive-late']);
+  });
+
+  it('serves inside a tenant the effect of the run admitted first, not the call queued first', async () => {
+    let now = 1_000_000;
+    const pool = new Pool(
+      'model:m',
+      { limit: 1, maxQueued: 100 },
+      uncapped(),
+      undefined,
+      () => now,
+    );
+    const granted: string[] = [];
+    const held: Array<() => void> = [];
+    const want = (tag: string, admittedAt: number, deadlineAt: number | null = null) =>
+      void pool
+        .acquire({ tenantId: 'a', priority: 'interactive', run: { admittedAt, deadlineAt } })
+        .then((release) => {
+          granted.push(tag);
+          held.push(release);
+        });
+    want('holder', now);
+    // Under saturation every run's next call queues after other runs' earlier calls: the run
+    // admitted first (its second round) must still go first, and a nearer deadline before both.
+    want('young-run', now - 100);
+    now += 10;
+    want('old-run', now - 5_000);
+    now += 10;
+    want('urgent-run', now - 50, now + 1_000);
+    await flush();
+    while (held.length > 0) {
+      held.shift()!();
+      await flush();
+    }
+    assert.deepEqual(granted, ['holder', 'urgent-run', 'old-run', 'young-run']);
+  });
+
+  it("grants inside one tenant and class in the order of the runs' due times (property)", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            admittedAt: fc.integer({ min: 0, max: 1_000_000 }),
+            deadline: fc.option(fc.integer({ min: 0, max: 1_000_000 })),
+          }),
+          { minLength: 1, maxLength: 60 },
+        ),
+        async (runs) => {
+          const pool = new Pool(
+            'p',
+            { limit: 1, maxQueued: 1_000 },
+            uncapped(),
+            undefined,
+            () => 0,
+          );
+          const hold = await pool.acquire({ tenantId: 'a', priority: 'batch' });
+          const order: number[] = [];
+          const held: Array<() => void> = [];
+          for (const [i, r] of runs.entries())
+            void pool
+              .acquire({
+                tenantId: 'a',
+                priority: 'batch',
+                run: { admittedAt: r.admittedAt, deadlineAt: r.deadline },
+              })
+              .then((release) => {
+                order.push(i);
+                held.push(release);
+              });
+          hold();
+          await flush();
+          while (held.length > 0) {
+            held.shift()!();
+            await flush();
+          }
+          const due = (i: number) =>
+            runDueAt({ admittedAt: runs[i]!.admittedAt, deadlineAt: runs[i]!.deadline });
+          const expected = runs.map((_, i) => i).sort((x, y) => due(x) - due(y) || x - y);
+          assert.deepEqual(order, expected);
+        },
+      ),
+      { numRuns: 50 },
+    );
+  });
+
+  it('reports the age of the oldest run waiting, by admission', async () => {
+    const now = 1_000_000;
+    const pool = new Pool('p', { limit: 1, maxQueued: 100 }, uncapped(), undefined, () => now);
+    const release = await pool.acquire({ tenantId: 'a', priority: 'batch' });
+    assert.equal(pool.oldestRunAgeMs(now), null);
+    void pool.acquire({
+      tenantId: 'a',
+      priority: 'batch',
+      run: { admittedAt: now - 10, deadlineAt: null },
+    });
+    void pool.acquire({
+      tenantId: 'b',
+      priority: 'batch',
+      run: { admittedAt: now - 7_000, deadlineAt: null },
+    });
+    assert.equal(pool.oldestRunAgeMs(now), 7_000);
+    assert.equal(pool.oldestWaitMs(now), 0); // the calls themselves just queued
+    assert.equal(pool.snapshot(now).oldestRunAgeMs, 7_000);
+    release();
   });
 
   it('keeps a tenant at its cap waiting while other tenants use the free slots', async () => {

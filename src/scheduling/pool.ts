@@ -1,12 +1,16 @@
 // A named pool: the concurrency limit and bounded wait queue of one kind of effect (a model, a
 // sandbox profile, inline tools, a tool-declared pool). Waiters are served fairly across tenants by
 // weight (start-time fair queuing, shared with run claims through fair-share.ts), inside a tenant
-// interactive before batch (batch aged by BATCH_AGING_MS), then oldest first. A tenant at its cap
-// in this pool waits without holding up other tenants. It never grants past its limit, never queues
-// past maxQueued, and never keeps a waiter that gave up.
+// interactive before batch (batch aged by BATCH_AGING_MS), then by their run's due time (its
+// deadline, else its admission: run-order.ts), never by when the call itself queued, so under
+// saturation the runs started first finish first. A tenant at its cap in this pool waits without
+// holding up other tenants. It never grants past its limit, never queues past maxQueued, and never
+// keeps a waiter that gave up.
 import { KeelError } from '../domain/keel-error.ts';
 import type { Priority } from '../domain/records.ts';
 import { BATCH_AGING_MS, FairClaim, pickOne, type BackloggedTenant } from '../domain/fair-share.ts';
+import { runDueAt, type RunOrder } from '../domain/run-order.ts';
+import { WaiterHeap } from './waiter-heap.ts';
 
 export type PoolRejection = 'queue_full' | 'aborted';
 
@@ -32,6 +36,11 @@ export interface PoolRequest {
   priority: Priority;
   signal?: AbortSignal;
   /**
+   * The run the effect belongs to: orders it inside its tenant and class by the run's due time
+   * (run-order.ts). Absent (an effect of no run): the call counts as a run admitted when it queued.
+   */
+  run?: RunOrder;
+  /**
    * Called once, synchronously, when the request has to wait in the queue (it was not granted at
    * once).
    */
@@ -53,6 +62,8 @@ export interface PoolSnapshot {
   running: number;
   queued: number;
   oldestWaitMs: number | null;
+  /** Age of the oldest run (by admission) with an effect waiting here, ms; null when none waits. */
+  oldestRunAgeMs: number | null;
   tenants: TenantPoolSnapshot[];
 }
 
@@ -61,15 +72,24 @@ interface Waiter {
   priority: Priority;
   /** When it started waiting (ms since the epoch). */
   since: number;
-  /** Order inside its tenant: `since`, plus BATCH_AGING_MS for batch. */
+  /** When its run was admitted (ms since the epoch). */
+  admittedAt: number;
+  /** Order inside its tenant: its run's due time, plus BATCH_AGING_MS for batch. */
   key: number;
+  seq: number;
+  queued: boolean;
   grant(): void;
 }
 
-/** One tenant's waiters (two FIFO lanes whose heads are compared by key) and the slots it holds. */
+/**
+ * One tenant's waiters (two heaps by key whose heads are compared, and all of them in arrival
+ * order) and the slots it holds.
+ */
 class TenantLane {
-  readonly interactive = new Set<Waiter>();
-  readonly batch = new Set<Waiter>();
+  readonly interactive = new WaiterHeap<Waiter>();
+  readonly batch = new WaiterHeap<Waiter>();
+  /** Every queued waiter, in arrival order (the first waited longest). */
+  readonly waiters = new Set<Waiter>();
   running = 0;
   /** Virtual time in this pool: slots granted / weight (see fair-share.ts). */
   vtime = 0;
@@ -84,33 +104,44 @@ class TenantLane {
   }
 
   get size(): number {
-    return this.interactive.size + this.batch.size;
+    return this.waiters.size;
   }
 
   head(): Waiter | undefined {
-    const i = first(this.interactive);
-    const b = first(this.batch);
+    const i = this.interactive.peek();
+    const b = this.batch.peek();
     if (i === undefined || b === undefined) return i ?? b;
     return b.key < i.key ? b : i;
   }
 
   oldestSince(): number | null {
-    const since = [first(this.interactive)?.since, first(this.batch)?.since].filter(
-      (s) => s !== undefined,
-    );
-    return since.length === 0 ? null : Math.min(...since);
+    const first = this.waiters.values().next().value;
+    return first === undefined ? null : first.since;
+  }
+
+  /** The earliest admission among the runs waiting here (a scan: for probes, not for grants). */
+  oldestAdmittedAt(): number | null {
+    let oldest: number | null = null;
+    for (const w of this.waiters)
+      if (oldest === null || w.admittedAt < oldest) oldest = w.admittedAt;
+    return oldest;
   }
 
   add(waiter: Waiter): void {
-    (waiter.priority === 'interactive' ? this.interactive : this.batch).add(waiter);
+    this.waiters.add(waiter);
+    (waiter.priority === 'interactive' ? this.interactive : this.batch).push(waiter);
   }
 
   delete(waiter: Waiter): boolean {
-    return (waiter.priority === 'interactive' ? this.interactive : this.batch).delete(waiter);
+    if (!this.waiters.delete(waiter)) return false;
+    waiter.queued = false;
+    if (this.waiters.size === 0) {
+      this.interactive.clear();
+      this.batch.clear();
+    }
+    return true;
   }
 }
-
-const first = (set: Set<Waiter>): Waiter | undefined => set.values().next().value;
 
 /** Weights below this are treated as this (a weight of 0 would never be served). */
 const WEIGHT_MIN = 1e-6;
@@ -134,6 +165,8 @@ export class Pool {
   /** Tenants with waiters: what a dispatch looks at (not every tenant holding a slot). */
   readonly #waiting = new Set<string>();
   #dispatches = 0;
+  /** Arrivals so far: ties of order keys go to the first come. */
+  #arrivals = 0;
   readonly #policy: PoolPolicy;
   readonly #observer: PoolObserver | undefined;
   readonly #now: () => number;
@@ -206,6 +239,8 @@ export class Pool {
     }
     return new Promise((resolve, reject) => {
       const since = this.#now();
+      const order = request.run ?? { admittedAt: since, deadlineAt: null };
+      const due = runDueAt(order);
       let granted = false;
       const onAbort = (): void => {
         if (!this.#remove(waiter)) return;
@@ -216,7 +251,10 @@ export class Pool {
         tenantId,
         priority,
         since,
-        key: priority === 'batch' ? since + BATCH_AGING_MS : since,
+        admittedAt: order.admittedAt,
+        key: priority === 'batch' ? due + BATCH_AGING_MS : due,
+        seq: this.#arrivals++,
+        queued: true,
         grant: () => {
           granted = true;
           signal?.removeEventListener('abort', onAbort);
@@ -264,6 +302,19 @@ export class Pool {
     return oldest === null ? null : Math.max(0, now - oldest);
   }
 
+  /**
+   * Age (ms) of the oldest run, by admission, with an effect waiting here, or null when none waits
+   * (a telemetry pool probe: how long the run that should finish next has been in the system).
+   */
+  oldestRunAgeMs(now: number): number | null {
+    let oldest: number | null = null;
+    for (const tenantId of this.#waiting) {
+      const at = this.#tenants.get(tenantId)!.oldestAdmittedAt();
+      if (at !== null && (oldest === null || at < oldest)) oldest = at;
+    }
+    return oldest === null ? null : Math.max(0, now - oldest);
+  }
+
   snapshot(now: number = this.#now()): PoolSnapshot {
     const tenants: TenantPoolSnapshot[] = [];
     for (const [tenantId, lane] of this.#tenants) {
@@ -284,6 +335,7 @@ export class Pool {
       running: this.#running,
       queued: this.#queued,
       oldestWaitMs: this.oldestWaitMs(now),
+      oldestRunAgeMs: this.oldestRunAgeMs(now),
       tenants,
     };
   }

@@ -2,6 +2,7 @@
 // again by time alone.
 import type { RunStatus } from '../domain/run-status.ts';
 import type { Priority } from '../domain/records.ts';
+import { runDueAt, runOrderOf } from '../domain/run-order.ts';
 
 export const priorityRank = (priority: Priority): number => (priority === 'interactive' ? 0 : 1);
 
@@ -35,16 +36,17 @@ export function claimAfterFor(
 }
 
 /**
- * Claimed runs in claim order (interactive first, then oldest): RETURNING does not keep the
- * subquery's order.
+ * Claimed runs in claim order (interactive first, then the run due first: its deadline, else its
+ * admission; see run-order.ts): RETURNING does not keep the subquery's order.
  */
-export function inClaimOrder<R extends { priority: Priority; createdAt: number; id: string }>(
-  runs: R[],
-): R[] {
+export function inClaimOrder<
+  R extends { priority: Priority; createdAt: number; deadlineAt: number | null; id: string },
+>(runs: R[]): R[] {
+  const due = (run: R) => runDueAt(runOrderOf(run));
   return runs.sort(
     (a, b) =>
       priorityRank(a.priority) - priorityRank(b.priority) ||
-      a.createdAt - b.createdAt ||
+      due(a) - due(b) ||
       (a.id < b.id ? -1 : 1),
   );
 }

@@ -4,6 +4,7 @@
 import { BATCH_AGING_MS, type BackloggedTenant } from '../domain/fair-share.ts';
 import { priorityRank } from './claim-rules.ts';
 import type { RunRecord } from '../domain/records.ts';
+import { runDueAt, runOrderOf } from '../domain/run-order.ts';
 
 type Row = Record<string, unknown>;
 
@@ -35,13 +36,13 @@ export function toBackloggedTenants(rows: readonly Row[]): BackloggedTenant[] {
 }
 
 /**
- * Claimed runs per tenant, each tenant's in its claim order. RETURNING has lost the claim time they
- * were ordered by, so creation time (with the same batch aging) stands in for it: exact for runs
- * claimed from their first queueing.
+ * Claimed runs per tenant, each tenant's in its claim order (RETURNING loses it): by due time
+ * (run-order.ts) with the same batch aging, as the claim SQL orders them.
  */
 export function claimedByTenant(runs: readonly RunRecord[]): Map<string, RunRecord[]> {
   const byTenant = new Map<string, RunRecord[]>();
-  const key = (run: RunRecord) => run.createdAt + priorityRank(run.priority) * BATCH_AGING_MS;
+  const key = (run: RunRecord) =>
+    runDueAt(runOrderOf(run)) + priorityRank(run.priority) * BATCH_AGING_MS;
   for (const run of runs) {
     const list = byTenant.get(run.tenantId);
     if (list === undefined) byTenant.set(run.tenantId, [run]);

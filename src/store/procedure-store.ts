@@ -3,6 +3,7 @@
 // driven synchronously on SQLite and with await on Postgres) and `read` (its read connection). A
 // backend adds only what it alone owns: connections, migrations, durability, health, the change
 // feed and how a heartbeat reaches the database.
+import type { AdmissionSample } from '../domain/admission.ts';
 import type { AttemptRecord } from '../domain/attempts.ts';
 import { KeelError } from '../domain/keel-error.ts';
 import type { Json } from '../domain/json.ts';
@@ -145,6 +146,10 @@ export abstract class ProcedureStore implements Store {
 
   heldRuns(tenantId: string): Promise<number> {
     return this.read(reads.heldRuns(tenantId));
+  }
+
+  admissionSample(agent: string, dueAt: number, since: number): Promise<AdmissionSample> {
+    return this.read(reads.admissionSample(agent, dueAt, since));
   }
 
   queuedRoom(tenantId: string): Promise<number | null> {

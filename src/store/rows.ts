@@ -50,6 +50,7 @@ export function toRun(row: Row): RunRecord {
     waitingSince: num(row.waiting_since),
     wakeAt: num(row.wake_at),
     deadlineAt: num(row.deadline_at),
+    expectedFinishAt: num(row.expected_finish_at),
     parentRunId: (row.parent_run_id as string | null) ?? null,
     idempotencyKey: (row.idempotency_key as string | null) ?? null,
     leaseOwner: (row.lease_owner as string | null) ?? null,

@@ -47,6 +47,7 @@ export const SHARED_STATEMENT_NAMES = [
   'list-tenants',
   'count-queued-runs',
   'count-held-runs',
+  'admission-sample',
   'wake-budget-waiting-runs',
   'fair-backlog',
   'read-fair-clock',

@@ -1,6 +1,7 @@
 // The one store interface every backend implements (embedded SQLite, distributed Postgres). The
 // engine and the API depend on this interface only; a backend difference is a capability flag,
 // never a branch on its name.
+import type { AdmissionSample } from '../domain/admission.ts';
 import type { AttemptRecord } from '../domain/attempts.ts';
 import type {
   ApiKeyRecord,
@@ -276,6 +277,11 @@ export interface Store {
   /** Runs a worker holds for the tenant now (what `maxConcurrentRuns` caps). */
   heldRuns(tenantId: string): Promise<number>;
   /**
+   * For deadline-aware admission (src/domain/admission.ts): the agent's unfinished runs due no
+   * later than `dueAt`, and its runs that succeeded since `since` with the fastest of them.
+   */
+  admissionSample(agent: string, dueAt: number, since: number): Promise<AdmissionSample>;
+  /**
    * How many more runs the tenant may queue before `maxQueuedRuns` (0: its queue is full; null: no
    * limit). A read, for admitting runs created outside createRun (child runs, schedule fires):
    * concurrent creations may overshoot.
@@ -345,8 +351,8 @@ export interface Store {
    * Claims up to `limit` runs. Ordinary claims are fair across tenants (weighted fair queuing by
    * tenant weight, state kept in the store so every claimer follows one order;
    * src/domain/fair-share.ts), skip tenants at their concurrency cap, and inside a tenant take
-   * interactive before batch with aging, then oldest. Probation claims take the most suspicious
-   * first.
+   * interactive before batch with aging, then the run due first (src/domain/run-order.ts).
+   * Probation claims take the most suspicious first.
    */
   claimRuns(request: ClaimRequest): Promise<RunRecord[]>;
   /**

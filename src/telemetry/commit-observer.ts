@@ -188,7 +188,14 @@ function observeRunEnd(
           : 'agent_error';
   const withinDeadline =
     status === 'succeeded' && (labels?.deadlineAt == null || endedAt <= labels.deadlineAt);
-  t.runEnded(tenant, agent, status, outcome, withinDeadline);
+  t.runEnded(
+    tenant,
+    agent,
+    status,
+    outcome,
+    withinDeadline,
+    labels === undefined ? undefined : endedAt - labels.createdAt,
+  );
   forgetRun(commit.runId);
   if (!tracingEnabled() || labels === undefined) return;
   recordRunRootSpan(

@@ -17,6 +17,10 @@ export const DURATION_BUCKETS_SECONDS = [
  * Seconds, coarse: the per-tenant pool histograms multiply series by tenants, so they get few
  * buckets.
  */
+/** Run completion times (admission to success): seconds to hours. */
+export const RUN_COMPLETION_BUCKETS_SECONDS = [
+  0.1, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 900, 3600,
+];
 export const TENANT_DURATION_BUCKETS_SECONDS = [0.01, 0.1, 1, 10, 60, 600];
 export const BATCH_SIZE_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
 
@@ -33,6 +37,12 @@ export function createMetrics() {
     poolQueueDepth: new Gauge({
       name: 'keel_pool_queue_depth',
       help: 'Items waiting in a pool queue: for pool runs, runs claimable now (queued, due timers, expired leases; from the store); for effect pools (model:<name>, sandbox:<profile>, inline, declared tool pools, model:<name>/<replica>), effects waiting for a slot.',
+      labelNames: ['pool'],
+      registers: r,
+    }),
+    poolOldestRunAge: new Gauge({
+      name: 'keel_pool_oldest_run_age_seconds',
+      help: 'Age, from its admission, of the oldest run with an effect waiting in an effect pool (the run the pool serves first absent deadlines); 0 when none waits.',
       labelNames: ['pool'],
       registers: r,
     }),
@@ -132,6 +142,13 @@ export function createMetrics() {
       name: 'keel_runs_total',
       help: 'Runs this process ended, by tenant, agent, final status and outcome (ok, an error code — codes outside the registry count as agent_error — or a cancel outcome).',
       labelNames: ['tenant', 'agent', 'status', 'outcome'],
+      registers: r,
+    }),
+    runCompletion: new Histogram({
+      name: 'keel_run_completion_seconds',
+      help: 'Time from a run’s admission to its success, by tenant and agent: under load, whether runs finish steadily or all at the end (rate of _count: completions per second).',
+      labelNames: ['tenant', 'agent'],
+      buckets: RUN_COMPLETION_BUCKETS_SECONDS,
       registers: r,
     }),
     runsWithinDeadline: new Counter({

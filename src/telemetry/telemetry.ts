@@ -34,6 +34,8 @@ export interface PoolProbe {
   depth(): number;
   /** How long the oldest waiter has waited, in ms; null when none waits. */
   oldestWaitMs(now: number): number | null;
+  /** Effect pools: age of the oldest run (by admission) with an effect waiting, ms; null: none. */
+  oldestRunAgeMs?(now: number): number | null;
   /**
    * Effect pools (src/scheduling/pool.ts) also report their limit, holders and per-tenant queues.
    */
@@ -115,9 +117,13 @@ export class Telemetry {
     status: string,
     outcome: string,
     withinDeadline: boolean,
+    /** Admission to end, ms; undefined when the run's admission is not known here. */
+    completionMs?: number,
   ): void {
     const m = this.metrics;
     m.runsTotal.inc({ tenant, agent, status, outcome });
+    if (status === 'succeeded' && completionMs !== undefined)
+      m.runCompletion.observe({ tenant, agent }, Math.max(0, completionMs) / 1000);
     const a = this.#agentTotals(tenant, agent);
     a.ended += 1;
     if (status === 'succeeded') a.succeeded += 1;
@@ -274,9 +280,12 @@ export class Telemetry {
       gauge.reset();
     for (const [pool, probes] of this.#pools) {
       const q = queues.get(pool) ?? { depth: 0, oldestMs: 0 };
+      let oldestRunMs: number | undefined;
       for (const probe of probes) {
         q.depth += probe.depth();
         q.oldestMs = Math.max(q.oldestMs, probe.oldestWaitMs(now) ?? 0);
+        if (probe.oldestRunAgeMs !== undefined)
+          oldestRunMs = Math.max(oldestRunMs ?? 0, probe.oldestRunAgeMs(now) ?? 0);
         const snapshot = probe.snapshot?.(now);
         if (snapshot === undefined) continue;
         m.poolLimit.set({ pool }, snapshot.limit);
@@ -288,6 +297,7 @@ export class Telemetry {
           m.poolTenantRunning.set(labels, t.running);
         }
       }
+      if (oldestRunMs !== undefined) m.poolOldestRunAge.set({ pool }, oldestRunMs / 1000);
       queues.set(pool, q);
     }
     for (const [pool, q] of queues) {

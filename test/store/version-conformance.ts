@@ -17,14 +17,16 @@ export function versionStoreConformance(factory: StoreFactory): void {
         const fresh = [await create(), await create(), await create()];
         const otherAgent = await create({ agent: 'other' });
         const otherVersion = await create({ agentVersion: '3' });
-        // One run started (a journal entry) and was handed back; one is running.
-        const [claimed] = await store.claimRuns({
+        // One run started (a journal entry) and was handed back; one is running. Claimed together:
+        // a handed-back run keeps its place in the claim order (it is due first), so claiming again
+        // would take it back.
+        const [claimed, running] = await store.claimRuns({
           owner: 'w',
-          limit: 1,
+          limit: 2,
           leaseMs: 60_000,
           served: ['agent@1'],
         });
-        assert.ok(claimed);
+        assert.ok(claimed && running);
         const handedBack = claimed.id;
         await store.commit({
           runId: handedBack,
@@ -34,13 +36,7 @@ export function versionStoreConformance(factory: StoreFactory): void {
           run: { counters: { steps: 1 } },
         });
         await store.releaseLeases('w', [handedBack]);
-        const [running] = await store.claimRuns({
-          owner: 'w',
-          limit: 1,
-          leaseMs: 60_000,
-          served: ['agent@1'],
-        });
-        assert.ok(running && running.id !== handedBack);
+        assert.ok(running.id !== handedBack);
         const movable = fresh.filter((id) => id !== handedBack && id !== running.id);
         assert.equal(movable.length, 1);
         const more = [await create(), await create()];

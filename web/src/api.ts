@@ -51,6 +51,10 @@ export interface Run {
   updatedAt: string;
   endedAt: string | null;
   deadlineAt: string | null;
+  /**
+   * Deadline-aware admission's estimate of its finish (absent from servers older than issue 27).
+   */
+  expectedFinishAt?: string | null;
   /** Lineage (absent from servers older than issue 17): the run this one reruns. */
   rerunOf?: string | null;
   /** Lineage: the run (and journal position) this one was reset or forked from. */

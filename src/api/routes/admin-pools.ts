@@ -25,6 +25,12 @@ const PoolView = z.object({
   running: z.number().int(),
   queued: z.number().int(),
   oldestWaitMs: z.number().nullable(),
+  oldestRunAgeMs: z
+    .number()
+    .nullable()
+    .describe(
+      'Age, from its admission, of the oldest run with an effect waiting here; null when none waits',
+    ),
   tenants: z.array(TenantPool),
 });
 

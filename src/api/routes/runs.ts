@@ -32,6 +32,7 @@ import {
 import { STEP_IO_PREVIEW_MAX_BYTES, stepIoFields } from '../step-io.ts';
 import { redactRunView } from '../redaction.ts';
 import { runView, stepView } from '../views.ts';
+import { admitByDeadline } from '../deadline-admission.ts';
 import { explainQueued, tenantAtCap } from '../waiting-view.ts';
 
 export interface RunRoutesDeps {
@@ -83,6 +84,13 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
       const agent = registry.resolve(body.agent);
       const input = (body.input ?? null) as Json;
       parseAgentInput(agent, input); // 400 agent_input_invalid before any run exists
+      // 429 deadline_unmeetable before any run exists, when asked to refuse a run expected late.
+      const admitted = await admitByDeadline(store, agent.name, body, Date.now()).catch(
+        (error: unknown) => {
+          if (isKeelError(error)) telemetry.runAdmissionRejected(tenant.id, 'api', error.code);
+          throw error;
+        },
+      );
       const requestHash =
         body.idempotencyKey === undefined
           ? null
@@ -104,7 +112,8 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
           agent: agent.name,
           agentVersion: agent.version,
           input,
-          priority: body.priority ?? 'interactive',
+          priority: admitted.priority,
+          expectedFinishAt: admitted.expectedFinishAt,
           budget: body.budget ?? {},
           metadata: (body.metadata ?? null) as Record<string, Json> | null,
           parentRunId: null,

@@ -109,6 +109,8 @@ export interface SubmitRunBody {
   idempotencyKey?: string;
   priority?: 'interactive' | 'batch';
   budget?: { maxSteps?: number; maxTokens?: number; maxCostUsd?: number; deadlineMs?: number };
+  /** With a deadline: accept, refuse (429 deadline_unmeetable) or batch when expected late. */
+  whenLate?: 'accept' | 'refuse' | 'batch';
 }
 
 export interface ListRunsQuery {

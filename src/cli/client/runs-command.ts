@@ -5,6 +5,7 @@
 import { formatAttempts } from './attempts-format.ts';
 import { readFile } from 'node:fs/promises';
 import type { ParseArgsOptionsConfig } from 'node:util';
+import { WHEN_LATE, type WhenLate } from '../../domain/admission.ts';
 import { expectPositionals, intFlag, jsonArgument, positiveNumberFlag } from '../kit/args.ts';
 import { clientFlagsUsage, connect, parseClientFlags as parse } from '../kit/client.ts';
 import { dispatch, type Subcommand } from '../kit/dispatch.ts';
@@ -52,9 +53,10 @@ export const RUNS_USAGE = `usage: keel runs <command> [options]
 commands:
   submit <agent> [--input <json> | --input-file <path>] [--idempotency-key <k>]
          [--priority interactive|batch] [--max-steps <n>] [--max-tokens <n>]
-         [--max-cost-usd <x>] [--deadline-ms <n>] [--wait]
+         [--max-cost-usd <x>] [--deadline-ms <n>] [--when-late accept|refuse|batch] [--wait]
                               start a run and print its id; --wait follows it to the end
-                              and exits 0 only if it succeeded
+                              and exits 0 only if it succeeded; --when-late: what to do when
+                              the run is expected to finish after its deadline
   get <id>                    show one run, with its attempts
   list [--status <s>] [--agent <a>] [--code <error code>] [--limit <n>] [--cursor <c>] [--all]
        [--rerun-of <id>]
@@ -259,6 +261,7 @@ const SUBMIT_OPTIONS = {
   'max-tokens': { type: 'string' },
   'max-cost-usd': { type: 'string' },
   'deadline-ms': { type: 'string' },
+  'when-late': { type: 'string' },
   wait: { type: 'boolean', default: false },
 } as const satisfies ParseArgsOptionsConfig;
 
@@ -281,6 +284,12 @@ async function submitBody(agent: string, values: SubmitValues): Promise<SubmitRu
   };
   const given = Object.entries(budget).filter(([, value]) => value !== undefined);
   if (given.length > 0) body.budget = Object.fromEntries(given);
+  const whenLate = values['when-late'];
+  if (whenLate !== undefined) {
+    if (!WHEN_LATE.some((w) => w === whenLate))
+      throw new UsageError(`--when-late must be one of ${WHEN_LATE.join(', ')}, got '${whenLate}'`);
+    body.whenLate = whenLate as WhenLate;
+  }
   return body;
 }
 

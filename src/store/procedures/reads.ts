@@ -1,6 +1,7 @@
 // The reads both stores share: single named statements (a few pairs) outside any write transaction,
 // each mapped to its record. Driven like the write procedures (transaction.ts), on the store's read
 // connection.
+import { ADMISSION_AHEAD_COUNT_MAX, type AdmissionSample } from '../../domain/admission.ts';
 import type { Json } from '../../domain/json.ts';
 import type {
   JournalEntry,
@@ -37,6 +38,25 @@ export function* listTenants(): Procedure<TenantRecord[]> {
 
 export function* heldRuns(tenantId: string): Procedure<number> {
   return Number((yield* one('count-held-runs', { tenant_id: tenantId }))!.held);
+}
+
+/** What deadline-aware admission measures for `agent` (src/domain/admission.ts). */
+export function* admissionSample(
+  agent: string,
+  dueAt: number,
+  since: number,
+): Procedure<AdmissionSample> {
+  const row = (yield* one('admission-sample', {
+    agent,
+    due_at: dueAt,
+    since,
+    ahead_max: ADMISSION_AHEAD_COUNT_MAX,
+  }))!;
+  return {
+    ahead: Number(row.ahead),
+    completed: Number(row.completed),
+    fastestMs: row.fastest_ms === null ? null : Number(row.fastest_ms),
+  };
 }
 
 export function* findTenantByKeyHash(apiKeyHash: string): Procedure<TenantRecord | null> {

@@ -5,6 +5,7 @@
 import { KeelError } from '../../domain/keel-error.ts';
 import type { Json } from '../../domain/json.ts';
 import type { NewRun, RunRecord } from '../../domain/records.ts';
+import { runDueAt } from '../../domain/run-order.ts';
 import { isTerminal, statusesAllowing } from '../../domain/run-status.ts';
 import { priorityRank } from '../claim-rules.ts';
 import { notQuarantined } from '../quarantine.ts';
@@ -79,6 +80,8 @@ export function* insertRun(tx: Tx, newRun: NewRun): Procedure<RunRecord> {
     budget: JSON.stringify(newRun.budget),
     metadata: jsonText(newRun.metadata),
     deadline_at: deadlineAt,
+    due_at: runDueAt({ admittedAt: tx.now, deadlineAt }),
+    expected_finish_at: newRun.expectedFinishAt ?? null,
     parent_run_id: newRun.parentRunId,
     idempotency_key: newRun.idempotencyKey,
     request_hash: newRun.requestHash,

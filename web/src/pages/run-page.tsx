@@ -114,6 +114,13 @@ export function RunPage() {
               {run.id}
             </span>{' '}
             · created {formatDateTime(run.createdAt)}
+            {run.deadlineAt !== null ? <> · deadline {formatDateTime(run.deadlineAt)}</> : null}
+            {run.expectedFinishAt != null ? (
+              <span data-testid="run-expected-finish">
+                {' '}
+                · expected to finish {formatDateTime(run.expectedFinishAt)} at admission
+              </span>
+            ) : null}
             {run.parentRunId !== null ? (
               <>
                 {' '}

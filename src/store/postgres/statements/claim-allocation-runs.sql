@@ -1,7 +1,8 @@
 -- Claims, for each tenant in :allocation, up to its count of claimable runs (the fair order across tenants is decided
 -- by the caller, see src/domain/fair-share.ts): queued runs, waiting runs whose timer is due, cancelling runs
 -- nobody holds, of the served agent versions. Inside a tenant: interactive before batch with aging (a batch run counts
--- as claimable :batch_aging_ms later than it is), then oldest first. Concurrent claimers skip each other's
+-- as due :batch_aging_ms later than it is), then the run due first (due_at: its deadline, else its admission,
+-- src/domain/run-order.ts), never the one that became claimable first. Concurrent claimers skip each other's
 -- rows (FOR UPDATE SKIP LOCKED). Each claim increments the fencing token and the state version.
 -- Params: :owner, :now, :lease_expires_at, :served (JSON array of agent@version),
 --         :allocation (JSON array of {"tenant_id", "n"}), :batch_aging_ms, :claimable_statuses (JSON array: the statuses the
@@ -12,19 +13,19 @@ WITH allocation AS (
 ),
 candidates AS (
   SELECT p.id FROM allocation a CROSS JOIN LATERAL (
-    (SELECT id, claim_after AS k FROM runs
+    (SELECT id, due_at AS k FROM runs
       WHERE tenant_id = a.tenant_id AND priority_rank = 0 AND claim_after IS NOT NULL AND claim_after <= :now::bigint
         AND status IN (SELECT jsonb_array_elements_text(:claimable_statuses::jsonb))
         AND agent_key IN (SELECT jsonb_array_elements_text(:served::jsonb))
         AND lease_losses = 0 AND lease_owner IS NULL  -- suspects (a lost lease, or one expiring now) are claimed apart
-      ORDER BY claim_after LIMIT a.n)
+      ORDER BY due_at LIMIT a.n)
     UNION ALL
-    (SELECT id, claim_after + :batch_aging_ms::bigint AS k FROM runs
+    (SELECT id, due_at + :batch_aging_ms::bigint AS k FROM runs
       WHERE tenant_id = a.tenant_id AND priority_rank = 1 AND claim_after IS NOT NULL AND claim_after <= :now::bigint
         AND status IN (SELECT jsonb_array_elements_text(:claimable_statuses::jsonb))
         AND agent_key IN (SELECT jsonb_array_elements_text(:served::jsonb))
         AND lease_losses = 0 AND lease_owner IS NULL
-      ORDER BY claim_after LIMIT a.n)
+      ORDER BY due_at LIMIT a.n)
     ORDER BY k LIMIT a.n
   ) p
 ),
