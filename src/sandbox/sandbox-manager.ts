@@ -150,6 +150,7 @@ export class SandboxManager {
     const record = this.recordOf(runId, profile);
     record.tenantId ??= options.tenantId;
     const snapshot = options.snapshot ?? true;
+    if (snapshot) this.snapshots.prepare();
     const next = record.queue.then(() => this.callNow(runId, record, fn, snapshot));
     record.queue = next.catch(() => undefined);
     return next;

@@ -1,7 +1,7 @@
 // The entry of the snapshot worker thread: walks workspaces for the main thread (one request at a
 // time, in order) and keeps each workspace's walk cache between requests, so a snapshot reads only
-// the files that changed. It runs at a lower CPU priority than the main thread and never touches
-// the artifact store: the main thread stores what the walk returns.
+// the files that changed. It never touches the artifact store: the main thread stores what the
+// walk returns.
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
@@ -9,8 +9,12 @@ import { KeelError } from '../domain/keel-error.ts';
 import type { FromSnapshotWorker, ToSnapshotWorker } from './snapshot-worker.ts';
 import { walkWorkspace, type WalkCache } from './snapshot-walk.ts';
 
-/** Nice value of the walking thread: a workspace full of files must not take CPU from the API. */
-const SNAPSHOT_THREAD_NICE = 10;
+/**
+ * Nice value of the walking thread. 0: the sandbox is frozen while it is walked, so a slower walk
+ * only makes the call (and the memory it holds) last longer; the main thread stays free either way,
+ * being another thread. Raise it to favour the API over snapshots on a saturated host.
+ */
+const SNAPSHOT_THREAD_NICE = 0;
 
 const port = parentPort!;
 const caches = new Map<string, WalkCache>();
