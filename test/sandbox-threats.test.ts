@@ -17,6 +17,8 @@ import { sandboxRoot, skipUnless } from './support/sandbox.ts';
 
 const SECRET = `keel-secret-${process.pid}-${Date.now()}`;
 const OUTPUT_CAP = 64 * 1024;
+/** One-shot execs of commands that exit at once, per tier run (a tenth on gVisor, which is slower). */
+const QUICK_EXIT_ROUNDS = 40;
 const limits = resolveLimits({
   memoryBytes: 160 * 1024 * 1024,
   pidsMax: 64,
@@ -180,6 +182,32 @@ for (const tier of ['namespace', 'gvisor'] as const) {
         assert.match(result.stdout, /started/);
         assert.equal(oneShot.counters().memoryBytes >= 0, true);
         assert.deepEqual(hostProcessesWith('98765'), [], 'no sleeper left on the host');
+      } finally {
+        await oneShot.destroy();
+      }
+    });
+
+    test('a command that exits at once still reports its exit code, call after call (no cgroup-move race)', async () => {
+      // Reported: `sandbox_failed: could not move the sandbox into its cgroup: ESRCH` for a command
+      // that exits at once in a one-shot sandbox (bwrap is moved into the cgroup while held on
+      // --block-fd, so nothing should be able to exit first).
+      const oneShot = await driver.create({
+        id: `threat-${tier}-quick-${process.pid}`,
+        limits,
+        network: { allow: [] },
+        keepProcesses: false,
+      });
+      try {
+        const rounds = tier === 'namespace' ? QUICK_EXIT_ROUNDS : QUICK_EXIT_ROUNDS / 10;
+        const codes: Array<number | null> = [];
+        for (let i = 0; i < rounds; i++) {
+          codes.push((await oneShot.exec({ argv: ['/bin/true'] })).exitCode);
+          codes.push((await oneShot.exec({ argv: ['/bin/sh', '-c', 'exit 7'] })).exitCode);
+        }
+        assert.deepEqual(
+          codes,
+          codes.map((_, i) => (i % 2 === 0 ? 0 : 7)),
+        );
       } finally {
         await oneShot.destroy();
       }

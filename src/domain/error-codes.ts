@@ -195,7 +195,8 @@ export const ERROR_CODES = {
   },
   workspace_limit: {
     status: 413,
-    meaning: 'A workspace file or the whole workspace exceeds its size limit.',
+    meaning:
+      'A workspace file or the whole workspace exceeds its size limit, or the workspace holds more entries than the profile’s maxFiles.',
   },
   model_rate_limited: {
     status: 429,

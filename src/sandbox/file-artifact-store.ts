@@ -1,9 +1,11 @@
 // The directory implementation of the artifact store: blobs at <dir>/<sha[0:2]>/<sha[2:]>,
-// references under
-// <dir>/refs. For one node (or a shared filesystem); the SQLite and Postgres stores serve a cluster.
-// Every write is a temp file then a rename, so a crash never leaves a blob whose bytes do not match
-// its name. The directory is 0700 and every file 0600: workspace snapshots are only Keel's to read.
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+// references under <dir>/refs. For one node (or a shared filesystem); the SQLite and Postgres
+// stores serve a cluster. Every write is a temp file then a rename, so a crash never leaves a blob
+// whose bytes do not match its name; all file work is asynchronous, so storing a workspace never
+// blocks the main thread. The directory is 0700 and every file 0600: workspace snapshots are
+// only Keel's to read.
+import { mkdirSync } from 'node:fs';
+import { access, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   assertRefName,
@@ -12,6 +14,8 @@ import {
   verified,
   type ArtifactStore,
 } from '../store/artifact-store.ts';
+
+let tempSeq = 0;
 
 export class FileArtifactStore implements ArtifactStore {
   private readonly dir: string;
@@ -31,38 +35,51 @@ export class FileArtifactStore implements ArtifactStore {
     return join(this.dir, 'refs', encodeURIComponent(name));
   }
 
-  private writeAtomically(path: string, bytes: Buffer | string): void {
-    const temp = `${path}.${process.pid}.${Date.now()}.tmp`;
-    writeFileSync(temp, bytes, { mode: 0o600 });
-    renameSync(temp, path);
+  private async writeAtomically(path: string, bytes: Buffer | string): Promise<void> {
+    const temp = `${path}.${process.pid}.${Date.now()}.${++tempSeq}.tmp`;
+    await writeFile(temp, bytes, { mode: 0o600 });
+    await rename(temp, path);
   }
 
   async put(bytes: Buffer): Promise<string> {
     const sha256 = sha256Hex(bytes);
     const path = this.pathOf(sha256);
-    if (existsSync(path)) return sha256;
-    mkdirSync(join(this.dir, sha256.slice(0, 2)), { recursive: true });
-    this.writeAtomically(path, bytes);
+    if (await exists(path)) return sha256;
+    await mkdir(join(this.dir, sha256.slice(0, 2)), { recursive: true });
+    await this.writeAtomically(path, bytes);
     return sha256;
   }
 
   async get(sha256: string): Promise<Buffer> {
-    return verified(sha256, readFileSync(this.pathOf(sha256)));
+    return verified(sha256, await readFile(this.pathOf(sha256)));
   }
 
   async has(sha256: string): Promise<boolean> {
-    return existsSync(this.pathOf(sha256));
+    return exists(this.pathOf(sha256));
   }
 
   async setRef(name: string, sha256: string): Promise<void> {
     if (!(await this.has(sha256)))
       throw new Error(`cannot point ${name} at missing artifact ${sha256}`);
-    mkdirSync(join(this.dir, 'refs'), { recursive: true });
-    this.writeAtomically(this.refPath(name), sha256);
+    await mkdir(join(this.dir, 'refs'), { recursive: true });
+    await this.writeAtomically(this.refPath(name), sha256);
   }
 
   async getRef(name: string): Promise<string | undefined> {
-    const path = this.refPath(name);
-    return existsSync(path) ? readFileSync(path, 'utf8') : undefined;
+    try {
+      return await readFile(this.refPath(name), 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch {
+    return false;
   }
 }

@@ -21,6 +21,11 @@ export const DEFAULT_DISK_BYTES = 64 * 1024 * 1024;
 export const DEFAULT_FILE_BYTES = 32 * 1024 * 1024;
 export const DEFAULT_OUTPUT_MAX_BYTES = 1024 * 1024;
 export const DEFAULT_OPEN_FILES_MAX = 256;
+/**
+ * Entries (files, directories, links) a workspace may hold when snapshotted: past it a call fails
+ * with `workspace_limit`, so a sandbox cannot make every snapshot walk millions of empty files.
+ */
+export const DEFAULT_MAX_FILES = 50_000;
 
 export const LimitsSchema = z.object({
   memoryBytes: z
@@ -52,6 +57,8 @@ export const LimitsSchema = z.object({
     .max(64 * 1024 * 1024)
     .default(DEFAULT_OUTPUT_MAX_BYTES),
   openFilesMax: z.number().int().min(16).max(65_536).default(DEFAULT_OPEN_FILES_MAX),
+  /** Workspace entries (files, directories, links) a snapshot accepts. */
+  maxFiles: z.number().int().min(1).max(10_000_000).default(DEFAULT_MAX_FILES),
 });
 export type Limits = z.infer<typeof LimitsSchema>;
 export type LimitsInput = z.input<typeof LimitsSchema>;

@@ -15,6 +15,7 @@ import { test } from 'node:test';
 import { sha256Hex } from '../store/artifact-store.ts';
 import { FileArtifactStore } from './file-artifact-store.ts';
 import { restoreWorkspace, snapshotWorkspace } from './manifest.ts';
+import { SnapshotWorker } from './snapshot-worker.ts';
 
 const limits = { fileBytes: 1024 * 1024, workspaceBytes: 4 * 1024 * 1024 };
 
@@ -82,4 +83,34 @@ test('a blob whose bytes no longer match its name is reported corrupt', async (t
   const sha = await store.put(Buffer.from('content'));
   writeFileSync(join(base, sha.slice(0, 2), sha.slice(2)), 'tampered');
   await assert.rejects(store.get(sha), /corrupt/);
+});
+
+test('the walk counts entries against maxFiles, never enters a linked directory, and re-reads only changed files', async (t) => {
+  const base = mkdtempSync(join(tmpdir(), 'keel-manifest-'));
+  t.after(() => rmSync(base, { recursive: true, force: true }));
+  const store = new FileArtifactStore(join(base, 'artifacts'));
+  const source = join(base, 'source');
+  mkdirSync(join(source, 'd'), { recursive: true });
+  mkdirSync(join(base, 'outside'));
+  writeFileSync(join(base, 'outside', 'secret'), 'secret');
+  symlinkSync(join(base, 'outside'), join(source, 'd', 'out'));
+  for (let i = 0; i < 5; i++) writeFileSync(join(source, 'd', `f${i}`), `content ${i}`);
+  const worker = new SnapshotWorker();
+  t.after(() => worker.close());
+  const generous = { fileBytes: 1 << 20, workspaceBytes: 1 << 20, maxFiles: 7 };
+  const first = await snapshotWorkspace(source, store, generous, worker);
+  assert.deepEqual(
+    first.manifest.entries.map((e) => e.path),
+    ['d/f0', 'd/f1', 'd/f2', 'd/f3', 'd/f4', 'd/out'],
+  );
+  assert.equal(first.reused, 0);
+  writeFileSync(join(source, 'd', 'f2'), 'changed');
+  const second = await snapshotWorkspace(source, store, generous, worker);
+  assert.equal(second.reused, 4, 'only the changed file is read again');
+  assert.equal(second.newBlobs, 1);
+  await assert.rejects(
+    snapshotWorkspace(source, store, { ...generous, maxFiles: 6 }, worker),
+    (error: { code?: string; message: string }) =>
+      error.code === 'workspace_limit' && /more than 6 entries/.test(error.message),
+  );
 });

@@ -1,111 +1,77 @@
 // Workspace snapshots: a manifest lists every regular file (path, sha256, size, mode) and is itself
 // stored as a blob, so a manifest's sha256 names a whole workspace. Snapshots never follow symlinks
-// (a sandbox could point one at a host file; it is recorded as a link, never read through) and are
-// taken while the sandbox is frozen, so nothing can swap a file under the walk. Restore writes into
-// an empty workspace and hands files to the sandbox uid.
-import {
-  chownSync,
-  closeSync,
-  lchownSync,
-  constants,
-  fstatSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  readlinkSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+// (a sandbox could point one at a host file; it is recorded as a link, never read through), are
+// taken while the sandbox is frozen, so nothing can swap a file under the walk, and are walked in a
+// worker thread (snapshot-walk.ts), never on the main thread. Restore writes into an empty
+// workspace and hands files to the sandbox uid.
+import { chownSync, lchownSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { KeelError } from '../domain/keel-error.ts';
-import { sha256Hex, type ArtifactStore } from '../store/artifact-store.ts';
+import type { ArtifactStore } from '../store/artifact-store.ts';
+import { DEFAULT_MAX_FILES } from './limits.ts';
+import type { Manifest } from './snapshot-walk.ts';
+import { SnapshotWorker } from './snapshot-worker.ts';
 
-export interface ManifestEntry {
-  path: string;
-  kind: 'file' | 'symlink';
-  /** sha256 of the content (files) — absent for symlinks. */
-  sha256?: string;
-  size: number;
-  mode: number;
-  target?: string;
-}
-
-export interface Manifest {
-  version: 1;
-  entries: ManifestEntry[];
-  totalBytes: number;
-}
+export type { Manifest, ManifestEntry } from './snapshot-walk.ts';
 
 export interface SnapshotLimits {
   fileBytes: number;
   workspaceBytes: number;
+  /** Entries (files, directories, links) the workspace may hold; default DEFAULT_MAX_FILES. */
+  maxFiles?: number;
 }
 
 export interface SnapshotResult {
   manifestSha256: string;
-  manifest: Manifest;
+  /** Parsed on first use: the walk hands back the stored bytes, not a tree of objects. */
+  readonly manifest: Manifest;
   /** Blobs this snapshot had to store (files that changed since any earlier snapshot). */
   newBlobs: number;
+  /** Files whose hash was reused because nothing about them changed since the last walk. */
+  reused: number;
 }
 
+let sharedWorker: SnapshotWorker | undefined;
+
+/** The worker of callers that bring none (a SandboxManager brings its own). */
+function defaultWorker(): SnapshotWorker {
+  sharedWorker ??= new SnapshotWorker();
+  return sharedWorker;
+}
+
+/**
+ * Snapshots a workspace: the walk (listing, reading and hashing) runs in `worker`'s thread, so the
+ * main thread only stores the blobs that are new — one `has` per distinct new content, not per
+ * file.
+ */
 export async function snapshotWorkspace(
   dir: string,
   store: ArtifactStore,
   limits: SnapshotLimits,
+  worker: SnapshotWorker = defaultWorker(),
 ): Promise<SnapshotResult> {
-  const entries: ManifestEntry[] = [];
-  let totalBytes = 0;
+  const walked = await worker.walk(dir, {
+    fileBytes: limits.fileBytes,
+    workspaceBytes: limits.workspaceBytes,
+    maxFiles: limits.maxFiles ?? DEFAULT_MAX_FILES,
+  });
   let newBlobs = 0;
-  const walk = async (relative: string): Promise<void> => {
-    for (const name of readdirSync(join(dir, relative)).sort()) {
-      const path = relative === '' ? name : `${relative}/${name}`;
-      const stats = lstatSync(join(dir, path));
-      if (stats.isSymbolicLink())
-        entries.push({
-          path,
-          kind: 'symlink',
-          size: 0,
-          mode: 0o777,
-          target: readlinkSync(join(dir, path)),
-        });
-      else if (stats.isDirectory()) await walk(path);
-      else if (stats.isFile()) {
-        if (stats.size > limits.fileBytes)
-          throw new KeelError(
-            'workspace_limit',
-            `workspace file ${path} is ${stats.size} bytes, over the ${limits.fileBytes}-byte limit`,
-          );
-        totalBytes += stats.size;
-        if (totalBytes > limits.workspaceBytes)
-          throw new KeelError(
-            'workspace_limit',
-            `workspace exceeds ${limits.workspaceBytes} bytes`,
-          );
-        const bytes = readNoFollow(join(dir, path));
-        const before = await store.has(sha256Hex(bytes));
-        const sha256 = await store.put(bytes);
-        if (!before) newBlobs++;
-        entries.push({ path, kind: 'file', sha256, size: bytes.length, mode: stats.mode & 0o777 });
-      }
-    }
-  };
-  await walk('');
-  const manifest: Manifest = { version: 1, entries, totalBytes };
-  const manifestSha256 = await store.put(Buffer.from(JSON.stringify(manifest)));
-  return { manifestSha256, manifest, newBlobs };
-}
-
-function readNoFollow(path: string): Buffer {
-  const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
-  try {
-    if (!fstatSync(fd).isFile())
-      throw new KeelError('workspace_path_invalid', `${path} is not a regular file`);
-    return readFileSync(fd);
-  } finally {
-    closeSync(fd);
+  for (const [sha256, bytes] of walked.blobs) {
+    if (await store.has(sha256)) continue;
+    await store.put(bytes);
+    newBlobs++;
   }
+  const manifestSha256 = await store.put(walked.manifestBytes);
+  let parsed: Manifest | undefined;
+  return {
+    manifestSha256,
+    get manifest() {
+      parsed ??= JSON.parse(walked.manifestBytes.toString('utf8')) as Manifest;
+      return parsed;
+    },
+    newBlobs,
+    reused: walked.reused,
+  };
 }
 
 export async function loadManifest(

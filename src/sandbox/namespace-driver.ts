@@ -219,6 +219,10 @@ class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironme
             writeFileSync(file, String(childPid));
           }
         } catch (error) {
+          // ESRCH: bwrap or its child is already gone, which only a failed setup can do before
+          // --block-fd is released; its exit (onExit, with bwrap's stderr) says why, rather than
+          // this write.
+          if ((error as NodeJS.ErrnoException).code === 'ESRCH') return;
           fail(`could not move the sandbox into its cgroup: ${(error as Error).message}`);
           return;
         }

@@ -18,6 +18,7 @@ import {
   type IdleAction,
 } from './lifecycle-policy.ts';
 import { restoreWorkspace, snapshotWorkspace } from './manifest.ts';
+import { SnapshotWorker } from './snapshot-worker.ts';
 import { NamespaceDriver } from './namespace-driver.ts';
 import { ProcessDriver } from './process-driver.ts';
 import type { SandboxProfile } from './profile.ts';
@@ -114,6 +115,8 @@ export class SandboxManager {
   /** Leftovers of crashed Keel processes, removed before this node creates its first sandbox. */
   private readonly swept: Promise<unknown>;
   private readonly onEnvironmentTime: ((time: EnvironmentTime) => void) | undefined;
+  /** Walks workspaces off the main thread and remembers what it hashed per workspace. */
+  private readonly snapshots = new SnapshotWorker();
 
   constructor(options: SandboxManagerOptions) {
     this.artifacts = options.artifacts;
@@ -152,6 +155,7 @@ export class SandboxManager {
     const record = this.recordOf(runId, profile);
     record.tenantId ??= options.tenantId;
     const snapshot = options.snapshot ?? true;
+    if (snapshot) this.snapshots.prepare();
     const next = record.queue.then(() => this.callNow(runId, record, fn, snapshot));
     record.queue = next.catch(() => undefined);
     return next;
@@ -216,9 +220,20 @@ export class SandboxManager {
       this.reportTime(runId, record);
       throw outcome.error;
     }
-    const manifestSha256 = snapshot
-      ? await this.snapshot(runId, record, env)
-      : await this.artifacts.getRef(runRef(runId));
+    let manifestSha256: string | undefined;
+    try {
+      manifestSha256 = snapshot
+        ? await this.snapshot(runId, record, env)
+        : await this.artifacts.getRef(runRef(runId));
+    } catch (error) {
+      // A workspace over its limits (workspace_limit) fails the call; the environment still goes
+      // to its policy, and the run's latest manifest stays the last good one.
+      this.snapshots.forget(env.workspaceDir);
+      await this.afterCall(runId, record).catch(() => this.release(record));
+      record.idleSince = performance.now();
+      this.reportTime(runId, record);
+      throw error;
+    }
     await this.afterCall(runId, record);
     record.idleSince = performance.now();
     this.reportTime(runId, record);
@@ -284,10 +299,16 @@ export class SandboxManager {
     env.freezeCpu();
     try {
       const limits = record.profile.limits;
-      const { manifestSha256 } = await snapshotWorkspace(env.workspaceDir, this.artifacts, {
-        fileBytes: limits.fileBytes,
-        workspaceBytes: limits.diskBytes,
-      });
+      const { manifestSha256 } = await snapshotWorkspace(
+        env.workspaceDir,
+        this.artifacts,
+        {
+          fileBytes: limits.fileBytes,
+          workspaceBytes: limits.diskBytes,
+          maxFiles: limits.maxFiles,
+        },
+        this.snapshots,
+      );
       await this.artifacts.setRef(runRef(runId), manifestSha256);
       return manifestSha256;
     } finally {
@@ -373,6 +394,7 @@ export class SandboxManager {
     record.meter?.stop();
     record.meter = undefined;
     record.env = undefined;
+    this.snapshots.forget(env.workspaceDir);
     this.move(record, 'released');
     const pool = this.poolFor(record.profile);
     if (pool !== undefined) await pool.giveBack(env);
@@ -465,6 +487,7 @@ export class SandboxManager {
     await record.queue;
     if (record.state === ENV_STATE.paused && record.env !== undefined) {
       await record.env.destroy().catch(() => undefined);
+      this.snapshots.forget(record.env.workspaceDir);
       record.env = undefined;
       record.meter?.stop();
       record.state = transition(record.state, 'released');
@@ -478,6 +501,15 @@ export class SandboxManager {
   async close(): Promise<void> {
     await Promise.all([...this.runs.keys()].map((runId) => this.endRun(runId)));
     await Promise.all([...this.pools.values()].map((pool) => pool.close()));
+    await this.snapshots.close();
+  }
+
+  /**
+   * Workspace walks in progress in the snapshot worker right now (for tests and metrics: the main
+   * thread goes on serving requests meanwhile).
+   */
+  snapshotWalksRunning(): number {
+    return this.snapshots.walking();
   }
 }
 

@@ -1,11 +1,14 @@
 // The built-in workspace tools — exec, read_file, write_file, list_files — as ordinary Keel tools
 // (effect classes, execution ids, journaling come from the engine). Every one of them runs inside
 // the run's sandbox through the SandboxManager, so even reading a file goes through the sandbox's
-// view (a planted symlink cannot reach the host). Results carry the workspace manifest committed
-// with the step and the execution's usage; read_file and list_files commit no snapshot. `exec` is a
-// side effect unless the call (`effect`) or the profile (`execEffect`) declares it `read` or
-// `idempotent`, which makes a crash mid-command re-run it rather than park the run. The manager is the one passed in, else the node's from
-// the tool's context: this module holds no manager of its own.
+// view. A path argument can never be an option (workspace-paths.ts: relative, no `..`, no leading
+// `-`, passed as `./…`) and is never followed through a symbolic link; list_files returns
+// NUL-separated names, so no name can forge an entry. Results carry the workspace manifest
+// committed with the step and the execution's usage; read_file and list_files commit no snapshot.
+// `exec` is a side effect unless the call (`effect`) or the profile (`execEffect`) declares it
+// `read` or `idempotent`, which makes a crash mid-command re-run it rather than park the run. The
+// manager is the one passed in, else the node's from the tool's context: this module holds no
+// manager of its own.
 import { z } from 'zod';
 import { KeelError } from '../domain/keel-error.ts';
 import type { ExecResult } from '../sandbox/launch.ts';
@@ -13,19 +16,30 @@ import { DEFAULT_SANDBOX_ARGUMENTS_MAX_BYTES, type SandboxProfile } from '../san
 import type { SandboxManager } from '../sandbox/sandbox-manager.ts';
 import { defineTool } from '../sdk/define.ts';
 import type { Json, ToolContext, ToolDefinition } from '../sdk/types.ts';
+import {
+  GUARD,
+  GUARD_REFUSED_EXIT,
+  normalizeWorkspacePath,
+  sandboxArgument,
+  WorkspacePath,
+} from './workspace-paths.ts';
 
-/** Longest workspace path a tool accepts. */
-const PATH_MAX_CHARS = 1024;
-const WorkspacePath = z
-  .string()
-  .min(1)
-  .max(PATH_MAX_CHARS)
-  .refine(
-    (path) => !path.startsWith('/') && !path.split('/').includes('..') && !path.includes('\0'),
-    {
-      message: 'must be a relative path inside the workspace (no leading /, no ..)',
-    },
-  );
+/** `./…` path in $1, checked by GUARD: read it if it is a regular file. */
+const READ_SCRIPT = `${GUARD}
+if [ ! -f "$p" ]; then printf '%s is not a regular file\\n' "\${p#./}" >&2; exit ${GUARD_REFUSED_EXIT}; fi
+exec dd if="$p" iflag=nofollow bs=65536 status=none`;
+/** `./…` path in $1, checked by GUARD: create its directories, then write stdin to it. */
+const WRITE_SCRIPT = `${GUARD}
+if [ -e "$p" ] && [ ! -f "$p" ]; then printf '%s is not a regular file\\n' "\${p#./}" >&2; exit ${GUARD_REFUSED_EXIT}; fi
+mkdir -p -- "$(dirname -- "$p")" || exit 1
+exec dd of="$p" oflag=nofollow bs=65536 status=none`;
+/**
+ * `./…` path in $1, checked by GUARD: list it as NUL-separated (kind, size, name) triples — a name
+ * holds any byte but NUL, so no name can end its entry early or add a forged one.
+ */
+const LIST_SCRIPT = `${GUARD}
+if [ ! -d "$p" ]; then printf '%s is not a directory\\n' "\${p#./}" >&2; exit ${GUARD_REFUSED_EXIT}; fi
+exec find "$p" -mindepth 1 -printf '%y\\0%s\\0%P\\0'`;
 
 /** Longest single argv entry or env value `exec` accepts. */
 const EXEC_STRING_MAX_CHARS = 64 * 1024;
@@ -183,8 +197,12 @@ export function sandboxTools(options: SandboxToolsOptions) {
     description: 'Reads a UTF-8 file from the workspace.',
     input: z.object({ path: WorkspacePath }),
     async run(args, ctx): Promise<{ content: string; truncated: boolean }> {
-      const { result } = await run(ctx, ['/bin/cat', '--', args.path], { snapshot: false });
-      if (result.exitCode !== 0)
+      const { result } = await run(
+        ctx,
+        ['/bin/sh', '-c', READ_SCRIPT, 'read_file', sandboxArgument(args.path)],
+        { snapshot: false },
+      );
+      if (result.exitCode !== 0 && !result.truncated)
         throw new KeelError(
           'workspace_path_invalid',
           `cannot read ${args.path}: ${result.stderr.trim()}`,
@@ -202,10 +220,9 @@ export function sandboxTools(options: SandboxToolsOptions) {
     description: 'Writes a UTF-8 file in the workspace, creating parent directories.',
     input: z.object({ path: WorkspacePath, content: z.string().max(profile.limits.fileBytes) }),
     async run(args, ctx): Promise<{ bytes: number; workspace: { manifest: string } }> {
-      const script = 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1"';
       const { result, manifest } = await run(
         ctx,
-        ['/bin/sh', '-c', script, 'write_file', args.path],
+        ['/bin/sh', '-c', WRITE_SCRIPT, 'write_file', sandboxArgument(args.path)],
         { stdin: args.content },
       );
       if (result.exitCode !== 0) {
@@ -225,30 +242,22 @@ export function sandboxTools(options: SandboxToolsOptions) {
     maxArgumentBytes: argumentsMaxBytes,
     description: 'Lists the files in the workspace (or a directory of it) with their sizes.',
     input: z.object({ path: WorkspacePath.optional() }),
-    async run(args, ctx): Promise<{ files: Array<{ path: string; kind: string; size: number }> }> {
+    async run(args, ctx): Promise<{ files: ListedFile[]; truncated: boolean }> {
       const { result } = await run(
         ctx,
-        ['/usr/bin/find', args.path ?? '.', '-mindepth', '1', '-printf', '%y %s %P\\n'],
+        ['/bin/sh', '-c', LIST_SCRIPT, 'list_files', sandboxArgument(args.path ?? '.')],
         { snapshot: false },
       );
-      if (result.exitCode !== 0)
+      if (result.exitCode !== 0 && !result.truncated)
         throw new KeelError(
           'workspace_path_invalid',
           `cannot list ${args.path ?? '.'}: ${result.stderr.trim()}`,
         );
-      const files = result.stdout
-        .split('\n')
-        .filter((line) => line !== '')
-        .map((line) => {
-          const [kind, size, ...rest] = line.split(' ');
-          const path = rest.join(' ');
-          return {
-            path: args.path === undefined ? path : `${args.path}/${path}`,
-            kind: kind === 'd' ? 'directory' : kind === 'l' ? 'symlink' : 'file',
-            size: Number(size),
-          };
-        });
-      return { files };
+      const prefix = args.path === undefined ? '' : normalizeWorkspacePath(args.path);
+      return {
+        files: parseListing(result.stdout, prefix === '.' ? '' : prefix),
+        truncated: result.truncated,
+      };
     },
   });
 
@@ -259,4 +268,30 @@ export function sandboxTools(options: SandboxToolsOptions) {
     list_files: listFiles,
     // biome-ignore lint/suspicious/noExplicitAny: each tool has its own input type; the record only checks the outputs.
   } satisfies Record<string, ToolDefinition<any, Json>>;
+}
+
+export type ListedFile = {
+  path: string;
+  kind: 'file' | 'directory' | 'symlink' | 'other';
+  size: number;
+};
+
+const KINDS: Record<string, ListedFile['kind']> = { f: 'file', d: 'directory', l: 'symlink' };
+
+/**
+ * `find -printf '%y\0%s\0%P\0'` output → entries. Only complete triples count: a listing cut at
+ * the output cap loses its last, partial entry rather than inventing one.
+ */
+export function parseListing(stdout: string, prefix: string): ListedFile[] {
+  const fields = stdout.split('\0');
+  const files: ListedFile[] = [];
+  for (let i = 0; i + 3 <= fields.length - 1; i += 3) {
+    const [kind, size, name] = [fields[i]!, fields[i + 1]!, fields[i + 2]!];
+    files.push({
+      path: prefix === '' ? name : `${prefix}/${name}`,
+      kind: KINDS[kind] ?? 'other',
+      size: Number(size),
+    });
+  }
+  return files;
 }
