@@ -73,7 +73,7 @@ describe('fair claim rows', () => {
       'postgres/statements/claim-allocation-runs.sql',
     ]) {
       const sql = readFileSync(new URL(`./${file}`, import.meta.url), 'utf8');
-      assert.match(sql, /claim_after \+ :batch_aging_ms(::bigint)? AS k/, file);
+      assert.match(sql, /due_at \+ :batch_aging_ms(::bigint)? AS k/, file);
       assert.doesNotMatch(sql, new RegExp(`${BATCH_AGING_MS}|60000`), file);
     }
   });
