@@ -145,8 +145,12 @@ describe('exec threats through the built-in tools over HTTP', {
       ],
     });
     assert.equal(result.ok, true, JSON.stringify(result));
-    assert.equal(result.stdout, 'end\n', `read the data directory: ${JSON.stringify(result)}`);
-    assert.match(result.stderr, /Permission denied/);
+    // Two layers: the store's modes (0711 directory, 0600 files) and, on the process tier, a private
+    // mount namespace that covers the data directory (only the sandbox root's mount point shows).
+    const seen = `read the data directory: ${JSON.stringify(result)}`;
+    assert.doesNotMatch(result.stdout, /SQLite format|keel\.db|keel\.lock/, seen);
+    assert.match(result.stdout, /end\n$/, seen);
+    assert.match(result.stderr, /keel\.db.*(Permission denied|No such file)/, seen);
   });
 
   for (const tier of TIERS) {
