@@ -26,6 +26,7 @@ import { GvisorDriver } from '../src/sandbox/gvisor-driver.ts';
 import { resolveLimits } from '../src/sandbox/limits.ts';
 import { NamespaceDriver } from '../src/sandbox/namespace-driver.ts';
 import { ProcessDriver } from '../src/sandbox/process-driver.ts';
+import { sweepStaleSandboxes } from '../src/sandbox/stale-sweep.ts';
 import { freePort, startKeelProcess, type KeelProcess } from './support/keel-process.ts';
 import { sandboxRoot, skipUnless } from './support/sandbox.ts';
 
@@ -117,6 +118,10 @@ describe('exec threats through the built-in tools over HTTP', {
 
   after(async () => {
     await keel?.kill('SIGTERM');
+    // A workspace mount can outlive the stop here (seen after the merge with fresh tmpfs
+    // workspaces; not yet explained): the start-up sweep of the next Keel would remove it; this
+    // test removes the directory instead, so it runs that sweep itself.
+    if (dataDir !== '') await sweepStaleSandboxes(join(dataDir, 'sandboxes'));
     if (base !== '') rmSync(base, { recursive: true, force: true });
   });
 
