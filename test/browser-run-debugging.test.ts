@@ -4,8 +4,7 @@
 // a dropped connection the stream resumes from the last *run event*, never from a delta), the step
 // drawer (a model call as a conversation, a tool's arguments and result, loading a value cut
 // short), and the rerun, reset and fork actions with their lineage. The page is served through a
-// real proxy that can cut its event stream. Actions whose route this server lacks are skipped
-// with the reason (they land with other parts of issue 17).
+// real proxy that can cut its event stream. Every route it drives must be served: none is skipped.
 import assert from 'node:assert/strict';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -74,10 +73,13 @@ describe('run debugging in the dashboard (browser)', { skip, timeout: 180_000 },
       path.replace(':id', 'run_00000000-0000-0000-0000-000000000000'),
       {},
     );
-    if (probe.status === 404 && probe.body?.error?.code === 'not_found') {
-      t.skip(why);
-      return false;
-    }
+    // Every route this file drives is served: a missing one fails, it is never skipped.
+    assert.notEqual(
+      probe.body?.error?.code,
+      'not_found',
+      `${method} ${path} is not served: ${why}`,
+    );
+    void t;
     return true;
   };
   const runStatus = () => page.getByTestId('run-status').locator('.stat-value');
@@ -244,7 +246,7 @@ describe('run debugging in the dashboard (browser)', { skip, timeout: 180_000 },
     assert.deepEqual(pageErrors, []);
   });
 
-  test('the step drawer shows a model call as a conversation and a tool call with its arguments and result', async (t) => {
+  test('the step drawer shows a model call as a conversation and a tool call with its arguments and result', async (_t) => {
     assert.ok(streamedRunId !== undefined, 'needs the streamed run of the previous test');
     await page.goto(`${proxy.url}/runs/${streamedRunId}`);
     const timeline = page.getByTestId('timeline');
@@ -253,14 +255,7 @@ describe('run debugging in the dashboard (browser)', { skip, timeout: 180_000 },
     await models.nth(1).click();
     await drawer.waitFor();
     const { body } = await api('GET', `/v1/runs/${streamedRunId}/steps`);
-    if (!('inputTruncated' in body.steps[0])) {
-      // An older server: the drawer says so instead of showing nothing.
-      await drawer.getByTestId('io-unavailable').waitFor();
-      await page.keyboard.press('Escape');
-      await drawer.waitFor({ state: 'detached' });
-      t.skip('needs step inputs and outputs in GET /v1/runs/:id/steps (issue 17 step-I/O helper)');
-      return;
-    }
+    assert.ok('inputTruncated' in body.steps[0], 'steps carry their inputs and outputs');
     const conversation = drawer.getByTestId('model-conversation');
     await conversation.waitFor();
     const roles = await conversation
@@ -302,8 +297,7 @@ describe('run debugging in the dashboard (browser)', { skip, timeout: 180_000 },
     const { body: bulky } = await api('POST', '/v1/runs', { agent: 'bulky', input: {} });
     await runWhen(bulky.id, (r) => r.status === 'succeeded');
     const listed = (await api('GET', `/v1/runs/${bulky.id}/steps`)).body.steps[0];
-    if (listed.outputTruncated !== true)
-      return t.skip('the server did not cut a 300 kB value short');
+    assert.equal(listed.outputTruncated, true, 'the list cuts a 300 kB value short');
     await page.goto(`${proxy.url}/runs/${bulky.id}`);
     await timeline.locator('.timeline-row', { hasText: 'big' }).click();
     await drawer.getByRole('button', { name: 'Load full value' }).click();
@@ -397,7 +391,7 @@ describe('run debugging in the dashboard (browser)', { skip, timeout: 180_000 },
     await runStatus().getByText('succeeded').waitFor();
   });
 
-  test('a run that failed on non-determinism offers a reset from the last matching position', async (t) => {
+  test('a run that failed on non-determinism offers a reset from the last matching position', async (_t) => {
     const { body: source } = await api('POST', '/v1/runs', { agent: 'fickle', input: null });
     await runWhen(source.id, (r) => r.status === 'waiting');
     writeFileSync(join(dir, 'changed'), 'the code changed under the parked run');
@@ -406,11 +400,11 @@ describe('run debugging in the dashboard (browser)', { skip, timeout: 180_000 },
     assert.equal(failed.error.code, 'non_determinism');
     await page.goto(`${proxy.url}/runs/${source.id}`);
     await runStatus().getByText('failed').waitFor();
-    if (typeof failed.error.details?.resetFrom !== 'number') {
-      assert.equal(await page.getByTestId('reset-diverged').count(), 0);
-      t.skip('needs error.details.resetFrom on non_determinism (issue 17 reset helper)');
-      return;
-    }
+    assert.equal(
+      typeof failed.error.details?.resetFrom,
+      'number',
+      'non_determinism offers resetFrom',
+    );
     await page
       .getByTestId('reset-diverged')
       .getByText(`Reset from position ${failed.error.details.resetFrom}`)
