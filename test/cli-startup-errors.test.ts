@@ -334,8 +334,9 @@ test('server and worker take --data as their local sandbox directory; a database
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    const exited = new Promise<number | null>((resolve) =>
-      child.once('exit', (code) => resolve(code)),
+    // The exit code, or the signal that ended it (a signal means it was not stopped gracefully).
+    const exited = new Promise<number | string | null>((resolve) =>
+      child.once('exit', (code, signal) => resolve(code ?? signal)),
     );
     t.after(() => child.kill('SIGKILL'));
     const deadline = Date.now() + STARTED_TIMEOUT_MS;

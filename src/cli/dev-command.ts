@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../config/config.ts';
 import { HELP_FLAG, parseFlags, portFlag } from './kit/args.ts';
 import { EXIT_OK, UsageError, type CliIo } from './kit/output.ts';
-import { DEV_TENANT_NAME, startRuntime, untilSignalled } from './runtime.ts';
+import { DEV_TENANT_NAME, startRuntime, stopSignals } from './runtime.ts';
 
 export const DEV_USAGE = `usage: keel dev --agents <file> [--watch] [--port 7070] [--host 127.0.0.1] [--data ./.keel]
 
@@ -55,10 +55,14 @@ export async function runDevCommand(argv: string[], io: CliIo): Promise<number> 
   const log = pino({ level: config.logLevel, base: { role: 'dev' } });
   if (unknownVariables.length > 0)
     log.warn({ unknownVariables }, 'unknown KEEL_* environment variables (typos?)');
+  const signals = stopSignals(log);
   const runtime = await startRuntime('dev', values.agents, config, log, {
     strict: values.strict,
     watch: values.watch,
     onReload: (line) => io.stdout.write(`${line}\n`),
+  }).catch((error: unknown) => {
+    signals.dispose();
+    throw error;
   });
   const where = config.databaseUrl !== undefined ? 'Postgres' : `data ${config.dataDir}`;
   io.stdout.write(
@@ -67,5 +71,5 @@ export async function runDevCommand(argv: string[], io: CliIo): Promise<number> 
       `Dashboard: ${runtime.address}/  (sign in with the API key)\n` +
       (values.watch ? `Watching ${values.agents} and the files it imports: edits reload it\n` : ''),
   );
-  return untilSignalled(runtime, log);
+  return signals.untilSignalled(runtime);
 }

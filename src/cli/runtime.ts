@@ -367,20 +367,45 @@ export async function startRuntime(
   return running;
 }
 
-/** Resolves after SIGINT or SIGTERM, once the runtime stopped gracefully. */
-export function untilSignalled(runtime: RunningKeel, log: Logger): Promise<number> {
-  return new Promise<number>((resolveExit) => {
-    let stopping = false;
-    const shutdown = async (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      log.info({ signal }, 'shutting down');
-      await runtime.stop();
-      resolveExit(0);
-    };
-    process.once('SIGINT', () => void shutdown('SIGINT'));
-    process.once('SIGTERM', () => void shutdown('SIGTERM'));
-  });
+/**
+ * Takes SIGINT and SIGTERM from the moment it is called, before the runtime starts: a signal sent
+ * while Keel starts, or as soon as its banner is out, stops it gracefully once it is up. (Installed
+ * only after the banner, a supervisor's SIGTERM could land before the handler and kill Keel by the
+ * default action, exit by signal instead of 0.)
+ */
+export function stopSignals(log: Logger): {
+  /** Resolves with exit code 0 after a signal, once the runtime stopped gracefully. */
+  untilSignalled(runtime: RunningKeel): Promise<number>;
+  /** Removes the handlers (the start failed: the process ends by its error). */
+  dispose(): void;
+} {
+  let received: string | undefined;
+  let onSignal: ((signal: string) => void) | undefined;
+  const take = (signal: string) => {
+    if (received !== undefined) return;
+    received = signal;
+    onSignal?.(signal);
+  };
+  const onInterrupt = () => take('SIGINT');
+  const onTerminate = () => take('SIGTERM');
+  process.once('SIGINT', onInterrupt);
+  process.once('SIGTERM', onTerminate);
+  return {
+    untilSignalled: (runtime) =>
+      new Promise<number>((resolveExit) => {
+        const shutdown = async (signal: string) => {
+          log.info({ signal }, 'shutting down');
+          await runtime.stop();
+          resolveExit(0);
+        };
+        if (received !== undefined) void shutdown(received);
+        else onSignal = (signal) => void shutdown(signal);
+      }),
+    dispose: () => {
+      process.off('SIGINT', onInterrupt);
+      process.off('SIGTERM', onTerminate);
+    },
+  };
 }
 
 /**

@@ -8,7 +8,7 @@ import { loadConfig } from '../config/config.ts';
 import { ensureWritableDir } from './data-dir-lock.ts';
 import { HELP_FLAG, parseFlags, portFlag } from './kit/args.ts';
 import { EXIT_OK, UsageError, type CliIo } from './kit/output.ts';
-import { startRuntime, untilSignalled, type Role } from './runtime.ts';
+import { startRuntime, stopSignals, type Role } from './runtime.ts';
 
 type DistributedRole = Exclude<Role, 'dev'>;
 
@@ -107,11 +107,15 @@ export async function runServerCommand(
   const log = pino({ level: config.logLevel, base: { role } });
   if (unknownVariables.length > 0)
     log.warn({ unknownVariables }, 'unknown KEEL_* environment variables (typos?)');
+  const signals = stopSignals(log);
   const runtime = await startRuntime(role, values.agents, config, log, {
     strict: values.strict,
+  }).catch((error: unknown) => {
+    signals.dispose();
+    throw error;
   });
   io.stdout.write(
     `keel ${role}: ${runtime.address ?? 'no API'}  (worker ${runtime.orchestrator.owner}, durability ${runtime.store.durability})\n`,
   );
-  return untilSignalled(runtime, log);
+  return signals.untilSignalled(runtime);
 }
