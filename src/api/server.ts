@@ -44,6 +44,8 @@ import { registerAgentRoutes } from './routes/agents.ts';
 import { registerMetricsRoute } from './routes/metrics.ts';
 import type { DashboardSources } from './dashboard-sources.ts';
 import { registerDashboard } from './routes/dashboard.ts';
+import { refuseAdminOffItsListener } from './admin-listener.ts';
+import { registerBrowserPolicy } from './security-headers.ts';
 
 export interface ApiOptions {
   store: Store;
@@ -76,6 +78,13 @@ export interface ApiOptions {
   tenantPolicy?: { invalidate(tenantId: string): void } | undefined;
   /** Audit entries older than this (ms) are pruned by an hourly pass; default: kept forever. */
   auditRetentionMs?: number | undefined;
+  /**
+   * The admin surface is served on its own listener (admin-listener.ts): through this one, its
+   * routes answer 404.
+   */
+  separateAdmin?: boolean;
+  /** Origins whose pages may call the API from a browser (CORS); default none. */
+  corsOrigins?: readonly string[];
 }
 
 const NO_QUERY = z.strictObject({});
@@ -143,6 +152,9 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
       (error: Error) => done(error, undefined),
     );
   });
+
+  if (options.separateAdmin === true) app.addHook('onRequest', refuseAdminOffItsListener);
+  await registerBrowserPolicy(app, { corsOrigins: options.corsOrigins ?? [] });
 
   await app.register(swagger, {
     openapi: {

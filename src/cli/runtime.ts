@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApi } from '../api/server.ts';
+import { startAdminListener, type AdminListener } from '../api/admin-listener.ts';
 import { generateApiKey, hashApiKey } from '../api/auth.ts';
 import type { KeelConfig } from '../config/config.ts';
 import { armCrashPoint } from '../domain/crash-points.ts';
@@ -67,6 +68,8 @@ export interface RunningKeel {
   schedules: SchedulesPlane;
   /** Where GET /metrics is served without auth (KEEL_METRICS_PORT), if anywhere. */
   metricsAddress: string | undefined;
+  /** Where the admin surface is served alone (KEEL_ADMIN_PORT), if it is separated. */
+  adminAddress: string | undefined;
   stop(): Promise<void>;
 }
 
@@ -180,6 +183,11 @@ export async function startRuntime(
   // A taken port fails the start here, before the store is opened or locked.
   const apiTarget = { host: config.host, port: config.port, flag: '--port' };
   if (role !== 'worker') await assertCanListen(apiTarget);
+  const adminTarget =
+    config.adminPort === undefined || role === 'worker'
+      ? undefined
+      : { host: config.adminHost, port: config.adminPort, flag: 'KEEL_ADMIN_PORT' };
+  if (adminTarget !== undefined) await assertCanListen(adminTarget);
   if (config.metricsPort !== undefined)
     await assertCanListen({
       host: config.metricsHost,
@@ -325,8 +333,11 @@ export async function startRuntime(
       pools: () => pools.snapshot(),
       tenantPolicy: gateway.tenantPolicy,
       dashboard: dashboardSources(store, pools),
+      separateAdmin: adminTarget !== undefined,
+      corsOrigins: config.corsOrigins,
     });
   }
+  let adminListener: AdminListener | undefined;
   const running: RunningKeel = {
     store,
     orchestrator,
@@ -336,8 +347,10 @@ export async function startRuntime(
     recovered,
     schedules,
     metricsAddress: metricsListener?.address,
+    adminAddress: undefined,
     async stop() {
       watcher?.close();
+      await adminListener?.close();
       await app?.close();
       await metricsListener?.close();
       await schedules.scheduler.stop();
@@ -362,6 +375,19 @@ export async function startRuntime(
       // start fails.
       await running.stop();
       throw listenStartupError(error, apiTarget) ?? error;
+    }
+    if (adminTarget !== undefined) {
+      try {
+        adminListener = await startAdminListener(app, adminTarget.host, adminTarget.port);
+      } catch (error) {
+        await running.stop();
+        throw listenStartupError(error, adminTarget) ?? error;
+      }
+      running.adminAddress = adminListener.address;
+      log.info(
+        { address: adminListener.address },
+        'admin listener: /v1/admin/* and /metrics are served here only',
+      );
     }
   }
   return running;

@@ -106,6 +106,36 @@ export const ConfigSchema = z.object({
   metricsPort: integer(0, 65535).optional(),
   metricsHost: z.string().min(1).default(HOST_DEFAULT),
   /**
+   * A listener of its own for the admin surface (/v1/admin/*, GET /metrics): with it, the main
+   * listener answers 404 for those routes; this one serves everything (bind it where only operators
+   * reach it).
+   */
+  adminPort: integer(0, 65535).optional(),
+  adminHost: z.string().min(1).default(HOST_DEFAULT),
+  /**
+   * Origins (scheme://host[:port], comma-separated) whose pages may call the API from a browser;
+   * unset: CORS off.
+   */
+  corsOrigins: z
+    .string()
+    .default('')
+    .transform((text) =>
+      text
+        .split(',')
+        .map((origin) => origin.trim())
+        .filter((origin) => origin !== ''),
+    )
+    .pipe(
+      z.array(
+        z
+          .string()
+          .regex(
+            /^https?:\/\/[^/\s]+$/,
+            'each origin is scheme://host[:port], without a path (e.g. https://app.example.com)',
+          ),
+      ),
+    ),
+  /**
    * Standard OpenTelemetry variables Keel reads to decide whether to trace (the SDK reads the rest
    * itself).
    */
@@ -152,6 +182,9 @@ export const ENV_VARS = {
   KEEL_TELEMETRY_INCLUDE_CONTENT: 'telemetryIncludeContent',
   KEEL_METRICS_PORT: 'metricsPort',
   KEEL_METRICS_HOST: 'metricsHost',
+  KEEL_ADMIN_PORT: 'adminPort',
+  KEEL_ADMIN_HOST: 'adminHost',
+  KEEL_CORS_ORIGINS: 'corsOrigins',
   OTEL_TRACES_EXPORTER: 'otelTracesExporter',
   OTEL_SDK_DISABLED: 'otelSdkDisabled',
   OTEL_SERVICE_NAME: 'otelServiceName',
@@ -220,6 +253,11 @@ export const ENV_VAR_DESCRIPTIONS = {
   KEEL_METRICS_PORT:
     'A second listener serving only `GET /metrics`, without auth (for `keel worker` and private scrape networks); unset: none.',
   KEEL_METRICS_HOST: 'Address of the `KEEL_METRICS_PORT` listener.',
+  KEEL_ADMIN_PORT:
+    'A listener of its own for the admin surface (`/v1/admin/*`, `GET /metrics`): the main listener then answers 404 for those routes, this one serves the whole API and the dashboard. Bind it where only operators reach it; unset: one listener serves all.',
+  KEEL_ADMIN_HOST: 'Address of the `KEEL_ADMIN_PORT` listener.',
+  KEEL_CORS_ORIGINS:
+    'Comma-separated origins (`https://app.example.com`) whose pages may call the API from a browser (CORS, without credentials: the API uses bearer keys); unset: CORS off, no cross-origin page can read a response.',
   OTEL_TRACES_EXPORTER: 'Standard OpenTelemetry: `otlp`, `console` (spans to stdout) or `none`.',
   OTEL_SDK_DISABLED: 'Standard OpenTelemetry: `true` turns tracing off whatever else is set.',
   OTEL_SERVICE_NAME: "Standard OpenTelemetry: the `service.name` of Keel's spans.",

@@ -27,9 +27,6 @@ export const DASHBOARD_PAGES = [
 ] as const;
 
 /** Only our own scripts and styles; inline style attributes are what the chart library writes. */
-const CONTENT_SECURITY_POLICY =
-  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
-
 export interface DashboardOptions extends DashboardDataDeps {
   /** Where the built app lives (tests may point elsewhere). */
   assetsDir?: string;
@@ -60,10 +57,8 @@ export async function registerDashboard(
     });
   }
   const page = (reply: FastifyReply) => {
-    void reply
-      .header('content-security-policy', CONTENT_SECURITY_POLICY)
-      .header('x-content-type-options', 'nosniff')
-      .header('referrer-policy', 'no-referrer');
+    // Its Content-Security-Policy and the other security headers are every response's
+    // (security-headers.ts).
     if (built)
       return reply
         .type('text/html; charset=utf-8')
