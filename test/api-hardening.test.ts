@@ -131,3 +131,60 @@ test('KEEL_ADMIN_PORT: the admin surface answers only on its own listener, which
   assert.match(dashboard.headers.get('content-security-policy') ?? '', /default-src 'self'/);
   await dashboard.body?.cancel();
 });
+
+test('per-key request rate limits: a key past its requestsPerMinute gets 429 key_rate_limited with Retry-After; other keys are not held back', async (t) => {
+  const keel = await startKeel(t, { KEEL_KEY_REQUESTS_PER_MINUTE: '4' });
+  const call = (key: string) => fetch(`${keel.url}/v1/runs`, { headers: bearer(key) });
+  const create = async (body: Record<string, unknown>) => {
+    const response = await fetch(`${keel.url}/v1/keys`, {
+      method: 'POST',
+      headers: { ...bearer(API_KEY), 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    assert.equal(response.status, 201);
+    return (await response.json()) as {
+      key: { id: string; requestsPerMinute: number | null };
+      secret: string;
+    };
+  };
+  const tight = await create({ name: 'tight', scopes: ['read'], requestsPerMinute: 2 });
+  assert.equal(tight.key.requestsPerMinute, 2);
+  const plain = await create({ name: 'plain', scopes: ['read'] });
+  assert.equal(plain.key.requestsPerMinute, null);
+
+  // Its own limit: 2 requests, then refused before the route runs.
+  const first = await call(tight.secret);
+  assert.equal(first.status, 200);
+  assert.equal(first.headers.get('x-ratelimit-limit'), '2');
+  assert.equal(first.headers.get('x-ratelimit-remaining'), '1');
+  await first.body?.cancel();
+  assert.equal((await call(tight.secret)).status, 200);
+  const refused = await call(tight.secret);
+  assert.equal(refused.status, 429);
+  const retryAfter = Number(refused.headers.get('retry-after'));
+  assert.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${retryAfter}`);
+  const body = (await refused.json()) as {
+    error: { code: string; details: { limitPerMinute: number } };
+  };
+  assert.equal(body.error.code, 'key_rate_limited');
+  assert.equal(body.error.details.limitPerMinute, 2);
+
+  // A key without its own limit has the process default (4), counted apart from the others.
+  for (let i = 0; i < 4; i++)
+    assert.equal((await call(plain.secret)).status, 200, `request ${i + 1}`);
+  assert.equal((await call(plain.secret)).status, 429);
+  const listed = await fetch(`${keel.url}/v1/keys`, { headers: bearer(API_KEY) });
+  assert.equal(listed.status, 200, 'the dev key (default 4) still has room: its own count');
+  const keys = (
+    (await listed.json()) as { keys: { name: string; requestsPerMinute: number | null }[] }
+  ).keys;
+  assert.deepEqual(
+    keys.filter((k) => k.name !== 'default').map((k) => [k.name, k.requestsPerMinute]),
+    [
+      ['tight', 2],
+      ['plain', null],
+    ],
+  );
+  // Health and the platform admin are not counted.
+  for (let i = 0; i < 6; i++) assert.equal((await fetch(`${keel.url}/healthz`)).status, 200);
+});

@@ -18,6 +18,13 @@ export const ApiKey = z
       .nullable()
       .describe('Last request made with the key (written at most once a minute)'),
     revokedAt: z.string().nullable(),
+    requestsPerMinute: z
+      .number()
+      .int()
+      .nullable()
+      .describe(
+        'Requests a minute the key may make through each API process (429 key_rate_limited past it); null: the process default (KEEL_KEY_REQUESTS_PER_MINUTE)',
+      ),
   })
   .meta({ id: 'ApiKey' });
 
@@ -31,6 +38,15 @@ export const CreateKeyBody = z.strictObject({
     .datetime({ offset: true })
     .optional()
     .describe('When the key stops working (ISO 8601, in the future); default never'),
+  requestsPerMinute: z
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .optional()
+    .describe(
+      'Requests a minute the key may make through each API process; default: the process default (KEEL_KEY_REQUESTS_PER_MINUTE, unlimited when unset)',
+    ),
 });
 
 export const CreatedKey = z.object({

@@ -46,6 +46,7 @@ import type { DashboardSources } from './dashboard-sources.ts';
 import { registerDashboard } from './routes/dashboard.ts';
 import { refuseAdminOffItsListener } from './admin-listener.ts';
 import { registerBrowserPolicy } from './security-headers.ts';
+import { registerKeyRateLimits } from './key-rate-limits.ts';
 
 export interface ApiOptions {
   store: Store;
@@ -85,6 +86,8 @@ export interface ApiOptions {
   separateAdmin?: boolean;
   /** Origins whose pages may call the API from a browser (CORS); default none. */
   corsOrigins?: readonly string[];
+  /** Requests a minute for a key without its own limit; default unlimited. */
+  keyRequestsPerMinute?: number | undefined;
 }
 
 const NO_QUERY = z.strictObject({});
@@ -197,6 +200,10 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     return identity;
   };
   const tenantOf = (request: unknown): TenantRecord => identityOf(request).tenant;
+  await registerKeyRateLimits(app, {
+    defaultPerMinute: options.keyRequestsPerMinute,
+    identityOf: (request) => (request as WithIdentity)[IDENTITY],
+  });
   registerAuditTrail(app, {
     store: options.store,
     identityOf: (request) => (request as WithIdentity)[IDENTITY],

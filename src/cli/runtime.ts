@@ -335,6 +335,7 @@ export async function startRuntime(
       dashboard: dashboardSources(store, pools),
       separateAdmin: adminTarget !== undefined,
       corsOrigins: config.corsOrigins,
+      keyRequestsPerMinute: config.keyRequestsPerMinute,
     });
   }
   let adminListener: AdminListener | undefined;

@@ -111,6 +111,8 @@ export const ConfigSchema = z.object({
    * reach it).
    */
   adminPort: integer(0, 65535).optional(),
+  /** Requests a minute an API key without its own limit may make through each API process. */
+  keyRequestsPerMinute: integer(1, 1_000_000).optional(),
   adminHost: z.string().min(1).default(HOST_DEFAULT),
   /**
    * Origins (scheme://host[:port], comma-separated) whose pages may call the API from a browser;
@@ -185,6 +187,7 @@ export const ENV_VARS = {
   KEEL_ADMIN_PORT: 'adminPort',
   KEEL_ADMIN_HOST: 'adminHost',
   KEEL_CORS_ORIGINS: 'corsOrigins',
+  KEEL_KEY_REQUESTS_PER_MINUTE: 'keyRequestsPerMinute',
   OTEL_TRACES_EXPORTER: 'otelTracesExporter',
   OTEL_SDK_DISABLED: 'otelSdkDisabled',
   OTEL_SERVICE_NAME: 'otelServiceName',
@@ -256,6 +259,8 @@ export const ENV_VAR_DESCRIPTIONS = {
   KEEL_ADMIN_PORT:
     'A listener of its own for the admin surface (`/v1/admin/*`, `GET /metrics`): the main listener then answers 404 for those routes, this one serves the whole API and the dashboard. Bind it where only operators reach it; unset: one listener serves all.',
   KEEL_ADMIN_HOST: 'Address of the `KEEL_ADMIN_PORT` listener.',
+  KEEL_KEY_REQUESTS_PER_MINUTE:
+    'Requests a minute an API key without its own `requestsPerMinute` may make through each API process (`429 key_rate_limited` with `Retry-After` past it); unset: unlimited.',
   KEEL_CORS_ORIGINS:
     'Comma-separated origins (`https://app.example.com`) whose pages may call the API from a browser (CORS, without credentials: the API uses bearer keys); unset: CORS off, no cross-origin page can read a response.',
   OTEL_TRACES_EXPORTER: 'Standard OpenTelemetry: `otlp`, `console` (spans to stdout) or `none`.',

@@ -22,6 +22,8 @@ export interface ApiKeyRecord {
   /** Last time a request used the key (written at most once a minute per key and process). */
   lastUsedAt: number | null;
   revokedAt: number | null;
+  /** Requests a minute the key may make through each API process; null: the process's default. */
+  requestsPerMinute: number | null;
 }
 
 export interface NewApiKey {
@@ -30,6 +32,8 @@ export interface NewApiKey {
   scopes: readonly Scope[];
   expiresAt: number | null;
   keyHash: string;
+  /** Requests a minute through each API process; null or absent: the process's default. */
+  requestsPerMinute?: number | null;
 }
 
 /** Who did something: a tenant's key, the platform admin, or Keel itself. */

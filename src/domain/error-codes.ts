@@ -120,6 +120,11 @@ export const ERROR_CODES = {
   },
   tool_failed: { status: 500, meaning: 'The tool threw.' },
   tool_timeout: { status: 504, meaning: 'A tool attempt exceeded its time limit.' },
+  key_rate_limited: {
+    status: 429,
+    meaning:
+      'The API key made more requests this minute than its limit (its requestsPerMinute, or KEEL_KEY_REQUESTS_PER_MINUTE) allows through this API process; retry after Retry-After seconds.',
+  },
   retry_budget_exhausted: {
     status: 429,
     meaning: 'The run spent its retry budget, so a failed attempt was not retried.',

@@ -1,5 +1,5 @@
-// Store conformance for API keys and the audit log (0021), run on every store: several keys per
-// tenant with names, scopes and expiry; revocation; the lookup by hash returning revoked and
+// Store conformance for API keys and the audit log (0021, 0027), run on every store: several keys
+// per tenant with names, scopes, expiry and a request rate limit; revocation; the lookup by hash returning revoked and
 // expired keys for the caller to refuse; the first key of a tenant holding every scope; the audit
 // log per tenant, newest first, filtered and paged, with the store's own records (a resolution)
 // filed under the run's tenant; retention pruning.
@@ -26,16 +26,31 @@ export function accessStoreConformance(factory: StoreFactory): void {
           keyHash: 'hash-ci',
         });
         assert.deepEqual(
-          [ci.name, ci.scopes, ci.expiresAt, ci.revokedAt],
-          ['ci', ['submit', 'read'], expiresAt, null],
+          [ci.name, ci.scopes, ci.expiresAt, ci.revokedAt, ci.requestsPerMinute],
+          ['ci', ['submit', 'read'], expiresAt, null, null],
         );
         const found = await store.findApiKey('hash-ci');
         assert.equal(found?.tenant.id, tenantId);
         assert.equal(found?.key.id, ci.id);
+        // A key's own request rate limit (0027) is kept and found with it.
+        const limited = await store.createApiKey({
+          tenantId,
+          name: 'limited',
+          scopes: ['read'],
+          expiresAt: null,
+          keyHash: 'hash-limited',
+          requestsPerMinute: 120,
+        });
+        assert.equal(limited.requestsPerMinute, 120);
+        assert.equal((await store.findApiKey('hash-limited'))?.key.requestsPerMinute, 120);
         assert.equal(await store.findApiKey('no-such-hash'), null);
         assert.deepEqual(
-          (await store.listApiKeys(tenantId)).map((k) => k.name),
-          ['default', 'ci'],
+          (await store.listApiKeys(tenantId)).map((k) => [k.name, k.requestsPerMinute]),
+          [
+            ['default', null],
+            ['ci', null],
+            ['limited', 120],
+          ],
         );
         const revoked = await store.revokeApiKey(tenantId, ci.id);
         assert.ok(revoked.revokedAt !== null);

@@ -37,6 +37,7 @@ export function keyView(key: ApiKeyRecord): z.infer<typeof ApiKey> {
     expiresAt: iso(key.expiresAt),
     lastUsedAt: iso(key.lastUsedAt),
     revokedAt: iso(key.revokedAt),
+    requestsPerMinute: key.requestsPerMinute,
   };
 }
 
@@ -56,6 +57,7 @@ async function createKey(
     name: body.name,
     scopes: [...new Set(body.scopes)],
     expiresAt,
+    requestsPerMinute: body.requestsPerMinute ?? null,
     keyHash: hashApiKey(secret),
   });
   return { key: keyView(key), secret };

@@ -12,7 +12,7 @@ import { formatTable } from './format.ts';
 export const KEYS_USAGE = `usage: keel keys <command> [options]
 
 commands:
-  create <name> --scopes <s,…> [--expires-at <iso>]
+  create <name> --scopes <s,…> [--expires-at <iso>] [--rpm <n>]
                               create an API key; prints its secret once
   list                        the tenant's keys (revoked and expired ones too)
   revoke <key-id>             revoke a key at once
@@ -21,6 +21,8 @@ commands:
 options:
   --scopes <s,…>      what the key may do: ${SCOPES.join(', ')} (admin: the tenant's keys and audit log)
   --expires-at <iso>  when the key stops working, e.g. 2027-01-01T00:00:00Z (default: never)
+  --rpm <n>           requests a minute the key may make through each API process (default: the server's
+                      KEEL_KEY_REQUESTS_PER_MINUTE, unlimited when unset); past it: 429 key_rate_limited
   --tenant <id>       act as the platform admin on this tenant (key: $KEEL_ADMIN_KEY)
 
 ${clientFlagsUsage('KEEL_API_KEY', 'API key with the admin scope (with --tenant: the admin key)')}
@@ -33,6 +35,7 @@ exit codes: 0 success, 1 request failed, 2 usage error`;
 const FLAGS = {
   scopes: { type: 'string' },
   'expires-at': { type: 'string' },
+  rpm: { type: 'string' },
   tenant: { type: 'string' },
 } as const;
 
@@ -44,6 +47,17 @@ interface ApiKey {
   expiresAt: string | null;
   lastUsedAt: string | null;
   revokedAt: string | null;
+  requestsPerMinute: number | null;
+}
+
+function rpmOf(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const rpm = Number(value);
+  if (!/^\d+$/.test(value) || rpm < 1)
+    throw new UsageError(
+      `--rpm takes a whole number of requests a minute, at least 1, got ${value}`,
+    );
+  return rpm;
 }
 
 /** The tenant's own key routes, or with --tenant the platform admin's for that tenant. */
@@ -81,6 +95,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
       name: one(positionals, 'name'),
       scopes: scopesOf(values.scopes),
       ...(values['expires-at'] === undefined ? {} : { expiresAt: values['expires-at'] }),
+      ...(values.rpm === undefined ? {} : { requestsPerMinute: rpmOf(values.rpm) }),
     };
     const { client, base } = target(values, io);
     const created = await client.request<{ key: ApiKey; secret: string }>('POST', base, { body });
@@ -90,6 +105,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
         `name     ${created.key.name}`,
         `scopes   ${created.key.scopes.join(',')}`,
         `expires  ${created.key.expiresAt ?? 'never'}`,
+        `rpm      ${created.key.requestsPerMinute ?? 'server default'}`,
         `secret   ${created.secret}`,
         '(the secret is shown only now: store it)',
       ].join('\n'),
@@ -106,7 +122,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
       page.keys.length === 0
         ? 'no keys'
         : formatTable(
-            ['ID', 'NAME', 'SCOPES', 'STATE', 'CREATED', 'EXPIRES', 'LAST USED'],
+            ['ID', 'NAME', 'SCOPES', 'STATE', 'CREATED', 'EXPIRES', 'LAST USED', 'RPM'],
             page.keys.map((k) => [
               k.id,
               k.name,
@@ -115,6 +131,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
               k.createdAt,
               k.expiresAt ?? 'never',
               k.lastUsedAt ?? 'never',
+              k.requestsPerMinute === null ? 'default' : String(k.requestsPerMinute),
             ]),
           ),
     );

@@ -38,6 +38,7 @@ export function toApiKey(row: Row, prefix = ''): ApiKeyRecord {
     expiresAt: num(row[`${prefix}expires_at`]),
     lastUsedAt: num(row[`${prefix}last_used_at`]),
     revokedAt: num(row[`${prefix}revoked_at`]),
+    requestsPerMinute: num(row[`${prefix}requests_per_minute`]),
   };
 }
 
@@ -73,6 +74,7 @@ export function* createApiKey(tx: Tx, key: NewApiKey): Procedure<ApiKeyRecord> {
     name: key.name,
     scopes: JSON.stringify(key.scopes),
     expires_at: key.expiresAt,
+    requests_per_minute: key.requestsPerMinute ?? null,
     now: tx.now,
   });
   const row = yield* one('get-api-key', { tenant_id: key.tenantId, id });

@@ -66,6 +66,7 @@ function firstKeyParams(tx: Tx, apiKeyHash: string, tenantId: string) {
     name: 'default',
     scopes: JSON.stringify(SCOPES),
     expires_at: null,
+    requests_per_minute: null,
     now: tx.now,
   };
 }
