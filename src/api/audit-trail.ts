@@ -1,12 +1,12 @@
 // Writes the audit log of the API's changes: for each audited route (one table below) an entry
-// naming who (the request's key, or the platform admin), what, on what, and the outcome (ok or the
+// naming who (the request's key, or the platform admin: the root key or a named principal), what, on what, and the outcome (ok or the
 // error code), written before the response leaves, so a client that saw the answer finds the
 // entry. Requests no key or admin key authenticated are not entries (no tenant to file them
 // under). Never records request bodies' values: only names and ids.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { PLATFORM_ADMIN, type Actor } from '../domain/access.ts';
+import type { Actor } from '../domain/access.ts';
 import type { Store } from '../store/store.ts';
-import { isAdminRequest } from './admin-auth.ts';
+import { adminActorOf } from './admin-auth.ts';
 import type { Identity } from './auth.ts';
 
 interface Seen {
@@ -129,11 +129,11 @@ export function registerAuditTrail(app: FastifyInstance, deps: AuditTrailDeps): 
     const describe = AUDITED_ROUTES[`${request.method} ${request.routeOptions.url}`];
     if (describe === undefined) return payload;
     const identity = deps.identityOf(request);
-    let actor: Actor;
-    if (identity !== undefined)
-      actor = { type: 'key', id: identity.key.id, name: identity.key.name };
-    else if (isAdminRequest(request)) actor = PLATFORM_ADMIN;
-    else return payload;
+    const actor: Actor | undefined =
+      identity !== undefined
+        ? { type: 'key', id: identity.key.id, name: identity.key.name }
+        : adminActorOf(request);
+    if (actor === undefined) return payload;
     const response = parsed(payload);
     const described = describe({
       params: (request.params ?? {}) as Record<string, string>,

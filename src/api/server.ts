@@ -44,7 +44,9 @@ import { registerAgentRoutes } from './routes/agents.ts';
 import { registerMetricsRoute } from './routes/metrics.ts';
 import type { DashboardSources } from './dashboard-sources.ts';
 import { registerDashboard } from './routes/dashboard.ts';
-import { refuseAdminOffItsListener } from './admin-listener.ts';
+import { isAdminSurface, refuseAdminOffItsListener } from './admin-listener.ts';
+import { resolveAdminPrincipal } from './admin-auth.ts';
+import { registerAdminPrincipalRoutes } from './routes/admin-principals.ts';
 import { registerBrowserPolicy } from './security-headers.ts';
 import { registerKeyRateLimits } from './key-rate-limits.ts';
 
@@ -187,6 +189,8 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   // the route's scope: before the body is read, so a key without it learns nothing else.
   app.addHook('onRequest', async (request) => {
     const path = request.url.split('?')[0] ?? '';
+    // A named platform admin's key is resolved here; the route's own check admits it.
+    if (isAdminSurface(path)) return resolveAdminPrincipal(options.store, request);
     if (!isTenantPath(path)) return;
     const identity = await authenticateKey(options.store, request, stamps);
     (request as WithIdentity)[IDENTITY] = identity;
@@ -240,6 +244,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     ...(options.tenantPolicy ? { tenantPolicy: options.tenantPolicy } : {}),
   });
   registerAdminPoolRoutes(app, { adminKey: options.adminKey, pools: options.pools });
+  registerAdminPrincipalRoutes(app, { store: options.store, adminKey: options.adminKey });
   if (options.schedules !== undefined)
     registerScheduleRoutes(app, {
       schedules: options.schedules,

@@ -36,12 +36,27 @@ export interface NewApiKey {
   requestsPerMinute?: number | null;
 }
 
-/** Who did something: a tenant's key, the platform admin, or Keel itself. */
+/**
+ * A named platform admin (not a tenant's): authenticates with its own key, so the audit log says
+ * which admin did what. KEEL_ADMIN_KEY is the root admin, `platform-admin`, and is not stored.
+ */
+export interface AdminPrincipalRecord {
+  id: string;
+  name: string;
+  createdAt: number;
+  revokedAt: number | null;
+}
+
+/**
+ * Who did something: a tenant's key, a platform admin (the root key, id null, or a named
+ * principal), or Keel itself.
+ */
 export type Actor =
   | { type: 'key'; id: string; name: string }
-  | { type: 'admin'; id: null; name: 'platform-admin' }
+  | { type: 'admin'; id: string | null; name: string }
   | { type: 'system'; id: null; name: null };
 
+/** The root platform admin: whoever holds KEEL_ADMIN_KEY. */
 export const PLATFORM_ADMIN: Actor = { type: 'admin', id: null, name: 'platform-admin' };
 
 /** One entry of a tenant's append-only audit log. */

@@ -120,6 +120,16 @@ export const ERROR_CODES = {
   },
   tool_failed: { status: 500, meaning: 'The tool threw.' },
   tool_timeout: { status: 504, meaning: 'A tool attempt exceeded its time limit.' },
+  admin_principal_exists: {
+    status: 409,
+    meaning:
+      'A platform admin with this name exists already (names are unique, revoked ones included).',
+  },
+  admin_principal_not_found: { status: 404, meaning: 'No named platform admin has this id.' },
+  admin_principal_revoked: {
+    status: 401,
+    meaning: 'The platform admin key belongs to a revoked principal.',
+  },
   key_rate_limited: {
     status: 429,
     meaning:

@@ -17,6 +17,7 @@ import type {
 } from '../domain/records.ts';
 import type { LiveMetrics } from './live-metrics.ts';
 import type {
+  AdminPrincipalRecord,
   ApiKeyRecord,
   AuditEntry,
   AuditFilter,
@@ -342,6 +343,22 @@ export abstract class ProcedureStore implements Store {
   /** A last-used stamp acknowledges nothing: it need not wait for a flush. */
   touchApiKey(id: string): Promise<void> {
     return this.write(LEASE_ONLY, (tx) => access.touchApiKey(tx, id));
+  }
+
+  createAdminPrincipal(name: string, keyHash: string): Promise<AdminPrincipalRecord> {
+    return this.write(DURABLE, (tx) => access.createAdminPrincipal(tx, name, keyHash));
+  }
+
+  listAdminPrincipals(): Promise<AdminPrincipalRecord[]> {
+    return this.read(access.listAdminPrincipals());
+  }
+
+  revokeAdminPrincipal(id: string): Promise<AdminPrincipalRecord> {
+    return this.write(DURABLE, (tx) => access.revokeAdminPrincipal(tx, id));
+  }
+
+  findAdminPrincipal(keyHash: string): Promise<AdminPrincipalRecord | null> {
+    return this.read(access.findAdminPrincipal(keyHash));
   }
 
   appendAudit(entry: NewAuditEntry): Promise<void> {

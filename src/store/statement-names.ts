@@ -78,6 +78,12 @@ export const SHARED_STATEMENT_NAMES = [
   'get-api-key',
   'revoke-api-key',
   'touch-api-key',
+  // Named platform admins (0028)
+  'insert-admin-principal',
+  'list-admin-principals',
+  'get-admin-principal',
+  'find-admin-principal',
+  'revoke-admin-principal',
   'append-audit',
   'list-audit',
   'prune-audit',

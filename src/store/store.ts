@@ -4,6 +4,7 @@
 import type { AdmissionSample } from '../domain/admission.ts';
 import type { AttemptRecord } from '../domain/attempts.ts';
 import type {
+  AdminPrincipalRecord,
   ApiKeyRecord,
   AuditEntry,
   AuditFilter,
@@ -424,6 +425,14 @@ export interface Store {
   findApiKey(keyHash: string): Promise<{ key: ApiKeyRecord; tenant: TenantRecord } | null>;
   /** Stamps the key's last use now (callers throttle it: not a write per request). */
   touchApiKey(id: string): Promise<void>;
+  /** Adds a named platform admin (`admin_principal_exists` if the name is taken). */
+  createAdminPrincipal(name: string, keyHash: string): Promise<AdminPrincipalRecord>;
+  /** Every named platform admin, oldest first, revoked ones included. */
+  listAdminPrincipals(): Promise<AdminPrincipalRecord[]>;
+  /** Revokes a named platform admin at once (idempotent; `admin_principal_not_found`). */
+  revokeAdminPrincipal(id: string): Promise<AdminPrincipalRecord>;
+  /** The named platform admin with this key hash (revoked ones too: the caller refuses them). */
+  findAdminPrincipal(keyHash: string): Promise<AdminPrincipalRecord | null>;
   /** Appends an entry to the tenant's audit log, stamped with the store's time. */
   appendAudit(entry: NewAuditEntry): Promise<void>;
   /** A page of the tenant's audit log, newest first. */

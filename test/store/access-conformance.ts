@@ -78,6 +78,32 @@ export function accessStoreConformance(factory: StoreFactory): void {
         );
       }));
 
+    test('named platform admins (0028): unique names, found by hash, revoked at once', () =>
+      withStore(factory, async (store) => {
+        const alice = await store.createAdminPrincipal('alice', 'hash-adm-alice');
+        assert.match(alice.id, /^adm_/);
+        assert.deepEqual([alice.name, alice.revokedAt], ['alice', null]);
+        await rejectsWith(
+          store.createAdminPrincipal('alice', 'hash-adm-other'),
+          'admin_principal_exists',
+        );
+        await store.createAdminPrincipal('bob', 'hash-adm-bob');
+        assert.deepEqual(
+          (await store.listAdminPrincipals()).map((p) => p.name),
+          ['alice', 'bob'],
+        );
+        assert.equal((await store.findAdminPrincipal('hash-adm-alice'))?.id, alice.id);
+        assert.equal(await store.findAdminPrincipal('no-such-hash'), null);
+        const revoked = await store.revokeAdminPrincipal(alice.id);
+        assert.ok(revoked.revokedAt !== null);
+        assert.equal((await store.revokeAdminPrincipal(alice.id)).revokedAt, revoked.revokedAt);
+        assert.equal(
+          (await store.findAdminPrincipal('hash-adm-alice'))?.revokedAt,
+          revoked.revokedAt,
+        );
+        await rejectsWith(store.revokeAdminPrincipal('adm_missing'), 'admin_principal_not_found');
+      }));
+
     test('audit: per tenant, newest first, filtered by action, resource and time, paged by id; store records filed under the run’s tenant; pruned by age', () =>
       withStore(factory, async (store, tenantId) => {
         const other = await store.createTenant('audit-other', 'hash-audit-other');

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type {
   Actor,
+  AdminPrincipalRecord,
   ApiKeyRecord,
   AuditEntry,
   AuditFilter,
@@ -45,7 +46,10 @@ export function toApiKey(row: Row, prefix = ''): ApiKeyRecord {
 function toActor(row: Row): Actor {
   if (row.actor_type === 'key')
     return { type: 'key', id: String(row.actor_id), name: String(row.actor_name ?? '') };
-  if (row.actor_type === 'admin') return { type: 'admin', id: null, name: 'platform-admin' };
+  if (row.actor_type === 'admin')
+    return row.actor_id === null || row.actor_id === undefined
+      ? { type: 'admin', id: null, name: 'platform-admin' }
+      : { type: 'admin', id: String(row.actor_id), name: String(row.actor_name ?? '') };
   return { type: 'system', id: null, name: null };
 }
 
@@ -138,4 +142,45 @@ export function* listAudit(tenantId: string, filter: AuditFilter): Procedure<Aud
 /** Deletes up to AUDIT_PRUNE_BATCH_ROWS entries older than `before`; returns how many went. */
 export function* pruneAudit(before: number): Procedure<number> {
   return (yield run('prune-audit', { before, limit: AUDIT_PRUNE_BATCH_ROWS })) as number;
+}
+
+function toAdminPrincipal(row: Row): AdminPrincipalRecord {
+  return {
+    id: row.id as string,
+    name: row.name as string,
+    createdAt: Number(row.created_at),
+    revokedAt: num(row.revoked_at),
+  };
+}
+
+/** Adds a named platform admin; `admin_principal_exists` if the name is taken. */
+export function* createAdminPrincipal(
+  tx: Tx,
+  name: string,
+  keyHash: string,
+): Procedure<AdminPrincipalRecord> {
+  const id = `adm_${randomUUID()}`;
+  if (
+    (yield* one('insert-admin-principal', { id, name, key_hash: keyHash, now: tx.now })) ===
+    undefined
+  )
+    throw new KeelError('admin_principal_exists', `a platform admin named ${name} exists already`);
+  return toAdminPrincipal((yield* one('get-admin-principal', { id }))!);
+}
+
+export function* listAdminPrincipals(): Procedure<AdminPrincipalRecord[]> {
+  return (yield* all('list-admin-principals', {})).map(toAdminPrincipal);
+}
+
+/** Revokes a named platform admin at once (idempotent); `admin_principal_not_found` otherwise. */
+export function* revokeAdminPrincipal(tx: Tx, id: string): Procedure<AdminPrincipalRecord> {
+  if ((yield* one('revoke-admin-principal', { id, now: tx.now })) === undefined)
+    throw new KeelError('admin_principal_not_found', `no platform admin ${id}`);
+  return toAdminPrincipal((yield* one('get-admin-principal', { id }))!);
+}
+
+/** The named platform admin with this key hash, revoked ones too; null for an unknown hash. */
+export function* findAdminPrincipal(keyHash: string): Procedure<AdminPrincipalRecord | null> {
+  const row = yield* one('find-admin-principal', { key_hash: keyHash });
+  return row === undefined ? null : toAdminPrincipal(row);
 }
