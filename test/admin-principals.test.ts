@@ -7,9 +7,8 @@ import { test, type TestContext } from 'node:test';
 import { runAdminsCommand } from '../src/cli/client/admins-command.ts';
 import { defineAgent } from '../src/index.ts';
 import { captureCli } from './support/cli-capture.ts';
-import { createFreshDatabase } from './support/fresh-database.ts';
 import { postgresAvailable } from './support/postgres.ts';
-import { ADMIN_KEY, startSchedulesKeel, type SchedulesKeel } from './support/schedules-keel.ts';
+import { ADMIN_KEY, startKeelOn, type SchedulesKeel } from './support/schedules-keel.ts';
 
 const quick = defineAgent({
   name: 'quick',
@@ -19,21 +18,8 @@ const quick = defineAgent({
   },
 });
 
-async function start(t: TestContext, backend: 'sqlite' | 'postgres'): Promise<SchedulesKeel> {
-  let databaseUrl: string | undefined;
-  if (backend === 'postgres') {
-    const db = await createFreshDatabase();
-    t.after(() => db.drop());
-    databaseUrl = db.url;
-  }
-  const keel = await startSchedulesKeel({
-    agents: [quick],
-    start: new Date().toISOString(),
-    ...(databaseUrl === undefined ? {} : { databaseUrl }),
-  });
-  t.after(() => keel.close());
-  return keel;
-}
+const start = (t: TestContext, backend: 'sqlite' | 'postgres'): Promise<SchedulesKeel> =>
+  startKeelOn(t, backend, [quick]);
 
 for (const backend of ['sqlite', 'postgres'] as const) {
   test(`named platform admins (${backend}): own keys, named in the audit log, revoked at once`, async (t) => {

@@ -6,9 +6,8 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { defineAgent } from '../src/index.ts';
-import { createFreshDatabase } from './support/fresh-database.ts';
 import { postgresAvailable } from './support/postgres.ts';
-import { ADMIN_KEY, startSchedulesKeel, type SchedulesKeel } from './support/schedules-keel.ts';
+import { ADMIN_KEY, startKeelOn, type SchedulesKeel } from './support/schedules-keel.ts';
 
 const waiter = defineAgent({
   name: 'waiter',
@@ -18,21 +17,8 @@ const waiter = defineAgent({
   },
 });
 
-async function start(t: TestContext, backend: 'sqlite' | 'postgres'): Promise<SchedulesKeel> {
-  let databaseUrl: string | undefined;
-  if (backend === 'postgres') {
-    const db = await createFreshDatabase();
-    t.after(() => db.drop());
-    databaseUrl = db.url;
-  }
-  const keel = await startSchedulesKeel({
-    agents: [waiter],
-    start: new Date().toISOString(),
-    ...(databaseUrl === undefined ? {} : { databaseUrl }),
-  });
-  t.after(() => keel.close());
-  return keel;
-}
+const start = (t: TestContext, backend: 'sqlite' | 'postgres'): Promise<SchedulesKeel> =>
+  startKeelOn(t, backend, [waiter]);
 
 for (const backend of ['sqlite', 'postgres'] as const) {
   test(`audit (${backend}): every covered action is an entry; filters, cursor pages and NDJSON read them`, async (t) => {

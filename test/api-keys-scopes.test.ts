@@ -8,9 +8,8 @@ import { test, type TestContext } from 'node:test';
 import { ROUTE_SCOPES } from '../src/api/route-scopes.ts';
 import { SCOPES } from '../src/domain/access.ts';
 import { defineAgent } from '../src/index.ts';
-import { createFreshDatabase } from './support/fresh-database.ts';
 import { postgresAvailable } from './support/postgres.ts';
-import { ADMIN_KEY, startSchedulesKeel, type SchedulesKeel } from './support/schedules-keel.ts';
+import { ADMIN_KEY, startKeelOn, type SchedulesKeel } from './support/schedules-keel.ts';
 
 const waiter = defineAgent({
   name: 'waiter',
@@ -49,21 +48,8 @@ async function call(
   return { status: res.status, body: parsed };
 }
 
-async function start(t: TestContext, backend: 'sqlite' | 'postgres'): Promise<SchedulesKeel> {
-  let databaseUrl: string | undefined;
-  if (backend === 'postgres') {
-    const db = await createFreshDatabase();
-    t.after(() => db.drop());
-    databaseUrl = db.url;
-  }
-  const keel = await startSchedulesKeel({
-    agents: [waiter],
-    start: new Date().toISOString(),
-    ...(databaseUrl === undefined ? {} : { databaseUrl }),
-  });
-  t.after(() => keel.close());
-  return keel;
-}
+const start = (t: TestContext, backend: 'sqlite' | 'postgres'): Promise<SchedulesKeel> =>
+  startKeelOn(t, backend, [waiter]);
 
 async function createKey(
   keel: SchedulesKeel,

@@ -17,6 +17,7 @@ import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import type { Store } from '../../src/store/store.ts';
 import { ManualClock } from '../../src/domain/clock.ts';
+import { createFreshDatabase } from './fresh-database.ts';
 
 export const ADMIN_KEY = 'admin-key-for-tests-0123456789';
 
@@ -127,5 +128,29 @@ export async function startSchedulesKeel(options: SchedulesKeelOptions): Promise
       if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
     },
   };
+  return keel;
+}
+
+/**
+ * A harness on the given backend for one test: SQLite in a temp dir, or a fresh Postgres database
+ * dropped after the test; closed after the test either way.
+ */
+export async function startKeelOn(
+  t: { after(fn: () => unknown): void },
+  backend: 'sqlite' | 'postgres',
+  agents: AgentDefinition[],
+): Promise<SchedulesKeel> {
+  let databaseUrl: string | undefined;
+  if (backend === 'postgres') {
+    const db = await createFreshDatabase();
+    t.after(() => db.drop());
+    databaseUrl = db.url;
+  }
+  const keel = await startSchedulesKeel({
+    agents,
+    start: new Date().toISOString(),
+    ...(databaseUrl === undefined ? {} : { databaseUrl }),
+  });
+  t.after(() => keel.close());
   return keel;
 }
