@@ -18,6 +18,7 @@ import type {
   AgentDefinition,
   Json,
   ModelRequest,
+  ParentEndPolicy,
   ModelResponse,
   ToolDefinition,
   ToolNode,
@@ -40,7 +41,13 @@ import { runTool } from './tool-runner.ts';
 import { journaledRequest } from './model-journal.ts';
 import { rememberPrompt } from '../telemetry/model-prompts.ts';
 import { telemetry } from '../telemetry/telemetry.ts';
-import { checkSleep, checkWaitForInput, parseToolArgs, resolveChild } from './ctx-checks.ts';
+import {
+  checkSleep,
+  checkWaitForInput,
+  parentEndPolicy,
+  parseToolArgs,
+  resolveChild,
+} from './ctx-checks.ts';
 import { poolWaitReporter } from './pool-waits.ts';
 import { parseAgentInput } from './agent-contract.ts';
 import { internalError, internalErrorCause } from '../domain/internal-error.ts';
@@ -93,10 +100,11 @@ export function createAgentContext(x: RunPort, deps: ContextDeps): AgentContext 
       checkSleep(ms);
       return sleep(x, x.position('sleep', 'sleep'), ms);
     },
-    child: async (ref, input) => {
+    child: async (ref, input, options) => {
       const agent = resolveChild(deps.registry, ref);
       parseAgentInput(agent, input); // agent_input_invalid before a position is taken
-      return child(x, deps, x.position('child', agent.name), agent, input) as never;
+      const onParentEnd = parentEndPolicy(options);
+      return child(x, deps, x.position('child', agent.name), agent, input, onParentEnd) as never;
     },
     now: () => now(x, x.position('now', 'now'), x.clock.now()),
     random: () => {
@@ -129,8 +137,14 @@ export const effects = {
   waitForInput: (x: RunPort, at: Position, key: string, timeoutMs: number | undefined) =>
     waitForInput(x, at, key, timeoutMs),
   sleep: (x: RunPort, at: Position, ms: number) => sleep(x, at, ms),
-  child: (x: RunPort, deps: ContextDeps, at: Position, agent: AgentDefinition, input: Json) =>
-    child(x, deps, at, agent, input),
+  child: (
+    x: RunPort,
+    deps: ContextDeps,
+    at: Position,
+    agent: AgentDefinition,
+    input: Json,
+    onParentEnd: ParentEndPolicy,
+  ) => child(x, deps, at, agent, input, onParentEnd),
   now: (x: RunPort, at: Position, value: number) => now(x, at, value),
 };
 
@@ -523,12 +537,18 @@ async function sleep(x: RunPort, { seq, entry }: Position, ms: number): Promise<
   });
 }
 
+/** A child effect's journal args: its run id, and its policy when it is not the default. */
+function childArgs(childRunId: string, onParentEnd: ParentEndPolicy): Json {
+  return onParentEnd === 'cancel' ? { childRunId } : { childRunId, onParentEnd };
+}
+
 async function child(
   x: RunPort,
   deps: ContextDeps,
   { seq, entry }: Position,
   agent: AgentDefinition,
   input: Json,
+  onParentEnd: ParentEndPolicy,
 ): Promise<Json> {
   if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed'))
     return settled(entry);
@@ -537,55 +557,65 @@ async function child(
   // the queue is full.
   const spawned = (entry?.args as { childRunId?: string } | null | undefined)?.childRunId;
   if (spawned === undefined) {
-    const room = await x.track('child', () => x.store.queuedRoom(x.run.tenantId));
-    // Children this run is spawning at the same time (Promise.all) take room too: a fan-out cannot
-    // overshoot alone.
-    if (room !== null && room - x.effects.spawnsInFlight <= 0)
-      return queueFullWait(x, seq, agent.name);
-    x.effects.spawnsInFlight++;
-    const childRunId = deps.newRunId();
-    await x.track('child', () =>
-      x
-        .commit({
-          journal: [
-            {
-              seq,
-              kind: 'child',
-              name: agent.name,
-              status: 'waiting',
-              args: { childRunId },
-              queuedAt,
-            },
-          ],
-          createRuns: [
-            {
-              id: childRunId,
-              tenantId: x.run.tenantId,
-              agent: agent.name,
-              agentVersion: agent.version,
-              input: toJson(input),
-              priority: x.run.priority,
-              budget: {},
-              metadata: null,
-              parentRunId: x.runId,
-              idempotencyKey: null,
-              requestHash: null,
-            },
-          ],
-          events: [
-            { type: 'effect.started', data: { seq, kind: 'child', name: agent.name, childRunId } },
-          ],
-        })
-        .finally(() => x.effects.spawnsInFlight--),
-    );
-    return x.addWait({
-      seq,
-      kind: 'child',
-      name: agent.name,
-      deadlineAt: null,
-      args: { childRunId },
-      reason: 'child',
-    });
+    // In flight from here to the spawn's commit: a parent returning without awaiting the child
+    // must not end between the room check and the commit (the child would outlive it).
+    const release = x.hold();
+    try {
+      const room = await x.track('child', () => x.store.queuedRoom(x.run.tenantId));
+      // Children this run is spawning at the same time (Promise.all) take room too: a fan-out cannot
+      // overshoot alone.
+      if (room !== null && room - x.effects.spawnsInFlight <= 0)
+        return queueFullWait(x, seq, agent.name);
+      x.effects.spawnsInFlight++;
+      const childRunId = deps.newRunId();
+      await x.track('child', () =>
+        x
+          .commit({
+            journal: [
+              {
+                seq,
+                kind: 'child',
+                name: agent.name,
+                status: 'waiting',
+                args: childArgs(childRunId, onParentEnd),
+                queuedAt,
+              },
+            ],
+            createRuns: [
+              {
+                id: childRunId,
+                tenantId: x.run.tenantId,
+                agent: agent.name,
+                agentVersion: agent.version,
+                input: toJson(input),
+                priority: x.run.priority,
+                budget: {},
+                metadata: null,
+                parentRunId: x.runId,
+                idempotencyKey: null,
+                requestHash: null,
+              },
+            ],
+            events: [
+              {
+                type: 'effect.started',
+                data: { seq, kind: 'child', name: agent.name, childRunId },
+              },
+            ],
+          })
+          .finally(() => x.effects.spawnsInFlight--),
+      );
+      return x.addWait({
+        seq,
+        kind: 'child',
+        name: agent.name,
+        deadlineAt: null,
+        args: childArgs(childRunId, onParentEnd),
+        reason: 'child',
+      });
+    } finally {
+      release();
+    }
   }
   const childRunId = spawned;
   const result = await x.track('child', async () => {
@@ -604,7 +634,7 @@ async function child(
           kind: 'child',
           name: agent.name,
           status: ok ? 'succeeded' : 'failed',
-          args: { childRunId },
+          args: childArgs(childRunId, onParentEnd),
           queuedAt,
           endedAt: x.clock.now(),
           ...(ok ? { result: run.result } : { error }),
@@ -625,7 +655,7 @@ async function child(
     kind: 'child',
     name: agent.name,
     deadlineAt: null,
-    args: { childRunId },
+    args: childArgs(childRunId, onParentEnd),
     reason: 'child',
   });
 }

@@ -2,7 +2,13 @@
 // the same in the main thread's ctx and in an isolate's, so both count positions alike.
 import { KeelError } from '../domain/keel-error.ts';
 import { isAgentDefinition, isToolDefinition } from '../sdk/define.ts';
-import type { AgentDefinition, Json, ToolDefinition } from '../sdk/types.ts';
+import type {
+  AgentDefinition,
+  ChildOptions,
+  Json,
+  ParentEndPolicy,
+  ToolDefinition,
+} from '../sdk/types.ts';
 import type { AgentRegistry } from './registry.ts';
 import { toJson } from './journal-cursor.ts';
 import { assertArgumentsFit, TOOL_ARGUMENTS_MAX_BYTES_DEFAULT } from './argument-size.ts';
@@ -58,4 +64,15 @@ export function resolveChild(
   if (agent === undefined)
     throw new TypeError('ctx.child() expects an agent name or an agent made with defineAgent()');
   return agent;
+}
+
+/** The child's parent-end policy, checked: a typo must not silently detach (or cancel) a child. */
+export function parentEndPolicy(options: ChildOptions | undefined): ParentEndPolicy {
+  const policy = options?.onParentEnd ?? 'cancel';
+  if (policy !== 'cancel' && policy !== 'detach')
+    throw new KeelError(
+      'validation_failed',
+      `ctx.child: onParentEnd is 'cancel' or 'detach', got ${JSON.stringify(policy)}`,
+    );
+  return policy;
 }

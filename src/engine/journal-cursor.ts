@@ -118,10 +118,16 @@ export class JournalCursor {
   }
 
   /** Child runs this run started and has not seen finish: a cancel propagates to them. */
-  unfinishedChildren(): string[] {
+  /**
+   * Children still running that end with the run: spawned, not settled, and not detached
+   * (`onParentEnd: 'detach'`).
+   */
+  childrenEndingWithRun(): string[] {
     return [...this.#entries.values()]
       .filter((e) => e.kind === 'child' && e.status === 'waiting')
-      .map((e) => (e.args as { childRunId?: string } | null)?.childRunId)
+      .map((e) => e.args as { childRunId?: string; onParentEnd?: string } | null)
+      .filter((args) => args?.onParentEnd !== 'detach')
+      .map((args) => args?.childRunId)
       .filter((id) => id !== undefined); // a child waiting for room in the queue was never spawned
   }
 

@@ -667,7 +667,9 @@ export class RunExecution implements RunPort {
         },
         events: [{ type: `run.${status}`, data: eventData }],
         ...(this.run.parentRunId !== null ? { wakeRuns: [this.run.parentRunId] } : {}),
-        ...(status === 'cancelled' ? { cancelRuns: this.#journal.unfinishedChildren() } : {}),
+        // However the run ends, the children it did not wait for end with it (in this commit: no
+        // crash can leave an orphan), but for detached ones.
+        cancelRuns: this.#journal.childrenEndingWithRun(),
       });
       this.#runStatus = status;
       this.#end({ status });

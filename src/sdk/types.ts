@@ -176,6 +176,17 @@ export interface StepOptions {
  * What agent code may touch. Every method is an effect with a position in the run's journal:
  * on replay, completed effects return their journaled result without running again.
  */
+/** What happens to a child run still running when its parent ends. */
+export type ParentEndPolicy = 'cancel' | 'detach';
+
+export interface ChildOptions {
+  /**
+   * `cancel` (the default): the child is cancelled, with the parent's end, in the same commit (no
+   * orphan survives a crash); `detach`: it runs on by itself.
+   */
+  onParentEnd?: ParentEndPolicy;
+}
+
 export interface AgentContext {
   readonly runId: string;
   readonly tenantId: string;
@@ -190,8 +201,15 @@ export interface AgentContext {
   waitForInput<T extends Json = Json>(key: string, options?: WaitForInputOptions): Promise<T>;
   /** Durable timer: the run releases its worker and resumes after `ms`. */
   sleep(ms: number): Promise<void>;
-  /** Starts a child run and waits for its result. */
-  child<T extends Json = Json>(agent: string | AgentDefinition<any, any>, input: Json): Promise<T>;
+  /**
+   * Starts a child run and waits for its result. A child the run did not wait for is cancelled
+   * when the run ends, however it ends, unless it was started with `onParentEnd: 'detach'`.
+   */
+  child<T extends Json = Json>(
+    agent: string | AgentDefinition<any, any>,
+    input: Json,
+    options?: ChildOptions,
+  ): Promise<T>;
   /** Deterministic time (milliseconds since epoch), journaled on first use. */
   now(): number;
   /** Deterministic random number in [0, 1). */

@@ -7,13 +7,20 @@ import { KeelError, deserializeError, isKeelError } from '../../domain/keel-erro
 import { toModelToolSpec } from '../../models/tool-spec.ts';
 import type {
   AgentContext,
+  ChildOptions,
   Json,
   ModelRequest,
   StepOptions,
   ToolDefinition,
 } from '../../sdk/types.ts';
 import type { EffectKind } from '../../domain/records.ts';
-import { checkSleep, checkWaitForInput, parseToolArgs, resolveChild } from '../ctx-checks.ts';
+import {
+  checkSleep,
+  checkWaitForInput,
+  parentEndPolicy,
+  parseToolArgs,
+  resolveChild,
+} from '../ctx-checks.ts';
 import { parseAgentInput } from '../agent-contract.ts';
 import { SeededRandom } from '../deterministic.ts';
 import type { AgentRegistry } from '../registry.ts';
@@ -114,9 +121,14 @@ export class IsolatedRun {
         if (this.#journal.has(seq)) return;
         await this.#call(seq, { op: 'sleep', name: 'sleep', ms });
       },
-      child: (async (ref: Parameters<AgentContext['child']>[0], input: Json) => {
+      child: (async (
+        ref: Parameters<AgentContext['child']>[0],
+        input: Json,
+        options?: ChildOptions,
+      ) => {
         const agent = resolveChild(registry, ref);
         parseAgentInput(agent, input); // a bad child input takes no position, as in the main thread
+        const onParentEnd = parentEndPolicy(options);
         const seq = this.#position('child', agent.name);
         const entry = this.#journal.get(seq);
         if (entry !== undefined) return settled(entry);
@@ -125,6 +137,7 @@ export class IsolatedRun {
           name: agent.name,
           agent: `${agent.name}@${agent.version}`,
           input: toJson(input),
+          onParentEnd,
         });
       }) as AgentContext['child'],
       now: () => {

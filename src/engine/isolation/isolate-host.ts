@@ -400,7 +400,14 @@ export class IsolateHost implements AgentHost {
           value = await effects.sleep(x, at, body.ms);
           break;
         case 'child':
-          value = await effects.child(x, deps, at, deps.registry.resolve(body.agent), body.input);
+          value = await effects.child(
+            x,
+            deps,
+            at,
+            deps.registry.resolve(body.agent),
+            body.input,
+            body.onParentEnd,
+          );
           break;
       }
       return { ok: true, value: toJson(value) };

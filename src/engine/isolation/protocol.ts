@@ -3,7 +3,7 @@
 // replayed positions from the journal it was given, and asks the main thread for everything else;
 // the main thread checks every position again.
 import type { SerializedError } from '../../domain/keel-error.ts';
-import type { Json, ModelRequest, RetryPolicy } from '../../sdk/types.ts';
+import type { Json, ModelRequest, ParentEndPolicy, RetryPolicy } from '../../sdk/types.ts';
 import type { EffectKind } from '../../domain/records.ts';
 
 /** What the isolate needs of a journal entry to replay it without asking. */
@@ -46,7 +46,7 @@ export type Call =
   | { op: 'tool'; name: string; args: Json }
   | { op: 'input'; name: string; timeoutMs?: number }
   | { op: 'sleep'; name: 'sleep'; ms: number }
-  | { op: 'child'; name: string; agent: string; input: Json };
+  | { op: 'child'; name: string; agent: string; input: Json; onParentEnd: ParentEndPolicy };
 
 export type Outcome = { ok: true; value: Json } | { ok: false; error: ThrownError };
 

@@ -1,0 +1,108 @@
+// A child run its parent did not wait for ends with the parent, however the parent ends (issue
+// 21): cancelled in the parent's own final commit (so no crash leaves an orphan), unless it was
+// started with `onParentEnd: 'detach'`, on SQLite and Postgres; a bad policy is refused before a
+// position is taken.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { defineAgent } from '../src/index.ts';
+import { postgresAvailable } from './support/postgres.ts';
+import { startKeelOn, type SchedulesKeel } from './support/schedules-keel.ts';
+
+const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
+/** Generous: the runs take milliseconds, but a loaded machine may hold a poll back for seconds. */
+const WAIT_MS = 60_000;
+
+const stuck = defineAgent({
+  name: 'stuck',
+  version: '1',
+  async run(ctx) {
+    return ctx.waitForInput('never');
+  },
+});
+
+/** Spawns a default child and a detached one, waits for neither, then ends as asked. */
+const parent = defineAgent({
+  name: 'parent',
+  version: '1',
+  async run(ctx, input: { end: 'succeed' | 'fail' }) {
+    void ctx.child('stuck', { role: 'default' }).catch(() => undefined);
+    void ctx.child('stuck', { role: 'detached' }, { onParentEnd: 'detach' }).catch(() => undefined);
+    if (input.end === 'fail') throw new Error('the parent gives up');
+    return { spawned: 2 };
+  },
+});
+
+const badPolicy = defineAgent({
+  name: 'bad-policy',
+  version: '1',
+  async run(ctx) {
+    try {
+      await ctx.child('stuck', {}, { onParentEnd: 'orphan' as never });
+      return 'spawned';
+    } catch (error) {
+      return (error as { code: string }).code;
+    }
+  },
+});
+
+async function childrenOf(keel: SchedulesKeel, parentId: string) {
+  const runs = (await keel.request('GET', '/v1/runs?agent=stuck&limit=100')).body.runs as {
+    id: string;
+    parentRunId: string;
+    input: { role: string };
+  }[];
+  return runs.filter((r) => r.parentRunId === parentId);
+}
+
+for (const backend of ['sqlite', 'postgres'] as const) {
+  for (const end of ['succeed', 'fail'] as const) {
+    test(`children (${backend}): the parent ${end}s; its default child is cancelled with it, the detached one runs on`, async (t) => {
+      if (backend === 'postgres' && !(await postgresAvailable())) return t.skip('no Postgres');
+      const keel = await startKeelOn(t, backend, [stuck, parent, badPolicy]);
+      const id = (await keel.request('POST', '/v1/runs', { agent: 'parent', input: { end } })).body
+        .id as string;
+      const done = await keel.waitForRun(id, (r) => TERMINAL.has(r.status), WAIT_MS);
+      assert.equal(done.status, end === 'succeed' ? 'succeeded' : 'failed');
+
+      const kids = await childrenOf(keel, id);
+      assert.equal(kids.length, 2, 'both children were spawned before the parent ended');
+      const byRole = new Map(kids.map((k) => [k.input.role, k.id]));
+      const cancelled = await keel.waitForRun(
+        byRole.get('default')!,
+        (r) => TERMINAL.has(r.status),
+        WAIT_MS,
+      );
+      assert.equal(cancelled.status, 'cancelled');
+      const events = (
+        await keel.request('GET', `/v1/runs/${byRole.get('default')}/events?format=json`)
+      ).body as { type: string; data: { by?: string } }[];
+      assert.equal(events.find((e) => e.type === 'run.cancelling')?.data.by, `parent ${id}`);
+
+      const detached = await keel.waitForRun(
+        byRole.get('detached')!,
+        (r) => r.status === 'waiting',
+      );
+      assert.equal(detached.waitingReason, 'input');
+      // It is still a live run of its own: it finishes when given its input.
+      await keel.request('POST', `/v1/runs/${byRole.get('detached')}/input`, {
+        key: 'never',
+        value: 'done',
+      });
+      const finished = await keel.waitForRun(
+        byRole.get('detached')!,
+        (r) => TERMINAL.has(r.status),
+        WAIT_MS,
+      );
+      assert.deepEqual([finished.status, finished.result], ['succeeded', 'done']);
+    });
+  }
+
+  test(`children (${backend}): an unknown onParentEnd is refused in the parent, before anything is spawned`, async (t) => {
+    if (backend === 'postgres' && !(await postgresAvailable())) return t.skip('no Postgres');
+    const keel = await startKeelOn(t, backend, [stuck, parent, badPolicy]);
+    const id = (await keel.request('POST', '/v1/runs', { agent: 'bad-policy' })).body.id as string;
+    const done = await keel.waitForRun(id, (r) => TERMINAL.has(r.status), WAIT_MS);
+    assert.deepEqual([done.status, done.result], ['succeeded', 'validation_failed']);
+    assert.equal((await childrenOf(keel, id)).length, 0);
+  });
+}
