@@ -1,0 +1,246 @@
+// A run's events as an async iterator over SSE (fetch + eventsource-parser; EventSource cannot send
+// the Authorization header). A dropped connection is resumed with Last-Event-ID = the last run
+// event delivered, after a bounded, jittered backoff, so no event is lost or repeated; the iterator
+// ends after the run's terminal event. Ephemeral model deltas (no `id:`) go to a callback and never
+// move the cursor. Browser-safe: no Node modules.
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { backoffDelayMs } from '../domain/backoff.ts';
+import { isTransientError, KeelProtocolError, KeelStreamError } from './errors.ts';
+import type { HttpTransport } from './http-transport.ts';
+import type { EventsOptions } from './keel-runs.ts';
+import {
+  isTerminalStatus,
+  type ModelDelta,
+  type Run,
+  type RunEvent,
+  TERMINAL_EVENT_TYPES,
+} from './types.ts';
+
+/** Consecutive failed connections tolerated before the iterator throws KeelStreamError. */
+export const STREAM_MAX_RECONNECTS = 8;
+/** The second consecutive retry waits about this long; later ones double it, up to the max. */
+export const STREAM_RETRY_BASE_DELAY_MS = 250;
+export const STREAM_RETRY_MAX_DELAY_MS = 10_000;
+/**
+ * A connection silent for this long is presumed dead and replaced (the server writes a keep-alive
+ * comment every 15 s, so a live one never is).
+ */
+export const STREAM_IDLE_TIMEOUT_MS = 45_000;
+
+/** Delay before the `attempt`-th consecutive reconnection: immediate, then doubling, jittered. */
+export function reconnectDelayMs(attempt: number): number {
+  if (attempt <= 1) return 0;
+  return backoffDelayMs(
+    {
+      initialDelayMs: STREAM_RETRY_BASE_DELAY_MS,
+      maxDelayMs: STREAM_RETRY_MAX_DELAY_MS,
+      multiplier: 2,
+      jitter: 'equal',
+    },
+    attempt - 1,
+  );
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** A stored run event from an SSE message that carries an `id:`; its data is the whole event. */
+export function runEventOf(message: EventSourceMessage): RunEvent {
+  let data: unknown;
+  try {
+    data = JSON.parse(message.data);
+  } catch {
+    throw new KeelProtocolError(`event ${message.id} (${message.event}) does not carry JSON`);
+  }
+  const fields = (typeof data === 'object' && data !== null ? data : {}) as Partial<RunEvent>;
+  const seq = Number(message.id);
+  if (!Number.isSafeInteger(seq) || (fields.seq !== undefined && fields.seq !== seq))
+    throw new KeelProtocolError(`event id '${message.id}' is not its sequence number`);
+  return {
+    seq,
+    type: typeof fields.type === 'string' ? fields.type : (message.event ?? 'message'),
+    at: typeof fields.at === 'string' ? fields.at : '',
+    data: 'data' in fields ? fields.data : data,
+  };
+}
+
+/** A model delta from an id-less `model.delta` message, or undefined if it is not one. */
+export function modelDeltaOf(message: EventSourceMessage): ModelDelta | undefined {
+  if (message.event !== 'model.delta' || message.id !== undefined) return undefined;
+  try {
+    const d = JSON.parse(message.data) as Partial<ModelDelta>;
+    if (typeof d.seq !== 'number' || typeof d.text !== 'string') return undefined;
+    return {
+      seq: d.seq,
+      text: d.text,
+      model: typeof d.model === 'string' ? d.model : '',
+      attempt: typeof d.attempt === 'number' ? d.attempt : 1,
+      index: typeof d.index === 'number' ? d.index : 0,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+interface Progress {
+  lastSeq: number;
+  received: number;
+  ended: boolean;
+}
+
+/** Yields one connection's new run events; returns the error that cut it, or undefined. */
+async function* readConnection(
+  body: ReadableStream<Uint8Array>,
+  progress: Progress,
+  options: EventsOptions,
+  idle: () => void,
+): AsyncGenerator<RunEvent, unknown, undefined> {
+  const pending: EventSourceMessage[] = [];
+  const parser = createParser({ onEvent: (message) => pending.push(message) });
+  const decoder = new TextDecoder();
+  const reader = body.getReader();
+  try {
+    for (;;) {
+      let chunk: ReadableStreamReadResult<Uint8Array>;
+      try {
+        chunk = await reader.read();
+      } catch (error) {
+        return error; // reset, truncated chunk, idle abort: the connection dropped
+      }
+      idle();
+      if (chunk.done) return undefined;
+      parser.feed(decoder.decode(chunk.value, { stream: true }));
+      for (const message of pending.splice(0)) {
+        if (message.id === undefined) {
+          const delta = modelDeltaOf(message);
+          if (delta !== undefined) options.onModelDelta?.(delta);
+          continue;
+        }
+        const event = runEventOf(message);
+        if (event.seq <= progress.lastSeq) continue; // a resumed stream never repeats an event
+        progress.lastSeq = event.seq;
+        progress.received += 1;
+        yield event;
+        if (TERMINAL_EVENT_TYPES.has(event.type)) {
+          progress.ended = true;
+          return undefined;
+        }
+      }
+    }
+  } finally {
+    // Stopping early must release the socket, not leave it to the server.
+    reader.cancel().catch(() => undefined);
+  }
+}
+
+/**
+ * The run's events after `options.after`, across reconnections, until its terminal event.
+ *
+ * @example
+ * for await (const event of followRunEvents(http, runId, { after: 0 })) console.log(event.type);
+ */
+export async function* followRunEvents(
+  http: HttpTransport,
+  runId: string,
+  options: EventsOptions = {},
+): AsyncGenerator<RunEvent, void, undefined> {
+  const path = `/v1/runs/${encodeURIComponent(runId)}/events`;
+  const progress: Progress = { lastSeq: options.after ?? 0, received: 0, ended: false };
+  let failures = 0;
+  for (;;) {
+    options.signal?.throwIfAborted();
+    const connection = new AbortController();
+    const onAbort = (): void => connection.abort(options.signal?.reason);
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    let idleTimer: ReturnType<typeof setTimeout> | undefined;
+    const idle = (): void => {
+      clearTimeout(idleTimer);
+      idleTimer = setTimeout(
+        () => connection.abort(new Error('the stream went silent')),
+        STREAM_IDLE_TIMEOUT_MS,
+      );
+    };
+    progress.received = 0;
+    let cut: unknown;
+    try {
+      const headers: Record<string, string> = { accept: 'text/event-stream' };
+      if (progress.lastSeq > 0) headers['last-event-id'] = String(progress.lastSeq);
+      let body: ReadableStream<Uint8Array> | undefined;
+      try {
+        body = await http.stream(path, { headers, signal: connection.signal });
+      } catch (error) {
+        if (options.signal?.aborted || !isTransientError(error)) throw error;
+        cut = error;
+      }
+      if (body !== undefined) {
+        idle();
+        cut = yield* readConnection(body, progress, options, idle);
+      }
+    } finally {
+      clearTimeout(idleTimer);
+      options.signal?.removeEventListener('abort', onAbort);
+      connection.abort();
+    }
+    options.signal?.throwIfAborted();
+    if (progress.ended) return;
+    // A clean end that delivered nothing: the run may be over with nothing left after our cursor.
+    if (
+      cut === undefined &&
+      progress.received === 0 &&
+      (yield* drainIfEnded(http, runId, progress))
+    )
+      return;
+    failures = progress.received > 0 ? 1 : failures + 1;
+    if (failures > STREAM_MAX_RECONNECTS)
+      throw new KeelStreamError(STREAM_MAX_RECONNECTS, progress.lastSeq, cut);
+    const delayMs = reconnectDelayMs(failures);
+    options.onReconnect?.({
+      attempt: failures,
+      maxAttempts: STREAM_MAX_RECONNECTS,
+      delayMs,
+      lastSeq: progress.lastSeq,
+      error: cut,
+    });
+    if (delayMs > 0) await sleep(delayMs, options.signal);
+  }
+}
+
+/**
+ * If the run has ended, yields the events stored after the cursor (a stream cut by a server
+ * shutting down may not have sent them) and says so; a transient failure says "not known: retry".
+ */
+async function* drainIfEnded(
+  http: HttpTransport,
+  runId: string,
+  progress: Progress,
+): AsyncGenerator<RunEvent, boolean, undefined> {
+  const id = encodeURIComponent(runId);
+  try {
+    const run = await http.json<Run>('GET', `/v1/runs/${id}`);
+    if (!isTerminalStatus(run.status)) return false;
+    const rest = await http.json<RunEvent[]>('GET', `/v1/runs/${id}/events`, {
+      query: { format: 'json', after: progress.lastSeq },
+    });
+    for (const event of rest) {
+      if (event.seq <= progress.lastSeq) continue;
+      progress.lastSeq = event.seq;
+      yield event;
+    }
+    return true;
+  } catch (error) {
+    if (isTransientError(error)) return false;
+    throw error;
+  }
+}
