@@ -52,6 +52,7 @@ export type {
   RunStatus,
   RunTemplate,
   Schedule,
+  ScheduleEvent,
   SchedulePage,
   Step,
   UpdateScheduleRequest,

@@ -47,6 +47,8 @@ export interface EventsOptions extends CallOptions {
   onModelDelta?: (delta: ModelDelta) => void;
   /** Called before each reconnection after a dropped connection. */
   onReconnect?: (info: ReconnectInfo) => void;
+  /** Consecutive failed connections tolerated before KeelStreamError (default 8). */
+  maxReconnects?: number;
 }
 
 export interface ReconnectInfo {

@@ -8,6 +8,7 @@ import type {
   Fire,
   FirePage,
   Schedule,
+  ScheduleEvent,
   SchedulePage,
   UpdateScheduleRequest,
 } from './types.ts';
@@ -36,6 +37,12 @@ export interface KeelSchedules {
     page?: { limit?: number; cursor?: string; status?: string },
     options?: CallOptions,
   ): Promise<FirePage>;
+  /** What happened to the schedule's fires, in order, after `after`. */
+  events(
+    id: string,
+    page?: { after?: number; limit?: number },
+    options?: CallOptions,
+  ): Promise<ScheduleEvent[]>;
 }
 
 const path = (id: string): string => `/v1/schedules/${encodeURIComponent(id)}`;
@@ -99,5 +106,17 @@ export class HttpSchedules implements KeelSchedules {
       query: { ...page },
       signal: options.signal,
     });
+  }
+
+  async events(
+    id: string,
+    page: { after?: number; limit?: number } = {},
+    options: CallOptions = {},
+  ): Promise<ScheduleEvent[]> {
+    const body = await this.#http.json<{ events: ScheduleEvent[] }>('GET', `${path(id)}/events`, {
+      query: { ...page },
+      signal: options.signal,
+    });
+    return body.events;
   }
 }

@@ -158,6 +158,7 @@ export async function* followRunEvents(
 ): AsyncGenerator<RunEvent, void, undefined> {
   const path = `/v1/runs/${encodeURIComponent(runId)}/events`;
   const progress: Progress = { lastSeq: options.after ?? 0, received: 0, ended: false };
+  const maxReconnects = options.maxReconnects ?? STREAM_MAX_RECONNECTS;
   let failures = 0;
   for (;;) {
     options.signal?.throwIfAborted();
@@ -203,12 +204,11 @@ export async function* followRunEvents(
     )
       return;
     failures = progress.received > 0 ? 1 : failures + 1;
-    if (failures > STREAM_MAX_RECONNECTS)
-      throw new KeelStreamError(STREAM_MAX_RECONNECTS, progress.lastSeq, cut);
+    if (failures > maxReconnects) throw new KeelStreamError(maxReconnects, progress.lastSeq, cut);
     const delayMs = reconnectDelayMs(failures);
     options.onReconnect?.({
       attempt: failures,
-      maxAttempts: STREAM_MAX_RECONNECTS,
+      maxAttempts: maxReconnects,
       delayMs,
       lastSeq: progress.lastSeq,
       error: cut,

@@ -228,12 +228,22 @@ export type UpdateScheduleRequest = Partial<Omit<CreateScheduleRequest, 'templat
 export interface Schedule {
   id: string;
   name: string | null;
+  /** Goes up with each edit. */
+  version: number;
   cron: string | null;
   intervalMs: number | null;
   timeZone: string;
+  startAt: string | null;
+  endAt: string | null;
   paused: boolean;
-  version: number;
   template: RunTemplate;
+  catchupWindowMs: number;
+  overlap: string;
+  webhookUrl: string | null;
+  nextFireAt: string | null;
+  lastSuccessAt: string | null;
+  createdAt: string;
+  updatedAt: string;
   [field: string]: unknown;
 }
 
@@ -242,11 +252,28 @@ export interface SchedulePage {
   nextCursor: string | null;
 }
 
+/** One fire of a schedule and what came of it. */
 export interface Fire {
+  scheduleId: string;
   logicalTime: string;
+  kind: 'scheduled' | 'trigger' | 'backfill';
+  /** pending, buffered, cancelling_other: waiting; started, cancelled_other: a run was created; skipped, missed: never ran. */
   status: string;
   runId: string | null;
+  scheduleVersion: number;
+  firedBy: string | null;
+  detail: Record<string, unknown> | null;
+  recordedAt: string;
+  startedAt: string | null;
   [field: string]: unknown;
+}
+
+/** What happened to a schedule's fires, in order (fire.requested, fire.<status>, …). */
+export interface ScheduleEvent {
+  seq: number;
+  type: string;
+  at: string;
+  data: { logicalTime?: string; runId?: string | null; [field: string]: unknown };
 }
 
 export interface FirePage {
