@@ -125,8 +125,10 @@ export class HttpTransport {
   ): Promise<Response> {
     const url = this.url(path, options.query);
     const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
+    // A caller's own authorization header (a key being tried at sign-in) wins over the client's.
     const key = this.#apiKey();
-    if (key !== undefined && key !== '') headers.authorization = `Bearer ${key}`;
+    if (key !== undefined && key !== '' && headers.authorization === undefined)
+      headers.authorization = `Bearer ${key}`;
     const init: RequestInit = { method, headers };
     if (options.body !== undefined) {
       headers['content-type'] = 'application/json';

@@ -16,6 +16,7 @@ export type { KeelSchedules } from './keel-schedules.ts';
 export { HttpTransport, REQUEST_TIMEOUT_MS, type HttpOptions } from './http-transport.ts';
 export { HttpRuns, RESULT_WAIT_MAX_MS } from './http-runs.ts';
 export { HttpSchedules } from './keel-schedules.ts';
+export { classifyStreamMessage, type StreamMessage } from './run-event-stream.ts';
 export {
   isTransientError,
   KeelApiError,
@@ -38,6 +39,7 @@ export type {
   Fire,
   FirePage,
   ForkRequest,
+  Json,
   ListRunsFilter,
   ModelDelta,
   Priority,

@@ -47,7 +47,9 @@ export interface EventsOptions extends CallOptions {
   onModelDelta?: (delta: ModelDelta) => void;
   /** Called before each reconnection after a dropped connection. */
   onReconnect?: (info: ReconnectInfo) => void;
-  /** Consecutive failed connections tolerated before KeelStreamError (default 8). */
+  /** Called each time a connection is open (the first, and each after a reconnection). */
+  onConnect?: () => void;
+  /** Consecutive failed connections tolerated before KeelStreamError (default 8; Infinity: never give up). */
   maxReconnects?: number;
 }
 

@@ -5,7 +5,7 @@
 // move the cursor. Browser-safe: no Node modules.
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { backoffDelayMs } from '../domain/backoff.ts';
-import { isTransientError, KeelProtocolError, KeelStreamError } from './errors.ts';
+import { isTransientError, KeelStreamError } from './errors.ts';
 import type { HttpTransport } from './http-transport.ts';
 import type { EventsOptions } from './keel-runs.ts';
 import {
@@ -56,42 +56,49 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
-/** A stored run event from an SSE message that carries an `id:`; its data is the whole event. */
-export function runEventOf(message: EventSourceMessage): RunEvent {
+/** What one SSE message of a run's stream is. */
+export type StreamMessage =
+  | { kind: 'event'; event: RunEvent }
+  | { kind: 'delta'; delta: ModelDelta }
+  | { kind: 'ignored' };
+
+/**
+ * Tells the two kinds of message apart by their SSE fields, never by their data: a run event
+ * carries a numeric `id:` equal to its data's `seq` (the resume cursor); a model delta carries no
+ * `id:` (its `seq` is a journal position, not an event number: taken for an event, it would resume
+ * the stream at a wrong place). Anything else — a kind this client does not know yet — is ignored
+ * rather than allowed to break the reader.
+ */
+export function classifyStreamMessage(message: {
+  id?: string | undefined;
+  event?: string | undefined;
+  data: string;
+}): StreamMessage {
   let data: unknown;
   try {
     data = JSON.parse(message.data);
   } catch {
-    throw new KeelProtocolError(`event ${message.id} (${message.event}) does not carry JSON`);
+    return { kind: 'ignored' };
   }
-  const fields = (typeof data === 'object' && data !== null ? data : {}) as Partial<RunEvent>;
-  const seq = Number(message.id);
-  if (!Number.isSafeInteger(seq) || (fields.seq !== undefined && fields.seq !== seq))
-    throw new KeelProtocolError(`event id '${message.id}' is not its sequence number`);
-  return {
-    seq,
-    type: typeof fields.type === 'string' ? fields.type : (message.event ?? 'message'),
-    at: typeof fields.at === 'string' ? fields.at : '',
-    data: 'data' in fields ? fields.data : data,
-  };
-}
-
-/** A model delta from an id-less `model.delta` message, or undefined if it is not one. */
-export function modelDeltaOf(message: EventSourceMessage): ModelDelta | undefined {
-  if (message.event !== 'model.delta' || message.id !== undefined) return undefined;
-  try {
-    const d = JSON.parse(message.data) as Partial<ModelDelta>;
-    if (typeof d.seq !== 'number' || typeof d.text !== 'string') return undefined;
+  if (typeof data !== 'object' || data === null) return { kind: 'ignored' };
+  const d = data as Record<string, unknown>;
+  if (message.event === 'model.delta') {
+    if (message.id !== undefined) return { kind: 'ignored' };
+    if (typeof d.seq !== 'number' || typeof d.text !== 'string') return { kind: 'ignored' };
     return {
-      seq: d.seq,
-      text: d.text,
-      model: typeof d.model === 'string' ? d.model : '',
-      attempt: typeof d.attempt === 'number' ? d.attempt : 1,
-      index: typeof d.index === 'number' ? d.index : 0,
+      kind: 'delta',
+      delta: {
+        seq: d.seq,
+        model: typeof d.model === 'string' ? d.model : '',
+        attempt: typeof d.attempt === 'number' ? d.attempt : 1,
+        index: typeof d.index === 'number' ? d.index : 0,
+        text: d.text,
+      },
     };
-  } catch {
-    return undefined;
   }
+  if (message.id === undefined || !/^\d+$/.test(message.id)) return { kind: 'ignored' };
+  if (typeof d.type !== 'string' || d.seq !== Number(message.id)) return { kind: 'ignored' };
+  return { kind: 'event', event: data as RunEvent };
 }
 
 interface Progress {
@@ -123,12 +130,10 @@ async function* readConnection(
       if (chunk.done) return undefined;
       parser.feed(decoder.decode(chunk.value, { stream: true }));
       for (const message of pending.splice(0)) {
-        if (message.id === undefined) {
-          const delta = modelDeltaOf(message);
-          if (delta !== undefined) options.onModelDelta?.(delta);
-          continue;
-        }
-        const event = runEventOf(message);
+        const classified = classifyStreamMessage(message);
+        if (classified.kind === 'delta') options.onModelDelta?.(classified.delta);
+        if (classified.kind !== 'event') continue;
+        const event = classified.event;
         if (event.seq <= progress.lastSeq) continue; // a resumed stream never repeats an event
         progress.lastSeq = event.seq;
         progress.received += 1;
@@ -186,6 +191,7 @@ export async function* followRunEvents(
         cut = error;
       }
       if (body !== undefined) {
+        options.onConnect?.();
         idle();
         cut = yield* readConnection(body, progress, options, idle);
       }

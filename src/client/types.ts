@@ -33,6 +33,9 @@ export function isTerminalStatus(status: string): boolean {
 
 export type Priority = 'interactive' | 'batch';
 
+/** Any JSON value. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
 export interface RunError {
   code: string;
   message: string;
@@ -77,8 +80,6 @@ export interface Run {
   expectedFinishAt: string | null;
   rerunOf: string | null;
   resetFrom: { runId: string; position: number } | null;
-  /** Fields this client version does not know yet are kept, not dropped. */
-  [field: string]: unknown;
 }
 
 export interface CreateRunRequest {
@@ -151,11 +152,11 @@ export interface Step {
   endedAt: string | null;
   deadlineAt: string | null;
   error?: unknown;
-  input?: unknown;
-  output?: unknown;
+  /** What the step received and returned (previews in a list when the flags say so). */
+  input?: Json;
+  output?: Json;
   inputTruncated?: boolean;
   outputTruncated?: boolean;
-  [field: string]: unknown;
 }
 
 /** One claim of a run by a worker (a recovery after a crash is one more). */
@@ -166,7 +167,6 @@ export interface Attempt {
   startedAt: string;
   endedAt: string | null;
   ending: string;
-  [field: string]: unknown;
 }
 
 /** How an operator decides a tool execution whose outcome is unknown. */
@@ -244,7 +244,6 @@ export interface Schedule {
   lastSuccessAt: string | null;
   createdAt: string;
   updatedAt: string;
-  [field: string]: unknown;
 }
 
 export interface SchedulePage {
@@ -265,7 +264,6 @@ export interface Fire {
   detail: Record<string, unknown> | null;
   recordedAt: string;
   startedAt: string | null;
-  [field: string]: unknown;
 }
 
 /** What happened to a schedule's fires, in order (fire.requested, fire.<status>, …). */

@@ -3,7 +3,7 @@
 // flags and `io.env`; Keel is reached only through KeelHttpClient; everything is written through
 // `io`.
 import type { ParseArgsOptionsConfig } from 'node:util';
-import type { CreateScheduleRequest } from '../../client/index.ts';
+import type { CreateScheduleRequest, Fire, Schedule } from '../../client/index.ts';
 import { intFlag, onePositional as one } from '../kit/args.ts';
 import { clientFlagsUsage, connect, parseClientFlags as parse } from '../kit/client.ts';
 import { dispatch, type Subcommand } from '../kit/dispatch.ts';
@@ -53,9 +53,6 @@ const SCHEDULE_FLAGS = {
   webhook: { type: 'string' },
   priority: { type: 'string' },
 } as const satisfies ParseArgsOptionsConfig;
-
-type Schedule = Record<string, unknown> & { id: string };
-type Fire = Record<string, unknown>;
 
 /** The fields that hold a value (a flag not given is left out of the request). */
 function defined<T extends Record<string, unknown>>(
