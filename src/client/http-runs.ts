@@ -4,6 +4,7 @@
 import { backoffDelayMs } from '../domain/backoff.ts';
 import { isTransientError, KeelProtocolError, KeelWaitTimeoutError } from './errors.ts';
 import type { HttpTransport } from './http-transport.ts';
+import { sleep } from './sleep.ts';
 import type {
   CallOptions,
   CreateOptions,
@@ -38,21 +39,6 @@ export const WAIT_MAX_TRANSIENT_FAILURES = 8;
 export const LIST_ALL_MAX_PAGES = 10_000;
 
 const run = (id: string): string => `/v1/runs/${encodeURIComponent(id)}`;
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        reject(signal.reason);
-      },
-      { once: true },
-    );
-  });
-}
 
 export class HttpRuns implements KeelRuns {
   readonly #http: HttpTransport;

@@ -7,6 +7,7 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { backoffDelayMs } from '../domain/backoff.ts';
 import { isTransientError, KeelStreamError } from './errors.ts';
 import type { HttpTransport } from './http-transport.ts';
+import { sleep } from './sleep.ts';
 import type { EventsOptions } from './keel-runs.ts';
 import {
   isTerminalStatus,
@@ -39,21 +40,6 @@ export function reconnectDelayMs(attempt: number): number {
     },
     attempt - 1,
   );
-}
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /** What one SSE message of a run's stream is. */
