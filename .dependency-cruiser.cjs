@@ -58,6 +58,21 @@ module.exports = {
       to: { path: '^src/cli/' },
     },
     {
+      name: 'client-is-browser-safe',
+      severity: 'error',
+      comment:
+        'keel/client runs in browsers (the dashboard) and applications: it imports itself and the pure backoff arithmetic, no Node module and no other plane.',
+      from: { path: '^src/client/', pathNot: '\\.test\\.ts$' },
+      to: { path: '^src/', pathNot: '^src/(client/|domain/backoff\\.ts$)' },
+    },
+    {
+      name: 'client-imports-no-node-module',
+      severity: 'error',
+      comment: 'A node: import would break the dashboard bundle and browser applications.',
+      from: { path: '^src/client/', pathNot: '\\.test\\.ts$' },
+      to: { dependencyTypes: ['core'] },
+    },
+    {
       name: 'src-never-imports-tests',
       severity: 'error',
       comment: 'Shipped code must not depend on test helpers (tests beside the code may).',

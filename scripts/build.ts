@@ -16,7 +16,7 @@ cpSync(`${root}/src`, `${root}/dist`, {
   recursive: true,
   filter: (src) => !/\.(ts)$/.test(src) || false,
 });
-// Every entry package.json exports (`keel`, `keel/sandbox`, `keel/planner`) must have been built,
+// Every entry package.json exports (`keel`, `keel/sandbox`, `keel/planner`, `keel/client`) must have been built,
 // types included.
 const exported = (
   JSON.parse(readFileSync(`${root}/package.json`, 'utf8')) as {

@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { SseParser } from '../src/cli/client/sse.ts';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { apiClient, distributedScene, until } from './support/distributed.ts';
 import { startKeelRole } from './support/keel-process.ts';
 import { postgresAvailable } from './support/postgres.ts';
@@ -63,12 +63,14 @@ async function openStream(
       timedOut = true;
       abort.abort();
     }, STREAM_DEADLINE_MS);
-    const parser = new SseParser();
+    const pending: EventSourceMessage[] = [];
+    const parser = createParser({ onEvent: (message) => pending.push(message) });
     const decoder = new TextDecoder();
     const received: Received[] = [];
     try {
       for await (const chunk of res.body!) {
-        for (const m of parser.push(decoder.decode(chunk as Uint8Array, { stream: true }))) {
+        parser.feed(decoder.decode(chunk as Uint8Array, { stream: true }));
+        for (const m of pending.splice(0)) {
           const view = JSON.parse(m.data);
           assert.equal(Number(m.id), view.seq, 'the SSE id is the event sequence number');
           assert.equal(m.event, view.type);

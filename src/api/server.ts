@@ -1,6 +1,7 @@
 // Builds the HTTP API (Fastify): JSON parsing with a payload limit, zod validation, bearer auth per
 // tenant, the routes, the OpenAPI document at /openapi.json, health and readiness. It owns no run
 // state.
+import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import { z } from 'zod';
 import Fastify, { LogController, type FastifyInstance, type FastifyRequest } from 'fastify';
@@ -33,6 +34,7 @@ import type { PoolSnapshot } from '../scheduling/pool.ts';
 import { registerEventRoutes } from './routes/events.ts';
 import { registerRunRoutes } from './routes/runs.ts';
 import { registerRunLineageRoutes } from './routes/run-lineage.ts';
+import { registerRunResultRoutes } from './routes/run-result.ts';
 import { registerRunStepRoutes } from './routes/run-steps.ts';
 import { registerRunVersionRoutes } from './routes/run-versions.ts';
 import { registerAttemptRoutes } from './routes/attempts.ts';
@@ -114,6 +116,12 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     forceCloseConnections: true,
     frameworkErrors: errorHandler,
     clientErrorHandler,
+    // Each request's id is in the log lines it causes and in its x-request-id response header: a
+    // client's error carries it (keel/client's KeelApiError.requestId), so the two can be matched.
+    genReqId: () => randomUUID(),
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    void reply.header('x-request-id', request.id);
   });
   app.server.on('checkExpectation', answerExpectationFailed);
   app.setValidatorCompiler(validatorCompiler);
@@ -226,7 +234,9 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     ...(options.stepPreviewMaxBytes === undefined
       ? {}
       : { stepPreviewMaxBytes: options.stepPreviewMaxBytes }),
+    waits: { hub, closing: closing.signal },
   });
+  registerRunResultRoutes(app, { store: options.store, hub, tenantOf, closing: closing.signal });
   registerRunStepRoutes(app, { store: options.store, tenantOf });
   registerRunLineageRoutes(app, { store: options.store, registry: options.registry, tenantOf });
   registerRunVersionRoutes(app, { store: options.store, registry: options.registry, tenantOf });

@@ -141,7 +141,14 @@ async function runLive(file: string, options: LiveOptions, io: PlanCommandIo): P
 
   let measured: MeasuredWorkload;
   try {
-    measured = await measureWorkload(client, windowSeconds, new Date());
+    measured = await measureWorkload(
+      {
+        listRuns: (query) => client.runs.list(query),
+        listSteps: (runId) => client.runs.steps(runId),
+      },
+      windowSeconds,
+      new Date(),
+    );
   } catch (error) {
     if (
       !(

@@ -1,6 +1,26 @@
-// The dashboard's HTTP client: every call carries the API key (kept in sessionStorage, so it dies
-// with the tab) as a bearer token; a 401 signs the user out. Types mirror the /v1 wire schemas in
-// src/api/schemas.ts.
+// The dashboard's HTTP client: keel/client (src/client/, the client the CLI and applications use)
+// for runs, plus `api()` for the dashboard's own read routes. Every call carries the API key (kept
+// in sessionStorage, so it dies with the tab) as a bearer token; a 401 signs the user out. Types
+// are keel/client's where it has them, else they mirror the /v1 wire schemas in src/api/schemas.ts.
+import {
+  createKeelClient,
+  KeelApiError,
+  type ForkRequest,
+  type KeelRuns,
+  type Resolution,
+} from '../../src/client/index.ts';
+
+export type {
+  ForkRequest,
+  Json,
+  Run,
+  RunEvent,
+  RunStatus,
+  Step,
+} from '../../src/client/index.ts';
+export { RUN_STATUSES } from '../../src/client/index.ts';
+/** An API answer that is not a success: the API's stable `code`, the status and the message. */
+export { KeelApiError as ApiError };
 const KEY_STORAGE = 'keel.apiKey';
 const ROLE_STORAGE = 'keel.role';
 
@@ -9,98 +29,11 @@ const ROLE_STORAGE = 'keel.role';
  */
 export type Role = 'tenant' | 'admin';
 
-export type RunStatus =
-  | 'queued'
-  | 'running'
-  | 'waiting'
-  | 'cancelling'
-  | 'succeeded'
-  | 'failed'
-  | 'cancelled';
-export const RUN_STATUSES: readonly RunStatus[] = [
-  'queued',
-  'running',
-  'waiting',
-  'cancelling',
-  'succeeded',
-  'failed',
-  'cancelled',
-];
 export const TERMINAL: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cancelled']);
-
-export interface Run {
-  id: string;
-  tenantId: string;
-  agent: string;
-  agentVersion: string;
-  status: RunStatus;
-  stateVersion: number;
-  priority: string;
-  input: unknown;
-  result?: unknown;
-  error: { code: string; message: string; details?: unknown } | null;
-  outcome: string | null;
-  waitingReason: string | null;
-  waitingSince: string | null;
-  wakeAt: string | null;
-  budget: Record<string, number>;
-  counters: { steps: number; inputTokens: number; outputTokens: number; costUsd: number };
-  parentRunId: string | null;
-  attempts: number;
-  createdAt: string;
-  updatedAt: string;
-  endedAt: string | null;
-  deadlineAt: string | null;
-  /**
-   * Deadline-aware admission's estimate of its finish (absent from servers older than issue 27).
-   */
-  expectedFinishAt?: string | null;
-  /** Lineage (absent from servers older than issue 17): the run this one reruns. */
-  rerunOf?: string | null;
-  /** Lineage: the run (and journal position) this one was reset or forked from. */
-  resetFrom?: { runId: string; position: number } | null;
-}
-
-export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-
-export interface Step {
-  seq: number;
-  kind: string;
-  name: string;
-  status: string;
-  attempts: number;
-  executionId: string | null;
-  effectClass: string | null;
-  queuedAt: string | null;
-  startedAt: string | null;
-  endedAt: string | null;
-  deadlineAt: string | null;
-  error?: { code?: string; message?: string } | unknown;
-  /** What the step received and returned (absent from servers older than issue 17). */
-  input?: Json;
-  output?: Json;
-  /** The value shown is cut short: GET /v1/runs/:id/steps/:seq has it whole. */
-  inputTruncated?: boolean;
-  outputTruncated?: boolean;
-}
-
-/** Where a reset or fork starts: the journal is kept up to and including `position`. */
-export interface ForkRequest {
-  position?: number;
-  input?: unknown;
-  agentVersion?: string;
-}
 
 /** A 404 from a route this server does not have (an older Keel), not from a missing run. */
 export function isMissingRoute(error: unknown): boolean {
-  return error instanceof ApiError && error.status === 404 && error.code === 'not_found';
-}
-
-export interface RunEvent {
-  seq: number;
-  type: string;
-  at: string;
-  data: unknown;
+  return error instanceof KeelApiError && error.status === 404 && error.code === 'not_found';
 }
 
 export interface AgentUsage {
@@ -174,16 +107,6 @@ export type NodesOverview = Availability<{
   }>;
 }>;
 
-export class ApiError extends Error {
-  readonly status: number;
-  readonly code: string;
-  constructor(status: number, code: string, message: string) {
-    super(message);
-    this.status = status;
-    this.code = code;
-  }
-}
-
 export const apiKey = {
   get: (): string | null => sessionStorage.getItem(KEY_STORAGE),
   role: (): Role => (sessionStorage.getItem(ROLE_STORAGE) === 'admin' ? 'admin' : 'tenant'),
@@ -211,72 +134,56 @@ export function authHeaders(key = apiKey.get()): Record<string, string> {
   return key === null ? {} : { authorization: `Bearer ${key}` };
 }
 
+/** keel/client for this page's origin, with the signed-in key. */
+export const keel = createKeelClient({ baseUrl: '', apiKey: () => apiKey.get() ?? undefined });
+
+/** Runs `call`; a 401 (the key was revoked or expired) signs the user out. */
+async function signedIn<T>(call: Promise<T>): Promise<T> {
+  try {
+    return await call;
+  } catch (error) {
+    if (error instanceof KeelApiError && error.status === 401) signOut();
+    throw error;
+  }
+}
+
+/** A JSON request to a dashboard route; `key` tries a key other than the signed-in one. */
 export async function api<T>(
   path: string,
   init: { method?: string; body?: unknown; key?: string; signal?: AbortSignal } = {},
 ): Promise<T> {
-  const response = await fetch(path, {
-    method: init.method ?? 'GET',
-    headers: {
-      ...authHeaders(init.key ?? apiKey.get()),
-      ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}),
-    },
-    ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+  const request = keel.http.json<T>(init.method ?? 'GET', path, {
+    ...(init.key !== undefined ? { headers: authHeaders(init.key) } : {}),
+    ...(init.body !== undefined ? { body: init.body } : {}),
     ...(init.signal !== undefined ? { signal: init.signal } : {}),
   });
-  const text = await response.text();
-  const body = text.length > 0 ? JSON.parse(text) : null;
-  if (!response.ok) {
-    const error = (body as { error?: { code?: string; message?: string } } | null)?.error;
-    if (response.status === 401 && init.key === undefined) signOut();
-    throw new ApiError(
-      response.status,
-      error?.code ?? 'http_error',
-      error?.message ?? `HTTP ${response.status}`,
-    );
-  }
-  return body as T;
+  return init.key === undefined ? signedIn(request) : request;
 }
 
+const runs: KeelRuns = keel.runs;
+
 export const runsApi = {
-  list: (q: { status?: string; agent?: string; cursor?: string; limit?: number }) => {
-    const params = new URLSearchParams();
-    for (const [k, v] of Object.entries(q))
-      if (v !== undefined && v !== '') params.set(k, String(v));
-    return api<{ runs: Run[]; nextCursor: string | null }>(`/v1/runs?${params}`);
-  },
-  get: (id: string) => api<Run>(`/v1/runs/${encodeURIComponent(id)}`),
-  steps: (id: string) => api<{ steps: Step[] }>(`/v1/runs/${encodeURIComponent(id)}/steps`),
-  /** One step with its input and output whole (never truncated). */
-  step: (id: string, seq: number) =>
-    api<{ step: Step }>(`/v1/runs/${encodeURIComponent(id)}/steps/${seq}`),
-  /** A new run with the same agent, version and input. */
-  rerun: (id: string) =>
-    api<Run>(`/v1/runs/${encodeURIComponent(id)}/rerun`, { method: 'POST', body: {} }),
-  /** A new run that reuses this run's journal up to `position` and executes from there. */
-  reset: (id: string, position: number) =>
-    api<Run>(`/v1/runs/${encodeURIComponent(id)}/reset`, { method: 'POST', body: { position } }),
-  /** A reset with another input and/or agent version. */
-  fork: (id: string, body: ForkRequest) =>
-    api<Run>(`/v1/runs/${encodeURIComponent(id)}/fork`, { method: 'POST', body }),
-  create: (agent: string, input: unknown) =>
-    api<Run>('/v1/runs', { method: 'POST', body: { agent, input } }),
-  cancel: (id: string) => api<Run>(`/v1/runs/${encodeURIComponent(id)}/cancel`, { method: 'POST' }),
-  input: (id: string, key: string, value: unknown) =>
-    api<Run>(`/v1/runs/${encodeURIComponent(id)}/input`, { method: 'POST', body: { key, value } }),
-  resolve: (
-    id: string,
-    executionId: string,
-    body: {
-      action: 'retry' | 'succeeded' | 'failed';
-      result?: unknown;
-      error?: { message: string };
-    },
-  ) =>
-    api<Run>(
-      `/v1/runs/${encodeURIComponent(id)}/executions/${encodeURIComponent(executionId)}/resolve`,
-      { method: 'POST', body },
+  list: (q: { status?: string; agent?: string; cursor?: string; limit?: number }) =>
+    signedIn(
+      runs.list(
+        Object.fromEntries(Object.entries(q).filter(([, v]) => v !== undefined && v !== '')),
+      ),
     ),
+  get: (id: string) => signedIn(runs.get(id)),
+  steps: async (id: string) => ({ steps: await signedIn(runs.steps(id)) }),
+  /** One step with its input and output whole (never truncated). */
+  step: async (id: string, seq: number) => ({ step: await signedIn(runs.step(id, seq)) }),
+  /** A new run with the same agent, version and input. */
+  rerun: (id: string) => signedIn(runs.rerun(id)),
+  /** A new run that reuses this run's journal up to `position` and executes from there. */
+  reset: (id: string, position: number) => signedIn(runs.reset(id, { position })),
+  /** A reset with another input and/or agent version. */
+  fork: (id: string, body: ForkRequest) => signedIn(runs.fork(id, body)),
+  create: (agent: string, input: unknown) => signedIn(runs.create({ agent, input })),
+  cancel: (id: string) => signedIn(runs.cancel(id)),
+  input: (id: string, key: string, value: unknown) => signedIn(runs.sendInput(id, key, value)),
+  resolve: (id: string, executionId: string, body: Resolution) =>
+    signedIn(runs.resolve(id, executionId, body)),
 };
 
 export interface TenantRow extends Omit<AgentUsage, 'agent'> {

@@ -34,6 +34,9 @@ import { redactRunView } from '../redaction.ts';
 import { runView, stepView } from '../views.ts';
 import { admitByDeadline } from '../deadline-admission.ts';
 import { explainQueued, tenantAtCap } from '../waiting-view.ts';
+import type { EventHub } from '../event-hub.ts';
+import { WaitMsQuery, waitForTerminal } from '../run-result-wait.ts';
+import { isTerminal } from '../../domain/run-status.ts';
 
 export interface RunRoutesDeps {
   store: Store;
@@ -41,7 +44,15 @@ export interface RunRoutesDeps {
   tenantOf(request: unknown): TenantRecord;
   /** Steps list: inputs and outputs larger than this (JSON bytes) are previews. */
   stepPreviewMaxBytes?: number;
+  /** POST /v1/runs?wait=: the hub that wakes the wait, and the server's closing signal. */
+  waits?: { hub: EventHub; closing: AbortSignal };
 }
+
+const CreateRunQuery = z.strictObject({
+  wait: WaitMsQuery.optional().describe(
+    'For short agents: wait up to this many ms for the run to end. Answered 201/200 (created/idempotent replay) with the ended run, or 202 with the run still in progress when the wait passed first',
+  ),
+});
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 413: ErrorBody };
 
@@ -75,7 +86,8 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
           'Submit a run (429 tenant_queue_full with Retry-After when the tenant’s queue is at its maximum)',
         tags: ['runs'],
         body: CreateRunBody,
-        response: { 200: Run, 201: Run, ...errors, 429: ErrorBody },
+        querystring: CreateRunQuery,
+        response: { 200: Run, 201: Run, 202: Run, ...errors, 429: ErrorBody },
       },
     },
     async (request, reply) => {
@@ -125,7 +137,22 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
             telemetry.runAdmissionRejected(tenant.id, 'api', error.code);
           throw error;
         });
-      return reply.status(created ? 201 : 200).send(shown(run, tenant));
+      const waitMs = request.query.wait ?? 0;
+      if (waitMs === 0 || deps.waits === undefined || isTerminal(run.status))
+        return reply.status(created ? 201 : 200).send(shown(run, tenant));
+      const gone = new AbortController();
+      const onClose = (): void => gone.abort();
+      reply.raw.once('close', onClose);
+      const ended = await waitForTerminal(
+        store,
+        deps.waits.hub,
+        run.id,
+        waitMs,
+        AbortSignal.any([gone.signal, deps.waits.closing]),
+      ).finally(() => reply.raw.off('close', onClose));
+      const latest = ended ?? run;
+      const status = !isTerminal(latest.status) ? 202 : created ? 201 : 200;
+      return reply.status(status).send(shown(latest, tenant));
     },
   );
 

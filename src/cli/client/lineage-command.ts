@@ -34,11 +34,7 @@ function withKey(body: CopyRunBody, key: string | undefined): CopyRunBody {
 export async function rerun(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(args, KEY);
   const [id = ''] = expectPositionals(positionals, ['id']);
-  const run = await connect(values, io.env).copyRun(
-    id,
-    'rerun',
-    withKey({}, values['idempotency-key']),
-  );
+  const run = await connect(values, io.env).runs.rerun(id, withKey({}, values['idempotency-key']));
   return printNewRun(io, run, values.json);
 }
 
@@ -48,10 +44,9 @@ export async function reset(args: string[], io: CliIo): Promise<number> {
   const position = intFlag(values.position, '--position', 0);
   if (position === undefined)
     throw new UsageError('reset needs --position <n> (a journal position: see keel runs steps)');
-  const run = await connect(values, io.env).copyRun(
+  const run = await connect(values, io.env).runs.reset(
     id,
-    'reset',
-    withKey({ position }, values['idempotency-key']),
+    withKey({ position }, values['idempotency-key']) as { position: number },
   );
   return printNewRun(io, run, values.json);
 }
@@ -69,10 +64,6 @@ export async function fork(args: string[], io: CliIo): Promise<number> {
   if (position !== undefined) body.position = position;
   if (values.input !== undefined) body.input = jsonArgument(values.input, '--input');
   if (values['agent-version'] !== undefined) body.agentVersion = values['agent-version'];
-  const run = await connect(values, io.env).copyRun(
-    id,
-    'fork',
-    withKey(body, values['idempotency-key']),
-  );
+  const run = await connect(values, io.env).runs.fork(id, withKey(body, values['idempotency-key']));
   return printNewRun(io, run, values.json);
 }

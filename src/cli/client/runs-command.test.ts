@@ -12,7 +12,7 @@ import { Writable } from 'node:stream';
 import { test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { runRunsCommand } from './runs-command.ts';
-import { readSse, SseParser, SseRetriesExhaustedError } from './sse.ts';
+import { KeelHttpClient, StreamError } from './http-client.ts';
 
 const KEY = 'test-key';
 const DEADLINE_MS = 5_000;
@@ -442,6 +442,8 @@ test('events resumes after a clean early end, tolerates CRLF and comments, and n
 test('events --after past the end of a finished run stops instead of reconnecting', async () => {
   let streams = 0;
   const api = await startApi((req, res) => {
+    if (req.path === '/v1/runs/run_d/events' && req.query.get('format') === 'json')
+      return sendJson(res, 200, []); // what a finished stream left behind: nothing
     if (req.path === '/v1/runs/run_d/events') {
       streams += 1;
       openSse(res);
@@ -632,40 +634,18 @@ test('usage errors exit 2: no or unknown commands, bad flags and bad JSON; help 
   }
 });
 
-test('SseParser joins data lines, keeps ids across events and waits for a CRLF split over two chunks', () => {
-  const parser = new SseParser();
-  assert.deepEqual(parser.push('\uFEFFid: 7\revent: a\r\ndata: one\ndata: two\r'), []);
-  assert.deepEqual(parser.push('\n\r\n: comment\n'), [{ id: '7', event: 'a', data: 'one\ntwo' }]);
-  assert.deepEqual(parser.push('data:x\n\n'), [{ id: '7', event: 'message', data: 'x' }]);
-  assert.deepEqual(parser.push('id: 9\ndata: cut'), []);
-  assert.deepEqual(parser.end(), []);
-  assert.equal(parser.lastEventId, '7');
-});
-
-test('readSse gives up after its bounded retries when the server keeps failing', async () => {
+test('events gives up after its bounded reconnections when the server keeps failing', async () => {
   const api = await startApi((_req, res) => sendError(res, 503, 'store_busy', 'try later'));
   const attempts: number[] = [];
   try {
-    const messages = readSse({
-      connect: async (_id, signal) => {
-        const res = await fetch(`${api.url}/stream`, {
-          headers: { authorization: `Bearer ${KEY}` },
-          signal,
-        });
-        const body = await res.text();
-        const { ApiError } = await import('./http-client.ts');
-        throw new ApiError(
-          res.status,
-          (JSON.parse(body) as { error: { code: string; message: string } }).error,
-        );
-      },
-      maxRetries: 2,
-      retryBaseDelayMs: 1,
+    const client = new KeelHttpClient({ baseUrl: api.url, apiKey: KEY });
+    const events = client.runs.events('run_f', {
+      maxReconnects: 2,
       onReconnect: (info) => attempts.push(info.attempt),
     });
     await assert.rejects(async () => {
-      for await (const message of messages) assert.fail(`unexpected ${message.data}`);
-    }, SseRetriesExhaustedError);
+      for await (const event of events) assert.fail(`unexpected ${event.type}`);
+    }, StreamError);
     assert.deepEqual(attempts, [1, 2]);
     assert.equal(api.requests.length, 3);
   } finally {

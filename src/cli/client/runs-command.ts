@@ -28,18 +28,16 @@ import {
   formatStepTable,
 } from './format.ts';
 import {
-  isTransientError,
   type KeelHttpClient,
   ProtocolError,
-  TERMINAL_EVENT_TYPES,
   TERMINAL_RUN_STATUSES,
   type ListRunsQuery,
   type Run,
-  type RunEvent,
   type RunPage,
+  type RunStatus,
   type SubmitRunBody,
 } from './http-client.ts';
-import { readSse, type SseMessage, type SseReconnect } from './sse.ts';
+import type { ReconnectInfo } from '../../client/index.ts';
 import { fork, LINEAGE_USAGE, rerun, reset } from './lineage-command.ts';
 import { formatUnknownExecutions, migrate, resolve, unknownExecutions } from './runs-operations.ts';
 
@@ -137,30 +135,6 @@ class StatusLine {
   }
 }
 
-/**
- * An SSE message as a run event: the data is the whole event; `id`/`event` fill in what it lacks.
- */
-function toRunEvent(message: SseMessage): RunEvent {
-  let data: unknown;
-  try {
-    data = JSON.parse(message.data);
-  } catch {
-    throw new ProtocolError(
-      `event ${message.id ?? '?'} (${message.event}) does not carry JSON data`,
-    );
-  }
-  const fields = typeof data === 'object' && data !== null ? (data as Partial<RunEvent>) : {};
-  const seq = typeof fields.seq === 'number' ? fields.seq : Number(message.id);
-  if (!Number.isSafeInteger(seq))
-    throw new ProtocolError(`event without a sequence number: ${message.data.slice(0, 80)}`);
-  return {
-    seq,
-    type: typeof fields.type === 'string' ? fields.type : message.event,
-    at: fields.at,
-    data: 'data' in fields ? fields.data : data,
-  };
-}
-
 interface FollowOptions {
   after: number | undefined;
   /**
@@ -170,33 +144,15 @@ interface FollowOptions {
   io: CliIo;
 }
 
-function reconnectNote(info: SseReconnect): string {
+function reconnectNote(info: ReconnectInfo): string {
   const reason =
     info.error instanceof Error ? info.error.message : 'the stream ended before the run did';
-  return `connection lost (${reason}); resuming after event ${info.lastEventId ?? '0'} (attempt ${info.attempt}/${info.maxRetries})`;
+  return `connection lost (${reason}); resuming after event ${info.lastSeq} (attempt ${info.attempt}/${info.maxAttempts})`;
 }
 
 /**
- * After a clean end: a stream that delivered nothing while the run is over has nothing left to
- * give.
- */
-async function shouldResume(
-  client: KeelHttpClient,
-  runId: string,
-  received: number,
-): Promise<boolean> {
-  if (received > 0) return true;
-  try {
-    return !TERMINAL_RUN_STATUSES.has((await client.getRun(runId)).status);
-  } catch (error) {
-    if (isTransientError(error)) return true; // counts as a failed attempt; the reader's retry bound applies
-    throw error;
-  }
-}
-
-/**
- * Prints a run's events as they arrive until its terminal event, resuming after dropped
- * connections.
+ * Prints a run's events as they arrive until its terminal event; keel/client resumes the stream
+ * after a dropped connection (each event once, in order), and the CLI says so on stderr.
  */
 async function followEvents(
   client: KeelHttpClient,
@@ -206,26 +162,19 @@ async function followEvents(
   const { io, mode } = options;
   const status =
     mode === 'human' && isTty(io.stderr) ? new StatusLine(io.stderr, runId) : undefined;
-  let lastSeq = options.after ?? 0;
   try {
-    const messages = readSse({
-      connect: (lastEventId, signal) => client.openEventStream(runId, lastEventId, signal),
-      ...(options.after === undefined ? {} : { lastEventId: String(options.after) }),
-      resumeAfterEnd: ({ received }) => shouldResume(client, runId, received),
+    const events = client.runs.events(runId, {
+      ...(options.after === undefined ? {} : { after: options.after }),
       onReconnect: (info) =>
         status
           ? status.print(io.stderr, reconnectNote(info))
           : io.stderr.write(`${reconnectNote(info)}\n`),
     });
-    for await (const message of messages) {
-      const event = toRunEvent(message);
-      if (event.seq <= lastSeq) continue; // a resumed stream may repeat what was already shown
-      lastSeq = event.seq;
+    for await (const event of events) {
       if (mode === 'ndjson') out(io, JSON.stringify(event));
       else if (mode === 'human' && status)
         status.print(io.stdout, formatEventLine(event), event.type);
       else if (mode === 'human') out(io, formatEventLine(event));
-      if (TERMINAL_EVENT_TYPES.has(event.type)) return;
     }
   } finally {
     status?.stop();
@@ -298,7 +247,7 @@ async function submit(args: string[], io: CliIo): Promise<number> {
   const [agent = ''] = expectPositionals(positionals, ['agent']);
   const body = await submitBody(agent, values);
   const client = connect(values, io.env);
-  const run = await client.submitRun(body);
+  const run = await client.runs.create(body);
   if (!values.wait) {
     if (values.json) printJson(io, run);
     else out(io, run.id);
@@ -311,7 +260,7 @@ async function submit(args: string[], io: CliIo): Promise<number> {
       mode: values.json ? 'quiet' : 'human',
       io,
     });
-  const final = await client.getRun(run.id);
+  const final = await client.runs.get(run.id);
   if (values.json) printJson(io, final);
   else out(io, formatOutcome(final));
   return final.status === 'succeeded' ? EXIT_OK : EXIT_FAILURE;
@@ -321,11 +270,11 @@ async function get(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(args, {});
   const [id = ''] = expectPositionals(positionals, ['id']);
   const client = connect(values, io.env);
-  const run: Run = await client.getRun(id);
+  const run: Run = await client.runs.get(id);
   if (values.json) printJson(io, run);
   else {
     out(io, formatRun(run));
-    out(io, `attempts:\n${formatAttempts(await client.listAttempts(id))}`);
+    out(io, `attempts:\n${formatAttempts(await client.runs.attempts(id))}`);
   }
   return EXIT_OK;
 }
@@ -335,7 +284,7 @@ async function listAllPages(client: KeelHttpClient, query: ListRunsQuery): Promi
   const seen = new Set<string>();
   let cursor = query.cursor;
   for (let page = 0; page < LIST_ALL_MAX_PAGES; page += 1) {
-    const result = await client.listRuns(cursor === undefined ? query : { ...query, cursor });
+    const result = await client.runs.list(cursor === undefined ? query : { ...query, cursor });
     for (const run of result.runs) runs.push(run);
     if (result.nextCursor === null || result.nextCursor === undefined)
       return { runs, nextCursor: null };
@@ -364,14 +313,14 @@ async function list(args: string[], io: CliIo): Promise<number> {
   expectPositionals(positionals, []);
   const query: ListRunsQuery = {};
   if (values['rerun-of'] !== undefined) query.rerunOf = values['rerun-of'];
-  if (values.status !== undefined) query.status = values.status;
+  if (values.status !== undefined) query.status = values.status as RunStatus; // the API refuses a bad one (400)
   if (values.agent !== undefined) query.agent = values.agent;
   if (values.code !== undefined) query.code = values.code;
   if (values.cursor !== undefined) query.cursor = values.cursor;
   const limit = intFlag(values.limit, '--limit', 1);
   if (limit !== undefined) query.limit = limit;
   const client = connect(values, io.env);
-  const page = values.all ? await listAllPages(client, query) : await client.listRuns(query);
+  const page = values.all ? await listAllPages(client, query) : await client.runs.list(query);
   if (values.json) {
     printJson(io, page);
   } else {
@@ -390,7 +339,7 @@ function statusOf(body: unknown): string | undefined {
 async function cancel(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(args, {});
   const [id = ''] = expectPositionals(positionals, ['id']);
-  const body = await connect(values, io.env).cancelRun(id);
+  const body = await connect(values, io.env).runs.cancel(id);
   const status = statusOf(body);
   if (values.json) printJson(io, body);
   else out(io, `cancel requested for ${id}${status === undefined ? '' : ` (status: ${status})`}`);
@@ -401,7 +350,7 @@ async function input(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(args, {});
   const [id = '', key = '', raw = ''] = expectPositionals(positionals, ['id', 'key', 'json-value']);
   const value = jsonArgument(raw, `the value for '${key}'`);
-  const body = await connect(values, io.env).provideInput(id, key, value);
+  const body = await connect(values, io.env).runs.sendInput(id, key, value);
   if (values.json) printJson(io, body);
   else out(io, `input '${key}' delivered to ${id}`);
   return EXIT_OK;
@@ -419,7 +368,7 @@ async function events(args: string[], io: CliIo): Promise<number> {
     await followEvents(client, id, { after, mode: values.json ? 'ndjson' : 'human', io });
     return EXIT_OK;
   }
-  const list = await client.listEvents(id, after ?? 0);
+  const list = await client.runs.listEvents(id, { after: after ?? 0 });
   if (values.json) printJson(io, list);
   else for (const event of list) out(io, formatEventLine(event));
   return EXIT_OK;
@@ -428,7 +377,7 @@ async function events(args: string[], io: CliIo): Promise<number> {
 async function steps(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(args, {});
   const [id = ''] = expectPositionals(positionals, ['id']);
-  const steps = await connect(values, io.env).listSteps(id);
+  const steps = await connect(values, io.env).runs.steps(id);
   if (values.json) printJson(io, { steps });
   else out(io, formatStepTable(steps));
   return EXIT_OK;
@@ -437,7 +386,7 @@ async function steps(args: string[], io: CliIo): Promise<number> {
 async function attempts(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(args, {});
   const [id = ''] = expectPositionals(positionals, ['id']);
-  const list = await connect(values, io.env).listAttempts(id);
+  const list = await connect(values, io.env).runs.attempts(id);
   if (values.json) printJson(io, { attempts: list });
   else out(io, formatAttempts(list));
   return EXIT_OK;
@@ -452,13 +401,13 @@ async function show(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(args, { io: { type: 'boolean', default: false } });
   const [id = ''] = expectPositionals(positionals, ['id']);
   const client = connect(values, io.env);
-  const run: Run = await client.getRun(id);
-  const steps = await client.listSteps(id);
+  const run: Run = await client.runs.get(id);
+  const steps = await client.runs.steps(id);
   if (values.io) {
     // One request at a time: a long run may hold many large steps.
     for (const [i, step] of steps.entries())
       if (step.inputTruncated === true || step.outputTruncated === true)
-        steps[i] = await client.getStep(id, step.seq);
+        steps[i] = await client.runs.step(id, step.seq);
   }
   if (values.json) {
     printJson(io, { run, steps, unknownExecutions: unknownExecutions(steps) });

@@ -6,10 +6,10 @@
 import { expectPositionals, jsonArgument } from '../kit/args.ts';
 import { parseClientFlags as parse, connect } from '../kit/client.ts';
 import { EXIT_OK, out, printJson, UsageError, type CliIo } from '../kit/output.ts';
-import type { KeelHttpClient, Run, Step } from './http-client.ts';
+import type { Resolution as ClientResolution } from '../../client/index.ts';
+import type { Step } from './http-client.ts';
 
 const RESOLUTIONS = ['succeeded', 'failed', 'retry'] as const;
-type Resolution = (typeof RESOLUTIONS)[number];
 
 /** Quotes an argument for a POSIX shell when it needs it, so a printed command can be pasted. */
 function shellWord(word: string): string {
@@ -44,22 +44,11 @@ export function formatUnknownExecutions(runId: string, steps: Step[]): string {
   return lines.join('\n');
 }
 
-/** POST /v1/runs/:id/executions/:executionId/resolve. */
-export function resolveExecution(
-  client: KeelHttpClient,
-  runId: string,
-  executionId: string,
-  body: { action: Resolution; result?: unknown; error?: { message: string } },
-): Promise<Run> {
-  const path = `/v1/runs/${encodeURIComponent(runId)}/executions/${encodeURIComponent(executionId)}/resolve`;
-  return client.request<Run>('POST', path, { body });
-}
-
 function resolutionBody(values: {
   as?: string | undefined;
   result?: string | undefined;
   error?: string | undefined;
-}): { action: Resolution; result?: unknown; error?: { message: string } } {
+}): ClientResolution {
   const action = values.as;
   if (action === undefined)
     throw new UsageError(`--as is required: one of ${RESOLUTIONS.join(', ')}`);
@@ -88,7 +77,7 @@ export async function resolve(args: string[], io: CliIo): Promise<number> {
   });
   const [runId = '', executionId = ''] = expectPositionals(positionals, ['run', 'execution']);
   const body = resolutionBody(values);
-  const run = await resolveExecution(connect(values, io.env), runId, executionId, body);
+  const run = await connect(values, io.env).runs.resolve(runId, executionId, body);
   if (values.json) printJson(io, run);
   else out(io, `execution ${executionId} resolved as ${body.action}; ${runId} is ${run.status}`);
   return EXIT_OK;

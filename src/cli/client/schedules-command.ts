@@ -3,6 +3,7 @@
 // flags and `io.env`; Keel is reached only through KeelHttpClient; everything is written through
 // `io`.
 import type { ParseArgsOptionsConfig } from 'node:util';
+import type { CreateScheduleRequest, Fire, Schedule } from '../../client/index.ts';
 import { intFlag, onePositional as one } from '../kit/args.ts';
 import { clientFlagsUsage, connect, parseClientFlags as parse } from '../kit/client.ts';
 import { dispatch, type Subcommand } from '../kit/dispatch.ts';
@@ -53,8 +54,12 @@ const SCHEDULE_FLAGS = {
   priority: { type: 'string' },
 } as const satisfies ParseArgsOptionsConfig;
 
-type Schedule = Record<string, unknown> & { id: string };
-type Fire = Record<string, unknown>;
+/** The fields that hold a value (a flag not given is left out of the request). */
+function defined<T extends Record<string, unknown>>(
+  fields: T,
+): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) as never;
+}
 
 /** The request body from the schedule flags given (only those: an update changes nothing else). */
 function scheduleBody(v: Record<string, string | boolean | undefined>): Record<string, unknown> {
@@ -123,8 +128,6 @@ function formatFires(fires: Fire[]): string {
   );
 }
 
-const path = (id: string, tail = '') => `/v1/schedules/${encodeURIComponent(id)}${tail}`;
-
 const SUBCOMMANDS: Record<string, Subcommand> = {
   async create(args, io) {
     const { values, positionals } = parse(args, SCHEDULE_FLAGS);
@@ -132,9 +135,9 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
       throw new UsageError(`create takes no positional arguments, got ${positionals.join(' ')}`);
     if (values.agent === undefined || values.tz === undefined)
       throw new UsageError('create needs --agent and --tz');
-    const s = await connect(values, io.env).request<Schedule>('POST', '/v1/schedules', {
-      body: scheduleBody(values),
-    });
+    const s = await connect(values, io.env).schedules.create(
+      scheduleBody(values) as unknown as CreateScheduleRequest,
+    );
     return show(io, values.json, s, () => formatSchedule(s));
   },
   async update(args, io) {
@@ -144,21 +147,18 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     // The API refuses an edit that changes nothing; say so before asking it.
     if (Object.keys(body).length === 0)
       throw new UsageError('nothing to change: give at least one of the options of create');
-    const s = await connect(values, io.env).request<Schedule>('PATCH', path(id), { body });
+    const s = await connect(values, io.env).schedules.update(id, body);
     return show(io, values.json, s, () => formatSchedule(s));
   },
   async get(args, io) {
     const { values, positionals } = parse(args, {});
-    const s = await connect(values, io.env).request<Schedule>('GET', path(one(positionals, 'id')));
+    const s = await connect(values, io.env).schedules.get(one(positionals, 'id'));
     return show(io, values.json, s, () => formatSchedule(s));
   },
   async list(args, io) {
     const { values } = parse(args, { limit: { type: 'string' }, cursor: { type: 'string' } });
-    const page = await connect(values, io.env).request<{
-      schedules: Schedule[];
-      nextCursor: string | null;
-    }>('GET', '/v1/schedules', {
-      query: { limit: int(values.limit, '--limit'), cursor: values.cursor },
+    const page = await connect(values, io.env).schedules.list({
+      ...defined({ limit: int(values.limit, '--limit'), cursor: values.cursor }),
     });
     return show(io, values.json, page, () =>
       page.schedules.length === 0
@@ -179,25 +179,17 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
   async delete(args, io) {
     const { values, positionals } = parse(args, {});
     const id = one(positionals, 'id');
-    await connect(values, io.env).request('DELETE', path(id));
+    await connect(values, io.env).schedules.delete(id);
     return show(io, values.json, { deleted: id }, () => `deleted ${id}`);
   },
   async pause(args, io) {
     const { values, positionals } = parse(args, {});
-    const s = await connect(values, io.env).request<Schedule>(
-      'POST',
-      path(one(positionals, 'id'), '/pause'),
-      { body: {} },
-    );
+    const s = await connect(values, io.env).schedules.pause(one(positionals, 'id'));
     return show(io, values.json, s, () => `paused ${s.id}`);
   },
   async resume(args, io) {
     const { values, positionals } = parse(args, {});
-    const s = await connect(values, io.env).request<Schedule>(
-      'POST',
-      path(one(positionals, 'id'), '/resume'),
-      { body: {} },
-    );
+    const s = await connect(values, io.env).schedules.resume(one(positionals, 'id'));
     return show(
       io,
       values.json,
@@ -207,11 +199,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
   },
   async trigger(args, io) {
     const { values, positionals } = parse(args, {});
-    const fire = await connect(values, io.env).request<Fire>(
-      'POST',
-      path(one(positionals, 'id'), '/trigger'),
-      { body: {} },
-    );
+    const fire = await connect(values, io.env).schedules.trigger(one(positionals, 'id'));
     return show(io, values.json, fire, () => `requested a fire at ${String(fire.logicalTime)}`);
   },
   async backfill(args, io) {
@@ -221,11 +209,9 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     });
     if (values.from === undefined || values.to === undefined)
       throw new UsageError('backfill needs --from <iso> and --to <iso>');
-    const result = await connect(values, io.env).request<{
-      fireTimes: string[];
-      requested: string[];
-    }>('POST', path(one(positionals, 'id'), '/backfill'), {
-      body: { from: values.from, to: values.to },
+    const result = await connect(values, io.env).schedules.backfill(one(positionals, 'id'), {
+      from: values.from,
+      to: values.to,
     });
     return show(
       io,
@@ -240,13 +226,9 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
       status: { type: 'string' },
       limit: { type: 'string' },
     });
-    const page = await connect(values, io.env).request<{ fires: Fire[] }>(
-      'GET',
-      path(one(positionals, 'id'), '/fires'),
-      {
-        query: { status: values.status, limit: int(values.limit, '--limit') },
-      },
-    );
+    const page = await connect(values, io.env).schedules.fires(one(positionals, 'id'), {
+      ...defined({ status: values.status, limit: int(values.limit, '--limit') }),
+    });
     return show(io, values.json, page, () => formatFires(page.fires));
   },
   async events(args, io) {
@@ -254,16 +236,10 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
       after: { type: 'string' },
       limit: { type: 'string' },
     });
-    const page = await connect(values, io.env).request<{
-      events: Array<{
-        seq: number;
-        type: string;
-        at: string;
-        data: { logicalTime?: string; runId?: string | null };
-      }>;
-    }>('GET', path(one(positionals, 'id'), '/events'), {
-      query: { after: int(values.after, '--after'), limit: int(values.limit, '--limit') },
+    const events = await connect(values, io.env).schedules.events(one(positionals, 'id'), {
+      ...defined({ after: int(values.after, '--after'), limit: int(values.limit, '--limit') }),
     });
+    const page = { events };
     return show(io, values.json, page, () =>
       page.events.length === 0
         ? 'no events'

@@ -3,8 +3,7 @@
 // mistake the user can fix: bad flags, or a start the environment refuses). A mistake is one line
 // on stderr ending with a hint, never a stack trace. Nothing here calls process.exit; main.ts alone
 // decides when the process ends.
-import { ApiError, ConnectionError, ProtocolError } from '../client/http-client.ts';
-import { SseProtocolError, SseRetriesExhaustedError } from '../client/sse.ts';
+import { ApiError, ConnectionError, ProtocolError, StreamError } from '../client/http-client.ts';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
@@ -134,11 +133,7 @@ export function reportError(command: string, error: unknown, io: CliIo): number 
     say('is Keel running there? set KEEL_URL or pass --url');
     return EXIT_FAILURE;
   }
-  if (
-    error instanceof ProtocolError ||
-    error instanceof SseProtocolError ||
-    error instanceof SseRetriesExhaustedError
-  ) {
+  if (error instanceof ProtocolError || error instanceof StreamError) {
     say(`error: ${error.message}`);
     return EXIT_FAILURE;
   }
