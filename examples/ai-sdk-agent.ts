@@ -29,7 +29,10 @@ export const tools = durableTools(
       execute: async ({ to, subject }, { toolCallId }) => {
         const outbox = process.env.EXAMPLE_OUTBOX;
         if (outbox !== undefined)
-          appendFileSync(outbox, `${JSON.stringify({ tool: 'send_email', to, subject, id: toolCallId })}\n`);
+          appendFileSync(
+            outbox,
+            `${JSON.stringify({ tool: 'send_email', to, subject, id: toolCallId })}\n`,
+          );
         return { sent: true, messageId: toolCallId };
       },
     }),

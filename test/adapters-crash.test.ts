@@ -111,7 +111,10 @@ async function scene(t: TestContext, fake: FakeProviderServer): Promise<Scene> {
   return s;
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
+async function until<T>(
+  what: string,
+  probe: () => Promise<T | undefined> | T | undefined,
+): Promise<T> {
   const deadline = Date.now() + DEADLINE_MS;
   for (;;) {
     const value = await probe();
@@ -168,7 +171,9 @@ test('Vercel AI SDK: a generateText loop killed mid-loop resumes without re-send
       { kind: 'reply', toolCalls: [{ name: 'get_weather', args: { city: 'Paris' } }] },
       {
         kind: 'reply',
-        toolCalls: [{ name: 'send_email', args: { to: 'ada@example.com', subject: 'Paris', body: 'Sunny.' } }],
+        toolCalls: [
+          { name: 'send_email', args: { to: 'ada@example.com', subject: 'Paris', body: 'Sunny.' } },
+        ],
       },
       { kind: 'reply', text: 'Sent: Paris is sunny.' },
     ],
@@ -178,7 +183,11 @@ test('Vercel AI SDK: a generateText loop killed mid-loop resumes without re-send
   const s = await scene(t, fake);
   const { run, before, sentBefore, id } = await crashMidLoop(s, fake, 'weather-mailer', script);
 
-  assert.equal(before, 3, 'two completed model calls and the held one reached the provider before the kill');
+  assert.equal(
+    before,
+    3,
+    'two completed model calls and the held one reached the provider before the kill',
+  );
   assert.equal(sentBefore.length, 1, 'the email was sent before the kill');
   assert.equal(run.status, 'succeeded', JSON.stringify(run));
   assert.deepEqual(run.result, { text: 'Sent: Paris is sunny.', steps: 3 });
@@ -197,17 +206,25 @@ test('Vercel AI SDK: a generateText loop killed mid-loop resumes without re-send
   // results (from the journal, after the restart) in the conversation.
   const last = fake.requests.at(-1)!.body;
   assert.equal(last.messages[0].role, 'system');
-  assert.deepEqual(
-    last.tools.map((tool: any) => tool.function.name).sort(),
-    ['get_weather', 'send_email'],
-  );
-  const toolResults = last.messages.filter((m: any) => m.role === 'tool').map((m: any) => JSON.parse(m.content));
+  assert.deepEqual(last.tools.map((tool: any) => tool.function.name).sort(), [
+    'get_weather',
+    'send_email',
+  ]);
+  const toolResults = last.messages
+    .filter((m: any) => m.role === 'tool')
+    .map((m: any) => JSON.parse(m.content));
   assert.deepEqual(toolResults[0], { city: 'Paris', sky: 'sunny', celsius: 21 });
   assert.equal(toolResults[1].sent, true);
   const steps = (await s.api('GET', `/v1/runs/${id}/steps`)).steps as any[];
   assert.deepEqual(
     steps.map((step) => `${step.kind}:${step.name}`),
-    ['model:assistant', 'tool:get_weather', 'model:assistant', 'tool:send_email', 'model:assistant'],
+    [
+      'model:assistant',
+      'tool:get_weather',
+      'model:assistant',
+      'tool:send_email',
+      'model:assistant',
+    ],
   );
 });
 
@@ -221,7 +238,9 @@ test('OpenAI Agents SDK: a run with a handoff killed mid-loop resumes without re
       { kind: 'reply', toolCalls: [{ name: 'transfer_to_Mailer', args: {} }] },
       {
         kind: 'reply',
-        toolCalls: [{ name: 'email_forecast', args: { to: 'ada@example.com', text: 'Oslo: snow.' } }],
+        toolCalls: [
+          { name: 'email_forecast', args: { to: 'ada@example.com', text: 'Oslo: snow.' } },
+        ],
       },
       { kind: 'reply', text: 'Emailed the Oslo forecast.' },
     ],
@@ -231,7 +250,11 @@ test('OpenAI Agents SDK: a run with a handoff killed mid-loop resumes without re
   const s = await scene(t, fake);
   const { run, before, sentBefore, id } = await crashMidLoop(s, fake, 'forecast-desk', script);
 
-  assert.equal(before, 4, 'three completed model calls and the held one reached the provider before the kill');
+  assert.equal(
+    before,
+    4,
+    'three completed model calls and the held one reached the provider before the kill',
+  );
   assert.equal(sentBefore.length, 1, 'the email was sent before the kill');
   assert.equal(run.status, 'succeeded', JSON.stringify(run));
   assert.deepEqual(run.result, { answer: 'Emailed the Oslo forecast.', agent: 'Mailer' });

@@ -55,7 +55,11 @@ export function toChatMessages(prompt: LanguageModelV3Prompt): ChatMessage[] {
           if (part.type === 'text') texts.push(part.text);
           else if (part.type === 'tool-call') {
             if (part.providerExecuted === true) throw unsupported('a provider-executed tool call');
-            toolCalls.push({ id: part.toolCallId, name: part.toolName, args: toolArgs(part.input) });
+            toolCalls.push({
+              id: part.toolCallId,
+              name: part.toolName,
+              args: toolArgs(part.input),
+            });
           } else if (part.type === 'file') throw unsupported('a file in an assistant message');
           // reasoning parts are the model's own notes: not sent back
         }

@@ -44,6 +44,7 @@ export interface RunAgentOptions<TContext> {
  *   },
  * });
  */
+// biome-ignore lint/suspicious/noExplicitAny: an agent of any output type, as the SDK's own run() takes.
 export function runAgent<TContext, TAgent extends Agent<TContext, any>>(
   ctx: AgentContext,
   agent: TAgent,

@@ -38,7 +38,10 @@ export function toChatMessages(request: AgentsModelRequest): ChatMessage[] {
         turn = { role: 'assistant', content: '', toolCalls: [] };
         messages.push(turn);
       }
-      (turn.toolCalls ??= []).push(functionCall(item.callId, item.name, item.arguments));
+      turn.toolCalls = [
+        ...(turn.toolCalls ?? []),
+        functionCall(item.callId, item.name, item.arguments),
+      ];
       continue;
     }
     turn = undefined;
@@ -61,7 +64,8 @@ function toChatMessage(item: AgentInputItem): ChatMessage | undefined {
       content: outputText(item.output),
     };
   }
-  if (item.type !== undefined && item.type !== 'message') throw unsupported(`an item of type ${item.type}`);
+  if (item.type !== undefined && item.type !== 'message')
+    throw unsupported(`an item of type ${item.type}`);
   if (!('role' in item)) throw unsupported('an item without a role');
   switch (item.role) {
     case 'system':
