@@ -28,7 +28,7 @@ const tools = durableTools(
     broken: tool({
       description: 'Always fails',
       inputSchema: z.object({}),
-      execute: async () => {
+      execute: async (): Promise<{ ok: boolean }> => {
         count('broken');
         throw new Error('the dictionary is closed');
       },
