@@ -1,14 +1,15 @@
 // The SDK adapters through the real engine and HTTP API (in-process, SQLite file, scripted mock
 // models): the AI SDK's streamText with two tool calls in one step, one of them failing (the
 // failure is journaled and fed back to the model, as the SDK does); content the gateway cannot
-// carry refused with a typed error; Keel's retry policy applied to an Agents SDK durable tool.
+// carry refused with a typed error; Keel's retry policy applied to an Agents SDK durable tool; a
+// streamed Agents SDK run over KeelModelProvider.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Agent } from '@openai/agents';
+import { Agent, Runner } from '@openai/agents';
 import { stepCountIs, streamText, generateText, tool } from 'ai';
 import { z } from 'zod';
 import { durableTools, keelAiSdk } from '../src/adapters/ai-sdk/index.ts';
-import { durableTool, runAgent } from '../src/adapters/openai-agents/index.ts';
+import { KeelModelProvider, durableTool, runAgent } from '../src/adapters/openai-agents/index.ts';
 import { defineAgent, defineModel } from '../src/index.ts';
 import { startKeel, TERMINAL } from './support/keel-server.ts';
 
@@ -185,4 +186,36 @@ test('Agents SDK: a durable tool gets Keel’s retry policy (the failed attempt 
   const second = (await keel.request('GET', `/v1/runs/${id}/steps/${steps.at(-1).seq}`)).body;
   const toolMessage = second.step.input.messages.find((m: any) => m.role === 'tool');
   assert.equal(toolMessage.content, 'n is 7');
+});
+
+const streamedRun = defineAgent({
+  name: 'agents-sdk-streamed',
+  version: '1',
+  async run(ctx) {
+    const runner = new Runner({
+      modelProvider: new KeelModelProvider(ctx, 'mock'),
+      tracingDisabled: true,
+    });
+    const agent = new Agent({ name: 'Echo', instructions: 'Echo the user.' });
+    const result = await runner.run(agent, 'hello stream', { stream: true });
+    let text = '';
+    for await (const delta of result.toTextStream()) text += delta;
+    await result.completed;
+    return { text, final: String(result.finalOutput) };
+  },
+});
+
+test('Agents SDK: a streamed run through KeelModelProvider gets the journaled answer as its stream', async (t) => {
+  const keel = await startKeel({ agents: [streamedRun] });
+  t.after(() => keel.close());
+  const id = (await keel.request('POST', '/v1/runs', { agent: 'agents-sdk-streamed', input: null }))
+    .body.id;
+  const run = await keel.waitForRun(id, (r) => TERMINAL.has(r.status));
+  assert.equal(run.status, 'succeeded', JSON.stringify(run.error));
+  assert.deepEqual(run.result, { text: 'hello stream', final: 'hello stream' });
+  const steps = (await keel.request('GET', `/v1/runs/${id}/steps`)).body.steps as any[];
+  assert.deepEqual(
+    steps.map((s) => `${s.kind}:${s.name}`),
+    ['model:mock'],
+  );
 });
