@@ -2,7 +2,7 @@
 // models): the AI SDK's streamText with two tool calls in one step, one of them failing (the
 // failure is journaled and fed back to the model, as the SDK does); content the gateway cannot
 // carry refused with a typed error; Keel's retry policy applied to an Agents SDK durable tool; a
-// streamed Agents SDK run over KeelModelProvider.
+// streamed Agents SDK run over KeelModelProvider; a failed model call reaching generateText once.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Agent, Runner } from '@openai/agents';
@@ -217,5 +217,41 @@ test('Agents SDK: a streamed run through KeelModelProvider gets the journaled an
   assert.deepEqual(
     steps.map((s) => `${s.kind}:${s.name}`),
     ['model:mock'],
+  );
+});
+
+const alwaysFails = defineModel({
+  name: 'always-fails',
+  provider: 'mock',
+  maxAttempts: 1,
+  options: { failureRate: 1 },
+});
+
+const failingModel = defineAgent({
+  name: 'ai-sdk-failing-model',
+  version: '1',
+  async run(ctx) {
+    try {
+      await generateText({ model: keelAiSdk(ctx).model('always-fails'), prompt: 'hi' });
+      return 'answered';
+    } catch (error) {
+      return { caught: (error as { code?: string }).code ?? String(error) };
+    }
+  },
+});
+
+test('AI SDK: a failed model call is journaled once and reaches generateText as the KeelError, not retried by the SDK', async (t) => {
+  const keel = await startKeel({ agents: [failingModel], models: [alwaysFails] });
+  t.after(() => keel.close());
+  const id = (
+    await keel.request('POST', '/v1/runs', { agent: 'ai-sdk-failing-model', input: null })
+  ).body.id;
+  const run = await keel.waitForRun(id, (r) => TERMINAL.has(r.status));
+  assert.equal(run.status, 'succeeded', JSON.stringify(run.error));
+  assert.deepEqual(run.result, { caught: 'model_unavailable' });
+  const steps = (await keel.request('GET', `/v1/runs/${id}/steps`)).body.steps as any[];
+  assert.deepEqual(
+    steps.map((s) => `${s.kind}:${s.name}:${s.status}`),
+    ['model:always-fails:failed'],
   );
 });
