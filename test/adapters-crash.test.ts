@@ -4,7 +4,8 @@
 // completed, and restarted on the same data. The provider must receive each completed call exactly
 // once, the side effect must have happened once (a ledger outside Keel), and the run must succeed
 // with the right answer — for the Vercel AI SDK (`generateText` with tools) and for the OpenAI
-// Agents SDK (a tool, a handoff to another agent, its tool).
+// Agents SDK (a tool, a handoff to another agent, its tool). The AI SDK's streamText example then
+// runs in the restarted process.
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -226,6 +227,19 @@ test('Vercel AI SDK: a generateText loop killed mid-loop resumes without re-send
       'model:assistant',
     ],
   );
+  // The same loop with streamText, in the restarted process's isolate: the model's stream parts
+  // come from each completed call.
+  const streamed = await s.api('POST', '/v1/runs', {
+    agent: 'weather-mailer-streaming',
+    input: { prompt: 'go' },
+  });
+  const streamedRun = await until('the streamed run to end', async () => {
+    const r = await s.api('GET', `/v1/runs/${streamed.id}`);
+    return ['succeeded', 'failed', 'cancelled'].includes(r.status) ? r : undefined;
+  });
+  assert.equal(streamedRun.status, 'succeeded', JSON.stringify(streamedRun));
+  assert.deepEqual(streamedRun.result, { text: 'Sent: Paris is sunny.', steps: 3 });
+  assert.equal(sent(s).length, 2, 'its email was sent once');
 });
 
 test('OpenAI Agents SDK: a run with a handoff killed mid-loop resumes without re-sending completed model calls or re-running the email', {
