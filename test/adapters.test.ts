@@ -5,7 +5,7 @@
 // streamed Agents SDK run over KeelModelProvider; a failed model call reaching generateText once.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Agent, Runner } from '@openai/agents';
+import { Agent, Runner, addTraceProcessor } from '@openai/agents';
 import { stepCountIs, streamText, generateText, tool } from 'ai';
 import { z } from 'zod';
 import { durableTools, keelAiSdk } from '../src/adapters/ai-sdk/index.ts';
@@ -171,6 +171,17 @@ test('AI SDK: an image in the prompt fails the run with model_content_unsupporte
 });
 
 test('Agents SDK: a durable tool gets Keel’s retry policy (the failed attempt is retried, not fed to the model)', async (t) => {
+  // The SDK's tracing is off: its default exporter would post the run's traces to api.openai.com.
+  const traced: string[] = [];
+  const record = async (what: string) => void traced.push(what);
+  addTraceProcessor({
+    onTraceStart: () => record('trace'),
+    onTraceEnd: () => record('trace end'),
+    onSpanStart: () => record('span'),
+    onSpanEnd: () => record('span end'),
+    shutdown: async () => {},
+    forceFlush: async () => {},
+  });
   const keel = await startKeel({ agents: [retrying], models: [flakyModel] });
   t.after(() => keel.close());
   const id = (await keel.request('POST', '/v1/runs', { agent: 'agents-sdk-retry', input: null }))
@@ -186,6 +197,7 @@ test('Agents SDK: a durable tool gets Keel’s retry policy (the failed attempt 
   const second = (await keel.request('GET', `/v1/runs/${id}/steps/${steps.at(-1).seq}`)).body;
   const toolMessage = second.step.input.messages.find((m: any) => m.role === 'tool');
   assert.equal(toolMessage.content, 'n is 7');
+  assert.deepEqual(traced, [], 'the Agents SDK recorded no trace and no span');
 });
 
 const streamedRun = defineAgent({
