@@ -52,8 +52,11 @@ type AnyToolOptions = ToolOptions<any, any, any>;
 export function durableTool<Options extends AnyToolOptions>(
   options: Options & KeelToolOptions,
 ): FunctionTool {
-  const { effect, retry, maxAttempts, pool, query, compensate, ...sdkOptions } = options;
-  const name = sdkOptions.name ?? sdkOptions.execute.name;
+  // timeoutMs is Keel's alone: an SDK timeout would end the wait while the journaled call runs on,
+  // and a replay (the call settled) would not time out the same way.
+  const { effect, retry, maxAttempts, pool, query, compensate, timeoutMs, ...sdkOptions } = options;
+  // The name the SDK gives the tool (it replaces what a function name cannot hold), journaled as is.
+  const name = (sdkOptions.name ?? sdkOptions.execute.name).replace(/[^a-zA-Z0-9]/g, '_');
   const execute = sdkOptions.execute as (input: unknown, context?: RunContext) => unknown;
   const definition = defineTool<Json, Json>({
     name,
@@ -65,7 +68,7 @@ export function durableTool<Options extends AnyToolOptions>(
     run: async (args) => toJournal(await execute(args, new RunContext())),
     ...(retry === undefined ? {} : { retry }),
     ...(maxAttempts === undefined ? {} : { maxAttempts }),
-    ...(sdkOptions.timeoutMs === undefined ? {} : { timeoutMs: sdkOptions.timeoutMs }),
+    ...(timeoutMs === undefined ? {} : { timeoutMs }),
     ...(pool === undefined ? {} : { pool }),
     ...(query === undefined ? {} : { query }),
     ...(compensate === undefined ? {} : { compensate }),
