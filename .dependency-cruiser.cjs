@@ -43,6 +43,14 @@ module.exports = {
       to: { path: '^src/(store|api)/' },
     },
     {
+      name: 'adapters-import-only-sdk-and-domain',
+      severity: 'error',
+      comment:
+        'The SDK adapters (keel/ai-sdk, keel/openai-agents) run inside agent code: like any agent, they reach the engine only through ctx.',
+      from: { path: '^src/adapters/', pathNot: '\\.test\\.ts$' },
+      to: { path: '^src/', pathNot: '^src/(adapters|sdk|domain)/' },
+    },
+    {
       name: 'planner-imports-only-domain',
       severity: 'error',
       comment:

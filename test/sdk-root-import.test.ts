@@ -1,8 +1,9 @@
 // What an agent isolate loads when its agents module imports the package: the root entry (`keel`)
 // must load the SDK only — no store, no database driver (pg, node:sqlite), no HTTP server
 // (fastify), no engine, no sandbox — and `keel/sandbox` adds the sandbox tools without a store or a
-// driver. Each entry is imported in a fresh Node process whose module hooks record every module
-// resolved (ESM and CommonJS alike), from source and from the build.
+// driver; the SDK adapters (`keel/ai-sdk`, `keel/openai-agents`) add no store, driver or engine
+// either (the AI SDK's is types only). Each entry is imported in a fresh Node process whose module
+// hooks record every module resolved (ESM and CommonJS alike), from source and from the build.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -117,4 +118,56 @@ test('keel/sandbox loads the sandbox tools but no store, driver or engine (sourc
 }, () => {
   assertSandboxWithoutStore('src/sandbox/index.ts');
   assertSandboxWithoutStore('dist/sandbox/index.js');
+});
+
+test('keel/ai-sdk loads the SDK and its adapter, and nothing of the AI SDK at run time (source and build)', {
+  skip: SKIP_UNBUILT,
+}, () => {
+  for (const entry of ['src/adapters/ai-sdk/index.ts', 'dist/adapters/ai-sdk/index.js']) {
+    const { urls, builtins } = loadedBy(entry);
+    const own = ownModules(urls);
+    assert.ok(own.includes('adapters/ai-sdk/language-model'), `${entry}: ${own.join(', ')}`);
+    assert.deepEqual(
+      own.filter((path) => !/^(sdk\/|domain\/|adapters\/ai-sdk\/)/.test(path)),
+      [],
+      `${entry} loads only the SDK, the domain vocabulary and the adapter`,
+    );
+    assert.deepEqual(
+      packagesOf(urls).filter(
+        (name) => FORBIDDEN_PACKAGES.test(name) || /^(ai|@ai-sdk\/.+)$/.test(name),
+      ),
+      [],
+      `${entry} loads no driver or server package, and the AI SDK only as the agent imports it`,
+    );
+    assert.deepEqual(
+      builtins.filter((name) => FORBIDDEN_BUILTINS.includes(name)),
+      [],
+    );
+  }
+});
+
+test('keel/openai-agents loads the SDK, its adapter and @openai/agents, but no store, driver or engine (source and build)', {
+  skip: SKIP_UNBUILT,
+}, () => {
+  for (const entry of [
+    'src/adapters/openai-agents/index.ts',
+    'dist/adapters/openai-agents/index.js',
+  ]) {
+    const { urls, builtins } = loadedBy(entry);
+    const own = ownModules(urls);
+    assert.ok(own.includes('adapters/openai-agents/model'), `${entry}: ${own.join(', ')}`);
+    assert.deepEqual(
+      own.filter((path) => !/^(sdk\/|domain\/|adapters\/openai-agents\/)/.test(path)),
+      [],
+      `${entry} loads only the SDK, the domain vocabulary and the adapter`,
+    );
+    assert.deepEqual(
+      packagesOf(urls).filter((name) =>
+        /^(pg|pg-.+|fastify|@fastify\/.+|pino|prom-client)$/.test(name),
+      ),
+      [],
+      `${entry} loads no driver or server package`,
+    );
+    assert.ok(!builtins.includes('NativeModule sqlite'), `${entry} does not load node:sqlite`);
+  }
 });

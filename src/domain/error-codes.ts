@@ -194,6 +194,11 @@ export const ERROR_CODES = {
   cancelled: { status: 409, meaning: 'The run was cancelled.' },
   model_not_found: { status: 400, meaning: 'The model name is not configured.' },
   model_unavailable: { status: 503, meaning: 'The model provider failed on every attempt.' },
+  model_content_unsupported: {
+    status: 400,
+    meaning:
+      'An SDK adapter (keel/ai-sdk, keel/openai-agents) was given content the model gateway does not carry: images, files, audio, hosted or provider-executed tools. Text, tool calls and tool results are carried.',
+  },
   // Sandbox
   sandbox_unavailable: {
     status: 503,

@@ -89,8 +89,9 @@ async function waitUntilUp(
   name: string,
   spawned: ReturnType<typeof spawnKeel>,
   up: () => Promise<boolean>,
+  timeoutMs = STARTUP_TIMEOUT_MS,
 ): Promise<void> {
-  const deadline = Date.now() + STARTUP_TIMEOUT_MS;
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
     const { exitCode, signalCode } = spawned.child;
     if (exitCode !== null || signalCode !== null)
@@ -98,7 +99,7 @@ async function waitUntilUp(
     if (await up().catch(() => false)) return;
     if (Date.now() > deadline) {
       await spawned.kill('SIGKILL');
-      throw new Error(`${name} did not start within ${STARTUP_TIMEOUT_MS} ms: ${spawned.output()}`);
+      throw new Error(`${name} did not start within ${timeoutMs} ms: ${spawned.output()}`);
     }
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -112,6 +113,11 @@ export async function startKeelProcess(options: {
   env?: Record<string, string>;
   /** More arguments for `keel dev` (e.g. `--watch`). */
   args?: string[];
+  /**
+   * How long the start may take; default STARTUP_TIMEOUT_MS. An agents module that loads large
+   * SDKs (the adapter examples) takes longer on a busy machine.
+   */
+  startupTimeoutMs?: number;
 }): Promise<KeelProcess> {
   const spawned = spawnKeel(
     [
@@ -127,7 +133,12 @@ export async function startKeelProcess(options: {
     { KEEL_API_KEY: options.apiKey, ...options.env },
   );
   const url = `http://127.0.0.1:${options.port}`;
-  await waitUntilUp('keel dev', spawned, async () => (await fetch(`${url}/healthz`)).ok);
+  await waitUntilUp(
+    'keel dev',
+    spawned,
+    async () => (await fetch(`${url}/healthz`)).ok,
+    options.startupTimeoutMs,
+  );
   return { child: spawned.child, url, output: spawned.output, kill: spawned.kill };
 }
 
