@@ -8,12 +8,13 @@
 // infinity` under bwrap) owns the namespaces and each command enters them through enter-namespaces
 // (no_new_privs, empty bounding set, variables never seen by the host-side launchers).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { chownSync, mkdirSync, writeFileSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { KeelError } from '../domain/keel-error.ts';
 import type { EnvironmentSpec, ExecCommand, SandboxDriver, SandboxEnvironment } from './driver.ts';
 import { assertCommandPassable, programEnv, SANDBOX_WORKSPACE } from './driver.ts';
 import { enterArgv } from './enter-namespaces.ts';
+import { behindRelay, proxyEnv, SANDBOX_EGRESS_DIR } from './egress/sandbox-relay.ts';
 import { carrierEnv } from './env-carrier.ts';
 import {
   CgroupEnvironment,
@@ -61,8 +62,14 @@ export class NamespaceDriver implements SandboxDriver {
   }
 
   async create(spec: EnvironmentSpec): Promise<SandboxEnvironment> {
-    assertNoNetworkAllowlist(spec, this.tier);
+    // An allowlist is enforced by Keel's egress proxy, reached through the relay; without one, none.
+    if (spec.egress === undefined) assertNoNetworkAllowlist(spec, this.tier);
     const parts = await createParts(spec, this.root);
+    if (spec.egress !== undefined) {
+      // The sandbox's uid alone may enter it: no other sandbox can reach this one's proxy socket.
+      mkdirSync(spec.egress.dir, { recursive: true, mode: 0o700 });
+      chownSync(spec.egress.dir, parts.uid, parts.uid);
+    }
     const environment = new NamespaceEnvironment(spec, parts);
     if (spec.keepProcesses) {
       try {
@@ -80,7 +87,7 @@ export class NamespaceDriver implements SandboxDriver {
  * The bwrap command line up to (not including) the program: mounts, namespaces, the empty
  * environment. The program's variables are not in it: see envArgsData.
  */
-export function bwrapArgs(workspaceDir: string): string[] {
+export function bwrapArgs(workspaceDir: string, egressDir?: string): string[] {
   const args = [
     '/usr/bin/bwrap',
     '--unshare-all',
@@ -118,6 +125,7 @@ export function bwrapArgs(workspaceDir: string): string[] {
     '/dev',
     '--tmpfs',
     '/tmp',
+    ...(egressDir === undefined ? [] : ['--ro-bind', egressDir, SANDBOX_EGRESS_DIR]),
     '--bind',
     workspaceDir,
     SANDBOX_WORKSPACE,
@@ -158,7 +166,7 @@ class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironme
     env: Record<string, string>,
   ): Promise<{ child: ChildProcess; childPid: number }> {
     const args = [
-      ...bwrapArgs(this.workspaceDir).slice(1, -1),
+      ...bwrapArgs(this.workspaceDir, this.spec.egress?.dir).slice(1, -1),
       '--args',
       String(ARGS_FD),
       '--info-fd',
@@ -166,7 +174,7 @@ class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironme
       '--block-fd',
       '4',
       '--',
-      ...program,
+      ...(this.spec.egress === undefined ? program : behindRelay(program)),
     ];
     const child = spawn(
       '/usr/bin/prlimit',
@@ -285,7 +293,9 @@ class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironme
     // a new holder.
     if (this.holderPid !== undefined && !this.parts.cgroup.pids().includes(this.holderPid))
       await this.startHolder();
-    const env = programEnv(command.env);
+    const env = programEnv(
+      this.spec.egress === undefined ? command.env : { ...proxyEnv(), ...command.env },
+    );
     const common = {
       stdin: command.stdin,
       cgroup: this.parts.cgroup,
