@@ -9,6 +9,7 @@
 // (no_new_privs, empty bounding set, variables never seen by the host-side launchers).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chownSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { KeelError } from '../domain/keel-error.ts';
 import type { EnvironmentSpec, ExecCommand, SandboxDriver, SandboxEnvironment } from './driver.ts';
@@ -67,7 +68,9 @@ export class NamespaceDriver implements SandboxDriver {
     const parts = await createParts(spec, this.root);
     if (spec.egress !== undefined) {
       // The sandbox's uid alone may enter it: no other sandbox can reach this one's proxy socket.
-      mkdirSync(spec.egress.dir, { recursive: true, mode: 0o700 });
+      // Its parent is only traversable (0711): bwrap, as the sandbox uid, must reach the directory.
+      mkdirSync(dirname(spec.egress.dir), { recursive: true, mode: 0o711 });
+      mkdirSync(spec.egress.dir, { mode: 0o700 });
       chownSync(spec.egress.dir, parts.uid, parts.uid);
     }
     const environment = new NamespaceEnvironment(spec, parts);
