@@ -277,14 +277,14 @@ export class EgressProxy {
         return;
       }
     }
-    let sent = 0;
-    let received = 0;
+    // Bytes on the wire to and from the destination (request and response heads included).
+    let wire: Socket | undefined;
     let failure: string | null = null;
     let recorded = false;
     const finish = () => {
       if (recorded) return;
       recorded = true;
-      this.record(sandboxId, call, { kind: 'http', destination, address: decided.address, verdict: 'allowed', reason: failure, bytesSent: sent, bytesReceived: received, injected });
+      this.record(sandboxId, call, { kind: 'http', destination, address: decided.address, verdict: 'allowed', reason: failure, bytesSent: wire?.bytesWritten ?? 0, bytesReceived: wire?.bytesRead ?? 0, injected });
     };
     const upstream = httpRequest({
       host: decided.address,
@@ -296,16 +296,15 @@ export class EgressProxy {
       agent: false,
       timeout: CONNECT_TIMEOUT_MS,
     });
-    req.on('data', (chunk: Buffer) => (sent += chunk.length));
+    upstream.on('socket', (socket) => (wire = socket));
     upstream.on('response', (answer) => {
       upstream.setTimeout(0);
       const out: Record<string, string | string[]> = {};
       for (const [name, value] of Object.entries(answer.headers))
         if (value !== undefined && !DROPPED_HEADERS.has(name)) out[name] = value;
       res.writeHead(answer.statusCode ?? 502, answer.statusMessage, out);
-      answer.on('data', (chunk: Buffer) => (received += chunk.length));
       answer.pipe(res);
-      answer.on('end', finish);
+      res.on('finish', finish);
       answer.on('error', (error) => {
         failure ??= error.message;
         finish();
