@@ -25,6 +25,7 @@ const USAGE = `usage: keel <command>
                                                          recurring runs (see: keel schedules help)
   tenants create|update|list ...                         tenants, their weights and limits (admin key; see: keel tenants help)
   keys create|list|revoke ...                            API keys: scopes, expiry, rotation (see: keel keys help)
+  secrets create|rotate|list|delete ...                  the tenant's secrets, encrypted, used as secret:NAME (see: keel secrets help)
   agents list [--json]                                   agents, their versions and schemas, the processes serving each
 
   keel <command> --help shows a command's options. Exit codes: 0 success, 1 a request failed or a run did not
@@ -54,6 +55,8 @@ const COMMANDS: Record<string, Command> = {
   agents: async (argv, io) =>
     (await import('./client/agents-command.ts')).runAgentsCommand(argv, io),
   keys: async (argv, io) => (await import('./client/keys-command.ts')).runKeysCommand(argv, io),
+  secrets: async (argv, io) =>
+    (await import('./client/secrets-command.ts')).runSecretsCommand(argv, io),
 };
 
 async function main(argv: string[], io: CliIo): Promise<number> {

@@ -305,7 +305,7 @@ export const ERROR_CODES = {
     meaning: 'Another rotation of the secret committed first; read its version and try again.',
   },
   secrets_unconfigured: {
-    status: 503,
+    status: 409,
     meaning:
       'Secrets are used but no key-encryption key is configured (set KEEL_SECRETS_KEY to 32 random bytes, base64).',
   },

@@ -31,7 +31,7 @@ const Secret = z.object({
   updatedAt: z.string(),
 });
 const NameParams = z.object({ name: SecretName });
-const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 503: ErrorBody };
+const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
 
 function secretView(info: SecretInfo): z.infer<typeof Secret> {
   return {
