@@ -62,10 +62,10 @@ export class SecretVault {
 
   /** A new value under a new data key, effective at once everywhere; version + 1. */
   async rotate(tenantId: string, name: string, value: string): Promise<SecretInfo> {
-    const provider = this.keys();
     const current = await this.store.getSecret(tenantId, name);
     if (current === null)
       throw new KeelError('secret_not_found', `the tenant has no secret ${name}`);
+    const provider = this.keys();
     const sealed = await sealSecret(
       provider,
       value,
