@@ -94,7 +94,8 @@ async function runToEnd(argv: string[]): Promise<any> {
 /** Each request the allowed server received, as raw head text (request line + headers). */
 function rawHead(req: import('node:http').IncomingMessage): string {
   const lines = [`${req.method} ${req.url}`];
-  for (let i = 0; i < req.rawHeaders.length; i += 2) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
+  for (let i = 0; i < req.rawHeaders.length; i += 2)
+    lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
   return lines.join('\n');
 }
 
@@ -216,7 +217,9 @@ describe('secrets and egress: the canary appears only where it is injected', { s
     assert.equal(refused.outcome, 'denied');
     assert.equal(refused.resource, `egress:127.0.0.1:${deniedPort}`);
     assert.equal(refused.data.reason, 'not in the allowlist');
-    const metrics = await fetch(`${keel.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN}` } });
+    const metrics = await fetch(`${keel.url}/metrics`, {
+      headers: { authorization: `Bearer ${ADMIN}` },
+    });
     const text = await metrics.text();
     assert.match(text, /keel_egress_connections_total\{tenant="[^"]+",verdict="allowed"\} 1/);
     assert.match(text, /keel_egress_connections_total\{tenant="[^"]+",verdict="denied"\} 1/);
@@ -228,7 +231,13 @@ describe('secrets and egress: the canary appears only where it is injected', { s
     const rotated = await api('POST', '/v1/secrets/CANARY_HEADER/rotate', { value: rotatedValue });
     assert.equal(rotated.status, 200, rotated.text);
     assert.equal(rotated.body.secret.version, 2);
-    await runToEnd(['/usr/bin/curl', '-sS', '--max-time', '10', `http://127.0.0.1:${allowedPort}/rotated`]);
+    await runToEnd([
+      '/usr/bin/curl',
+      '-sS',
+      '--max-time',
+      '10',
+      `http://127.0.0.1:${allowedPort}/rotated`,
+    ]);
     assert.match(received.at(-1)!, new RegExp(`authorization: Bearer ${rotatedValue}`, 'i'));
   });
 
@@ -246,9 +255,14 @@ describe('secrets and egress: the canary appears only where it is injected', { s
       assert.ok(tables.includes('secrets') && tables.includes('audit'));
       for (const table of tables) {
         const rows = JSON.stringify(db.prepare(`SELECT * FROM "${table}"`).all(), (_k, v) =>
-          v instanceof Uint8Array ? Buffer.from(v).toString('latin1') : typeof v === 'bigint' ? String(v) : v,
+          v instanceof Uint8Array
+            ? Buffer.from(v).toString('latin1')
+            : typeof v === 'bigint'
+              ? String(v)
+              : v,
         );
-        for (const canary of canaries) assert.ok(!rows.includes(canary), `${canary} in table ${table}`);
+        for (const canary of canaries)
+          assert.ok(!rows.includes(canary), `${canary} in table ${table}`);
       }
       assert.equal(Number(db.prepare('SELECT count(*) AS n FROM secrets').get()!.n), 2);
     } finally {

@@ -103,7 +103,11 @@ describe('egress allowlist (namespace tier)', { skip }, () => {
             {
               host: '127.0.0.1',
               port: allowed.port,
-              inject: { header: 'authorization', secret: `secret:${name}`, format: 'Bearer {secret}' },
+              inject: {
+                header: 'authorization',
+                secret: `secret:${name}`,
+                format: 'Bearer {secret}',
+              },
             },
           ],
         },
@@ -113,7 +117,11 @@ describe('egress allowlist (namespace tier)', { skip }, () => {
       allowedSeen.length = 0;
       deniedSeen.length = 0;
       const exec = (argv: string[], executionId: string) =>
-        manager.call(runId, profile, (env) => env.exec({ argv }), { tenantId, executionId, snapshot: false });
+        manager.call(runId, profile, (env) => env.exec({ argv }), {
+          tenantId,
+          executionId,
+          snapshot: false,
+        });
       // Plain HTTP: the proxy adds the credential; the sandbox never had it.
       const plain = await exec(curl([`http://127.0.0.1:${allowed.port}/plain`]), 'exe_plain');
       assert.equal(plain.value.exitCode, 0, plain.value.stderr);
@@ -145,10 +153,13 @@ describe('egress allowlist (namespace tier)', { skip }, () => {
       assert.equal(allowedSeen.at(-1)?.headers.authorization, `Bearer ${rotated}`);
       await until(() => records.length >= 5, 'five egress records');
       const byExecution = Object.fromEntries(records.map((r) => [r.executionId, r]));
-      assert.deepEqual(
-        Object.keys(byExecution).sort(),
-        ['exe_denied', 'exe_denied_tunnel', 'exe_plain', 'exe_rotated', 'exe_tunnel'],
-      );
+      assert.deepEqual(Object.keys(byExecution).sort(), [
+        'exe_denied',
+        'exe_denied_tunnel',
+        'exe_plain',
+        'exe_rotated',
+        'exe_tunnel',
+      ]);
       for (const record of records) {
         assert.equal(record.runId, runId);
         assert.equal(record.tenantId, tenantId);
@@ -185,7 +196,16 @@ describe('egress allowlist (namespace tier)', { skip }, () => {
     const out = await manager.call(
       'run_egress_names',
       profile,
-      (env) => env.exec({ argv: curl(['-o', '/dev/null', '-w', '%{http_code}', `http://localhost:${allowed.port}/`]) }),
+      (env) =>
+        env.exec({
+          argv: curl([
+            '-o',
+            '/dev/null',
+            '-w',
+            '%{http_code}',
+            `http://localhost:${allowed.port}/`,
+          ]),
+        }),
       { tenantId, executionId: 'exe_name', snapshot: false },
     );
     assert.equal(out.value.stdout, '403');
@@ -203,7 +223,11 @@ describe('egress allowlist (namespace tier)', { skip }, () => {
       profile,
       (env) =>
         env.exec({
-          argv: ['/bin/sh', '-c', `curl -sS --max-time 5 --proxy http://127.0.0.1:3128 http://127.0.0.1:${allowed.port}/; echo "exit $?"; env | grep -ci proxy || true`],
+          argv: [
+            '/bin/sh',
+            '-c',
+            `curl -sS --max-time 5 --proxy http://127.0.0.1:3128 http://127.0.0.1:${allowed.port}/; echo "exit $?"; env | grep -ci proxy || true`,
+          ],
         }),
       { tenantId, executionId: 'exe_none', snapshot: false },
     );

@@ -62,7 +62,10 @@ test('keel secrets create|list|rotate|delete: write-only values, audited, admin 
   assert.ok(stored !== null && !JSON.stringify(stored).includes(value));
 
   // A key without the admin scope is refused; another tenant sees none of it.
-  const reader = await keel.request('POST', '/v1/keys', { name: 'reader', scopes: ['read', 'submit', 'operate'] });
+  const reader = await keel.request('POST', '/v1/keys', {
+    name: 'reader',
+    scopes: ['read', 'submit', 'operate'],
+  });
   assert.equal(reader.status, 201);
   const asReader = await keel.request('GET', '/v1/secrets', undefined, reader.body.secret);
   assert.equal(asReader.status, 403);
@@ -76,7 +79,12 @@ test('keel secrets create|list|rotate|delete: write-only values, audited, admin 
   );
   const theirs = await keel.request('GET', '/v1/secrets', undefined, otherKey.body.secret);
   assert.deepEqual(theirs.body, { secrets: [] });
-  const notTheirs = await keel.request('DELETE', '/v1/secrets/API_TOKEN', undefined, otherKey.body.secret);
+  const notTheirs = await keel.request(
+    'DELETE',
+    '/v1/secrets/API_TOKEN',
+    undefined,
+    otherKey.body.secret,
+  );
   assert.equal(notTheirs.status, 404);
   assert.equal(notTheirs.body.error.code, 'secret_not_found');
   const badName = await keel.request('POST', '/v1/secrets', { name: 'no spaces', value: 'x' });
@@ -88,7 +96,9 @@ test('keel secrets create|list|rotate|delete: write-only values, audited, admin 
 
   // Audited: actions and names, never the value.
   const audit = await keel.request('GET', '/v1/audit');
-  const actions = (audit.body.entries as Array<{ action: string; resource: string; outcome: string }>)
+  const actions = (
+    audit.body.entries as Array<{ action: string; resource: string; outcome: string }>
+  )
     .filter((e) => e.action.startsWith('secret.'))
     .map((e) => `${e.action} ${e.resource} ${e.outcome}`);
   assert.deepEqual(actions.sort(), [

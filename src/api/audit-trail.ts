@@ -99,7 +99,10 @@ export const AUDITED_ROUTES: Readonly<Record<string, (seen: Seen) => Described>>
     resource: `secret:${s.params.name}`,
     data: { version: field(s.response, 'secret', 'version') ?? null },
   }),
-  'DELETE /v1/secrets/:name': (s) => ({ action: 'secret.delete', resource: `secret:${s.params.name}` }),
+  'DELETE /v1/secrets/:name': (s) => ({
+    action: 'secret.delete',
+    resource: `secret:${s.params.name}`,
+  }),
   // Platform admin
   'POST /v1/admin/tenants': (s) => ({
     action: 'tenant.create',

@@ -173,7 +173,7 @@ export const ENV_VAR_DESCRIPTIONS = {
   KEEL_ADMIN_KEY:
     'Key for `/v1/admin/*` and `GET /metrics` on the API port; admin routes answer `404 admin_disabled` while it is unset.',
   KEEL_SECRETS_KEY:
-    'Key-encryption key of the tenants\' secrets (`/v1/secrets`): 32 random bytes as base64 or hex (`openssl rand -base64 32`). Without it, secrets cannot be stored or used, and a start with stored secrets is refused.',
+    "Key-encryption key of the tenants' secrets (`/v1/secrets`): 32 random bytes as base64 or hex (`openssl rand -base64 32`). Without it, secrets cannot be stored or used, and a start with stored secrets is refused.",
   KEEL_DATA_DIR:
     'Where the embedded store keeps `keel.db` (SQLite) and sandbox artifacts. One process per directory (a lock file enforces it). Flag: `keel dev --data`.',
   KEEL_HOST: 'Address the HTTP API listens on. Flag: `--host`.',

@@ -23,11 +23,16 @@ const SecretRef = z
   });
 
 const EgressRuleSchema = z.object({
-  host: z.string().regex(/^(\*\.)?[A-Za-z0-9.:-]{1,253}$/, 'a host name, *.suffix or an IP address'),
+  host: z
+    .string()
+    .regex(/^(\*\.)?[A-Za-z0-9.:-]{1,253}$/, 'a host name, *.suffix or an IP address'),
   port: z.number().int().min(1).max(65535),
   inject: z
     .object({
-      header: z.string().regex(/^[A-Za-z0-9-]{1,64}$/).default('authorization'),
+      header: z
+        .string()
+        .regex(/^[A-Za-z0-9-]{1,64}$/)
+        .default('authorization'),
       secret: SecretRef,
       format: z.string().includes('{secret}').default('Bearer {secret}'),
     })
@@ -44,15 +49,15 @@ const ProfileSchema = z.object({
    * a host (name, `*.suffix` or IP literal) and port; optionally a credential the proxy adds to
    * plain-HTTP requests there (egress/allowlist.ts).
    */
-  network: z
-    .object({ allow: z.array(EgressRuleSchema).default([]) })
-    .default({ allow: [] }),
+  network: z.object({ allow: z.array(EgressRuleSchema).default([]) }).default({ allow: [] }),
   /**
    * Variables set from the tenant's secrets for every `exec` (`{ API_TOKEN: 'secret:NAME' }`):
    * for credentials the proxy cannot add (HTTPS through CONNECT). Never on a command line.
    */
   secrets: z
-    .object({ env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,255}$/), SecretRef).default({}) })
+    .object({
+      env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,255}$/), SecretRef).default({}),
+    })
     .default({ env: {} }),
   /**
    * The effect class of the built-in `exec` on this profile when a call declares none: what a

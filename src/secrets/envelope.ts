@@ -50,7 +50,10 @@ export async function openSecret(
   } catch (error) {
     if (error instanceof KeelError) throw error;
     // The cipher's own message says nothing useful and must not grow one that carries bytes.
-    throw new KeelError('secret_unreadable', 'the secret failed authentication: wrong key or altered');
+    throw new KeelError(
+      'secret_unreadable',
+      'the secret failed authentication: wrong key or altered',
+    );
   } finally {
     dataKey?.fill(0);
   }

@@ -164,7 +164,8 @@ export class Telemetry {
     bytesReceived: number,
   ): void {
     this.metrics.egressConnections.inc({ tenant: tenantId, verdict });
-    if (bytesSent > 0) this.metrics.egressBytes.inc({ tenant: tenantId, direction: 'sent' }, bytesSent);
+    if (bytesSent > 0)
+      this.metrics.egressBytes.inc({ tenant: tenantId, direction: 'sent' }, bytesSent);
     if (bytesReceived > 0)
       this.metrics.egressBytes.inc({ tenant: tenantId, direction: 'received' }, bytesReceived);
   }

@@ -34,7 +34,10 @@ export function secretsStoreConformance(factory: StoreFactory): void {
         assert.equal(rotated.version, 2);
         assert.equal((await store.getSecret(tenantId, 'API_TOKEN'))?.sealed, 'sealed-2');
         // A rotation computed from version 1 lost the race: refused, the value stays.
-        await rejectsWith(store.rotateSecret(tenantId, 'API_TOKEN', 1, sealed(3)), 'secret_conflict');
+        await rejectsWith(
+          store.rotateSecret(tenantId, 'API_TOKEN', 1, sealed(3)),
+          'secret_conflict',
+        );
         assert.equal((await store.getSecret(tenantId, 'API_TOKEN'))?.sealed, 'sealed-2');
         await rejectsWith(store.rotateSecret(tenantId, 'NOPE', 1, sealed(3)), 'secret_not_found');
         await store.createSecret(tenantId, 'A_FIRST', sealed(4));

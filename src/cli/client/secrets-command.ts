@@ -39,7 +39,9 @@ interface Secret {
 
 function valueFrom(path: string | undefined): string {
   if (path === undefined)
-    throw new UsageError('give the value with --from-file <path> (or - for standard input), never as an argument');
+    throw new UsageError(
+      'give the value with --from-file <path> (or - for standard input), never as an argument',
+    );
   const text = readFileSync(path === '-' ? 0 : path, 'utf8');
   const value = text.endsWith('\n') ? text.slice(0, -1) : text;
   if (value === '') throw new UsageError(`the value read from ${path} is empty`);
@@ -55,7 +57,12 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     const created = await client.request<{ secret: Secret }>('POST', '/v1/secrets', {
       body: { name, value },
     });
-    return show(io, values.json, created, () => `created secret:${created.secret.name} (version 1)`);
+    return show(
+      io,
+      values.json,
+      created,
+      () => `created secret:${created.secret.name} (version 1)`,
+    );
   },
   async rotate(args, io) {
     const { values, positionals } = parse(args, FLAGS);

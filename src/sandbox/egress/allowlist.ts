@@ -41,7 +41,6 @@ for (const [net, prefix] of [
 for (const [net, prefix] of [
   ['::', 128],
   ['::1', 128],
-  ['::ffff:0:0', 96],
   ['64:ff9b::', 96],
   ['fc00::', 7],
   ['fe80::', 10],
@@ -52,6 +51,10 @@ for (const [net, prefix] of [
 export function isPublicAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 0) return false;
+  // An IPv4-mapped IPv6 address is its IPv4 address. (BlockList holds IPv4 as mapped addresses, so
+  // ::ffff:0:0/96 in the list would block every IPv4 address.)
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped !== null) return isPublicAddress(mapped[1]!);
   return !NON_PUBLIC.check(address, family === 4 ? 'ipv4' : 'ipv6');
 }
 
@@ -63,7 +66,11 @@ function hostMatches(pattern: string, host: string): boolean {
 }
 
 /** The first rule allowing `host:port` by name (before resolution), if any. */
-export function matchRule(rules: readonly EgressRule[], host: string, port: number): EgressRule | undefined {
+export function matchRule(
+  rules: readonly EgressRule[],
+  host: string,
+  port: number,
+): EgressRule | undefined {
   return rules.find((rule) => rule.port === port && hostMatches(rule.host, host));
 }
 

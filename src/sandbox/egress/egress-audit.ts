@@ -6,7 +6,10 @@ import type { EgressRecord } from './egress-proxy.ts';
 
 export const EGRESS_AUDIT_ACTION = 'egress.connection';
 
-export function auditEgress(store: Pick<Store, 'appendAudit'>, record: EgressRecord): Promise<void> {
+export function auditEgress(
+  store: Pick<Store, 'appendAudit'>,
+  record: EgressRecord,
+): Promise<void> {
   return store.appendAudit({
     tenantId: record.tenantId,
     runId: record.runId,

@@ -8,7 +8,13 @@
 // records a header, a body or a secret: records carry names, addresses, verdicts and byte counts.
 import { lookup } from 'node:dns/promises';
 import { chmod, rm } from 'node:fs/promises';
-import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { connect, isIP, type Socket } from 'node:net';
 import { addressAllowed, destinationOf, matchRule, type EgressRule } from './allowlist.ts';
 
@@ -82,8 +88,9 @@ export class EgressProxy {
     await rm(socketPath, { force: true });
     const endpoint: Endpoint = { server: createServer(), socketPath, call: undefined };
     endpoint.server.on('request', (req, res) => void this.forward(sandboxId, endpoint, req, res));
-    endpoint.server.on('connect', (req, socket: Socket, head) =>
-      void this.tunnel(sandboxId, endpoint, req, socket, head),
+    endpoint.server.on(
+      'connect',
+      (req, socket: Socket, head) => void this.tunnel(sandboxId, endpoint, req, socket, head),
     );
     endpoint.server.on('clientError', (_error, socket) => socket.destroy());
     await new Promise<void>((resolve, reject) => {
@@ -179,12 +186,20 @@ export class EgressProxy {
   ): Promise<void> {
     const call = endpoint.call;
     const target = parseAuthority(req.url ?? '');
-    const destination = target === undefined ? String(req.url) : destinationOf(target.host, target.port);
+    const destination =
+      target === undefined ? String(req.url) : destinationOf(target.host, target.port);
     const base = { kind: 'connect' as const, destination, injected: [] };
     client.on('error', () => undefined);
     if (target === undefined) {
       client.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
-      this.record(sandboxId, call, { ...base, address: null, verdict: 'denied', reason: 'bad CONNECT target', bytesSent: 0, bytesReceived: 0 });
+      this.record(sandboxId, call, {
+        ...base,
+        address: null,
+        verdict: 'denied',
+        reason: 'bad CONNECT target',
+        bytesSent: 0,
+        bytesReceived: 0,
+      });
       return;
     }
     let address: string;
@@ -192,8 +207,17 @@ export class EgressProxy {
       ({ address } = await this.decide(call, target.host, target.port));
     } catch (error) {
       const reason = error instanceof Refused ? error.message : 'refused';
-      client.end(`HTTP/1.1 403 Forbidden\r\nconnection: close\r\ncontent-type: text/plain\r\n\r\nkeel egress: ${destination} denied: ${reason}\n`);
-      this.record(sandboxId, call, { ...base, address: null, verdict: 'denied', reason, bytesSent: 0, bytesReceived: 0 });
+      client.end(
+        `HTTP/1.1 403 Forbidden\r\nconnection: close\r\ncontent-type: text/plain\r\n\r\nkeel egress: ${destination} denied: ${reason}\n`,
+      );
+      this.record(sandboxId, call, {
+        ...base,
+        address: null,
+        verdict: 'denied',
+        reason,
+        bytesSent: 0,
+        bytesReceived: 0,
+      });
       return;
     }
     const upstream = connect({ host: address, port: target.port, timeout: CONNECT_TIMEOUT_MS });
@@ -242,7 +266,16 @@ export class EgressProxy {
     if (url === undefined || url.protocol !== 'http:') {
       res.writeHead(400, { 'content-type': 'text/plain', connection: 'close' });
       res.end('keel egress: send absolute http:// URLs here, and use CONNECT for https\n');
-      this.record(sandboxId, call, { kind: 'http', destination: String(req.url).slice(0, 200), address: null, verdict: 'denied', reason: 'not an absolute http URL', bytesSent: 0, bytesReceived: 0, injected: [] });
+      this.record(sandboxId, call, {
+        kind: 'http',
+        destination: String(req.url).slice(0, 200),
+        address: null,
+        verdict: 'denied',
+        reason: 'not an absolute http URL',
+        bytesSent: 0,
+        bytesReceived: 0,
+        injected: [],
+      });
       return;
     }
     const host = url.hostname.replace(/^\[|\]$/g, '');
@@ -255,7 +288,16 @@ export class EgressProxy {
       const reason = error instanceof Refused ? error.message : 'refused';
       res.writeHead(403, { 'content-type': 'text/plain', connection: 'close' });
       res.end(`keel egress: ${destination} denied: ${reason}\n`);
-      this.record(sandboxId, call, { kind: 'http', destination, address: null, verdict: 'denied', reason, bytesSent: 0, bytesReceived: 0, injected: [] });
+      this.record(sandboxId, call, {
+        kind: 'http',
+        destination,
+        address: null,
+        verdict: 'denied',
+        reason,
+        bytesSent: 0,
+        bytesReceived: 0,
+        injected: [],
+      });
       return;
     }
     const headers: Record<string, string | string[]> = {};
@@ -272,8 +314,19 @@ export class EgressProxy {
         injected.push(inject.secret);
       } catch (error) {
         res.writeHead(502, { 'content-type': 'text/plain', connection: 'close' });
-        res.end(`keel egress: the credential for ${destination} is unavailable (${(error as { code?: string }).code ?? 'error'})\n`);
-        this.record(sandboxId, call, { kind: 'http', destination, address: decided.address, verdict: 'denied', reason: `credential ${inject.secret} unavailable`, bytesSent: 0, bytesReceived: 0, injected: [] });
+        res.end(
+          `keel egress: the credential for ${destination} is unavailable (${(error as { code?: string }).code ?? 'error'})\n`,
+        );
+        this.record(sandboxId, call, {
+          kind: 'http',
+          destination,
+          address: decided.address,
+          verdict: 'denied',
+          reason: `credential ${inject.secret} unavailable`,
+          bytesSent: 0,
+          bytesReceived: 0,
+          injected: [],
+        });
         return;
       }
     }
@@ -284,7 +337,16 @@ export class EgressProxy {
     const finish = () => {
       if (recorded) return;
       recorded = true;
-      this.record(sandboxId, call, { kind: 'http', destination, address: decided.address, verdict: 'allowed', reason: failure, bytesSent: wire?.bytesWritten ?? 0, bytesReceived: wire?.bytesRead ?? 0, injected });
+      this.record(sandboxId, call, {
+        kind: 'http',
+        destination,
+        address: decided.address,
+        verdict: 'allowed',
+        reason: failure,
+        bytesSent: wire?.bytesWritten ?? 0,
+        bytesReceived: wire?.bytesRead ?? 0,
+        injected,
+      });
     };
     const upstream = httpRequest({
       host: decided.address,

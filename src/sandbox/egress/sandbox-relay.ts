@@ -38,7 +38,15 @@ POSIX::_exit($!{ENOENT} ? 127 : 126);`;
 
 /** `argv` started behind the relay: Perl binds 127.0.0.1:RELAY_PORT, forks the relay, execs argv. */
 export function behindRelay(argv: string[]): string[] {
-  return [PERL, '-e', RELAY_PERL, '--', `${SANDBOX_EGRESS_DIR}/${EGRESS_SOCKET_NAME}`, String(RELAY_PORT), ...argv];
+  return [
+    PERL,
+    '-e',
+    RELAY_PERL,
+    '--',
+    `${SANDBOX_EGRESS_DIR}/${EGRESS_SOCKET_NAME}`,
+    String(RELAY_PORT),
+    ...argv,
+  ];
 }
 
 /** The variables that send HTTP clients (curl, pip, npm, Python, Node's fetch with them) to the relay. */
