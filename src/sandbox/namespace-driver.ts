@@ -8,14 +8,18 @@
 // infinity` under bwrap) owns the namespaces and each command enters them through enter-namespaces
 // (no_new_privs, empty bounding set, variables never seen by the host-side launchers).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chownSync, mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { writeFileSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { KeelError } from '../domain/keel-error.ts';
 import type { EnvironmentSpec, ExecCommand, SandboxDriver, SandboxEnvironment } from './driver.ts';
 import { assertCommandPassable, programEnv, SANDBOX_WORKSPACE } from './driver.ts';
 import { enterArgv } from './enter-namespaces.ts';
-import { behindRelay, proxyEnv, SANDBOX_EGRESS_DIR } from './egress/sandbox-relay.ts';
+import {
+  behindRelay,
+  prepareEgressDir,
+  proxyEnv,
+  SANDBOX_EGRESS_DIR,
+} from './egress/sandbox-relay.ts';
 import { carrierEnv } from './env-carrier.ts';
 import {
   CgroupEnvironment,
@@ -66,13 +70,7 @@ export class NamespaceDriver implements SandboxDriver {
     // An allowlist is enforced by Keel's egress proxy, reached through the relay; without one, none.
     if (spec.egress === undefined) assertNoNetworkAllowlist(spec, this.tier);
     const parts = await createParts(spec, this.root);
-    if (spec.egress !== undefined) {
-      // The sandbox's uid alone may enter it: no other sandbox can reach this one's proxy socket.
-      // Its parent is only traversable (0711): bwrap, as the sandbox uid, must reach the directory.
-      mkdirSync(dirname(spec.egress.dir), { recursive: true, mode: 0o711 });
-      mkdirSync(spec.egress.dir, { mode: 0o700 });
-      chownSync(spec.egress.dir, parts.uid, parts.uid);
-    }
+    if (spec.egress !== undefined) prepareEgressDir(spec.egress.dir, parts.uid);
     const environment = new NamespaceEnvironment(spec, parts);
     if (spec.keepProcesses) {
       try {

@@ -4,6 +4,8 @@
 // each connection to that socket. The relay binds before the program starts (no race), runs in the
 // background with its output on /dev/null, and dies with the sandbox. Programs find it through the
 // usual proxy variables. It carries bytes only: every decision is the proxy's, outside.
+import { chownSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { PERL } from '../env-carrier.ts';
 
 /** Where the sandbox's egress directory (holding the proxy's socket) appears inside it. */
@@ -60,4 +62,15 @@ export function proxyEnv(): Record<string, string> {
     NO_PROXY: '',
     no_proxy: '',
   };
+}
+
+/**
+ * Makes the sandbox's egress directory on the host: only the sandbox's uid may enter it (no other
+ * sandbox can reach this one's proxy socket); its parent is only traversable (0711), so the tier's
+ * launcher, as that uid, can reach it to bind it in.
+ */
+export function prepareEgressDir(dir: string, uid: number): void {
+  mkdirSync(dirname(dir), { recursive: true, mode: 0o711 });
+  mkdirSync(dir, { mode: 0o700 });
+  chownSync(dir, uid, uid);
 }
