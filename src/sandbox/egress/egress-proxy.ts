@@ -55,6 +55,8 @@ export interface EgressProxyOptions {
 /** Longest a name resolution may take before the connection is refused. */
 const RESOLVE_TIMEOUT_MS = 5_000;
 const CONNECT_TIMEOUT_MS = 10_000;
+/** Connections one sandbox may hold open through the proxy at once; more are closed at once. */
+export const EGRESS_CONNECTIONS_MAX_PER_SANDBOX = 256;
 /** Headers that are the proxy's, never forwarded (the hop-by-hop ones and the proxy's own). */
 const DROPPED_HEADERS = new Set([
   'proxy-authorization',
@@ -87,6 +89,7 @@ export class EgressProxy {
     if (this.endpoints.has(sandboxId)) return;
     await rm(socketPath, { force: true });
     const endpoint: Endpoint = { server: createServer(), socketPath, call: undefined };
+    endpoint.server.maxConnections = EGRESS_CONNECTIONS_MAX_PER_SANDBOX;
     endpoint.server.on('request', (req, res) => void this.forward(sandboxId, endpoint, req, res));
     endpoint.server.on(
       'connect',
