@@ -217,6 +217,14 @@ describe('secrets and egress: the canary appears only where it is injected', { s
     assert.equal(refused.outcome, 'denied');
     assert.equal(refused.resource, `egress:127.0.0.1:${deniedPort}`);
     assert.equal(refused.data.reason, 'not in the allowlist');
+    // Each use of a secret is audited with its run, execution and way in (never the value).
+    const uses = (await api('GET', '/v1/audit?action=secret.use')).body.entries as any[];
+    const used = uses
+      .filter((e) => e.runId === allowedRun.id)
+      .map((e) => `${e.resource} ${e.data.via}`)
+      .sort();
+    assert.deepEqual(used, ['secret:CANARY_ENV env', 'secret:CANARY_HEADER header']);
+    assert.ok(uses.every((e) => typeof e.data.executionId === 'string'));
     const metrics = await fetch(`${keel.url}/metrics`, {
       headers: { authorization: `Bearer ${ADMIN}` },
     });

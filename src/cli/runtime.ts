@@ -25,7 +25,7 @@ import type { StoreBackend } from '../store/backend.ts';
 import { selectBackend } from '../store/open-store.ts';
 import type { Store } from '../store/store.ts';
 import { attachNodeSandboxes } from '../sandbox/node-sandboxes.ts';
-import { auditEgress } from '../sandbox/egress/egress-audit.ts';
+import { auditEgress, auditSecretUse } from '../sandbox/egress/egress-audit.ts';
 import { EnvKeyProvider } from '../secrets/key-provider.ts';
 import { SecretVault } from '../secrets/secret-vault.ts';
 import { StartupError } from './kit/output.ts';
@@ -275,7 +275,12 @@ export async function startRuntime(
         log.warn({ err: error, runId: record.runId }, 'could not audit an egress connection'),
       );
     },
-    revealSecret: (tenantId, ref) => secrets.reveal(tenantId, ref),
+    // Audited before the value is handed over: a use the log does not show never happened.
+    revealSecret: async (tenantId, ref, use) => {
+      const value = await secrets.reveal(tenantId, ref);
+      await auditSecretUse(store, tenantId, ref, use);
+      return value;
+    },
   });
   const orchestrator = new Orchestrator({
     store: observeStore(store, telemetry),

@@ -12,7 +12,7 @@ import { KeelError } from '../domain/keel-error.ts';
 import type { ArtifactStore } from '../store/artifact-store.ts';
 import { openArtifactStore } from '../store/open-store.ts';
 import type { Store } from '../store/store.ts';
-import { EgressProxy, type EgressRecord } from './egress/egress-proxy.ts';
+import { EgressProxy, type EgressRecord, type RevealSecret } from './egress/egress-proxy.ts';
 import { releaseEnvironmentsOnRunEnd } from './run-endings.ts';
 import { SandboxManager, type EnvironmentTime } from './sandbox-manager.ts';
 import { sweepStaleSandboxes } from './stale-sweep.ts';
@@ -37,7 +37,7 @@ export interface NodeSandboxesOptions {
   /** Each connection through the node's egress proxy, when it ends (the runtime audits and counts it). */
   onEgress?: (record: EgressRecord) => void;
   /** The current value of a tenant's `secret:NAME` (the runtime's secret vault). */
-  revealSecret?: (tenantId: string, ref: string) => Promise<string>;
+  revealSecret?: RevealSecret;
 }
 
 function artifactStoreFor(config: KeelConfig): ArtifactStore {

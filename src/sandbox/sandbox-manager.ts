@@ -12,7 +12,7 @@ import { emptyAccounting, MemoryMeter, type RunAccounting } from './accounting.t
 import type { ArtifactStore } from '../store/artifact-store.ts';
 import type { SandboxDriver, SandboxEnvironment } from './driver.ts';
 import { ENV_STATE, transition, type EnvEvent, type EnvState } from './environment-state.ts';
-import type { EgressProxy } from './egress/egress-proxy.ts';
+import type { EgressProxy, RevealSecret } from './egress/egress-proxy.ts';
 import { EGRESS_SOCKET_NAME } from './egress/sandbox-relay.ts';
 import { GvisorDriver } from './gvisor-driver.ts';
 import {
@@ -91,7 +91,7 @@ export interface SandboxManagerOptions {
    */
   egress?: EgressProxy;
   /** The current value of a tenant's `secret:NAME`, for profiles that declare secret variables. */
-  revealSecret?: (tenantId: string, ref: string) => Promise<string>;
+  revealSecret?: RevealSecret;
 }
 
 export interface CallOutcome<T> {
@@ -457,7 +457,11 @@ export class SandboxManager {
    * The variables a profile declares from secrets (`secrets.env`), revealed now for the tenant:
    * they reach the program through the tier's environment carrier, never a command line.
    */
-  async secretEnv(tenantId: string, profile: SandboxProfile): Promise<Record<string, string>> {
+  async secretEnv(
+    tenantId: string,
+    profile: SandboxProfile,
+    use: { runId: string; executionId: string | null } = { runId: '', executionId: null },
+  ): Promise<Record<string, string>> {
     const declared = Object.entries(profile.secrets.env);
     if (declared.length === 0) return {};
     if (this.revealSecret === undefined)
@@ -468,7 +472,10 @@ export class SandboxManager {
     const reveal = this.revealSecret;
     return Object.fromEntries(
       await Promise.all(
-        declared.map(async ([name, ref]) => [name, await reveal(tenantId, ref)] as const),
+        declared.map(
+          async ([name, ref]) =>
+            [name, await reveal(tenantId, ref, { ...use, via: 'env' })] as const,
+        ),
       ),
     );
   }

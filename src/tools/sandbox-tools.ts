@@ -149,7 +149,13 @@ export function sandboxTools(options: SandboxToolsOptions) {
           // Secrets the profile declares as variables are revealed per call (a rotation counts at
           // once) and travel like any variable: never on a command line.
           env: extra.secrets
-            ? { ...extra.env, ...(await manager.secretEnv(ctx.tenantId, profile)) }
+            ? {
+                ...extra.env,
+                ...(await manager.secretEnv(ctx.tenantId, profile, {
+                  runId: ctx.runId,
+                  executionId: ctx.executionId,
+                })),
+              }
             : extra.env,
           deadlineMs: extra.deadlineMs,
           signal: ctx.signal,

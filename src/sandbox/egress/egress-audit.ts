@@ -1,8 +1,10 @@
 // Files each egress connection in the tenant's audit log: who (the system, on behalf of the run and
 // tool execution), what (`egress.connection`), on what (`egress:host:port`), the verdict as the
-// outcome, and the resolved address, bytes and injected secret names (never values) as data.
+// outcome, and the resolved address, bytes and injected secret names (never values) as data. And
+// each use of a secret (`secret.use`: which secret, for which run and execution, how), before the
+// value is handed over.
 import type { Store } from '../../store/store.ts';
-import type { EgressRecord } from './egress-proxy.ts';
+import type { EgressRecord, SecretUse } from './egress-proxy.ts';
 
 export const EGRESS_AUDIT_ACTION = 'egress.connection';
 
@@ -27,5 +29,22 @@ export function auditEgress(
       bytesReceived: record.bytesReceived,
       injected: record.injected,
     },
+  });
+}
+
+export function auditSecretUse(
+  store: Pick<Store, 'appendAudit'>,
+  tenantId: string,
+  ref: string,
+  use: SecretUse,
+): Promise<void> {
+  return store.appendAudit({
+    tenantId,
+    runId: use.runId === '' ? null : use.runId,
+    actor: { type: 'system', id: null, name: null },
+    action: 'secret.use',
+    resource: ref,
+    outcome: 'ok',
+    data: { executionId: use.executionId, via: use.via, destination: use.destination ?? null },
   });
 }

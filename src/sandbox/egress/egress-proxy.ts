@@ -45,11 +45,23 @@ export interface EgressRecord {
   injected: string[];
 }
 
+/** Where a revealed secret goes: audited by the runtime as `secret.use` (never the value). */
+export interface SecretUse {
+  runId: string;
+  executionId: string | null;
+  /** `header`: added by the proxy to a request to `destination`; `env`: a sandbox variable. */
+  via: 'header' | 'env';
+  destination?: string;
+}
+
+/** The current value of the tenant's `secret:NAME`, for one use (only for injection). */
+export type RevealSecret = (tenantId: string, ref: string, use: SecretUse) => Promise<string>;
+
 export interface EgressProxyOptions {
   /** Called once per connection when it ends (or is refused). */
   onRecord(record: EgressRecord): void;
   /** The current value of the tenant's `secret:NAME` (only for injection; never stored here). */
-  revealSecret(tenantId: string, ref: string): Promise<string>;
+  revealSecret: RevealSecret;
 }
 
 /** Longest a name resolution may take before the connection is refused. */
@@ -312,7 +324,12 @@ export class EgressProxy {
     const inject = decided.rule.inject;
     if (inject !== undefined && call !== undefined) {
       try {
-        const value = await this.options.revealSecret(call.tenantId, inject.secret);
+        const value = await this.options.revealSecret(call.tenantId, inject.secret, {
+          runId: call.runId,
+          executionId: call.executionId ?? null,
+          via: 'header',
+          destination,
+        });
         headers[inject.header.toLowerCase()] = inject.format.replaceAll('{secret}', value);
         injected.push(inject.secret);
       } catch (error) {
