@@ -78,6 +78,8 @@ function sampleBody(method: string, route: string): unknown {
       to: new Date(now - 3_600_000).toISOString(),
     },
     'POST /v1/keys': { name: 'made-in-sweep', scopes: ['admin'] },
+    'POST /v1/secrets': { name: 'MADE_IN_SWEEP', value: 'sweep-value' },
+    'POST /v1/secrets/{name}/rotate': { value: 'sweep-value-2' },
   };
   return bodies[`${method} ${route}`];
 }
@@ -145,6 +147,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
         .replace('/v1/runs/{id}', `/v1/runs/${run.body.id}`)
         .replace('/v1/schedules/{id}', `/v1/schedules/${schedule.body.id}`)
         .replace('/v1/keys/{id}', `/v1/keys/${victim.id}`)
+        .replace('/v1/secrets/{name}', '/v1/secrets/SWEPT')
         .replace('{executionId}', 'exec_none')
         .replace('{seq}', '1');
     const failures: string[] = [];

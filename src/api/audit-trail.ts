@@ -88,6 +88,21 @@ export const AUDITED_ROUTES: Readonly<Record<string, (seen: Seen) => Described>>
     data: { name: s.body.name ?? null, scopes: s.body.scopes ?? null },
   }),
   'DELETE /v1/keys/:id': (s) => ({ action: 'key.revoke', resource: `key:${s.params.id}` }),
+  // Secrets: the name and the version, never the value (it is in the body: not read here).
+  'POST /v1/secrets': (s) => ({
+    action: 'secret.create',
+    resource: `secret:${String(s.body.name ?? '')}`,
+    data: { version: field(s.response, 'secret', 'version') ?? null },
+  }),
+  'POST /v1/secrets/:name/rotate': (s) => ({
+    action: 'secret.rotate',
+    resource: `secret:${s.params.name}`,
+    data: { version: field(s.response, 'secret', 'version') ?? null },
+  }),
+  'DELETE /v1/secrets/:name': (s) => ({
+    action: 'secret.delete',
+    resource: `secret:${s.params.name}`,
+  }),
   // Platform admin
   'POST /v1/admin/tenants': (s) => ({
     action: 'tenant.create',

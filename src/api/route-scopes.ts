@@ -10,7 +10,7 @@ import { errorResponse } from './schemas.ts';
 
 /**
  * `METHOD url` → the scope it needs. `submit` starts new work, `read` reads, `operate` acts on work
- * that exists, `admin` manages the tenant's keys and reads its audit log.
+ * that exists, `admin` manages the tenant's keys and secrets and reads its audit log.
  */
 export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
   'POST /v1/runs': 'submit',
@@ -49,6 +49,10 @@ export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
   'GET /v1/keys': 'admin',
   'DELETE /v1/keys/:id': 'admin',
   'GET /v1/audit': 'admin',
+  'POST /v1/secrets': 'admin',
+  'GET /v1/secrets': 'admin',
+  'POST /v1/secrets/:name/rotate': 'admin',
+  'DELETE /v1/secrets/:name': 'admin',
 };
 
 /** Whether a path belongs to the tenant API (a tenant key authenticates it). */

@@ -20,6 +20,8 @@ import { registerAuditTrail } from './audit-trail.ts';
 import { startAuditRetention } from './audit-retention.ts';
 import { declareScope, isTenantPath, requireScope, routeScope } from './route-scopes.ts';
 import { registerKeyRoutes } from './routes/keys.ts';
+import { registerSecretRoutes } from './routes/secrets.ts';
+import { SecretVault } from '../secrets/secret-vault.ts';
 import { registerAuditRoutes } from './routes/audit.ts';
 import { answerExpectationFailed, clientErrorHandler } from './client-errors.ts';
 import { errorHandler } from './error-boundary.ts';
@@ -56,6 +58,8 @@ export interface ApiOptions {
   store: Store;
   registry: AgentRegistry;
   adminKey?: string | undefined;
+  /** The tenants' secrets (/v1/secrets); default: one without a key, which answers secrets_unconfigured. */
+  secrets?: SecretVault;
   payloadMaxBytes?: number;
   /** Steps list: inputs and outputs larger than this (JSON bytes) are previews (default 8 KiB). */
   stepPreviewMaxBytes?: number;
@@ -265,6 +269,10 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   registerUsageRoutes(app, { store: options.store, tenantOf });
   registerKeyRoutes(app, { store: options.store, adminKey: options.adminKey, identityOf });
   registerAuditRoutes(app, { store: options.store, adminKey: options.adminKey, identityOf });
+  registerSecretRoutes(app, {
+    vault: options.secrets ?? new SecretVault(options.store, undefined),
+    identityOf,
+  });
   registerAgentRoutes(app, { store: options.store, registry: options.registry, tenantOf });
   registerMetricsRoute(app, { adminKey: options.adminKey });
   // The web app at / and its read-only /v1/dashboard routes.

@@ -26,6 +26,7 @@ const USAGE = `usage: keel <command>
   tenants create|update|list ...                         tenants, their weights and limits (admin key; see: keel tenants help)
   keys create|list|revoke ...                            API keys: scopes, expiry, rotation (see: keel keys help)
   admins create|list|revoke ...                          named platform admins, each with its own key (see: keel admins help)
+  secrets create|rotate|list|delete ...                  the tenant's secrets, encrypted, used as secret:NAME (see: keel secrets help)
   agents list [--json]                                   agents, their versions and schemas, the processes serving each
 
   keel <command> --help shows a command's options. Exit codes: 0 success, 1 a request failed or a run did not
@@ -57,6 +58,8 @@ const COMMANDS: Record<string, Command> = {
   keys: async (argv, io) => (await import('./client/keys-command.ts')).runKeysCommand(argv, io),
   admins: async (argv, io) =>
     (await import('./client/admins-command.ts')).runAdminsCommand(argv, io),
+  secrets: async (argv, io) =>
+    (await import('./client/secrets-command.ts')).runSecretsCommand(argv, io),
 };
 
 async function main(argv: string[], io: CliIo): Promise<number> {

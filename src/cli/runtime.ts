@@ -26,6 +26,10 @@ import type { StoreBackend } from '../store/backend.ts';
 import { selectBackend } from '../store/open-store.ts';
 import type { Store } from '../store/store.ts';
 import { attachNodeSandboxes } from '../sandbox/node-sandboxes.ts';
+import { auditEgress, auditSecretUse } from '../sandbox/egress/egress-audit.ts';
+import { EnvKeyProvider } from '../secrets/key-provider.ts';
+import { SecretVault } from '../secrets/secret-vault.ts';
+import { StartupError } from './kit/output.ts';
 import { createSchedulesPlane, type SchedulesPlane } from '../schedules/schedules-plane.ts';
 import { observeStore } from '../telemetry/observed-store.ts';
 import { runScopedLog } from '../telemetry/log-context.ts';
@@ -207,6 +211,20 @@ export async function startRuntime(
         : databaseStartupError(error, config.databaseUrl)) ?? error
     );
   }
+  // Secrets: sealed under KEEL_SECRETS_KEY. Stored secrets without the key would fail every use at
+  // run time: refuse the start instead, saying how to fix it.
+  const secrets = new SecretVault(
+    store,
+    config.secretsKey === undefined ? undefined : new EnvKeyProvider(config.secretsKey),
+  );
+  if (!secrets.configured && (await store.anySecret())) {
+    await store.close().catch(() => {});
+    unlock();
+    throw new StartupError(
+      'the store holds secrets, but KEEL_SECRETS_KEY is not set: they cannot be used',
+      'set KEEL_SECRETS_KEY to the key they were stored with (32 bytes, base64)',
+    );
+  }
   // Processes sharing a database share their model RPM/TPM limits too (one process's own limiter is
   // exact alone).
   if (backend.rateWindows !== undefined) gateway.shareLimits(backend.rateWindows);
@@ -253,6 +271,23 @@ export async function startRuntime(
   const sandboxes = attachNodeSandboxes(store, config, {
     onEnvironmentTime: ({ tenantId, gibSeconds }) => {
       if (tenantId !== undefined) telemetry.sandboxEnvironment(tenantId, gibSeconds);
+    },
+    onEgress: (record) => {
+      telemetry.egressConnection(
+        record.tenantId,
+        record.verdict,
+        record.bytesSent,
+        record.bytesReceived,
+      );
+      auditEgress(store, record).catch((error: unknown) =>
+        log.warn({ err: error, runId: record.runId }, 'could not audit an egress connection'),
+      );
+    },
+    // Audited before the value is handed over: a use the log does not show never happened.
+    revealSecret: async (tenantId, ref, use) => {
+      const value = await secrets.reveal(tenantId, ref);
+      await auditSecretUse(store, tenantId, ref, use);
+      return value;
     },
   });
   const orchestrator = new Orchestrator({
@@ -324,6 +359,7 @@ export async function startRuntime(
       registry,
       live: gateway.live,
       adminKey: config.adminKey,
+      secrets,
       payloadMaxBytes: config.payloadMaxBytes,
       stepPreviewMaxBytes: config.stepPreviewMaxBytes,
       auditRetentionMs: config.auditRetentionDays * 24 * 60 * 60 * 1000,

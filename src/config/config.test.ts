@@ -90,6 +90,7 @@ describe('loadConfig parsing', () => {
     const env = {
       KEEL_API_KEY: 'tenant-key-123',
       KEEL_ADMIN_KEY: 'admin-key-0123456789abcdef',
+      KEEL_SECRETS_KEY: 'c2VjcmV0cy1rZXktZm9yLWNvbmZpZy10ZXN0LTAwMDA=',
       KEEL_DATA_DIR: '/var/lib/keel',
       KEEL_HOST: '0.0.0.0',
       KEEL_PORT: '8080',
@@ -133,6 +134,7 @@ describe('loadConfig parsing', () => {
     assert.deepEqual(config, {
       apiKey: 'tenant-key-123',
       adminKey: 'admin-key-0123456789abcdef',
+      secretsKey: 'c2VjcmV0cy1rZXktZm9yLWNvbmZpZy10ZXN0LTAwMDA=',
       dataDir: '/var/lib/keel',
       host: '0.0.0.0',
       port: 8080,

@@ -39,6 +39,8 @@ const integer = (min: number, max: number) =>
 export const ConfigSchema = z.object({
   apiKey: z.string().min(8, 'KEEL_API_KEY must be at least 8 characters').optional(),
   adminKey: z.string().min(16, 'KEEL_ADMIN_KEY must be at least 16 characters').optional(),
+  /** Key-encryption key of the tenants' secrets (32 bytes, base64 or hex); src/secrets/. */
+  secretsKey: z.string().min(1).optional(),
   dataDir: z.string().min(1).default(DATA_DIR_DEFAULT),
   host: z.string().min(1).default(HOST_DEFAULT),
   port: integer(0, 65535).default(PORT_DEFAULT),
@@ -156,6 +158,7 @@ export type KeelConfig = z.infer<typeof ConfigSchema>;
 export const ENV_VARS = {
   KEEL_API_KEY: 'apiKey',
   KEEL_ADMIN_KEY: 'adminKey',
+  KEEL_SECRETS_KEY: 'secretsKey',
   KEEL_DATA_DIR: 'dataDir',
   KEEL_HOST: 'host',
   KEEL_PORT: 'port',
@@ -205,6 +208,8 @@ export const ENV_VAR_DESCRIPTIONS = {
     "The dev tenant's API key in `keel dev` (generated and printed when unset); with `keel server`, creates a tenant named `default` with this key.",
   KEEL_ADMIN_KEY:
     'Key for `/v1/admin/*` and `GET /metrics` on the API port; admin routes answer `404 admin_disabled` while it is unset.',
+  KEEL_SECRETS_KEY:
+    "Key-encryption key of the tenants' secrets (`/v1/secrets`): 32 random bytes as base64 or hex (`openssl rand -base64 32`). Without it, secrets cannot be stored or used, and a start with stored secrets is refused.",
   KEEL_DATA_DIR:
     'Where the embedded store keeps `keel.db` (SQLite) and sandbox artifacts. One process per directory (a lock file enforces it). Flag: `keel dev --data`.',
   KEEL_HOST: 'Address the HTTP API listens on. Flag: `--host`.',

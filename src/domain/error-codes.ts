@@ -315,6 +315,29 @@ export const ERROR_CODES = {
   key_expired: { status: 401, meaning: 'The API key has passed its expiry time.' },
   key_revoked: { status: 401, meaning: 'The API key was revoked.' },
   key_not_found: { status: 404, meaning: 'No API key with this id belongs to the tenant.' },
+  secret_not_found: { status: 404, meaning: 'No secret of this name belongs to the tenant.' },
+  secret_exists: {
+    status: 409,
+    meaning: 'The tenant has a secret of this name already: rotate it instead of creating it.',
+  },
+  secret_conflict: {
+    status: 409,
+    meaning: 'Another rotation of the secret committed first; read its version and try again.',
+  },
+  secrets_unconfigured: {
+    status: 409,
+    meaning:
+      'Secrets are used but no key-encryption key is configured (set KEEL_SECRETS_KEY to 32 random bytes, base64).',
+  },
+  secret_unreadable: {
+    status: 500,
+    meaning:
+      'A stored secret could not be decrypted: the key-encryption key differs from the one that sealed it.',
+  },
+  secret_reference_invalid: {
+    status: 400,
+    meaning: 'A credential is configured as something other than `secret:NAME`.',
+  },
   tool_arguments_too_large: {
     status: 413,
     meaning:

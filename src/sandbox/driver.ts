@@ -18,6 +18,11 @@ export interface EnvironmentSpec {
   limits: Limits;
   network: NetworkPolicy;
   /**
+   * The host directory where Keel's egress proxy listens for this sandbox (egress/egress-proxy.ts),
+   * when the allowlist is not empty; a tier that can use it binds it in and starts the relay.
+   */
+  egress?: { dir: string } | undefined;
+  /**
    * Keep processes alive between commands (resident, pause and auto policies); one-shot
    * environments do not.
    */

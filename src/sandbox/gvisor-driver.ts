@@ -20,6 +20,12 @@ import {
   destroyParts,
   type EnvironmentParts,
 } from './environment-base.ts';
+import {
+  behindRelay,
+  prepareEgressDir,
+  proxyEnv,
+  SANDBOX_EGRESS_DIR,
+} from './egress/sandbox-relay.ts';
 import { launch, type ExecResult } from './launch.ts';
 import { RUNSC_STATE_DIR } from './stale-sweep.ts';
 import { tierAvailability } from './tiers.ts';
@@ -47,8 +53,10 @@ export class GvisorDriver implements SandboxDriver {
   }
 
   async create(spec: EnvironmentSpec): Promise<SandboxEnvironment> {
-    assertNoNetworkAllowlist(spec, this.tier);
+    // An allowlist is enforced by Keel's egress proxy, reached through the relay; without one, none.
+    if (spec.egress === undefined) assertNoNetworkAllowlist(spec, this.tier);
     const parts = await createParts(spec, this.root, GVISOR_PIDS_OVERHEAD);
+    if (spec.egress !== undefined) prepareEgressDir(spec.egress.dir, parts.uid);
     const environment = new GvisorEnvironment(spec, parts, this.root);
     if (spec.keepProcesses) {
       try {
@@ -82,6 +90,12 @@ function ensureRootfs(root: string): string {
   return rootfs;
 }
 
+/** The mount point of the egress directory in the shared root (made once; older roots lack it). */
+function ensureEgressMountPoint(rootfs: string): void {
+  const point = join(rootfs, SANDBOX_EGRESS_DIR);
+  if (!existsSync(point)) mkdirSync(point, { recursive: true });
+}
+
 class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment {
   readonly tier = 'gvisor' as const;
   readonly pauseFreesMemory = true;
@@ -100,6 +114,7 @@ class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment 
     this.bundleDir = join(root, `${spec.id}.bundle`);
     this.imageDir = join(root, `${spec.id}.image`);
     this.rootfs = ensureRootfs(root);
+    if (spec.egress !== undefined) ensureEgressMountPoint(this.rootfs);
     mkdirSync(this.stateDir, { recursive: true, mode: 0o700 });
   }
 
@@ -111,6 +126,9 @@ class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment 
       '--platform=ptrace',
       '--network=none',
       '--ignore-cgroups',
+      // With egress, the relay inside connects to the proxy's socket bound in from the host: the
+      // one host socket it can reach (the network stays `none`: loopback only).
+      ...(this.spec.egress === undefined ? [] : ['--host-uds=open']),
     ];
   }
 
@@ -161,11 +179,23 @@ class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment 
         source: this.workspaceDir,
         options: ['rbind', 'rw'],
       },
+      ...(this.spec.egress === undefined
+        ? []
+        : [
+            {
+              destination: SANDBOX_EGRESS_DIR,
+              type: 'bind',
+              source: this.spec.egress.dir,
+              options: ['bind', 'ro'],
+            },
+          ]),
     ];
     const config = {
       ociVersion: '1.0.0',
       hostname: 'sandbox',
-      process: this.processSpec(args, env),
+      // The container's first process (a one-shot command, or the holder) starts the relay; commands
+      // exec'd into a holder find it running.
+      process: this.processSpec(this.spec.egress === undefined ? args : behindRelay(args), env),
       root: { path: this.rootfs, readonly: true },
       mounts,
       linux: { namespaces: ['pid', 'network', 'ipc', 'uts', 'mount'].map((type) => ({ type })) },
@@ -224,7 +254,9 @@ class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment 
   async exec(command: ExecCommand): Promise<ExecResult> {
     assertCommandPassable(command);
     if (this.paused) await this.resume();
-    const env = programEnv(command.env);
+    const env = programEnv(
+      this.spec.egress === undefined ? command.env : { ...proxyEnv(), ...command.env },
+    );
     if (!this.spec.keepProcesses) {
       this.writeBundle(command.argv, env);
       try {

@@ -14,6 +14,12 @@ import { KeelError } from '../domain/keel-error.ts';
 import type { EnvironmentSpec, ExecCommand, SandboxDriver, SandboxEnvironment } from './driver.ts';
 import { assertCommandPassable, programEnv, SANDBOX_WORKSPACE } from './driver.ts';
 import { enterArgv } from './enter-namespaces.ts';
+import {
+  behindRelay,
+  prepareEgressDir,
+  proxyEnv,
+  SANDBOX_EGRESS_DIR,
+} from './egress/sandbox-relay.ts';
 import { carrierEnv } from './env-carrier.ts';
 import {
   CgroupEnvironment,
@@ -61,8 +67,10 @@ export class NamespaceDriver implements SandboxDriver {
   }
 
   async create(spec: EnvironmentSpec): Promise<SandboxEnvironment> {
-    assertNoNetworkAllowlist(spec, this.tier);
+    // An allowlist is enforced by Keel's egress proxy, reached through the relay; without one, none.
+    if (spec.egress === undefined) assertNoNetworkAllowlist(spec, this.tier);
     const parts = await createParts(spec, this.root);
+    if (spec.egress !== undefined) prepareEgressDir(spec.egress.dir, parts.uid);
     const environment = new NamespaceEnvironment(spec, parts);
     if (spec.keepProcesses) {
       try {
@@ -80,7 +88,7 @@ export class NamespaceDriver implements SandboxDriver {
  * The bwrap command line up to (not including) the program: mounts, namespaces, the empty
  * environment. The program's variables are not in it: see envArgsData.
  */
-export function bwrapArgs(workspaceDir: string): string[] {
+export function bwrapArgs(workspaceDir: string, egressDir?: string): string[] {
   const args = [
     '/usr/bin/bwrap',
     '--unshare-all',
@@ -118,6 +126,7 @@ export function bwrapArgs(workspaceDir: string): string[] {
     '/dev',
     '--tmpfs',
     '/tmp',
+    ...(egressDir === undefined ? [] : ['--ro-bind', egressDir, SANDBOX_EGRESS_DIR]),
     '--bind',
     workspaceDir,
     SANDBOX_WORKSPACE,
@@ -158,7 +167,7 @@ class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironme
     env: Record<string, string>,
   ): Promise<{ child: ChildProcess; childPid: number }> {
     const args = [
-      ...bwrapArgs(this.workspaceDir).slice(1, -1),
+      ...bwrapArgs(this.workspaceDir, this.spec.egress?.dir).slice(1, -1),
       '--args',
       String(ARGS_FD),
       '--info-fd',
@@ -166,7 +175,7 @@ class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironme
       '--block-fd',
       '4',
       '--',
-      ...program,
+      ...(this.spec.egress === undefined ? program : behindRelay(program)),
     ];
     const child = spawn(
       '/usr/bin/prlimit',
@@ -285,7 +294,9 @@ class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironme
     // a new holder.
     if (this.holderPid !== undefined && !this.parts.cgroup.pids().includes(this.holderPid))
       await this.startHolder();
-    const env = programEnv(command.env);
+    const env = programEnv(
+      this.spec.egress === undefined ? command.env : { ...proxyEnv(), ...command.env },
+    );
     const common = {
       stdin: command.stdin,
       cgroup: this.parts.cgroup,

@@ -12,6 +12,7 @@ import { KeelError } from '../domain/keel-error.ts';
 import type { ArtifactStore } from '../store/artifact-store.ts';
 import { openArtifactStore } from '../store/open-store.ts';
 import type { Store } from '../store/store.ts';
+import { EgressProxy, type EgressRecord, type RevealSecret } from './egress/egress-proxy.ts';
 import { releaseEnvironmentsOnRunEnd } from './run-endings.ts';
 import { SandboxManager, type EnvironmentTime } from './sandbox-manager.ts';
 import { sweepStaleSandboxes } from './stale-sweep.ts';
@@ -33,6 +34,10 @@ export interface NodeSandboxesOptions {
    * keel_sandbox_environment_gib_seconds_total).
    */
   onEnvironmentTime?: (time: EnvironmentTime) => void;
+  /** Each connection through the node's egress proxy, when it ends (the runtime audits and counts it). */
+  onEgress?: (record: EgressRecord) => void;
+  /** The current value of a tenant's `secret:NAME` (the runtime's secret vault). */
+  revealSecret?: RevealSecret;
 }
 
 function artifactStoreFor(config: KeelConfig): ArtifactStore {
@@ -71,6 +76,11 @@ export function attachNodeSandboxes(
             artifacts,
             swept,
             onEnvironmentTime: options.onEnvironmentTime,
+            egress: new EgressProxy({
+              onRecord: options.onEgress ?? (() => undefined),
+              revealSecret: options.revealSecret ?? noSecrets,
+            }),
+            ...(options.revealSecret === undefined ? {} : { revealSecret: options.revealSecret }),
           }),
           artifacts,
         };
@@ -88,4 +98,8 @@ export function attachNodeSandboxes(
       await current.artifacts.close?.();
     },
   };
+}
+
+async function noSecrets(): Promise<string> {
+  throw new KeelError('secrets_unconfigured', 'this node was started without secrets');
 }

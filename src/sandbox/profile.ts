@@ -2,6 +2,7 @@
 // sandboxes. Tools and agents name a profile; everything is validated with zod when the profile is
 // defined, not mid-run.
 import { z } from 'zod';
+import { SECRET_NAME_PATTERN } from '../domain/secrets.ts';
 import { LimitsSchema } from './limits.ts';
 import { POLICIES } from './lifecycle-policy.ts';
 import { TIERS } from './tiers.ts';
@@ -15,18 +16,49 @@ export const DEFAULT_EXPECTED_IDLE_SECONDS = 5;
  */
 export const DEFAULT_SANDBOX_ARGUMENTS_MAX_BYTES = 4 * 1024 * 1024;
 
+const SecretRef = z
+  .string()
+  .refine((ref) => ref.startsWith('secret:') && SECRET_NAME_PATTERN.test(ref.slice(7)), {
+    message: 'must be secret:NAME',
+  });
+
+const EgressRuleSchema = z.object({
+  host: z
+    .string()
+    .regex(/^(\*\.)?[A-Za-z0-9.:-]{1,253}$/, 'a host name, *.suffix or an IP address'),
+  port: z.number().int().min(1).max(65535),
+  inject: z
+    .object({
+      header: z
+        .string()
+        .regex(/^[A-Za-z0-9-]{1,64}$/)
+        .default('authorization'),
+      secret: SecretRef,
+      format: z.string().includes('{secret}').default('Bearer {secret}'),
+    })
+    .optional(),
+});
+
 const ProfileSchema = z.object({
   name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/),
   tier: z.enum(TIERS).default('namespace'),
   policy: z.enum(POLICIES).default('one-shot'),
   limits: LimitsSchema.default(LimitsSchema.parse({})),
-  network: z
+  /**
+   * Destinations the sandbox may reach through Keel's egress proxy (none: no network at all), each
+   * a host (name, `*.suffix` or IP literal) and port; optionally a credential the proxy adds to
+   * plain-HTTP requests there (egress/allowlist.ts).
+   */
+  network: z.object({ allow: z.array(EgressRuleSchema).default([]) }).default({ allow: [] }),
+  /**
+   * Variables set from the tenant's secrets for every `exec` (`{ API_TOKEN: 'secret:NAME' }`):
+   * for credentials the proxy cannot add (HTTPS through CONNECT). Never on a command line.
+   */
+  secrets: z
     .object({
-      allow: z
-        .array(z.object({ host: z.string().min(1), port: z.number().int().min(1).max(65535) }))
-        .default([]),
+      env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,255}$/), SecretRef).default({}),
     })
-    .default({ allow: [] }),
+    .default({ env: {} }),
   /**
    * The effect class of the built-in `exec` on this profile when a call declares none: what a
    * crash mid-command may do. `side-effect` (default) parks the run as `unknown` for an operator;

@@ -5,11 +5,15 @@
 // accrues through the callback it is given (it imports no telemetry). It never runs a command
 // outside a driver, and never keeps an environment after endRun() or close().
 import { randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { KeelError } from '../domain/keel-error.ts';
 import { emptyAccounting, MemoryMeter, type RunAccounting } from './accounting.ts';
 import type { ArtifactStore } from '../store/artifact-store.ts';
 import type { SandboxDriver, SandboxEnvironment } from './driver.ts';
 import { ENV_STATE, transition, type EnvEvent, type EnvState } from './environment-state.ts';
+import type { EgressProxy, RevealSecret } from './egress/egress-proxy.ts';
+import { EGRESS_SOCKET_NAME } from './egress/sandbox-relay.ts';
 import { GvisorDriver } from './gvisor-driver.ts';
 import {
   decideAuto,
@@ -81,6 +85,13 @@ export interface SandboxManagerOptions {
    * it at attach, before any call); otherwise the manager starts one itself.
    */
   swept?: Promise<unknown>;
+  /**
+   * Keel's egress proxy on this node: profiles with a network allowlist reach the network only
+   * through it (without it they are refused).
+   */
+  egress?: EgressProxy;
+  /** The current value of a tenant's `secret:NAME`, for profiles that declare secret variables. */
+  revealSecret?: RevealSecret;
 }
 
 export interface CallOutcome<T> {
@@ -94,8 +105,10 @@ export interface CallOutcome<T> {
 }
 
 export interface CallOptions {
-  /** Labels the run's memory-time in reports. */
+  /** Labels the run's memory-time in reports, and the call's egress records. */
   tenantId?: string;
+  /** The tool execution making the call: its egress connections are recorded under it. */
+  executionId?: string;
   /**
    * Snapshot the workspace after the call (default true). A call that only reads the workspace
    * passes false: it commits no new manifest, so reading costs no walk of the workspace and leaves
@@ -117,9 +130,15 @@ export class SandboxManager {
   private readonly onEnvironmentTime: ((time: EnvironmentTime) => void) | undefined;
   /** Walks workspaces off the main thread and remembers what it hashed per workspace. */
   private readonly snapshots = new SnapshotWorker();
+  private readonly root: string;
+  private readonly egress: EgressProxy | undefined;
+  private readonly revealSecret: SandboxManagerOptions['revealSecret'];
 
   constructor(options: SandboxManagerOptions) {
     this.artifacts = options.artifacts;
+    this.root = options.root;
+    this.egress = options.egress;
+    this.revealSecret = options.revealSecret;
     this.onEnvironmentTime = options.onEnvironmentTime;
     this.drivers = {
       process: options.drivers?.process ?? new ProcessDriver(options.root),
@@ -156,7 +175,9 @@ export class SandboxManager {
     record.tenantId ??= options.tenantId;
     const snapshot = options.snapshot ?? true;
     if (snapshot) this.snapshots.prepare();
-    const next = record.queue.then(() => this.callNow(runId, record, fn, snapshot));
+    const next = record.queue.then(() =>
+      this.callNow(runId, record, fn, snapshot, options.executionId),
+    );
     record.queue = next.catch(() => undefined);
     return next;
   }
@@ -190,6 +211,7 @@ export class SandboxManager {
     record: RunEnvironment,
     fn: (env: SandboxEnvironment, info: CallInfo) => Promise<T>,
     snapshot: boolean,
+    executionId: string | undefined,
   ): Promise<CallOutcome<T>> {
     await this.swept;
     clearTimeout(record.prewarmTimer);
@@ -202,10 +224,19 @@ export class SandboxManager {
     const started = performance.now();
     const before = env.counters().cpuSeconds;
     let outcome: { ok: true; value: T } | { ok: false; error: unknown };
+    // Connections through the sandbox's proxy socket belong to this call, and only while it runs.
+    this.egress?.bind(env.id, {
+      tenantId: record.tenantId ?? '',
+      runId,
+      executionId,
+      rules: record.profile.network.allow,
+    });
     try {
       outcome = { ok: true, value: await fn(env, info) };
     } catch (error) {
       outcome = { ok: false, error };
+    } finally {
+      this.egress?.unbind(env.id);
     }
     record.accounting.executions++;
     record.accounting.wallMs += performance.now() - started;
@@ -265,6 +296,16 @@ export class SandboxManager {
     const pooled = this.poolFor(record.profile)?.take();
     const env =
       pooled ?? (await this.driverFor(record.profile.tier).create(this.specFor(record.profile)));
+    if (record.profile.network.allow.length > 0) {
+      try {
+        await this.egress!.open(env.id, join(this.egressDir(env.id), EGRESS_SOCKET_NAME));
+      } catch (error) {
+        await env.destroy();
+        throw new KeelError('sandbox_failed', `could not open the egress proxy of ${env.id}`, {
+          cause: error,
+        });
+      }
+    }
     const manifest = await this.artifacts.getRef(runRef(runId));
     try {
       if (manifest !== undefined)
@@ -399,6 +440,44 @@ export class SandboxManager {
     const pool = this.poolFor(record.profile);
     if (pool !== undefined) await pool.giveBack(env);
     else await env.destroy();
+    await this.closeEgress(env.id);
+  }
+
+  private egressDir(envId: string): string {
+    return join(this.root, 'egress', envId);
+  }
+
+  private async closeEgress(envId: string): Promise<void> {
+    if (this.egress === undefined) return;
+    await this.egress.close(envId);
+    await rm(this.egressDir(envId), { recursive: true, force: true });
+  }
+
+  /**
+   * The variables a profile declares from secrets (`secrets.env`), revealed now for the tenant:
+   * they reach the program through the tier's environment carrier, never a command line.
+   */
+  async secretEnv(
+    tenantId: string,
+    profile: SandboxProfile,
+    use: { runId: string; executionId: string | null } = { runId: '', executionId: null },
+  ): Promise<Record<string, string>> {
+    const declared = Object.entries(profile.secrets.env);
+    if (declared.length === 0) return {};
+    if (this.revealSecret === undefined)
+      throw new KeelError(
+        'secrets_unconfigured',
+        `profile ${profile.name} declares secret variables, but this node has no secrets`,
+      );
+    const reveal = this.revealSecret;
+    return Object.fromEntries(
+      await Promise.all(
+        declared.map(
+          async ([name, ref]) =>
+            [name, await reveal(tenantId, ref, { ...use, via: 'env' })] as const,
+        ),
+      ),
+    );
   }
 
   /** Hands the memory-time accrued since the last report to `onEnvironmentTime`. */
@@ -435,10 +514,18 @@ export class SandboxManager {
   }
 
   private specFor(profile: SandboxProfile) {
+    const id = ownedEnvironmentId(`${Date.now().toString(36)}${randomBytes(5).toString('hex')}`);
+    const networked = profile.network.allow.length > 0;
+    if (networked && this.egress === undefined)
+      throw new KeelError(
+        'sandbox_network_unsupported',
+        `profile ${profile.name} allows network destinations, but this node has no egress proxy`,
+      );
     return {
-      id: ownedEnvironmentId(`${Date.now().toString(36)}${randomBytes(5).toString('hex')}`),
+      id,
       limits: profile.limits,
       network: profile.network,
+      egress: networked ? { dir: this.egressDir(id) } : undefined,
       keepProcesses: profile.policy !== 'one-shot',
     };
   }
@@ -487,6 +574,7 @@ export class SandboxManager {
     await record.queue;
     if (record.state === ENV_STATE.paused && record.env !== undefined) {
       await record.env.destroy().catch(() => undefined);
+      await this.closeEgress(record.env.id).catch(() => undefined);
       this.snapshots.forget(record.env.workspaceDir);
       record.env = undefined;
       record.meter?.stop();
@@ -501,6 +589,7 @@ export class SandboxManager {
   async close(): Promise<void> {
     await Promise.all([...this.runs.keys()].map((runId) => this.endRun(runId)));
     await Promise.all([...this.pools.values()].map((pool) => pool.close()));
+    await this.egress?.closeAll();
     await this.snapshots.close();
   }
 

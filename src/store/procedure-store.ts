@@ -7,6 +7,7 @@ import type { AdmissionSample } from '../domain/admission.ts';
 import type { AttemptRecord } from '../domain/attempts.ts';
 import { KeelError } from '../domain/keel-error.ts';
 import type { Json } from '../domain/json.ts';
+import type { SealedSecret, SecretInfo, SecretRecord } from '../domain/secrets.ts';
 import type {
   JournalEntry,
   NewRun,
@@ -33,6 +34,7 @@ import * as processes from './procedures/processes.ts';
 import * as reads from './procedures/reads.ts';
 import type { ServingProcess } from './serving-processes.ts';
 import * as runs from './procedures/runs.ts';
+import * as secrets from './procedures/secrets.ts';
 import * as tenants from './procedures/tenants.ts';
 import * as versions from './procedures/versions.ts';
 import { run, type Procedure, type Tx } from './procedures/transaction.ts';
@@ -363,6 +365,37 @@ export abstract class ProcedureStore implements Store {
 
   appendAudit(entry: NewAuditEntry): Promise<void> {
     return this.write(DURABLE, (tx) => access.appendAudit(tx, entry));
+  }
+
+  // Secrets (sealed: src/secrets/ encrypts and decrypts)
+
+  createSecret(tenantId: string, name: string, sealed: SealedSecret): Promise<SecretInfo> {
+    return this.write(DURABLE, (tx) => secrets.createSecret(tx, tenantId, name, sealed));
+  }
+
+  rotateSecret(
+    tenantId: string,
+    name: string,
+    version: number,
+    sealed: SealedSecret,
+  ): Promise<SecretInfo> {
+    return this.write(DURABLE, (tx) => secrets.rotateSecret(tx, tenantId, name, version, sealed));
+  }
+
+  getSecret(tenantId: string, name: string): Promise<SecretRecord | null> {
+    return this.read(secrets.getSecret(tenantId, name));
+  }
+
+  listSecrets(tenantId: string): Promise<SecretInfo[]> {
+    return this.read(secrets.listSecrets(tenantId));
+  }
+
+  deleteSecret(tenantId: string, name: string): Promise<void> {
+    return this.write(DURABLE, () => secrets.deleteSecret(tenantId, name));
+  }
+
+  anySecret(): Promise<boolean> {
+    return this.read(secrets.anySecret());
   }
 
   listAudit(tenantId: string, filter: AuditFilter): Promise<AuditEntry[]> {

@@ -87,4 +87,11 @@ export const SHARED_STATEMENT_NAMES = [
   'append-audit',
   'list-audit',
   'prune-audit',
+  // Secrets (0024)
+  'insert-secret',
+  'rotate-secret',
+  'get-secret',
+  'list-secrets',
+  'delete-secret',
+  'any-secret',
 ] as const;

@@ -15,6 +15,7 @@ import type { SerializedError } from '../domain/keel-error.ts';
 import type { EffectStatus } from '../domain/effect-status.ts';
 import type { RunStatus } from '../domain/run-status.ts';
 import type { Json } from '../domain/json.ts';
+import type { SealedSecret, SecretInfo, SecretRecord } from '../domain/secrets.ts';
 import type {
   CancelOutcome,
   CompensationReport,
@@ -439,6 +440,28 @@ export interface Store {
   listAudit(tenantId: string, filter: AuditFilter): Promise<AuditEntry[]>;
   /** Deletes every audit entry older than `before` (ms), in bounded batches; returns how many. */
   pruneAudit(before: number): Promise<number>;
+
+  // Secrets, sealed (src/domain/secrets.ts; src/secrets/ seals and opens them; issue 20)
+  /** Stores a new secret at version 1; `secret_exists` if the tenant has one of that name. */
+  createSecret(tenantId: string, name: string, sealed: SealedSecret): Promise<SecretInfo>;
+  /**
+   * Replaces version `version`'s value and bumps the version; `secret_not_found`, or
+   * `secret_conflict` when another rotation came first.
+   */
+  rotateSecret(
+    tenantId: string,
+    name: string,
+    version: number,
+    sealed: SealedSecret,
+  ): Promise<SecretInfo>;
+  /** One secret, sealed; null if the tenant has none of that name. */
+  getSecret(tenantId: string, name: string): Promise<SecretRecord | null>;
+  /** The tenant's secrets by name: names, versions and times, never values. */
+  listSecrets(tenantId: string): Promise<SecretInfo[]>;
+  /** Deletes the secret; `secret_not_found` if there is none. */
+  deleteSecret(tenantId: string, name: string): Promise<void>;
+  /** Whether any tenant has a secret (a start without a key-encryption key is refused then). */
+  anySecret(): Promise<boolean>;
 }
 
 /** A request to move queued, never-started runs from one version of an agent to another. */

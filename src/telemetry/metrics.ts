@@ -240,6 +240,18 @@ export function createMetrics() {
       labelNames: ['tenant'],
       registers: r,
     }),
+    egressConnections: new Counter({
+      name: 'keel_egress_connections_total',
+      help: 'Connections sandboxes asked the egress proxy for, by tenant and verdict (allowed, denied).',
+      labelNames: ['tenant', 'verdict'],
+      registers: r,
+    }),
+    egressBytes: new Counter({
+      name: 'keel_egress_bytes_total',
+      help: 'Bytes through the egress proxy, by tenant and direction (sent: sandbox to destination, received: back).',
+      labelNames: ['tenant', 'direction'],
+      registers: r,
+    }),
     commitsNotDurable: new Gauge({
       name: 'keel_commits_not_durable',
       help: 'Writes acknowledged since the last transaction this process knows was flushed to disk: 0 with durability fsync; with os or memory it only grows (the disk syncs at checkpoints Keel does not see), an upper bound of what a power cut could lose.',

@@ -156,6 +156,20 @@ export class Telemetry {
       this.metrics.sandboxGibSeconds.inc({ tenant: tenantId }, gibSeconds);
   }
 
+  /** One connection a sandbox asked the egress proxy for: its verdict and the bytes it carried. */
+  egressConnection(
+    tenantId: string,
+    verdict: 'allowed' | 'denied',
+    bytesSent: number,
+    bytesReceived: number,
+  ): void {
+    this.metrics.egressConnections.inc({ tenant: tenantId, verdict });
+    if (bytesSent > 0)
+      this.metrics.egressBytes.inc({ tenant: tenantId, direction: 'sent' }, bytesSent);
+    if (bytesReceived > 0)
+      this.metrics.egressBytes.inc({ tenant: tenantId, direction: 'received' }, bytesReceived);
+  }
+
   /**
    * A store transaction committed `size` writes. `flushed`: it was made durable (fsync /
    * synchronous commit), which also makes every earlier write durable; `acknowledged`: writes in it

@@ -134,20 +134,33 @@ export function sandboxTools(options: SandboxToolsOptions) {
       deadlineMs?: number;
       /** False for the tools that only read the workspace: they commit no snapshot. */
       snapshot?: boolean;
+      /** Set the profile's secret variables (`exec` only). */
+      secrets?: boolean;
     } = {},
   ) => {
-    const outcome = await managerFor(ctx).call(
+    const manager = managerFor(ctx);
+    const outcome = await manager.call(
       ctx.runId,
       profile,
-      (env) =>
+      async (env) =>
         env.exec({
           argv,
           stdin: extra.stdin,
-          env: extra.env,
+          // Secrets the profile declares as variables are revealed per call (a rotation counts at
+          // once) and travel like any variable: never on a command line.
+          env: extra.secrets
+            ? {
+                ...extra.env,
+                ...(await manager.secretEnv(ctx.tenantId, profile, {
+                  runId: ctx.runId,
+                  executionId: ctx.executionId,
+                })),
+              }
+            : extra.env,
           deadlineMs: extra.deadlineMs,
           signal: ctx.signal,
         }),
-      { tenantId: ctx.tenantId, snapshot: extra.snapshot ?? true },
+      { tenantId: ctx.tenantId, executionId: ctx.executionId, snapshot: extra.snapshot ?? true },
     );
     return { result: outcome.value, manifest: outcome.manifestSha256, cold: outcome.cold };
   };
@@ -184,6 +197,7 @@ export function sandboxTools(options: SandboxToolsOptions) {
         stdin: args.stdin,
         env: args.env,
         deadlineMs: args.timeoutMs,
+        secrets: true,
       });
       return toJson(result, cold, manifest!);
     },

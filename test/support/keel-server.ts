@@ -6,6 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApi } from '../../src/api/server.ts';
+import { EnvKeyProvider } from '../../src/secrets/key-provider.ts';
+import { SecretVault } from '../../src/secrets/secret-vault.ts';
 import { generateApiKey, hashApiKey } from '../../src/api/auth.ts';
 import { Orchestrator, type OrchestratorOptions } from '../../src/engine/orchestrator.ts';
 import { AgentRegistry } from '../../src/engine/registry.ts';
@@ -47,6 +49,8 @@ export interface StartOptions {
   orchestrator?: Partial<OrchestratorOptions>;
   /** A gateway built by the test (models against fake providers); else one over `models`. */
   gateway?: ModelGateway;
+  /** Key-encryption key of the tenants' secrets (base64 of 32 bytes); none: secrets unconfigured. */
+  secretsKey?: string;
 }
 
 export const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
@@ -78,6 +82,9 @@ export async function startKeel(options: StartOptions): Promise<TestKeel> {
     live: gateway.live,
     tenantPolicy: gateway.tenantPolicy,
     ...(options.payloadMaxBytes ? { payloadMaxBytes: options.payloadMaxBytes } : {}),
+    ...(options.secretsKey === undefined
+      ? {}
+      : { secrets: new SecretVault(store, new EnvKeyProvider(options.secretsKey)) }),
   });
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
   let stopped = false;
