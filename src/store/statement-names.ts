@@ -81,4 +81,11 @@ export const SHARED_STATEMENT_NAMES = [
   'append-audit',
   'list-audit',
   'prune-audit',
+  // Tool policy and approvals (0023)
+  'get-tool-policy',
+  'put-tool-policy',
+  'insert-approval',
+  'get-approval',
+  'decide-approval',
+  'list-approvals',
 ] as const;
