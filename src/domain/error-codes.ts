@@ -313,7 +313,8 @@ export const ERROR_CODES = {
   },
   tool_denied_by_approver: {
     status: 403,
-    meaning: 'A human denied the approval this call waited for; returned to the agent as the tool’s error.',
+    meaning:
+      'A human denied the approval this call waited for; returned to the agent as the tool’s error.',
   },
   approval_expired: {
     status: 409,

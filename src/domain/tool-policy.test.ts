@@ -26,7 +26,12 @@ const call = (tool: string, args: Json = {}, risk: ProposedCall['risk'] = 'low',
 const TABLE: Array<[string, ToolPolicy, ProposedCall, PolicyDecision['kind'], string?]> = [
   ['empty policy allows', {}, call('anything'), 'allow'],
   ['deny list', { deny: ['exec'] }, call('exec'), 'deny', 'deny:exec'],
-  ['deny pattern covers MCP tools', { deny: ['mcp:github.*'] }, call('mcp:github.delete_repo'), 'deny'],
+  [
+    'deny pattern covers MCP tools',
+    { deny: ['mcp:github.*'] },
+    call('mcp:github.delete_repo'),
+    'deny',
+  ],
   ['deny wins over allow', { allow: ['*'], deny: ['rm'] }, call('rm'), 'deny'],
   ['allow list refuses others', { allow: ['search'] }, call('fetch'), 'deny', 'allow'],
   ['allow list admits its own', { allow: ['search', 'read_*'] }, call('read_file'), 'allow'],
@@ -103,7 +108,12 @@ const TABLE: Array<[string, ToolPolicy, ProposedCall, PolicyDecision['kind'], st
   ],
   ['tool needs approval', { approval: { tools: ['send_*'] } }, call('send_email'), 'approval'],
   ['risk needs approval', { approval: { risk: 'high' } }, call('t', {}, 'critical'), 'approval'],
-  ['risk below the approval level', { approval: { risk: 'high' } }, call('t', {}, 'medium'), 'allow'],
+  [
+    'risk below the approval level',
+    { approval: { risk: 'high' } },
+    call('t', {}, 'medium'),
+    'allow',
+  ],
   ['cost needs approval', { approval: { costAbove: 0.5 } }, call('t', {}, 'low', 0.75), 'approval'],
   ['deny wins over approval', { deny: ['t'], approval: { tools: ['t'] } }, call('t'), 'deny'],
 ];
@@ -136,7 +146,14 @@ test('policies that do not parse are refused', () => {
     assert.equal(ToolPolicy.safeParse(bad).success, false, JSON.stringify(bad));
 });
 
-const toolName = fc.constantFrom('search', 'exec', 'pay', 'mcp:fs.read', 'mcp:fs.write', 'send_email');
+const toolName = fc.constantFrom(
+  'search',
+  'exec',
+  'pay',
+  'mcp:fs.read',
+  'mcp:fs.write',
+  'send_email',
+);
 const pattern = fc.oneof(toolName, fc.constantFrom('*', 'mcp:*', 'mcp:fs.*', 'send_*'));
 const risk = fc.constantFrom(...RISK_LEVELS);
 const policyArb: fc.Arbitrary<ToolPolicy> = fc.record(
@@ -190,7 +207,10 @@ test('property: generated policies parse, and evaluation is a function of its in
   fc.assert(
     fc.property(policyArb, callArb, (policy, proposed) => {
       assert.ok(ToolPolicy.safeParse(policy).success);
-      assert.deepEqual(evaluateOne(policy, proposed), evaluateOne(policy, structuredClone(proposed)));
+      assert.deepEqual(
+        evaluateOne(policy, proposed),
+        evaluateOne(policy, structuredClone(proposed)),
+      );
     }),
   );
 });
@@ -226,7 +246,7 @@ test('property: the arguments hash ignores key order and sees every value', () =
     fc.property(fc.dictionary(fc.string({ maxLength: 4 }), fc.integer()), (record) => {
       const reversed = Object.fromEntries(Object.entries(record).reverse());
       assert.equal(argumentsHash(record), argumentsHash(reversed));
-      assert.notEqual(argumentsHash(record), argumentsHash({ ...record, ['\u0000extra']: 1 }));
+      assert.notEqual(argumentsHash(record), argumentsHash({ ...record, '\u0000extra': 1 }));
     }),
   );
 });

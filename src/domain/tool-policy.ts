@@ -132,11 +132,17 @@ export function valueAtPath(args: Json, path: string): Json | undefined {
 }
 
 /** Why `value` breaks the constraint, or undefined when it holds. */
-export function constraintBreach(c: ArgumentConstraint, value: Json | undefined): string | undefined {
+export function constraintBreach(
+  c: ArgumentConstraint,
+  value: Json | undefined,
+): string | undefined {
   if (value === undefined) return c.required === true ? `${c.path} is required` : undefined;
   if (c.enum !== undefined && !c.enum.some((allowed) => allowed === value))
     return `${c.path} must be one of ${JSON.stringify(c.enum)}`;
-  if (c.pattern !== undefined && !(typeof value === 'string' && new RegExp(c.pattern, 'u').test(value)))
+  if (
+    c.pattern !== undefined &&
+    !(typeof value === 'string' && new RegExp(c.pattern, 'u').test(value))
+  )
     return `${c.path} must match /${c.pattern}/`;
   if (c.minimum !== undefined && !(typeof value === 'number' && value >= c.minimum))
     return `${c.path} must be a number ≥ ${c.minimum}`;
@@ -144,7 +150,11 @@ export function constraintBreach(c: ArgumentConstraint, value: Json | undefined)
     return `${c.path} must be a number ≤ ${c.maximum}`;
   if (c.maxLength !== undefined) {
     const length =
-      typeof value === 'string' ? [...value].length : Array.isArray(value) ? value.length : undefined;
+      typeof value === 'string'
+        ? [...value].length
+        : Array.isArray(value)
+          ? value.length
+          : undefined;
     if (length === undefined || length > c.maxLength)
       return `${c.path} must be a string or array of at most ${c.maxLength}`;
   }
@@ -155,7 +165,8 @@ export function constraintBreach(c: ArgumentConstraint, value: Json | undefined)
 export function evaluateOne(policy: ToolPolicy, call: ProposedCall): PolicyDecision {
   const deny = (rule: string, message: string): PolicyDecision => ({ kind: 'deny', rule, message });
   const denied = matchesAny(policy.deny, call.tool);
-  if (denied !== undefined) return deny(`deny:${denied}`, `tool ${call.tool} is denied (${denied})`);
+  if (denied !== undefined)
+    return deny(`deny:${denied}`, `tool ${call.tool} is denied (${denied})`);
   if (policy.allow !== undefined && matchesAny(policy.allow, call.tool) === undefined)
     return deny('allow', `tool ${call.tool} is not in the allow list`);
   if (policy.maxRisk !== undefined && riskRank(call.risk) > riskRank(policy.maxRisk))
@@ -180,7 +191,8 @@ export function evaluateOne(policy: ToolPolicy, call: ProposedCall): PolicyDecis
   if (approval !== undefined) return approval;
   const gate = policy.approval;
   const asked = matchesAny(gate?.tools, call.tool);
-  if (asked !== undefined) return ask(`approval.tools:${asked}`, `tool ${call.tool} needs approval`);
+  if (asked !== undefined)
+    return ask(`approval.tools:${asked}`, `tool ${call.tool} needs approval`);
   if (gate?.risk !== undefined && riskRank(call.risk) >= riskRank(gate.risk))
     return ask('approval.risk', `tool ${call.tool} is ${call.risk} risk`);
   if (gate?.costAbove !== undefined && call.cost > gate.costAbove)

@@ -9,7 +9,6 @@ import { argumentsHash, type NewApproval } from '../../src/domain/approvals.ts';
 import type { Store } from '../../src/store/store.ts';
 import { SERVED, newRun, rejectsWith, withStore, type StoreFactory } from './conformance.ts';
 
-
 function request(runId: string, tenantId: string, seq: number, expiresAt: number): NewApproval {
   const args = { to: 'a@example.com', seq };
   return {
@@ -69,7 +68,10 @@ export function approvalsStoreConformance(factory: StoreFactory): void {
         const a = await parkedRun(store, tenantId);
         const first = await store.requestApproval(request(a, tenantId, 1, far));
         assert.equal(first.status, 'pending');
-        const replayed = await store.requestApproval({ ...request(a, tenantId, 1, far), expiresAt: far + 1 });
+        const replayed = await store.requestApproval({
+          ...request(a, tenantId, 1, far),
+          expiresAt: far + 1,
+        });
         assert.equal(replayed.expiresAt, far, 'a replay finds the first request');
         await store.requestApproval(request(a, tenantId, 2, far));
         await store.requestApproval(request(a, tenantId, 3, far));
@@ -77,14 +79,20 @@ export function approvalsStoreConformance(factory: StoreFactory): void {
         const b = (await store.createRun(newRun(other.id))).run.id;
         await store.requestApproval(request(b, other.id, 1, far));
         const page1 = await store.listApprovals(tenantId, { status: 'pending', limit: 2 });
-        assert.deepEqual(page1.map((r) => r.seq), [3, 2]);
+        assert.deepEqual(
+          page1.map((r) => r.seq),
+          [3, 2],
+        );
         const last = page1.at(-1)!;
         const page2 = await store.listApprovals(tenantId, {
           status: 'pending',
           limit: 2,
           before: { requestedAt: last.requestedAt, executionId: last.executionId },
         });
-        assert.deepEqual(page2.map((r) => r.seq), [1]);
+        assert.deepEqual(
+          page2.map((r) => r.seq),
+          [1],
+        );
         assert.deepEqual(first.args, { to: 'a@example.com', seq: 1 });
         assert.equal((await store.listApprovals(other.id, { limit: 10 })).length, 1);
         assert.equal((await store.listApprovals(tenantId, { runId: b, limit: 10 })).length, 0);
@@ -116,7 +124,11 @@ export function approvalsStoreConformance(factory: StoreFactory): void {
           store.decideApproval(id, `${id}.7`, { decision: 'deny', decidedBy: 'key_2', note: null }),
           'approval_not_found',
         );
-        assert.equal((await store.expireApproval(id, `${id}.1`))?.status, 'approved', 'a decision made first stands');
+        assert.equal(
+          (await store.expireApproval(id, `${id}.1`))?.status,
+          'approved',
+          'a decision made first stands',
+        );
       }));
 
     test('expiry: a request past its time refuses decisions; the engine expires it once', () =>

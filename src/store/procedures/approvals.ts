@@ -48,7 +48,11 @@ export function* getToolPolicy(tenantId: string): Procedure<ToolPolicy | null> {
   return row === undefined ? null : (JSON.parse(row.policy as string) as ToolPolicy);
 }
 
-export function* putToolPolicy(tx: Tx, tenantId: string, policy: ToolPolicy): Procedure<ToolPolicy> {
+export function* putToolPolicy(
+  tx: Tx,
+  tenantId: string,
+  policy: ToolPolicy,
+): Procedure<ToolPolicy> {
   if ((yield* one('get-tenant', { id: tenantId })) === undefined)
     throw new KeelError('tenant_not_found', `no tenant ${tenantId}`);
   yield* one('put-tool-policy', {
@@ -117,14 +121,20 @@ export function* decideApproval(
     throw new KeelError('run_terminal', `run ${runId} has already ${current.status}`);
   const found = yield* getApproval(runId, executionId);
   if (found === null)
-    throw new KeelError('approval_not_found', `run ${runId} has no approval request ${executionId}`);
+    throw new KeelError(
+      'approval_not_found',
+      `run ${runId} has no approval request ${executionId}`,
+    );
   const to = approvalTransition(found.status, decision.decision);
   if (to === undefined)
     throw new KeelError('approval_already_decided', `the request was ${found.status} already`, {
       details: { status: found.status },
     });
   if (tx.now >= found.expiresAt)
-    throw new KeelError('approval_expired', `the request expired at ${new Date(found.expiresAt).toISOString()}`);
+    throw new KeelError(
+      'approval_expired',
+      `the request expired at ${new Date(found.expiresAt).toISOString()}`,
+    );
   yield* one('decide-approval', {
     run_id: runId,
     execution_id: executionId,
@@ -136,7 +146,13 @@ export function* decideApproval(
   const events: EventWrite[] = [
     {
       type: 'approval.decided',
-      data: { executionId, seq: found.seq, tool: found.tool, decision: to, decidedBy: decision.decidedBy },
+      data: {
+        executionId,
+        seq: found.seq,
+        tool: found.tool,
+        decision: to,
+        decidedBy: decision.decidedBy,
+      },
     },
   ];
   if ((yield* one('wake-run', { id: runId, now: tx.now })) !== undefined) {
