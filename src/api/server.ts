@@ -20,6 +20,7 @@ import { startAuditRetention } from './audit-retention.ts';
 import { declareScope, isTenantPath, requireScope, routeScope } from './route-scopes.ts';
 import { registerKeyRoutes } from './routes/keys.ts';
 import { registerAuditRoutes } from './routes/audit.ts';
+import { registerApprovalRoutes } from './routes/approvals.ts';
 import { answerExpectationFailed, clientErrorHandler } from './client-errors.ts';
 import { errorHandler } from './error-boundary.ts';
 import { recordRouteMethods } from './method-not-allowed.ts';
@@ -231,6 +232,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   registerUsageRoutes(app, { store: options.store, tenantOf });
   registerKeyRoutes(app, { store: options.store, adminKey: options.adminKey, identityOf });
   registerAuditRoutes(app, { store: options.store, adminKey: options.adminKey, identityOf });
+  registerApprovalRoutes(app, { store: options.store, adminKey: options.adminKey, identityOf });
   registerAgentRoutes(app, { store: options.store, registry: options.registry, tenantOf });
   registerMetricsRoute(app, { adminKey: options.adminKey });
   // The web app at / and its read-only /v1/dashboard routes.

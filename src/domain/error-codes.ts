@@ -325,6 +325,11 @@ export const ERROR_CODES = {
     status: 404,
     meaning: 'The run has no approval request for this execution id.',
   },
+  approval_mismatch: {
+    status: 409,
+    meaning:
+      'The decision named an argsHash other than the request’s: the call is not the one the approver saw.',
+  },
   approval_already_decided: {
     status: 409,
     meaning: 'The approval request was approved, denied or expired already (details.status).',

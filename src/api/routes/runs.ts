@@ -34,6 +34,7 @@ import { redactRunView } from '../redaction.ts';
 import { runView, stepView } from '../views.ts';
 import { admitByDeadline } from '../deadline-admission.ts';
 import { explainQueued, tenantAtCap } from '../waiting-view.ts';
+import { pendingApprovalsOf } from './approvals.ts';
 
 export interface RunRoutesDeps {
   store: Store;
@@ -144,7 +145,12 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
       const run = await ownedRun(store, tenant, request.params.id);
       // A queued run of a tenant at its concurrency cap is not claimed until one of its runs ends:
       // say so.
-      return view(run, await tenantAtCap(store, tenant, [run]), tenant);
+      const shownRun = view(run, await tenantAtCap(store, tenant, [run]), tenant);
+      if (run.waitingReason !== 'approval') return shownRun;
+      return {
+        ...shownRun,
+        pendingApprovals: await pendingApprovalsOf(store, tenant.id, run.id, tenant.redact),
+      };
     },
   );
 
