@@ -92,6 +92,8 @@ function sampleBody(method: string, route: string): unknown {
       to: new Date(now - 3_600_000).toISOString(),
     },
     'POST /v1/keys': { name: 'made-in-sweep', scopes: ['admin'] },
+    'POST /v1/runs/{id}/approvals/{executionId}': { decision: 'deny' },
+    'PUT /v1/policy': {},
   };
   return bodies[`${method} ${route}`];
 }
