@@ -72,7 +72,12 @@ test('policy routes: read, replace, refuse a bad policy; the platform admin sets
     policy: { allow: ['search'] },
   });
   assert.equal((await keel.request('GET', path, undefined, keel.apiKey)).status, 401);
-  const missing = await keel.request('GET', '/v1/admin/tenants/ten_nope/policy', undefined, keel.adminKey);
+  const missing = await keel.request(
+    'GET',
+    '/v1/admin/tenants/ten_nope/policy',
+    undefined,
+    keel.adminKey,
+  );
   assert.equal(missing.status, 404);
   const audit = await keel.request('GET', '/v1/audit?action=policy.update');
   assert.deepEqual(
@@ -110,11 +115,17 @@ test('approvals: listed across runs with a cursor, shown on the run, decided onc
     [first.id],
   );
   assert.equal(page2.body.nextCursor, null);
-  assert.equal((await keel.request('GET', '/v1/approvals?cursor=bm9wZQ')).body.error.code, 'invalid_cursor');
+  assert.equal(
+    (await keel.request('GET', '/v1/approvals?cursor=bm9wZQ')).body.error.code,
+    'invalid_cursor',
+  );
 
   const other = await keel.request('POST', '/v1/admin/tenants', { name: 'other' }, keel.adminKey);
   const foreign: string = other.body.apiKey;
-  assert.deepEqual((await keel.request('GET', '/v1/approvals', undefined, foreign)).body.approvals, []);
+  assert.deepEqual(
+    (await keel.request('GET', '/v1/approvals', undefined, foreign)).body.approvals,
+    [],
+  );
   const decide = (run: string, body: unknown, key?: string) =>
     keel.request('POST', `/v1/runs/${run}/approvals/${run}.1`, body, key);
   assert.equal((await decide(first.id, { decision: 'approve' }, foreign)).status, 404);
@@ -154,10 +165,7 @@ test('approvals: listed across runs with a cursor, shown on the run, decided onc
   assert.deepEqual(sent, ['ann@example.com']);
 
   const decided = await keel.request('GET', '/v1/approvals?status=all');
-  assert.deepEqual(
-    decided.body.approvals.map((a: any) => a.status).sort(),
-    ['approved', 'denied'],
-  );
+  assert.deepEqual(decided.body.approvals.map((a: any) => a.status).sort(), ['approved', 'denied']);
   const audit = await keel.request('GET', '/v1/audit?action=run.approval');
   const ok = audit.body.entries.filter((e: any) => e.outcome === 'ok');
   assert.equal(ok.length, 2);

@@ -25,6 +25,8 @@ const USAGE = `usage: keel <command>
                                                          recurring runs (see: keel schedules help)
   tenants create|update|list ...                         tenants, their weights and limits (admin key; see: keel tenants help)
   keys create|list|revoke ...                            API keys: scopes, expiry, rotation (see: keel keys help)
+  policy get|set ...                                     the tenant's tool policy (see: keel policy help)
+  approvals list|approve|deny ...                        tool calls waiting for a human (see: keel approvals help)
   agents list [--json]                                   agents, their versions and schemas, the processes serving each
 
   keel <command> --help shows a command's options. Exit codes: 0 success, 1 a request failed or a run did not
@@ -54,6 +56,10 @@ const COMMANDS: Record<string, Command> = {
   agents: async (argv, io) =>
     (await import('./client/agents-command.ts')).runAgentsCommand(argv, io),
   keys: async (argv, io) => (await import('./client/keys-command.ts')).runKeysCommand(argv, io),
+  policy: async (argv, io) =>
+    (await import('./client/policy-command.ts')).runPolicyCommand(argv, io),
+  approvals: async (argv, io) =>
+    (await import('./client/approvals-command.ts')).runApprovalsCommand(argv, io),
 };
 
 async function main(argv: string[], io: CliIo): Promise<number> {
