@@ -37,7 +37,6 @@ import {
   type ResolvedRetryPolicy,
 } from './retry-policy.ts';
 import { runTool } from './tool-runner.ts';
-import type { ApprovalNotifier } from './tool-gate.ts';
 import { journaledRequest } from './model-journal.ts';
 import { rememberPrompt } from '../telemetry/model-prompts.ts';
 import { telemetry } from '../telemetry/telemetry.ts';
@@ -55,8 +54,6 @@ export interface ContextDeps {
   newRunId(): string;
   /** What tools receive from the node (data directory, sandbox manager). */
   toolNode: ToolNode;
-  /** Told of every new approval request (the approvers' webhook); optional. */
-  notifyApproval?: ApprovalNotifier | undefined;
 }
 
 export function createAgentContext(x: RunPort, deps: ContextDeps): AgentContext {
@@ -425,10 +422,7 @@ async function callTool(
     pools: deps.pools,
     checkBudget: () => checkStepBudget(x),
     node: deps.toolNode,
-    gate: {
-      agentPolicy: deps.registry.get(x.run.agent, x.run.agentVersion)?.policy,
-      notifyApproval: deps.notifyApproval,
-    },
+    gate: { agentPolicy: deps.registry.get(x.run.agent, x.run.agentVersion)?.policy },
   });
 }
 

@@ -14,13 +14,9 @@ import type { JournalWrite } from '../store/store.ts';
 import { telemetry } from '../telemetry/telemetry.ts';
 import type { RunPort } from './run-port.ts';
 
-/** Called when a run files a new approval request (e.g. to notify approvers); must not throw. */
-export type ApprovalNotifier = (request: ApprovalRecord) => void;
-
 export interface GateDeps {
   /** The policy of the agent the run is pinned to (defineAgent's `policy`). */
   agentPolicy: ToolPolicy | undefined;
-  notifyApproval?: ApprovalNotifier | undefined;
 }
 
 /** The cost a tool declares for this call, in US dollars (0 when it declares none). */
@@ -56,7 +52,7 @@ export async function gateToolCall(
       });
       return deny(x, base, entry, error, { rule: decision.rule });
     }
-    return approval(x, tool, args, base, entry, decision, deps);
+    return approval(x, tool, args, base, entry, decision);
   });
   if (verdict === 'dispatch') return;
   if (verdict instanceof KeelError) throw verdict;
@@ -72,7 +68,6 @@ async function approval(
   base: Omit<JournalWrite, 'status'>,
   entry: JournalEntry | undefined,
   decision: Extract<PolicyDecision, { kind: 'approval' }>,
-  deps: GateDeps,
 ): Promise<Verdict> {
   const executionId = base.executionId!;
   const argsHash = argumentsHash(args);
@@ -97,7 +92,6 @@ async function approval(
     request = await x.store.requestApproval(filed);
     telemetry.toolPolicyDecision(x.run.tenantId, tool.name, 'approval_requested');
     await audit(x, 'approval.requested', 'ok', request, { rule: decision.rule });
-    deps.notifyApproval?.(request);
   }
   if (request.status === 'pending' && x.clock.now() >= request.expiresAt)
     request = (await x.store.expireApproval(x.runId, executionId)) ?? request;
