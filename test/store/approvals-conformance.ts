@@ -97,6 +97,31 @@ export function approvalsStoreConformance(factory: StoreFactory): void {
         assert.equal((await store.listApprovals(other.id, { limit: 10 })).length, 1);
         assert.equal((await store.listApprovals(tenantId, { runId: b, limit: 10 })).length, 0);
         assert.equal(await store.getApproval(a, `${a}.9`), null);
+        // A run that ended (here: it succeeded) has no pending request any more.
+        const c = (await store.createRun(newRun(tenantId))).run.id;
+        const claimed = (
+          await store.claimRuns({ owner: 'w', limit: 5, leaseMs: 60_000, served: SERVED })
+        ).find((r) => r.id === c);
+        assert.ok(claimed);
+        await store.requestApproval(request(c, tenantId, 1, far));
+        assert.equal((await store.listApprovals(tenantId, { runId: c, limit: 10 })).length, 1);
+        await store.commit({
+          runId: c,
+          leaseToken: claimed!.leaseToken,
+          expectedStateVersion: claimed!.stateVersion,
+          run: { status: 'succeeded', result: 1, releaseLease: true },
+        });
+        const pendingOfC = await store.listApprovals(tenantId, {
+          runId: c,
+          status: 'pending',
+          limit: 10,
+        });
+        assert.equal(pendingOfC.length, 0);
+        assert.equal(
+          (await store.listApprovals(tenantId, { runId: c, limit: 10 })).length,
+          0,
+          'nor is it listed among all requests as pending',
+        );
       }));
 
     test('decisions: recorded once with who and note, the parked run queued; refusals typed', () =>
