@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import { z } from 'zod';
 import { hashApiKey } from '../src/api/auth.ts';
 import { isKeelError } from '../src/domain/keel-error.ts';
-import { defineAgent, defineTool } from '../src/index.ts';
+import { defineAgent, defineLoopAgent, defineModel, defineTool } from '../src/index.ts';
 import { telemetry } from '../src/telemetry/telemetry.ts';
 import { startKeel, TERMINAL, type TestKeel } from './support/keel-server.ts';
 
@@ -255,4 +255,49 @@ test('a decided approval replays to the same answer after a restart, whatever th
   assert.equal(ended.status, 'succeeded');
   assert.deepEqual(ended.result, [{ paid: 7 }, { code: 'tool_denied_by_approver' }]);
   assert.deepEqual(executed, ['pay 7 di'], 'the approved side effect ran once in all');
+});
+
+test('a loop agent’s model gets the denial as the tool’s result and answers; the allowed call runs', async (t) => {
+  const scripted = defineModel({
+    name: 'scripted-policy',
+    provider: 'mock',
+    options: {
+      script: [
+        {
+          toolCalls: [
+            { name: 'pay', args: { amount: 5, to: 'eve' } },
+            { name: 'lookup', args: { q: 'rates' } },
+          ],
+        },
+        { text: 'paying is not allowed; here are the rates' },
+      ],
+    },
+  });
+  const loop = defineLoopAgent({
+    name: 'loop-policy',
+    version: '1',
+    model: 'scripted-policy',
+    system: 'help',
+    tools: [pay, lookup],
+    policy: { maxRisk: 'medium' },
+    maxSteps: 4,
+  });
+  const keel = await startKeel({ agents: [loop], models: [scripted] });
+  t.after(() => keel.close());
+  executed.length = 0;
+  const run = await runTo(keel, 'loop-policy', 'pay eve and look up rates');
+  assert.equal(run.status, 'succeeded', JSON.stringify(run.error));
+  assert.equal(run.result.text, 'paying is not allowed; here are the rates');
+  assert.deepEqual(
+    executed,
+    ['lookup rates'],
+    'the high-risk pay was denied by the agent’s policy',
+  );
+  const journal = await keel.store.loadJournal(run.id);
+  const secondModelCall = journal.filter((e) => e.kind === 'model')[1];
+  assert.match(
+    JSON.stringify(secondModelCall?.args),
+    /tool_denied_by_policy.*pay is high risk, above medium/,
+    'the model saw the denial as the tool’s result',
+  );
 });
