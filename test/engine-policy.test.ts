@@ -301,3 +301,35 @@ test('a loop agent’s model gets the denial as the tool’s result and answers;
     'the model saw the denial as the tool’s result',
   );
 });
+
+test('a parked call stays bound to its request when the policy relaxes; a policy that now denies wins over an approval', async (t) => {
+  const keel = await startKeel({ agents: [plain] });
+  t.after(() => keel.close());
+  const tenantId = await tenantIdOf(keel);
+  await keel.store.putToolPolicy(tenantId, { approval: { tools: ['pay'] } });
+  executed.length = 0;
+  const call = (to: string) => ({ calls: [{ tool: 'pay', args: { amount: 3, to } }] });
+  const relaxed = await parkedOnApproval(keel, call('fay'));
+  const tightened = await parkedOnApproval(keel, call('gus'));
+
+  // Relaxed to allow everything: the human's denial of the parked call still stands.
+  await keel.store.putToolPolicy(tenantId, {});
+  await keel.store.decideApproval(relaxed.run.id, relaxed.pending.executionId, {
+    decision: 'deny',
+    decidedBy: 'key_test',
+    note: null,
+  });
+  const first = await keel.waitForRun(relaxed.run.id, (r) => TERMINAL.has(r.status));
+  assert.deepEqual(first.result, [{ code: 'tool_denied_by_approver' }]);
+
+  // Tightened to deny pay: an approval given since does not let the call through.
+  await keel.store.putToolPolicy(tenantId, { deny: ['pay'] });
+  await keel.store.decideApproval(tightened.run.id, tightened.pending.executionId, {
+    decision: 'approve',
+    decidedBy: 'key_test',
+    note: null,
+  });
+  const second = await keel.waitForRun(tightened.run.id, (r) => TERMINAL.has(r.status));
+  assert.deepEqual(second.result, [{ code: 'tool_denied_by_policy' }]);
+  assert.deepEqual(executed, [], 'neither call ran');
+});

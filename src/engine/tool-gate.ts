@@ -4,6 +4,7 @@
 // replay then answers the same, from the journal), or parks the run on a human approval bound to
 // the call's execution id and argument hash. Every answer but a plain allow is counted and audited.
 // It never dispatches a tool itself.
+import assert from 'node:assert/strict';
 import { argumentsHash, type ApprovalRecord, type NewApproval } from '../domain/approvals.ts';
 import type { JournalEntry } from '../domain/records.ts';
 import type { Json } from '../domain/json.ts';
@@ -45,14 +46,26 @@ export async function gateToolCall(
       risk: tool.risk ?? 'low',
       cost: callCost(tool, args),
     });
-    if (decision.kind === 'allow') return 'dispatch' as const;
+    // A call parked for approval keeps waiting for its decision even if the policy has relaxed
+    // since: the request stands until decided or expired.
+    const parked = parkedForApproval(entry);
+    if (decision.kind === 'allow' && !parked) return 'dispatch' as const;
     if (decision.kind === 'deny') {
+      // A request the policy now forbids is closed (as expired): nobody may approve it any more.
+      if (parked) await x.store.expireApproval(x.runId, base.executionId!);
       const error = new KeelError('tool_denied_by_policy', decision.message, {
         details: { tool: tool.name, rule: decision.rule, executionId: base.executionId },
       });
       return deny(x, base, entry, error, { rule: decision.rule });
     }
-    return approval(x, tool, args, base, entry, decision);
+    return approval(
+      x,
+      tool,
+      args,
+      base,
+      entry,
+      decision.kind === 'approval' ? decision : undefined,
+    );
   });
   if (verdict === 'dispatch') return;
   if (verdict instanceof KeelError) throw verdict;
@@ -61,18 +74,27 @@ export async function gateToolCall(
 
 type Verdict = 'dispatch' | KeelError | Parameters<RunPort['addWait']>[0];
 
+/** Whether the journal holds this call parked on an approval request (filed before the park). */
+function parkedForApproval(entry: JournalEntry | undefined): boolean {
+  if (entry?.status !== 'waiting') return false;
+  return (entry.args as { waitingReason?: unknown } | null)?.waitingReason === 'approval';
+}
+
 async function approval(
   x: RunPort,
   tool: ToolDefinition<unknown, Json>,
   args: Json,
   base: Omit<JournalWrite, 'status'>,
   entry: JournalEntry | undefined,
-  decision: Extract<PolicyDecision, { kind: 'approval' }>,
+  /** The policy's request for approval; undefined when the call was parked on one already. */
+  decision: Extract<PolicyDecision, { kind: 'approval' }> | undefined,
 ): Promise<Verdict> {
   const executionId = base.executionId!;
   const argsHash = argumentsHash(args);
   let request = await x.store.getApproval(x.runId, executionId);
   if (request === null) {
+    // The park is committed after the request is filed, so a parked call always has one.
+    assert(decision !== undefined, `call ${executionId} parked without an approval request`);
     const now = x.clock.now();
     const filed: NewApproval = {
       runId: x.runId,
