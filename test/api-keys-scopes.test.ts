@@ -80,6 +80,8 @@ function sampleBody(method: string, route: string): unknown {
     'POST /v1/keys': { name: 'made-in-sweep', scopes: ['admin'] },
     'POST /v1/secrets': { name: 'MADE_IN_SWEEP', value: 'sweep-value' },
     'POST /v1/secrets/{name}/rotate': { value: 'sweep-value-2' },
+    'POST /v1/runs/{id}/approvals/{executionId}': { decision: 'deny' },
+    'PUT /v1/policy': {},
   };
   return bodies[`${method} ${route}`];
 }

@@ -17,6 +17,7 @@ import { processStoreConformance } from './store/process-conformance.ts';
 import { versionStoreConformance } from './store/version-conformance.ts';
 import { attemptsStoreConformance } from './store/attempts-conformance.ts';
 import { accessStoreConformance } from './store/access-conformance.ts';
+import { approvalsStoreConformance } from './store/approvals-conformance.ts';
 import { runOrderStoreConformance } from './store/run-order-conformance.ts';
 import { secretsStoreConformance } from './store/secrets-conformance.ts';
 import { TEST_DATABASE_URL, postgresAvailable } from './support/postgres.ts';
@@ -65,6 +66,7 @@ processStoreConformance(sqlite);
 versionStoreConformance(sqlite);
 attemptsStoreConformance(sqlite);
 accessStoreConformance(sqlite);
+approvalsStoreConformance(sqlite);
 runOrderStoreConformance(sqlite);
 secretsStoreConformance(sqlite);
 if (await postgresAvailable()) {
@@ -77,6 +79,7 @@ if (await postgresAvailable()) {
   versionStoreConformance(postgres);
   attemptsStoreConformance(postgres);
   accessStoreConformance(postgres);
+  approvalsStoreConformance(postgres);
   runOrderStoreConformance(postgres);
   secretsStoreConformance(postgres);
 }

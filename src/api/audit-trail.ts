@@ -63,6 +63,13 @@ export const AUDITED_ROUTES: Readonly<Record<string, (seen: Seen) => Described>>
     executionId: s.params.executionId,
     resolution: s.body.action ?? null,
   })),
+  'POST /v1/runs/:id/approvals/:executionId': run('run.approval', (s) => ({
+    executionId: s.params.executionId,
+    decision: s.body.decision ?? null,
+    argsHash: field(s.response, 'argsHash') ?? null,
+    tool: field(s.response, 'tool') ?? null,
+  })),
+  'PUT /v1/policy': () => ({ action: 'policy.update', resource: 'policy:tools' }),
   'POST /v1/runs/:id/rerun': copy('run.rerun'),
   'POST /v1/runs/:id/reset': copy('run.reset'),
   'POST /v1/runs/:id/fork': copy('run.fork'),
@@ -126,6 +133,11 @@ export const AUDITED_ROUTES: Readonly<Record<string, (seen: Seen) => Described>>
     resource: resourceAt(s, 'key', 'key', 'id'),
     tenantId: s.params.id,
     data: { name: s.body.name ?? null, scopes: s.body.scopes ?? null },
+  }),
+  'PUT /v1/admin/tenants/:id/policy': (s) => ({
+    action: 'policy.update',
+    resource: 'policy:tools',
+    tenantId: s.params.id,
   }),
   'DELETE /v1/admin/tenants/:id/keys/:keyId': (s) => ({
     action: 'key.revoke',

@@ -53,6 +53,10 @@ export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
   'GET /v1/secrets': 'admin',
   'POST /v1/secrets/:name/rotate': 'admin',
   'DELETE /v1/secrets/:name': 'admin',
+  'GET /v1/approvals': 'read',
+  'POST /v1/runs/:id/approvals/:executionId': 'operate',
+  'GET /v1/policy': 'read',
+  'PUT /v1/policy': 'admin',
 };
 
 /** Whether a path belongs to the tenant API (a tenant key authenticates it). */

@@ -131,6 +131,30 @@ export const RunStatusEnum = z.enum([
   'cancelled',
 ]);
 
+/** A pending request for a human decision on one tool call (GET /v1/runs/:id, GET /v1/approvals). */
+export const PendingApproval = z
+  .object({
+    runId: z.string(),
+    executionId: z
+      .string()
+      .describe('The call’s stable execution id: the decision applies to it alone'),
+    seq: z.number().int(),
+    agent: z.string(),
+    tool: z.string(),
+    args: z.unknown().describe('The call’s arguments (under the tenant’s redaction policy)'),
+    argsHash: z.string().describe('sha256 of the canonical arguments the decision is bound to'),
+    risk: z.enum(['low', 'medium', 'high', 'critical']),
+    rule: z.string().describe('The policy rule that asked for approval'),
+    reason: z.string(),
+    status: z.enum(['pending', 'approved', 'denied', 'expired']),
+    requestedAt: z.string(),
+    expiresAt: z.string(),
+    decidedBy: z.string().nullable().describe('The deciding key’s id (or platform-admin)'),
+    decidedAt: z.string().nullable(),
+    note: z.string().nullable(),
+  })
+  .meta({ id: 'Approval' });
+
 export const Run = z
   .object({
     id: z.string(),
@@ -242,6 +266,12 @@ export const Run = z
       .nullable()
       .describe(
         'The run whose journal this one reused through `position` (POST /v1/runs/:id/reset, or a fork from a position): those effects were replayed, not executed again',
+      ),
+    pendingApprovals: z
+      .array(PendingApproval)
+      .optional()
+      .describe(
+        'GET /v1/runs/:id only: the tool calls the run waits on a human decision for (POST /v1/runs/:id/approvals/:executionId)',
       ),
   })
   .meta({ id: 'Run' });

@@ -23,6 +23,7 @@ import { registerKeyRoutes } from './routes/keys.ts';
 import { registerSecretRoutes } from './routes/secrets.ts';
 import { SecretVault } from '../secrets/secret-vault.ts';
 import { registerAuditRoutes } from './routes/audit.ts';
+import { registerApprovalRoutes } from './routes/approvals.ts';
 import { answerExpectationFailed, clientErrorHandler } from './client-errors.ts';
 import { errorHandler } from './error-boundary.ts';
 import { recordRouteMethods } from './method-not-allowed.ts';
@@ -273,6 +274,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     vault: options.secrets ?? new SecretVault(options.store, undefined),
     identityOf,
   });
+  registerApprovalRoutes(app, { store: options.store, adminKey: options.adminKey, identityOf });
   registerAgentRoutes(app, { store: options.store, registry: options.registry, tenantOf });
   registerMetricsRoute(app, { adminKey: options.adminKey });
   // The web app at / and its read-only /v1/dashboard routes.

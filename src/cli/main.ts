@@ -27,6 +27,8 @@ const USAGE = `usage: keel <command>
   keys create|list|revoke ...                            API keys: scopes, expiry, rotation (see: keel keys help)
   admins create|list|revoke ...                          named platform admins, each with its own key (see: keel admins help)
   secrets create|rotate|list|delete ...                  the tenant's secrets, encrypted, used as secret:NAME (see: keel secrets help)
+  policy get|set ...                                     the tenant's tool policy (see: keel policy help)
+  approvals list|approve|deny ...                        tool calls waiting for a human (see: keel approvals help)
   agents list [--json]                                   agents, their versions and schemas, the processes serving each
 
   keel <command> --help shows a command's options. Exit codes: 0 success, 1 a request failed or a run did not
@@ -60,6 +62,10 @@ const COMMANDS: Record<string, Command> = {
     (await import('./client/admins-command.ts')).runAdminsCommand(argv, io),
   secrets: async (argv, io) =>
     (await import('./client/secrets-command.ts')).runSecretsCommand(argv, io),
+  policy: async (argv, io) =>
+    (await import('./client/policy-command.ts')).runPolicyCommand(argv, io),
+  approvals: async (argv, io) =>
+    (await import('./client/approvals-command.ts')).runApprovalsCommand(argv, io),
 };
 
 async function main(argv: string[], io: CliIo): Promise<number> {

@@ -348,6 +348,35 @@ export const ERROR_CODES = {
     meaning:
       'A sandboxed command’s argv or environment holds a NUL byte or an invalid variable name, which no tier can pass on intact.',
   },
+  // Tool policy and human approval
+  tool_denied_by_policy: {
+    status: 403,
+    meaning:
+      'The tenant’s or the agent’s tool policy denies this call (details.rule names the rule); returned to the agent as the tool’s error, the run goes on.',
+  },
+  tool_denied_by_approver: {
+    status: 403,
+    meaning:
+      'A human denied the approval this call waited for; returned to the agent as the tool’s error.',
+  },
+  approval_expired: {
+    status: 409,
+    meaning:
+      'The approval request expired before anyone decided: the call resolves as denied (returned to the agent as the tool’s error).',
+  },
+  approval_not_found: {
+    status: 404,
+    meaning: 'The run has no approval request for this execution id.',
+  },
+  approval_mismatch: {
+    status: 409,
+    meaning:
+      'The decision named an argsHash other than the request’s: the call is not the one the approver saw.',
+  },
+  approval_already_decided: {
+    status: 409,
+    meaning: 'The approval request was approved, denied or expired already (details.status).',
+  },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

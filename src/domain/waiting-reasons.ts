@@ -23,6 +23,8 @@ export const WAITING_REASONS = {
   child: 'waiting for a child run to end',
   unknown_side_effect:
     'a side-effect tool call has an unknown outcome: an operator must resolve it',
+  approval:
+    'a tool call waits for a human decision (POST /v1/runs/:id/approvals/:executionId); it resolves as denied when the request expires',
 } as const;
 export type WaitingReason = keyof typeof WAITING_REASONS;
 

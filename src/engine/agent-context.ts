@@ -436,6 +436,7 @@ async function callTool(
     pools: deps.pools,
     checkBudget: () => checkStepBudget(x),
     node: deps.toolNode,
+    gate: { agentPolicy: deps.registry.get(x.run.agent, x.run.agentVersion)?.policy },
   });
 }
 

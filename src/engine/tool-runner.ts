@@ -19,6 +19,7 @@ import { backoff, decideRetry, resolveRetryPolicy } from './retry-policy.ts';
 import { poolWaitReporter } from './pool-waits.ts';
 import { toJson } from './journal-cursor.ts';
 import type { RunPort } from './run-port.ts';
+import { gateToolCall, type GateDeps } from './tool-gate.ts';
 
 export interface ToolRunDeps {
   /**
@@ -29,6 +30,8 @@ export interface ToolRunDeps {
   checkBudget(): void;
   /** Handed to every tool in its context (data directory, sandbox manager). */
   node: ToolNode;
+  /** The tool policy gate (tool-gate.ts): the agent's policy, the approval notifier. */
+  gate: GateDeps;
 }
 
 /** The node of an engine embedded without a runtime: no data directory, no sandbox manager. */
@@ -122,6 +125,10 @@ export async function runTool(
       data: { seq, executionId, tool: tool.name, verdict: 'not_found' },
     });
   }
+  // A call not started yet (or parked before dispatch) asks the policy first; one journaled running
+  // passed it already.
+  if (entry === undefined || entry.status === 'waiting' || entry.status === 'pending')
+    await gateToolCall(x, tool, args, base, entry, deps.gate);
   return dispatch(x, tool, args, base, (entry?.attempts ?? 0) + 1, deps);
 }
 

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { z } from 'zod';
-import { defineAgent } from './define.ts';
+import { defineAgent, defineTool } from './define.ts';
 
 test('defineAgent keeps input and output schemas and types run from them', async () => {
   const input = z.object({ city: z.string(), days: z.number().default(3) });
@@ -48,4 +48,26 @@ test('defineAgent refuses an input or output that is not a zod schema', () => {
       }),
     /Agent bad: input must be a zod schema/,
   );
+});
+
+test('a policy, a risk or a cost that cannot apply fails when the module loads, not mid-run', () => {
+  const run = async () => null;
+  assert.throws(
+    () => defineAgent({ name: 'p', version: '1', run, policy: { maxRisk: 'extreme' } as never }),
+    /Agent p: policy is invalid at maxRisk/,
+  );
+  const kept = defineAgent({ name: 'p', version: '1', run, policy: { deny: ['exec'] } });
+  assert.deepEqual(kept.policy, { deny: ['exec'] });
+  const tool = (extra: object) =>
+    defineTool({
+      name: 't',
+      description: 't',
+      input: z.object({}),
+      effect: 'read',
+      run: () => null,
+      ...extra,
+    });
+  assert.throws(() => tool({ risk: 'huge' }), /risk must be one of low, medium, high, critical/);
+  assert.throws(() => tool({ cost: -1 }), /cost must be a non-negative number or a function/);
+  assert.equal(tool({ risk: 'high', cost: 0.5 }).risk, 'high');
 });

@@ -1,6 +1,11 @@
 // Constructors for the things users write: agents, tools and models. They validate shape eagerly
 // so a typo fails at load time, not in the middle of a run.
 import type { z } from 'zod';
+import {
+  RISK_LEVELS,
+  ToolPolicy as ToolPolicyShape,
+  type ToolPolicy,
+} from '../domain/tool-policy.ts';
 import type {
   AgentContext,
   AgentDefinition,
@@ -45,6 +50,7 @@ export function defineAgent<I, O extends Json | void>(spec: {
   run(ctx: AgentContext, input: I): Promise<O>;
   blockedAfterMs?: number;
   tools?: ReadonlyArray<ToolDefinition<any, any>>;
+  policy?: ToolPolicy;
 }): AgentDefinition<I, O> {
   assertName('Agent', spec.name);
   if (typeof spec.version !== 'string' || spec.version.length === 0 || spec.version.length > 64) {
@@ -74,6 +80,7 @@ export function defineAgent<I, O extends Json | void>(spec: {
     ...(spec.blockedAfterMs === undefined ? {} : { blockedAfterMs: spec.blockedAfterMs }),
     ...(spec.tools === undefined ? {} : { tools: Object.freeze([...spec.tools]) }),
     ...(spec.input === undefined ? {} : { input: spec.input }),
+    ...(spec.policy === undefined ? {} : { policy: parsePolicy(spec.name, spec.policy) }),
     ...(spec.output === undefined ? {} : { output: spec.output }),
   });
 }
@@ -124,6 +131,16 @@ export function redefineTools(): () => void {
  *   run: ({ a, b }) => ({ sum: a + b }),
  * });
  */
+/** The agent's tool policy, checked when the module loads: a typo fails at load, not mid-run. */
+function parsePolicy(agent: string, policy: unknown): ToolPolicy {
+  const parsed = ToolPolicyShape.safeParse(policy);
+  if (!parsed.success)
+    throw new TypeError(
+      `Agent ${agent}: policy is invalid at ${parsed.error.issues[0]?.path.join('.') || '(root)'}: ${parsed.error.issues[0]?.message ?? ''}`,
+    );
+  return Object.freeze(parsed.data);
+}
+
 export function defineTool<I, O extends Json | void>(
   spec: Omit<ToolDefinition<I, O>, 'kind'>,
 ): ToolDefinition<I, O> {
@@ -158,6 +175,14 @@ export function defineTool<I, O extends Json | void>(
   if (spec.input === undefined || !isZodSchema(spec.input)) {
     throw new TypeError(`Tool ${spec.name}: input must be a zod schema`);
   }
+  if (spec.risk !== undefined && !(RISK_LEVELS as readonly string[]).includes(spec.risk))
+    throw new TypeError(`Tool ${spec.name}: risk must be one of ${RISK_LEVELS.join(', ')}`);
+  if (
+    spec.cost !== undefined &&
+    typeof spec.cost !== 'function' &&
+    !(Number.isFinite(spec.cost) && spec.cost >= 0)
+  )
+    throw new TypeError(`Tool ${spec.name}: cost must be a non-negative number or a function`);
   const tool = Object.freeze({ ...spec, kind: 'keel.tool' as const });
   if (flags[REDEFINING_KEY] === true || !definedTools.has(tool.name))
     definedTools.set(tool.name, tool as ToolDefinition<unknown, Json>);

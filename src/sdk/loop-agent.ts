@@ -3,6 +3,7 @@
 // import Node modules, the engine, the store or the API.
 import type { ErrorCode } from '../domain/error-codes.ts';
 import { KeelError, isKeelError } from '../domain/keel-error.ts';
+import type { ToolPolicy } from '../domain/tool-policy.ts';
 import { defineAgent } from './define.ts';
 import type {
   AgentContext,
@@ -42,6 +43,11 @@ export interface LoopAgentSpec {
    * `LOOP_MAX_STEPS_DEFAULT`.
    */
   maxSteps?: number;
+  /**
+   * The agent's tool policy (see defineAgent): a call it denies, or a human denies, is fed back to
+   * the model as that tool's error.
+   */
+  policy?: ToolPolicy;
 }
 
 /** A type alias, not an interface, so that it is assignable to `Json`. */
@@ -74,6 +80,7 @@ export function defineLoopAgent(spec: LoopAgentSpec): AgentDefinition<Json, Loop
     name: spec.name,
     version: spec.version,
     tools,
+    ...(spec.policy === undefined ? {} : { policy: spec.policy }),
     async run(ctx: AgentContext, input: Json): Promise<LoopAgentResult> {
       const messages: ChatMessage[] = [
         { role: 'system', content: spec.system },

@@ -2,6 +2,7 @@
 // by replayed agent code, so it must never import Node server modules or engine internals.
 import type { z } from 'zod';
 import type { Json } from '../domain/json.ts';
+import type { RiskLevel, ToolPolicy } from '../domain/tool-policy.ts';
 // Type only: the SDK names the sandbox manager tools receive, and loads no sandbox code.
 import type { SandboxManager } from '../sandbox/sandbox-manager.ts';
 
@@ -137,6 +138,16 @@ export interface ToolDefinition<I = unknown, O extends Json | void = Json> {
    * The built-in sandbox tools use `sandbox:<profile>`.
    */
   pool?: string;
+  /**
+   * How dangerous a call of this tool is, for the tool policy (`maxRisk`, `approval.risk`). Default
+   * `low`.
+   */
+  risk?: RiskLevel;
+  /**
+   * What one call costs in US dollars, for the tool policy (`maxCost`, `approval.costAbove`): a
+   * number, or a pure function of the (validated) arguments. Default 0.
+   */
+  cost?: number | ((args: I) => number);
 }
 
 /**
@@ -243,6 +254,11 @@ export interface AgentDefinition<I = any, O extends Json | void = any> {
    * Tools the agent calls, for the effect plane to find them by name (a loop agent lists its own).
    */
   readonly tools?: ReadonlyArray<ToolDefinition<any, any>>;
+  /**
+   * The agent's tool policy: checked with the tenant's before every tool call, the stricter
+   * applying (src/domain/tool-policy.ts).
+   */
+  readonly policy?: ToolPolicy;
 }
 
 export interface ModelPrice {

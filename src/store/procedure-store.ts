@@ -5,6 +5,13 @@
 // feed and how a heartbeat reaches the database.
 import type { AdmissionSample } from '../domain/admission.ts';
 import type { AttemptRecord } from '../domain/attempts.ts';
+import type {
+  ApprovalDecision,
+  ApprovalFilter,
+  ApprovalRecord,
+  NewApproval,
+} from '../domain/approvals.ts';
+import type { ToolPolicy } from '../domain/tool-policy.ts';
 import { KeelError } from '../domain/keel-error.ts';
 import type { Json } from '../domain/json.ts';
 import type { SealedSecret, SecretInfo, SecretRecord } from '../domain/secrets.ts';
@@ -26,6 +33,7 @@ import type {
   NewAuditEntry,
 } from '../domain/access.ts';
 import * as access from './procedures/access.ts';
+import * as approvals from './procedures/approvals.ts';
 import * as attempts from './procedures/attempts.ts';
 import * as claims from './procedures/claims.ts';
 import { applyCommit, type StaleCommit } from './procedures/commit.ts';
@@ -409,5 +417,39 @@ export abstract class ProcedureStore implements Store {
       total += deleted;
       if (deleted < access.AUDIT_PRUNE_BATCH_ROWS) return total;
     }
+  }
+
+  // Tool policy and human approval
+
+  getToolPolicy(tenantId: string): Promise<ToolPolicy | null> {
+    return this.read(approvals.getToolPolicy(tenantId));
+  }
+
+  putToolPolicy(tenantId: string, policy: ToolPolicy): Promise<ToolPolicy> {
+    return this.write(DURABLE, (tx) => approvals.putToolPolicy(tx, tenantId, policy));
+  }
+
+  requestApproval(request: NewApproval): Promise<ApprovalRecord> {
+    return this.write(DURABLE, () => approvals.requestApproval(request));
+  }
+
+  getApproval(runId: string, executionId: string): Promise<ApprovalRecord | null> {
+    return this.read(approvals.getApproval(runId, executionId));
+  }
+
+  listApprovals(tenantId: string, filter: ApprovalFilter): Promise<ApprovalRecord[]> {
+    return this.read(approvals.listApprovals(tenantId, filter));
+  }
+
+  decideApproval(
+    runId: string,
+    executionId: string,
+    decision: ApprovalDecision,
+  ): Promise<ApprovalRecord> {
+    return this.write(DURABLE, (tx) => approvals.decideApproval(tx, runId, executionId, decision));
+  }
+
+  expireApproval(runId: string, executionId: string): Promise<ApprovalRecord | null> {
+    return this.write(DURABLE, (tx) => approvals.expireApproval(tx, runId, executionId));
   }
 }

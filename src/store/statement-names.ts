@@ -94,4 +94,11 @@ export const SHARED_STATEMENT_NAMES = [
   'list-secrets',
   'delete-secret',
   'any-secret',
+  // Tool policy and approvals (0023)
+  'get-tool-policy',
+  'put-tool-policy',
+  'insert-approval',
+  'get-approval',
+  'decide-approval',
+  'list-approvals',
 ] as const;

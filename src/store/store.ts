@@ -4,6 +4,13 @@
 import type { AdmissionSample } from '../domain/admission.ts';
 import type { AttemptRecord } from '../domain/attempts.ts';
 import type {
+  ApprovalDecision,
+  ApprovalFilter,
+  ApprovalRecord,
+  NewApproval,
+} from '../domain/approvals.ts';
+import type { ToolPolicy } from '../domain/tool-policy.ts';
+import type {
   AdminPrincipalRecord,
   ApiKeyRecord,
   AuditEntry,
@@ -462,6 +469,27 @@ export interface Store {
   deleteSecret(tenantId: string, name: string): Promise<void>;
   /** Whether any tenant has a secret (a start without a key-encryption key is refused then). */
   anySecret(): Promise<boolean>;
+  // Tool policy and human approval (src/domain/tool-policy.ts, approvals.ts; issue 20)
+  /** The tenant's tool policy; null when it has none. */
+  getToolPolicy(tenantId: string): Promise<ToolPolicy | null>;
+  /** Replaces the tenant's tool policy (`tenant_not_found` if there is none). */
+  putToolPolicy(tenantId: string, policy: ToolPolicy): Promise<ToolPolicy>;
+  /** Files a pending request for a call, once: filing it again returns the request as stored. */
+  requestApproval(request: NewApproval): Promise<ApprovalRecord>;
+  getApproval(runId: string, executionId: string): Promise<ApprovalRecord | null>;
+  /** A page of the tenant's requests, newest first. */
+  listApprovals(tenantId: string, filter: ApprovalFilter): Promise<ApprovalRecord[]>;
+  /**
+   * A human's decision on a pending request; queues the run if it is parked. `approval_not_found`,
+   * `approval_already_decided`, `approval_expired`, `run_terminal`.
+   */
+  decideApproval(
+    runId: string,
+    executionId: string,
+    decision: ApprovalDecision,
+  ): Promise<ApprovalRecord>;
+  /** Expires a pending request past its time; returns the request as it stands (null: none). */
+  expireApproval(runId: string, executionId: string): Promise<ApprovalRecord | null>;
 }
 
 /** A request to move queued, never-started runs from one version of an agent to another. */

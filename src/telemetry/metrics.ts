@@ -163,6 +163,12 @@ export function createMetrics() {
       labelNames: ['tenant', 'agent'],
       registers: r,
     }),
+    toolPolicyDecisions: new Counter({
+      name: 'keel_tool_policy_decisions_total',
+      help: 'Tool calls the policy did not simply allow, by tenant, tool and outcome (denied by policy, approval requested, approved, denied by a human, approval expired).',
+      labelNames: ['tenant', 'tool', 'outcome'],
+      registers: r,
+    }),
     runAdmissionsRejected: new Counter({
       name: 'keel_run_admissions_rejected_total',
       help: "Runs refused a place in their tenant's queue, by tenant, where they came from (api: a 429; child: the parent waits; schedule: the fire is skipped) and reason.",

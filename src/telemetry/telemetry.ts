@@ -197,6 +197,14 @@ export class Telemetry {
     this.metrics.runAdmissionsRejected.inc({ tenant, source, reason });
   }
 
+  /**
+   * The tool policy's answer to a call it did not simply allow, or the end of its approval
+   * (`denied_by_policy`, `approval_requested`, `approved`, `denied_by_approver`, `approval_expired`).
+   */
+  toolPolicyDecision(tenant: string, tool: string, outcome: string): void {
+    this.metrics.toolPolicyDecisions.inc({ tenant, tool, outcome });
+  }
+
   /** An effect got a slot of `pool` after waiting `waitedMs`. */
   admitted(pool: string, tenant: string, waitedMs: number): void {
     this.metrics.poolWait.observe({ pool }, waitedMs / 1000);

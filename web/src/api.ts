@@ -6,6 +6,7 @@ import {
   createKeelClient,
   KeelApiError,
   type ForkRequest,
+  type Json,
   type KeelRuns,
   type Resolution,
 } from '../../src/client/index.ts';
@@ -201,4 +202,40 @@ export const dashboardApi = {
     api<TenantOverview>('/v1/dashboard/tenant', key !== undefined ? { key } : {}),
   pools: (minutes: number) => api<PoolsOverview>(`/v1/dashboard/pools?minutes=${minutes}`),
   nodes: () => api<NodesOverview>('/v1/dashboard/nodes'),
+};
+
+/** A request for a human decision on one tool call (GET /v1/approvals; src/api/schemas.ts). */
+export interface Approval {
+  runId: string;
+  executionId: string;
+  seq: number;
+  agent: string;
+  tool: string;
+  args: Json;
+  argsHash: string;
+  risk: string;
+  rule: string;
+  reason: string;
+  status: 'pending' | 'approved' | 'denied' | 'expired';
+  requestedAt: string;
+  expiresAt: string;
+  decidedBy: string | null;
+  decidedAt: string | null;
+  note: string | null;
+}
+
+export const approvalsApi = {
+  pending: (signal?: AbortSignal) =>
+    api<{ approvals: Approval[]; nextCursor: string | null }>('/v1/approvals?limit=200', {
+      ...(signal !== undefined ? { signal } : {}),
+    }),
+  /** Decides the call the approver saw: bound to its argsHash (409 approval_mismatch otherwise). */
+  decide: (a: Approval, decision: 'approve' | 'deny', note: string) =>
+    api<Approval>(
+      `/v1/runs/${encodeURIComponent(a.runId)}/approvals/${encodeURIComponent(a.executionId)}`,
+      {
+        method: 'POST',
+        body: { decision, argsHash: a.argsHash, ...(note.trim() === '' ? {} : { note }) },
+      },
+    ),
 };

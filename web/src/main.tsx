@@ -6,6 +6,7 @@ import { Navigate, RouterProvider, createBrowserRouter } from 'react-router';
 import { apiKey, dashboardApi, onSignedOut, type TenantOverview } from './api.ts';
 import { Layout } from './components/layout.tsx';
 import { Login } from './components/login.tsx';
+import { ApprovalsPage } from './pages/approvals.tsx';
 import { NodesPage } from './pages/nodes.tsx';
 import { RunPage } from './pages/run-page.tsx';
 import { RunsPage } from './pages/runs-list.tsx';
@@ -50,6 +51,7 @@ const tenantRouter = () =>
           ),
         },
         { path: 'nodes', element: <NodesPage /> },
+        { path: 'approvals', element: <ApprovalsPage /> },
         { path: 'tenants', element: <Navigate to="/tenant" replace /> },
       ],
     },

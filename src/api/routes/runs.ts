@@ -37,6 +37,7 @@ import { explainQueued, tenantAtCap } from '../waiting-view.ts';
 import type { EventHub } from '../event-hub.ts';
 import { WaitMsQuery, waitForTerminal } from '../run-result-wait.ts';
 import { isTerminal } from '../../domain/run-status.ts';
+import { pendingApprovalsOf } from './approvals.ts';
 
 export interface RunRoutesDeps {
   store: Store;
@@ -171,7 +172,12 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
       const run = await ownedRun(store, tenant, request.params.id);
       // A queued run of a tenant at its concurrency cap is not claimed until one of its runs ends:
       // say so.
-      return view(run, await tenantAtCap(store, tenant, [run]), tenant);
+      const shownRun = view(run, await tenantAtCap(store, tenant, [run]), tenant);
+      if (run.waitingReason !== 'approval') return shownRun;
+      return {
+        ...shownRun,
+        pendingApprovals: await pendingApprovalsOf(store, tenant.id, run.id, tenant.redact),
+      };
     },
   );
 

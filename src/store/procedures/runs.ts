@@ -279,7 +279,7 @@ export function* requireRun(runId: string): Procedure<RunRecord> {
  * Reads the run under a row lock (dialects with concurrent writers), so checks and writes on it see
  * no concurrent change.
  */
-function* lockRun(runId: string): Procedure<RunRecord> {
+export function* lockRun(runId: string): Procedure<RunRecord> {
   const row = yield* one('lock-run', { id: runId });
   if (row === undefined) throw new KeelError('run_not_found', `run ${runId} not found`);
   return toRun(row);

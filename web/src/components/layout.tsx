@@ -5,6 +5,7 @@ import { useTenant } from '../tenant-context.ts';
 
 const TENANT_NAV = [
   { to: '/runs', label: 'Runs' },
+  { to: '/approvals', label: 'Approvals' },
   { to: '/tenant', label: 'Tenant' },
   { to: '/pools', label: 'Pools' },
   { to: '/nodes', label: 'Nodes' },
