@@ -18,6 +18,7 @@ import { versionStoreConformance } from './store/version-conformance.ts';
 import { attemptsStoreConformance } from './store/attempts-conformance.ts';
 import { accessStoreConformance } from './store/access-conformance.ts';
 import { runOrderStoreConformance } from './store/run-order-conformance.ts';
+import { mcpStoreConformance } from './store/mcp-conformance.ts';
 import { TEST_DATABASE_URL, postgresAvailable } from './support/postgres.ts';
 
 const sqlite: StoreFactory = {
@@ -65,6 +66,7 @@ versionStoreConformance(sqlite);
 attemptsStoreConformance(sqlite);
 accessStoreConformance(sqlite);
 runOrderStoreConformance(sqlite);
+mcpStoreConformance(sqlite);
 if (await postgresAvailable()) {
   storeConformance(postgres);
   scheduleStoreConformance(postgres);
@@ -76,4 +78,5 @@ if (await postgresAvailable()) {
   attemptsStoreConformance(postgres);
   accessStoreConformance(postgres);
   runOrderStoreConformance(postgres);
+  mcpStoreConformance(postgres);
 }

@@ -81,4 +81,10 @@ export const SHARED_STATEMENT_NAMES = [
   'append-audit',
   'list-audit',
   'prune-audit',
+  // MCP servers and per-run tool pins (0022)
+  'put-mcp-server',
+  'list-mcp-servers',
+  'delete-mcp-server',
+  'insert-mcp-tool-pin',
+  'get-mcp-tool-pin',
 ] as const;

@@ -145,7 +145,8 @@ export class McpClientPool {
   }
 
   async #acquire(key: string, config: McpServerConfig): Promise<Session> {
-    if (this.#closed) throw new KeelError('mcp_server_unavailable', 'the MCP client pool is closed');
+    if (this.#closed)
+      throw new KeelError('mcp_server_unavailable', 'the MCP client pool is closed');
     const live = (this.#sessions.get(key) ?? []).filter((s) => !s.closed);
     const idle = live.find((s) => s.inFlight === 0);
     const room = live.length < (this.#options.sessionsPerServer ?? MCP_SESSIONS_PER_SERVER);
@@ -213,7 +214,10 @@ export class McpClientPool {
       // Every request's origin is checked, and a redirect is an error: a server cannot send Keel
       // (and its headers) somewhere the allowlist does not name.
       fetch: (input, init) => {
-        this.#checkOrigin(new URL(String(input instanceof Request ? input.url : input)), config.name);
+        this.#checkOrigin(
+          new URL(String(input instanceof Request ? input.url : input)),
+          config.name,
+        );
         return fetch(input, { ...init, redirect: 'error' });
       },
     });
