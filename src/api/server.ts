@@ -29,6 +29,7 @@ import { EventHub } from './event-hub.ts';
 import type { LiveDeltas } from '../models/live-deltas.ts';
 import { registerAdminRoutes } from './routes/admin.ts';
 import { registerAdminPoolRoutes } from './routes/admin-pools.ts';
+import { registerAdminMcpRoutes } from './routes/admin-mcp.ts';
 import type { PoolSnapshot } from '../scheduling/pool.ts';
 import { registerEventRoutes } from './routes/events.ts';
 import { registerRunRoutes } from './routes/runs.ts';
@@ -221,6 +222,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     ...(options.tenantPolicy ? { tenantPolicy: options.tenantPolicy } : {}),
   });
   registerAdminPoolRoutes(app, { adminKey: options.adminKey, pools: options.pools });
+  registerAdminMcpRoutes(app, { store: options.store, adminKey: options.adminKey });
   if (options.schedules !== undefined)
     registerScheduleRoutes(app, {
       schedules: options.schedules,

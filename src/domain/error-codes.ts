@@ -330,7 +330,8 @@ export const ERROR_CODES = {
   },
   mcp_origin_not_allowed: {
     status: 403,
-    meaning: 'A streamable-HTTP MCP server’s origin is not in the allowlist (KEEL_MCP_ALLOWED_ORIGINS).',
+    meaning:
+      'A streamable-HTTP MCP server’s origin is not in the allowlist (KEEL_MCP_ALLOWED_ORIGINS).',
   },
   mcp_config_invalid: {
     status: 400,

@@ -37,6 +37,8 @@ import {
   type ResolvedRetryPolicy,
 } from './retry-policy.ts';
 import { runTool } from './tool-runner.ts';
+import type { McpToolResolver } from './mcp-port.ts';
+import { parseMcpToolName } from '../sdk/mcp-tool.ts';
 import { journaledRequest } from './model-journal.ts';
 import { rememberPrompt } from '../telemetry/model-prompts.ts';
 import { telemetry } from '../telemetry/telemetry.ts';
@@ -54,6 +56,8 @@ export interface ContextDeps {
   newRunId(): string;
   /** What tools receive from the node (data directory, sandbox manager). */
   toolNode: ToolNode;
+  /** Resolves `mcp.<server>.<tool>` calls; absent: such calls fail with mcp_server_not_found. */
+  mcp?: McpToolResolver | undefined;
 }
 
 export function createAgentContext(x: RunPort, deps: ContextDeps): AgentContext {
@@ -418,11 +422,51 @@ async function callTool(
 ): Promise<Json> {
   if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed'))
     return settled(entry);
+  const mcp = parseMcpToolName(tool.name);
+  if (mcp !== undefined) tool = await resolveMcpTool(x, deps, mcp.server, mcp.tool, tool.name);
   return runTool(x, tool, args, seq, entry, {
     pools: deps.pools,
     checkBudget: () => checkStepBudget(x),
     node: deps.toolNode,
   });
+}
+
+/**
+ * The pinned MCP tool behind `mcp.<server>.<tool>`. A failure to resolve it (server not configured
+ * or unreachable when the pin is taken, tool not pinned, tools changed) becomes the call's journaled
+ * failure, through a stand-in tool that throws it: a replay then sees the same error, rather than a
+ * different answer once the server is back.
+ */
+async function resolveMcpTool(
+  x: RunPort,
+  deps: ContextDeps,
+  server: string,
+  name: string,
+  keelName: string,
+): Promise<ToolDefinition<unknown, Json>> {
+  try {
+    if (deps.mcp === undefined)
+      throw new KeelError('mcp_server_not_found', `no MCP servers are configured in this process`, {
+        details: { server },
+      });
+    return await deps.mcp.resolve(
+      x.run,
+      deps.registry.get(x.run.agent, x.run.agentVersion),
+      server,
+      name,
+    );
+  } catch (error) {
+    return {
+      kind: 'keel.tool',
+      name: keelName,
+      description: `MCP tool ${server}/${name} (unresolved)`,
+      input: undefined as never,
+      effect: 'read',
+      run: () => {
+        throw error;
+      },
+    };
+  }
 }
 
 async function waitForInput(

@@ -5,9 +5,11 @@ import type {
   AgentContext,
   AgentDefinition,
   Json,
+  McpServerSpec,
   ModelDefinition,
   ToolDefinition,
 } from './types.ts';
+import { parseMcpServerConfig } from '../tools/mcp/server-config.ts';
 
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -45,6 +47,7 @@ export function defineAgent<I, O extends Json | void>(spec: {
   run(ctx: AgentContext, input: I): Promise<O>;
   blockedAfterMs?: number;
   tools?: ReadonlyArray<ToolDefinition<any, any>>;
+  mcpServers?: ReadonlyArray<McpServerSpec>;
 }): AgentDefinition<I, O> {
   assertName('Agent', spec.name);
   if (typeof spec.version !== 'string' || spec.version.length === 0 || spec.version.length > 64) {
@@ -62,6 +65,13 @@ export function defineAgent<I, O extends Json | void>(spec: {
   }
   if (spec.tools !== undefined && !spec.tools.every(isToolDefinition))
     throw new TypeError(`Agent ${spec.name}: tools must be made with defineTool()`);
+  const mcpServers = spec.mcpServers?.map((server) => {
+    try {
+      return parseMcpServerConfig(server);
+    } catch (error) {
+      throw new TypeError(`Agent ${spec.name}: ${(error as Error).message}`);
+    }
+  });
   for (const contract of ['input', 'output'] as const) {
     if (spec[contract] !== undefined && !isZodSchema(spec[contract]))
       throw new TypeError(`Agent ${spec.name}: ${contract} must be a zod schema`);
@@ -73,6 +83,7 @@ export function defineAgent<I, O extends Json | void>(spec: {
     run: spec.run,
     ...(spec.blockedAfterMs === undefined ? {} : { blockedAfterMs: spec.blockedAfterMs }),
     ...(spec.tools === undefined ? {} : { tools: Object.freeze([...spec.tools]) }),
+    ...(mcpServers === undefined ? {} : { mcpServers: Object.freeze(mcpServers) }),
     ...(spec.input === undefined ? {} : { input: spec.input }),
     ...(spec.output === undefined ? {} : { output: spec.output }),
   });

@@ -23,6 +23,8 @@ export const MCP_SESSION_IDLE_CLOSE_MS = 60_000;
 export const MCP_SESSIONS_PER_SERVER = 2;
 /** A server must answer `initialize` within this long. */
 export const MCP_CONNECT_TIMEOUT_MS = 20_000;
+/** Characters of a stdio server's stderr kept to explain a failed start. */
+const MCP_STDERR_TAIL_CHARS = 1_000;
 /** Keel's name for itself in `initialize`. */
 const CLIENT_INFO = { name: 'keel', version: '0.1.0' };
 /** Where a call's execution id travels: the request's `_meta` (MCP has no idempotency key). */
@@ -162,7 +164,7 @@ export class McpClientPool {
   }
 
   async #connect(key: string, config: McpServerConfig): Promise<Session> {
-    const { transport, cleanup } = this.#transport(config);
+    const { transport, cleanup, stderr } = this.#transport(config);
     const client = new Client(CLIENT_INFO, { capabilities: {} });
     const session: Session = { client, inFlight: 0, idleTimer: undefined, closed: false, cleanup };
     // Any transport failure ends the session: the next call reconnects (a stdio server that died
@@ -177,7 +179,7 @@ export class McpClientPool {
       cleanup();
       throw new KeelError(
         'mcp_server_unavailable',
-        `MCP server ${config.name} could not be started or initialised: ${(error as Error).message}`,
+        `MCP server ${config.name} could not be started or initialised: ${(error as Error).message}${stderr?.() ? ` (stderr: ${stderr()})` : ''}`,
         { retryable: true, details: { server: config.name }, cause: error },
       );
     }
@@ -185,7 +187,11 @@ export class McpClientPool {
     return session;
   }
 
-  #transport(config: McpServerConfig): { transport: Transport; cleanup(): void } {
+  #transport(config: McpServerConfig): {
+    transport: Transport;
+    cleanup(): void;
+    stderr?: () => string;
+  } {
     const t = config.transport;
     if (t.type === 'stdio') {
       const sandboxed = sandboxedCommand(t);
@@ -193,9 +199,14 @@ export class McpClientPool {
         command: sandboxed.command,
         args: sandboxed.args,
         env: {}, // bwrap clears it anyway; nothing of Keel's environment reaches the server
-        stderr: 'ignore',
+        stderr: 'pipe',
       });
-      return { transport, cleanup: sandboxed.cleanup };
+      // The tail of the server's stderr explains a server that dies at start.
+      let stderr = '';
+      transport.stderr?.on('data', (chunk: Buffer) => {
+        stderr = (stderr + chunk.toString()).slice(-MCP_STDERR_TAIL_CHARS);
+      });
+      return { transport, cleanup: sandboxed.cleanup, stderr: () => stderr.trim() };
     }
     const url = new URL(t.url);
     this.#checkOrigin(url, config.name);
