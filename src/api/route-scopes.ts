@@ -48,6 +48,8 @@ export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
   'GET /v1/keys': 'admin',
   'DELETE /v1/keys/:id': 'admin',
   'GET /v1/audit': 'admin',
+  // Keel as an MCP server; calling an agent tool needs `submit` too (checked per call).
+  'POST /v1/mcp': 'read',
 };
 
 /** Whether a path belongs to the tenant API (a tenant key authenticates it). */

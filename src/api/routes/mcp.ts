@@ -1,0 +1,87 @@
+// POST /v1/mcp: Keel as an MCP server over streamable HTTP (stateless: a server and transport per
+// request, so any API process answers any request). Authenticated by the tenant's API key like the
+// rest of /v1 (the route needs `read`; calling an agent needs `submit` too). The tools are the
+// agents (src/api/mcp-agent-tools.ts).
+import type { FastifyInstance } from 'fastify';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { isKeelError } from '../../domain/keel-error.ts';
+import type { AgentRegistry } from '../../engine/registry.ts';
+import type { Store } from '../../store/store.ts';
+import type { Identity } from '../auth.ts';
+import type { EventHub } from '../event-hub.ts';
+import { GET_RUN_TOOL, callAgentTool, listAgentTools, waitMsOf } from '../mcp-agent-tools.ts';
+import { requireScope } from '../route-scopes.ts';
+
+export interface McpRouteDeps {
+  store: Store;
+  registry: AgentRegistry;
+  hub: EventHub;
+  identityOf(request: unknown): Identity;
+  version: string;
+}
+
+export function registerMcpRoute(app: FastifyInstance, deps: McpRouteDeps): void {
+  app.post(
+    '/v1/mcp',
+    {
+      schema: {
+        summary:
+          'MCP (streamable HTTP, stateless): each agent is a tool that runs it and returns its result; keel_get_run polls a run',
+        tags: ['mcp'],
+      },
+    },
+    async (request, reply) => {
+      const identity = deps.identityOf(request);
+      const server = mcpServerFor(deps, identity);
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+      reply.hijack();
+      reply.raw.on('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      await server.connect(transport);
+      await transport.handleRequest(request.raw, reply.raw, request.body);
+    },
+  );
+}
+
+function mcpServerFor(deps: McpRouteDeps, identity: Identity): Server {
+  const server = new Server(
+    { name: 'keel', version: deps.version },
+    { capabilities: { tools: { listChanged: false } } },
+  );
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: listAgentTools(deps.registry),
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const { name, arguments: args = {}, _meta: meta } = request.params;
+    if (name !== GET_RUN_TOOL) {
+      try {
+        requireScope(identity, 'submit', `MCP tool ${name}`);
+      } catch (error) {
+        if (!isKeelError(error)) throw error;
+        return {
+          content: [{ type: 'text', text: `${error.code}: ${error.message}` }],
+          isError: true,
+        };
+      }
+    }
+    const token = meta?.progressToken;
+    return callAgentTool(deps, name, args, {
+      tenant: identity.tenant,
+      waitMs: waitMsOf(meta as Record<string, unknown> | undefined),
+      signal: extra.signal,
+      progress:
+        token === undefined
+          ? undefined
+          : (progress, message) =>
+              extra.sendNotification({
+                method: 'notifications/progress',
+                params: { progressToken: token, progress, message },
+              }),
+    });
+  });
+  return server;
+}
