@@ -9,7 +9,7 @@ import type {
   ModelDefinition,
   ToolDefinition,
 } from './types.ts';
-import { parseMcpServerConfig } from '../tools/mcp/server-config.ts';
+import { parseMcpServerConfig } from './mcp-server-config.ts';
 
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 

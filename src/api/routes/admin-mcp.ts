@@ -12,7 +12,7 @@ import {
   MCP_SERVER_NAME_PATTERN,
   McpServerConfigSchema,
   parseMcpServerConfig,
-} from '../../tools/mcp/server-config.ts';
+} from '../../sdk/mcp-server-config.ts';
 import { authorizeAdmin } from '../admin-auth.ts';
 import { ErrorBody, errorResponse } from '../schemas.ts';
 

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import { isKeelError } from '../../domain/keel-error.ts';
 import type { AgentRegistry } from '../../engine/registry.ts';
 import type { Store } from '../../store/store.ts';
@@ -13,6 +14,7 @@ import type { Identity } from '../auth.ts';
 import type { EventHub } from '../event-hub.ts';
 import { GET_RUN_TOOL, callAgentTool, listAgentTools, waitMsOf } from '../mcp-agent-tools.ts';
 import { requireScope } from '../route-scopes.ts';
+import { ErrorBody, errorResponse } from '../schemas.ts';
 
 export interface McpRouteDeps {
   store: Store;
@@ -30,6 +32,14 @@ export function registerMcpRoute(app: FastifyInstance, deps: McpRouteDeps): void
         summary:
           'MCP (streamable HTTP, stateless): each agent is a tool that runs it and returns its result; keel_get_run polls a run',
         tags: ['mcp'],
+        description:
+          'Speak MCP (JSON-RPC 2.0 over streamable HTTP, protocol of @modelcontextprotocol/sdk) with the tenant key as a bearer token. Answers are JSON-RPC (application/json or text/event-stream); Keel’s own errors before MCP starts use the Error envelope.',
+        response: {
+          200: z.unknown().describe('A JSON-RPC response, or an event stream of them'),
+          400: errorResponse('A query parameter was sent, or the body is not JSON'),
+          401: ErrorBody,
+          403: ErrorBody,
+        },
       },
     },
     async (request, reply) => {

@@ -13,7 +13,7 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import stringify from 'safe-stable-stringify';
 import { KeelError, isKeelError } from '../../domain/keel-error.ts';
 import type { Json } from '../../domain/json.ts';
-import type { McpServerConfig } from './server-config.ts';
+import type { McpServerConfig } from '../../sdk/mcp-server-config.ts';
 import { sandboxedCommand } from './stdio-sandbox.ts';
 import type { ListedTool } from './tool-pin.ts';
 

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { KeelError } from '../../domain/keel-error.ts';
 import type { Json } from '../../domain/json.ts';
 import type { Store } from '../../store/store.ts';
-import { parseMcpServerConfig, type McpServerConfig } from './server-config.ts';
+import { parseMcpServerConfig, type McpServerConfig } from '../../sdk/mcp-server-config.ts';
 
 const ServersFile = z.strictObject({
   tenants: z.record(z.string().min(1), z.array(z.unknown()).max(256)),

@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { KeelError } from '../../domain/keel-error.ts';
 import { programEnv } from '../../sandbox/driver.ts';
 import { bwrapArgs } from '../../sandbox/namespace-driver.ts';
-import type { McpServerConfig } from './server-config.ts';
+import type { McpServerConfig } from '../../sdk/mcp-server-config.ts';
 
 /** The uid and gid a sandboxed MCP server runs as when Keel runs as root (nobody). */
 export const MCP_SANDBOX_UID = 65_534;

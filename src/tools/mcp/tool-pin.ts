@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import stringify from 'safe-stable-stringify';
 import type { ToolEffect } from '../../sdk/types.ts';
-import type { McpServerConfig } from './server-config.ts';
+import type { McpServerConfig } from '../../sdk/mcp-server-config.ts';
 
 export interface PinnedTool {
   name: string;

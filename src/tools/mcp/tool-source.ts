@@ -12,7 +12,7 @@ import type { McpToolResolver } from '../../engine/mcp-port.ts';
 import type { AgentDefinition, ToolDefinition } from '../../sdk/types.ts';
 import type { Store } from '../../store/store.ts';
 import type { McpClientPool } from './client-pool.ts';
-import { parseMcpServerConfig, type McpServerConfig } from './server-config.ts';
+import { parseMcpServerConfig, type McpServerConfig } from '../../sdk/mcp-server-config.ts';
 import { pinTools, type PinnedTool, type ToolPin } from './tool-pin.ts';
 import stringify from 'safe-stable-stringify';
 

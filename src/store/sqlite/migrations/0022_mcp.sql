@@ -1,5 +1,5 @@
 -- 0022: MCP servers (issue 19). mcp_servers: a tenant's MCP server configurations (config: JSON, validated by
--- src/tools/mcp/server-config.ts before it is written), by name, from the admin API or the servers file.
+-- src/sdk/mcp-server-config.ts before it is written), by name, from the admin API or the servers file.
 -- mcp_tool_pins: the tool list a run pinned for a server at its first use (tools: JSON array of name, description,
 -- inputSchema, effect; hash: sha256 of it), so the run keeps calling the tools it started with; written once per
 -- (run, server), never updated.

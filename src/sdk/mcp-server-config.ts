@@ -1,9 +1,10 @@
 // What an MCP server configuration is: a name, how to reach it (a stdio command run in a namespace
 // sandbox, or a streamable-HTTP URL) and per-tool effect-class overrides. One zod schema for the
 // three places a configuration comes from (defineAgent, the admin API, the servers file), so they
-// cannot drift; it never starts or contacts a server.
+// cannot drift. In the SDK because defineAgent validates with it: it loads no server code and never
+// starts or contacts a server.
 import { z } from 'zod';
-import { KeelError } from '../../domain/keel-error.ts';
+import { KeelError } from '../domain/keel-error.ts';
 
 /** A server's name: the middle part of its tools' Keel names (`mcp.<server>.<tool>`). */
 export const MCP_SERVER_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
