@@ -333,6 +333,11 @@ export const ERROR_CODES = {
     meaning:
       'A streamable-HTTP MCP server’s origin is not in the allowlist (KEEL_MCP_ALLOWED_ORIGINS).',
   },
+  not_acceptable: {
+    status: 406,
+    meaning:
+      'The Accept header excludes what the route answers with (POST /v1/mcp: both application/json and text/event-stream).',
+  },
   mcp_config_invalid: {
     status: 400,
     meaning: 'An MCP server configuration does not match the documented schema.',

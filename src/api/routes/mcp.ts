@@ -5,9 +5,13 @@
 import type { FastifyInstance } from 'fastify';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  JSONRPCMessageSchema,
+  ListToolsRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { isKeelError } from '../../domain/keel-error.ts';
+import { KeelError, isKeelError } from '../../domain/keel-error.ts';
 import type { AgentRegistry } from '../../engine/registry.ts';
 import type { Store } from '../../store/store.ts';
 import type { Identity } from '../auth.ts';
@@ -36,14 +40,18 @@ export function registerMcpRoute(app: FastifyInstance, deps: McpRouteDeps): void
           'Speak MCP (JSON-RPC 2.0 over streamable HTTP, protocol of @modelcontextprotocol/sdk) with the tenant key as a bearer token. Answers are JSON-RPC (application/json or text/event-stream); Keel’s own errors before MCP starts use the Error envelope.',
         response: {
           200: z.unknown().describe('A JSON-RPC response, or an event stream of them'),
-          400: errorResponse('A query parameter was sent, or the body is not JSON'),
+          400: errorResponse(
+            'A query parameter was sent, or the body is not a JSON-RPC 2.0 message (or batch)',
+          ),
           401: ErrorBody,
           403: ErrorBody,
+          406: errorResponse('not_acceptable: Accept lacks application/json or text/event-stream'),
         },
       },
     },
     async (request, reply) => {
       const identity = deps.identityOf(request);
+      checkMcpRequest(request.headers.accept, request.body);
       const server = mcpServerFor(deps, identity);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
       reply.hijack();
@@ -55,6 +63,29 @@ export function registerMcpRoute(app: FastifyInstance, deps: McpRouteDeps): void
       await transport.handleRequest(request.raw, reply.raw, request.body);
     },
   );
+}
+
+/**
+ * Refuses, in Keel's error envelope, what the MCP transport would refuse in JSON-RPC's: a client
+ * that cannot take both answer forms, a body that is no JSON-RPC message. Past this, answers are
+ * MCP's.
+ */
+function checkMcpRequest(accept: string | undefined, body: unknown): void {
+  if (!(accept?.includes('application/json') && accept.includes('text/event-stream')))
+    throw new KeelError(
+      'not_acceptable',
+      'MCP: the Accept header must include both application/json and text/event-stream',
+    );
+  const messages = Array.isArray(body) ? body : [body];
+  if (
+    body === undefined ||
+    messages.length === 0 ||
+    !messages.every((m) => JSONRPCMessageSchema.safeParse(m).success)
+  )
+    throw new KeelError(
+      'validation_failed',
+      'MCP: the body must be a JSON-RPC 2.0 message or a batch of them',
+    );
 }
 
 function mcpServerFor(deps: McpRouteDeps, identity: Identity): Server {
