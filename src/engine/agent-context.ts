@@ -423,7 +423,8 @@ async function callTool(
   if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed'))
     return settled(entry);
   const mcp = parseMcpToolName(tool.name);
-  if (mcp !== undefined) tool = await resolveMcpTool(x, deps, mcp.server, mcp.tool, tool.name);
+  if (mcp !== undefined)
+    tool = await resolveMcpTool(x, deps, mcp.server, mcp.tool, tool.name, entry?.effectClass);
   return runTool(x, tool, args, seq, entry, {
     pools: deps.pools,
     checkBudget: () => checkStepBudget(x),
@@ -435,7 +436,9 @@ async function callTool(
  * The pinned MCP tool behind `mcp.<server>.<tool>`. A failure to resolve it (server not configured
  * or unreachable when the pin is taken, tool not pinned, tools changed) becomes the call's journaled
  * failure, through a stand-in tool that throws it: a replay then sees the same error, rather than a
- * different answer once the server is back.
+ * different answer once the server is back. A side effect already journaled `running` keeps its
+ * class, so the stand-in goes through the unknown-outcome path instead of failing a call that may
+ * have happened.
  */
 async function resolveMcpTool(
   x: RunPort,
@@ -443,6 +446,7 @@ async function resolveMcpTool(
   server: string,
   name: string,
   keelName: string,
+  journaledClass: string | null | undefined,
 ): Promise<ToolDefinition<unknown, Json>> {
   try {
     if (deps.mcp === undefined)
@@ -461,7 +465,7 @@ async function resolveMcpTool(
       name: keelName,
       description: `MCP tool ${server}/${name} (unresolved)`,
       input: undefined as never,
-      effect: 'read',
+      effect: journaledClass === 'side-effect' ? 'side-effect' : 'read',
       run: () => {
         throw error;
       },
