@@ -2,6 +2,8 @@
 // the namespace sandbox): an idle session is closed (its server exits), a server that dies is
 // started again on the next call (the call in flight when it died fails typed), an HTTP origin
 // outside the allowlist is refused before any request, and the servers file is validated whole.
+// The tool source on a real SQLite store: a run keeps the tool list it pinned, and a tool that
+// changed under the pin is refused (mcp_tools_changed) while a new run pins the new list.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +15,10 @@ import { McpClientPool } from '../src/tools/mcp/client-pool.ts';
 import { parseMcpServerConfig } from '../src/sdk/mcp-server-config.ts';
 import { readMcpServersFile } from '../src/tools/mcp/servers-file.ts';
 import { pinTools } from '../src/tools/mcp/tool-pin.ts';
+import { McpToolSource } from '../src/tools/mcp/tool-source.ts';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
+import { defineAgent } from '../src/sdk/define.ts';
+import type { RunRecord } from '../src/domain/records.ts';
 
 const MODULES = fileURLToPath(new URL('../node_modules/', import.meta.url)).replace(/\/$/, '');
 const EVERYTHING = `${MODULES}/@modelcontextprotocol/server-everything/dist/index.js`;
@@ -147,4 +153,72 @@ test('the servers file: the example parses; a bad server names its place', () =>
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('a run keeps the tools it pinned: a server whose tool changed under the pin is refused, typed', {
+  skip: !bwrapUsable && 'needs root and bubblewrap',
+}, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'keel-mcp-pin-'));
+  const store = new SqliteStore({ path: join(dir, 'keel.db') });
+  await store.migrate();
+  const pool = new McpClientPool({ allowedOrigins: [], env: () => undefined });
+  t.after(async () => {
+    await pool.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const source = new McpToolSource({ store, pool });
+  const marker = `keel-pool-${randomUUID()}`;
+  const agentWith = (effects: Record<string, 'read' | 'side-effect'>) =>
+    defineAgent({
+      name: 'pinned',
+      version: '1',
+      mcpServers: [{ ...everything(marker), effects }],
+      run: async () => null,
+    });
+  const run = { id: 'run_pinned', tenantId: 'tenant-a' } as RunRecord;
+  const ctx = {
+    executionId: 'run_pinned.1',
+    runId: run.id,
+    tenantId: 'tenant-a',
+    attempt: 1,
+    signal: new AbortController().signal,
+    node: { dataDir: undefined, sandboxManager: () => undefined },
+  };
+  const first = await source.resolve(run, agentWith({}), 'everything', 'echo');
+  assert.equal(first.effect, 'read');
+  assert.deepEqual(await first.run({ message: 'pinned' }, ctx), {
+    content: [{ type: 'text', text: 'Echo: pinned' }],
+  });
+  const pinned = await store.getMcpToolPin(run.id, 'everything');
+  assert.ok(pinned !== null);
+  // The configuration now says echo is a side effect: the run still resolves echo as it pinned it,
+  // and refuses to call it while the live server's echo differs from the pin.
+  const later = await source.resolve(run, agentWith({ echo: 'side-effect' }), 'everything', 'echo');
+  assert.equal(later.effect, 'read');
+  await assert.rejects(Promise.resolve(later.run({ message: 'changed' }, ctx)), {
+    code: 'mcp_tools_changed',
+  });
+  // Another tool of the same server, unchanged, is still called.
+  const sum = await source.resolve(
+    run,
+    agentWith({ echo: 'side-effect' }),
+    'everything',
+    'get-sum',
+  );
+  assert.match(JSON.stringify(await sum.run({ a: 1, b: 2 }, ctx)), /3/);
+  // A new run pins the new list.
+  const fresh = await source.resolve(
+    { ...run, id: 'run_fresh' },
+    agentWith({ echo: 'side-effect' }),
+    'everything',
+    'echo',
+  );
+  assert.equal(fresh.effect, 'side-effect');
+  await assert.rejects(source.resolve(run, agentWith({}), 'everything', 'nope'), {
+    code: 'mcp_tool_not_found',
+  });
+  await assert.rejects(source.resolve(run, agentWith({}), 'elsewhere', 'echo'), {
+    code: 'mcp_server_not_found',
+  });
 });
