@@ -3,6 +3,8 @@
 // `keel/sandbox`: src/sandbox/index.ts).
 export { defineAgent, defineModel, defineTool } from './sdk/define.ts';
 export { defineLoopAgent } from './sdk/loop-agent.ts';
+export { mcpTool } from './sdk/mcp-tool.ts';
+export type { McpToolArguments } from './sdk/mcp-tool.ts';
 export type { LoopAgentResult, LoopAgentSpec } from './sdk/loop-agent.ts';
 export { KeelError, isKeelError } from './domain/keel-error.ts';
 export type { ErrorCode } from './domain/error-codes.ts';
@@ -12,6 +14,7 @@ export type {
   ChatMessage,
   ChildOptions,
   Json,
+  McpServerSpec,
   MockModelOptions,
   ModelDefinition,
   ModelPrice,

@@ -20,6 +20,7 @@ import { accessStoreConformance } from './store/access-conformance.ts';
 import { approvalsStoreConformance } from './store/approvals-conformance.ts';
 import { runOrderStoreConformance } from './store/run-order-conformance.ts';
 import { secretsStoreConformance } from './store/secrets-conformance.ts';
+import { mcpStoreConformance } from './store/mcp-conformance.ts';
 import { TEST_DATABASE_URL, postgresAvailable } from './support/postgres.ts';
 
 const sqlite: StoreFactory = {
@@ -69,6 +70,7 @@ accessStoreConformance(sqlite);
 approvalsStoreConformance(sqlite);
 runOrderStoreConformance(sqlite);
 secretsStoreConformance(sqlite);
+mcpStoreConformance(sqlite);
 if (await postgresAvailable()) {
   storeConformance(postgres);
   scheduleStoreConformance(postgres);
@@ -82,4 +84,5 @@ if (await postgresAvailable()) {
   approvalsStoreConformance(postgres);
   runOrderStoreConformance(postgres);
   secretsStoreConformance(postgres);
+  mcpStoreConformance(postgres);
 }

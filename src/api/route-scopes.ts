@@ -57,6 +57,8 @@ export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
   'POST /v1/runs/:id/approvals/:executionId': 'operate',
   'GET /v1/policy': 'read',
   'PUT /v1/policy': 'admin',
+  // Keel as an MCP server; calling an agent tool needs `submit` too (checked per call).
+  'POST /v1/mcp': 'read',
 };
 
 /** Whether a path belongs to the tenant API (a tenant key authenticates it). */

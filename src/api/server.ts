@@ -33,6 +33,8 @@ import { EventHub } from './event-hub.ts';
 import type { LiveDeltas } from '../models/live-deltas.ts';
 import { registerAdminRoutes } from './routes/admin.ts';
 import { registerAdminPoolRoutes } from './routes/admin-pools.ts';
+import { registerAdminMcpRoutes } from './routes/admin-mcp.ts';
+import { registerMcpRoute } from './routes/mcp.ts';
 import type { PoolSnapshot } from '../scheduling/pool.ts';
 import { registerEventRoutes } from './routes/events.ts';
 import { registerRunRoutes } from './routes/runs.ts';
@@ -260,6 +262,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   });
   registerAdminPoolRoutes(app, { adminKey: options.adminKey, pools: options.pools });
   registerAdminPrincipalRoutes(app, { store: options.store, adminKey: options.adminKey });
+  registerAdminMcpRoutes(app, { store: options.store, adminKey: options.adminKey });
   if (options.schedules !== undefined)
     registerScheduleRoutes(app, {
       schedules: options.schedules,
@@ -276,6 +279,13 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   });
   registerApprovalRoutes(app, { store: options.store, adminKey: options.adminKey, identityOf });
   registerAgentRoutes(app, { store: options.store, registry: options.registry, tenantOf });
+  registerMcpRoute(app, {
+    store: options.store,
+    registry: options.registry,
+    hub,
+    identityOf,
+    version: options.version ?? '0.1.0',
+  });
   registerMetricsRoute(app, { adminKey: options.adminKey });
   // The web app at / and its read-only /v1/dashboard routes.
   await registerDashboard(app, {

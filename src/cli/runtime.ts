@@ -1,6 +1,9 @@
 // Assembles a Keel process for a role: `dev` (everything, SQLite unless KEEL_DATABASE_URL is set),
 // `server` (API + orchestrator + pools on Postgres) or `worker` (orchestrator + pools, no API).
 // Owns start and graceful stop; holds no state of its own beyond the parts it wires together.
+import { McpClientPool } from '../tools/mcp/client-pool.ts';
+import { McpToolSource } from '../tools/mcp/tool-source.ts';
+import { applyMcpServersFile } from '../tools/mcp/servers-file.ts';
 import { join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -290,6 +293,11 @@ export async function startRuntime(
       return value;
     },
   });
+  // MCP servers' tools, as Keel tools: a client pool for this process, pins in the store.
+  const mcpPool = new McpClientPool({
+    allowedOrigins: config.mcpAllowedOrigins,
+    env: (name) => readSecretEnv(name),
+  });
   const orchestrator = new Orchestrator({
     store: observeStore(store, telemetry),
     registry,
@@ -302,6 +310,7 @@ export async function startRuntime(
     preemptAfterMs: config.preemptAfterMs,
     log: runScopedLog(log),
     toolNode: { dataDir: sandboxes.dataDir, sandboxManager: () => sandboxes.manager() },
+    mcp: new McpToolSource({ store, pool: mcpPool }),
   });
   // A store this process owns alone (the SQLite file under its lock): a dead predecessor's leases
   // are taken back at once. A shared store waits for leases to expire instead: their holders may be
@@ -315,6 +324,10 @@ export async function startRuntime(
     await store.ensureTenant(DEV_TENANT_NAME, hashApiKey(devApiKey));
   } else if (role === 'server' && config.apiKey !== undefined) {
     await store.ensureTenant(DEFAULT_TENANT_NAME, hashApiKey(config.apiKey));
+  }
+  if (config.mcpServersFile !== undefined) {
+    const written = await applyMcpServersFile(store, config.mcpServersFile);
+    log.info({ file: config.mcpServersFile, servers: written }, 'MCP servers file applied');
   }
   const tenantPoolPolicy = followTenantPoolPolicy(store, pools); // pools share effects by tenant weight, within tenant caps
   const poolsWatch =
@@ -397,6 +410,7 @@ export async function startRuntime(
       tenantPoolPolicy.close();
       pools.close();
       await agentHost.close();
+      await mcpPool.close();
       await sandboxes.close();
       detachStore();
       await stopTracing(); // flushes the spans of runs that ended during shutdown

@@ -96,6 +96,23 @@ export const ConfigSchema = z.object({
    * SIGHUP.
    */
   poolsFile: z.string().min(1).optional(),
+  /** JSON file of tenants' MCP servers, written to the store at start (docs/guides/mcp.md). */
+  mcpServersFile: z.string().min(1).optional(),
+  /**
+   * Origins streamable-HTTP MCP servers may be reached at, comma-separated (`*`: any); default none.
+   */
+  mcpAllowedOrigins: z
+    .string()
+    .transform((v) =>
+      v.trim() === '*'
+        ? ('any' as const)
+        : v
+            .split(',')
+            .map((o) => o.trim())
+            .filter((o) => o !== ''),
+    )
+    .pipe(z.union([z.literal('any'), z.array(z.url().transform((u) => new URL(u).origin))]))
+    .default([]),
   /** Prompts, tool arguments and results in spans; redacted unless turned on. */
   telemetryIncludeContent: z
     .enum(['true', 'false'])
@@ -184,6 +201,8 @@ export const ENV_VARS = {
   KEEL_SCHEDULER_LEASE_MS: 'schedulerLeaseMs',
   KEEL_MODELS_FILE: 'modelsFile',
   KEEL_POOLS_FILE: 'poolsFile',
+  KEEL_MCP_SERVERS_FILE: 'mcpServersFile',
+  KEEL_MCP_ALLOWED_ORIGINS: 'mcpAllowedOrigins',
   KEEL_TELEMETRY_INCLUDE_CONTENT: 'telemetryIncludeContent',
   KEEL_METRICS_PORT: 'metricsPort',
   KEEL_METRICS_HOST: 'metricsHost',
@@ -256,6 +275,10 @@ export const ENV_VAR_DESCRIPTIONS = {
     'JSON file of models, provider accounts, tenant limits, retry budget and breaker settings (docs/guides/models.md); validated at start.',
   KEEL_POOLS_FILE:
     'JSON file of effect pool limits, queue bounds and per-tenant caps; reloaded on change and on SIGHUP (docs/guides/tenants-and-fairness.md).',
+  KEEL_MCP_SERVERS_FILE:
+    'JSON file of tenants’ MCP servers (`{ "tenants": { "<tenant name>": [server, ...] } }`), written to the store at start (docs/guides/mcp.md).',
+  KEEL_MCP_ALLOWED_ORIGINS:
+    'Comma-separated origins (`https://host:port`) streamable-HTTP MCP servers may be reached at; `*` allows any (development only); unset: none.',
   KEEL_TELEMETRY_INCLUDE_CONTENT:
     '`true` puts prompts, tool arguments and effect results into trace spans (cut to 4 KiB each); otherwise they are `[redacted]`.',
   KEEL_METRICS_PORT:

@@ -377,6 +377,43 @@ export const ERROR_CODES = {
     status: 409,
     meaning: 'The approval request was approved, denied or expired already (details.status).',
   },
+  // MCP (issue 19)
+  mcp_server_unavailable: {
+    status: 503,
+    meaning:
+      'An MCP server could not be reached, started or initialised (or dropped the session mid-call); retryable.',
+  },
+  mcp_server_not_found: {
+    status: 404,
+    meaning: 'No MCP server of this name is configured for the agent or its tenant.',
+  },
+  mcp_tool_not_found: {
+    status: 404,
+    meaning: 'The MCP server (as pinned for the run) lists no tool of this name.',
+  },
+  mcp_tool_error: {
+    status: 502,
+    meaning: 'The MCP tool answered with isError (details.content holds its answer).',
+  },
+  mcp_tools_changed: {
+    status: 409,
+    meaning:
+      'The MCP server no longer lists a tool the run pinned with the same schema (details.pinnedHash, details.currentHash).',
+  },
+  mcp_origin_not_allowed: {
+    status: 403,
+    meaning:
+      'A streamable-HTTP MCP server’s origin is not in the allowlist (KEEL_MCP_ALLOWED_ORIGINS).',
+  },
+  not_acceptable: {
+    status: 406,
+    meaning:
+      'The Accept header excludes what the route answers with (POST /v1/mcp: both application/json and text/event-stream).',
+  },
+  mcp_config_invalid: {
+    status: 400,
+    meaning: 'An MCP server configuration does not match the documented schema.',
+  },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

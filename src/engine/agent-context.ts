@@ -38,6 +38,8 @@ import {
   type ResolvedRetryPolicy,
 } from './retry-policy.ts';
 import { runTool } from './tool-runner.ts';
+import type { McpToolResolver } from './mcp-port.ts';
+import { parseMcpToolName } from '../sdk/mcp-tool.ts';
 import { journaledRequest } from './model-journal.ts';
 import { rememberPrompt } from '../telemetry/model-prompts.ts';
 import { telemetry } from '../telemetry/telemetry.ts';
@@ -61,6 +63,8 @@ export interface ContextDeps {
   newRunId(): string;
   /** What tools receive from the node (data directory, sandbox manager). */
   toolNode: ToolNode;
+  /** Resolves `mcp.<server>.<tool>` calls; absent: such calls fail with mcp_server_not_found. */
+  mcp?: McpToolResolver | undefined;
 }
 
 export function createAgentContext(x: RunPort, deps: ContextDeps): AgentContext {
@@ -432,12 +436,56 @@ async function callTool(
 ): Promise<Json> {
   if (entry !== undefined && (entry.status === 'succeeded' || entry.status === 'failed'))
     return settled(entry);
+  const mcp = parseMcpToolName(tool.name);
+  if (mcp !== undefined)
+    tool = await resolveMcpTool(x, deps, mcp.server, mcp.tool, tool.name, entry?.effectClass);
   return runTool(x, tool, args, seq, entry, {
     pools: deps.pools,
     checkBudget: () => checkStepBudget(x),
     node: deps.toolNode,
     gate: { agentPolicy: deps.registry.get(x.run.agent, x.run.agentVersion)?.policy },
   });
+}
+
+/**
+ * The pinned MCP tool behind `mcp.<server>.<tool>`. A failure to resolve it (server not configured
+ * or unreachable when the pin is taken, tool not pinned, tools changed) becomes the call's journaled
+ * failure, through a stand-in tool that throws it: a replay then sees the same error, rather than a
+ * different answer once the server is back. A side effect already journaled `running` keeps its
+ * class, so the stand-in goes through the unknown-outcome path instead of failing a call that may
+ * have happened.
+ */
+async function resolveMcpTool(
+  x: RunPort,
+  deps: ContextDeps,
+  server: string,
+  name: string,
+  keelName: string,
+  journaledClass: string | null | undefined,
+): Promise<ToolDefinition<unknown, Json>> {
+  try {
+    if (deps.mcp === undefined)
+      throw new KeelError('mcp_server_not_found', `no MCP servers are configured in this process`, {
+        details: { server },
+      });
+    return await deps.mcp.resolve(
+      x.run,
+      deps.registry.get(x.run.agent, x.run.agentVersion),
+      server,
+      name,
+    );
+  } catch (error) {
+    return {
+      kind: 'keel.tool',
+      name: keelName,
+      description: `MCP tool ${server}/${name} (unresolved)`,
+      input: undefined as never,
+      effect: journaledClass === 'side-effect' ? 'side-effect' : 'read',
+      run: () => {
+        throw error;
+      },
+    };
+  }
 }
 
 async function waitForInput(

@@ -2,6 +2,7 @@
 // cache), heartbeats their leases, hears about cancels, and hands each run to a RunExecution. It
 // holds no run that is only waiting: a parked run costs rows in the store, not memory here.
 // Stateless apart from that cache.
+import type { McpToolResolver } from './mcp-port.ts';
 import { randomUUID } from 'node:crypto';
 import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
 import {
@@ -66,6 +67,8 @@ export interface OrchestratorOptions {
   agentHost?: AgentHost;
   /** What tools receive from this node (data directory, sandbox manager); default: neither. */
   toolNode?: ToolNode;
+  /** Resolves calls of MCP tools (`mcp.<server>.<tool>`); default: none (they fail, typed). */
+  mcp?: McpToolResolver;
   /**
    * The time runs see (journal and event times, deadlines, wake-ups, backoff sleeps); default: the
    * system clock.
@@ -84,6 +87,7 @@ export class Orchestrator {
   readonly #registry: AgentRegistry;
   readonly #gateway: ModelGateway;
   readonly #toolNode: ToolNode;
+  readonly #mcp: McpToolResolver | undefined;
   readonly #leaseTtlMs: number;
   readonly #maxActive: number;
   readonly #pollIntervalMs: number;
@@ -137,6 +141,7 @@ export class Orchestrator {
     this.#registry = options.registry;
     this.#gateway = options.gateway;
     this.#toolNode = options.toolNode ?? DETACHED_TOOL_NODE;
+    this.#mcp = options.mcp;
     this.owner = options.owner ?? `worker-${randomUUID()}`;
     this.#leaseTtlMs = options.leaseTtlMs ?? LEASE_TTL_MS_DEFAULT;
     this.#maxActive = options.maxActiveRuns ?? MAX_ACTIVE_RUNS_DEFAULT;
@@ -519,6 +524,7 @@ export class Orchestrator {
       pools: this.#pools,
       newRunId,
       toolNode: this.#toolNode,
+      mcp: this.#mcp,
     };
     void execution
       .start((x) => this.#host.run(x, deps))

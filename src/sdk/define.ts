@@ -10,9 +10,11 @@ import type {
   AgentContext,
   AgentDefinition,
   Json,
+  McpServerSpec,
   ModelDefinition,
   ToolDefinition,
 } from './types.ts';
+import { parseMcpServerConfig } from './mcp-server-config.ts';
 
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -51,6 +53,7 @@ export function defineAgent<I, O extends Json | void>(spec: {
   blockedAfterMs?: number;
   tools?: ReadonlyArray<ToolDefinition<any, any>>;
   policy?: ToolPolicy;
+  mcpServers?: ReadonlyArray<McpServerSpec>;
 }): AgentDefinition<I, O> {
   assertName('Agent', spec.name);
   if (typeof spec.version !== 'string' || spec.version.length === 0 || spec.version.length > 64) {
@@ -68,6 +71,13 @@ export function defineAgent<I, O extends Json | void>(spec: {
   }
   if (spec.tools !== undefined && !spec.tools.every(isToolDefinition))
     throw new TypeError(`Agent ${spec.name}: tools must be made with defineTool()`);
+  const mcpServers = spec.mcpServers?.map((server) => {
+    try {
+      return parseMcpServerConfig(server);
+    } catch (error) {
+      throw new TypeError(`Agent ${spec.name}: ${(error as Error).message}`);
+    }
+  });
   for (const contract of ['input', 'output'] as const) {
     if (spec[contract] !== undefined && !isZodSchema(spec[contract]))
       throw new TypeError(`Agent ${spec.name}: ${contract} must be a zod schema`);
@@ -79,6 +89,7 @@ export function defineAgent<I, O extends Json | void>(spec: {
     run: spec.run,
     ...(spec.blockedAfterMs === undefined ? {} : { blockedAfterMs: spec.blockedAfterMs }),
     ...(spec.tools === undefined ? {} : { tools: Object.freeze([...spec.tools]) }),
+    ...(mcpServers === undefined ? {} : { mcpServers: Object.freeze(mcpServers) }),
     ...(spec.input === undefined ? {} : { input: spec.input }),
     ...(spec.policy === undefined ? {} : { policy: parsePolicy(spec.name, spec.policy) }),
     ...(spec.output === undefined ? {} : { output: spec.output }),

@@ -259,6 +259,41 @@ export interface AgentDefinition<I = any, O extends Json | void = any> {
    * applying (src/domain/tool-policy.ts).
    */
   readonly policy?: ToolPolicy;
+  /**
+   * MCP servers this agent calls (`ctx.tool(mcpTool(server, tool), args)`); a name here takes
+   * precedence over a tenant's server of the same name. See docs/guides/mcp.md.
+   */
+  readonly mcpServers?: ReadonlyArray<McpServerSpec>;
+}
+
+/**
+ * An MCP server: a stdio program Keel starts in a namespace sandbox, or a streamable-HTTP URL.
+ * Validated by defineAgent (and the admin API) against one schema; see docs/guides/mcp.md.
+ */
+export interface McpServerSpec {
+  name: string;
+  transport:
+    | {
+        type: 'stdio';
+        /** Absolute path of the program. */
+        command: string;
+        args?: string[];
+        env?: Record<string, string>;
+        /** Host paths bound read-only inside the sandbox (the server's package files). */
+        readOnlyPaths?: string[];
+        /** Host directory bound writable at /workspace; default a private temporary one. */
+        workspace?: string;
+      }
+    | {
+        type: 'http';
+        url: string;
+        /** Header name → name of the environment variable holding its value. */
+        headersFromEnv?: Record<string, string>;
+      };
+  /** Effect class per tool name, overriding the tool's annotations. */
+  effects?: Record<string, ToolEffect>;
+  /** Per-call time limit in ms; default 60 000. */
+  callTimeoutMs?: number;
 }
 
 export interface ModelPrice {

@@ -38,6 +38,8 @@ import * as attempts from './procedures/attempts.ts';
 import * as claims from './procedures/claims.ts';
 import { applyCommit, type StaleCommit } from './procedures/commit.ts';
 import * as lineage from './procedures/lineage.ts';
+import * as mcp from './procedures/mcp.ts';
+import type { McpServerRow, McpToolPinRow } from './mcp-rows.ts';
 import * as processes from './procedures/processes.ts';
 import * as reads from './procedures/reads.ts';
 import type { ServingProcess } from './serving-processes.ts';
@@ -451,5 +453,32 @@ export abstract class ProcedureStore implements Store {
 
   expireApproval(runId: string, executionId: string): Promise<ApprovalRecord | null> {
     return this.write(DURABLE, (tx) => approvals.expireApproval(tx, runId, executionId));
+  }
+
+  // MCP servers and tool pins
+
+  putMcpServer(tenantId: string, name: string, config: Json): Promise<McpServerRow> {
+    return this.write(DURABLE, (tx) => mcp.putMcpServer(tx, tenantId, name, config));
+  }
+
+  listMcpServers(tenantId: string): Promise<McpServerRow[]> {
+    return this.read(mcp.listMcpServers(tenantId));
+  }
+
+  deleteMcpServer(tenantId: string, name: string): Promise<boolean> {
+    return this.write(DURABLE, () => mcp.deleteMcpServer(tenantId, name));
+  }
+
+  /** Durable before the first call of a pinned tool: a recovered run must find the same pin. */
+  pinMcpTools(
+    runId: string,
+    server: string,
+    pin: { hash: string; tools: Json },
+  ): Promise<McpToolPinRow> {
+    return this.write(DURABLE, (tx) => mcp.pinMcpTools(tx, runId, server, pin));
+  }
+
+  getMcpToolPin(runId: string, server: string): Promise<McpToolPinRow | null> {
+    return this.read(mcp.getMcpToolPin(runId, server));
   }
 }

@@ -101,4 +101,10 @@ export const SHARED_STATEMENT_NAMES = [
   'get-approval',
   'decide-approval',
   'list-approvals',
+  // MCP servers and per-run tool pins (0022)
+  'put-mcp-server',
+  'list-mcp-servers',
+  'delete-mcp-server',
+  'insert-mcp-tool-pin',
+  'get-mcp-tool-pin',
 ] as const;

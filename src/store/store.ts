@@ -39,6 +39,7 @@ import type { TenantUsage } from './usage.ts';
 import type { LiveMetrics } from './live-metrics.ts';
 import type { EndedRunsBucket, RunSummaryRow, TenantSummaryRow } from './run-summaries.ts';
 import type { ServingProcess } from './serving-processes.ts';
+import type { McpServerRow, McpToolPinRow } from './mcp-rows.ts';
 
 /**
  * Why a run changed: `events` (new events only), `runnable` (it may be claimed now), `cancel` (a
@@ -490,6 +491,24 @@ export interface Store {
   ): Promise<ApprovalRecord>;
   /** Expires a pending request past its time; returns the request as it stands (null: none). */
   expireApproval(runId: string, executionId: string): Promise<ApprovalRecord | null>;
+  // MCP servers and tool pins (src/store/mcp-rows.ts; issue 19)
+  /** Inserts or replaces a tenant's MCP server configuration (`tenant_not_found` if none). */
+  putMcpServer(tenantId: string, name: string, config: Json): Promise<McpServerRow>;
+  /** The tenant's MCP server configurations, by name. */
+  listMcpServers(tenantId: string): Promise<McpServerRow[]>;
+  /** Removes one; false when the tenant had none of this name. */
+  deleteMcpServer(tenantId: string, name: string): Promise<boolean>;
+  /**
+   * Pins a server's tool list for a run unless it is pinned already, and returns the pin in force
+   * (the first one written, whoever wrote it).
+   */
+  pinMcpTools(
+    runId: string,
+    server: string,
+    pin: { hash: string; tools: Json },
+  ): Promise<McpToolPinRow>;
+  /** The run's pin for a server, or null. */
+  getMcpToolPin(runId: string, server: string): Promise<McpToolPinRow | null>;
 }
 
 /** A request to move queued, never-started runs from one version of an agent to another. */

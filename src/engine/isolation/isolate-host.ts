@@ -6,6 +6,8 @@
 // blame fails (`agent_blocked`, `agent_oom`, `agent_crashed`); the other runs it hosted lose
 // nothing: they are replayed in another isolate from their journal, and effects still in flight for
 // them here are attached to, not dispatched again.
+import { mcpTool, parseMcpToolName } from '../../sdk/mcp-tool.ts';
+import type { ToolDefinition } from '../../sdk/types.ts';
 import { availableParallelism } from 'node:os';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -382,7 +384,10 @@ export class IsolateHost implements AgentHost {
           value = await effects.model(x, deps, at, body.request);
           break;
         case 'tool': {
-          const tool = deps.registry.tool(body.name);
+          // An MCP tool needs no definition here: its name says which server and tool it is.
+          const tool =
+            deps.registry.tool(body.name) ??
+            (parseMcpToolName(body.name) === undefined ? undefined : mcpToolByName(body.name));
           if (tool === undefined) {
             throw new KeelError(
               'tool_unavailable',
@@ -511,4 +516,9 @@ export class IsolateHost implements AgentHost {
       this.#place(run);
     }
   }
+}
+
+function mcpToolByName(name: string): ToolDefinition<unknown, Json> {
+  const { server, tool } = parseMcpToolName(name)!;
+  return mcpTool(server, tool) as ToolDefinition<unknown, Json>;
 }

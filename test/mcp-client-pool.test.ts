@@ -1,0 +1,224 @@
+// The MCP client pool against a real server (@modelcontextprotocol/server-everything over stdio in
+// the namespace sandbox): an idle session is closed (its server exits), a server that dies is
+// started again on the next call (the call in flight when it died fails typed), an HTTP origin
+// outside the allowlist is refused before any request, and the servers file is validated whole.
+// The tool source on a real SQLite store: a run keeps the tool list it pinned, and a tool that
+// changed under the pin is refused (mcp_tools_changed) while a new run pins the new list.
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { randomUUID } from 'node:crypto';
+import { McpClientPool } from '../src/tools/mcp/client-pool.ts';
+import { parseMcpServerConfig } from '../src/sdk/mcp-server-config.ts';
+import { readMcpServersFile } from '../src/tools/mcp/servers-file.ts';
+import { pinTools } from '../src/tools/mcp/tool-pin.ts';
+import { McpToolSource } from '../src/tools/mcp/tool-source.ts';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
+import { defineAgent } from '../src/sdk/define.ts';
+import type { RunRecord } from '../src/domain/records.ts';
+
+const MODULES = fileURLToPath(new URL('../node_modules/', import.meta.url)).replace(/\/$/, '');
+const EVERYTHING = `${MODULES}/@modelcontextprotocol/server-everything/dist/index.js`;
+const EXAMPLE = fileURLToPath(new URL('../examples/mcp-servers.json', import.meta.url));
+const bwrapUsable =
+  process.platform === 'linux' && existsSync('/usr/bin/bwrap') && process.getuid?.() === 0;
+const call = { executionId: 'run_test.1', signal: new AbortController().signal };
+
+/** A server-everything config whose processes carry `marker` on their command line. */
+function everything(marker: string) {
+  return parseMcpServerConfig({
+    name: 'everything',
+    transport: {
+      type: 'stdio',
+      command: process.execPath,
+      args: [EVERYTHING, 'stdio', marker],
+      readOnlyPaths: [MODULES],
+    },
+  });
+}
+
+/** Pids of the server processes (the node inside the sandbox) carrying `marker`. */
+function serverPids(marker: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (argv[0] === process.execPath && argv.includes(marker)) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+async function until(what: string, predicate: () => boolean): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+test('idle sessions close, and their sandboxed server exits', {
+  skip: !bwrapUsable && 'needs root and bubblewrap',
+}, async (t) => {
+  const pool = new McpClientPool({ allowedOrigins: [], env: () => undefined, idleCloseMs: 300 });
+  t.after(() => pool.close());
+  const marker = `keel-pool-${randomUUID()}`;
+  const config = everything(marker);
+  const pin = pinTools(config, await pool.listTools('tenant-a', config));
+  assert.equal(pin.tools.find((tool) => tool.name === 'echo')?.effect, 'read');
+  assert.equal(
+    pin.tools.find((tool) => tool.name === 'toggle-simulated-logging')?.effect,
+    'side-effect',
+  );
+  assert.equal(
+    pinTools(config, await pool.listTools('tenant-a', config)).hash,
+    pin.hash,
+    'a stable hash',
+  );
+  assert.equal(pool.openSessions(), 1);
+  assert.equal(serverPids(marker).length, 1);
+  await until('the idle close', () => pool.openSessions() === 0);
+  await until('the server to exit', () => serverPids(marker).length === 0);
+});
+
+test('a server that dies is started again; the call it was serving fails as mcp_server_unavailable', {
+  skip: !bwrapUsable && 'needs root and bubblewrap',
+}, async (t) => {
+  const pool = new McpClientPool({ allowedOrigins: [], env: () => undefined });
+  t.after(() => pool.close());
+  const marker = `keel-pool-${randomUUID()}`;
+  const config = everything(marker);
+  const answer = await pool.callTool('tenant-a', config, 'echo', { message: 'one' }, call);
+  assert.deepEqual(answer, { content: [{ type: 'text', text: 'Echo: one' }] });
+  const [first] = serverPids(marker);
+  assert.ok(first !== undefined);
+  const inFlight = pool.callTool(
+    'tenant-a',
+    config,
+    'trigger-long-running-operation',
+    { duration: 5, steps: 5 },
+    call,
+  );
+  await new Promise((r) => setTimeout(r, 300));
+  process.kill(first, 'SIGKILL'); // a process of our own test's server
+  await assert.rejects(inFlight, { code: 'mcp_server_unavailable' });
+  const again = await pool.callTool('tenant-a', config, 'echo', { message: 'two' }, call);
+  assert.deepEqual(again, { content: [{ type: 'text', text: 'Echo: two' }] });
+  const [second] = serverPids(marker);
+  assert.ok(second !== undefined && second !== first, 'a new server process');
+  // Tenants never share a session, even with the same configuration.
+  await pool.callTool('tenant-b', config, 'echo', { message: 'b' }, call);
+  assert.equal(serverPids(marker).length, 2);
+});
+
+test('an HTTP origin outside the allowlist is refused before any request', async () => {
+  const pool = new McpClientPool({
+    allowedOrigins: ['https://allowed.example'],
+    env: () => undefined,
+  });
+  const config = parseMcpServerConfig({
+    name: 'remote',
+    transport: { type: 'http', url: 'http://127.0.0.1:9/mcp' },
+  });
+  await assert.rejects(pool.listTools('tenant-a', config), { code: 'mcp_origin_not_allowed' });
+  await pool.close();
+});
+
+test('the servers file: the example parses; a bad server names its place', () => {
+  const example = readMcpServersFile(EXAMPLE);
+  assert.deepEqual(
+    example.get('dev')?.map((s) => [s.name, s.transport.type]),
+    [
+      ['everything', 'stdio'],
+      ['files', 'stdio'],
+      ['search', 'http'],
+    ],
+  );
+  const dir = mkdtempSync(join(tmpdir(), 'keel-mcp-file-'));
+  try {
+    const file = join(dir, 'servers.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        tenants: { dev: [{ name: 'x', transport: { type: 'stdio', command: 'node' } }] },
+      }),
+    );
+    assert.throws(() => readMcpServersFile(file), /tenants\.dev\[0\].*transport\.command/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a run keeps the tools it pinned: a server whose tool changed under the pin is refused, typed', {
+  skip: !bwrapUsable && 'needs root and bubblewrap',
+}, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'keel-mcp-pin-'));
+  const store = new SqliteStore({ path: join(dir, 'keel.db') });
+  await store.migrate();
+  const pool = new McpClientPool({ allowedOrigins: [], env: () => undefined });
+  t.after(async () => {
+    await pool.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const source = new McpToolSource({ store, pool });
+  const marker = `keel-pool-${randomUUID()}`;
+  const agentWith = (effects: Record<string, 'read' | 'side-effect'>) =>
+    defineAgent({
+      name: 'pinned',
+      version: '1',
+      mcpServers: [{ ...everything(marker), effects }],
+      run: async () => null,
+    });
+  const run = { id: 'run_pinned', tenantId: 'tenant-a' } as RunRecord;
+  const ctx = {
+    executionId: 'run_pinned.1',
+    runId: run.id,
+    tenantId: 'tenant-a',
+    attempt: 1,
+    signal: new AbortController().signal,
+    node: { dataDir: undefined, sandboxManager: () => undefined },
+  };
+  const first = await source.resolve(run, agentWith({}), 'everything', 'echo');
+  assert.equal(first.effect, 'read');
+  assert.deepEqual(await first.run({ message: 'pinned' }, ctx), {
+    content: [{ type: 'text', text: 'Echo: pinned' }],
+  });
+  const pinned = await store.getMcpToolPin(run.id, 'everything');
+  assert.ok(pinned !== null);
+  // The configuration now says echo is a side effect: the run still resolves echo as it pinned it,
+  // and refuses to call it while the live server's echo differs from the pin.
+  const later = await source.resolve(run, agentWith({ echo: 'side-effect' }), 'everything', 'echo');
+  assert.equal(later.effect, 'read');
+  await assert.rejects(Promise.resolve(later.run({ message: 'changed' }, ctx)), {
+    code: 'mcp_tools_changed',
+  });
+  // Another tool of the same server, unchanged, is still called.
+  const sum = await source.resolve(
+    run,
+    agentWith({ echo: 'side-effect' }),
+    'everything',
+    'get-sum',
+  );
+  assert.match(JSON.stringify(await sum.run({ a: 1, b: 2 }, ctx)), /3/);
+  // A new run pins the new list.
+  const fresh = await source.resolve(
+    { ...run, id: 'run_fresh' },
+    agentWith({ echo: 'side-effect' }),
+    'everything',
+    'echo',
+  );
+  assert.equal(fresh.effect, 'side-effect');
+  await assert.rejects(source.resolve(run, agentWith({}), 'everything', 'nope'), {
+    code: 'mcp_tool_not_found',
+  });
+  await assert.rejects(source.resolve(run, agentWith({}), 'elsewhere', 'echo'), {
+    code: 'mcp_server_not_found',
+  });
+});
