@@ -33,7 +33,7 @@ export interface SandboxedCommand {
 export function sandboxedCommand(transport: StdioTransport): SandboxedCommand {
   const asRoot = process.getuid?.() === 0;
   let workspace = transport.workspace;
-  let cleanup = () => undefined as void;
+  let cleanup: () => void = () => {};
   if (workspace === undefined) {
     const made = mkdtempSync(join(tmpdir(), 'keel-mcp-'));
     if (asRoot) chownSync(made, MCP_SANDBOX_UID, MCP_SANDBOX_UID);
