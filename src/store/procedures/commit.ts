@@ -90,7 +90,10 @@ export function* applyCommit(tx: Tx, c: RunCommit): Procedure<CommitOutcome | St
       tx.touch(id, 'runnable');
     }
   }
-  for (const id of c.cancelRuns ?? []) yield* cancelRunById(tx, id, `parent ${c.runId}`, false);
+  // Each child's row is locked before it is read: on Postgres, a child read unlocked as `queued`
+  // could be claimed meanwhile and the claim's `running` outlived this cancel (a child that ran on
+  // after its parent ended; seen 2 runs in 5 before the lock).
+  for (const id of c.cancelRuns ?? []) yield* cancelRunById(tx, id, `parent ${c.runId}`, true);
   let finalStatus = row.status as RunStatus;
   if (finalStatus === 'waiting' && c.wakeIf !== undefined) {
     const woke = yield* one('wake-if-ready', {
