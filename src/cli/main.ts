@@ -26,6 +26,7 @@ const USAGE = `usage: keel <command>
   tenants create|update|list ...                         tenants, their weights and limits (admin key; see: keel tenants help)
   keys create|list|revoke ...                            API keys: scopes, expiry, rotation (see: keel keys help)
   agents list [--json]                                   agents, their versions and schemas, the processes serving each
+  images build|list|rm [--agents f] ...                  environment images: build ahead, list, remove (see: keel images help)
 
   keel <command> --help shows a command's options. Exit codes: 0 success, 1 a request failed or a run did not
   succeed, 2 usage error or a start refused (one line on stderr says what and how to fix it).
@@ -53,6 +54,7 @@ const COMMANDS: Record<string, Command> = {
     (await import('./client/tenants-command.ts')).runTenantsCommand(argv, io),
   agents: async (argv, io) =>
     (await import('./client/agents-command.ts')).runAgentsCommand(argv, io),
+  images: async (argv, io) => (await import('./images-command.ts')).runImagesCommand(argv, io),
   keys: async (argv, io) => (await import('./client/keys-command.ts')).runKeysCommand(argv, io),
 };
 

@@ -82,6 +82,19 @@ function ensureRootfs(root: string): string {
   return rootfs;
 }
 
+/** The host's /usr and a few /etc files, read-only, over the shared empty root. */
+function hostMounts() {
+  return [
+    { destination: '/usr', type: 'bind', source: '/usr', options: ['rbind', 'ro'] },
+    ...ETC_FILES.filter((file) => existsSync(`/etc/${file}`)).map((file) => ({
+      destination: `/etc/${file}`,
+      type: 'bind',
+      source: `/etc/${file}`,
+      options: ['bind', 'ro'],
+    })),
+  ];
+}
+
 class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment {
   readonly tier = 'gvisor' as const;
   readonly pauseFreesMemory = true;
@@ -144,17 +157,15 @@ class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment 
   /** Writes the OCI bundle whose process is `args`, as the sandbox uid, with exactly `env`. */
   private writeBundle(args: string[], env: Record<string, string>): void {
     mkdirSync(this.bundleDir, { recursive: true, mode: 0o700 });
+    const image = this.spec.rootfs;
     const mounts = [
       { destination: '/proc', type: 'proc', source: 'proc' },
       { destination: '/tmp', type: 'tmpfs', source: 'tmpfs' },
       { destination: '/dev', type: 'tmpfs', source: 'tmpfs' },
-      { destination: '/usr', type: 'bind', source: '/usr', options: ['rbind', 'ro'] },
-      ...ETC_FILES.filter((file) => existsSync(`/etc/${file}`)).map((file) => ({
-        destination: `/etc/${file}`,
-        type: 'bind',
-        source: `/etc/${file}`,
-        options: ['bind', 'ro'],
-      })),
+      // An environment image is the read-only root itself; its /var/tmp is private to the sandbox.
+      ...(image === undefined
+        ? hostMounts()
+        : [{ destination: '/var/tmp', type: 'tmpfs', source: 'tmpfs' }]),
       {
         destination: SANDBOX_WORKSPACE,
         type: 'bind',
@@ -166,7 +177,7 @@ class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment 
       ociVersion: '1.0.0',
       hostname: 'sandbox',
       process: this.processSpec(args, env),
-      root: { path: this.rootfs, readonly: true },
+      root: { path: image ?? this.rootfs, readonly: true },
       mounts,
       linux: { namespaces: ['pid', 'network', 'ipc', 'uts', 'mount'].map((type) => ({ type })) },
     };

@@ -80,7 +80,7 @@ export class NamespaceDriver implements SandboxDriver {
  * The bwrap command line up to (not including) the program: mounts, namespaces, the empty
  * environment. The program's variables are not in it: see envArgsData.
  */
-export function bwrapArgs(workspaceDir: string): string[] {
+export function bwrapArgs(workspaceDir: string, rootfs?: string): string[] {
   const args = [
     '/usr/bin/bwrap',
     '--unshare-all',
@@ -92,6 +92,36 @@ export function bwrapArgs(workspaceDir: string): string[] {
     'ALL',
     '--hostname',
     'sandbox',
+    ...(rootfs === undefined ? hostRootArgs() : imageRootArgs(rootfs)),
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--tmpfs',
+    '/tmp',
+    '--bind',
+    workspaceDir,
+    SANDBOX_WORKSPACE,
+    '--chdir',
+    SANDBOX_WORKSPACE,
+    '--clearenv',
+    '--',
+  ];
+  return args;
+}
+
+/**
+ * An environment image as the root: read-only, shared by every sandbox; /var/tmp gets a private
+ * tmpfs (and /tmp, /proc, /dev theirs below), so what the sandbox uid may write lands in its own
+ * layer.
+ */
+function imageRootArgs(rootfs: string): string[] {
+  return ['--ro-bind', rootfs, '/', '--tmpfs', '/var/tmp'];
+}
+
+/** The host's /usr read-only, the usual /bin → usr/bin links and a few /etc entries. */
+function hostRootArgs(): string[] {
+  const args = [
     '--ro-bind',
     '/usr',
     '/usr',
@@ -111,21 +141,6 @@ export function bwrapArgs(workspaceDir: string): string[] {
     '/etc',
   ];
   for (const entry of ETC_ENTRIES) args.push('--ro-bind-try', `/etc/${entry}`, `/etc/${entry}`);
-  args.push(
-    '--proc',
-    '/proc',
-    '--dev',
-    '/dev',
-    '--tmpfs',
-    '/tmp',
-    '--bind',
-    workspaceDir,
-    SANDBOX_WORKSPACE,
-    '--chdir',
-    SANDBOX_WORKSPACE,
-    '--clearenv',
-    '--',
-  );
   return args;
 }
 
@@ -158,7 +173,7 @@ class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironme
     env: Record<string, string>,
   ): Promise<{ child: ChildProcess; childPid: number }> {
     const args = [
-      ...bwrapArgs(this.workspaceDir).slice(1, -1),
+      ...bwrapArgs(this.workspaceDir, this.spec.rootfs).slice(1, -1),
       '--args',
       String(ARGS_FD),
       '--info-fd',

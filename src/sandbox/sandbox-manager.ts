@@ -5,12 +5,14 @@
 // accrues through the callback it is given (it imports no telemetry). It never runs a command
 // outside a driver, and never keeps an environment after endRun() or close().
 import { randomBytes } from 'node:crypto';
+import { dirname, join } from 'node:path';
 import { KeelError } from '../domain/keel-error.ts';
 import { emptyAccounting, MemoryMeter, type RunAccounting } from './accounting.ts';
 import type { ArtifactStore } from '../store/artifact-store.ts';
 import type { SandboxDriver, SandboxEnvironment } from './driver.ts';
 import { ENV_STATE, transition, type EnvEvent, type EnvState } from './environment-state.ts';
 import { GvisorDriver } from './gvisor-driver.ts';
+import { ImageCache } from './images/image-cache.ts';
 import {
   decideAuto,
   idleActionOf,
@@ -81,6 +83,11 @@ export interface SandboxManagerOptions {
    * it at attach, before any call); otherwise the manager starts one itself.
    */
   swept?: Promise<unknown>;
+  /**
+   * Built environment images (the caller keeps and closes it); default: a cache in `images/` beside
+   * `root`, owned and closed by the manager.
+   */
+  images?: ImageCache;
 }
 
 export interface CallOutcome<T> {
@@ -117,6 +124,9 @@ export class SandboxManager {
   private readonly onEnvironmentTime: ((time: EnvironmentTime) => void) | undefined;
   /** Walks workspaces off the main thread and remembers what it hashed per workspace. */
   private readonly snapshots = new SnapshotWorker();
+  /** Environment images, built on a sandbox's first need (bounded wait) or ahead of time. */
+  readonly images: ImageCache;
+  private readonly ownsImages: boolean;
 
   constructor(options: SandboxManagerOptions) {
     this.artifacts = options.artifacts;
@@ -127,6 +137,8 @@ export class SandboxManager {
       gvisor: options.drivers?.gvisor ?? new GvisorDriver(options.root),
     };
     this.swept = options.swept ?? sweepStaleSandboxes(options.root).catch(() => undefined);
+    this.ownsImages = options.images === undefined;
+    this.images = options.images ?? new ImageCache({ dir: join(dirname(options.root), 'images') });
   }
 
   /** The tier's driver, or a clear error naming the package to install. */
@@ -261,6 +273,8 @@ export class SandboxManager {
       record.accounting.warmStarts++;
       return { cold: false, restoredFrom: undefined };
     }
+    // Before the clock starts: building an image is not a sandbox's start-up time.
+    await this.images.ensure(record.profile.image);
     const started = performance.now();
     const pooled = this.poolFor(record.profile)?.take();
     const env =
@@ -431,6 +445,8 @@ export class SandboxManager {
 
   /** Fills the profile's warm pool and waits until it is full. */
   async prewarm(profile: SandboxProfile): Promise<void> {
+    if (this.poolFor(profile) === undefined) return;
+    await this.images.ensure(profile.image);
     await this.poolFor(profile)?.refill();
   }
 
@@ -440,6 +456,7 @@ export class SandboxManager {
       limits: profile.limits,
       network: profile.network,
       keepProcesses: profile.policy !== 'one-shot',
+      rootfs: this.images.rootfsOf(profile.image),
     };
   }
 
@@ -502,6 +519,7 @@ export class SandboxManager {
     await Promise.all([...this.runs.keys()].map((runId) => this.endRun(runId)));
     await Promise.all([...this.pools.values()].map((pool) => pool.close()));
     await this.snapshots.close();
+    if (this.ownsImages) await this.images.close();
   }
 
   /**
