@@ -50,6 +50,7 @@ describe('loadConfig defaults', () => {
       url: 'http://127.0.0.1:7070',
       schedulerTickMs: 1_000,
       schedulerLeaseMs: 30_000,
+      imageBuildWaitMs: 600_000,
       // telemetry: content redacted, tracing off, no separate metrics listener
       telemetryIncludeContent: false,
       metricsHost: '127.0.0.1',
