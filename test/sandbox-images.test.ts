@@ -6,7 +6,7 @@
 // a failed build leaves nothing in the cache. Build and cache-hit times are printed as diagnostics
 // (bench/RESULTS.md §Images). Skips, saying why, when mmdebstrap or the Debian mirror is missing.
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -244,6 +244,54 @@ test('with no build wait, a sandbox call on an image not built is image_not_buil
     },
   );
   assert.equal(await cache.ensure(python, 0), first!.image.rootfs, 'a built image needs no wait');
+});
+
+test('a sandbox that waits past the build wait gets image_not_built; a stopped build leaves nothing', async (t) => {
+  if (skip !== undefined) return t.skip(skip);
+  const slow = defineImage({ name: 'test-stopped', packages: ['python3', 'python3-yaml'] });
+  const hash = cache.hashOf(slow);
+  const side = new ImageCache({ dir: imagesDir });
+  await assert.rejects(
+    side.ensure(slow, 50),
+    (error: { code?: string; retryable?: boolean; message: string }) => {
+      assert.equal(error.code, 'image_not_built');
+      assert.equal(error.retryable, true);
+      assert.match(error.message, /did not finish within 50 ms and goes on/);
+      return true;
+    },
+  );
+  // Wait until the build is really under way (its work directory exists), then stop it.
+  const deadline = Date.now() + 60_000;
+  while (
+    !readdirSync(imagesDir).some((entry) => entry.startsWith(`.build-${hash}-`)) &&
+    Date.now() < deadline
+  )
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.ok(
+    readdirSync(imagesDir).some((entry) => entry.startsWith(`.build-${hash}-`)),
+    'the build started',
+  );
+  await side.close();
+  // mmdebstrap and what it started (apt, dpkg) are gone: no process names the work directory.
+  const building = () =>
+    readdirSync('/proc')
+      .filter((pid) => /^\d+$/.test(pid))
+      .filter((pid) => {
+        try {
+          return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(`.build-${hash}`);
+        } catch {
+          return false;
+        }
+      });
+  const gone = Date.now() + 10_000;
+  while (building().length > 0 && Date.now() < gone)
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.deepEqual(building(), [], 'no build process outlives close()');
+  assert.deepEqual(
+    readdirSync(imagesDir).filter((entry) => entry.includes(hash) && !entry.startsWith('.lock-')),
+    [],
+  );
+  assert.equal(side.get(hash), undefined);
 });
 
 /** Runs `keel images …` with captured output (not a terminal: plain lines). */

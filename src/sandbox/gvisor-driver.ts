@@ -1,5 +1,6 @@
 // The `gvisor` tier: runsc (ptrace platform, no network) runs the program on a user-space kernel,
-// over a read-only root that holds only /usr and a few /etc entries, with the workspace as its one
+// over a read-only root that holds only /usr and a few /etc entries (or is an environment image,
+// with a private /var/tmp), with the workspace as its one
 // writable bind mount. runsc runs inside the environment's cgroup, so the host limits cover the
 // sentry and gofer too; output travels through pipes, never files. Pausing is a real checkpoint
 // (`runsc checkpoint`, later `runsc restore`): memory is released while the run waits. It never

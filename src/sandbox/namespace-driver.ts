@@ -1,5 +1,6 @@
 // The `namespace` tier: bubblewrap puts the program in new pid, mount, ipc, uts, net, user and
-// cgroup namespaces, with read-only system directories, a private /tmp and /proc, the workspace as
+// cgroup namespaces, with read-only system directories (the host's /usr, or an environment image as
+// the whole root, with a private /var/tmp), a private /tmp and /proc, the workspace as
 // the only writable host path, no network, --die-with-parent and a new session, all inside the
 // environment's cgroup (entered before the program runs, through --block-fd). bwrap is launched
 // with an empty environment, because its own environment is readable inside at /proc/1/environ.
