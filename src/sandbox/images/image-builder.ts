@@ -109,6 +109,7 @@ export async function buildRootfs(options: BuildRootfsOptions): Promise<void> {
     if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
   };
   options.signal?.addEventListener('abort', onAbort, { once: true });
+  if (options.signal?.aborted) onAbort(); // stopped while it was being spawned: a listener added now never fires
   let partial = '';
   const onData = (chunk: Buffer) => {
     partial += chunk.toString();

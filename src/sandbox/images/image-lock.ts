@@ -34,6 +34,7 @@ export function acquireFileLock(file: string, signal?: AbortSignal): Promise<Hel
       reject(signal?.reason ?? new Error('aborted'));
     };
     signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal?.aborted) onAbort();
     child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
     child.once('error', (error) =>
       reject(
