@@ -151,6 +151,16 @@ for (const tier of ['namespace', 'gvisor'] as const) {
         'test-python\nsetup-ran\n',
         'the image root, with its files and setup',
       );
+      const local = await call(
+        tools.exec,
+        { argv: ['python3', '-c', 'import socket; print(socket.gethostbyname("localhost"))'] },
+        runId,
+      );
+      assert.equal(
+        local.stdout,
+        '127.0.0.1\n',
+        `localhost from the image's /etc/hosts: ${local.stderr}`,
+      );
       const venv = await call(
         tools.exec,
         {

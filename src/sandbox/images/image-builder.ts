@@ -48,7 +48,12 @@ export function shellQuote(s: string): string {
 
 /** mmdebstrap's argv for the spec; files and setup scripts are written to `workDir` first. */
 export function mmdebstrapArgs(spec: ImageSpec, mirror: string, workDir: string): string[] {
-  const hooks: string[] = [`mkdir -p "$1${SANDBOX_WORKSPACE}"`];
+  const hooks: string[] = [
+    `mkdir -p "$1${SANDBOX_WORKSPACE}"`,
+    // mmdebstrap writes no /etc/hosts: without one, `localhost` would go to DNS, which a sandbox
+    // cannot reach (a spec's own file replaces this one).
+    `[ -e "$1/etc/hosts" ] || printf '127.0.0.1 localhost\\n::1 localhost ip6-localhost ip6-loopback\\n' > "$1/etc/hosts"`,
+  ];
   spec.files.forEach((file, i) => {
     const host = join(workDir, `file-${i}`);
     writeFileSync(host, file.content, { mode: 0o600 });
