@@ -6,7 +6,8 @@
 // a failed build leaves nothing in the cache. Build and cache-hit times are printed as diagnostics
 // (bench/RESULTS.md §Images). Skips, saying why, when mmdebstrap or the Debian mirror is missing.
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -222,6 +223,13 @@ test('a failed build leaves no image and no build directory in the cache', async
   if (skip !== undefined) return t.skip(skip);
   // A suite the mirror does not have fails at apt-get update: the quickest failure mmdebstrap has.
   const broken = defineImage({ name: 'test-broken', suite: 'keel-no-such-suite' });
+  // What a builder killed mid-build leaves: its work directory, with a mount still in it (mmdebstrap
+  // mounts /proc, /sys, /dev/pts and /dev/shm in the root it builds). The next build of that spec
+  // unmounts and removes it.
+  const stale = join(imagesDir, `.build-${cache.hashOf(broken)}-stale`, 'rootfs', 'dev', 'shm');
+  mkdirSync(stale, { recursive: true });
+  execFileSync('/usr/bin/mount', ['-t', 'tmpfs', 'keel-test', stale]);
+  writeFileSync(join(stale, 'left'), 'x');
   await assert.rejects(cache.build(broken), (error: { code?: string; message: string }) => {
     assert.equal(error.code, 'image_build_failed');
     assert.match(error.message, /keel-no-such-suite/);
@@ -231,6 +239,11 @@ test('a failed build leaves no image and no build directory in the cache', async
   assert.deepEqual(
     readdirSync(imagesDir).filter((entry) => entry.includes(hash) && !entry.startsWith('.lock-')),
     [],
+  );
+  assert.equal(
+    readFileSync('/proc/self/mountinfo', 'utf8').includes(imagesDir),
+    false,
+    'no mount left',
   );
   // A sandbox call on it fails with the same typed error, not a half-built root.
   const tools = sandboxTools({

@@ -5,7 +5,7 @@
 // into place only when complete, so a failed, stopped or crashed build never leaves a half image
 // where a sandbox would find it (its leftovers are removed by the next build of that spec, under
 // the lock). It never deletes an image a sandbox asked for, except through remove().
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
   chmodSync,
@@ -277,9 +277,21 @@ export class ImageCache {
   }
 }
 
-/** Deletes a directory tree, never through a mount point (a build must not leave one; if it did, the host's /dev or /proc would be under it). */
+/**
+ * Deletes a build's directory tree, never through a mount point: mmdebstrap mounts /proc, /sys,
+ * /dev/pts and /dev/shm inside the root it builds, and one killed mid-build leaves them mounted
+ * (seen here). They are unmounted first (deepest first, lazily); if any is still there, nothing is
+ * deleted.
+ */
 function removeTree(dir: string): void {
   if (!existsSync(dir)) return;
+  for (const mount of mountsUnder(dir).sort((a, b) => b.length - a.length)) {
+    try {
+      execFileSync('/usr/bin/umount', ['--lazy', mount], { stdio: 'ignore' });
+    } catch {
+      // checked below
+    }
+  }
   const mounts = mountsUnder(dir);
   if (mounts.length > 0)
     throw new KeelError(
