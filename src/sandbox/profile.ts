@@ -16,69 +16,72 @@ export const DEFAULT_EXPECTED_IDLE_SECONDS = 5;
  */
 export const DEFAULT_SANDBOX_ARGUMENTS_MAX_BYTES = 4 * 1024 * 1024;
 
-const ProfileSchema = z
-  .object({
-    name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/),
-    tier: z.enum(TIERS).default('namespace'),
-    policy: z.enum(POLICIES).default('one-shot'),
-    /**
-     * The environment image: `host` (the host's /usr and a few /etc files, the default) or an image
-     * from defineImage(), built once and shared read-only (namespace and gvisor tiers only).
-     */
-    image: z.union([z.literal('host'), ImageSpecSchema]).default('host'),
-    limits: LimitsSchema.default(LimitsSchema.parse({})),
-    network: z
-      .object({
-        allow: z
-          .array(z.object({ host: z.string().min(1), port: z.number().int().min(1).max(65535) }))
-          .default([]),
-      })
-      .default({ allow: [] }),
-    /**
-     * The effect class of the built-in `exec` on this profile when a call declares none: what a
-     * crash mid-command may do. `side-effect` (default) parks the run as `unknown` for an operator;
-     * `read` and `idempotent` run the command again.
-     */
-    execEffect: z.enum(['read', 'idempotent', 'side-effect']).default('side-effect'),
-    /**
-     * Largest arguments (bytes of their JSON) one call of the profile's built-in tools may take;
-     * larger calls are refused with `tool_arguments_too_large` before they are journaled. Default:
-     * DEFAULT_SANDBOX_ARGUMENTS_MAX_BYTES, and for write_file enough for a file of `limits.fileBytes`.
-     */
-    argumentsMaxBytes: z.number().int().min(1024).optional(),
-    /** Ready sandboxes kept per profile (one-shot policy only). */
-    warm: z.number().int().min(0).max(1000).default(0),
-    /**
-     * Never reuse a sandbox. Kept for compatibility: no warm-pool lease is reused any more (each
-     * used sandbox is destroyed and replaced), so this changes nothing.
-     */
-    singleUse: z.boolean().default(false),
-    /**
-     * `rebuild` policy: rebuild just before the next call is expected (measured idle gaps), not when
-     * it arrives.
-     */
-    prewarm: z.boolean().default(false),
-    auto: z
-      .object({
-        memoryPricePerGiBSecond: z.number().min(0).default(DEFAULT_MEMORY_PRICE_PER_GIB_SECOND),
-        transitionPricePerSecond: z.number().min(0).default(DEFAULT_TRANSITION_PRICE_PER_SECOND),
-        /** Used until idle gaps of this profile have been measured. */
-        expectedIdleSeconds: z.number().min(0).default(DEFAULT_EXPECTED_IDLE_SECONDS),
-        /** Fixed transition costs (same currency as the memory price) instead of measured ones. */
-        pauseCost: z.number().min(0).optional(),
-        rebuildCost: z.number().min(0).optional(),
-      })
-      .default({
-        memoryPricePerGiBSecond: DEFAULT_MEMORY_PRICE_PER_GIB_SECOND,
-        transitionPricePerSecond: DEFAULT_TRANSITION_PRICE_PER_SECOND,
-        expectedIdleSeconds: DEFAULT_EXPECTED_IDLE_SECONDS,
-      }),
-  })
-  .refine((profile) => profile.image === 'host' || profile.tier !== 'process', {
+const ProfileFields = z.object({
+  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/),
+  tier: z.enum(TIERS).default('namespace'),
+  policy: z.enum(POLICIES).default('one-shot'),
+  /**
+   * The environment image: `host` (the host's /usr and a few /etc files, the default) or an image
+   * from defineImage(), built once and shared read-only (namespace and gvisor tiers only).
+   */
+  image: z.union([z.literal('host'), ImageSpecSchema]).default('host'),
+  limits: LimitsSchema.default(LimitsSchema.parse({})),
+  network: z
+    .object({
+      allow: z
+        .array(z.object({ host: z.string().min(1), port: z.number().int().min(1).max(65535) }))
+        .default([]),
+    })
+    .default({ allow: [] }),
+  /**
+   * The effect class of the built-in `exec` on this profile when a call declares none: what a
+   * crash mid-command may do. `side-effect` (default) parks the run as `unknown` for an operator;
+   * `read` and `idempotent` run the command again.
+   */
+  execEffect: z.enum(['read', 'idempotent', 'side-effect']).default('side-effect'),
+  /**
+   * Largest arguments (bytes of their JSON) one call of the profile's built-in tools may take;
+   * larger calls are refused with `tool_arguments_too_large` before they are journaled. Default:
+   * DEFAULT_SANDBOX_ARGUMENTS_MAX_BYTES, and for write_file enough for a file of `limits.fileBytes`.
+   */
+  argumentsMaxBytes: z.number().int().min(1024).optional(),
+  /** Ready sandboxes kept per profile (one-shot policy only). */
+  warm: z.number().int().min(0).max(1000).default(0),
+  /**
+   * Never reuse a sandbox. Kept for compatibility: no warm-pool lease is reused any more (each
+   * used sandbox is destroyed and replaced), so this changes nothing.
+   */
+  singleUse: z.boolean().default(false),
+  /**
+   * `rebuild` policy: rebuild just before the next call is expected (measured idle gaps), not when
+   * it arrives.
+   */
+  prewarm: z.boolean().default(false),
+  auto: z
+    .object({
+      memoryPricePerGiBSecond: z.number().min(0).default(DEFAULT_MEMORY_PRICE_PER_GIB_SECOND),
+      transitionPricePerSecond: z.number().min(0).default(DEFAULT_TRANSITION_PRICE_PER_SECOND),
+      /** Used until idle gaps of this profile have been measured. */
+      expectedIdleSeconds: z.number().min(0).default(DEFAULT_EXPECTED_IDLE_SECONDS),
+      /** Fixed transition costs (same currency as the memory price) instead of measured ones. */
+      pauseCost: z.number().min(0).optional(),
+      rebuildCost: z.number().min(0).optional(),
+    })
+    .default({
+      memoryPricePerGiBSecond: DEFAULT_MEMORY_PRICE_PER_GIB_SECOND,
+      transitionPricePerSecond: DEFAULT_TRANSITION_PRICE_PER_SECOND,
+      expectedIdleSeconds: DEFAULT_EXPECTED_IDLE_SECONDS,
+    }),
+});
+
+const ProfileSchema = ProfileFields.refine(
+  (profile) => profile.image === 'host' || profile.tier !== 'process',
+  {
     message:
       'an environment image needs tier namespace or gvisor (the process tier sees the host’s files)',
     path: ['image'],
-  });
+  },
+);
 
 export type SandboxProfile = z.infer<typeof ProfileSchema>;
 export type SandboxProfileInput = z.input<typeof ProfileSchema>;
