@@ -4,7 +4,7 @@
 // names through package.json "exports").
 import { z } from 'zod';
 import { defineAgent, defineLoopAgent, defineModel, defineTool } from 'keel';
-import { defineSandboxProfile, sandboxTools } from 'keel/sandbox';
+import { defineImage, defineSandboxProfile, sandboxTools } from 'keel/sandbox';
 
 export const add = defineTool({
   name: 'add',
@@ -68,5 +68,42 @@ export const scripter = defineAgent({
     await ctx.tool(shell.write_file, { path: 'main.sh', content: input.script });
     const ran = await ctx.tool(shell.exec, { argv: ['/bin/sh', 'main.sh'] });
     return { stdout: ran.stdout, exitCode: ran.exitCode, limit: ran.limit };
+  },
+});
+
+/**
+ * Environment images: Debian packages built once (mmdebstrap, as root) into a read-only root that
+ * every sandbox of the profiles naming them shares. `keel images build --agents examples/agents.ts`
+ * builds them ahead; otherwise the first sandbox that needs one builds it (KEEL_IMAGE_BUILD_WAIT_MS).
+ */
+export const pythonImage = defineImage({
+  name: 'python',
+  suite: 'bookworm',
+  packages: ['python3', 'python3-pip', 'python3-venv'],
+});
+
+export const nodeImage = defineImage({
+  name: 'node',
+  suite: 'bookworm',
+  packages: ['nodejs', 'npm'],
+});
+
+const python = sandboxTools({
+  profile: defineSandboxProfile({
+    name: 'example-python',
+    tier: 'namespace',
+    policy: 'rebuild',
+    image: pythonImage,
+  }),
+  prefix: 'py_',
+});
+
+/** Runs a Python snippet with the Python image's python3 (not the host's). */
+export const pythonRunner = defineAgent({
+  name: 'python-runner',
+  version: '1',
+  async run(ctx, input: { code: string }) {
+    const ran = await ctx.tool(python.exec, { argv: ['python3', '-c', input.code] });
+    return { stdout: ran.stdout, stderr: ran.stderr, exitCode: ran.exitCode };
   },
 });

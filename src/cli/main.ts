@@ -30,6 +30,7 @@ const USAGE = `usage: keel <command>
   policy get|set ...                                     the tenant's tool policy (see: keel policy help)
   approvals list|approve|deny ...                        tool calls waiting for a human (see: keel approvals help)
   agents list [--json]                                   agents, their versions and schemas, the processes serving each
+  images build|list|rm [--agents f] ...                  environment images: build ahead, list, remove (see: keel images help)
 
   keel <command> --help shows a command's options. Exit codes: 0 success, 1 a request failed or a run did not
   succeed, 2 usage error or a start refused (one line on stderr says what and how to fix it).
@@ -57,6 +58,7 @@ const COMMANDS: Record<string, Command> = {
     (await import('./client/tenants-command.ts')).runTenantsCommand(argv, io),
   agents: async (argv, io) =>
     (await import('./client/agents-command.ts')).runAgentsCommand(argv, io),
+  images: async (argv, io) => (await import('./images-command.ts')).runImagesCommand(argv, io),
   keys: async (argv, io) => (await import('./client/keys-command.ts')).runKeysCommand(argv, io),
   admins: async (argv, io) =>
     (await import('./client/admins-command.ts')).runAdminsCommand(argv, io),

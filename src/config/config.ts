@@ -10,6 +10,7 @@ import {
   GROUP_COMMIT_MAX_BATCH_DEFAULT,
   GROUP_COMMIT_MAX_WAIT_MS_DEFAULT,
   HOST_DEFAULT,
+  IMAGE_BUILD_WAIT_MS_DEFAULT,
   ISOLATE_MEMORY_MB_DEFAULT,
   LEASE_TTL_MS_DEFAULT,
   MAX_ACTIVE_RUNS_DEFAULT,
@@ -113,6 +114,13 @@ export const ConfigSchema = z.object({
     )
     .pipe(z.union([z.literal('any'), z.array(z.url().transform((u) => new URL(u).origin))]))
     .default([]),
+  // Environment images (src/sandbox/images)
+  /** Where built images are cached; default `<dataDir>/images`. */
+  imagesDir: z.string().min(1).optional(),
+  /** Debian mirror images are built from; default: the host's apt source. */
+  imageMirror: z.string().url().optional(),
+  /** How long a sandbox call waits for its image to be built; 0: never build on demand. */
+  imageBuildWaitMs: integer(0, 24 * 3_600_000).default(IMAGE_BUILD_WAIT_MS_DEFAULT),
   /** Prompts, tool arguments and results in spans; redacted unless turned on. */
   telemetryIncludeContent: z
     .enum(['true', 'false'])
@@ -203,6 +211,9 @@ export const ENV_VARS = {
   KEEL_POOLS_FILE: 'poolsFile',
   KEEL_MCP_SERVERS_FILE: 'mcpServersFile',
   KEEL_MCP_ALLOWED_ORIGINS: 'mcpAllowedOrigins',
+  KEEL_IMAGES_DIR: 'imagesDir',
+  KEEL_IMAGE_MIRROR: 'imageMirror',
+  KEEL_IMAGE_BUILD_WAIT_MS: 'imageBuildWaitMs',
   KEEL_TELEMETRY_INCLUDE_CONTENT: 'telemetryIncludeContent',
   KEEL_METRICS_PORT: 'metricsPort',
   KEEL_METRICS_HOST: 'metricsHost',
@@ -279,6 +290,12 @@ export const ENV_VAR_DESCRIPTIONS = {
     'JSON file of tenants’ MCP servers (`{ "tenants": { "<tenant name>": [server, ...] } }`), written to the store at start (docs/guides/mcp.md).',
   KEEL_MCP_ALLOWED_ORIGINS:
     'Comma-separated origins (`https://host:port`) streamable-HTTP MCP servers may be reached at; `*` allows any (development only); unset: none.',
+  KEEL_IMAGES_DIR:
+    'Where environment images are built and cached (content-addressed, shared read-only by every sandbox); default `<data dir>/images`. `keel images` uses it too.',
+  KEEL_IMAGE_MIRROR:
+    'Debian mirror environment images are built from, for images that name none; default: the host’s apt source (/etc/apt).',
+  KEEL_IMAGE_BUILD_WAIT_MS:
+    'How long a sandbox call waits for its image to be built before failing with `image_not_built` (the build goes on); 0: sandboxes never build images (run `keel images build`).',
   KEEL_TELEMETRY_INCLUDE_CONTENT:
     '`true` puts prompts, tool arguments and effect results into trace spans (cut to 4 KiB each); otherwise they are `[redacted]`.',
   KEEL_METRICS_PORT:

@@ -59,3 +59,5 @@ export const AUDIT_RETENTION_DAYS_DEFAULT = 365;
 export const SCHEDULER_TICK_MS_DEFAULT = 1_000;
 /** How long a scheduler's claim on a schedule lasts (KEEL_SCHEDULER_LEASE_MS). */
 export const SCHEDULER_LEASE_MS_DEFAULT = 30_000;
+/** How long a sandbox call waits for its environment image to be built (10 minutes). */
+export const IMAGE_BUILD_WAIT_MS_DEFAULT = 10 * 60 * 1000;

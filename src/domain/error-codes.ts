@@ -209,6 +209,16 @@ export const ERROR_CODES = {
     meaning: 'The tier cannot enforce the profile’s network allowlist.',
   },
   sandbox_failed: { status: 500, meaning: 'A sandbox could not be created, rebuilt or restored.' },
+  image_not_built: {
+    status: 503,
+    meaning:
+      'The profile’s environment image is not built yet and its build did not finish within the build wait (it goes on; retry later, or build it ahead with `keel images build`).',
+  },
+  image_build_failed: {
+    status: 500,
+    meaning:
+      'Building an environment image failed (mmdebstrap, a package, a file or a setup command); the message carries the end of the build log.',
+  },
   workspace_path_invalid: {
     status: 400,
     meaning: 'A workspace path is absolute, escapes the workspace or is not a regular file.',

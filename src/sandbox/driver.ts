@@ -27,6 +27,11 @@ export interface EnvironmentSpec {
    * environments do not.
    */
   keepProcesses: boolean;
+  /**
+   * Host path of a built environment image's root filesystem, mounted read-only as `/` with
+   * private tmpfs over /tmp and /var/tmp; undefined: the host's /usr and a few /etc files.
+   */
+  rootfs?: string | undefined;
 }
 
 export interface ExecCommand {

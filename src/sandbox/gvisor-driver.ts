@@ -1,5 +1,6 @@
 // The `gvisor` tier: runsc (ptrace platform, no network) runs the program on a user-space kernel,
-// over a read-only root that holds only /usr and a few /etc entries, with the workspace as its one
+// over a read-only root that holds only /usr and a few /etc entries (or is an environment image,
+// with a private /var/tmp), with the workspace as its one
 // writable bind mount. runsc runs inside the environment's cgroup, so the host limits cover the
 // sentry and gofer too; output travels through pipes, never files. Pausing is a real checkpoint
 // (`runsc checkpoint`, later `runsc restore`): memory is released while the run waits. It never
@@ -90,6 +91,19 @@ function ensureRootfs(root: string): string {
   return rootfs;
 }
 
+/** The host's /usr and a few /etc files, read-only, over the shared empty root. */
+function hostMounts() {
+  return [
+    { destination: '/usr', type: 'bind', source: '/usr', options: ['rbind', 'ro'] },
+    ...ETC_FILES.filter((file) => existsSync(`/etc/${file}`)).map((file) => ({
+      destination: `/etc/${file}`,
+      type: 'bind',
+      source: `/etc/${file}`,
+      options: ['bind', 'ro'],
+    })),
+  ];
+}
+
 /** The mount point of the egress directory in the shared root (made once; older roots lack it). */
 function ensureEgressMountPoint(rootfs: string): void {
   const point = join(rootfs, SANDBOX_EGRESS_DIR);
@@ -162,17 +176,19 @@ class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment 
   /** Writes the OCI bundle whose process is `args`, as the sandbox uid, with exactly `env`. */
   private writeBundle(args: string[], env: Record<string, string>): void {
     mkdirSync(this.bundleDir, { recursive: true, mode: 0o700 });
+    const image = this.spec.rootfs;
     const mounts = [
       { destination: '/proc', type: 'proc', source: 'proc' },
       { destination: '/tmp', type: 'tmpfs', source: 'tmpfs' },
       { destination: '/dev', type: 'tmpfs', source: 'tmpfs' },
-      { destination: '/usr', type: 'bind', source: '/usr', options: ['rbind', 'ro'] },
-      ...ETC_FILES.filter((file) => existsSync(`/etc/${file}`)).map((file) => ({
-        destination: `/etc/${file}`,
-        type: 'bind',
-        source: `/etc/${file}`,
-        options: ['bind', 'ro'],
-      })),
+      // An environment image is the read-only root itself; its /var/tmp is private to the sandbox.
+      // (and /run, where the egress socket's mount point is made: the image is read-only).
+      ...(image === undefined
+        ? hostMounts()
+        : [
+            { destination: '/var/tmp', type: 'tmpfs', source: 'tmpfs' },
+            { destination: '/run', type: 'tmpfs', source: 'tmpfs' },
+          ]),
       {
         destination: SANDBOX_WORKSPACE,
         type: 'bind',
@@ -196,7 +212,7 @@ class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment 
       // The container's first process (a one-shot command, or the holder) starts the relay; commands
       // exec'd into a holder find it running.
       process: this.processSpec(this.spec.egress === undefined ? args : behindRelay(args), env),
-      root: { path: this.rootfs, readonly: true },
+      root: { path: image ?? this.rootfs, readonly: true },
       mounts,
       linux: { namespaces: ['pid', 'network', 'ipc', 'uts', 'mount'].map((type) => ({ type })) },
     };

@@ -4,6 +4,8 @@
 // find the node's manager in their context).
 export { sandboxTools } from '../tools/sandbox-tools.ts';
 export type { SandboxToolsOptions } from '../tools/sandbox-tools.ts';
+export { defineImage } from './images/image-spec.ts';
+export type { ImageSpec, ImageSpecInput, ProfileImage } from './images/image-spec.ts';
 export { defineSandboxProfile } from './profile.ts';
 export type { SandboxProfile, SandboxProfileInput } from './profile.ts';
 export { tierAvailability } from './tiers.ts';

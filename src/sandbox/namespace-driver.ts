@@ -1,5 +1,6 @@
 // The `namespace` tier: bubblewrap puts the program in new pid, mount, ipc, uts, net, user and
-// cgroup namespaces, with read-only system directories, a private /tmp and /proc, the workspace as
+// cgroup namespaces, with read-only system directories (the host's /usr, or an environment image as
+// the whole root, with a private /var/tmp), a private /tmp and /proc, the workspace as
 // the only writable host path, no network, --die-with-parent and a new session, all inside the
 // environment's cgroup (entered before the program runs, through --block-fd). bwrap is launched
 // with an empty environment, because its own environment is readable inside at /proc/1/environ.
@@ -88,7 +89,11 @@ export class NamespaceDriver implements SandboxDriver {
  * The bwrap command line up to (not including) the program: mounts, namespaces, the empty
  * environment. The program's variables are not in it: see envArgsData.
  */
-export function bwrapArgs(workspaceDir: string, egressDir?: string): string[] {
+export function bwrapArgs(
+  workspaceDir: string,
+  options: { rootfs?: string | undefined; egressDir?: string | undefined } = {},
+): string[] {
+  const { rootfs, egressDir } = options;
   const args = [
     '/usr/bin/bwrap',
     '--unshare-all',
@@ -100,6 +105,39 @@ export function bwrapArgs(workspaceDir: string, egressDir?: string): string[] {
     'ALL',
     '--hostname',
     'sandbox',
+    ...(rootfs === undefined ? hostRootArgs() : imageRootArgs(rootfs)),
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--tmpfs',
+    '/tmp',
+    ...(egressDir === undefined ? [] : ['--ro-bind', egressDir, SANDBOX_EGRESS_DIR]),
+    '--bind',
+    workspaceDir,
+    SANDBOX_WORKSPACE,
+    '--chdir',
+    SANDBOX_WORKSPACE,
+    '--clearenv',
+    '--',
+  ];
+  return args;
+}
+
+/**
+ * An environment image as the root: read-only, shared by every sandbox; /var/tmp gets a private
+ * tmpfs (and /tmp, /proc, /dev theirs below), so what the sandbox uid may write lands in its own
+ * layer.
+ */
+function imageRootArgs(rootfs: string): string[] {
+  // /run is a private tmpfs too: the egress socket's mount point is made there (the image is
+  // read-only, so a mount point it lacks could not be created).
+  return ['--ro-bind', rootfs, '/', '--tmpfs', '/var/tmp', '--tmpfs', '/run'];
+}
+
+/** The host's /usr read-only, the usual /bin → usr/bin links and a few /etc entries. */
+function hostRootArgs(): string[] {
+  const args = [
     '--ro-bind',
     '/usr',
     '/usr',
@@ -119,22 +157,6 @@ export function bwrapArgs(workspaceDir: string, egressDir?: string): string[] {
     '/etc',
   ];
   for (const entry of ETC_ENTRIES) args.push('--ro-bind-try', `/etc/${entry}`, `/etc/${entry}`);
-  args.push(
-    '--proc',
-    '/proc',
-    '--dev',
-    '/dev',
-    '--tmpfs',
-    '/tmp',
-    ...(egressDir === undefined ? [] : ['--ro-bind', egressDir, SANDBOX_EGRESS_DIR]),
-    '--bind',
-    workspaceDir,
-    SANDBOX_WORKSPACE,
-    '--chdir',
-    SANDBOX_WORKSPACE,
-    '--clearenv',
-    '--',
-  );
   return args;
 }
 
@@ -167,7 +189,10 @@ class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironme
     env: Record<string, string>,
   ): Promise<{ child: ChildProcess; childPid: number }> {
     const args = [
-      ...bwrapArgs(this.workspaceDir, this.spec.egress?.dir).slice(1, -1),
+      ...bwrapArgs(this.workspaceDir, {
+        rootfs: this.spec.rootfs,
+        egressDir: this.spec.egress?.dir,
+      }).slice(1, -1),
       '--args',
       String(ARGS_FD),
       '--info-fd',

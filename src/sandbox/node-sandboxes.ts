@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import type { KeelConfig } from '../config/config.ts';
 import { KeelError } from '../domain/keel-error.ts';
 import type { ArtifactStore } from '../store/artifact-store.ts';
+import { ImageCache } from './images/image-cache.ts';
 import { openArtifactStore } from '../store/open-store.ts';
 import type { Store } from '../store/store.ts';
 import { EgressProxy, type EgressRecord, type RevealSecret } from './egress/egress-proxy.ts';
@@ -44,6 +45,15 @@ function artifactStoreFor(config: KeelConfig): ArtifactStore {
   return openArtifactStore({ databaseUrl: config.databaseUrl, dataDir: resolve(config.dataDir) });
 }
 
+/** The node's image cache: the configured image directory, else `<dataDir>/images`. */
+export function imageCacheFor(config: KeelConfig): ImageCache {
+  return new ImageCache({
+    dir: resolve(config.imagesDir ?? join(config.dataDir, 'images')),
+    mirror: config.imageMirror,
+    buildWaitMs: config.imageBuildWaitMs,
+  });
+}
+
 /**
  * Called by the runtime at start, with the configuration it runs under (which may override the
  * environment's).
@@ -57,7 +67,7 @@ export function attachNodeSandboxes(
   const root = join(dataDir, 'sandboxes');
   // At start: a crashed predecessor's sandboxes must not wait for this node's first sandbox call.
   const swept = sweepStaleSandboxes(root).catch(() => undefined);
-  let shared: { manager: SandboxManager; artifacts: ArtifactStore } | undefined;
+  let shared: { manager: SandboxManager; artifacts: ArtifactStore; images: ImageCache } | undefined;
   let closed = false;
   const unbind = releaseEnvironmentsOnRunEnd(store, () => shared?.manager);
   return {
@@ -70,11 +80,13 @@ export function attachNodeSandboxes(
         );
       if (shared === undefined) {
         const artifacts = artifactStoreFor(config);
+        const images = imageCacheFor(config);
         shared = {
           manager: new SandboxManager({
             root,
             artifacts,
             swept,
+            images,
             onEnvironmentTime: options.onEnvironmentTime,
             egress: new EgressProxy({
               onRecord: options.onEgress ?? (() => undefined),
@@ -83,6 +95,7 @@ export function attachNodeSandboxes(
             ...(options.revealSecret === undefined ? {} : { revealSecret: options.revealSecret }),
           }),
           artifacts,
+          images,
         };
       }
       return shared.manager;
@@ -95,6 +108,7 @@ export function attachNodeSandboxes(
       shared = undefined;
       if (current === undefined) return;
       await current.manager.close();
+      await current.images.close();
       await current.artifacts.close?.();
     },
   };

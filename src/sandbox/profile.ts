@@ -3,6 +3,7 @@
 // defined, not mid-run.
 import { z } from 'zod';
 import { SECRET_NAME_PATTERN } from '../domain/secrets.ts';
+import { ImageSpecSchema } from './images/image-spec.ts';
 import { LimitsSchema } from './limits.ts';
 import { POLICIES } from './lifecycle-policy.ts';
 import { TIERS } from './tiers.ts';
@@ -39,10 +40,15 @@ const EgressRuleSchema = z.object({
     .optional(),
 });
 
-const ProfileSchema = z.object({
+const ProfileFields = z.object({
   name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/),
   tier: z.enum(TIERS).default('namespace'),
   policy: z.enum(POLICIES).default('one-shot'),
+  /**
+   * The environment image: `host` (the host's /usr and a few /etc files, the default) or an image
+   * from defineImage(), built once and shared read-only (namespace and gvisor tiers only).
+   */
+  image: z.union([z.literal('host'), ImageSpecSchema]).default('host'),
   limits: LimitsSchema.default(LimitsSchema.parse({})),
   /**
    * Destinations the sandbox may reach through Keel's egress proxy (none: no network at all), each
@@ -99,6 +105,15 @@ const ProfileSchema = z.object({
       expectedIdleSeconds: DEFAULT_EXPECTED_IDLE_SECONDS,
     }),
 });
+
+const ProfileSchema = ProfileFields.refine(
+  (profile) => profile.image === 'host' || profile.tier !== 'process',
+  {
+    message:
+      'an environment image needs tier namespace or gvisor (the process tier sees the host’s files)',
+    path: ['image'],
+  },
+);
 
 export type SandboxProfile = z.infer<typeof ProfileSchema>;
 export type SandboxProfileInput = z.input<typeof ProfileSchema>;

@@ -6,7 +6,7 @@
 // outside a driver, and never keeps an environment after endRun() or close().
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { KeelError } from '../domain/keel-error.ts';
 import { emptyAccounting, MemoryMeter, type RunAccounting } from './accounting.ts';
 import type { ArtifactStore } from '../store/artifact-store.ts';
@@ -15,6 +15,7 @@ import { ENV_STATE, transition, type EnvEvent, type EnvState } from './environme
 import type { EgressProxy, RevealSecret } from './egress/egress-proxy.ts';
 import { EGRESS_SOCKET_NAME } from './egress/sandbox-relay.ts';
 import { GvisorDriver } from './gvisor-driver.ts';
+import { ImageCache } from './images/image-cache.ts';
 import {
   decideAuto,
   idleActionOf,
@@ -92,6 +93,11 @@ export interface SandboxManagerOptions {
   egress?: EgressProxy;
   /** The current value of a tenant's `secret:NAME`, for profiles that declare secret variables. */
   revealSecret?: RevealSecret;
+  /**
+   * Built environment images (the caller keeps and closes it); default: a cache in `images/` beside
+   * `root`, owned and closed by the manager.
+   */
+  images?: ImageCache;
 }
 
 export interface CallOutcome<T> {
@@ -133,6 +139,9 @@ export class SandboxManager {
   private readonly root: string;
   private readonly egress: EgressProxy | undefined;
   private readonly revealSecret: SandboxManagerOptions['revealSecret'];
+  /** Environment images, built on a sandbox's first need (bounded wait) or ahead of time. */
+  readonly images: ImageCache;
+  private readonly ownsImages: boolean;
 
   constructor(options: SandboxManagerOptions) {
     this.artifacts = options.artifacts;
@@ -146,6 +155,8 @@ export class SandboxManager {
       gvisor: options.drivers?.gvisor ?? new GvisorDriver(options.root),
     };
     this.swept = options.swept ?? sweepStaleSandboxes(options.root).catch(() => undefined);
+    this.ownsImages = options.images === undefined;
+    this.images = options.images ?? new ImageCache({ dir: join(dirname(options.root), 'images') });
   }
 
   /** The tier's driver, or a clear error naming the package to install. */
@@ -292,6 +303,8 @@ export class SandboxManager {
       record.accounting.warmStarts++;
       return { cold: false, restoredFrom: undefined };
     }
+    // Before the clock starts: building an image is not a sandbox's start-up time.
+    await this.images.ensure(record.profile.image);
     const started = performance.now();
     const pooled = this.poolFor(record.profile)?.take();
     const env =
@@ -510,6 +523,8 @@ export class SandboxManager {
 
   /** Fills the profile's warm pool and waits until it is full. */
   async prewarm(profile: SandboxProfile): Promise<void> {
+    if (this.poolFor(profile) === undefined) return;
+    await this.images.ensure(profile.image);
     await this.poolFor(profile)?.refill();
   }
 
@@ -527,6 +542,7 @@ export class SandboxManager {
       network: profile.network,
       egress: networked ? { dir: this.egressDir(id) } : undefined,
       keepProcesses: profile.policy !== 'one-shot',
+      rootfs: this.images.rootfsOf(profile.image),
     };
   }
 
@@ -591,6 +607,7 @@ export class SandboxManager {
     await Promise.all([...this.pools.values()].map((pool) => pool.close()));
     await this.egress?.closeAll();
     await this.snapshots.close();
+    if (this.ownsImages) await this.images.close();
   }
 
   /**
