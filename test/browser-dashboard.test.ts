@@ -246,13 +246,13 @@ describe('web dashboard (browser)', { skip, timeout: 180_000 }, () => {
     await page.locator('#quotas').getByText('unlimited').first().waitFor();
     await page.screenshot({ path: artifact('tenant.png'), fullPage: true });
 
-    // Keyboard: skip link first, then the navigation.
+    // Keyboard: skip link first, then the navigation (Runs, Approvals, Tenant, Pools).
     await page.keyboard.press('Tab');
     assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Skip to content');
-    await page.keyboard.press('Tab');
-    await page.keyboard.press('Tab');
-    await page.keyboard.press('Tab');
-    assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Pools');
+    for (const expected of ['Runs', 'Approvals', 'Tenant', 'Pools']) {
+      await page.keyboard.press('Tab');
+      assert.equal(await page.evaluate(() => document.activeElement?.textContent), expected);
+    }
     await page.keyboard.press('Enter');
     await page.getByTestId('queue-table').waitFor();
     await page.getByTestId('throughput-chart').locator('.recharts-bar-rectangle').first().waitFor();
