@@ -3,7 +3,8 @@
 // built-in `exec` tool runs `python3 -c` in it on the namespace and gVisor tiers. Also: two caches
 // (as two processes would) building the same spec at once build it once; the second build is a
 // cache hit; the root is read-only; the writable layer (/tmp, /var/tmp) is private to each sandbox;
-// a failed build leaves nothing in the cache. Build and cache-hit times are printed as diagnostics
+// a failed build leaves nothing in the cache; pip installs from a package index on the host's loopback
+// reached only through the egress allowlist (issue 18). Build and cache-hit times are printed as diagnostics
 // (bench/RESULTS.md §Images). Skips, saying why, when mmdebstrap or the Debian mirror is missing.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -22,7 +23,9 @@ import type { Tier } from '../src/sandbox/tiers.ts';
 import type { ToolContext, ToolDefinition, ToolNode } from '../src/sdk/types.ts';
 import { sandboxTools } from '../src/tools/sandbox-tools.ts';
 import { testPython } from './fixtures/images-agents.ts';
+import { EgressProxy, type EgressRecord } from '../src/sandbox/egress/egress-proxy.ts';
 import { sandboxRoot, skipUnless } from './support/sandbox.ts';
+import { pureWheel, serveWheelIndex } from './support/wheel-index.ts';
 
 const MIRROR_PROBE_TIMEOUT_MS = 5_000;
 /**
@@ -373,3 +376,80 @@ test('keel images: build of a built image is a cache hit; list; rm', async (t) =
     declared.some((row: { hash: string; built: boolean }) => row.hash === hash && !row.built),
   );
 });
+
+for (const tier of ['namespace', 'gvisor'] as const) {
+  test(`${tier}: pip installs a package from an index on the host's loopback, reached only through the egress allowlist`, async (t) => {
+    if (skip !== undefined) return t.skip(skip);
+    const tierSkip = skipUnless(tier);
+    if (tierSkip !== undefined) return t.skip(tierSkip);
+    const index = await serveWheelIndex(
+      'keeldemo',
+      '1.0',
+      await pureWheel('keeldemo', '1.0', 'ANSWER = 42\n'),
+    );
+    const elsewhere = await serveWheelIndex(
+      'keeldemo',
+      '1.0',
+      await pureWheel('keeldemo', '1.0', ''),
+    );
+    const records: EgressRecord[] = [];
+    const egressRoot = sandboxRoot();
+    const networked = new SandboxManager({
+      root: egressRoot.root,
+      artifacts: egressRoot.artifacts,
+      images: cache,
+      egress: new EgressProxy({
+        onRecord: (record) => records.push(record),
+        revealSecret: async () => {
+          throw new Error('no secrets in this test');
+        },
+      }),
+    });
+    t.after(async () => {
+      await networked.close();
+      egressRoot.cleanup();
+      await index.close();
+      await elsewhere.close();
+    });
+    const profile = defineSandboxProfile({
+      name: `pip-${tier}`,
+      tier,
+      image: python,
+      network: { allow: [{ host: '127.0.0.1', port: index.port }] },
+      // A venv with pip is ~25 MB in ~2,000 files, and takes seconds to make on a loaded host.
+      limits: { deadlineMs: 300_000, diskBytes: 512 * 1024 * 1024, memoryBytes: 512 * 1024 * 1024 },
+    });
+    const runId = `pip-${tier}-${process.pid}`;
+    const sh = (script: string, executionId: string) =>
+      networked.call(runId, profile, (env) => env.exec({ argv: ['/bin/sh', '-c', script] }), {
+        tenantId: 'ten_images',
+        executionId,
+        snapshot: false,
+      });
+    const pip = (port: number) =>
+      `/workspace/.venv/bin/pip install --no-cache-dir --disable-pip-version-check --retries 0 --timeout 10 --index-url http://127.0.0.1:${port}/simple/ keeldemo`;
+    try {
+      const installed = await sh(
+        `python3 -m venv /workspace/.venv && ${pip(index.port)} && /workspace/.venv/bin/python -c 'import keeldemo; print(keeldemo.ANSWER)'`,
+        'exe_pip',
+      );
+      assert.equal(installed.value.exitCode, 0, installed.value.stderr);
+      assert.match(installed.value.stdout, /Successfully installed keeldemo-1\.0/);
+      assert.match(installed.value.stdout, /\n42\n$/);
+      assert.ok(index.requests.includes('/simple/keeldemo/'), index.requests.join(', '));
+      assert.ok(index.requests.includes('/files/keeldemo-1.0-py3-none-any.whl'));
+      // Another index on the same host is not on the allowlist: refused, never reached.
+      const refused = await sh(`${pip(elsewhere.port)}; echo "exit $?"`, 'exe_pip_refused');
+      assert.doesNotMatch(refused.value.stdout, /exit 0/);
+      assert.deepEqual(elsewhere.requests, []);
+      // Each connection is on record with its verdict.
+      assert.ok(records.some((r) => r.executionId === 'exe_pip' && r.verdict === 'allowed'));
+      assert.ok(
+        records.some((r) => r.executionId === 'exe_pip_refused' && r.verdict === 'denied'),
+        JSON.stringify(records),
+      );
+    } finally {
+      await networked.endRun(runId);
+    }
+  });
+}

@@ -82,6 +82,13 @@ test('/metrics: promtool accepts it, and each metric changes as expected under a
   assert.equal(separate.status, 200);
   assert.ok(parseSamples(await separate.text()).some((s) => s.name === 'keel_commits_not_durable'));
   assert.equal((await fetch(`http://127.0.0.1:${metricsPort}/v1/runs`)).status, 404);
+  // ...but the health checks a worker without an API is probed on.
+  assert.deepEqual(await (await fetch(`http://127.0.0.1:${metricsPort}/healthz`)).json(), {
+    ok: true,
+  });
+  const readyz = await fetch(`http://127.0.0.1:${metricsPort}/readyz`);
+  assert.equal(readyz.status, 200);
+  assert.equal(((await readyz.json()) as { ready: boolean }).ready, true);
 
   // The run queue: one slot (KEEL_MAX_ACTIVE_RUNS=1) held by a slow run, two more wait and age.
   const blocker = await submit('spender', { slowMs: 1500 });

@@ -244,7 +244,14 @@ export async function startRuntime(
   const metricsListener =
     config.metricsPort === undefined
       ? undefined
-      : await startMetricsListener(config.metricsHost, config.metricsPort);
+      : await startMetricsListener(config.metricsHost, config.metricsPort, async () => {
+          const health = await store.health();
+          return {
+            ready: health.reachable && health.changeFeed,
+            store: health.reachable ? 'ok' : 'unavailable',
+            changeFeed: health.changeFeed ? 'ok' : 'reconnecting',
+          };
+        });
   // Agent code runs in isolates (worker threads) under a watchdog unless
   // KEEL_AGENT_ISOLATION=thread.
   const agentHost =

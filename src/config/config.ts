@@ -299,7 +299,7 @@ export const ENV_VAR_DESCRIPTIONS = {
   KEEL_TELEMETRY_INCLUDE_CONTENT:
     '`true` puts prompts, tool arguments and effect results into trace spans (cut to 4 KiB each); otherwise they are `[redacted]`.',
   KEEL_METRICS_PORT:
-    'A second listener serving only `GET /metrics`, without auth (for `keel worker` and private scrape networks); unset: none.',
+    'A second listener serving only `GET /metrics` and the health checks `GET /healthz` and `GET /readyz`, without auth (for `keel worker`, which has no API, and private scrape networks); unset: none.',
   KEEL_METRICS_HOST: 'Address of the `KEEL_METRICS_PORT` listener.',
   KEEL_ADMIN_PORT:
     'A listener of its own for the admin surface (`/v1/admin/*`, `GET /metrics`): the main listener then answers 404 for those routes, this one serves the whole API and the dashboard. Bind it where only operators reach it; unset: one listener serves all.',

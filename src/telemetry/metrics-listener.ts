@@ -1,6 +1,8 @@
-// An optional second HTTP listener that serves only GET /metrics, without auth (KEEL_METRICS_PORT).
-// It exists for processes without an API (keel worker) and for operators who keep scraping on a
-// private interface; it serves nothing else, so no run data or key is reachable through it.
+// An optional second HTTP listener (KEEL_METRICS_PORT) that serves GET /metrics without auth, and
+// the process's health: GET /healthz (alive) and GET /readyz (its store answers). It exists for
+// processes without an API (keel worker: what a Kubernetes probe or a load balancer checks) and for
+// operators who keep scraping on a private interface; it serves nothing else, so no run data or key
+// is reachable through it.
 import { createServer, type Server } from 'node:http';
 import { telemetry } from './telemetry.ts';
 
@@ -9,12 +11,37 @@ export interface MetricsListener {
   close(): Promise<void>;
 }
 
-export async function startMetricsListener(host: string, port: number): Promise<MetricsListener> {
+/** Whether the process can do its work now (its store answers); its answer is /readyz's body. */
+export type ReadinessCheck = () => Promise<{ ready: boolean } & Record<string, unknown>>;
+
+export async function startMetricsListener(
+  host: string,
+  port: number,
+  readiness?: ReadinessCheck,
+): Promise<MetricsListener> {
   const server: Server = createServer((request, response) => {
-    if (request.method !== 'GET' || (request.url ?? '').split('?')[0] !== '/metrics') {
+    const path = (request.url ?? '').split('?')[0];
+    if (request.method === 'GET' && path === '/healthz') {
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+      return;
+    }
+    if (request.method === 'GET' && path === '/readyz') {
+      (readiness ?? (async () => ({ ready: true })))().then(
+        (body) =>
+          response
+            .writeHead(body.ready ? 200 : 503, { 'content-type': 'application/json' })
+            .end(JSON.stringify(body)),
+        (error: unknown) =>
+          response
+            .writeHead(503, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ ready: false, error: String(error) })),
+      );
+      return;
+    }
+    if (request.method !== 'GET' || path !== '/metrics') {
       response
         .writeHead(404, { 'content-type': 'text/plain' })
-        .end('only GET /metrics is served here\n');
+        .end('only GET /metrics, /healthz and /readyz are served here\n');
       return;
     }
     telemetry.render().then(
