@@ -21,7 +21,8 @@ const COMMANDS = new Set(['server', 'worker', 'migrate', 'dev']);
 type Obj = Record<string, any>;
 
 function yamlDocuments(file: string): Obj[] {
-  const docs = parseAllDocuments(readFileSync(file, 'utf8'));
+  // merge: compose files use YAML merge keys (`<<: *keel`), as Compose itself reads them.
+  const docs = parseAllDocuments(readFileSync(file, 'utf8'), { merge: true });
   for (const doc of docs) assert.deepEqual(doc.errors, [], `${file}: ${doc.errors.join('; ')}`);
   return docs.map((doc) => doc.toJS() as Obj).filter((doc) => doc !== null);
 }
