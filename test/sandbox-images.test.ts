@@ -439,14 +439,18 @@ for (const tier of ['namespace', 'gvisor'] as const) {
       assert.ok(index.requests.includes('/simple/keeldemo/'), index.requests.join(', '));
       assert.ok(index.requests.includes('/files/keeldemo-1.0-py3-none-any.whl'));
       // Another index on the same host is not on the allowlist: refused, never reached.
-      const refused = await sh(`${pip(elsewhere.port)}; echo "exit $?"`, 'exe_pip_refused');
+      // (a download with the image's own pip: each one-shot call starts from a fresh sandbox).
+      const refused = await sh(
+        `python3 -m pip download --no-deps --no-cache-dir --disable-pip-version-check --retries 0 --timeout 10 -d /tmp/dl --index-url http://127.0.0.1:${elsewhere.port}/simple/ keeldemo; echo "exit $?"`,
+        'exe_pip_refused',
+      );
       assert.doesNotMatch(refused.value.stdout, /exit 0/);
       assert.deepEqual(elsewhere.requests, []);
       // Each connection is on record with its verdict.
       assert.ok(records.some((r) => r.executionId === 'exe_pip' && r.verdict === 'allowed'));
       assert.ok(
         records.some((r) => r.executionId === 'exe_pip_refused' && r.verdict === 'denied'),
-        JSON.stringify(records),
+        `${JSON.stringify(records)}\n${refused.value.stdout}\n${refused.value.stderr}`,
       );
     } finally {
       await networked.endRun(runId);

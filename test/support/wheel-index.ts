@@ -49,12 +49,15 @@ export async function serveWheelIndex(
   const server: Server = createServer((request, response) => {
     const path = (request.url ?? '').split('?')[0]!;
     requests.push(path);
+    const html = { 'content-type': 'text/html; charset=utf-8' };
     if (path === '/simple/' || path === '/simple')
-      return void response.end(`<html><body><a href="/simple/${name}/">${name}</a></body></html>`);
+      return void response
+        .writeHead(200, html)
+        .end(`<html><body><a href="/simple/${name}/">${name}</a></body></html>`);
     if (path === `/simple/${name}/` || path === `/simple/${name}`)
-      return void response.end(
-        `<html><body><a href="/files/${file}#sha256=${sha}">${file}</a></body></html>`,
-      );
+      return void response
+        .writeHead(200, html)
+        .end(`<html><body><a href="/files/${file}#sha256=${sha}">${file}</a></body></html>`);
     if (path === `/files/${file}`)
       return void response
         .writeHead(200, { 'content-type': 'application/octet-stream' })
