@@ -378,7 +378,11 @@ test('keel images: build of a built image is a cache hit; list; rm', async (t) =
 });
 
 for (const tier of ['namespace', 'gvisor'] as const) {
-  test(`${tier}: pip installs a package from an index on the host's loopback, reached only through the egress allowlist`, async (t) => {
+  // A venv and a pip install take about a minute on a loaded 2-core host: past the runner's 2 minutes
+  // per test under more load, so the build's own timeout applies.
+  test(`${tier}: pip installs a package from an index on the host's loopback, reached only through the egress allowlist`, {
+    timeout: BUILD_TIMEOUT_MS,
+  }, async (t) => {
     if (skip !== undefined) return t.skip(skip);
     const tierSkip = skipUnless(tier);
     if (tierSkip !== undefined) return t.skip(tierSkip);
