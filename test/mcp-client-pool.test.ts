@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { randomUUID } from 'node:crypto';
 import { McpClientPool } from '../src/tools/mcp/client-pool.ts';
@@ -19,6 +19,7 @@ import { McpToolSource } from '../src/tools/mcp/tool-source.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { defineAgent } from '../src/sdk/define.ts';
 import type { RunRecord } from '../src/domain/records.ts';
+import { newManager } from './support/sandbox.ts';
 
 const MODULES = fileURLToPath(new URL('../node_modules/', import.meta.url)).replace(/\/$/, '');
 const EVERYTHING = `${MODULES}/@modelcontextprotocol/server-everything/dist/index.js`;
@@ -26,6 +27,10 @@ const EXAMPLE = fileURLToPath(new URL('../examples/mcp-servers.json', import.met
 const bwrapUsable =
   process.platform === 'linux' && existsSync('/usr/bin/bwrap') && process.getuid?.() === 0;
 const call = { executionId: 'run_test.1', signal: new AbortController().signal };
+// The node's sandbox manager, which runs the stdio servers.
+const node = newManager();
+after(() => node.cleanup());
+const sandboxes = () => node.manager;
 
 /** A server-everything config whose processes carry `marker` on their command line. */
 function everything(marker: string) {
@@ -66,7 +71,12 @@ async function until(what: string, predicate: () => boolean): Promise<void> {
 test('idle sessions close, and their sandboxed server exits', {
   skip: !bwrapUsable && 'needs root and bubblewrap',
 }, async (t) => {
-  const pool = new McpClientPool({ allowedOrigins: [], env: () => undefined, idleCloseMs: 300 });
+  const pool = new McpClientPool({
+    allowedOrigins: [],
+    env: () => undefined,
+    sandboxes,
+    idleCloseMs: 300,
+  });
   t.after(() => pool.close());
   const marker = `keel-pool-${randomUUID()}`;
   const config = everything(marker);
@@ -90,7 +100,7 @@ test('idle sessions close, and their sandboxed server exits', {
 test('a server that dies is started again; the call it was serving fails as mcp_server_unavailable', {
   skip: !bwrapUsable && 'needs root and bubblewrap',
 }, async (t) => {
-  const pool = new McpClientPool({ allowedOrigins: [], env: () => undefined });
+  const pool = new McpClientPool({ allowedOrigins: [], env: () => undefined, sandboxes });
   t.after(() => pool.close());
   const marker = `keel-pool-${randomUUID()}`;
   const config = everything(marker);
@@ -121,6 +131,7 @@ test('an HTTP origin outside the allowlist is refused before any request', async
   const pool = new McpClientPool({
     allowedOrigins: ['https://allowed.example'],
     env: () => undefined,
+    sandboxes,
   });
   const config = parseMcpServerConfig({
     name: 'remote',
@@ -161,7 +172,7 @@ test('a run keeps the tools it pinned: a server whose tool changed under the pin
   const dir = mkdtempSync(join(tmpdir(), 'keel-mcp-pin-'));
   const store = new SqliteStore({ path: join(dir, 'keel.db') });
   await store.migrate();
-  const pool = new McpClientPool({ allowedOrigins: [], env: () => undefined });
+  const pool = new McpClientPool({ allowedOrigins: [], env: () => undefined, sandboxes });
   t.after(async () => {
     await pool.close();
     await store.close();

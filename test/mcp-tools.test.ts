@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { sweepStaleSandboxes } from '../src/sandbox/stale-sweep.ts';
 import { freePort, startKeelProcess, type KeelProcess } from './support/keel-process.ts';
 
 const AGENTS = fileURLToPath(new URL('./fixtures/mcp-agents.ts', import.meta.url));
@@ -48,6 +49,7 @@ interface Scene {
 
 async function scene(t: TestContext): Promise<Scene> {
   const dir = mkdtempSync(join(tmpdir(), 'keel-mcp-'));
+  chmodSync(dir, 0o711); // sandbox uids traverse it to their workspaces
   const s: Scene = {
     dir,
     port: await freePort(),
@@ -86,6 +88,9 @@ async function scene(t: TestContext): Promise<Scene> {
   };
   t.after(async () => {
     await s.keel?.kill('SIGKILL');
+    // The killed Keel's sandboxed servers (their cgroups and mounted workspaces) are left behind,
+    // as a crash leaves them: sweep them as the next start would, then remove the directory.
+    await sweepStaleSandboxes(join(dir, 'data', 'sandboxes'));
     rmSync(dir, { recursive: true, force: true });
   });
   return s;

@@ -304,6 +304,7 @@ export async function startRuntime(
   const mcpPool = new McpClientPool({
     allowedOrigins: config.mcpAllowedOrigins,
     env: (name) => readSecretEnv(name),
+    sandboxes: () => sandboxes.manager(),
   });
   const orchestrator = new Orchestrator({
     store: observeStore(store, telemetry),

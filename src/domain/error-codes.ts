@@ -204,6 +204,10 @@ export const ERROR_CODES = {
     status: 503,
     meaning: 'The isolation tier a profile asks for is not installed or usable on this host.',
   },
+  sandbox_tier_unsupported: {
+    status: 400,
+    meaning: 'The sandbox tier cannot do what was asked of it (long-lived services run on namespace only).',
+  },
   sandbox_network_unsupported: {
     status: 400,
     meaning: 'The tier cannot enforce the profile’s network allowlist.',

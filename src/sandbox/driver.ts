@@ -2,6 +2,7 @@
 // owns a cgroup, a workspace and (when it keeps processes between calls) a long-lived holder, and
 // runs commands in them. Nothing above this interface knows which tier it talks to, except through
 // the capability flags here.
+import type { Readable, Writable } from 'node:stream';
 import { KeelError } from '../domain/keel-error.ts';
 import type { CgroupCounters } from './cgroup.ts';
 import type { ExecResult } from './launch.ts';
@@ -32,6 +33,18 @@ export interface EnvironmentSpec {
    * private tmpfs over /tmp and /var/tmp; undefined: the host's /usr and a few /etc files.
    */
   rootfs?: string | undefined;
+  /**
+   * Host paths made visible read-only inside (a program and its files that live outside the
+   * image or the host's /usr), each at `target`. Tiers that cannot bind them refuse the spec.
+   */
+  readOnlyBinds?: ReadonlyArray<{ source: string; target: string }> | undefined;
+  /**
+   * A host directory bound writable at /workspace instead of the environment's own, and the fixed
+   * uid the sandbox then runs as, so that what it writes keeps one owner from one environment to
+   * the next. For long-lived services on an operator's directory (an MCP file server), never for
+   * a run's workspace.
+   */
+  workspaceBind?: { hostDir: string; uid: number } | undefined;
 }
 
 export interface ExecCommand {
@@ -41,6 +54,23 @@ export interface ExecCommand {
   stdin?: string | undefined;
   deadlineMs?: number | undefined;
   signal?: AbortSignal | undefined;
+}
+
+/** A long-lived program in an environment, talking over its standard streams (an MCP server). */
+export interface ServiceCommand {
+  argv: string[];
+  /** Variables for the program; nothing of Keel's own environment is ever passed. */
+  env?: Record<string, string> | undefined;
+}
+
+export interface ServiceProcess {
+  readonly stdin: Writable;
+  readonly stdout: Readable;
+  readonly stderr: Readable;
+  /** Settles when the program has exited (its code, or the signal that ended it). */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Ends the program and everything it started (the environment's teardown kills the rest). */
+  kill(): void;
 }
 
 export interface SandboxEnvironment {
@@ -57,6 +87,11 @@ export interface SandboxEnvironment {
    */
   readonly pauseFreesMemory: boolean;
   exec(command: ExecCommand): Promise<ExecResult>;
+  /**
+   * Starts a long-lived program with its stdin and stdout as pipes, inside the environment's limits
+   * (its cgroup, namespaces and egress). Tiers that cannot leave it undefined.
+   */
+  serve?(command: ServiceCommand): Promise<ServiceProcess>;
   pause(): Promise<void>;
   resume(): Promise<void>;
   counters(): CgroupCounters;

@@ -12,6 +12,8 @@ export interface EnvironmentParts {
   cgroup: Cgroup;
   workspace: Workspace;
   uid: number;
+  /** The uid came from the pool (and goes back to it); false for a spec's fixed uid. */
+  pooledUid: boolean;
 }
 
 /**
@@ -27,7 +29,11 @@ export async function createParts(
   if (!cgroups.ok)
     throw new KeelError('sandbox_unavailable', `cannot create sandbox cgroups: ${cgroups.reason}`);
   ensureReaper(cgroups.version); // before the cgroup exists: no sandbox ever runs untied to Keel
-  const uid = allocateUid();
+  const fixedUid = spec.workspaceBind?.uid;
+  const uid = fixedUid ?? allocateUid();
+  const release = () => {
+    if (fixedUid === undefined) releaseUid(uid);
+  };
   let cgroup: Cgroup | undefined;
   try {
     cgroup = Cgroup.create(spec.id, cgroups.version, {
@@ -41,10 +47,10 @@ export async function createParts(
       uid,
       diskBytes: spec.limits.diskBytes,
     });
-    return { cgroup, workspace, uid };
+    return { cgroup, workspace, uid, pooledUid: fixedUid === undefined };
   } catch (error) {
     await cgroup?.destroy().catch(() => undefined);
-    releaseUid(uid);
+    release();
     throw error;
   }
 }
@@ -52,7 +58,7 @@ export async function createParts(
 export async function destroyParts(parts: EnvironmentParts): Promise<void> {
   await parts.cgroup.destroy();
   await parts.workspace.destroy();
-  releaseUid(parts.uid);
+  if (parts.pooledUid) releaseUid(parts.uid);
 }
 
 export function countersOf(parts: EnvironmentParts): CgroupCounters {
@@ -101,7 +107,7 @@ export abstract class CgroupEnvironment {
     this.spec = spec;
     this.parts = parts;
     this.id = spec.id;
-    this.workspaceDir = parts.workspace.dir;
+    this.workspaceDir = spec.workspaceBind?.hostDir ?? parts.workspace.dir;
   }
 
   get uid(): number {

@@ -9,10 +9,18 @@
 // infinity` under bwrap) owns the namespaces and each command enters them through enter-namespaces
 // (no_new_privs, empty bounding set, variables never seen by the host-side launchers).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readdirSync, readlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { KeelError } from '../domain/keel-error.ts';
-import type { EnvironmentSpec, ExecCommand, SandboxDriver, SandboxEnvironment } from './driver.ts';
+import type {
+  EnvironmentSpec,
+  ExecCommand,
+  SandboxDriver,
+  SandboxEnvironment,
+  ServiceCommand,
+  ServiceProcess,
+} from './driver.ts';
 import { assertCommandPassable, programEnv, SANDBOX_WORKSPACE } from './driver.ts';
 import { enterArgv } from './enter-namespaces.ts';
 import {
@@ -91,9 +99,13 @@ export class NamespaceDriver implements SandboxDriver {
  */
 export function bwrapArgs(
   workspaceDir: string,
-  options: { rootfs?: string | undefined; egressDir?: string | undefined } = {},
+  options: {
+    rootfs?: string | undefined;
+    egressDir?: string | undefined;
+    readOnlyBinds?: EnvironmentSpec['readOnlyBinds'];
+  } = {},
 ): string[] {
-  const { rootfs, egressDir } = options;
+  const { rootfs, egressDir, readOnlyBinds = [] } = options;
   const args = [
     '/usr/bin/bwrap',
     '--unshare-all',
@@ -105,7 +117,12 @@ export function bwrapArgs(
     'ALL',
     '--hostname',
     'sandbox',
-    ...(rootfs === undefined ? hostRootArgs() : imageRootArgs(rootfs)),
+    ...(rootfs === undefined
+      ? hostRootArgs()
+      : readOnlyBinds.length === 0
+        ? imageRootArgs(rootfs)
+        : imageEntriesArgs(rootfs)),
+    ...readOnlyBinds.flatMap(({ source, target }) => ['--ro-bind', source, target]),
     '--proc',
     '/proc',
     '--dev',
@@ -133,6 +150,21 @@ function imageRootArgs(rootfs: string): string[] {
   // /run is a private tmpfs too: the egress socket's mount point is made there (the image is
   // read-only, so a mount point it lacks could not be created).
   return ['--ro-bind', rootfs, '/', '--tmpfs', '/var/tmp', '--tmpfs', '/run'];
+}
+
+/**
+ * The image's top-level entries each bound read-only on bwrap's own root, instead of the image as
+ * the root: the same files, but host paths can then be bound in at paths the image lacks (a
+ * read-only root has no room for their mount points). Used only when there are such binds.
+ */
+function imageEntriesArgs(rootfs: string): string[] {
+  const args: string[] = [];
+  for (const entry of readdirSync(rootfs, { withFileTypes: true })) {
+    const path = join(rootfs, entry.name);
+    if (entry.isSymbolicLink()) args.push('--symlink', readlinkSync(path), `/${entry.name}`);
+    else if (entry.isDirectory()) args.push('--ro-bind', path, `/${entry.name}`);
+  }
+  return [...args, '--tmpfs', '/var/tmp', '--tmpfs', '/run'];
 }
 
 /** The host's /usr read-only, the usual /bin → usr/bin links and a few /etc entries. */
@@ -192,6 +224,7 @@ class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironme
       ...bwrapArgs(this.workspaceDir, {
         rootfs: this.spec.rootfs,
         egressDir: this.spec.egress?.dir,
+        readOnlyBinds: this.spec.readOnlyBinds,
       }).slice(1, -1),
       '--args',
       String(ARGS_FD),
@@ -346,6 +379,39 @@ class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironme
       ...enterArgv(this.holderPid, this.parts.uid, command.argv),
     ];
     return launch({ ...common, argv, env: carrierEnv(env), killGroupOnExit: false });
+  }
+
+  /**
+   * The program started as a one-shot command is, but left running with its standard streams open
+   * to the caller; it lives until it exits, kill() or the environment's teardown.
+   */
+  async serve(command: ServiceCommand): Promise<ServiceProcess> {
+    assertCommandPassable({ argv: command.argv, env: command.env });
+    const env = programEnv(
+      this.spec.egress === undefined ? command.env : { ...proxyEnv(), ...command.env },
+    );
+    const { child } = await this.startBlocked(command.argv, env);
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>(
+      (resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null)
+          resolve({ code: child.exitCode, signal: child.signalCode });
+        else child.once('exit', (code, signal) => resolve({ code, signal }));
+      },
+    );
+    return {
+      stdin: child.stdin!,
+      stdout: child.stdout!,
+      stderr: child.stderr!,
+      exited,
+      kill: () => {
+        // bwrap leads its own process group (detached): end the whole group.
+        try {
+          if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      },
+    };
   }
 
   async pause(): Promise<void> {

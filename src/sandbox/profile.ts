@@ -116,6 +116,16 @@ const ProfileSchema = ProfileFields.refine(
 );
 
 export type SandboxProfile = z.infer<typeof ProfileSchema>;
+
+/**
+ * What confines a long-lived service such as a stdio MCP server: a profile's image, limits,
+ * network allowlist and secret variables (its tier is always `namespace`, the one tier that runs
+ * services; it has no lifecycle policy or warm pool: it lives as long as its session).
+ */
+export const ServiceSandboxSchema = z.strictObject(
+  ProfileFields.pick({ image: true, limits: true, network: true, secrets: true }).shape,
+);
+export type ServiceSandbox = z.infer<typeof ServiceSandboxSchema>;
 export type SandboxProfileInput = z.input<typeof ProfileSchema>;
 
 /**

@@ -10,7 +10,13 @@ import { dirname, join } from 'node:path';
 import { KeelError } from '../domain/keel-error.ts';
 import { emptyAccounting, MemoryMeter, type RunAccounting } from './accounting.ts';
 import type { ArtifactStore } from '../store/artifact-store.ts';
-import type { SandboxDriver, SandboxEnvironment } from './driver.ts';
+import type { CgroupCounters } from './cgroup.ts';
+import type {
+  EnvironmentSpec,
+  SandboxDriver,
+  SandboxEnvironment,
+  ServiceProcess,
+} from './driver.ts';
 import { ENV_STATE, transition, type EnvEvent, type EnvState } from './environment-state.ts';
 import type { EgressProxy, RevealSecret } from './egress/egress-proxy.ts';
 import { EGRESS_SOCKET_NAME } from './egress/sandbox-relay.ts';
@@ -100,6 +106,28 @@ export interface SandboxManagerOptions {
   images?: ImageCache;
 }
 
+/** A long-lived program to run in its own environment (see openService). */
+export interface ServiceRequest {
+  /** Whose service it is: its egress connections and secret uses are recorded under the tenant. */
+  tenantId: string;
+  /** Names the service in egress records and audit entries (`mcp:<server>`). */
+  label: string;
+  argv: string[];
+  env?: Record<string, string> | undefined;
+  readOnlyBinds?: EnvironmentSpec['readOnlyBinds'];
+  workspaceBind?: EnvironmentSpec['workspaceBind'];
+}
+
+export interface SandboxService {
+  readonly process: ServiceProcess;
+  readonly environmentId: string;
+  /** The uid the program runs as. */
+  readonly uid: number;
+  counters(): CgroupCounters;
+  /** Ends the program and tears its environment down (cgroup, workspace, egress). Idempotent. */
+  close(): Promise<void>;
+}
+
 export interface CallOutcome<T> {
   value: T;
   /**
@@ -127,6 +155,7 @@ export class SandboxManager {
   private readonly drivers: Record<Tier, SandboxDriver>;
   private readonly artifacts: ArtifactStore;
   private readonly runs = new Map<string, RunEnvironment>();
+  private readonly services = new Set<SandboxService>();
   private readonly pools = new Map<string, WarmPool>();
   /** Measured per tier, in seconds: pause+resume, and destroy+create+restore. */
   private readonly transitionSeconds = new Map<string, number>();
@@ -602,7 +631,74 @@ export class SandboxManager {
     this.reportTime(runId, record);
   }
 
+  /**
+   * Starts a long-lived program (a stdio MCP server) in an environment of its own, built from
+   * `profile` like a run's: its image, its cgroup limits, its network allowlist (bound to the
+   * tenant for the service's whole life, since a service has no calls of its own) and its secret
+   * variables (revealed now, through the tier's pipe, never a command line). Only tiers that can
+   * serve (namespace) take it. The environment lives until close(), the program's exit is the
+   * caller's to watch, and the manager's close() ends every service still open.
+   */
+  async openService(profile: SandboxProfile, request: ServiceRequest): Promise<SandboxService> {
+    await this.swept;
+    if (profile.tier !== 'namespace')
+      throw new KeelError(
+        'sandbox_tier_unsupported',
+        `profile ${profile.name}: long-lived services run on the namespace tier only, not ${profile.tier}`,
+        { details: { tier: profile.tier } },
+      );
+    const driver = this.driverFor(profile.tier);
+    await this.images.ensure(profile.image);
+    const secretEnv = await this.secretEnv(request.tenantId, profile, {
+      runId: '',
+      executionId: null,
+    });
+    const env = await driver.create({
+      ...this.specFor(profile),
+      keepProcesses: false,
+      readOnlyBinds: request.readOnlyBinds,
+      workspaceBind: request.workspaceBind,
+    });
+    let process: ServiceProcess;
+    try {
+      if (profile.network.allow.length > 0) {
+        await this.egress!.open(env.id, join(this.egressDir(env.id), EGRESS_SOCKET_NAME));
+        this.egress!.bind(env.id, {
+          tenantId: request.tenantId,
+          runId: '',
+          executionId: undefined,
+          rules: profile.network.allow,
+          service: request.label,
+        });
+      }
+      process = await env.serve!({ argv: request.argv, env: { ...request.env, ...secretEnv } });
+    } catch (error) {
+      await env.destroy().catch(() => undefined);
+      await this.closeEgress(env.id).catch(() => undefined);
+      throw error;
+    }
+    let closing: Promise<void> | undefined;
+    const service: SandboxService = {
+      process,
+      environmentId: env.id,
+      uid: env.uid,
+      counters: () => env.counters(),
+      close: () => {
+        closing ??= (async () => {
+          this.services.delete(service);
+          process.kill();
+          await env.destroy().catch(() => undefined);
+          await this.closeEgress(env.id).catch(() => undefined);
+        })();
+        return closing;
+      },
+    };
+    this.services.add(service);
+    return service;
+  }
+
   async close(): Promise<void> {
+    await Promise.all([...this.services].map((service) => service.close()));
     await Promise.all([...this.runs.keys()].map((runId) => this.endRun(runId)));
     await Promise.all([...this.pools.values()].map((pool) => pool.close()));
     await this.egress?.closeAll();

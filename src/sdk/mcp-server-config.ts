@@ -1,10 +1,11 @@
 // What an MCP server configuration is: a name, how to reach it (a stdio command run in a namespace
-// sandbox, or a streamable-HTTP URL) and per-tool effect-class overrides. One zod schema for the
+// sandbox built from a profile's image, limits, allowlist and secrets, or a streamable-HTTP URL) and per-tool effect-class overrides. One zod schema for the
 // three places a configuration comes from (defineAgent, the admin API, the servers file), so they
 // cannot drift. In the SDK because defineAgent validates with it: it loads no server code and never
 // starts or contacts a server.
 import { z } from 'zod';
 import { KeelError } from '../domain/keel-error.ts';
+import { ServiceSandboxSchema } from '../sandbox/profile.ts';
 
 /** A server's name: the middle part of its tools' Keel names (`mcp.<server>.<tool>`). */
 export const MCP_SERVER_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
@@ -18,7 +19,10 @@ const StdioTransport = z.strictObject({
   /** Absolute path of the program (the sandbox has no PATH lookup into the host). */
   command: z.string().startsWith('/', 'command must be an absolute path'),
   args: z.array(z.string()).max(64).default([]),
-  /** Variables for the server (passed to bwrap with --setenv: do not put secrets here). */
+  /**
+   * Variables for the server. They reach it through a pipe, never a command line; a credential
+   * belongs in `sandbox.secrets.env` (`secret:NAME`), which is revealed per session and audited.
+   */
   env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string()).default({}),
   /**
    * Host paths made visible read-only at the same path inside the sandbox: the server's package
@@ -30,6 +34,12 @@ const StdioTransport = z.strictObject({
    * private empty directory per session.
    */
   workspace: z.string().startsWith('/').optional(),
+  /**
+   * The sandbox the server runs in: an environment image, limits (its cgroup: memory, pids, CPU;
+   * open files and file size), a network allowlist through Keel's egress proxy, and variables from
+   * the tenant's secrets. Default: the host's /usr, the default limits, no network.
+   */
+  sandbox: ServiceSandboxSchema.default(ServiceSandboxSchema.parse({})),
 });
 
 const HttpTransport = z.strictObject({

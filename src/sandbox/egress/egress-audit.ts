@@ -14,7 +14,7 @@ export function auditEgress(
 ): Promise<void> {
   return store.appendAudit({
     tenantId: record.tenantId,
-    runId: record.runId,
+    runId: record.runId === '' ? null : record.runId,
     actor: { type: 'system', id: null, name: null },
     action: EGRESS_AUDIT_ACTION,
     resource: `egress:${record.destination}`,
@@ -22,6 +22,7 @@ export function auditEgress(
     data: {
       executionId: record.executionId,
       sandboxId: record.sandboxId,
+      service: record.service,
       kind: record.kind,
       address: record.address,
       reason: record.reason,

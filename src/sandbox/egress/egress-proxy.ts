@@ -24,6 +24,8 @@ export interface EgressCall {
   runId: string;
   executionId: string | undefined;
   rules: readonly EgressRule[];
+  /** A long-lived service's name (`mcp:<server>`) when the connections are its, not a call's. */
+  service?: string | undefined;
 }
 
 export interface EgressRecord {
@@ -31,6 +33,8 @@ export interface EgressRecord {
   runId: string;
   executionId: string | null;
   sandboxId: string;
+  /** The service that connected (`mcp:<server>`), when not a run's call. */
+  service: string | null;
   /** `connect` (CONNECT tunnel) or `http` (a forwarded plain-HTTP request). */
   kind: 'connect' | 'http';
   destination: string;
@@ -179,7 +183,7 @@ export class EgressProxy {
   private record(
     sandboxId: string,
     call: EgressCall | undefined,
-    fields: Omit<EgressRecord, 'tenantId' | 'runId' | 'executionId' | 'sandboxId'>,
+    fields: Omit<EgressRecord, 'tenantId' | 'runId' | 'executionId' | 'sandboxId' | 'service'>,
   ): void {
     // Outside any call there is no run to file it under: such connections are refused unrecorded.
     if (call === undefined) return;
@@ -188,6 +192,7 @@ export class EgressProxy {
       runId: call.runId,
       executionId: call.executionId ?? null,
       sandboxId,
+      service: call.service ?? null,
       ...fields,
     });
   }

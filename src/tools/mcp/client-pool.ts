@@ -1,12 +1,12 @@
 // Client sessions to MCP servers, pooled per (tenant, server configuration): a few sessions per
 // server, each carrying many concurrent calls (MCP multiplexes requests over one session), closed
 // after MCP_SESSION_IDLE_CLOSE_MS without a call, and dropped on any transport error or close so
-// the next call connects anew. Streamable-HTTP servers are reached from this process, only at
+// the next call connects anew. stdio servers run in a sandbox of their own from this node's sandbox
+// manager (their configuration's image, limits, allowlist and secrets). Streamable-HTTP servers are reached from this process, only at
 // allowed origins, redirects refused. Errors leave here typed: mcp_server_unavailable (connect,
 // transport, timeout), mcp_tool_error (the tool said isError). It never journals anything: the
 // tool runner does, around the calls made here.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
@@ -14,7 +14,9 @@ import stringify from 'safe-stable-stringify';
 import { KeelError, isKeelError } from '../../domain/keel-error.ts';
 import type { Json } from '../../domain/json.ts';
 import type { McpServerConfig } from '../../sdk/mcp-server-config.ts';
-import { sandboxedCommand } from './stdio-sandbox.ts';
+import type { SandboxManager } from '../../sandbox/sandbox-manager.ts';
+import { SandboxStdioTransport } from './sandbox-stdio-transport.ts';
+import { serviceProfileOf, serviceRequestOf } from './stdio-sandbox.ts';
 import type { ListedTool } from './tool-pin.ts';
 
 /** A session with no call in flight for this long is closed (its stdio server exits). */
@@ -23,8 +25,6 @@ export const MCP_SESSION_IDLE_CLOSE_MS = 60_000;
 export const MCP_SESSIONS_PER_SERVER = 2;
 /** A server must answer `initialize` within this long. */
 export const MCP_CONNECT_TIMEOUT_MS = 20_000;
-/** Characters of a stdio server's stderr kept to explain a failed start. */
-const MCP_STDERR_TAIL_CHARS = 1_000;
 /** Keel's name for itself in `initialize`. */
 const CLIENT_INFO = { name: 'keel', version: '0.1.0' };
 /** Where a call's execution id travels: the request's `_meta` (MCP has no idempotency key). */
@@ -38,6 +38,8 @@ export interface McpClientPoolOptions {
   allowedOrigins: readonly string[] | 'any';
   /** Reads a variable named by `headersFromEnv` (the runtime passes its environment). */
   env(name: string): string | undefined;
+  /** This node's sandbox manager, which runs stdio servers (called at each stdio connect). */
+  sandboxes(): SandboxManager;
   idleCloseMs?: number;
   sessionsPerServer?: number;
 }
@@ -127,7 +129,7 @@ export class McpClientPool {
     use: (client: Client) => Promise<T>,
   ): Promise<T> {
     const key = `${tenantId}\u0000${stringify(config)}`;
-    const session = await this.#acquire(key, config);
+    const session = await this.#acquire(key, tenantId, config);
     session.inFlight++;
     clearTimeout(session.idleTimer);
     try {
@@ -146,7 +148,7 @@ export class McpClientPool {
     }
   }
 
-  async #acquire(key: string, config: McpServerConfig): Promise<Session> {
+  async #acquire(key: string, tenantId: string, config: McpServerConfig): Promise<Session> {
     if (this.#closed)
       throw new KeelError('mcp_server_unavailable', 'the MCP client pool is closed');
     const live = (this.#sessions.get(key) ?? []).filter((s) => !s.closed);
@@ -157,14 +159,14 @@ export class McpClientPool {
     // One connect at a time per key: a burst of first calls shares it instead of starting N servers.
     let pending = this.#connecting.get(key);
     if (pending === undefined) {
-      pending = this.#connect(key, config).finally(() => this.#connecting.delete(key));
+      pending = this.#connect(key, tenantId, config).finally(() => this.#connecting.delete(key));
       this.#connecting.set(key, pending);
     }
     return pending;
   }
 
-  async #connect(key: string, config: McpServerConfig): Promise<Session> {
-    const { transport, cleanup, stderr } = this.#transport(config);
+  async #connect(key: string, tenantId: string, config: McpServerConfig): Promise<Session> {
+    const { transport, cleanup, stderr } = this.#transport(tenantId, config);
     const client = new Client(CLIENT_INFO, { capabilities: {} });
     const session: Session = { client, inFlight: 0, idleTimer: undefined, closed: false, cleanup };
     // Any transport failure ends the session: the next call reconnects (a stdio server that died
@@ -187,26 +189,23 @@ export class McpClientPool {
     return session;
   }
 
-  #transport(config: McpServerConfig): {
+  #transport(
+    tenantId: string,
+    config: McpServerConfig,
+  ): {
     transport: Transport;
     cleanup(): void;
     stderr?: () => string;
   } {
     const t = config.transport;
     if (t.type === 'stdio') {
-      const sandboxed = sandboxedCommand(t);
-      const transport = new StdioClientTransport({
-        command: sandboxed.command,
-        args: sandboxed.args,
-        env: {}, // bwrap clears it anyway; nothing of Keel's environment reaches the server
-        stderr: 'pipe',
-      });
-      // The tail of the server's stderr explains a server that dies at start.
-      let stderr = '';
-      transport.stderr?.on('data', (chunk: Buffer) => {
-        stderr = (stderr + chunk.toString()).slice(-MCP_STDERR_TAIL_CHARS);
-      });
-      return { transport, cleanup: sandboxed.cleanup, stderr: () => stderr.trim() };
+      // The environment (and its program) is made at start() and torn down at close().
+      const transport = new SandboxStdioTransport(async () =>
+        this.#options
+          .sandboxes()
+          .openService(serviceProfileOf(config.name, t), serviceRequestOf(tenantId, config.name, t)),
+      );
+      return { transport, cleanup: () => undefined, stderr: () => transport.stderrTail() };
     }
     const url = new URL(t.url);
     this.#checkOrigin(url, config.name);

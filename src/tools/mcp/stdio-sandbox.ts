@@ -1,73 +1,63 @@
-// The command line that starts a stdio MCP server inside the namespace tier's sandbox: bubblewrap
-// with the tier's own mount layout (host /usr read-only, private /tmp and /proc, no network, the
-// workspace as the only writable host path, --die-with-parent), the server's package files and
-// interpreter bound read-only at their host paths, and the whole thing run as an unprivileged uid.
-// It only builds argv and the workspace; the MCP SDK's stdio transport spawns it.
-// Not yet here (see docs/guides/mcp.md): the tier's cgroup limits, and images in place of host /usr.
-import { chownSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+// How a stdio MCP server configuration becomes a sandboxed service: the profile it runs under
+// (namespace tier; the configuration's image, limits, network allowlist and secret variables) and
+// the request to the sandbox manager (its program and arguments, its variables, the host paths it
+// needs read-only, and a configured workspace bound writable). The manager does the rest: cgroup,
+// namespaces, egress, teardown.
+import { realpathSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { KeelError } from '../../domain/keel-error.ts';
-import { programEnv } from '../../sandbox/driver.ts';
-import { bwrapArgs } from '../../sandbox/namespace-driver.ts';
+import { defineSandboxProfile, type SandboxProfile } from '../../sandbox/profile.ts';
+import type { ServiceRequest } from '../../sandbox/sandbox-manager.ts';
 import type { McpServerConfig } from '../../sdk/mcp-server-config.ts';
 
-/** The uid and gid a sandboxed MCP server runs as when Keel runs as root (nobody). */
+/**
+ * The uid a server with a configured workspace runs as (nobody): one owner for what it writes
+ * there, from one session to the next. Without one, the server gets a pooled uid and a private
+ * workspace, like any sandbox.
+ */
 export const MCP_SANDBOX_UID = 65_534;
-const SETPRIV = '/usr/bin/setpriv';
+/** Longest profile name (the profile schema's limit). */
+const PROFILE_NAME_MAX = 64;
 
 type StdioTransport = Extract<McpServerConfig['transport'], { type: 'stdio' }>;
 
-export interface SandboxedCommand {
-  command: string;
-  args: string[];
-  /** Removes the private workspace (when Keel made one). */
-  cleanup(): void;
+/** The sandbox profile the server `name` runs under. */
+export function serviceProfileOf(name: string, transport: StdioTransport): SandboxProfile {
+  return defineSandboxProfile({
+    name: `mcp.${name}`.slice(0, PROFILE_NAME_MAX),
+    tier: 'namespace',
+    ...transport.sandbox,
+  });
 }
 
-/**
- * The server's program and arguments wrapped in bwrap. The program's directory is bound read-only
- * when it lies outside /usr (a Node installed under node_modules, say), with every configured
- * read-only path.
- */
-export function sandboxedCommand(transport: StdioTransport): SandboxedCommand {
-  const asRoot = process.getuid?.() === 0;
-  let workspace = transport.workspace;
-  let cleanup: () => void = () => {};
-  if (workspace === undefined) {
-    const made = mkdtempSync(join(tmpdir(), 'keel-mcp-'));
-    if (asRoot) chownSync(made, MCP_SANDBOX_UID, MCP_SANDBOX_UID);
-    workspace = made;
-    cleanup = () => rmSync(made, { recursive: true, force: true });
-  }
-  const base = bwrapArgs(workspace);
-  const dashDash = base.lastIndexOf('--');
-  const args = base.slice(1, dashDash); // without /usr/bin/bwrap and the closing --
-  for (const [source, target] of readOnlyBinds(transport)) args.push('--ro-bind', source, target);
-  for (const [name, value] of Object.entries(programEnv(transport.env)))
-    args.push('--setenv', name, value);
-  args.push('--', transport.command, ...transport.args);
-  if (!asRoot) return { command: base[0]!, args, cleanup };
-  // As root, drop to nobody before bwrap: the server never holds a privileged uid, even mapped.
+/** What the sandbox manager starts for the server `name` of `tenantId`. */
+export function serviceRequestOf(
+  tenantId: string,
+  name: string,
+  transport: StdioTransport,
+): ServiceRequest {
   return {
-    command: SETPRIV,
-    args: [
-      `--reuid=${MCP_SANDBOX_UID}`,
-      `--regid=${MCP_SANDBOX_UID}`,
-      '--clear-groups',
-      '--no-new-privs',
-      base[0]!,
-      ...args,
-    ],
-    cleanup,
+    tenantId,
+    label: `mcp:${name}`,
+    argv: [transport.command, ...transport.args],
+    env: transport.env,
+    readOnlyBinds: readOnlyBinds(transport),
+    workspaceBind:
+      transport.workspace === undefined
+        ? undefined
+        : { hostDir: transport.workspace, uid: MCP_SANDBOX_UID },
   };
 }
 
 /**
- * [host source, inside path] pairs: each path at its real location and, when it is reached through
- * a symlink, at the path as written too (an argument naming `./node_modules/...` must resolve).
+ * Every configured read-only path and, on the host image, the program's directory (when outside
+ * /usr, which the sandbox sees already), each bound at its real location and, when it is reached
+ * through a symlink, at the path as written too (an argument naming `./node_modules/...` must
+ * resolve). With an environment image the program is looked up in the image: host paths it needs
+ * are listed in `readOnlyPaths`.
  */
-function readOnlyBinds(transport: StdioTransport): Array<[string, string]> {
+function readOnlyBinds(transport: StdioTransport): Array<{ source: string; target: string }> {
+  const onHost = transport.sandbox.image === 'host';
   const binds = new Map<string, string>();
   const add = (path: string, code: 'mcp_server_unavailable' | 'mcp_config_invalid') => {
     let real: string;
@@ -76,11 +66,11 @@ function readOnlyBinds(transport: StdioTransport): Array<[string, string]> {
     } catch {
       throw new KeelError(code, `${path} (for MCP server) does not exist`);
     }
-    if (real.startsWith('/usr/')) return;
+    if (onHost && real.startsWith('/usr/')) return;
     binds.set(real, real);
     if (real !== path) binds.set(path, real);
   };
-  add(dirname(transport.command), 'mcp_server_unavailable');
+  if (onHost) add(dirname(transport.command), 'mcp_server_unavailable');
   for (const path of transport.readOnlyPaths) add(path, 'mcp_config_invalid');
-  return [...binds].map(([target, source]) => [source, target]);
+  return [...binds].map(([target, source]) => ({ source, target }));
 }
