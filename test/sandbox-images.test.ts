@@ -15,7 +15,6 @@ import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
 import { runImagesCommand } from '../src/cli/images-command.ts';
 import { ImageCache, type BuildOutcome } from '../src/sandbox/images/image-cache.ts';
-import { MMDEBSTRAP } from '../src/sandbox/images/image-builder.ts';
 import { defineImage } from '../src/sandbox/images/image-spec.ts';
 import { defineSandboxProfile } from '../src/sandbox/profile.ts';
 import { SandboxManager } from '../src/sandbox/sandbox-manager.ts';
@@ -24,10 +23,9 @@ import type { ToolContext, ToolDefinition, ToolNode } from '../src/sdk/types.ts'
 import { sandboxTools } from '../src/tools/sandbox-tools.ts';
 import { testPython } from './fixtures/images-agents.ts';
 import { EgressProxy, type EgressRecord } from '../src/sandbox/egress/egress-proxy.ts';
-import { sandboxRoot, skipUnless } from './support/sandbox.ts';
+import { imageBuildSkipReason, sandboxRoot, skipUnless } from './support/sandbox.ts';
 import { pureWheel, serveWheelIndex } from './support/wheel-index.ts';
 
-const MIRROR_PROBE_TIMEOUT_MS = 5_000;
 /**
  * A Python image takes 1.5 to 5 minutes on this 2-core host, depending on its load: the build test
  * sets its own timeout (the runner's default per test is 2 minutes); later tests reuse the image.
@@ -36,22 +34,6 @@ const BUILD_TIMEOUT_MS = 30 * 60 * 1000;
 
 const IMAGES_AGENTS = fileURLToPath(new URL('./fixtures/images-agents.ts', import.meta.url));
 const python = testPython;
-
-/** Why this file cannot build images here, or undefined. */
-async function buildSkipReason(mirror: string): Promise<string | undefined> {
-  if (process.getuid?.() !== 0) return 'image builds need root (mmdebstrap --mode=root)';
-  if (!existsSync(MMDEBSTRAP)) return 'mmdebstrap is not installed (apt-get install -y mmdebstrap)';
-  try {
-    const response = await fetch(`${mirror}/dists/${python.suite}/InRelease`, {
-      method: 'HEAD',
-      signal: AbortSignal.timeout(MIRROR_PROBE_TIMEOUT_MS),
-    });
-    if (!response.ok) return `the Debian mirror ${mirror} answered ${response.status}`;
-  } catch (error) {
-    return `the Debian mirror ${mirror} is unreachable (${(error as Error).message})`;
-  }
-  return undefined;
-}
 
 const { root, artifacts, cleanup } = sandboxRoot();
 const imagesDir = join(root, '..', 'images');
@@ -63,7 +45,7 @@ let first: BuildOutcome | undefined;
 let concurrent: BuildOutcome | undefined;
 
 before(async () => {
-  skip = await buildSkipReason(cache.mirror);
+  skip = await imageBuildSkipReason(cache.mirror, python.suite);
 });
 
 after(async () => {

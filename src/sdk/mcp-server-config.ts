@@ -1,8 +1,9 @@
-// What an MCP server configuration is: a name, how to reach it (a stdio command run in a namespace
-// sandbox built from a profile's image, limits, allowlist and secrets, or a streamable-HTTP URL) and per-tool effect-class overrides. One zod schema for the
-// three places a configuration comes from (defineAgent, the admin API, the servers file), so they
-// cannot drift. In the SDK because defineAgent validates with it: it loads no server code and never
-// starts or contacts a server.
+// What an MCP server configuration is: a name, how to reach it (a stdio command run as a sandboxed
+// service, with a profile's image, limits, network allowlist and secret variables; or a
+// streamable-HTTP URL) and per-tool effect-class overrides. One zod schema for the three places a
+// configuration comes from (defineAgent, the admin API, the servers file), so they cannot drift.
+// In the SDK because defineAgent validates with it: it loads no server code and never starts or
+// contacts a server.
 import { z } from 'zod';
 import { KeelError } from '../domain/keel-error.ts';
 import { ServiceSandboxSchema } from '../sandbox/profile.ts';
