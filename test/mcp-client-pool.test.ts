@@ -8,7 +8,12 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, test } from 'node:test';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, test, type TestContext } from 'node:test';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { EgressRecord, SecretUse } from '../src/sandbox/egress/egress-proxy.ts';
 import { fileURLToPath } from 'node:url';
 import { randomUUID } from 'node:crypto';
 import { McpClientPool } from '../src/tools/mcp/client-pool.ts';
@@ -139,6 +144,84 @@ test('an HTTP origin outside the allowlist is refused before any request', async
   });
   await assert.rejects(pool.listTools('tenant-a', config), { code: 'mcp_origin_not_allowed' });
   await pool.close();
+});
+
+/**
+ * A stateless streamable-HTTP MCP server on loopback with one tool, `hello`; `headers` collects
+ * each request's headers.
+ */
+async function httpServer(
+  t: TestContext,
+): Promise<{ port: number; headers: IncomingHttpHeaders[] }> {
+  const headers: IncomingHttpHeaders[] = [];
+  const http = createServer(async (req, res) => {
+    headers.push(req.headers);
+    const server = new McpServer({ name: 'hello', version: '1.0.0' });
+    server.registerTool('hello', { inputSchema: {} }, async () => ({
+      content: [{ type: 'text', text: 'hello over http' }],
+    }));
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    res.on('close', () => void transport.close());
+    await server.connect(transport);
+    await transport.handleRequest(req, res);
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  t.after(() => http.close());
+  return { port: (http.address() as AddressInfo).port, headers };
+}
+
+test('HTTP servers: the address is checked at connect, secret headers are revealed and audited, each request is recorded', async (t) => {
+  const { port, headers } = await httpServer(t);
+  const records: EgressRecord[] = [];
+  const uses: Array<[string, string, SecretUse]> = [];
+  const pool = new McpClientPool({
+    allowedOrigins: [`http://127.0.0.1:${port}`, `http://localhost:${port}`],
+    env: () => undefined,
+    sandboxes,
+    onEgress: (record) => records.push(record),
+    revealSecret: async (tenantId, ref, use) => {
+      uses.push([tenantId, ref, use]);
+      return 'tok-3b9e';
+    },
+  });
+  t.after(() => pool.close());
+  const config = (host: string) =>
+    parseMcpServerConfig({
+      name: 'remote',
+      transport: {
+        type: 'http',
+        url: `http://${host}:${port}/mcp`,
+        secretHeaders: [{ header: 'Authorization', secret: 'secret:REMOTE_TOKEN' }],
+      },
+    });
+  const answer = await pool.callTool('tenant-a', config('127.0.0.1'), 'hello', {}, call);
+  assert.deepEqual(answer, { content: [{ type: 'text', text: 'hello over http' }] });
+  assert.ok(headers.length >= 2 && headers.every((h) => h.authorization === 'Bearer tok-3b9e'));
+  assert.deepEqual(uses, [
+    [
+      'tenant-a',
+      'secret:REMOTE_TOKEN',
+      { runId: '', executionId: null, via: 'header', destination: `127.0.0.1:${port}` },
+    ],
+  ]);
+  assert.ok(records.length >= 2);
+  for (const record of records)
+    assert.deepEqual(
+      [record.tenantId, record.service, record.destination, record.address, record.verdict],
+      ['tenant-a', 'mcp:remote', `127.0.0.1:${port}`, '127.0.0.1', 'allowed'],
+    );
+  // An allowed origin by name that resolves to a loopback address is refused at connect: only an
+  // origin naming the address itself reaches a non-public one (no DNS rebinding into the node).
+  const before = headers.length;
+  await assert.rejects(pool.listTools('tenant-a', config('localhost')), (error: any) => {
+    assert.match(String(error.message), /not a public address/);
+    return true;
+  });
+  assert.equal(headers.length, before, 'nothing reached the server');
+  assert.deepEqual(
+    records.slice(-1).map((r) => [r.destination, r.verdict]),
+    [[`localhost:${port}`, 'denied']],
+  );
 });
 
 test('the servers file: the example parses; a bad server names its place', () => {

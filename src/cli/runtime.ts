@@ -2,6 +2,7 @@
 // `server` (API + orchestrator + pools on Postgres) or `worker` (orchestrator + pools, no API).
 // Owns start and graceful stop; holds no state of its own beyond the parts it wires together.
 import { McpClientPool } from '../tools/mcp/client-pool.ts';
+import type { EgressRecord, RevealSecret } from '../sandbox/egress/egress-proxy.ts';
 import { McpToolSource } from '../tools/mcp/tool-source.ts';
 import { applyMcpServersFile } from '../tools/mcp/servers-file.ts';
 import { join, resolve } from 'node:path';
@@ -278,33 +279,38 @@ export async function startRuntime(
   }
   // The node's sandboxes (opened on first use) reach tools through their context; environments are
   // released when their run ends, and their memory-time is counted per tenant.
+  // Every connection out of a sandbox or to an MCP server is counted and audited; every secret use
+  // is audited before the value is handed over: a use the log does not show never happened.
+  const onEgress = (record: EgressRecord) => {
+    telemetry.egressConnection(
+      record.tenantId,
+      record.verdict,
+      record.bytesSent,
+      record.bytesReceived,
+    );
+    auditEgress(store, record).catch((error: unknown) =>
+      log.warn({ err: error, runId: record.runId }, 'could not audit an egress connection'),
+    );
+  };
+  const revealSecret: RevealSecret = async (tenantId, ref, use) => {
+    const value = await secrets.reveal(tenantId, ref);
+    await auditSecretUse(store, tenantId, ref, use);
+    return value;
+  };
   const sandboxes = attachNodeSandboxes(store, config, {
     onEnvironmentTime: ({ tenantId, gibSeconds }) => {
       if (tenantId !== undefined) telemetry.sandboxEnvironment(tenantId, gibSeconds);
     },
-    onEgress: (record) => {
-      telemetry.egressConnection(
-        record.tenantId,
-        record.verdict,
-        record.bytesSent,
-        record.bytesReceived,
-      );
-      auditEgress(store, record).catch((error: unknown) =>
-        log.warn({ err: error, runId: record.runId }, 'could not audit an egress connection'),
-      );
-    },
-    // Audited before the value is handed over: a use the log does not show never happened.
-    revealSecret: async (tenantId, ref, use) => {
-      const value = await secrets.reveal(tenantId, ref);
-      await auditSecretUse(store, tenantId, ref, use);
-      return value;
-    },
+    onEgress,
+    revealSecret,
   });
   // MCP servers' tools, as Keel tools: a client pool for this process, pins in the store.
   const mcpPool = new McpClientPool({
     allowedOrigins: config.mcpAllowedOrigins,
     env: (name) => readSecretEnv(name),
     sandboxes: () => sandboxes.manager(),
+    onEgress,
+    revealSecret,
   });
   const orchestrator = new Orchestrator({
     store: observeStore(store, telemetry),

@@ -23,21 +23,22 @@ const SecretRef = z
     message: 'must be secret:NAME',
   });
 
+/** A request header whose value comes from a tenant's secret, added on the way out. */
+export const SecretHeaderSchema = z.object({
+  header: z
+    .string()
+    .regex(/^[A-Za-z0-9-]{1,64}$/)
+    .default('authorization'),
+  secret: SecretRef,
+  format: z.string().includes('{secret}').default('Bearer {secret}'),
+});
+
 const EgressRuleSchema = z.object({
   host: z
     .string()
     .regex(/^(\*\.)?[A-Za-z0-9.:-]{1,253}$/, 'a host name, *.suffix or an IP address'),
   port: z.number().int().min(1).max(65535),
-  inject: z
-    .object({
-      header: z
-        .string()
-        .regex(/^[A-Za-z0-9-]{1,64}$/)
-        .default('authorization'),
-      secret: SecretRef,
-      format: z.string().includes('{secret}').default('Bearer {secret}'),
-    })
-    .optional(),
+  inject: SecretHeaderSchema.optional(),
 });
 
 const ProfileFields = z.object({

@@ -6,7 +6,7 @@
 // contacts a server.
 import { z } from 'zod';
 import { KeelError } from '../domain/keel-error.ts';
-import { ServiceSandboxSchema } from '../sandbox/profile.ts';
+import { SecretHeaderSchema, ServiceSandboxSchema } from '../sandbox/profile.ts';
 
 /** A server's name: the middle part of its tools' Keel names (`mcp.<server>.<tool>`). */
 export const MCP_SERVER_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
@@ -51,6 +51,12 @@ const HttpTransport = z.strictObject({
    * variable name), so no credential is stored in the configuration.
    */
   headersFromEnv: z.record(z.string(), z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).default({}),
+  /**
+   * Request headers whose values are the tenant's secrets (`{ header, secret: 'secret:NAME',
+   * format }`), revealed at each connect (a rotated secret is used from the next session on) and
+   * audited; never stored in the configuration.
+   */
+  secretHeaders: z.array(SecretHeaderSchema).max(8).default([]),
 });
 
 export const McpServerConfigSchema = z.strictObject({

@@ -15,6 +15,8 @@ import { KeelError, isKeelError } from '../../domain/keel-error.ts';
 import type { Json } from '../../domain/json.ts';
 import type { McpServerConfig } from '../../sdk/mcp-server-config.ts';
 import type { SandboxManager } from '../../sandbox/sandbox-manager.ts';
+import type { EgressRecord, RevealSecret } from '../../sandbox/egress/egress-proxy.ts';
+import { checkOrigin, McpHttpEgress } from './http-egress.ts';
 import { SandboxStdioTransport } from './sandbox-stdio-transport.ts';
 import { serviceProfileOf, serviceRequestOf } from './stdio-sandbox.ts';
 import type { ListedTool } from './tool-pin.ts';
@@ -40,6 +42,10 @@ export interface McpClientPoolOptions {
   env(name: string): string | undefined;
   /** This node's sandbox manager, which runs stdio servers (called at each stdio connect). */
   sandboxes(): SandboxManager;
+  /** Each request to a streamable-HTTP server, allowed or refused (audited by the runtime). */
+  onEgress?: (record: EgressRecord) => void;
+  /** The current value of a tenant's `secret:NAME`, for `secretHeaders` (audited by the runtime). */
+  revealSecret?: RevealSecret;
   idleCloseMs?: number;
   sessionsPerServer?: number;
 }
@@ -63,8 +69,14 @@ export class McpClientPool {
   readonly #connecting = new Map<string, Promise<Session>>();
   #closed = false;
 
+  readonly #http: McpHttpEgress;
+
   constructor(options: McpClientPoolOptions) {
     this.#options = options;
+    this.#http = new McpHttpEgress({
+      allowedOrigins: options.allowedOrigins,
+      onRecord: options.onEgress ?? (() => undefined),
+    });
   }
 
   async listTools(tenantId: string, config: McpServerConfig): Promise<ListedTool[]> {
@@ -116,6 +128,7 @@ export class McpClientPool {
     const all = [...this.#sessions.values()].flat();
     this.#sessions.clear();
     await Promise.all(all.map((s) => this.#drop(s)));
+    await this.#http.close();
   }
 
   /** Open sessions, for tests and metrics. */
@@ -171,14 +184,20 @@ export class McpClientPool {
     const session: Session = { client, inFlight: 0, idleTimer: undefined, closed: false, cleanup };
     // Any transport failure ends the session: the next call reconnects (a stdio server that died
     // is started again).
+    let transportError: unknown;
     client.onclose = () => void this.#retire(key, session);
-    client.onerror = () => void this.#retire(key, session);
+    client.onerror = (error) => {
+      transportError ??= error;
+      void this.#retire(key, session);
+    };
     try {
       await client.connect(transport, { timeout: MCP_CONNECT_TIMEOUT_MS });
     } catch (error) {
       session.closed = true;
       await client.close().catch(() => undefined);
       cleanup();
+      // A refusal of Keel's own (an address the allowlist does not allow) keeps its code.
+      if (isKeelError(transportError)) throw transportError;
       throw new KeelError(
         'mcp_server_unavailable',
         `MCP server ${config.name} could not be started or initialised: ${(error as Error).message}${stderr?.() ? ` (stderr: ${stderr()})` : ''}`,
@@ -211,7 +230,7 @@ export class McpClientPool {
       return { transport, cleanup: () => undefined, stderr: () => transport.stderrTail() };
     }
     const url = new URL(t.url);
-    this.#checkOrigin(url, config.name);
+    checkOrigin(url, { allowedOrigins: this.#options.allowedOrigins, server: config.name });
     const headers: Record<string, string> = {};
     for (const [header, variable] of Object.entries(t.headersFromEnv)) {
       const value = this.#options.env(variable);
@@ -224,27 +243,34 @@ export class McpClientPool {
     }
     const transport = new StreamableHTTPClientTransport(url, {
       requestInit: { headers },
-      // Every request's origin is checked, and a redirect is an error: a server cannot send Keel
-      // (and its headers) somewhere the allowlist does not name.
-      fetch: (input, init) => {
-        this.#checkOrigin(
-          new URL(String(input instanceof Request ? input.url : input)),
-          config.name,
-        );
-        return fetch(input, { ...init, redirect: 'error' });
-      },
+      // Every request's origin and address are checked, and a redirect is an error: a server
+      // cannot send Keel (and its headers) somewhere the allowlist does not name.
+      fetch: this.#http.fetchFor(config.name, tenantId),
     });
+    if (t.secretHeaders.length > 0) {
+      // Revealed when the session starts (the transport's start), so a rotation applies from
+      // the next session; each use is audited by the runtime's revealSecret.
+      const start = transport.start.bind(transport);
+      transport.start = async () => {
+        for (const entry of t.secretHeaders) {
+          const value = await this.#revealSecret(tenantId, entry.secret, {
+            runId: '',
+            executionId: null,
+            via: 'header',
+            destination: url.host,
+          });
+          headers[entry.header.toLowerCase()] = entry.format.replaceAll('{secret}', value);
+        }
+        return start();
+      };
+    }
     return { transport, cleanup: () => undefined };
   }
 
-  #checkOrigin(url: URL, server: string): void {
-    const allowed = this.#options.allowedOrigins;
-    if (allowed === 'any' || allowed.includes(url.origin)) return;
-    throw new KeelError(
-      'mcp_origin_not_allowed',
-      `MCP server ${server}: origin ${url.origin} is not in the allowlist`,
-      { details: { server, origin: url.origin } },
-    );
+  #revealSecret(...args: Parameters<RevealSecret>): Promise<string> {
+    if (this.#options.revealSecret === undefined)
+      throw new KeelError('secrets_unconfigured', 'this node was started without secrets');
+    return this.#options.revealSecret(...args);
   }
 
   #typed(error: unknown, config: McpServerConfig, session: Session): unknown {
