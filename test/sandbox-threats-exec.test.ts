@@ -3,8 +3,8 @@
 // skip with its fix, never a pass). It checks that a command's secret variables never appear on
 // any host command line, that huge arguments are refused before they are journaled, that NUL bytes
 // are refused alike on every tier, that the data directory is private (a process-tier command cannot
-// read keel.db), and that commands entered into a kept namespace sandbox run with no_new_privs and
-// an empty bounding set.
+// read keel.db), that commands entered into a kept namespace sandbox run with no_new_privs and
+// an empty bounding set, and that the namespace tier's seccomp filter refuses what it lists.
 import assert from 'node:assert/strict';
 import {
   chmodSync,
@@ -35,6 +35,13 @@ const KEY = 'exec-threats-test-key-0123456789';
 const TIERS = ['process', 'namespace', 'gvisor'] as const;
 const POLICIES = ['one-shot', 'resident'] as const;
 const RUN_DEADLINE_MS = 120_000;
+/** keyctl, io_uring_setup and getpid, for the seccomp probe. */
+const SYSCALLS = (
+  {
+    x64: { keyctl: 250, ioUringSetup: 425, getpid: 39 },
+    arm64: { keyctl: 219, ioUringSetup: 425, getpid: 172 },
+  } as Partial<Record<string, { keyctl: number; ioUringSetup: number; getpid: number }>>
+)[process.arch];
 /** How often the host's command lines are read while a command runs. */
 const SCAN_EVERY_MS = 5;
 
@@ -241,6 +248,29 @@ describe('exec threats through the built-in tools over HTTP', {
         assert.match(result.stdout, /^NoNewPrivs:\s+1$/m);
         assert.match(result.stdout, /^CapBnd:\s+0000000000000000$/m);
         assert.match(result.stdout, /^CapEff:\s+0000000000000000$/m);
+        // The tier's seccomp filter is on (mode 2), loaded by bwrap or by the entry helper.
+        assert.match(result.stdout, /^Seccomp:\s+2$/m);
+      }
+    });
+
+    test(`namespace ${policy}: the seccomp filter refuses the kernel keyring and io_uring with EPERM`, {
+      skip: skipUnless('namespace') ?? (SYSCALLS === undefined && `no table for ${process.arch}`),
+    }, async () => {
+      for (let call = 0; call < 2; call++) {
+        const result = await run(`exec-namespace-${policy}`, {
+          argv: [
+            '/usr/bin/perl',
+            '-e',
+            // Each call's errno (1 is EPERM; without the filter keyctl says EINVAL or a keyring id).
+            `for my $n (${SYSCALLS!.keyctl}, ${SYSCALLS!.ioUringSetup}, ${SYSCALLS!.getpid}) { my $r = syscall($n, 0, 0, 0, 0, 0); print $r < 0 ? $!+0 : 'ok', "\\n" }`,
+          ],
+        });
+        assert.equal(result.ok, true, JSON.stringify(result));
+        assert.deepEqual(
+          result.stdout.trim().split('\n'),
+          ['1', '1', 'ok'],
+          JSON.stringify(result),
+        );
       }
     });
   }

@@ -3,10 +3,12 @@
 // and nsenter (util-linux before 2.39) cannot keep the capabilities needed to drop it again, so the
 // command would run without no_new_privs and with every capability bounded in. This helper does
 // the setns calls itself and then, still holding capabilities inside the sandbox's user namespace,
-// sets no_new_privs, empties the bounding set, becomes the sandbox uid and execs the command. It
+// sets no_new_privs, empties the bounding set, becomes the sandbox uid, loads the tier's seccomp
+// filter (seccomp-filter.ts, the same bwrap loads for one-shot commands) and execs the command. It
 // never runs anything of its own after that exec; it only waits and passes the exit status on.
 import { SANDBOX_WORKSPACE } from './driver.ts';
 import { PERL, RESTORE_ENV_PERL } from './env-carrier.ts';
+import { seccompFilter } from './seccomp-filter.ts';
 
 /**
  * Syscall numbers per architecture (setns, prctl, setgroups, setresgid, setresuid), from the
@@ -18,7 +20,7 @@ my %nr = (x86_64 => [308, 157, 116, 119, 117], aarch64 => [268, 167, 159, 149, 1
 my $arch = (POSIX::uname())[4];
 my $t = $nr{$arch} or die "keel-enter: unsupported architecture $arch\n";
 my ($SETNS, $PRCTL, $SETGROUPS, $SETRESGID, $SETRESUID) = @$t;
-my ($pid, $id, $cwd, @argv) = @ARGV;
+my ($pid, $id, $cwd, $seccomp, @argv) = @ARGV;
 $id += 0;
 # The program's variables arrive prefixed, so none of them (LD_PRELOAD, PERL5OPT, BASH_ENV…) acts on
 # the launcher, prlimit or this helper, which run as root on the host.
@@ -46,6 +48,12 @@ if ($child == 0) {
   syscall($SETRESGID, $id, $id, $id) == 0 or die "keel-enter: setresgid: $!\n";
   syscall($SETRESUID, $id, $id, $id) == 0 or die "keel-enter: setresuid: $!\n";
   chdir($cwd) or die "keel-enter: chdir $cwd: $!\n";
+  # The tier's seccomp filter (struct sock_filter[] as hex; empty: none), last: nothing after it but exec.
+  if (length $seccomp) {
+    my $filter = pack('H*', $seccomp);
+    my $fprog = pack('S x![P] P', length($filter) / 8, $filter);
+    syscall($PRCTL, 22, 2, $fprog, 0, 0) == 0 or die "keel-enter: seccomp: $!\n";
+  }
   { no warnings qw(exec); exec { $argv[0] } @argv; }
   print STDERR "keel-enter: $argv[0]: $!\n";
   POSIX::_exit($!{ENOENT} ? 127 : 126);
@@ -64,8 +72,20 @@ POSIX::_exit($status >> 8);
 
 /**
  * The command line that runs `argv` inside the namespaces of `holderPid` as `uid` (and gid), in the
- * workspace, with no_new_privs and an empty bounding set.
+ * workspace, with no_new_privs, an empty bounding set and the tier's seccomp filter.
  */
 export function enterArgv(holderPid: number, uid: number, argv: string[]): string[] {
-  return [PERL, '-e', SCRIPT, '--', String(holderPid), String(uid), SANDBOX_WORKSPACE, ...argv];
+  return [
+    PERL,
+    '-e',
+    SCRIPT,
+    '--',
+    String(holderPid),
+    String(uid),
+    SANDBOX_WORKSPACE,
+    SECCOMP_HEX,
+    ...argv,
+  ];
 }
+
+const SECCOMP_HEX = seccompFilter()?.toString('hex') ?? '';

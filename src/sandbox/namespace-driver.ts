@@ -7,7 +7,8 @@
 // The program's variables reach bwrap through a pipe (--args), never its command line, which every
 // host user can read in /proc. When the environment keeps processes between calls, a holder (`sleep
 // infinity` under bwrap) owns the namespaces and each command enters them through enter-namespaces
-// (no_new_privs, empty bounding set, variables never seen by the host-side launchers).
+// (no_new_privs, empty bounding set, variables never seen by the host-side launchers). Every program
+// runs under the tier's seccomp filter (seccomp-filter.ts), loaded by bwrap or by the entry helper.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -39,6 +40,7 @@ import {
   type EnvironmentParts,
 } from './environment-base.ts';
 import { maskedStdio } from './inherited-fds.ts';
+import { seccompFilter } from './seccomp-filter.ts';
 import { launch, type ExecResult } from './launch.ts';
 import { tierAvailability } from './tiers.ts';
 
@@ -62,6 +64,10 @@ const ETC_ENTRIES = [
 const BWRAP_START_TIMEOUT_MS = 10_000;
 /** The descriptor bwrap reads the program's variables from (`--args`). */
 const ARGS_FD = 5;
+/** The descriptor bwrap reads the seccomp filter from (`--seccomp`). */
+const SECCOMP_FD = 6;
+/** This host's filter (undefined: no table for its architecture, no filter). */
+const SECCOMP = seccompFilter();
 
 export class NamespaceDriver implements SandboxDriver {
   readonly tier = 'namespace' as const;
@@ -232,6 +238,7 @@ class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironme
       '3',
       '--block-fd',
       '4',
+      ...(SECCOMP === undefined ? [] : ['--seccomp', String(SECCOMP_FD)]),
       '--',
       ...(this.spec.egress === undefined ? program : behindRelay(program)),
     ];
@@ -244,12 +251,15 @@ class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironme
         env: {},
         cwd: '/',
         detached: true,
-        stdio: maskedStdio(['pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe']),
+        stdio: maskedStdio(['pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe']),
       },
     );
     const envPipe = (child.stdio as unknown as Writable[])[ARGS_FD]!;
     envPipe.on('error', () => undefined); // bwrap gone early: its exit is reported below
     envPipe.end(envArgsData(env));
+    const seccompPipe = (child.stdio as unknown as Writable[])[SECCOMP_FD]!;
+    seccompPipe.on('error', () => undefined);
+    seccompPipe.end(SECCOMP ?? Buffer.alloc(0));
     const info = child.stdio[3] as Readable;
     const block = child.stdio[4] as Writable;
     // bwrap closes both ends once it has used them; a reset then is expected, not an error.
