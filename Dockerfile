@@ -15,7 +15,7 @@ COPY package.json package-lock.json ./
 # --ignore-scripts: `prepare` (the build) runs below, once the sources are here.
 RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
-COPY scripts ./scripts
+COPY scripts/build.ts ./scripts/build.ts
 COPY src ./src
 COPY web ./web
 COPY bin ./bin
