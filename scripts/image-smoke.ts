@@ -126,8 +126,8 @@ async function baseImage(): Promise<string> {
   }
   const inputs = findBaseInputs(ROOT, process.env);
   const tag = baseImageTag(inputs);
-  const exists = (await podman(['image', 'exists', tag])).code === 0;
-  if (exists && !NO_CACHE) {
+  const previous = await imageId(tag);
+  if (previous !== undefined && !NO_CACHE) {
     ok('base image', `${tag} cached (Node ${inputs.nodeVersion}, npm ${inputs.npmVersion})`);
     return tag;
   }
@@ -137,6 +137,7 @@ async function baseImage(): Promise<string> {
   );
   await buildBaseImage(inputs, tag, (line) => say(`      ${line}`));
   await podmanOk(['tag', tag, 'localhost/keel-node-base:24'], 'tag the base image');
+  if (previous !== undefined) await podman(['rmi', previous]); // replaced under --no-cache
   ok('base image', `${tag} built in ${elapsed(since)}`);
   return tag;
 }
