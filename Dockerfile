@@ -1,23 +1,27 @@
 # Keel's container image: one image for every role (`keel server`, `keel worker`, `keel migrate`, `keel dev`).
 # Build:  podman build -t keel .   (or docker build)
+#         The base image is a build argument: --build-arg NODE_IMAGE=<a Node 24 Debian image> where docker.io is not
+#         reachable (scripts/image-smoke.ts builds one with mmdebstrap; see docs/guides/deploy.md).
 # Run:    see deploy/compose.yaml and deploy/kubernetes/, and docs/guides/deploy.md.
 #
 # Stage 1 installs every dependency and compiles dist/ (the TypeScript library and CLI, and the dashboard with
 # Vite); stage 2 keeps only the production dependencies, dist/, bin/ and the example agents, on Node 24.
 
-FROM docker.io/library/node:24-bookworm-slim AS build
+ARG NODE_IMAGE=docker.io/library/node:24-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # --ignore-scripts: `prepare` (the build) runs below, once the sources are here.
 RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
-COPY scripts ./scripts
+COPY scripts/build.ts ./scripts/build.ts
 COPY src ./src
 COPY web ./web
 COPY bin ./bin
 RUN node scripts/build.ts && npm prune --omit=dev --no-audit --no-fund --ignore-scripts
 
-FROM docker.io/library/node:24-bookworm-slim
+FROM ${NODE_IMAGE}
 # bubblewrap: the `namespace` sandbox tier (the container must be allowed to create namespaces for it: see
 # docs/guides/deploy.md); without it sandboxes fall back as `keel doctor` explains.
 RUN apt-get update \

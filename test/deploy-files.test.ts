@@ -155,7 +155,15 @@ test('the image: multi-stage on Node 24, the compiled dist/ and production depen
   const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
   const stages = [...dockerfile.matchAll(/^FROM\s+(\S+)/gm)].map((m) => m[1]);
   assert.equal(stages.length, 2);
-  for (const image of stages) assert.match(image!, /node:24/);
+  // Both stages are on the base image argument (replaceable where docker.io is not reachable), which defaults to
+  // the official Node 24 image and is declared before the first FROM, where a FROM can read it.
+  for (const image of stages) assert.equal(image, '$' + '{NODE_IMAGE}');
+  const arg = /^ARG NODE_IMAGE=(\S+)$/m.exec(dockerfile);
+  assert.equal(arg?.[1], 'docker.io/library/node:24-bookworm-slim');
+  assert.ok(
+    arg!.index < dockerfile.search(/^FROM /m),
+    'ARG NODE_IMAGE comes before the first FROM',
+  );
   assert.match(dockerfile, /RUN node scripts\/build\.ts && npm prune --omit=dev/);
   assert.match(dockerfile, /COPY --from=build \/app\/dist \.\/dist/);
   assert.match(dockerfile, /^USER node$/m);
