@@ -7,14 +7,13 @@
 // Agents SDK (a tool, a handoff to another agent, its tool). The AI SDK's streamText example then
 // runs in the restarted process.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { startFakeOpenAi, type FakeProviderServer } from './support/fake-openai-server.ts';
 import type { FakeBehaviour } from './support/fake-provider-core.ts';
-import { freePort, startKeelProcess, type KeelProcess } from './support/keel-process.ts';
+import { keelScene, type KeelScene } from './support/keel-scene.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const AGENTS = join(ROOT, 'test/fixtures/adapter-agents.ts');
@@ -55,17 +54,11 @@ async function fakeProvider(t: TestContext, script: Script): Promise<FakeProvide
   return fake;
 }
 
-interface Scene {
-  dir: string;
+interface Scene extends KeelScene {
   outbox: string;
-  start(): Promise<KeelProcess>;
-  api(method: string, path: string, body?: unknown): Promise<any>;
 }
 
 async function scene(t: TestContext, fake: FakeProviderServer): Promise<Scene> {
-  const dir = mkdtempSync(join(tmpdir(), 'keel-adapters-'));
-  const port = await freePort();
-  const modelsFile = join(dir, 'keel.models.json');
   const model = (name: string) => ({
     name,
     provider: 'openai',
@@ -73,43 +66,26 @@ async function scene(t: TestContext, fake: FakeProviderServer): Promise<Scene> {
     baseUrl: `${fake.url}/v1`,
     apiKeyEnv: 'TEST_PROVIDER_KEY',
   });
-  writeFileSync(modelsFile, JSON.stringify({ models: [model('assistant'), model('desk-model')] }));
-  let keel: KeelProcess | undefined;
-  t.after(async () => {
-    await keel?.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
+  const s = await keelScene(t, {
+    agents: AGENTS,
+    apiKey: API_KEY,
+    prefix: 'keel-adapters-',
+    startupTimeoutMs: STARTUP_TIMEOUT_MS,
+    env: (dir) => {
+      const modelsFile = join(dir, 'keel.models.json');
+      if (!existsSync(modelsFile))
+        writeFileSync(
+          modelsFile,
+          JSON.stringify({ models: [model('assistant'), model('desk-model')] }),
+        );
+      return {
+        KEEL_MODELS_FILE: modelsFile,
+        TEST_PROVIDER_KEY: 'sk-test-0123456789',
+        EXAMPLE_OUTBOX: join(dir, 'outbox.jsonl'),
+      };
+    },
   });
-  const s: Scene = {
-    dir,
-    outbox: join(dir, 'outbox.jsonl'),
-    async start() {
-      keel = await startKeelProcess({
-        agents: AGENTS,
-        dataDir: join(dir, 'data'),
-        port,
-        apiKey: API_KEY,
-        startupTimeoutMs: STARTUP_TIMEOUT_MS,
-        env: {
-          KEEL_MODELS_FILE: modelsFile,
-          TEST_PROVIDER_KEY: 'sk-test-0123456789',
-          EXAMPLE_OUTBOX: s.outbox,
-        },
-      });
-      return keel;
-    },
-    async api(method, path, body) {
-      const res = await fetch(keel!.url + path, {
-        method,
-        headers: {
-          authorization: `Bearer ${API_KEY}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      return res.json();
-    },
-  };
-  return s;
+  return Object.assign(s, { outbox: join(s.dir, 'outbox.jsonl') });
 }
 
 async function until<T>(
@@ -134,7 +110,7 @@ const sent = (s: Scene): string[] =>
  */
 async function crashMidLoop(s: Scene, fake: FakeProviderServer, agent: string, script: Script) {
   const keel = await s.start();
-  const created = await s.api('POST', '/v1/runs', { agent, input: { prompt: 'go' } });
+  const created = (await s.api('POST', '/v1/runs', { agent, input: { prompt: 'go' } })).body;
   assert.ok(created.id, JSON.stringify(created));
   await until('the held model call', () =>
     fake.requests.some((r) => assistantTurns(r.body) === script.holdTurn) && fake.open > 0
@@ -147,7 +123,7 @@ async function crashMidLoop(s: Scene, fake: FakeProviderServer, agent: string, s
   assert.equal(keel.child.signalCode, 'SIGKILL');
   await s.start();
   const run = await until('the run to end', async () => {
-    const r = await s.api('GET', `/v1/runs/${created.id}`);
+    const r = (await s.api('GET', `/v1/runs/${created.id}`)).body;
     return ['succeeded', 'failed', 'cancelled'].includes(r.status) ? r : undefined;
   });
   return { run, before, sentBefore, id: created.id as string };
@@ -216,7 +192,7 @@ test('Vercel AI SDK: a generateText loop killed mid-loop resumes without re-send
     .map((m: any) => JSON.parse(m.content));
   assert.deepEqual(toolResults[0], { city: 'Paris', sky: 'sunny', celsius: 21 });
   assert.equal(toolResults[1].sent, true);
-  const steps = (await s.api('GET', `/v1/runs/${id}/steps`)).steps as any[];
+  const steps = (await s.api('GET', `/v1/runs/${id}/steps`)).body.steps as any[];
   assert.deepEqual(
     steps.map((step) => `${step.kind}:${step.name}`),
     [
@@ -229,12 +205,14 @@ test('Vercel AI SDK: a generateText loop killed mid-loop resumes without re-send
   );
   // The same loop with streamText, in the restarted process's isolate: the model's stream parts
   // come from each completed call.
-  const streamed = await s.api('POST', '/v1/runs', {
-    agent: 'weather-mailer-streaming',
-    input: { prompt: 'go' },
-  });
+  const streamed = (
+    await s.api('POST', '/v1/runs', {
+      agent: 'weather-mailer-streaming',
+      input: { prompt: 'go' },
+    })
+  ).body;
   const streamedRun = await until('the streamed run to end', async () => {
-    const r = await s.api('GET', `/v1/runs/${streamed.id}`);
+    const r = (await s.api('GET', `/v1/runs/${streamed.id}`)).body;
     return ['succeeded', 'failed', 'cancelled'].includes(r.status) ? r : undefined;
   });
   assert.equal(streamedRun.status, 'succeeded', JSON.stringify(streamedRun));
@@ -294,7 +272,7 @@ test('OpenAI Agents SDK: a run with a handoff killed mid-loop resumes without re
   assert.deepEqual(toolsOf(third!.body), ['email_forecast']);
   const last = fake.requests.at(-1)!.body;
   assert.match(systemOf(last), /email the forecast/);
-  const steps = (await s.api('GET', `/v1/runs/${id}/steps`)).steps as any[];
+  const steps = (await s.api('GET', `/v1/runs/${id}/steps`)).body.steps as any[];
   assert.deepEqual(
     steps.map((step) => `${step.kind}:${step.name}`),
     [

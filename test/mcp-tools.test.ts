@@ -6,22 +6,13 @@
 // effect becomes an unknown outcome resolved with `keel runs resolve`.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  chownSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, existsSync, mkdirSync, readFileSync, chownSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { sweepStaleSandboxes } from '../src/sandbox/stale-sweep.ts';
-import { freePort, startKeelProcess, type KeelProcess } from './support/keel-process.ts';
+import { freePort } from './support/keel-process.ts';
+import { keelScene, type KeelScene } from './support/keel-scene.ts';
 
 const AGENTS = fileURLToPath(new URL('./fixtures/mcp-agents.ts', import.meta.url));
 const MAIN = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
@@ -33,67 +24,14 @@ const ADMIN = 'mcp-tools-admin-key-0123456789';
 const bwrapUsable =
   process.platform === 'linux' && existsSync('/usr/bin/bwrap') && process.getuid?.() === 0;
 
-interface Scene {
-  dir: string;
-  port: number;
-  keel: KeelProcess | undefined;
-  start(env?: Record<string, string>): Promise<KeelProcess>;
-  api(
-    method: string,
-    path: string,
-    body?: unknown,
-    key?: string,
-  ): Promise<{ status: number; body: any }>;
-  until(id: string, predicate: (run: any) => boolean): Promise<any>;
-}
-
-async function scene(t: TestContext): Promise<Scene> {
-  const dir = mkdtempSync(join(tmpdir(), 'keel-mcp-'));
-  chmodSync(dir, 0o711); // sandbox uids traverse it to their workspaces
-  const s: Scene = {
-    dir,
-    port: await freePort(),
-    keel: undefined,
-    async start(env = {}) {
-      s.keel = await startKeelProcess({
-        agents: AGENTS,
-        dataDir: join(dir, 'data'),
-        port: s.port,
-        apiKey: KEY,
-        env: { KEEL_ADMIN_KEY: ADMIN, ...env },
-      });
-      return s.keel;
-    },
-    async api(method, path, body, key = KEY) {
-      const res = await fetch(s.keel!.url + path, {
-        method,
-        headers: {
-          authorization: `Bearer ${key}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      const text = await res.text();
-      return { status: res.status, body: text === '' ? null : JSON.parse(text) };
-    },
-    async until(id, predicate) {
-      const deadline = Date.now() + 60_000;
-      for (;;) {
-        const run = (await s.api('GET', `/v1/runs/${id}`)).body;
-        if (predicate(run)) return run;
-        if (Date.now() > deadline) throw new Error(`run ${id} stuck: ${JSON.stringify(run)}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    },
-  };
-  t.after(async () => {
-    await s.keel?.kill('SIGKILL');
-    // The killed Keel's sandboxed servers (their cgroups and mounted workspaces) are left behind,
-    // as a crash leaves them: sweep them as the next start would, then remove the directory.
-    await sweepStaleSandboxes(join(dir, 'data', 'sandboxes'));
-    rmSync(dir, { recursive: true, force: true });
+function scene(t: TestContext): Promise<KeelScene> {
+  return keelScene(t, {
+    agents: AGENTS,
+    apiKey: KEY,
+    prefix: 'keel-mcp-',
+    env: () => ({ KEEL_ADMIN_KEY: ADMIN }),
+    untilMs: 60_000,
   });
-  return s;
 }
 
 const textOf = (answer: any): string => answer.content.map((c: any) => c.text ?? '').join('');

@@ -5,13 +5,13 @@
 // CLI's `keel runs resolve --as retry` lets the run finish.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { freePort, startKeelProcess, type KeelProcess } from './support/keel-process.ts';
+import type { KeelProcess } from './support/keel-process.ts';
+import { keelScene, type KeelScene } from './support/keel-scene.ts';
 import { skipUnless } from './support/sandbox.ts';
 
 const AGENTS = fileURLToPath(new URL('./fixtures/exec-effect-agents.ts', import.meta.url));
@@ -21,65 +21,34 @@ const KEY = 'exec-effects-test-key-0123456789';
 const SCRIPT = 'touch started; sleep 2; echo done';
 const DEADLINE_MS = 60_000;
 
-interface Scene {
+interface Scene extends KeelScene {
   keel: KeelProcess;
-  api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
-  until(id: string, predicate: (run: any) => boolean): Promise<any>;
-  restart(): Promise<void>;
   /** Resolves once a sandbox is running the command (its mark is in a workspace). */
   commandStarted(): Promise<void>;
 }
 
 async function scene(t: TestContext): Promise<Scene> {
-  const base = mkdtempSync(join(tmpdir(), 'keel-exec-fx-'));
-  chmodSync(base, 0o711);
-  const dataDir = join(base, 'data');
-  const port = await freePort();
-  const start = () => startKeelProcess({ agents: AGENTS, dataDir, port, apiKey: KEY });
-  const s: Scene = {
-    keel: await start(),
-    async api(method, path, body) {
-      const res = await fetch(s.keel.url + path, {
-        method,
-        headers: {
-          authorization: `Bearer ${KEY}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      return { status: res.status, body: await res.json() };
-    },
-    async until(id, predicate) {
-      const deadline = Date.now() + DEADLINE_MS;
-      for (;;) {
-        const run = (await s.api('GET', `/v1/runs/${id}`)).body;
-        if (predicate(run)) return run;
-        if (Date.now() > deadline)
-          throw new Error(`run ${id} stuck: ${JSON.stringify(run)}\n${s.keel.output()}`);
-        await new Promise((r) => setTimeout(r, 25));
-      }
-    },
-    async restart() {
-      await s.keel.kill('SIGKILL');
-      s.keel = await start();
-    },
+  const s = await keelScene(t, {
+    agents: AGENTS,
+    apiKey: KEY,
+    prefix: 'keel-exec-fx-',
+    untilMs: DEADLINE_MS,
+  });
+  await s.start();
+  return Object.assign(s as KeelScene & { keel: KeelProcess }, {
     async commandStarted() {
-      const root = join(dataDir, 'sandboxes');
+      const root = join(s.dataDir, 'sandboxes');
       const deadline = Date.now() + DEADLINE_MS;
       const marked = () =>
         existsSync(root) &&
         readdirSync(root).some((name) => existsSync(join(root, name, 'started')));
       while (!marked()) {
-        if (Date.now() > deadline) throw new Error(`the command never started\n${s.keel.output()}`);
+        if (Date.now() > deadline)
+          throw new Error(`the command never started\n${s.keel?.output()}`);
         await new Promise((r) => setTimeout(r, 10));
       }
     },
-  };
-  t.after(async () => {
-    await s.keel.kill('SIGKILL');
-    rmSync(base, { recursive: true, force: true });
   });
-  return s;
 }
 
 async function killedMidCommand(s: Scene, agent: string, input: object): Promise<string> {

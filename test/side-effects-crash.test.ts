@@ -3,75 +3,36 @@
 // effects are reconciled through their query hook (found / not found / error) or parked as unknown,
 // and every resolve action works, with its 409s.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { freePort, startKeelProcess, type KeelProcess } from './support/keel-process.ts';
+import { keelScene, type KeelScene } from './support/keel-scene.ts';
 
 const AGENTS = fileURLToPath(new URL('./fixtures/effect-agents.ts', import.meta.url));
 const KEY = 'effects-test-key';
 
-interface Scene {
-  dir: string;
-  port: number;
-  keel: KeelProcess | undefined;
-  start(env?: Record<string, string>): Promise<KeelProcess>;
-  api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
+interface Scene extends KeelScene {
+  /** The side effects the fixture's tools performed, one line each. */
   ledger(): string[];
-  until(id: string, predicate: (run: any) => boolean): Promise<any>;
 }
 
 async function scene(t: TestContext): Promise<Scene> {
-  const dir = mkdtempSync(join(tmpdir(), 'keel-effects-'));
-  const s: Scene = {
-    dir,
-    port: await freePort(),
-    keel: undefined,
-    async start(env = {}) {
-      s.keel = await startKeelProcess({
-        agents: AGENTS,
-        dataDir: join(dir, 'data'),
-        port: s.port,
-        apiKey: KEY,
-        env: { KEEL_TEST_LEDGER: join(dir, 'ledger'), ...env },
-      });
-      return s.keel;
-    },
-    async api(method, path, body) {
-      const res = await fetch(s.keel!.url + path, {
-        method,
-        headers: {
-          authorization: `Bearer ${KEY}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      return { status: res.status, body: await res.json() };
-    },
+  const keel = await keelScene(t, {
+    agents: AGENTS,
+    apiKey: KEY,
+    prefix: 'keel-effects-',
+    env: (dir) => ({ KEEL_TEST_LEDGER: join(dir, 'ledger') }),
+  });
+  return Object.assign(keel, {
     ledger: () => {
       try {
-        return readFileSync(join(dir, 'ledger'), 'utf8').split('\n').filter(Boolean);
+        return readFileSync(join(keel.dir, 'ledger'), 'utf8').split('\n').filter(Boolean);
       } catch {
         return [];
       }
     },
-    async until(id, predicate) {
-      const deadline = Date.now() + 30_000;
-      for (;;) {
-        const run = (await s.api('GET', `/v1/runs/${id}`)).body;
-        if (predicate(run)) return run;
-        if (Date.now() > deadline) throw new Error(`run ${id} stuck: ${JSON.stringify(run)}`);
-        await new Promise((r) => setTimeout(r, 25));
-      }
-    },
-  };
-  t.after(async () => {
-    await s.keel?.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
   });
-  return s;
 }
 
 /**
