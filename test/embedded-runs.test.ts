@@ -3,10 +3,11 @@
 // and on a fresh Postgres database; plus what only the embedded entry has: its isolation rule, its
 // optional HTTP API on the same store, and `await using`.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { createKeelClient } from '../src/client/index.ts';
 import { isKeelError, KeelError, startKeel, type EmbeddedKeel } from '../src/embedded/index.ts';
 import type { AgentDefinition } from '../src/sdk/types.ts';
@@ -91,6 +92,25 @@ test('embedded: the HTTP API, when asked, serves the same runs; await using clos
       await again.close();
     }
     await outer?.close(); // idempotent
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('keel/embedded as built (package.json exports) starts Keel and runs an agent', {
+  skip:
+    !existsSync(fileURLToPath(new URL('../dist/embedded/index.js', import.meta.url))) &&
+    process.env.CI !== 'true' &&
+    'dist/ is not built (npm run build)',
+}, async () => {
+  const entry = 'keel/embedded'; // resolved through package.json exports, to dist/
+  const built = (await import(entry)) as typeof import('../src/embedded/index.ts');
+  const dir = mkdtempSync(join(tmpdir(), 'keel-embedded-'));
+  try {
+    await using keel = await built.startKeel({ agents: SUITE_AGENTS, dataDir: dir });
+    const outcome = await keel.runs.createAndWait({ agent: 'echo', input: 1 }, { waitMs: 30_000 });
+    assert.equal(outcome.done, true);
+    assert.deepEqual(outcome.run.result, { echo: 1 });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
