@@ -12,6 +12,7 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { createHistogram } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -59,6 +60,8 @@ const RESULTS_PATH = join(fileURLToPath(new URL('.', import.meta.url)), 'RESULTS
 interface SystemResult {
   system: string;
   store: string;
+  /** The machine's 1-minute load average as this system's measurement began (2 cores: 2 is full). */
+  loadAtStart: number;
   latency: LatencySummary;
   throughput: LoadMeasurement;
   postgres: PostgresFigures | undefined;
@@ -142,6 +145,7 @@ function runInChild(system: SystemName, out: string): Promise<void> {
 }
 
 async function runChild(system: SystemName, out: string): Promise<void> {
+  const loadAtStart = Math.round(loadavg()[0]! * 100) / 100;
   const underTest = await open(system);
   try {
     const latency = await loneRunLatency(underTest);
@@ -154,8 +158,12 @@ async function runChild(system: SystemName, out: string): Promise<void> {
       label: underTest.label,
       counters: underTest.counters,
       runWorkflow: () => underTest.runWorkflow(),
-      atWindowStart: async () => void (startPg = await meter?.sample()),
-      atWindowEnd: async () => void (endPg = await meter?.sample()),
+      atWindowStart: async () => {
+        startPg = await meter?.sample();
+      },
+      atWindowEnd: async () => {
+        endPg = await meter?.sample();
+      },
     });
     progress(
       `${underTest.label}: ${throughput.stepsPerSec} durable steps/s, ${throughput.workflowsPerSec} workflows/s`,
@@ -165,6 +173,7 @@ async function runChild(system: SystemName, out: string): Promise<void> {
     const result: SystemResult = {
       system: underTest.label,
       store: underTest.store,
+      loadAtStart,
       latency,
       throughput,
       postgres,
@@ -288,7 +297,6 @@ async function openLangGraph(counters: ShapeCounters): Promise<UnderTest> {
   await saver.setup();
   const State = Annotation.Root({ n: Annotation<number>, previousEnded: Annotation<number> });
   // Five nodes in a line; each reports its start like the other systems' steps do.
-  // biome-ignore lint/suspicious/noExplicitAny: the builder's type grows with each node added
   let builder: any = new StateGraph(State);
   for (let i = 0; i < STEPS_PER_RUN; i += 1)
     builder = builder.addNode(`step-${i}`, (state: typeof State.State) => {
@@ -341,24 +349,22 @@ function render(
     'Throughput: workflows of 5 sequential durable steps with trivial bodies, 50 in flight, a warm-up, then',
     'a counted window (the shape of sections 6 and 7).',
     '',
-    '| System | Store | Lone run p50 | p99 | Durable steps/s | Workflows/s | Step gap p50 / p99 | Postgres transactions per step | Client CPU |',
-    '|---|---|---|---|---|---|---|---|---|',
+    '| System | Store | Lone run p50 | p99 | Durable steps/s | Workflows/s (window) | Step gap p50 / p99 | Postgres transactions per step | Client CPU | Load at start |',
+    '|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const r of results) {
     if ('skipped' in r) {
-      lines.push(`| ${r.system} | — | skipped: ${r.skipped} | | | | | | |`);
+      lines.push(`| ${r.system} | — | skipped: ${r.skipped} | | | | | | | |`);
       continue;
     }
     const t = r.throughput;
     lines.push(
-      `| ${r.system} | ${r.store} | ${r.latency.p50Ms} ms | ${r.latency.p99Ms} ms | ${t.stepsPerSec}${t.cutShort ? ' (window cut short)' : ''} | ${t.workflowsPerSec} | ${t.stepGap.p50Ms} / ${t.stepGap.p99Ms} ms | ${r.postgres?.transactionsPerStep ?? '—'} | ${t.clientCpuUserPct + t.clientCpuSystemPct}% |`,
+      `| ${r.system} | ${r.store} | ${r.latency.p50Ms} ms | ${r.latency.p99Ms} ms | ${t.stepsPerSec} | ${t.workflowsPerSec} (${t.workflows}${t.cutShort ? ', cut short at 60 s' : ''}) | ${t.stepGap.p50Ms} / ${t.stepGap.p99Ms} ms | ${r.postgres?.transactionsPerStep ?? '—'} | ${t.clientCpuUserPct + t.clientCpuSystemPct}% | ${r.loadAtStart} |`,
     );
   }
-  lines.push(
-    '',
-    `Window: ${results.map((r) => ('skipped' in r ? '' : `${r.throughput.workflows} workflows`)).find(Boolean) ?? '—'} per system${results.some((r) => !('skipped' in r) && r.throughput.failedLanes > 0) ? '; some lanes failed (see the raw output)' : ''}.`,
-    '',
-  );
+  const failed = results.some((r) => !('skipped' in r) && r.throughput.failedLanes > 0);
+  if (failed) lines.push('', 'Some lanes failed: see the raw output.');
+  lines.push('');
   return `${lines.join('\n')}\n`;
 }
 

@@ -100,8 +100,12 @@ export async function measureShape(options: ShapeOptions): Promise<ShapeMeasurem
   let endPg: PostgresSample | undefined;
   const load = await measureLoad({
     ...options,
-    atWindowStart: async () => void (startPg = await options.meter.sample()),
-    atWindowEnd: async () => void (endPg = await options.meter.sample()),
+    atWindowStart: async () => {
+      startPg = await options.meter.sample();
+    },
+    atWindowEnd: async () => {
+      endPg = await options.meter.sample();
+    },
   });
   return { ...load, postgres: options.meter.figures(startPg!, endPg!, load.steps) };
 }
