@@ -24,6 +24,7 @@ import pg from 'pg';
 import { startKeel } from '../src/embedded/index.ts';
 import { defineAgent } from '../src/index.ts';
 import { measureLoad, ShapeCounters, type LoadMeasurement } from './postgres-shape.ts';
+import { dbosVersion, registerFiveSteps } from './scenarios/dbos-reference.ts';
 import {
   benchDatabaseUrl,
   createFreshDatabase,
@@ -252,22 +253,7 @@ async function openKeel(system: SystemName, counters: ShapeCounters): Promise<Un
 
 async function openDbos(counters: ShapeCounters): Promise<UnderTest> {
   await createFreshDatabase(DATABASE);
-  async function benchFiveSteps(): Promise<number> {
-    let previousEnded: number | undefined;
-    for (let i = 0; i < STEPS_PER_RUN; i++) {
-      await DBOS.runStep(
-        async () => {
-          counters.stepStarted(previousEnded);
-          previousEnded = performance.now();
-          return i;
-        },
-        { name: `step-${i}` },
-      );
-      counters.steps++;
-    }
-    return STEPS_PER_RUN;
-  }
-  const workflow = DBOS.registerWorkflow(benchFiveSteps, { name: 'bench-five-steps' });
+  const workflow = registerFiveSteps(counters);
   DBOS.setConfig({
     name: 'keel-bench-embedded',
     systemDatabaseUrl: benchDatabaseUrl(DATABASE),
@@ -277,7 +263,7 @@ async function openDbos(counters: ShapeCounters): Promise<UnderTest> {
   await DBOS.launch();
   const meter = await PostgresMeter.open(DATABASE);
   return {
-    label: `DBOS Transact ${packageVersion('@dbos-inc/dbos-sdk')}`,
+    label: `DBOS Transact ${dbosVersion()}`,
     store: 'Postgres',
     counters,
     meter,

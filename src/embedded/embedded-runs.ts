@@ -36,7 +36,8 @@ import {
   ResolveBody,
 } from '../api/schemas.ts';
 import { eventView, runView } from '../api/views.ts';
-import { KeelApiError, KeelProtocolError, KeelWaitTimeoutError } from '../client/errors.ts';
+import { KeelApiError, KeelWaitTimeoutError } from '../client/errors.ts';
+import { listAllRuns } from '../client/list-all.ts';
 import type {
   CallOptions,
   CreateOptions,
@@ -67,9 +68,6 @@ import { KeelError, isKeelError } from '../domain/keel-error.ts';
 import type { TenantRecord } from '../domain/records.ts';
 import { isTerminal } from '../domain/run-status.ts';
 import type { LiveDeltas } from '../models/live-deltas.ts';
-
-/** listAll() stops here rather than paging forever (as the HTTP transport does). */
-const LIST_ALL_MAX_PAGES = 10_000;
 
 export interface EmbeddedRunsDeps extends RunOperationsDeps {
   tenant: TenantRecord;
@@ -182,21 +180,11 @@ export class EmbeddedRuns implements KeelRuns {
     });
   }
 
-  async *listAll(
+  listAll(
     filter: Omit<ListRunsFilter, 'cursor'> = {},
     options: CallOptions = {},
   ): AsyncGenerator<Run, void, undefined> {
-    let cursor: string | undefined;
-    for (let page = 0; page < LIST_ALL_MAX_PAGES; page += 1) {
-      const result = await this.list(
-        cursor === undefined ? filter : { ...filter, cursor },
-        options,
-      );
-      yield* result.runs;
-      if (result.nextCursor === null) return;
-      cursor = result.nextCursor;
-    }
-    throw new KeelProtocolError(`more than ${LIST_ALL_MAX_PAGES} pages of runs`);
+    return listAllRuns((f, o) => this.list(f, o), filter, options);
   }
 
   result(id: string, options: ResultOptions = {}): Promise<RunOutcome> {
