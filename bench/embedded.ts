@@ -331,7 +331,7 @@ function render(
     'checkpointer needs the better-sqlite3 native addon, which cannot be used here. DBOS and LangGraph.js',
     `hold up to ${POOL_SIZE} connections; Keel on Postgres its own default pool.`,
     '',
-    `Lone run: one 5-step workflow at a time on an idle system, submit → result (${quick ? LATENCY_RUNS.quick : LATENCY_RUNS.full} runs after a warm-up).`,
+    `Lone run: one 5-step workflow at a time (none other in the system), submit → result (${quick ? LATENCY_RUNS.quick : LATENCY_RUNS.full} runs after a warm-up).`,
     'Throughput: workflows of 5 sequential durable steps with trivial bodies, 50 in flight, a warm-up, then',
     'a counted window (the shape of sections 6 and 7).',
     '',
@@ -348,6 +348,11 @@ function render(
       `| ${r.system} | ${r.store} | ${r.latency.p50Ms} ms | ${r.latency.p99Ms} ms | ${t.stepsPerSec} | ${t.workflowsPerSec} (${t.workflows}${t.cutShort ? ', cut short at 60 s' : ''}) | ${t.stepGap.p50Ms} / ${t.stepGap.p99Ms} ms | ${r.postgres?.transactionsPerStep ?? '—'} | ${t.clientCpuUserPct + t.clientCpuSystemPct}% | ${r.loadAtStart} |`,
     );
   }
+  lines.push(
+    '',
+    `A load at start above the core count means other work shared the CPUs: figures of one run compare with each other,`,
+    'not with sections measured on an idle machine.',
+  );
   const failed = results.some((r) => !('skipped' in r) && r.throughput.failedLanes > 0);
   if (failed) lines.push('', 'Some lanes failed: see the raw output.');
   lines.push('');
