@@ -65,6 +65,30 @@ test('embedded: agents given as values cannot run in isolates (config_invalid, s
   }
 });
 
+test('embedded: agents from a module run in isolates by default, in the thread when asked', async () => {
+  const agentsModule = fileURLToPath(
+    new URL('./fixtures/embedded-isolate-agents.ts', import.meta.url),
+  );
+  for (const [isolation, mainThread] of [
+    [undefined, false],
+    ['thread', true],
+  ] as const) {
+    const dir = mkdtempSync(join(tmpdir(), 'keel-embedded-'));
+    try {
+      await using keel = await startKeel({
+        agentsModule,
+        dataDir: dir,
+        ...(isolation === undefined ? {} : { config: { agentIsolation: isolation } }),
+      });
+      const outcome = await keel.runs.createAndWait({ agent: 'where' }, { waitMs: 30_000 });
+      assert.equal(outcome.run.status, 'succeeded', JSON.stringify(outcome.run.error));
+      assert.equal((outcome.run.result as { mainThread: boolean }).mainThread, mainThread);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+});
+
 test('embedded: the HTTP API, when asked, serves the same runs; await using closes the runtime', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'keel-embedded-'));
   try {
