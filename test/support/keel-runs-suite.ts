@@ -1,5 +1,5 @@
 // The contract of the KeelRuns interface (src/client/keel-runs.ts), written once and run against
-// every transport: HTTP today (test/client-http.test.ts), the embedded runtime later (issue 26).
+// every transport: HTTP (test/client-http.test.ts) and keel/embedded (test/embedded-runs.test.ts).
 // A factory starts a Keel serving the suite's agents and hands back its KeelRuns; capabilities a
 // transport lacks (a connection to cut, keys to refuse) are optional and their tests skip.
 import assert from 'node:assert/strict';
