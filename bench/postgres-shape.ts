@@ -4,7 +4,7 @@
 // The system under test only supplies "run one workflow"; its step bodies report to ShapeCounters.
 // It never sleeps to wait for a state: it polls counts.
 import { createHistogram } from 'node:perf_hooks';
-import type { PostgresFigures, PostgresMeter } from './postgres-support.ts';
+import type { PostgresFigures, PostgresMeter, PostgresSample } from './postgres-support.ts';
 import {
   delay,
   progress,
@@ -71,13 +71,19 @@ export interface PostgresShapeResult {
   failedLanes: number;
 }
 
-export interface ShapeOptions {
+export interface LoadOptions {
   quick: boolean;
   label: string;
   counters: ShapeCounters;
-  meter: PostgresMeter;
   /** Runs one workflow of STEPS_PER_RUN steps to its end; its steps report to `counters`. */
   runWorkflow: () => Promise<unknown>;
+  /** Called as the measured window opens and as it closes (before the lanes stop). */
+  atWindowStart?: () => Promise<void>;
+  atWindowEnd?: () => Promise<void>;
+}
+
+export interface ShapeOptions extends LoadOptions {
+  meter: PostgresMeter;
 }
 
 type ShapeMeasurement = Omit<
@@ -85,12 +91,31 @@ type ShapeMeasurement = Omit<
   'system' | 'serverVersion' | 'synchronousCommit' | 'poolSize'
 >;
 
+/** The shape's figures without Postgres's own (a system on another store: SQLite). */
+export type LoadMeasurement = Omit<ShapeMeasurement, 'postgres'>;
+
+/** measureLoad, with what Postgres did during the window (transactions, WAL, CPU). */
+export async function measureShape(options: ShapeOptions): Promise<ShapeMeasurement> {
+  let startPg: PostgresSample | undefined;
+  let endPg: PostgresSample | undefined;
+  const load = await measureLoad({
+    ...options,
+    atWindowStart: async () => {
+      startPg = await options.meter.sample();
+    },
+    atWindowEnd: async () => {
+      endPg = await options.meter.sample();
+    },
+  });
+  return { ...load, postgres: options.meter.figures(startPg!, endPg!, load.steps) };
+}
+
 /**
  * Drives the load, measures the window, then stops the lanes and waits for the workflows in flight
  * to end.
  */
-export async function measureShape(options: ShapeOptions): Promise<ShapeMeasurement> {
-  const { counters, meter, label } = options;
+export async function measureLoad(options: LoadOptions): Promise<LoadMeasurement> {
+  const { counters, label } = options;
   const warmupWorkflows = options.quick ? WARMUP_WORKFLOWS.quick : WARMUP_WORKFLOWS.full;
   const target = options.quick ? MEASURED_WORKFLOWS.quick : MEASURED_WORKFLOWS.full;
   const lanes = startLanes(options.runWorkflow, counters);
@@ -99,7 +124,7 @@ export async function measureShape(options: ShapeOptions): Promise<ShapeMeasurem
   );
   await untilWorkflows(counters, lanes, warmupWorkflows);
 
-  const startPg = await meter.sample();
+  await options.atWindowStart?.();
   const start = {
     at: performance.now(),
     steps: counters.steps,
@@ -115,7 +140,7 @@ export async function measureShape(options: ShapeOptions): Promise<ShapeMeasurem
     cpu: process.cpuUsage(start.cpu),
   };
   const stepGap = summarize(counters.stepGap);
-  const endPg = await meter.sample();
+  await options.atWindowEnd?.();
   const failures = await lanes.stop();
   for (const failure of failures) progress(`${label}: a lane failed: ${failure}`);
 
@@ -134,7 +159,6 @@ export async function measureShape(options: ShapeOptions): Promise<ShapeMeasurem
     stepsPerSec: Math.round(steps / seconds),
     workflowsPerSec: Math.round(workflows / seconds),
     stepGap,
-    postgres: meter.figures(startPg, endPg, steps),
     clientCpuUserPct: cpuPct(end.cpu.user),
     clientCpuSystemPct: cpuPct(end.cpu.system),
     failedLanes: failures.length,

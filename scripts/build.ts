@@ -16,8 +16,9 @@ cpSync(`${root}/src`, `${root}/dist`, {
   recursive: true,
   filter: (src) => !/\.(ts)$/.test(src) || false,
 });
-// Every entry package.json exports (`keel`, `keel/sandbox`, `keel/planner`, `keel/client`, and the
-// SDK adapters `keel/ai-sdk`, `keel/openai-agents`) must have been built, types included.
+// Every entry package.json exports (`keel`, `keel/sandbox`, `keel/planner`, `keel/client`,
+// `keel/embedded`, and the SDK adapters `keel/ai-sdk`, `keel/openai-agents`) must have been built,
+// types included.
 const exported = (
   JSON.parse(readFileSync(`${root}/package.json`, 'utf8')) as {
     exports: Record<string, string | Record<string, string>>;

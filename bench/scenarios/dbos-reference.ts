@@ -71,7 +71,7 @@ export async function runDbosReference(options: { quick: boolean }): Promise<Dbo
  * Five sequential DBOS steps with trivial bodies; each reports its start (for the gap) and, once
  * checkpointed, itself.
  */
-function registerFiveSteps(counters: ShapeCounters): () => Promise<number> {
+export function registerFiveSteps(counters: ShapeCounters): () => Promise<number> {
   async function benchFiveSteps(): Promise<number> {
     let previousEnded: number | undefined;
     for (let i = 0; i < STEPS_PER_RUN; i++) {
@@ -91,7 +91,7 @@ function registerFiveSteps(counters: ShapeCounters): () => Promise<number> {
 }
 
 /** The installed version, read from its package.json (which the package does not export). */
-function dbosVersion(): string {
+export function dbosVersion(): string {
   const entry = import.meta.resolve('@dbos-inc/dbos-sdk');
   const manifest = JSON.parse(readFileSync(new URL('../../package.json', entry), 'utf8')) as {
     version: string;

@@ -1,5 +1,6 @@
 // How records look on the wire: ISO times, no lease internals, nothing another tenant could use.
 import type { JournalEntry, RunEventRecord, RunRecord, TenantRecord } from '../domain/records.ts';
+import type { AttemptRecord } from '../domain/attempts.ts';
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
@@ -81,3 +82,14 @@ export function stepView(entry: JournalEntry) {
 }
 
 export const TERMINAL_EVENT_TYPES = new Set(['run.succeeded', 'run.failed', 'run.cancelled']);
+
+export function attemptView(attempt: AttemptRecord) {
+  return {
+    number: attempt.number,
+    worker: attempt.worker,
+    leaseToken: attempt.leaseToken,
+    startedAt: new Date(attempt.startedAt).toISOString(),
+    endedAt: attempt.endedAt === null ? null : new Date(attempt.endedAt).toISOString(),
+    ending: attempt.ending,
+  };
+}

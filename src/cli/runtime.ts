@@ -1,6 +1,9 @@
 // Assembles a Keel process for a role: `dev` (everything, SQLite unless KEEL_DATABASE_URL is set),
-// `server` (API + orchestrator + pools on Postgres) or `worker` (orchestrator + pools, no API).
-// Owns start and graceful stop; holds no state of its own beyond the parts it wires together.
+// `server` (API + orchestrator + pools on Postgres), `worker` (orchestrator + pools, no API) or
+// `embedded` (inside an application, keel/embedded: SQLite or Postgres, the API only when asked).
+// One start path for all of them: startRuntime loads an agents file, startRuntimeWith takes the
+// agents as values. Owns start and graceful stop; holds no state of its own beyond the parts it
+// wires together.
 import { McpClientPool } from '../tools/mcp/client-pool.ts';
 import type { EgressRecord, RevealSecret } from '../sandbox/egress/egress-proxy.ts';
 import { McpToolSource } from '../tools/mcp/tool-source.ts';
@@ -27,6 +30,9 @@ import { ModelGateway } from '../models/gateway.ts';
 import { loadModelsFile } from '../models/model-config.ts';
 import { readSecretEnv } from '../config/config.ts';
 import type { StoreBackend } from '../store/backend.ts';
+import type { TenantRecord } from '../domain/records.ts';
+import type { LoadedAgents } from '../engine/agents-module.ts';
+import type { LiveDeltas } from '../models/live-deltas.ts';
 import { selectBackend } from '../store/open-store.ts';
 import type { Store } from '../store/store.ts';
 import { attachNodeSandboxes } from '../sandbox/node-sandboxes.ts';
@@ -59,19 +65,37 @@ import {
   sqliteStartupError,
 } from './startup-checks.ts';
 
-export type Role = 'dev' | 'server' | 'worker';
+export type Role = 'dev' | 'server' | 'worker' | 'embedded';
+
+/** What each role runs besides the orchestrator, the pools and the scheduler. */
+const ROLE_SHAPES: Record<Role, { api: 'always' | 'never' | 'when asked'; ownsSqlite: boolean }> = {
+  dev: { api: 'always', ownsSqlite: true },
+  server: { api: 'always', ownsSqlite: false },
+  worker: { api: 'never', ownsSqlite: false },
+  embedded: { api: 'when asked', ownsSqlite: true },
+};
 
 export const DEV_TENANT_NAME = 'dev';
 /** The tenant a `keel server` creates for KEEL_API_KEY, when that is set. */
 export const DEFAULT_TENANT_NAME = 'default';
+/** The tenant an embedded runtime's runs belong to. */
+export const EMBEDDED_TENANT_NAME = 'embedded';
 
 export interface RunningKeel {
   store: Store;
   orchestrator: Orchestrator;
   app: FastifyInstance | undefined;
   address: string | undefined;
-  /** The API key printed for the dev tenant (dev role, generated when KEEL_API_KEY is unset). */
+  /**
+   * The API key of the dev tenant (dev role) or the embedded tenant (embedded role): KEEL_API_KEY,
+   * else generated.
+   */
   devApiKey: string | undefined;
+  /** The embedded tenant (embedded role only). */
+  tenant: TenantRecord | undefined;
+  registry: AgentRegistry;
+  /** Model token deltas as they stream (ephemeral, never stored). */
+  live: LiveDeltas;
   recovered: number;
   schedules: SchedulesPlane;
   /** Where GET /metrics is served without auth (KEEL_METRICS_PORT), if anywhere. */
@@ -100,7 +124,7 @@ export function openStore(
       telemetry.commitBatch(size, flushed, acknowledged),
   });
   if (factory.capabilities.multiProcess) return { backend: factory.open(), unlock: () => {} };
-  if (role !== 'dev')
+  if (!ROLE_SHAPES[role].ownsSqlite)
     throw new KeelError(
       'config_invalid',
       `keel ${role} needs KEEL_DATABASE_URL (a PostgreSQL connection string); for one process on SQLite, use keel dev`,
@@ -145,8 +169,20 @@ export interface RuntimeOptions {
   watch?: boolean;
   /** Told one line per reload, or per reload refused because the changed module does not load. */
   onReload?: (line: string) => void;
+  /** Embedded role: serve the HTTP API and dashboard on config.host:config.port. */
+  serveApi?: boolean;
 }
 
+/** What a runtime serves, given as values (startRuntimeWith). */
+export interface RuntimeDefinitions extends LoadedAgents {
+  /**
+   * The module the definitions come from: isolates load it (KEEL_AGENT_ISOLATION=isolate), and
+   * `watch` reloads it. Without it, agents run in the process's own thread only.
+   */
+  agentsFile: string | undefined;
+}
+
+/** Loads the agents file, then starts as startRuntimeWith. */
 export async function startRuntime(
   role: Role,
   agentsFile: string,
@@ -154,6 +190,33 @@ export async function startRuntime(
   log: Logger,
   options: RuntimeOptions = {},
 ): Promise<RunningKeel> {
+  // Before the first import, so that every project file of the module's graph is known.
+  const generations = options.watch ? new AgentsModuleGenerations(agentsFile) : undefined;
+  const loaded = await loadAgentsForStart(agentsFile);
+  return startRuntimeWith(role, { ...loaded, agentsFile }, config, log, options, generations);
+}
+
+/**
+ * Starts a runtime serving `definitions` (agents, tools and models as values). Agents given without
+ * their module cannot run in isolates: 400 config_invalid unless KEEL_AGENT_ISOLATION=thread.
+ */
+export async function startRuntimeWith(
+  role: Role,
+  definitions: RuntimeDefinitions,
+  config: KeelConfig,
+  log: Logger,
+  options: RuntimeOptions = {},
+  generations?: AgentsModuleGenerations,
+): Promise<RunningKeel> {
+  const { agents, models, tools, agentsFile } = definitions;
+  if (config.agentIsolation === 'isolate' && agentsFile === undefined)
+    throw new KeelError(
+      'config_invalid',
+      'agents given as values run in the process’s thread: set agentIsolation to "thread", or give the module that exports them (agentsModule) to run them in isolates',
+    );
+  const shape = ROLE_SHAPES[role];
+  const serveApi =
+    shape.api === 'always' || (shape.api === 'when asked' && options.serveApi === true);
   if (config.testCrashAt !== undefined) {
     armCrashPoint(config.testCrashAt);
     log.warn(
@@ -161,9 +224,6 @@ export async function startRuntime(
       'fault injection armed (KEEL_TEST_CRASH_AT): this process will SIGKILL itself; for tests only',
     );
   }
-  // Before the first import, so that every project file of the module's graph is known.
-  const generations = options.watch ? new AgentsModuleGenerations(agentsFile) : undefined;
-  const { agents, models, tools } = await loadAgentsForStart(agentsFile);
   // One registry per process, shared by the gateway (model:*) and the tools; a bad pools file fails
   // the start here, and later edits (file change, SIGHUP) are applied live or rejected with a
   // logged error.
@@ -190,9 +250,9 @@ export async function startRuntime(
   // A bad models file fails here, before the store is opened or locked.
   // A taken port fails the start here, before the store is opened or locked.
   const apiTarget = { host: config.host, port: config.port, flag: '--port' };
-  if (role !== 'worker') await assertCanListen(apiTarget);
+  if (serveApi) await assertCanListen(apiTarget);
   const adminTarget =
-    config.adminPort === undefined || role === 'worker'
+    config.adminPort === undefined || !serveApi
       ? undefined
       : { host: config.adminHost, port: config.adminPort, flag: 'KEEL_ADMIN_PORT' };
   if (adminTarget !== undefined) await assertCanListen(adminTarget);
@@ -256,7 +316,7 @@ export async function startRuntime(
   // Agent code runs in isolates (worker threads) under a watchdog unless
   // KEEL_AGENT_ISOLATION=thread.
   const agentHost =
-    config.agentIsolation === 'isolate'
+    config.agentIsolation === 'isolate' && agentsFile !== undefined
       ? new IsolateHost({
           agentsFile: resolve(agentsFile),
           models: gateway.names(),
@@ -274,7 +334,7 @@ export async function startRuntime(
       await metricsListener?.close();
       await store.close().catch(() => {});
       unlock();
-      throw isolateStartupError(error, agentsFile);
+      throw isolateStartupError(error, agentsFile ?? '');
     });
   }
   // The node's sandboxes (opened on first use) reach tools through their context; environments are
@@ -333,9 +393,12 @@ export async function startRuntime(
     ? 0
     : await store.expireForeignLeases(orchestrator.owner);
   let devApiKey: string | undefined;
-  if (role === 'dev') {
+  let tenant: TenantRecord | undefined;
+  if (role === 'dev' || role === 'embedded') {
     devApiKey = config.apiKey ?? generateApiKey();
-    await store.ensureTenant(DEV_TENANT_NAME, hashApiKey(devApiKey));
+    const name = role === 'dev' ? DEV_TENANT_NAME : EMBEDDED_TENANT_NAME;
+    const ensured = await store.ensureTenant(name, hashApiKey(devApiKey));
+    if (role === 'embedded') tenant = ensured;
   } else if (role === 'server' && config.apiKey !== undefined) {
     await store.ensureTenant(DEFAULT_TENANT_NAME, hashApiKey(config.apiKey));
   }
@@ -360,7 +423,7 @@ export async function startRuntime(
     (error) => log.warn({ err: error }, 'could not announce the served agent versions'),
   );
   const watcher =
-    generations === undefined
+    generations === undefined || agentsFile === undefined
       ? undefined
       : watchAgentsForReload({
           agentsFile,
@@ -380,7 +443,7 @@ export async function startRuntime(
   });
   await schedules.scheduler.start();
   let app: FastifyInstance | undefined;
-  if (role !== 'worker') {
+  if (serveApi) {
     app = await buildApi({
       store,
       registry,
@@ -408,6 +471,9 @@ export async function startRuntime(
     app,
     address: undefined,
     devApiKey,
+    tenant,
+    registry,
+    live: gateway.live,
     recovered,
     schedules,
     metricsAddress: metricsListener?.address,

@@ -10,7 +10,7 @@ import { HELP_FLAG, parseFlags, portFlag } from './kit/args.ts';
 import { EXIT_OK, UsageError, type CliIo } from './kit/output.ts';
 import { startRuntime, stopSignals, type Role } from './runtime.ts';
 
-type DistributedRole = Exclude<Role, 'dev'>;
+type DistributedRole = Extract<Role, 'server' | 'worker'>;
 
 const DATA_OPTION = `  --data <dir>      this process's local directory for sandbox workspaces (default: $KEEL_DATA_DIR, else ./.keel);
                     runs, journals and artifacts are in PostgreSQL`;

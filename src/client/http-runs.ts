@@ -15,6 +15,7 @@ import type {
   WaitOptions,
 } from './keel-runs.ts';
 import { followRunEvents } from './run-event-stream.ts';
+import { listAllRuns } from './list-all.ts';
 import type {
   Attempt,
   CreateRunRequest,
@@ -35,8 +36,7 @@ import { isTerminalStatus } from './types.ts';
 export const RESULT_WAIT_MAX_MS = 55_000;
 /** wait(): consecutive transient failures (Keel restarting, say) tolerated before giving up. */
 export const WAIT_MAX_TRANSIENT_FAILURES = 8;
-/** listAll() stops here rather than paging forever through a server that never says "done". */
-export const LIST_ALL_MAX_PAGES = 10_000;
+export { LIST_ALL_MAX_PAGES } from './list-all.ts';
 
 const run = (id: string): string => `/v1/runs/${encodeURIComponent(id)}`;
 
@@ -76,25 +76,11 @@ export class HttpRuns implements KeelRuns {
     });
   }
 
-  async *listAll(
+  listAll(
     filter: Omit<ListRunsFilter, 'cursor'> = {},
     options: CallOptions = {},
   ): AsyncGenerator<Run, void, undefined> {
-    let cursor: string | undefined;
-    const seen = new Set<string>();
-    for (let page = 0; page < LIST_ALL_MAX_PAGES; page += 1) {
-      const result = await this.list(
-        cursor === undefined ? filter : { ...filter, cursor },
-        options,
-      );
-      yield* result.runs;
-      if (result.nextCursor === null) return;
-      if (seen.has(result.nextCursor))
-        throw new KeelProtocolError(`the server handed out cursor '${result.nextCursor}' twice`);
-      seen.add(result.nextCursor);
-      cursor = result.nextCursor;
-    }
-    throw new KeelProtocolError(`more than ${LIST_ALL_MAX_PAGES} pages of runs`);
+    return listAllRuns((f, o) => this.list(f, o), filter, options);
   }
 
   async result(id: string, options: ResultOptions = {}): Promise<RunOutcome> {

@@ -1,6 +1,6 @@
-// The operations an application performs on runs, as one interface with two transports in mind:
-// HTTP to a Keel server (http-runs.ts) and, later, the runtime embedded in the caller's process
-// (issue 26). Everything transport-specific (URLs, SSE, reconnection) stays behind it; the shared
+// The operations an application performs on runs, as one interface with two transports: HTTP to a
+// Keel server (http-runs.ts) and the runtime embedded in the caller's process (keel/embedded,
+// src/embedded/embedded-runs.ts). Everything transport-specific (URLs, SSE, reconnection) stays behind it; the shared
 // test suite (test/support/keel-runs-suite.ts) runs against any implementation.
 import type {
   Attempt,

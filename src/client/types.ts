@@ -1,5 +1,5 @@
 // The shapes keel/client sends and receives: Keel's `/v1` wire types as plain TypeScript, shared by
-// every transport of the KeelRuns interface (HTTP today, the embedded runtime later). Types only:
+// every transport of the KeelRuns interface (HTTP, and keel/embedded in process). Types only:
 // nothing here runs, so the client stays free of the server's modules and of Node.
 
 export const RUN_STATUSES = [

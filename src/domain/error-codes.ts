@@ -206,7 +206,8 @@ export const ERROR_CODES = {
   },
   sandbox_tier_unsupported: {
     status: 400,
-    meaning: 'The sandbox tier cannot do what was asked of it (long-lived services run on namespace only).',
+    meaning:
+      'The sandbox tier cannot do what was asked of it (long-lived services run on namespace only).',
   },
   sandbox_network_unsupported: {
     status: 400,

@@ -65,11 +65,20 @@ export interface KeelRoleProcess extends KeelProcess {
   alive(): boolean;
 }
 
-function spawnKeel(
+function spawnKeel(args: string[], env: Record<string, string>): ReturnType<typeof spawnNode> {
+  return spawnNode(MAIN, args, env);
+}
+
+/**
+ * Runs `script` (TypeScript, from source) in a child Node process: its output collected, `kill`
+ * resolving once it has exited. For `keel` itself and for applications embedding Keel.
+ */
+export function spawnNode(
+  script: string,
   args: string[],
   env: Record<string, string>,
 ): { child: ChildProcess; output: () => string; kill: KeelProcess['kill'] } {
-  const child = spawn(process.execPath, [MAIN, ...args], {
+  const child = spawn(process.execPath, [script, ...args], {
     env: { ...process.env, KEEL_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

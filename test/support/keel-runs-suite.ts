@@ -1,5 +1,5 @@
 // The contract of the KeelRuns interface (src/client/keel-runs.ts), written once and run against
-// every transport: HTTP today (test/client-http.test.ts), the embedded runtime later (issue 26).
+// every transport: HTTP (test/client-http.test.ts) and keel/embedded (test/embedded-runs.test.ts).
 // A factory starts a Keel serving the suite's agents and hands back its KeelRuns; capabilities a
 // transport lacks (a connection to cut, keys to refuse) are optional and their tests skip.
 import assert from 'node:assert/strict';
@@ -246,6 +246,42 @@ export function keelRunsSuite(name: string, factory: RunsHarnessFactory): void {
     assert.ok(resumed.length >= 2);
     assert.equal(resumed[0], undefined, 'the first connection starts from the beginning');
     assert.equal(resumed[1], String(reconnects[0]), 'the second resumes after the last event seen');
+  });
+
+  test(`${name}: rerun, reset and fork make new runs from a run`, async (t) => {
+    const { runs } = await start(t);
+    const source = await runs.createAndWait({ agent: 'echo', input: 'a' }, { waitMs: 30_000 });
+    assert.equal(source.run.status, 'succeeded');
+    const rerun = await runs.rerun(source.run.id, { idempotencyKey: 'again-1' });
+    assert.notEqual(rerun.id, source.run.id);
+    assert.equal((await runs.rerun(source.run.id, { idempotencyKey: 'again-1' })).id, rerun.id);
+    assert.deepEqual((await runs.wait(rerun.id)).result, { echo: 'a' });
+    const forked = await runs.fork(source.run.id, { input: 'b' });
+    assert.deepEqual((await runs.wait(forked.id)).result, { echo: 'b' });
+
+    const stepped = await runs.create({ agent: 'stepper' });
+    await until('the run to wait', async () => (await runs.get(stepped.id)).status === 'waiting');
+    await runs.sendInput(stepped.id, 'go', 'first');
+    assert.equal((await runs.wait(stepped.id)).status, 'succeeded');
+    const journal = await runs.steps(stepped.id, { io: false });
+    const position = journal.find((step) => step.name === 'before-4')!.seq;
+    const reset = await runs.reset(stepped.id, { position });
+    await until(
+      'the reset run to wait',
+      async () => (await runs.get(reset.id)).status === 'waiting',
+    );
+    await runs.sendInput(reset.id, 'go', 'second');
+    assert.deepEqual((await runs.wait(reset.id)).result, { go: 'second' });
+    const resetSteps = await runs.steps(reset.id, { io: false });
+    assert.ok(
+      resetSteps.some((step) => step.name === 'before-0'),
+      'the journal through the position is reused',
+    );
+    await rejectsWithCode(
+      runs.reset(stepped.id, { position: 1_000_000 }),
+      400,
+      'reset_position_out_of_range',
+    );
   });
 
   test(`${name}: errors are typed with the API's code`, async (t) => {

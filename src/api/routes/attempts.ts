@@ -5,11 +5,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { ATTEMPT_ENDINGS, type AttemptRecord } from '../../domain/attempts.ts';
+import { ATTEMPT_ENDINGS } from '../../domain/attempts.ts';
 import type { TenantRecord } from '../../domain/records.ts';
 import type { Store } from '../../store/store.ts';
 import { ErrorBody, RunIdParams } from '../schemas.ts';
-import { ownedRun } from './runs.ts';
+import { runAttempts } from '../run-operations.ts';
 
 export const Attempt = z
   .object({
@@ -28,17 +28,6 @@ export const Attempt = z
       ),
   })
   .describe('One claim of a run');
-
-export function attemptView(attempt: AttemptRecord) {
-  return {
-    number: attempt.number,
-    worker: attempt.worker,
-    leaseToken: attempt.leaseToken,
-    startedAt: new Date(attempt.startedAt).toISOString(),
-    endedAt: attempt.endedAt === null ? null : new Date(attempt.endedAt).toISOString(),
-    ending: attempt.ending,
-  };
-}
 
 export function registerAttemptRoutes(
   app: FastifyInstance,
@@ -59,8 +48,9 @@ export function registerAttemptRoutes(
       },
     },
     async (request) => {
-      await ownedRun(deps.store, deps.tenantOf(request), request.params.id);
-      return { attempts: (await deps.store.listAttempts(request.params.id)).map(attemptView) };
+      return {
+        attempts: await runAttempts(deps.store, deps.tenantOf(request), request.params.id),
+      };
     },
   );
 }

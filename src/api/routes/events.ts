@@ -6,18 +6,17 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { KeelError } from '../../domain/keel-error.ts';
-import { isTerminal } from '../../domain/run-status.ts';
 import type { TenantRecord } from '../../domain/records.ts';
 import type { Store } from '../../store/store.ts';
 import type { EventHub } from '../event-hub.ts';
 import type { LiveDeltas } from '../../models/live-deltas.ts';
 import { ErrorBody, EventsQuery, RunEvent, RunIdParams } from '../schemas.ts';
-import { TERMINAL_EVENT_TYPES, eventView } from '../views.ts';
+import { eventView } from '../views.ts';
 import { redactEventView } from '../redaction.ts';
 import type { RedactionPolicy } from '../../domain/redaction-policy.ts';
-import { ownedRun } from './runs.ts';
+import { followEvents, FOLLOW_PAGE_MAX_EVENTS, ownedRun, storedEvents } from '../run-operations.ts';
 
-export const SSE_PAGE_MAX_EVENTS = 500;
+export const SSE_PAGE_MAX_EVENTS = FOLLOW_PAGE_MAX_EVENTS;
 export const SSE_KEEPALIVE_MS = 15_000;
 export const EVENTS_JSON_MAX_EVENTS = 10_000;
 
@@ -64,12 +63,13 @@ export function registerEventRoutes(app: FastifyInstance, deps: EventRoutesDeps)
         after = Number(header);
       }
       if (request.query.format === 'json') {
-        const events = await deps.store.listEvents(
+        return storedEvents(
+          deps.store,
+          tenant,
           request.params.id,
           after,
           request.query.limit ?? EVENTS_JSON_MAX_EVENTS,
         );
-        return events.map((event) => redactEventView(eventView(event), tenant.redact));
       }
       return streamEvents(deps, request.params.id, after, reply, tenant.redact);
     },
@@ -92,51 +92,22 @@ async function streamEvents(
     'x-accel-buffering': 'no',
   });
   res.write(': keel event stream\n\n');
-  let cursor = after;
-  let wake: (() => void) | undefined;
-  let changed = true;
-  const unsubscribe = deps.hub.subscribe(runId, () => {
-    changed = true;
-    wake?.();
-  });
-  const closed = new Promise<void>((resolve) => {
-    res.once('close', resolve);
-    deps.closing.addEventListener('abort', () => resolve(), { once: true });
-  });
-  let open = true;
-  void closed.then(() => {
-    open = false;
-    wake?.();
-  });
+  const closed = new AbortController();
+  const close = (): void => closed.abort();
+  res.once('close', close);
+  const signal = AbortSignal.any([closed.signal, deps.closing]);
   const keepalive = setInterval(() => res.write(': keepalive\n\n'), SSE_KEEPALIVE_MS);
   const unsubscribeLive = deps.live?.subscribe(runId, (event) => {
-    if (open) res.write(`event: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`);
+    if (!signal.aborted) res.write(`event: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`);
   });
   try {
-    while (open) {
-      if (!changed) await new Promise<void>((resolve) => (wake = resolve));
-      wake = undefined;
-      if (!open) break;
-      changed = false;
-      const events = await deps.store.listEvents(runId, cursor, SSE_PAGE_MAX_EVENTS);
-      let ended = false;
-      for (const event of events) {
-        res.write(
-          `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(redactEventView(eventView(event), policy))}\n\n`,
-        );
-        cursor = event.seq;
-        if (TERMINAL_EVENT_TYPES.has(event.type)) ended = true;
-      }
-      if (events.length === SSE_PAGE_MAX_EVENTS) changed = true;
-      if (!ended && events.length === 0) {
-        const run = await deps.store.getRun(runId);
-        ended = run === null || isTerminal(run.status);
-      }
-      if (ended) break;
-    }
+    for await (const event of followEvents(deps.store, deps.hub, runId, after, signal))
+      res.write(
+        `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(redactEventView(eventView(event), policy))}\n\n`,
+      );
   } finally {
     clearInterval(keepalive);
-    unsubscribe();
+    res.off('close', close);
     unsubscribeLive?.();
     res.end();
   }

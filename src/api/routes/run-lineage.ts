@@ -3,17 +3,11 @@
 // and runs the current code on from there (effects through the position are replayed, never
 // executed again); a fork is either with another input or agent version. Which version runs is
 // decided here, from what this process serves; what may be copied is decided by the store.
-import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import stringify from 'safe-stable-stringify';
-import { newRunId } from '../../domain/ids.ts';
-import { isKeelError } from '../../domain/keel-error.ts';
-import { telemetry } from '../../telemetry/telemetry.ts';
 import type { Json } from '../../domain/json.ts';
-import type { RunRecord, TenantRecord } from '../../domain/records.ts';
+import type { TenantRecord } from '../../domain/records.ts';
 import type { AgentRegistry } from '../../engine/registry.ts';
-import type { AgentDefinition } from '../../sdk/types.ts';
 import type { Store } from '../../store/store.ts';
 import {
   ErrorBody,
@@ -25,7 +19,7 @@ import {
   RunIdParams,
 } from '../schemas.ts';
 import { runView } from '../views.ts';
-import { ownedRun } from './runs.ts';
+import { copyRun, type CopyAsk } from '../run-operations.ts';
 
 export interface RunLineageDeps {
   store: Store;
@@ -33,82 +27,16 @@ export interface RunLineageDeps {
   tenantOf(request: unknown): TenantRecord;
 }
 
-/** What a copy request asks for, once the route has parsed it. */
-interface CopyAsk {
-  op: 'rerun' | 'reset' | 'fork';
-  position: number | undefined;
-  input: Json | undefined;
-  agentVersion: string | undefined;
-  idempotencyKey: string | undefined;
-}
-
 const errors = { 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 413: ErrorBody, 429: ErrorBody };
 const badPosition = errorResponse(
   'A bad body, or reset_position_out_of_range: the position is past the run’s journal',
 );
 
-/**
- * The version a new run of `source` runs: the one asked for (404 agent_not_found if this process
- * does not serve it), else the source's own if served, else the newest served.
- */
-export function versionFor(
-  registry: AgentRegistry,
-  source: RunRecord,
-  asked: string | undefined,
-): AgentDefinition {
-  if (asked !== undefined) return registry.resolve(`${source.agent}@${asked}`);
-  return registry.get(source.agent, source.agentVersion) ?? registry.resolve(source.agent);
-}
-
 export function registerRunLineageRoutes(app: FastifyInstance, deps: RunLineageDeps): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  const { store, registry } = deps;
 
-  async function copy(request: unknown, sourceId: string, ask: CopyAsk) {
-    const tenant = deps.tenantOf(request);
-    const source = await ownedRun(store, tenant, sourceId);
-    const agent = versionFor(registry, source, ask.agentVersion);
-    const input = ask.input === undefined ? source.input : ask.input;
-    const requestHash =
-      ask.idempotencyKey === undefined
-        ? null
-        : createHash('sha256')
-            .update(
-              stringify({
-                op: ask.op,
-                source: source.id,
-                position: ask.position ?? null,
-                input: ask.input ?? null,
-                agentVersion: ask.agentVersion ?? null,
-              }) ?? '',
-            )
-            .digest('hex');
-    return store
-      .copyRun({
-        run: {
-          id: newRunId(),
-          tenantId: tenant.id,
-          agent: agent.name,
-          agentVersion: agent.version,
-          input,
-          priority: source.priority,
-          budget: source.budget,
-          metadata: source.metadata,
-          parentRunId: null,
-          idempotencyKey: ask.idempotencyKey ?? null,
-          requestHash,
-        },
-        sourceRunId: source.id,
-        mode: ask.position === undefined ? 'rerun' : 'reset',
-        ...(ask.position === undefined ? {} : { position: ask.position }),
-      })
-      .catch((error: unknown) => {
-        // Admitted like any new run: a full tenant queue refuses it (429), counted as POST /v1/runs counts it.
-        if (isKeelError(error) && error.code === 'tenant_queue_full')
-          telemetry.runAdmissionRejected(tenant.id, 'api', error.code);
-        throw error;
-      });
-  }
+  const copy = (request: unknown, sourceId: string, ask: CopyAsk) =>
+    copyRun(deps, deps.tenantOf(request), sourceId, ask);
 
   r.post(
     '/v1/runs/:id/rerun',

@@ -14,7 +14,7 @@ import { redactRunView } from '../redaction.ts';
 import { RESULT_WAIT_MAX_MS, WaitMsQuery, waitForTerminal } from '../run-result-wait.ts';
 import { ErrorBody, errorResponse, Run, RunIdParams } from '../schemas.ts';
 import { runView } from '../views.ts';
-import { ownedRun } from './runs.ts';
+import { ownedRun } from '../run-operations.ts';
 
 export interface RunResultDeps {
   store: Store;

@@ -4,13 +4,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { KeelError } from '../../domain/keel-error.ts';
 import type { TenantRecord } from '../../domain/records.ts';
 import type { Store } from '../../store/store.ts';
 import { ErrorBody, errorResponse, Step, StepParams } from '../schemas.ts';
-import { stepIoFields } from '../step-io.ts';
-import { stepView } from '../views.ts';
-import { ownedRun } from './runs.ts';
+import { journalStep } from '../run-operations.ts';
 
 export interface RunStepRoutesDeps {
   store: Store;
@@ -36,20 +33,8 @@ export function registerRunStepRoutes(app: FastifyInstance, deps: RunStepRoutesD
       },
     },
     async (request) => {
-      const tenant = deps.tenantOf(request);
       const { id, seq } = request.params;
-      await ownedRun(deps.store, tenant, id);
-      const entry = (await deps.store.loadJournal(id)).find((e) => e.seq === seq);
-      if (entry === undefined)
-        throw new KeelError('step_not_found', `run ${id} has no step at position ${seq}`, {
-          details: { runId: id, seq },
-        });
-      return {
-        step: {
-          ...stepView(entry),
-          ...stepIoFields(entry, { policy: tenant.redact, maxBytes: undefined }),
-        },
-      };
+      return { step: await journalStep(deps.store, deps.tenantOf(request), id, seq) };
     },
   );
 }

@@ -1,20 +1,14 @@
 // /v1/runs: submit, read, list, cancel, answer inputs, and the journal as a timeline.
 // Every handler scopes by the caller's tenant: another tenant's run is indistinguishable from a
 // missing one (404).
-import { createHash } from 'node:crypto';
-import stringify from 'safe-stable-stringify';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { KeelError, isKeelError } from '../../domain/keel-error.ts';
-import { telemetry } from '../../telemetry/telemetry.ts';
-import { newRunId } from '../../domain/ids.ts';
-import type { AgentRegistry } from '../../engine/registry.ts';
-import { parseAgentInput } from '../../engine/agent-contract.ts';
 import type { Json } from '../../domain/json.ts';
-import type { RunRecord, TenantRecord } from '../../domain/records.ts';
+import type { TenantRecord } from '../../domain/records.ts';
+import type { AgentRegistry } from '../../engine/registry.ts';
 import type { Store } from '../../store/store.ts';
-import { CURSOR_DESCRIPTION, decodeCursor, encodeCursor } from '../cursor.ts';
+import { CURSOR_DESCRIPTION } from '../cursor.ts';
 import {
   CreateRunBody,
   ErrorBody,
@@ -29,15 +23,20 @@ import {
   Step,
   StepsQuery,
 } from '../schemas.ts';
-import { STEP_IO_PREVIEW_MAX_BYTES, stepIoFields } from '../step-io.ts';
-import { redactRunView } from '../redaction.ts';
-import { runView, stepView } from '../views.ts';
-import { admitByDeadline } from '../deadline-admission.ts';
-import { explainQueued, tenantAtCap } from '../waiting-view.ts';
 import type { EventHub } from '../event-hub.ts';
 import { WaitMsQuery, waitForTerminal } from '../run-result-wait.ts';
 import { isTerminal } from '../../domain/run-status.ts';
-import { pendingApprovalsOf } from './approvals.ts';
+import {
+  answerInput,
+  cancelRun,
+  journalSteps,
+  listRunsPage,
+  readmitRun,
+  readRun,
+  resolveExecution,
+  shownRun,
+  submitRun,
+} from '../run-operations.ts';
 
 export interface RunRoutesDeps {
   store: Store;
@@ -57,28 +56,9 @@ const CreateRunQuery = z.strictObject({
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 413: ErrorBody };
 
-export async function ownedRun(store: Store, tenant: TenantRecord, id: string): Promise<RunRecord> {
-  const run = await store.getRun(id);
-  if (run === null || run.tenantId !== tenant.id)
-    throw new KeelError('run_not_found', `run ${id} not found`);
-  return run;
-}
-
 export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  const { store, registry } = deps;
-  /** A run as its tenant may see it: input and result under the tenant's redaction policy. */
-  const shown = (run: RunRecord, tenant: TenantRecord) =>
-    redactRunView(runView(run), tenant.redact);
-  /** A queued run says why it waits (waiting-view.ts) instead of sitting queued unexplained. */
-  const view = (run: RunRecord, atCap: boolean, tenant: TenantRecord) =>
-    explainQueued(
-      shown(run, tenant),
-      run,
-      registry.get(run.agent, run.agentVersion) !== undefined,
-      atCap,
-    );
-
+  const { store } = deps;
   r.post(
     '/v1/runs',
     {
@@ -93,54 +73,10 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
     },
     async (request, reply) => {
       const tenant = deps.tenantOf(request);
-      const body = request.body;
-      const agent = registry.resolve(body.agent);
-      const input = (body.input ?? null) as Json;
-      parseAgentInput(agent, input); // 400 agent_input_invalid before any run exists
-      // 429 deadline_unmeetable before any run exists, when asked to refuse a run expected late.
-      const admitted = await admitByDeadline(store, agent.name, body, Date.now()).catch(
-        (error: unknown) => {
-          if (isKeelError(error)) telemetry.runAdmissionRejected(tenant.id, 'api', error.code);
-          throw error;
-        },
-      );
-      const requestHash =
-        body.idempotencyKey === undefined
-          ? null
-          : createHash('sha256')
-              .update(
-                stringify({
-                  agent: body.agent,
-                  input,
-                  priority: body.priority ?? null,
-                  budget: body.budget ?? null,
-                  metadata: body.metadata ?? null,
-                }) ?? '',
-              )
-              .digest('hex');
-      const { run, created } = await store
-        .createRun({
-          id: newRunId(),
-          tenantId: tenant.id,
-          agent: agent.name,
-          agentVersion: agent.version,
-          input,
-          priority: admitted.priority,
-          expectedFinishAt: admitted.expectedFinishAt,
-          budget: body.budget ?? {},
-          metadata: (body.metadata ?? null) as Record<string, Json> | null,
-          parentRunId: null,
-          idempotencyKey: body.idempotencyKey ?? null,
-          requestHash,
-        })
-        .catch((error: unknown) => {
-          if (isKeelError(error) && error.code === 'tenant_queue_full')
-            telemetry.runAdmissionRejected(tenant.id, 'api', error.code);
-          throw error;
-        });
+      const { run, created } = await submitRun(deps, tenant, request.body);
       const waitMs = request.query.wait ?? 0;
       if (waitMs === 0 || deps.waits === undefined || isTerminal(run.status))
-        return reply.status(created ? 201 : 200).send(shown(run, tenant));
+        return reply.status(created ? 201 : 200).send(shownRun(run, tenant));
       const gone = new AbortController();
       const onClose = (): void => gone.abort();
       reply.raw.once('close', onClose);
@@ -153,7 +89,7 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
       ).finally(() => reply.raw.off('close', onClose));
       const latest = ended ?? run;
       const status = !isTerminal(latest.status) ? 202 : created ? 201 : 200;
-      return reply.status(status).send(shown(latest, tenant));
+      return reply.status(status).send(shownRun(latest, tenant));
     },
   );
 
@@ -168,16 +104,7 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
       },
     },
     async (request) => {
-      const tenant = deps.tenantOf(request);
-      const run = await ownedRun(store, tenant, request.params.id);
-      // A queued run of a tenant at its concurrency cap is not claimed until one of its runs ends:
-      // say so.
-      const shownRun = view(run, await tenantAtCap(store, tenant, [run]), tenant);
-      if (run.waitingReason !== 'approval') return shownRun;
-      return {
-        ...shownRun,
-        pendingApprovals: await pendingApprovalsOf(store, tenant.id, run.id, tenant.redact),
-      };
+      return readRun(deps, deps.tenantOf(request), request.params.id);
     },
   );
 
@@ -198,23 +125,7 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
       },
     },
     async (request) => {
-      const tenant = deps.tenantOf(request);
-      const q = request.query;
-      const afterId = q.cursor === undefined ? undefined : decodeCursor(q.cursor);
-      const runs = await store.listRuns(tenant.id, {
-        limit: q.limit + 1,
-        ...(q.status ? { status: q.status } : {}),
-        ...(q.agent ? { agent: q.agent } : {}),
-        ...(q.code ? { errorCode: q.code } : {}),
-        ...(afterId ? { afterId } : {}),
-        ...(q.rerunOf ? { rerunOf: q.rerunOf } : {}),
-      });
-      const page = runs.slice(0, q.limit);
-      const atCap = await tenantAtCap(store, tenant, page);
-      return {
-        runs: page.map((run) => view(run, atCap, tenant)),
-        nextCursor: runs.length > q.limit ? encodeCursor(page[page.length - 1]!.id) : null,
-      };
+      return listRunsPage(deps, deps.tenantOf(request), request.query);
     },
   );
 
@@ -229,9 +140,9 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
       },
     },
     async (request, reply) => {
-      const tenant = deps.tenantOf(request);
-      await ownedRun(store, tenant, request.params.id);
-      return reply.status(202).send(shown(await store.requestCancel(request.params.id), tenant));
+      return reply
+        .status(202)
+        .send(await cancelRun(store, deps.tenantOf(request), request.params.id));
     },
   );
 
@@ -246,9 +157,9 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
       },
     },
     async (request, reply) => {
-      const tenant = deps.tenantOf(request);
-      await ownedRun(store, tenant, request.params.id);
-      return reply.status(202).send(shown(await store.readmitRun(request.params.id), tenant));
+      return reply
+        .status(202)
+        .send(await readmitRun(store, deps.tenantOf(request), request.params.id));
     },
   );
 
@@ -264,20 +175,11 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
       },
     },
     async (request, reply) => {
+      const { key, value } = request.body;
       const tenant = deps.tenantOf(request);
-      await ownedRun(store, tenant, request.params.id);
       return reply
         .status(202)
-        .send(
-          shown(
-            await store.provideInput(
-              request.params.id,
-              request.body.key,
-              request.body.value as Json,
-            ),
-            tenant,
-          ),
-        );
+        .send(await answerInput(store, tenant, request.params.id, key, value as Json));
     },
   );
 
@@ -293,29 +195,11 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
       },
     },
     async (request, reply) => {
+      const { id, executionId } = request.params;
       const tenant = deps.tenantOf(request);
-      await ownedRun(store, tenant, request.params.id);
-      const { action, result, error } = request.body;
-      const resolution =
-        action === 'retry'
-          ? { action }
-          : action === 'succeeded'
-            ? { action, result: (result ?? null) as Json }
-            : {
-                action,
-                error: {
-                  code: 'tool_failed',
-                  message: error?.message ?? 'marked failed by an operator',
-                },
-              };
       return reply
         .status(202)
-        .send(
-          shown(
-            await store.resolveExecution(request.params.id, request.params.executionId, resolution),
-            tenant,
-          ),
-        );
+        .send(await resolveExecution(store, tenant, id, executionId, request.body));
     },
   );
 
@@ -333,16 +217,15 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
     },
     async (request) => {
       const tenant = deps.tenantOf(request);
-      await ownedRun(store, tenant, request.params.id);
-      const journal = await store.loadJournal(request.params.id);
-      if (request.query.io === 'false') return { steps: journal.map(stepView) };
-      const io = {
-        policy: tenant.redact,
-        maxBytes: deps.stepPreviewMaxBytes ?? STEP_IO_PREVIEW_MAX_BYTES,
-      };
-      return {
-        steps: journal.map((entry) => ({ ...stepView(entry), ...stepIoFields(entry, io) })),
-      };
+      const io = request.query.io !== 'false';
+      const steps = await journalSteps(
+        store,
+        tenant,
+        request.params.id,
+        io,
+        deps.stepPreviewMaxBytes,
+      );
+      return { steps };
     },
   );
 }
