@@ -11,8 +11,10 @@ export type { ErrorCode } from './domain/error-codes.ts';
 export type {
   AgentContext,
   AgentDefinition,
+  AnyOptions,
   ChatMessage,
   ChildOptions,
+  FanInBranch,
   Json,
   McpServerSpec,
   MockModelOptions,

@@ -182,6 +182,10 @@ export const ERROR_CODES = {
   },
   step_failed: { status: 500, meaning: 'A journaled step threw.' },
   child_failed: { status: 500, meaning: 'A child run ended without success.' },
+  fan_in_exhausted: {
+    status: 500,
+    meaning: 'No branch of ctx.any() succeeded and passed its verification.',
+  },
   unknown_side_effect: {
     status: 409,
     meaning: 'A side-effect tool may or may not have run; an operator must decide.',

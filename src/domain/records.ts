@@ -133,7 +133,9 @@ export type EffectKind =
   | 'sleep'
   | 'child'
   | 'now'
-  | 'compensation';
+  | 'compensation'
+  /** The journaled outcome of a fan-in (ctx.all / ctx.any / ctx.race): which branch decided it. */
+  | 'decision';
 
 export interface JournalEntry {
   runId: string;

@@ -26,6 +26,7 @@ import { SeededRandom } from '../deterministic.ts';
 import type { AgentRegistry } from '../registry.ts';
 import { divergence, toJson } from '../journal-cursor.ts';
 import type { Call, FromIsolate, Outcome, ReplayEntry, ThrownError } from './protocol.ts';
+import { BranchPositions, checkFanIn, settleFanIn, tagEffects, type FanInMode } from '../fan-in.ts';
 
 /** One run hosted by this isolate. */
 export class IsolatedRun {
@@ -44,6 +45,8 @@ export class IsolatedRun {
   readonly #stepWaiters = new Map<number, Array<(fn: () => unknown) => void>>();
   #nextSeq = 1;
   #nextCall = 1;
+  /** Which position each ctx call's promise stands for (a fan-in cancels losing branches by it). */
+  readonly #branches = new BranchPositions();
   dropped = false;
 
   constructor(
@@ -61,7 +64,7 @@ export class IsolatedRun {
   context(registry: AgentRegistry, models: ReadonlySet<string>): AgentContext {
     // As in the main thread's ctx: each method is async, so a failed check rejects (positions are
     // still taken at once).
-    return {
+    const ctx: AgentContext = {
       runId: this.runId,
       tenantId: this.tenantId,
       step: (async (name: string, fn: () => unknown, options?: StepOptions) => {
@@ -164,7 +167,34 @@ export class IsolatedRun {
         this.#assertLive();
         return this.random.uuid();
       },
+      all: (list) => this.#fanIn('all', list) as never,
+      any: (list, options) => this.#fanIn('any', list, options?.verify as never) as never,
+      race: (list) => this.#fanIn('race', list) as never,
     };
+    return tagEffects(ctx, this.#branches);
+  }
+
+  /** A fan-in: decided here (fan-in.ts), journaled by the main thread. */
+  #fanIn(
+    mode: FanInMode,
+    list: ReadonlyArray<Promise<unknown>>,
+    verify?: (value: never) => boolean,
+  ): Promise<Json> {
+    try {
+      checkFanIn(mode, list, verify);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const seq = this.#position('decision', mode);
+    const entry = this.#journal.get(seq);
+    return settleFanIn(mode, list, verify, {
+      journaled: entry,
+      positionOf: (branch) => this.#branches.positionOf(branch),
+      commit: async (decision) => {
+        if (entry !== undefined) return;
+        await this.#call(seq, { op: 'decision', name: mode, decision: toJson(decision) as never });
+      },
+    });
   }
 
   /** The main thread answered call `call`. */
@@ -197,6 +227,7 @@ export class IsolatedRun {
   #position(kind: EffectKind, name: string): number {
     this.#assertLive();
     const seq = this.#nextSeq++;
+    this.#branches.taken(seq);
     const error = divergence(seq, this.#journal.get(seq), kind, name, this.runId);
     if (error !== undefined) {
       this.#post({ t: 'fatal', run: this.handle, error: error.toJSON() });

@@ -404,6 +404,9 @@ export class IsolateHost implements AgentHost {
         case 'sleep':
           value = await effects.sleep(x, at, body.ms);
           break;
+        case 'decision':
+          await effects.decision(x, at, body.decision);
+          break;
         case 'child':
           value = await effects.child(
             x,
