@@ -144,25 +144,48 @@ export function settleFanIn(
     };
     const settled = (i: number, ok: boolean, value: unknown, error: unknown): void => {
       if (decided) return;
-      let accepted = ok;
-      if (ok && mode === 'any' && verify !== undefined) accepted = passes(verify, value);
+      const accepted = ok && (mode !== 'any' || verify === undefined || passes(verify, value));
       states[i] = ok ? (accepted ? 'succeeded' : 'refused') : 'failed';
       if (ok) values[i] = toJson(value);
-      if (mode === 'race') return decide(i, ok, values[i]!, error);
-      if (mode === 'any' && accepted) return decide(i, true, values[i]!, null);
-      if (mode === 'all' && !ok) return decide(i, false, null, error);
-      if (states.includes('pending')) return;
-      if (mode === 'all') return decide(null, true, values, null);
-      decide(null, false, null, exhausted(states));
+      const verdict = verdictAfter(mode, i, states, values, error);
+      if (verdict !== undefined) decide(verdict.branch, verdict.ok, verdict.value, verdict.error);
     };
     if (branches.length === 0) return decide(null, true, [], null); // ctx.all([])
-    branches.forEach((branch, i) =>
+    for (const [i, branch] of branches.entries())
       branch.then(
         (value) => settled(i, true, value, null),
         (error: unknown) => settled(i, false, null, error),
-      ),
-    );
+      );
   });
+}
+
+/**
+ * Whether branch `i` settling (its state just recorded) decides the fan-in, and how: `race` on any
+ * settle, `any` on an accepted value or when none is left, `all` on a failure or when all
+ * succeeded. Undefined: keep watching.
+ */
+function verdictAfter(
+  mode: FanInMode,
+  i: number,
+  states: readonly BranchState[],
+  values: readonly Json[],
+  error: unknown,
+): { branch: number | null; ok: boolean; value: Json; error: unknown } | undefined {
+  const state = states[i]!;
+  switch (mode) {
+    case 'race':
+      return { branch: i, ok: state === 'succeeded', value: values[i]!, error };
+    case 'any':
+      if (state === 'succeeded') return { branch: i, ok: true, value: values[i]!, error: null };
+      if (states.includes('pending')) return undefined;
+      return { branch: null, ok: false, value: null, error: exhausted(states) };
+    case 'all':
+      if (state === 'failed') return { branch: i, ok: false, value: null, error };
+      if (states.includes('pending')) return undefined;
+      return { branch: null, ok: true, value: values as Json[], error: null };
+    default:
+      return mode satisfies never;
+  }
 }
 
 /** A `verify` that throws refuses the value (a broken check must not pick a winner). */

@@ -29,6 +29,7 @@ export const SHARED_STATEMENT_NAMES = [
   'wake-on-input',
   'wake-run',
   'wake-if-ready',
+  'share-lock-runs',
   'insert-audit',
   'find-execution',
   'resolve-execution',
