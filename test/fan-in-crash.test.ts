@@ -1,13 +1,15 @@
 // A settle-once fan-in across a real crash (issue 21), on SQLite (`keel dev`) and Postgres (`keel
-// server`), agent code in isolates: ctx.any over three children where the first to finish fails
-// verification and the second wins; the process is SIGKILLed at `decision.committed` (the decision
-// and the losers' cancellation are durable, nothing has acted on them) and restarted on the same
-// data. The run must end with the same winner, the loser cancelled by its parent, and the decision
-// journaled and announced exactly once.
+// server`), agent code in isolates (and, on SQLite, in the main thread too): ctx.any over three
+// children where the first to finish fails verification and the second wins; the process is
+// SIGKILLed at `decision.committed` (the decision and the losers' cancellation are durable, nothing
+// has acted on them) and restarted on the same data. While no process runs, the database already
+// holds the loser `cancelling`; after the restart the run ends with the same winner, the loser
+// cancelled by its parent, and the decision journaled and announced exactly once.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createFreshDatabase } from './support/fresh-database.ts';
@@ -28,14 +30,20 @@ interface Scene {
   until(id: string, predicate: (run: any) => boolean): Promise<any>;
   /** What the current process printed (for a failure's message). */
   output(): string;
+  /** A run's status read from the database itself (while no Keel process runs). */
+  storedStatus(id: string): Promise<string>;
 }
 
-async function scene(t: TestContext, backend: 'sqlite' | 'postgres'): Promise<Scene> {
+async function scene(
+  t: TestContext,
+  backend: 'sqlite' | 'postgres',
+  isolation: 'isolate' | 'thread',
+): Promise<Scene> {
   const dir = mkdtempSync(join(tmpdir(), 'keel-fanin-'));
   const db = backend === 'postgres' ? await createFreshDatabase() : undefined;
   const port = await freePort();
   let keel: KeelProcess | undefined;
-  const env = { KEEL_LEASE_TTL_MS: String(LEASE_TTL_MS) };
+  const env = { KEEL_LEASE_TTL_MS: String(LEASE_TTL_MS), KEEL_AGENT_ISOLATION: isolation };
   const s: Scene = {
     async start(extra = {}) {
       keel =
@@ -58,6 +66,19 @@ async function scene(t: TestContext, backend: 'sqlite' | 'postgres'): Promise<Sc
       return keel;
     },
     output: () => keel?.output() ?? '',
+    async storedStatus(id) {
+      if (db !== undefined)
+        return (
+          await db.query<{ status: string }>('SELECT status FROM runs WHERE id = $1', [id])
+        )[0]!.status;
+      const file = new DatabaseSync(join(dir, 'data', 'keel.db'), { readOnly: true });
+      try {
+        return (file.prepare('SELECT status FROM runs WHERE id = ?').get(id) as { status: string })
+          .status;
+      } finally {
+        file.close();
+      }
+    },
     async api(method, path, body) {
       const res = await fetch(keel!.url + path, {
         method,
@@ -94,12 +115,18 @@ async function childIds(s: Scene, parentId: string): Promise<Map<string, string>
   );
 }
 
-for (const backend of ['sqlite', 'postgres'] as const) {
-  test(`fan-in crash (${backend}): kill -9 between the decision and the losers' cancellation; same winner, loser cancelled, one decision`, {
+const VARIANTS = [
+  { backend: 'sqlite', isolation: 'isolate' },
+  { backend: 'postgres', isolation: 'isolate' },
+  { backend: 'sqlite', isolation: 'thread' },
+] as const;
+
+for (const { backend, isolation } of VARIANTS) {
+  test(`fan-in crash (${backend}, agent code in ${isolation === 'thread' ? 'the main thread' : 'isolates'}): kill -9 between the decision and the losers' cancellation; same winner, loser cancelled, one decision`, {
     timeout: 180_000,
   }, async (t) => {
     if (backend === 'postgres' && !(await postgresAvailable())) return t.skip('no Postgres');
-    const s = await scene(t, backend);
+    const s = await scene(t, backend, isolation);
     const first = await s.start({ KEEL_TEST_CRASH_AT: 'decision.committed:1' });
     const exited = new Promise((resolve) => first.child.once('exit', resolve));
     const submitted = await s.api('POST', '/v1/runs', {
@@ -135,6 +162,12 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     await s.api('POST', `/v1/runs/${kids.get('B')}/input`, { key: 'go', value: { ok: true } });
     await exited;
     assert.equal(first.child.signalCode, 'SIGKILL', 'the process died at decision.committed');
+    assert.equal(
+      await s.storedStatus(kids.get('C')!),
+      'cancelling',
+      'the loser was cancelled in the decision commit, before anything acted on it',
+    );
+    assert.equal(await s.storedStatus(id), 'running', 'the parent died mid-run');
 
     await s.start();
     const done = await s.until(id, (r) => TERMINAL.has(r.status));
