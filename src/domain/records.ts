@@ -135,7 +135,9 @@ export type EffectKind =
   | 'now'
   | 'compensation'
   /** The journaled outcome of a fan-in (ctx.all / ctx.any / ctx.race): which branch decided it. */
-  | 'decision';
+  | 'decision'
+  /** A message sent with ctx.send (a receive is an `input` wait on the message's key). */
+  | 'message';
 
 export interface JournalEntry {
   runId: string;

@@ -20,6 +20,7 @@ import type {
   ModelRequest,
   ParentEndPolicy,
   ModelResponse,
+  SendOptions,
   ToolDefinition,
   ToolNode,
 } from '../sdk/types.ts';
@@ -63,6 +64,15 @@ import {
   type FanInMode,
 } from './fan-in.ts';
 import { commitDecision } from './decision-commit.ts';
+import { sendMessage } from './message-send.ts';
+import {
+  ChannelCursors,
+  checkChannel,
+  checkReceiveTimeout,
+  checkSend,
+  receiveNext,
+} from './messaging.ts';
+import { isMessageKey } from '../domain/messages.ts';
 
 export interface ContextDeps {
   gateway: ModelGateway;
@@ -79,6 +89,8 @@ export interface ContextDeps {
 export function createAgentContext(x: RunPort, deps: ContextDeps): AgentContext {
   // Which position each ctx call's promise stands for: a fan-in cancels its losing branches by it.
   const branches = new BranchPositions();
+  /** The receives taken on each channel (the n-th takes the channel's n-th message). */
+  const channels = new ChannelCursors();
   const take = (kind: EffectKind, name: string): Position => {
     const at = x.position(kind, name);
     branches.taken(at.seq);
@@ -152,6 +164,28 @@ export function createAgentContext(x: RunPort, deps: ContextDeps): AgentContext 
       x.assertLive();
       return x.random.uuid();
     },
+    send: async (runId, channel, payload, options) => {
+      checkSend(runId, channel, options);
+      return sendMessage(
+        x,
+        x.position('message', channel),
+        runId,
+        channel,
+        toJson(payload),
+        options,
+      ) as never;
+    },
+    receive: async (channel, options) => {
+      checkChannel('receive', channel);
+      checkReceiveTimeout(options?.timeoutMs);
+      return receiveNext(
+        channel,
+        options?.timeoutMs,
+        channels,
+        (key, timeoutMs) => waitForInput(x, x.position('input', key), key, timeoutMs),
+        () => ctx.now(),
+      ) as never;
+    },
     all: (list) => fanIn('all', list) as never,
     any: (list, options) => fanIn('any', list, options?.verify as never) as never,
     race: (list) => fanIn('race', list) as never,
@@ -188,6 +222,14 @@ export const effects = {
   ) => child(x, deps, at, agent, input, onParentEnd),
   now: (x: RunPort, at: Position, value: number) => now(x, at, value),
   decision: (x: RunPort, at: Position, decision: Decision) => commitDecision(x, at, decision),
+  send: (
+    x: RunPort,
+    at: Position,
+    to: string,
+    channel: string,
+    payload: Json,
+    options: SendOptions | undefined,
+  ) => sendMessage(x, at, to, channel, payload, options),
 };
 
 /** The journaled outcome of a settled entry: its result, or its error thrown again. */
@@ -555,7 +597,10 @@ async function waitForInput(
           },
         ],
         consumeInputs: [key],
-        events: [completedEvent(x, seq, 'input', key, 'succeeded', queuedAt)],
+        events: [
+          completedEvent(x, seq, 'input', key, 'succeeded', queuedAt),
+          ...receivedEvent(seq, key, input.value),
+        ],
       });
       return input;
     }
@@ -622,6 +667,24 @@ async function sleep(x: RunPort, { seq, entry }: Position, ms: number): Promise<
     args: { ms },
     reason: 'timer',
   });
+}
+
+/** `message.received` when the input a wait took is a message (domain/messages.ts). */
+function receivedEvent(seq: number, key: string, value: Json): Array<{ type: string; data: Json }> {
+  if (!isMessageKey(key)) return [];
+  const m = value as { id?: Json; channel?: Json; index?: Json; from?: Json } | null;
+  return [
+    {
+      type: 'message.received',
+      data: {
+        seq,
+        id: m?.id ?? null,
+        channel: m?.channel ?? null,
+        index: m?.index ?? null,
+        from: m?.from ?? null,
+      },
+    },
+  ];
 }
 
 /** A child effect's journal args: its run id, and its policy when it is not the default. */

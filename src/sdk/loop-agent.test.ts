@@ -71,6 +71,8 @@ function fakeContext(
     waitForInput: unsupported,
     sleep: unsupported,
     child: unsupported,
+    send: unsupported,
+    receive: unsupported,
     all: unsupported,
     any: unsupported,
     race: unsupported,

@@ -173,6 +173,47 @@ export interface WaitForInputOptions {
   timeoutMs?: number;
 }
 
+export interface SendOptions {
+  /**
+   * The message id (the receiver's dedupe key); default `<runId>.<position>`, the same on every
+   * replay, so a replayed send delivers nothing twice.
+   */
+  id?: string;
+  correlationId?: string;
+  /** The message expires if no receive has taken it within this many ms. */
+  ttlMs?: number;
+}
+
+export interface SendResult {
+  id: string;
+  /** Its place on the receiver's channel. */
+  index: number;
+  /** The id had been delivered before: nothing was delivered this time. */
+  duplicate: boolean;
+}
+
+export interface ReceiveOptions {
+  /**
+   * Give up after this long (counted from each wait: an expired message skipped starts a new
+   * one); the receive then throws a `KeelError` with code `message_timeout`.
+   */
+  timeoutMs?: number;
+}
+
+/** A message as ctx.receive returns it: its envelope and payload. */
+export interface ReceivedMessage<T extends Json = Json> {
+  id: string;
+  channel: string;
+  /** The sending run's id; null for a message posted through the API. */
+  from: string | null;
+  correlationId: string | null;
+  /** Delivery time, epoch ms. */
+  sentAt: number;
+  expiresAt: number | null;
+  index: number;
+  payload: T;
+}
+
 export interface StepOptions {
   /**
    * Attempts when `fn` throws; default 1 (a thrown error is journaled and rethrown). Shorthand for
@@ -261,6 +302,20 @@ export interface AgentContext {
   race<const B extends ReadonlyArray<FanInBranch<unknown>>>(
     branches: B,
   ): Promise<Awaited<B[number]>>;
+  /**
+   * Sends a message to another run of the tenant (its `ctx.receive(channel)`): journaled, and
+   * deduplicated by id at the receiver, so it is delivered once however often the run replays.
+   * Fails with `run_not_found`, or `run_terminal` once the receiver has ended.
+   */
+  send(runId: string, channel: string, payload: Json, options?: SendOptions): Promise<SendResult>;
+  /**
+   * The next message on `channel`, in delivery order, as a durable wait: the run releases its worker
+   * until one arrives (like ctx.waitForInput). Expired messages are skipped.
+   */
+  receive<T extends Json = Json>(
+    channel: string,
+    options?: ReceiveOptions,
+  ): Promise<ReceivedMessage<T>>;
   /** Deterministic time (milliseconds since epoch), journaled on first use. */
   now(): number;
   /** Deterministic random number in [0, 1). */

@@ -30,6 +30,7 @@ export const SHARED_STATEMENT_NAMES = [
   'wake-run',
   'wake-if-ready',
   'share-lock-runs',
+  'count-inputs-with-prefix',
   'insert-audit',
   'find-execution',
   'resolve-execution',

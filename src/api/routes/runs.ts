@@ -20,6 +20,8 @@ import {
   ErrorBody,
   errorResponse,
   InputBody,
+  MessageBody,
+  MessageDelivery,
   ListRunsQuery,
   ResolveBody,
   ResolveParams,
@@ -278,6 +280,34 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
             tenant,
           ),
         );
+    },
+  );
+
+  r.post(
+    '/v1/runs/:id/messages',
+    {
+      schema: {
+        summary:
+          'Deliver a message to a run (its ctx.receive(channel)); deduplicated by id, 409 run_terminal once the run has ended',
+        tags: ['runs'],
+        params: RunIdParams,
+        body: MessageBody,
+        response: { 202: MessageDelivery, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const tenant = deps.tenantOf(request);
+      await ownedRun(store, tenant, request.params.id);
+      const { channel, id, payload, correlationId, ttlMs } = request.body;
+      const delivery = await store.postMessage(request.params.id, {
+        channel,
+        id,
+        payload: payload as Json,
+        from: null,
+        correlationId: correlationId ?? null,
+        ttlMs: ttlMs ?? null,
+      });
+      return reply.status(202).send(delivery);
     },
   );
 

@@ -10,6 +10,8 @@ import type {
   ChildOptions,
   Json,
   ModelRequest,
+  ReceiveOptions,
+  SendOptions,
   StepOptions,
   ToolDefinition,
 } from '../../sdk/types.ts';
@@ -27,6 +29,13 @@ import type { AgentRegistry } from '../registry.ts';
 import { divergence, toJson } from '../journal-cursor.ts';
 import type { Call, FromIsolate, Outcome, ReplayEntry, ThrownError } from './protocol.ts';
 import { BranchPositions, checkFanIn, settleFanIn, tagEffects, type FanInMode } from '../fan-in.ts';
+import {
+  ChannelCursors,
+  checkChannel,
+  checkReceiveTimeout,
+  checkSend,
+  receiveNext,
+} from '../messaging.ts';
 
 /** One run hosted by this isolate. */
 export class IsolatedRun {
@@ -47,6 +56,8 @@ export class IsolatedRun {
   #nextCall = 1;
   /** Which position each ctx call's promise stands for (a fan-in cancels losing branches by it). */
   readonly #branches = new BranchPositions();
+  /** The receives taken on each channel (the n-th takes the channel's n-th message). */
+  readonly #channels = new ChannelCursors();
   dropped = false;
 
   constructor(
@@ -109,15 +120,32 @@ export class IsolatedRun {
       }) as AgentContext['tool'],
       waitForInput: (async (key: string, options?: { timeoutMs?: number }) => {
         checkWaitForInput(key, options?.timeoutMs);
-        const seq = this.#position('input', key);
+        return this.#input(key, options?.timeoutMs);
+      }) as AgentContext['waitForInput'],
+      send: (async (runId: string, channel: string, payload: Json, options?: SendOptions) => {
+        checkSend(runId, channel, options);
+        const seq = this.#position('message', channel);
         const entry = this.#journal.get(seq);
         if (entry !== undefined) return settled(entry);
         return this.#call(seq, {
-          op: 'input',
-          name: key,
-          ...(options?.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+          op: 'message',
+          name: channel,
+          to: runId,
+          payload: toJson(payload),
+          ...(options === undefined ? {} : { options: toJson(options) as SendOptions }),
         });
-      }) as AgentContext['waitForInput'],
+      }) as AgentContext['send'],
+      receive: (async (channel: string, options?: ReceiveOptions) => {
+        checkChannel('receive', channel);
+        checkReceiveTimeout(options?.timeoutMs);
+        return receiveNext(
+          channel,
+          options?.timeoutMs,
+          this.#channels,
+          (key, timeoutMs) => this.#input(key, timeoutMs),
+          () => ctx.now(),
+        );
+      }) as AgentContext['receive'],
       sleep: async (ms: number) => {
         checkSleep(ms);
         const seq = this.#position('sleep', 'sleep');
@@ -172,6 +200,18 @@ export class IsolatedRun {
       race: (list) => this.#fanIn('race', list) as never,
     };
     return tagEffects(ctx, this.#branches);
+  }
+
+  /** A durable input wait at the next position (ctx.waitForInput, and ctx.receive's message keys). */
+  #input(key: string, timeoutMs: number | undefined): Promise<Json> {
+    const seq = this.#position('input', key);
+    const entry = this.#journal.get(seq);
+    if (entry !== undefined) return settled(entry);
+    return this.#call(seq, {
+      op: 'input',
+      name: key,
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    });
   }
 
   /** A fan-in: decided here (fan-in.ts), journaled by the main thread. */

@@ -407,6 +407,9 @@ export class IsolateHost implements AgentHost {
         case 'decision':
           await effects.decision(x, at, body.decision);
           break;
+        case 'message':
+          value = await effects.send(x, at, body.to, body.name, body.payload, body.options);
+          break;
         case 'child':
           value = await effects.child(
             x,

@@ -3,7 +3,13 @@
 // replayed positions from the journal it was given, and asks the main thread for everything else;
 // the main thread checks every position again.
 import type { SerializedError } from '../../domain/keel-error.ts';
-import type { Json, ModelRequest, ParentEndPolicy, RetryPolicy } from '../../sdk/types.ts';
+import type {
+  Json,
+  ModelRequest,
+  ParentEndPolicy,
+  RetryPolicy,
+  SendOptions,
+} from '../../sdk/types.ts';
 import type { EffectKind } from '../../domain/records.ts';
 import type { Decision, FanInMode } from '../fan-in.ts';
 
@@ -48,6 +54,8 @@ export type Call =
   | { op: 'input'; name: string; timeoutMs?: number }
   | { op: 'sleep'; name: 'sleep'; ms: number }
   | { op: 'child'; name: string; agent: string; input: Json; onParentEnd: ParentEndPolicy }
+  /** ctx.send: the main thread delivers the message and journals the send (message-send.ts). */
+  | { op: 'message'; name: string; to: string; payload: Json; options?: SendOptions }
   /** A fan-in decided (fan-in.ts): the main thread journals it and cancels the losers. */
   | { op: 'decision'; name: FanInMode; decision: Decision };
 
