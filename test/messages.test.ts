@@ -72,6 +72,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     for (const bad of [
       { channel: 'inbox', id: 'x' },
       { channel: '', id: 'x', payload: 1 },
+      { channel: 'a:b', id: 'x', payload: 1 },
       { channel: 'inbox', id: 'x', payload: 1, ttlMs: 0 },
       { channel: 'inbox', id: 'x', payload: 1, extra: true },
     ]) {

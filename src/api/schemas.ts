@@ -6,6 +6,8 @@ import { WHEN_LATE } from '../domain/admission.ts';
 import { CURSOR_DESCRIPTION } from './cursor.ts';
 import { WAITING_REASONS } from '../domain/waiting-reasons.ts';
 import {
+  isChannelName,
+  MESSAGE_CHANNEL_FORBIDDEN,
   MESSAGE_CHANNEL_MAX_CHARS,
   MESSAGE_ID_MAX_CHARS,
   MESSAGE_KEY_PREFIX,
@@ -316,9 +318,11 @@ export const InputBody = z
 
 export const MessageBody = z
   .strictObject({
-    channel: plainText(MESSAGE_CHANNEL_MAX_CHARS).describe(
-      `The channel the run receives on (ctx.receive(channel)); ${PLAIN_TEXT_RULE}`,
-    ),
+    channel: plainText(MESSAGE_CHANNEL_MAX_CHARS)
+      .refine(isChannelName, { message: `a channel may not contain ${MESSAGE_CHANNEL_FORBIDDEN}` })
+      .describe(
+        `The channel the run receives on (ctx.receive(channel)), without ${MESSAGE_CHANNEL_FORBIDDEN}; ${PLAIN_TEXT_RULE}`,
+      ),
     id: plainText(MESSAGE_ID_MAX_CHARS).describe(
       'The message id: a second post with the same id delivers nothing (duplicate: true)',
     ),

@@ -6,6 +6,17 @@
 import type { Json } from './json.ts';
 
 export const MESSAGE_CHANNEL_MAX_CHARS = 100;
+/** A channel name may not hold `:` (it separates a message key's channel from its index). */
+export const MESSAGE_CHANNEL_FORBIDDEN = ':';
+
+export function isChannelName(channel: unknown): channel is string {
+  return (
+    typeof channel === 'string' &&
+    channel.length > 0 &&
+    channel.length <= MESSAGE_CHANNEL_MAX_CHARS &&
+    !channel.includes(MESSAGE_CHANNEL_FORBIDDEN)
+  );
+}
 export const MESSAGE_ID_MAX_CHARS = 200;
 /** The longest time-to-live a message may have: 30 days. */
 export const MESSAGE_TTL_MAX_MS = 30 * 24 * 3_600_000;

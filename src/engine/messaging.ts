@@ -5,6 +5,8 @@
 // send effect, message-send.ts, does).
 import { KeelError, isKeelError } from '../domain/keel-error.ts';
 import {
+  isChannelName,
+  MESSAGE_CHANNEL_FORBIDDEN,
   MESSAGE_CHANNEL_MAX_CHARS,
   MESSAGE_ID_MAX_CHARS,
   MESSAGE_TTL_MAX_MS,
@@ -13,13 +15,9 @@ import {
 import type { Json, ReceivedMessage, SendOptions } from '../sdk/types.ts';
 
 export function checkChannel(method: string, channel: unknown): void {
-  if (
-    typeof channel !== 'string' ||
-    channel.length === 0 ||
-    channel.length > MESSAGE_CHANNEL_MAX_CHARS
-  )
+  if (!isChannelName(channel))
     throw new TypeError(
-      `ctx.${method}() channel must be a string of 1 to ${MESSAGE_CHANNEL_MAX_CHARS} characters`,
+      `ctx.${method}() channel must be a string of 1 to ${MESSAGE_CHANNEL_MAX_CHARS} characters without ${JSON.stringify(MESSAGE_CHANNEL_FORBIDDEN)}`,
     );
 }
 
