@@ -67,6 +67,7 @@ function sampleBody(method: string, route: string): unknown {
   const bodies: Record<string, unknown> = {
     'POST /v1/runs': { agent: 'waiter' },
     'POST /v1/runs/{id}/input': { key: 'not-awaited', value: 1 },
+    'POST /v1/runs/{id}/messages': { channel: 'inbox', id: 'sweep', payload: 1 },
     'POST /v1/runs/{id}/executions/{executionId}/resolve': { action: 'retry' },
     'POST /v1/runs/{id}/reset': { position: 0 },
     'POST /v1/runs/{id}/fork': { input: { forked: true } },

@@ -21,6 +21,7 @@ import { approvalsStoreConformance } from './store/approvals-conformance.ts';
 import { runOrderStoreConformance } from './store/run-order-conformance.ts';
 import { secretsStoreConformance } from './store/secrets-conformance.ts';
 import { mcpStoreConformance } from './store/mcp-conformance.ts';
+import { messagesStoreConformance } from './store/messages-conformance.ts';
 import { TEST_DATABASE_URL, postgresAvailable } from './support/postgres.ts';
 
 const sqlite: StoreFactory = {
@@ -71,6 +72,7 @@ approvalsStoreConformance(sqlite);
 runOrderStoreConformance(sqlite);
 secretsStoreConformance(sqlite);
 mcpStoreConformance(sqlite);
+messagesStoreConformance(sqlite);
 if (await postgresAvailable()) {
   storeConformance(postgres);
   scheduleStoreConformance(postgres);
@@ -85,4 +87,5 @@ if (await postgresAvailable()) {
   runOrderStoreConformance(postgres);
   secretsStoreConformance(postgres);
   mcpStoreConformance(postgres);
+  messagesStoreConformance(postgres);
 }

@@ -24,6 +24,7 @@ export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
   'POST /v1/runs/:id/cancel': 'operate',
   'POST /v1/runs/:id/retry': 'operate',
   'POST /v1/runs/:id/input': 'operate',
+  'POST /v1/runs/:id/messages': 'operate',
   'POST /v1/runs/:id/executions/:executionId/resolve': 'operate',
   'POST /v1/runs/:id/rerun': 'operate',
   'POST /v1/runs/:id/reset': 'operate',

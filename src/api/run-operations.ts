@@ -169,6 +169,17 @@ export async function answerInput(
   return shownRun(await store.provideInput(id, key, value), tenant);
 }
 
+/** Delivers a message to the run's `ctx.receive(channel)`; a repeated id is answered as a duplicate. */
+export async function deliverMessage(
+  store: Store,
+  tenant: TenantRecord,
+  id: string,
+  message: Parameters<Store['postMessage']>[1],
+) {
+  await ownedRun(store, tenant, id);
+  return store.postMessage(id, message);
+}
+
 export async function resolveExecution(
   store: Store,
   tenant: TenantRecord,

@@ -5,6 +5,15 @@ import { TENANT_WEIGHT_MAX } from '../domain/fair-share.ts';
 import { WHEN_LATE } from '../domain/admission.ts';
 import { CURSOR_DESCRIPTION } from './cursor.ts';
 import { WAITING_REASONS } from '../domain/waiting-reasons.ts';
+import {
+  isChannelName,
+  MESSAGE_CHANNEL_FORBIDDEN,
+  MESSAGE_CHANNEL_MAX_CHARS,
+  MESSAGE_ID_MAX_CHARS,
+  MESSAGE_KEY_PREFIX,
+  MESSAGE_TTL_MAX_MS,
+  isMessageKey,
+} from '../domain/messages.ts';
 
 /**
  * Deepest nesting accepted in user JSON: journals and events are serialized recursively, so depth
@@ -298,10 +307,46 @@ export const RunIdParams = z.object({ id: PathId });
 
 export const InputBody = z
   .strictObject({
-    key: plainText(256).describe(`The key the run waits for; ${PLAIN_TEXT_RULE}`),
+    key: plainText(256)
+      .refine((key) => !isMessageKey(key), {
+        message: `keys starting with ${MESSAGE_KEY_PREFIX} are reserved for messages`,
+      })
+      .describe(`The key the run waits for; ${PLAIN_TEXT_RULE}`),
     value: JsonValue,
   })
   .refine((b) => b.value !== undefined, { message: 'value is required', path: ['value'] });
+
+export const MessageBody = z
+  .strictObject({
+    channel: plainText(MESSAGE_CHANNEL_MAX_CHARS)
+      .refine(isChannelName, { message: `a channel may not contain ${MESSAGE_CHANNEL_FORBIDDEN}` })
+      .describe(
+        `The channel the run receives on (ctx.receive(channel)), without ${MESSAGE_CHANNEL_FORBIDDEN}; ${PLAIN_TEXT_RULE}`,
+      ),
+    id: plainText(MESSAGE_ID_MAX_CHARS).describe(
+      'The message id: a second post with the same id delivers nothing (duplicate: true)',
+    ),
+    payload: JsonValue,
+    correlationId: plainText(MESSAGE_ID_MAX_CHARS).optional(),
+    ttlMs: z
+      .number()
+      .int()
+      .min(1)
+      .max(MESSAGE_TTL_MAX_MS)
+      .optional()
+      .describe('The message expires if no receive has taken it within this many ms'),
+  })
+  .refine((b) => b.payload !== undefined, { message: 'payload is required', path: ['payload'] })
+  .meta({ id: 'MessageBody' });
+
+export const MessageDelivery = z
+  .object({
+    id: z.string(),
+    channel: z.string(),
+    index: z.number().int().describe('Its place on the channel: receives take messages in order'),
+    duplicate: z.boolean().describe('The id had been delivered before: nothing was delivered now'),
+  })
+  .meta({ id: 'MessageDelivery' });
 
 export const EventsQuery = z.strictObject({
   after: z.coerce.number().int().min(0).optional(),

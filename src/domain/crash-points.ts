@@ -15,6 +15,11 @@ export const CRASH_POINTS = {
   'commit.in-transaction': 'inside the commit transaction, before COMMIT',
   /** The commit is durable; the engine has not acted on it (no notify, no next dispatch) yet. */
   'commit.before-notify': 'after the commit, before anything acts on it',
+  /**
+   * A fan-in's decision is durable (with its losers' cancellation requests); the run has not acted
+   * on it, and the losers' workers have not heard of it.
+   */
+  'decision.committed': 'after a fan-in decision commit, before the run acts on it',
 } as const;
 export type CrashPoint = keyof typeof CRASH_POINTS;
 

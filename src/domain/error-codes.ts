@@ -114,6 +114,10 @@ export const ERROR_CODES = {
       'Queued runs can only be migrated to an agent version this process serves (its agents module exports it).',
   },
   input_timeout: { status: 408, meaning: 'No input arrived before the wait’s timeout.' },
+  message_timeout: {
+    status: 408,
+    meaning: 'No message arrived on the channel before ctx.receive’s timeout.',
+  },
   tool_input_invalid: {
     status: 400,
     meaning: 'Arguments given to a tool do not match its input schema.',
@@ -182,6 +186,10 @@ export const ERROR_CODES = {
   },
   step_failed: { status: 500, meaning: 'A journaled step threw.' },
   child_failed: { status: 500, meaning: 'A child run ended without success.' },
+  fan_in_exhausted: {
+    status: 500,
+    meaning: 'No branch of ctx.any() succeeded and passed its verification.',
+  },
   unknown_side_effect: {
     status: 409,
     meaning: 'A side-effect tool may or may not have run; an operator must decide.',

@@ -133,7 +133,11 @@ export type EffectKind =
   | 'sleep'
   | 'child'
   | 'now'
-  | 'compensation';
+  | 'compensation'
+  /** The journaled outcome of a fan-in (ctx.all / ctx.any / ctx.race): which branch decided it. */
+  | 'decision'
+  /** A message sent with ctx.send (a receive is an `input` wait on the message's key). */
+  | 'message';
 
 export interface JournalEntry {
   runId: string;

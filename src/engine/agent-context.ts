@@ -20,10 +20,11 @@ import type {
   ModelRequest,
   ParentEndPolicy,
   ModelResponse,
+  SendOptions,
   ToolDefinition,
   ToolNode,
 } from '../sdk/types.ts';
-import type { JournalEntry } from '../domain/records.ts';
+import type { EffectKind, JournalEntry } from '../domain/records.ts';
 import { runOrderOf } from '../domain/run-order.ts';
 import type { AgentRegistry } from './registry.ts';
 import { isTerminal } from '../domain/run-status.ts';
@@ -54,6 +55,24 @@ import { poolWaitReporter } from './pool-waits.ts';
 import { parseAgentInput } from './agent-contract.ts';
 import { internalError, internalErrorCause } from '../domain/internal-error.ts';
 import { resumedEvent, waitingEvent } from '../domain/waiting-reasons.ts';
+import {
+  BranchPositions,
+  checkFanIn,
+  settleFanIn,
+  tagEffects,
+  type Decision,
+  type FanInMode,
+} from './fan-in.ts';
+import { commitDecision } from './decision-commit.ts';
+import { sendMessage } from './message-send.ts';
+import {
+  ChannelCursors,
+  checkChannel,
+  checkReceiveTimeout,
+  checkSend,
+  receiveNext,
+} from './messaging.ts';
+import { isMessageKey } from '../domain/messages.ts';
 
 export interface ContextDeps {
   gateway: ModelGateway;
@@ -68,7 +87,33 @@ export interface ContextDeps {
 }
 
 export function createAgentContext(x: RunPort, deps: ContextDeps): AgentContext {
-  return {
+  // Which position each ctx call's promise stands for: a fan-in cancels its losing branches by it.
+  const branches = new BranchPositions();
+  /** The receives taken on each channel (the n-th takes the channel's n-th message). */
+  const channels = new ChannelCursors();
+  const take = (kind: EffectKind, name: string): Position => {
+    const at = x.position(kind, name);
+    branches.taken(at.seq);
+    return at;
+  };
+  const fanIn = (
+    mode: FanInMode,
+    list: ReadonlyArray<Promise<unknown>>,
+    verify?: (value: never) => boolean,
+  ): Promise<Json> => {
+    try {
+      checkFanIn(mode, list, verify);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const at = x.position('decision', mode);
+    return settleFanIn(mode, list, verify, {
+      journaled: at.entry,
+      positionOf: (branch) => branches.positionOf(branch),
+      commit: (decision) => commitDecision(x, at, decision),
+    });
+  };
+  const ctx: AgentContext = {
     runId: x.runId,
     tenantId: x.run.tenantId,
     // Each method is async, so a check that fails rejects its promise (as an effect's failure
@@ -76,14 +121,14 @@ export function createAgentContext(x: RunPort, deps: ContextDeps): AgentContext 
     step: async (name, fn, options) =>
       step(
         x,
-        x.position('step', name),
+        take('step', name),
         name,
         fn,
         resolveRetryPolicy(options?.retry, options?.maxAttempts),
       ) as never,
     model: async (request) => {
       deps.gateway.resolve(request.model); // unknown models fail before taking a position, the same way on every replay
-      return model(x, deps, x.position('model', request.model), request);
+      return model(x, deps, take('model', request.model), request);
     },
     tool: async (tool, args) => {
       const parsed = parseToolArgs(tool as ToolDefinition<unknown, Json>, args);
@@ -91,24 +136,24 @@ export function createAgentContext(x: RunPort, deps: ContextDeps): AgentContext 
       return callTool(
         x,
         deps,
-        x.position('tool', tool.name),
+        take('tool', tool.name),
         tool as ToolDefinition<unknown, Json>,
         parsed,
       ) as never;
     },
     waitForInput: async (key, options) => {
       checkWaitForInput(key, options?.timeoutMs);
-      return waitForInput(x, x.position('input', key), key, options?.timeoutMs) as never;
+      return waitForInput(x, take('input', key), key, options?.timeoutMs) as never;
     },
     sleep: async (ms) => {
       checkSleep(ms);
-      return sleep(x, x.position('sleep', 'sleep'), ms);
+      return sleep(x, take('sleep', 'sleep'), ms);
     },
     child: async (ref, input, options) => {
       const agent = resolveChild(deps.registry, ref);
       parseAgentInput(agent, input); // agent_input_invalid before a position is taken
       const onParentEnd = parentEndPolicy(options);
-      return child(x, deps, x.position('child', agent.name), agent, input, onParentEnd) as never;
+      return child(x, deps, take('child', agent.name), agent, input, onParentEnd) as never;
     },
     now: () => now(x, x.position('now', 'now'), x.clock.now()),
     random: () => {
@@ -119,7 +164,33 @@ export function createAgentContext(x: RunPort, deps: ContextDeps): AgentContext 
       x.assertLive();
       return x.random.uuid();
     },
+    send: async (runId, channel, payload, options) => {
+      checkSend(runId, channel, options);
+      return sendMessage(
+        x,
+        x.position('message', channel),
+        runId,
+        channel,
+        toJson(payload),
+        options,
+      ) as never;
+    },
+    receive: async (channel, options) => {
+      checkChannel('receive', channel);
+      checkReceiveTimeout(options?.timeoutMs);
+      return receiveNext(
+        channel,
+        options?.timeoutMs,
+        channels,
+        (key, timeoutMs) => waitForInput(x, x.position('input', key), key, timeoutMs),
+        () => ctx.now(),
+      ) as never;
+    },
+    all: (list) => fanIn('all', list) as never,
+    any: (list, options) => fanIn('any', list, options?.verify as never) as never,
+    race: (list) => fanIn('race', list) as never,
   };
+  return tagEffects(ctx, branches);
 }
 
 /**
@@ -150,6 +221,15 @@ export const effects = {
     onParentEnd: ParentEndPolicy,
   ) => child(x, deps, at, agent, input, onParentEnd),
   now: (x: RunPort, at: Position, value: number) => now(x, at, value),
+  decision: (x: RunPort, at: Position, decision: Decision) => commitDecision(x, at, decision),
+  send: (
+    x: RunPort,
+    at: Position,
+    to: string,
+    channel: string,
+    payload: Json,
+    options: SendOptions | undefined,
+  ) => sendMessage(x, at, to, channel, payload, options),
 };
 
 /** The journaled outcome of a settled entry: its result, or its error thrown again. */
@@ -517,7 +597,10 @@ async function waitForInput(
           },
         ],
         consumeInputs: [key],
-        events: [completedEvent(x, seq, 'input', key, 'succeeded', queuedAt)],
+        events: [
+          completedEvent(x, seq, 'input', key, 'succeeded', queuedAt),
+          ...receivedEvent(seq, key, input.value),
+        ],
       });
       return input;
     }
@@ -584,6 +667,24 @@ async function sleep(x: RunPort, { seq, entry }: Position, ms: number): Promise<
     args: { ms },
     reason: 'timer',
   });
+}
+
+/** `message.received` when the input a wait took is a message (domain/messages.ts). */
+function receivedEvent(seq: number, key: string, value: Json): Array<{ type: string; data: Json }> {
+  if (!isMessageKey(key)) return [];
+  const m = value as { id?: Json; channel?: Json; index?: Json; from?: Json } | null;
+  return [
+    {
+      type: 'message.received',
+      data: {
+        seq,
+        id: m?.id ?? null,
+        channel: m?.channel ?? null,
+        index: m?.index ?? null,
+        from: m?.from ?? null,
+      },
+    },
+  ];
 }
 
 /** A child effect's journal args: its run id, and its policy when it is not the default. */

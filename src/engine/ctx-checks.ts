@@ -1,6 +1,7 @@
 // The checks a ctx call passes before it takes a journal position (a call failing them takes none):
 // the same in the main thread's ctx and in an isolate's, so both count positions alike.
 import { KeelError } from '../domain/keel-error.ts';
+import { MESSAGE_KEY_PREFIX, isMessageKey } from '../domain/messages.ts';
 import { isAgentDefinition, isToolDefinition } from '../sdk/define.ts';
 import type {
   AgentDefinition,
@@ -39,6 +40,10 @@ export function checkWaitForInput(key: unknown, timeoutMs: number | undefined): 
       `ctx.waitForInput() key must be a string of 1 to ${WAIT_KEY_MAX_CHARS} characters`,
     );
   }
+  if (isMessageKey(key))
+    throw new TypeError(
+      `ctx.waitForInput() keys starting with ${MESSAGE_KEY_PREFIX} are reserved for messages (ctx.receive)`,
+    );
   if (timeoutMs !== undefined && (!Number.isFinite(timeoutMs) || timeoutMs < 0))
     throw new TypeError('ctx.waitForInput() timeoutMs must be a non-negative number');
 }

@@ -131,6 +131,18 @@ export class JournalCursor {
       .filter((id) => id !== undefined); // a child waiting for room in the queue was never spawned
   }
 
+  /** What the journal holds at `seq` (undefined: nothing yet). */
+  entry(seq: number): JournalEntry | undefined {
+    return this.#entries.get(seq);
+  }
+
+  /** Positions that lost a journaled fan-in decision: a replay must not wait for them. */
+  abandonedPositions(): number[] {
+    return [...this.#entries.values()]
+      .filter((e) => e.kind === 'decision')
+      .flatMap((e) => (e.args as { losers?: number[] } | null)?.losers ?? []);
+  }
+
   #asEntry(write: JournalWrite): JournalEntry {
     return {
       runId: this.#runId,

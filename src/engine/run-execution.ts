@@ -109,6 +109,8 @@ export class RunExecution implements RunPort {
   #expectedVersion: number;
   readonly #inflight = new InFlight(() => this.#scheduleQuiesceCheck());
   #waits = new Map<number, Wait>();
+  /** Positions that lost a fan-in (decision-commit.ts): their waits do not hold the run. */
+  readonly #abandoned = new Set<number>();
   /**
    * Journal writes whose commit was fenced off by a cancel: they go into the final cancel commit.
    */
@@ -271,6 +273,7 @@ export class RunExecution implements RunPort {
   async start(runAgent: (execution: RunExecution) => Promise<unknown>): Promise<void> {
     try {
       this.#journal.load(await this.store.loadJournal(this.runId));
+      for (const seq of this.#journal.abandonedPositions()) this.#abandoned.add(seq);
       this.#retriesSpent = this.#journal.retriesRecorded();
       // A run claimed over a lost lease was running, not parked: it resumes nothing.
       const resumed =
@@ -456,9 +459,45 @@ export class RunExecution implements RunPort {
    * replay.
    */
   addWait(wait: Wait): Promise<never> {
+    if (this.#abandoned.has(wait.seq)) {
+      // A losing child whose spawn committed after the decision: cancelled now, never waited for.
+      const late = wait.kind === 'child' ? this.childRunsAt([wait.seq]) : [];
+      if (late.length > 0)
+        void this.track('decision', () => this.commit({ cancelRuns: late })).catch(() => {});
+      return new Promise<never>(() => {});
+    }
     this.#waits.set(wait.seq, wait);
     this.#scheduleQuiesceCheck();
     return new Promise<never>(() => {});
+  }
+
+  /**
+   * Positions that lost a fan-in: their waits stop holding the run (dropped now, never registered
+   * again).
+   */
+  abandon(seqs: readonly number[]): void {
+    for (const seq of seqs) {
+      this.#abandoned.add(seq);
+      this.#waits.delete(seq);
+    }
+  }
+
+  /** The child runs spawned at these positions and not seen to end (from waits or the journal). */
+  childRunsAt(seqs: readonly number[]): string[] {
+    const ids: string[] = [];
+    for (const seq of seqs) {
+      const wait = this.#waits.get(seq);
+      const entry = this.#journal.entry(seq);
+      const args =
+        wait?.kind === 'child'
+          ? wait.args
+          : entry?.kind === 'child' && entry.status === 'waiting'
+            ? entry.args
+            : null;
+      const id = (args as { childRunId?: unknown } | null)?.childRunId;
+      if (typeof id === 'string') ids.push(id);
+    }
+    return ids;
   }
 
   /**

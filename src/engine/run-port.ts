@@ -125,6 +125,13 @@ export interface RunPort {
    */
   addWait(wait: Wait): Promise<never>;
   /**
+   * Positions that lost a fan-in: their waits stop holding the run (dropped now, never registered
+   * again; a child spawned there later is cancelled).
+   */
+  abandon(seqs: readonly number[]): void;
+  /** The child runs spawned at these positions and not seen to end (from waits or the journal). */
+  childRunsAt(seqs: readonly number[]): string[];
+  /**
    * Commits under the run's lease and expected state version (commits of one run are applied in
    * order).
    */

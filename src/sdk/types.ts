@@ -173,6 +173,47 @@ export interface WaitForInputOptions {
   timeoutMs?: number;
 }
 
+export interface SendOptions {
+  /**
+   * The message id (the receiver's dedupe key); default `<runId>.<position>`, the same on every
+   * replay, so a replayed send delivers nothing twice.
+   */
+  id?: string;
+  correlationId?: string;
+  /** The message expires if no receive has taken it within this many ms. */
+  ttlMs?: number;
+}
+
+export interface SendResult {
+  id: string;
+  /** Its place on the receiver's channel. */
+  index: number;
+  /** The id had been delivered before: nothing was delivered this time. */
+  duplicate: boolean;
+}
+
+export interface ReceiveOptions {
+  /**
+   * Give up after this long (counted from each wait: an expired message skipped starts a new
+   * one); the receive then throws a `KeelError` with code `message_timeout`.
+   */
+  timeoutMs?: number;
+}
+
+/** A message as ctx.receive returns it: its envelope and payload. */
+export interface ReceivedMessage<T extends Json = Json> {
+  id: string;
+  channel: string;
+  /** The sending run's id; null for a message posted through the API. */
+  from: string | null;
+  correlationId: string | null;
+  /** Delivery time, epoch ms. */
+  sentAt: number;
+  expiresAt: number | null;
+  index: number;
+  payload: T;
+}
+
 export interface StepOptions {
   /**
    * Attempts when `fn` throws; default 1 (a thrown error is journaled and rethrown). Shorthand for
@@ -198,6 +239,23 @@ export interface ChildOptions {
   onParentEnd?: ParentEndPolicy;
 }
 
+/**
+ * A branch of a fan-in: the promise a ctx call returned (`ctx.child(...)`, `ctx.step(...)`,
+ * `ctx.sleep(...)`, ...). Such a branch can be cancelled when it loses; any other promise may be
+ * a branch too, but a losing one is only ignored.
+ */
+export type FanInBranch<T> = Promise<T>;
+
+export interface AnyOptions<T> {
+  /**
+   * Checks a branch's value: the first branch to succeed *and* pass decides the fan-in; a value it
+   * refuses (false, or a throw) counts as that branch's failure. Called with JSON values, and again
+   * on replay until the decision is journaled: it must be a synchronous, pure function of the value
+   * (no ctx calls; verify with an effect inside the branch instead).
+   */
+  verify?: (value: T) => boolean;
+}
+
 export interface AgentContext {
   readonly runId: string;
   readonly tenantId: string;
@@ -221,6 +279,43 @@ export interface AgentContext {
     input: Json,
     options?: ChildOptions,
   ): Promise<T>;
+  /**
+   * Every branch's value, in order. It fails with the first branch failure the run sees, and then
+   * cancels the branches still running (see `any`). Journaled like a decision when it fails.
+   */
+  all<const B extends ReadonlyArray<FanInBranch<unknown>>>(
+    branches: B,
+  ): Promise<{ -readonly [K in keyof B]: Awaited<B[K]> }>;
+  /**
+   * The value of the first branch to succeed and pass `options.verify`; settles once: the decision
+   * (which branch, its value) is journaled in one commit with the cancellation of the losing
+   * children, and a replay returns it without waiting for anything. Losing waits (children, sleeps,
+   * inputs) are abandoned; losing steps, model and tool calls already in flight run to their end
+   * (their results are journaled and ignored). Fails with `fan_in_exhausted` when every branch
+   * failed or was refused.
+   */
+  any<const B extends ReadonlyArray<FanInBranch<unknown>>>(
+    branches: B,
+    options?: AnyOptions<Awaited<B[number]>>,
+  ): Promise<Awaited<B[number]>>;
+  /** Settles like the first branch to settle (value or error), journaled and cancelling as `any`. */
+  race<const B extends ReadonlyArray<FanInBranch<unknown>>>(
+    branches: B,
+  ): Promise<Awaited<B[number]>>;
+  /**
+   * Sends a message to another run of the tenant (its `ctx.receive(channel)`): journaled, and
+   * deduplicated by id at the receiver, so it is delivered once however often the run replays.
+   * Fails with `run_not_found`, or `run_terminal` once the receiver has ended.
+   */
+  send(runId: string, channel: string, payload: Json, options?: SendOptions): Promise<SendResult>;
+  /**
+   * The next message on `channel`, in delivery order, as a durable wait: the run releases its worker
+   * until one arrives (like ctx.waitForInput). Expired messages are skipped.
+   */
+  receive<T extends Json = Json>(
+    channel: string,
+    options?: ReceiveOptions,
+  ): Promise<ReceivedMessage<T>>;
   /** Deterministic time (milliseconds since epoch), journaled on first use. */
   now(): number;
   /** Deterministic random number in [0, 1). */

@@ -14,6 +14,7 @@ import type {
 import type { ToolPolicy } from '../domain/tool-policy.ts';
 import { KeelError } from '../domain/keel-error.ts';
 import type { Json } from '../domain/json.ts';
+import type { MessageDelivery, MessagePost } from '../domain/messages.ts';
 import type { SealedSecret, SecretInfo, SecretRecord } from '../domain/secrets.ts';
 import type {
   JournalEntry,
@@ -39,6 +40,7 @@ import * as claims from './procedures/claims.ts';
 import { applyCommit, type StaleCommit } from './procedures/commit.ts';
 import * as lineage from './procedures/lineage.ts';
 import * as mcp from './procedures/mcp.ts';
+import * as messages from './procedures/messages.ts';
 import type { McpServerRow, McpToolPinRow } from './mcp-rows.ts';
 import * as processes from './procedures/processes.ts';
 import * as reads from './procedures/reads.ts';
@@ -220,6 +222,10 @@ export abstract class ProcedureStore implements Store {
     return this.write({ fsync: true, key: runId }, (tx) =>
       runs.provideInput(tx, runId, key, value),
     );
+  }
+
+  postMessage(runId: string, post: MessagePost): Promise<MessageDelivery> {
+    return this.write({ fsync: true, key: runId }, (tx) => messages.postMessage(tx, runId, post));
   }
 
   getInput(runId: string, key: string): Promise<{ value: Json } | null> {

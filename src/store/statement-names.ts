@@ -29,6 +29,8 @@ export const SHARED_STATEMENT_NAMES = [
   'wake-on-input',
   'wake-run',
   'wake-if-ready',
+  'share-lock-runs',
+  'count-inputs-with-prefix',
   'insert-audit',
   'find-execution',
   'resolve-execution',

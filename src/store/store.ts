@@ -22,6 +22,7 @@ import type { SerializedError } from '../domain/keel-error.ts';
 import type { EffectStatus } from '../domain/effect-status.ts';
 import type { RunStatus } from '../domain/run-status.ts';
 import type { Json } from '../domain/json.ts';
+import type { MessageDelivery, MessagePost } from '../domain/messages.ts';
 import type { SealedSecret, SecretInfo, SecretRecord } from '../domain/secrets.ts';
 import type {
   CancelOutcome,
@@ -323,6 +324,11 @@ export interface Store {
   /** Stores an input; queues the run if it is waiting for that key. */
   provideInput(runId: string, key: string, value: Json): Promise<RunRecord>;
   getInput(runId: string, key: string): Promise<{ value: Json } | null>;
+  /**
+   * Delivers a message into a run (domain/messages.ts): deduplicated by id (a duplicate delivers
+   * nothing and says so); `run_not_found`, or `run_terminal` for a run that has ended.
+   */
+  postMessage(runId: string, post: MessagePost): Promise<MessageDelivery>;
   /**
    * Records an operator's verdict on a tool execution in state `unknown` (audited), and queues the
    * run if it was parked on it. `retry` runs the tool again; `succeeded`/`failed` settle it without

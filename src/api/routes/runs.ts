@@ -14,6 +14,8 @@ import {
   ErrorBody,
   errorResponse,
   InputBody,
+  MessageBody,
+  MessageDelivery,
   ListRunsQuery,
   ResolveBody,
   ResolveParams,
@@ -29,6 +31,7 @@ import { isTerminal } from '../../domain/run-status.ts';
 import {
   answerInput,
   cancelRun,
+  deliverMessage,
   journalSteps,
   listRunsPage,
   readmitRun,
@@ -180,6 +183,32 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
       return reply
         .status(202)
         .send(await answerInput(store, tenant, request.params.id, key, value as Json));
+    },
+  );
+
+  r.post(
+    '/v1/runs/:id/messages',
+    {
+      schema: {
+        summary:
+          'Deliver a message to a run (its ctx.receive(channel)); deduplicated by id, 409 run_terminal once the run has ended',
+        tags: ['runs'],
+        params: RunIdParams,
+        body: MessageBody,
+        response: { 202: MessageDelivery, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const { channel, id, payload, correlationId, ttlMs } = request.body;
+      const delivery = await deliverMessage(store, deps.tenantOf(request), request.params.id, {
+        channel,
+        id,
+        payload: payload as Json,
+        from: null,
+        correlationId: correlationId ?? null,
+        ttlMs: ttlMs ?? null,
+      });
+      return reply.status(202).send(delivery);
     },
   );
 

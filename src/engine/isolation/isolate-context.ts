@@ -10,6 +10,8 @@ import type {
   ChildOptions,
   Json,
   ModelRequest,
+  ReceiveOptions,
+  SendOptions,
   StepOptions,
   ToolDefinition,
 } from '../../sdk/types.ts';
@@ -26,6 +28,14 @@ import { SeededRandom } from '../deterministic.ts';
 import type { AgentRegistry } from '../registry.ts';
 import { divergence, toJson } from '../journal-cursor.ts';
 import type { Call, FromIsolate, Outcome, ReplayEntry, ThrownError } from './protocol.ts';
+import { BranchPositions, checkFanIn, settleFanIn, tagEffects, type FanInMode } from '../fan-in.ts';
+import {
+  ChannelCursors,
+  checkChannel,
+  checkReceiveTimeout,
+  checkSend,
+  receiveNext,
+} from '../messaging.ts';
 
 /** One run hosted by this isolate. */
 export class IsolatedRun {
@@ -44,6 +54,10 @@ export class IsolatedRun {
   readonly #stepWaiters = new Map<number, Array<(fn: () => unknown) => void>>();
   #nextSeq = 1;
   #nextCall = 1;
+  /** Which position each ctx call's promise stands for (a fan-in cancels losing branches by it). */
+  readonly #branches = new BranchPositions();
+  /** The receives taken on each channel (the n-th takes the channel's n-th message). */
+  readonly #channels = new ChannelCursors();
   dropped = false;
 
   constructor(
@@ -61,7 +75,7 @@ export class IsolatedRun {
   context(registry: AgentRegistry, models: ReadonlySet<string>): AgentContext {
     // As in the main thread's ctx: each method is async, so a failed check rejects (positions are
     // still taken at once).
-    return {
+    const ctx: AgentContext = {
       runId: this.runId,
       tenantId: this.tenantId,
       step: (async (name: string, fn: () => unknown, options?: StepOptions) => {
@@ -106,15 +120,32 @@ export class IsolatedRun {
       }) as AgentContext['tool'],
       waitForInput: (async (key: string, options?: { timeoutMs?: number }) => {
         checkWaitForInput(key, options?.timeoutMs);
-        const seq = this.#position('input', key);
+        return this.#input(key, options?.timeoutMs);
+      }) as AgentContext['waitForInput'],
+      send: (async (runId: string, channel: string, payload: Json, options?: SendOptions) => {
+        checkSend(runId, channel, options);
+        const seq = this.#position('message', channel);
         const entry = this.#journal.get(seq);
         if (entry !== undefined) return settled(entry);
         return this.#call(seq, {
-          op: 'input',
-          name: key,
-          ...(options?.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+          op: 'message',
+          name: channel,
+          to: runId,
+          payload: toJson(payload),
+          ...(options === undefined ? {} : { options: toJson(options) as SendOptions }),
         });
-      }) as AgentContext['waitForInput'],
+      }) as AgentContext['send'],
+      receive: (async (channel: string, options?: ReceiveOptions) => {
+        checkChannel('receive', channel);
+        checkReceiveTimeout(options?.timeoutMs);
+        return receiveNext(
+          channel,
+          options?.timeoutMs,
+          this.#channels,
+          (key, timeoutMs) => this.#input(key, timeoutMs),
+          () => ctx.now(),
+        );
+      }) as AgentContext['receive'],
       sleep: async (ms: number) => {
         checkSleep(ms);
         const seq = this.#position('sleep', 'sleep');
@@ -164,7 +195,46 @@ export class IsolatedRun {
         this.#assertLive();
         return this.random.uuid();
       },
+      all: (list) => this.#fanIn('all', list) as never,
+      any: (list, options) => this.#fanIn('any', list, options?.verify as never) as never,
+      race: (list) => this.#fanIn('race', list) as never,
     };
+    return tagEffects(ctx, this.#branches);
+  }
+
+  /** A durable input wait at the next position (ctx.waitForInput, and ctx.receive's message keys). */
+  #input(key: string, timeoutMs: number | undefined): Promise<Json> {
+    const seq = this.#position('input', key);
+    const entry = this.#journal.get(seq);
+    if (entry !== undefined) return settled(entry);
+    return this.#call(seq, {
+      op: 'input',
+      name: key,
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    });
+  }
+
+  /** A fan-in: decided here (fan-in.ts), journaled by the main thread. */
+  #fanIn(
+    mode: FanInMode,
+    list: ReadonlyArray<Promise<unknown>>,
+    verify?: (value: never) => boolean,
+  ): Promise<Json> {
+    try {
+      checkFanIn(mode, list, verify);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const seq = this.#position('decision', mode);
+    const entry = this.#journal.get(seq);
+    return settleFanIn(mode, list, verify, {
+      journaled: entry,
+      positionOf: (branch) => this.#branches.positionOf(branch),
+      commit: async (decision) => {
+        if (entry !== undefined) return;
+        await this.#call(seq, { op: 'decision', name: mode, decision: toJson(decision) as never });
+      },
+    });
   }
 
   /** The main thread answered call `call`. */
@@ -197,6 +267,7 @@ export class IsolatedRun {
   #position(kind: EffectKind, name: string): number {
     this.#assertLive();
     const seq = this.#nextSeq++;
+    this.#branches.taken(seq);
     const error = divergence(seq, this.#journal.get(seq), kind, name, this.runId);
     if (error !== undefined) {
       this.#post({ t: 'fatal', run: this.handle, error: error.toJSON() });

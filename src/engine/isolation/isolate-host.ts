@@ -404,6 +404,12 @@ export class IsolateHost implements AgentHost {
         case 'sleep':
           value = await effects.sleep(x, at, body.ms);
           break;
+        case 'decision':
+          await effects.decision(x, at, body.decision);
+          break;
+        case 'message':
+          value = await effects.send(x, at, body.to, body.name, body.payload, body.options);
+          break;
         case 'child':
           value = await effects.child(
             x,

@@ -3,8 +3,15 @@
 // replayed positions from the journal it was given, and asks the main thread for everything else;
 // the main thread checks every position again.
 import type { SerializedError } from '../../domain/keel-error.ts';
-import type { Json, ModelRequest, ParentEndPolicy, RetryPolicy } from '../../sdk/types.ts';
+import type {
+  Json,
+  ModelRequest,
+  ParentEndPolicy,
+  RetryPolicy,
+  SendOptions,
+} from '../../sdk/types.ts';
 import type { EffectKind } from '../../domain/records.ts';
+import type { Decision, FanInMode } from '../fan-in.ts';
 
 /** What the isolate needs of a journal entry to replay it without asking. */
 export interface ReplayEntry {
@@ -46,7 +53,11 @@ export type Call =
   | { op: 'tool'; name: string; args: Json }
   | { op: 'input'; name: string; timeoutMs?: number }
   | { op: 'sleep'; name: 'sleep'; ms: number }
-  | { op: 'child'; name: string; agent: string; input: Json; onParentEnd: ParentEndPolicy };
+  | { op: 'child'; name: string; agent: string; input: Json; onParentEnd: ParentEndPolicy }
+  /** ctx.send: the main thread delivers the message and journals the send (message-send.ts). */
+  | { op: 'message'; name: string; to: string; payload: Json; options?: SendOptions }
+  /** A fan-in decided (fan-in.ts): the main thread journals it and cancels the losers. */
+  | { op: 'decision'; name: FanInMode; decision: Decision };
 
 export type Outcome = { ok: true; value: Json } | { ok: false; error: ThrownError };
 

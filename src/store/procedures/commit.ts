@@ -8,7 +8,7 @@ import { jsonText } from '../rows.ts';
 import type { CommitOutcome, JournalWrite, RunCommit } from '../store.ts';
 import { endAttempt } from './attempts.ts';
 import { appendEvents, cancelRunById, insertEvents, insertRun } from './runs.ts';
-import { one, run, type Procedure, type Row, type Tx } from './transaction.ts';
+import { all, one, run, type Procedure, type Row, type Tx } from './transaction.ts';
 
 export type StaleCommit = { stale: Record<string, unknown> };
 
@@ -96,6 +96,11 @@ export function* applyCommit(tx: Tx, c: RunCommit): Procedure<CommitOutcome | St
   for (const id of c.cancelRuns ?? []) yield* cancelRunById(tx, id, `parent ${c.runId}`, true);
   let finalStatus = row.status as RunStatus;
   if (finalStatus === 'waiting' && c.wakeIf !== undefined) {
+    // On Postgres, a child whose end is committing now woke nothing (this run was still running
+    // when it looked) and is invisible to the check below until it commits: wait for it first
+    // (seen once: a parent of three children left waiting for good, test/fan-in-crash.test.ts).
+    const childIds = c.wakeIf.childRunIds ?? [];
+    if (childIds.length > 0) yield* all('share-lock-runs', { ids: JSON.stringify(childIds) });
     const woke = yield* one('wake-if-ready', {
       id: c.runId,
       now: tx.now,
