@@ -244,6 +244,14 @@ test('the servers file: the example parses; a bad server names its place', () =>
       }),
     );
     assert.throws(() => readMcpServersFile(file), /tenants\.dev\[0\].*transport\.command/);
+    // The sandbox is checked whole against the profile schema by the node (the SDK checks its shape).
+    const badSandbox = {
+      name: 'x',
+      transport: { type: 'stdio', command: '/usr/bin/true', sandbox: { limits: { pidsMax: 1 } } },
+    };
+    writeFileSync(file, JSON.stringify({ tenants: { dev: [badSandbox] } }));
+    assert.throws(() => readMcpServersFile(file), /transport\.sandbox\.limits\.pidsMax/);
+    assert.doesNotThrow(() => parseMcpServerConfig(badSandbox), 'the SDK checks only the shape');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -2,7 +2,7 @@
 // sandboxes. Tools and agents name a profile; everything is validated with zod when the profile is
 // defined, not mid-run.
 import { z } from 'zod';
-import { SECRET_NAME_PATTERN } from '../domain/secrets.ts';
+import { SecretHeaderSchema, SecretRef } from '../domain/secrets.ts';
 import { ImageSpecSchema } from './images/image-spec.ts';
 import { LimitsSchema } from './limits.ts';
 import { POLICIES } from './lifecycle-policy.ts';
@@ -16,22 +16,6 @@ export const DEFAULT_EXPECTED_IDLE_SECONDS = 5;
  * says `argumentsMaxBytes`; write_file also fits a file of `limits.fileBytes`.
  */
 export const DEFAULT_SANDBOX_ARGUMENTS_MAX_BYTES = 4 * 1024 * 1024;
-
-const SecretRef = z
-  .string()
-  .refine((ref) => ref.startsWith('secret:') && SECRET_NAME_PATTERN.test(ref.slice(7)), {
-    message: 'must be secret:NAME',
-  });
-
-/** A request header whose value comes from a tenant's secret, added on the way out. */
-export const SecretHeaderSchema = z.object({
-  header: z
-    .string()
-    .regex(/^[A-Za-z0-9-]{1,64}$/)
-    .default('authorization'),
-  secret: SecretRef,
-  format: z.string().includes('{secret}').default('Bearer {secret}'),
-});
 
 const EgressRuleSchema = z.object({
   host: z

@@ -6,7 +6,7 @@
 // contacts a server.
 import { z } from 'zod';
 import { KeelError } from '../domain/keel-error.ts';
-import { SecretHeaderSchema, ServiceSandboxSchema } from '../sandbox/profile.ts';
+import { SecretHeaderSchema } from '../domain/secrets.ts';
 
 /** A server's name: the middle part of its tools' Keel names (`mcp.<server>.<tool>`). */
 export const MCP_SERVER_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
@@ -36,11 +36,21 @@ const StdioTransport = z.strictObject({
    */
   workspace: z.string().startsWith('/').optional(),
   /**
-   * The sandbox the server runs in: an environment image, limits (its cgroup: memory, pids, CPU;
-   * open files and file size), a network allowlist through Keel's egress proxy, and variables from
-   * the tenant's secrets. Default: the host's /usr, the default limits, no network.
+   * The sandbox the server runs in: a sandbox profile's `image`, `limits` (its cgroup: memory,
+   * pids, CPU; open files and file size), `network` (an allowlist through Keel's egress proxy) and
+   * `secrets` (variables from the tenant's secrets). Default: the host's /usr, the default limits,
+   * no network. Only its shape is checked here (the SDK loads nothing of the sandbox plane); the
+   * node checks it whole against the profile schema when the configuration is stored or loaded
+   * and before it starts the server (src/tools/mcp/service-sandbox.ts).
    */
-  sandbox: ServiceSandboxSchema.default(ServiceSandboxSchema.parse({})),
+  sandbox: z
+    .strictObject({
+      image: z.union([z.literal('host'), z.record(z.string(), z.unknown())]).optional(),
+      limits: z.record(z.string(), z.unknown()).optional(),
+      network: z.record(z.string(), z.unknown()).optional(),
+      secrets: z.record(z.string(), z.unknown()).optional(),
+    })
+    .default({}),
 });
 
 const HttpTransport = z.strictObject({

@@ -13,6 +13,7 @@ import {
   McpServerConfigSchema,
   parseMcpServerConfig,
 } from '../../sdk/mcp-server-config.ts';
+import { checkedMcpServerConfig } from '../../tools/mcp/service-sandbox.ts';
 import { authorizeAdmin } from '../admin-auth.ts';
 import { ErrorBody, errorResponse } from '../schemas.ts';
 
@@ -61,7 +62,9 @@ export function registerAdminMcpRoutes(app: FastifyInstance, deps: AdminMcpRoute
       },
     },
     async (request) => {
-      const config = parseMcpServerConfig({ ...request.body, name: request.params.name });
+      const config = checkedMcpServerConfig(
+        parseMcpServerConfig({ ...request.body, name: request.params.name }),
+      );
       const row = await deps.store.putMcpServer(
         request.params.id,
         config.name,

@@ -222,10 +222,7 @@ export class McpClientPool {
       const transport = new SandboxStdioTransport(async () =>
         this.#options
           .sandboxes()
-          .openService(
-            serviceProfileOf(config.name, t),
-            serviceRequestOf(tenantId, config.name, t),
-          ),
+          .openService(serviceProfileOf(config), serviceRequestOf(tenantId, config.name, t)),
       );
       return { transport, cleanup: () => undefined, stderr: () => transport.stderrTail() };
     }

@@ -8,6 +8,7 @@ import { KeelError } from '../../domain/keel-error.ts';
 import type { Json } from '../../domain/json.ts';
 import type { Store } from '../../store/store.ts';
 import { parseMcpServerConfig, type McpServerConfig } from '../../sdk/mcp-server-config.ts';
+import { checkedMcpServerConfig } from './service-sandbox.ts';
 
 const ServersFile = z.strictObject({
   tenants: z.record(z.string().min(1), z.array(z.unknown()).max(256)),
@@ -32,7 +33,7 @@ export function readMcpServersFile(path: string): Map<string, McpServerConfig[]>
       tenant,
       servers.map((server, i) => {
         try {
-          return parseMcpServerConfig(server);
+          return checkedMcpServerConfig(parseMcpServerConfig(server));
         } catch (error) {
           throw new KeelError(
             'config_invalid',

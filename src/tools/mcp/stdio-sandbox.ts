@@ -9,6 +9,7 @@ import { KeelError } from '../../domain/keel-error.ts';
 import { defineSandboxProfile, type SandboxProfile } from '../../sandbox/profile.ts';
 import type { ServiceRequest } from '../../sandbox/sandbox-manager.ts';
 import type { McpServerConfig } from '../../sdk/mcp-server-config.ts';
+import { serviceSandboxOf } from './service-sandbox.ts';
 
 /**
  * The uid a server with a configured workspace runs as (nobody): one owner for what it writes
@@ -21,12 +22,12 @@ const PROFILE_NAME_MAX = 64;
 
 type StdioTransport = Extract<McpServerConfig['transport'], { type: 'stdio' }>;
 
-/** The sandbox profile the server `name` runs under. */
-export function serviceProfileOf(name: string, transport: StdioTransport): SandboxProfile {
+/** The sandbox profile the server runs under (`mcp_config_invalid` if its sandbox is not valid). */
+export function serviceProfileOf(config: McpServerConfig): SandboxProfile {
   return defineSandboxProfile({
-    name: `mcp.${name}`.slice(0, PROFILE_NAME_MAX),
+    name: `mcp.${config.name}`.slice(0, PROFILE_NAME_MAX),
     tier: 'namespace',
-    ...transport.sandbox,
+    ...serviceSandboxOf(config),
   });
 }
 
@@ -57,7 +58,7 @@ export function serviceRequestOf(
  * are listed in `readOnlyPaths`.
  */
 function readOnlyBinds(transport: StdioTransport): Array<{ source: string; target: string }> {
-  const onHost = transport.sandbox.image === 'host';
+  const onHost = (transport.sandbox.image ?? 'host') === 'host';
   const binds = new Map<string, string>();
   const add = (path: string, code: 'mcp_server_unavailable' | 'mcp_config_invalid') => {
     let real: string;

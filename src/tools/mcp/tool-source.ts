@@ -13,6 +13,7 @@ import type { AgentDefinition, ToolDefinition } from '../../sdk/types.ts';
 import type { Store } from '../../store/store.ts';
 import type { McpClientPool } from './client-pool.ts';
 import { parseMcpServerConfig, type McpServerConfig } from '../../sdk/mcp-server-config.ts';
+import { checkedMcpServerConfig } from './service-sandbox.ts';
 import { pinTools, type PinnedTool, type ToolPin } from './tool-pin.ts';
 import stringify from 'safe-stable-stringify';
 
@@ -70,7 +71,7 @@ export class McpToolSource implements McpToolResolver {
     server: string,
   ): Promise<McpServerConfig> {
     const own = agent?.mcpServers?.find((s) => s.name === server);
-    if (own !== undefined) return parseMcpServerConfig(own);
+    if (own !== undefined) return checkedMcpServerConfig(parseMcpServerConfig(own));
     const row = (await this.#store.listMcpServers(tenantId)).find((s) => s.name === server);
     if (row === undefined)
       throw new KeelError(
@@ -78,7 +79,7 @@ export class McpToolSource implements McpToolResolver {
         `no MCP server ${server} is configured for agent ${agent?.name ?? '?'} or its tenant`,
         { details: { server } },
       );
-    return parseMcpServerConfig(row.config);
+    return checkedMcpServerConfig(parseMcpServerConfig(row.config));
   }
 
   async #pinFor(run: RunRecord, config: McpServerConfig): Promise<ToolPin> {
