@@ -15,10 +15,10 @@ import {
 } from '../../sdk/mcp-server-config.ts';
 import { checkedMcpServerConfig } from '../../tools/mcp/service-sandbox.ts';
 import { authorizeAdmin } from '../admin-auth.ts';
-import { ErrorBody, errorResponse } from '../schemas.ts';
+import { ErrorBody, errorResponse, PathId, TenantParams } from '../schemas.ts';
 
 const ServerParams = z.object({
-  id: z.string().min(1),
+  id: PathId,
   name: z.string().regex(MCP_SERVER_NAME_PATTERN),
 });
 const ServerBody = McpServerConfigSchema.omit({ name: true }).meta({ id: 'McpServerConfig' });
@@ -81,7 +81,7 @@ export function registerAdminMcpRoutes(app: FastifyInstance, deps: AdminMcpRoute
       schema: {
         summary: 'List a tenant’s MCP servers',
         tags: ['admin'],
-        params: z.object({ id: z.string().min(1) }),
+        params: TenantParams,
         response: {
           200: z.object({ servers: z.array(ServerView) }),
           401: ErrorBody,
