@@ -10,7 +10,6 @@ import { dirname, join } from 'node:path';
 import { KeelError } from '../domain/keel-error.ts';
 import { emptyAccounting, MemoryMeter, type RunAccounting } from './accounting.ts';
 import type { ArtifactStore } from '../store/artifact-store.ts';
-import type { CgroupCounters } from './cgroup.ts';
 import type {
   EnvironmentSpec,
   SandboxDriver,
@@ -123,7 +122,6 @@ export interface SandboxService {
   readonly environmentId: string;
   /** The uid the program runs as. */
   readonly uid: number;
-  counters(): CgroupCounters;
   /** Ends the program and tears its environment down (cgroup, workspace, egress). Idempotent. */
   close(): Promise<void>;
 }
@@ -682,7 +680,6 @@ export class SandboxManager {
       process,
       environmentId: env.id,
       uid: env.uid,
-      counters: () => env.counters(),
       close: () => {
         closing ??= (async () => {
           this.services.delete(service);

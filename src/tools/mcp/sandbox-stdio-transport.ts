@@ -33,11 +33,6 @@ export class SandboxStdioTransport implements Transport {
     return this.#stderr.trim();
   }
 
-  /** The running service (for tests and inspection), once started. */
-  get service(): SandboxService | undefined {
-    return this.#service;
-  }
-
   async start(): Promise<void> {
     if (this.#service !== undefined) throw new Error('SandboxStdioTransport already started');
     const service = await this.#open();
