@@ -40,7 +40,6 @@ test('keel dev: GET /v1/agents lists each version with its JSON Schemas, served 
   const dev = await startKeelProcess({
     agents: AGENTS,
     dataDir: dir,
-    port: await freePort(),
     apiKey: KEY,
   });
   t.after(() => dev.kill('SIGTERM'));

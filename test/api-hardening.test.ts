@@ -20,7 +20,6 @@ async function startKeel(t: TestContext, env: Record<string, string>): Promise<K
   const keel = await startKeelProcess({
     agents: AGENTS,
     dataDir,
-    port: await freePort(),
     apiKey: API_KEY,
     env: { KEEL_ADMIN_KEY: ADMIN_KEY, ...env },
   });

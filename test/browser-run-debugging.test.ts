@@ -130,7 +130,6 @@ describe('run debugging in the dashboard (browser)', { skip, timeout: 180_000 },
     keel = await startKeelProcess({
       agents: AGENTS,
       dataDir: join(dir, 'data'),
-      port: await freePort(),
       apiKey: API_KEY,
       env: {
         KEEL_MODELS_FILE: modelsFile,

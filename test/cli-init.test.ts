@@ -81,7 +81,6 @@ test('the scaffolded project runs its example agent under keel dev', async (t) =
   const keelDev = await startKeelProcess({
     agents: join(dir, 'agents.ts'),
     dataDir: join(dir, '.keel'),
-    port: await freePort(),
     apiKey: KEY,
     env: { KEEL_MODELS_FILE: join(dir, 'models.json') },
   });

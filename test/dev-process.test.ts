@@ -71,7 +71,6 @@ test('without KEEL_API_KEY a dev key is generated, printed, and accepted', {
   const keel = await startKeelProcess({
     agents: AGENTS,
     dataDir: dir,
-    port: await freePort(),
     apiKey: '',
     env: { KEEL_API_KEY: '' },
   });

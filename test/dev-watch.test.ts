@@ -45,7 +45,6 @@ test('keel dev --watch reloads the agents module and what it imports; new runs u
   const keel = await startKeelProcess({
     agents: join(dir, 'agents.ts'),
     dataDir: join(dir, 'data'),
-    port: await freePort(),
     apiKey: KEY,
     args: ['--watch'],
   });

@@ -135,7 +135,6 @@ describe('secrets and egress: the canary appears only where it is injected', { s
     keel = await startKeelProcess({
       agents: AGENTS,
       dataDir,
-      port: await freePort(),
       apiKey: KEY,
       env: {
         KEEL_SECRETS_KEY: secretsKey,

@@ -31,7 +31,6 @@ test('Keel as an MCP server: agents as tools, results, progress, long runs by id
   const keel = await startKeelProcess({
     agents: AGENTS,
     dataDir: join(dir, 'data'),
-    port: await freePort(),
     apiKey: KEY,
   });
   t.after(async () => {

@@ -42,7 +42,6 @@ test('keel dev loads the models file and calls the provider with the key from th
   const keel = await startKeelProcess({
     agents: AGENTS,
     dataDir: join(dir, 'data'),
-    port: await freePort(),
     apiKey,
     env: { KEEL_MODELS_FILE: modelsFile, TEST_PROVIDER_KEY: SECRET, KEEL_LOG_LEVEL: 'debug' },
   });

@@ -58,7 +58,6 @@ test('keel dev warns at start about a model whose key variable is unset, naming 
   const keelDev = await startKeelProcess({
     agents: AGENTS,
     dataDir: dir,
-    port: await freePort(),
     apiKey: 'preflight-key',
     env: { KEEL_MODELS_FILE: file },
   });

@@ -46,7 +46,6 @@ test('keel dev: a failed run, fixed and reset from its last position, repeats no
   const keel = await startKeelProcess({
     agents: AGENTS,
     dataDir: join(dir, 'data'),
-    port: await freePort(),
     apiKey: API_KEY,
     env: {
       KEEL_MODELS_FILE: modelsFile,

@@ -20,7 +20,7 @@ test('keel dev runs built-in sandbox tools on its own node; artifacts live in th
   chmodSync(base, 0o711);
   const dataDir = join(base, 'data');
   const apiKey = 'dev-key-for-sandbox-test-0123456789';
-  const keel = await startKeelProcess({ agents: AGENTS, dataDir, port: await freePort(), apiKey });
+  const keel = await startKeelProcess({ agents: AGENTS, dataDir, apiKey });
   t.after(async () => {
     await keel.kill('SIGTERM');
     rmSync(base, { recursive: true, force: true });

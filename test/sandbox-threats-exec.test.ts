@@ -120,7 +120,7 @@ describe('exec threats through the built-in tools over HTTP', {
     chmodSync(dataDir, 0o755);
     writeFileSync(join(dataDir, 'keel.db'), '', { mode: 0o644 });
     chmodSync(join(dataDir, 'keel.db'), 0o644);
-    keel = await startKeelProcess({ agents: AGENTS, dataDir, port: await freePort(), apiKey: KEY });
+    keel = await startKeelProcess({ agents: AGENTS, dataDir, apiKey: KEY });
   });
 
   after(async () => {

@@ -213,7 +213,6 @@ for (const isolation of ['isolate', 'thread'] as const) {
     const keel = await startKeelProcess({
       agents: AGENTS,
       dataDir: join(dir, 'data'),
-      port: await freePort(),
       apiKey: API_KEY,
       env: {
         KEEL_ADMIN_KEY: ADMIN_KEY,

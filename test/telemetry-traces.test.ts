@@ -108,7 +108,6 @@ test('traces: a run is one trace — root run span; model, two parallel tools, t
   const keel = await startKeelProcess({
     agents: AGENTS,
     dataDir: join(dir, 'data'),
-    port: await freePort(),
     apiKey: KEY,
     env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'keel-trace-test' },
   });
@@ -205,7 +204,6 @@ test('traces: KEEL_TELEMETRY_INCLUDE_CONTENT=true puts arguments and results int
   const keel = await startKeelProcess({
     agents: AGENTS,
     dataDir: join(dir, 'data'),
-    port: await freePort(),
     apiKey: KEY,
     env: {
       OTEL_TRACES_EXPORTER: 'otlp',

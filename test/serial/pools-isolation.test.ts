@@ -223,7 +223,6 @@ test('a failing model provider does not slow sandbox-only and inline-only runs (
   const keel = await startKeelProcess({
     agents: AGENTS,
     dataDir: join(base, 'data'),
-    port: await freePort(),
     apiKey: DEV_KEY,
     env,
   });

@@ -144,7 +144,6 @@ test('fairness on SQLite (keel dev): B keeps its latency while A floods the queu
   const keel = await startKeelProcess({
     agents: AGENTS,
     dataDir: join(dir, 'data'),
-    port: await freePort(),
     apiKey: DEV_KEY,
     env: ENV,
   });

@@ -13,6 +13,8 @@ const STARTUP_TIMEOUT_MS = 20_000;
  * listening.
  */
 const STARTED_LINE = /keel (server|worker): (\S+) .*\(worker (\S+), durability/;
+/** `keel dev` prints its URL first, once it listens (at every log level). */
+const DEV_STARTED_LINE = /keel dev: (http:\/\/\S+)/;
 
 /**
  * Ports tests hand to the processes they start: below Linux's ephemeral range (32768 and up by
@@ -117,7 +119,11 @@ async function waitUntilUp(
 export async function startKeelProcess(options: {
   agents: string;
   dataDir: string;
-  port: number;
+  /**
+   * Omitted: the process binds port 0 and its URL is read from its first line, so no other test can
+   * take the port between a check and the listen. Given: for a restart on the port a test holds.
+   */
+  port?: number;
   apiKey: string;
   env?: Record<string, string>;
   /** More arguments for `keel dev` (e.g. `--watch`). */
@@ -134,21 +140,24 @@ export async function startKeelProcess(options: {
       '--agents',
       options.agents,
       '--port',
-      String(options.port),
+      String(options.port ?? 0),
       '--data',
       options.dataDir,
       ...(options.args ?? []),
     ],
     { KEEL_API_KEY: options.apiKey, ...options.env },
   );
-  const url = `http://127.0.0.1:${options.port}`;
+  let url = options.port === undefined ? undefined : `http://127.0.0.1:${options.port}`;
   await waitUntilUp(
     'keel dev',
     spawned,
-    async () => (await fetch(`${url}/healthz`)).ok,
+    async () => {
+      url ??= DEV_STARTED_LINE.exec(spawned.output())?.[1];
+      return url !== undefined && (await fetch(`${url}/healthz`)).ok;
+    },
     options.startupTimeoutMs,
   );
-  return { child: spawned.child, url, output: spawned.output, kill: spawned.kill };
+  return { child: spawned.child, url: url!, output: spawned.output, kill: spawned.kill };
 }
 
 /**
@@ -164,12 +173,13 @@ export async function startKeelRole(options: {
   apiKey?: string;
   env?: Record<string, string>;
 }): Promise<KeelRoleProcess> {
-  const port = options.role === 'server' ? await freePort() : undefined;
+  // A server binds port 0: its URL is read from the started line, so no port can be taken by
+  // another test between a check and the listen.
   const args = [
     options.role,
     '--agents',
     options.agents,
-    ...(port !== undefined ? ['--port', String(port)] : []),
+    ...(options.role === 'server' ? ['--port', '0'] : []),
   ];
   const spawned = spawnKeel(args, {
     KEEL_DATABASE_URL: options.databaseUrl,
@@ -188,7 +198,7 @@ export async function startKeelRole(options: {
     owner: started![3]!,
     pid: child.pid!,
     child,
-    url: port !== undefined ? `http://127.0.0.1:${port}` : '',
+    url: options.role === 'server' ? started![2]! : '',
     output: spawned.output,
     kill: spawned.kill,
     signal: (signal) => void child.kill(signal),

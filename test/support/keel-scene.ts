@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { sweepStaleSandboxes } from '../../src/sandbox/stale-sweep.ts';
-import { freePort, startKeelProcess, type KeelProcess } from './keel-process.ts';
+import { startKeelProcess, type KeelProcess } from './keel-process.ts';
 
 export interface KeelSceneOptions {
   /** The agents module `keel dev` loads. */
@@ -32,7 +32,6 @@ export interface KeelScene {
   /** The scene's directory (0711: sandbox uids traverse it to their workspaces); data in `data/`. */
   dir: string;
   dataDir: string;
-  port: number;
   /** The process started last (undefined before the first start). */
   keel: KeelProcess | undefined;
   /** Starts Keel with the scene's variables and `env`. */
@@ -52,13 +51,11 @@ export async function keelScene(t: TestContext, options: KeelSceneOptions): Prom
   const s: KeelScene = {
     dir,
     dataDir,
-    port: await freePort(),
     keel: undefined,
     async start(env = {}) {
       s.keel = await startKeelProcess({
         agents: options.agents,
         dataDir,
-        port: s.port,
         apiKey: options.apiKey,
         ...(options.startupTimeoutMs === undefined
           ? {}

@@ -1,7 +1,7 @@
 // Agents and tools for the crash-torture test. Every tool body appends to a ledger file outside
 // Keel (KEEL_TEST_LEDGER) before it returns, so the test can prove from outside what really ran,
 // however Keel died. The mix covers each effect class, parallel tool calls, a durable timer, tool
-// retries and a saga.
+// retries, a settle-once fan-in and a saga.
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { defineAgent, defineTool } from '../../src/index.ts';
@@ -116,7 +116,21 @@ export const torture = defineAgent({
     if (input.sleep) await ctx.sleep(20);
     const f = await ctx.tool(flaky, { n });
     const c = await ctx.tool(charge, { n: 3 });
-    return { n, doubled: read.doubled, flaky: f.n, charged: [a.charged, b.charged, c.charged] };
+    // A settle-once fan-in (its decision is journaled): only the read passes verify, so the
+    // outcome is known whichever branch settles first.
+    const picked = await ctx.any(
+      [ctx.tool(upsert, { n: n + 20 }), ctx.tool(lookup, { n: n + 10 })],
+      {
+        verify: (r) => typeof r === 'object' && r !== null && 'doubled' in r,
+      },
+    );
+    return {
+      n,
+      doubled: read.doubled,
+      flaky: f.n,
+      charged: [a.charged, b.charged, c.charged],
+      picked,
+    };
   },
 });
 

@@ -61,6 +61,15 @@ interface Planned {
   id?: string;
 }
 
+/**
+ * About how often a run reaches a crash point (8 for most): a torture run makes one fan-in decision,
+ * and commits about 4 transactions.
+ */
+const HITS_PER_RUN: Partial<Record<CrashPoint, number>> = {
+  'commit.in-transaction': 4,
+  'decision.committed': 1,
+};
+
 /** The trial's plan: which crash point, on which hit, and which runs. */
 function plan(seed: number): { crashAt: string; runs: Planned[] } {
   const random = seeded(seed);
@@ -77,7 +86,7 @@ function plan(seed: number): { crashAt: string; runs: Planned[] } {
   }
   // Hits per run differ by point; a hit count past the last hit means the trial runs without a
   // crash (also checked).
-  const perRun = point === 'commit.in-transaction' ? 4 : 8;
+  const perRun = HITS_PER_RUN[point] ?? 8;
   const hit = 1 + Math.floor(random() * perRun * count);
   return { crashAt: `${point}:${hit}`, runs };
 }
@@ -146,17 +155,13 @@ function request(
   });
 }
 
-/**
- * Each start gets a port of its own: a port freed by a kill may be taken at once by a trial running
- * beside this one.
- */
+/** Each start binds a port of its own (port 0, read back from the process). */
 async function start(
   options: TrialOptions,
   dir: string,
   env: Record<string, string>,
   databaseUrl: string | undefined,
 ): Promise<KeelProcess> {
-  const port = await freePort();
   // One agent isolate per process: trials start Keel hundreds of times, and isolates load the
   // agents module each.
   const common = {
@@ -169,7 +174,6 @@ async function start(
     return startKeelProcess({
       agents: TORTURE_AGENTS,
       dataDir: join(dir, 'data'),
-      port,
       apiKey: KEY,
       env: common,
     });
@@ -290,7 +294,13 @@ async function check(url: string, run: Planned, final: any, lines: string[]): Pr
   // Outcome: the agents are deterministic, so the final state is known in advance.
   if (run.agent === 'torture') {
     const n = run.input.n as number;
-    const expected = { n, doubled: n * 2, flaky: n, charged: [true, true, true] };
+    const expected = {
+      n,
+      doubled: n * 2,
+      flaky: n,
+      charged: [true, true, true],
+      picked: { doubled: (n + 10) * 2 },
+    };
     if (final.status !== 'succeeded' || JSON.stringify(final.result) !== JSON.stringify(expected))
       v.push(`${where}: ended ${final.status} ${JSON.stringify(final.result ?? final.error)}`);
   } else {
@@ -387,6 +397,14 @@ export function summarize(reports: TrialReport[]): string {
   ].join('\n');
 }
 
+/** Whether the process a failed trial talked to last was alive, and how it ended if not. */
+function processState(keel: KeelProcess | undefined): string {
+  if (keel === undefined) return 'no process started';
+  const { pid, exitCode, signalCode } = keel.child;
+  if (exitCode === null && signalCode === null) return `Keel pid ${pid} alive at ${keel.url}`;
+  return `Keel pid ${pid} at ${keel.url} exited with ${exitCode ?? signalCode}`;
+}
+
 export async function runTrial(options: TrialOptions): Promise<TrialReport> {
   const { crashAt, runs } = plan(options.seed);
   const dir = mkdtempSync(join(tmpdir(), `keel-torture-${options.seed}-`));
@@ -440,7 +458,9 @@ export async function runTrial(options: TrialOptions): Promise<TrialReport> {
       crashed: false,
       runs: runs.length,
       resolvedUnknown: 0,
-      violations: [`trial failed: ${String(error)}\n${keel?.output().slice(-2000) ?? ''}`],
+      violations: [
+        `trial failed: ${String(error)} (${processState(keel)})\n${keel?.output().slice(-2000) ?? ''}`,
+      ],
     };
   } finally {
     await keel?.kill('SIGKILL');
