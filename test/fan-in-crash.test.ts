@@ -6,15 +6,11 @@
 // holds the loser `cancelling`; after the restart the run ends with the same winner, the loser
 // cancelled by its parent, and the decision journaled and announced exactly once.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { createFreshDatabase } from './support/fresh-database.ts';
-import { freePort, startKeelProcess, startKeelRole } from './support/keel-process.ts';
-import type { KeelProcess } from './support/keel-process.ts';
+import { type KeelScene, keelScene } from './support/keel-scene.ts';
 import { postgresAvailable } from './support/postgres.ts';
 
 const AGENTS = fileURLToPath(new URL('./fixtures/fan-in-agents.ts', import.meta.url));
@@ -24,91 +20,21 @@ const LEASE_TTL_MS = 2_000;
 const WAIT_MS = 60_000;
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
 
-interface Scene {
-  start(env?: Record<string, string>): Promise<KeelProcess>;
-  api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
-  until(id: string, predicate: (run: any) => boolean): Promise<any>;
-  /** What the current process printed (for a failure's message). */
-  output(): string;
-  /** A run's status read from the database itself (while no Keel process runs). */
-  storedStatus(id: string): Promise<string>;
+/** A run's status read from the database itself (while no Keel process runs). */
+async function storedStatus(s: KeelScene, id: string): Promise<string> {
+  if (s.db !== undefined)
+    return (await s.db.query<{ status: string }>('SELECT status FROM runs WHERE id = $1', [id]))[0]!
+      .status;
+  const file = new DatabaseSync(join(s.dataDir, 'keel.db'), { readOnly: true });
+  try {
+    return (file.prepare('SELECT status FROM runs WHERE id = ?').get(id) as { status: string })
+      .status;
+  } finally {
+    file.close();
+  }
 }
 
-async function scene(
-  t: TestContext,
-  backend: 'sqlite' | 'postgres',
-  isolation: 'isolate' | 'thread',
-): Promise<Scene> {
-  const dir = mkdtempSync(join(tmpdir(), 'keel-fanin-'));
-  const db = backend === 'postgres' ? await createFreshDatabase() : undefined;
-  const port = await freePort();
-  let keel: KeelProcess | undefined;
-  const env = { KEEL_LEASE_TTL_MS: String(LEASE_TTL_MS), KEEL_AGENT_ISOLATION: isolation };
-  const s: Scene = {
-    async start(extra = {}) {
-      keel =
-        db === undefined
-          ? await startKeelProcess({
-              agents: AGENTS,
-              dataDir: join(dir, 'data'),
-              port,
-              apiKey: KEY,
-              env: { ...env, ...extra },
-            })
-          : await startKeelRole({
-              role: 'server',
-              name: 'keel-fanin',
-              agents: AGENTS,
-              databaseUrl: db.url,
-              apiKey: KEY,
-              env: { ...env, ...extra },
-            });
-      return keel;
-    },
-    output: () => keel?.output() ?? '',
-    async storedStatus(id) {
-      if (db !== undefined)
-        return (
-          await db.query<{ status: string }>('SELECT status FROM runs WHERE id = $1', [id])
-        )[0]!.status;
-      const file = new DatabaseSync(join(dir, 'data', 'keel.db'), { readOnly: true });
-      try {
-        return (file.prepare('SELECT status FROM runs WHERE id = ?').get(id) as { status: string })
-          .status;
-      } finally {
-        file.close();
-      }
-    },
-    async api(method, path, body) {
-      const res = await fetch(keel!.url + path, {
-        method,
-        headers: {
-          authorization: `Bearer ${KEY}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      return { status: res.status, body: await res.json() };
-    },
-    async until(id, predicate) {
-      const deadline = Date.now() + WAIT_MS;
-      for (;;) {
-        const run = (await s.api('GET', `/v1/runs/${id}`)).body;
-        if (predicate(run)) return run;
-        if (Date.now() > deadline) throw new Error(`run ${id} stuck: ${JSON.stringify(run)}`);
-        await new Promise((r) => setTimeout(r, 25));
-      }
-    },
-  };
-  t.after(async () => {
-    await keel?.kill('SIGKILL');
-    await db?.drop();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  return s;
-}
-
-async function childIds(s: Scene, parentId: string): Promise<Map<string, string>> {
+async function childIds(s: KeelScene, parentId: string): Promise<Map<string, string>> {
   const runs = (await s.api('GET', '/v1/runs?agent=fan-worker&limit=100')).body.runs as any[];
   return new Map(
     runs.filter((r) => r.parentRunId === parentId).map((r) => [r.input.label, r.id as string]),
@@ -126,7 +52,14 @@ for (const { backend, isolation } of VARIANTS) {
     timeout: 180_000,
   }, async (t) => {
     if (backend === 'postgres' && !(await postgresAvailable())) return t.skip('no Postgres');
-    const s = await scene(t, backend, isolation);
+    const s = await keelScene(t, {
+      agents: AGENTS,
+      apiKey: KEY,
+      prefix: 'keel-fanin-',
+      store: backend,
+      env: () => ({ KEEL_LEASE_TTL_MS: String(LEASE_TTL_MS), KEEL_AGENT_ISOLATION: isolation }),
+      untilMs: WAIT_MS,
+    });
     const first = await s.start({ KEEL_TEST_CRASH_AT: 'decision.committed:1' });
     const exited = new Promise((resolve) => first.child.once('exit', resolve));
     const submitted = await s.api('POST', '/v1/runs', {
@@ -150,7 +83,7 @@ for (const { backend, isolation } of VARIANTS) {
         const runs = (await s.api('GET', '/v1/runs?limit=100')).body.runs;
         const events = (await s.api('GET', `/v1/runs/${id}/events?format=json`)).body;
         throw new Error(
-          `the parent never saw A: ${JSON.stringify({ steps, runs, events })} ${s.output()}`,
+          `the parent never saw A: ${JSON.stringify({ steps, runs, events })} ${s.keel?.output()}`,
         );
       }
       await new Promise((r) => setTimeout(r, 25));
@@ -163,11 +96,11 @@ for (const { backend, isolation } of VARIANTS) {
     await exited;
     assert.equal(first.child.signalCode, 'SIGKILL', 'the process died at decision.committed');
     assert.equal(
-      await s.storedStatus(kids.get('C')!),
+      await storedStatus(s, kids.get('C')!),
       'cancelling',
       'the loser was cancelled in the decision commit, before anything acted on it',
     );
-    assert.equal(await s.storedStatus(id), 'running', 'the parent died mid-run');
+    assert.equal(await storedStatus(s, id), 'running', 'the parent died mid-run');
 
     await s.start();
     const done = await s.until(id, (r) => TERMINAL.has(r.status));

@@ -3,84 +3,30 @@
 // before the send was journaled (`execute.before-commit`), then restarted on the same data. The
 // replayed send carries the same id, so the receiver gets the message exactly once.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { createFreshDatabase } from './support/fresh-database.ts';
-import { freePort, startKeelProcess, startKeelRole } from './support/keel-process.ts';
-import type { KeelProcess } from './support/keel-process.ts';
+import { keelScene } from './support/keel-scene.ts';
 import { postgresAvailable } from './support/postgres.ts';
 
 const AGENTS = fileURLToPath(new URL('./fixtures/message-agents.ts', import.meta.url));
 const KEY = 'messages-crash-key';
+/** Short, so the dead process's lease on the sender expires within seconds of the restart. */
 const LEASE_TTL_MS = 2_000;
-const WAIT_MS = 60_000;
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
-
-async function scene(t: TestContext, backend: 'sqlite' | 'postgres') {
-  const dir = mkdtempSync(join(tmpdir(), 'keel-msg-'));
-  const db = backend === 'postgres' ? await createFreshDatabase() : undefined;
-  const port = await freePort();
-  let keel: KeelProcess | undefined;
-  const env = { KEEL_LEASE_TTL_MS: String(LEASE_TTL_MS) };
-  const s = {
-    async start(extra: Record<string, string> = {}) {
-      keel =
-        db === undefined
-          ? await startKeelProcess({
-              agents: AGENTS,
-              dataDir: join(dir, 'data'),
-              port,
-              apiKey: KEY,
-              env: { ...env, ...extra },
-            })
-          : await startKeelRole({
-              role: 'server',
-              name: 'keel-messages',
-              agents: AGENTS,
-              databaseUrl: db.url,
-              apiKey: KEY,
-              env: { ...env, ...extra },
-            });
-      return keel;
-    },
-    async api(method: string, path: string, body?: unknown) {
-      const res = await fetch(keel!.url + path, {
-        method,
-        headers: {
-          authorization: `Bearer ${KEY}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      return { status: res.status, body: (await res.json()) as any };
-    },
-    async until(id: string, predicate: (run: any) => boolean) {
-      const deadline = Date.now() + WAIT_MS;
-      for (;;) {
-        const run = (await s.api('GET', `/v1/runs/${id}`)).body;
-        if (predicate(run)) return run;
-        if (Date.now() > deadline) throw new Error(`run ${id} stuck: ${JSON.stringify(run)}`);
-        await new Promise((r) => setTimeout(r, 25));
-      }
-    },
-  };
-  t.after(async () => {
-    await keel?.kill('SIGKILL');
-    await db?.drop();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  return s;
-}
 
 for (const backend of ['sqlite', 'postgres'] as const) {
   test(`messages crash (${backend}): kill -9 after the delivery, before the send is journaled; delivered once`, {
     timeout: 180_000,
   }, async (t) => {
     if (backend === 'postgres' && !(await postgresAvailable())) return t.skip('no Postgres');
-    const s = await scene(t, backend);
+    const s = await keelScene(t, {
+      agents: AGENTS,
+      apiKey: KEY,
+      prefix: 'keel-msg-',
+      store: backend,
+      env: () => ({ KEEL_LEASE_TTL_MS: String(LEASE_TTL_MS) }),
+      untilMs: 60_000,
+    });
     const first = await s.start({ KEEL_TEST_CRASH_AT: 'execute.before-commit:1' });
     const exited = new Promise((resolve) => first.child.once('exit', resolve));
     const to = (await s.api('POST', '/v1/runs', { agent: 'msg-receiver', input: { count: 1 } }))

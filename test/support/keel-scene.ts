@@ -1,6 +1,6 @@
-// A real `keel dev` process on a private data directory, as the crash and integration tests drive
-// it: start it (again, after a kill -9), call its API with the scene's key, and wait for a run to
-// reach a state. The directory is removed after the test, once the killed Keel's leftover
+// A real Keel process as the crash and integration tests drive it — `keel dev` on a private data
+// directory, or `keel server` on a fresh Postgres database — start it (again, after a kill -9),
+// call its API with the scene's key, and wait for a run to reach a state. The directory is removed after the test, once the killed Keel's leftover
 // sandboxes (their cgroups and mounted workspaces, as a crash leaves them) have been swept the way
 // the next start would.
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { sweepStaleSandboxes } from '../../src/sandbox/stale-sweep.ts';
-import { startKeelProcess, type KeelProcess } from './keel-process.ts';
+import { createFreshDatabase, type FreshDatabase } from './fresh-database.ts';
+import { startKeelProcess, startKeelRole, type KeelProcess } from './keel-process.ts';
 
 export interface KeelSceneOptions {
   /** The agents module `keel dev` loads. */
@@ -21,6 +22,8 @@ export interface KeelSceneOptions {
   /** How long `until` waits for a run (default 30 s). */
   untilMs?: number;
   startupTimeoutMs?: number;
+  /** `postgres`: `keel server` on a fresh database of the scene's own, dropped after the test. */
+  store?: 'sqlite' | 'postgres';
 }
 
 export interface ApiAnswer {
@@ -32,6 +35,8 @@ export interface KeelScene {
   /** The scene's directory (0711: sandbox uids traverse it to their workspaces); data in `data/`. */
   dir: string;
   dataDir: string;
+  /** The scene's Postgres database (store `postgres` only). */
+  db: FreshDatabase | undefined;
   /** The process started last (undefined before the first start). */
   keel: KeelProcess | undefined;
   /** Starts Keel with the scene's variables and `env`. */
@@ -48,20 +53,33 @@ export async function keelScene(t: TestContext, options: KeelSceneOptions): Prom
   const dir = mkdtempSync(join(tmpdir(), options.prefix));
   chmodSync(dir, 0o711);
   const dataDir = join(dir, 'data');
+  const db = options.store === 'postgres' ? await createFreshDatabase() : undefined;
   const s: KeelScene = {
     dir,
     dataDir,
+    db,
     keel: undefined,
     async start(env = {}) {
-      s.keel = await startKeelProcess({
-        agents: options.agents,
-        dataDir,
-        apiKey: options.apiKey,
-        ...(options.startupTimeoutMs === undefined
-          ? {}
-          : { startupTimeoutMs: options.startupTimeoutMs }),
-        env: { ...options.env?.(dir), ...env },
-      });
+      const merged = { ...options.env?.(dir), ...env };
+      s.keel =
+        db === undefined
+          ? await startKeelProcess({
+              agents: options.agents,
+              dataDir,
+              apiKey: options.apiKey,
+              ...(options.startupTimeoutMs === undefined
+                ? {}
+                : { startupTimeoutMs: options.startupTimeoutMs }),
+              env: merged,
+            })
+          : await startKeelRole({
+              role: 'server',
+              name: options.prefix.replace(/-$/, ''),
+              agents: options.agents,
+              databaseUrl: db.url,
+              apiKey: options.apiKey,
+              env: merged,
+            });
       return s.keel;
     },
     async restart(env) {
@@ -99,6 +117,7 @@ export async function keelScene(t: TestContext, options: KeelSceneOptions): Prom
   };
   t.after(async () => {
     await s.keel?.kill('SIGKILL');
+    await db?.drop();
     await sweepStaleSandboxes(join(dataDir, 'sandboxes'));
     rmSync(dir, { recursive: true, force: true });
   });
