@@ -50,6 +50,25 @@ export async function withStore(
   }
 }
 
+/**
+ * Claims the one claimable run (it must be `id`) as worker `w` and commits `change` under its lease:
+ * what a worker does in one turn.
+ */
+export async function claimAndCommit(
+  store: Store,
+  id: string,
+  change: Omit<Parameters<Store['commit']>[0], 'runId' | 'leaseToken' | 'expectedStateVersion'>,
+): Promise<void> {
+  const [run] = await store.claimRuns({ owner: 'w', limit: 1, leaseMs: 60_000, served: SERVED });
+  assert.equal(run?.id, id, 'the run is claimed');
+  await store.commit({
+    runId: id,
+    leaseToken: run.leaseToken,
+    expectedStateVersion: run.stateVersion,
+    ...change,
+  });
+}
+
 export async function rejectsWith(promise: Promise<unknown>, code: string): Promise<void> {
   await assert.rejects(promise, (e: unknown) => e instanceof KeelError && e.code === code);
 }

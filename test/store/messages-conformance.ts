@@ -5,24 +5,20 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { messageKey } from '../../src/domain/messages.ts';
-import { newRun, rejectsWith, SERVED, withStore, type StoreFactory } from './conformance.ts';
+import {
+  claimAndCommit,
+  newRun,
+  rejectsWith,
+  withStore,
+  type StoreFactory,
+} from './conformance.ts';
 
 export function messagesStoreConformance(factory: StoreFactory): void {
   describe(`store conformance (messages): ${factory.name}`, () => {
     test('delivery wakes the receive; duplicates deliver nothing; racing posts get distinct indexes', () =>
       withStore(factory, async (store, tenantId) => {
         const id = (await store.createRun(newRun(tenantId))).run.id;
-        const [run] = await store.claimRuns({
-          owner: 'w',
-          limit: 1,
-          leaseMs: 60_000,
-          served: SERVED,
-        });
-        assert.ok(run);
-        await store.commit({
-          runId: id,
-          leaseToken: run.leaseToken,
-          expectedStateVersion: run.stateVersion,
+        await claimAndCommit(store, id, {
           journal: [{ seq: 1, kind: 'input', name: messageKey('inbox', 1), status: 'waiting' }],
           run: { status: 'waiting', waitingReason: 'input', releaseLease: true },
         });
@@ -58,17 +54,7 @@ export function messagesStoreConformance(factory: StoreFactory): void {
         );
         assert.equal(delivered.length, 6);
 
-        const [again] = await store.claimRuns({
-          owner: 'w',
-          limit: 1,
-          leaseMs: 60_000,
-          served: SERVED,
-        });
-        assert.ok(again);
-        await store.commit({
-          runId: id,
-          leaseToken: again.leaseToken,
-          expectedStateVersion: again.stateVersion,
+        await claimAndCommit(store, id, {
           run: { status: 'succeeded', result: 1, releaseLease: true },
         });
         await rejectsWith(post('late'), 'run_terminal');
