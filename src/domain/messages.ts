@@ -23,7 +23,8 @@ export const MESSAGE_TTL_MAX_MS = 30 * 24 * 3_600_000;
 /** Input keys with this prefix belong to messages: an input post or wait may not name them. */
 export const MESSAGE_KEY_PREFIX = 'keel.message';
 
-export interface MessageEnvelope {
+/** A delivered message: its envelope and payload (what ctx.receive returns). */
+export interface MessageEnvelope<T extends Json = Json> {
   id: string;
   channel: string;
   /** The sending run's id, or null for a message posted through the API. */
@@ -35,7 +36,7 @@ export interface MessageEnvelope {
   expiresAt: number | null;
   /** Its place on its channel (1, 2, …): the order receives take messages in. */
   index: number;
-  payload: Json;
+  payload: T;
 }
 
 export interface MessagePost {

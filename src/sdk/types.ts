@@ -2,6 +2,7 @@
 // by replayed agent code, so it must never import Node server modules or engine internals.
 import type { z } from 'zod';
 import type { Json } from '../domain/json.ts';
+import type { MessageEnvelope } from '../domain/messages.ts';
 import type { RiskLevel, ToolPolicy } from '../domain/tool-policy.ts';
 // Type only: the SDK names the sandbox manager tools receive, and loads no sandbox code.
 import type { SandboxManager } from '../sandbox/sandbox-manager.ts';
@@ -201,18 +202,7 @@ export interface ReceiveOptions {
 }
 
 /** A message as ctx.receive returns it: its envelope and payload. */
-export interface ReceivedMessage<T extends Json = Json> {
-  id: string;
-  channel: string;
-  /** The sending run's id; null for a message posted through the API. */
-  from: string | null;
-  correlationId: string | null;
-  /** Delivery time, epoch ms. */
-  sentAt: number;
-  expiresAt: number | null;
-  index: number;
-  payload: T;
-}
+export type ReceivedMessage<T extends Json = Json> = MessageEnvelope<T>;
 
 export interface StepOptions {
   /**
