@@ -151,4 +151,16 @@ test('examples: keel dev (dist) runs the sandboxed example agent under --data an
     1,
     'one tenant used a sandbox',
   );
+  // Its start and its teardown reach the lifecycle metrics of the process.
+  const started = metrics
+    .split('\n')
+    .find((l) => l.startsWith('keel_sandbox_starts_total{tier="namespace",start="cold"} '));
+  assert.ok(
+    started !== undefined && Number(started.split(' ')[1]) >= 1,
+    `a cold start: ${started}`,
+  );
+  assert.ok(
+    metrics.includes('keel_sandbox_environments{state="busy"} 0'),
+    'no environment busy after the run',
+  );
 });

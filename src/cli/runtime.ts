@@ -361,9 +361,11 @@ export async function startRuntimeWith(
     onEnvironmentTime: ({ tenantId, gibSeconds }) => {
       if (tenantId !== undefined) telemetry.sandboxEnvironment(tenantId, gibSeconds);
     },
+    onLifecycle: (event) => telemetry.sandboxLifecycle(event),
     onEgress,
     revealSecret,
   });
+  const detachSandboxes = telemetry.attachSandboxes(() => sandboxes.environmentCounts());
   // MCP servers' tools, as Keel tools: a client pool for this process, pins in the store.
   const mcpPool = new McpClientPool({
     allowedOrigins: config.mcpAllowedOrigins,
@@ -493,6 +495,7 @@ export async function startRuntimeWith(
       await mcpPool.close();
       await sandboxes.close();
       detachStore();
+      detachSandboxes();
       await stopTracing(); // flushes the spans of runs that ended during shutdown
       await store.close();
       unlock();

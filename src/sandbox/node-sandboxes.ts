@@ -15,7 +15,12 @@ import { openArtifactStore } from '../store/open-store.ts';
 import type { Store } from '../store/store.ts';
 import { EgressProxy, type EgressRecord, type RevealSecret } from './egress/egress-proxy.ts';
 import { releaseEnvironmentsOnRunEnd } from './run-endings.ts';
-import { SandboxManager, type EnvironmentTime } from './sandbox-manager.ts';
+import {
+  type EnvironmentCounts,
+  type EnvironmentTime,
+  type SandboxLifecycleEvent,
+  SandboxManager,
+} from './sandbox-manager.ts';
 import { sweepStaleSandboxes } from './stale-sweep.ts';
 
 export interface NodeSandboxes {
@@ -26,6 +31,8 @@ export interface NodeSandboxes {
    * first runs).
    */
   manager(): SandboxManager;
+  /** The manager's environments by state, or undefined before it was first used. */
+  environmentCounts(): EnvironmentCounts | undefined;
   close(): Promise<void>;
 }
 
@@ -35,6 +42,8 @@ export interface NodeSandboxesOptions {
    * keel_sandbox_environment_gib_seconds_total).
    */
   onEnvironmentTime?: (time: EnvironmentTime) => void;
+  /** Each environment start and reclaim (the runtime feeds the keel_sandbox_* lifecycle metrics). */
+  onLifecycle?: (event: SandboxLifecycleEvent) => void;
   /** Each connection through the node's egress proxy, when it ends (the runtime audits and counts it). */
   onEgress?: (record: EgressRecord) => void;
   /** The current value of a tenant's `secret:NAME` (the runtime's secret vault). */
@@ -88,6 +97,7 @@ export function attachNodeSandboxes(
             swept,
             images,
             onEnvironmentTime: options.onEnvironmentTime,
+            onLifecycle: options.onLifecycle,
             egress: new EgressProxy({
               onRecord: options.onEgress ?? (() => undefined),
               revealSecret: options.revealSecret ?? noSecrets,
@@ -100,6 +110,7 @@ export function attachNodeSandboxes(
       }
       return shared.manager;
     },
+    environmentCounts: () => shared?.manager.environmentCounts(),
     async close() {
       closed = true;
       unbind();

@@ -68,6 +68,32 @@ export interface CallInfo {
   restoredFrom: string | undefined;
 }
 
+/**
+ * How a call got its environment: built from nothing (`cold`), taken from the warm pool (`warm`),
+ * or a paused one resumed (`resumed`). A call that finds its environment live starts nothing.
+ */
+export type SandboxStart = 'cold' | 'warm' | 'resumed';
+
+/** A start or a reclaim of an environment, with how long it took (for the node's metrics). */
+export type SandboxLifecycleEvent =
+  | { kind: 'started'; tier: Tier; start: SandboxStart; seconds: number }
+  | { kind: 'reclaimed'; tier: Tier; ok: boolean; seconds: number };
+
+/** The node's environments right now, by what they are doing. */
+export interface EnvironmentCounts {
+  /** Running a call. */
+  busy: number;
+  /** Live between calls (kept or resident). */
+  idle: number;
+  paused: number;
+  /** Being torn down or handed back to a warm pool. */
+  reclaiming: number;
+  /** Started ahead of need in warm pools. */
+  warm: number;
+  /** Long-lived services (stdio MCP servers). */
+  service: number;
+}
+
 /** Memory-time a run's environment accrued since the last report, in GiB·s. */
 export interface EnvironmentTime {
   runId: string;
@@ -86,6 +112,8 @@ export interface SandboxManagerOptions {
    * the last report.
    */
   onEnvironmentTime?: (time: EnvironmentTime) => void;
+  /** Each environment start and reclaim, with its duration and outcome. */
+  onLifecycle?: (event: SandboxLifecycleEvent) => void;
   /**
    * The sweep of crashed processes' leftovers, when the caller already started it (a node starts
    * it at attach, before any call); otherwise the manager starts one itself.
@@ -161,6 +189,9 @@ export class SandboxManager {
   /** Leftovers of crashed Keel processes, removed before this node creates its first sandbox. */
   private readonly swept: Promise<unknown>;
   private readonly onEnvironmentTime: ((time: EnvironmentTime) => void) | undefined;
+  private readonly onLifecycle: ((event: SandboxLifecycleEvent) => void) | undefined;
+  /** Releases under way (destroy or give-back not finished). */
+  private reclaiming = 0;
   /** Walks workspaces off the main thread and remembers what it hashed per workspace. */
   private readonly snapshots = new SnapshotWorker();
   private readonly root: string;
@@ -176,6 +207,7 @@ export class SandboxManager {
     this.egress = options.egress;
     this.revealSecret = options.revealSecret;
     this.onEnvironmentTime = options.onEnvironmentTime;
+    this.onLifecycle = options.onLifecycle;
     this.drivers = {
       process: options.drivers?.process ?? new ProcessDriver(options.root),
       namespace: options.drivers?.namespace ?? new NamespaceDriver(options.root),
@@ -324,6 +356,7 @@ export class SandboxManager {
       );
       this.move(record, 'resumed');
       record.accounting.warmStarts++;
+      this.started(record, 'resumed', started);
       return { cold: false, restoredFrom: undefined };
     }
     if (record.env !== undefined) {
@@ -368,6 +401,7 @@ export class SandboxManager {
     record.meter = new MemoryMeter(env, record.accounting);
     if (pooled === undefined) record.accounting.coldStarts++;
     else record.accounting.warmStarts++;
+    this.started(record, pooled === undefined ? 'cold' : 'warm', started);
     return { cold: pooled === undefined, restoredFrom: manifest };
   }
 
@@ -478,9 +512,58 @@ export class SandboxManager {
     this.snapshots.forget(env.workspaceDir);
     this.move(record, 'released');
     const pool = this.poolFor(record.profile);
-    if (pool !== undefined) await pool.giveBack(env);
-    else await env.destroy();
-    await this.closeEgress(env.id);
+    await this.reclaim(record.profile.tier, async () => {
+      if (pool !== undefined) await pool.giveBack(env);
+      else await env.destroy();
+      await this.closeEgress(env.id);
+    });
+  }
+
+  /** Tears an environment down (`teardown`), counted as reclaiming meanwhile and reported. */
+  private async reclaim(tier: Tier, teardown: () => Promise<void>): Promise<void> {
+    const started = performance.now();
+    this.reclaiming++;
+    let ok = false;
+    try {
+      await teardown();
+      ok = true;
+    } finally {
+      this.reclaiming--;
+      this.onLifecycle?.({
+        kind: 'reclaimed',
+        tier,
+        ok,
+        seconds: (performance.now() - started) / 1000,
+      });
+    }
+  }
+
+  private started(record: RunEnvironment, start: SandboxStart, since: number): void {
+    this.onLifecycle?.({
+      kind: 'started',
+      tier: record.profile.tier,
+      start,
+      seconds: (performance.now() - since) / 1000,
+    });
+  }
+
+  /** The node's environments right now, by state (for the environments gauge). */
+  environmentCounts(): EnvironmentCounts {
+    const counts: EnvironmentCounts = {
+      busy: 0,
+      idle: 0,
+      paused: 0,
+      reclaiming: this.reclaiming,
+      warm: 0,
+      service: this.services.size,
+    };
+    for (const record of this.runs.values()) {
+      if (record.state === ENV_STATE.busy) counts.busy++;
+      else if (record.state === ENV_STATE.idle && record.env !== undefined) counts.idle++;
+      else if (record.state === ENV_STATE.paused) counts.paused++;
+    }
+    for (const pool of this.pools.values()) counts.warm += pool.available;
+    return counts;
   }
 
   private egressDir(envId: string): string {
@@ -616,8 +699,14 @@ export class SandboxManager {
     clearTimeout(record.prewarmTimer);
     await record.queue;
     if (record.state === ENV_STATE.paused && record.env !== undefined) {
-      await record.env.destroy().catch(() => undefined);
-      await this.closeEgress(record.env.id).catch(() => undefined);
+      const env = record.env;
+      await this.reclaim(record.profile.tier, async () => {
+        try {
+          await env.destroy();
+        } finally {
+          await this.closeEgress(env.id).catch(() => undefined);
+        }
+      }).catch(() => undefined);
       this.snapshots.forget(record.env.workspaceDir);
       record.env = undefined;
       record.meter?.stop();

@@ -23,6 +23,10 @@ export const RUN_COMPLETION_BUCKETS_SECONDS = [
 ];
 export const TENANT_DURATION_BUCKETS_SECONDS = [0.01, 0.1, 1, 10, 60, 600];
 export const BATCH_SIZE_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
+/** Sandbox starts: a warm hit takes milliseconds, a cold gVisor start a few hundred. */
+const SANDBOX_START_BUCKETS_SECONDS = [
+  0.001, 0.002, 0.005, 0.01, 0.015, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
+];
 
 /** Breaker states as gauge values: keel_model_breaker_state is 0 closed, 1 half-open, 2 open. */
 export const BREAKER_STATE_VALUE = { closed: 0, half_open: 1, open: 2 } as const;
@@ -244,6 +248,31 @@ export function createMetrics() {
       name: 'keel_sandbox_environment_gib_seconds_total',
       help: 'Sandbox environment memory-time in GiB-seconds (cgroup memory integrated over time), by tenant.',
       labelNames: ['tenant'],
+      registers: r,
+    }),
+    sandboxStarts: new Counter({
+      name: 'keel_sandbox_starts_total',
+      help: 'Sandbox environments a call started, by tier and how: cold (built), warm (from a warm pool), resumed (a paused one).',
+      labelNames: ['tier', 'start'],
+      registers: r,
+    }),
+    sandboxStartSeconds: new Histogram({
+      name: 'keel_sandbox_start_seconds',
+      help: 'Time from a call needing an environment to the environment being ready (workspace restored), by tier and how it started; an image build before it is not counted.',
+      labelNames: ['tier', 'start'],
+      buckets: SANDBOX_START_BUCKETS_SECONDS,
+      registers: r,
+    }),
+    sandboxReclaims: new Counter({
+      name: 'keel_sandbox_reclaims_total',
+      help: 'Sandbox environments torn down or handed back to a warm pool, by tier and outcome (ok, failed).',
+      labelNames: ['tier', 'outcome'],
+      registers: r,
+    }),
+    sandboxEnvironments: new Gauge({
+      name: 'keel_sandbox_environments',
+      help: 'Sandbox environments of this process by state: busy (running a call), idle, paused, reclaiming, warm (in warm pools), service (stdio MCP servers).',
+      labelNames: ['state'],
       registers: r,
     }),
     egressConnections: new Counter({

@@ -3,6 +3,7 @@
 // group-commit batches, in-process pool queues), plus rendering /metrics. Metrics about runs and
 // effects come from observed-store.ts instead. Every method is cheap, synchronous and never throws
 // into its caller.
+import type { EnvironmentCounts, SandboxLifecycleEvent } from '../sandbox/sandbox-manager.ts';
 import type { LiveMetrics } from '../store/live-metrics.ts';
 import {
   BREAKER_STATE_VALUE,
@@ -17,6 +18,14 @@ import {
  */
 export const LIVE_METRICS_MAX_AGE_MS = 1000;
 const LIVE_STATES = ['queued', 'running', 'waiting', 'cancelling'] as const;
+const NO_ENVIRONMENTS: EnvironmentCounts = {
+  busy: 0,
+  idle: 0,
+  paused: 0,
+  reclaiming: 0,
+  warm: 0,
+  service: 0,
+};
 
 export interface ModelCallReport {
   provider: string;
@@ -60,6 +69,7 @@ export class Telemetry {
     | { read(now: number): Promise<LiveMetrics>; notDurable: (() => number) | undefined }
     | undefined;
   #live: { at: number; value: Promise<LiveMetrics | undefined> } | undefined;
+  #sandboxes: (() => EnvironmentCounts | undefined) | undefined;
   #notDurable = 0;
   #lastBatchSize = 0;
   /**
@@ -154,6 +164,24 @@ export class Telemetry {
   sandboxEnvironment(tenantId: string, gibSeconds: number): void {
     if (gibSeconds > 0 && Number.isFinite(gibSeconds))
       this.metrics.sandboxGibSeconds.inc({ tenant: tenantId }, gibSeconds);
+  }
+
+  /** An environment started or was reclaimed (sandbox-manager.ts). */
+  sandboxLifecycle(event: SandboxLifecycleEvent): void {
+    if (event.kind === 'started') {
+      const labels = { tier: event.tier, start: event.start };
+      this.metrics.sandboxStarts.inc(labels);
+      this.metrics.sandboxStartSeconds.observe(labels, event.seconds);
+    } else
+      this.metrics.sandboxReclaims.inc({ tier: event.tier, outcome: event.ok ? 'ok' : 'failed' });
+  }
+
+  /** Where the environments gauge reads the node's environments at each scrape. */
+  attachSandboxes(source: () => EnvironmentCounts | undefined): () => void {
+    this.#sandboxes = source;
+    return () => {
+      if (this.#sandboxes === source) this.#sandboxes = undefined;
+    };
   }
 
   /** One connection a sandbox asked the egress proxy for: its verdict and the bytes it carried. */
@@ -326,6 +354,10 @@ export class Telemetry {
       m.poolQueueDepth.set({ pool }, q.depth);
       m.poolOldestItemAge.set({ pool }, q.oldestMs / 1000);
     }
+    // Before the first sandboxed call the node has no manager: every state reads 0.
+    const environments = this.#sandboxes?.() ?? NO_ENVIRONMENTS;
+    for (const [state, count] of Object.entries(environments))
+      m.sandboxEnvironments.set({ state }, count);
   }
 }
 
