@@ -245,6 +245,31 @@ describe('run debugging in the dashboard (browser)', { skip, timeout: 180_000 },
     assert.deepEqual(pageErrors, []);
   });
 
+  test("a sandboxed exec: the page shows the program's output while it runs, then the committed step", async () => {
+    const { body: created } = await api('POST', '/v1/runs', { agent: 'talker', input: {} });
+    await runWhen(created.id, (r) => r.status === 'waiting');
+    await page.goto(`${proxy.url}/runs/${created.id}`);
+    await page.getByTestId('live-state').and(page.locator('[data-state="live"]')).waitFor();
+    assert.equal(
+      (await api('POST', `/v1/runs/${created.id}/input`, { key: 'go', value: true })).status,
+      202,
+    );
+    const live = page.getByTestId('live-text');
+    await live.getByText('live-line-one').waitFor();
+    assert.match((await live.textContent()) ?? '', /tool exec/);
+    const liveSeq = Number(await live.getAttribute('data-seq'));
+    const { body: during } = await api('GET', `/v1/runs/${created.id}/steps`);
+    const execStep = during.steps.find((s: any) => s.seq === liveSeq);
+    assert.equal(execStep?.status ?? 'running', 'running', 'the output shown is not committed yet');
+    const done = await runWhen(created.id, (r) => r.status === 'succeeded');
+    assert.deepEqual(done.result, { stdout: 'live-line-one\n', stderr: 'live-line-two\n' });
+    // The committed step replaces the live text.
+    await until('the live output gave way to the step', async () =>
+      (await live.count()) === 0 ? true : undefined,
+    );
+    assert.deepEqual(pageErrors, []);
+  });
+
   test('the step drawer shows a model call as a conversation and a tool call with its arguments and result', async (_t) => {
     assert.ok(streamedRunId !== undefined, 'needs the streamed run of the previous test');
     await page.goto(`${proxy.url}/runs/${streamedRunId}`);

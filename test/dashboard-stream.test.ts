@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { classifyMessage } from '../web/src/sse.ts';
-import { addDelta, type StreamingCall } from '../web/src/use-run-live.ts';
+import { addDelta, addToolOutput, type StreamingCall } from '../web/src/use-run-live.ts';
 
 const message = (fields: { id?: string; event?: string; data: unknown }) => ({
   id: fields.id,
@@ -55,4 +55,37 @@ test('streamed text accumulates per call, restarts with a new attempt, and marks
   assert.deepEqual([calls.get(6)?.text, calls.get(6)?.partial], ['tail', true]);
   calls = addDelta(calls, delta(4, 2, 0, 'Again'));
   assert.deepEqual([calls.get(4)?.text, calls.get(4)?.attempt], ['Again', 2]);
+});
+
+test('a tool output piece needs no id: and a stream; pieces of a call join, a new attempt restarts', () => {
+  const piece = {
+    seq: 5,
+    executionId: 'run_1.5',
+    tool: 'exec',
+    attempt: 1,
+    stream: 'stdout',
+    text: 'one\n',
+  } as const;
+  assert.deepEqual(classifyMessage(message({ event: 'tool.output', data: piece })), {
+    kind: 'output',
+    output: piece,
+  });
+  assert.equal(
+    classifyMessage(message({ id: '5', event: 'tool.output', data: piece })).kind,
+    'ignored',
+    'an output piece is never a run event',
+  );
+  assert.equal(
+    classifyMessage(message({ event: 'tool.output', data: { ...piece, stream: 'stdin' } })).kind,
+    'ignored',
+  );
+  let calls: ReadonlyMap<number, StreamingCall> = new Map();
+  calls = addToolOutput(calls, piece);
+  calls = addToolOutput(calls, { ...piece, stream: 'stderr', text: 'two\n' });
+  assert.deepEqual(
+    [calls.get(5)?.kind, calls.get(5)?.model, calls.get(5)?.text],
+    ['tool', 'exec', 'one\ntwo\n'],
+  );
+  calls = addToolOutput(calls, { ...piece, attempt: 2, text: 'again\n' });
+  assert.deepEqual([calls.get(5)?.text, calls.get(5)?.attempt], ['again\n', 2]);
 });

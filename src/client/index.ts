@@ -57,5 +57,6 @@ export type {
   ScheduleEvent,
   SchedulePage,
   Step,
+  ToolOutput,
   UpdateScheduleRequest,
 } from './types.ts';

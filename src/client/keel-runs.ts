@@ -16,6 +16,7 @@ import type {
   RunOutcome,
   RunPage,
   Step,
+  ToolOutput,
 } from './types.ts';
 
 export interface CallOptions {
@@ -45,6 +46,8 @@ export interface EventsOptions extends CallOptions {
   after?: number;
   /** Called with each model token delta (ephemeral; never yielded, never moves the cursor). */
   onModelDelta?: (delta: ModelDelta) => void;
+  /** Called with each piece of a running tool's output (ephemeral, like model deltas). */
+  onToolOutput?: (output: ToolOutput) => void;
   /** Called before each reconnection after a dropped connection. */
   onReconnect?: (info: ReconnectInfo) => void;
   /** Called each time a connection is open (the first, and each after a reconnection). */

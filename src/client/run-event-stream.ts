@@ -12,6 +12,7 @@ import type { EventsOptions } from './keel-runs.ts';
 import {
   isTerminalStatus,
   type ModelDelta,
+  type ToolOutput,
   type Run,
   type RunEvent,
   TERMINAL_EVENT_TYPES,
@@ -46,6 +47,7 @@ export function reconnectDelayMs(attempt: number): number {
 export type StreamMessage =
   | { kind: 'event'; event: RunEvent }
   | { kind: 'delta'; delta: ModelDelta }
+  | { kind: 'output'; output: ToolOutput }
   | { kind: 'ignored' };
 
 /**
@@ -78,6 +80,26 @@ export function classifyStreamMessage(message: {
         model: typeof d.model === 'string' ? d.model : '',
         attempt: typeof d.attempt === 'number' ? d.attempt : 1,
         index: typeof d.index === 'number' ? d.index : 0,
+        text: d.text,
+      },
+    };
+  }
+  if (message.event === 'tool.output') {
+    if (message.id !== undefined) return { kind: 'ignored' };
+    if (
+      typeof d.seq !== 'number' ||
+      typeof d.text !== 'string' ||
+      (d.stream !== 'stdout' && d.stream !== 'stderr')
+    )
+      return { kind: 'ignored' };
+    return {
+      kind: 'output',
+      output: {
+        seq: d.seq,
+        executionId: typeof d.executionId === 'string' ? d.executionId : '',
+        tool: typeof d.tool === 'string' ? d.tool : '',
+        attempt: typeof d.attempt === 'number' ? d.attempt : 1,
+        stream: d.stream,
         text: d.text,
       },
     };
@@ -118,6 +140,7 @@ async function* readConnection(
       for (const message of pending.splice(0)) {
         const classified = classifyStreamMessage(message);
         if (classified.kind === 'delta') options.onModelDelta?.(classified.delta);
+        if (classified.kind === 'output') options.onToolOutput?.(classified.output);
         if (classified.kind !== 'event') continue;
         const event = classified.event;
         if (event.seq <= progress.lastSeq) continue; // a resumed stream never repeats an event

@@ -137,6 +137,20 @@ export interface ModelDelta {
   text: string;
 }
 
+/**
+ * A piece of a tool's output as it runs (the built-in `exec`: its program's stdout and stderr):
+ * ephemeral, never stored; the tool's result in its step has the whole output.
+ */
+export interface ToolOutput {
+  /** Journal position of the tool call (not an event sequence number). */
+  seq: number;
+  executionId: string;
+  tool: string;
+  attempt: number;
+  stream: 'stdout' | 'stderr';
+  text: string;
+}
+
 export interface Step {
   seq: number;
   kind: string;

@@ -61,6 +61,7 @@ import type {
   RunOutcome,
   RunPage,
   Step,
+  ToolOutput,
 } from '../client/types.ts';
 import { ERROR_CODES } from '../domain/error-codes.ts';
 import type { Json } from '../domain/json.ts';
@@ -215,11 +216,14 @@ export class EmbeddedRuns implements KeelRuns {
   ): AsyncGenerator<RunEvent, void, undefined> {
     const { store, hub, live, tenant } = this.#deps;
     await call(() => ownedRun(store, tenant, id));
-    const onDelta = options.onModelDelta;
+    const { onModelDelta, onToolOutput } = options;
     const unsubscribeLive =
-      onDelta === undefined
+      onModelDelta === undefined && onToolOutput === undefined
         ? undefined
-        : live.subscribe(id, (event) => onDelta(event.data as unknown as ModelDelta));
+        : live.subscribe(id, (event) => {
+            if (event.type === 'model.delta') onModelDelta?.(event.data as unknown as ModelDelta);
+            else onToolOutput?.(event.data as unknown as ToolOutput);
+          });
     options.onConnect?.();
     try {
       const signal = this.#signal(options);

@@ -31,7 +31,7 @@ export type EmbeddedConfig = Partial<z.input<typeof ConfigSchema>>;
 export interface StartKeelOptions {
   /** The agents this process serves (name and version each). */
   agents?: AgentDefinition[];
-  tools?: ToolDefinition[];
+  tools?: ReadonlyArray<ToolDefinition<any, any>>;
   models?: ModelDefinition[];
   /**
    * Instead of (or besides) values: a module exporting agents, tools and models, loaded as

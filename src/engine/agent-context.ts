@@ -524,6 +524,7 @@ async function callTool(
     checkBudget: () => checkStepBudget(x),
     node: deps.toolNode,
     gate: { agentPolicy: deps.registry.get(x.run.agent, x.run.agentVersion)?.policy },
+    live: deps.gateway.live,
   });
 }
 

@@ -10,7 +10,8 @@ import {
   type SerializedError,
 } from '../domain/keel-error.ts';
 import type { PoolRegistry } from '../scheduling/pool-registry.ts';
-import type { Json, ToolDefinition, ToolEffect, ToolNode } from '../sdk/types.ts';
+import type { LiveDeltas } from '../models/live-deltas.ts';
+import type { Json, ToolContext, ToolDefinition, ToolEffect, ToolNode } from '../sdk/types.ts';
 import type { JournalEntry } from '../domain/records.ts';
 import { runOrderOf } from '../domain/run-order.ts';
 import type { JournalWrite } from '../store/store.ts';
@@ -32,6 +33,8 @@ export interface ToolRunDeps {
   node: ToolNode;
   /** The tool policy gate (tool-gate.ts): the agent's policy, the approval notifier. */
   gate: GateDeps;
+  /** Live followers of runs in this process: a tool's ctx.output reaches them as `tool.output`. */
+  live?: LiveDeltas | undefined;
 }
 
 /** The node of an engine embedded without a runtime: no data directory, no sandbox manager. */
@@ -217,7 +220,7 @@ async function dispatch(
         firstAttempt,
         queuedAt,
         startedAt,
-        deps.node,
+        deps,
       );
       crashPoint('execute.before-commit');
       await x.commit({
@@ -296,7 +299,7 @@ async function attemptTool(
   firstAttempt: number,
   queuedAt: number,
   startedAt: number,
-  node: ToolNode,
+  deps: Pick<ToolRunDeps, 'node' | 'live'>,
 ): Promise<{ outcome: Outcome; attempts: number }> {
   const sideEffect = base.effectClass === 'side-effect';
   const policy = resolveRetryPolicy(tool.retry, tool.maxAttempts);
@@ -324,7 +327,7 @@ async function attemptTool(
       return {
         outcome: {
           ok: true,
-          value: toJson(await invoke(x, tool, args, base.executionId!, attempt, node)),
+          value: toJson(await invoke(x, tool, args, base, attempt, deps)),
         },
         attempts: attempt,
       };
@@ -362,6 +365,27 @@ async function attemptTool(
 }
 
 /**
+ * A tool's ctx.output: each piece goes to the run's live followers in this process as an ephemeral
+ * `tool.output` event (never stored); nothing is built while nobody follows the run.
+ */
+function liveOutput(
+  runId: string,
+  seq: number,
+  executionId: string,
+  tool: string,
+  attempt: number,
+  live: LiveDeltas | undefined,
+): ToolContext['output'] {
+  return (stream, text) => {
+    if (live === undefined || !live.has(runId) || text === '') return;
+    live.publish(runId, {
+      type: 'tool.output',
+      data: { seq, executionId, tool, attempt, stream, text },
+    });
+  };
+}
+
+/**
  * One attempt, bounded by the tool's timeout and the run's abort signal (a tool that ignores its
  * signal is raced).
  */
@@ -369,10 +393,11 @@ async function invoke(
   x: RunPort,
   tool: ToolDefinition<unknown, Json>,
   args: Json,
-  executionId: string,
+  base: Pick<JournalWrite, 'seq' | 'executionId'>,
   attempt: number,
-  node: ToolNode,
+  deps: Pick<ToolRunDeps, 'node' | 'live'>,
 ): Promise<unknown> {
+  const executionId = base.executionId!;
   const signals = [x.abort.signal];
   if (tool.timeoutMs !== undefined) signals.push(AbortSignal.timeout(tool.timeoutMs));
   const signal = AbortSignal.any(signals);
@@ -400,7 +425,8 @@ async function invoke(
           tenantId: x.run.tenantId,
           attempt,
           signal,
-          node,
+          node: deps.node,
+          output: liveOutput(x.runId, base.seq, executionId, tool.name, attempt, deps.live),
         }),
       ),
       aborted,

@@ -1,11 +1,12 @@
-// Ephemeral run events (`model.delta` token deltas) fanned out in-process to whoever follows a run
-// live (the SSE route). Nothing here is durable or replayed: the final model message is committed
+// Ephemeral run events — `model.delta` token deltas, `tool.output` pieces of a tool's output —
+// fanned out in-process to whoever follows a run live (the SSE route, an embedded follower).
+// Nothing here is durable or replayed: the final model message and the tool's result are committed
 // once by the engine; a subscriber that joins late or resumes sees only the committed events.
 // Listeners must be cheap and must not throw; a throwing listener is dropped rather than allowed to
-// break a model call.
+// break a model or tool call.
 
 export interface LiveEvent {
-  type: 'model.delta';
+  type: 'model.delta' | 'tool.output';
   data: Record<string, unknown>;
 }
 

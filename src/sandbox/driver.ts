@@ -6,6 +6,7 @@ import type { Readable, Writable } from 'node:stream';
 import { KeelError } from '../domain/keel-error.ts';
 import type { CgroupCounters } from './cgroup.ts';
 import type { ExecResult } from './launch.ts';
+import type { OutputListener } from './output-capture.ts';
 import type { Limits } from './limits.ts';
 import type { Tier, TierAvailability } from './tiers.ts';
 
@@ -54,6 +55,11 @@ export interface ExecCommand {
   stdin?: string | undefined;
   deadlineMs?: number | undefined;
   signal?: AbortSignal | undefined;
+  /**
+   * The program's stdout and stderr as they arrive (decoded text, within the output limit), for live
+   * followers; the result still carries the whole captured output.
+   */
+  onOutput?: OutputListener | undefined;
 }
 
 /** A long-lived program in an environment, talking over its standard streams (an MCP server). */

@@ -223,7 +223,7 @@ class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment 
 
   private launchRunsc(
     argv: string[],
-    command: Pick<ExecCommand, 'stdin' | 'signal' | 'deadlineMs'>,
+    command: Pick<ExecCommand, 'stdin' | 'signal' | 'deadlineMs' | 'onOutput'>,
     killGroupOnExit: boolean,
   ): Promise<ExecResult> {
     return launch({
@@ -233,6 +233,7 @@ class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment 
       cgroup: this.parts.cgroup,
       workspaceDir: this.workspaceDir,
       signal: command.signal,
+      onOutput: command.onOutput,
       limits: {
         ...this.spec.limits,
         deadlineMs: command.deadlineMs ?? this.spec.limits.deadlineMs,

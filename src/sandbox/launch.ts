@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { statfsSync } from 'node:fs';
 import type { Cgroup, CgroupCounters } from './cgroup.ts';
 import type { LimitReason, Limits } from './limits.ts';
-import { OutputCapture } from './output-capture.ts';
+import { OutputCapture, type OutputListener } from './output-capture.ts';
 
 /** How often the cgroup's OOM and pids counters are read while a program runs. */
 const LIMIT_POLL_MS = 50;
@@ -29,6 +29,8 @@ export interface LaunchSpec {
    */
   killGroupOnExit: boolean;
   signal?: AbortSignal | undefined;
+  /** The program's output as it arrives (what the capture keeps, never more). */
+  onOutput?: OutputListener | undefined;
   /**
    * How to start the program already inside the cgroup, when the tier can do it without the
    * launcher shell (bwrap's --block-fd): resolves once every process of the sandbox is in the
@@ -106,7 +108,11 @@ function watch(
     ended = reason;
     killing = spec.cgroup.killAll().catch(() => undefined);
   };
-  const capture = new OutputCapture(spec.limits.outputMaxBytes, () => end('output_limit'));
+  const capture = new OutputCapture(
+    spec.limits.outputMaxBytes,
+    () => end('output_limit'),
+    spec.onOutput,
+  );
   capture.attach(child.stdout!, 'stdout');
   capture.attach(child.stderr!, 'stderr');
   child.stdin!.on('error', () => undefined);

@@ -370,6 +370,7 @@ class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironme
       cgroup: this.parts.cgroup,
       workspaceDir: this.workspaceDir,
       signal: command.signal,
+      onOutput: command.onOutput,
       limits: {
         ...this.spec.limits,
         deadlineMs: command.deadlineMs ?? this.spec.limits.deadlineMs,

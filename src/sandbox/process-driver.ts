@@ -75,6 +75,7 @@ class ProcessEnvironment extends CgroupEnvironment implements SandboxEnvironment
       cgroup: this.parts.cgroup,
       workspaceDir: this.workspaceDir,
       signal: command.signal,
+      onOutput: command.onOutput,
       limits: {
         ...this.spec.limits,
         deadlineMs: command.deadlineMs ?? this.spec.limits.deadlineMs,

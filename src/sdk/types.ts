@@ -75,6 +75,13 @@ export interface ToolContext {
   signal: AbortSignal;
   /** What the Keel node running the tool lends it: its data directory and its sandbox manager. */
   node: ToolNode;
+  /**
+   * Hands a piece of the tool's output to whoever follows the run live: an ephemeral `tool.output`
+   * event on the run's event stream (SSE), never stored or replayed — the tool's result is what
+   * the journal keeps. The built-in `exec` streams its program's stdout and stderr through it.
+   * Absent where nothing can follow (a context built by hand).
+   */
+  output?: (stream: 'stdout' | 'stderr', text: string) => void;
 }
 
 /**

@@ -136,6 +136,8 @@ export function sandboxTools(options: SandboxToolsOptions) {
       snapshot?: boolean;
       /** Set the profile's secret variables (`exec` only). */
       secrets?: boolean;
+      /** Stream the program's output to the run's live followers (`exec` only). */
+      live?: boolean;
     } = {},
   ) => {
     const manager = managerFor(ctx);
@@ -159,6 +161,7 @@ export function sandboxTools(options: SandboxToolsOptions) {
             : extra.env,
           deadlineMs: extra.deadlineMs,
           signal: ctx.signal,
+          onOutput: extra.live ? ctx.output : undefined,
         }),
       { tenantId: ctx.tenantId, executionId: ctx.executionId, snapshot: extra.snapshot ?? true },
     );
@@ -198,6 +201,7 @@ export function sandboxTools(options: SandboxToolsOptions) {
         env: args.env,
         deadlineMs: args.timeoutMs,
         secrets: true,
+        live: true,
       });
       return toJson(result, cold, manifest!);
     },

@@ -2,17 +2,24 @@
 // EventSource (which cannot send the Authorization header; a key in the URL would leak into logs),
 // resumed after a dropped connection with Last-Event-ID so no event is lost or repeated, ended
 // after the terminal event. The client tells run events (stored, `id:` = seq) from ephemeral
-// `model.delta` token deltas (no `id:`); only run events move the resume cursor.
-import { classifyStreamMessage, KeelApiError, type ModelDelta } from '../../src/client/index.ts';
+// `model.delta` token deltas and `tool.output` pieces (no `id:`); only run events move the resume
+// cursor.
+import {
+  classifyStreamMessage,
+  KeelApiError,
+  type ModelDelta,
+  type ToolOutput,
+} from '../../src/client/index.ts';
 import { keel, signOut, type RunEvent } from './api.ts';
 
-export type { ModelDelta };
+export type { ModelDelta, ToolOutput };
 /** How one SSE message is classified (exported for its unit test). */
 export const classifyMessage = classifyStreamMessage;
 
 export interface StreamHandlers {
   onEvent(event: RunEvent): void;
   onDelta?(delta: ModelDelta): void;
+  onToolOutput?(output: ToolOutput): void;
   onState?(state: 'connecting' | 'live' | 'ended' | 'retrying'): void;
 }
 
@@ -35,6 +42,7 @@ export async function streamRunEvents(
       onConnect: () => handlers.onState?.('live'),
       onReconnect: () => handlers.onState?.('retrying'),
       ...(handlers.onDelta ? { onModelDelta: handlers.onDelta } : {}),
+      ...(handlers.onToolOutput ? { onToolOutput: handlers.onToolOutput } : {}),
     });
     for await (const event of events) handlers.onEvent(event);
     handlers.onState?.('ended');

@@ -1,10 +1,10 @@
 // A run kept live on screen: its record and journal, re-read (throttled) whenever its event stream
 // delivers an event, plus a slow safety poll while it has not ended. The stream is fetch-based SSE
-// (see sse.ts). Model calls that stream show their text as it arrives (`streaming`), until the
-// committed step replaces it.
+// (see sse.ts). Model calls that stream, and tools that stream their output (exec's stdout and
+// stderr), show their text as it arrives (`streaming`), until the committed step replaces it.
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { TERMINAL, runsApi, type ApiError, type Run, type RunEvent, type Step } from './api.ts';
-import { streamRunEvents, type ModelDelta } from './sse.ts';
+import { streamRunEvents, type ModelDelta, type ToolOutput } from './sse.ts';
 
 /** Events kept on screen; older ones stay in the store (GET …/events?format=json). */
 const EVENTS_SHOWN_MAX = 500;
@@ -15,9 +15,11 @@ const SAFETY_POLL_MS = 5_000;
 
 export type StreamState = 'connecting' | 'live' | 'ended' | 'retrying';
 
-/** The text of a model call streamed so far (keyed by its journal position). */
+/** The text of a model call or tool streamed so far (keyed by its journal position). */
 export interface StreamingCall {
   seq: number;
+  kind: 'model' | 'tool';
+  /** The model's or the tool's name. */
   model: string;
   attempt: number;
   text: string;
@@ -40,6 +42,7 @@ export function addDelta(
   const base: StreamingCall = fresh
     ? {
         seq: delta.seq,
+        kind: 'model',
         model: delta.model,
         attempt: delta.attempt,
         text: '',
@@ -53,6 +56,32 @@ export function addDelta(
     text: (base.text + delta.text).slice(-STREAMED_CHARS_MAX),
     nextIndex: delta.index + 1,
   });
+  return next;
+}
+
+/**
+ * Adds a piece of a tool's output (stdout and stderr interleaved as they came); a new attempt
+ * starts over. A follower that joined mid-call has no way to tell: the committed step is whole.
+ */
+export function addToolOutput(
+  calls: ReadonlyMap<number, StreamingCall>,
+  output: ToolOutput,
+): Map<number, StreamingCall> {
+  const next = new Map(calls);
+  const current = calls.get(output.seq);
+  const base: StreamingCall =
+    current === undefined || current.attempt !== output.attempt
+      ? {
+          seq: output.seq,
+          kind: 'tool',
+          model: output.tool,
+          attempt: output.attempt,
+          text: '',
+          partial: false,
+          nextIndex: 0,
+        }
+      : current;
+  next.set(output.seq, { ...base, text: (base.text + output.text).slice(-STREAMED_CHARS_MAX) });
   return next;
 }
 
@@ -119,6 +148,7 @@ export function useRunLive(id: string) {
           scheduleLoad();
         },
         onDelta: (delta) => setStreaming((calls) => addDelta(calls, delta)),
+        onToolOutput: (output) => setStreaming((calls) => addToolOutput(calls, output)),
         onState: setStreamState,
       },
       controller.signal,

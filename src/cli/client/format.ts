@@ -2,7 +2,7 @@
 // steps timeline and the live status line. Pure string functions: no I/O, no clocks (callers pass
 // `now`), and never a throw on a field the server left out or shaped differently; `--json` output
 // bypasses this file.
-import type { Run, RunEvent, Step } from './http-client.ts';
+import type { Run, RunEvent, Step, ToolOutput } from './http-client.ts';
 
 const CELL_MAX_CHARS = 48;
 /** The steps table's `input → output` column is cut here. */
@@ -10,6 +10,8 @@ const STEP_SUMMARY_MAX_CHARS = 100;
 const SUMMARY_MAX_CHARS = 100;
 const VALUE_MAX_CHARS = 40;
 const EVENT_TYPE_WIDTH_CHARS = 18;
+/** `HH:MM:SS.mmm`, as formatClock writes it. */
+const CLOCK_WIDTH_CHARS = 12;
 const FIELD_LABEL_WIDTH_CHARS = 14;
 const SPINNER_FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'] as const;
 
@@ -190,6 +192,20 @@ export function formatEventLine(event: RunEvent): string {
   const seq = `#${event.seq}`.padStart(5);
   const type = String(event.type).padEnd(EVENT_TYPE_WIDTH_CHARS);
   return `${formatClock(event.at)}  ${seq}  ${type}  ${summarizeEventData(event.data)}`.trimEnd();
+}
+
+/**
+ * A piece of a running tool's live output, one line per line of it, each marked with the tool's
+ * journal position and stream (a piece may end mid-line: the rest comes with the next piece).
+ */
+export function formatToolOutput(output: ToolOutput): string {
+  const position = `@${output.seq}`.padStart(5);
+  const mark = `${' '.repeat(CLOCK_WIDTH_CHARS)}  ${position}  ${output.tool} ${output.stream} |`;
+  return output.text
+    .replace(/\n$/, '')
+    .split('\n')
+    .map((line) => `${mark} ${line}`)
+    .join('\n');
 }
 
 /** The steps timeline: when each step started relative to the first, how long it queued and ran. */

@@ -32,6 +32,7 @@ export type {
   RunPage,
   RunStatus,
   Step,
+  ToolOutput,
 } from '../../client/index.ts';
 export { REQUEST_TIMEOUT_MS } from '../../client/index.ts';
 

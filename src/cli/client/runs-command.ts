@@ -20,6 +20,7 @@ import {
 } from '../kit/output.ts';
 import {
   formatEventLine,
+  formatToolOutput,
   formatOutcome,
   formatRun,
   formatRunTable,
@@ -169,6 +170,12 @@ async function followEvents(
         status
           ? status.print(io.stderr, reconnectNote(info))
           : io.stderr.write(`${reconnectNote(info)}\n`),
+      // A running tool's live output (exec's stdout and stderr) between the events.
+      onToolOutput: (output) => {
+        if (mode === 'ndjson') out(io, JSON.stringify({ type: 'tool.output', data: output }));
+        else if (mode === 'human' && status) status.print(io.stdout, formatToolOutput(output));
+        else if (mode === 'human') out(io, formatToolOutput(output));
+      },
     });
     for await (const event of events) {
       if (mode === 'ndjson') out(io, JSON.stringify(event));

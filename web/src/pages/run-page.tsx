@@ -302,18 +302,26 @@ function nonDeterminismResetPosition(run: Run): number | undefined {
   return typeof details?.resetFrom === 'number' ? details.resetFrom : undefined;
 }
 
-/** Model answers streaming now: the text so far, replaced by the committed step when it lands. */
+/**
+ * Model answers and tool output streaming now: the text so far, replaced by the committed step
+ * when it lands.
+ */
 function StreamingCalls({ calls }: { calls: StreamingCall[] }) {
   return (
     <Panel title="Streaming now" id="streaming">
       {calls.map((c) => (
         <div key={c.seq} className="streaming-call" data-testid="live-text" data-seq={c.seq}>
           <div className="muted small">
-            #{c.seq} model <code>{c.model}</code>
+            #{c.seq} {c.kind} <code>{c.model}</code>
             {c.attempt > 1 ? ` · attempt ${c.attempt}` : ''}
             {c.partial ? ' · joined mid-answer' : ''}
           </div>
-          <div className="msg-text streaming-text" aria-live="polite">
+          <div
+            className={
+              c.kind === 'tool' ? 'msg-text streaming-text tool-output' : 'msg-text streaming-text'
+            }
+            aria-live="polite"
+          >
             {c.partial ? '…' : ''}
             {c.text}
             <span className="caret" aria-hidden="true" />
