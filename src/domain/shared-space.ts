@@ -43,7 +43,14 @@ export type SharedWriteOutcome =
   | { ok: true; version: number; duplicate: boolean }
   | { ok: false; currentVersion: number };
 
-const SEGMENT_FORBIDDEN = /[\u0000-\u001f\u007f\\]/;
+/** A control character (C0 or DEL) or a backslash: never in a shared path. */
+function hasForbiddenChar(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f || c === 0x5c) return true;
+  }
+  return false;
+}
 
 /**
  * A relative path of `/`-separated segments: no empty, `.` or `..` segment, no control characters
@@ -58,7 +65,7 @@ export function checkSharedPath(path: unknown): string {
   if (path.length === 0 || path.length > SHARED_PATH_MAX_CHARS)
     throw bad(`must be 1..${SHARED_PATH_MAX_CHARS} characters`);
   if (!path.isWellFormed()) throw bad('holds a lone surrogate');
-  if (SEGMENT_FORBIDDEN.test(path)) throw bad('holds a control character or a backslash');
+  if (hasForbiddenChar(path)) throw bad('holds a control character or a backslash');
   for (const segment of path.split('/'))
     if (segment === '' || segment === '.' || segment === '..')
       throw bad('must be relative, without empty, "." or ".." segments');
@@ -72,7 +79,7 @@ export function checkSharedPrefix(prefix: unknown): string {
     typeof prefix !== 'string' ||
     prefix.length > SHARED_PATH_MAX_CHARS ||
     !prefix.isWellFormed() ||
-    SEGMENT_FORBIDDEN.test(prefix)
+    hasForbiddenChar(prefix)
   )
     throw new KeelError(
       'shared_path_invalid',
