@@ -63,6 +63,7 @@ test('read-only mounts are checked when the profile is defined', () => {
   assert.throws(mount({ source: '/srv/data', target: '/mnt' }, 'gvisor'));
   assert.throws(mount({ source: 'srv/data', target: '/mnt' }));
   assert.throws(mount({ source: '/srv/../etc', target: '/mnt' }));
+  assert.throws(mount({ source: '/srv/\0data', target: '/mnt' }));
   assert.throws(mount({ source: '/srv/data', target: '/workspace/data' }));
   assert.throws(mount({ source: '/srv/data', target: '/' }));
   assert.throws(mount({ source: '/srv/data', target: '/mnt', rw: true }));

@@ -30,7 +30,9 @@ export const READ_ONLY_MOUNTS_MAX = 16;
 const AbsolutePath = z
   .string()
   .max(4096)
-  .regex(/^\/[^\u0000]*$/, 'an absolute path')
+  .refine((path) => path.startsWith('/') && !path.includes('\0'), {
+    message: 'an absolute path (no NUL)',
+  })
   .refine((path) => !path.split('/').some((part) => part === '.' || part === '..'), {
     message: 'no "." or ".." segments',
   });
