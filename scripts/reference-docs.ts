@@ -188,7 +188,10 @@ export async function renderHttpApi(): Promise<string> {
   for (const [path, operations] of Object.entries(document.paths)) {
     for (const [method, operation] of Object.entries(operations)) {
       const tag = operation.tags?.[0] ?? 'other';
-      const scope = routeScope(method.toUpperCase(), path.replaceAll(/\{(\w+)\}/g, ':$1'));
+      const scope = routeScope(
+        method.toUpperCase(),
+        path.replaceAll('{*}', '*').replaceAll(/\{(\w+)\}/g, ':$1'),
+      );
       const what = [operation.summary, operation.description, scope && `Scope: \`${scope}\``]
         .filter((text) => text !== undefined && text !== '')
         .join('. ');

@@ -99,7 +99,7 @@ async function tenantOperations(keel: SchedulesKeel): Promise<Array<[string, str
   return ops;
 }
 
-const fastifyUrl = (route: string) => route.replaceAll(/\{(\w+)\}/g, ':$1');
+const fastifyUrl = (route: string) => route.replaceAll('{*}', '*').replaceAll(/\{(\w+)\}/g, ':$1');
 
 for (const backend of ['sqlite', 'postgres'] as const) {
   test(`sweep (${backend}): every tenant route, each scope and another tenant: 403 missing scope, 404 foreign, never 500`, async (t) => {

@@ -18,6 +18,8 @@ export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
   'GET /v1/runs/:id': 'read',
   'GET /v1/runs/:id/steps': 'read',
   'GET /v1/runs/:id/steps/:seq': 'read',
+  'GET /v1/runs/:id/shared': 'read',
+  'GET /v1/runs/:id/shared/*': 'read',
   'GET /v1/runs/:id/attempts': 'read',
   'GET /v1/runs/:id/events': 'read',
   'GET /v1/runs/:id/result': 'read',

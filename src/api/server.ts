@@ -41,6 +41,7 @@ import { registerRunRoutes } from './routes/runs.ts';
 import { registerRunLineageRoutes } from './routes/run-lineage.ts';
 import { registerRunResultRoutes } from './routes/run-result.ts';
 import { registerRunStepRoutes } from './routes/run-steps.ts';
+import { registerRunSharedRoutes } from './routes/run-shared.ts';
 import { registerRunVersionRoutes } from './routes/run-versions.ts';
 import { registerAttemptRoutes } from './routes/attempts.ts';
 import { registerScheduleRoutes } from './routes/schedules.ts';
@@ -245,6 +246,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   });
   registerRunResultRoutes(app, { store: options.store, hub, tenantOf, closing: closing.signal });
   registerRunStepRoutes(app, { store: options.store, tenantOf });
+  registerRunSharedRoutes(app, { store: options.store, tenantOf });
   registerRunLineageRoutes(app, { store: options.store, registry: options.registry, tenantOf });
   registerRunVersionRoutes(app, { store: options.store, registry: options.registry, tenantOf });
   registerAttemptRoutes(app, { store: options.store, tenantOf });

@@ -437,6 +437,32 @@ export const ERROR_CODES = {
     status: 400,
     meaning: 'An MCP server configuration does not match the documented schema.',
   },
+  conflict: {
+    status: 409,
+    meaning:
+      'A shared-space write expected another version of the file than the current one (details.currentVersion; 0: the file does not exist).',
+  },
+  shared_path_invalid: {
+    status: 400,
+    meaning:
+      'A shared-space path is empty, too long, absolute, or holds an empty, "." or ".." segment, a control character or a backslash.',
+  },
+  shared_content_invalid: {
+    status: 400,
+    meaning: 'Shared-space file content is not a well-formed string.',
+  },
+  shared_version_invalid: {
+    status: 400,
+    meaning: 'A shared-space write’s expectedVersion is not null or a whole number from 0.',
+  },
+  shared_file_too_large: {
+    status: 413,
+    meaning: 'Shared-space file content exceeds its size limit (details.size, details.limit).',
+  },
+  shared_file_not_found: {
+    status: 404,
+    meaning: 'The run tree’s shared space holds no file at this path.',
+  },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -137,7 +137,9 @@ export type EffectKind =
   /** The journaled outcome of a fan-in (ctx.all / ctx.any / ctx.race): which branch decided it. */
   | 'decision'
   /** A message sent with ctx.send (a receive is an `input` wait on the message's key). */
-  | 'message';
+  | 'message'
+  /** A read, write or list of the run tree's shared space (ctx.shared). */
+  | 'shared';
 
 export interface JournalEntry {
   runId: string;

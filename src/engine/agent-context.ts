@@ -73,6 +73,8 @@ import {
   receiveNext,
 } from './messaging.ts';
 import { isMessageKey } from '../domain/messages.ts';
+import { sharedEffect } from './shared-space.ts';
+import { sharedCallName, sharedSpace } from './shared-space-ctx.ts';
 
 export interface ContextDeps {
   gateway: ModelGateway;
@@ -189,6 +191,7 @@ export function createAgentContext(x: RunPort, deps: ContextDeps): AgentContext 
     all: (list) => fanIn('all', list) as never,
     any: (list, options) => fanIn('any', list, options?.verify as never) as never,
     race: (list) => fanIn('race', list) as never,
+    shared: sharedSpace((call) => sharedEffect(x, take('shared', sharedCallName(call)), call)),
   };
   return tagEffects(ctx, branches);
 }
@@ -230,6 +233,7 @@ export const effects = {
     payload: Json,
     options: SendOptions | undefined,
   ) => sendMessage(x, at, to, channel, payload, options),
+  shared: sharedEffect,
 };
 
 /** The journaled outcome of a settled entry: its result, or its error thrown again. */

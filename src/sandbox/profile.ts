@@ -25,6 +25,25 @@ const EgressRuleSchema = z.object({
   inject: SecretHeaderSchema.optional(),
 });
 
+/** Most read-only mounts one profile declares. */
+export const READ_ONLY_MOUNTS_MAX = 16;
+const AbsolutePath = z
+  .string()
+  .max(4096)
+  .refine((path) => path.startsWith('/') && !path.includes('\0'), {
+    message: 'an absolute path (no NUL)',
+  })
+  .refine((path) => !path.split('/').some((part) => part === '.' || part === '..'), {
+    message: 'no "." or ".." segments',
+  });
+const ReadOnlyMountSchema = z.strictObject({
+  source: AbsolutePath,
+  target: AbsolutePath.refine(
+    (path) => path !== '/' && path !== '/workspace' && !path.startsWith('/workspace/'),
+    { message: 'not /, /workspace or under it' },
+  ),
+});
+
 const ProfileFields = z.object({
   name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/),
   tier: z.enum(TIERS).default('namespace'),
@@ -62,6 +81,12 @@ const ProfileFields = z.object({
    * DEFAULT_SANDBOX_ARGUMENTS_MAX_BYTES, and for write_file enough for a file of `limits.fileBytes`.
    */
   argumentsMaxBytes: z.number().int().min(1024).optional(),
+  /**
+   * External host directories or files declared read-only: each `source` (an absolute host path)
+   * is visible at `target` (an absolute path in the sandbox, not under /workspace) and cannot be
+   * written there. Namespace tier only. The image itself is always the read-only zone.
+   */
+  readOnlyMounts: z.array(ReadOnlyMountSchema).max(READ_ONLY_MOUNTS_MAX).default([]),
   /** Ready sandboxes kept per profile (one-shot policy only). */
   warm: z.number().int().min(0).max(1000).default(0),
   /**
@@ -98,7 +123,10 @@ const ProfileSchema = ProfileFields.refine(
       'an environment image needs tier namespace or gvisor (the process tier sees the host’s files)',
     path: ['image'],
   },
-);
+).refine((profile) => profile.readOnlyMounts.length === 0 || profile.tier === 'namespace', {
+  message: 'read-only mounts need tier namespace',
+  path: ['readOnlyMounts'],
+});
 
 export type SandboxProfile = z.infer<typeof ProfileSchema>;
 

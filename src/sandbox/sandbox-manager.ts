@@ -653,6 +653,7 @@ export class SandboxManager {
       egress: networked ? { dir: this.egressDir(id) } : undefined,
       keepProcesses: profile.policy !== 'one-shot',
       rootfs: this.images.rootfsOf(profile.image),
+      readOnlyBinds: profile.readOnlyMounts.length === 0 ? undefined : profile.readOnlyMounts,
     };
   }
 
@@ -743,7 +744,7 @@ export class SandboxManager {
     const env = await driver.create({
       ...this.specFor(profile),
       keepProcesses: false,
-      readOnlyBinds: request.readOnlyBinds,
+      readOnlyBinds: [...(profile.readOnlyMounts ?? []), ...(request.readOnlyBinds ?? [])],
       workspaceBind: request.workspaceBind,
     });
     let process: ServiceProcess;

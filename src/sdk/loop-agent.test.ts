@@ -76,6 +76,7 @@ function fakeContext(
     all: unsupported,
     any: unsupported,
     race: unsupported,
+    shared: { read: unsupported, write: unsupported, list: unsupported },
     now: unsupported,
     random: unsupported,
     uuid: unsupported,

@@ -319,6 +319,47 @@ export interface AgentContext {
   random(): number;
   /** Deterministic UUID (v4 format). */
   uuid(): string;
+  /**
+   * The run tree's shared space: versioned text files shared by the root run and all its
+   * descendants. Every call is journaled (a replay answers from the journal, a write is applied once).
+   */
+  readonly shared: SharedSpace;
+}
+
+/** The shared space of a run tree (docs/guides/multi-agent.md, "Shared space"). */
+export interface SharedSpace {
+  /** The file's latest version, or null when there is none. */
+  read(path: string): Promise<SharedFileRead | null>;
+  /**
+   * Writes the file's next version if its latest is `expectedVersion` (null or 0: it must not
+   * exist); otherwise fails `conflict` with `details.currentVersion` (read again, then retry).
+   */
+  write(path: string, content: string, options: SharedWriteOptions): Promise<SharedWriteResult>;
+  /** Each file's latest version (without content) whose path starts with `prefix`, by path. */
+  list(prefix?: string): Promise<SharedFileEntry[]>;
+}
+
+export interface SharedWriteOptions {
+  expectedVersion: number | null;
+}
+
+export interface SharedWriteResult {
+  version: number;
+}
+
+export interface SharedFileRead {
+  content: string;
+  version: number;
+  writtenByRun: string;
+  writtenAt: number;
+}
+
+export interface SharedFileEntry {
+  path: string;
+  version: number;
+  size: number;
+  writtenByRun: string;
+  writtenAt: number;
 }
 
 export interface AgentDefinition<I = any, O extends Json | void = any> {

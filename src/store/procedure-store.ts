@@ -12,6 +12,12 @@ import type {
   NewApproval,
 } from '../domain/approvals.ts';
 import type { ToolPolicy } from '../domain/tool-policy.ts';
+import type {
+  SharedFile,
+  SharedFileInfo,
+  SharedFileWrite,
+  SharedWriteOutcome,
+} from '../domain/shared-space.ts';
 import { KeelError } from '../domain/keel-error.ts';
 import type { Json } from '../domain/json.ts';
 import type { MessageDelivery, MessagePost } from '../domain/messages.ts';
@@ -47,6 +53,7 @@ import * as reads from './procedures/reads.ts';
 import type { ServingProcess } from './serving-processes.ts';
 import * as runs from './procedures/runs.ts';
 import * as secrets from './procedures/secrets.ts';
+import * as sharedSpace from './procedures/shared-space.ts';
 import * as tenants from './procedures/tenants.ts';
 import * as versions from './procedures/versions.ts';
 import { run, type Procedure, type Tx } from './procedures/transaction.ts';
@@ -226,6 +233,20 @@ export abstract class ProcedureStore implements Store {
 
   postMessage(runId: string, post: MessagePost): Promise<MessageDelivery> {
     return this.write({ fsync: true, key: runId }, (tx) => messages.postMessage(tx, runId, post));
+  }
+
+  writeSharedFile(write: SharedFileWrite): Promise<SharedWriteOutcome> {
+    return this.write({ fsync: true, key: `shared:${write.rootRunId}` }, (tx) =>
+      sharedSpace.writeSharedFile(tx, write),
+    );
+  }
+
+  readSharedFile(rootRunId: string, path: string): Promise<SharedFile | null> {
+    return this.read(sharedSpace.readSharedFile(rootRunId, path));
+  }
+
+  listSharedFiles(rootRunId: string, prefix: string, limit: number): Promise<SharedFileInfo[]> {
+    return this.read(sharedSpace.listSharedFiles(rootRunId, prefix, limit));
   }
 
   getInput(runId: string, key: string): Promise<{ value: Json } | null> {

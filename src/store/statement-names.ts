@@ -109,4 +109,10 @@ export const SHARED_STATEMENT_NAMES = [
   'delete-mcp-server',
   'insert-mcp-tool-pin',
   'get-mcp-tool-pin',
+  // The shared space of a run tree (0030)
+  'find-shared-write',
+  'put-shared-blob',
+  'insert-shared-file',
+  'get-shared-file',
+  'list-shared-files',
 ] as const;

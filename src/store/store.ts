@@ -11,6 +11,12 @@ import type {
 } from '../domain/approvals.ts';
 import type { ToolPolicy } from '../domain/tool-policy.ts';
 import type {
+  SharedFile,
+  SharedFileInfo,
+  SharedFileWrite,
+  SharedWriteOutcome,
+} from '../domain/shared-space.ts';
+import type {
   AdminPrincipalRecord,
   ApiKeyRecord,
   AuditEntry,
@@ -329,6 +335,16 @@ export interface Store {
    * nothing and says so); `run_not_found`, or `run_terminal` for a run that has ended.
    */
   postMessage(runId: string, post: MessagePost): Promise<MessageDelivery>;
+  /**
+   * A compare-and-set write into a run tree's shared space (domain/shared-space.ts): the file's
+   * next version if its latest is `expectedVersion`, else `{ ok: false, currentVersion }`; a write
+   * id seen before answers the version it made.
+   */
+  writeSharedFile(write: SharedFileWrite): Promise<SharedWriteOutcome>;
+  /** The latest version of a shared file, with its content, or null. */
+  readSharedFile(rootRunId: string, path: string): Promise<SharedFile | null>;
+  /** The latest version of each shared file whose path starts with `prefix`, by path. */
+  listSharedFiles(rootRunId: string, prefix: string, limit: number): Promise<SharedFileInfo[]>;
   /**
    * Records an operator's verdict on a tool execution in state `unknown` (audited), and queues the
    * run if it was parked on it. `retry` runs the tool again; `succeeded`/`failed` settle it without

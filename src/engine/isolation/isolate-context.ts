@@ -36,6 +36,7 @@ import {
   checkSend,
   receiveNext,
 } from '../messaging.ts';
+import { sharedCallName, sharedSpace } from '../shared-space-ctx.ts';
 
 /** One run hosted by this isolate. */
 export class IsolatedRun {
@@ -198,6 +199,13 @@ export class IsolatedRun {
       all: (list) => this.#fanIn('all', list) as never,
       any: (list, options) => this.#fanIn('any', list, options?.verify as never) as never,
       race: (list) => this.#fanIn('race', list) as never,
+      shared: sharedSpace((call) => {
+        const name = sharedCallName(call);
+        const seq = this.#position('shared', name);
+        const entry = this.#journal.get(seq);
+        if (entry !== undefined) return settled(entry);
+        return this.#call(seq, { op: 'shared', name, call });
+      }),
     };
     return tagEffects(ctx, this.#branches);
   }

@@ -410,6 +410,9 @@ export class IsolateHost implements AgentHost {
         case 'message':
           value = await effects.send(x, at, body.to, body.name, body.payload, body.options);
           break;
+        case 'shared':
+          value = await effects.shared(x, at, body.call);
+          break;
         case 'child':
           value = await effects.child(
             x,

@@ -12,6 +12,7 @@ import type {
 } from '../../sdk/types.ts';
 import type { EffectKind } from '../../domain/records.ts';
 import type { Decision, FanInMode } from '../fan-in.ts';
+import type { SharedCall } from '../shared-space-ctx.ts';
 
 /** What the isolate needs of a journal entry to replay it without asking. */
 export interface ReplayEntry {
@@ -56,6 +57,8 @@ export type Call =
   | { op: 'child'; name: string; agent: string; input: Json; onParentEnd: ParentEndPolicy }
   /** ctx.send: the main thread delivers the message and journals the send (message-send.ts). */
   | { op: 'message'; name: string; to: string; payload: Json; options?: SendOptions }
+  /** ctx.shared: the main thread reads or writes the tree's shared space (shared-space.ts). */
+  | { op: 'shared'; name: string; call: SharedCall }
   /** A fan-in decided (fan-in.ts): the main thread journals it and cancels the losers. */
   | { op: 'decision'; name: FanInMode; decision: Decision };
 
