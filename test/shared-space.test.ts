@@ -5,87 +5,40 @@
 // from any of its runs. Then a kill -9 after a child's write reached the store and before it was
 // journaled: the replayed write answers its first version, never a false conflict.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { createFreshDatabase } from './support/fresh-database.ts';
-import { startKeelProcess, startKeelRole } from './support/keel-process.ts';
-import type { KeelProcess } from './support/keel-process.ts';
+import { keelScene } from './support/keel-scene.ts';
 import { postgresAvailable } from './support/postgres.ts';
 
 const AGENTS = fileURLToPath(new URL('./fixtures/shared-agents.ts', import.meta.url));
 const KEY = 'shared-space-key';
 const LEASE_TTL_MS = 2_000;
-const WAIT_MS = 60_000;
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
 
 type Backend = 'sqlite' | 'postgres';
 type Isolation = 'isolate' | 'thread';
 
 async function scene(t: TestContext, backend: Backend, isolation: Isolation) {
-  const dir = mkdtempSync(join(tmpdir(), 'keel-shared-'));
-  const db = backend === 'postgres' ? await createFreshDatabase() : undefined;
-  let keel: KeelProcess | undefined;
-  const env = { KEEL_LEASE_TTL_MS: String(LEASE_TTL_MS), KEEL_AGENT_ISOLATION: isolation };
-  const s = {
-    async start(extra: Record<string, string> = {}) {
-      keel =
-        db === undefined
-          ? await startKeelProcess({
-              agents: AGENTS,
-              dataDir: join(dir, 'data'),
-              apiKey: KEY,
-              env: { ...env, ...extra },
-            })
-          : await startKeelRole({
-              role: 'server',
-              name: 'keel-shared',
-              agents: AGENTS,
-              databaseUrl: db.url,
-              apiKey: KEY,
-              env: { ...env, ...extra },
-            });
-      return keel;
-    },
-    async api(method: string, path: string, body?: unknown) {
-      const res = await fetch(keel!.url + path, {
-        method,
-        headers: {
-          authorization: `Bearer ${KEY}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      return { status: res.status, body: (await res.json()) as any };
-    },
+  const base = await keelScene(t, {
+    agents: AGENTS,
+    apiKey: KEY,
+    prefix: 'keel-shared-',
+    store: backend,
+    env: () => ({ KEEL_LEASE_TTL_MS: String(LEASE_TTL_MS), KEEL_AGENT_ISOLATION: isolation }),
+    untilMs: 60_000,
+  });
+  return Object.assign(base, {
     async submit(agent: string, input: unknown = {}): Promise<string> {
-      const res = await s.api('POST', '/v1/runs', { agent, input });
+      const res = await base.api('POST', '/v1/runs', { agent, input });
       assert.equal(res.status, 201, JSON.stringify(res.body));
       return res.body.id as string;
     },
-    async until(id: string, predicate: (run: any) => boolean) {
-      const deadline = Date.now() + WAIT_MS;
-      for (;;) {
-        const run = (await s.api('GET', `/v1/runs/${id}`)).body;
-        if (predicate(run)) return run;
-        if (Date.now() > deadline) throw new Error(`run ${id} stuck: ${JSON.stringify(run)}`);
-        await new Promise((r) => setTimeout(r, 25));
-      }
-    },
     async runsOf(agent: string): Promise<string[]> {
-      const res = await s.api('GET', `/v1/runs?agent=${agent}&limit=50`);
+      const res = await base.api('GET', `/v1/runs?agent=${agent}&limit=50`);
       assert.equal(res.status, 200, JSON.stringify(res.body));
       return (res.body.runs as Array<{ id: string }>).map((r) => r.id);
     },
-  };
-  t.after(async () => {
-    await keel?.kill('SIGKILL');
-    await db?.drop();
-    rmSync(dir, { recursive: true, force: true });
   });
-  return s;
 }
 
 for (const backend of ['sqlite', 'postgres'] as const) {
