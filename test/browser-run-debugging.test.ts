@@ -163,19 +163,27 @@ describe('run debugging in the dashboard (browser)', { skip, timeout: 180_000 },
     rmSync(dir, { recursive: true, force: true });
   });
 
+  /**
+   * Opens the page of a run parked on its 'go' input, waits until the page follows it live, then
+   * lets it go: nothing it streams after can be missed.
+   */
+  async function followThenGo(runId: string): Promise<void> {
+    await runWhen(runId, (r) => r.status === 'waiting');
+    await page.goto(`${proxy.url}/runs/${runId}`);
+    await page.getByTestId('live-state').and(page.locator('[data-state="live"]')).waitFor();
+    assert.equal(
+      (await api('POST', `/v1/runs/${runId}/input`, { key: 'go', value: true })).status,
+      202,
+    );
+  }
+
   test('a streaming model: the page shows the text as it arrives, resumes a dropped stream from the last run event (not a delta), then shows the committed step', async () => {
     const { body: created } = await api('POST', '/v1/runs', {
       agent: 'adder',
       input: 'What is 2 + 3?',
     });
     streamedRunId = created.id;
-    await runWhen(created.id, (r) => r.status === 'waiting');
-    await page.goto(`${proxy.url}/runs/${created.id}`);
-    await page.getByTestId('live-state').and(page.locator('[data-state="live"]')).waitFor();
-    assert.equal(
-      (await api('POST', `/v1/runs/${created.id}/input`, { key: 'go', value: true })).status,
-      202,
-    );
+    await followThenGo(created.id);
 
     // The second model call streams its first pieces and is held there: the page shows them live
     // (and has not crashed on the deltas).
@@ -247,13 +255,7 @@ describe('run debugging in the dashboard (browser)', { skip, timeout: 180_000 },
 
   test("a sandboxed exec: the page shows the program's output while it runs, then the committed step", async () => {
     const { body: created } = await api('POST', '/v1/runs', { agent: 'talker', input: {} });
-    await runWhen(created.id, (r) => r.status === 'waiting');
-    await page.goto(`${proxy.url}/runs/${created.id}`);
-    await page.getByTestId('live-state').and(page.locator('[data-state="live"]')).waitFor();
-    assert.equal(
-      (await api('POST', `/v1/runs/${created.id}/input`, { key: 'go', value: true })).status,
-      202,
-    );
+    await followThenGo(created.id);
     const live = page.getByTestId('live-text');
     await live.getByText('live-line-one').waitFor();
     assert.match((await live.textContent()) ?? '', /tool exec/);
