@@ -222,6 +222,11 @@ export const ERROR_CODES = {
     meaning: 'The tier cannot enforce the profile’s network allowlist.',
   },
   sandbox_failed: { status: 500, meaning: 'A sandbox could not be created, rebuilt or restored.' },
+  sandbox_start_timeout: {
+    status: 503,
+    meaning:
+      'A sandbox did not start (created and its workspace restored) within its profile’s `limits.startupMs`; the late environment is torn down. The tool call may be retried.',
+  },
   image_not_built: {
     status: 503,
     meaning:

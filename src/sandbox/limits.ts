@@ -17,6 +17,8 @@ export const DEFAULT_MEMORY_BYTES = 256 * 1024 * 1024;
 export const DEFAULT_PIDS_MAX = 128;
 export const DEFAULT_CPUS = 1;
 export const DEFAULT_DEADLINE_MS = 30_000;
+/** Creating an environment and restoring its workspace (an image build before it not counted). */
+export const DEFAULT_STARTUP_MS = 60_000;
 export const DEFAULT_DISK_BYTES = 64 * 1024 * 1024;
 export const DEFAULT_FILE_BYTES = 32 * 1024 * 1024;
 export const DEFAULT_OUTPUT_MAX_BYTES = 1024 * 1024;
@@ -41,6 +43,27 @@ export const LimitsSchema = z.object({
     .min(1)
     .max(24 * 3600 * 1000)
     .default(DEFAULT_DEADLINE_MS),
+  /**
+   * Start-up deadline: creating the environment and restoring its workspace; past it the call
+   * fails with `sandbox_start_timeout` and the late environment is torn down.
+   */
+  startupMs: z
+    .number()
+    .int()
+    .min(100)
+    .max(3600 * 1000)
+    .default(DEFAULT_STARTUP_MS),
+  /**
+   * Idle deadline: a kept (resident, auto) or paused environment unused this long is reclaimed;
+   * its workspace lives on in the run's manifest and the next call rebuilds it (processes left
+   * running in it end). Unset: kept until the run ends.
+   */
+  idleMs: z
+    .number()
+    .int()
+    .min(1000)
+    .max(7 * 24 * 3600 * 1000)
+    .optional(),
   /** Whole workspace (a size-capped tmpfs when Keel runs as root). */
   diskBytes: z
     .number()

@@ -58,6 +58,8 @@ interface RunEnvironment {
   pauseSeconds: number;
   /** Pending pre-warm (or its expiry) of a rebuild-policy environment. */
   prewarmTimer: NodeJS.Timeout | undefined;
+  /** Reclaims a kept or paused environment left unused past the profile's `limits.idleMs`. */
+  idleTimer: NodeJS.Timeout | undefined;
   prewarmed: boolean;
   ended: boolean;
 }
@@ -268,6 +270,7 @@ export class SandboxManager {
         decisions: [],
         pauseSeconds: 0,
         prewarmTimer: undefined,
+        idleTimer: undefined,
         prewarmed: false,
         ended: false,
       };
@@ -285,6 +288,7 @@ export class SandboxManager {
   ): Promise<CallOutcome<T>> {
     await this.swept;
     clearTimeout(record.prewarmTimer);
+    clearTimeout(record.idleTimer);
     record.prewarmed = false;
     if (record.idleSince !== undefined)
       this.observeIdle(record.profile, (performance.now() - record.idleSince) / 1000);
@@ -318,6 +322,7 @@ export class SandboxManager {
       // that succeeded.
       await this.afterCall(runId, record).catch(() => this.release(record));
       record.idleSince = performance.now();
+      this.armIdleDeadline(runId, record);
       this.reportTime(runId, record);
       throw outcome.error;
     }
@@ -337,6 +342,7 @@ export class SandboxManager {
     }
     await this.afterCall(runId, record);
     record.idleSince = performance.now();
+    this.armIdleDeadline(runId, record);
     this.reportTime(runId, record);
     return { value: outcome.value, manifestSha256, cold: info.cold };
   }
@@ -367,8 +373,38 @@ export class SandboxManager {
     await this.images.ensure(record.profile.image);
     const started = performance.now();
     const pooled = this.poolFor(record.profile)?.take();
+    const { env, manifest } = await withStartupDeadline(
+      record.profile,
+      (late) => this.build(runId, record, pooled, late),
+      (lateEnv) => this.reclaim(record.profile.tier, () => this.discard(lateEnv)),
+    );
+    if (manifest !== undefined)
+      this.observeTransition(
+        `${record.profile.tier}:rebuild`,
+        (performance.now() - started) / 1000,
+      );
+    record.env = env;
+    this.move(record, 'built');
+    record.meter = new MemoryMeter(env, record.accounting);
+    if (pooled === undefined) record.accounting.coldStarts++;
+    else record.accounting.warmStarts++;
+    this.started(record, pooled === undefined ? 'cold' : 'warm', started);
+    return { cold: pooled === undefined, restoredFrom: manifest };
+  }
+
+  /**
+   * Creates (or takes from the pool) the run's environment, opens its egress and restores the run's
+   * latest workspace. `late()` says the start-up deadline passed meanwhile: the caller has given up.
+   */
+  private async build(
+    runId: string,
+    record: RunEnvironment,
+    pooled: SandboxEnvironment | undefined,
+    late: () => boolean,
+  ): Promise<{ env: SandboxEnvironment; manifest: string | undefined }> {
     const env =
       pooled ?? (await this.driverFor(record.profile.tier).create(this.specFor(record.profile)));
+    if (late()) return { env, manifest: undefined };
     if (record.profile.network.allow.length > 0) {
       try {
         await this.egress!.open(env.id, join(this.egressDir(env.id), EGRESS_SOCKET_NAME));
@@ -391,18 +427,48 @@ export class SandboxManager {
         { cause: error },
       );
     }
-    if (manifest !== undefined)
-      this.observeTransition(
-        `${record.profile.tier}:rebuild`,
-        (performance.now() - started) / 1000,
-      );
-    record.env = env;
-    this.move(record, 'built');
-    record.meter = new MemoryMeter(env, record.accounting);
-    if (pooled === undefined) record.accounting.coldStarts++;
-    else record.accounting.warmStarts++;
-    this.started(record, pooled === undefined ? 'cold' : 'warm', started);
-    return { cold: pooled === undefined, restoredFrom: manifest };
+    return { env, manifest };
+  }
+
+  /** Tears down an environment no record holds (one that started too late). */
+  private async discard(env: SandboxEnvironment): Promise<void> {
+    try {
+      await env.destroy();
+    } finally {
+      await this.closeEgress(env.id).catch(() => undefined);
+    }
+  }
+
+  /**
+   * Arms the idle deadline of a kept or paused environment: unused past `limits.idleMs`, it is
+   * reclaimed in the run's call queue (never under a call), its workspace left in the manifest.
+   */
+  private armIdleDeadline(runId: string, record: RunEnvironment): void {
+    const idleMs = record.profile.limits.idleMs;
+    if (idleMs === undefined || record.env === undefined || record.ended) return;
+    clearTimeout(record.idleTimer);
+    record.idleTimer = setTimeout(() => {
+      const next = record.queue.then(async () => {
+        if (record.env === undefined || record.state === ENV_STATE.busy) return;
+        await this.releaseIdleOrPaused(record);
+        this.reportTime(runId, record);
+      });
+      record.queue = next.catch(() => undefined);
+    }, idleMs);
+    record.idleTimer.unref();
+  }
+
+  /** Releases the run's environment whether idle or paused (a paused one is destroyed as it is). */
+  private async releaseIdleOrPaused(record: RunEnvironment): Promise<void> {
+    const env = record.env;
+    if (env === undefined) return;
+    if (record.state !== ENV_STATE.paused) return this.release(record);
+    record.env = undefined;
+    record.meter?.stop();
+    record.meter = undefined;
+    this.snapshots.forget(env.workspaceDir);
+    record.state = transition(record.state, 'released');
+    await this.reclaim(record.profile.tier, () => this.discard(env)).catch(() => undefined);
   }
 
   private async snapshot(
@@ -698,24 +764,9 @@ export class SandboxManager {
     if (record === undefined) return;
     record.ended = true;
     clearTimeout(record.prewarmTimer);
+    clearTimeout(record.idleTimer);
     await record.queue;
-    if (record.state === ENV_STATE.paused && record.env !== undefined) {
-      const env = record.env;
-      await this.reclaim(record.profile.tier, async () => {
-        try {
-          await env.destroy();
-        } finally {
-          await this.closeEgress(env.id).catch(() => undefined);
-        }
-      }).catch(() => undefined);
-      this.snapshots.forget(record.env.workspaceDir);
-      record.env = undefined;
-      record.meter?.stop();
-      record.state = transition(record.state, 'released');
-      this.reportTime(runId, record);
-      return;
-    }
-    await this.release(record);
+    await this.releaseIdleOrPaused(record);
     this.reportTime(runId, record);
   }
 
@@ -817,5 +868,50 @@ function safeMemory(env: SandboxEnvironment): number {
     return env.counters().memoryBytes;
   } catch {
     return 0;
+  }
+}
+
+/**
+ * Runs `start` under the profile's start-up deadline. Past it the call fails with
+ * `sandbox_start_timeout` at once; an environment that still comes up later is handed to
+ * `discard` (nothing keeps it).
+ */
+async function withStartupDeadline<T extends { env: SandboxEnvironment }>(
+  profile: SandboxProfile,
+  start: (late: () => boolean) => Promise<T>,
+  discard: (env: SandboxEnvironment) => Promise<void>,
+): Promise<T> {
+  let timedOut = false;
+  let timer: NodeJS.Timeout | undefined;
+  const starting = start(() => timedOut);
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      timedOut = true;
+      reject(
+        new KeelError(
+          'sandbox_start_timeout',
+          `sandbox of profile ${profile.name} did not start within ${profile.limits.startupMs} ms`,
+          {
+            details: {
+              profile: profile.name,
+              tier: profile.tier,
+              startupMs: profile.limits.startupMs,
+            },
+          },
+        ),
+      );
+    }, profile.limits.startupMs);
+  });
+  try {
+    return await Promise.race([starting, deadline]);
+  } catch (error) {
+    if (timedOut)
+      void starting.then(
+        (late) => discard(late.env).catch(() => undefined),
+        () => undefined,
+      );
+    throw error;
+  } finally {
+    clearTimeout(timer);
   }
 }
