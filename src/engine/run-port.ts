@@ -11,6 +11,7 @@ import type { CommitOutcome, JournalWrite, RunCommit, Store } from '../store/sto
 import type { SeededRandom } from './deterministic.ts';
 import type { Position } from './journal-cursor.ts';
 import type { RetryBudget } from './retry-policy.ts';
+import type { ToolAttempt } from './stall-watch.ts';
 
 export type { Position } from './journal-cursor.ts';
 
@@ -56,10 +57,18 @@ export interface EffectState {
    * of them ends.
    */
   reportedPoolWaits: number;
+  /** Tool attempts in flight by position: what a stalled run's `retry-effect` policy aborts. */
+  toolAttempts: Map<number, ToolAttempt>;
 }
 
 export function newEffectState(): EffectState {
-  return { modelWaits: 0, modelPins: new Map(), spawnsInFlight: 0, reportedPoolWaits: 0 };
+  return {
+    modelWaits: 0,
+    modelPins: new Map(),
+    spawnsInFlight: 0,
+    reportedPoolWaits: 0,
+    toolAttempts: new Map(),
+  };
 }
 
 export interface RunPort {
@@ -148,4 +157,10 @@ export interface RunPort {
    * (idempotent).
    */
   enterPoolWait(): () => void;
+  /** The run moved (a tool attempt started): a stall is over, and its clock starts again. */
+  moved(): void;
+  /** ctx.progress (checked already): a small commit of its own, coalesced; never journaled. */
+  progress(state: Json): void;
+  /** In-thread agent code is replaying journaled positions (its ctx.progress calls are dropped). */
+  readonly replaying: boolean;
 }

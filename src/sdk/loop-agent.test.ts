@@ -79,6 +79,7 @@ function fakeContext(
     now: unsupported,
     random: unsupported,
     uuid: unsupported,
+    progress: () => {},
   };
 }
 

@@ -28,6 +28,7 @@ import { SeededRandom } from '../deterministic.ts';
 import type { AgentRegistry } from '../registry.ts';
 import { divergence, toJson } from '../journal-cursor.ts';
 import type { Call, FromIsolate, Outcome, ReplayEntry, ThrownError } from './protocol.ts';
+import { checkProgress } from '../stall-watch.ts';
 import { BranchPositions, checkFanIn, settleFanIn, tagEffects, type FanInMode } from '../fan-in.ts';
 import {
   ChannelCursors,
@@ -53,6 +54,8 @@ export class IsolatedRun {
   readonly #steps = new Map<number, () => unknown>();
   readonly #stepWaiters = new Map<number, Array<(fn: () => unknown) => void>>();
   #nextSeq = 1;
+  /** The last position of the journal the isolate started with: below it, the code replays. */
+  readonly #replayedUpTo: number;
   #nextCall = 1;
   /** Which position each ctx call's promise stands for (a fan-in cancels losing branches by it). */
   readonly #branches = new BranchPositions();
@@ -69,6 +72,7 @@ export class IsolatedRun {
     this.tenantId = start.tenantId;
     this.random = new SeededRandom(start.seed);
     this.#journal = new Map(start.journal.map((e) => [e.seq, e]));
+    this.#replayedUpTo = start.journal.reduce((max, e) => Math.max(max, e.seq), 0);
     this.#post = post;
   }
 
@@ -194,6 +198,13 @@ export class IsolatedRun {
       uuid: () => {
         this.#assertLive();
         return this.random.uuid();
+      },
+      progress: (state) => {
+        this.#assertLive();
+        const checked = checkProgress(state);
+        // A replayed report was written when it was made: only a live one crosses to the main thread.
+        if (this.#nextSeq > this.#replayedUpTo)
+          this.#post({ t: 'progress', run: this.handle, state: checked });
       },
       all: (list) => this.#fanIn('all', list) as never,
       any: (list, options) => this.#fanIn('any', list, options?.verify as never) as never,

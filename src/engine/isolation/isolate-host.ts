@@ -330,6 +330,9 @@ export class IsolateHost implements AgentHost {
           // positionAt stopped the run (diverged or stopping)
         }
         return;
+      case 'progress':
+        if (run.x.stopped === undefined) run.x.progress(message.state);
+        return;
       case 'attempted': {
         const attempt = run.attempts.get(message.attempt);
         run.attempts.delete(message.attempt);

@@ -93,6 +93,8 @@ export type FromIsolate =
   | { t: 'load-failed'; message: string }
   | { t: 'call'; run: number; call: number; seq: number; body: Call }
   | { t: 'now'; run: number; seq: number; value: number }
+  /** ctx.progress, checked and live (not replayed): the main thread commits the latest. */
+  | { t: 'progress'; run: number; state: Json }
   | { t: 'attempted'; run: number; attempt: number; outcome: Outcome }
   /**
    * The turn that a start or a reply began is over: the run's code waits on ctx (or on nothing).
