@@ -109,8 +109,10 @@ export class StallWatch {
     const due = this.#movedAt + afterMs - this.#x.clock.now();
     const e = this.#x.effects;
     // Not stalled: it moved since, it is stopping, or it waits with a reason (a pool, a rate limit).
-    if (due > 0 || this.#x.stopped !== undefined || e.modelWaits > 0 || e.reportedPoolWaits > 0)
-      return this.#arm(due > 0 ? due : afterMs);
+    if (due > 0 || this.#x.stopped !== undefined || e.modelWaits > 0 || e.reportedPoolWaits > 0) {
+      this.#arm(due > 0 ? due : afterMs);
+      return;
+    }
     const attempt = [...e.toolAttempts.values()][0];
     const first = this.#stall === undefined;
     this.#stall ??= {

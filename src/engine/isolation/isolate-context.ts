@@ -64,7 +64,14 @@ export class IsolatedRun {
   dropped = false;
 
   constructor(
-    start: { run: number; runId: string; seed: string; tenantId: string; journal: ReplayEntry[] },
+    start: {
+      run: number;
+      runId: string;
+      seed: string;
+      tenantId: string;
+      journal: ReplayEntry[];
+      replayUpTo: number;
+    },
     post: (message: FromIsolate) => void,
   ) {
     this.handle = start.run;
@@ -72,7 +79,7 @@ export class IsolatedRun {
     this.tenantId = start.tenantId;
     this.random = new SeededRandom(start.seed);
     this.#journal = new Map(start.journal.map((e) => [e.seq, e]));
-    this.#replayedUpTo = start.journal.reduce((max, e) => Math.max(max, e.seq), 0);
+    this.#replayedUpTo = start.replayUpTo;
     this.#post = post;
   }
 

@@ -273,6 +273,7 @@ export class IsolateHost implements AgentHost {
       input: run.x.run.input,
       tenantId: run.x.run.tenantId,
       journal,
+      replayUpTo: run.x.journalEntries().reduce((max, e) => Math.max(max, e.seq), 0),
     });
     for (const [attempt, { seq }] of run.attempts)
       isolate.post({ t: 'attempt', run: run.handle, attempt, seq });

@@ -81,6 +81,8 @@ export type ToIsolate =
       input: Json;
       tenantId: string;
       journal: ReplayEntry[];
+      /** The last journaled position, settled or not: ctx.progress below it is a replay's. */
+      replayUpTo: number;
     }
   | { t: 'reply'; run: number; call: number; outcome: Outcome }
   | { t: 'attempt'; run: number; attempt: number; seq: number }
