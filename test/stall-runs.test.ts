@@ -11,6 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { Writable } from 'node:stream';
+import { runRunsCommand } from '../src/cli/client/runs-command.ts';
 import { apiClient, until, type ApiClient } from './support/distributed.ts';
 import { startKeelProcess, type KeelProcess } from './support/keel-process.ts';
 
@@ -44,6 +46,23 @@ async function events(
   runId: string,
 ): Promise<Array<{ type: string; at: string; data: any }>> {
   return (await api.request('GET', `/v1/runs/${runId}/events?format=json`)).body;
+}
+
+/** `keel runs get <id>` against the process: what it printed. */
+async function keelRunsGet(url: string, runId: string): Promise<string> {
+  let stdout = '';
+  const code = await runRunsCommand(['get', runId], {
+    stdout: new Writable({
+      write(chunk, _encoding, callback) {
+        stdout += String(chunk);
+        callback();
+      },
+    }),
+    stderr: new Writable({ write: (_c, _e, callback) => callback() }),
+    env: { KEEL_URL: url, KEEL_API_KEY: KEY },
+  });
+  assert.equal(code, 0, stdout);
+  return stdout;
 }
 
 async function submit(api: ApiClient, agent: string, input: unknown): Promise<string> {
@@ -89,6 +108,9 @@ test('a hung tool is shown stalled within its limit, and each onStall policy run
   const metrics = await (
     await fetch(`${state.keel.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN}` } })
   ).text();
+  const shown = await keelRunsGet(state.keel.url, alertRun);
+  assert.match(shown, /progress:\s+\{"phase":"calling the tool"\}/);
+  assert.match(shown, /stalled:\s+since .* on tool stall-hang #1 \(attempt 1\), onStall alert/);
   assert.match(metrics, /keel_runs_stalled_total\{tenant="[^"]+",policy="alert"\} [1-9]/);
 
   // retry-effect: attempt 1 is aborted when the run stalls; attempt 2 answers.
