@@ -156,6 +156,51 @@ test('a hung tool is shown stalled within its limit, and each onStall policy run
   assert.ok(cancel.status < 300, JSON.stringify(cancel.body));
 });
 
+test('retry-effect on a side effect reconciles it: retried when not found, parked when unknown', async (t) => {
+  const { state, ledger } = await start(t);
+  const api = apiClient(state.keel.url, KEY);
+  const asked = await submit(api, 'stall-side', { key: 's', hangOn: [1], blind: false });
+  const blind = await submit(api, 'stall-side', { key: 'b', hangOn: [], blind: true });
+
+  const retried = await until(
+    'the side effect with a query hook to end',
+    async () => {
+      const r = (await api.request('GET', `/v1/runs/${asked}`)).body;
+      return r.status === 'succeeded' || r.status === 'failed' ? r : undefined;
+    },
+    30_000,
+  );
+  assert.equal(retried.status, 'succeeded', JSON.stringify(retried.error));
+  assert.deepEqual(retried.result, { answeredOn: 2 });
+  const reconciled = (await events(api, asked)).filter((e) => e.type === 'effect.reconciled');
+  assert.deepEqual(
+    reconciled.map((e) => [e.data.verdict, e.data.cause]),
+    [['not_found', 'stall']],
+  );
+
+  // No query hook: the aborted attempt may have happened, so the run parks for an operator.
+  const parked = await until(
+    'the blind side effect to park',
+    async () => {
+      const r = (await api.request('GET', `/v1/runs/${blind}`)).body;
+      return r.status === 'waiting' ? r : undefined;
+    },
+    30_000,
+  );
+  assert.equal(parked.waitingReason, 'unknown_side_effect');
+  assert.ok((await events(api, blind)).some((e) => e.type === 'effect.unknown'));
+  const lines = readFileSync(ledger, 'utf8').split('\n');
+  assert.deepEqual(
+    lines.filter((l) => l.startsWith('attempt b ')),
+    ['attempt b 1'],
+    'never run again blindly',
+  );
+  assert.deepEqual(
+    lines.filter((l) => l.startsWith('attempt s ')),
+    ['attempt s 1', 'attempt s 2'],
+  );
+});
+
 for (const isolation of ['isolate', 'thread'] as const) {
   test(`ctx.progress is in the run's view and survives a restart (${isolation})`, async (t) => {
     const { state, options } = await start(t, { KEEL_AGENT_ISOLATION: isolation });

@@ -362,6 +362,16 @@ async function attemptTool(
         // Aborted mid-call by a stall: it may have happened. Reconcile as after a crash; never
         // run it again blindly.
         const verdict = await reconcile(x, tool, base.executionId!);
+        x.emit({
+          type: 'effect.reconciled',
+          data: {
+            seq: base.seq,
+            executionId: base.executionId ?? null,
+            tool: tool.name,
+            verdict: verdict.kind,
+            cause: 'stall',
+          },
+        });
         if (verdict.kind === 'found')
           return { outcome: { ok: true, value: verdict.result }, attempts: attempt };
         if (verdict.kind === 'unknown')
