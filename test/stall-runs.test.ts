@@ -1,4 +1,4 @@
-// Progress and stuck runs on a real `keel dev` (SQLite): a tool that hangs (never resolves, ignores
+// Progress and stuck runs on a real `keel dev` (SQLite), and a `keel server` on Postgres: a tool that hangs (never resolves, ignores
 // its signal) behind an agent with stallAfterMs 1 s is shown stalled — the run's `stalled` field,
 // a `run.stalled` event no sooner than its limit, keel_runs_stalled_total — and each onStall
 // policy runs: `alert` leaves the run running, `retry-effect` aborts the attempt and the retry
@@ -13,8 +13,9 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
 import { runRunsCommand } from '../src/cli/client/runs-command.ts';
-import { apiClient, until, type ApiClient } from './support/distributed.ts';
-import { startKeelProcess, type KeelProcess } from './support/keel-process.ts';
+import { apiClient, distributedScene, until, type ApiClient } from './support/distributed.ts';
+import { startKeelProcess, startKeelRole, type KeelProcess } from './support/keel-process.ts';
+import { postgresAvailable } from './support/postgres.ts';
 
 const AGENTS = fileURLToPath(new URL('./fixtures/stall-agents.ts', import.meta.url));
 const KEY = 'stall-runs-key';
@@ -252,3 +253,43 @@ for (const isolation of ['isolate', 'thread'] as const) {
     );
   });
 }
+
+test('on Postgres (keel server): a hung tool is shown stalled, and onStall fail fails the run', {
+  skip: !(await postgresAvailable()),
+}, async (t) => {
+  const { dir, db, processes } = await distributedScene(t, 'stall-runs');
+  const server = await startKeelRole({
+    role: 'server',
+    name: 'keel-server',
+    agents: AGENTS,
+    databaseUrl: db.url,
+    apiKey: KEY,
+    env: { KEEL_TEST_LEDGER: join(dir, 'ledger.txt') },
+  });
+  processes.push(server);
+  const api = apiClient(server.url, KEY);
+  const alertRun = await submit(api, 'stall-alert', { key: 'a', hangOn: [1, 2, 3] });
+  const failRun = await submit(api, 'stall-fail', { key: 'f', hangOn: [1, 2, 3] });
+  const stalled = await until(
+    'the alert run to be marked stalled',
+    async () => {
+      const r = (await api.request('GET', `/v1/runs/${alertRun}`)).body;
+      return r.stalled !== null ? r : undefined;
+    },
+    30_000,
+  );
+  assert.equal(stalled.status, 'running');
+  assert.equal(stalled.stalled.effect?.name, 'stall-hang');
+  assert.deepEqual(stalled.progress.state, { phase: 'calling the tool' });
+  const failed = await until(
+    'the fail run to end',
+    async () => {
+      const r = (await api.request('GET', `/v1/runs/${failRun}`)).body;
+      return r.status === 'failed' || r.status === 'succeeded' ? r : undefined;
+    },
+    30_000,
+  );
+  assert.equal(failed.error?.code, 'run_stalled');
+  assert.equal(failed.stalled, null);
+  await api.request('POST', `/v1/runs/${alertRun}/cancel`, {});
+});
