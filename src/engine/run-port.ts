@@ -11,7 +11,6 @@ import type { CommitOutcome, JournalWrite, RunCommit, Store } from '../store/sto
 import type { SeededRandom } from './deterministic.ts';
 import type { Position } from './journal-cursor.ts';
 import type { RetryBudget } from './retry-policy.ts';
-import type { ToolAttempt } from './stall-watch.ts';
 
 export type { Position } from './journal-cursor.ts';
 
@@ -37,6 +36,14 @@ export type StopReason =
    * is re-queued.
    */
   | { kind: 'preempt'; waitedMs: number };
+
+/** A tool attempt in flight, as the stall watch sees it: what it aborts under `retry-effect`. */
+export interface ToolAttempt {
+  seq: number;
+  name: string;
+  attempt: number;
+  abort: AbortController;
+}
 
 /**
  * What effect code remembers about one live run between its calls; it lives and dies with the

@@ -13,14 +13,6 @@ import type { RunPort } from './run-port.ts';
 /** The largest ctx.progress state, as JSON text. */
 export const PROGRESS_MAX_BYTES = 16 * 1024;
 
-/** A tool attempt in flight, as the stall watch sees it: what it aborts under `retry-effect`. */
-export interface ToolAttempt {
-  seq: number;
-  name: string;
-  attempt: number;
-  abort: AbortController;
-}
-
 /** ctx.progress's state, checked where it is called (agent code, in-thread or in an isolate). */
 export function checkProgress(state: unknown): Json {
   const text = JSON.stringify(state ?? null);
