@@ -23,6 +23,7 @@ import { secretsStoreConformance } from './store/secrets-conformance.ts';
 import { mcpStoreConformance } from './store/mcp-conformance.ts';
 import { messagesStoreConformance } from './store/messages-conformance.ts';
 import { sharedSpaceStoreConformance } from './store/shared-space-conformance.ts';
+import { progressStoreConformance } from './store/progress-conformance.ts';
 import { TEST_DATABASE_URL, postgresAvailable } from './support/postgres.ts';
 
 const sqlite: StoreFactory = {
@@ -75,6 +76,7 @@ secretsStoreConformance(sqlite);
 mcpStoreConformance(sqlite);
 messagesStoreConformance(sqlite);
 sharedSpaceStoreConformance(sqlite);
+progressStoreConformance(sqlite);
 if (await postgresAvailable()) {
   storeConformance(postgres);
   scheduleStoreConformance(postgres);
@@ -91,4 +93,5 @@ if (await postgresAvailable()) {
   mcpStoreConformance(postgres);
   messagesStoreConformance(postgres);
   sharedSpaceStoreConformance(postgres);
+  progressStoreConformance(postgres);
 }

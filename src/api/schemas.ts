@@ -5,6 +5,7 @@ import { TENANT_WEIGHT_MAX } from '../domain/fair-share.ts';
 import { WHEN_LATE } from '../domain/admission.ts';
 import { CURSOR_DESCRIPTION } from './cursor.ts';
 import { WAITING_REASONS } from '../domain/waiting-reasons.ts';
+import { STALL_POLICIES } from '../domain/records.ts';
 import {
   isChannelName,
   MESSAGE_CHANNEL_FORBIDDEN,
@@ -216,6 +217,24 @@ export const Run = z
         'Since when the run waits for waitingReason (ISO time); null when it is not waiting',
       ),
     wakeAt: z.string().nullable(),
+    progress: z
+      .object({ state: z.unknown(), at: z.string() })
+      .nullable()
+      .describe(
+        "The agent's last ctx.progress(state), with when it reported it (ISO time); null when it never did",
+      ),
+    stalled: z
+      .object({
+        since: z.string(),
+        effect: z
+          .object({ seq: z.number(), kind: z.string(), name: z.string(), attempt: z.number() })
+          .nullable(),
+        policy: z.enum(STALL_POLICIES),
+      })
+      .nullable()
+      .describe(
+        "Set while a running run has not moved (no ctx.progress, no effect started or ended) for its agent's stallAfterMs: since when (ISO time), the tool call in flight (null when none), and the agent's onStall policy. Cleared when it moves again or ends",
+      ),
     budget: Budget,
     counters: z.object({
       steps: z.number(),

@@ -21,6 +21,13 @@ export function runView(run: RunRecord) {
     waitingReason: run.waitingReason,
     waitingSince: iso(run.waitingSince),
     wakeAt: iso(run.wakeAt),
+    progress:
+      run.progress === null ? null : { state: run.progress.state, at: iso(run.progress.at)! },
+    // Shown only while the run runs: a run handed back mid-stall is claimed and watched afresh.
+    stalled:
+      run.stalled === null || run.status !== 'running'
+        ? null
+        : { ...run.stalled, since: iso(run.stalled.since)! },
     budget: run.budget,
     counters: run.counters,
     metadata: run.metadata,

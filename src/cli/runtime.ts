@@ -384,6 +384,7 @@ export async function startRuntimeWith(
     agentHost,
     pools,
     preemptAfterMs: config.preemptAfterMs,
+    ...(config.toolTimeoutMs > 0 ? { toolTimeoutMs: config.toolTimeoutMs } : {}),
     log: runScopedLog(log),
     toolNode: { dataDir: sandboxes.dataDir, sandboxManager: () => sandboxes.manager() },
     mcp: new McpToolSource({ store, pool: mcpPool }),

@@ -67,6 +67,14 @@ export interface Run {
   waitingReason: string | null;
   waitingSince: string | null;
   wakeAt: string | null;
+  /** The agent's last ctx.progress(state); null when it never reported one. */
+  progress: { state: unknown; at: string } | null;
+  /** Set while the running run has not moved for its agent's stallAfterMs. */
+  stalled: {
+    since: string;
+    effect: { seq: number; kind: string; name: string; attempt: number } | null;
+    policy: 'alert' | 'retry-effect' | 'fail';
+  } | null;
   budget: Budget;
   counters: { steps: number; inputTokens: number; outputTokens: number; costUsd: number };
   metadata: Record<string, unknown> | null;

@@ -6,6 +6,7 @@ import { GROUP_COMMIT_MAX_BATCH_LIMIT } from '../domain/group-commit.ts';
 import { KeelError } from '../domain/keel-error.ts';
 import {
   AGENT_BLOCKED_MS_DEFAULT,
+  TOOL_TIMEOUT_MS_DEFAULT,
   DATA_DIR_DEFAULT,
   GROUP_COMMIT_MAX_BATCH_DEFAULT,
   GROUP_COMMIT_MAX_WAIT_MS_DEFAULT,
@@ -69,6 +70,10 @@ export const ConfigSchema = z.object({
   /** Isolates in the pool; default: the CPUs, 1 to 4. */
   agentIsolates: integer(1, 64).optional(),
   agentBlockedMs: integer(50, 3_600_000).default(AGENT_BLOCKED_MS_DEFAULT),
+  /** The timeout of a tool call whose tool declares no `timeoutMs`; `off` or 0: none. */
+  toolTimeoutMs: z
+    .union([z.literal('off').transform(() => 0), integer(0, 86_400_000)])
+    .default(TOOL_TIMEOUT_MS_DEFAULT),
   agentMemoryMb: integer(16, 65_536).default(ISOLATE_MEMORY_MB_DEFAULT),
   payloadMaxBytes: integer(1024, 64 * 1024 * 1024).default(PAYLOAD_MAX_BYTES_DEFAULT),
   stepPreviewMaxBytes: integer(256, 16 * 1024 * 1024).default(STEP_PREVIEW_MAX_BYTES_DEFAULT),
@@ -197,6 +202,7 @@ export const ENV_VARS = {
   KEEL_AGENT_ISOLATION: 'agentIsolation',
   KEEL_AGENT_ISOLATES: 'agentIsolates',
   KEEL_AGENT_BLOCKED_MS: 'agentBlockedMs',
+  KEEL_TOOL_TIMEOUT_MS: 'toolTimeoutMs',
   KEEL_AGENT_MEMORY_MB: 'agentMemoryMb',
   KEEL_PAYLOAD_MAX_BYTES: 'payloadMaxBytes',
   KEEL_STEP_PREVIEW_MAX_BYTES: 'stepPreviewMaxBytes',
@@ -264,6 +270,8 @@ export const ENV_VAR_DESCRIPTIONS = {
     'Isolates (worker threads) per process; unset: the number of CPUs, from 1 to 4.',
   KEEL_AGENT_BLOCKED_MS:
     'A turn of agent code holding its isolate longer than this ends the run with `agent_blocked` (per agent: `defineAgent({ blockedAfterMs })`).',
+  KEEL_TOOL_TIMEOUT_MS:
+    "The timeout of each attempt of a tool that declares no `timeoutMs` (it then fails with `tool_timeout`, retried under the tool's rules), so a hung tool cannot hold its run for ever; `off` or 0: none.",
   KEEL_AGENT_MEMORY_MB:
     'Heap limit of each isolate; beyond it the run that was running fails with `agent_oom`.',
   KEEL_PAYLOAD_MAX_BYTES: 'Largest request body; above it the API answers `413 payload_too_large`.',

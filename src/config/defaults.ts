@@ -41,6 +41,8 @@ export const PREEMPT_AFTER_MS_DEFAULT = 2_000;
 
 /** A turn of agent code holding its isolate longer than this is aborted (KEEL_AGENT_BLOCKED_MS). */
 export const AGENT_BLOCKED_MS_DEFAULT = 2_000;
+/** Each attempt of a tool that declares no timeout is bounded by this (KEEL_TOOL_TIMEOUT_MS). */
+export const TOOL_TIMEOUT_MS_DEFAULT = 600_000;
 /** Heap limit of each agent isolate, in MiB (KEEL_AGENT_MEMORY_MB). */
 export const ISOLATE_MEMORY_MB_DEFAULT = 512;
 

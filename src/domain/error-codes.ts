@@ -124,6 +124,20 @@ export const ERROR_CODES = {
   },
   tool_failed: { status: 500, meaning: 'The tool threw.' },
   tool_timeout: { status: 504, meaning: 'A tool attempt exceeded its time limit.' },
+  effect_stalled: {
+    status: 504,
+    meaning:
+      'A tool attempt was aborted because its run stalled (onStall `retry-effect`); retried under the tool’s retry rules.',
+  },
+  run_stalled: {
+    status: 500,
+    meaning:
+      'The run did not move (no ctx.progress, no effect started or ended) for its agent’s stallAfterMs; onStall `fail` ended it.',
+  },
+  progress_too_large: {
+    status: 400,
+    meaning: 'ctx.progress was given a state larger than its limit (16 KiB of JSON).',
+  },
   admin_principal_exists: {
     status: 409,
     meaning:

@@ -65,6 +65,10 @@ export interface RunRecord {
   compensation: CompensationReport | null;
   waitingReason: string | null;
   waitingSince: number | null;
+  /** The agent's last `ctx.progress(state)`, with when it was reported (ms since the epoch). */
+  progress: RunProgress | null;
+  /** Set while a running run has not moved past its agent's `stallAfterMs` (stall-watch.ts). */
+  stalled: RunStall | null;
   wakeAt: number | null;
   deadlineAt: number | null;
   /**
@@ -249,3 +253,28 @@ export interface NewRun {
   /** Deadline-aware admission's estimate (src/domain/admission.ts); absent: none. */
   expectedFinishAt?: number | null;
 }
+
+/** What `ctx.progress(state)` last reported: the state and when (ms since the epoch). */
+export interface RunProgress {
+  state: Json;
+  at: number;
+}
+
+/**
+ * A running run that has not moved (no progress report, no effect started or ended) for its agent's
+ * `stallAfterMs`: since when it has not moved, the effect in flight then (null when agent code
+ * itself sits still), and the policy that was applied.
+ */
+export interface RunStall {
+  since: number;
+  effect: { seq: number; kind: string; name: string; attempt: number } | null;
+  policy: StallPolicy;
+}
+
+/**
+ * What the engine does to a stalled run (an agent's `onStall`): `alert` only marks it; `retry-effect`
+ * also aborts the tool call in flight and retries it under the tool's retry rules; `fail` fails
+ * the run with `run_stalled`.
+ */
+export const STALL_POLICIES = ['alert', 'retry-effect', 'fail'] as const;
+export type StallPolicy = (typeof STALL_POLICIES)[number];

@@ -75,6 +75,7 @@ import {
 import { isMessageKey } from '../domain/messages.ts';
 import { sharedEffect } from './shared-space.ts';
 import { sharedCallName, sharedSpace } from './shared-space-ctx.ts';
+import { checkProgress } from './stall-watch.ts';
 
 export interface ContextDeps {
   gateway: ModelGateway;
@@ -86,6 +87,8 @@ export interface ContextDeps {
   toolNode: ToolNode;
   /** Resolves `mcp.<server>.<tool>` calls; absent: such calls fail with mcp_server_not_found. */
   mcp?: McpToolResolver | undefined;
+  /** The timeout of a tool call whose tool declares none, in ms (KEEL_TOOL_TIMEOUT_MS). */
+  toolTimeoutMs?: number | undefined;
 }
 
 export function createAgentContext(x: RunPort, deps: ContextDeps): AgentContext {
@@ -165,6 +168,11 @@ export function createAgentContext(x: RunPort, deps: ContextDeps): AgentContext 
     uuid: () => {
       x.assertLive();
       return x.random.uuid();
+    },
+    progress: (state) => {
+      x.assertLive();
+      const checked = checkProgress(state);
+      if (!x.replaying) x.progress(checked); // a replayed report was written when it was made
     },
     send: async (runId, channel, payload, options) => {
       checkSend(runId, channel, options);
@@ -527,6 +535,7 @@ async function callTool(
     pools: deps.pools,
     checkBudget: () => checkStepBudget(x),
     node: deps.toolNode,
+    defaultTimeoutMs: deps.toolTimeoutMs,
     gate: { agentPolicy: deps.registry.get(x.run.agent, x.run.agentVersion)?.policy },
     live: deps.gateway.live,
   });

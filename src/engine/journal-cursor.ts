@@ -20,6 +20,7 @@ export class JournalCursor {
   readonly #leaseToken: number;
   readonly #entries = new Map<number, JournalEntry>();
   #nextSeq = 1;
+  #loadedUpTo = 0;
 
   constructor(runId: string, leaseToken: number) {
     this.#runId = runId;
@@ -28,7 +29,15 @@ export class JournalCursor {
 
   /** Takes the journal as loaded from the store (before the agent code runs). */
   load(entries: Iterable<JournalEntry>): void {
-    for (const entry of entries) this.#entries.set(entry.seq, entry);
+    for (const entry of entries) {
+      this.#entries.set(entry.seq, entry);
+      this.#loadedUpTo = Math.max(this.#loadedUpTo, entry.seq);
+    }
+  }
+
+  /** In-thread agent code is still replaying positions the journal held when it was loaded. */
+  get replaying(): boolean {
+    return this.#nextSeq <= this.#loadedUpTo;
   }
 
   /** The next position of in-thread agent code (an isolate counts its positions itself). */

@@ -67,6 +67,8 @@ export interface OrchestratorOptions {
   agentHost?: AgentHost;
   /** What tools receive from this node (data directory, sandbox manager); default: neither. */
   toolNode?: ToolNode;
+  /** The timeout of a tool call whose tool declares none, in ms (KEEL_TOOL_TIMEOUT_MS). */
+  toolTimeoutMs?: number;
   /** Resolves calls of MCP tools (`mcp.<server>.<tool>`); default: none (they fail, typed). */
   mcp?: McpToolResolver;
   /**
@@ -87,6 +89,7 @@ export class Orchestrator {
   readonly #registry: AgentRegistry;
   readonly #gateway: ModelGateway;
   readonly #toolNode: ToolNode;
+  readonly #toolTimeoutMs: number | undefined;
   readonly #mcp: McpToolResolver | undefined;
   readonly #leaseTtlMs: number;
   readonly #maxActive: number;
@@ -141,6 +144,7 @@ export class Orchestrator {
     this.#registry = options.registry;
     this.#gateway = options.gateway;
     this.#toolNode = options.toolNode ?? DETACHED_TOOL_NODE;
+    this.#toolTimeoutMs = options.toolTimeoutMs;
     this.#mcp = options.mcp;
     this.owner = options.owner ?? `worker-${randomUUID()}`;
     this.#leaseTtlMs = options.leaseTtlMs ?? LEASE_TTL_MS_DEFAULT;
@@ -524,6 +528,7 @@ export class Orchestrator {
       pools: this.#pools,
       newRunId,
       toolNode: this.#toolNode,
+      toolTimeoutMs: this.#toolTimeoutMs,
       mcp: this.#mcp,
     };
     void execution

@@ -33,6 +33,7 @@ import { compensate, type ToolLookup } from './compensation.ts';
 import { SeededRandom } from './deterministic.ts';
 import { CommitRiders } from './commit-riders.ts';
 import { InFlight } from './in-flight.ts';
+import { StallWatch } from './stall-watch.ts';
 import { quarantineVerdict } from './quarantine.ts';
 import { JournalCursor, toJson, type Position } from './journal-cursor.ts';
 import { RUN_MAX_RETRIES_DEFAULT, type RetryBudget } from './retry-policy.ts';
@@ -151,6 +152,8 @@ export class RunExecution implements RunPort {
    * outcome.
    */
   sideEffectInterrupted = false;
+  /** Progress reports and the stall watch (stall-watch.ts). */
+  readonly #watch: StallWatch;
 
   constructor(
     run: RunRecord,
@@ -171,6 +174,7 @@ export class RunExecution implements RunPort {
     this.#expectedVersion = run.stateVersion;
     this.retryBudget.limit = run.budget.maxRetries ?? RUN_MAX_RETRIES_DEFAULT;
     this.random = new SeededRandom(run.randomSeed ?? run.id); // a reset run replays its source's values
+    this.#watch = new StallWatch(this, agent?.stallAfterMs, agent?.onStall);
     const requeueDelay = requeueDelayMs(run);
     this.#riders = new CommitRiders({
       type: 'run.started',
@@ -397,6 +401,18 @@ export class RunExecution implements RunPort {
     return at;
   }
 
+  moved(): void {
+    this.#watch.moved();
+  }
+
+  progress(state: Json): void {
+    this.#watch.progress(state);
+  }
+
+  get replaying(): boolean {
+    return this.#journal.replaying;
+  }
+
   /** The journal as committed so far (an isolate replays settled entries without asking). */
   journalEntries(): JournalEntry[] {
     return this.#journal.entries();
@@ -527,6 +543,7 @@ export class RunExecution implements RunPort {
       if (first) this.#hooks.onFirstCommit?.(this);
       if (commit.run?.counters !== undefined) addCounters(this.counters, commit.run.counters);
       if (journal !== undefined) this.#journal.record(journal);
+      if (journal !== undefined || commit.run?.progress !== undefined) this.#watch.moved();
       return outcome;
     } catch (error) {
       if (isKeelError(error) && error.code === 'stale_write') {
@@ -884,6 +901,7 @@ export class RunExecution implements RunPort {
     if (this.#phase === 'done') return;
     this.#to('end');
     this.#clearTimers();
+    this.#watch.close();
     if (!this.abort.signal.aborted) this.abort.abort(new KeelError('cancelled', 'execution ended'));
     this.#hooks.onDone(this, outcome);
   }

@@ -37,6 +37,14 @@ export type StopReason =
    */
   | { kind: 'preempt'; waitedMs: number };
 
+/** A tool attempt in flight, as the stall watch sees it: what it aborts under `retry-effect`. */
+export interface ToolAttempt {
+  seq: number;
+  name: string;
+  attempt: number;
+  abort: AbortController;
+}
+
 /**
  * What effect code remembers about one live run between its calls; it lives and dies with the
  * execution.
@@ -56,10 +64,18 @@ export interface EffectState {
    * of them ends.
    */
   reportedPoolWaits: number;
+  /** Tool attempts in flight by position: what a stalled run's `retry-effect` policy aborts. */
+  toolAttempts: Map<number, ToolAttempt>;
 }
 
 export function newEffectState(): EffectState {
-  return { modelWaits: 0, modelPins: new Map(), spawnsInFlight: 0, reportedPoolWaits: 0 };
+  return {
+    modelWaits: 0,
+    modelPins: new Map(),
+    spawnsInFlight: 0,
+    reportedPoolWaits: 0,
+    toolAttempts: new Map(),
+  };
 }
 
 export interface RunPort {
@@ -148,4 +164,10 @@ export interface RunPort {
    * (idempotent).
    */
   enterPoolWait(): () => void;
+  /** The run moved (a tool attempt started): a stall is over, and its clock starts again. */
+  moved(): void;
+  /** ctx.progress (checked already): a small commit of its own, coalesced; never journaled. */
+  progress(state: Json): void;
+  /** In-thread agent code is replaying journaled positions (its ctx.progress calls are dropped). */
+  readonly replaying: boolean;
 }

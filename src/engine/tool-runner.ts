@@ -5,6 +5,7 @@
 // never re-runs a side effect blindly.
 import {
   KeelError,
+  isKeelError,
   deserializeError,
   serializeError,
   type SerializedError,
@@ -35,6 +36,8 @@ export interface ToolRunDeps {
   gate: GateDeps;
   /** Live followers of runs in this process: a tool's ctx.output reaches them as `tool.output`. */
   live?: LiveDeltas | undefined;
+  /** The timeout of a tool that declares none (KEEL_TOOL_TIMEOUT_MS), in ms; absent: none. */
+  defaultTimeoutMs?: number | undefined;
 }
 
 /** The node of an engine embedded without a runtime: no data directory, no sandbox manager. */
@@ -180,6 +183,7 @@ function parkUnknown(x: RunPort, tool: ToolDefinition<unknown, Json>, seq: numbe
  */
 export const POOL_FULL_RETRY_MS = 5_000;
 const POOL_FULL = Symbol('pool queue full');
+const UNKNOWN = Symbol('side effect outcome unknown');
 
 async function dispatch(
   x: RunPort,
@@ -192,73 +196,95 @@ async function dispatch(
   deps.checkBudget();
   const pool = tool.pool ?? 'inline';
   x.inflightSteps++;
-  const value = await x.track('tool', async (): Promise<Json | typeof POOL_FULL> => {
-    const queuedAt = x.clock.now();
-    let release: (() => void) | undefined;
-    try {
-      let left: (() => void) | undefined;
+  const value = await x.track(
+    'tool',
+    async (): Promise<Json | typeof POOL_FULL | typeof UNKNOWN> => {
+      const queuedAt = x.clock.now();
+      let release: (() => void) | undefined;
       try {
-        release = await deps.pools.acquire(pool, {
-          tenantId: x.run.tenantId,
-          priority: x.run.priority,
-          run: runOrderOf(x.run),
-          signal: x.abort.signal,
-          onQueued: () => (left = poolWaitReporter(x, base.seq)(pool)),
-        });
-      } catch (error) {
-        if (error instanceof KeelError && error.code === 'pool_queue_full') return POOL_FULL;
-        throw error;
-      } finally {
-        left?.();
-      }
-      const startedAt = x.clock.now();
-      const { outcome, attempts } = await attemptTool(
-        x,
-        tool,
-        args,
-        base,
-        firstAttempt,
-        queuedAt,
-        startedAt,
-        deps,
-      );
-      crashPoint('execute.before-commit');
-      await x.commit({
-        journal: [
-          {
-            ...base,
-            status: outcome.ok ? 'succeeded' : 'failed',
-            attempts,
-            queuedAt,
-            startedAt,
-            endedAt: x.clock.now(),
-            ...(outcome.ok ? { result: outcome.value } : { error: outcome.error }),
-          },
-        ],
-        run: { counters: { steps: 1 } },
-        events: [
-          {
-            type: 'effect.completed',
-            data: {
-              seq: base.seq,
-              kind: 'tool',
-              name: tool.name,
+        let left: (() => void) | undefined;
+        try {
+          release = await deps.pools.acquire(pool, {
+            tenantId: x.run.tenantId,
+            priority: x.run.priority,
+            run: runOrderOf(x.run),
+            signal: x.abort.signal,
+            onQueued: () => (left = poolWaitReporter(x, base.seq)(pool)),
+          });
+        } catch (error) {
+          if (error instanceof KeelError && error.code === 'pool_queue_full') return POOL_FULL;
+          throw error;
+        } finally {
+          left?.();
+        }
+        const startedAt = x.clock.now();
+        const { outcome, attempts, unknown } = await attemptTool(
+          x,
+          tool,
+          args,
+          base,
+          firstAttempt,
+          { queuedAt, startedAt },
+          deps,
+        );
+        if (unknown !== undefined) {
+          await x.commit({
+            journal: [
+              { ...base, status: 'unknown', attempts, queuedAt, startedAt, error: unknown },
+            ],
+            events: [
+              {
+                type: 'effect.unknown',
+                data: {
+                  seq: base.seq,
+                  executionId: base.executionId ?? null,
+                  tool: tool.name,
+                  reason: unknown.message,
+                },
+              },
+            ],
+          });
+          return UNKNOWN;
+        }
+        crashPoint('execute.before-commit');
+        await x.commit({
+          journal: [
+            {
+              ...base,
               status: outcome.ok ? 'succeeded' : 'failed',
-              executionId: base.executionId ?? null,
               attempts,
-              durationMs: x.clock.now() - queuedAt,
-              ...(outcome.ok ? {} : { code: outcome.error.code }),
+              queuedAt,
+              startedAt,
+              endedAt: x.clock.now(),
+              ...(outcome.ok ? { result: outcome.value } : { error: outcome.error }),
             },
-          },
-        ],
-      });
-      if (!outcome.ok) throw deserializeError(outcome.error);
-      return outcome.value;
-    } finally {
-      release?.();
-      x.inflightSteps--;
-    }
-  });
+          ],
+          run: { counters: { steps: 1 } },
+          events: [
+            {
+              type: 'effect.completed',
+              data: {
+                seq: base.seq,
+                kind: 'tool',
+                name: tool.name,
+                status: outcome.ok ? 'succeeded' : 'failed',
+                executionId: base.executionId ?? null,
+                attempts,
+                durationMs: x.clock.now() - queuedAt,
+                ...(outcome.ok ? {} : { code: outcome.error.code }),
+              },
+            },
+          ],
+        });
+        if (!outcome.ok) throw deserializeError(outcome.error);
+        return outcome.value;
+      } finally {
+        release?.();
+        x.inflightSteps--;
+      }
+    },
+  );
+  if (value === UNKNOWN) return parkUnknown(x, tool, base.seq);
   return value === POOL_FULL ? parkOnFullPool(x, tool, base.seq, pool) : value;
 }
 
@@ -297,10 +323,9 @@ async function attemptTool(
   args: Json,
   base: Omit<JournalWrite, 'status'>,
   firstAttempt: number,
-  queuedAt: number,
-  startedAt: number,
-  deps: Pick<ToolRunDeps, 'node' | 'live'>,
-): Promise<{ outcome: Outcome; attempts: number }> {
+  { queuedAt, startedAt }: { queuedAt: number; startedAt: number },
+  deps: ToolRunDeps,
+): Promise<{ outcome: Outcome; attempts: number; unknown?: SerializedError }> {
   const sideEffect = base.effectClass === 'side-effect';
   const policy = resolveRetryPolicy(tool.retry, tool.maxAttempts);
   const lastAttempt = firstAttempt - 1 + policy.maxAttempts;
@@ -335,6 +360,29 @@ async function attemptTool(
       if (x.stopped !== undefined) {
         if (sideEffect) x.sideEffectInterrupted = true;
         throw error;
+      }
+      if (sideEffect && isKeelError(error) && error.code === 'effect_stalled') {
+        // Aborted mid-call by a stall: it may have happened. Reconcile as after a crash; never
+        // run it again blindly.
+        const verdict = await reconcile(x, tool, base.executionId!);
+        x.emit({
+          type: 'effect.reconciled',
+          data: {
+            seq: base.seq,
+            executionId: base.executionId ?? null,
+            tool: tool.name,
+            verdict: verdict.kind,
+            cause: 'stall',
+          },
+        });
+        if (verdict.kind === 'found')
+          return { outcome: { ok: true, value: verdict.result }, attempts: attempt };
+        if (verdict.kind === 'unknown')
+          return {
+            outcome: { ok: false, error: verdict.error },
+            attempts: attempt,
+            unknown: verdict.error,
+          };
       }
       const decision = decideRetry(
         { ...policy, maxAttempts: lastAttempt },
@@ -393,22 +441,27 @@ async function invoke(
   x: RunPort,
   tool: ToolDefinition<unknown, Json>,
   args: Json,
-  base: Pick<JournalWrite, 'seq' | 'executionId'>,
+  base: Omit<JournalWrite, 'status'>,
   attempt: number,
-  deps: Pick<ToolRunDeps, 'node' | 'live'>,
+  deps: ToolRunDeps,
 ): Promise<unknown> {
   const executionId = base.executionId!;
-  const signals = [x.abort.signal];
-  if (tool.timeoutMs !== undefined) signals.push(AbortSignal.timeout(tool.timeoutMs));
+  const timeoutMs = tool.timeoutMs ?? deps.defaultTimeoutMs;
+  // A stalled run's `retry-effect` policy aborts this attempt through its controller (stall-watch.ts).
+  const stall = new AbortController();
+  const signals = [x.abort.signal, stall.signal];
+  if (timeoutMs !== undefined) signals.push(AbortSignal.timeout(timeoutMs));
   const signal = AbortSignal.any(signals);
   signal.throwIfAborted();
+  x.effects.toolAttempts.set(base.seq, { seq: base.seq, name: tool.name, attempt, abort: stall });
+  x.moved();
   let onAbort: (() => void) | undefined;
   const aborted = new Promise<never>((_, reject) => {
     onAbort = () => {
       const reason: unknown = signal.reason;
       reject(
         reason instanceof DOMException && reason.name === 'TimeoutError'
-          ? new KeelError('tool_timeout', `tool ${tool.name} exceeded ${tool.timeoutMs} ms`, {
+          ? new KeelError('tool_timeout', `tool ${tool.name} exceeded ${timeoutMs} ms`, {
               details: { executionId },
             })
           : reason,
@@ -433,5 +486,6 @@ async function invoke(
     ]);
   } finally {
     signal.removeEventListener('abort', onAbort!);
+    x.effects.toolAttempts.delete(base.seq);
   }
 }

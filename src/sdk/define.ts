@@ -15,6 +15,7 @@ import type {
   ToolDefinition,
 } from './types.ts';
 import { parseMcpServerConfig } from './mcp-server-config.ts';
+import { STALL_POLICIES, type StallPolicy } from '../domain/records.ts';
 
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -51,6 +52,8 @@ export function defineAgent<I, O extends Json | void>(spec: {
   output?: z.ZodType<O>;
   run(ctx: AgentContext, input: I): Promise<O>;
   blockedAfterMs?: number;
+  stallAfterMs?: number;
+  onStall?: StallPolicy;
   tools?: ReadonlyArray<ToolDefinition<any, any>>;
   policy?: ToolPolicy;
   mcpServers?: ReadonlyArray<McpServerSpec>;
@@ -69,6 +72,15 @@ export function defineAgent<I, O extends Json | void>(spec: {
       `Agent ${spec.name}: blockedAfterMs must be a number of milliseconds, at least 50`,
     );
   }
+  if (
+    spec.stallAfterMs !== undefined &&
+    !(Number.isFinite(spec.stallAfterMs) && spec.stallAfterMs >= 100)
+  )
+    throw new TypeError(
+      `Agent ${spec.name}: stallAfterMs must be a number of milliseconds, at least 100`,
+    );
+  if (spec.onStall !== undefined && !STALL_POLICIES.includes(spec.onStall))
+    throw new TypeError(`Agent ${spec.name}: onStall must be one of ${STALL_POLICIES.join(', ')}`);
   if (spec.tools !== undefined && !spec.tools.every(isToolDefinition))
     throw new TypeError(`Agent ${spec.name}: tools must be made with defineTool()`);
   const mcpServers = spec.mcpServers?.map((server) => {
@@ -88,6 +100,8 @@ export function defineAgent<I, O extends Json | void>(spec: {
     version: spec.version,
     run: spec.run,
     ...(spec.blockedAfterMs === undefined ? {} : { blockedAfterMs: spec.blockedAfterMs }),
+    ...(spec.stallAfterMs === undefined ? {} : { stallAfterMs: spec.stallAfterMs }),
+    ...(spec.onStall === undefined ? {} : { onStall: spec.onStall }),
     ...(spec.tools === undefined ? {} : { tools: Object.freeze([...spec.tools]) }),
     ...(mcpServers === undefined ? {} : { mcpServers: Object.freeze(mcpServers) }),
     ...(spec.input === undefined ? {} : { input: spec.input }),

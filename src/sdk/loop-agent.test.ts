@@ -80,6 +80,7 @@ function fakeContext(
     now: unsupported,
     random: unsupported,
     uuid: unsupported,
+    progress: () => {},
   };
 }
 

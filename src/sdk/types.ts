@@ -3,6 +3,7 @@
 import type { z } from 'zod';
 import type { Json } from '../domain/json.ts';
 import type { MessageEnvelope } from '../domain/messages.ts';
+import type { StallPolicy } from '../domain/records.ts';
 import type { RiskLevel, ToolPolicy } from '../domain/tool-policy.ts';
 // Type only: the SDK names the sandbox manager tools receive, and loads no sandbox code.
 import type { SandboxManager } from '../sandbox/sandbox-manager.ts';
@@ -324,6 +325,13 @@ export interface AgentContext {
    * descendants. Every call is journaled (a replay answers from the journal, a write is applied once).
    */
   readonly shared: SharedSpace;
+  /**
+   * Reports where the run is (any JSON, at most 16 KiB): durable and cheap (a small commit of its
+   * own, the latest state winning; not a journal position, so a replay repeats nothing). Shown as
+   * `progress` in the run's view, `keel runs get` and the dashboard; it also counts as the run
+   * moving for the agent's `stallAfterMs`.
+   */
+  progress(state: Json): void;
 }
 
 /** The shared space of a run tree (docs/guides/multi-agent.md, "Shared space"). */
@@ -383,6 +391,18 @@ export interface AgentDefinition<I = any, O extends Json | void = any> {
    * KEEL_AGENT_BLOCKED_MS (2 s).
    */
   readonly blockedAfterMs?: number;
+  /**
+   * A running run that has not moved for this long (no ctx.progress, no effect started or ended)
+   * is marked stalled (`run.stalled`, the run's `stalled` field) and `onStall` applies; default:
+   * never watched.
+   */
+  readonly stallAfterMs?: number;
+  /**
+   * What a stall does: `alert` (default) only marks it; `retry-effect` also aborts the tool call in
+   * flight (its signal) and retries it under the tool's retry rules (a side effect is reconciled,
+   * never run twice blindly); `fail` fails the run with `run_stalled`.
+   */
+  readonly onStall?: StallPolicy;
   /**
    * Tools the agent calls, for the effect plane to find them by name (a loop agent lists its own).
    */

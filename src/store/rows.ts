@@ -13,7 +13,9 @@ import type {
   JournalEntry,
   Priority,
   RunEventRecord,
+  RunProgress,
   RunRecord,
+  RunStall,
   TenantRecord,
 } from '../domain/records.ts';
 
@@ -48,6 +50,8 @@ export function toRun(row: Row): RunRecord {
     compensation: json<CompensationReport | null>(row.compensation),
     waitingReason: (row.waiting_reason as string | null) ?? null,
     waitingSince: num(row.waiting_since),
+    progress: json<RunProgress | null>(row.progress),
+    stalled: json<RunStall | null>(row.stalled),
     wakeAt: num(row.wake_at),
     deadlineAt: num(row.deadline_at),
     expectedFinishAt: num(row.expected_finish_at),

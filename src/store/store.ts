@@ -38,7 +38,9 @@ import type {
   NewRun,
   RunCounters,
   RunEventRecord,
+  RunProgress,
   RunRecord,
+  RunStall,
   TenantQuotas,
   TenantRecord,
 } from '../domain/records.ts';
@@ -146,6 +148,10 @@ export interface RunCommit {
     outcome?: CancelOutcome | null;
     compensation?: CompensationReport | null;
     waitingReason?: string | null;
+    /** The agent's last ctx.progress (not a journal entry: replay never repeats it). */
+    progress?: RunProgress;
+    /** The run stalled (set) or moved again (null); a terminal commit clears it too. */
+    stalled?: RunStall | null;
     /** When a waiting run becomes claimable again by itself (timer, timeout, deadline). */
     wakeAt?: number | null;
     counters?: Partial<RunCounters>;

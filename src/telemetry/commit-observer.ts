@@ -77,6 +77,11 @@ function observePreemption(
 ): void {
   if (type === 'run.preempted')
     t.metrics.preemptions.inc({ tenant: labels?.tenantId ?? 'unknown' });
+  else if (type === 'run.stalled')
+    t.metrics.runsStalled.inc({
+      tenant: labels?.tenantId ?? 'unknown',
+      policy: typeof data?.policy === 'string' ? data.policy : 'unknown',
+    });
   else if (
     type === 'run.started' &&
     data !== null &&

@@ -316,6 +316,12 @@ export function createMetrics() {
       labelNames: ['agent', 'code'],
       registers: r,
     }),
+    runsStalled: new Counter({
+      name: 'keel_runs_stalled_total',
+      help: "Runs marked stalled here (not moved for their agent's stallAfterMs), by tenant and onStall policy.",
+      labelNames: ['tenant', 'policy'],
+      registers: r,
+    }),
     preemptions: new Counter({
       name: 'keel_preemptions_total',
       help: 'Batch runs preempted here (re-queued at an effect boundary) for interactive runs waiting too long, by tenant of the preempted run.',

@@ -148,6 +148,23 @@ export function formatRun(run: Run): string {
       ),
     );
   }
+  if (run.progress !== undefined && run.progress !== null)
+    lines.push(
+      field('progress', `${compactJson(run.progress.state)} at ${formatDateTime(run.progress.at)}`),
+    );
+  if (run.stalled !== undefined && run.stalled !== null) {
+    const effect = run.stalled.effect;
+    const on =
+      effect === null
+        ? ''
+        : ` on ${effect.kind} ${effect.name} #${effect.seq} (attempt ${effect.attempt})`;
+    lines.push(
+      field(
+        'stalled',
+        `since ${formatDateTime(run.stalled.since)}${on}, onStall ${run.stalled.policy}`,
+      ),
+    );
+  }
   if (run.error !== undefined && run.error !== null)
     lines.push(field('error', errorText(run.error)));
   const lineage = formatLineage(run);

@@ -28,6 +28,7 @@ import { SeededRandom } from '../deterministic.ts';
 import type { AgentRegistry } from '../registry.ts';
 import { divergence, toJson } from '../journal-cursor.ts';
 import type { Call, FromIsolate, Outcome, ReplayEntry, ThrownError } from './protocol.ts';
+import { checkProgress } from '../stall-watch.ts';
 import { BranchPositions, checkFanIn, settleFanIn, tagEffects, type FanInMode } from '../fan-in.ts';
 import {
   ChannelCursors,
@@ -54,6 +55,8 @@ export class IsolatedRun {
   readonly #steps = new Map<number, () => unknown>();
   readonly #stepWaiters = new Map<number, Array<(fn: () => unknown) => void>>();
   #nextSeq = 1;
+  /** The last position of the journal the isolate started with: below it, the code replays. */
+  readonly #replayedUpTo: number;
   #nextCall = 1;
   /** Which position each ctx call's promise stands for (a fan-in cancels losing branches by it). */
   readonly #branches = new BranchPositions();
@@ -62,7 +65,14 @@ export class IsolatedRun {
   dropped = false;
 
   constructor(
-    start: { run: number; runId: string; seed: string; tenantId: string; journal: ReplayEntry[] },
+    start: {
+      run: number;
+      runId: string;
+      seed: string;
+      tenantId: string;
+      journal: ReplayEntry[];
+      replayUpTo: number;
+    },
     post: (message: FromIsolate) => void,
   ) {
     this.handle = start.run;
@@ -70,6 +80,7 @@ export class IsolatedRun {
     this.tenantId = start.tenantId;
     this.random = new SeededRandom(start.seed);
     this.#journal = new Map(start.journal.map((e) => [e.seq, e]));
+    this.#replayedUpTo = start.replayUpTo;
     this.#post = post;
   }
 
@@ -195,6 +206,13 @@ export class IsolatedRun {
       uuid: () => {
         this.#assertLive();
         return this.random.uuid();
+      },
+      progress: (state) => {
+        this.#assertLive();
+        const checked = checkProgress(state);
+        // A replayed report was written when it was made: only a live one crosses to the main thread.
+        if (this.#nextSeq > this.#replayedUpTo)
+          this.#post({ t: 'progress', run: this.handle, state: checked });
       },
       all: (list) => this.#fanIn('all', list) as never,
       any: (list, options) => this.#fanIn('any', list, options?.verify as never) as never,

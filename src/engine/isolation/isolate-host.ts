@@ -273,6 +273,7 @@ export class IsolateHost implements AgentHost {
       input: run.x.run.input,
       tenantId: run.x.run.tenantId,
       journal,
+      replayUpTo: run.x.journalEntries().reduce((max, e) => Math.max(max, e.seq), 0),
     });
     for (const [attempt, { seq }] of run.attempts)
       isolate.post({ t: 'attempt', run: run.handle, attempt, seq });
@@ -329,6 +330,9 @@ export class IsolateHost implements AgentHost {
         } catch {
           // positionAt stopped the run (diverged or stopping)
         }
+        return;
+      case 'progress':
+        if (run.x.stopped === undefined) run.x.progress(message.state);
         return;
       case 'attempted': {
         const attempt = run.attempts.get(message.attempt);

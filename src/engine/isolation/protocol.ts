@@ -84,6 +84,8 @@ export type ToIsolate =
       input: Json;
       tenantId: string;
       journal: ReplayEntry[];
+      /** The last journaled position, settled or not: ctx.progress below it is a replay's. */
+      replayUpTo: number;
     }
   | { t: 'reply'; run: number; call: number; outcome: Outcome }
   | { t: 'attempt'; run: number; attempt: number; seq: number }
@@ -96,6 +98,8 @@ export type FromIsolate =
   | { t: 'load-failed'; message: string }
   | { t: 'call'; run: number; call: number; seq: number; body: Call }
   | { t: 'now'; run: number; seq: number; value: number }
+  /** ctx.progress, checked and live (not replayed): the main thread commits the latest. */
+  | { t: 'progress'; run: number; state: Json }
   | { t: 'attempted'; run: number; attempt: number; outcome: Outcome }
   /**
    * The turn that a start or a reply began is over: the run's code waits on ctx (or on nothing).

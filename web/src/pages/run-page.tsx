@@ -263,9 +263,21 @@ function RunStats({ run, durationMs }: { run: Run; durationMs: number }) {
       <Stat
         label="Status"
         value={run.status}
-        hint={run.waitingReason ?? run.outcome ?? undefined}
+        hint={
+          run.stalled
+            ? `stalled since ${formatTime(run.stalled.since)}${run.stalled.effect ? ` on ${run.stalled.effect.name}` : ''} (onStall ${run.stalled.policy})`
+            : (run.waitingReason ?? run.outcome ?? undefined)
+        }
         testId="run-status"
       />
+      {run.progress ? (
+        <Stat
+          label="Progress"
+          value={shorten(JSON.stringify(run.progress.state))}
+          hint={`reported ${formatTime(run.progress.at)}`}
+          testId="run-progress"
+        />
+      ) : null}
       <Stat
         label="Duration"
         value={formatDuration(durationMs)}
@@ -293,6 +305,11 @@ function RunStats({ run, durationMs }: { run: Run; durationMs: number }) {
       <Stat label="Claims" value={run.attempts} hint="by workers, resumes included" />
     </div>
   );
+}
+
+/** A progress state on one line of the stats: its start, the full JSON is in the API. */
+function shorten(text: string): string {
+  return text.length <= 80 ? text : `${text.slice(0, 79)}…`;
 }
 
 /** A failed run's suggested reset position after a non-determinism error, if the server gave one. */

@@ -12,6 +12,9 @@ UPDATE runs SET
   -- waiting_since moves only when the reason does (set from none, or to another reason); cleared with it.
   waiting_since = CASE WHEN :set_waiting::int = 1 THEN (CASE WHEN :waiting_reason::text IS NULL THEN NULL
     WHEN waiting_reason IS NOT DISTINCT FROM :waiting_reason::text AND waiting_since IS NOT NULL THEN waiting_since ELSE :now::bigint END) ELSE waiting_since END,
+  progress = CASE WHEN :set_progress::int = 1 THEN :progress::text ELSE progress END,
+  -- a stall is cleared by the commit that reports it over, and by the run's end.
+  stalled = CASE WHEN :set_stalled::int = 1 THEN :stalled::text WHEN :terminal::int = 1 THEN NULL ELSE stalled END,
   wake_at = CASE WHEN :set_wake_at::int = 1 THEN :wake_at::bigint ELSE wake_at END,
   steps = steps + :d_steps::bigint,
   input_tokens = input_tokens + :d_input_tokens::bigint,

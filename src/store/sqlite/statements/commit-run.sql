@@ -12,6 +12,9 @@ UPDATE runs SET
   -- waiting_since moves only when the reason does (set from none, or to another reason); cleared with it.
   waiting_since = CASE WHEN :set_waiting THEN (CASE WHEN :waiting_reason IS NULL THEN NULL
     WHEN waiting_reason IS :waiting_reason AND waiting_since IS NOT NULL THEN waiting_since ELSE :now END) ELSE waiting_since END,
+  progress = CASE WHEN :set_progress THEN :progress ELSE progress END,
+  -- a stall is cleared by the commit that reports it over, and by the run's end.
+  stalled = CASE WHEN :set_stalled THEN :stalled WHEN :terminal THEN NULL ELSE stalled END,
   wake_at = CASE WHEN :set_wake_at THEN :wake_at ELSE wake_at END,
   steps = steps + :d_steps,
   input_tokens = input_tokens + :d_input_tokens,
