@@ -292,3 +292,58 @@ test('retry budget: a run cannot retry more than budget.maxRetries times in all'
   });
   assert.equal(bad.status, 400);
 });
+
+test('a side effect past its timeout with an attempt left is reconciled, never run again blindly: found → its result; no query hook → unknown', async (t) => {
+  const ran: string[] = [];
+  // Each call happens downstream, then hangs past the tool's timeout.
+  const charge = (withQuery: boolean) =>
+    defineTool({
+      name: withQuery ? 'charge-q' : 'charge-nq',
+      description: 'Charges, then hangs',
+      input: z.object({}),
+      effect: 'side-effect',
+      timeoutMs: 200,
+      retry: { maxAttempts: 3, initialDelayMs: 1 },
+      run: (_args, ctx): Promise<{ charged: string }> => {
+        ran.push(ctx.executionId);
+        return new Promise(() => undefined);
+      },
+      ...(withQuery
+        ? {
+            query: (executionId: string) =>
+              Promise.resolve(
+                ran.includes(executionId)
+                  ? { found: true as const, result: { charged: executionId } }
+                  : { found: false as const },
+              ),
+          }
+        : {}),
+    });
+  const agent = (withQuery: boolean) =>
+    defineAgent({
+      name: withQuery ? 'pays-q' : 'pays-nq',
+      version: '1',
+      run: (ctx) => ctx.tool(charge(withQuery), {}),
+    });
+  const keel = await startKeel({ agents: [agent(true), agent(false)] });
+  t.after(() => keel.close());
+
+  const found = (await keel.request('POST', '/v1/runs', { agent: 'pays-q' })).body.id;
+  const done = await keel.waitForRun(found, (r) => TERMINAL.has(r.status));
+  assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
+  assert.deepEqual(done.result, { charged: `${found}.1` });
+  assert.deepEqual(ran, [`${found}.1`], 'ran once: the timed-out attempt was found, not retried');
+  const events = (await keel.request('GET', `/v1/runs/${found}/events?format=json`)).body as any[];
+  assert.deepEqual(
+    events.filter((e) => e.type === 'effect.reconciled').map((e) => [e.data.verdict, e.data.cause]),
+    [['found', 'timeout']],
+  );
+
+  const parked = (await keel.request('POST', '/v1/runs', { agent: 'pays-nq' })).body.id;
+  const waiting = await keel.waitForRun(
+    parked,
+    (r) => r.status === 'waiting' || TERMINAL.has(r.status),
+  );
+  assert.equal(waiting.waitingReason, 'unknown_side_effect', JSON.stringify(waiting));
+  assert.equal(ran.filter((id) => id.startsWith(parked)).length, 1, 'not run a second time');
+});

@@ -361,9 +361,17 @@ async function attemptTool(
         if (sideEffect) x.sideEffectInterrupted = true;
         throw error;
       }
-      if (sideEffect && isKeelError(error) && error.code === 'effect_stalled') {
-        // Aborted mid-call by a stall: it may have happened. Reconcile as after a crash; never
-        // run it again blindly.
+      const decision = decideRetry(
+        { ...policy, maxAttempts: lastAttempt },
+        attempt,
+        error,
+        x.retryBudget,
+      );
+      // A side effect cut off mid-call — aborted by a stall, or past its timeout with another
+      // attempt to come — may have happened: reconcile as after a crash, never run it again
+      // blindly.
+      const cut = interruptionOf(error);
+      if (sideEffect && (cut === 'stall' || (cut === 'timeout' && decision.retry))) {
         const verdict = await reconcile(x, tool, base.executionId!);
         x.emit({
           type: 'effect.reconciled',
@@ -372,7 +380,7 @@ async function attemptTool(
             executionId: base.executionId ?? null,
             tool: tool.name,
             verdict: verdict.kind,
-            cause: 'stall',
+            cause: cut,
           },
         });
         if (verdict.kind === 'found')
@@ -384,12 +392,6 @@ async function attemptTool(
             unknown: verdict.error,
           };
       }
-      const decision = decideRetry(
-        { ...policy, maxAttempts: lastAttempt },
-        attempt,
-        error,
-        x.retryBudget,
-      );
       if (!decision.retry)
         return {
           outcome: { ok: false, error: serializeError(decision.error, 'tool_failed') },
@@ -410,6 +412,14 @@ async function attemptTool(
       await backoff(decision.delayMs, x.abort.signal, x.clock);
     }
   }
+}
+
+/** Whether an attempt's error cut the call off mid-way: a stall's abort or the tool's timeout. */
+function interruptionOf(error: unknown): 'stall' | 'timeout' | undefined {
+  if (!isKeelError(error)) return undefined;
+  if (error.code === 'effect_stalled') return 'stall';
+  if (error.code === 'tool_timeout') return 'timeout';
+  return undefined;
 }
 
 /**

@@ -41,6 +41,8 @@ const LIST_SCRIPT = `${GUARD}
 if [ ! -d "$p" ]; then printf '%s is not a directory\\n' "\${p#./}" >&2; exit ${GUARD_REFUSED_EXIT}; fi
 exec find "$p" -mindepth 1 -printf '%y\\0%s\\0%P\\0'`;
 
+/** Beyond start-up and the command's deadline: waiting for the run's earlier call, the snapshot. */
+const SANDBOX_CALL_MARGIN_MS = 5 * 60_000;
 /** Longest single argv entry or env value `exec` accepts. */
 const EXEC_STRING_MAX_CHARS = 64 * 1024;
 /** Room for a write_file call's path and JSON beyond its content. */
@@ -124,6 +126,10 @@ export function sandboxTools(options: SandboxToolsOptions) {
    * profiles.
    */
   const pool = `sandbox:${profile.name}`;
+  // The sandbox bounds each call itself (start-up, then the command's deadline); the tool's own
+  // timeout is a backstop past both, so Keel's default tool timeout never cuts a long command short.
+  const callTimeoutMs =
+    profile.limits.startupMs + profile.limits.deadlineMs + SANDBOX_CALL_MARGIN_MS;
   const argumentsMaxBytes = profile.argumentsMaxBytes ?? DEFAULT_SANDBOX_ARGUMENTS_MAX_BYTES;
   const run = async (
     ctx: ToolContext,
@@ -172,6 +178,7 @@ export function sandboxTools(options: SandboxToolsOptions) {
     name: name('exec'),
     effect: 'side-effect',
     pool,
+    timeoutMs: callTimeoutMs,
     maxArgumentBytes: argumentsMaxBytes,
     description:
       'Runs a command (argv) in the sandboxed workspace and returns its exit status, output and the limit that ended it, if any.',
@@ -211,6 +218,7 @@ export function sandboxTools(options: SandboxToolsOptions) {
     name: name('read_file'),
     effect: 'read',
     pool,
+    timeoutMs: callTimeoutMs,
     maxArgumentBytes: argumentsMaxBytes,
     description: 'Reads a UTF-8 file from the workspace.',
     input: z.object({ path: WorkspacePath }),
@@ -233,6 +241,7 @@ export function sandboxTools(options: SandboxToolsOptions) {
     name: name('write_file'),
     effect: 'idempotent',
     pool,
+    timeoutMs: callTimeoutMs,
     maxArgumentBytes:
       profile.argumentsMaxBytes ?? profile.limits.fileBytes + WRITE_FILE_OVERHEAD_BYTES,
     description: 'Writes a UTF-8 file in the workspace, creating parent directories.',
@@ -257,6 +266,7 @@ export function sandboxTools(options: SandboxToolsOptions) {
     name: name('list_files'),
     effect: 'read',
     pool,
+    timeoutMs: callTimeoutMs,
     maxArgumentBytes: argumentsMaxBytes,
     description: 'Lists the files in the workspace (or a directory of it) with their sizes.',
     input: z.object({ path: WorkspacePath.optional() }),
