@@ -32,6 +32,18 @@ const parent = defineAgent({
   },
 });
 
+/** Spawns a child it must outlive (`wait`) and a default one, awaits neither, and ends as asked. */
+const waitingParent = defineAgent({
+  name: 'waiting-parent',
+  version: '1',
+  async run(ctx, input: { end: 'succeed' | 'fail' }) {
+    void ctx.child('stuck', { role: 'waited' }, { onParentEnd: 'wait' }).catch(() => undefined);
+    void ctx.child('stuck', { role: 'default' }).catch(() => undefined);
+    if (input.end === 'fail') throw new Error('the parent gives up');
+    return { spawned: 2 };
+  },
+});
+
 const badPolicy = defineAgent({
   name: 'bad-policy',
   version: '1',
@@ -58,7 +70,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
   for (const end of ['succeed', 'fail'] as const) {
     test(`children (${backend}): the parent ${end}s; its default child is cancelled with it, the detached one runs on`, async (t) => {
       if (backend === 'postgres' && !(await postgresAvailable())) return t.skip('no Postgres');
-      const keel = await startKeelOn(t, backend, [stuck, parent, badPolicy]);
+      const keel = await startKeelOn(t, backend, [stuck, parent, waitingParent, badPolicy]);
       const id = (await keel.request('POST', '/v1/runs', { agent: 'parent', input: { end } })).body
         .id as string;
       const done = await keel.waitForRun(id, (r) => TERMINAL.has(r.status), WAIT_MS);
@@ -97,9 +109,49 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     });
   }
 
+  for (const end of ['succeed', 'fail'] as const) {
+    test(`children (${backend}): a parent that ${end}s parks until its 'wait' child ends, then ends with its own result`, async (t) => {
+      if (backend === 'postgres' && !(await postgresAvailable())) return t.skip('no Postgres');
+      const keel = await startKeelOn(t, backend, [stuck, parent, waitingParent, badPolicy]);
+      const id = (
+        await keel.request('POST', '/v1/runs', { agent: 'waiting-parent', input: { end } })
+      ).body.id as string;
+      const parked = await keel.waitForRun(id, (r) => r.status === 'waiting', WAIT_MS);
+      assert.equal(parked.waitingReason, 'children');
+      const kids = await childrenOf(keel, id);
+      const byRole = new Map(kids.map((k) => [k.input.role, k.id]));
+      assert.equal(kids.length, 2);
+      // The default child ends with the parent's end, not before: it still runs while the parent waits.
+      const waited = await keel.waitForRun(byRole.get('waited')!, (r) => r.status === 'waiting');
+      assert.equal(waited.waitingReason, 'input');
+      const events = (await keel.request('GET', `/v1/runs/${id}/events?format=json`)).body as {
+        type: string;
+        data: { reason?: string; childRunIds?: string[] };
+      }[];
+      const waiting = events.find((e) => e.type === 'run.waiting' && e.data.reason === 'children');
+      assert.deepEqual(waiting?.data.childRunIds, [byRole.get('waited')]);
+
+      await keel.request('POST', `/v1/runs/${byRole.get('waited')}/input`, {
+        key: 'never',
+        value: 1,
+      });
+      const done = await keel.waitForRun(id, (r) => TERMINAL.has(r.status), WAIT_MS);
+      assert.equal(done.status, end === 'succeed' ? 'succeeded' : 'failed');
+      if (end === 'succeed') assert.deepEqual(done.result, { spawned: 2 });
+      const child = await keel.waitForRun(byRole.get('waited')!, (r) => TERMINAL.has(r.status));
+      assert.equal(child.status, 'succeeded');
+      const cancelled = await keel.waitForRun(
+        byRole.get('default')!,
+        (r) => TERMINAL.has(r.status),
+        WAIT_MS,
+      );
+      assert.equal(cancelled.status, 'cancelled');
+    });
+  }
+
   test(`children (${backend}): an unknown onParentEnd is refused in the parent, before anything is spawned`, async (t) => {
     if (backend === 'postgres' && !(await postgresAvailable())) return t.skip('no Postgres');
-    const keel = await startKeelOn(t, backend, [stuck, parent, badPolicy]);
+    const keel = await startKeelOn(t, backend, [stuck, parent, waitingParent, badPolicy]);
     const id = (await keel.request('POST', '/v1/runs', { agent: 'bad-policy' })).body.id as string;
     const done = await keel.waitForRun(id, (r) => TERMINAL.has(r.status), WAIT_MS);
     assert.deepEqual([done.status, done.result], ['succeeded', 'validation_failed']);
