@@ -22,6 +22,7 @@ import { runOrderStoreConformance } from './store/run-order-conformance.ts';
 import { secretsStoreConformance } from './store/secrets-conformance.ts';
 import { mcpStoreConformance } from './store/mcp-conformance.ts';
 import { messagesStoreConformance } from './store/messages-conformance.ts';
+import { runTreeStoreConformance } from './store/run-tree-conformance.ts';
 import { TEST_DATABASE_URL, postgresAvailable } from './support/postgres.ts';
 
 const sqlite: StoreFactory = {
@@ -73,6 +74,7 @@ runOrderStoreConformance(sqlite);
 secretsStoreConformance(sqlite);
 mcpStoreConformance(sqlite);
 messagesStoreConformance(sqlite);
+runTreeStoreConformance(sqlite);
 if (await postgresAvailable()) {
   storeConformance(postgres);
   scheduleStoreConformance(postgres);
@@ -88,4 +90,5 @@ if (await postgresAvailable()) {
   secretsStoreConformance(postgres);
   mcpStoreConformance(postgres);
   messagesStoreConformance(postgres);
+  runTreeStoreConformance(postgres);
 }
