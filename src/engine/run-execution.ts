@@ -648,7 +648,8 @@ export class RunExecution implements RunPort {
     await this.#inflight.idle(Number.POSITIVE_INFINITY);
     if (this.#phase !== 'finishing') return; // stopped (or preempted) while its last effects settled
     const waitedFor = await this.#childrenStillRunning();
-    if (waitedFor.length > 0 && this.#phase === 'finishing') return this.#parkForChildren(waitedFor);
+    if (waitedFor.length > 0 && this.#phase === 'finishing')
+      return this.#parkForChildren(waitedFor);
     if (this.#phase !== 'finishing') return;
     if (result.ok) return this.#commitEnd('succeeded', { result: result.result });
     return this.#commitEnd('failed', { error: result.error });

@@ -31,6 +31,7 @@ export type {
   RunEvent,
   RunPage,
   RunStatus,
+  RunTree,
   Step,
 } from '../../client/index.ts';
 export { REQUEST_TIMEOUT_MS } from '../../client/index.ts';
