@@ -1,7 +1,8 @@
 // A child run its parent did not wait for ends with the parent, however the parent ends (issue
 // 21): cancelled in the parent's own final commit (so no crash leaves an orphan), unless it was
-// started with `onParentEnd: 'detach'`, on SQLite and Postgres; a bad policy is refused before a
-// position is taken.
+// started with `onParentEnd: 'detach'`, on SQLite and Postgres; a parent with `onParentEnd: 'wait'`
+// children parks until they end (its default children cancelled as it parks), then ends with its own
+// result; a bad policy is refused before a position is taken.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { defineAgent } from '../src/index.ts';
@@ -121,9 +122,15 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const kids = await childrenOf(keel, id);
       const byRole = new Map(kids.map((k) => [k.input.role, k.id]));
       assert.equal(kids.length, 2);
-      // The default child ends with the parent's end, not before: it still runs while the parent waits.
       const waited = await keel.waitForRun(byRole.get('waited')!, (r) => r.status === 'waiting');
       assert.equal(waited.waitingReason, 'input');
+      // The default child is cancelled as the parent parks: the agent is done with it.
+      const cancelled = await keel.waitForRun(
+        byRole.get('default')!,
+        (r) => TERMINAL.has(r.status),
+        WAIT_MS,
+      );
+      assert.equal(cancelled.status, 'cancelled');
       const events = (await keel.request('GET', `/v1/runs/${id}/events?format=json`)).body as {
         type: string;
         data: { reason?: string; childRunIds?: string[] };
@@ -140,12 +147,6 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       if (end === 'succeed') assert.deepEqual(done.result, { spawned: 2 });
       const child = await keel.waitForRun(byRole.get('waited')!, (r) => TERMINAL.has(r.status));
       assert.equal(child.status, 'succeeded');
-      const cancelled = await keel.waitForRun(
-        byRole.get('default')!,
-        (r) => TERMINAL.has(r.status),
-        WAIT_MS,
-      );
-      assert.equal(cancelled.status, 'cancelled');
     });
   }
 

@@ -665,13 +665,16 @@ export class RunExecution implements RunPort {
   /**
    * The agent returned but children it must outlive still run (`onParentEnd: 'wait'`): park
    * (`children`) until one ends; the replay that wakes recomputes the same result and looks again.
+   * Its `cancel` children are cancelled now, in the park's commit: the agent is done with them.
    */
   async #parkForChildren(childRunIds: string[]): Promise<void> {
     this.#to('park');
     this.#clearTimers();
+    const waited = new Set(this.#journal.childrenWaitedFor());
     try {
       const wakeAt = this.run.deadlineAt;
       const outcome = await this.commit({
+        cancelRuns: this.#journal.childrenEndingWithRun().filter((id) => !waited.has(id)),
         run: { status: 'waiting', waitingReason: 'children', wakeAt, releaseLease: true },
         events: [
           waitingEvent('children', this.clock.now(), WAITING_REASONS.children, { childRunIds }),
