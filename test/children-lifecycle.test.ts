@@ -150,6 +150,26 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     });
   }
 
+  test(`children (${backend}): a parent cancelled while it waits for its 'wait' child cancels that child too`, async (t) => {
+    if (backend === 'postgres' && !(await postgresAvailable())) return t.skip('no Postgres');
+    const keel = await startKeelOn(t, backend, [stuck, parent, waitingParent, badPolicy]);
+    const id = (
+      await keel.request('POST', '/v1/runs', { agent: 'waiting-parent', input: { end: 'succeed' } })
+    ).body.id as string;
+    await keel.waitForRun(id, (r) => r.waitingReason === 'children', WAIT_MS);
+    const waitedId = (await childrenOf(keel, id)).find((k) => k.input.role === 'waited')!.id;
+    assert.equal((await keel.request('POST', `/v1/runs/${id}/cancel`)).status, 202);
+    const done = await keel.waitForRun(id, (r) => TERMINAL.has(r.status), WAIT_MS);
+    assert.equal(done.status, 'cancelled');
+    const waited = await keel.waitForRun(waitedId, (r) => TERMINAL.has(r.status), WAIT_MS);
+    assert.equal(waited.status, 'cancelled');
+    const events = (await keel.request('GET', `/v1/runs/${waitedId}/events?format=json`)).body as {
+      type: string;
+      data: { by?: string };
+    }[];
+    assert.equal(events.find((e) => e.type === 'run.cancelling')?.data.by, `parent ${id}`);
+  });
+
   test(`children (${backend}): an unknown onParentEnd is refused in the parent, before anything is spawned`, async (t) => {
     if (backend === 'postgres' && !(await postgresAvailable())) return t.skip('no Postgres');
     const keel = await startKeelOn(t, backend, [stuck, parent, waitingParent, badPolicy]);
