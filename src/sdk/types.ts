@@ -273,7 +273,8 @@ export interface AgentContext {
   sleep(ms: number): Promise<void>;
   /**
    * Starts a child run and waits for its result. A child the run did not wait for is cancelled
-   * when the run ends, however it ends, unless it was started with `onParentEnd: 'detach'`.
+   * when the run ends, however it ends, unless it was started with `onParentEnd: 'detach'` (it runs
+   * on) or `'wait'` (the run's end waits for it).
    */
   child<T extends Json = Json>(
     agent: string | AgentDefinition<any, any>,
