@@ -24,6 +24,7 @@ import { mcpStoreConformance } from './store/mcp-conformance.ts';
 import { messagesStoreConformance } from './store/messages-conformance.ts';
 import { sharedSpaceStoreConformance } from './store/shared-space-conformance.ts';
 import { progressStoreConformance } from './store/progress-conformance.ts';
+import { runTreeStoreConformance } from './store/run-tree-conformance.ts';
 import { TEST_DATABASE_URL, postgresAvailable } from './support/postgres.ts';
 
 const sqlite: StoreFactory = {
@@ -77,6 +78,7 @@ mcpStoreConformance(sqlite);
 messagesStoreConformance(sqlite);
 sharedSpaceStoreConformance(sqlite);
 progressStoreConformance(sqlite);
+runTreeStoreConformance(sqlite);
 if (await postgresAvailable()) {
   storeConformance(postgres);
   scheduleStoreConformance(postgres);
@@ -94,4 +96,5 @@ if (await postgresAvailable()) {
   messagesStoreConformance(postgres);
   sharedSpaceStoreConformance(postgres);
   progressStoreConformance(postgres);
+  runTreeStoreConformance(postgres);
 }

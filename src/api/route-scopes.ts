@@ -16,6 +16,7 @@ export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
   'POST /v1/runs': 'submit',
   'GET /v1/runs': 'read',
   'GET /v1/runs/:id': 'read',
+  'GET /v1/runs/:id/tree': 'read',
   'GET /v1/runs/:id/steps': 'read',
   'GET /v1/runs/:id/steps/:seq': 'read',
   'GET /v1/runs/:id/shared': 'read',

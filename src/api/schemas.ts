@@ -320,6 +320,43 @@ export const ListRunsQuery = z.strictObject({
   rerunOf: plainText(200).optional().describe(`Only the reruns of this run; ${PLAIN_TEXT_RULE}`),
 });
 
+/** What GET /v1/runs/:id/tree answers when no limit is given. */
+export const RUN_TREE_LIMIT_DEFAULT = 200;
+
+export const RunTreeQuery = z.strictObject({
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1000)
+    .default(RUN_TREE_LIMIT_DEFAULT)
+    .describe('At most this many runs, the root first, then breadth first (depth, then id)'),
+});
+
+export const RunTreeNode = z.object({
+  id: z.string(),
+  agent: z.string(),
+  agentVersion: z.string(),
+  status: RunStatusEnum,
+  waitingReason: z.string().nullable(),
+  parentRunId: z.string().nullable(),
+  depth: z.number().int().describe('0 for the run asked for, 1 for its children, and so on'),
+  onParentEnd: z
+    .enum(['cancel', 'detach', 'wait'])
+    .nullable()
+    .describe(
+      "What the run does when its parent ends (ctx.child's onParentEnd); null for the run asked for when it has no parent in the tree",
+    ),
+  createdAt: z.string(),
+  endedAt: z.string().nullable(),
+});
+
+export const RunTree = z.object({
+  rootId: z.string(),
+  runs: z.array(RunTreeNode),
+  truncated: z.boolean().describe('More descendants exist than the limit let through'),
+});
+
 /** A path id: any plain text (an unknown id is a 404 of its kind; control characters are a 400). */
 export const PathId = plainText(200).describe(`An id; ${PLAIN_TEXT_RULE}`);
 export const RunIdParams = z.object({ id: PathId });

@@ -39,6 +39,7 @@ import type { PoolSnapshot } from '../scheduling/pool.ts';
 import { registerEventRoutes } from './routes/events.ts';
 import { registerRunRoutes } from './routes/runs.ts';
 import { registerRunLineageRoutes } from './routes/run-lineage.ts';
+import { registerRunTreeRoutes } from './routes/run-tree.ts';
 import { registerRunResultRoutes } from './routes/run-result.ts';
 import { registerRunStepRoutes } from './routes/run-steps.ts';
 import { registerRunSharedRoutes } from './routes/run-shared.ts';
@@ -248,6 +249,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   registerRunStepRoutes(app, { store: options.store, tenantOf });
   registerRunSharedRoutes(app, { store: options.store, tenantOf });
   registerRunLineageRoutes(app, { store: options.store, registry: options.registry, tenantOf });
+  registerRunTreeRoutes(app, { store: options.store, tenantOf });
   registerRunVersionRoutes(app, { store: options.store, registry: options.registry, tenantOf });
   registerAttemptRoutes(app, { store: options.store, tenantOf });
   registerEventRoutes(app, {

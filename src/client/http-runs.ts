@@ -18,6 +18,7 @@ import { followRunEvents } from './run-event-stream.ts';
 import { listAllRuns } from './list-all.ts';
 import type {
   Attempt,
+  RunTree,
   CreateRunRequest,
   ForkRequest,
   ListRunsFilter,
@@ -204,5 +205,13 @@ export class HttpRuns implements KeelRuns {
     if (!Array.isArray(body?.attempts))
       throw new KeelProtocolError(`GET ${run(id)}/attempts did not answer with { attempts }`);
     return body.attempts;
+  }
+
+  async tree(id: string, options: CallOptions & { limit?: number } = {}): Promise<RunTree> {
+    const path = `${run(id)}/tree${options.limit === undefined ? '' : `?limit=${options.limit}`}`;
+    const body = await this.#http.json<Partial<RunTree>>('GET', path, { signal: options.signal });
+    if (!Array.isArray(body?.runs))
+      throw new KeelProtocolError(`GET ${run(id)}/tree did not answer with { runs }`);
+    return body as RunTree;
   }
 }

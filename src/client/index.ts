@@ -53,6 +53,8 @@ export type {
   RunPage,
   RunStatus,
   RunTemplate,
+  RunTree,
+  RunTreeNode,
   Schedule,
   ScheduleEvent,
   SchedulePage,

@@ -4,6 +4,7 @@
 // test suite (test/support/keel-runs-suite.ts) runs against any implementation.
 import type {
   Attempt,
+  RunTree,
   CreateRunRequest,
   ForkRequest,
   ListRunsFilter,
@@ -122,4 +123,6 @@ export interface KeelRuns {
   /** One step with its whole input and output. */
   step(id: string, seq: number, options?: CallOptions): Promise<Step>;
   attempts(id: string, options?: CallOptions): Promise<Attempt[]>;
+  /** The run and its descendants, breadth first (at most `limit`, 200 by default). */
+  tree(id: string, options?: CallOptions & { limit?: number }): Promise<RunTree>;
 }

@@ -191,6 +191,28 @@ export interface Attempt {
   ending: string;
 }
 
+/** A run in a run tree (`runs.tree`): depth 0 is the run asked for, 1 its children, and so on. */
+export interface RunTreeNode {
+  id: string;
+  agent: string;
+  agentVersion: string;
+  status: RunStatus;
+  waitingReason: string | null;
+  parentRunId: string | null;
+  depth: number;
+  /** What the run does when its parent ends (ctx.child's onParentEnd); null without a parent. */
+  onParentEnd: 'cancel' | 'detach' | 'wait' | null;
+  createdAt: string;
+  endedAt: string | null;
+}
+
+/** A run and its descendants, breadth first; `truncated`: more exist than the limit let through. */
+export interface RunTree {
+  rootId: string;
+  runs: RunTreeNode[];
+  truncated: boolean;
+}
+
 /** How an operator decides a tool execution whose outcome is unknown. */
 export type Resolution =
   | { action: 'retry' }

@@ -21,6 +21,8 @@ export const WAITING_REASONS = {
   input: 'waiting for human input (ctx.waitForInput)',
   timer: 'sleeping (ctx.sleep)',
   child: 'waiting for a child run to end',
+  children:
+    "the agent returned, but children started with onParentEnd: 'wait' are still running: the run ends with its result once they have ended",
   unknown_side_effect:
     'a side-effect tool call has an unknown outcome: an operator must resolve it',
   approval:

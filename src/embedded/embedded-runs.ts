@@ -34,8 +34,10 @@ import {
   RerunBody,
   ResetBody,
   ResolveBody,
+  RunTreeQuery,
 } from '../api/schemas.ts';
 import { eventView, runView } from '../api/views.ts';
+import { readRunTree } from '../api/run-tree.ts';
 import { KeelApiError, KeelWaitTimeoutError } from '../client/errors.ts';
 import { listAllRuns } from '../client/list-all.ts';
 import type {
@@ -49,6 +51,7 @@ import type {
 } from '../client/keel-runs.ts';
 import type {
   Attempt,
+  RunTree,
   CreateRunRequest,
   ForkRequest,
   ListRunsFilter,
@@ -335,5 +338,12 @@ export class EmbeddedRuns implements KeelRuns {
     return call(async () =>
       wire<Attempt[]>(await runAttempts(this.#deps.store, this.#deps.tenant, id)),
     );
+  }
+
+  tree(id: string, options: CallOptions & { limit?: number } = {}): Promise<RunTree> {
+    return call(async () => {
+      const { limit } = parsed(RunTreeQuery, { limit: options.limit }, 'options');
+      return wire<RunTree>(await readRunTree(this.#deps.store, this.#deps.tenant, id, limit));
+    });
   }
 }

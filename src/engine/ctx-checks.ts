@@ -74,10 +74,10 @@ export function resolveChild(
 /** The child's parent-end policy, checked: a typo must not silently detach (or cancel) a child. */
 export function parentEndPolicy(options: ChildOptions | undefined): ParentEndPolicy {
   const policy = options?.onParentEnd ?? 'cancel';
-  if (policy !== 'cancel' && policy !== 'detach')
+  if (policy !== 'cancel' && policy !== 'detach' && policy !== 'wait')
     throw new KeelError(
       'validation_failed',
-      `ctx.child: onParentEnd is 'cancel' or 'detach', got ${JSON.stringify(policy)}`,
+      `ctx.child: onParentEnd is 'cancel', 'detach' or 'wait', got ${JSON.stringify(policy)}`,
     );
   return policy;
 }

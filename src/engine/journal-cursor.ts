@@ -126,16 +126,25 @@ export class JournalCursor {
     return undefined;
   }
 
-  /** Child runs this run started and has not seen finish: a cancel propagates to them. */
   /**
    * Children still running that end with the run: spawned, not settled, and not detached
-   * (`onParentEnd: 'detach'`).
+   * (`onParentEnd: 'detach'`). A `wait` child is among them: the run's own end waited for it, so
+   * only a cancel or a stop (which does not wait) still finds it running.
    */
   childrenEndingWithRun(): string[] {
+    return this.#unsettledChildren((policy) => policy !== 'detach');
+  }
+
+  /** Children started with `onParentEnd: 'wait'` and not seen to end: the run's end waits for them. */
+  childrenWaitedFor(): string[] {
+    return this.#unsettledChildren((policy) => policy === 'wait');
+  }
+
+  #unsettledChildren(keep: (policy: string | undefined) => boolean): string[] {
     return [...this.#entries.values()]
       .filter((e) => e.kind === 'child' && e.status === 'waiting')
       .map((e) => e.args as { childRunId?: string; onParentEnd?: string } | null)
-      .filter((args) => args?.onParentEnd !== 'detach')
+      .filter((args) => keep(args?.onParentEnd))
       .map((args) => args?.childRunId)
       .filter((id) => id !== undefined); // a child waiting for room in the queue was never spawned
   }

@@ -664,8 +664,47 @@ export class RunExecution implements RunPort {
     this.#to('finish');
     await this.#inflight.idle(Number.POSITIVE_INFINITY);
     if (this.#phase !== 'finishing') return; // stopped (or preempted) while its last effects settled
+    const waitedFor = await this.#childrenStillRunning();
+    if (waitedFor.length > 0 && this.#phase === 'finishing')
+      return this.#parkForChildren(waitedFor);
+    if (this.#phase !== 'finishing') return;
     if (result.ok) return this.#commitEnd('succeeded', { result: result.result });
     return this.#commitEnd('failed', { error: result.error });
+  }
+
+  /** Children started with `onParentEnd: 'wait'` that have not ended yet (read from the store). */
+  async #childrenStillRunning(): Promise<string[]> {
+    const ids = this.#journal.childrenWaitedFor();
+    const runs = await Promise.all(ids.map((id) => this.store.getRun(id)));
+    return ids.filter((_, i) => runs[i] !== null && !isTerminal(runs[i]!.status));
+  }
+
+  /**
+   * The agent returned but children it must outlive still run (`onParentEnd: 'wait'`): park
+   * (`children`) until one ends; the replay that wakes recomputes the same result and looks again.
+   * Its `cancel` children are cancelled now, in the park's commit: the agent is done with them.
+   */
+  async #parkForChildren(childRunIds: string[]): Promise<void> {
+    this.#to('park');
+    this.#clearTimers();
+    const waited = new Set(this.#journal.childrenWaitedFor());
+    try {
+      const wakeAt = this.run.deadlineAt;
+      const outcome = await this.commit({
+        cancelRuns: this.#journal.childrenEndingWithRun().filter((id) => !waited.has(id)),
+        run: { status: 'waiting', waitingReason: 'children', wakeAt, releaseLease: true },
+        events: [
+          waitingEvent('children', this.clock.now(), WAITING_REASONS.children, { childRunIds }),
+        ],
+        wakeIf: { childRunIds },
+      });
+      this.#end({ status: outcome.status, wakeAt });
+    } catch (error) {
+      if (!(isKeelError(error) && error.code === 'stale_write')) {
+        this.#hooks.log('error', 'park commit failed', { runId: this.runId, error: String(error) });
+        this.#end({ status: 'lost' });
+      }
+    }
   }
 
   async #commitEnd(

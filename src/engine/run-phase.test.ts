@@ -36,6 +36,7 @@ running shutdown stopping
 running preempt preempting
 running end done
 finishing commit committing
+finishing park parking
 finishing cancel stopping
 finishing fail stopping
 finishing lost stopping

@@ -63,7 +63,8 @@ const STOPS = {
 /** from → event → to. A missing entry is an illegal transition. */
 export const TRANSITIONS: { readonly [P in RunPhase]: Partial<Record<RunPhaseEvent, RunPhase>> } = {
   running: { finish: 'finishing', park: 'parking', ...STOPS, preempt: 'preempting', end: 'done' },
-  finishing: { commit: 'committing', ...STOPS, end: 'done' },
+  // `park`: the agent returned but children started with onParentEnd 'wait' still run.
+  finishing: { commit: 'committing', park: 'parking', ...STOPS, end: 'done' },
   parking: { ...STOPS, end: 'done' },
   // A stop arriving while the result is being committed: the commit goes on; if it is refused, the
   // stop decides.

@@ -227,12 +227,13 @@ export interface StepOptions {
  * on replay, completed effects return their journaled result without running again.
  */
 /** What happens to a child run still running when its parent ends. */
-export type ParentEndPolicy = 'cancel' | 'detach';
+export type ParentEndPolicy = 'cancel' | 'detach' | 'wait';
 
 export interface ChildOptions {
   /**
    * `cancel` (the default): the child is cancelled, with the parent's end, in the same commit (no
-   * orphan survives a crash); `detach`: it runs on by itself.
+   * orphan survives a crash); `detach`: it runs on by itself; `wait`: the parent's end waits (it
+   * parks, `waitingReason: 'children'`) until the child has ended, then it ends with its own result.
    */
   onParentEnd?: ParentEndPolicy;
 }
@@ -270,7 +271,8 @@ export interface AgentContext {
   sleep(ms: number): Promise<void>;
   /**
    * Starts a child run and waits for its result. A child the run did not wait for is cancelled
-   * when the run ends, however it ends, unless it was started with `onParentEnd: 'detach'`.
+   * when the run ends, however it ends, unless it was started with `onParentEnd: 'detach'` (it runs
+   * on) or `'wait'` (the run's end waits for it).
    */
   child<T extends Json = Json>(
     agent: string | AgentDefinition<any, any>,

@@ -70,6 +70,7 @@ import type {
   RunChange,
   RunCommit,
   RunFilter,
+  RunTreeNode,
   StarvedInteractive,
   StarvedRequest,
   Store,
@@ -219,6 +220,10 @@ export abstract class ProcedureStore implements Store {
 
   listRuns(tenantId: string, filter: RunFilter): Promise<RunRecord[]> {
     return this.read(reads.listRuns(tenantId, filter));
+  }
+
+  listRunTree(tenantId: string, rootId: string, limit: number): Promise<RunTreeNode[]> {
+    return this.read(reads.listRunTree(tenantId, rootId, limit));
   }
 
   requestCancel(runId: string): Promise<RunRecord> {

@@ -13,6 +13,7 @@ export const SHARED_STATEMENT_NAMES = [
   'lock-run',
   'lock-key',
   'list-runs',
+  'list-run-tree', // the run tree (0031)
   'allocate-event-seqs',
   'heartbeat',
   'find-held-runs',

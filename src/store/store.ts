@@ -241,6 +241,16 @@ export interface RunFilter {
   rerunOf?: string;
 }
 
+/** How deep GET /v1/runs/:id/tree walks (children nest no deeper in practice; a bound all the same). */
+export const RUN_TREE_MAX_DEPTH = 64;
+
+/** A run in a run tree: its depth under the root (0: the root) and its parent-end policy (null: the root). */
+export interface RunTreeNode {
+  run: RunRecord;
+  depth: number;
+  onParentEnd: 'cancel' | 'detach' | 'wait' | null;
+}
+
 export interface CreateRunResult {
   run: RunRecord;
   created: boolean;
@@ -332,6 +342,11 @@ export interface Store {
   createRun(run: NewRun): Promise<CreateRunResult>;
   getRun(id: string): Promise<RunRecord | null>;
   listRuns(tenantId: string, filter: RunFilter): Promise<RunRecord[]>;
+  /**
+   * A run of the tenant and its descendants (children, theirs, ...), breadth first: at most `limit`
+   * nodes, the root first; none when the run is not the tenant's.
+   */
+  listRunTree(tenantId: string, rootId: string, limit: number): Promise<RunTreeNode[]>;
   requestCancel(runId: string): Promise<RunRecord>;
   /** Stores an input; queues the run if it is waiting for that key. */
   provideInput(runId: string, key: string, value: Json): Promise<RunRecord>;

@@ -17,6 +17,8 @@ export type {
   Run,
   RunEvent,
   RunStatus,
+  RunTree,
+  RunTreeNode,
   Step,
 } from '../../src/client/index.ts';
 export { RUN_STATUSES } from '../../src/client/index.ts';
@@ -171,6 +173,8 @@ export const runsApi = {
       ),
     ),
   get: (id: string) => signedIn(runs.get(id)),
+  /** The run and its descendants, breadth first. */
+  tree: (id: string) => signedIn(runs.tree(id)),
   steps: async (id: string) => ({ steps: await signedIn(runs.steps(id)) }),
   /** One step with its input and output whole (never truncated). */
   step: async (id: string, seq: number) => ({ step: await signedIn(runs.step(id, seq)) }),

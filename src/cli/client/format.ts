@@ -2,7 +2,7 @@
 // steps timeline and the live status line. Pure string functions: no I/O, no clocks (callers pass
 // `now`), and never a throw on a field the server left out or shaped differently; `--json` output
 // bypasses this file.
-import type { Run, RunEvent, Step, ToolOutput } from './http-client.ts';
+import type { Run, RunEvent, RunTree, Step, ToolOutput } from './http-client.ts';
 
 const CELL_MAX_CHARS = 48;
 /** The steps table's `input → output` column is cut here. */
@@ -111,6 +111,20 @@ export function formatRunTable(runs: readonly Run[]): string {
     run.endedAt === undefined ? '-' : between(run.createdAt, run.endedAt),
   ]);
   return formatTable(['ID', 'STATUS', 'AGENT', 'PRIORITY', 'CREATED', 'TOOK'], rows);
+}
+
+/** The `keel runs tree` view: one run per line, indented by depth under its parent. */
+export function formatRunTree(tree: RunTree): string {
+  const rows = tree.runs.map((run) => [
+    `${'  '.repeat(run.depth)}${run.id}`,
+    run.waitingReason === null ? run.status : `${run.status} (${run.waitingReason})`,
+    `${run.agent}@${run.agentVersion}`,
+    run.onParentEnd ?? '-',
+    formatDateTime(run.createdAt),
+    run.endedAt === null ? '-' : between(run.createdAt, run.endedAt),
+  ]);
+  const table = formatTable(['ID', 'STATUS', 'AGENT', 'ON PARENT END', 'CREATED', 'TOOK'], rows);
+  return tree.truncated ? `${table}\n… more runs below the limit (--limit)` : table;
 }
 
 function indentJson(value: unknown): string {

@@ -31,6 +31,7 @@ export type {
   RunEvent,
   RunPage,
   RunStatus,
+  RunTree,
   Step,
   ToolOutput,
 } from '../../client/index.ts';

@@ -24,6 +24,7 @@ import {
   formatOutcome,
   formatRun,
   formatRunTable,
+  formatRunTree,
   formatStatusLine,
   formatStepIo,
   formatStepTable,
@@ -77,6 +78,8 @@ commands:
                               move queued, never-started runs of a version to another one that a
                               process serves; prints how many moved and which had started
 ${LINEAGE_USAGE}
+  tree <id> [--limit <n>]     show the run and its children, theirs and so on, indented: status,
+                              agent and what each child does when its parent ends
   attempts <id>               show the run's attempts: each claim, its worker, times and how it
                               ended (a recovery after a crash is a new attempt, not a retry)
   help                        show this text
@@ -399,6 +402,16 @@ async function attempts(args: string[], io: CliIo): Promise<number> {
   return EXIT_OK;
 }
 
+async function tree(args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parse(args, { limit: { type: 'string' } });
+  const [id = ''] = expectPositionals(positionals, ['id']);
+  const limit = intFlag(values.limit, '--limit', 1);
+  const body = await connect(values, io.env).runs.tree(id, limit === undefined ? {} : { limit });
+  if (values.json) printJson(io, body);
+  else out(io, formatRunTree(body));
+  return EXIT_OK;
+}
+
 /**
  * `show <id> [--io]`: the run, then its steps table, or with --io each step in full (a preview in
  * the list is fetched whole from /steps/:seq); then every unknown execution of the run with the
@@ -446,6 +459,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
   resolve,
   migrate,
   attempts,
+  tree,
 };
 
 /**

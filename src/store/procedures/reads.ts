@@ -21,7 +21,13 @@ import {
   type RunSummaryRow,
   type TenantSummaryRow,
 } from '../run-summaries.ts';
-import type { RunFilter, StarvedInteractive, StarvedRequest } from '../store.ts';
+import {
+  RUN_TREE_MAX_DEPTH,
+  type RunFilter,
+  type RunTreeNode,
+  type StarvedInteractive,
+  type StarvedRequest,
+} from '../store.ts';
 import { toTenantUsage, type TenantUsage } from '../usage.ts';
 import { all, one, type Procedure } from './transaction.ts';
 
@@ -91,6 +97,27 @@ export function* listRuns(tenantId: string, filter: RunFilter): Procedure<RunRec
     limit: filter.limit,
     rerun_of: filter.rerunOf ?? null,
   })).map(toRun);
+}
+
+export function* listRunTree(
+  tenantId: string,
+  rootId: string,
+  limit: number,
+): Procedure<RunTreeNode[]> {
+  return (yield* all('list-run-tree', {
+    tenant_id: tenantId,
+    root_id: rootId,
+    max_depth: RUN_TREE_MAX_DEPTH,
+    limit,
+  })).map((row) => {
+    const run = toRun(row);
+    const policy = (row.on_parent_end as RunTreeNode['onParentEnd']) ?? 'cancel';
+    return {
+      run,
+      depth: Number(row.tree_depth),
+      onParentEnd: run.parentRunId === null ? null : policy,
+    };
+  });
 }
 
 export function* getInput(runId: string, key: string): Procedure<{ value: Json } | null> {

@@ -1,7 +1,7 @@
 // One run: status and counters, its lineage, its timeline with a drawer for the selected step's
 // inputs and outputs, model answers as they stream, its live event stream (fetch-based SSE,
 // resumed with Last-Event-ID), forms to answer its input waits, cancel, resolve tool executions
-// whose outcome is unknown, and rerun, reset or fork it.
+// whose outcome is unknown, rerun, reset or fork it, and its run tree (parent and children).
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { ApiError, TERMINAL, runsApi, type Run, type RunEvent } from '../api.ts';
@@ -20,6 +20,7 @@ import { useNow } from '../hooks.ts';
 import { useRunLive, type StreamingCall } from '../use-run-live.ts';
 import { InputForm, ResolveForm } from './run-actions.tsx';
 import { Lineage, RerunButton, RunActionForm, type LineageAction } from './run-lineage.tsx';
+import { RunFamily } from './run-tree.tsx';
 
 export function RunPage() {
   const { id = '' } = useParams();
@@ -215,6 +216,7 @@ export function RunPage() {
           ) : null}
         </Notice>
       ) : null}
+      <RunFamily runId={run.id} parentRunId={run.parentRunId} />
       {streaming.size > 0 ? <StreamingCalls calls={[...streaming.values()]} /> : null}
       <Panel title="Timeline" id="timeline">
         <Timeline
