@@ -10,13 +10,19 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
-import { artifact, browserUnavailable, launchBrowser, type Browser } from './support/browser.ts';
+import {
+  artifact,
+  browserUnavailable,
+  launchBrowser,
+  type Browser,
+  tenantApi,
+  UI_TIMEOUT_MS,
+} from './support/browser.ts';
 import { freePort, startKeelProcess, type KeelProcess } from './support/keel-process.ts';
 
 const AGENTS = fileURLToPath(new URL('./fixtures/dashboard-agents.ts', import.meta.url));
 const API_KEY = 'keel_browser_test_key';
 const ADMIN_KEY = 'admin_browser_test_key_0123456789';
-const UI_TIMEOUT_MS = 15_000;
 const skip = browserUnavailable();
 
 describe('web dashboard (browser)', { skip, timeout: 180_000 }, () => {
@@ -28,17 +34,7 @@ describe('web dashboard (browser)', { skip, timeout: 180_000 }, () => {
   const external: string[] = [];
   const pageErrors: string[] = [];
 
-  const api = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${keel.url}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${API_KEY}`,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    return { status: res.status, body: (await res.json()) as any };
-  };
+  const api = tenantApi(() => keel.url, API_KEY);
   const waitForApi = async (id: string, predicate: (run: any) => boolean) => {
     const deadline = Date.now() + UI_TIMEOUT_MS;
     for (;;) {

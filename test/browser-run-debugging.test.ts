@@ -12,9 +12,17 @@ import { join } from 'node:path';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
-import { artifact, browserUnavailable, launchBrowser, type Browser } from './support/browser.ts';
+import {
+  artifact,
+  browserUnavailable,
+  launchBrowser,
+  type Browser,
+  tenantApi,
+  pollFor,
+  UI_TIMEOUT_MS,
+} from './support/browser.ts';
 import { startFakeOpenAi, type FakeProviderServer } from './support/fake-openai-server.ts';
-import { freePort, startKeelProcess, type KeelProcess } from './support/keel-process.ts';
+import { startKeelProcess, type KeelProcess } from './support/keel-process.ts';
 import {
   startStreamCuttingProxy,
   type StreamCuttingProxy,
@@ -23,7 +31,6 @@ import {
 const AGENTS = fileURLToPath(new URL('./fixtures/stream-agents.ts', import.meta.url));
 const API_KEY = 'keel_debug_browser_key';
 const PROVIDER_KEY = 'sk-fake-provider-key-0123456789';
-const UI_TIMEOUT_MS = 15_000;
 const ANSWER = 'The sum is 5, computed with care.';
 /** The answer streams in 5-character pieces and stops after two ("The sum is") until released. */
 const HELD_TEXT = 'The sum is';
@@ -41,26 +48,8 @@ describe('run debugging in the dashboard (browser)', { skip, timeout: 180_000 },
   let streamedRunId: string | undefined;
   const pageErrors: string[] = [];
 
-  const api = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${keel.url}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${API_KEY}`,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    return { status: res.status, body: (await res.json()) as any };
-  };
-  const until = async <T>(what: string, probe: () => Promise<T | undefined>): Promise<T> => {
-    const deadline = Date.now() + UI_TIMEOUT_MS;
-    for (;;) {
-      const value = await probe();
-      if (value !== undefined) return value;
-      if (Date.now() > deadline) throw new Error(`never reached: ${what}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  };
+  const api = tenantApi(() => keel.url, API_KEY);
+  const until = pollFor;
   const runWhen = (id: string, predicate: (run: any) => boolean) =>
     until(`run ${id} in the expected state`, async () => {
       const { body } = await api('GET', `/v1/runs/${id}`);

@@ -11,12 +11,19 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
-import { artifact, browserUnavailable, launchBrowser, type Browser } from './support/browser.ts';
+import {
+  artifact,
+  browserUnavailable,
+  launchBrowser,
+  type Browser,
+  tenantApi,
+  pollFor,
+  UI_TIMEOUT_MS,
+} from './support/browser.ts';
 import { startKeelProcess, type KeelProcess } from './support/keel-process.ts';
 
 const AGENTS = fileURLToPath(new URL('./fixtures/orphan-agents.ts', import.meta.url));
 const API_KEY = 'keel_browser_tree_key';
-const UI_TIMEOUT_MS = 15_000;
 const skip = browserUnavailable();
 
 describe('run tree on the dashboard (browser)', { skip, timeout: 180_000 }, () => {
@@ -26,26 +33,8 @@ describe('run tree on the dashboard (browser)', { skip, timeout: 180_000 }, () =
   let page: Page;
   const pageErrors: string[] = [];
 
-  const api = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${keel.url}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${API_KEY}`,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    return { status: res.status, body: (await res.json()) as any };
-  };
-  const until = async <T>(what: string, probe: () => Promise<T | undefined>): Promise<T> => {
-    const deadline = Date.now() + UI_TIMEOUT_MS;
-    for (;;) {
-      const value = await probe();
-      if (value !== undefined) return value;
-      if (Date.now() > deadline) throw new Error(`never reached: ${what}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  };
+  const api = tenantApi(() => keel.url, API_KEY);
+  const until = pollFor;
   /** The tree as the page shows it: run id → [depth, status, policy text]. */
   const shownTree = async () =>
     page.getByTestId('tree-node').evaluateAll((nodes) =>

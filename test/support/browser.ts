@@ -71,3 +71,35 @@ export async function launchBrowser(): Promise<Browser> {
 }
 
 export const artifact = (name: string): string => join(ARTIFACTS_DIR, name);
+
+/** How long a browser test waits for the page or the API to show something. */
+export const UI_TIMEOUT_MS = 15_000;
+
+/**
+ * JSON requests to the Keel a browser test started (its URL read at each call: it is known only
+ * once Keel is up), with the tenant's key.
+ */
+export function tenantApi(url: () => string, apiKey: string) {
+  return async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${url()}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${apiKey}`,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+}
+
+/** Polls `probe` until it gives a value; fails naming `what` after UI_TIMEOUT_MS. */
+export async function pollFor<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + UI_TIMEOUT_MS;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`never reached: ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
