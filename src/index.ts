@@ -40,6 +40,7 @@ export type {
   ToolCall,
   ToolContext,
   ToolDefinition,
+  AnyToolDefinition,
   ToolEffect,
   ToolNode,
   WaitForInputOptions,

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createFreshDatabase } from './support/fresh-database.ts';
-import { freePort, startKeelProcess, startKeelRole } from './support/keel-process.ts';
+import { startKeelProcess, startKeelRole } from './support/keel-process.ts';
 import { postgresAvailable } from './support/postgres.ts';
 
 const MAIN = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));

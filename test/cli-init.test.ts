@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { freePort, startKeelProcess } from './support/keel-process.ts';
+import { startKeelProcess } from './support/keel-process.ts';
 
 const MAIN = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
 const REPO = fileURLToPath(new URL('..', import.meta.url));

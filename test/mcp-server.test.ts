@@ -11,7 +11,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { freePort, startKeelProcess } from './support/keel-process.ts';
+import { startKeelProcess } from './support/keel-process.ts';
 
 const AGENTS = fileURLToPath(new URL('./fixtures/mcp-agents.ts', import.meta.url));
 const KEY = 'mcp-server-test-key';

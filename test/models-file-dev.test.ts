@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { startFakeOpenAi } from './support/fake-openai-server.ts';
-import { freePort, startKeelProcess } from './support/keel-process.ts';
+import { startKeelProcess } from './support/keel-process.ts';
 
 const AGENTS = fileURLToPath(new URL('./fixtures/model-agents.ts', import.meta.url));
 const SECRET = 'sk-from-the-environment-0123456789';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { startFakeOpenAi } from './support/fake-openai-server.ts';
-import { freePort, startKeelProcess } from './support/keel-process.ts';
+import { startKeelProcess } from './support/keel-process.ts';
 
 const MAIN = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
 const AGENTS = fileURLToPath(new URL('./fixtures/dev-agents.ts', import.meta.url));

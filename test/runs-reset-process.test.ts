@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { runRunsCommand } from '../src/cli/client/runs-command.ts';
 import { captureCli } from './support/cli-capture.ts';
 import { startFakeOpenAi } from './support/fake-openai-server.ts';
-import { freePort, startKeelProcess } from './support/keel-process.ts';
+import { startKeelProcess } from './support/keel-process.ts';
 
 const AGENTS = fileURLToPath(new URL('./fixtures/lineage-agents.ts', import.meta.url));
 const API_KEY = 'lineage-dev-key-0123456789';

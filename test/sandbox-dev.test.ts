@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { DatabaseSync } from 'node:sqlite';
-import { freePort, startKeelProcess } from './support/keel-process.ts';
+import { startKeelProcess } from './support/keel-process.ts';
 import { skipUnless } from './support/sandbox.ts';
 
 const AGENTS = fileURLToPath(new URL('./fixtures/sandbox-agents.ts', import.meta.url));

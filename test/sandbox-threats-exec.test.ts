@@ -27,7 +27,7 @@ import { resolveLimits } from '../src/sandbox/limits.ts';
 import { NamespaceDriver } from '../src/sandbox/namespace-driver.ts';
 import { ProcessDriver } from '../src/sandbox/process-driver.ts';
 import { sweepStaleSandboxes } from '../src/sandbox/stale-sweep.ts';
-import { freePort, startKeelProcess, type KeelProcess } from './support/keel-process.ts';
+import { startKeelProcess, type KeelProcess } from './support/keel-process.ts';
 import { sandboxRoot, skipUnless } from './support/sandbox.ts';
 
 const AGENTS = fileURLToPath(new URL('./fixtures/exec-threat-agents.ts', import.meta.url));

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { runRootSpanId, runTraceId } from '../src/telemetry/run-spans.ts';
-import { freePort, startKeelProcess } from './support/keel-process.ts';
+import { startKeelProcess } from './support/keel-process.ts';
 import { client, until } from './support/telemetry.ts';
 
 const AGENTS = fileURLToPath(new URL('./fixtures/telemetry-agents.ts', import.meta.url));

@@ -15,7 +15,7 @@ import { loadAgentsForStart } from '../cli/startup-checks.ts';
 import type { KeelRuns } from '../client/keel-runs.ts';
 import { ConfigSchema, type KeelConfig } from '../config/config.ts';
 import { KeelError } from '../domain/keel-error.ts';
-import type { AgentDefinition, ModelDefinition, ToolDefinition } from '../sdk/types.ts';
+import type { AgentDefinition, AnyToolDefinition, ModelDefinition } from '../sdk/types.ts';
 import type { z } from 'zod';
 import { EmbeddedRuns } from './embedded-runs.ts';
 
@@ -31,7 +31,7 @@ export type EmbeddedConfig = Partial<z.input<typeof ConfigSchema>>;
 export interface StartKeelOptions {
   /** The agents this process serves (name and version each). */
   agents?: AgentDefinition[];
-  tools?: ReadonlyArray<ToolDefinition<any, any>>;
+  tools?: ReadonlyArray<AnyToolDefinition>;
   models?: ModelDefinition[];
   /**
    * Instead of (or besides) values: a module exporting agents, tools and models, loaded as

@@ -100,6 +100,9 @@ export interface ToolNode {
   sandboxManager(): SandboxManager | undefined;
 }
 
+/** A tool of any input and output type, where a list of tools is taken (a parameter type is contravariant). */
+export type AnyToolDefinition = ToolDefinition<any, any>;
+
 export interface ToolDefinition<I = unknown, O extends Json | void = Json> {
   readonly kind: 'keel.tool';
   name: string;

@@ -22,7 +22,7 @@ import {
   submitAll,
   until,
 } from '../support/distributed.ts';
-import { freePort, startKeelProcess, startKeelRole } from '../support/keel-process.ts';
+import { startKeelProcess, startKeelRole } from '../support/keel-process.ts';
 import { postgresAvailable } from '../support/postgres.ts';
 
 const AGENTS = fileURLToPath(new URL('../fixtures/pools-agents.ts', import.meta.url));

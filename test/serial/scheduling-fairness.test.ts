@@ -21,7 +21,7 @@ import {
   submitAll,
   until,
 } from '../support/distributed.ts';
-import { freePort, startKeelProcess, startKeelRole } from '../support/keel-process.ts';
+import { startKeelProcess, startKeelRole } from '../support/keel-process.ts';
 import { postgresAvailable } from '../support/postgres.ts';
 
 const AGENTS = fileURLToPath(new URL('../fixtures/fairness-agents.ts', import.meta.url));

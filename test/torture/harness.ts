@@ -12,12 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CRASH_POINTS, type CrashPoint } from '../../src/domain/crash-points.ts';
 import { createFreshDatabase } from '../support/fresh-database.ts';
-import {
-  freePort,
-  startKeelProcess,
-  startKeelRole,
-  type KeelProcess,
-} from '../support/keel-process.ts';
+import { startKeelProcess, startKeelRole, type KeelProcess } from '../support/keel-process.ts';
 
 export const TORTURE_AGENTS = fileURLToPath(new URL('./agents.ts', import.meta.url));
 const KEY = 'torture-test-key';
