@@ -261,6 +261,21 @@ describe('run debugging in the dashboard (browser)', { skip, timeout: 180_000 },
     assert.deepEqual(pageErrors, []);
   });
 
+  test("ctx.progress: the run page shows the run's latest progress, and it follows the run", async () => {
+    const { body: created } = await api('POST', '/v1/runs', { agent: 'reporter', input: {} });
+    await runWhen(created.id, (r) => r.status === 'waiting');
+    await page.goto(`${proxy.url}/runs/${created.id}`);
+    const progress = page.getByTestId('run-progress');
+    await progress.getByText('collecting').waitFor();
+    assert.equal(
+      (await api('POST', `/v1/runs/${created.id}/input`, { key: 'go', value: true })).status,
+      202,
+    );
+    await runWhen(created.id, (r) => r.status === 'succeeded');
+    await progress.getByText('finished').waitFor();
+    assert.deepEqual(pageErrors, []);
+  });
+
   test('the step drawer shows a model call as a conversation and a tool call with its arguments and result', async (_t) => {
     assert.ok(streamedRunId !== undefined, 'needs the streamed run of the previous test');
     await page.goto(`${proxy.url}/runs/${streamedRunId}`);
