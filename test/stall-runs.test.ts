@@ -66,6 +66,24 @@ async function keelRunsGet(url: string, runId: string): Promise<string> {
   return stdout;
 }
 
+/** Polls the run until `predicate` holds of it (failing with `what` after `timeoutMs`). */
+function runWhen(
+  api: ApiClient,
+  runId: string,
+  what: string,
+  predicate: (run: any) => boolean,
+  timeoutMs: number,
+): Promise<any> {
+  return until(
+    what,
+    async () => {
+      const r = (await api.request('GET', `/v1/runs/${runId}`)).body;
+      return predicate(r) ? r : undefined;
+    },
+    timeoutMs,
+  );
+}
+
 async function submit(api: ApiClient, agent: string, input: unknown): Promise<string> {
   const r = await api.request('POST', '/v1/runs', { agent, input });
   assert.equal(r.status, 201, JSON.stringify(r.body));
@@ -80,12 +98,11 @@ test('a hung tool is shown stalled within its limit, and each onStall policy run
   const failRun = await submit(api, 'stall-fail', { key: 'f', hangOn: [1, 2, 3] });
 
   // alert: the run stays running, marked stalled with the tool call in flight.
-  const stalled = await until(
+  const stalled = await runWhen(
+    api,
+    alertRun,
     'the alert run to be marked stalled',
-    async () => {
-      const r = (await api.request('GET', `/v1/runs/${alertRun}`)).body;
-      return r.stalled !== null ? r : undefined;
-    },
+    (r) => r.stalled !== null,
     30_000,
   );
   assert.equal(stalled.status, 'running');
@@ -115,12 +132,11 @@ test('a hung tool is shown stalled within its limit, and each onStall policy run
   assert.match(metrics, /keel_runs_stalled_total\{tenant="[^"]+",policy="alert"\} [1-9]/);
 
   // retry-effect: attempt 1 is aborted when the run stalls; attempt 2 answers.
-  const retried = await until(
+  const retried = await runWhen(
+    api,
+    retryRun,
     'the retry run to end',
-    async () => {
-      const r = (await api.request('GET', `/v1/runs/${retryRun}`)).body;
-      return r.status === 'succeeded' || r.status === 'failed' ? r : undefined;
-    },
+    (r) => r.status === 'succeeded' || r.status === 'failed',
     30_000,
   );
   assert.equal(retried.status, 'succeeded', JSON.stringify(retried.error));
@@ -140,12 +156,11 @@ test('a hung tool is shown stalled within its limit, and each onStall policy run
   assert.deepEqual(attempts, ['attempt r 1', 'attempt r 2']);
 
   // fail: the run fails with the stable code.
-  const failed = await until(
+  const failed = await runWhen(
+    api,
+    failRun,
     'the fail run to end',
-    async () => {
-      const r = (await api.request('GET', `/v1/runs/${failRun}`)).body;
-      return r.status === 'failed' || r.status === 'succeeded' ? r : undefined;
-    },
+    (r) => r.status === 'failed' || r.status === 'succeeded',
     30_000,
   );
   assert.equal(failed.status, 'failed');
@@ -163,12 +178,11 @@ test('retry-effect on a side effect reconciles it: retried when not found, parke
   const asked = await submit(api, 'stall-side', { key: 's', hangOn: [1], blind: false });
   const blind = await submit(api, 'stall-side', { key: 'b', hangOn: [], blind: true });
 
-  const retried = await until(
+  const retried = await runWhen(
+    api,
+    asked,
     'the side effect with a query hook to end',
-    async () => {
-      const r = (await api.request('GET', `/v1/runs/${asked}`)).body;
-      return r.status === 'succeeded' || r.status === 'failed' ? r : undefined;
-    },
+    (r) => r.status === 'succeeded' || r.status === 'failed',
     30_000,
   );
   assert.equal(retried.status, 'succeeded', JSON.stringify(retried.error));
@@ -180,12 +194,11 @@ test('retry-effect on a side effect reconciles it: retried when not found, parke
   );
 
   // No query hook: the aborted attempt may have happened, so the run parks for an operator.
-  const parked = await until(
+  const parked = await runWhen(
+    api,
+    blind,
     'the blind side effect to park',
-    async () => {
-      const r = (await api.request('GET', `/v1/runs/${blind}`)).body;
-      return r.status === 'waiting' ? r : undefined;
-    },
+    (r) => r.status === 'waiting',
     30_000,
   );
   assert.equal(parked.waitingReason, 'unknown_side_effect');
@@ -207,12 +220,11 @@ for (const isolation of ['isolate', 'thread'] as const) {
     const { state, options } = await start(t, { KEEL_AGENT_ISOLATION: isolation });
     const api = apiClient(state.keel.url, KEY);
     const runId = await submit(api, 'progress-report', { sleepMs: 2_000 });
-    const first = await until(
+    const first = await runWhen(
+      api,
+      runId,
       'the first progress report',
-      async () => {
-        const r = (await api.request('GET', `/v1/runs/${runId}`)).body;
-        return r.progress !== null ? r : undefined;
-      },
+      (r) => r.progress !== null,
       30_000,
     );
     assert.deepEqual(first.progress.state, { phase: 'first', done: 1 });
@@ -229,20 +241,18 @@ for (const isolation of ['isolate', 'thread'] as const) {
       ['first', 'second'].includes(kept.progress?.state?.phase),
       `the report survived the restart: ${JSON.stringify(kept.progress)}`,
     );
-    const second = await until(
+    const second = await runWhen(
+      restarted,
+      runId,
       'the second progress report',
-      async () => {
-        const r = (await restarted.request('GET', `/v1/runs/${runId}`)).body;
-        return r.progress?.state?.phase === 'second' ? r : undefined;
-      },
+      (r) => r.progress?.state?.phase === 'second',
       60_000,
     );
-    const done = await until(
+    const done = await runWhen(
+      restarted,
+      runId,
       'the run to succeed',
-      async () => {
-        const r = (await restarted.request('GET', `/v1/runs/${runId}`)).body;
-        return r.status === 'succeeded' ? r : undefined;
-      },
+      (r) => r.status === 'succeeded',
       60_000,
     );
     // The replays after each sleep ran `progress({ phase: 'first' })` again: it wrote nothing.
@@ -270,23 +280,21 @@ test('on Postgres (keel server): a hung tool is shown stalled, and onStall fail 
   const api = apiClient(server.url, KEY);
   const alertRun = await submit(api, 'stall-alert', { key: 'a', hangOn: [1, 2, 3] });
   const failRun = await submit(api, 'stall-fail', { key: 'f', hangOn: [1, 2, 3] });
-  const stalled = await until(
+  const stalled = await runWhen(
+    api,
+    alertRun,
     'the alert run to be marked stalled',
-    async () => {
-      const r = (await api.request('GET', `/v1/runs/${alertRun}`)).body;
-      return r.stalled !== null ? r : undefined;
-    },
+    (r) => r.stalled !== null,
     30_000,
   );
   assert.equal(stalled.status, 'running');
   assert.equal(stalled.stalled.effect?.name, 'stall-hang');
   assert.deepEqual(stalled.progress.state, { phase: 'calling the tool' });
-  const failed = await until(
+  const failed = await runWhen(
+    api,
+    failRun,
     'the fail run to end',
-    async () => {
-      const r = (await api.request('GET', `/v1/runs/${failRun}`)).body;
-      return r.status === 'failed' || r.status === 'succeeded' ? r : undefined;
-    },
+    (r) => r.status === 'failed' || r.status === 'succeeded',
     30_000,
   );
   assert.equal(failed.error?.code, 'run_stalled');
