@@ -114,10 +114,14 @@ describe('run tree on the dashboard (browser)', { skip, timeout: 180_000 }, () =
       .locator(`[data-run-id="${childOf('wait')}"] a`)
       .click();
     await page.waitForURL((url) => url.pathname.endsWith(`/runs/${childOf('wait')}`));
-    await until('the child page’s tree', async () =>
-      (await page.getByTestId('tree-node').count()) === 4 ? true : undefined,
-    );
-    const fromChild = await shownTree();
+    // Read in one go once the child's page shows it: right after the URL changes, the parent
+    // page's panel can still be on screen, and then gone while the child's tree loads.
+    const fromChild = await until('the child page’s tree', async () => {
+      const nodes = await shownTree();
+      return nodes.length === 4 && nodes.some((n) => n.current && n.id === childOf('wait'))
+        ? nodes
+        : undefined;
+    });
     assert.equal(fromChild[0]!.id, parentId, 'the tree starts at the root');
     assert.deepEqual(
       fromChild.filter((n) => n.current).map((n) => n.id),
