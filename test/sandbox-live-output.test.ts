@@ -43,13 +43,22 @@ interface Followed {
   events: RunEvent[];
 }
 
-async function follow(runs: KeelRuns, id: string): Promise<Followed> {
+/** Follows the run to its end; `attached` settles with its first event (the follower is live). */
+function follow(runs: KeelRuns, id: string): { attached: Promise<void>; done: Promise<Followed> } {
+  let attach: () => void = () => undefined;
+  const attached = new Promise<void>((resolve) => (attach = resolve));
+  return { attached, done: collect(runs, id, attach) };
+}
+
+async function collect(runs: KeelRuns, id: string, attach: () => void): Promise<Followed> {
   const followed: Followed = { pieces: [], events: [] };
   for await (const event of runs.events(id, {
     onToolOutput: (output) =>
       followed.pieces.push({ output, eventsBefore: followed.events.length }),
-  }))
+  })) {
     followed.events.push(event);
+    attach();
+  }
   return followed;
 }
 
@@ -73,10 +82,10 @@ test('exec output streams live to HTTP and embedded followers, before its step c
   while ((await keel.runs.get(run.id)).status !== 'waiting')
     await new Promise((resolve) => setTimeout(resolve, 20));
   const followers = [follow(client.runs, run.id), follow(keel.runs, run.id)];
-  // Both followers are attached once each has the events so far (the run is parked until `go`).
-  await new Promise((resolve) => setTimeout(resolve, 500));
+  // Both followers are live once each has the run's events so far (it is parked until `go`).
+  await Promise.all(followers.map((f) => f.attached));
   await keel.runs.sendInput(run.id, 'go', true);
-  const [overHttp, embedded] = await Promise.all(followers);
+  const [overHttp, embedded] = await Promise.all(followers.map((f) => f.done));
 
   const done = await keel.runs.get(run.id);
   assert.equal(done.status, 'succeeded');
