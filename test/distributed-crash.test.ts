@@ -205,7 +205,8 @@ test('SIGKILL of a worker under load: all 500 runs finish, no committed step run
     }
   }
   for (const [key, n] of rerunByRun) {
-    const allowed = (heldAtKill.has(idOf.get(key)!) ? 1 : 0) + (lostLeases.get(idOf.get(key)!)?.size ?? 0);
+    const allowed =
+      (heldAtKill.has(idOf.get(key)!) ? 1 : 0) + (lostLeases.get(idOf.get(key)!)?.size ?? 0);
     assert.ok(
       n <= Math.max(1, allowed),
       `run ${key}: ${n} steps ran twice; only one in flight at each lost lease may`,

@@ -385,6 +385,7 @@ export async function startRuntimeWith(
     pools,
     preemptAfterMs: config.preemptAfterMs,
     ...(config.toolTimeoutMs > 0 ? { toolTimeoutMs: config.toolTimeoutMs } : {}),
+    cancelGraceMs: config.cancelGraceMs,
     log: runScopedLog(log),
     toolNode: { dataDir: sandboxes.dataDir, sandboxManager: () => sandboxes.manager() },
     mcp: new McpToolSource({ store, pool: mcpPool }),

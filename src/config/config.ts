@@ -7,6 +7,7 @@ import { KeelError } from '../domain/keel-error.ts';
 import {
   AGENT_BLOCKED_MS_DEFAULT,
   TOOL_TIMEOUT_MS_DEFAULT,
+  CANCEL_GRACE_MS_DEFAULT,
   DATA_DIR_DEFAULT,
   GROUP_COMMIT_MAX_BATCH_DEFAULT,
   GROUP_COMMIT_MAX_WAIT_MS_DEFAULT,
@@ -74,6 +75,11 @@ export const ConfigSchema = z.object({
   toolTimeoutMs: z
     .union([z.literal('off').transform(() => 0), integer(0, 86_400_000)])
     .default(TOOL_TIMEOUT_MS_DEFAULT),
+  /**
+   * On a cancel, how long tool calls in flight have after the graceful signal (SIGTERM to a
+   * sandboxed program) before they are aborted; 0: at once. An agent's `cancelGraceMs` replaces it.
+   */
+  cancelGraceMs: integer(0, 3_600_000).default(CANCEL_GRACE_MS_DEFAULT),
   agentMemoryMb: integer(16, 65_536).default(ISOLATE_MEMORY_MB_DEFAULT),
   payloadMaxBytes: integer(1024, 64 * 1024 * 1024).default(PAYLOAD_MAX_BYTES_DEFAULT),
   stepPreviewMaxBytes: integer(256, 16 * 1024 * 1024).default(STEP_PREVIEW_MAX_BYTES_DEFAULT),
@@ -203,6 +209,7 @@ export const ENV_VARS = {
   KEEL_AGENT_ISOLATES: 'agentIsolates',
   KEEL_AGENT_BLOCKED_MS: 'agentBlockedMs',
   KEEL_TOOL_TIMEOUT_MS: 'toolTimeoutMs',
+  KEEL_CANCEL_GRACE_MS: 'cancelGraceMs',
   KEEL_AGENT_MEMORY_MB: 'agentMemoryMb',
   KEEL_PAYLOAD_MAX_BYTES: 'payloadMaxBytes',
   KEEL_STEP_PREVIEW_MAX_BYTES: 'stepPreviewMaxBytes',
@@ -272,6 +279,8 @@ export const ENV_VAR_DESCRIPTIONS = {
     'A turn of agent code holding its isolate longer than this ends the run with `agent_blocked` (per agent: `defineAgent({ blockedAfterMs })`).',
   KEEL_TOOL_TIMEOUT_MS:
     "The timeout of each attempt of a tool that declares no `timeoutMs` (it then fails with `tool_timeout`, retried under the tool's rules), so a hung tool cannot hold its run for ever; `off` or 0: none.",
+  KEEL_CANCEL_GRACE_MS:
+    "On a cancel, how long a run's tool calls in flight have after the graceful signal (`stopping`; SIGTERM to a sandboxed program) before they are aborted and their sandboxes killed; 0: at once. An agent's `cancelGraceMs` replaces it.",
   KEEL_AGENT_MEMORY_MB:
     'Heap limit of each isolate; beyond it the run that was running fails with `agent_oom`.',
   KEEL_PAYLOAD_MAX_BYTES: 'Largest request body; above it the API answers `413 payload_too_large`.',

@@ -43,6 +43,11 @@ export const PREEMPT_AFTER_MS_DEFAULT = 2_000;
 export const AGENT_BLOCKED_MS_DEFAULT = 2_000;
 /** Each attempt of a tool that declares no timeout is bounded by this (KEEL_TOOL_TIMEOUT_MS). */
 export const TOOL_TIMEOUT_MS_DEFAULT = 600_000;
+/**
+ * On a cancel, tool calls in flight have this long after the graceful signal before they are
+ * aborted (KEEL_CANCEL_GRACE_MS).
+ */
+export const CANCEL_GRACE_MS_DEFAULT = 5_000;
 /** Heap limit of each agent isolate, in MiB (KEEL_AGENT_MEMORY_MB). */
 export const ISOLATE_MEMORY_MB_DEFAULT = 512;
 

@@ -307,7 +307,7 @@ async function step(
             error: serializeError(error, 'step_failed') as unknown as Json,
           },
         });
-        await backoff(decision.delayMs, x.abort.signal, x.clock);
+        await backoff(decision.delayMs, x.stopping.signal, x.clock);
       }
     }
     crashPoint('execute.before-commit');
@@ -388,7 +388,7 @@ async function model(
       try {
         const pinned = x.effects.modelPins.get(request.model);
         call = await deps.gateway.call(request, {
-          signal: x.abort.signal,
+          signal: x.stopping.signal,
           tenantId: x.run.tenantId,
           priority: x.run.priority,
           runOrder: runOrderOf(x.run),

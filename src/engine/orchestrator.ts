@@ -69,6 +69,11 @@ export interface OrchestratorOptions {
   toolNode?: ToolNode;
   /** The timeout of a tool call whose tool declares none, in ms (KEEL_TOOL_TIMEOUT_MS). */
   toolTimeoutMs?: number;
+  /**
+   * On a cancel, how long tool calls in flight have after the graceful signal before they are
+   * aborted (KEEL_CANCEL_GRACE_MS); an agent's `cancelGraceMs` replaces it.
+   */
+  cancelGraceMs?: number;
   /** Resolves calls of MCP tools (`mcp.<server>.<tool>`); default: none (they fail, typed). */
   mcp?: McpToolResolver;
   /**
@@ -90,6 +95,7 @@ export class Orchestrator {
   readonly #gateway: ModelGateway;
   readonly #toolNode: ToolNode;
   readonly #toolTimeoutMs: number | undefined;
+  readonly #cancelGraceMs: number | undefined;
   readonly #mcp: McpToolResolver | undefined;
   readonly #leaseTtlMs: number;
   readonly #maxActive: number;
@@ -145,6 +151,7 @@ export class Orchestrator {
     this.#gateway = options.gateway;
     this.#toolNode = options.toolNode ?? DETACHED_TOOL_NODE;
     this.#toolTimeoutMs = options.toolTimeoutMs;
+    this.#cancelGraceMs = options.cancelGraceMs;
     this.#mcp = options.mcp;
     this.owner = options.owner ?? `worker-${randomUUID()}`;
     this.#leaseTtlMs = options.leaseTtlMs ?? LEASE_TTL_MS_DEFAULT;
@@ -510,6 +517,7 @@ export class Orchestrator {
           if (this.#probation.has(x) || x === this.#solo) this.#claimProbation();
         },
         ...(this.#poisonAfter !== undefined ? { poisonAfterLeaseLosses: this.#poisonAfter } : {}),
+        ...(this.#cancelGraceMs !== undefined ? { cancelGraceMs: this.#cancelGraceMs } : {}),
       },
       this.#clock,
     );

@@ -4,7 +4,7 @@
 // budget, lost lease). It never outlives its lease. Its lifecycle is the phase table of
 // run-phase.ts, changed only from the actual phase; the journal it replays is a JournalCursor;
 // effect code reaches it only through the RunPort it implements.
-import { POISON_LEASE_LOSSES_DEFAULT } from '../config/defaults.ts';
+import { CANCEL_GRACE_MS_DEFAULT, POISON_LEASE_LOSSES_DEFAULT } from '../config/defaults.ts';
 import { SYSTEM_CLOCK, type Clock, type ClockTimer } from '../domain/clock.ts';
 import { KeelError, isKeelError, serializeError } from '../domain/keel-error.ts';
 import { checkAgentOutput } from './agent-contract.ts';
@@ -81,6 +81,17 @@ export interface ExecutionHooks {
   toolFor?: ToolLookup;
   /** The run started (true) or stopped (false) having an effect queued in a resource pool. */
   onPoolWait?(execution: RunExecution, waiting: boolean): void;
+  /** The node's grace period for a cancel (KEEL_CANCEL_GRACE_MS); an agent's own replaces it. */
+  cancelGraceMs?: number;
+}
+
+/** How a cancel ended the tool calls in flight: recorded on the `run.cancelled` event. */
+interface Termination {
+  graceMs: number;
+  /** Tool calls in flight when the graceful signal went out. */
+  signalled: Array<{ seq: number; tool: string }>;
+  /** Those still in flight when the grace ran out: aborted (their sandboxes killed). */
+  forced: Array<{ seq: number; tool: string }>;
 }
 
 export class RunExecution implements RunPort {
@@ -90,6 +101,7 @@ export class RunExecution implements RunPort {
   readonly agent: AgentDefinition | undefined;
   readonly random: SeededRandom;
   readonly abort = new AbortController();
+  readonly stopping = new AbortController();
   readonly effects: EffectState = newEffectState();
   run: RunRecord;
   counters: RunCounters;
@@ -117,6 +129,8 @@ export class RunExecution implements RunPort {
    */
   #lateWrites: JournalWrite[] = [];
   #finalizeAttempts = 0;
+  /** Set by a cancel that gave tool calls in flight a grace period. */
+  #termination: Termination | undefined;
   #staleChecks = 0;
   /**
    * A park check is queued for the next turn (coalesces the checks of effects settling in one
@@ -495,6 +509,12 @@ export class RunExecution implements RunPort {
     for (const seq of seqs) {
       this.#abandoned.add(seq);
       this.#waits.delete(seq);
+      // A losing tool call in flight gets its graceful signal (a sandboxed program SIGTERM): it
+      // may end early, and what it returns is journaled and ignored. It is never aborted: a side
+      // effect cut off would leave its outcome unknown.
+      this.effects.toolAttempts
+        .get(seq)
+        ?.stopping.abort(new KeelError('cancelled', `position ${seq} lost a fan-in`));
     }
   }
 
@@ -561,8 +581,7 @@ export class RunExecution implements RunPort {
         { runId: this.runId, error: String(error) },
       );
       this.#stop ??= { kind: 'lost' };
-      if (!this.abort.signal.aborted)
-        this.abort.abort(new KeelError('store_busy', 'the store is unavailable'));
+      this.#abortAll(new KeelError('store_busy', 'the store is unavailable'));
       this.#end({ status: 'lost' });
       return new Promise<never>(() => {});
     }
@@ -583,13 +602,66 @@ export class RunExecution implements RunPort {
     this.#stop = reason;
     // A preempted run refuses new effects only: those in flight finish and commit, so their work is
     // kept.
-    if (reason.kind !== 'preempt')
-      this.abort.abort(
+    if (reason.kind !== 'preempt') {
+      const error =
         reason.kind === 'fail'
           ? reason.error
-          : new KeelError('cancelled', `run ${this.runId} stopped: ${reason.kind}`),
-      );
+          : new KeelError('cancelled', `run ${this.runId} stopped: ${reason.kind}`);
+      // A cancel with tool calls in flight signals them first and aborts them after the grace
+      // (#afterStop); any other stop aborts at once.
+      if (
+        reason.kind === 'cancel' &&
+        this.#cancelGraceMs() > 0 &&
+        this.effects.toolAttempts.size > 0
+      )
+        this.#signalStopping(error);
+      else this.#abortAll(error);
+    }
     void this.#afterStop(reason);
+  }
+
+  #cancelGraceMs(): number {
+    return this.agent?.cancelGraceMs ?? this.#hooks.cancelGraceMs ?? CANCEL_GRACE_MS_DEFAULT;
+  }
+
+  /** The graceful signal alone: tool calls wrap up, model calls and backoffs give up. */
+  #signalStopping(reason: unknown): void {
+    if (this.stopping.signal.aborted) return;
+    this.#termination = {
+      graceMs: this.#cancelGraceMs(),
+      signalled: [...this.effects.toolAttempts.values()].map((a) => ({ seq: a.seq, tool: a.name })),
+      forced: [],
+    };
+    this.stopping.abort(reason);
+  }
+
+  /** Both signals: everything in flight gives up now. */
+  #abortAll(reason: unknown): void {
+    if (!this.stopping.signal.aborted) this.stopping.abort(reason);
+    if (!this.abort.signal.aborted) this.abort.abort(reason);
+  }
+
+  /**
+   * A cancel's grace period: tool calls that heard the graceful signal have until it ends to
+   * settle; those still in flight then are aborted (the forced phase, recorded on the
+   * `run.cancelled` event).
+   */
+  async #escalate(): Promise<void> {
+    const termination = this.#termination;
+    if (termination !== undefined && !this.abort.signal.aborted) {
+      await this.#inflight.idle(termination.graceMs);
+      termination.forced = [...this.effects.toolAttempts.values()].map((a) => ({
+        seq: a.seq,
+        tool: a.name,
+      }));
+      if (termination.forced.length > 0)
+        this.#hooks.log('info', 'cancel grace ran out; aborting tool calls in flight', {
+          runId: this.runId,
+          graceMs: termination.graceMs,
+          tools: termination.forced.map((f) => f.tool),
+        });
+    }
+    this.#abortAll(new KeelError('cancelled', `run ${this.runId} stopped: cancel`));
   }
 
   async #afterStop(reason: StopReason): Promise<void> {
@@ -600,6 +672,7 @@ export class RunExecution implements RunPort {
       await this.store.releaseLeases(this.run.leaseOwner ?? '', [this.runId]).catch(() => {});
       return this.#end({ status: 'released' });
     }
+    if (reason.kind === 'cancel') await this.#escalate();
     await this.#inflight.idle(STOP_GRACE_MS);
     if (reason.kind === 'fail') return this.#commitEnd('failed', { error: reason.error.toJSON() });
     return this.#commitEnd('cancelled', {});
@@ -617,8 +690,7 @@ export class RunExecution implements RunPort {
     if (this.#phase !== 'preempting') return; // a cancel or a shutdown took over meanwhile
     this.#to('yield');
     this.#clearTimers();
-    if (!this.abort.signal.aborted)
-      this.abort.abort(new KeelError('run_preempted', `run ${this.runId} was preempted`));
+    this.#abortAll(new KeelError('run_preempted', `run ${this.runId} was preempted`));
     const discardedMs = Math.round(performance.now() - (this.#lastCommitAt ?? this.#startedAt));
     try {
       const status = runTransition(this.#runStatus, 'preempt');
@@ -748,6 +820,8 @@ export class RunExecution implements RunPort {
       if (fields.error !== undefined) eventData.error = fields.error as unknown as Json;
       if (outcome !== null) eventData.outcome = outcome;
       if (compensation !== null) eventData.compensation = compensation as unknown as Json;
+      if (status === 'cancelled' && this.#termination !== undefined)
+        eventData.termination = this.#termination as unknown as Json;
       await this.commit({
         journal,
         run: {
@@ -869,8 +943,7 @@ export class RunExecution implements RunPort {
           runId: this.runId,
         });
         this.#stop ??= { kind: 'lost' };
-        if (!this.abort.signal.aborted)
-          this.abort.abort(new KeelError('stale_write', 'lease lost'));
+        this.#abortAll(new KeelError('stale_write', 'lease lost'));
         return this.#end({ status: 'lost' });
       }
       this.#runStatus = current.status;
@@ -900,8 +973,7 @@ export class RunExecution implements RunPort {
   #cancelPreempted(andStop = false): void {
     this.#to('cancel');
     this.#stop = { kind: 'cancel' };
-    if (!this.abort.signal.aborted)
-      this.abort.abort(new KeelError('cancelled', `run ${this.runId} stopped: cancel`));
+    this.#abortAll(new KeelError('cancelled', `run ${this.runId} stopped: cancel`));
     if (andStop) void this.#afterStop(this.#stop);
   }
 
@@ -941,7 +1013,7 @@ export class RunExecution implements RunPort {
     this.#to('end');
     this.#clearTimers();
     this.#watch.close();
-    if (!this.abort.signal.aborted) this.abort.abort(new KeelError('cancelled', 'execution ended'));
+    this.#abortAll(new KeelError('cancelled', 'execution ended'));
     this.#hooks.onDone(this, outcome);
   }
 }

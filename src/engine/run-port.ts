@@ -37,12 +37,16 @@ export type StopReason =
    */
   | { kind: 'preempt'; waitedMs: number };
 
-/** A tool attempt in flight, as the stall watch sees it: what it aborts under `retry-effect`. */
+/**
+ * A tool attempt in flight: what the stall watch aborts under `retry-effect` (`abort`), and what a
+ * lost fan-in asks to wrap up (`stopping`, the attempt's own graceful signal).
+ */
 export interface ToolAttempt {
   seq: number;
   name: string;
   attempt: number;
   abort: AbortController;
+  stopping: AbortController;
 }
 
 /**
@@ -92,8 +96,17 @@ export interface RunPort {
   readonly clock: Clock;
   /** The run's seeded randomness (ctx.random, ctx.uuid): the same sequence on every replay. */
   readonly random: SeededRandom;
-  /** Aborted when the run stops or ends: effects in flight give up. */
+  /**
+   * Aborted when the run stops or ends: effects in flight give up. A cancel fires it only after the
+   * grace period (`cancelGraceMs`), when tool calls are in flight; `stopping` fires first.
+   */
   readonly abort: AbortController;
+  /**
+   * Aborted as soon as the run is stopping, before `abort` (and whenever `abort` is): the graceful
+   * signal. Tool calls get it to wrap up (a sandboxed program gets SIGTERM); model calls and
+   * backoff sleeps, with nothing to wrap up, give up on it at once.
+   */
+  readonly stopping: AbortController;
   readonly retryBudget: RetryBudget;
   readonly effects: EffectState;
   /** Steps dispatched but not committed yet, for the maxSteps budget. */

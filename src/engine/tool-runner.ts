@@ -208,7 +208,7 @@ async function dispatch(
             tenantId: x.run.tenantId,
             priority: x.run.priority,
             run: runOrderOf(x.run),
-            signal: x.abort.signal,
+            signal: x.stopping.signal,
             onQueued: () => (left = poolWaitReporter(x, base.seq)(pool)),
           });
         } catch (error) {
@@ -409,7 +409,7 @@ async function attemptTool(
           error: serializeError(error, 'tool_failed') as unknown as Json,
         },
       });
-      await backoff(decision.delayMs, x.abort.signal, x.clock);
+      await backoff(decision.delayMs, x.stopping.signal, x.clock);
     }
   }
 }
@@ -463,7 +463,15 @@ async function invoke(
   if (timeoutMs !== undefined) signals.push(AbortSignal.timeout(timeoutMs));
   const signal = AbortSignal.any(signals);
   signal.throwIfAborted();
-  x.effects.toolAttempts.set(base.seq, { seq: base.seq, name: tool.name, attempt, abort: stall });
+  // A lost fan-in asks this attempt alone to wrap up (RunExecution.abandon).
+  const lost = new AbortController();
+  x.effects.toolAttempts.set(base.seq, {
+    seq: base.seq,
+    name: tool.name,
+    attempt,
+    abort: stall,
+    stopping: lost,
+  });
   x.moved();
   let onAbort: (() => void) | undefined;
   const aborted = new Promise<never>((_, reject) => {
@@ -488,6 +496,7 @@ async function invoke(
           tenantId: x.run.tenantId,
           attempt,
           signal,
+          stopping: AbortSignal.any([x.stopping.signal, lost.signal, signal]),
           node: deps.node,
           output: liveOutput(x.runId, base.seq, executionId, tool.name, attempt, deps.live),
         }),

@@ -199,6 +199,34 @@ export class Cgroup {
   }
 
   /**
+   * Sends `signal` (a graceful one: SIGTERM) once to the sandboxed program's processes: members not
+   * running as Keel's own user (the launchers and namespace entries that run as it) and, when some
+   * member is inside a pid namespace of the sandbox's own, only those inside it but its init. The
+   * tier's holders (bwrap) stay out of it: SIGTERM would end them and, through their parent-death
+   * signal, kill the program at once. `spareHolder`: the namespace's init runs a holder program of
+   * the tier's own (commands are entered beside it), spared too — its end would end the namespace.
+   */
+  signalPrograms(signal: NodeJS.Signals, options: { spareHolder?: boolean } = {}): number {
+    const members = this.pids().map((pid) => ({ pid, ...identity(pid) }));
+    const nested = members.some((m) => m.nsPids.length > 1);
+    const init = members.find((m) => m.nsPids.length > 1 && m.nsPids.at(-1) === 1)?.pid;
+    const keel = process.getuid?.();
+    let sent = 0;
+    for (const { pid, nsPids, uid, ppid } of members) {
+      if (uid === undefined || uid === keel) continue;
+      if (nested && (nsPids.length < 2 || pid === init)) continue;
+      if (options.spareHolder === true && ppid === init) continue;
+      try {
+        process.kill(pid, signal);
+        sent++;
+      } catch {
+        // already gone
+      }
+    }
+    return sent;
+  }
+
+  /**
    * Kills every member until none is left (freeze → SIGKILL all → thaw, repeated), then returns.
    */
   async killAll(): Promise<void> {
@@ -255,4 +283,28 @@ function keyed(text: string, key: string): number {
     if (name === key && value !== undefined) return Number(value);
   }
   return 0;
+}
+
+/**
+ * A process's real uid, its parent, and its pid in each pid namespace it is in, outermost first
+ * (`Uid`, `PPid` and `NSpid` in /proc/PID/status); nothing when it is gone.
+ */
+function identity(pid: number): {
+  uid: number | undefined;
+  ppid: number | undefined;
+  nsPids: number[];
+} {
+  try {
+    const lines = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n');
+    const field = (name: string) =>
+      lines
+        .find((l) => l.startsWith(`${name}:`))
+        ?.slice(name.length + 1)
+        .trim()
+        .split(/\s+/)
+        .map(Number);
+    return { uid: field('Uid')?.[0], ppid: field('PPid')?.[0], nsPids: field('NSpid') ?? [pid] };
+  } catch {
+    return { uid: undefined, ppid: undefined, nsPids: [] };
+  }
 }

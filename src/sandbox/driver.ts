@@ -56,6 +56,11 @@ export interface ExecCommand {
   deadlineMs?: number | undefined;
   signal?: AbortSignal | undefined;
   /**
+   * The graceful stop (a cancel's first phase): the program gets SIGTERM and may wrap up until
+   * `signal` kills it.
+   */
+  stopRequested?: AbortSignal | undefined;
+  /**
    * The program's stdout and stderr as they arrive (decoded text, within the output limit), for live
    * followers; the result still carries the whole captured output.
    */

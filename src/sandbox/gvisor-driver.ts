@@ -8,7 +8,7 @@
 // only in files (mode 0600, in a directory only root can enter), never on runsc's command line,
 // which every host user can read in /proc.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { KeelError } from '../domain/keel-error.ts';
@@ -221,10 +221,31 @@ class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment 
     });
   }
 
+  /**
+   * Asks the program to stop (a cancel's graceful phase): `runsc kill` with SIGTERM to every process
+   * of a one-shot container, or to the exec'd process (its pid inside the sandbox, from
+   * `pidFile`). The host processes in the cgroup are gVisor's own, and a signal to `runsc` itself
+   * is not passed on.
+   */
+  private terminate(pidFile: string | undefined): void {
+    let target: string[] = ['--all'];
+    if (pidFile !== undefined) {
+      try {
+        target = ['--pid', readFileSync(pidFile, 'utf8').trim()];
+      } catch {
+        return; // not started yet: the forced phase will end it
+      }
+    }
+    void run('/usr/bin/runsc', [...this.runsc().slice(1), 'kill', ...target, this.id, 'TERM'], {
+      env: {},
+    }).catch(() => undefined);
+  }
+
   private launchRunsc(
     argv: string[],
-    command: Pick<ExecCommand, 'stdin' | 'signal' | 'deadlineMs' | 'onOutput'>,
+    command: Pick<ExecCommand, 'stdin' | 'signal' | 'stopRequested' | 'deadlineMs' | 'onOutput'>,
     killGroupOnExit: boolean,
+    pidFile?: string,
   ): Promise<ExecResult> {
     return launch({
       argv,
@@ -233,6 +254,8 @@ class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment 
       cgroup: this.parts.cgroup,
       workspaceDir: this.workspaceDir,
       signal: command.signal,
+      stopRequested: command.stopRequested,
+      terminate: () => this.terminate(pidFile),
       onOutput: command.onOutput,
       limits: {
         ...this.spec.limits,
@@ -288,6 +311,7 @@ class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment 
     }
     if (!this.holding || this.parts.cgroup.pids().length === 0) await this.startHolder();
     const processFile = join(this.bundleDir, `exec-${++this.execs}.json`);
+    const pidFile = join(this.bundleDir, `exec-${this.execs}.pid`);
     writeFileSync(processFile, JSON.stringify(this.processSpec(command.argv, env)), {
       mode: SPEC_FILE_MODE,
       flag: 'wx',
@@ -295,12 +319,22 @@ class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment 
     let result: ExecResult;
     try {
       result = await this.launchRunsc(
-        [...this.runsc(), 'exec', '--process', processFile, this.id],
+        [
+          ...this.runsc(),
+          'exec',
+          '--internal-pid-file',
+          pidFile,
+          '--process',
+          processFile,
+          this.id,
+        ],
         command,
         false,
+        pidFile,
       );
     } finally {
       rmSync(processFile, { force: true });
+      rmSync(pidFile, { force: true });
     }
     if (result.limit !== null) this.holding = false; // the limit's kill took the sentry down with the program
     return result;

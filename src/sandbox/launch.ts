@@ -29,6 +29,16 @@ export interface LaunchSpec {
    */
   killGroupOnExit: boolean;
   signal?: AbortSignal | undefined;
+  /**
+   * The graceful stop: when it fires the program gets SIGTERM (through `terminate`, or to its
+   * processes in the cgroup) and may wrap up until `signal` kills it.
+   */
+  stopRequested?: AbortSignal | undefined;
+  /**
+   * How this tier asks its program to stop (default: SIGTERM to the program's processes in the
+   * cgroup, Cgroup.signalPrograms).
+   */
+  terminate?: ((child: ChildProcess) => void) | undefined;
   /** The program's output as it arrives (what the capture keeps, never more). */
   onOutput?: OutputListener | undefined;
   /**
@@ -125,13 +135,21 @@ function watch(
     else if (now.pidsLimitHits > before.pidsLimitHits) end('pids_limit');
   }, LIMIT_POLL_MS);
   const onAbort = () => end('aborted');
+  const onStopRequested = () => {
+    if (ended !== null) return;
+    if (spec.terminate !== undefined) spec.terminate(child);
+    else spec.cgroup.signalPrograms('SIGTERM');
+  };
   spec.signal?.addEventListener('abort', onAbort, { once: true });
+  if (spec.stopRequested?.aborted) onStopRequested();
+  else spec.stopRequested?.addEventListener('abort', onStopRequested, { once: true });
   return new Promise((resolve, reject) => {
     child.once('error', reject);
     child.once('exit', (code, signal) => {
       clearTimeout(deadline);
       clearInterval(poll);
       spec.signal?.removeEventListener('abort', onAbort);
+      spec.stopRequested?.removeEventListener('abort', onStopRequested);
       void settle(child, spec).then(async () => {
         await killing; // the next command must not start while this one's kill is still sweeping the cgroup
         const after = spec.cgroup.counters();

@@ -370,6 +370,7 @@ class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironme
       cgroup: this.parts.cgroup,
       workspaceDir: this.workspaceDir,
       signal: command.signal,
+      stopRequested: command.stopRequested,
       onOutput: command.onOutput,
       limits: {
         ...this.spec.limits,
@@ -389,7 +390,14 @@ class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironme
       ...prlimitArgs(this.spec),
       ...enterArgv(this.holderPid, this.parts.uid, command.argv),
     ];
-    return launch({ ...common, argv, env: carrierEnv(env), killGroupOnExit: false });
+    return launch({
+      ...common,
+      argv,
+      env: carrierEnv(env),
+      killGroupOnExit: false,
+      // Entered beside the holder: its program must not hear the cancel (its end ends the namespace).
+      terminate: () => this.parts.cgroup.signalPrograms('SIGTERM', { spareHolder: true }),
+    });
   }
 
   /**

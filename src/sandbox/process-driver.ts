@@ -75,6 +75,7 @@ class ProcessEnvironment extends CgroupEnvironment implements SandboxEnvironment
       cgroup: this.parts.cgroup,
       workspaceDir: this.workspaceDir,
       signal: command.signal,
+      stopRequested: command.stopRequested,
       onOutput: command.onOutput,
       limits: {
         ...this.spec.limits,

@@ -54,6 +54,7 @@ export function defineAgent<I, O extends Json | void>(spec: {
   blockedAfterMs?: number;
   stallAfterMs?: number;
   onStall?: StallPolicy;
+  cancelGraceMs?: number;
   tools?: ReadonlyArray<ToolDefinition<any, any>>;
   policy?: ToolPolicy;
   mcpServers?: ReadonlyArray<McpServerSpec>;
@@ -79,6 +80,17 @@ export function defineAgent<I, O extends Json | void>(spec: {
     throw new TypeError(
       `Agent ${spec.name}: stallAfterMs must be a number of milliseconds, at least 100`,
     );
+  if (
+    spec.cancelGraceMs !== undefined &&
+    !(
+      Number.isInteger(spec.cancelGraceMs) &&
+      spec.cancelGraceMs >= 0 &&
+      spec.cancelGraceMs <= 3_600_000
+    )
+  )
+    throw new TypeError(
+      `Agent ${spec.name}: cancelGraceMs must be a whole number of milliseconds, 0 to 3,600,000`,
+    );
   if (spec.onStall !== undefined && !STALL_POLICIES.includes(spec.onStall))
     throw new TypeError(`Agent ${spec.name}: onStall must be one of ${STALL_POLICIES.join(', ')}`);
   if (spec.tools !== undefined && !spec.tools.every(isToolDefinition))
@@ -102,6 +114,7 @@ export function defineAgent<I, O extends Json | void>(spec: {
     ...(spec.blockedAfterMs === undefined ? {} : { blockedAfterMs: spec.blockedAfterMs }),
     ...(spec.stallAfterMs === undefined ? {} : { stallAfterMs: spec.stallAfterMs }),
     ...(spec.onStall === undefined ? {} : { onStall: spec.onStall }),
+    ...(spec.cancelGraceMs === undefined ? {} : { cancelGraceMs: spec.cancelGraceMs }),
     ...(spec.tools === undefined ? {} : { tools: Object.freeze([...spec.tools]) }),
     ...(mcpServers === undefined ? {} : { mcpServers: Object.freeze(mcpServers) }),
     ...(spec.input === undefined ? {} : { input: spec.input }),

@@ -72,8 +72,18 @@ export interface ToolContext {
   /** The tenant the run belongs to. */
   tenantId: string;
   attempt: number;
-  /** Aborted when the run is cancelled or the worker loses its lease. */
+  /**
+   * Aborted when the tool must give up now: the run's cancel grace ran out, the worker lost its
+   * lease, the call timed out.
+   */
   signal: AbortSignal;
+  /**
+   * Aborted first when the run is being cancelled (and whenever `signal` is): wrap up — save what
+   * is worth saving, stop children — before `signal` follows once the grace period
+   * (`cancelGraceMs`) is over. The built-in `exec` sends its program SIGTERM here. A result
+   * returned after it is still recorded. Absent where nothing can cancel (a context built by hand).
+   */
+  stopping?: AbortSignal;
   /** What the Keel node running the tool lends it: its data directory and its sandbox manager. */
   node: ToolNode;
   /**
@@ -402,6 +412,12 @@ export interface AgentDefinition<I = any, O extends Json | void = any> {
    * never watched.
    */
   readonly stallAfterMs?: number;
+  /**
+   * On a cancel, how long tool calls in flight have after the graceful signal (`stopping`; SIGTERM
+   * to a sandboxed program) before they are aborted and their sandboxes killed; 0: at once.
+   * Default: KEEL_CANCEL_GRACE_MS (5 s).
+   */
+  readonly cancelGraceMs?: number;
   /**
    * What a stall does: `alert` (default) only marks it; `retry-effect` also aborts the tool call in
    * flight (its signal) and retries it under the tool's retry rules (a side effect is reconciled,

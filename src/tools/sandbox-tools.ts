@@ -167,6 +167,7 @@ export function sandboxTools(options: SandboxToolsOptions) {
             : extra.env,
           deadlineMs: extra.deadlineMs,
           signal: ctx.signal,
+          stopRequested: ctx.stopping,
           onOutput: extra.live ? ctx.output : undefined,
         }),
       { tenantId: ctx.tenantId, executionId: ctx.executionId, snapshot: extra.snapshot ?? true },

@@ -1,0 +1,286 @@
+// A cancel escalates from graceful to forced (issue 21), on both stores and on every sandbox tier:
+// tool calls in flight first get the graceful signal (`stopping`; a sandboxed program gets SIGTERM)
+// and may wrap up, and what they return then is kept; what is still in flight when the agent's
+// `cancelGraceMs` runs out is aborted (its sandbox killed). The `run.cancelled` event records who
+// was signalled and who was forced. No timing is asserted: only what happened, and in which order.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, test, type TestContext } from 'node:test';
+import { z } from 'zod';
+import type { RunEvent, ToolOutput } from '../src/client/index.ts';
+import { startKeel, type EmbeddedKeel } from '../src/embedded/index.ts';
+import { defineAgent, defineTool } from '../src/index.ts';
+import { defineSandboxProfile } from '../src/sandbox/profile.ts';
+import type { Tier } from '../src/sandbox/tiers.ts';
+import { sandboxTools } from '../src/tools/sandbox-tools.ts';
+import { createFreshDatabase } from './support/fresh-database.ts';
+import { postgresAvailable } from './support/postgres.ts';
+import { skipUnless } from './support/sandbox.ts';
+
+/** What the in-process tools saw, in order, per run. */
+const seen = new Map<string, string[]>();
+const note = (runId: string, what: string) => seen.set(runId, [...(seen.get(runId) ?? []), what]);
+
+/** Hears the graceful signal and wraps up: returns what it saved. */
+const tidy = defineTool({
+  name: 'tidy',
+  description: 'Waits for the graceful signal, then returns what it saved',
+  effect: 'side-effect',
+  input: z.object({}),
+  run: async (_args, t) => {
+    note(t.runId, 'started');
+    await new Promise<void>((resolve) => t.stopping?.addEventListener('abort', () => resolve()));
+    note(t.runId, t.signal.aborted ? 'stopping after signal' : 'stopping');
+    return { saved: 'partial work' };
+  },
+});
+
+/** Ignores the graceful signal (notes it) and gives up only when aborted. */
+const stubborn = defineTool({
+  name: 'stubborn',
+  description: 'Ignores the graceful signal; ends only when aborted',
+  effect: 'idempotent',
+  input: z.object({}),
+  run: async (_args, t) => {
+    note(t.runId, 'started');
+    t.stopping?.addEventListener('abort', () => note(t.runId, 'stopping'));
+    await new Promise<void>((_, reject) =>
+      t.signal.addEventListener('abort', () => {
+        note(t.runId, 'signal');
+        reject(t.signal.reason);
+      }),
+    );
+  },
+});
+
+const quick = defineTool({
+  name: 'quick',
+  description: 'Answers at once',
+  effect: 'read',
+  input: z.object({}),
+  run: () => 'quick answer',
+});
+
+/** A fan-in whose loser is a tool still in flight: it is asked to wrap up, not left running. */
+const racer = defineAgent({
+  name: 'racer',
+  version: '1',
+  async run(ctx) {
+    const slow = ctx.tool(tidy, {});
+    const winner = await ctx.any([slow, ctx.tool(quick, {})]);
+    return { winner };
+  },
+});
+
+const tidyAgent = defineAgent({
+  name: 'tidy-agent',
+  version: '1',
+  cancelGraceMs: 60_000,
+  async run(ctx) {
+    return ctx.tool(tidy, {});
+  },
+});
+
+const stubbornAgent = defineAgent({
+  name: 'stubborn-agent',
+  version: '1',
+  cancelGraceMs: 300,
+  async run(ctx) {
+    return ctx.tool(stubborn, {});
+  },
+});
+
+const abruptAgent = defineAgent({
+  name: 'abrupt-agent',
+  version: '1',
+  cancelGraceMs: 0,
+  async run(ctx) {
+    return ctx.tool(stubborn, {});
+  },
+});
+
+async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>) {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+async function cancelledEvent(keel: EmbeddedKeel, id: string): Promise<RunEvent> {
+  const run = await keel.runs.wait(id, { timeoutMs: 60_000 });
+  assert.equal(run.status, 'cancelled');
+  const events = await keel.runs.listEvents(id);
+  const ended = events.find((e) => e.type === 'run.cancelled');
+  assert.ok(ended, 'a run.cancelled event');
+  return ended;
+}
+
+for (const store of ['sqlite', 'postgres'] as const) {
+  describe(`cancel escalation (${store})`, {
+    skip: store === 'postgres' && !(await postgresAvailable()),
+  }, () => {
+    async function start(t: TestContext): Promise<EmbeddedKeel> {
+      const dir = mkdtempSync(join(tmpdir(), 'keel-cancel-grace-'));
+      const db = store === 'postgres' ? await createFreshDatabase() : undefined;
+      const keel = await startKeel({
+        agents: [tidyAgent, stubbornAgent, abruptAgent, racer],
+        tools: [tidy, stubborn, quick],
+        dataDir: dir,
+        ...(db === undefined ? {} : { databaseUrl: db.url }),
+      });
+      t.after(async () => {
+        await keel.close();
+        await db?.drop();
+        rmSync(dir, { recursive: true, force: true });
+      });
+      return keel;
+    }
+
+    test('a tool that hears the graceful signal wraps up; what it returns is kept, nothing is forced', async (t) => {
+      const keel = await start(t);
+      const { id } = await keel.runs.create({ agent: 'tidy-agent' });
+      await until('the tool to start', () =>
+        seen.get(id)?.includes('started') ? true : undefined,
+      );
+      await keel.runs.cancel(id);
+      const ended = await cancelledEvent(keel, id);
+      assert.deepEqual(seen.get(id), ['started', 'stopping'], 'signalled, never aborted');
+      const termination = (ended.data as any).termination;
+      assert.equal(termination.graceMs, 60_000);
+      assert.deepEqual(
+        termination.signalled.map((s: any) => s.tool),
+        ['tidy'],
+      );
+      assert.deepEqual(termination.forced, []);
+      const [step] = await keel.runs.steps(id, { io: true });
+      assert.equal(step!.status, 'succeeded', 'the side effect’s outcome is known, not lost');
+      assert.deepEqual(step!.output, { saved: 'partial work' });
+    });
+
+    test('a tool that ignores it is aborted once the grace runs out, after the graceful signal', async (t) => {
+      const keel = await start(t);
+      const { id } = await keel.runs.create({ agent: 'stubborn-agent' });
+      await until('the tool to start', () =>
+        seen.get(id)?.includes('started') ? true : undefined,
+      );
+      await keel.runs.cancel(id);
+      const ended = await cancelledEvent(keel, id);
+      assert.deepEqual(seen.get(id), ['started', 'stopping', 'signal']);
+      const termination = (ended.data as any).termination;
+      assert.equal(termination.graceMs, 300);
+      assert.deepEqual(
+        termination.forced.map((s: any) => s.tool),
+        ['stubborn'],
+      );
+    });
+
+    test('a fan-in’s losing tool call in flight gets the graceful signal; its result is journaled and ignored', async (t) => {
+      const keel = await start(t);
+      const { id } = await keel.runs.create({ agent: 'racer' });
+      const run = await keel.runs.wait(id, { timeoutMs: 60_000 });
+      assert.equal(run.status, 'succeeded');
+      assert.deepEqual(run.result, { winner: 'quick answer' });
+      assert.deepEqual(seen.get(id), ['started', 'stopping'], 'asked to wrap up, never aborted');
+      const steps = await keel.runs.steps(id, { io: true });
+      const loser = steps.find((step) => step.name === 'tidy')!;
+      assert.equal(loser.status, 'succeeded');
+      assert.deepEqual(loser.output, { saved: 'partial work' });
+    });
+
+    test('with no grace, both signals go at once and nothing is recorded as escalated', async (t) => {
+      const keel = await start(t);
+      const { id } = await keel.runs.create({ agent: 'abrupt-agent' });
+      await until('the tool to start', () =>
+        seen.get(id)?.includes('started') ? true : undefined,
+      );
+      await keel.runs.cancel(id);
+      const ended = await cancelledEvent(keel, id);
+      assert.deepEqual([...seen.get(id)!].sort(), ['signal', 'started', 'stopping']);
+      assert.equal((ended.data as any).termination, undefined);
+    });
+  });
+}
+
+/**
+ * A sandboxed program that stops cleanly on SIGTERM (`trap`), and one that ignores it, on each
+ * tier: the first's output after the signal is in the step's result; the second is killed.
+ */
+for (const tier of ['namespace', 'gvisor', 'process'] as const satisfies readonly Tier[]) {
+  test(`${tier}: a cancelled exec gets SIGTERM first, then is killed if it is still running when the grace runs out`, {
+    skip: skipUnless(tier),
+    timeout: 180_000,
+  }, async (t) => {
+    const tools = sandboxTools({
+      profile: defineSandboxProfile({ name: `grace-${tier}`, tier, policy: 'rebuild' }),
+    });
+    const loop = 'echo ready; while :; do sleep 0.05; done';
+    const graceful = defineAgent({
+      name: 'graceful-program',
+      version: '1',
+      cancelGraceMs: 60_000,
+      async run(ctx) {
+        return ctx.tool(tools.exec, {
+          argv: ['/bin/sh', '-c', `trap 'echo got-term; exit 0' TERM; ${loop}`],
+        });
+      },
+    });
+    const deaf = defineAgent({
+      name: 'deaf-program',
+      version: '1',
+      cancelGraceMs: 500,
+      async run(ctx) {
+        return ctx.tool(tools.exec, { argv: ['/bin/sh', '-c', `trap '' TERM; ${loop}`] });
+      },
+    });
+    const dir = mkdtempSync(join(tmpdir(), `keel-cancel-${tier}-`));
+    const keel = await startKeel({
+      agents: [graceful, deaf],
+      tools: [tools.exec],
+      dataDir: dir,
+    });
+    t.after(async () => {
+      await keel.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    /** Starts the agent, cancels once its program printed `ready`, returns the ended run's exec. */
+    async function cancelWhenReady(agent: string) {
+      const { id } = await keel.runs.create({ agent });
+      const ready = new Promise<void>((resolve, reject) => {
+        void (async () => {
+          for await (const _ of keel.runs.events(id, {
+            onToolOutput: (piece: ToolOutput) => {
+              if (piece.text.includes('ready')) resolve();
+            },
+          }));
+          reject(new Error(`run ${id} ended before its program was ready`));
+        })();
+      });
+      await ready;
+      await keel.runs.cancel(id);
+      const ended = await cancelledEvent(keel, id);
+      const steps = await keel.runs.steps(id, { io: true });
+      return { termination: (ended.data as any).termination, exec: steps[0]! };
+    }
+
+    const stopped = await cancelWhenReady('graceful-program');
+    assert.deepEqual(stopped.termination.forced, [], 'it stopped within the grace');
+    assert.equal(stopped.exec.status, 'succeeded');
+    const result = stopped.exec.output as any;
+    assert.equal(result.exitCode, 0, 'its trap ran and exited 0');
+    assert.match(result.stdout, /got-term/);
+
+    const killed = await cancelWhenReady('deaf-program');
+    assert.deepEqual(
+      killed.termination.forced.map((f: any) => f.tool),
+      [killed.termination.signalled[0].tool],
+      'still running when the grace ran out: aborted',
+    );
+    assert.notEqual(killed.exec.status, 'succeeded');
+  });
+}
