@@ -74,32 +74,19 @@ const racer = defineAgent({
   },
 });
 
-const tidyAgent = defineAgent({
-  name: 'tidy-agent',
-  version: '1',
-  cancelGraceMs: 60_000,
-  async run(ctx) {
-    return ctx.tool(tidy, {});
-  },
-});
-
-const stubbornAgent = defineAgent({
-  name: 'stubborn-agent',
-  version: '1',
-  cancelGraceMs: 300,
-  async run(ctx) {
-    return ctx.tool(stubborn, {});
-  },
-});
-
-const abruptAgent = defineAgent({
-  name: 'abrupt-agent',
-  version: '1',
-  cancelGraceMs: 0,
-  async run(ctx) {
-    return ctx.tool(stubborn, {});
-  },
-});
+/** An agent that makes one call of `tool` and gives a cancel `cancelGraceMs`. */
+const oneCall = (name: string, tool: typeof tidy | typeof stubborn, cancelGraceMs: number) =>
+  defineAgent({
+    name,
+    version: '1',
+    cancelGraceMs,
+    async run(ctx) {
+      return ctx.tool(tool as typeof tidy, {});
+    },
+  });
+const tidyAgent = oneCall('tidy-agent', tidy, 60_000);
+const stubbornAgent = oneCall('stubborn-agent', stubborn, 300);
+const abruptAgent = oneCall('abrupt-agent', stubborn, 0);
 
 async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>) {
   const deadline = Date.now() + 30_000;
