@@ -130,6 +130,7 @@ test('a hung tool is shown stalled within its limit, and each onStall policy run
   assert.match(shown, /progress:\s+\{"phase":"calling the tool"\}/);
   assert.match(shown, /stalled:\s+since .* on tool stall-hang #1 \(attempt 1\), onStall alert/);
   assert.match(metrics, /keel_runs_stalled_total\{tenant="[^"]+",policy="alert"\} [1-9]/);
+  assert.match(metrics, /keel_runs_stalled\{tenant="[^"]+"\} [1-9]/, 'the gauge counts it now');
 
   // retry-effect: attempt 1 is aborted when the run stalls; attempt 2 answers.
   const retried = await runWhen(

@@ -8,6 +8,8 @@ export interface LiveRunCount {
   tenantId: string;
   status: RunStatus;
   count: number;
+  /** Of those, the ones marked stalled now (not moved for their agent's stallAfterMs). */
+  stalled: number;
 }
 
 export interface LiveMetrics {

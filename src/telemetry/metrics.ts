@@ -179,6 +179,12 @@ export function createMetrics() {
       labelNames: ['tenant', 'source', 'reason'],
       registers: r,
     }),
+    runsStalledNow: new Gauge({
+      name: 'keel_runs_stalled',
+      help: "Running runs marked stalled now (not moved for their agent's stallAfterMs), per tenant, from the store.",
+      labelNames: ['tenant'],
+      registers: r,
+    }),
     tenantRuns: new Gauge({
       name: 'keel_tenant_runs',
       help: 'Live runs per tenant and state (queued, running, waiting, cancelling), from the store.',

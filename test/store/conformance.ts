@@ -766,10 +766,28 @@ export function storeConformance(factory: StoreFactory): void {
           ],
         });
         assert.equal((await store.liveMetrics(Date.now())).unknownExecutions, 1);
+        const stalledOf = async () =>
+          (await store.liveMetrics(Date.now())).runs.map((r) => [r.status, r.stalled]);
+        assert.deepEqual(
+          (await stalledOf()).filter(([, n]) => n !== 0),
+          [],
+          'none stalled yet',
+        );
         await store.commit({
           runId: first.id,
           leaseToken: claimed!.leaseToken,
           expectedStateVersion: claimed!.stateVersion + 1,
+          run: { stalled: { since: Date.now(), effect: null, policy: 'alert' } },
+        });
+        assert.deepEqual(
+          (await stalledOf()).filter(([, n]) => n !== 0),
+          [['running', 1]],
+          'the stalled run is counted',
+        );
+        await store.commit({
+          runId: first.id,
+          leaseToken: claimed!.leaseToken,
+          expectedStateVersion: claimed!.stateVersion + 2,
           run: {
             status: 'failed',
             releaseLease: true,

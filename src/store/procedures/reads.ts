@@ -160,6 +160,7 @@ export function* liveMetrics(now: number): Procedure<LiveMetrics> {
       tenantId: String(r.tenant_id),
       status: r.status as RunStatus,
       count: Number(r.runs),
+      stalled: Number(r.stalled ?? 0),
     })),
     claimable: Number(queue?.depth ?? 0),
     oldestClaimableSince:
