@@ -320,7 +320,8 @@ export class Telemetry {
       // Tenants seen before report 0 rather than vanish, so "no running runs" is a value, not a
       // gap.
       const stalled = new Map<string, number>();
-      for (const r of live.runs) stalled.set(r.tenantId, (stalled.get(r.tenantId) ?? 0) + r.stalled);
+      for (const r of live.runs)
+        stalled.set(r.tenantId, (stalled.get(r.tenantId) ?? 0) + r.stalled);
       for (const tenant of this.#tenantsSeen) {
         for (const state of LIVE_STATES)
           m.tenantRuns.set({ tenant, state }, counts.get(`${tenant}\u0000${state}`) ?? 0);
