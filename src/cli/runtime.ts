@@ -292,6 +292,12 @@ export async function startRuntimeWith(
   // Processes sharing a database share their model RPM/TPM limits too (one process's own limiter is
   // exact alone).
   if (backend.rateWindows !== undefined) gateway.shareLimits(backend.rateWindows);
+  // ... and live output: a follower on this process sees a run another process executes.
+  const liveRelay = backend.openLiveRelay?.();
+  if (liveRelay !== undefined) {
+    await liveRelay.start();
+    gateway.live.attachRelay(liveRelay);
+  }
   gateway.useTenantPolicy(new TenantPolicy(store)); // tenants' own RPM/TPM and daily budgets
   const registry = new AgentRegistry();
   for (const agent of agents) registry.register(agent);
@@ -499,6 +505,7 @@ export async function startRuntimeWith(
       detachStore();
       detachSandboxes();
       await stopTracing(); // flushes the spans of runs that ended during shutdown
+      await liveRelay?.close();
       await store.close();
       unlock();
     },

@@ -1,24 +1,42 @@
 // Ephemeral run events — `model.delta` token deltas, `tool.output` pieces of a tool's output —
-// fanned out in-process to whoever follows a run live (the SSE route, an embedded follower).
+// fanned out in-process to whoever follows a run live (the SSE route, an embedded follower), and
+// through a relay (src/domain/live-events.ts) to and from other processes on the same database.
 // Nothing here is durable or replayed: the final model message and the tool's result are committed
 // once by the engine; a subscriber that joins late or resumes sees only the committed events.
 // Listeners must be cheap and must not throw; a throwing listener is dropped rather than allowed to
 // break a model or tool call.
 
-export interface LiveEvent {
-  type: 'model.delta' | 'tool.output';
-  data: Record<string, unknown>;
-}
+import type { LiveEvent, LiveRelay } from '../domain/live-events.ts';
+
+export type { LiveEvent } from '../domain/live-events.ts';
 
 export class LiveDeltas {
   readonly #listeners = new Map<string, Set<(event: LiveEvent) => void>>();
+  #relay: LiveRelay | undefined;
+  /** Per followed run: ends this process's announcement to the relay. */
+  readonly #following = new Map<string, () => void>();
 
-  /** Whether anyone follows `runId` (publishers skip building events nobody reads). */
+  /**
+   * Carries events to and from other processes on the same database: events of runs followed
+   * elsewhere are sent there; events sent from elsewhere reach this process's followers.
+   */
+  attachRelay(relay: LiveRelay): void {
+    this.#relay = relay;
+    relay.onEvent((runId, event) => this.#deliver(runId, event));
+    for (const runId of this.#listeners.keys()) this.#following.set(runId, relay.follow(runId));
+  }
+
+  /** Whether anyone follows `runId`, here or elsewhere (publishers skip building events nobody reads). */
   has(runId: string): boolean {
-    return this.#listeners.has(runId);
+    return this.#listeners.has(runId) || this.#relay?.followedElsewhere(runId) === true;
   }
 
   publish(runId: string, event: LiveEvent): void {
+    this.#deliver(runId, event);
+    if (this.#relay?.followedElsewhere(runId) === true) this.#relay.send(runId, event);
+  }
+
+  #deliver(runId: string, event: LiveEvent): void {
     const set = this.#listeners.get(runId);
     if (set === undefined) return;
     for (const listener of set) {
@@ -36,11 +54,16 @@ export class LiveDeltas {
     if (set === undefined) {
       set = new Set();
       this.#listeners.set(runId, set);
+      if (this.#relay !== undefined) this.#following.set(runId, this.#relay.follow(runId));
     }
     set.add(listener);
     return () => {
       set.delete(listener);
-      if (set.size === 0) this.#listeners.delete(runId);
+      if (set.size === 0 && this.#listeners.get(runId) === set) {
+        this.#listeners.delete(runId);
+        this.#following.get(runId)?.();
+        this.#following.delete(runId);
+      }
     };
   }
 }

@@ -2,6 +2,7 @@
 // database and transactions, the artifact store and (where processes share the database) the shared
 // model rate windows, with the named capability flags callers branch on. Callers never ask which
 // database it is, only what it can do.
+import type { LiveRelay } from '../domain/live-events.ts';
 import type { ArtifactStore } from './artifact-store.ts';
 import type { RateWindows } from './rate-windows.ts';
 import type { ScheduleStore } from './schedule-store.ts';
@@ -30,6 +31,11 @@ export interface StoreBackend {
   readonly rateWindows: RateWindows | undefined;
   /** Opens an artifact store on this database (its own connection; the caller closes it). */
   openArtifacts(): ArtifactStore;
+  /**
+   * Opens the relay of live events between the processes sharing this database (its own
+   * connections; the caller starts and closes it). Absent where no other process shares it.
+   */
+  openLiveRelay?(): LiveRelay & { start(): Promise<void> };
 }
 
 /**

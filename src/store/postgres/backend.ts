@@ -1,12 +1,14 @@
 // The Postgres backend: a database shared by any number of Keel processes. Its run store and
 // schedule area share the group-commit transactions; artifacts use their own pool on the same
-// database; model rate windows are shared by every process (keel_reserve_rate).
+// database; model rate windows are shared by every process (keel_reserve_rate); live events pass
+// between processes through NOTIFY (live-relay.ts).
 import type {
   BackendCapabilities,
   BackendFactory,
   StoreBackend,
   StoreOptions,
 } from '../backend.ts';
+import { PostgresLiveRelay } from './live-relay.ts';
 import { PostgresArtifactStore } from './postgres-artifact-store.ts';
 import { PostgresStore } from './postgres-store.ts';
 import { PostgresRateWindows } from './rate-windows.ts';
@@ -35,6 +37,7 @@ export function postgresBackend(options: StoreOptions & { databaseUrl: string })
         schedules: runs.schedules,
         rateWindows: new PostgresRateWindows(runs),
         openArtifacts,
+        openLiveRelay: () => new PostgresLiveRelay(options.databaseUrl),
       };
     },
   };
