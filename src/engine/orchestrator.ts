@@ -23,6 +23,7 @@ import { newRunId } from '../domain/ids.ts';
 import { telemetry } from '../telemetry/telemetry.ts';
 import type { ToolNode } from '../sdk/types.ts';
 import { DETACHED_TOOL_NODE } from './tool-runner.ts';
+import type { DelegationIssuer } from '../domain/delegation.ts';
 
 export const CLAIM_BATCH_MAX_RUNS = 256;
 export const POLL_INTERVAL_MS_DEFAULT = 250;
@@ -69,6 +70,8 @@ export interface OrchestratorOptions {
   toolNode?: ToolNode;
   /** The timeout of a tool call whose tool declares none, in ms (KEEL_TOOL_TIMEOUT_MS). */
   toolTimeoutMs?: number;
+  /** Mints the delegated tokens of tools that declare `delegate` (ctx.delegation); absent: none. */
+  delegation?: DelegationIssuer;
   /** Resolves calls of MCP tools (`mcp.<server>.<tool>`); default: none (they fail, typed). */
   mcp?: McpToolResolver;
   /**
@@ -90,6 +93,7 @@ export class Orchestrator {
   readonly #gateway: ModelGateway;
   readonly #toolNode: ToolNode;
   readonly #toolTimeoutMs: number | undefined;
+  readonly #delegation: DelegationIssuer | undefined;
   readonly #mcp: McpToolResolver | undefined;
   readonly #leaseTtlMs: number;
   readonly #maxActive: number;
@@ -145,6 +149,7 @@ export class Orchestrator {
     this.#gateway = options.gateway;
     this.#toolNode = options.toolNode ?? DETACHED_TOOL_NODE;
     this.#toolTimeoutMs = options.toolTimeoutMs;
+    this.#delegation = options.delegation;
     this.#mcp = options.mcp;
     this.owner = options.owner ?? `worker-${randomUUID()}`;
     this.#leaseTtlMs = options.leaseTtlMs ?? LEASE_TTL_MS_DEFAULT;
@@ -529,6 +534,7 @@ export class Orchestrator {
       newRunId,
       toolNode: this.#toolNode,
       toolTimeoutMs: this.#toolTimeoutMs,
+      delegation: this.#delegation,
       mcp: this.#mcp,
     };
     void execution
