@@ -86,7 +86,7 @@ const caller = defineAgent({
 const echo = defineAgent({
   name: 'echo',
   version: '1',
-  async run(_ctx, input: unknown) {
+  async run(_ctx, input: { from: string }) {
     return input;
   },
 });

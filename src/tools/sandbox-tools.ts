@@ -224,7 +224,8 @@ export function sandboxTools(options: SandboxToolsOptions) {
       }
       const { result, manifest, cold } = await run(ctx, args.argv, {
         stdin: args.stdin,
-        env: { ...args.env, ...delegationEnv(ctx) },
+        // Only a profile that opted in passes a token on, whatever the context carries.
+        env: { ...args.env, ...(profile.delegate.length > 0 ? delegationEnv(ctx) : {}) },
         deadlineMs: args.timeoutMs,
         secrets: true,
         live: true,
