@@ -1,8 +1,10 @@
 // Writes the audit log of the API's changes: for each audited route (one table below) an entry
-// naming who (the request's key, or the platform admin: the root key or a named principal), what, on what, and the outcome (ok or the
-// error code), written before the response leaves, so a client that saw the answer finds the
-// entry. Requests no key or admin key authenticated are not entries (no tenant to file them
-// under). Never records request bodies' values: only names and ids.
+// naming who (the request's key, or the platform admin: the root key or a named principal), what,
+// on what, and the outcome (ok or the error code), written before the response leaves, so a client
+// that saw the answer finds the entry. Every request of a run's delegated token that may change
+// state is an entry too (refused ones included), under the run and its tool call. Requests no key
+// or admin key authenticated are not entries (no tenant to file them under). Never records request
+// bodies' values: only names and ids.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Actor } from '../domain/access.ts';
 import type { DelegationClaims } from '../domain/delegation.ts';
