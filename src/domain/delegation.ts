@@ -33,9 +33,13 @@ export interface DelegationClaims {
  * `ctx.delegation`: a short-lived bearer token bound to its run and the API to call with it.
  */
 export interface ToolDelegation {
-  /** `Authorization: Bearer <token>`. A secret: never log it, never put it on a command line. */
+  /**
+   * `Authorization: Bearer <token>`. A secret: never log it, never put it on a command line. Read
+   * it for each request: past half its lifetime it is a freshly minted one (a long call never
+   * holds an expired token).
+   */
   readonly token: string;
-  /** When it stops working (ms); it also stops as soon as the run ends. */
+  /** When the current token stops working (ms); every token stops as soon as the run ends. */
   readonly expiresAt: number;
   /** The Keel API's base URL (KEEL_DELEGATION_API_URL, else this process's API); undefined if none. */
   readonly apiUrl: string | undefined;

@@ -45,3 +45,22 @@ test('a key shorter than 32 bytes is refused; the issuer reads the API URL at ea
   assert.equal(issued.apiUrl, url);
   assert.deepEqual(issued.scopes, ['runs:child']);
 });
+
+test('a long tool call reads a fresh token once half of its lifetime has passed', () => {
+  let at = 50_000;
+  const tokens = new DelegatedTokens({ key: KEY, audience: 'a', ttlMs: 1_000 });
+  const delegation = delegationIssuer(
+    tokens,
+    () => undefined,
+    () => at,
+  ).issue(GRANT);
+  const first = delegation.token;
+  assert.equal(delegation.expiresAt, 51_000);
+  at = 50_400;
+  assert.equal(delegation.token, first, 'more than half its lifetime left: the same token');
+  at = 50_600;
+  const second = delegation.token;
+  assert.notEqual(second, first);
+  assert.equal(delegation.expiresAt, 51_600);
+  assert.equal(tokens.verify(second, 51_500).executionId, GRANT.executionId);
+});

@@ -171,17 +171,36 @@ function decodeKey(text: string): Buffer {
 }
 
 /**
- * The engine's issuer over these tokens: each tool call that asks gets a fresh token and the API
- * URL to use it with (`apiUrl` is read at each call: the API's address is known once it listens).
+ * The engine's issuer over these tokens: each tool call that asks gets its own credential. Its
+ * `token` is minted again once less than half its lifetime is left, so a tool running longer than
+ * the TTL reads a live token each time it calls (a leaked one still expires); `apiUrl` is read at
+ * each call too (the API's address is known once it listens).
  */
 export function delegationIssuer(
   tokens: DelegatedTokens,
   apiUrl: () => string | undefined,
+  now: () => number = Date.now,
 ): DelegationIssuer {
   return {
     issue(grant) {
-      const { token, claims } = tokens.mint(grant, Date.now());
-      return { token, expiresAt: claims.expiresAt, apiUrl: apiUrl(), scopes: claims.scopes };
+      let current = tokens.mint(grant, now());
+      const fresh = () => {
+        const at = now();
+        if (current.claims.expiresAt - at < tokens.ttlMs / 2) current = tokens.mint(grant, at);
+        return current;
+      };
+      return {
+        get token() {
+          return fresh().token;
+        },
+        get expiresAt() {
+          return fresh().claims.expiresAt;
+        },
+        get apiUrl() {
+          return apiUrl();
+        },
+        scopes: current.claims.scopes,
+      };
     },
   };
 }
