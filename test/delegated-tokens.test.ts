@@ -135,8 +135,14 @@ test('a tool’s delegated token starts a child of its run and reads its run, an
   assert.deepEqual(result.list, { status: 403, code: 'delegated_forbidden' });
   const child = await keel.waitForRun(result.child.id, (r) => r.status === 'succeeded');
   assert.equal(child.parentRunId, runId);
+  // In the run tree, detached: nothing ends it with its parent (only ctx.child children are).
   const tree = await keel.request('GET', `/v1/runs/${runId}/tree`);
-  assert.ok(JSON.stringify(tree.body).includes(result.child.id), 'the child is in the run tree');
+  const node = tree.body.runs.find((r: any) => r.id === result.child.id);
+  assert.deepEqual(
+    [node?.parentRunId, node?.depth, node?.onParentEnd],
+    [runId, 1, 'detach'],
+    JSON.stringify(tree.body),
+  );
 
   const token = delegation.token;
   // Its run and the children it started: readable.
