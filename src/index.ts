@@ -45,3 +45,4 @@ export type {
   ToolNode,
   WaitForInputOptions,
 } from './sdk/types.ts';
+export type { DelegatedScope, ToolDelegation } from './domain/delegation.ts';

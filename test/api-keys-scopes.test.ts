@@ -1,12 +1,16 @@
 // Scoped API keys over real HTTP, on SQLite and on Postgres: every route of the tenant API,
 // enumerated from the OpenAPI document (a new route cannot be forgotten), called with a key of each
 // scope and with a key of another tenant — 403 forbidden_scope for a missing scope, 404 for another
-// tenant's resources, never a 500. Then: revocation and expiry take effect at once, rotation with
-// overlap under a load of requests sees no error, and a key's last use is stamped once a minute.
+// tenant's resources, never a 500; and with a run's delegated token — 403 delegated_forbidden off
+// the few routes it may call, 404 for another tenant's run. Then: revocation and expiry take effect
+// at once, rotation with overlap under a load of requests sees no error, and a key's last use is
+// stamped once a minute.
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { ROUTE_SCOPES } from '../src/api/route-scopes.ts';
 import { SCOPES } from '../src/domain/access.ts';
+import { DELEGATED_SCOPES } from '../src/domain/delegation.ts';
+import { delegatedRouteScope } from '../src/api/delegated-auth.ts';
 import { defineAgent } from '../src/index.ts';
 import { postgresAvailable } from './support/postgres.ts';
 import { ADMIN_KEY, startKeelOn, type SchedulesKeel } from './support/schedules-keel.ts';
@@ -177,6 +181,49 @@ for (const backend of ['sqlite', 'postgres'] as const) {
         failures.push(
           `${method} ${route} by another tenant: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`,
         );
+    }
+    // The delegated principal: a token of the (live) run with every delegated scope reaches only
+    // DELEGATED_ROUTES on its own run (403 delegated_forbidden elsewhere, admin routes too), and
+    // another run, of its tenant or another, is 404.
+    const { token } = keel.delegated.mint(
+      {
+        tenantId: run.body.tenantId,
+        runId: run.body.id,
+        executionId: `${run.body.id}.0`,
+        scopes: [...DELEGATED_SCOPES],
+      },
+      Date.now(),
+    );
+    const foreignRun = await call(keel, 'POST', '/v1/runs', foreign, { agent: 'waiter' });
+    assert.equal(foreignRun.status, 201);
+    for (const [method, route] of ops) {
+      const allowed = delegatedRouteScope(method, fastifyUrl(route)) !== undefined;
+      const res = await call(keel, method, fill(route), token, sampleBody(method, route));
+      if (
+        allowed
+          ? res.status === 401 || res.status === 403 || res.status >= 500
+          : res.status !== 403 || res.body?.error?.code !== 'delegated_forbidden'
+      )
+        failures.push(
+          `${method} ${route} with a delegated token: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`,
+        );
+      if (!allowed || !route.startsWith('/v1/runs/{id}')) continue;
+      const elsewhere = await call(
+        keel,
+        method,
+        fill(route).replace(run.body.id, foreignRun.body.id),
+        token,
+        sampleBody(method, route),
+      );
+      if (elsewhere.status !== 404)
+        failures.push(
+          `${method} ${route} on another tenant's run with a delegated token: ${elsewhere.status}`,
+        );
+    }
+    for (const path of ['/v1/admin/tenants', '/metrics']) {
+      const res = await call(keel, 'GET', path, token);
+      if (res.status !== 403 || res.body?.error?.code !== 'delegated_forbidden')
+        failures.push(`GET ${path} with a delegated token: ${res.status}`);
     }
     for (const [method, route] of ops) {
       const needed = ROUTE_SCOPES[`${method} ${fastifyUrl(route)}`]!;

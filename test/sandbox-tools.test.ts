@@ -9,6 +9,7 @@ import { after, test } from 'node:test';
 import { defineSandboxProfile } from '../src/sandbox/profile.ts';
 import { runRef, SandboxManager } from '../src/sandbox/sandbox-manager.ts';
 import type { ToolContext, ToolDefinition, ToolNode } from '../src/sdk/types.ts';
+import type { ToolDelegation } from '../src/domain/delegation.ts';
 import { sandboxTools } from '../src/tools/sandbox-tools.ts';
 import { newManager, sandboxRoot, skipUnless } from './support/sandbox.ts';
 
@@ -23,6 +24,7 @@ function call<I>(
   args: unknown,
   runId: string,
   node = NODE,
+  delegation?: ToolDelegation,
 ): Promise<any> {
   const parsed = tool.input.safeParse(args);
   if (!parsed.success)
@@ -36,6 +38,7 @@ function call<I>(
     attempt: 1,
     signal: new AbortController().signal,
     node,
+    ...(delegation === undefined ? {} : { delegation }),
   };
   return Promise.resolve(tool.run(parsed.data, ctx));
 }
@@ -206,4 +209,56 @@ test('exec takes its effect class from the call, else from the profile, else sid
     'side-effect',
   );
   assert.equal(plain.exec.input.safeParse({ argv: ['ls'], effect: 'harmless' }).success, false);
+});
+
+test('exec of a profile that opts in hands its program the run’s delegated token in the environment, never on argv; others get none', {
+  skip: skipUnless('process'),
+}, async () => {
+  const delegation: ToolDelegation = {
+    token: 'kdt_sandbox-test-token.sig',
+    expiresAt: Date.now() + 60_000,
+    apiUrl: 'http://127.0.0.1:7070',
+    scopes: ['runs:read-self', 'runs:child'],
+  };
+  const opted = sandboxTools({
+    profile: defineSandboxProfile({
+      name: 'tools-delegated',
+      tier: 'process',
+      delegate: ['runs:read-self', 'runs:child'],
+    }),
+    envAllowlist: ['KEEL_RUN_TOKEN', 'GREETING'],
+  });
+  // The engine mints a token only for a tool that declares `delegate`: the profile's exec does.
+  assert.deepEqual(opted.exec.delegate, ['runs:read-self', 'runs:child']);
+  assert.equal(opted.read_file.delegate, undefined);
+  const script = 'echo "$KEEL_RUN_TOKEN|$KEEL_API_URL"; tr "\\0" " " < /proc/$$/cmdline';
+  const runId = `delegated-${process.pid}`;
+  const seen = await call(opted.exec, { argv: ['/bin/sh', '-c', script] }, runId, NODE, delegation);
+  const [env, argv] = seen.stdout.split('\n');
+  assert.equal(env, `${delegation.token}|${delegation.apiUrl}`);
+  assert.equal(argv.includes(delegation.token), false, 'the token is not on the program’s argv');
+  // A call cannot set (or replace) the token's variables, even when allowlisted.
+  await assert.rejects(
+    call(
+      opted.exec,
+      { argv: ['/bin/true'], env: { KEEL_RUN_TOKEN: 'x' } },
+      runId,
+      NODE,
+      delegation,
+    ),
+    { code: 'tool_input_invalid' },
+  );
+  // A profile that does not opt in: no token reaches its program.
+  const plain = sandboxTools({
+    profile: defineSandboxProfile({ name: 'tools-undelegated', tier: 'process' }),
+  });
+  assert.equal(plain.exec.delegate, undefined);
+  const none = await call(
+    plain.exec,
+    { argv: ['/bin/sh', '-c', 'echo "[$KEEL_RUN_TOKEN]"'] },
+    runId,
+    NODE,
+    delegation,
+  );
+  assert.equal(none.stdout, '[]\n');
 });

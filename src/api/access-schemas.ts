@@ -58,7 +58,9 @@ export const KeyIdParams = z.object({ id: PathId });
 export const TenantKeyParams = z.object({ id: PathId, keyId: PathId });
 
 export const AuditActor = z.object({
-  type: z.enum(['key', 'admin', 'system']),
+  type: z
+    .enum(['key', 'admin', 'delegated', 'system'])
+    .describe('delegated: a run’s delegated token (id: the run, name: the tool call)'),
   id: z.string().nullable(),
   name: z.string().nullable(),
 });

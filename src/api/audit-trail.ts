@@ -1,10 +1,13 @@
 // Writes the audit log of the API's changes: for each audited route (one table below) an entry
-// naming who (the request's key, or the platform admin: the root key or a named principal), what, on what, and the outcome (ok or the
-// error code), written before the response leaves, so a client that saw the answer finds the
-// entry. Requests no key or admin key authenticated are not entries (no tenant to file them
-// under). Never records request bodies' values: only names and ids.
+// naming who (the request's key, or the platform admin: the root key or a named principal), what,
+// on what, and the outcome (ok or the error code), written before the response leaves, so a client
+// that saw the answer finds the entry. Every request of a run's delegated token that may change
+// state is an entry too (refused ones included), under the run and its tool call. Requests no key
+// or admin key authenticated are not entries (no tenant to file them under). Never records request
+// bodies' values: only names and ids.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Actor } from '../domain/access.ts';
+import type { DelegationClaims } from '../domain/delegation.ts';
 import type { Store } from '../store/store.ts';
 import { adminActorOf } from './admin-auth.ts';
 import type { Identity } from './auth.ts';
@@ -151,15 +154,46 @@ export interface AuditTrailDeps {
   identityOf(request: FastifyRequest): Identity | undefined;
 }
 
+/**
+ * What a delegated token's request that may change state says (every one is audited, refused ones
+ * too): a child run it started, or the route it tried.
+ */
+function delegatedUse(method: string, url: string | undefined, claims: DelegationClaims) {
+  return (s: Seen): Described =>
+    method === 'POST' && url === '/v1/runs'
+      ? {
+          action: 'run.child_create',
+          resource: resourceAt(s, 'run', 'id'),
+          runId: claims.runId,
+          data: {
+            parentRunId: claims.runId,
+            executionId: claims.executionId,
+            agent: s.body.agent ?? null,
+          },
+        }
+      : {
+          action: 'delegated.request',
+          resource: `run:${claims.runId}`,
+          runId: claims.runId,
+          data: { route: `${method} ${url ?? '(no route)'}`, executionId: claims.executionId },
+        };
+}
+
 export function registerAuditTrail(app: FastifyInstance, deps: AuditTrailDeps): void {
   app.addHook('onSend', async (request, reply, payload) => {
-    const describe = AUDITED_ROUTES[`${request.method} ${request.routeOptions.url}`];
-    if (describe === undefined) return payload;
     const identity = deps.identityOf(request);
+    const claims = identity?.delegation;
+    const describe =
+      claims !== undefined && request.method !== 'GET' && request.method !== 'HEAD'
+        ? delegatedUse(request.method, request.routeOptions.url, claims)
+        : AUDITED_ROUTES[`${request.method} ${request.routeOptions.url}`];
+    if (describe === undefined) return payload;
     const actor: Actor | undefined =
-      identity !== undefined
-        ? { type: 'key', id: identity.key.id, name: identity.key.name }
-        : adminActorOf(request);
+      claims !== undefined
+        ? { type: 'delegated', id: claims.runId, name: claims.executionId }
+        : identity !== undefined
+          ? { type: 'key', id: identity.key.id, name: identity.key.name }
+          : adminActorOf(request);
     if (actor === undefined) return payload;
     const response = parsed(payload);
     const described = describe({

@@ -5,6 +5,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { ApiKeyRecord } from '../domain/access.ts';
+import type { DelegationClaims } from '../domain/delegation.ts';
 import { KeelError } from '../domain/keel-error.ts';
 import type { TenantRecord } from '../domain/records.ts';
 import type { Store } from '../store/store.ts';
@@ -15,10 +16,14 @@ export const KEY_LAST_USED_INTERVAL_MS = 60_000;
 /** Keys whose last stamp this process remembers; past it the oldest are forgotten (bounded). */
 const LAST_USED_REMEMBERED_KEYS_MAX = 10_000;
 
-/** Who made a request: the tenant and the key it authenticated with. */
+/**
+ * Who made a request: the tenant and the key it authenticated with; for a per-run delegated token
+ * (delegated-auth.ts), a stand-in key named after the run, and the token's claims.
+ */
 export interface Identity {
   tenant: TenantRecord;
   key: ApiKeyRecord;
+  delegation?: DelegationClaims;
 }
 
 export function hashApiKey(key: string): string {

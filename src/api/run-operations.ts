@@ -63,6 +63,8 @@ export async function submitRun(
   { store, registry }: RunOperationsDeps,
   tenant: TenantRecord,
   body: z.infer<typeof CreateRunBody>,
+  /** The run that starts this one (a delegated token's run); null: a top-level run. */
+  parentRunId: string | null = null,
 ): Promise<{ run: RunRecord; created: boolean }> {
   const agent = registry.resolve(body.agent);
   const input = (body.input ?? null) as Json;
@@ -83,6 +85,8 @@ export async function submitRun(
           priority: body.priority ?? null,
           budget: body.budget ?? null,
           metadata: body.metadata ?? null,
+          // A delegated token's child: the same key from another parent is another request.
+          ...(parentRunId !== null ? { parentRunId } : {}),
         });
   return store
     .createRun({
@@ -95,7 +99,7 @@ export async function submitRun(
       expectedFinishAt: admitted.expectedFinishAt,
       budget: body.budget ?? {},
       metadata: (body.metadata ?? null) as Record<string, Json> | null,
-      parentRunId: null,
+      parentRunId,
       idempotencyKey: body.idempotencyKey ?? null,
       requestHash,
     })

@@ -15,7 +15,9 @@ import { KeelError } from '../domain/keel-error.ts';
 import type { AgentRegistry } from '../engine/registry.ts';
 import type { TenantRecord } from '../domain/records.ts';
 import type { Store } from '../store/store.ts';
-import { authenticateKey, LastUsedStamps, type Identity } from './auth.ts';
+import { authenticateKey, bearerToken, LastUsedStamps, type Identity } from './auth.ts';
+import { admitDelegated, authenticateDelegated, refuseDelegatedAdmin } from './delegated-auth.ts';
+import { isDelegatedToken, type DelegatedTokens } from '../secrets/delegated-tokens.ts';
 import { registerAuditTrail } from './audit-trail.ts';
 import { startAuditRetention } from './audit-retention.ts';
 import { declareScope, isTenantPath, requireScope, routeScope } from './route-scopes.ts';
@@ -101,6 +103,8 @@ export interface ApiOptions {
   corsOrigins?: readonly string[];
   /** Requests a minute for a key without its own limit; default unlimited. */
   keyRequestsPerMinute?: number | undefined;
+  /** Checks per-run delegated tokens (Bearer kdt_…); absent: every such token is refused (401). */
+  delegation?: DelegatedTokens | undefined;
 }
 
 const NO_QUERY = z.strictObject({});
@@ -206,12 +210,27 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   // the route's scope: before the body is read, so a key without it learns nothing else.
   app.addHook('onRequest', async (request) => {
     const path = request.url.split('?')[0] ?? '';
+    const token = bearerToken(request);
+    const delegated = token !== undefined && isDelegatedToken(token);
+    const url = request.routeOptions.url;
     // A named platform admin's key is resolved here; the route's own check admits it.
-    if (isAdminSurface(path)) return resolveAdminPrincipal(options.store, request);
+    if (isAdminSurface(path)) {
+      if (delegated) refuseDelegatedAdmin(`${request.method} ${url ?? path}`);
+      return resolveAdminPrincipal(options.store, request);
+    }
     if (!isTenantPath(path)) return;
+    // A per-run delegated token: its run must be live, and it reaches only its own run's routes.
+    if (delegated) {
+      const identity = await authenticateDelegated(options.store, options.delegation, token);
+      (request as WithIdentity)[IDENTITY] = identity;
+      return admitDelegated(options.store, identity.delegation!, {
+        method: request.method,
+        url,
+        params: request.params,
+      });
+    }
     const identity = await authenticateKey(options.store, request, stamps);
     (request as WithIdentity)[IDENTITY] = identity;
-    const url = request.routeOptions.url;
     const scope = url === undefined ? undefined : routeScope(request.method, url);
     if (scope !== undefined) requireScope(identity, scope, `${request.method} ${url}`);
   });
@@ -240,6 +259,8 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     store: options.store,
     registry: options.registry,
     tenantOf,
+    // A run started with a delegated token is a child of the token's run.
+    parentRunOf: (request) => (request as WithIdentity)[IDENTITY]?.delegation?.runId ?? null,
     ...(options.stepPreviewMaxBytes === undefined
       ? {}
       : { stepPreviewMaxBytes: options.stepPreviewMaxBytes }),

@@ -39,6 +39,7 @@ import { attachNodeSandboxes } from '../sandbox/node-sandboxes.ts';
 import { auditEgress, auditSecretUse } from '../sandbox/egress/egress-audit.ts';
 import { EnvKeyProvider } from '../secrets/key-provider.ts';
 import { SecretVault } from '../secrets/secret-vault.ts';
+import { DelegatedTokens, delegationIssuer, delegationKey } from '../secrets/delegated-tokens.ts';
 import { StartupError } from './kit/output.ts';
 import { createSchedulesPlane, type SchedulesPlane } from '../schedules/schedules-plane.ts';
 import { observeStore } from '../telemetry/observed-store.ts';
@@ -289,6 +290,23 @@ export async function startRuntimeWith(
       'set KEEL_SECRETS_KEY to the key they were stored with (32 bytes, base64)',
     );
   }
+  // Per-run delegated tokens: signed with KEEL_DELEGATION_KEY, else with the key the deployment
+  // keeps in its store (one per database, so processes accept each other's tokens).
+  const delegatedTokens = await delegationKey(store, config.delegationKey).then(
+    (key) =>
+      new DelegatedTokens({
+        key,
+        audience: config.delegationAudience,
+        ttlMs: config.delegationTtlMs,
+      }),
+    async (error: unknown) => {
+      await store.close().catch(() => {});
+      unlock();
+      throw error;
+    },
+  );
+  /** This process's API address once it listens: where tools call back unless configured. */
+  let apiAddress: string | undefined;
   // Processes sharing a database share their model RPM/TPM limits too (one process's own limiter is
   // exact alone).
   if (backend.rateWindows !== undefined) gateway.shareLimits(backend.rateWindows);
@@ -395,6 +413,7 @@ export async function startRuntimeWith(
     log: runScopedLog(log),
     toolNode: { dataDir: sandboxes.dataDir, sandboxManager: () => sandboxes.manager() },
     mcp: new McpToolSource({ store, pool: mcpPool }),
+    delegation: delegationIssuer(delegatedTokens, () => config.delegationApiUrl ?? apiAddress),
   });
   // A store this process owns alone (the SQLite file under its lock): a dead predecessor's leases
   // are taken back at once. A shared store waits for leases to expire instead: their holders may be
@@ -472,6 +491,7 @@ export async function startRuntimeWith(
       separateAdmin: adminTarget !== undefined,
       corsOrigins: config.corsOrigins,
       keyRequestsPerMinute: config.keyRequestsPerMinute,
+      delegation: delegatedTokens,
     });
   }
   let adminListener: AdminListener | undefined;
@@ -513,6 +533,7 @@ export async function startRuntimeWith(
   if (app !== undefined) {
     try {
       running.address = await app.listen({ port: config.port, host: config.host });
+      apiAddress = running.address;
     } catch (error) {
       // Taken between the check above and now: everything started so far is stopped before the
       // start fails.

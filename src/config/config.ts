@@ -19,6 +19,8 @@ import {
   PAYLOAD_MAX_BYTES_DEFAULT,
   STEP_PREVIEW_MAX_BYTES_DEFAULT,
   AUDIT_RETENTION_DAYS_DEFAULT,
+  DELEGATION_AUDIENCE_DEFAULT,
+  DELEGATION_TTL_MS_DEFAULT,
   POISON_LEASE_LOSSES_DEFAULT,
   PORT_DEFAULT,
   PREEMPT_AFTER_MS_DEFAULT,
@@ -44,6 +46,14 @@ export const ConfigSchema = z.object({
   adminKey: z.string().min(16, 'KEEL_ADMIN_KEY must be at least 16 characters').optional(),
   /** Key-encryption key of the tenants' secrets (32 bytes, base64 or hex); src/secrets/. */
   secretsKey: z.string().min(1).optional(),
+  /** Signing key of per-run delegated tokens (32+ bytes, base64 or hex); unset: kept in the store. */
+  delegationKey: z.string().min(1).optional(),
+  /** How long a tool call's delegated token is valid, in ms (it also ends with its run). */
+  delegationTtlMs: integer(1_000, 24 * 60 * 60 * 1000).default(DELEGATION_TTL_MS_DEFAULT),
+  /** The audience delegated tokens are minted for and checked against. */
+  delegationAudience: z.string().min(1).max(200).default(DELEGATION_AUDIENCE_DEFAULT),
+  /** The API URL tools call back with their token; unset: this process's own API address. */
+  delegationApiUrl: z.string().url().optional(),
   dataDir: z.string().min(1).default(DATA_DIR_DEFAULT),
   host: z.string().min(1).default(HOST_DEFAULT),
   port: integer(0, 65535).default(PORT_DEFAULT),
@@ -195,6 +205,10 @@ export const ENV_VARS = {
   KEEL_API_KEY: 'apiKey',
   KEEL_ADMIN_KEY: 'adminKey',
   KEEL_SECRETS_KEY: 'secretsKey',
+  KEEL_DELEGATION_KEY: 'delegationKey',
+  KEEL_DELEGATION_TTL_MS: 'delegationTtlMs',
+  KEEL_DELEGATION_AUDIENCE: 'delegationAudience',
+  KEEL_DELEGATION_API_URL: 'delegationApiUrl',
   KEEL_DATA_DIR: 'dataDir',
   KEEL_HOST: 'host',
   KEEL_PORT: 'port',
@@ -253,6 +267,14 @@ export const ENV_VAR_DESCRIPTIONS = {
     'Key for `/v1/admin/*` and `GET /metrics` on the API port; admin routes answer `404 admin_disabled` while it is unset.',
   KEEL_SECRETS_KEY:
     "Key-encryption key of the tenants' secrets (`/v1/secrets`): 32 random bytes as base64 or hex (`openssl rand -base64 32`). Without it, secrets cannot be stored or used, and a start with stored secrets is refused.",
+  KEEL_DELEGATION_KEY:
+    'Signing key (HMAC-SHA256) of per-run delegated tokens: 32 random bytes as base64 or hex. Unset: the first process generates one and keeps it in the store, so every process on the same database accepts the others’ tokens.',
+  KEEL_DELEGATION_TTL_MS:
+    'How long the delegated token a tool call receives (`ctx.delegation`, `KEEL_RUN_TOKEN` in a sandbox) is valid, in ms; it is refused sooner if its run ends. Default 900000 (15 minutes).',
+  KEEL_DELEGATION_AUDIENCE:
+    'The audience delegated tokens are minted for and checked against: give each deployment its own so one’s tokens are refused by another sharing the key. Default `keel-api`.',
+  KEEL_DELEGATION_API_URL:
+    'The Keel API URL tools and sandboxed programs call back with their delegated token (`ctx.delegation.apiUrl`, `KEEL_API_URL`); unset: the address this process’s API listens on (none in `keel worker`).',
   KEEL_DATA_DIR:
     'Where the embedded store keeps `keel.db` (SQLite) and sandbox artifacts. One process per directory (a lock file enforces it). Flag: `keel dev --data`.',
   KEEL_HOST: 'Address the HTTP API listens on. Flag: `--host`.',

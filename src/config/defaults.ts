@@ -61,6 +61,10 @@ export const PAYLOAD_MAX_BYTES_DEFAULT = 1024 * 1024;
 export const STEP_PREVIEW_MAX_BYTES_DEFAULT = 8 * 1024;
 /** Days an audit log entry is kept before the hourly retention pass deletes it. */
 export const AUDIT_RETENTION_DAYS_DEFAULT = 365;
+/** How long a tool call's delegated token is valid (KEEL_DELEGATION_TTL_MS): 15 minutes. */
+export const DELEGATION_TTL_MS_DEFAULT = 15 * 60 * 1000;
+/** The audience of delegated tokens (KEEL_DELEGATION_AUDIENCE). */
+export const DELEGATION_AUDIENCE_DEFAULT = 'keel-api';
 
 /** How often the scheduler looks for schedules to fire (KEEL_SCHEDULER_TICK_MS). */
 export const SCHEDULER_TICK_MS_DEFAULT = 1_000;

@@ -49,10 +49,12 @@ export interface AdminPrincipalRecord {
 
 /**
  * Who did something: a tenant's key, a platform admin (the root key, id null, or a named
- * principal), or Keel itself.
+ * principal), a run's delegated token (id: the run, name: the tool call it was minted for), or
+ * Keel itself.
  */
 export type Actor =
   | { type: 'key'; id: string; name: string }
+  | { type: 'delegated'; id: string; name: string }
   | { type: 'admin'; id: string | null; name: string }
   | { type: 'system'; id: null; name: null };
 

@@ -357,6 +357,28 @@ export const ERROR_CODES = {
   key_expired: { status: 401, meaning: 'The API key has passed its expiry time.' },
   key_revoked: { status: 401, meaning: 'The API key was revoked.' },
   key_not_found: { status: 404, meaning: 'No API key with this id belongs to the tenant.' },
+  delegated_token_invalid: {
+    status: 401,
+    meaning: 'The delegated token is malformed or was not signed by this deployment.',
+  },
+  delegated_token_expired: {
+    status: 401,
+    meaning: 'The delegated token has passed its expiry time.',
+  },
+  delegated_token_audience: {
+    status: 401,
+    meaning: 'The delegated token was minted for another API (KEEL_DELEGATION_AUDIENCE).',
+  },
+  delegated_token_revoked: {
+    status: 401,
+    meaning:
+      'The run the delegated token speaks for has ended (or is gone): its tokens end with it.',
+  },
+  delegated_forbidden: {
+    status: 403,
+    meaning:
+      'A delegated token may only read its run, start child runs of it and read its shared space (as its scopes allow); this route is not among them.',
+  },
   secret_not_found: { status: 404, meaning: 'No secret of this name belongs to the tenant.' },
   secret_exists: {
     status: 409,

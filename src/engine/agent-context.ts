@@ -76,6 +76,7 @@ import { isMessageKey } from '../domain/messages.ts';
 import { sharedEffect } from './shared-space.ts';
 import { sharedCallName, sharedSpace } from './shared-space-ctx.ts';
 import { checkProgress } from './stall-watch.ts';
+import type { DelegationIssuer } from '../domain/delegation.ts';
 
 export interface ContextDeps {
   gateway: ModelGateway;
@@ -89,6 +90,8 @@ export interface ContextDeps {
   mcp?: McpToolResolver | undefined;
   /** The timeout of a tool call whose tool declares none, in ms (KEEL_TOOL_TIMEOUT_MS). */
   toolTimeoutMs?: number | undefined;
+  /** Mints tools' delegated tokens (ctx.delegation); absent: tools get none. */
+  delegation?: DelegationIssuer | undefined;
 }
 
 export function createAgentContext(x: RunPort, deps: ContextDeps): AgentContext {
@@ -536,6 +539,7 @@ async function callTool(
     checkBudget: () => checkStepBudget(x),
     node: deps.toolNode,
     defaultTimeoutMs: deps.toolTimeoutMs,
+    delegation: deps.delegation,
     gate: { agentPolicy: deps.registry.get(x.run.agent, x.run.agentVersion)?.policy },
     live: deps.gateway.live,
   });

@@ -23,6 +23,7 @@ import { newRunId } from '../domain/ids.ts';
 import { telemetry } from '../telemetry/telemetry.ts';
 import type { ToolNode } from '../sdk/types.ts';
 import { DETACHED_TOOL_NODE } from './tool-runner.ts';
+import type { DelegationIssuer } from '../domain/delegation.ts';
 
 export const CLAIM_BATCH_MAX_RUNS = 256;
 export const POLL_INTERVAL_MS_DEFAULT = 250;
@@ -74,6 +75,8 @@ export interface OrchestratorOptions {
    * aborted (KEEL_CANCEL_GRACE_MS); an agent's `cancelGraceMs` replaces it.
    */
   cancelGraceMs?: number;
+  /** Mints the delegated tokens of tools that declare `delegate` (ctx.delegation); absent: none. */
+  delegation?: DelegationIssuer;
   /** Resolves calls of MCP tools (`mcp.<server>.<tool>`); default: none (they fail, typed). */
   mcp?: McpToolResolver;
   /**
@@ -96,6 +99,7 @@ export class Orchestrator {
   readonly #toolNode: ToolNode;
   readonly #toolTimeoutMs: number | undefined;
   readonly #cancelGraceMs: number | undefined;
+  readonly #delegation: DelegationIssuer | undefined;
   readonly #mcp: McpToolResolver | undefined;
   readonly #leaseTtlMs: number;
   readonly #maxActive: number;
@@ -152,6 +156,7 @@ export class Orchestrator {
     this.#toolNode = options.toolNode ?? DETACHED_TOOL_NODE;
     this.#toolTimeoutMs = options.toolTimeoutMs;
     this.#cancelGraceMs = options.cancelGraceMs;
+    this.#delegation = options.delegation;
     this.#mcp = options.mcp;
     this.owner = options.owner ?? `worker-${randomUUID()}`;
     this.#leaseTtlMs = options.leaseTtlMs ?? LEASE_TTL_MS_DEFAULT;
@@ -537,6 +542,7 @@ export class Orchestrator {
       newRunId,
       toolNode: this.#toolNode,
       toolTimeoutMs: this.#toolTimeoutMs,
+      delegation: this.#delegation,
       mcp: this.#mcp,
     };
     void execution

@@ -14,6 +14,7 @@ import type { PoolRegistry } from '../scheduling/pool-registry.ts';
 import type { LiveDeltas } from '../models/live-deltas.ts';
 import type { Json, ToolContext, ToolDefinition, ToolEffect, ToolNode } from '../sdk/types.ts';
 import type { JournalEntry } from '../domain/records.ts';
+import type { DelegationIssuer, ToolDelegation } from '../domain/delegation.ts';
 import { runOrderOf } from '../domain/run-order.ts';
 import type { JournalWrite } from '../store/store.ts';
 import { crashPoint } from '../domain/crash-points.ts';
@@ -38,6 +39,8 @@ export interface ToolRunDeps {
   live?: LiveDeltas | undefined;
   /** The timeout of a tool that declares none (KEEL_TOOL_TIMEOUT_MS), in ms; absent: none. */
   defaultTimeoutMs?: number | undefined;
+  /** Mints the delegated token of a tool that declares `delegate`; absent: such tools get none. */
+  delegation?: DelegationIssuer | undefined;
 }
 
 /** The node of an engine embedded without a runtime: no data directory, no sandbox manager. */
@@ -444,6 +447,23 @@ function liveOutput(
 }
 
 /**
+ * The tool's `ctx.delegation`, minted for this attempt (a retry gets a fresh one): only for a tool
+ * that declares `delegate`, and never journaled (the context is not).
+ */
+function delegationFor(
+  x: RunPort,
+  tool: ToolDefinition<unknown, Json>,
+  executionId: string,
+  issuer: DelegationIssuer | undefined,
+): { delegation?: ToolDelegation } {
+  if (issuer === undefined || tool.delegate === undefined || tool.delegate.length === 0) return {};
+  const scopes = [...new Set(tool.delegate)];
+  return {
+    delegation: issuer.issue({ tenantId: x.run.tenantId, runId: x.runId, executionId, scopes }),
+  };
+}
+
+/**
  * One attempt, bounded by the tool's timeout and the run's abort signal (a tool that ignores its
  * signal is raced).
  */
@@ -499,6 +519,7 @@ async function invoke(
           stopping: AbortSignal.any([x.stopping.signal, lost.signal, signal]),
           node: deps.node,
           output: liveOutput(x.runId, base.seq, executionId, tool.name, attempt, deps.live),
+          ...delegationFor(x, tool, executionId, deps.delegation),
         }),
       ),
       aborted,

@@ -1,6 +1,7 @@
 // A sandbox profile: which tier, which limits, which network, which lifecycle policy, how many warm
 // sandboxes. Tools and agents name a profile; everything is validated with zod when the profile is
 // defined, not mid-run.
+import { DELEGATED_SCOPES } from '../domain/delegation.ts';
 import { z } from 'zod';
 import { SecretHeaderSchema, SecretRef } from '../domain/secrets.ts';
 import { ImageSpecSchema } from './images/image-spec.ts';
@@ -69,6 +70,13 @@ const ProfileFields = z.object({
       env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,255}$/), SecretRef).default({}),
     })
     .default({ env: {} }),
+  /**
+   * Per-run delegated token for `exec`'s programs: with scopes here (`runs:read-self`,
+   * `runs:child`, `artifacts`), each `exec` sets KEEL_RUN_TOKEN (a short-lived token bound to the
+   * run) and KEEL_API_URL, never on a command line; the program reaches the API only if `network`
+   * allows its host. Empty (default): no token.
+   */
+  delegate: z.array(z.enum(DELEGATED_SCOPES)).max(DELEGATED_SCOPES.length).default([]),
   /**
    * The effect class of the built-in `exec` on this profile when a call declares none: what a
    * crash mid-command may do. `side-effect` (default) parks the run as `unknown` for an operator;

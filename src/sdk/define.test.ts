@@ -70,4 +70,9 @@ test('a policy, a risk or a cost that cannot apply fails when the module loads, 
   assert.throws(() => tool({ risk: 'huge' }), /risk must be one of low, medium, high, critical/);
   assert.throws(() => tool({ cost: -1 }), /cost must be a non-negative number or a function/);
   assert.equal(tool({ risk: 'high', cost: 0.5 }).risk, 'high');
+  assert.throws(
+    () => tool({ delegate: ['admin'] }),
+    /delegate must list scopes among runs:read-self/,
+  );
+  assert.deepEqual(tool({ delegate: ['runs:child'] }).delegate, ['runs:child']);
 });

@@ -16,6 +16,7 @@ import type {
 } from './types.ts';
 import { parseMcpServerConfig } from './mcp-server-config.ts';
 import { STALL_POLICIES, type StallPolicy } from '../domain/records.ts';
+import { DELEGATED_SCOPES, isDelegatedScope } from '../domain/delegation.ts';
 
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -221,6 +222,13 @@ export function defineTool<I, O extends Json | void>(
     !(Number.isFinite(spec.cost) && spec.cost >= 0)
   )
     throw new TypeError(`Tool ${spec.name}: cost must be a non-negative number or a function`);
+  if (
+    spec.delegate !== undefined &&
+    (!Array.isArray(spec.delegate) || !spec.delegate.every(isDelegatedScope))
+  )
+    throw new TypeError(
+      `Tool ${spec.name}: delegate must list scopes among ${DELEGATED_SCOPES.join(', ')}`,
+    );
   const tool = Object.freeze({ ...spec, kind: 'keel.tool' as const });
   if (flags[REDEFINING_KEY] === true || !definedTools.has(tool.name))
     definedTools.set(tool.name, tool as ToolDefinition<unknown, Json>);

@@ -5,6 +5,7 @@ import type { Json } from '../domain/json.ts';
 import type { MessageEnvelope } from '../domain/messages.ts';
 import type { StallPolicy } from '../domain/records.ts';
 import type { RiskLevel, ToolPolicy } from '../domain/tool-policy.ts';
+import type { DelegatedScope, ToolDelegation } from '../domain/delegation.ts';
 // Type only: the SDK names the sandbox manager tools receive, and loads no sandbox code.
 import type { SandboxManager } from '../sandbox/sandbox-manager.ts';
 
@@ -93,6 +94,17 @@ export interface ToolContext {
    * Absent where nothing can follow (a context built by hand).
    */
   output?: (stream: 'stdout' | 'stderr', text: string) => void;
+  /**
+   * A short-lived token to call Keel back on this run's behalf (start a child run, read the run and
+   * its shared space), for a tool that declares `delegate`: never a tenant key. It stops working at
+   * `expiresAt` or as soon as the run ends. Absent when the tool declares no `delegate` or the
+   * runtime has no delegation (an engine embedded without one).
+   * @example
+   * await fetch(`${ctx.delegation.apiUrl}/v1/runs`, { method: 'POST',
+   *   headers: { authorization: `Bearer ${ctx.delegation.token}`, 'content-type': 'application/json' },
+   *   body: JSON.stringify({ agent: 'summarize', input }) });
+   */
+  delegation?: ToolDelegation;
 }
 
 /**
@@ -154,6 +166,11 @@ export interface ToolDefinition<I = unknown, O extends Json | void = Json> {
   maxAttempts?: number;
   /** Per-attempt time limit in milliseconds. */
   timeoutMs?: number;
+  /**
+   * The scopes of the delegated token this tool's calls receive in `ctx.delegation`
+   * (`runs:read-self`, `runs:child`, `artifacts`); absent or empty: no token (least privilege).
+   */
+  delegate?: readonly DelegatedScope[];
   /**
    * The pool whose slots this tool's executions take (e.g. `browser`): its own limit, queue and
    * per-tenant caps (pools file), so a busy pool never holds up another's work. Default: `inline`.

@@ -405,6 +405,10 @@ export abstract class ProcedureStore implements Store {
     return this.read(access.findAdminPrincipal(keyHash));
   }
 
+  deploymentKey(name: string, candidate: string): Promise<string> {
+    return this.write(DURABLE, (tx) => access.deploymentKey(tx, name, candidate));
+  }
+
   appendAudit(entry: NewAuditEntry): Promise<void> {
     return this.write(DURABLE, (tx) => access.appendAudit(tx, entry));
   }

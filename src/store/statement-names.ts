@@ -87,6 +87,9 @@ export const SHARED_STATEMENT_NAMES = [
   'get-admin-principal',
   'find-admin-principal',
   'revoke-admin-principal',
+  // The deployment's signing keys: per-run delegated tokens (0032)
+  'ensure-deployment-key',
+  'get-deployment-key',
   'append-audit',
   'list-audit',
   'prune-audit',

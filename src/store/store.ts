@@ -485,6 +485,11 @@ export interface Store {
   revokeAdminPrincipal(id: string): Promise<AdminPrincipalRecord>;
   /** The named platform admin with this key hash (revoked ones too: the caller refuses them). */
   findAdminPrincipal(keyHash: string): Promise<AdminPrincipalRecord | null>;
+  /**
+   * The deployment's secret `name` (the delegated tokens' signing key): `candidate` if none is
+   * stored yet (then stored), else the stored one, so every process on the store shares it.
+   */
+  deploymentKey(name: string, candidate: string): Promise<string>;
   /** Appends an entry to the tenant's audit log, stamped with the store's time. */
   appendAudit(entry: NewAuditEntry): Promise<void>;
   /** A page of the tenant's audit log, newest first. */

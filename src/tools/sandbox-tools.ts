@@ -9,6 +9,7 @@
 // `read` or `idempotent`, which makes a crash mid-command re-run it rather than park the run. The
 // manager is the one passed in, else the node's from the tool's context: this module holds no
 // manager of its own.
+import { DELEGATION_ENV } from '../domain/delegation.ts';
 import { z } from 'zod';
 import { KeelError } from '../domain/keel-error.ts';
 import type { ExecResult } from '../sandbox/launch.ts';
@@ -99,6 +100,23 @@ function toJson(result: ExecResult, cold: boolean, manifest: string): ExecJson {
     workspace: { manifest },
   };
 }
+
+/**
+ * The variables carrying a profile's delegated token to `exec`'s program (the profile opted in with
+ * `delegate`): in the environment, never on argv, and set after the caller's own variables so a
+ * call cannot replace them.
+ */
+function delegationEnv(ctx: ToolContext): Record<string, string> {
+  const delegation = ctx.delegation;
+  if (delegation === undefined) return {};
+  return {
+    [DELEGATION_ENV.token]: delegation.token,
+    ...(delegation.apiUrl !== undefined ? { [DELEGATION_ENV.apiUrl]: delegation.apiUrl } : {}),
+  };
+}
+
+const isDelegationVariable = (name: string): boolean =>
+  name === DELEGATION_ENV.token || name === DELEGATION_ENV.apiUrl;
 
 /**
  * The built-in tools bound to one sandbox profile.
@@ -196,9 +214,10 @@ export function sandboxTools(options: SandboxToolsOptions) {
         ),
     }),
     effectOf: (args) => args.effect ?? profile.execEffect,
+    ...(profile.delegate.length > 0 ? { delegate: profile.delegate } : {}),
     async run(args, ctx): Promise<ExecJson> {
       for (const key of Object.keys(args.env ?? {})) {
-        if (!allowed.has(key))
+        if (!allowed.has(key) || isDelegationVariable(key))
           throw new KeelError(
             'tool_input_invalid',
             `environment variable ${key} is not in this tool's allowlist`,
@@ -206,7 +225,8 @@ export function sandboxTools(options: SandboxToolsOptions) {
       }
       const { result, manifest, cold } = await run(ctx, args.argv, {
         stdin: args.stdin,
-        env: args.env,
+        // Only a profile that opted in passes a token on, whatever the context carries.
+        env: { ...args.env, ...(profile.delegate.length > 0 ? delegationEnv(ctx) : {}) },
         deadlineMs: args.timeoutMs,
         secrets: true,
         live: true,

@@ -1,4 +1,4 @@
-// Store conformance for API keys and the audit log (0021, 0027), run on every store: several keys
+// Store conformance for API keys and the audit log (0021, 0027), the deployment keys (0032), run on every store: several keys
 // per tenant with names, scopes, expiry and a request rate limit; revocation; the lookup by hash returning revoked and
 // expired keys for the caller to refuse; the first key of a tenant holding every scope; the audit
 // log per tenant, newest first, filtered and paged, with the store's own records (a resolution)
@@ -176,6 +176,37 @@ export function accessStoreConformance(factory: StoreFactory): void {
         assert.equal(await store.pruneAudit(Date.now() + 1), 7);
         assert.equal((await store.listAudit(tenantId, { limit: 10 })).length, 0);
         assert.equal((await store.listAudit(other.id, { limit: 10 })).length, 0);
+      }));
+
+    test('deployment keys (0032): the first writer wins, racing first callers get the same key, names are apart', () =>
+      withStore(factory, async (store) => {
+        const name = `delegation-${Math.random().toString(36).slice(2)}`;
+        const raced = await Promise.all(
+          ['key-a', 'key-b', 'key-c'].map((candidate) => store.deploymentKey(name, candidate)),
+        );
+        assert.equal(new Set(raced).size, 1);
+        assert.ok(['key-a', 'key-b', 'key-c'].includes(raced[0]!));
+        assert.equal(await store.deploymentKey(name, 'key-later'), raced[0]);
+        assert.equal(await store.deploymentKey(`${name}-other`, 'key-other'), 'key-other');
+      }));
+
+    test('audit: a delegated token’s actor (the run and the tool call) reads back as written', () =>
+      withStore(factory, async (store, tenantId) => {
+        await store.appendAudit({
+          tenantId,
+          actor: { type: 'delegated', id: 'run_parent', name: 'run_parent.3' },
+          action: 'run.child_create',
+          resource: 'run:run_child',
+          runId: 'run_parent',
+          outcome: 'ok',
+          data: { parentRunId: 'run_parent' },
+        });
+        const [entry] = await store.listAudit(tenantId, { limit: 1 });
+        assert.deepEqual(entry!.actor, {
+          type: 'delegated',
+          id: 'run_parent',
+          name: 'run_parent.3',
+        });
       }));
   });
 }

@@ -1,6 +1,7 @@
 // Store conformance for the run tree (GET /v1/runs/:id/tree), on every store: a run's children and
 // grandchildren breadth first with their depth and the parent-end policy their parent's journal
-// gave them; the limit cuts the walk; another tenant's run is no tree at all.
+// gave them (detach for a child no journal entry started: one a delegated token started); the
+// limit cuts the walk; another tenant's run is no tree at all.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { newRunId } from '../../src/domain/ids.ts';
@@ -77,6 +78,20 @@ export function runTreeStoreConformance(factory: StoreFactory): void {
         const other = await store.createTenant(`other-${newRunId()}`, `h-${newRunId()}`);
         assert.deepEqual(await store.listRunTree(other.id, root.id, 100), []);
         assert.deepEqual(await store.listRunTree(tenantId, newRunId(), 100), []);
+      }));
+
+    test('listRunTree: a child its parent’s journal does not hold (started with a delegated token) is detached', () =>
+      withStore(factory, async (store, tenantId) => {
+        const { run: root } = await store.createRun(newRun(tenantId));
+        const { run: started } = await store.createRun(newRun(tenantId, { parentRunId: root.id }));
+        const tree = await store.listRunTree(tenantId, root.id, 100);
+        assert.deepEqual(
+          tree.map((n) => [n.run.id, n.onParentEnd]),
+          [
+            [root.id, null],
+            [started.id, 'detach'],
+          ],
+        );
       }));
   });
 }

@@ -15,6 +15,15 @@ import { ModelGateway } from '../../src/models/gateway.ts';
 import { TenantPolicy } from '../../src/models/tenant-policy.ts';
 import type { AgentDefinition, ModelDefinition } from '../../src/sdk/types.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import {
+  DelegatedTokens,
+  delegationIssuer,
+  delegationKey,
+} from '../../src/secrets/delegated-tokens.ts';
+import {
+  DELEGATION_AUDIENCE_DEFAULT,
+  DELEGATION_TTL_MS_DEFAULT,
+} from '../../src/config/defaults.ts';
 
 export interface TestKeel {
   url: string;
@@ -24,6 +33,8 @@ export interface TestKeel {
   store: SqliteStore;
   orchestrator: Orchestrator;
   app: FastifyInstance;
+  /** What the API checks delegated tokens with (and the engine mints them with). */
+  delegated: DelegatedTokens;
   /** JSON request with the tenant key (or `key`); returns status and parsed body. */
   request(
     method: string,
@@ -51,6 +62,8 @@ export interface StartOptions {
   gateway?: ModelGateway;
   /** Key-encryption key of the tenants' secrets (base64 of 32 bytes); none: secrets unconfigured. */
   secretsKey?: string;
+  /** Lifetime of tools' delegated tokens (default: the configuration's default). */
+  delegationTtlMs?: number;
 }
 
 export const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
@@ -63,11 +76,20 @@ export async function startKeel(options: StartOptions): Promise<TestKeel> {
   for (const agent of options.agents) registry.register(agent);
   const gateway = options.gateway ?? new ModelGateway(options.models ?? []);
   if (gateway.tenantPolicy === undefined) gateway.useTenantPolicy(new TenantPolicy(store));
+  // Per-run delegated tokens, signed with the store's deployment key (as a runtime without
+  // KEEL_DELEGATION_KEY); tools call back to this harness's own address.
+  const delegated = new DelegatedTokens({
+    key: await delegationKey(store, undefined),
+    audience: DELEGATION_AUDIENCE_DEFAULT,
+    ttlMs: options.delegationTtlMs ?? DELEGATION_TTL_MS_DEFAULT,
+  });
+  let address: string | undefined;
   const orchestrator = new Orchestrator({
     store,
     registry,
     gateway,
     pollIntervalMs: 50,
+    delegation: delegationIssuer(delegated, () => address),
     ...options.orchestrator,
   });
   await store.expireForeignLeases(orchestrator.owner);
@@ -79,6 +101,7 @@ export async function startKeel(options: StartOptions): Promise<TestKeel> {
     store,
     registry,
     adminKey,
+    delegation: delegated,
     live: gateway.live,
     tenantPolicy: gateway.tenantPolicy,
     ...(options.payloadMaxBytes ? { payloadMaxBytes: options.payloadMaxBytes } : {}),
@@ -86,10 +109,12 @@ export async function startKeel(options: StartOptions): Promise<TestKeel> {
       ? {}
       : { secrets: new SecretVault(store, new EnvKeyProvider(options.secretsKey)) }),
   });
-  const address = await app.listen({ port: 0, host: '127.0.0.1' });
+  address = await app.listen({ port: 0, host: '127.0.0.1' });
+  const url = address;
   let stopped = false;
   const keel: TestKeel = {
-    url: address,
+    url,
+    delegated,
     apiKey,
     adminKey,
     dir,
@@ -105,7 +130,7 @@ export async function startKeel(options: StartOptions): Promise<TestKeel> {
         headers['content-type'] = 'application/json';
         payload = typeof body === 'string' ? body : JSON.stringify(body);
       }
-      const res = await fetch(address + path, {
+      const res = await fetch(url + path, {
         method,
         headers,
         ...(payload !== undefined ? { body: payload } : {}),

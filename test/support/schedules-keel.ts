@@ -18,6 +18,11 @@ import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import type { Store } from '../../src/store/store.ts';
 import { ManualClock } from '../../src/domain/clock.ts';
 import { createFreshDatabase } from './fresh-database.ts';
+import { DelegatedTokens, delegationKey } from '../../src/secrets/delegated-tokens.ts';
+import {
+  DELEGATION_AUDIENCE_DEFAULT,
+  DELEGATION_TTL_MS_DEFAULT,
+} from '../../src/config/defaults.ts';
 
 export const ADMIN_KEY = 'admin-key-for-tests-0123456789';
 
@@ -28,6 +33,8 @@ export interface SchedulesKeel {
   store: Store;
   plane: SchedulesPlane;
   app: FastifyInstance;
+  /** What the API checks delegated tokens with: mint one for a run with `delegated.mint(...)`. */
+  delegated: DelegatedTokens;
   request(
     method: string,
     path: string,
@@ -77,7 +84,20 @@ export async function startSchedulesKeel(options: SchedulesKeelOptions): Promise
   orchestrator.start();
   const clock = options.clock ?? new ManualClock(options.start);
   const plane = createSchedulesPlane(store, registry, { clock });
-  const app = await buildApi({ store, registry, adminKey: ADMIN_KEY, schedules: plane.service });
+  // Per-run delegated tokens, signed with the store's deployment key (as a runtime without
+  // KEEL_DELEGATION_KEY): tests mint tokens with `delegated`.
+  const delegated = new DelegatedTokens({
+    key: await delegationKey(store, undefined),
+    audience: DELEGATION_AUDIENCE_DEFAULT,
+    ttlMs: DELEGATION_TTL_MS_DEFAULT,
+  });
+  const app = await buildApi({
+    store,
+    registry,
+    adminKey: ADMIN_KEY,
+    schedules: plane.service,
+    delegation: delegated,
+  });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   const keel: SchedulesKeel = {
     url,
@@ -86,6 +106,7 @@ export async function startSchedulesKeel(options: SchedulesKeelOptions): Promise
     store,
     plane,
     app,
+    delegated,
     async request(method, path, body, key) {
       const headers: Record<string, string> = {};
       const k = key === undefined ? apiKey : key;

@@ -45,6 +45,8 @@ export interface RunRoutesDeps {
   store: Store;
   registry: AgentRegistry;
   tenantOf(request: unknown): TenantRecord;
+  /** The run a new run is a child of: the delegated token's run; null for a tenant key. */
+  parentRunOf?(request: unknown): string | null;
   /** Steps list: inputs and outputs larger than this (JSON bytes) are previews. */
   stepPreviewMaxBytes?: number;
   /** POST /v1/runs?wait=: the hub that wakes the wait, and the server's closing signal. */
@@ -76,7 +78,8 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
     },
     async (request, reply) => {
       const tenant = deps.tenantOf(request);
-      const { run, created } = await submitRun(deps, tenant, request.body);
+      const parentRunId = deps.parentRunOf?.(request) ?? null;
+      const { run, created } = await submitRun(deps, tenant, request.body, parentRunId);
       const waitMs = request.query.wait ?? 0;
       if (waitMs === 0 || deps.waits === undefined || isTerminal(run.status))
         return reply.status(created ? 201 : 200).send(shownRun(run, tenant));

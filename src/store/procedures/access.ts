@@ -46,6 +46,8 @@ export function toApiKey(row: Row, prefix = ''): ApiKeyRecord {
 function toActor(row: Row): Actor {
   if (row.actor_type === 'key')
     return { type: 'key', id: String(row.actor_id), name: String(row.actor_name ?? '') };
+  if (row.actor_type === 'delegated')
+    return { type: 'delegated', id: String(row.actor_id), name: String(row.actor_name ?? '') };
   if (row.actor_type === 'admin')
     return row.actor_id === null || row.actor_id === undefined
       ? { type: 'admin', id: null, name: 'platform-admin' }
@@ -183,4 +185,14 @@ export function* revokeAdminPrincipal(tx: Tx, id: string): Procedure<AdminPrinci
 export function* findAdminPrincipal(keyHash: string): Procedure<AdminPrincipalRecord | null> {
   const row = yield* one('find-admin-principal', { key_hash: keyHash });
   return row === undefined ? null : toAdminPrincipal(row);
+}
+
+/**
+ * The deployment key `name`: `candidate` when none was stored (it is stored now), else the one
+ * stored first. Concurrent first callers all get the same key (the insert does nothing when a key
+ * exists, and the read is in the same transaction).
+ */
+export function* deploymentKey(tx: Tx, name: string, candidate: string): Procedure<string> {
+  yield run('ensure-deployment-key', { name, secret: candidate, now: tx.now });
+  return (yield* one('get-deployment-key', { name }))!.secret as string;
 }
