@@ -23,7 +23,7 @@ export const ApiKey = z
       .int()
       .nullable()
       .describe(
-        'Requests a minute the key may make through each API process (429 key_rate_limited past it); null: the process default (KEEL_KEY_REQUESTS_PER_MINUTE)',
+        'Requests a minute the key may make (all API processes together on Postgres; 429 key_rate_limited past it); null: the process default (KEEL_KEY_REQUESTS_PER_MINUTE)',
       ),
   })
   .meta({ id: 'ApiKey' });

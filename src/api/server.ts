@@ -58,6 +58,7 @@ import { resolveAdminPrincipal } from './admin-auth.ts';
 import { registerAdminPrincipalRoutes } from './routes/admin-principals.ts';
 import { registerBrowserPolicy } from './security-headers.ts';
 import { registerKeyRateLimits } from './key-rate-limits.ts';
+import type { RateWindows } from '../store/rate-windows.ts';
 
 export interface ApiOptions {
   store: Store;
@@ -101,6 +102,8 @@ export interface ApiOptions {
   corsOrigins?: readonly string[];
   /** Requests a minute for a key without its own limit; default unlimited. */
   keyRequestsPerMinute?: number | undefined;
+  /** Rate windows shared by every API process (a multi-process store): per-key limits count there. */
+  keyRateWindows?: RateWindows | undefined;
 }
 
 const NO_QUERY = z.strictObject({});
@@ -224,6 +227,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   await registerKeyRateLimits(app, {
     defaultPerMinute: options.keyRequestsPerMinute,
     identityOf: (request) => (request as WithIdentity)[IDENTITY],
+    windows: options.keyRateWindows,
   });
   registerAuditTrail(app, {
     store: options.store,

@@ -465,6 +465,7 @@ export async function startRuntimeWith(
       separateAdmin: adminTarget !== undefined,
       corsOrigins: config.corsOrigins,
       keyRequestsPerMinute: config.keyRequestsPerMinute,
+      keyRateWindows: backend.rateWindows,
     });
   }
   let adminListener: AdminListener | undefined;
