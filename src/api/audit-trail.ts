@@ -70,6 +70,15 @@ export const AUDITED_ROUTES: Readonly<Record<string, (seen: Seen) => Described>>
     tool: field(s.response, 'tool') ?? null,
   })),
   'PUT /v1/policy': () => ({ action: 'policy.update', resource: 'policy:tools' }),
+  'PUT /v1/approval-webhook': (s) => ({
+    action: 'approval_webhook.update',
+    resource: 'approval-webhook',
+    data: { url: s.body.url ?? null, secret: field(s.response, 'webhook', 'secret') ?? null },
+  }),
+  'DELETE /v1/approval-webhook': () => ({
+    action: 'approval_webhook.delete',
+    resource: 'approval-webhook',
+  }),
   'POST /v1/runs/:id/rerun': copy('run.rerun'),
   'POST /v1/runs/:id/reset': copy('run.reset'),
   'POST /v1/runs/:id/fork': copy('run.fork'),

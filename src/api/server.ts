@@ -21,6 +21,8 @@ import { startAuditRetention } from './audit-retention.ts';
 import { declareScope, isTenantPath, requireScope, routeScope } from './route-scopes.ts';
 import { registerKeyRoutes } from './routes/keys.ts';
 import { registerSecretRoutes } from './routes/secrets.ts';
+import { registerApprovalWebhookRoutes } from './routes/approval-webhook.ts';
+import { scheduleAreaOf } from '../store/schedule-area.ts';
 import { SecretVault } from '../secrets/secret-vault.ts';
 import { registerAuditRoutes } from './routes/audit.ts';
 import { registerApprovalRoutes } from './routes/approvals.ts';
@@ -286,6 +288,13 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     identityOf,
   });
   registerApprovalRoutes(app, { store: options.store, adminKey: options.adminKey, identityOf });
+  registerApprovalWebhookRoutes(app, {
+    store: options.store,
+    vault: options.secrets ?? new SecretVault(options.store, undefined),
+    allowlist: (tenantId) =>
+      (options.schedules ?? scheduleAreaOf(options.store)).getWebhookAllowlist(tenantId),
+    identityOf,
+  });
   registerAgentRoutes(app, { store: options.store, registry: options.registry, tenantOf });
   registerMcpRoute(app, {
     store: options.store,

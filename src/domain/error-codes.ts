@@ -410,6 +410,10 @@ export const ERROR_CODES = {
     status: 404,
     meaning: 'The run has no approval request for this execution id.',
   },
+  approval_webhook_not_found: {
+    status: 404,
+    meaning: 'The tenant has no approver webhook (PUT /v1/approval-webhook sets one).',
+  },
   approval_mismatch: {
     status: 409,
     meaning:

@@ -12,6 +12,7 @@ import type {
   NewApproval,
 } from '../domain/approvals.ts';
 import type { ToolPolicy } from '../domain/tool-policy.ts';
+import type { ApprovalNotificationRecord, ApprovalWebhook } from '../domain/approval-webhooks.ts';
 import type {
   SharedFile,
   SharedFileInfo,
@@ -40,6 +41,7 @@ import type {
   NewAuditEntry,
 } from '../domain/access.ts';
 import * as access from './procedures/access.ts';
+import * as approvalNotifications from './procedures/approval-notifications.ts';
 import * as approvals from './procedures/approvals.ts';
 import * as attempts from './procedures/attempts.ts';
 import * as claims from './procedures/claims.ts';
@@ -485,6 +487,55 @@ export abstract class ProcedureStore implements Store {
 
   expireApproval(runId: string, executionId: string): Promise<ApprovalRecord | null> {
     return this.write(DURABLE, (tx) => approvals.expireApproval(tx, runId, executionId));
+  }
+
+  // The approver webhook and its outbox
+
+  putApprovalWebhook(webhook: Omit<ApprovalWebhook, 'updatedAt'>): Promise<ApprovalWebhook> {
+    return this.write(DURABLE, (tx) => approvalNotifications.putApprovalWebhook(webhook, tx.now));
+  }
+
+  getApprovalWebhook(tenantId: string): Promise<ApprovalWebhook | null> {
+    return this.read(approvalNotifications.getApprovalWebhook(tenantId));
+  }
+
+  deleteApprovalWebhook(tenantId: string): Promise<boolean> {
+    return this.write(DURABLE, () => approvalNotifications.deleteApprovalWebhook(tenantId));
+  }
+
+  claimApprovalNotifications(
+    owner: string,
+    now: number,
+    leaseMs: number,
+    limit: number,
+  ): Promise<ApprovalNotificationRecord[]> {
+    return this.write(DURABLE, () =>
+      approvalNotifications.claimApprovalNotifications(owner, now, leaseMs, limit),
+    );
+  }
+
+  finishApprovalNotification(
+    id: string,
+    claimToken: number,
+    outcome: approvalNotifications.DeliveryOutcome,
+    now: number,
+  ): Promise<boolean> {
+    return this.write(DURABLE, () =>
+      approvalNotifications.finishApprovalNotification(id, claimToken, outcome, now),
+    );
+  }
+
+  listApprovalNotifications(
+    tenantId: string,
+    filter: approvalNotifications.ApprovalNotificationFilter,
+  ): Promise<ApprovalNotificationRecord[]> {
+    return this.read(approvalNotifications.listApprovalNotifications(tenantId, filter));
+  }
+
+  releaseApprovalNotificationClaims(owner: string): Promise<number> {
+    return this.write(DURABLE, () =>
+      approvalNotifications.releaseApprovalNotificationClaims(owner),
+    );
   }
 
   // MCP servers and tool pins

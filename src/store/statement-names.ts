@@ -104,6 +104,15 @@ export const SHARED_STATEMENT_NAMES = [
   'get-approval',
   'decide-approval',
   'list-approvals',
+  // The approver webhook and its outbox (0033)
+  'put-approval-webhook',
+  'get-approval-webhook',
+  'delete-approval-webhook',
+  'insert-approval-notification',
+  'claim-approval-notifications',
+  'finish-approval-notification',
+  'list-approval-notifications',
+  'release-approval-notification-claims',
   // MCP servers and per-run tool pins (0022)
   'put-mcp-server',
   'list-mcp-servers',
