@@ -76,6 +76,7 @@ test('every list route documents its cursor as opaque, and a cursor it did not i
   );
   assert.deepEqual(lists.sort(), [
     '/v1/admin/tenants/{id}/audit',
+    '/v1/approval-webhook/deliveries',
     '/v1/approvals',
     '/v1/audit',
     '/v1/runs',
