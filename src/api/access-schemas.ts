@@ -103,3 +103,29 @@ export const AuditPage = z.object({
   entries: z.array(AuditEntry),
   nextCursor: z.string().nullable(),
 });
+
+export const PlatformAuditEntry = z
+  .object({
+    id: z.string(),
+    at: z.string(),
+    actor: AuditActor,
+    action: z.string(),
+    resource: z.string().nullable(),
+    tenantId: z
+      .string()
+      .nullable()
+      .describe('The tenant the action concerned; null: platform-wide'),
+    outcome: z.string().describe('ok, or the error code the request was refused with'),
+    data: z.record(z.string(), z.unknown()),
+  })
+  .meta({ id: 'PlatformAuditEntry' });
+
+export const PlatformAuditQuery = AuditQuery.extend({
+  tenantId: plainText(100).optional().describe('Only entries about this tenant'),
+  actorId: plainText(100).optional().describe('Only entries of this named platform admin (adm_…)'),
+});
+
+export const PlatformAuditPage = z.object({
+  entries: z.array(PlatformAuditEntry),
+  nextCursor: z.string().nullable(),
+});

@@ -1,12 +1,15 @@
-// Writes the audit log of the API's changes: for each audited route (one table below) an entry
-// naming who (the request's key, or the platform admin: the root key or a named principal), what, on what, and the outcome (ok or the
-// error code), written before the response leaves, so a client that saw the answer finds the
-// entry. Requests no key or admin key authenticated are not entries (no tenant to file them
-// under). Never records request bodies' values: only names and ids.
+// Writes the audit logs of the API's changes: for each audited route (one table below) an entry
+// naming who (the request's key, or the platform admin: the root key or a named principal), what,
+// on what, and the outcome (ok or the error code), written before the response leaves, so a client
+// that saw the answer finds the entry. A tenant's changes go to its log; a platform admin's go to
+// the platform log too (and to the tenant's log when they concern one). Every state-changing admin
+// route must be in the table: the server refuses to start otherwise. Requests no key or admin key
+// authenticated are not entries. Never records request bodies' values: only names and ids.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Actor } from '../domain/access.ts';
 import type { Store } from '../store/store.ts';
-import { adminActorOf } from './admin-auth.ts';
+import { adminAttemptOf } from './admin-auth.ts';
+import { isAdminSurface } from './admin-listener.ts';
 import type { Identity } from './auth.ts';
 
 interface Seen {
@@ -153,7 +156,46 @@ export const AUDITED_ROUTES: Readonly<Record<string, (seen: Seen) => Described>>
     resource: `key:${s.params.keyId}`,
     tenantId: s.params.id,
   }),
+  'PUT /v1/admin/tenants/:id/mcp-servers/:name': (s) => ({
+    action: 'mcp_server.put',
+    resource: `mcp-server:${s.params.name}`,
+    tenantId: s.params.id,
+  }),
+  'DELETE /v1/admin/tenants/:id/mcp-servers/:name': (s) => ({
+    action: 'mcp_server.delete',
+    resource: `mcp-server:${s.params.name}`,
+    tenantId: s.params.id,
+  }),
+  // Platform-wide: the platform log only.
+  'POST /v1/admin/principals': (s) => ({
+    action: 'admin_principal.create',
+    resource: resourceAt(s, 'admin-principal', 'principal', 'id'),
+    data: { name: s.body.name ?? null },
+  }),
+  'DELETE /v1/admin/principals/:id': (s) => ({
+    action: 'admin_principal.revoke',
+    resource: `admin-principal:${s.params.id}`,
+  }),
 };
+
+const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * onRoute hook: a state-changing admin route missing from AUDITED_ROUTES fails the start, so a new
+ * one cannot go unaudited.
+ */
+export function requireAdminAudit(route: {
+  method: string | string[];
+  url: string;
+  schema?: { hide?: boolean };
+}): void {
+  // Hidden routes are the 405 answers (method-not-allowed.ts): they change nothing.
+  if (!isAdminSurface(route.url) || route.schema?.hide === true) return;
+  for (const method of [route.method].flat()) {
+    if (STATE_CHANGING.has(method) && AUDITED_ROUTES[`${method} ${route.url}`] === undefined)
+      throw new Error(`admin route ${method} ${route.url} has no entry in AUDITED_ROUTES`);
+  }
+}
 
 export interface AuditTrailDeps {
   store: Store;
@@ -165,10 +207,11 @@ export function registerAuditTrail(app: FastifyInstance, deps: AuditTrailDeps): 
     const describe = AUDITED_ROUTES[`${request.method} ${request.routeOptions.url}`];
     if (describe === undefined) return payload;
     const identity = deps.identityOf(request);
+    const admin = identity === undefined ? adminAttemptOf(request) : undefined;
     const actor: Actor | undefined =
       identity !== undefined
         ? { type: 'key', id: identity.key.id, name: identity.key.name }
-        : adminActorOf(request);
+        : admin;
     if (actor === undefined) return payload;
     const response = parsed(payload);
     const described = describe({
@@ -177,17 +220,27 @@ export function registerAuditTrail(app: FastifyInstance, deps: AuditTrailDeps): 
       response,
     });
     const tenantId = identity?.tenant.id ?? described.tenantId;
-    if (tenantId === undefined) return payload;
+    const outcome = outcomeOf(reply, response);
     try {
-      await deps.store.appendAudit({
-        tenantId,
-        actor,
-        action: described.action,
-        resource: described.resource,
-        runId: described.runId ?? null,
-        outcome: outcomeOf(reply, response),
-        data: described.data ?? {},
-      });
+      if (admin !== undefined)
+        await deps.store.appendPlatformAudit({
+          actor: admin,
+          action: described.action,
+          resource: described.resource,
+          tenantId: tenantId ?? null,
+          outcome,
+          data: described.data ?? {},
+        });
+      if (tenantId !== undefined)
+        await deps.store.appendAudit({
+          tenantId,
+          actor,
+          action: described.action,
+          resource: described.resource,
+          runId: described.runId ?? null,
+          outcome,
+          data: described.data ?? {},
+        });
     } catch (error) {
       // The change itself is done: failing its answer would mislead the caller into repeating it.
       request.log.error({ err: error, action: described.action }, 'audit entry not written');

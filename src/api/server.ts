@@ -16,7 +16,7 @@ import type { AgentRegistry } from '../engine/registry.ts';
 import type { TenantRecord } from '../domain/records.ts';
 import type { Store } from '../store/store.ts';
 import { authenticateKey, LastUsedStamps, type Identity } from './auth.ts';
-import { registerAuditTrail } from './audit-trail.ts';
+import { registerAuditTrail, requireAdminAudit } from './audit-trail.ts';
 import { startAuditRetention } from './audit-retention.ts';
 import { declareScope, isTenantPath, requireScope, routeScope } from './route-scopes.ts';
 import { registerKeyRoutes } from './routes/keys.ts';
@@ -144,6 +144,8 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   // Every tenant route declares the scope a key needs for it (route-scopes.ts): checked as each
   // route is registered, so a route without one fails the start.
   app.addHook('onRoute', declareScope);
+  // Every state-changing admin route is in the audit table (audit-trail.ts), or the start fails.
+  app.addHook('onRoute', requireAdminAudit);
   const routeMethods = recordRouteMethods(app);
   // A /v1 route that takes no query parameters refuses any (400 validation_failed), as the others
   // refuse unknown ones: a misspelt filter must not silently return everything.

@@ -39,6 +39,9 @@ import type {
   AuditFilter,
   NewApiKey,
   NewAuditEntry,
+  NewPlatformAuditEntry,
+  PlatformAuditEntry,
+  PlatformAuditFilter,
 } from '../domain/access.ts';
 import * as access from './procedures/access.ts';
 import * as approvalNotifications from './procedures/approval-notifications.ts';
@@ -444,6 +447,14 @@ export abstract class ProcedureStore implements Store {
 
   listAudit(tenantId: string, filter: AuditFilter): Promise<AuditEntry[]> {
     return this.read(access.listAudit(tenantId, filter));
+  }
+
+  appendPlatformAudit(entry: NewPlatformAuditEntry): Promise<void> {
+    return this.write(DURABLE, (tx) => access.appendPlatformAudit(tx, entry));
+  }
+
+  listPlatformAudit(filter: PlatformAuditFilter): Promise<PlatformAuditEntry[]> {
+    return this.read(access.listPlatformAudit(filter));
   }
 
   async pruneAudit(before: number): Promise<number> {

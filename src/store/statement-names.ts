@@ -113,6 +113,10 @@ export const SHARED_STATEMENT_NAMES = [
   'finish-approval-notification',
   'list-approval-notifications',
   'release-approval-notification-claims',
+  // The platform audit log (0034)
+  'insert-platform-audit',
+  'list-platform-audit',
+  'prune-platform-audit',
   // MCP servers and per-run tool pins (0022)
   'put-mcp-server',
   'list-mcp-servers',

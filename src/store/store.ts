@@ -28,6 +28,9 @@ import type {
   AuditFilter,
   NewApiKey,
   NewAuditEntry,
+  NewPlatformAuditEntry,
+  PlatformAuditEntry,
+  PlatformAuditFilter,
 } from '../domain/access.ts';
 import type { SerializedError } from '../domain/keel-error.ts';
 import type { EffectStatus } from '../domain/effect-status.ts';
@@ -494,6 +497,10 @@ export interface Store {
   appendAudit(entry: NewAuditEntry): Promise<void>;
   /** A page of the tenant's audit log, newest first. */
   listAudit(tenantId: string, filter: AuditFilter): Promise<AuditEntry[]>;
+  /** Appends an entry to the platform audit log (platform admins' actions), stamped with the store's time. */
+  appendPlatformAudit(entry: NewPlatformAuditEntry): Promise<void>;
+  /** A page of the platform audit log, newest first. */
+  listPlatformAudit(filter: PlatformAuditFilter): Promise<PlatformAuditEntry[]>;
   /** Deletes every audit entry older than `before` (ms), in bounded batches; returns how many. */
   pruneAudit(before: number): Promise<number>;
 
