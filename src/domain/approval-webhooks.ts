@@ -47,6 +47,18 @@ export interface ApprovalNotificationRecord {
   claimToken: number;
 }
 
+/** What one delivery attempt came to: delivered, or an error and when to try again (null: never). */
+export type DeliveryOutcome =
+  | { delivered: true }
+  | { delivered: false; error: string; retryAt: number | null };
+
+export interface ApprovalNotificationFilter {
+  runId?: string;
+  /** Notifications filed before this cursor (createdAt, id) of the previous page's last. */
+  before?: { createdAt: number; id: string };
+  limit: number;
+}
+
 export function approvalNotificationId(executionId: string, kind: ApprovalWebhookEvent): string {
   return `apn_${executionId}.${kind}`;
 }

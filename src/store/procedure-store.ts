@@ -12,7 +12,12 @@ import type {
   NewApproval,
 } from '../domain/approvals.ts';
 import type { ToolPolicy } from '../domain/tool-policy.ts';
-import type { ApprovalNotificationRecord, ApprovalWebhook } from '../domain/approval-webhooks.ts';
+import type {
+  ApprovalNotificationFilter,
+  ApprovalNotificationRecord,
+  ApprovalWebhook,
+  DeliveryOutcome,
+} from '../domain/approval-webhooks.ts';
 import type {
   SharedFile,
   SharedFileInfo,
@@ -528,7 +533,7 @@ export abstract class ProcedureStore implements Store {
   finishApprovalNotification(
     id: string,
     claimToken: number,
-    outcome: approvalNotifications.DeliveryOutcome,
+    outcome: DeliveryOutcome,
     now: number,
   ): Promise<boolean> {
     return this.write(DURABLE, () =>
@@ -538,7 +543,7 @@ export abstract class ProcedureStore implements Store {
 
   listApprovalNotifications(
     tenantId: string,
-    filter: approvalNotifications.ApprovalNotificationFilter,
+    filter: ApprovalNotificationFilter,
   ): Promise<ApprovalNotificationRecord[]> {
     return this.read(approvalNotifications.listApprovalNotifications(tenantId, filter));
   }

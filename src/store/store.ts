@@ -1,11 +1,12 @@
 // The one store interface every backend implements (embedded SQLite, distributed Postgres). The
 // engine and the API depend on this interface only; a backend difference is a capability flag,
 // never a branch on its name.
-import type { ApprovalNotificationRecord, ApprovalWebhook } from '../domain/approval-webhooks.ts';
 import type {
   ApprovalNotificationFilter,
+  ApprovalNotificationRecord,
+  ApprovalWebhook,
   DeliveryOutcome,
-} from './procedures/approval-notifications.ts';
+} from '../domain/approval-webhooks.ts';
 import type { AdmissionSample } from '../domain/admission.ts';
 import type { AttemptRecord } from '../domain/attempts.ts';
 import type {

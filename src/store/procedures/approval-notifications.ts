@@ -6,10 +6,12 @@
 import {
   approvalNotificationId,
   approvalNotificationPayload,
+  type ApprovalNotificationFilter,
   type ApprovalNotificationRecord,
   type ApprovalNotificationStatus,
   type ApprovalWebhook,
   type ApprovalWebhookEvent,
+  type DeliveryOutcome,
 } from '../../domain/approval-webhooks.ts';
 import type { ApprovalRecord } from '../../domain/approvals.ts';
 import type { Json } from '../../domain/json.ts';
@@ -108,10 +110,6 @@ export function* claimApprovalNotifications(
   })).map(toApprovalNotification);
 }
 
-export type DeliveryOutcome =
-  | { delivered: true }
-  | { delivered: false; error: string; retryAt: number | null };
-
 /** Records one attempt under the claim's token; false when the claim was lost meanwhile. */
 export function* finishApprovalNotification(
   id: string,
@@ -128,12 +126,6 @@ export function* finishApprovalNotification(
     delivered_at: outcome.delivered ? now : null,
   });
   return row !== undefined;
-}
-
-export interface ApprovalNotificationFilter {
-  runId?: string;
-  before?: { createdAt: number; id: string };
-  limit: number;
 }
 
 export function* listApprovalNotifications(
