@@ -75,7 +75,9 @@ test('every list route documents its cursor as opaque, and a cursor it did not i
     ops.get?.parameters?.some((p) => p.name === 'cursor') ? [path] : [],
   );
   assert.deepEqual(lists.sort(), [
+    '/v1/admin/audit',
     '/v1/admin/tenants/{id}/audit',
+    '/v1/approval-webhook/deliveries',
     '/v1/approvals',
     '/v1/audit',
     '/v1/runs',

@@ -23,7 +23,7 @@ export const ApiKey = z
       .int()
       .nullable()
       .describe(
-        'Requests a minute the key may make through each API process (429 key_rate_limited past it); null: the process default (KEEL_KEY_REQUESTS_PER_MINUTE)',
+        'Requests a minute the key may make (all API processes together on Postgres; 429 key_rate_limited past it); null: the process default (KEEL_KEY_REQUESTS_PER_MINUTE)',
       ),
   })
   .meta({ id: 'ApiKey' });
@@ -103,5 +103,31 @@ export const AuditQuery = z.strictObject({
 
 export const AuditPage = z.object({
   entries: z.array(AuditEntry),
+  nextCursor: z.string().nullable(),
+});
+
+export const PlatformAuditEntry = z
+  .object({
+    id: z.string(),
+    at: z.string(),
+    actor: AuditActor,
+    action: z.string(),
+    resource: z.string().nullable(),
+    tenantId: z
+      .string()
+      .nullable()
+      .describe('The tenant the action concerned; null: platform-wide'),
+    outcome: z.string().describe('ok, or the error code the request was refused with'),
+    data: z.record(z.string(), z.unknown()),
+  })
+  .meta({ id: 'PlatformAuditEntry' });
+
+export const PlatformAuditQuery = AuditQuery.extend({
+  tenantId: plainText(100).optional().describe('Only entries about this tenant'),
+  actorId: plainText(100).optional().describe('Only entries of this named platform admin (adm_…)'),
+});
+
+export const PlatformAuditPage = z.object({
+  entries: z.array(PlatformAuditEntry),
   nextCursor: z.string().nullable(),
 });

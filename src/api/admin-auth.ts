@@ -15,10 +15,17 @@ export const ADMIN_KEY_PREFIX = 'keeladm_';
 
 const principals = new WeakMap<FastifyRequest, Actor>();
 const admitted = new WeakMap<FastifyRequest, Actor>();
+/** Revoked principals whose request was refused: the platform audit log names them. */
+const refused = new WeakMap<FastifyRequest, Actor>();
 
 /** The platform admin authorizeAdmin let this request through as, if any. */
 export function adminActorOf(request: FastifyRequest): Actor | undefined {
   return admitted.get(request);
+}
+
+/** The admin this request was admitted as, or the revoked principal it was refused as. */
+export function adminAttemptOf(request: FastifyRequest): Actor | undefined {
+  return admitted.get(request) ?? refused.get(request);
 }
 
 /**
@@ -31,11 +38,13 @@ export async function resolveAdminPrincipal(store: Store, request: FastifyReques
   if (token === undefined || !token.startsWith(ADMIN_KEY_PREFIX)) return;
   const principal = await store.findAdminPrincipal(hashApiKey(token));
   if (principal === null) return;
-  if (principal.revokedAt !== null)
+  if (principal.revokedAt !== null) {
+    refused.set(request, { type: 'admin', id: principal.id, name: principal.name });
     throw new KeelError(
       'admin_principal_revoked',
       `the platform admin ${principal.name} (${principal.id}) was revoked`,
     );
+  }
   principals.set(request, { type: 'admin', id: principal.id, name: principal.name });
 }
 

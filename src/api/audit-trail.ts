@@ -1,15 +1,18 @@
-// Writes the audit log of the API's changes: for each audited route (one table below) an entry
+// Writes the audit logs of the API's changes: for each audited route (one table below) an entry
 // naming who (the request's key, or the platform admin: the root key or a named principal), what,
 // on what, and the outcome (ok or the error code), written before the response leaves, so a client
-// that saw the answer finds the entry. Every request of a run's delegated token that may change
-// state is an entry too (refused ones included), under the run and its tool call. Requests no key
-// or admin key authenticated are not entries (no tenant to file them under). Never records request
+// that saw the answer finds the entry. A tenant's changes go to its log; a platform admin's go to
+// the platform log too (and to the tenant's log when they concern one). Every state-changing admin
+// route must be in the table: the server refuses to start otherwise. Every request of a run's
+// delegated token that may change state is an entry too (refused ones included), under the run and
+// its tool call. Requests no key or admin key authenticated are not entries. Never records request
 // bodies' values: only names and ids.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Actor } from '../domain/access.ts';
 import type { DelegationClaims } from '../domain/delegation.ts';
 import type { Store } from '../store/store.ts';
-import { adminActorOf } from './admin-auth.ts';
+import { adminAttemptOf } from './admin-auth.ts';
+import { isAdminSurface } from './admin-listener.ts';
 import type { Identity } from './auth.ts';
 
 interface Seen {
@@ -73,6 +76,15 @@ export const AUDITED_ROUTES: Readonly<Record<string, (seen: Seen) => Described>>
     tool: field(s.response, 'tool') ?? null,
   })),
   'PUT /v1/policy': () => ({ action: 'policy.update', resource: 'policy:tools' }),
+  'PUT /v1/approval-webhook': (s) => ({
+    action: 'approval_webhook.update',
+    resource: 'approval-webhook',
+    data: { url: s.body.url ?? null, secret: field(s.response, 'webhook', 'secret') ?? null },
+  }),
+  'DELETE /v1/approval-webhook': () => ({
+    action: 'approval_webhook.delete',
+    resource: 'approval-webhook',
+  }),
   'POST /v1/runs/:id/rerun': copy('run.rerun'),
   'POST /v1/runs/:id/reset': copy('run.reset'),
   'POST /v1/runs/:id/fork': copy('run.fork'),
@@ -147,7 +159,46 @@ export const AUDITED_ROUTES: Readonly<Record<string, (seen: Seen) => Described>>
     resource: `key:${s.params.keyId}`,
     tenantId: s.params.id,
   }),
+  'PUT /v1/admin/tenants/:id/mcp-servers/:name': (s) => ({
+    action: 'mcp_server.put',
+    resource: `mcp-server:${s.params.name}`,
+    tenantId: s.params.id,
+  }),
+  'DELETE /v1/admin/tenants/:id/mcp-servers/:name': (s) => ({
+    action: 'mcp_server.delete',
+    resource: `mcp-server:${s.params.name}`,
+    tenantId: s.params.id,
+  }),
+  // Platform-wide: the platform log only.
+  'POST /v1/admin/principals': (s) => ({
+    action: 'admin_principal.create',
+    resource: resourceAt(s, 'admin-principal', 'principal', 'id'),
+    data: { name: s.body.name ?? null },
+  }),
+  'DELETE /v1/admin/principals/:id': (s) => ({
+    action: 'admin_principal.revoke',
+    resource: `admin-principal:${s.params.id}`,
+  }),
 };
+
+const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * onRoute hook: a state-changing admin route missing from AUDITED_ROUTES fails the start, so a new
+ * one cannot go unaudited.
+ */
+export function requireAdminAudit(route: {
+  method: string | string[];
+  url: string;
+  schema?: { hide?: boolean };
+}): void {
+  // Hidden routes are the 405 answers (method-not-allowed.ts): they change nothing.
+  if (!isAdminSurface(route.url) || route.schema?.hide === true) return;
+  for (const method of [route.method].flat()) {
+    if (STATE_CHANGING.has(method) && AUDITED_ROUTES[`${method} ${route.url}`] === undefined)
+      throw new Error(`admin route ${method} ${route.url} has no entry in AUDITED_ROUTES`);
+  }
+}
 
 export interface AuditTrailDeps {
   store: Store;
@@ -188,12 +239,13 @@ export function registerAuditTrail(app: FastifyInstance, deps: AuditTrailDeps): 
         ? delegatedUse(request.method, request.routeOptions.url, claims)
         : AUDITED_ROUTES[`${request.method} ${request.routeOptions.url}`];
     if (describe === undefined) return payload;
+    const admin = identity === undefined ? adminAttemptOf(request) : undefined;
     const actor: Actor | undefined =
       claims !== undefined
         ? { type: 'delegated', id: claims.runId, name: claims.executionId }
         : identity !== undefined
           ? { type: 'key', id: identity.key.id, name: identity.key.name }
-          : adminActorOf(request);
+          : admin;
     if (actor === undefined) return payload;
     const response = parsed(payload);
     const described = describe({
@@ -202,17 +254,27 @@ export function registerAuditTrail(app: FastifyInstance, deps: AuditTrailDeps): 
       response,
     });
     const tenantId = identity?.tenant.id ?? described.tenantId;
-    if (tenantId === undefined) return payload;
+    const outcome = outcomeOf(reply, response);
     try {
-      await deps.store.appendAudit({
-        tenantId,
-        actor,
-        action: described.action,
-        resource: described.resource,
-        runId: described.runId ?? null,
-        outcome: outcomeOf(reply, response),
-        data: described.data ?? {},
-      });
+      if (admin !== undefined)
+        await deps.store.appendPlatformAudit({
+          actor: admin,
+          action: described.action,
+          resource: described.resource,
+          tenantId: tenantId ?? null,
+          outcome,
+          data: described.data ?? {},
+        });
+      if (tenantId !== undefined)
+        await deps.store.appendAudit({
+          tenantId,
+          actor,
+          action: described.action,
+          resource: described.resource,
+          runId: described.runId ?? null,
+          outcome,
+          data: described.data ?? {},
+        });
     } catch (error) {
       // The change itself is done: failing its answer would mislead the caller into repeating it.
       request.log.error({ err: error, action: described.action }, 'audit entry not written');

@@ -18,11 +18,13 @@ import type { Store } from '../store/store.ts';
 import { authenticateKey, bearerToken, LastUsedStamps, type Identity } from './auth.ts';
 import { admitDelegated, authenticateDelegated, refuseDelegatedAdmin } from './delegated-auth.ts';
 import { isDelegatedToken, type DelegatedTokens } from '../secrets/delegated-tokens.ts';
-import { registerAuditTrail } from './audit-trail.ts';
+import { registerAuditTrail, requireAdminAudit } from './audit-trail.ts';
 import { startAuditRetention } from './audit-retention.ts';
 import { declareScope, isTenantPath, requireScope, routeScope } from './route-scopes.ts';
 import { registerKeyRoutes } from './routes/keys.ts';
 import { registerSecretRoutes } from './routes/secrets.ts';
+import { registerApprovalWebhookRoutes } from './routes/approval-webhook.ts';
+import { scheduleAreaOf } from '../store/schedule-area.ts';
 import { SecretVault } from '../secrets/secret-vault.ts';
 import { registerAuditRoutes } from './routes/audit.ts';
 import { registerApprovalRoutes } from './routes/approvals.ts';
@@ -60,6 +62,7 @@ import { resolveAdminPrincipal } from './admin-auth.ts';
 import { registerAdminPrincipalRoutes } from './routes/admin-principals.ts';
 import { registerBrowserPolicy } from './security-headers.ts';
 import { registerKeyRateLimits } from './key-rate-limits.ts';
+import type { RateWindows } from '../store/rate-windows.ts';
 
 export interface ApiOptions {
   store: Store;
@@ -105,6 +108,8 @@ export interface ApiOptions {
   keyRequestsPerMinute?: number | undefined;
   /** Checks per-run delegated tokens (Bearer kdt_…); absent: every such token is refused (401). */
   delegation?: DelegatedTokens | undefined;
+  /** Rate windows shared by every API process (a multi-process store): per-key limits count there. */
+  keyRateWindows?: RateWindows | undefined;
 }
 
 const NO_QUERY = z.strictObject({});
@@ -143,6 +148,8 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   // Every tenant route declares the scope a key needs for it (route-scopes.ts): checked as each
   // route is registered, so a route without one fails the start.
   app.addHook('onRoute', declareScope);
+  // Every state-changing admin route is in the audit table (audit-trail.ts), or the start fails.
+  app.addHook('onRoute', requireAdminAudit);
   const routeMethods = recordRouteMethods(app);
   // A /v1 route that takes no query parameters refuses any (400 validation_failed), as the others
   // refuse unknown ones: a misspelt filter must not silently return everything.
@@ -243,6 +250,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   await registerKeyRateLimits(app, {
     defaultPerMinute: options.keyRequestsPerMinute,
     identityOf: (request) => (request as WithIdentity)[IDENTITY],
+    windows: options.keyRateWindows,
   });
   registerAuditTrail(app, {
     store: options.store,
@@ -303,6 +311,13 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     identityOf,
   });
   registerApprovalRoutes(app, { store: options.store, adminKey: options.adminKey, identityOf });
+  registerApprovalWebhookRoutes(app, {
+    store: options.store,
+    vault: options.secrets ?? new SecretVault(options.store, undefined),
+    allowlist: (tenantId) =>
+      (options.schedules ?? scheduleAreaOf(options.store)).getWebhookAllowlist(tenantId),
+    identityOf,
+  });
   registerAgentRoutes(app, { store: options.store, registry: options.registry, tenantOf });
   registerMcpRoute(app, {
     store: options.store,

@@ -55,6 +55,9 @@ import { loadPoolsFile } from '../scheduling/pool-config.ts';
 import { watchPoolsFile } from '../scheduling/pool-config-watch.ts';
 import { followTenantPoolPolicy } from '../scheduling/tenant-pool-policy.ts';
 import { credentialProblems } from '../models/credentials.ts';
+import { ApprovalNotifier } from '../engine/approval-notifier.ts';
+import { redactValue } from '../api/redaction.ts';
+import { SYSTEM_CLOCK } from '../domain/clock.ts';
 import {
   assertCanListen,
   credentialsStartupError,
@@ -471,6 +474,20 @@ export async function startRuntimeWith(
     log: (level, message, fields) => log[level](fields ?? {}, message),
   });
   await schedules.scheduler.start();
+  // The approver webhook's outbox: every process delivers, claims keep a notification to one.
+  const approvalNotifier = new ApprovalNotifier({
+    store,
+    clock: SYSTEM_CLOCK,
+    allowlist: (tenantId) => schedules.store.getWebhookAllowlist(tenantId),
+    revealSecret: (tenantId, ref) => secrets.reveal(tenantId, ref),
+    redactArgs: async (tenantId, args) => {
+      const owner = await store.getTenant(tenantId);
+      return owner === null ? args : redactValue(args, owner.redact);
+    },
+    tickMs: config.schedulerTickMs,
+    log: (level, message, fields) => log[level](fields ?? {}, message),
+  });
+  await approvalNotifier.start();
   let app: FastifyInstance | undefined;
   if (serveApi) {
     app = await buildApi({
@@ -492,6 +509,7 @@ export async function startRuntimeWith(
       corsOrigins: config.corsOrigins,
       keyRequestsPerMinute: config.keyRequestsPerMinute,
       delegation: delegatedTokens,
+      keyRateWindows: backend.rateWindows,
     });
   }
   let adminListener: AdminListener | undefined;
@@ -514,6 +532,7 @@ export async function startRuntimeWith(
       await app?.close();
       await metricsListener?.close();
       await schedules.scheduler.stop();
+      await approvalNotifier.stop();
       await orchestrator.stop();
       await announcer.stop();
       poolsWatch?.close();

@@ -344,7 +344,7 @@ export const ENV_VAR_DESCRIPTIONS = {
     'A listener of its own for the admin surface (`/v1/admin/*`, `GET /metrics`): the main listener then answers 404 for those routes, this one serves the whole API and the dashboard. Bind it where only operators reach it; unset: one listener serves all.',
   KEEL_ADMIN_HOST: 'Address of the `KEEL_ADMIN_PORT` listener.',
   KEEL_KEY_REQUESTS_PER_MINUTE:
-    'Requests a minute an API key without its own `requestsPerMinute` may make through each API process (`429 key_rate_limited` with `Retry-After` past it); unset: unlimited.',
+    'Requests a minute an API key without its own `requestsPerMinute` may make, counted across all API processes on Postgres (`429 key_rate_limited` with `Retry-After` past it); unset: unlimited.',
   KEEL_CORS_ORIGINS:
     'Comma-separated origins (`https://app.example.com`) whose pages may call the API from a browser (CORS, without credentials: the API uses bearer keys); unset: CORS off, no cross-origin page can read a response.',
   OTEL_TRACES_EXPORTER: 'Standard OpenTelemetry: `otlp`, `console` (spans to stdout) or `none`.',

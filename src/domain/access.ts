@@ -91,6 +91,31 @@ export interface AuditFilter {
   limit: number;
 }
 
+/**
+ * One entry of the platform audit log: a platform admin's state-changing request, admitted or
+ * refused, with the tenant it concerned (null for platform-wide actions such as admin principals).
+ */
+export interface PlatformAuditEntry {
+  id: number;
+  at: number;
+  actor: Actor;
+  /** What was done, e.g. `tenant.create`, `admin_principal.revoke`. */
+  action: string;
+  resource: string | null;
+  tenantId: string | null;
+  /** `ok`, or the error code the request was refused with. */
+  outcome: string;
+  data: Record<string, unknown>;
+}
+
+export type NewPlatformAuditEntry = Omit<PlatformAuditEntry, 'id' | 'at'>;
+
+export interface PlatformAuditFilter extends AuditFilter {
+  tenantId?: string;
+  /** A named principal's id (`adm_…`). */
+  actorId?: string;
+}
+
 export function isScope(value: unknown): value is Scope {
   return typeof value === 'string' && (SCOPES as readonly string[]).includes(value);
 }

@@ -151,7 +151,7 @@ export const ERROR_CODES = {
   key_rate_limited: {
     status: 429,
     meaning:
-      'The API key made more requests this minute than its limit (its requestsPerMinute, or KEEL_KEY_REQUESTS_PER_MINUTE) allows through this API process; retry after Retry-After seconds.',
+      'The API key made more requests this minute than its limit (its requestsPerMinute, or KEEL_KEY_REQUESTS_PER_MINUTE) allows (counted across every API process on Postgres, per process on SQLite); retry after Retry-After seconds.',
   },
   retry_budget_exhausted: {
     status: 429,
@@ -431,6 +431,10 @@ export const ERROR_CODES = {
   approval_not_found: {
     status: 404,
     meaning: 'The run has no approval request for this execution id.',
+  },
+  approval_webhook_not_found: {
+    status: 404,
+    meaning: 'The tenant has no approver webhook (PUT /v1/approval-webhook sets one).',
   },
   approval_mismatch: {
     status: 409,

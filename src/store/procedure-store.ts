@@ -13,6 +13,12 @@ import type {
 } from '../domain/approvals.ts';
 import type { ToolPolicy } from '../domain/tool-policy.ts';
 import type {
+  ApprovalNotificationFilter,
+  ApprovalNotificationRecord,
+  ApprovalWebhook,
+  DeliveryOutcome,
+} from '../domain/approval-webhooks.ts';
+import type {
   SharedFile,
   SharedFileInfo,
   SharedFileWrite,
@@ -38,8 +44,12 @@ import type {
   AuditFilter,
   NewApiKey,
   NewAuditEntry,
+  NewPlatformAuditEntry,
+  PlatformAuditEntry,
+  PlatformAuditFilter,
 } from '../domain/access.ts';
 import * as access from './procedures/access.ts';
+import * as approvalNotifications from './procedures/approval-notifications.ts';
 import * as approvals from './procedures/approvals.ts';
 import * as attempts from './procedures/attempts.ts';
 import * as claims from './procedures/claims.ts';
@@ -448,6 +458,14 @@ export abstract class ProcedureStore implements Store {
     return this.read(access.listAudit(tenantId, filter));
   }
 
+  appendPlatformAudit(entry: NewPlatformAuditEntry): Promise<void> {
+    return this.write(DURABLE, (tx) => access.appendPlatformAudit(tx, entry));
+  }
+
+  listPlatformAudit(filter: PlatformAuditFilter): Promise<PlatformAuditEntry[]> {
+    return this.read(access.listPlatformAudit(filter));
+  }
+
   async pruneAudit(before: number): Promise<number> {
     let total = 0;
     for (;;) {
@@ -489,6 +507,55 @@ export abstract class ProcedureStore implements Store {
 
   expireApproval(runId: string, executionId: string): Promise<ApprovalRecord | null> {
     return this.write(DURABLE, (tx) => approvals.expireApproval(tx, runId, executionId));
+  }
+
+  // The approver webhook and its outbox
+
+  putApprovalWebhook(webhook: Omit<ApprovalWebhook, 'updatedAt'>): Promise<ApprovalWebhook> {
+    return this.write(DURABLE, (tx) => approvalNotifications.putApprovalWebhook(webhook, tx.now));
+  }
+
+  getApprovalWebhook(tenantId: string): Promise<ApprovalWebhook | null> {
+    return this.read(approvalNotifications.getApprovalWebhook(tenantId));
+  }
+
+  deleteApprovalWebhook(tenantId: string): Promise<boolean> {
+    return this.write(DURABLE, () => approvalNotifications.deleteApprovalWebhook(tenantId));
+  }
+
+  claimApprovalNotifications(
+    owner: string,
+    now: number,
+    leaseMs: number,
+    limit: number,
+  ): Promise<ApprovalNotificationRecord[]> {
+    return this.write(DURABLE, () =>
+      approvalNotifications.claimApprovalNotifications(owner, now, leaseMs, limit),
+    );
+  }
+
+  finishApprovalNotification(
+    id: string,
+    claimToken: number,
+    outcome: DeliveryOutcome,
+    now: number,
+  ): Promise<boolean> {
+    return this.write(DURABLE, () =>
+      approvalNotifications.finishApprovalNotification(id, claimToken, outcome, now),
+    );
+  }
+
+  listApprovalNotifications(
+    tenantId: string,
+    filter: ApprovalNotificationFilter,
+  ): Promise<ApprovalNotificationRecord[]> {
+    return this.read(approvalNotifications.listApprovalNotifications(tenantId, filter));
+  }
+
+  releaseApprovalNotificationClaims(owner: string): Promise<number> {
+    return this.write(DURABLE, () =>
+      approvalNotifications.releaseApprovalNotificationClaims(owner),
+    );
   }
 
   // MCP servers and tool pins

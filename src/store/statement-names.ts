@@ -107,6 +107,19 @@ export const SHARED_STATEMENT_NAMES = [
   'get-approval',
   'decide-approval',
   'list-approvals',
+  // The approver webhook and its outbox (0033)
+  'put-approval-webhook',
+  'get-approval-webhook',
+  'delete-approval-webhook',
+  'insert-approval-notification',
+  'claim-approval-notifications',
+  'finish-approval-notification',
+  'list-approval-notifications',
+  'release-approval-notification-claims',
+  // The platform audit log (0034)
+  'insert-platform-audit',
+  'list-platform-audit',
+  'prune-platform-audit',
   // MCP servers and per-run tool pins (0022)
   'put-mcp-server',
   'list-mcp-servers',

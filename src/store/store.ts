@@ -1,6 +1,12 @@
 // The one store interface every backend implements (embedded SQLite, distributed Postgres). The
 // engine and the API depend on this interface only; a backend difference is a capability flag,
 // never a branch on its name.
+import type {
+  ApprovalNotificationFilter,
+  ApprovalNotificationRecord,
+  ApprovalWebhook,
+  DeliveryOutcome,
+} from '../domain/approval-webhooks.ts';
 import type { AdmissionSample } from '../domain/admission.ts';
 import type { AttemptRecord } from '../domain/attempts.ts';
 import type {
@@ -23,6 +29,9 @@ import type {
   AuditFilter,
   NewApiKey,
   NewAuditEntry,
+  NewPlatformAuditEntry,
+  PlatformAuditEntry,
+  PlatformAuditFilter,
 } from '../domain/access.ts';
 import type { SerializedError } from '../domain/keel-error.ts';
 import type { EffectStatus } from '../domain/effect-status.ts';
@@ -494,6 +503,10 @@ export interface Store {
   appendAudit(entry: NewAuditEntry): Promise<void>;
   /** A page of the tenant's audit log, newest first. */
   listAudit(tenantId: string, filter: AuditFilter): Promise<AuditEntry[]>;
+  /** Appends an entry to the platform audit log (platform admins' actions), stamped with the store's time. */
+  appendPlatformAudit(entry: NewPlatformAuditEntry): Promise<void>;
+  /** A page of the platform audit log, newest first. */
+  listPlatformAudit(filter: PlatformAuditFilter): Promise<PlatformAuditEntry[]>;
   /** Deletes every audit entry older than `before` (ms), in bounded batches; returns how many. */
   pruneAudit(before: number): Promise<number>;
 
@@ -539,6 +552,34 @@ export interface Store {
   ): Promise<ApprovalRecord>;
   /** Expires a pending request past its time; returns the request as it stands (null: none). */
   expireApproval(runId: string, executionId: string): Promise<ApprovalRecord | null>;
+  // The approver webhook and its outbox (src/domain/approval-webhooks.ts; issue 20). Requests,
+  // decisions and expiries above file their notification in their own transaction.
+  /** Sets (replaces) the tenant's webhook (`tenant_not_found` if there is no such tenant). */
+  putApprovalWebhook(webhook: Omit<ApprovalWebhook, 'updatedAt'>): Promise<ApprovalWebhook>;
+  getApprovalWebhook(tenantId: string): Promise<ApprovalWebhook | null>;
+  /** Removes it; false when there was none. Notifications filed already are still delivered. */
+  deleteApprovalWebhook(tenantId: string): Promise<boolean>;
+  /** Claims up to `limit` due notifications for `leaseMs` (each claim bumps its fencing token). */
+  claimApprovalNotifications(
+    owner: string,
+    now: number,
+    leaseMs: number,
+    limit: number,
+  ): Promise<ApprovalNotificationRecord[]>;
+  /** Records one delivery attempt under the claim's token; false when the claim was lost. */
+  finishApprovalNotification(
+    id: string,
+    claimToken: number,
+    outcome: DeliveryOutcome,
+    now: number,
+  ): Promise<boolean>;
+  /** The tenant's notifications and their delivery state, newest first. */
+  listApprovalNotifications(
+    tenantId: string,
+    filter: ApprovalNotificationFilter,
+  ): Promise<ApprovalNotificationRecord[]>;
+  /** Frees claims of other owners: only for a store this process owns alone; returns how many. */
+  releaseApprovalNotificationClaims(owner: string): Promise<number>;
   // MCP servers and tool pins (src/store/mcp-rows.ts; issue 19)
   /** Inserts or replaces a tenant's MCP server configuration (`tenant_not_found` if none). */
   putMcpServer(tenantId: string, name: string, config: Json): Promise<McpServerRow>;

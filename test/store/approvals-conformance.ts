@@ -9,7 +9,12 @@ import { argumentsHash, type NewApproval } from '../../src/domain/approvals.ts';
 import type { Store } from '../../src/store/store.ts';
 import { SERVED, newRun, rejectsWith, withStore, type StoreFactory } from './conformance.ts';
 
-function request(runId: string, tenantId: string, seq: number, expiresAt: number): NewApproval {
+export function request(
+  runId: string,
+  tenantId: string,
+  seq: number,
+  expiresAt: number,
+): NewApproval {
   const args = { to: 'a@example.com', seq };
   return {
     runId,
@@ -29,7 +34,7 @@ function request(runId: string, tenantId: string, seq: number, expiresAt: number
 }
 
 /** A run claimed and parked on a tool wait, as the engine leaves it for an approval. */
-async function parkedRun(store: Store, tenantId: string): Promise<string> {
+export async function parkedRun(store: Store, tenantId: string): Promise<string> {
   const id = (await store.createRun(newRun(tenantId))).run.id;
   const [run] = await store.claimRuns({ owner: 'w', limit: 1, leaseMs: 60_000, served: SERVED });
   assert.ok(run);

@@ -1,14 +1,26 @@
 // GET /v1/audit: the tenant's audit log, newest first, filtered by action, resource and time, in
 // cursor pages, or all of it as NDJSON (`format=ndjson`, streamed page by page); admin scope. The
-// platform admin reads any tenant's at /v1/admin/tenants/:id/audit.
+// platform admin reads any tenant's at /v1/admin/tenants/:id/audit, and the platform log (every
+// platform admin's changes) at /v1/admin/audit, with the same filters plus tenant and actor.
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
-import type { AuditEntry as AuditRecord, AuditFilter } from '../../domain/access.ts';
+import type {
+  AuditEntry as AuditRecord,
+  AuditFilter,
+  PlatformAuditEntry,
+  PlatformAuditFilter,
+} from '../../domain/access.ts';
 import { KeelError } from '../../domain/keel-error.ts';
 import type { Store } from '../../store/store.ts';
-import { AuditPage, AuditQuery, type AuditEntry } from '../access-schemas.ts';
+import {
+  AuditPage,
+  AuditQuery,
+  PlatformAuditPage,
+  PlatformAuditQuery,
+  type AuditEntry,
+} from '../access-schemas.ts';
 import { authorizeAdmin } from '../admin-auth.ts';
 import type { Identity } from '../auth.ts';
 import { CURSOR_DESCRIPTION, decodeCursorOf, encodeCursor } from '../cursor.ts';
@@ -67,6 +79,66 @@ async function* exportLines(
   }
 }
 
+function platformView(e: PlatformAuditEntry) {
+  return {
+    id: String(e.id),
+    at: new Date(e.at).toISOString(),
+    actor: e.actor,
+    action: e.action,
+    resource: e.resource,
+    tenantId: e.tenantId,
+    outcome: e.outcome,
+    data: e.data,
+  };
+}
+
+async function* exportPlatformLines(
+  store: Store,
+  filter: Omit<PlatformAuditFilter, 'limit' | 'beforeId'>,
+  beforeId: number | undefined,
+): AsyncGenerator<string> {
+  let before = beforeId;
+  for (;;) {
+    const page = await store.listPlatformAudit({
+      ...filter,
+      limit: AUDIT_EXPORT_PAGE_ROWS,
+      ...(before === undefined ? {} : { beforeId: before }),
+    });
+    for (const entry of page) yield `${JSON.stringify(platformView(entry))}\n`;
+    if (page.length < AUDIT_EXPORT_PAGE_ROWS) return;
+    before = page[page.length - 1]!.id;
+  }
+}
+
+async function answerPlatform(
+  store: Store,
+  q: z.infer<typeof PlatformAuditQuery>,
+  reply: FastifyReply,
+) {
+  const beforeId = q.cursor === undefined ? undefined : decodeCursorOf(q.cursor, isEntryId);
+  const filter = {
+    ...filterOf(q),
+    ...(q.tenantId === undefined ? {} : { tenantId: q.tenantId }),
+    ...(q.actorId === undefined ? {} : { actorId: q.actorId }),
+  };
+  if (filter.since !== undefined && filter.until !== undefined && filter.since >= filter.until)
+    throw new KeelError('validation_failed', 'since must be before until');
+  if (q.format === 'ndjson')
+    return reply
+      .type('application/x-ndjson')
+      .send(Readable.from(exportPlatformLines(store, filter, beforeId)));
+  const rows = await store.listPlatformAudit({
+    ...filter,
+    limit: q.limit + 1,
+    ...(beforeId === undefined ? {} : { beforeId }),
+  });
+  const page = rows.slice(0, q.limit);
+  return reply.send({
+    entries: page.map(platformView),
+    nextCursor: rows.length > q.limit ? encodeCursor(page[page.length - 1]!.id) : null,
+  });
+}
+
 async function answer(
   store: Store,
   tenantId: string,
@@ -116,6 +188,26 @@ export function registerAuditRoutes(app: FastifyInstance, deps: AuditRoutesDeps)
     },
     async (request, reply) =>
       answer(deps.store, deps.identityOf(request).tenant.id, request.query, reply),
+  );
+
+  r.get(
+    '/v1/admin/audit',
+    {
+      onRequest: async (request) => authorizeAdmin(request, deps.adminKey),
+      schema: {
+        summary:
+          'The platform audit log, newest first: every state-changing request of a platform admin (who, what, on what, which tenant, outcome)',
+        tags: ['admin'],
+        querystring: PlatformAuditQuery,
+        response: {
+          ...response,
+          200: PlatformAuditPage.describe(
+            'A page of entries; with format=ndjson, application/x-ndjson lines',
+          ),
+        },
+      },
+    },
+    async (request, reply) => answerPlatform(deps.store, request.query, reply),
   );
 
   r.get(

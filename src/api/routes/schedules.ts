@@ -377,7 +377,7 @@ function registerAllowlistRoutes(app: FastifyInstance, deps: ScheduleRoutesDeps)
     {
       onRequest: async (request) => authorizeAdmin(request, deps.adminKey),
       schema: {
-        summary: 'Set the origins a tenant’s schedule webhooks may call',
+        summary: 'Set the origins a tenant’s webhooks (schedule failures, approvers) may call',
         description: ALLOWLIST_RULES,
         tags: ['admin'],
         body: AllowlistBody,
@@ -397,7 +397,7 @@ function registerAllowlistRoutes(app: FastifyInstance, deps: ScheduleRoutesDeps)
     {
       onRequest: async (request) => authorizeAdmin(request, deps.adminKey),
       schema: {
-        summary: 'The origins a tenant’s schedule webhooks may call',
+        summary: 'The origins a tenant’s webhooks (schedule failures, approvers) may call',
         tags: ['admin'],
         ...allowlist,
       },

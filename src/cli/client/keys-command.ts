@@ -21,7 +21,7 @@ commands:
 options:
   --scopes <s,…>      what the key may do: ${SCOPES.join(', ')} (admin: the tenant's keys and audit log)
   --expires-at <iso>  when the key stops working, e.g. 2027-01-01T00:00:00Z (default: never)
-  --rpm <n>           requests a minute the key may make through each API process (default: the server's
+  --rpm <n>           requests a minute the key may make, all API processes together (default: the server's
                       KEEL_KEY_REQUESTS_PER_MINUTE, unlimited when unset); past it: 429 key_rate_limited
   --tenant <id>       act as the platform admin on this tenant (key: $KEEL_ADMIN_KEY)
 

@@ -11,6 +11,9 @@ import type {
   AuditFilter,
   NewApiKey,
   NewAuditEntry,
+  NewPlatformAuditEntry,
+  PlatformAuditEntry,
+  PlatformAuditFilter,
 } from '../../domain/access.ts';
 import { isScope } from '../../domain/access.ts';
 import { KeelError } from '../../domain/keel-error.ts';
@@ -141,9 +144,54 @@ export function* listAudit(tenantId: string, filter: AuditFilter): Procedure<Aud
   return rows.map(toAuditEntry);
 }
 
-/** Deletes up to AUDIT_PRUNE_BATCH_ROWS entries older than `before`; returns how many went. */
+/**
+ * Deletes up to AUDIT_PRUNE_BATCH_ROWS entries older than `before` from the tenants' log and as
+ * many from the platform's; returns how many went (fewer than the batch: both are done).
+ */
 export function* pruneAudit(before: number): Procedure<number> {
-  return (yield run('prune-audit', { before, limit: AUDIT_PRUNE_BATCH_ROWS })) as number;
+  const tenants = (yield run('prune-audit', { before, limit: AUDIT_PRUNE_BATCH_ROWS })) as number;
+  const platform = (yield run('prune-platform-audit', {
+    before,
+    limit: AUDIT_PRUNE_BATCH_ROWS,
+  })) as number;
+  return tenants + platform;
+}
+
+export function* appendPlatformAudit(tx: Tx, entry: NewPlatformAuditEntry): Procedure<void> {
+  yield* one('insert-platform-audit', {
+    at: tx.now,
+    kind: entry.action,
+    resource: entry.resource,
+    tenant_id: entry.tenantId,
+    actor_type: entry.actor.type,
+    actor_id: entry.actor.id,
+    actor_name: entry.actor.name,
+    outcome: entry.outcome,
+    data: JSON.stringify(entry.data),
+  });
+}
+
+export function* listPlatformAudit(filter: PlatformAuditFilter): Procedure<PlatformAuditEntry[]> {
+  const rows = yield* all('list-platform-audit', {
+    kind: filter.action ?? null,
+    resource: filter.resource ?? null,
+    tenant_id: filter.tenantId ?? null,
+    actor_id: filter.actorId ?? null,
+    since: filter.since ?? null,
+    until: filter.until ?? null,
+    before_id: filter.beforeId ?? null,
+    limit: filter.limit,
+  });
+  return rows.map((row) => ({
+    id: Number(row.id),
+    at: Number(row.at),
+    actor: toActor(row),
+    action: row.kind as string,
+    resource: (row.resource ?? null) as string | null,
+    tenantId: (row.tenant_id ?? null) as string | null,
+    outcome: row.outcome as string,
+    data: JSON.parse(row.data as string) as Record<string, unknown>,
+  }));
 }
 
 function toAdminPrincipal(row: Row): AdminPrincipalRecord {

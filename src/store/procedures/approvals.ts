@@ -15,8 +15,9 @@ import { KeelError } from '../../domain/keel-error.ts';
 import { isTerminal } from '../../domain/run-status.ts';
 import type { RiskLevel, ToolPolicy } from '../../domain/tool-policy.ts';
 import type { EventWrite } from '../store.ts';
+import { queueApprovalNotification } from './approval-notifications.ts';
 import { appendEvents, lockRun } from './runs.ts';
-import { all, one, run, type Procedure, type Row, type Tx } from './transaction.ts';
+import { all, one, type Procedure, type Row, type Tx } from './transaction.ts';
 
 const num = (value: unknown): number | null =>
   value === null || value === undefined ? null : Number(value);
@@ -63,9 +64,12 @@ export function* putToolPolicy(
   return policy;
 }
 
-/** Files the request (once: a replay finds the first one) and returns the request as stored. */
+/**
+ * Files the request (once: a replay finds the first one) and, with it, the approver webhook's
+ * `requested` notification; returns the request as stored.
+ */
 export function* requestApproval(request: NewApproval): Procedure<ApprovalRecord> {
-  yield* one('insert-approval', {
+  const filed = yield* one('insert-approval', {
     run_id: request.runId,
     execution_id: request.executionId,
     tenant_id: request.tenantId,
@@ -80,9 +84,12 @@ export function* requestApproval(request: NewApproval): Procedure<ApprovalRecord
     requested_at: request.requestedAt,
     expires_at: request.expiresAt,
   });
-  return toApproval(
+  const stored = toApproval(
     (yield* one('get-approval', { run_id: request.runId, execution_id: request.executionId }))!,
   );
+  if (filed !== undefined)
+    yield* queueApprovalNotification('requested', stored, request.requestedAt);
+  return stored;
 }
 
 export function* getApproval(runId: string, executionId: string): Procedure<ApprovalRecord | null> {
@@ -160,7 +167,9 @@ export function* decideApproval(
     tx.touch(runId, 'runnable');
   }
   yield* appendEvents(tx, runId, events);
-  return (yield* getApproval(runId, executionId))!;
+  const decided = (yield* getApproval(runId, executionId))!;
+  yield* queueApprovalNotification('decided', decided, tx.now);
+  return decided;
 }
 
 /**
@@ -172,7 +181,7 @@ export function* expireApproval(
   runId: string,
   executionId: string,
 ): Procedure<ApprovalRecord | null> {
-  yield run('decide-approval', {
+  const expired = yield* one('decide-approval', {
     run_id: runId,
     execution_id: executionId,
     status: 'expired',
@@ -180,5 +189,8 @@ export function* expireApproval(
     note: null,
     now: tx.now,
   });
-  return yield* getApproval(runId, executionId);
+  const current = yield* getApproval(runId, executionId);
+  if (expired !== undefined && current !== null)
+    yield* queueApprovalNotification('expired', current, tx.now);
+  return current;
 }

@@ -1,0 +1,13 @@
+-- Claims pending approval notifications that are due and not claimed by a live deliverer.
+-- Params: :owner, :now, :lease_expires_at, :limit. Result: the claimed rows.
+UPDATE approval_notifications SET claim_owner = :owner::text, claim_token = claim_token + 1,
+  claim_expires_at = :lease_expires_at::bigint
+WHERE id IN (
+  SELECT id FROM approval_notifications
+  WHERE status = 'pending' AND next_attempt_at <= :now::bigint
+    AND (claim_expires_at IS NULL OR claim_expires_at <= :now::bigint)
+  ORDER BY next_attempt_at
+  LIMIT :limit::int
+  FOR UPDATE SKIP LOCKED
+)
+RETURNING *

@@ -1,0 +1,3 @@
+-- Removes the tenant's approver webhook (notifications already filed stay and are delivered). Params: :tenant_id.
+-- Returns tenant_id, or no row when there was none.
+DELETE FROM approval_webhooks WHERE tenant_id = :tenant_id::text RETURNING tenant_id
