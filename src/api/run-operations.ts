@@ -83,6 +83,7 @@ export async function submitRun(
           priority: body.priority ?? null,
           budget: body.budget ?? null,
           metadata: body.metadata ?? null,
+          egressAllow: body.egressAllow ?? null,
         });
   return store
     .createRun({
@@ -95,6 +96,7 @@ export async function submitRun(
       expectedFinishAt: admitted.expectedFinishAt,
       budget: body.budget ?? {},
       metadata: (body.metadata ?? null) as Record<string, Json> | null,
+      egressAllow: body.egressAllow ?? null,
       parentRunId: null,
       idempotencyKey: body.idempotencyKey ?? null,
       requestHash,
@@ -354,6 +356,8 @@ export async function copyRun(
         priority: source.priority,
         budget: source.budget,
         metadata: source.metadata,
+        // A copy reaches no further than its source could.
+        egressAllow: source.egressAllow,
         parentRunId: null,
         idempotencyKey: ask.idempotencyKey ?? null,
         requestHash,

@@ -17,6 +17,7 @@ import type {
   ServiceProcess,
 } from './driver.ts';
 import { ENV_STATE, transition, type EnvEvent, type EnvState } from './environment-state.ts';
+import type { EgressNarrowing } from '../domain/egress-scope.ts';
 import type { EgressProxy, RevealSecret } from './egress/egress-proxy.ts';
 import { EGRESS_SOCKET_NAME } from './egress/sandbox-relay.ts';
 import { GvisorDriver } from './gvisor-driver.ts';
@@ -129,6 +130,12 @@ export interface SandboxManagerOptions {
   /** The current value of a tenant's `secret:NAME`, for profiles that declare secret variables. */
   revealSecret?: RevealSecret;
   /**
+   * The tenant's and the run's egress lists (those that exist), read at the start of each call of a
+   * profile with a network allowlist: they narrow the profile's for that call's connections. A
+   * failure to read them fails the call (never a connection under a wider list than meant).
+   */
+  egressNarrowings?: (tenantId: string, runId: string) => Promise<EgressNarrowing[]>;
+  /**
    * Built environment images (the caller keeps and closes it); default: a cache in `images/` beside
    * `root`, owned and closed by the manager.
    */
@@ -199,6 +206,7 @@ export class SandboxManager {
   private readonly root: string;
   private readonly egress: EgressProxy | undefined;
   private readonly revealSecret: SandboxManagerOptions['revealSecret'];
+  private readonly egressNarrowings: SandboxManagerOptions['egressNarrowings'];
   /** Environment images, built on a sandbox's first need (bounded wait) or ahead of time. */
   readonly images: ImageCache;
   private readonly ownsImages: boolean;
@@ -208,6 +216,7 @@ export class SandboxManager {
     this.root = options.root;
     this.egress = options.egress;
     this.revealSecret = options.revealSecret;
+    this.egressNarrowings = options.egressNarrowings;
     this.onEnvironmentTime = options.onEnvironmentTime;
     this.onLifecycle = options.onLifecycle;
     this.drivers = {
@@ -292,6 +301,11 @@ export class SandboxManager {
     record.prewarmed = false;
     if (record.idleSince !== undefined)
       this.observeIdle(record.profile, (performance.now() - record.idleSince) / 1000);
+    // Read before the environment is touched: a failure leaves it as it was.
+    const narrowings =
+      record.profile.network.allow.length > 0 && this.egressNarrowings !== undefined
+        ? await this.egressNarrowings(record.tenantId ?? '', runId)
+        : [];
     const info = await this.ready(runId, record);
     const env = record.env!;
     this.move(record, 'call_started');
@@ -304,6 +318,7 @@ export class SandboxManager {
       runId,
       executionId,
       rules: record.profile.network.allow,
+      narrowings,
     });
     try {
       outcome = { ok: true, value: await fn(env, info) };
