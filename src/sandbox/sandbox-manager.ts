@@ -18,7 +18,7 @@ import type {
 } from './driver.ts';
 import { ENV_STATE, transition, type EnvEvent, type EnvState } from './environment-state.ts';
 import type { EgressNarrowing } from '../domain/egress-scope.ts';
-import type { EgressProxy, RevealSecret } from './egress/egress-proxy.ts';
+import type { EgressProxy, RevealSecret, SecretUse } from './egress/egress-proxy.ts';
 import { EGRESS_SOCKET_NAME } from './egress/sandbox-relay.ts';
 import { GvisorDriver } from './gvisor-driver.ts';
 import { ImageCache } from './images/image-cache.ts';
@@ -661,25 +661,43 @@ export class SandboxManager {
    * The variables a profile declares from secrets (`secrets.env`), revealed now for the tenant:
    * they reach the program through the tier's environment carrier, never a command line.
    */
-  async secretEnv(
+  secretEnv(
     tenantId: string,
     profile: SandboxProfile,
     use: { runId: string; executionId: string | null } = { runId: '', executionId: null },
   ): Promise<Record<string, string>> {
-    const declared = Object.entries(profile.secrets.env);
-    if (declared.length === 0) return {};
+    return this.revealAll(tenantId, profile, profile.secrets.env, { ...use, via: 'env' });
+  }
+
+  /**
+   * The files a profile declares from secrets (`secrets.files`: sandbox path → value), revealed
+   * now for the tenant; placed by withSecretFiles (secret-files.ts), never on a command line.
+   */
+  secretFiles(
+    tenantId: string,
+    profile: SandboxProfile,
+    use: { runId: string; executionId: string | null } = { runId: '', executionId: null },
+  ): Promise<Record<string, string>> {
+    return this.revealAll(tenantId, profile, profile.secrets.files, { ...use, via: 'file' });
+  }
+
+  private async revealAll(
+    tenantId: string,
+    profile: SandboxProfile,
+    declared: Record<string, string>,
+    use: SecretUse,
+  ): Promise<Record<string, string>> {
+    const entries = Object.entries(declared);
+    if (entries.length === 0) return {};
     if (this.revealSecret === undefined)
       throw new KeelError(
         'secrets_unconfigured',
-        `profile ${profile.name} declares secret variables, but this node has no secrets`,
+        `profile ${profile.name} declares secret ${use.via === 'env' ? 'variables' : 'files'}, but this node has no secrets`,
       );
     const reveal = this.revealSecret;
     return Object.fromEntries(
       await Promise.all(
-        declared.map(
-          async ([name, ref]) =>
-            [name, await reveal(tenantId, ref, { ...use, via: 'env' })] as const,
-        ),
+        entries.map(async ([key, ref]) => [key, await reveal(tenantId, ref, use)] as const),
       ),
     );
   }

@@ -65,8 +65,11 @@ export interface EgressRecord {
 export interface SecretUse {
   runId: string;
   executionId: string | null;
-  /** `header`: added by the proxy to a request to `destination`; `env`: a sandbox variable. */
-  via: 'header' | 'env';
+  /**
+   * `header`: added by the proxy to a request to `destination`; `env`: a sandbox variable; `file`:
+   * a file placed in the sandbox (secret-files.ts).
+   */
+  via: 'header' | 'env' | 'file';
   destination?: string;
 }
 
