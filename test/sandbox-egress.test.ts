@@ -355,10 +355,13 @@ for (const tier of TIERS)
       const reasons = (await egressAudit(tenant.id, widening.id, 2))
         .map((e) => `${e.resource} ${(e.data as any).reason}`)
         .sort();
-      assert.deepEqual(reasons, [
-        `egress:127.0.0.1:${a.port} not in the run's allowlist`,
-        `egress:127.0.0.1:${b.port} not in the tenant's allowlist`,
-      ]);
+      assert.deepEqual(
+        reasons,
+        [
+          `egress:127.0.0.1:${a.port} not in the run's allowlist`,
+          `egress:127.0.0.1:${b.port} not in the tenant's allowlist`,
+        ].sort(),
+      );
       assert.equal(seenB.length, before.b, 'B never reached');
     });
 
