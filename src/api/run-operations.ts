@@ -83,7 +83,8 @@ export async function submitRun(
           priority: body.priority ?? null,
           budget: body.budget ?? null,
           metadata: body.metadata ?? null,
-          egressAllow: body.egressAllow ?? null,
+          // Only when given: a request without it hashes as it did before the field existed.
+          ...(body.egressAllow === undefined ? {} : { egressAllow: body.egressAllow }),
         });
   return store
     .createRun({
