@@ -6,7 +6,8 @@
 // NUL-separated names, so no name can forge an entry. Results carry the workspace manifest
 // committed with the step and the execution's usage; read_file and list_files commit no snapshot.
 // `exec` is a side effect unless the call (`effect`) or the profile (`execEffect`) declares it
-// `read` or `idempotent`, which makes a crash mid-command re-run it rather than park the run. The
+// `read` or `idempotent`, which makes a crash mid-command re-run it rather than park the run. Its
+// profile's secret variables and files are revealed per call and placed without a command line. The
 // manager is the one passed in, else the node's from the tool's context: this module holds no
 // manager of its own.
 import { z } from 'zod';
