@@ -436,3 +436,55 @@ test('tenant isolation: another tenant’s run is 404 run_not_found on every rou
     assert.equal(mine.body.tenantId, b.id);
   });
 });
+
+test('egress lists: a tenant’s set and lifted over the admin API, a run’s given at creation; both validated and shown', async (t) => {
+  const keel = await start(t);
+  const tenant = await createTenant(keel, 'egress-lists');
+  const list = [{ host: '*.pkg.example.org', port: 443 }];
+  const patched = await keel.request(
+    'PATCH',
+    `/v1/admin/tenants/${tenant.id}`,
+    { egressAllow: list },
+    keel.adminKey,
+  );
+  assert.equal(patched.status, 200, JSON.stringify(patched.body));
+  assert.deepEqual(patched.body.tenant.egressAllow, list);
+  const bad = await keel.request(
+    'PATCH',
+    `/v1/admin/tenants/${tenant.id}`,
+    { egressAllow: [{ host: 'a b', port: 0 }] },
+    keel.adminKey,
+  );
+  assert.equal(bad.status, 400);
+  const lifted = await keel.request(
+    'PATCH',
+    `/v1/admin/tenants/${tenant.id}`,
+    { egressAllow: null },
+    keel.adminKey,
+  );
+  assert.equal(lifted.body.tenant.egressAllow, null);
+  const created = await keel.request(
+    'POST',
+    '/v1/runs',
+    { agent: 'quick', egressAllow: [{ host: '127.0.0.1', port: 8080 }] },
+    tenant.apiKey,
+  );
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  assert.deepEqual(created.body.egressAllow, [{ host: '127.0.0.1', port: 8080 }]);
+  const shown = await get(`${keel.url}/v1/runs/${created.body.id}`, {
+    authorization: `Bearer ${tenant.apiKey}`,
+  });
+  assert.deepEqual(shown.body.egressAllow, [{ host: '127.0.0.1', port: 8080 }]);
+  const refused = await keel.request(
+    'POST',
+    '/v1/runs',
+    {
+      agent: 'quick',
+      egressAllow: [{ host: '127.0.0.1', port: 8080, inject: { secret: 'secret:X' } }],
+    },
+    tenant.apiKey,
+  );
+  assert.equal(refused.status, 400, 'a run list carries no credential');
+  const plain = await keel.request('POST', '/v1/runs', { agent: 'quick' }, tenant.apiKey);
+  assert.equal(plain.body.egressAllow, null);
+});

@@ -2,14 +2,16 @@
 // key-encryption key; two secrets with unique values created over the API; an agent's sandboxed
 // `exec` (namespace tier) calls an allowed server on loopback through Keel's egress proxy — one
 // secret added as a header by the proxy, the other declared as a variable and sent by the program
-// itself (read from stdin by curl, never on a command line) — and a denied server. Then every
+// itself (read from stdin by curl, never on a command line) — and a denied server; a third secret is
+// declared as a file, which the program finds at /run/secrets/canary (its hash and mode are all the
+// run reports, so the value itself is never in a result) and which no workspace snapshot holds. Then every
 // table and file of the data directory, every log line, every API response of the run and
 // every host command line seen while it ran are searched: each canary is found only in the request
-// the allowed server received. The audit log and /metrics carry the allowed and the denied
+// the allowed server received (the file's canary nowhere at all: it lived only inside the sandbox). The audit log and /metrics carry the allowed and the denied
 // connection; a rotation over the API is in effect for the next run, with no restart; a start with
 // stored secrets but no key is refused.
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -44,6 +46,7 @@ const ANSWER_DELAY_MS = 500;
 const secretsKey = randomBytes(32).toString('base64');
 const canaryHeader = `canary-hdr-${randomBytes(12).toString('hex')}`;
 const canaryEnv = `canary-env-${randomBytes(12).toString('hex')}`;
+const canaryFile = `canary-file-${randomBytes(12).toString('hex')}`;
 
 async function api(method: string, path: string, body?: unknown, key = KEY) {
   const res = await fetch(keel.url + path, {
@@ -63,7 +66,7 @@ function scanCmdlines(): void {
   for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
     try {
       const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'latin1');
-      for (const canary of [canaryHeader, canaryEnv])
+      for (const canary of [canaryHeader, canaryEnv, canaryFile])
         if (cmdline.includes(canary)) cmdlineHits.push(`${pid}: ${cmdline}`);
       if (cmdline.includes('/canary-path')) sawSandboxedCommand = true;
     } catch {
@@ -157,6 +160,7 @@ describe('secrets and egress: the canary appears only where it is injected', { s
     for (const [name, value] of [
       ['CANARY_HEADER', canaryHeader],
       ['CANARY_ENV', canaryEnv],
+      ['CANARY_FILE', canaryFile],
     ]) {
       const created = await api('POST', '/v1/secrets', { name, value });
       assert.equal(created.status, 201, created.text);
@@ -170,6 +174,7 @@ describe('secrets and egress: the canary appears only where it is injected', { s
       listed.body.secrets.map((s: { name: string; version: number }) => [s.name, s.version]),
       [
         ['CANARY_ENV', 1],
+        ['CANARY_FILE', 1],
         ['CANARY_HEADER', 1],
       ],
     );
@@ -222,7 +227,11 @@ describe('secrets and egress: the canary appears only where it is injected', { s
       .filter((e) => e.runId === allowedRun.id)
       .map((e) => `${e.resource} ${e.data.via}`)
       .sort();
-    assert.deepEqual(used, ['secret:CANARY_ENV env', 'secret:CANARY_HEADER header']);
+    assert.deepEqual(used, [
+      'secret:CANARY_ENV env',
+      'secret:CANARY_FILE file',
+      'secret:CANARY_HEADER header',
+    ]);
     assert.ok(uses.every((e) => typeof e.data.executionId === 'string'));
     const metrics = await fetch(`${keel.url}/metrics`, {
       headers: { authorization: `Bearer ${ADMIN}` },
@@ -231,6 +240,24 @@ describe('secrets and egress: the canary appears only where it is injected', { s
     assert.match(text, /keel_egress_connections_total\{tenant="[^"]+",verdict="allowed"\} 1/);
     assert.match(text, /keel_egress_connections_total\{tenant="[^"]+",verdict="denied"\} 1/);
     assert.match(text, /keel_egress_bytes_total\{tenant="[^"]+",direction="received"\} [1-9]/);
+  });
+
+  test('the file secret is in the sandbox only: read there (by hash), 0400, not in the workspace snapshot', async () => {
+    const perl =
+      'for (@ARGV) { my @s = stat($_) or die "$_: $!\\n"; printf "%o %d\\n", $s[2] & 07777, $s[4] }';
+    const looked = await runToEnd([
+      '/bin/sh',
+      '-c',
+      // The program reads the file (`exec cat`); only its hash leaves the sandbox in the result.
+      `cat /run/secrets/canary | sha256sum; id -u; perl -e '${perl}' /run/secrets/canary; echo kept > kept.txt`,
+    ]);
+    assert.equal(looked.result.exitCode, 0, JSON.stringify(looked.result));
+    const [hash, uid, stat] = String(looked.result.stdout).split('\n');
+    assert.equal(hash, `${createHash('sha256').update(canaryFile).digest('hex')}  -`);
+    assert.equal(stat, `400 ${uid}`);
+    // The call wrote the workspace, so a snapshot was committed with it: the last test searches
+    // every table (the artifacts, manifests and blobs included) and file for the value.
+    assert.match(String(looked.result.manifest), /^[0-9a-f]{64}$/);
   });
 
   test('rotation over the API is in effect for the next run, without a restart', async () => {
@@ -251,7 +278,7 @@ describe('secrets and egress: the canary appears only where it is injected', { s
   test('each canary is nowhere else: store tables and files, logs, API responses, command lines', async () => {
     await api('GET', '/v1/audit');
     await api('GET', '/v1/secrets');
-    const canaries = [canaryHeader, canaryEnv];
+    const canaries = [canaryHeader, canaryEnv, canaryFile];
     // Every table of the store, row by row.
     const db = new DatabaseSync(join(dataDir, 'keel.db'), { readOnly: true });
     try {
@@ -271,7 +298,7 @@ describe('secrets and egress: the canary appears only where it is injected', { s
         for (const canary of canaries)
           assert.ok(!rows.includes(canary), `${canary} in table ${table}`);
       }
-      assert.equal(Number(db.prepare('SELECT count(*) AS n FROM secrets').get()!.n), 2);
+      assert.equal(Number(db.prepare('SELECT count(*) AS n FROM secrets').get()!.n), 3);
     } finally {
       db.close();
     }
@@ -289,6 +316,8 @@ describe('secrets and egress: the canary appears only where it is injected', { s
     // The one place each canary went: the request the allowed server received.
     assert.ok(received.some((r) => r.includes(canaryHeader)));
     assert.ok(received.some((r) => r.includes(canaryEnv)));
+    // The file's canary never left the sandbox.
+    assert.ok(!received.some((r) => r.includes(canaryFile)));
   });
 
   test('a start with stored secrets but no key is refused, saying how to fix it', async () => {

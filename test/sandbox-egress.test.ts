@@ -4,6 +4,9 @@
 // allowed, and each connection is reported with its run, execution, destination, verdict and
 // bytes. The proxy adds the credential from the tenant's secret to plain-HTTP requests, and a
 // rotation is in effect for the next request. A profile without an allowlist still has no network.
+// A tenant's and a run's egress lists (read from the store per call) narrow the profile's: a
+// destination the profile allows but the tenant's list does not is refused and audited, and a run
+// narrowed to one server reaches only that one; neither can widen what the other allows.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,12 +15,15 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { auditEgress } from '../src/sandbox/egress/egress-audit.ts';
+import { egressNarrowingsFrom } from '../src/sandbox/egress/egress-narrowings.ts';
 import { EgressProxy, type EgressRecord } from '../src/sandbox/egress/egress-proxy.ts';
 import { defineSandboxProfile } from '../src/sandbox/profile.ts';
 import { SandboxManager } from '../src/sandbox/sandbox-manager.ts';
 import { EnvKeyProvider } from '../src/secrets/key-provider.ts';
 import { SecretVault } from '../src/secrets/secret-vault.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
+import { newRun } from './store/conformance.ts';
 import { sandboxRoot, skipUnless } from './support/sandbox.ts';
 
 const TIERS = ['namespace', 'gvisor'] as const;
@@ -239,5 +245,141 @@ for (const tier of TIERS)
       );
       assert.match(out.value.stdout, /^0$/m, 'no proxy variables');
       await manager.endRun('run_egress_none');
+    });
+  });
+
+for (const tier of TIERS)
+  describe(`egress lists of tenant and run (${tier} tier)`, { skip: skipUnless(tier) }, () => {
+    const seenA: Seen[] = [];
+    const seenB: Seen[] = [];
+    let a: { server: Server; port: number };
+    let b: { server: Server; port: number };
+    let manager: SandboxManager;
+    let store: SqliteStore;
+    let cleanup: () => void;
+    let dir: string;
+
+    before(async () => {
+      a = await listen(seenA);
+      b = await listen(seenB);
+      dir = mkdtempSync(join(tmpdir(), 'keel-egress-lists-'));
+      store = new SqliteStore({ path: join(dir, 'keel.db') });
+      await store.migrate();
+      const sandbox = sandboxRoot();
+      cleanup = sandbox.cleanup;
+      manager = new SandboxManager({
+        root: sandbox.root,
+        artifacts: sandbox.artifacts,
+        // As a node wires it: lists read from the store per call, each connection audited.
+        egressNarrowings: egressNarrowingsFrom(store),
+        egress: new EgressProxy({
+          onRecord: (record) => void auditEgress(store, record),
+          revealSecret: async () => {
+            throw new Error('no secrets here');
+          },
+        }),
+      });
+    });
+
+    after(async () => {
+      await manager.close();
+      await store.close();
+      a.server.close();
+      b.server.close();
+      cleanup();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    /** One call of the run trying A then B; the HTTP status of each (403: refused by the proxy). */
+    async function tryBoth(tenantId: string, runId: string, executionId: string) {
+      const profile = defineSandboxProfile({
+        name: `egress-lists-${tier}`,
+        tier,
+        network: {
+          allow: [
+            { host: '127.0.0.1', port: a.port },
+            { host: '127.0.0.1', port: b.port },
+          ],
+        },
+      });
+      const code = (port: number) =>
+        `curl -sS --max-time 10 -o /dev/null -w '%{http_code}\\n' http://127.0.0.1:${port}/${runId}`;
+      const out = await manager.call(
+        runId,
+        profile,
+        (env) => env.exec({ argv: ['/bin/sh', '-c', `${code(a.port)}; ${code(b.port)}`] }),
+        { tenantId, executionId, snapshot: false },
+      );
+      await manager.endRun(runId);
+      const [toA, toB] = out.value.stdout.trim().split('\n');
+      return { toA, toB };
+    }
+
+    async function egressAudit(tenantId: string, runId: string, count: number) {
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const entries = (
+          await store.listAudit(tenantId, { action: 'egress.connection', limit: 100 })
+        ).filter((entry) => entry.runId === runId);
+        if (entries.length >= count) return entries;
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${count} audit entries`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    }
+
+    test("a destination the profile allows but the tenant's list does not is refused and audited", async () => {
+      const tenant = await store.createTenant(`lists-tenant-${tier}`, `hash-lt-${tier}`);
+      // As PATCH /v1/admin/tenants/:id {egressAllow} does.
+      await store.updateTenant(tenant.id, { egressAllow: [{ host: '127.0.0.1', port: a.port }] });
+      const { run } = await store.createRun(newRun(tenant.id));
+      const before = { a: seenA.length, b: seenB.length };
+      assert.deepEqual(await tryBoth(tenant.id, run.id, 'exe_tenant'), { toA: '200', toB: '403' });
+      assert.equal(seenA.length, before.a + 1);
+      assert.equal(seenB.length, before.b, 'B never reached');
+      const entries = await egressAudit(tenant.id, run.id, 2);
+      const toB = entries.find((e) => e.resource === `egress:127.0.0.1:${b.port}`);
+      const toA = entries.find((e) => e.resource === `egress:127.0.0.1:${a.port}`);
+      assert.equal(toB?.outcome, 'denied');
+      assert.equal((toB?.data as any)?.reason, "not in the tenant's allowlist");
+      assert.equal((toB?.data as any)?.executionId, 'exe_tenant');
+      assert.equal(toA?.outcome, 'allowed');
+      // A run cannot widen the tenant's list: naming B itself, it still reaches nothing.
+      const { run: widening } = await store.createRun({
+        ...newRun(tenant.id),
+        egressAllow: [{ host: '127.0.0.1', port: b.port }],
+      });
+      assert.deepEqual(await tryBoth(tenant.id, widening.id, 'exe_widen'), {
+        toA: '403',
+        toB: '403',
+      });
+      const reasons = (await egressAudit(tenant.id, widening.id, 2))
+        .map((e) => `${e.resource} ${(e.data as any).reason}`)
+        .sort();
+      assert.deepEqual(
+        reasons,
+        [
+          `egress:127.0.0.1:${a.port} not in the run's allowlist`,
+          `egress:127.0.0.1:${b.port} not in the tenant's allowlist`,
+        ].sort(),
+      );
+      assert.equal(seenB.length, before.b, 'B never reached');
+    });
+
+    test('a run narrowed to one server reaches only that one; another run of the tenant both', async () => {
+      const tenant = await store.createTenant(`lists-run-${tier}`, `hash-lr-${tier}`);
+      const { run } = await store.createRun({
+        ...newRun(tenant.id),
+        egressAllow: [{ host: '127.0.0.1', port: b.port }],
+      });
+      const before = { a: seenA.length, b: seenB.length };
+      assert.deepEqual(await tryBoth(tenant.id, run.id, 'exe_run'), { toA: '403', toB: '200' });
+      assert.equal(seenA.length, before.a, 'A never reached');
+      assert.equal(seenB.length, before.b + 1);
+      const entries = await egressAudit(tenant.id, run.id, 2);
+      const toA = entries.find((e) => e.resource === `egress:127.0.0.1:${a.port}`);
+      assert.equal(toA?.outcome, 'denied');
+      assert.equal((toA?.data as any)?.reason, "not in the run's allowlist");
+      const { run: open } = await store.createRun(newRun(tenant.id));
+      assert.deepEqual(await tryBoth(tenant.id, open.id, 'exe_open'), { toA: '200', toB: '200' });
     });
   });

@@ -165,6 +165,32 @@ test('keel tenants create|update|list take and show rate limits, daily budgets a
   }
 });
 
+test('keel tenants create|update take an egress list: host:port pairs, empty, none', async (t) => {
+  const keel = await start(t);
+  const cli = (...argv: string[]) =>
+    captureCli(runTenantsCommand, { KEEL_URL: keel.url, KEEL_ADMIN_KEY: keel.adminKey }, argv);
+  const created = await cli(
+    'create',
+    'egress',
+    '--egress-allow',
+    'pypi.example.org:443,127.0.0.1:8080',
+    '--json',
+  );
+  assert.equal(created.code, 0, created.err);
+  const { tenant } = JSON.parse(created.out);
+  assert.deepEqual(tenant.egressAllow, [
+    { host: 'pypi.example.org', port: 443 },
+    { host: '127.0.0.1', port: 8080 },
+  ]);
+  const emptied = await cli('update', tenant.id, '--egress-allow', 'empty');
+  assert.equal(emptied.code, 0, emptied.err);
+  assert.match(emptied.out, /egress allow\s+nothing/);
+  const lifted = await cli('update', tenant.id, '--egress-allow', 'none');
+  assert.match(lifted.out, /egress allow\s+any the profile allows/);
+  for (const value of ['pypi.example.org', 'host:0', 'bad host:443'])
+    assert.notEqual((await cli('update', tenant.id, '--egress-allow', value)).code, 0, value);
+});
+
 const talker = defineAgent({
   name: 'talker',
   version: '1',

@@ -4,6 +4,7 @@
 // these, so the two transports cannot drift apart. Inputs are the API's parsed bodies; answers are
 // the API's views (redacted by the tenant's policy). Another tenant's run is a 404 run_not_found.
 import { createHash } from 'node:crypto';
+import type { EgressDestination } from '../domain/egress-scope.ts';
 import stringify from 'safe-stable-stringify';
 import type { z } from 'zod';
 import { newRunId } from '../domain/ids.ts';
@@ -76,6 +77,11 @@ export async function submitRun(
       throw error;
     },
   );
+  // A delegated token's child is narrowed by its parent's list too: a tool cannot reach, through a
+  // child it starts, a destination its own run may not.
+  const parentAllow =
+    parentRunId === null ? null : ((await store.getRun(parentRunId))?.egressAllow ?? null);
+  const egressAllow = narrowedEgress(body.egressAllow ?? null, parentAllow);
   const requestHash =
     body.idempotencyKey === undefined
       ? null
@@ -87,6 +93,8 @@ export async function submitRun(
           metadata: body.metadata ?? null,
           // A delegated token's child: the same key from another parent is another request.
           ...(parentRunId !== null ? { parentRunId } : {}),
+          // Only when given: a request without it hashes as it did before the field existed.
+          ...(body.egressAllow === undefined ? {} : { egressAllow: body.egressAllow }),
         });
   return store
     .createRun({
@@ -99,6 +107,7 @@ export async function submitRun(
       expectedFinishAt: admitted.expectedFinishAt,
       budget: body.budget ?? {},
       metadata: (body.metadata ?? null) as Record<string, Json> | null,
+      egressAllow,
       parentRunId,
       idempotencyKey: body.idempotencyKey ?? null,
       requestHash,
@@ -108,6 +117,16 @@ export async function submitRun(
         telemetry.runAdmissionRejected(tenant.id, 'api', error.code);
       throw error;
     });
+}
+
+/** `own` cut down to what `parent` allows (destinations in both); null narrows nothing. */
+function narrowedEgress(
+  own: EgressDestination[] | null,
+  parent: readonly EgressDestination[] | null,
+): EgressDestination[] | null {
+  if (parent === null) return own;
+  if (own === null) return [...parent];
+  return own.filter((d) => parent.some((p) => p.host === d.host && p.port === d.port));
 }
 
 function hashRequest(fields: Record<string, unknown>): string {
@@ -358,6 +377,8 @@ export async function copyRun(
         priority: source.priority,
         budget: source.budget,
         metadata: source.metadata,
+        // A copy reaches no further than its source could.
+        egressAllow: source.egressAllow,
         parentRunId: null,
         idempotencyKey: ask.idempotencyKey ?? null,
         requestHash,

@@ -7,6 +7,11 @@ import { CURSOR_DESCRIPTION } from './cursor.ts';
 import { WAITING_REASONS } from '../domain/waiting-reasons.ts';
 import { STALL_POLICIES } from '../domain/records.ts';
 import {
+  EGRESS_SCOPE_DESTINATIONS_MAX,
+  EgressDestinationSchema,
+  EgressScopeSchema,
+} from '../domain/egress-scope.ts';
+import {
   isChannelName,
   MESSAGE_CHANNEL_FORBIDDEN,
   MESSAGE_CHANNEL_MAX_CHARS,
@@ -123,6 +128,13 @@ export const CreateRunBody = z.strictObject({
   priority: Priority.optional(),
   budget: Budget.optional(),
   metadata: z.record(z.string(), JsonValue).optional(),
+  egressAllow: z
+    .array(EgressDestinationSchema)
+    .max(EGRESS_SCOPE_DESTINATIONS_MAX)
+    .optional()
+    .describe(
+      `Destinations ({host, port}; host a name, *.suffix or an IP) this run's sandboxes may reach: narrows the sandbox profile's network.allow and the tenant's egressAllow, never widens them ([]: no network). Stored with the run; its child runs and copies keep it. At most ${EGRESS_SCOPE_DESTINATIONS_MAX}.`,
+    ),
   whenLate: z
     .enum(WHEN_LATE)
     .optional()
@@ -243,6 +255,12 @@ export const Run = z
       costUsd: z.number(),
     }),
     metadata: z.record(z.string(), z.unknown()).nullable(),
+    egressAllow: z
+      .array(z.object({ host: z.string(), port: z.number().int() }))
+      .nullable()
+      .describe(
+        "The run's egress list (given at creation): narrows its sandboxes' network; null: none",
+      ),
     parentRunId: z.string().nullable(),
     idempotencyKey: z.string().nullable(),
     attempts: z
@@ -589,6 +607,9 @@ const TenantQuotaFields = {
     .describe(
       `What the API and CLI show as "[redacted]" in the tenant’s runs (the journal keeps every value for replay); a patch replaces the whole policy. ${REDACT_PATH_RULES}`,
     ),
+  egressAllow: EgressScopeSchema.describe(
+    `Destinations ({host, port}; host a name, *.suffix or an IP) the tenant's sandboxes may reach: narrows every sandbox profile's network.allow (a connection must match both), never widens it; a run's own egressAllow narrows further. null: no narrowing (default); []: no network at all. A patch replaces the whole list. At most ${EGRESS_SCOPE_DESTINATIONS_MAX}.`,
+  ),
 };
 const QUOTA_NAMES = Object.keys(TenantQuotaFields).join(', ');
 /** Every quota, each optional: a create names the ones it sets, a PATCH the ones it changes. */
@@ -624,6 +645,7 @@ export const Tenant = z
       fields: z.array(z.string()),
       tools: z.record(z.string(), z.array(z.string())),
     }),
+    egressAllow: z.array(z.object({ host: z.string(), port: z.number().int() })).nullable(),
   })
   .meta({ id: 'Tenant' });
 

@@ -31,6 +31,7 @@ export function runView(run: RunRecord) {
     budget: run.budget,
     counters: run.counters,
     metadata: run.metadata,
+    egressAllow: run.egressAllow,
     parentRunId: run.parentRunId,
     idempotencyKey: run.idempotencyKey,
     attempts: run.attempts,
@@ -62,6 +63,7 @@ export function tenantView(tenant: TenantRecord) {
     dailyCostBudgetUsd: tenant.dailyCostBudgetUsd,
     poolCaps: tenant.poolCaps,
     redact: tenant.redact,
+    egressAllow: tenant.egressAllow,
   };
 }
 

@@ -6,6 +6,7 @@ import type { RunStatus } from './run-status.ts';
 import type { Json } from './json.ts';
 import { EMPTY_REDACTION_POLICY, type RedactionPolicy } from './redaction-policy.ts';
 import type { RecoveredLease } from './attempts.ts';
+import type { EgressDestination } from './egress-scope.ts';
 
 export type Priority = 'interactive' | 'batch';
 
@@ -57,6 +58,8 @@ export interface RunRecord {
   priority: Priority;
   budget: Budget;
   metadata: Record<string, Json> | null;
+  /** The run's egress list (given at creation): narrows its sandboxes' network; null: none. */
+  egressAllow: EgressDestination[] | null;
   counters: RunCounters;
   result: Json | null;
   error: SerializedError | null;
@@ -215,6 +218,11 @@ export interface TenantQuotas {
    * them: replay needs them).
    */
   redact: RedactionPolicy;
+  /**
+   * Destinations the tenant's sandboxes may reach, narrowing every profile's `network.allow` (a
+   * connection must match both); null: no narrowing, `[]`: no network at all.
+   */
+  egressAllow: EgressDestination[] | null;
 }
 
 export const DEFAULT_TENANT_QUOTAS: TenantQuotas = {
@@ -227,6 +235,7 @@ export const DEFAULT_TENANT_QUOTAS: TenantQuotas = {
   dailyCostBudgetUsd: null,
   poolCaps: {},
   redact: EMPTY_REDACTION_POLICY,
+  egressAllow: null,
 };
 
 export interface TenantRecord extends TenantQuotas {
@@ -244,6 +253,11 @@ export interface NewRun {
   priority: Priority;
   budget: Budget;
   metadata: Record<string, Json> | null;
+  /**
+   * Destinations the run's sandboxes may reach, narrowing the profile's and the tenant's lists;
+   * absent or null: no narrowing.
+   */
+  egressAllow?: EgressDestination[] | null;
   parentRunId: string | null;
   idempotencyKey: string | null;
   /**

@@ -759,6 +759,8 @@ async function child(
                 priority: x.run.priority,
                 budget: {},
                 metadata: null,
+                // A child reaches no further than its parent: the parent's egress list narrows it too.
+                egressAllow: x.run.egressAllow,
                 parentRunId: x.runId,
                 idempotencyKey: null,
                 requestHash: null,

@@ -104,6 +104,12 @@ function hostMounts() {
   ];
 }
 
+/** The mount point of /run's private tmpfs in the shared root (made once; older roots lack it). */
+function ensureRunMountPoint(rootfs: string): void {
+  const point = join(rootfs, 'run');
+  if (!existsSync(point)) mkdirSync(point, { recursive: true });
+}
+
 /** The mount point of the egress directory in the shared root (made once; older roots lack it). */
 function ensureEgressMountPoint(rootfs: string): void {
   const point = join(rootfs, SANDBOX_EGRESS_DIR);
@@ -128,6 +134,7 @@ class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment 
     this.bundleDir = join(root, `${spec.id}.bundle`);
     this.imageDir = join(root, `${spec.id}.image`);
     this.rootfs = ensureRootfs(root);
+    ensureRunMountPoint(this.rootfs);
     if (spec.egress !== undefined) ensureEgressMountPoint(this.rootfs);
     mkdirSync(this.stateDir, { recursive: true, mode: 0o700 });
   }
@@ -182,9 +189,10 @@ class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment 
       { destination: '/tmp', type: 'tmpfs', source: 'tmpfs' },
       { destination: '/dev', type: 'tmpfs', source: 'tmpfs' },
       // An environment image is the read-only root itself; its /var/tmp is private to the sandbox.
-      // (and /run, where the egress socket's mount point is made: the image is read-only).
+      // (and /run, where the egress socket's mount point is made: the image is read-only). /run is
+      // private on the host's files too: declared secret files are placed there (secret-files.ts).
       ...(image === undefined
-        ? hostMounts()
+        ? [...hostMounts(), { destination: '/run', type: 'tmpfs', source: 'tmpfs' }]
         : [
             { destination: '/var/tmp', type: 'tmpfs', source: 'tmpfs' },
             { destination: '/run', type: 'tmpfs', source: 'tmpfs' },
@@ -307,6 +315,8 @@ class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment 
         );
       } finally {
         await this.forget();
+        // The spec holds the command's variables (secret ones too): gone once the command is.
+        rmSync(join(this.bundleDir, 'config.json'), { force: true });
       }
     }
     if (!this.holding || this.parts.cgroup.pids().length === 0) await this.startHolder();

@@ -195,6 +195,8 @@ function hostRootArgs(): string[] {
     '/etc',
   ];
   for (const entry of ETC_ENTRIES) args.push('--ro-bind-try', `/etc/${entry}`, `/etc/${entry}`);
+  // A private /run, as on an image: where declared secret files are placed (secret-files.ts).
+  args.push('--tmpfs', '/run');
   return args;
 }
 

@@ -13,6 +13,7 @@ import type { ArtifactStore } from '../store/artifact-store.ts';
 import { ImageCache } from './images/image-cache.ts';
 import { openArtifactStore } from '../store/open-store.ts';
 import type { Store } from '../store/store.ts';
+import { egressNarrowingsFrom } from './egress/egress-narrowings.ts';
 import { EgressProxy, type EgressRecord, type RevealSecret } from './egress/egress-proxy.ts';
 import { releaseEnvironmentsOnRunEnd } from './run-endings.ts';
 import {
@@ -68,7 +69,7 @@ export function imageCacheFor(config: KeelConfig): ImageCache {
  * environment's).
  */
 export function attachNodeSandboxes(
-  store: Pick<Store, 'onChange'>,
+  store: Pick<Store, 'onChange' | 'getTenant' | 'getRun'>,
   config: KeelConfig,
   options: NodeSandboxesOptions = {},
 ): NodeSandboxes {
@@ -103,6 +104,7 @@ export function attachNodeSandboxes(
               revealSecret: options.revealSecret ?? noSecrets,
             }),
             ...(options.revealSecret === undefined ? {} : { revealSecret: options.revealSecret }),
+            egressNarrowings: egressNarrowingsFrom(store),
           }),
           artifacts,
           images,

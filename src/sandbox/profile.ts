@@ -7,6 +7,7 @@ import { SecretHeaderSchema, SecretRef } from '../domain/secrets.ts';
 import { ImageSpecSchema } from './images/image-spec.ts';
 import { LimitsSchema } from './limits.ts';
 import { POLICIES } from './lifecycle-policy.ts';
+import { SECRET_FILES_MAX, SecretFilePath } from './secret-files.ts';
 import { TIERS } from './tiers.ts';
 
 export const DEFAULT_MEMORY_PRICE_PER_GIB_SECOND = 0.000_003_7; // ≈ $0.0133 per GiB-hour, a typical cloud memory price
@@ -17,6 +18,8 @@ export const DEFAULT_EXPECTED_IDLE_SECONDS = 5;
  * says `argumentsMaxBytes`; write_file also fits a file of `limits.fileBytes`.
  */
 export const DEFAULT_SANDBOX_ARGUMENTS_MAX_BYTES = 4 * 1024 * 1024;
+
+const SecretEnvSchema = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,255}$/), SecretRef);
 
 const EgressRuleSchema = z.object({
   host: z
@@ -62,14 +65,23 @@ const ProfileFields = z.object({
    */
   network: z.object({ allow: z.array(EgressRuleSchema).default([]) }).default({ allow: [] }),
   /**
-   * Variables set from the tenant's secrets for every `exec` (`{ API_TOKEN: 'secret:NAME' }`):
-   * for credentials the proxy cannot add (HTTPS through CONNECT). Never on a command line.
+   * Secrets of the tenant handed to every `exec`, for credentials the proxy cannot add (HTTPS
+   * through CONNECT): `env` as variables (`{ API_TOKEN: 'secret:NAME' }`), `files` as files
+   * (`{ '/run/secrets/token': 'secret:NAME' }`, mode 0400, owned by the sandbox uid, on the
+   * sandbox's private tmpfs /run: never in the workspace or its snapshots; secret-files.ts). Never
+   * on a command line. Namespace and gVisor tiers for files.
    */
   secrets: z
     .object({
-      env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,255}$/), SecretRef).default({}),
+      env: SecretEnvSchema.default({}),
+      files: z
+        .record(SecretFilePath, SecretRef)
+        .refine((files) => Object.keys(files).length <= SECRET_FILES_MAX, {
+          message: `at most ${SECRET_FILES_MAX} files`,
+        })
+        .default({}),
     })
-    .default({ env: {} }),
+    .default({ env: {}, files: {} }),
   /**
    * Per-run delegated token for `exec`'s programs: with scopes here (`runs:read-self`,
    * `runs:child`, `artifacts`), each `exec` sets KEEL_RUN_TOKEN (a short-lived token bound to the
@@ -131,10 +143,18 @@ const ProfileSchema = ProfileFields.refine(
       'an environment image needs tier namespace or gvisor (the process tier sees the host’s files)',
     path: ['image'],
   },
-).refine((profile) => profile.readOnlyMounts.length === 0 || profile.tier === 'namespace', {
-  message: 'read-only mounts need tier namespace',
-  path: ['readOnlyMounts'],
-});
+)
+  .refine((profile) => profile.readOnlyMounts.length === 0 || profile.tier === 'namespace', {
+    message: 'read-only mounts need tier namespace',
+    path: ['readOnlyMounts'],
+  })
+  .refine(
+    (profile) => Object.keys(profile.secrets.files).length === 0 || profile.tier !== 'process',
+    {
+      message: 'secret files need tier namespace or gvisor (the process tier has no private /run)',
+      path: ['secrets', 'files'],
+    },
+  );
 
 export type SandboxProfile = z.infer<typeof ProfileSchema>;
 
@@ -143,9 +163,11 @@ export type SandboxProfile = z.infer<typeof ProfileSchema>;
  * network allowlist and secret variables (its tier is always `namespace`, the one tier that runs
  * services; it has no lifecycle policy or warm pool: it lives as long as its session).
  */
-export const ServiceSandboxSchema = z.strictObject(
-  ProfileFields.pick({ image: true, limits: true, network: true, secrets: true }).shape,
-);
+export const ServiceSandboxSchema = z.strictObject({
+  ...ProfileFields.pick({ image: true, limits: true, network: true }).shape,
+  // Variables only: a service has no per-call place to put secret files.
+  secrets: z.strictObject({ env: SecretEnvSchema.default({}) }).default({ env: {} }),
+});
 export type ServiceSandbox = z.infer<typeof ServiceSandboxSchema>;
 export type SandboxProfileInput = z.input<typeof ProfileSchema>;
 

@@ -17,7 +17,8 @@ import type {
   ServiceProcess,
 } from './driver.ts';
 import { ENV_STATE, transition, type EnvEvent, type EnvState } from './environment-state.ts';
-import type { EgressProxy, RevealSecret } from './egress/egress-proxy.ts';
+import type { EgressNarrowing } from '../domain/egress-scope.ts';
+import type { EgressProxy, RevealSecret, SecretUse } from './egress/egress-proxy.ts';
 import { EGRESS_SOCKET_NAME } from './egress/sandbox-relay.ts';
 import { GvisorDriver } from './gvisor-driver.ts';
 import { ImageCache } from './images/image-cache.ts';
@@ -129,6 +130,12 @@ export interface SandboxManagerOptions {
   /** The current value of a tenant's `secret:NAME`, for profiles that declare secret variables. */
   revealSecret?: RevealSecret;
   /**
+   * The tenant's and the run's egress lists (those that exist), read at the start of each call of a
+   * profile with a network allowlist: they narrow the profile's for that call's connections. A
+   * failure to read them fails the call (never a connection under a wider list than meant).
+   */
+  egressNarrowings?: (tenantId: string, runId: string) => Promise<EgressNarrowing[]>;
+  /**
    * Built environment images (the caller keeps and closes it); default: a cache in `images/` beside
    * `root`, owned and closed by the manager.
    */
@@ -199,6 +206,7 @@ export class SandboxManager {
   private readonly root: string;
   private readonly egress: EgressProxy | undefined;
   private readonly revealSecret: SandboxManagerOptions['revealSecret'];
+  private readonly egressNarrowings: SandboxManagerOptions['egressNarrowings'];
   /** Environment images, built on a sandbox's first need (bounded wait) or ahead of time. */
   readonly images: ImageCache;
   private readonly ownsImages: boolean;
@@ -208,6 +216,7 @@ export class SandboxManager {
     this.root = options.root;
     this.egress = options.egress;
     this.revealSecret = options.revealSecret;
+    this.egressNarrowings = options.egressNarrowings;
     this.onEnvironmentTime = options.onEnvironmentTime;
     this.onLifecycle = options.onLifecycle;
     this.drivers = {
@@ -292,6 +301,11 @@ export class SandboxManager {
     record.prewarmed = false;
     if (record.idleSince !== undefined)
       this.observeIdle(record.profile, (performance.now() - record.idleSince) / 1000);
+    // Read before the environment is touched: a failure leaves it as it was.
+    const narrowings =
+      record.profile.network.allow.length > 0 && this.egressNarrowings !== undefined
+        ? await this.egressNarrowings(record.tenantId ?? '', runId)
+        : [];
     const info = await this.ready(runId, record);
     const env = record.env!;
     this.move(record, 'call_started');
@@ -304,6 +318,7 @@ export class SandboxManager {
       runId,
       executionId,
       rules: record.profile.network.allow,
+      narrowings,
     });
     try {
       outcome = { ok: true, value: await fn(env, info) };
@@ -646,25 +661,43 @@ export class SandboxManager {
    * The variables a profile declares from secrets (`secrets.env`), revealed now for the tenant:
    * they reach the program through the tier's environment carrier, never a command line.
    */
-  async secretEnv(
+  secretEnv(
     tenantId: string,
     profile: SandboxProfile,
     use: { runId: string; executionId: string | null } = { runId: '', executionId: null },
   ): Promise<Record<string, string>> {
-    const declared = Object.entries(profile.secrets.env);
-    if (declared.length === 0) return {};
+    return this.revealAll(tenantId, profile, profile.secrets.env, { ...use, via: 'env' });
+  }
+
+  /**
+   * The files a profile declares from secrets (`secrets.files`: sandbox path → value), revealed
+   * now for the tenant; placed by withSecretFiles (secret-files.ts), never on a command line.
+   */
+  secretFiles(
+    tenantId: string,
+    profile: SandboxProfile,
+    use: { runId: string; executionId: string | null } = { runId: '', executionId: null },
+  ): Promise<Record<string, string>> {
+    return this.revealAll(tenantId, profile, profile.secrets.files, { ...use, via: 'file' });
+  }
+
+  private async revealAll(
+    tenantId: string,
+    profile: SandboxProfile,
+    declared: Record<string, string>,
+    use: SecretUse,
+  ): Promise<Record<string, string>> {
+    const entries = Object.entries(declared);
+    if (entries.length === 0) return {};
     if (this.revealSecret === undefined)
       throw new KeelError(
         'secrets_unconfigured',
-        `profile ${profile.name} declares secret variables, but this node has no secrets`,
+        `profile ${profile.name} declares secret ${use.via === 'env' ? 'variables' : 'files'}, but this node has no secrets`,
       );
     const reveal = this.revealSecret;
     return Object.fromEntries(
       await Promise.all(
-        declared.map(
-          async ([name, ref]) =>
-            [name, await reveal(tenantId, ref, { ...use, via: 'env' })] as const,
-        ),
+        entries.map(async ([key, ref]) => [key, await reveal(tenantId, ref, use)] as const),
       ),
     );
   }

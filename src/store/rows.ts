@@ -5,6 +5,7 @@ import type { EffectStatus } from '../domain/effect-status.ts';
 import type { RunStatus } from '../domain/run-status.ts';
 import type { Json } from '../domain/json.ts';
 import type { RedactionPolicy } from '../domain/redaction-policy.ts';
+import { parseEgressScope } from '../domain/egress-scope.ts';
 import type { AttemptEnding, AttemptRecord } from '../domain/attempts.ts';
 import type {
   CancelOutcome,
@@ -38,6 +39,7 @@ export function toRun(row: Row): RunRecord {
     priority: row.priority as Priority,
     budget: json(row.budget) ?? {},
     metadata: json(row.metadata),
+    egressAllow: parseEgressScope(row.egress_allow),
     counters: {
       steps: Number(row.steps),
       inputTokens: Number(row.input_tokens),
@@ -137,6 +139,7 @@ export function toTenant(row: Row): TenantRecord {
     dailyCostBudgetUsd: num(row.daily_cost_budget_usd),
     poolCaps: json<Record<string, number>>(row.pool_caps ?? '{}') ?? {},
     redact: redactionPolicy(row.redact),
+    egressAllow: parseEgressScope(row.egress_allow),
   };
 }
 

@@ -7,8 +7,8 @@ import { DEFAULT_TENANT_QUOTAS, type TenantQuotas } from '../domain/records.ts';
 export const TENANT_QUEUE_FULL_RETRY_AFTER_MS = 5_000;
 
 /**
- * The tenant columns a create or a patch writes, with their record field (pool_caps and redact are
- * written as JSON text).
+ * The tenant columns a create or a patch writes, with their record field (pool_caps, redact and
+ * egress_allow are written as JSON text).
  */
 const COLUMNS = [
   ['weight', 'weight'],
@@ -20,13 +20,17 @@ const COLUMNS = [
   ['daily_cost_budget_usd', 'dailyCostBudgetUsd'],
   ['pool_caps', 'poolCaps'],
   ['redact', 'redact'],
+  ['egress_allow', 'egressAllow'],
 ] as const satisfies ReadonlyArray<readonly [string, keyof TenantQuotas]>;
 
 type Param = number | string | null;
 /** Object-valued settings are stored as JSON text. */
 const JSON_FIELDS: ReadonlySet<keyof TenantQuotas> = new Set(['poolCaps', 'redact']);
-const column = (field: keyof TenantQuotas, value: TenantQuotas[keyof TenantQuotas]): Param =>
-  JSON_FIELDS.has(field) ? JSON.stringify(value ?? {}) : (value as number | null);
+const column = (field: keyof TenantQuotas, value: TenantQuotas[keyof TenantQuotas]): Param => {
+  // The egress list is JSON text, but null stays NULL: no list is not an empty list.
+  if (field === 'egressAllow') return value === null ? null : JSON.stringify(value);
+  return JSON_FIELDS.has(field) ? JSON.stringify(value ?? {}) : (value as number | null);
+};
 
 /** Parameters of insert-tenant.sql for a new tenant (:id, :name, :now added by the caller). */
 export function insertQuotaParams(quotas: Partial<TenantQuotas> = {}): Record<string, Param> {

@@ -6,7 +6,8 @@
 // NUL-separated names, so no name can forge an entry. Results carry the workspace manifest
 // committed with the step and the execution's usage; read_file and list_files commit no snapshot.
 // `exec` is a side effect unless the call (`effect`) or the profile (`execEffect`) declares it
-// `read` or `idempotent`, which makes a crash mid-command re-run it rather than park the run. The
+// `read` or `idempotent`, which makes a crash mid-command re-run it rather than park the run. Its
+// profile's secret variables and files are revealed per call and placed without a command line. The
 // manager is the one passed in, else the node's from the tool's context: this module holds no
 // manager of its own.
 import { DELEGATION_ENV } from '../domain/delegation.ts';
@@ -15,6 +16,7 @@ import { KeelError } from '../domain/keel-error.ts';
 import type { ExecResult } from '../sandbox/launch.ts';
 import { DEFAULT_SANDBOX_ARGUMENTS_MAX_BYTES, type SandboxProfile } from '../sandbox/profile.ts';
 import type { SandboxManager } from '../sandbox/sandbox-manager.ts';
+import { withSecretFiles } from '../sandbox/secret-files.ts';
 import { defineTool } from '../sdk/define.ts';
 import type { Json, ToolContext, ToolDefinition } from '../sdk/types.ts';
 import {
@@ -165,29 +167,33 @@ export function sandboxTools(options: SandboxToolsOptions) {
     } = {},
   ) => {
     const manager = managerFor(ctx);
+    const use = { runId: ctx.runId, executionId: ctx.executionId };
     const outcome = await manager.call(
       ctx.runId,
       profile,
-      async (env) =>
-        env.exec({
-          argv,
+      async (env) => {
+        // Secrets the profile declares as variables or files are revealed per call (a rotation
+        // counts at once) and travel like any variable: never on a command line. Files are
+        // written by a shell builtin before the program starts (secret-files.ts).
+        const placed = extra.secrets
+          ? withSecretFiles(argv, await manager.secretFiles(ctx.tenantId, profile, use))
+          : { argv, env: {} };
+        return env.exec({
+          argv: placed.argv,
           stdin: extra.stdin,
-          // Secrets the profile declares as variables are revealed per call (a rotation counts at
-          // once) and travel like any variable: never on a command line.
           env: extra.secrets
             ? {
                 ...extra.env,
-                ...(await manager.secretEnv(ctx.tenantId, profile, {
-                  runId: ctx.runId,
-                  executionId: ctx.executionId,
-                })),
+                ...(await manager.secretEnv(ctx.tenantId, profile, use)),
+                ...placed.env,
               }
             : extra.env,
           deadlineMs: extra.deadlineMs,
           signal: ctx.signal,
           stopRequested: ctx.stopping,
           onOutput: extra.live ? ctx.output : undefined,
-        }),
+        });
+      },
       { tenantId: ctx.tenantId, executionId: ctx.executionId, snapshot: extra.snapshot ?? true },
     );
     return { result: outcome.value, manifest: outcome.manifestSha256, cold: outcome.cold };

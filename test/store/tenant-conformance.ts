@@ -139,6 +139,38 @@ export function tenantStoreConformance(factory: StoreFactory): void {
         );
       }));
 
+    test('egress lists: a tenant list stored, patched alone, emptied and lifted; a run list stored with the run', () =>
+      withStore(factory, async (store) => {
+        const open = await store.createTenant('egress-open', 'ke1');
+        assert.equal(open.egressAllow, null, 'no list by default');
+        const list = [
+          { host: 'api.example.com', port: 443 },
+          { host: '127.0.0.1', port: 8080 },
+        ];
+        const narrowed = await store.createTenant('egress-narrow', 'ke2', { egressAllow: list });
+        assert.deepEqual(narrowed.egressAllow, list);
+        assert.deepEqual((await store.findTenantByKeyHash('ke2'))?.egressAllow, list);
+        const weighted = await store.updateTenant(narrowed.id, { weight: 3 });
+        assert.deepEqual(weighted.egressAllow, list, 'a patch that does not name it keeps it');
+        const none = await store.updateTenant(narrowed.id, { egressAllow: [] });
+        assert.deepEqual(none.egressAllow, [], 'an empty list is kept: no destination at all');
+        assert.deepEqual(await store.getTenant(narrowed.id), none);
+        const lifted = await store.updateTenant(narrowed.id, { egressAllow: null });
+        assert.equal(lifted.egressAllow, null);
+        assert.deepEqual(
+          (await store.listTenants()).find((t) => t.id === narrowed.id),
+          lifted,
+        );
+        const runList = [{ host: '*.pkg.example.org', port: 443 }];
+        const withList = await store.createRun({ ...newRun(open.id), egressAllow: runList });
+        assert.deepEqual(withList.run.egressAllow, runList);
+        assert.deepEqual((await store.getRun(withList.run.id))?.egressAllow, runList);
+        const emptyList = await store.createRun({ ...newRun(open.id), egressAllow: [] });
+        assert.deepEqual((await store.getRun(emptyList.run.id))?.egressAllow, []);
+        const plain = await store.createRun(newRun(open.id));
+        assert.equal((await store.getRun(plain.run.id))?.egressAllow, null);
+      }));
+
     test('waiting since: kept while the waiting reason stays, moved when it changes, cleared with it', () =>
       withStore(factory, async (store) => {
         const tenant = await store.createTenant('waits', 'kw');

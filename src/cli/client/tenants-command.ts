@@ -29,6 +29,10 @@ limits (create and update):
   --redact <json|none>                 what the API and CLI show as "[redacted]" in the tenant's runs and
                                        steps, e.g. '{"fields":["password"],"tools":{"send_email":["input.body"]}}'
                                        (replaces the whole policy; 'none' clears it; the journal keeps the values)
+  --egress-allow <host:port,…|empty|none>
+                                       destinations the tenant's sandboxes may reach, narrowing every sandbox
+                                       profile's network.allow (never widening it), e.g. pypi.example.org:443;
+                                       'empty': no network at all; 'none': no narrowing (replaces the whole list)
 
 ${clientFlagsUsage('KEEL_ADMIN_KEY', 'admin key')}
 
@@ -48,6 +52,7 @@ const QUOTA_FLAGS = {
   'daily-cost-budget-usd': { type: 'string' },
   'pool-caps': { type: 'string' },
   redact: { type: 'string' },
+  'egress-allow': { type: 'string' },
 } as const;
 type QuotaFlag = keyof typeof QUOTA_FLAGS;
 
@@ -103,6 +108,21 @@ function redactPolicy(value: string): unknown {
   return jsonArgument(value, '--redact');
 }
 
+/** `--egress-allow`: `host:port` pairs (the API checks the hosts), [] for 'empty', null for 'none'. */
+function egressAllow(value: string): Array<{ host: string; port: number }> | null {
+  if (value === 'none') return null;
+  if (value === 'empty') return [];
+  return value.split(',').map((pair) => {
+    const at = pair.lastIndexOf(':');
+    if (at <= 0)
+      throw new UsageError(
+        `--egress-allow takes host:port pairs separated by commas, 'empty' or 'none'; got '${pair}'`,
+      );
+    const port = quota(pair.slice(at + 1), `--egress-allow ${pair.slice(0, at)}`, false)!;
+    return { host: pair.slice(0, at).trim(), port };
+  });
+}
+
 /** The request body from the quota flags given (only those: an update changes nothing else). */
 function quotaBody(
   values: Partial<Record<QuotaFlag, string | undefined>>,
@@ -122,6 +142,7 @@ function quotaBody(
     body.dailyCostBudgetUsd = usd(values['daily-cost-budget-usd'], '--daily-cost-budget-usd');
   if (values['pool-caps'] !== undefined) body.poolCaps = poolCaps(values['pool-caps']);
   if (values.redact !== undefined) body.redact = redactPolicy(values.redact);
+  if (values['egress-allow'] !== undefined) body.egressAllow = egressAllow(values['egress-allow']);
   return body;
 }
 
@@ -144,6 +165,12 @@ function redactText(policy: Tenant['redact'] | undefined): string {
   return parts.length === 0 ? 'none' : parts.join('; ');
 }
 
+/** `host:port,…`; 'any the profile allows' without a list; 'nothing' for an empty one. */
+function egressText(list: Tenant['egressAllow'] | undefined): string {
+  if (list === null || list === undefined) return 'any the profile allows';
+  return list.length === 0 ? 'nothing' : list.map((d) => `${d.host}:${d.port}`).join(',');
+}
+
 function formatTenant(t: Tenant): string {
   return [
     `id              ${t.id}`,
@@ -157,6 +184,7 @@ function formatTenant(t: Tenant): string {
     `daily cost usd  ${limit(t.dailyCostBudgetUsd)}`,
     `pool caps       ${caps(t.poolCaps)}`,
     `redact          ${redactText(t.redact)}`,
+    `egress allow    ${egressText(t.egressAllow)}`,
   ].join('\n');
 }
 

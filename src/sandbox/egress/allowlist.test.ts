@@ -2,7 +2,13 @@
 // after — public always, private/loopback/link-local only when the rule names that very IP.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { addressAllowed, destinationOf, isPublicAddress, matchRule } from './allowlist.ts';
+import {
+  addressAllowed,
+  destinationOf,
+  isPublicAddress,
+  matchRule,
+  narrowingRefusal,
+} from './allowlist.ts';
 
 describe('egress allowlist', () => {
   const rules = [
@@ -38,6 +44,26 @@ describe('egress allowlist', () => {
     assert.equal(addressAllowed(rules[2]!, '127.0.0.1'), true);
     assert.equal(addressAllowed(rules[2]!, '127.0.0.2'), false);
     assert.equal(isPublicAddress('not-an-ip'), false);
+  });
+
+  it('narrows by every tenant and run list, and names the first that refuses', () => {
+    const tenant = { by: 'tenant' as const, allow: [{ host: '*.example.com', port: 443 }] };
+    const run = { by: 'run' as const, allow: [{ host: 'api.example.com', port: 443 }] };
+    assert.equal(narrowingRefusal([], 'anything.org', 1), undefined, 'no list narrows nothing');
+    assert.equal(narrowingRefusal([tenant, run], 'api.example.com', 443), undefined);
+    assert.equal(
+      narrowingRefusal([tenant, run], 'www.example.com', 443),
+      "not in the run's allowlist",
+    );
+    assert.equal(
+      narrowingRefusal([tenant, run], 'api.example.com', 80),
+      "not in the tenant's allowlist",
+    );
+    assert.equal(
+      narrowingRefusal([{ by: 'run', allow: [] }], 'api.example.com', 443),
+      "not in the run's allowlist",
+      'an empty list allows nothing',
+    );
   });
 
   it('writes destinations with IPv6 in brackets', () => {

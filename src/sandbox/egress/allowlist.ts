@@ -3,8 +3,10 @@
 // address after: a name may only resolve to public addresses, so `allowed.example` pointing at
 // 127.0.0.1 or 10.0.0.5 is refused (DNS rebinding, cloud metadata); private, loopback and
 // link-local addresses are reachable only through a rule naming that very IP. Pure functions: the
-// proxy (egress-proxy.ts) asks, nothing here does I/O.
+// proxy (egress-proxy.ts) asks, nothing here does I/O. A tenant's and a run's lists only narrow
+// the profile's (domain/egress-scope.ts): a destination must match every layer.
 import { BlockList, isIP } from 'node:net';
+import type { EgressDestination, EgressNarrowing } from '../../domain/egress-scope.ts';
 
 /** How a credential is added to plain-HTTP requests to a rule's destination. */
 export interface EgressInjection {
@@ -66,12 +68,26 @@ function hostMatches(pattern: string, host: string): boolean {
 }
 
 /** The first rule allowing `host:port` by name (before resolution), if any. */
-export function matchRule(
-  rules: readonly EgressRule[],
+export function matchRule<R extends EgressDestination>(
+  rules: readonly R[],
   host: string,
   port: number,
-): EgressRule | undefined {
+): R | undefined {
   return rules.find((rule) => rule.port === port && hostMatches(rule.host, host));
+}
+
+/**
+ * Why a tenant's or run's list refuses `host:port` (the first layer without a matching
+ * destination), or undefined when every layer allows it. The profile's rule, checked before,
+ * still decides the address check and any injection: a narrowing can only take away.
+ */
+export function narrowingRefusal(
+  narrowings: readonly EgressNarrowing[],
+  host: string,
+  port: number,
+): string | undefined {
+  const refusing = narrowings.find((layer) => matchRule(layer.allow, host, port) === undefined);
+  return refusing === undefined ? undefined : `not in the ${refusing.by}'s allowlist`;
 }
 
 /**

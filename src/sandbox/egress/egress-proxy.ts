@@ -2,7 +2,7 @@
 // own Unix socket (so every connection is known to come from that sandbox, and is attributed to the
 // run and execution of the call it makes at that moment); it speaks HTTP CONNECT (TLS, passed
 // through untouched) and plain-HTTP forward proxying. Per connection it checks the name against the
-// allowlist, resolves it itself, checks the address, connects, counts bytes both ways and reports a
+// allowlist (the profile's, narrowed by the tenant's and the run's lists), resolves it itself, checks the address, connects, counts bytes both ways and reports a
 // record when the connection ends. For plain HTTP to a rule with an injection it sets the header
 // from the tenant's secret on the way out; the sandbox never holds that value. It never logs or
 // records a header, a body or a secret: records carry names, addresses, verdicts and byte counts.
@@ -16,7 +16,14 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { connect, isIP, type Socket } from 'node:net';
-import { addressAllowed, destinationOf, matchRule, type EgressRule } from './allowlist.ts';
+import type { EgressNarrowing } from '../../domain/egress-scope.ts';
+import {
+  addressAllowed,
+  destinationOf,
+  matchRule,
+  narrowingRefusal,
+  type EgressRule,
+} from './allowlist.ts';
 
 /** Who is calling through a sandbox's socket right now: set for the duration of each call. */
 export interface EgressCall {
@@ -24,6 +31,11 @@ export interface EgressCall {
   runId: string;
   executionId: string | undefined;
   rules: readonly EgressRule[];
+  /**
+   * The tenant's and the run's lists, when they have one: a destination must also match each of
+   * them (they narrow `rules`, never widen them).
+   */
+  narrowings?: readonly EgressNarrowing[] | undefined;
   /** A long-lived service's name (`mcp:<server>`) when the connections are its, not a call's. */
   service?: string | undefined;
 }
@@ -53,8 +65,11 @@ export interface EgressRecord {
 export interface SecretUse {
   runId: string;
   executionId: string | null;
-  /** `header`: added by the proxy to a request to `destination`; `env`: a sandbox variable. */
-  via: 'header' | 'env';
+  /**
+   * `header`: added by the proxy to a request to `destination`; `env`: a sandbox variable; `file`:
+   * a file placed in the sandbox (secret-files.ts).
+   */
+  via: 'header' | 'env' | 'file';
   destination?: string;
 }
 
@@ -159,6 +174,8 @@ export class EgressProxy {
     if (call === undefined) throw new Refused('no call of the sandbox is running');
     const rule = matchRule(call.rules, host, port);
     if (rule === undefined) throw new Refused('not in the allowlist');
+    const narrowed = narrowingRefusal(call.narrowings ?? [], host, port);
+    if (narrowed !== undefined) throw new Refused(narrowed);
     let address = host;
     if (isIP(host) === 0) {
       const timeout = AbortSignal.timeout(RESOLVE_TIMEOUT_MS);

@@ -79,6 +79,7 @@ export function* insertRun(tx: Tx, newRun: NewRun): Procedure<RunRecord> {
     priority_rank: priorityRank(newRun.priority),
     budget: JSON.stringify(newRun.budget),
     metadata: jsonText(newRun.metadata),
+    egress_allow: jsonText(newRun.egressAllow ?? null),
     deadline_at: deadlineAt,
     due_at: runDueAt({ admittedAt: tx.now, deadlineAt }),
     expected_finish_at: newRun.expectedFinishAt ?? null,

@@ -3,10 +3,10 @@
 INSERT INTO runs (
   id, tenant_id, agent, agent_version, agent_key, input, status, state_version, priority, priority_rank,
   budget, metadata, deadline_at, parent_run_id, idempotency_key, request_hash, claim_after,
-  next_event_seq, created_at, updated_at, due_at, expected_finish_at
+  next_event_seq, created_at, updated_at, due_at, expected_finish_at, egress_allow
 ) VALUES (
   :id, :tenant_id, :agent, :agent_version, :agent_key, :input, 'queued', 1, :priority, :priority_rank,
   :budget, :metadata, :deadline_at, :parent_run_id, :idempotency_key, :request_hash, :now,
-  2, :now, :now, :due_at, :expected_finish_at
+  2, :now, :now, :due_at, :expected_finish_at, :egress_allow
 )
 RETURNING *

@@ -1,3 +1,3 @@
 -- Every tenant with its quotas, by name.
 -- Params: none. Returns id, name, created_at, weight, max_concurrent_runs, max_queued_runs.
-SELECT id, name, created_at, weight, max_concurrent_runs, max_queued_runs, rpm, tpm, daily_token_budget, daily_cost_budget_usd, pool_caps, redact FROM tenants ORDER BY name
+SELECT id, name, created_at, weight, max_concurrent_runs, max_queued_runs, rpm, tpm, daily_token_budget, daily_cost_budget_usd, pool_caps, redact, egress_allow FROM tenants ORDER BY name
