@@ -30,7 +30,9 @@ export class WarmPool {
   /** A ready sandbox, or undefined when the pool is empty (the caller then starts one cold). */
   take(): SandboxEnvironment | undefined {
     const env = this.ready.pop();
-    void this.refill();
+    // The replacement starts after this turn: starting one does synchronous work (cgroup, spawn)
+    // that the caller, who wants to run its command now, must not wait for.
+    setImmediate(() => void this.refill());
     return env;
   }
 
