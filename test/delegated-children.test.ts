@@ -2,13 +2,15 @@
 // with `delegate: ['runs:child']` starts an `idle` child through POST /v1/runs; when the parent
 // succeeds, fails or is cancelled the child ends `cancelled` (its policy `cancel`, the default),
 // while a child started with `onParentEnd: 'detach'` runs on; `wait` and a top-level policy are
-// 400 on_parent_end_refused. On a real `keel dev` killed with SIGKILL between the child's creation
-// and the parent's end, the restarted process still cancels the child: no orphan.
+// 400 on_parent_end_refused. On a real `keel dev` (and `keel server` on Postgres) killed with
+// SIGKILL between the child's creation and the parent's end, the restarted process still cancels
+// the child: no orphan.
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { idle, spawner } from './fixtures/delegated-children-agents.ts';
 import { keelScene } from './support/keel-scene.ts';
+import { postgresAvailable } from './support/postgres.ts';
 import { startKeel, type TestKeel } from './support/keel-server.ts';
 
 const AGENTS = fileURLToPath(new URL('./fixtures/delegated-children-agents.ts', import.meta.url));
@@ -102,34 +104,41 @@ describe('delegated children end with their parent', () => {
   });
 });
 
-test('keel dev killed with SIGKILL between the child’s creation and the parent’s end: no orphan after restart', {
-  timeout: 120_000,
-}, async (t) => {
-  const key = 'keel_delegated-children-test-key';
-  const scene = await keelScene(t, { agents: AGENTS, apiKey: key, prefix: 'keel-dchildren-' });
-  await scene.start();
-  const created = await scene.api('POST', '/v1/runs', { agent: 'spawner' });
-  assert.equal(created.status, 201, JSON.stringify(created.body));
-  const parentId: string = created.body.id;
-  await scene.until(parentId, (r) => r.status === 'waiting');
-  const steps = await scene.api('GET', `/v1/runs/${parentId}/steps`);
-  const started = steps.body.steps.find((s: any) => s.name === 'start_child').output;
-  assert.equal(started.status, 201, JSON.stringify(started));
-  await scene.until(started.childId, (r) => r.status === 'waiting');
+for (const store of ['sqlite', 'postgres'] as const)
+  test(`${store === 'sqlite' ? 'keel dev' : 'keel server on Postgres'} killed with SIGKILL between the child’s creation and the parent’s end: no orphan after restart`, {
+    timeout: 120_000,
+    skip: store === 'postgres' && !(await postgresAvailable()),
+  }, async (t) => {
+    const key = 'keel_delegated-children-test-key';
+    const scene = await keelScene(t, {
+      agents: AGENTS,
+      apiKey: key,
+      prefix: 'keel-dchildren-',
+      store,
+    });
+    await scene.start();
+    const created = await scene.api('POST', '/v1/runs', { agent: 'spawner' });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const parentId: string = created.body.id;
+    await scene.until(parentId, (r) => r.status === 'waiting');
+    const steps = await scene.api('GET', `/v1/runs/${parentId}/steps`);
+    const started = steps.body.steps.find((s: any) => s.name === 'start_child').output;
+    assert.equal(started.status, 201, JSON.stringify(started));
+    await scene.until(started.childId, (r) => r.status === 'waiting');
 
-  await scene.restart(); // kill -9: nothing of the link lives in the killed process
-  assert.equal(
-    (await scene.api('POST', `/v1/runs/${parentId}/input`, { key: 'finish', value: 1 })).status,
-    202,
-  );
-  await scene.until(parentId, (r) => r.status === 'succeeded');
-  await scene.until(started.childId, (r) => r.status === 'cancelled');
-  const tree = await scene.api('GET', `/v1/runs/${parentId}/tree`);
-  assert.deepEqual(
-    tree.body.runs.map((r: any) => [r.id, r.status, r.onParentEnd]),
-    [
-      [parentId, 'succeeded', null],
-      [started.childId, 'cancelled', 'cancel'],
-    ],
-  );
-});
+    await scene.restart(); // kill -9: nothing of the link lives in the killed process
+    assert.equal(
+      (await scene.api('POST', `/v1/runs/${parentId}/input`, { key: 'finish', value: 1 })).status,
+      202,
+    );
+    await scene.until(parentId, (r) => r.status === 'succeeded');
+    await scene.until(started.childId, (r) => r.status === 'cancelled');
+    const tree = await scene.api('GET', `/v1/runs/${parentId}/tree`);
+    assert.deepEqual(
+      tree.body.runs.map((r: any) => [r.id, r.status, r.onParentEnd]),
+      [
+        [parentId, 'succeeded', null],
+        [started.childId, 'cancelled', 'cancel'],
+      ],
+    );
+  });
