@@ -135,12 +135,12 @@ test('a tool’s delegated token starts a child of its run and reads its run, an
   assert.deepEqual(result.list, { status: 403, code: 'delegated_forbidden' });
   const child = await keel.waitForRun(result.child.id, (r) => r.status === 'succeeded');
   assert.equal(child.parentRunId, runId);
-  // In the run tree, detached: nothing ends it with its parent (only ctx.child children are).
+  // In the run tree, its policy: cancel (the default), it ends with its parent like a ctx.child child.
   const tree = await keel.request('GET', `/v1/runs/${runId}/tree`);
   const node = tree.body.runs.find((r: any) => r.id === result.child.id);
   assert.deepEqual(
     [node?.parentRunId, node?.depth, node?.onParentEnd],
-    [runId, 1, 'detach'],
+    [runId, 1, 'cancel'],
     JSON.stringify(tree.body),
   );
 

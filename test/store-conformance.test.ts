@@ -27,6 +27,7 @@ import { messagesStoreConformance } from './store/messages-conformance.ts';
 import { sharedSpaceStoreConformance } from './store/shared-space-conformance.ts';
 import { progressStoreConformance } from './store/progress-conformance.ts';
 import { runTreeStoreConformance } from './store/run-tree-conformance.ts';
+import { delegatedChildrenStoreConformance } from './store/delegated-children-conformance.ts';
 import { TEST_DATABASE_URL, postgresAvailable } from './support/postgres.ts';
 
 const sqlite: StoreFactory = {
@@ -83,6 +84,7 @@ messagesStoreConformance(sqlite);
 sharedSpaceStoreConformance(sqlite);
 progressStoreConformance(sqlite);
 runTreeStoreConformance(sqlite);
+delegatedChildrenStoreConformance(sqlite);
 if (await postgresAvailable()) {
   storeConformance(postgres);
   scheduleStoreConformance(postgres);
@@ -103,4 +105,5 @@ if (await postgresAvailable()) {
   sharedSpaceStoreConformance(postgres);
   progressStoreConformance(postgres);
   runTreeStoreConformance(postgres);
+  delegatedChildrenStoreConformance(postgres);
 }

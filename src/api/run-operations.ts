@@ -4,6 +4,7 @@
 // these, so the two transports cannot drift apart. Inputs are the API's parsed bodies; answers are
 // the API's views (redacted by the tenant's policy). Another tenant's run is a 404 run_not_found.
 import { createHash } from 'node:crypto';
+import type { DelegatedChildPolicy } from '../domain/delegation.ts';
 import type { EgressDestination } from '../domain/egress-scope.ts';
 import stringify from 'safe-stable-stringify';
 import type { z } from 'zod';
@@ -67,6 +68,7 @@ export async function submitRun(
   /** The run that starts this one (a delegated token's run); null: a top-level run. */
   parentRunId: string | null = null,
 ): Promise<{ run: RunRecord; created: boolean }> {
+  const onParentEnd = delegatedChildPolicy(body.onParentEnd, parentRunId);
   const agent = registry.resolve(body.agent);
   const input = (body.input ?? null) as Json;
   parseAgentInput(agent, input); // 400 agent_input_invalid before any run exists
@@ -95,6 +97,7 @@ export async function submitRun(
           ...(parentRunId !== null ? { parentRunId } : {}),
           // Only when given: a request without it hashes as it did before the field existed.
           ...(body.egressAllow === undefined ? {} : { egressAllow: body.egressAllow }),
+          ...(body.onParentEnd === undefined ? {} : { onParentEnd: body.onParentEnd }),
         });
   return store
     .createRun({
@@ -109,6 +112,7 @@ export async function submitRun(
       metadata: (body.metadata ?? null) as Record<string, Json> | null,
       egressAllow,
       parentRunId,
+      ...(onParentEnd === undefined ? {} : { onParentEnd }),
       idempotencyKey: body.idempotencyKey ?? null,
       requestHash,
     })
@@ -117,6 +121,29 @@ export async function submitRun(
         telemetry.runAdmissionRejected(tenant.id, 'api', error.code);
       throw error;
     });
+}
+
+/**
+ * What a delegated child does when its parent ends (default cancel, as a ctx.child child); undefined
+ * for a top-level run. 400 on_parent_end_refused for `wait`, or for a policy without a parent.
+ */
+function delegatedChildPolicy(
+  asked: 'cancel' | 'detach' | 'wait' | undefined,
+  parentRunId: string | null,
+): DelegatedChildPolicy | undefined {
+  if (parentRunId === null) {
+    if (asked === undefined) return undefined;
+    throw new KeelError(
+      'on_parent_end_refused',
+      'onParentEnd is only for a child run started with a delegated token: this run has no parent',
+    );
+  }
+  if (asked === 'wait')
+    throw new KeelError(
+      'on_parent_end_refused',
+      "onParentEnd 'wait' is ctx.child's alone: the parent's replayed code cannot wait for a child its tool started; use 'cancel' or 'detach'",
+    );
+  return asked ?? 'cancel';
 }
 
 /** `own` cut down to what `parent` allows (destinations in both); null narrows nothing. */

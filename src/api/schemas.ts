@@ -135,6 +135,12 @@ export const CreateRunBody = z.strictObject({
     .describe(
       `Destinations ({host, port}; host a name, *.suffix or an IP) this run's sandboxes may reach: narrows the sandbox profile's network.allow and the tenant's egressAllow, never widens them ([]: no network). Stored with the run; its child runs and copies keep it. At most ${EGRESS_SCOPE_DESTINATIONS_MAX}.`,
     ),
+  onParentEnd: z
+    .enum(['cancel', 'detach', 'wait'])
+    .optional()
+    .describe(
+      "Only with a delegated token (the new run is a child of the token's run): cancel (default) cancels this run when its parent ends, in the parent's end commit, as for a ctx.child child; detach lets it run on. wait is refused (400 on_parent_end_refused): only the parent's own code could wait for a child, and a tool's child is unknown to it",
+    ),
   whenLate: z
     .enum(WHEN_LATE)
     .optional()

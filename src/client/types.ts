@@ -104,6 +104,11 @@ export interface CreateRunRequest {
   metadata?: Record<string, unknown>;
   /** With budget.deadlineMs: what to do when the run is expected to finish late. */
   whenLate?: 'accept' | 'refuse' | 'batch';
+  /**
+   * Only with a delegated token (the run is a child of the token's run): `cancel` (default) ends it
+   * with its parent, `detach` lets it run on.
+   */
+  onParentEnd?: 'cancel' | 'detach';
 }
 
 export interface ListRunsFilter {

@@ -46,6 +46,15 @@ export interface ToolDelegation {
   readonly scopes: readonly DelegatedScope[];
 }
 
+/**
+ * What a child started with a delegated token (POST /v1/runs, `onParentEnd`) does when its parent
+ * ends: `cancel` (the default, as for a ctx.child child) is cancelled in the parent's end commit;
+ * `detach` runs on. `wait` is ctx.child's alone: only the parent's own code can wait for a child it
+ * knows, and a tool's child is unknown to the replayed agent.
+ */
+export const DELEGATED_CHILD_POLICIES = ['cancel', 'detach'] as const;
+export type DelegatedChildPolicy = (typeof DELEGATED_CHILD_POLICIES)[number];
+
 /** The variables a sandboxed program of a profile that opted in receives (never on argv). */
 export const DELEGATION_ENV = { token: 'KEEL_RUN_TOKEN', apiUrl: 'KEEL_API_URL' } as const;
 

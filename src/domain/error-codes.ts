@@ -374,6 +374,11 @@ export const ERROR_CODES = {
     meaning:
       'The run the delegated token speaks for has ended (or is gone): its tokens end with it.',
   },
+  on_parent_end_refused: {
+    status: 400,
+    meaning:
+      "onParentEnd is only for a child started with a delegated token, and only 'cancel' or 'detach': 'wait' is ctx.child's alone (a tool's child is unknown to the parent's replayed code, which cannot wait for it).",
+  },
   delegated_forbidden: {
     status: 403,
     meaning:

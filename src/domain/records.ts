@@ -7,6 +7,7 @@ import type { Json } from './json.ts';
 import { EMPTY_REDACTION_POLICY, type RedactionPolicy } from './redaction-policy.ts';
 import type { RecoveredLease } from './attempts.ts';
 import type { EgressDestination } from './egress-scope.ts';
+import type { DelegatedChildPolicy } from './delegation.ts';
 
 export type Priority = 'interactive' | 'batch';
 
@@ -259,6 +260,12 @@ export interface NewRun {
    */
   egressAllow?: EgressDestination[] | null;
   parentRunId: string | null;
+  /**
+   * A child started through the API with its parent's delegated token: whether the parent's end
+   * cancels it ('cancel', as a ctx.child child by default) or not ('detach'). Absent: a top-level
+   * run, or a ctx.child child (its parent's journal holds its policy).
+   */
+  onParentEnd?: DelegatedChildPolicy;
   idempotencyKey: string | null;
   /**
    * Hash of the creating request, to tell an idempotent replay from a conflicting reuse of the key.

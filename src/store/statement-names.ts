@@ -14,6 +14,7 @@ export const SHARED_STATEMENT_NAMES = [
   'lock-key',
   'list-runs',
   'list-run-tree', // the run tree (0031)
+  'list-children-ending-with-run', // delegated children (0037)
   'allocate-event-seqs',
   'heartbeat',
   'find-held-runs',

@@ -1,6 +1,6 @@
 // Store conformance for the run tree (GET /v1/runs/:id/tree), on every store: a run's children and
 // grandchildren breadth first with their depth and the parent-end policy their parent's journal
-// gave them (detach for a child no journal entry started: one a delegated token started); the
+// gave them (detach for a child neither a journal entry nor its own on_parent_end names); the
 // limit cuts the walk; another tenant's run is no tree at all.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -80,7 +80,7 @@ export function runTreeStoreConformance(factory: StoreFactory): void {
         assert.deepEqual(await store.listRunTree(tenantId, newRunId(), 100), []);
       }));
 
-    test('listRunTree: a child its parent’s journal does not hold (started with a delegated token) is detached', () =>
+    test('listRunTree: a child its parent’s journal does not hold, with no policy of its own, is detached', () =>
       withStore(factory, async (store, tenantId) => {
         const { run: root } = await store.createRun(newRun(tenantId));
         const { run: started } = await store.createRun(newRun(tenantId, { parentRunId: root.id }));

@@ -7,7 +7,13 @@ import { claimAfterFor } from '../claim-rules.ts';
 import { jsonText } from '../rows.ts';
 import type { CommitOutcome, JournalWrite, RunCommit } from '../store.ts';
 import { endAttempt } from './attempts.ts';
-import { appendEvents, cancelRunById, insertEvents, insertRun } from './runs.ts';
+import {
+  appendEvents,
+  cancelDelegatedChildren,
+  cancelRunById,
+  insertEvents,
+  insertRun,
+} from './runs.ts';
 import { all, one, run, type Procedure, type Row, type Tx } from './transaction.ts';
 
 export type StaleCommit = { stale: Record<string, unknown> };
@@ -98,6 +104,8 @@ export function* applyCommit(tx: Tx, c: RunCommit): Procedure<CommitOutcome | St
   // could be claimed meanwhile and the claim's `running` outlived this cancel (a child that ran on
   // after its parent ended; seen 2 runs in 5 before the lock).
   for (const id of c.cancelRuns ?? []) yield* cancelRunById(tx, id, `parent ${c.runId}`, true);
+  // The children its journal does not name (started with its delegated token) end with it too.
+  if (status !== undefined && isTerminal(status)) yield* cancelDelegatedChildren(tx, c.runId);
   let finalStatus = row.status as RunStatus;
   if (finalStatus === 'waiting' && c.wakeIf !== undefined) {
     // On Postgres, a child whose end is committing now woke nothing (this run was still running

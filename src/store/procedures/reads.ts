@@ -111,7 +111,7 @@ export function* listRunTree(
     limit,
   })).map((row) => {
     const run = toRun(row);
-    const policy = (row.on_parent_end as RunTreeNode['onParentEnd']) ?? 'cancel';
+    const policy = (row.tree_on_parent_end as RunTreeNode['onParentEnd']) ?? 'cancel';
     return {
       run,
       depth: Number(row.tree_depth),

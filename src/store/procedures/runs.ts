@@ -12,7 +12,7 @@ import { notQuarantined } from '../quarantine.ts';
 import { jsonText, toJournalEntry, toRun, toTenant } from '../rows.ts';
 import type { CreateRunResult, EventWrite, ExecutionResolution } from '../store.ts';
 import { admitQueuedRun } from '../tenant-quotas.ts';
-import { one, run, type Procedure, type Tx } from './transaction.ts';
+import { all, one, run, type Procedure, type Tx } from './transaction.ts';
 
 const CANCELLABLE_STATUSES = JSON.stringify(
   statusesAllowing('cancel').filter((s) => s !== 'cancelling'),
@@ -44,8 +44,26 @@ export function* createRun(tx: Tx, newRun: NewRun): Procedure<CreateRunResult> {
       return { run: toRun(existing), created: false };
     }
   }
+  if (newRun.onParentEnd !== undefined && newRun.parentRunId !== null)
+    yield* requireLiveParent(newRun.parentRunId);
   yield* admit(tx, newRun.tenantId);
   return { run: yield* insertRun(tx, newRun), created: true };
+}
+
+/**
+ * A delegated child is created only while its parent is live, under the parent's row lock: the
+ * parent's end commit (which updates that row) then either comes first, and the child is refused,
+ * or after, and finds the child to cancel. Without it a child created between the token's check and
+ * the parent's end would be an orphan.
+ */
+function* requireLiveParent(parentRunId: string): Procedure<void> {
+  const parent = yield* one('lock-run', { id: parentRunId });
+  const status = parent === undefined ? undefined : toRun(parent).status;
+  if (status === undefined || isTerminal(status) || status === 'cancelling')
+    throw new KeelError(
+      'delegated_token_revoked',
+      `run ${parentRunId} has ended: its delegated tokens are refused`,
+    );
 }
 
 /**
@@ -84,6 +102,7 @@ export function* insertRun(tx: Tx, newRun: NewRun): Procedure<RunRecord> {
     due_at: runDueAt({ admittedAt: tx.now, deadlineAt }),
     expected_finish_at: newRun.expectedFinishAt ?? null,
     parent_run_id: newRun.parentRunId,
+    on_parent_end: newRun.onParentEnd ?? null,
     idempotency_key: newRun.idempotencyKey,
     request_hash: newRun.requestHash,
     now: tx.now,
@@ -114,6 +133,19 @@ export function* requestCancel(tx: Tx, runId: string): Procedure<RunRecord> {
 export function* cancelRunById(tx: Tx, runId: string, by: string, lock: boolean): Procedure<void> {
   const row = yield* one(lock ? 'lock-run' : 'get-run', { id: runId });
   if (row !== undefined) yield* cancelRun(tx, toRun(row), by);
+}
+
+/**
+ * Part of a run's end (the commit that makes it terminal): cancels its live children that its
+ * journal does not name, those started with its delegated token and `onParentEnd: 'cancel'`. Each
+ * is locked before it is read (see cancelRunById); one already cancelling or ended is left alone.
+ */
+export function* cancelDelegatedChildren(tx: Tx, parentRunId: string): Procedure<void> {
+  const rows = yield* all('list-children-ending-with-run', {
+    parent_run_id: parentRunId,
+    statuses: CANCELLABLE_STATUSES,
+  });
+  for (const row of rows) yield* cancelRunById(tx, row.id as string, `parent ${parentRunId}`, true);
 }
 
 function* cancelRun(tx: Tx, target: RunRecord, by: string): Procedure<void> {
