@@ -145,7 +145,7 @@ const ROOT_CACHE_MAX_ENTRIES = 10_000;
  * The root of a run's tree: the run its parent links lead to. Only runs of the run's own tenant
  * are followed, so a tree never reaches another tenant's space.
  */
-export async function rootRunOf(store: Store, run: RunRecord): Promise<string> {
+export async function rootRunOf(store: Pick<Store, 'getRun'>, run: RunRecord): Promise<string> {
   const cached = roots.get(run.id);
   if (cached !== undefined) return cached;
   let current = run;
