@@ -2,7 +2,7 @@
 // way ctx.shared finds it (parent links within the run's tenant). Fails closed: a run the store does
 // not know, or of another tenant, has no files.
 import { SHARED_LIST_MAX_FILES } from '../domain/shared-space.ts';
-import { rootRunOf } from '../engine/shared-space.ts';
+import { rootRunOf } from '../store/run-tree-root.ts';
 import type { Store } from '../store/store.ts';
 import type { SharedSpaceReader } from './shared-mount.ts';
 
