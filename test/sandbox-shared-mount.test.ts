@@ -20,10 +20,20 @@ import { skipUnless } from './support/sandbox.ts';
 
 const FILE = 'plans/step one.txt';
 
-test('the process tier refuses the shared space mount with a clear message', () => {
+test('the process tier (and gVisor with an image) refuse the shared space mount with a clear message', () => {
   assert.throws(
     () => defineSandboxProfile({ name: 'p', tier: 'process', sharedSpace: true }),
     /shared space mount needs tier namespace or gvisor/,
+  );
+  assert.throws(
+    () =>
+      defineSandboxProfile({
+        name: 'g',
+        tier: 'gvisor',
+        sharedSpace: true,
+        image: { name: 'tools', packages: ['jq'] },
+      }),
+    /on tier gvisor needs the host image/,
   );
 });
 
