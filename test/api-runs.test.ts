@@ -317,6 +317,33 @@ test('cancel: a finished run is 409 run_terminal; a waiting run is cancelled onc
   );
 });
 
+test('cancel graceMs: a whole number of ms from 0 to 3600000, else 400 validation_failed; the run keeps it', async (t) => {
+  const keel = await start(t);
+  const waiting = await submit(keel, { agent: 'waiter' });
+  await keel.waitForRun(waiting.id, (r) => r.status === 'waiting');
+  for (const body of [
+    { graceMs: -1 },
+    { graceMs: 3_600_001 },
+    { graceMs: 1.5 },
+    { graceMs: '200' },
+    { graceMs: null },
+    { grace: 200 },
+  ])
+    assertError(
+      await keel.request('POST', `/v1/runs/${waiting.id}/cancel`, body),
+      400,
+      'validation_failed',
+    );
+  assert.equal((await keel.request('GET', `/v1/runs/${waiting.id}`)).body.status, 'waiting');
+  const cancel = await keel.request('POST', `/v1/runs/${waiting.id}/cancel`, { graceMs: 0 });
+  assert.equal(cancel.status, 202, JSON.stringify(cancel.body));
+  const ended = await keel.waitForRun(waiting.id, (r) => TERMINAL.has(r.status));
+  assert.equal(ended.status, 'cancelled');
+  const events = await keel.request('GET', `/v1/runs/${waiting.id}/events?format=json`);
+  const cancelling = events.body.find((e: any) => e.type === 'run.cancelling');
+  assert.deepEqual(cancelling?.data, { from: 'waiting', by: 'api', graceMs: 0 });
+});
+
 test('input: posting the same key twice is 409 input_already_provided; the first value wins', async (t) => {
   const keel = await start(t);
   const run = await submit(keel, { agent: 'two-inputs' });

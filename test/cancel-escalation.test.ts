@@ -1,8 +1,9 @@
 // A cancel escalates from graceful to forced (issue 21), on both stores and on every sandbox tier:
 // tool calls in flight first get the graceful signal (`stopping`; a sandboxed program gets SIGTERM)
-// and may wrap up, and what they return then is kept; what is still in flight when the agent's
-// `cancelGraceMs` runs out is aborted (its sandbox killed). The `run.cancelled` event records who
-// was signalled and who was forced. No timing is asserted: only what happened, and in which order.
+// and may wrap up, and what they return then is kept; what is still in flight when the grace runs
+// out (the cancel request's `graceMs`, else the agent's `cancelGraceMs`) is aborted (its sandbox
+// killed). The `run.cancelled` event records who was signalled and who was forced. No timing is
+// asserted: only what happened, and in which order.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -87,6 +88,8 @@ const oneCall = (name: string, tool: typeof tidy | typeof stubborn, cancelGraceM
 const tidyAgent = oneCall('tidy-agent', tidy, 60_000);
 const stubbornAgent = oneCall('stubborn-agent', stubborn, 300);
 const abruptAgent = oneCall('abrupt-agent', stubborn, 0);
+/** Gives a cancel a minute by default: a request's own `graceMs` replaces it. */
+const patientAgent = oneCall('patient-agent', stubborn, 60_000);
 
 async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>) {
   const deadline = Date.now() + 30_000;
@@ -115,7 +118,7 @@ for (const store of ['sqlite', 'postgres'] as const) {
       const dir = mkdtempSync(join(tmpdir(), 'keel-cancel-grace-'));
       const db = store === 'postgres' ? await createFreshDatabase() : undefined;
       const keel = await startKeel({
-        agents: [tidyAgent, stubbornAgent, abruptAgent, racer],
+        agents: [tidyAgent, stubbornAgent, abruptAgent, patientAgent, racer],
         tools: [tidy, stubborn, quick],
         dataDir: dir,
         ...(db === undefined ? {} : { databaseUrl: db.url }),
@@ -164,6 +167,25 @@ for (const store of ['sqlite', 'postgres'] as const) {
         termination.forced.map((s: any) => s.tool),
         ['stubborn'],
       );
+    });
+
+    test('a cancel request’s own graceMs replaces the agent’s: a deaf tool is aborted after it, not a minute', async (t) => {
+      const keel = await start(t);
+      const { id } = await keel.runs.create({ agent: 'patient-agent' });
+      await until('the tool to start', () =>
+        seen.get(id)?.includes('started') ? true : undefined,
+      );
+      const cancelling = await keel.runs.cancel(id, { graceMs: 200 });
+      assert.ok(['cancelling', 'cancelled'].includes(cancelling.status), cancelling.status);
+      const ended = await cancelledEvent(keel, id);
+      assert.deepEqual(seen.get(id), ['started', 'stopping', 'signal']);
+      const termination = (ended.data as any).termination;
+      assert.equal(termination.graceMs, 200, 'the request’s grace, not the agent’s 60 s');
+      assert.deepEqual(
+        termination.forced.map((s: any) => s.tool),
+        ['stubborn'],
+      );
+      await assert.rejects(keel.runs.cancel(id, { graceMs: -5 }), { code: 'validation_failed' });
     });
 
     test('a fan-in’s losing tool call in flight gets the graceful signal; its result is journaled and ignored', async (t) => {

@@ -198,9 +198,15 @@ export async function listRunsPage(
   };
 }
 
-export async function cancelRun(store: Store, tenant: TenantRecord, id: string) {
+/** `graceMs`: the requester's grace for tool calls in flight (validated by the caller's schema). */
+export async function cancelRun(
+  store: Store,
+  tenant: TenantRecord,
+  id: string,
+  options: { graceMs?: number | undefined } = {},
+) {
   await ownedRun(store, tenant, id);
-  return shownRun(await store.requestCancel(id), tenant);
+  return shownRun(await store.requestCancel(id, options.graceMs ?? null), tenant);
 }
 
 export async function readmitRun(store: Store, tenant: TenantRecord, id: string) {

@@ -1,6 +1,7 @@
 // The API's wire schemas (zod): request validation and the OpenAPI document are both generated from
 // these.
 import { z } from 'zod';
+import { CANCEL_GRACE_MS_MAX } from '../config/defaults.ts';
 import { TENANT_WEIGHT_MAX } from '../domain/fair-share.ts';
 import { WHEN_LATE } from '../domain/admission.ts';
 import { CURSOR_DESCRIPTION } from './cursor.ts';
@@ -384,6 +385,18 @@ export const RunTree = z.object({
 /** A path id: any plain text (an unknown id is a 404 of its kind; control characters are a 400). */
 export const PathId = plainText(200).describe(`An id; ${PLAIN_TEXT_RULE}`);
 export const RunIdParams = z.object({ id: PathId });
+
+export const CancelBody = z.strictObject({
+  graceMs: z
+    .number()
+    .int()
+    .min(0)
+    .max(CANCEL_GRACE_MS_MAX)
+    .optional()
+    .describe(
+      'How long (ms) tool calls in flight get after the graceful signal (a sandboxed program: SIGTERM) before they are aborted; replaces the agent’s `cancelGraceMs` and the node’s KEEL_CANCEL_GRACE_MS for this cancel. 0: at once. A run already cancelling keeps the grace it was given',
+    ),
+});
 
 export const InputBody = z
   .strictObject({

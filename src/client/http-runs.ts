@@ -7,6 +7,7 @@ import type { HttpTransport } from './http-transport.ts';
 import { sleep } from './sleep.ts';
 import type {
   CallOptions,
+  CancelOptions,
   CreateOptions,
   EventsOptions,
   KeelRuns,
@@ -140,8 +141,11 @@ export class HttpRuns implements KeelRuns {
     });
   }
 
-  cancel(id: string, options: CallOptions = {}): Promise<Run> {
-    return this.#http.json<Run>('POST', `${run(id)}/cancel`, { body: {}, signal: options.signal });
+  cancel(id: string, options: CancelOptions = {}): Promise<Run> {
+    return this.#http.json<Run>('POST', `${run(id)}/cancel`, {
+      body: options.graceMs === undefined ? {} : { graceMs: options.graceMs },
+      signal: options.signal,
+    });
   }
 
   retry(id: string, options: CallOptions = {}): Promise<Run> {

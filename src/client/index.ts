@@ -4,6 +4,7 @@
 export { createKeelClient, type KeelClient, type KeelClientOptions } from './keel-client.ts';
 export type {
   CallOptions,
+  CancelOptions,
   CreateOptions,
   EventsOptions,
   KeelRuns,

@@ -24,6 +24,14 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+export interface CancelOptions extends CallOptions {
+  /**
+   * How long (ms, 0 to 3,600,000) tool calls in flight get after the graceful signal before they
+   * are aborted, instead of the agent's `cancelGraceMs` or the server's KEEL_CANCEL_GRACE_MS.
+   */
+  graceMs?: number;
+}
+
 export interface CreateOptions extends CallOptions {
   /**
    * For short agents: wait up to this many ms for the run to end before answering; the outcome
@@ -105,7 +113,11 @@ export interface KeelRuns {
   listEvents(id: string, options?: ListEventsOptions): Promise<RunEvent[]>;
   /** Answers the run's `ctx.waitForInput(key)`. */
   sendInput(id: string, key: string, value: unknown, options?: CallOptions): Promise<Run>;
-  cancel(id: string, options?: CallOptions): Promise<Run>;
+  /**
+   * Requests the run's cancellation: tool calls in flight get the graceful signal, then are
+   * aborted after the grace (`graceMs`, else the agent's or the server's).
+   */
+  cancel(id: string, options?: CancelOptions): Promise<Run>;
   /** Re-admits a run quarantined as poison_run. */
   retry(id: string, options?: CallOptions): Promise<Run>;
   /** Decides a tool execution whose outcome is unknown. */

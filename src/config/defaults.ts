@@ -48,6 +48,8 @@ export const TOOL_TIMEOUT_MS_DEFAULT = 600_000;
  * aborted (KEEL_CANCEL_GRACE_MS).
  */
 export const CANCEL_GRACE_MS_DEFAULT = 5_000;
+/** Longest grace a cancel request (or an agent, or the node) may give, in ms: one hour. */
+export const CANCEL_GRACE_MS_MAX = 3_600_000;
 /** Heap limit of each agent isolate, in MiB (KEEL_AGENT_MEMORY_MB). */
 export const ISOLATE_MEMORY_MB_DEFAULT = 512;
 

@@ -65,6 +65,11 @@ export interface RunRecord {
   result: Json | null;
   error: SerializedError | null;
   outcome: CancelOutcome | null;
+  /**
+   * The grace (ms) its cancel's requester gave tool calls in flight before they are aborted; null:
+   * none given (the agent's or the node's applies).
+   */
+  cancelGraceMs: number | null;
   /** Set when a failed or cancelled run had completed executions with a compensation hook. */
   compensation: CompensationReport | null;
   waitingReason: string | null;

@@ -27,6 +27,7 @@ import { RESULT_WAIT_MAX_MS, waitForTerminal } from '../api/run-result-wait.ts';
 import { EVENTS_JSON_MAX_EVENTS } from '../api/routes/events.ts';
 import { redactEventView } from '../api/redaction.ts';
 import {
+  CancelBody,
   CreateRunBody,
   ForkBody,
   InputBody,
@@ -42,6 +43,7 @@ import { KeelApiError, KeelWaitTimeoutError } from '../client/errors.ts';
 import { listAllRuns } from '../client/list-all.ts';
 import type {
   CallOptions,
+  CancelOptions,
   CreateOptions,
   EventsOptions,
   KeelRuns,
@@ -254,8 +256,11 @@ export class EmbeddedRuns implements KeelRuns {
     });
   }
 
-  cancel(id: string, _options: CallOptions = {}): Promise<Run> {
-    return call(async () => wire<Run>(await cancelRun(this.#deps.store, this.#deps.tenant, id)));
+  cancel(id: string, options: CancelOptions = {}): Promise<Run> {
+    return call(async () => {
+      const body = parsed(CancelBody, { graceMs: options.graceMs }, 'cancel');
+      return wire<Run>(await cancelRun(this.#deps.store, this.#deps.tenant, id, body));
+    });
   }
 
   retry(id: string, _options: CallOptions = {}): Promise<Run> {

@@ -233,7 +233,7 @@ export class Orchestrator {
   async #deliverCancel(execution: RunExecution): Promise<void> {
     const run = await this.#store.getRun(execution.runId);
     if (run !== null && run.status === 'cancelling' && run.leaseToken === execution.run.leaseToken)
-      execution.cancelRequested(run.stateVersion);
+      execution.cancelRequested(run.stateVersion, run.cancelGraceMs);
   }
 
   /**
@@ -595,7 +595,8 @@ export class Orchestrator {
         if (execution === undefined || execution.settling) continue;
         const h = heldById.get(id);
         if (h === undefined) execution.stop({ kind: 'lost' });
-        else if (h.status === 'cancelling') execution.cancelRequested(h.stateVersion);
+        else if (h.status === 'cancelling')
+          execution.cancelRequested(h.stateVersion, h.cancelGraceMs);
       }
     } catch (error) {
       this.#log('warn', 'heartbeat failed', { error: String(error) });

@@ -131,6 +131,8 @@ export class RunExecution implements RunPort {
   #finalizeAttempts = 0;
   /** Set by a cancel that gave tool calls in flight a grace period. */
   #termination: Termination | undefined;
+  /** The grace its cancel's requester gave (POST /v1/runs/:id/cancel `graceMs`), when one did. */
+  #requestedGraceMs: number | undefined;
   #staleChecks = 0;
   /**
    * A park check is queued for the next turn (coalesces the checks of effects settling in one
@@ -620,8 +622,15 @@ export class RunExecution implements RunPort {
     void this.#afterStop(reason);
   }
 
+  /** The request's grace, else the agent's, else the node's (KEEL_CANCEL_GRACE_MS). */
   #cancelGraceMs(): number {
-    return this.agent?.cancelGraceMs ?? this.#hooks.cancelGraceMs ?? CANCEL_GRACE_MS_DEFAULT;
+    return (
+      this.#requestedGraceMs ??
+      this.run.cancelGraceMs ??
+      this.agent?.cancelGraceMs ??
+      this.#hooks.cancelGraceMs ??
+      CANCEL_GRACE_MS_DEFAULT
+    );
   }
 
   /** The graceful signal alone: tool calls wrap up, model calls and backoffs give up. */
@@ -947,6 +956,7 @@ export class RunExecution implements RunPort {
         return this.#end({ status: 'lost' });
       }
       this.#runStatus = current.status;
+      this.#requestedGraceMs ??= current.cancelGraceMs ?? undefined;
       if (this.#stop === undefined) return this.stop({ kind: 'cancel' });
       if (this.#stop.kind === 'preempt') this.#cancelPreempted();
       if (this.#phase !== 'finalizing' && this.#finalizeAttempts < FINALIZE_MAX_ATTEMPTS) {
@@ -958,9 +968,14 @@ export class RunExecution implements RunPort {
     }
   }
 
-  /** The orchestrator heard that a cancel was requested for this run. */
-  cancelRequested(stateVersion: number): void {
+  /**
+   * The orchestrator heard that a cancel was requested for this run, with the requester's grace
+   * for tool calls in flight (null: none given; the agent's or the node's applies).
+   */
+  cancelRequested(stateVersion: number, graceMs: number | null = null): void {
     if (this.#phase === 'done') return;
+    // The first one heard decides (a cancel is requested once; the store keeps its grace).
+    this.#requestedGraceMs ??= graceMs ?? undefined;
     this.#expectedVersion = Math.max(this.#expectedVersion, stateVersion);
     this.#runStatus = 'cancelling';
     // A cancel outranks a preemption not committed yet (committing `queued` over `cancelling` would

@@ -5,9 +5,8 @@
 // version when it runs again, never a false conflict.
 import { crashPoint } from '../domain/crash-points.ts';
 import { KeelError, deserializeError, type SerializedError } from '../domain/keel-error.ts';
-import type { RunRecord } from '../domain/records.ts';
-import { RUN_TREE_DEPTH_MAX, SHARED_LIST_MAX_FILES } from '../domain/shared-space.ts';
-import type { Store } from '../store/store.ts';
+import { SHARED_LIST_MAX_FILES } from '../domain/shared-space.ts';
+import { rootRunOf } from '../store/run-tree-root.ts';
 import type { Json } from '../sdk/types.ts';
 import type { Position, RunPort } from './run-port.ts';
 import { sharedCallName, type SharedCall } from './shared-space-ctx.ts';
@@ -135,28 +134,4 @@ function journalArgs(root: string, call: SharedCall): Json {
         size: new TextEncoder().encode(call.content).length,
       };
   }
-}
-
-/** Root run ids by run id: a run's lineage never changes (bounded: a cache, not a registry). */
-const roots = new Map<string, string>();
-const ROOT_CACHE_MAX_ENTRIES = 10_000;
-
-/**
- * The root of a run's tree: the run its parent links lead to. Only runs of the run's own tenant
- * are followed, so a tree never reaches another tenant's space.
- */
-export async function rootRunOf(store: Store, run: RunRecord): Promise<string> {
-  const cached = roots.get(run.id);
-  if (cached !== undefined) return cached;
-  let current = run;
-  for (let depth = 0; current.parentRunId !== null; depth++) {
-    if (depth >= RUN_TREE_DEPTH_MAX)
-      throw new Error(`run ${run.id} has more than ${RUN_TREE_DEPTH_MAX} ancestors`);
-    const parent = await store.getRun(current.parentRunId);
-    if (parent === null || parent.tenantId !== run.tenantId) break;
-    current = parent;
-  }
-  if (roots.size >= ROOT_CACHE_MAX_ENTRIES) roots.clear();
-  roots.set(run.id, current.id);
-  return current.id;
 }

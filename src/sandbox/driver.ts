@@ -40,6 +40,12 @@ export interface EnvironmentSpec {
    */
   readOnlyBinds?: ReadonlyArray<{ source: string; target: string }> | undefined;
   /**
+   * A host directory holding the materialized shared space of the run's tree (shared-mount.ts),
+   * bound read-only at SANDBOX_SHARED. Its content changes between commands, never during the
+   * environment's creation; tiers that cannot bind it refuse the spec.
+   */
+  sharedDir?: string | undefined;
+  /**
    * A host directory bound writable at /workspace instead of the environment's own, and the fixed
    * uid the sandbox then runs as, so that what it writes keeps one owner from one environment to
    * the next. For long-lived services on an operator's directory (an MCP file server), never for
@@ -123,6 +129,8 @@ export interface SandboxDriver {
 
 /** Inside-sandbox path of the workspace for every tier. */
 export const SANDBOX_WORKSPACE = '/workspace';
+/** Inside-sandbox path of the run tree's shared space (read-only), on profiles that ask for it. */
+export const SANDBOX_SHARED = '/shared';
 export const SANDBOX_PATH = '/usr/local/bin:/usr/bin:/bin';
 
 /** The program's environment: a fixed PATH/HOME plus exactly the variables the caller allowed. */

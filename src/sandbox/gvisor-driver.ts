@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { KeelError } from '../domain/keel-error.ts';
 import type { EnvironmentSpec, ExecCommand, SandboxDriver, SandboxEnvironment } from './driver.ts';
-import { assertCommandPassable, programEnv, SANDBOX_WORKSPACE } from './driver.ts';
+import { assertCommandPassable, programEnv, SANDBOX_SHARED, SANDBOX_WORKSPACE } from './driver.ts';
 import {
   CgroupEnvironment,
   assertNoNetworkAllowlist,
@@ -110,6 +110,12 @@ function ensureRunMountPoint(rootfs: string): void {
   if (!existsSync(point)) mkdirSync(point, { recursive: true });
 }
 
+/** The mount point of the shared space in the shared root (made once; older roots lack it). */
+function ensureSharedMountPoint(rootfs: string): void {
+  const point = join(rootfs, SANDBOX_SHARED);
+  if (!existsSync(point)) mkdirSync(point, { recursive: true });
+}
+
 /** The mount point of the egress directory in the shared root (made once; older roots lack it). */
 function ensureEgressMountPoint(rootfs: string): void {
   const point = join(rootfs, SANDBOX_EGRESS_DIR);
@@ -136,6 +142,7 @@ class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment 
     this.rootfs = ensureRootfs(root);
     ensureRunMountPoint(this.rootfs);
     if (spec.egress !== undefined) ensureEgressMountPoint(this.rootfs);
+    if (spec.sharedDir !== undefined) ensureSharedMountPoint(this.rootfs);
     mkdirSync(this.stateDir, { recursive: true, mode: 0o700 });
   }
 
@@ -203,6 +210,17 @@ class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment 
         source: this.workspaceDir,
         options: ['rbind', 'rw'],
       },
+      // The run tree's shared space, refreshed on the host between commands: read-only inside.
+      ...(this.spec.sharedDir === undefined
+        ? []
+        : [
+            {
+              destination: SANDBOX_SHARED,
+              type: 'bind',
+              source: this.spec.sharedDir,
+              options: ['rbind', 'ro'],
+            },
+          ]),
       ...(this.spec.egress === undefined
         ? []
         : [

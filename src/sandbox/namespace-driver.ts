@@ -22,7 +22,7 @@ import type {
   ServiceCommand,
   ServiceProcess,
 } from './driver.ts';
-import { assertCommandPassable, programEnv, SANDBOX_WORKSPACE } from './driver.ts';
+import { assertCommandPassable, programEnv, SANDBOX_SHARED, SANDBOX_WORKSPACE } from './driver.ts';
 import { enterArgv } from './enter-namespaces.ts';
 import {
   behindRelay,
@@ -109,9 +109,14 @@ export function bwrapArgs(
     rootfs?: string | undefined;
     egressDir?: string | undefined;
     readOnlyBinds?: EnvironmentSpec['readOnlyBinds'];
+    sharedDir?: string | undefined;
   } = {},
 ): string[] {
-  const { rootfs, egressDir, readOnlyBinds = [] } = options;
+  const { rootfs, egressDir, sharedDir } = options;
+  const readOnlyBinds = [
+    ...(options.readOnlyBinds ?? []),
+    ...(sharedDir === undefined ? [] : [{ source: sharedDir, target: SANDBOX_SHARED }]),
+  ];
   const args = [
     '/usr/bin/bwrap',
     '--unshare-all',
@@ -233,6 +238,7 @@ class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironme
         rootfs: this.spec.rootfs,
         egressDir: this.spec.egress?.dir,
         readOnlyBinds: this.spec.readOnlyBinds,
+        sharedDir: this.spec.sharedDir,
       }).slice(1, -1),
       '--args',
       String(ARGS_FD),

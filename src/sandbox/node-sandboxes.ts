@@ -22,6 +22,7 @@ import {
   type SandboxLifecycleEvent,
   SandboxManager,
 } from './sandbox-manager.ts';
+import { sharedSpaceFrom } from './shared-space-reader.ts';
 import { sweepStaleSandboxes } from './stale-sweep.ts';
 
 export interface NodeSandboxes {
@@ -69,7 +70,7 @@ export function imageCacheFor(config: KeelConfig): ImageCache {
  * environment's).
  */
 export function attachNodeSandboxes(
-  store: Pick<Store, 'onChange' | 'getTenant' | 'getRun'>,
+  store: Pick<Store, 'onChange' | 'getTenant' | 'getRun' | 'listSharedFiles' | 'readSharedFile'>,
   config: KeelConfig,
   options: NodeSandboxesOptions = {},
 ): NodeSandboxes {
@@ -105,6 +106,7 @@ export function attachNodeSandboxes(
             }),
             ...(options.revealSecret === undefined ? {} : { revealSecret: options.revealSecret }),
             egressNarrowings: egressNarrowingsFrom(store),
+            sharedSpace: sharedSpaceFrom(store),
           }),
           artifacts,
           images,

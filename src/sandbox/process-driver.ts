@@ -6,6 +6,7 @@
 // program's variables travel prefixed (env-carrier) until the last step, which already runs as the
 // sandbox uid: none acts on the root-run launchers (LD_PRELOAD, BASH_ENV, PERL5OPT).
 import { dirname, join } from 'node:path';
+import { KeelError } from '../domain/keel-error.ts';
 import type { EnvironmentSpec, ExecCommand, SandboxDriver, SandboxEnvironment } from './driver.ts';
 import { assertCommandPassable, programEnv } from './driver.ts';
 import { carrierEnv, execWithCarriedEnv } from './env-carrier.ts';
@@ -35,6 +36,13 @@ export class ProcessDriver implements SandboxDriver {
 
   async create(spec: EnvironmentSpec): Promise<SandboxEnvironment> {
     assertNoNetworkAllowlist(spec, this.tier);
+    // The process tier has no mount namespace of its own to bind a read-only directory into.
+    if (spec.sharedDir !== undefined)
+      throw new KeelError(
+        'sandbox_tier_unsupported',
+        'tier process cannot mount the shared space; use tier namespace or gvisor',
+        { details: { tier: this.tier } },
+      );
     return new ProcessEnvironment(spec, await createParts(spec, this.root), dirname(this.root));
   }
 }

@@ -107,6 +107,13 @@ const ProfileFields = z.object({
    * written there. Namespace tier only. The image itself is always the read-only zone.
    */
   readOnlyMounts: z.array(ReadOnlyMountSchema).max(READ_ONLY_MOUNTS_MAX).default([]),
+  /**
+   * Mount the run tree's shared space (ctx.shared) read-only at /shared: before each call the
+   * current version of every shared file is copied into a host directory of the environment (only
+   * what changed since the last call), never into the workspace or its snapshots. Programs read
+   * it; writes go through ctx.shared.write only. Namespace and gVisor tiers (gVisor: host image).
+   */
+  sharedSpace: z.boolean().default(false),
   /** Ready sandboxes kept per profile (one-shot policy only). */
   warm: z.number().int().min(0).max(1000).default(0),
   /**
@@ -148,6 +155,20 @@ const ProfileSchema = ProfileFields.refine(
     message: 'read-only mounts need tier namespace',
     path: ['readOnlyMounts'],
   })
+  .refine((profile) => !profile.sharedSpace || profile.tier !== 'process', {
+    message:
+      'the shared space mount needs tier namespace or gvisor (the process tier has no mounts)',
+    path: ['sharedSpace'],
+  })
+  // gVisor cannot make the /shared mount point in an image's read-only root (bwrap binds the
+  // image's entries one by one instead, leaving room for it).
+  .refine(
+    (profile) => !profile.sharedSpace || profile.tier !== 'gvisor' || profile.image === 'host',
+    {
+      message: 'the shared space mount on tier gvisor needs the host image (or use tier namespace)',
+      path: ['sharedSpace'],
+    },
+  )
   .refine(
     (profile) => Object.keys(profile.secrets.files).length === 0 || profile.tier !== 'process',
     {

@@ -34,6 +34,7 @@ import { NamespaceDriver } from './namespace-driver.ts';
 import { ProcessDriver } from './process-driver.ts';
 import type { SandboxProfile } from './profile.ts';
 import { prewarmDelayMs, prewarmHoldMs } from './prewarm.ts';
+import { SharedMount, type SharedSpaceReader } from './shared-mount.ts';
 import { ownedEnvironmentId, sweepStaleSandboxes } from './stale-sweep.ts';
 import type { Tier } from './tiers.ts';
 import { WarmPool } from './warm-pool.ts';
@@ -136,6 +137,11 @@ export interface SandboxManagerOptions {
    */
   egressNarrowings?: (tenantId: string, runId: string) => Promise<EgressNarrowing[]>;
   /**
+   * The store's shared spaces, for profiles that mount the run tree's space (`sharedSpace`):
+   * refreshed into the environment before each call (without it such profiles are refused).
+   */
+  sharedSpace?: SharedSpaceReader;
+  /**
    * Built environment images (the caller keeps and closes it); default: a cache in `images/` beside
    * `root`, owned and closed by the manager.
    */
@@ -207,6 +213,9 @@ export class SandboxManager {
   private readonly egress: EgressProxy | undefined;
   private readonly revealSecret: SandboxManagerOptions['revealSecret'];
   private readonly egressNarrowings: SandboxManagerOptions['egressNarrowings'];
+  private readonly sharedSpace: SharedSpaceReader | undefined;
+  /** Materialized shared spaces by environment id (profiles with `sharedSpace`). */
+  private readonly sharedMounts = new Map<string, SharedMount>();
   /** Environment images, built on a sandbox's first need (bounded wait) or ahead of time. */
   readonly images: ImageCache;
   private readonly ownsImages: boolean;
@@ -217,6 +226,7 @@ export class SandboxManager {
     this.egress = options.egress;
     this.revealSecret = options.revealSecret;
     this.egressNarrowings = options.egressNarrowings;
+    this.sharedSpace = options.sharedSpace;
     this.onEnvironmentTime = options.onEnvironmentTime;
     this.onLifecycle = options.onLifecycle;
     this.drivers = {
@@ -321,6 +331,7 @@ export class SandboxManager {
       narrowings,
     });
     try {
+      if (record.profile.sharedSpace) await this.refreshShared(runId, record, env);
       outcome = { ok: true, value: await fn(env, info) };
     } catch (error) {
       outcome = { ok: false, error };
@@ -417,8 +428,7 @@ export class SandboxManager {
     pooled: SandboxEnvironment | undefined,
     late: () => boolean,
   ): Promise<{ env: SandboxEnvironment; manifest: string | undefined }> {
-    const env =
-      pooled ?? (await this.driverFor(record.profile.tier).create(this.specFor(record.profile)));
+    const env = pooled ?? (await this.create(record.profile));
     if (late()) return { env, manifest: undefined };
     if (record.profile.network.allow.length > 0) {
       try {
@@ -445,12 +455,24 @@ export class SandboxManager {
     return { env, manifest };
   }
 
+  /** A new environment of the profile; what its spec made on the host goes if it fails. */
+  private async create(profile: SandboxProfile): Promise<SandboxEnvironment> {
+    const spec = this.specFor(profile);
+    try {
+      return await this.driverFor(profile.tier).create(spec);
+    } catch (error) {
+      await this.removeShared(spec.id).catch(() => undefined);
+      throw error;
+    }
+  }
+
   /** Tears down an environment no record holds (one that started too late). */
   private async discard(env: SandboxEnvironment): Promise<void> {
     try {
       await env.destroy();
     } finally {
       await this.closeEgress(env.id).catch(() => undefined);
+      await this.removeShared(env.id).catch(() => undefined);
     }
   }
 
@@ -597,6 +619,7 @@ export class SandboxManager {
       if (pool !== undefined) await pool.giveBack(env);
       else await env.destroy();
       await this.closeEgress(env.id);
+      await this.removeShared(env.id);
     });
   }
 
@@ -649,6 +672,35 @@ export class SandboxManager {
 
   private egressDir(envId: string): string {
     return join(this.root, 'egress', envId);
+  }
+
+  /** The host directory of an environment's shared-space copy (swept with it after a crash). */
+  private sharedBase(envId: string): string {
+    return join(this.root, `${envId}.shared`);
+  }
+
+  /**
+   * Brings the environment's /shared to the current versions of the run tree's shared files: the
+   * files that changed since its last call are copied in, removed ones are deleted.
+   */
+  private async refreshShared(
+    runId: string,
+    record: RunEnvironment,
+    env: SandboxEnvironment,
+  ): Promise<void> {
+    const mount = this.sharedMounts.get(env.id);
+    if (mount === undefined || this.sharedSpace === undefined)
+      throw new KeelError(
+        'sandbox_failed',
+        `profile ${record.profile.name} mounts the shared space, but environment ${env.id} has none`,
+      );
+    await mount.refresh(this.sharedSpace, record.tenantId ?? '', runId);
+  }
+
+  private async removeShared(envId: string): Promise<void> {
+    const mount = this.sharedMounts.get(envId);
+    this.sharedMounts.delete(envId);
+    await mount?.destroy();
   }
 
   private async closeEgress(envId: string): Promise<void> {
@@ -745,6 +797,17 @@ export class SandboxManager {
         'sandbox_network_unsupported',
         `profile ${profile.name} allows network destinations, but this node has no egress proxy`,
       );
+    if (profile.sharedSpace && this.sharedSpace === undefined)
+      throw new KeelError(
+        'sandbox_failed',
+        `profile ${profile.name} mounts the shared space, but this node has no shared-space reader`,
+      );
+    let sharedDir: string | undefined;
+    if (profile.sharedSpace) {
+      const mount = new SharedMount(this.sharedBase(id));
+      this.sharedMounts.set(id, mount);
+      sharedDir = mount.dir;
+    }
     return {
       id,
       limits: profile.limits,
@@ -753,6 +816,7 @@ export class SandboxManager {
       keepProcesses: profile.policy !== 'one-shot',
       rootfs: this.images.rootfsOf(profile.image),
       readOnlyBinds: profile.readOnlyMounts.length === 0 ? undefined : profile.readOnlyMounts,
+      sharedDir,
     };
   }
 
@@ -798,8 +862,11 @@ export class SandboxManager {
     record.ended = true;
     clearTimeout(record.prewarmTimer);
     clearTimeout(record.idleTimer);
-    await record.queue;
-    await this.releaseIdleOrPaused(record);
+    // Queued: a second endRun (close() while the run's own end is releasing) waits for the
+    // teardown under way instead of finding no environment and returning before it is done.
+    const released = record.queue.then(() => this.releaseIdleOrPaused(record));
+    record.queue = released.catch(() => undefined);
+    await released;
     this.reportTime(runId, record);
   }
 
@@ -826,7 +893,8 @@ export class SandboxManager {
       executionId: null,
     });
     const env = await driver.create({
-      ...this.specFor(profile),
+      // A service belongs to no run: no run tree's shared space.
+      ...this.specFor({ ...profile, sharedSpace: false }),
       keepProcesses: false,
       readOnlyBinds: [...(profile.readOnlyMounts ?? []), ...(request.readOnlyBinds ?? [])],
       workspaceBind: request.workspaceBind,
@@ -872,6 +940,8 @@ export class SandboxManager {
     await Promise.all([...this.services].map((service) => service.close()));
     await Promise.all([...this.runs.keys()].map((runId) => this.endRun(runId)));
     await Promise.all([...this.pools.values()].map((pool) => pool.close()));
+    // Pooled environments never taken still had their (empty) shared-space directories.
+    await Promise.all([...this.sharedMounts.keys()].map((id) => this.removeShared(id)));
     await this.egress?.closeAll();
     await this.snapshots.close();
     if (this.ownsImages) await this.images.close();

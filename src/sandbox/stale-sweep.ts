@@ -53,7 +53,7 @@ export async function sweepStaleSandboxes(root: string): Promise<string[]> {
       .map((line) => line.split(' ')[4]),
   );
   for (const entry of readdirSync(root)) {
-    const id = entry.replace(/\.(bundle|image)$/, '');
+    const id = entry.replace(/\.(bundle|image|shared)$/, '');
     if (!ownerDead(id)) continue;
     const path = join(root, entry);
     if (mounted.has(path)) await run('/usr/bin/umount', ['-l', path]).catch(() => undefined);

@@ -236,8 +236,8 @@ export abstract class ProcedureStore implements Store {
     return this.read(reads.listRunTree(tenantId, rootId, limit));
   }
 
-  requestCancel(runId: string): Promise<RunRecord> {
-    return this.write({ fsync: true, key: runId }, (tx) => runs.requestCancel(tx, runId));
+  requestCancel(runId: string, graceMs: number | null = null): Promise<RunRecord> {
+    return this.write({ fsync: true, key: runId }, (tx) => runs.requestCancel(tx, runId, graceMs));
   }
 
   provideInput(runId: string, key: string, value: Json): Promise<RunRecord> {

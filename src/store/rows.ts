@@ -49,6 +49,7 @@ export function toRun(row: Row): RunRecord {
     result: json<Json>(row.result),
     error: json<SerializedError | null>(row.error),
     outcome: (row.outcome as CancelOutcome | null) ?? null,
+    cancelGraceMs: num(row.cancel_grace_ms),
     compensation: json<CompensationReport | null>(row.compensation),
     waitingReason: (row.waiting_reason as string | null) ?? null,
     waitingSince: num(row.waiting_since),

@@ -281,7 +281,13 @@ export interface CopyRunRequest {
 
 export interface HeartbeatResult {
   /** Runs still leased to the owner, with their status (a `cancelling` one must stop). */
-  held: Array<{ id: string; status: RunStatus; stateVersion: number }>;
+  held: Array<{
+    id: string;
+    status: RunStatus;
+    stateVersion: number;
+    /** A `cancelling` run's requested grace (ms); null: none given. */
+    cancelGraceMs: number | null;
+  }>;
 }
 
 export interface Store {
@@ -356,7 +362,11 @@ export interface Store {
    * nodes, the root first; none when the run is not the tenant's.
    */
   listRunTree(tenantId: string, rootId: string, limit: number): Promise<RunTreeNode[]>;
-  requestCancel(runId: string): Promise<RunRecord>;
+  /**
+   * Requests a run's cancellation; `graceMs` is the requester's grace for its tool calls in flight
+   * (kept with the run; a run already cancelling keeps its own).
+   */
+  requestCancel(runId: string, graceMs?: number | null): Promise<RunRecord>;
   /** Stores an input; queues the run if it is waiting for that key. */
   provideInput(runId: string, key: string, value: Json): Promise<RunRecord>;
   getInput(runId: string, key: string): Promise<{ value: Json } | null>;

@@ -380,6 +380,42 @@ export function storeConformance(factory: StoreFactory): void {
         assert.deepEqual((await store.heartbeat('intruder', [a], 60_000)).held, []);
       }));
 
+    test('a cancel request’s grace is kept with the run and in heartbeats; a cascaded cancel has none', () =>
+      withStore(factory, async (store, tenantId) => {
+        const [a, b, c, d] = await Promise.all(
+          [1, 2, 3, 4].map(async () => (await store.createRun(newRun(tenantId))).run.id),
+        );
+        const claimed = await store.claimRuns({
+          owner: 'w',
+          limit: 4,
+          leaseMs: 60_000,
+          served: SERVED,
+        });
+        assert.equal((await store.getRun(a!))?.cancelGraceMs, null);
+        assert.equal((await store.requestCancel(a!, 250)).cancelGraceMs, 250);
+        // Already cancelling: the first request's grace stays.
+        assert.equal((await store.requestCancel(a!, 9_000)).cancelGraceMs, 250);
+        assert.equal((await store.requestCancel(b!, 0)).cancelGraceMs, 0);
+        assert.equal((await store.requestCancel(c!)).cancelGraceMs, null);
+        const parent = claimed.find((run) => run.id === c)!;
+        const child = claimed.find((run) => run.id === d)!;
+        // c's end cascades to d (as a parent's end commit cancels its children): no grace of its own.
+        await store.commit({
+          runId: parent.id,
+          leaseToken: parent.leaseToken!,
+          expectedStateVersion: (await store.getRun(parent.id))!.stateVersion,
+          run: { status: 'cancelled', releaseLease: true },
+          cancelRuns: [child.id],
+        });
+        assert.equal((await store.getRun(d!))?.status, 'cancelling');
+        assert.equal((await store.getRun(d!))?.cancelGraceMs, null);
+        const { held } = await store.heartbeat('w', [a!, b!, d!], 60_000);
+        const byId = new Map(held.map((h) => [h.id, [h.status, h.cancelGraceMs]]));
+        assert.deepEqual(byId.get(a!), ['cancelling', 250]);
+        assert.deepEqual(byId.get(b!), ['cancelling', 0]);
+        assert.deepEqual(byId.get(d!), ['cancelling', null]);
+      }));
+
     test('commits of one run apply in order, and a commit behind the state version is stale', () =>
       withStore(factory, async (store, tenantId) => {
         const id = (await store.createRun(newRun(tenantId))).run.id;

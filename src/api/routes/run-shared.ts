@@ -13,7 +13,7 @@ import {
   SHARED_LIST_MAX_FILES,
   SHARED_PATH_MAX_CHARS,
 } from '../../domain/shared-space.ts';
-import { rootRunOf } from '../../engine/shared-space.ts';
+import { rootRunOf } from '../../store/run-tree-root.ts';
 import type { Store } from '../../store/store.ts';
 import { ownedRun } from '../run-operations.ts';
 import { ErrorBody, errorResponse, PathId, RunIdParams } from '../schemas.ts';

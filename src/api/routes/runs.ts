@@ -10,6 +10,7 @@ import type { AgentRegistry } from '../../engine/registry.ts';
 import type { Store } from '../../store/store.ts';
 import { CURSOR_DESCRIPTION } from '../cursor.ts';
 import {
+  CancelBody,
   CreateRunBody,
   ErrorBody,
   errorResponse,
@@ -139,16 +140,20 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
     '/v1/runs/:id/cancel',
     {
       schema: {
-        summary: 'Cancel a run',
+        summary: 'Cancel a run (optionally with its own grace for tool calls in flight)',
         tags: ['runs'],
         params: RunIdParams,
+        // No body (or null) at all: the agent's or the node's grace.
+        body: CancelBody.nullish(),
         response: { 202: Run, ...errors },
       },
     },
     async (request, reply) => {
-      return reply
-        .status(202)
-        .send(await cancelRun(store, deps.tenantOf(request), request.params.id));
+      return reply.status(202).send(
+        await cancelRun(store, deps.tenantOf(request), request.params.id, {
+          graceMs: request.body?.graceMs,
+        }),
+      );
     },
   );
 

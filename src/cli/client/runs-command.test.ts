@@ -580,13 +580,24 @@ test('cancel and input post to their routes', async () => {
     const cancelled = captureIo(env);
     assert.equal(await runRunsCommand(['cancel', 'run_x'], cancelled.io), 0, cancelled.text.stderr);
     assert.match(cancelled.text.stdout, /cancel requested for run_x \(status: cancelling\)/);
+    assert.deepEqual(api.requests[0]?.body, {}, 'no grace: the default applies');
+    const graced = captureIo(env);
+    assert.equal(
+      await runRunsCommand(['cancel', 'run_x', '--grace', '250'], graced.io),
+      0,
+      graced.text.stderr,
+    );
+    assert.deepEqual(api.requests[1]?.body, { graceMs: 250 }, '--grace is the request’s graceMs');
+    const bad = captureIo(env);
+    assert.equal(await runRunsCommand(['cancel', 'run_x', '--grace', '3600001'], bad.io), 2);
+    assert.match(bad.text.stderr, /--grace must be an integer from 0 to 3600000/);
     const answered = captureIo(env);
     assert.equal(
       await runRunsCommand(['input', 'run_x', 'approve', '{"ok":true}'], answered.io),
       0,
       answered.text.stderr,
     );
-    assert.deepEqual(api.requests[1]?.body, { key: 'approve', value: { ok: true } });
+    assert.deepEqual(api.requests[2]?.body, { key: 'approve', value: { ok: true } });
   } finally {
     await api.close();
   }

@@ -6,6 +6,7 @@ import { formatAttempts } from './attempts-format.ts';
 import { readFile } from 'node:fs/promises';
 import type { ParseArgsOptionsConfig } from 'node:util';
 import { WHEN_LATE, type WhenLate } from '../../domain/admission.ts';
+import { CANCEL_GRACE_MS_MAX } from '../../config/defaults.ts';
 import { expectPositionals, intFlag, jsonArgument, positiveNumberFlag } from '../kit/args.ts';
 import { clientFlagsUsage, connect, parseClientFlags as parse } from '../kit/client.ts';
 import { dispatch, type Subcommand } from '../kit/dispatch.ts';
@@ -61,7 +62,9 @@ commands:
   list [--status <s>] [--agent <a>] [--code <error code>] [--limit <n>] [--cursor <c>] [--all]
        [--rerun-of <id>]
                               list runs; --all follows every page; --rerun-of: a run's reruns
-  cancel <id>                 ask a run to stop
+  cancel <id> [--grace <ms>]  ask a run to stop; --grace: how long its tool calls in flight
+                              get to wrap up before they are aborted (0 to 3600000; default:
+                              the agent's cancelGraceMs, else the server's KEEL_CANCEL_GRACE_MS)
   input <id> <key> <json>     answer a run waiting for input (a string needs JSON quotes: '"yes"')
   events <id> [--after <n>] [--no-follow]
                               print events live until the run ends; --no-follow prints what exists
@@ -347,9 +350,13 @@ function statusOf(body: unknown): string | undefined {
 }
 
 async function cancel(args: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parse(args, {});
+  const { values, positionals } = parse(args, { grace: { type: 'string' } });
   const [id = ''] = expectPositionals(positionals, ['id']);
-  const body = await connect(values, io.env).runs.cancel(id);
+  const graceMs = intFlag(values.grace, '--grace', 0, CANCEL_GRACE_MS_MAX);
+  const body = await connect(values, io.env).runs.cancel(
+    id,
+    graceMs === undefined ? {} : { graceMs },
+  );
   const status = statusOf(body);
   if (values.json) printJson(io, body);
   else out(io, `cancel requested for ${id}${status === undefined ? '' : ` (status: ${status})`}`);

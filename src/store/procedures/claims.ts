@@ -108,6 +108,10 @@ export function* heartbeat(
       id: r.id as string,
       status: r.status as RunStatus,
       stateVersion: Number(r.state_version),
+      cancelGraceMs:
+        r.cancel_grace_ms === null || r.cancel_grace_ms === undefined
+          ? null
+          : Number(r.cancel_grace_ms),
     })),
   };
 }

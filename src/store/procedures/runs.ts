@@ -117,12 +117,19 @@ export function* insertRun(tx: Tx, newRun: NewRun): Procedure<RunRecord> {
   return toRun(row!);
 }
 
-/** The API's cancel: `run_terminal` for an ended run; a run already cancelling is left as it is. */
-export function* requestCancel(tx: Tx, runId: string): Procedure<RunRecord> {
+/**
+ * The API's cancel: `run_terminal` for an ended run; a run already cancelling is left as it is
+ * (its grace too). `graceMs`: the requester's grace for tool calls in flight (null: the default).
+ */
+export function* requestCancel(
+  tx: Tx,
+  runId: string,
+  graceMs: number | null = null,
+): Procedure<RunRecord> {
   const current = yield* lockRun(runId);
   if (isTerminal(current.status))
     throw new KeelError('run_terminal', `run ${runId} has already ${current.status}`);
-  yield* cancelRun(tx, current, 'api');
+  yield* cancelRun(tx, current, 'api', graceMs);
   return yield* requireRun(runId);
 }
 
@@ -148,11 +155,24 @@ export function* cancelDelegatedChildren(tx: Tx, parentRunId: string): Procedure
   for (const row of rows) yield* cancelRunById(tx, row.id as string, `parent ${parentRunId}`, true);
 }
 
-function* cancelRun(tx: Tx, target: RunRecord, by: string): Procedure<void> {
+function* cancelRun(
+  tx: Tx,
+  target: RunRecord,
+  by: string,
+  graceMs: number | null = null,
+): Procedure<void> {
   if (target.status === 'cancelling' || isTerminal(target.status)) return;
-  yield* one('request-cancel', { id: target.id, now: tx.now, from_statuses: CANCELLABLE_STATUSES });
+  yield* one('request-cancel', {
+    id: target.id,
+    now: tx.now,
+    from_statuses: CANCELLABLE_STATUSES,
+    grace_ms: graceMs,
+  });
   yield* appendEvents(tx, target.id, [
-    { type: 'run.cancelling', data: { from: target.status, by } },
+    {
+      type: 'run.cancelling',
+      data: { from: target.status, by, ...(graceMs === null ? {} : { graceMs }) },
+    },
   ]);
   tx.touch(target.id, target.leaseOwner === null ? 'runnable' : 'cancel');
 }
