@@ -23,8 +23,8 @@ describe('delegated children end with their parent', () => {
   after(() => keel.close());
 
   /** Starts `spawner` and waits until its tool has started the child: the parent and child ids. */
-  async function parentWithChild(input: Record<string, unknown> = {}) {
-    const created = await keel.request('POST', '/v1/runs', { agent: 'spawner', input });
+  async function parentWithChild(input: Record<string, unknown> = {}, fields = {}) {
+    const created = await keel.request('POST', '/v1/runs', { agent: 'spawner', input, ...fields });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     const parentId: string = created.body.id;
     await keel.waitForRun(parentId, (r) => r.status === 'waiting');
@@ -33,8 +33,8 @@ describe('delegated children end with their parent', () => {
     return { parentId, started };
   }
 
-  async function childStarted(input: Record<string, unknown> = {}) {
-    const { parentId, started } = await parentWithChild(input);
+  async function childStarted(input: Record<string, unknown> = {}, fields = {}) {
+    const { parentId, started } = await parentWithChild(input, fields);
     assert.equal(started.status, 201, JSON.stringify(started));
     const child = await keel.waitForRun(started.childId, (r) => r.status === 'waiting');
     assert.equal(child.parentRunId, parentId);
@@ -48,6 +48,19 @@ describe('delegated children end with their parent', () => {
 
   const finish = (runId: string) =>
     keel.request('POST', `/v1/runs/${runId}/input`, { key: 'finish', value: 1 });
+
+  test('a child is narrowed by its parent’s egress list: it inherits it, and cannot widen it', async () => {
+    const a = { host: 'a.example', port: 443 };
+    const b = { host: 'b.example', port: 443 };
+    const inherited = await childStarted({}, { egressAllow: [a] });
+    const child = await keel.request('GET', `/v1/runs/${inherited.childId}`);
+    assert.deepEqual(child.body.egressAllow, [a]);
+    const widened = await childStarted({ childEgressAllow: [a, b] }, { egressAllow: [a] });
+    const narrowed = await keel.request('GET', `/v1/runs/${widened.childId}`);
+    assert.deepEqual(narrowed.body.egressAllow, [a], 'b is not in the parent’s list');
+    for (const id of [inherited.parentId, widened.parentId])
+      await keel.request('POST', `/v1/runs/${id}/cancel`);
+  });
 
   for (const [how, input, ended] of [
     ['succeeds', {}, 'succeeded'],
