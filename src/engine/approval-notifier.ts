@@ -14,11 +14,7 @@ import type { Clock } from '../domain/clock.ts';
 import type { Json } from '../domain/json.ts';
 import { isKeelError } from '../domain/keel-error.ts';
 import { webhookOrigin } from '../schedules/webhook-allowlist.ts';
-import {
-  backoffMs,
-  WEBHOOK_ATTEMPTS_MAX,
-  WEBHOOK_TIMEOUT_MS,
-} from '../schedules/webhook-notifier.ts';
+import { deliveryOutcome, WEBHOOK_TIMEOUT_MS } from '../schedules/webhook-notifier.ts';
 import type { Store } from '../store/store.ts';
 
 const NOTIFICATIONS_PER_TICK_MAX = 20;
@@ -163,17 +159,7 @@ export class ApprovalNotifier {
           ? e.message
           : String(e);
     }
-    const outcome =
-      error === null
-        ? { delivered: true as const }
-        : {
-            delivered: false as const,
-            error,
-            retryAt:
-              retry && attempt < WEBHOOK_ATTEMPTS_MAX
-                ? clock.now() + backoffMs(attempt, this.#o.random)
-                : null,
-          };
+    const outcome = deliveryOutcome(error, retry, attempt, clock.now(), this.#o.random);
     await store.finishApprovalNotification(n.id, n.claimToken, outcome, clock.now());
     this.#o.log?.(
       error === null ? 'info' : 'warn',

@@ -23,6 +23,30 @@ export interface WebhookNotifierOptions {
   log?: (level: 'info' | 'warn', message: string, fields?: Record<string, unknown>) => void;
 }
 
+/** What one delivery attempt comes to: delivered, or failed with when to try again (null: never). */
+export type DeliveryOutcome =
+  | { delivered: true }
+  | { delivered: false; error: string; retryAt: number | null };
+
+/**
+ * The outcome of attempt `attempt`: `error` null is delivered; a failure is retried after a backoff
+ * while `retry` holds and attempts are left.
+ */
+export function deliveryOutcome(
+  error: string | null,
+  retry: boolean,
+  attempt: number,
+  now: number,
+  random?: () => number,
+): DeliveryOutcome {
+  if (error === null) return { delivered: true };
+  return {
+    delivered: false,
+    error,
+    retryAt: retry && attempt < WEBHOOK_ATTEMPTS_MAX ? now + backoffMs(attempt, random) : null,
+  };
+}
+
 /**
  * Delay before attempt `attempt + 1`: exponential with equal jitter (at least half the ceiling),
  * capped.
@@ -92,17 +116,7 @@ export class WebhookNotifier {
         error = e instanceof Error ? e.message : String(e);
       }
     }
-    const outcome =
-      error === null
-        ? { delivered: true as const }
-        : {
-            delivered: false as const,
-            error,
-            retryAt:
-              retry && attempt < WEBHOOK_ATTEMPTS_MAX
-                ? clock.now() + backoffMs(attempt, this.#o.random)
-                : null,
-          };
+    const outcome = deliveryOutcome(error, retry, attempt, clock.now(), this.#o.random);
     await schedules.finishNotification(n.id, n.claimToken, outcome, clock.now());
     this.#o.log?.(
       error === null ? 'info' : 'warn',

@@ -10,7 +10,6 @@ import type {
   AuditEntry as AuditRecord,
   AuditFilter,
   PlatformAuditEntry,
-  PlatformAuditFilter,
 } from '../../domain/access.ts';
 import { KeelError } from '../../domain/keel-error.ts';
 import type { Store } from '../../store/store.ts';
@@ -60,25 +59,6 @@ function filterOf(q: z.infer<typeof AuditQuery>): Omit<AuditFilter, 'limit' | 'b
   };
 }
 
-async function* exportLines(
-  store: Store,
-  tenantId: string,
-  filter: Omit<AuditFilter, 'limit' | 'beforeId'>,
-  beforeId: number | undefined,
-): AsyncGenerator<string> {
-  let before = beforeId;
-  for (;;) {
-    const page = await store.listAudit(tenantId, {
-      ...filter,
-      limit: AUDIT_EXPORT_PAGE_ROWS,
-      ...(before === undefined ? {} : { beforeId: before }),
-    });
-    for (const entry of page) yield `${JSON.stringify(auditView(entry))}\n`;
-    if (page.length < AUDIT_EXPORT_PAGE_ROWS) return;
-    before = page[page.length - 1]!.id;
-  }
-}
-
 function platformView(e: PlatformAuditEntry) {
   return {
     id: String(e.id),
@@ -92,77 +72,81 @@ function platformView(e: PlatformAuditEntry) {
   };
 }
 
-async function* exportPlatformLines(
-  store: Store,
-  filter: Omit<PlatformAuditFilter, 'limit' | 'beforeId'>,
+/** A page of an audit log to read: at most `limit` entries, newest first, before `beforeId`. */
+type ListPage<E> = (page: { limit: number; beforeId?: number }) => Promise<E[]>;
+
+/**
+ * One read of an audit log (a tenant's or the platform's): a page with the cursor of the next, or,
+ * with `format=ndjson`, every entry from the cursor on, streamed a page of the store at a time.
+ */
+async function answerLog<E extends { id: number }>(
+  list: ListPage<E>,
+  view: (entry: E) => unknown,
+  q: { cursor?: string | undefined; format?: string | undefined; limit: number },
+  filter: { since?: number | undefined; until?: number | undefined },
+  reply: FastifyReply,
+) {
+  const beforeId = q.cursor === undefined ? undefined : decodeCursorOf(q.cursor, isEntryId);
+  if (filter.since !== undefined && filter.until !== undefined && filter.since >= filter.until)
+    throw new KeelError('validation_failed', 'since must be before until');
+  if (q.format === 'ndjson')
+    return reply
+      .type('application/x-ndjson')
+      .send(Readable.from(exportLines(list, view, beforeId)));
+  const rows = await list({ limit: q.limit + 1, ...(beforeId === undefined ? {} : { beforeId }) });
+  const page = rows.slice(0, q.limit);
+  return reply.send({
+    entries: page.map(view),
+    nextCursor: rows.length > q.limit ? encodeCursor(page[page.length - 1]!.id) : null,
+  });
+}
+
+async function* exportLines<E extends { id: number }>(
+  list: ListPage<E>,
+  view: (entry: E) => unknown,
   beforeId: number | undefined,
 ): AsyncGenerator<string> {
   let before = beforeId;
   for (;;) {
-    const page = await store.listPlatformAudit({
-      ...filter,
+    const page = await list({
       limit: AUDIT_EXPORT_PAGE_ROWS,
       ...(before === undefined ? {} : { beforeId: before }),
     });
-    for (const entry of page) yield `${JSON.stringify(platformView(entry))}\n`;
+    for (const entry of page) yield `${JSON.stringify(view(entry))}\n`;
     if (page.length < AUDIT_EXPORT_PAGE_ROWS) return;
     before = page[page.length - 1]!.id;
   }
 }
 
-async function answerPlatform(
-  store: Store,
-  q: z.infer<typeof PlatformAuditQuery>,
-  reply: FastifyReply,
-) {
-  const beforeId = q.cursor === undefined ? undefined : decodeCursorOf(q.cursor, isEntryId);
+function answerPlatform(store: Store, q: z.infer<typeof PlatformAuditQuery>, reply: FastifyReply) {
   const filter = {
     ...filterOf(q),
     ...(q.tenantId === undefined ? {} : { tenantId: q.tenantId }),
     ...(q.actorId === undefined ? {} : { actorId: q.actorId }),
   };
-  if (filter.since !== undefined && filter.until !== undefined && filter.since >= filter.until)
-    throw new KeelError('validation_failed', 'since must be before until');
-  if (q.format === 'ndjson')
-    return reply
-      .type('application/x-ndjson')
-      .send(Readable.from(exportPlatformLines(store, filter, beforeId)));
-  const rows = await store.listPlatformAudit({
-    ...filter,
-    limit: q.limit + 1,
-    ...(beforeId === undefined ? {} : { beforeId }),
-  });
-  const page = rows.slice(0, q.limit);
-  return reply.send({
-    entries: page.map(platformView),
-    nextCursor: rows.length > q.limit ? encodeCursor(page[page.length - 1]!.id) : null,
-  });
+  return answerLog(
+    (page) => store.listPlatformAudit({ ...filter, ...page }),
+    platformView,
+    q,
+    filter,
+    reply,
+  );
 }
 
-async function answer(
+function answer(
   store: Store,
   tenantId: string,
   q: z.infer<typeof AuditQuery>,
   reply: FastifyReply,
 ) {
-  const beforeId = q.cursor === undefined ? undefined : decodeCursorOf(q.cursor, isEntryId);
   const filter = filterOf(q);
-  if (filter.since !== undefined && filter.until !== undefined && filter.since >= filter.until)
-    throw new KeelError('validation_failed', 'since must be before until');
-  if (q.format === 'ndjson')
-    return reply
-      .type('application/x-ndjson')
-      .send(Readable.from(exportLines(store, tenantId, filter, beforeId)));
-  const rows = await store.listAudit(tenantId, {
-    ...filter,
-    limit: q.limit + 1,
-    ...(beforeId === undefined ? {} : { beforeId }),
-  });
-  const page = rows.slice(0, q.limit);
-  return reply.send({
-    entries: page.map(auditView),
-    nextCursor: rows.length > q.limit ? encodeCursor(page[page.length - 1]!.id) : null,
-  });
+  return answerLog(
+    (page) => store.listAudit(tenantId, { ...filter, ...page }),
+    auditView,
+    q,
+    filter,
+    reply,
+  );
 }
 
 const response = {
