@@ -14,7 +14,7 @@ import type { Clock } from '../domain/clock.ts';
 import type { Json } from '../domain/json.ts';
 import { isKeelError } from '../domain/keel-error.ts';
 import { webhookOrigin } from '../schedules/webhook-allowlist.ts';
-import { deliveryOutcome, WEBHOOK_TIMEOUT_MS } from '../schedules/webhook-notifier.ts';
+import { deliveryOutcome, logDelivery, WEBHOOK_TIMEOUT_MS } from '../schedules/webhook-notifier.ts';
 import type { Store } from '../store/store.ts';
 
 const NOTIFICATIONS_PER_TICK_MAX = 20;
@@ -161,17 +161,6 @@ export class ApprovalNotifier {
     }
     const outcome = deliveryOutcome(error, retry, attempt, clock.now(), this.#o.random);
     await store.finishApprovalNotification(n.id, n.claimToken, outcome, clock.now());
-    this.#o.log?.(
-      error === null ? 'info' : 'warn',
-      error === null ? 'approval notification delivered' : 'approval notification attempt failed',
-      {
-        notificationId: n.id,
-        runId: n.runId,
-        attempt,
-        ...(error === null
-          ? {}
-          : { error, willRetry: outcome.delivered === false && outcome.retryAt !== null }),
-      },
-    );
+    logDelivery(this.#o.log, 'approval', n, attempt, outcome);
   }
 }

@@ -47,6 +47,33 @@ export function deliveryOutcome(
   };
 }
 
+/** Logs one delivery attempt of a `what` notification (schedule, approval) and its outcome. */
+export function logDelivery(
+  log:
+    | ((level: 'info' | 'warn', message: string, fields?: Record<string, unknown>) => void)
+    | undefined,
+  what: string,
+  n: { id: string; runId: string | null },
+  attempt: number,
+  outcome: DeliveryOutcome,
+): void {
+  if (outcome.delivered) {
+    log?.('info', `${what} notification delivered`, {
+      notificationId: n.id,
+      runId: n.runId,
+      attempt,
+    });
+    return;
+  }
+  log?.('warn', `${what} notification attempt failed`, {
+    notificationId: n.id,
+    runId: n.runId,
+    attempt,
+    error: outcome.error,
+    willRetry: outcome.retryAt !== null,
+  });
+}
+
 /**
  * Delay before attempt `attempt + 1`: exponential with equal jitter (at least half the ceiling),
  * capped.
@@ -118,17 +145,6 @@ export class WebhookNotifier {
     }
     const outcome = deliveryOutcome(error, retry, attempt, clock.now(), this.#o.random);
     await schedules.finishNotification(n.id, n.claimToken, outcome, clock.now());
-    this.#o.log?.(
-      error === null ? 'info' : 'warn',
-      error === null ? 'schedule notification delivered' : 'schedule notification attempt failed',
-      {
-        notificationId: n.id,
-        runId: n.runId,
-        attempt,
-        ...(error === null
-          ? {}
-          : { error, willRetry: outcome.delivered === false && outcome.retryAt !== null }),
-      },
-    );
+    logDelivery(this.#o.log, 'schedule', n, attempt, outcome);
   }
 }
