@@ -1,29 +1,52 @@
-// How a command enters a kept namespace sandbox (its holder's namespaces): a short Perl program,
-// because nsenter cannot do it safely. Entering a user namespace resets the bounding set to full
-// and nsenter (util-linux before 2.39) cannot keep the capabilities needed to drop it again, so the
-// command would run without no_new_privs and with every capability bounded in. This helper does
-// the setns calls itself and then, still holding capabilities inside the sandbox's user namespace,
-// sets no_new_privs, empties the bounding set, becomes the sandbox uid, loads the tier's seccomp
-// filter (seccomp-filter.ts, the same bwrap loads for one-shot commands) and execs the command. It
-// never runs anything of its own after that exec; it only waits and passes the exit status on.
+// How a command enters a kept namespace sandbox (its holder's namespaces): one short Perl program,
+// spawned directly by Keel, because nsenter cannot do it safely. Entering a user namespace resets
+// the bounding set to full and nsenter (util-linux before 2.39) cannot keep the capabilities needed
+// to drop it again, so the command would run without no_new_privs and with every capability
+// bounded in. This helper first joins the sandbox's cgroup (nothing of the command runs outside
+// it), closes every inherited descriptor above 2 and sets the file-size, open-files and core
+// limits (what the launcher shell and prlimit did, in the same order, without their two execs);
+// then it does the setns calls itself and, still holding capabilities inside the sandbox's user
+// namespace, sets no_new_privs, empties the bounding set, becomes the sandbox uid, loads the tier's
+// seccomp filter (seccomp-filter.ts, the same bwrap loads for one-shot commands) and execs the
+// command. It never runs anything of its own after that exec; it only waits and passes the exit
+// status on. It loads no Perl module but strict (POSIX alone cost more than the rest of its start).
+import { KeelError } from '../domain/keel-error.ts';
 import { SANDBOX_WORKSPACE } from './driver.ts';
 import { PERL, RESTORE_ENV_PERL } from './env-carrier.ts';
+import type { Limits } from './limits.ts';
 import { seccompFilter } from './seccomp-filter.ts';
 
 /**
- * Syscall numbers per architecture (setns, prctl, setgroups, setresgid, setresuid), from the
- * kernel's tables: Perl's syscall.ph is not in perl-base, which every Debian system has.
+ * Syscall numbers per architecture (setns, prctl, setgroups, setresgid, setresuid, prlimit64,
+ * close_range, exit_group), from the kernel's tables: Perl's syscall.ph is not in perl-base, which
+ * every Debian system has.
  */
+const SYSCALLS: Partial<Record<NodeJS.Architecture, number[]>> = {
+  x64: [308, 157, 116, 119, 117, 302, 436, 231],
+  arm64: [268, 167, 159, 149, 147, 261, 436, 94],
+};
+
 const SCRIPT = String.raw`
-use strict; use warnings; use POSIX ();
-my %nr = (x86_64 => [308, 157, 116, 119, 117], aarch64 => [268, 167, 159, 149, 147]);
-my $arch = (POSIX::uname())[4];
-my $t = $nr{$arch} or die "keel-enter: unsupported architecture $arch\n";
-my ($SETNS, $PRCTL, $SETGROUPS, $SETRESGID, $SETRESUID) = @$t;
-my ($pid, $id, $cwd, $seccomp, @argv) = @ARGV;
+use strict;
+my ($nrs, $nfiles) = splice(@ARGV, 0, 2);
+my ($SETNS, $PRCTL, $SETGROUPS, $SETRESGID, $SETRESUID, $PRLIMIT, $CLOSE_RANGE, $EXIT) = split(/,/, $nrs);
+# Into the sandbox's cgroup first (one procs file per v1 controller): everything below is counted.
+for my $file (splice(@ARGV, 0, $nfiles)) {
+  open(my $procs, '>', $file) or exit 125;
+  print $procs $$ or exit 125;
+  close($procs) or exit 125;
+}
+# Descriptors Keel may have inherited without close-on-exec must not reach the sandbox.
+syscall($CLOSE_RANGE, 3, 0xffffffff, 0) == 0 or die "keel-enter: close_range: $!\n";
+my ($fsize, $nofile, $pid, $id, $cwd, $seccomp, @argv) = @ARGV;
 $id += 0;
+# RLIMIT_FSIZE (1), RLIMIT_CORE (4), RLIMIT_NOFILE (7): soft and hard, as prlimit --X=N sets them.
+for my $limit ([1, $fsize], [4, 0], [7, $nofile]) {
+  my $value = pack('QQ', $limit->[1], $limit->[1]);
+  syscall($PRLIMIT, 0, $limit->[0], $value, 0) == 0 or die "keel-enter: prlimit: $!\n";
+}
 # The program's variables arrive prefixed, so none of them (LD_PRELOAD, PERL5OPT, BASH_ENV…) acts on
-# the launcher, prlimit or this helper, which run as root on the host.
+# this helper, which runs as root on the host.
 ${RESTORE_ENV_PERL}
 # Supplementary groups can only be cleared before entering: the sandbox's user namespace denies setgroups.
 syscall($SETGROUPS, 0, 0) == 0 or die "keel-enter: setgroups: $!\n";
@@ -54,37 +77,56 @@ if ($child == 0) {
     my $fprog = pack('S x![P] P', length($filter) / 8, $filter);
     syscall($PRCTL, 22, 2, $fprog, 0, 0) == 0 or die "keel-enter: seccomp: $!\n";
   }
-  { no warnings qw(exec); exec { $argv[0] } @argv; }
+  exec { $argv[0] } @argv;
+  my $missing = $! == 2; # ENOENT
   print STDERR "keel-enter: $argv[0]: $!\n";
-  POSIX::_exit($!{ENOENT} ? 127 : 126);
+  syscall($EXIT, $missing ? 127 : 126);
 }
 $SIG{$_} = 'IGNORE' for qw(INT TERM HUP QUIT PIPE);
 waitpid($child, 0) == $child or die "keel-enter: waitpid: $!\n";
 my $status = $?;
 if ($status & 127) {
-  my $signal = $status & 127;
-  POSIX::sigaction($signal, POSIX::SigAction->new('DEFAULT'));
-  kill($signal, $$);
-  POSIX::_exit(128 + $signal);
+  $SIG{$_} = 'DEFAULT' for keys %SIG;
+  kill($status & 127, $$);
+  syscall($EXIT, 128 + ($status & 127));
 }
-POSIX::_exit($status >> 8);
+syscall($EXIT, $status >> 8);
 `;
 
 /**
- * The command line that runs `argv` inside the namespaces of `holderPid` as `uid` (and gid), in the
- * workspace, with no_new_privs, an empty bounding set and the tier's seccomp filter.
+ * The command line that joins the cgroup through `procsFiles`, sets `limits`' file-size and
+ * open-files limits (no core dumps) and runs `argv` inside the namespaces of `holderPid` as `uid`
+ * (and gid), in the workspace, with no_new_privs, an empty bounding set and the tier's seccomp
+ * filter. Spawned as root with the program's variables carried (env-carrier.ts).
  */
-export function enterArgv(holderPid: number, uid: number, argv: string[]): string[] {
+export function enterArgv(options: {
+  procsFiles: string[];
+  limits: Pick<Limits, 'fileBytes' | 'openFilesMax'>;
+  holderPid: number;
+  uid: number;
+  argv: string[];
+}): string[] {
+  const numbers = SYSCALLS[process.arch];
+  if (numbers === undefined)
+    throw new KeelError(
+      'sandbox_unavailable',
+      `kept namespace sandboxes are not supported on ${process.arch}`,
+    );
   return [
     PERL,
     '-e',
     SCRIPT,
     '--',
-    String(holderPid),
-    String(uid),
+    numbers.join(','),
+    String(options.procsFiles.length),
+    ...options.procsFiles,
+    String(options.limits.fileBytes),
+    String(options.limits.openFilesMax),
+    String(options.holderPid),
+    String(options.uid),
     SANDBOX_WORKSPACE,
     SECCOMP_HEX,
-    ...argv,
+    ...options.argv,
   ];
 }
 

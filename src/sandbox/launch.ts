@@ -42,9 +42,10 @@ export interface LaunchSpec {
   /** The program's output as it arrives (what the capture keeps, never more). */
   onOutput?: OutputListener | undefined;
   /**
-   * How to start the program already inside the cgroup, when the tier can do it without the
-   * launcher shell (bwrap's --block-fd): resolves once every process of the sandbox is in the
-   * cgroup and the program may run.
+   * How to start the program without the launcher shell, when the tier can keep it inside the
+   * cgroup by other means: bwrap's --block-fd (resolves once every process of the sandbox is in the
+   * cgroup and the program may run), or a helper of Keel's own whose first act is to join the
+   * cgroup, as the launcher shell does (the namespace entry, enter-namespaces.ts).
    */
   start?: (() => Promise<ChildProcess>) | undefined;
 }

@@ -394,14 +394,25 @@ class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironme
         start: async () => (await this.startBlocked(command.argv, env)).child,
       });
     }
-    const argv = [
-      ...prlimitArgs(this.spec),
-      ...enterArgv(this.holderPid, this.parts.uid, command.argv),
-    ];
+    // The entry joins the cgroup itself, before anything else it does: no launcher shell needed.
+    const [file, ...args] = enterArgv({
+      procsFiles: this.parts.cgroup.procsFiles(),
+      limits: this.spec.limits,
+      holderPid: this.holderPid,
+      uid: this.parts.uid,
+      argv: command.argv,
+    });
     return launch({
       ...common,
-      argv,
-      env: carrierEnv(env),
+      argv: [],
+      env: {},
+      start: async () =>
+        spawn(file!, args, {
+          env: carrierEnv(env),
+          cwd: '/',
+          detached: true,
+          stdio: maskedStdio(['pipe', 'pipe', 'pipe']),
+        }),
       killGroupOnExit: false,
       // Entered beside the holder: its program must not hear the cancel (its end ends the namespace).
       terminate: () => this.parts.cgroup.signalPrograms('SIGTERM', { spareHolder: true }),
