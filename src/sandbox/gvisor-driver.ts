@@ -8,7 +8,15 @@
 // only in files (mode 0600, in a directory only root can enter), never on runsc's command line,
 // which every host user can read in /proc.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { KeelError } from '../domain/keel-error.ts';
@@ -312,9 +320,21 @@ class GvisorEnvironment extends CgroupEnvironment implements SandboxEnvironment 
    * not exist".
    */
   private async forget(): Promise<void> {
+    // A `runsc run` that ended by itself removed its record: a `runsc delete` (a Go binary's start,
+    // on the call's path) is spent only when some record of this container is left.
+    if (!this.hasRecord()) return;
     await run('/usr/bin/runsc', ['--root', this.stateDir, 'delete', '--force', this.id], {
       env: {},
     }).catch(() => undefined);
+  }
+
+  /** Whether runsc's state directory holds anything named after this container. */
+  private hasRecord(): boolean {
+    try {
+      return readdirSync(this.stateDir).some((name) => name.startsWith(this.id));
+    } catch {
+      return true; // unreadable: let runsc decide
+    }
   }
 
   async exec(command: ExecCommand): Promise<ExecResult> {
