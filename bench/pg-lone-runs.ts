@@ -3,10 +3,19 @@
 // one's start, which is one effect commit plus the engine's turn. `--root` loads Keel from another
 // checkout (an older commit in a git worktree, say), so one command compares versions on the same
 // machine and database; the modules it loads there have kept their paths since the store, engine
-// and SDK got their folders. It prints percentiles and writes nothing.
+// and SDK got their folders. It prints percentiles and writes nothing. It also prints, per step of the
+// measured window, the CPU of this process (Keel and the bench) and of the Postgres backends of the
+// bench database (from /proc, when the server is local), with the database's transactions: both
+// include the bench's own run creation and 2 ms status polling, the same for every checkout.
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { benchDatabaseUrl, createFreshDatabase, dropDatabase } from './postgres-support.ts';
+import {
+  benchDatabaseUrl,
+  clockTicksPerSec,
+  createFreshDatabase,
+  dropDatabase,
+  PostgresMeter,
+} from './postgres-support.ts';
 
 const args = process.argv.slice(2);
 const flag = (name: string) => {
@@ -76,11 +85,33 @@ async function loneRun(): Promise<void> {
   }
 }
 
+const meter = await PostgresMeter.open(DATABASE);
+let cpuLine = '';
 try {
   for (let i = 0; i < WARM_UP_RUNS; i++) await loneRun();
   gapsMs.length = 0;
+  const before = await meter.sample();
+  const cpuBefore = process.cpuUsage();
   for (let i = 0; i < RUNS; i++) await loneRun();
+  const cpu = process.cpuUsage(cpuBefore);
+  const after = await meter.sample();
+  const steps = RUNS * STEPS;
+  const figures = meter.figures(before, after, steps);
+  // Ticks of the backends alive at the end of the window (the store's pool and listener).
+  let backendTicks = 0;
+  for (const [pid, ticks] of after.backendTicks)
+    backendTicks += ticks - (before.backendTicks.get(pid) ?? 0);
+  const backendsMs =
+    figures.databaseBackendsCpuPct === undefined
+      ? 'n/a'
+      : ((backendTicks / clockTicksPerSec()) * 1000) / steps;
+  const fmt = (v: number | string) => (typeof v === 'number' ? v.toFixed(3) : v);
+  cpuLine =
+    `  per step: this process ${fmt((cpu.user + cpu.system) / 1000 / steps)} ms CPU, ` +
+    `Postgres backends of the database ${fmt(backendsMs)} ms CPU, ` +
+    `${figures.transactionsPerStep} transactions, ${figures.walSyncsPerStep} WAL syncs\n`;
 } finally {
+  await meter.close();
   await orchestrator.stop();
   await store.close();
   await dropDatabase(DATABASE);
@@ -88,5 +119,5 @@ try {
 gapsMs.sort((a, b) => a - b);
 const at = (q: number) => gapsMs[Math.floor(q * (gapsMs.length - 1))]!.toFixed(3);
 process.stdout.write(
-  `${ROOT}: ${gapsMs.length} step gaps over ${RUNS} lone runs: p50 ${at(0.5)} ms, p90 ${at(0.9)} ms, p99 ${at(0.99)} ms\n`,
+  `${ROOT}: ${gapsMs.length} step gaps over ${RUNS} lone runs: p50 ${at(0.5)} ms, p90 ${at(0.9)} ms, p99 ${at(0.99)} ms\n${cpuLine}`,
 );

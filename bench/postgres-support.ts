@@ -257,7 +257,8 @@ function clusterTicks(postmasterPid: number): number | undefined {
   return ticks;
 }
 
-function clockTicksPerSec(): number {
+/** Clock ticks per second of /proc's CPU times. */
+export function clockTicksPerSec(): number {
   try {
     return (
       Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) ||

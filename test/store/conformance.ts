@@ -182,17 +182,42 @@ export function storeConformance(factory: StoreFactory): void {
         );
         assert.deepEqual(fresh.leaseLossOwners, ['old']);
         assert.equal(fresh.leaseToken, old.leaseToken + 1);
-        await rejectsWith(
-          store.commit({
+        const stale = {
+          leaseToken: old.leaseToken,
+          expectedStateVersion: old.stateVersion,
+          currentLeaseToken: fresh.leaseToken,
+          currentStateVersion: fresh.stateVersion,
+          currentStatus: 'running',
+        };
+        const refused = await store
+          .commit({
             runId: id,
             leaseToken: old.leaseToken,
             expectedStateVersion: old.stateVersion,
             journal: [{ seq: 1, kind: 'step', name: 's', status: 'succeeded', result: 'late' }],
             run: { counters: { steps: 1 } },
-          }),
-          'stale_write',
-        );
+          })
+          .then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+        assert.ok(refused instanceof KeelError && refused.code === 'stale_write');
+        assert.deepEqual(refused.details, stale, 'the refusal says what the run holds now');
         assert.deepEqual(await store.loadJournal(id), [], 'the stale result was not applied');
+        const audited = (await store.listAudit(tenantId, { limit: 100 })).filter(
+          (a) => a.action === 'stale_commit',
+        );
+        assert.deepEqual(
+          audited.map((a) => [a.runId, a.resource, a.data]),
+          [
+            [
+              id,
+              `run:${id}`,
+              { ...stale, journal: [{ seq: 1, kind: 'step', name: 's', status: 'succeeded' }] },
+            ],
+          ],
+          'the stale commit is audited with what the run holds now',
+        );
         const ok = await store.commit({
           runId: id,
           leaseToken: fresh.leaseToken,

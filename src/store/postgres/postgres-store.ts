@@ -9,7 +9,7 @@ import { KeelError } from '../../domain/keel-error.ts';
 import type { RunStatus } from '../../domain/run-status.ts';
 import { ProcedureStore, type WriteOptions } from '../procedure-store.ts';
 import * as claims from '../procedures/claims.ts';
-import { auditStale, journalRow, type StaleCommit } from '../procedures/commit.ts';
+import { journalRow, type StaleCommit } from '../procedures/commit.ts';
 import {
   runAsync,
   type Dialect,
@@ -46,6 +46,8 @@ import { CHANGE_CHANNEL, PgWriteQueue, type PgWriteScope } from './write-queue.t
 
 export const PG_POOL_MAX_CONNECTIONS_DEFAULT = 10;
 const DURABLE = { fsync: true } as const;
+/** Effect commits: one statement that is a whole transaction (see commit-effects.sql). */
+const EFFECT_COMMIT = { fsync: true, standalone: true } as const;
 const SCHEDULE_STATEMENTS = loadPgStatementDirectory(
   new URL('./schedule-statements/', import.meta.url),
   'schedule-',
@@ -211,7 +213,7 @@ export class PostgresStore extends ProcedureStore {
    */
   protected writeCommit(commit: RunCommit): Promise<CommitOutcome | StaleCommit> {
     return isEffectOnly(commit)
-      ? this.#writes.submitMergeable(DURABLE, this.#commitEffects, commit.runId, commit)
+      ? this.#writes.submitMergeable(EFFECT_COMMIT, this.#commitEffects, commit.runId, commit)
       : super.writeCommit(commit);
   }
 
@@ -275,8 +277,10 @@ export class PostgresStore extends ProcedureStore {
 
   /**
    * The hot path: effect commits (counters, journal, events only) of different runs in one
-   * statement; the group commit queue merges neighbouring ones. A commit missing from the result
-   * was stale: it is audited here.
+   * statement; the group commit queue merges neighbouring ones. The statement audits a stale commit
+   * itself and, sent alone (scope.announce set), is its own transaction and announces its changes:
+   * one round trip. New columns of an effect commit go into each commit's object below and into
+   * commit-effects.sql.
    */
   readonly #commitEffects = async (
     scope: PgWriteScope,
@@ -284,6 +288,8 @@ export class PostgresStore extends ProcedureStore {
   ): Promise<Array<CommitOutcome | StaleCommit>> => {
     const rows = await this.#s['commit-effects'].rows(scope.client, {
       now: scope.now,
+      channel: scope.announce?.channel ?? null,
+      origin: scope.announce?.origin ?? null,
       commits: JSON.stringify(
         commits.map((c, idx) => ({
           idx,
@@ -299,18 +305,25 @@ export class PostgresStore extends ProcedureStore {
         })),
       ),
     });
-    const applied = new Map(rows.map((r) => [Number(r.idx), r]));
-    const outcomes: Array<CommitOutcome | StaleCommit> = [];
-    for (const [idx, c] of commits.entries()) {
-      const row = applied.get(idx);
-      if (row === undefined) {
-        outcomes.push({ stale: await this.#drive(scope, (tx) => auditStale(tx, c)) });
-        continue;
+    const byIdx = new Map(rows.filter((r) => r.idx !== null).map((r) => [Number(r.idx), r]));
+    return commits.map((c, idx) => {
+      const row = byIdx.get(idx);
+      if (row === undefined) throw new Error(`commit-effects returned no row for commit ${idx}`);
+      if (row.applied !== true) {
+        const current = (v: unknown) => (v === null ? null : Number(v));
+        return {
+          stale: {
+            leaseToken: c.leaseToken,
+            expectedStateVersion: c.expectedStateVersion,
+            currentLeaseToken: current(row.current_lease_token),
+            currentStateVersion: current(row.current_state_version),
+            currentStatus: row.current_status ?? null,
+          },
+        };
       }
       if ((c.events ?? []).length > 0) scope.touch(c.runId, 'events');
-      outcomes.push({ stateVersion: Number(row.state_version), status: row.status as RunStatus });
-    }
-    return outcomes;
+      return { stateVersion: Number(row.state_version), status: row.status as RunStatus };
+    });
   };
 }
 

@@ -4,7 +4,9 @@
 // the same run, so commits of one run apply in the order they were submitted. A batch runs without
 // savepoints; if one write fails, the batch is rolled back and each write is retried alone, so one
 // bad write never fails another. Changes are announced with pg_notify inside the transaction (heard
-// by other processes only if it commits) and to local listeners after the commit.
+// by other processes only if it commits) and to local listeners after the commit. A batch of only
+// standalone merged writes (effect commits: one statement that is a whole transaction, audits and
+// announces included) is sent without BEGIN and COMMIT: one round trip.
 import { crashPoint } from '../../domain/crash-points.ts';
 import type { Pool, PoolClient } from 'pg';
 import { KeelError } from '../../domain/keel-error.ts';
@@ -35,6 +37,13 @@ export interface PgWriteScope {
   readonly client: PoolClient;
   readonly now: number;
   touch(runId: string, signal: ChangeSignal): void;
+  /**
+   * Set when a standalone merger's statement runs as its own transaction (autocommit): the
+   * statement must announce what it changes itself (pg_notify on `channel` with `{ origin, changes
+   * }`), and `touch` then tells local listeners only. Unset inside a transaction, whose COMMIT
+   * announces what was touched.
+   */
+  readonly announce: { channel: string; origin: string } | undefined;
 }
 
 /**
@@ -59,7 +68,11 @@ interface QueuedWrite {
    */
   alone: boolean;
   apply(scope: PgWriteScope): Promise<unknown>;
-  merge?: { merger: Merger; key: string; payload: unknown };
+  /**
+   * `standalone`: the merger's one statement is a whole transaction (writes, audits, announces), so
+   * a batch of only such writes runs in autocommit.
+   */
+  merge?: { merger: Merger; key: string; payload: unknown; standalone: boolean };
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
@@ -134,15 +147,21 @@ export class PgWriteQueue {
 
   /**
    * Queues a write that may be applied together with neighbouring writes of the same merger
-   * (distinct keys).
+   * (distinct keys). `standalone`: the merger's statement is a transaction by itself (see
+   * PgWriteScope.announce), so a batch of nothing else is sent in one round trip.
    */
   submitMergeable<P, T>(
-    options: { fsync: boolean },
+    options: { fsync: boolean; standalone?: boolean },
     merger: (scope: PgWriteScope, payloads: P[]) => Promise<T[]>,
     key: string,
     payload: P,
   ): Promise<T> {
-    const merge = { merger: merger as unknown as Merger, key, payload };
+    const merge = {
+      merger: merger as unknown as Merger,
+      key,
+      payload,
+      standalone: options.standalone === true,
+    };
     return this.#enqueue(
       options,
       async (scope) => (await merge.merger(scope, [payload]))[0],
@@ -296,34 +315,24 @@ export class PgWriteQueue {
     // The failing query reports the loss below; release(error) then discards the client.
     client.on('error', ignoreClientError);
     const touched: RunChange[] = [];
+    const standalone = isStandalone(batch);
     const scope: PgWriteScope = {
       client,
       now: Date.now(),
       touch: (runId, signal) => touched.push({ runId, signal }),
+      announce: standalone ? { channel: this.#channel, origin: this.#origin } : undefined,
     };
     const values: unknown[] = [];
     const fsync = batch.some((w) => w.fsync);
     try {
-      // Claims and heartbeats acknowledge nothing outside Keel: the next flushed commit makes them
-      // durable too.
-      await client.query(fsync ? 'BEGIN' : 'BEGIN; SET LOCAL synchronous_commit = off');
-      await applyAll(batch, scope, values);
-      if (fsync) crashPoint('commit.in-transaction');
-      // The notifications ride in the COMMIT's round trip (one simple-protocol message; payloads
-      // escaped by the driver).
-      const notifications: string[] = [];
-      for (let i = 0; i < touched.length; i += NOTIFY_CHANGES_PER_MESSAGE) {
-        const payload = JSON.stringify({
-          origin: this.#origin,
-          changes: touched.slice(i, i + NOTIFY_CHANGES_PER_MESSAGE),
-        });
-        notifications.push(
-          `SELECT pg_notify(${client.escapeLiteral(this.#channel)}, ${client.escapeLiteral(payload)});`,
-        );
-      }
-      await client.query(`${notifications.join(' ')} COMMIT`);
+      if (standalone) {
+        // One statement, its own transaction (autocommit): a crash before it is sent leaves what a
+        // crash before COMMIT leaves, nothing.
+        crashPoint('commit.in-transaction');
+        await applyAll(batch, scope, values);
+      } else await this.#applyInTransaction(client, batch, scope, values, touched, fsync);
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
+      if (!standalone) await client.query('ROLLBACK').catch(() => {});
       client.removeListener('error', ignoreClientError);
       client.release(isConnectionError(error) ? (error as Error) : undefined);
       if (mayRetry && RETRYABLE_SQLSTATES.has((error as { code?: string }).code ?? ''))
@@ -352,9 +361,54 @@ export class PgWriteQueue {
     if (touched.length > 0) this.#onCommitted(touched);
     return true;
   }
+
+  /** BEGIN, the batch's writes, their announcements and COMMIT: three round trips and the writes'. */
+  async #applyInTransaction(
+    client: PoolClient,
+    batch: QueuedWrite[],
+    scope: PgWriteScope,
+    values: unknown[],
+    touched: readonly RunChange[],
+    fsync: boolean,
+  ): Promise<void> {
+    // Claims and heartbeats acknowledge nothing outside Keel: the next flushed commit makes them
+    // durable too.
+    await client.query(fsync ? 'BEGIN' : 'BEGIN; SET LOCAL synchronous_commit = off');
+    await applyAll(batch, scope, values);
+    if (fsync) crashPoint('commit.in-transaction');
+    // The notifications ride in the COMMIT's round trip (one simple-protocol message; payloads
+    // escaped by the driver).
+    const notifications: string[] = [];
+    for (let i = 0; i < touched.length; i += NOTIFY_CHANGES_PER_MESSAGE) {
+      const payload = JSON.stringify({
+        origin: this.#origin,
+        changes: touched.slice(i, i + NOTIFY_CHANGES_PER_MESSAGE),
+      });
+      notifications.push(
+        `SELECT pg_notify(${client.escapeLiteral(this.#channel)}, ${client.escapeLiteral(payload)});`,
+      );
+    }
+    await client.query(`${notifications.join(' ')} COMMIT`);
+  }
 }
 
 function ignoreClientError(): void {}
+
+/**
+ * A batch that can go as one autocommit statement: only durable writes of one standalone merger,
+ * each for a different run (applyAll then makes exactly one merger call).
+ */
+function isStandalone(batch: readonly QueuedWrite[]): boolean {
+  const first = batch[0]?.merge;
+  if (first === undefined || !first.standalone) return false;
+  const keys = new Set<string>();
+  for (const write of batch) {
+    if (!write.fsync || write.merge?.merger !== first.merger || keys.has(write.merge.key))
+      return false;
+    keys.add(write.merge.key);
+  }
+  return true;
+}
 
 /**
  * Applies a batch in order, merging runs of consecutive mergeable writes (same merger, distinct
