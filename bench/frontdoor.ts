@@ -145,6 +145,23 @@ async function dbosRow(postmaster: number | undefined): Promise<SystemRow> {
   };
 }
 
+/**
+ * A part that fails (a server that would not start, a database restarted under it) is recorded as
+ * skipped with the reason, and the rest still runs.
+ */
+async function attempt<T>(
+  what: string,
+  part: (what: string) => Promise<T>,
+): Promise<T | { system: string; skipped: string }> {
+  try {
+    return await part(what);
+  } catch (error) {
+    const reason = (error instanceof Error ? error.message : String(error)).slice(0, 300);
+    progress(`${what}: failed, recorded as skipped: ${reason}`);
+    return { system: what, skipped: reason };
+  }
+}
+
 function checked(system: string, result: LoopResult): LoopResult {
   if (result.failures.length > 0)
     throw new Error(`${system}: ${result.failures.length} failures: ${result.failures.join('; ')}`);
@@ -197,36 +214,44 @@ progress(
   `front-door bench${quick ? ' (quick: prints only)' : ''}: load average ${machine.loadAverage1m} on ${machine.nproc} cores`,
 );
 const pg = await postgresAvailability();
-const postmaster = pg.ok ? await localPostmasterPid() : undefined;
 const systems: FrontdoorResults['systems'] = [];
 systems.push(
-  await keelRow('Keel `keel dev` (SQLite, isolates)', { isolation: 'isolate' }, undefined),
+  await attempt('Keel `keel dev` (SQLite, isolates)', (system) =>
+    keelRow(system, { isolation: 'isolate' }, undefined),
+  ),
 );
-systems.push(await restateRow());
+systems.push(await attempt('Restate', restateRow));
 if (pg.ok) {
-  await createFreshDatabase(KEEL_DATABASE);
-  try {
-    systems.push(
-      await keelRow(
-        'Keel `keel dev` on PostgreSQL (isolates)',
-        { isolation: 'isolate', databaseUrl: benchDatabaseUrl(KEEL_DATABASE) },
-        postmaster,
-      ),
-    );
-  } finally {
-    await dropDatabase(KEEL_DATABASE);
-  }
-  systems.push(await dbosRow(postmaster));
+  systems.push(
+    await attempt('Keel `keel dev` on PostgreSQL (isolates)', async (system) => {
+      await createFreshDatabase(KEEL_DATABASE);
+      try {
+        const url = benchDatabaseUrl(KEEL_DATABASE);
+        return await keelRow(
+          system,
+          { isolation: 'isolate', databaseUrl: url },
+          await localPostmasterPid(),
+        );
+      } finally {
+        await dropDatabase(KEEL_DATABASE);
+      }
+    }),
+  );
+  systems.push(
+    await attempt('DBOS Transact (Postgres)', async () => dbosRow(await localPostmasterPid())),
+  );
 } else {
   systems.push({ system: 'Keel `keel dev` on PostgreSQL (isolates)', skipped: pg.reason });
   systems.push({ system: 'DBOS Transact (Postgres)', skipped: pg.reason });
 }
 const lone: LoneRuns = {
-  isolate: await loneRuns('isolate'),
-  thread: await loneRuns('thread'),
-  postgresStepGap: pg.ok ? await postgresStepGap() : { skipped: pg.reason },
+  isolate: await attempt('lone runs, isolates', () => loneRuns('isolate')),
+  thread: await attempt('lone runs, thread', () => loneRuns('thread')),
+  postgresStepGap: pg.ok
+    ? await attempt('lone Postgres step gap', postgresStepGap)
+    : { skipped: pg.reason },
 };
-const waiting = await runWaiting(WAITING, SUBMIT);
+const waiting = await attempt('waiting runs', () => runWaiting(WAITING, SUBMIT));
 const results: FrontdoorResults = {
   date: new Date().toISOString(),
   quick,

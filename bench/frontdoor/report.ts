@@ -20,11 +20,14 @@ export interface SystemRow {
   postgresTree?: string;
 }
 
+/** A part of the bench that failed or could not run, and why. */
+export type Skipped = { skipped: string };
+
 export interface LoneRuns {
-  isolate: LoopResult;
-  thread: LoopResult;
+  isolate: LoopResult | Skipped;
+  thread: LoopResult | Skipped;
   /** bench/pg-lone-runs.ts: step gap percentiles of lone runs on Postgres, in ms. */
-  postgresStepGap: { p50: number; p90: number; p99: number; runs: number } | { skipped: string };
+  postgresStepGap: { p50: number; p90: number; p99: number; runs: number } | Skipped;
 }
 
 export interface FrontdoorResults {
@@ -39,7 +42,7 @@ export interface FrontdoorResults {
   runs: number;
   systems: Array<SystemRow | { system: string; skipped: string }>;
   lone: LoneRuns;
-  waiting: WaitingResult | { skipped: string };
+  waiting: WaitingResult | Skipped;
 }
 
 const round = (n: number, digits = 3): number => Math.round(n * 10 ** digits) / 10 ** digits;
@@ -144,12 +147,15 @@ export function targets(results: FrontdoorResults): Target[] {
         : `${vsDbos}× (${p!.stepsPerSec} vs ${perStep(dbos!).stepsPerSec} steps/s)`,
     met: vsDbos === undefined ? undefined : vsDbos >= 3,
   });
-  const lone = results.lone.isolate.latency;
+  const { isolate, thread } = results.lone;
   out.push({
     what: 'Lone 5-step run over HTTP + SSE, isolates, p50',
     target: '≤ 2.5 ms',
-    measured: `${lone.p50Ms} ms (p99 ${lone.p99Ms} ms; without isolates p50 ${results.lone.thread.latency.p50Ms} ms)`,
-    met: lone.count === 0 ? undefined : lone.p50Ms <= 2.5,
+    measured:
+      'skipped' in isolate
+        ? `not measured: ${isolate.skipped}`
+        : `${isolate.latency.p50Ms} ms (p99 ${isolate.latency.p99Ms} ms; without isolates p50 ${'skipped' in thread ? '—' : thread.latency.p50Ms} ms)`,
+    met: 'skipped' in isolate ? undefined : isolate.latency.p50Ms <= 2.5,
   });
   const gap = results.lone.postgresStepGap;
   out.push({
@@ -213,11 +219,14 @@ export function renderFrontdoorSection(r: FrontdoorResults): string {
     );
   }
   lines.push('');
-  const lone = r.lone;
-  const gap = lone.postgresStepGap;
+  const { isolate, thread, postgresStepGap: gap } = r.lone;
+  const lone = (name: string, x: LoopResult | Skipped) =>
+    'skipped' in x
+      ? `${name} not measured (${x.skipped})`
+      : `${name} p50 ${x.latency.p50Ms} ms, p99 ${x.latency.p99Ms} ms over ${x.runs} runs`;
   lines.push(
-    `Lone runs (one at a time, ${lone.isolate.runs} after warm-up, same client over HTTP + SSE, SQLite): isolates p50 ${lone.isolate.latency.p50Ms} ms, ` +
-      `p99 ${lone.isolate.latency.p99Ms} ms; KEEL_AGENT_ISOLATION=thread p50 ${lone.thread.latency.p50Ms} ms, p99 ${lone.thread.latency.p99Ms} ms. ` +
+    `Lone runs (one at a time after a warm-up, the same client over HTTP + SSE, SQLite): ${lone('isolates', isolate)}; ` +
+      `${lone('KEEL_AGENT_ISOLATION=thread', thread)}. ` +
       ('skipped' in gap
         ? `Lone Postgres step gap: not measured (${gap.skipped}).`
         : `Lone Postgres step gap (\`npx node bench/pg-lone-runs.ts --runs ${gap.runs}\`, in-process engine): p50 ${gap.p50} ms, p90 ${gap.p90} ms, p99 ${gap.p99} ms.`),
