@@ -15,7 +15,8 @@ const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 const AGENTS = fileURLToPath(new URL('./workload.ts', import.meta.url));
 const CLIENT = fileURLToPath(new URL('./client.ts', import.meta.url));
 const RESTATE_ENDPOINT = fileURLToPath(new URL('./restate-endpoint.ts', import.meta.url));
-const START_TIMEOUT_MS = 60_000;
+/** Generous: on a loaded machine `keel dev` has taken over a minute to start. */
+const START_TIMEOUT_MS = 180_000;
 /** The key of the dev tenant of every `keel dev` the bench starts (KEEL_API_KEY). */
 export const BENCH_API_KEY = 'keel-frontdoor-bench-key';
 
