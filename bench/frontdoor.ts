@@ -156,7 +156,11 @@ async function attempt<T>(
   try {
     return await part(what);
   } catch (error) {
-    const reason = (error instanceof Error ? error.message : String(error)).slice(0, 300);
+    // One line, no table separators: the reason lands in a Markdown table cell.
+    const reason = (error instanceof Error ? error.message : String(error))
+      .replace(/\s+/g, ' ')
+      .replaceAll('|', '/')
+      .slice(0, 300);
     progress(`${what}: failed, recorded as skipped: ${reason}`);
     return { system: what, skipped: reason };
   }
