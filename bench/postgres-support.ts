@@ -137,8 +137,7 @@ export class PostgresMeter {
     const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
     // Our own backend's parent is the postmaster, if the server runs on this machine and /proc
     // shows it.
-    const own = readProcStat(rows[0]!.pid);
-    meter.#postmasterPid = own?.comm === 'postgres' ? own.ppid : undefined;
+    meter.#postmasterPid = postmasterOf(rows[0]!.pid);
     return meter;
   }
 
@@ -207,7 +206,24 @@ export class PostgresMeter {
   }
 }
 
-interface ProcStat {
+/** The postmaster's pid, from a backend's parent, if the server runs on this machine. */
+function postmasterOf(backendPid: number): number | undefined {
+  const own = readProcStat(backendPid);
+  return own?.comm === 'postgres' ? own.ppid : undefined;
+}
+
+/**
+ * The pid of the bench server's postmaster, or undefined when its processes are not in this
+ * machine's /proc.
+ */
+export async function localPostmasterPid(): Promise<number | undefined> {
+  return withAdmin(async (client) => {
+    const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    return postmasterOf(rows[0]!.pid);
+  });
+}
+
+export interface ProcStat {
   comm: string;
   ppid: number;
   utime: number;
@@ -218,7 +234,7 @@ interface ProcStat {
 }
 
 /** /proc/<pid>/stat, or undefined if the process is gone or not visible. */
-function readProcStat(pid: number): ProcStat | undefined {
+export function readProcStat(pid: number): ProcStat | undefined {
   let text: string;
   try {
     text = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -245,7 +261,7 @@ function readProcStat(pid: number): ProcStat | undefined {
  * The postmaster's own and reaped children's ticks plus those of its live children (backends, WAL
  * writer, ...).
  */
-function clusterTicks(postmasterPid: number): number | undefined {
+export function clusterTicks(postmasterPid: number): number | undefined {
   const postmaster = readProcStat(postmasterPid);
   if (postmaster === undefined) return undefined;
   let ticks = postmaster.utime + postmaster.stime + postmaster.cutime + postmaster.cstime;

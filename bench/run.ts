@@ -4,7 +4,7 @@
 // smoke run: it prints the report and never overwrites RESULTS.md. In a child (`--scenario <name>
 // --out <file>`), it runs that one scenario. Scenarios that need Postgres run only when it answers;
 // otherwise they are recorded as skipped, with the reason, and the rest run.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,7 +18,7 @@ import { runWaitingRss } from './scenarios/waiting-rss.ts';
 import { runSandboxBench, spliceSandboxSection } from './scenarios/sandbox.ts';
 import { runModelGateway } from './scenarios/model-gateway.ts';
 import { renderReport, type BenchResults, type SkippedScenario } from './report.ts';
-import { machineInfo, makeTempDir, progress, removeDir } from './support.ts';
+import { gitDescription, machineInfo, makeTempDir, progress, removeDir } from './support.ts';
 
 const SCENARIOS = {
   'fsync-ceiling': (quick: boolean) => runFsyncCeiling({ quick }),
@@ -202,23 +202,6 @@ function runInChild(scenario: ScenarioName, out: string): Promise<void> {
       else reject(new Error(`scenario ${scenario} exited with ${signal ?? code}`));
     });
   });
-}
-
-function gitDescription(): string {
-  try {
-    const head = execGit(['rev-parse', '--short', 'HEAD']);
-    const dirty = execGit(['status', '--porcelain', '--', 'src']).length > 0;
-    return `${head}${dirty ? ' (src/ has uncommitted changes)' : ''}`;
-  } catch {
-    return 'unknown';
-  }
-}
-
-function execGit(gitArgs: string[]): string {
-  return execFileSync('git', gitArgs, {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'ignore'],
-  }).trim();
 }
 
 function flagValue(flag: string): string | undefined {

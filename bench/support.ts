@@ -332,3 +332,21 @@ export function spliceSection(report: string, start: string, end: string, body: 
     return report.slice(0, from) + section + report.slice(to + end.length + 1);
   return report === '' ? section : `${report.trimEnd()}\n\n${section}`;
 }
+
+/** The commit the bench ran on, and whether src/ had uncommitted changes. */
+export function gitDescription(): string {
+  try {
+    const head = execGit(['rev-parse', '--short', 'HEAD']);
+    const dirty = execGit(['status', '--porcelain', '--', 'src']).length > 0;
+    return `${head}${dirty ? ' (src/ has uncommitted changes)' : ''}`;
+  } catch {
+    return 'unknown';
+  }
+}
+
+function execGit(gitArgs: string[]): string {
+  return execFileSync('git', gitArgs, {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  }).trim();
+}
