@@ -38,14 +38,18 @@ const { setInterval: realSetInterval, setImmediate: realSetImmediate } = globalT
 // of every run hosted here) leave in one postMessage at its end: each message costs both threads a
 // structured clone and a wake-up, so a step's call and idle, and the calls of many runs, share
 // them.
+// A run's fatal error leaves at once (with what is queued before it): the code that broke may go
+// on to block this thread, and the run must still fail for what it did first.
 let outbox: FromIsolate[] = [];
 const flush = () => {
   const batch = outbox;
+  if (batch.length === 0) return;
   outbox = [];
   port.postMessage(batch.length === 1 ? batch[0] : batch);
 };
 const post = (message: FromIsolate) => {
-  if (outbox.push(message) === 1) realSetImmediate(flush);
+  if (outbox.push(message) === 1 && message.t !== 'fatal') realSetImmediate(flush);
+  if (message.t === 'fatal') flush();
 };
 
 tick[PULSE_TICK] = Date.now();
