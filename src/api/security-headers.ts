@@ -2,9 +2,10 @@
 // Security Policy, which the dashboard runs under (it loads nothing from outside Keel), and CORS, off unless origins are configured
 // (KEEL_CORS_ORIGINS). The API authenticates with bearer keys, never cookies, so CORS never
 // allows credentials.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import cors from '@fastify/cors';
-import helmet from '@fastify/helmet';
 import type { FastifyInstance } from 'fastify';
+import helmet, { type HelmetOptions } from 'helmet';
 
 export interface BrowserPolicy {
   /**
@@ -23,7 +24,7 @@ export async function registerBrowserPolicy(
   app: FastifyInstance,
   policy: BrowserPolicy,
 ): Promise<void> {
-  await app.register(helmet, {
+  const headers = securityHeaders({
     contentSecurityPolicy: {
       useDefaults: true,
       directives: {
@@ -48,6 +49,12 @@ export async function registerBrowserPolicy(
       policy: policy.corsOrigins.length > 0 ? 'cross-origin' : 'same-origin',
     },
   });
+  app.addHook('onRequest', (_request, reply, done) => {
+    const res = reply.raw;
+    for (const [name, value] of headers) res.setHeader(name, value);
+    res.removeHeader('x-powered-by');
+    done();
+  });
   if (policy.corsOrigins.length === 0) return;
   const allowed = new Set(policy.corsOrigins);
   await app.register(cors, {
@@ -58,4 +65,24 @@ export async function registerBrowserPolicy(
     exposedHeaders: CORS_EXPOSED_HEADERS,
     maxAge: 600,
   });
+}
+
+/**
+ * The headers helmet sets, computed once: they do not depend on the request (no CSP nonces), and
+ * building helmet's middleware per request (as @fastify/helmet does) re-parses the whole policy on
+ * every call.
+ */
+function securityHeaders(options: HelmetOptions): Array<[string, string]> {
+  const headers: Array<[string, string]> = [];
+  const res = {
+    setHeader(name: string, value: string | number | readonly string[]) {
+      headers.push([name, String(value)]);
+      return res;
+    },
+    removeHeader() {},
+  };
+  helmet(options)({} as IncomingMessage, res as unknown as ServerResponse, (error?: unknown) => {
+    if (error !== undefined && error !== null) throw error;
+  });
+  return headers;
 }

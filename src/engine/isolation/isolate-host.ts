@@ -90,6 +90,8 @@ class Isolate {
    * left, and is not replaced when it ends.
    */
   retired = false;
+  /** Messages of this event-loop iteration, not sent yet (see `post`). */
+  #outbox: ToIsolate[] = [];
 
   constructor(data: Omit<IsolateData, 'pulse'>, memoryMb: number) {
     const pulse = new SharedArrayBuffer(PULSE_BYTES);
@@ -117,9 +119,20 @@ class Isolate {
     this.#loaded.reject(error);
   }
 
+  /**
+   * Queued and sent with the others of this event-loop iteration in one postMessage (the replies
+   * of one group commit to every run hosted here leave together): a message costs both threads a
+   * structured clone and a wake-up.
+   */
   post(message: ToIsolate): void {
-    this.worker.postMessage(message);
+    if (this.#outbox.push(message) === 1) setImmediate(this.#flush);
   }
+
+  readonly #flush = (): void => {
+    const batch = this.#outbox;
+    this.#outbox = [];
+    this.worker.postMessage(batch.length === 1 ? batch[0] : batch);
+  };
 }
 
 class HostedRun {
@@ -296,7 +309,20 @@ export class IsolateHost implements AgentHost {
       this.#memoryMb,
     );
     if (join) this.#isolates.add(isolate);
-    isolate.worker.on('message', (message: FromIsolate) => this.#onMessage(isolate, message));
+    isolate.worker.on('message', (message: FromIsolate | FromIsolate[]) => {
+      if (!Array.isArray(message)) return this.#onMessage(isolate, message);
+      // A turn's idle comes after what its calls set off here, as when it was a message of its own:
+      // a run must not be seen idle before the effects its turn asked for hold it.
+      const idles: FromIsolate[] = [];
+      for (const one of message) {
+        if (one.t === 'idle') idles.push(one);
+        else this.#onMessage(isolate, one);
+      }
+      if (idles.length > 0)
+        setImmediate(() => {
+          for (const one of idles) this.#onMessage(isolate, one);
+        });
+    });
     isolate.worker.on('error', (error: Error & { code?: string }) => {
       if (!isolate.ready) isolate.markFailed(error);
       isolate.reason ??= error.code === 'ERR_WORKER_OUT_OF_MEMORY' ? 'oom' : 'crashed';

@@ -32,8 +32,25 @@ const tick = new Float64Array(data.pulse);
 const entered = new Int32Array(data.pulse);
 const runs = new Map<number, IsolatedRun>();
 const current = new AsyncLocalStorage<number>();
-const post = (message: FromIsolate) => port.postMessage(message);
 const { setInterval: realSetInterval, setImmediate: realSetImmediate } = globalThis;
+
+// Messages of one event-loop iteration (a run's call and the idle after it, the attempts and calls
+// of every run hosted here) leave in one postMessage at its end: each message costs both threads a
+// structured clone and a wake-up, so a step's call and idle, and the calls of many runs, share
+// them.
+// A run's fatal error leaves at once (with what is queued before it): the code that broke may go
+// on to block this thread, and the run must still fail for what it did first.
+let outbox: FromIsolate[] = [];
+const flush = () => {
+  const batch = outbox;
+  if (batch.length === 0) return;
+  outbox = [];
+  port.postMessage(batch.length === 1 ? batch[0] : batch);
+};
+const post = (message: FromIsolate) => {
+  if (outbox.push(message) === 1 && message.t !== 'fatal') realSetImmediate(flush);
+  if (message.t === 'fatal') flush();
+};
 
 tick[PULSE_TICK] = Date.now();
 lowerThreadPriority(data.nice);
@@ -138,14 +155,20 @@ process.on('unhandledRejection', () => {});
 // A module that fails to load has no run to pin the failure on, so the uncaughtException handler
 // above would swallow it and leave the host waiting for `ready` forever: report it and end.
 const loaded = await loadAgentsModule(data.agentsFile).catch((error: unknown) => {
-  post({ t: 'load-failed', message: error instanceof Error ? error.message : String(error) });
+  port.postMessage({
+    t: 'load-failed',
+    message: error instanceof Error ? error.message : String(error),
+  } satisfies FromIsolate);
   return realExit(1);
 });
 const registry = new AgentRegistry();
 for (const agent of loaded.agents) registry.register(agent);
 const models = new Set(data.models);
 
-/** After the microtasks of a turn ran: tell the main thread the run's code now waits. */
+/**
+ * After the microtasks of a turn ran: tell the main thread the run's code now waits (in the batch
+ * that carries the turn's calls).
+ */
 const idle = (handle: number) => realSetImmediate(() => post({ t: 'idle', run: handle }));
 
 function start(message: Extract<ToIsolate, { t: 'start' }>): void {
@@ -214,20 +237,38 @@ async function attempt(message: Extract<ToIsolate, { t: 'attempt' }>): Promise<v
   });
 }
 
-port.on('message', (message: ToIsolate) => {
+port.on('message', (message: ToIsolate | ToIsolate[]) => {
+  if (Array.isArray(message)) receiveEach(message, 0);
+  else receive(message);
+});
+
+/**
+ * A batch from the main thread, one message per event-loop turn: the microtasks a start, reply or
+ * attempt sets off (a run's agent code) finish before the next run is entered, so the pulse names
+ * the run whose code holds the isolate and its idle follows its own turn, as with one message each.
+ */
+function receiveEach(batch: ToIsolate[], from: number): void {
+  receive(batch[from]!);
+  if (from + 1 < batch.length) realSetImmediate(() => receiveEach(batch, from + 1));
+}
+
+function receive(message: ToIsolate): void {
   switch (message.t) {
     case 'start':
-      return start(message);
+      start(message);
+      return;
     case 'reply': {
       const run = runs.get(message.run);
       if (run !== undefined) {
         enter(message.run);
         run.settle(message.call, message.outcome);
       }
-      return idle(message.run);
+      idle(message.run);
+      return;
     }
     case 'attempt':
-      return void attempt(message);
+      void attempt(message);
+      return;
     case 'drop': {
       const run = runs.get(message.run);
       if (run !== undefined) run.dropped = true;
@@ -235,5 +276,5 @@ port.on('message', (message: ToIsolate) => {
       return;
     }
   }
-});
+}
 post({ t: 'ready' });
