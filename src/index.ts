@@ -28,6 +28,7 @@ export type {
   ModelUsage,
   ParentEndPolicy,
   ReceivedMessage,
+  ResumedFrom,
   ReceiveOptions,
   SendOptions,
   SendResult,

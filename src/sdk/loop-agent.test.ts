@@ -68,6 +68,8 @@ function fakeContext(
       }
     },
     step: unsupported,
+    checkpoint: unsupported,
+    resumedFrom: undefined,
     waitForInput: unsupported,
     sleep: unsupported,
     child: unsupported,
