@@ -27,6 +27,7 @@ export type {
   ModelToolSpec,
   ModelUsage,
   ParentEndPolicy,
+  CheckpointOptions,
   ReceivedMessage,
   ResumedFrom,
   ReceiveOptions,

@@ -205,8 +205,10 @@ export function createAgentContext(x: RunPort, deps: ContextDeps): AgentContext 
     any: (list, options) => fanIn('any', list, options?.verify as never) as never,
     race: (list) => fanIn('race', list) as never,
     shared: sharedSpace((call) => sharedEffect(x, take('shared', sharedCallName(call)), call)),
-    checkpoint: async (state) => {
+    checkpoint: async (state, options) => {
       const checked = checkCheckpointState(state);
+      const held = x.nextJournaledKind();
+      if (options?.optional === true && held !== undefined && held !== 'checkpoint') return; // added to code in flight
       return checkpoint(x, x.position('checkpoint', CHECKPOINT_NAME), checked, {
         random: x.random.state(),
         channels: channels.counts(),

@@ -194,6 +194,11 @@ export class JournalCursor {
       .filter((id) => id !== undefined); // a child waiting for room in the queue was never spawned
   }
 
+  /** What the journal holds at the next position in-thread code takes (undefined: nothing). */
+  peek(): JournalEntry | undefined {
+    return this.#entries.get(this.#nextSeq);
+  }
+
   /** What the journal holds at `seq` (undefined: nothing yet). */
   entry(seq: number): JournalEntry | undefined {
     return this.#entries.get(seq);

@@ -444,6 +444,11 @@ export class RunExecution implements RunPort {
     return this.#journal.replaying;
   }
 
+  /** The kind the journal holds at the next in-thread position (an optional checkpoint's test). */
+  nextJournaledKind(): EffectKind | undefined {
+    return this.#journal.peek()?.kind;
+  }
+
   /** Retries this run has spent (what a checkpoint carries over: run-snapshot.ts). */
   get retriesSpent(): number {
     return this.#retriesSpent;

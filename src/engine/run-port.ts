@@ -186,6 +186,8 @@ export interface RunPort {
   readonly replaying: boolean;
   /** The snapshot this execution re-entered the agent from (ctx.resumedFrom), if any. */
   readonly resumedFrom: RunSnapshot | undefined;
+  /** The kind the journal holds at the next in-thread position (an optional checkpoint's test). */
+  nextJournaledKind(): EffectKind | undefined;
   /** Retries the run has spent so far (a checkpoint carries them over). */
   readonly retriesSpent: number;
   /** Earlier positions still unsettled: a checkpoint at `seq` is refused while any is left. */

@@ -382,12 +382,21 @@ export interface AgentContext {
    *   if (state.done % 100 === 0) await ctx.checkpoint(state);
    * }
    */
-  checkpoint(state: Json): Promise<void>;
+  checkpoint(state: Json, options?: CheckpointOptions): Promise<void>;
   /**
    * The checkpoint this execution re-entered the agent from (its position and the state given to
    * ctx.checkpoint), or undefined when the run replays from its start.
    */
   readonly resumedFrom: ResumedFrom | undefined;
+}
+
+export interface CheckpointOptions {
+  /**
+   * On replay, skip this checkpoint (taking no position) when the journal holds another effect
+   * where it would go: for checkpoints added to code whose runs are already in flight, which
+   * would otherwise fail them with `non_determinism`. A live checkpoint is taken as usual.
+   */
+  optional?: boolean;
 }
 
 /** Where a run re-entered its agent: its latest checkpoint (ctx.checkpoint). */

@@ -76,6 +76,7 @@ export class IsolatedRun {
       journal: ReplayEntry[];
       replayUpTo: number;
       resumedFrom?: { seq: number; state: Json; replay: ReplayState };
+      unsettled?: Array<{ seq: number; kind: EffectKind }>;
     },
     post: (message: FromIsolate) => void,
   ) {
@@ -86,6 +87,7 @@ export class IsolatedRun {
     this.#journal = new Map(start.journal.map((e) => [e.seq, e]));
     this.#replayedUpTo = start.replayUpTo;
     this.#post = post;
+    this.#unsettled = new Map((start.unsettled ?? []).map((e) => [e.seq, e.kind]));
     if (start.resumedFrom !== undefined) {
       // Re-entered from a checkpoint: the code goes on after it, with the replay state it kept.
       const from = start.resumedFrom;
@@ -97,6 +99,8 @@ export class IsolatedRun {
   }
 
   readonly #resumedFrom: ResumedFrom | undefined;
+  /** Journaled positions not settled yet, by kind: an optional checkpoint does not take them. */
+  readonly #unsettled: Map<number, EffectKind>;
 
   context(registry: AgentRegistry, models: ReadonlySet<string>): AgentContext {
     // As in the main thread's ctx: each method is async, so a failed check rejects (positions are
@@ -238,8 +242,10 @@ export class IsolatedRun {
         if (entry !== undefined) return settled(entry);
         return this.#call(seq, { op: 'shared', name, call });
       }),
-      checkpoint: async (state) => {
+      checkpoint: async (state, options) => {
         const checked = checkCheckpointState(state);
+        const held = this.#journal.get(this.#nextSeq)?.kind ?? this.#unsettled.get(this.#nextSeq);
+        if (options?.optional === true && held !== undefined && held !== 'checkpoint') return; // added to code in flight
         const seq = this.#position('checkpoint', CHECKPOINT_NAME);
         if (this.#journal.has(seq)) return;
         await this.#call(seq, {

@@ -98,6 +98,8 @@ export type ToIsolate =
       replayUpTo: number;
       /** The latest checkpoint: the agent re-enters from it, after its position (run-snapshot.ts). */
       resumedFrom?: { seq: number; state: Json; replay: ReplayState };
+      /** Kinds of the journaled positions not settled yet (an optional checkpoint's test). */
+      unsettled?: Array<{ seq: number; kind: EffectKind }>;
     }
   | { t: 'reply'; run: number; call: number; outcome: Outcome }
   | { t: 'attempt'; run: number; attempt: number; seq: number }
