@@ -217,7 +217,7 @@ export function createAgentContext(x: RunPort, deps: ContextDeps): AgentContext 
     resumedFrom:
       x.resumedFrom === undefined
         ? undefined
-        : { position: x.resumedFrom.seq, state: x.resumedFrom.state },
+        : { position: x.resumedFrom.seq, state: structuredClone(x.resumedFrom.state) }, // the agent may mutate it
   };
   if (x.resumedFrom !== undefined) channels.restore(x.resumedFrom.replay.channels);
   return tagEffects(ctx, branches);

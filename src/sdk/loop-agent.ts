@@ -91,10 +91,13 @@ export function defineLoopAgent(spec: LoopAgentSpec): AgentDefinition<Json, Loop
       // A resume re-enters from the last automatic checkpoint: the conversation so far, and the
       // turn it had reached.
       const resumed = ctx.resumedFrom?.state as LoopCheckpoint | undefined;
-      const messages: ChatMessage[] = resumed?.messages ?? [
-        { role: 'system', content: spec.system },
-        { role: 'user', content: userContent(input) },
-      ];
+      const messages: ChatMessage[] =
+        resumed !== undefined
+          ? [...resumed.messages]
+          : [
+              { role: 'system', content: spec.system },
+              { role: 'user', content: userContent(input) },
+            ];
       for (let step = resumed?.nextStep ?? 1; step <= maxSteps; step += 1) {
         const response = await ctx.model({
           model: spec.model,
