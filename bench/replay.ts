@@ -103,7 +103,12 @@ async function postgresBackend(): Promise<Backend> {
 function orchestrator(store: Store): Orchestrator {
   const registry = new AgentRegistry();
   registry.register(agent);
-  return new Orchestrator({ store, registry, gateway: new ModelGateway(), pollIntervalMs: POLL_MS });
+  return new Orchestrator({
+    store,
+    registry,
+    gateway: new ModelGateway(),
+    pollIntervalMs: POLL_MS,
+  });
 }
 
 async function until(store: Store, id: string, ok: (status: string) => boolean): Promise<void> {

@@ -283,7 +283,9 @@ export class IsolateHost implements AgentHost {
         : { resumedFrom: { seq: from.seq, state: from.state, replay: from.replay } }),
       unsettled: run.x
         .journalEntries()
-        .filter((e) => e.seq >= (from?.seq ?? 1) && e.status !== 'succeeded' && e.status !== 'failed')
+        .filter(
+          (e) => e.seq >= (from?.seq ?? 1) && e.status !== 'succeeded' && e.status !== 'failed',
+        )
         .map((e) => ({ seq: e.seq, kind: e.kind })),
     });
     for (const [attempt, { seq }] of run.attempts)
