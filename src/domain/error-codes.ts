@@ -88,6 +88,11 @@ export const ERROR_CODES = {
     meaning: 'A run budget (steps, tokens, cost or deadline) was exhausted.',
   },
   non_determinism: { status: 500, meaning: 'Replay of the agent diverged from its journal.' },
+  checkpoint_unsettled: {
+    status: 409,
+    meaning:
+      'ctx.checkpoint() was called while other ctx calls of the run were still pending (await them first).',
+  },
   agent_error: { status: 500, meaning: 'The agent function threw.' },
   agent_input_invalid: {
     status: 400,

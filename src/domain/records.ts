@@ -152,7 +152,12 @@ export type EffectKind =
   /** A message sent with ctx.send (a receive is an `input` wait on the message's key). */
   | 'message'
   /** A read, write or list of the run tree's shared space (ctx.shared). */
-  | 'shared';
+  | 'shared'
+  /**
+   * A snapshot of the run's replay state (ctx.checkpoint): a resume re-enters the agent from the
+   * latest one and never replays the positions before it (run-snapshot.ts).
+   */
+  | 'checkpoint';
 
 export interface JournalEntry {
   runId: string;

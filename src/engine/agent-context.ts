@@ -77,6 +77,8 @@ import { sharedEffect } from './shared-space.ts';
 import { sharedCallName, sharedSpace } from './shared-space-ctx.ts';
 import { checkProgress } from './stall-watch.ts';
 import type { DelegationIssuer } from '../domain/delegation.ts';
+import { CHECKPOINT_NAME } from '../domain/run-snapshot.ts';
+import { checkCheckpointState, checkpoint } from './checkpoint.ts';
 
 export interface ContextDeps {
   gateway: ModelGateway;
@@ -203,7 +205,21 @@ export function createAgentContext(x: RunPort, deps: ContextDeps): AgentContext 
     any: (list, options) => fanIn('any', list, options?.verify as never) as never,
     race: (list) => fanIn('race', list) as never,
     shared: sharedSpace((call) => sharedEffect(x, take('shared', sharedCallName(call)), call)),
+    checkpoint: async (state, options) => {
+      const checked = checkCheckpointState(state);
+      const held = x.nextJournaledKind();
+      if (options?.optional === true && held !== undefined && held !== 'checkpoint') return; // added to code in flight
+      return checkpoint(x, x.position('checkpoint', CHECKPOINT_NAME), checked, {
+        random: x.random.state(),
+        channels: channels.counts(),
+      });
+    },
+    resumedFrom:
+      x.resumedFrom === undefined
+        ? undefined
+        : { position: x.resumedFrom.seq, state: structuredClone(x.resumedFrom.state) }, // the agent may mutate it
   };
+  if (x.resumedFrom !== undefined) channels.restore(x.resumedFrom.replay.channels);
   return tagEffects(ctx, branches);
 }
 
@@ -245,6 +261,7 @@ export const effects = {
     options: SendOptions | undefined,
   ) => sendMessage(x, at, to, channel, payload, options),
   shared: sharedEffect,
+  checkpoint,
 };
 
 /** The journaled outcome of a settled entry: its result, or its error thrown again. */

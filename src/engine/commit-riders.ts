@@ -30,6 +30,11 @@ export class CommitRiders {
     this.#journal.push(write);
   }
 
+  /** The positions of the journal writes riding now (they commit with the next commit). */
+  journalSeqs(): Set<number> {
+    return new Set(this.#journal.map((w) => w.seq));
+  }
+
   /**
    * The commit's journal and events with everything waiting laid in front of them (and no longer
    * waiting).

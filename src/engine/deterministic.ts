@@ -18,6 +18,16 @@ export class SeededRandom {
     this.#d = h.readUInt32LE(12);
   }
 
+  /** The generator's state, for a checkpoint (run-snapshot.ts): `restore` continues from it. */
+  state(): [number, number, number, number] {
+    return [this.#a, this.#b, this.#c, this.#d];
+  }
+
+  /** Continues from a state taken by `state()` (a resume from a checkpoint). */
+  restore(state: readonly [number, number, number, number]): void {
+    [this.#a, this.#b, this.#c, this.#d] = state;
+  }
+
   /** A 32-bit unsigned integer. */
   nextUint32(): number {
     const t = (((this.#a + this.#b) | 0) + this.#d) | 0;

@@ -21,14 +21,25 @@ export class JournalCursor {
   readonly #entries = new Map<number, JournalEntry>();
   #nextSeq = 1;
   #loadedUpTo = 0;
+  /** The first position loaded: a resume from a snapshot starts at the snapshot's position. */
+  #loadedFrom = 1;
 
   constructor(runId: string, leaseToken: number) {
     this.#runId = runId;
     this.#leaseToken = leaseToken;
   }
 
-  /** Takes the journal as loaded from the store (before the agent code runs). */
-  load(entries: Iterable<JournalEntry>): void {
+  /**
+   * Takes the journal as loaded from the store (before the agent code runs): all of it, or, for a
+   * resume from a snapshot, the positions from the snapshot's on (the agent code re-enters after
+   * it, so its next position is the one after the snapshot).
+   */
+  load(entries: Iterable<JournalEntry>, from?: { seq: number }): void {
+    if (from !== undefined) {
+      this.#loadedFrom = from.seq;
+      this.#nextSeq = from.seq + 1;
+      this.#loadedUpTo = from.seq;
+    }
     for (const entry of entries) {
       this.#entries.set(entry.seq, entry);
       this.#loadedUpTo = Math.max(this.#loadedUpTo, entry.seq);
@@ -52,6 +63,40 @@ export class JournalCursor {
   at(seq: number, kind: EffectKind, name: string): Position | KeelError {
     const entry = this.#entries.get(seq);
     return divergence(seq, entry, kind, name, this.#runId) ?? { seq, entry };
+  }
+
+  /** The first position this cursor holds: below it, the latest snapshot covers the journal. */
+  get loadedFrom(): number {
+    return this.#loadedFrom;
+  }
+
+  /**
+   * Positions below `seq` (and from the first loaded) whose effect has not settled: taken with
+   * nothing committed yet (unless `riding` holds their write) or journaled as pending, running or
+   * waiting. Positions that lost a fan-in are left out: nothing waits for them. A checkpoint is
+   * refused while any is left (run-snapshot.ts).
+   */
+  unsettledBefore(
+    seq: number,
+    riding: ReadonlySet<number>,
+    abandoned: ReadonlySet<number>,
+  ): number[] {
+    const open: number[] = [];
+    for (let p = this.#loadedFrom; p < seq; p++) {
+      if (abandoned.has(p) || riding.has(p)) continue;
+      const status = this.#entries.get(p)?.status;
+      if (status !== 'succeeded' && status !== 'failed') open.push(p);
+    }
+    return open;
+  }
+
+  /** The latest checkpoint this cursor holds (loaded, or committed by this execution). */
+  latestCheckpoint(): JournalEntry | undefined {
+    let latest: JournalEntry | undefined;
+    for (const e of this.#entries.values())
+      if (e.kind === 'checkpoint' && e.status === 'succeeded' && e.seq >= (latest?.seq ?? 0))
+        latest = e;
+    return latest;
   }
 
   /** Committed positions (what a preemption keeps, and what the next claim replays). */
@@ -147,6 +192,11 @@ export class JournalCursor {
       .filter((args) => keep(args?.onParentEnd))
       .map((args) => args?.childRunId)
       .filter((id) => id !== undefined); // a child waiting for room in the queue was never spawned
+  }
+
+  /** What the journal holds at the next position in-thread code takes (undefined: nothing). */
+  peek(): JournalEntry | undefined {
+    return this.#entries.get(this.#nextSeq);
   }
 
   /** What the journal holds at `seq` (undefined: nothing yet). */

@@ -64,6 +64,16 @@ export class ChannelCursors {
     this.#taken.set(channel, n);
     return messageKey(channel, n);
   }
+
+  /** The receives taken per channel (a checkpoint keeps them). */
+  counts(): Record<string, number> {
+    return Object.fromEntries(this.#taken);
+  }
+
+  /** Continues from `counts()` (a resume from a checkpoint). */
+  restore(counts: Readonly<Record<string, number>>): void {
+    for (const [channel, n] of Object.entries(counts)) this.#taken.set(channel, n);
+  }
 }
 
 /**

@@ -17,6 +17,7 @@ import type {
 } from '../domain/records.ts';
 import type { RecoveredLease } from '../domain/attempts.ts';
 import { crashPoint } from '../domain/crash-points.ts';
+import { toSnapshot, type RunSnapshot } from '../domain/run-snapshot.ts';
 import {
   isTerminal,
   transition as runTransition,
@@ -170,6 +171,8 @@ export class RunExecution implements RunPort {
   sideEffectInterrupted = false;
   /** Progress reports and the stall watch (stall-watch.ts). */
   readonly #watch: StallWatch;
+  /** The snapshot this execution re-entered the agent from (undefined: replayed from position 1). */
+  resumedFrom: RunSnapshot | undefined;
 
   constructor(
     run: RunRecord,
@@ -292,9 +295,21 @@ export class RunExecution implements RunPort {
    */
   async start(runAgent: (execution: RunExecution) => Promise<unknown>): Promise<void> {
     try {
-      this.#journal.load(await this.store.loadJournal(this.runId));
+      // Bounded replay: a run with a snapshot re-enters from it and reads only the journal after
+      // it, so a resume costs the positions since the last checkpoint, not the whole history.
+      const snapshot = (await this.store.latestSnapshot(this.runId)) ?? undefined;
+      this.#journal.load(
+        snapshot === undefined
+          ? await this.store.loadJournal(this.runId)
+          : await this.store.loadJournalFrom(this.runId, snapshot.seq),
+        snapshot,
+      );
+      if (snapshot !== undefined) {
+        this.resumedFrom = snapshot;
+        this.random.restore(snapshot.replay.random);
+      }
       for (const seq of this.#journal.abandonedPositions()) this.#abandoned.add(seq);
-      this.#retriesSpent = this.#journal.retriesRecorded();
+      this.#retriesSpent = (snapshot?.replay.retriesSpent ?? 0) + this.#journal.retriesRecorded();
       // A run claimed over a lost lease was running, not parked: it resumes nothing.
       const resumed =
         this.run.leaseLosses === 0 ? this.#journal.resumedEvent(this.clock.now()) : undefined;
@@ -427,6 +442,42 @@ export class RunExecution implements RunPort {
 
   get replaying(): boolean {
     return this.#journal.replaying;
+  }
+
+  /** The kind the journal holds at the next in-thread position (an optional checkpoint's test). */
+  nextJournaledKind(): EffectKind | undefined {
+    return this.#journal.peek()?.kind;
+  }
+
+  /** Retries this run has spent (what a checkpoint carries over: run-snapshot.ts). */
+  get retriesSpent(): number {
+    return this.#retriesSpent;
+  }
+
+  /**
+   * Earlier positions (since the snapshot this execution started from) still unsettled: a
+   * checkpoint at `seq` is refused while any is left.
+   */
+  unsettledBefore(seq: number): number[] {
+    return this.#journal.unsettledBefore(seq, this.#riders.journalSeqs(), this.#abandoned);
+  }
+
+  /** The latest checkpoint committed (loaded or taken by this execution): where an isolate re-enters. */
+  latestCheckpoint(): RunSnapshot | undefined {
+    const entry = this.#journal.latestCheckpoint();
+    return entry === undefined ? undefined : (toSnapshot(entry) ?? undefined);
+  }
+
+  /**
+   * The whole journal for a run's end (compensation, a cancel's outcome): the view this execution
+   * holds, with the positions a snapshot covers read back from the store when it started from one.
+   * Only an end pays for it, never a resume.
+   */
+  async #history(view: JournalEntry[]): Promise<JournalEntry[]> {
+    const from = this.#journal.loadedFrom;
+    if (from <= 1) return view;
+    const before = (await this.store.loadJournal(this.runId)).filter((e) => e.seq < from);
+    return [...before, ...view];
   }
 
   /** The journal as committed so far (an isolate replays settled entries without asking). */
@@ -822,7 +873,11 @@ export class RunExecution implements RunPort {
       const journal = [...this.#lateWrites.splice(0)];
       const outcome =
         status === 'cancelled'
-          ? cancelOutcome(this.#journal.entries(), journal, this.sideEffectInterrupted)
+          ? cancelOutcome(
+              await this.#history(this.#journal.entries()),
+              journal,
+              this.sideEffectInterrupted,
+            )
           : null;
       const eventData: Record<string, Json> = { status };
       if (fields.result !== undefined) eventData.result = fields.result;
@@ -869,7 +924,7 @@ export class RunExecution implements RunPort {
    * by a cancel included).
    */
   async #compensate(): Promise<CompensationReport | null> {
-    const view = this.#journal.overlaid(this.#lateWrites);
+    const view = await this.#history(this.#journal.overlaid(this.#lateWrites));
     if (this.#lateWrites.length > 0) {
       await this.commit({ journal: this.#lateWrites.splice(0) });
     }

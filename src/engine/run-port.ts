@@ -3,6 +3,7 @@
 // flight, commit under the run's lease, register waits, stop the run. RunExecution implements it;
 // effect code never sees the execution's lifecycle or its journal map, and keeps its per-run state
 // in `effects` here, never in module-level maps.
+import type { RunSnapshot } from '../domain/run-snapshot.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { Json } from '../domain/json.ts';
 import type { KeelError } from '../domain/keel-error.ts';
@@ -183,4 +184,12 @@ export interface RunPort {
   progress(state: Json): void;
   /** In-thread agent code is replaying journaled positions (its ctx.progress calls are dropped). */
   readonly replaying: boolean;
+  /** The snapshot this execution re-entered the agent from (ctx.resumedFrom), if any. */
+  readonly resumedFrom: RunSnapshot | undefined;
+  /** The kind the journal holds at the next in-thread position (an optional checkpoint's test). */
+  nextJournaledKind(): EffectKind | undefined;
+  /** Retries the run has spent so far (a checkpoint carries them over). */
+  readonly retriesSpent: number;
+  /** Earlier positions still unsettled: a checkpoint at `seq` is refused while any is left. */
+  unsettledBefore(seq: number): number[];
 }

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { KeelError, isKeelError } from '../domain/keel-error.ts';
 import { ModelGateway } from '../models/gateway.ts';
 import { defineModel, defineTool } from './define.ts';
-import { defineLoopAgent } from './loop-agent.ts';
+import { defineLoopAgent, LOOP_CHECKPOINT_EVERY_TURNS } from './loop-agent.ts';
 import type {
   AgentContext,
   Json,
@@ -68,6 +68,8 @@ function fakeContext(
       }
     },
     step: unsupported,
+    checkpoint: unsupported,
+    resumedFrom: undefined,
     waitForInput: unsupported,
     sleep: unsupported,
     child: unsupported,
@@ -110,6 +112,52 @@ const explode = defineTool({
 });
 
 describe('defineLoopAgent', () => {
+  it('checkpoints the conversation every LOOP_CHECKPOINT_EVERY_TURNS turns, and a resume goes on from it', async () => {
+    const turn = { text: 'more', toolCalls: [{ name: 'add', args: { a: 1, b: 1 } }] };
+    const script = [
+      ...Array.from({ length: LOOP_CHECKPOINT_EVERY_TURNS + 1 }, () => turn),
+      { text: 'done' },
+    ];
+    const agent = defineLoopAgent({
+      name: 'long',
+      version: '1',
+      model: 'scripted',
+      system: 'sys',
+      tools: [add],
+      maxSteps: 50,
+    });
+    const checkpoints: Array<{ state: Json; optional: boolean | undefined }> = [];
+    const ctx = fakeContext(script);
+    ctx.checkpoint = async (state, options) => {
+      checkpoints.push({ state: structuredClone(state), optional: options?.optional });
+    };
+    assert.deepEqual(await agent.run(ctx, 'go'), {
+      text: 'done',
+      steps: LOOP_CHECKPOINT_EVERY_TURNS + 2,
+    });
+    assert.equal(checkpoints.length, 1, 'one checkpoint after turn 10');
+    const saved = checkpoints[0]!.state as { messages: unknown[]; nextStep: number };
+    assert.equal(
+      checkpoints[0]!.optional,
+      true,
+      'runs in flight before the loop checkpointed replay as they ran',
+    );
+    assert.equal(saved.nextStep, LOOP_CHECKPOINT_EVERY_TURNS + 1);
+    assert.equal(saved.messages.length, 2 + 2 * LOOP_CHECKPOINT_EVERY_TURNS);
+
+    // Re-entered from the checkpoint: the next model call sees the saved conversation, and the
+    // turn count goes on from it.
+    const resumed = fakeContext(script); // the mock answers by assistant turn: turn 11 on
+    Object.assign(resumed, { resumedFrom: { position: 99, state: saved } });
+    resumed.checkpoint = async () => {};
+    assert.deepEqual(await agent.run(resumed, 'go'), {
+      text: 'done',
+      steps: LOOP_CHECKPOINT_EVERY_TURNS + 2,
+    });
+    assert.deepEqual(resumed.modelRequests[0]?.messages, saved.messages);
+    assert.equal(resumed.modelRequests.length, 2);
+  });
+
   it('sends the input as the user message and returns a tool-free answer', async () => {
     const agent = defineLoopAgent({ name: 'echo', version: '1', model: 'scripted', system: 'sys' });
     for (const [input, expected] of [

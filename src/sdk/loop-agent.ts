@@ -3,6 +3,7 @@
 // import Node modules, the engine, the store or the API.
 import type { ErrorCode } from '../domain/error-codes.ts';
 import { KeelError, isKeelError } from '../domain/keel-error.ts';
+import { CHECKPOINT_STATE_MAX_BYTES } from '../domain/run-snapshot.ts';
 import type { ToolPolicy } from '../domain/tool-policy.ts';
 import { defineAgent } from './define.ts';
 import type {
@@ -15,6 +16,11 @@ import type {
 } from './types.ts';
 
 export const LOOP_MAX_STEPS_DEFAULT = 10;
+/**
+ * Model turns between two automatic checkpoints of the conversation (ctx.checkpoint): a resume
+ * replays at most this many turns, however long the conversation has run.
+ */
+export const LOOP_CHECKPOINT_EVERY_TURNS = 10;
 /** Upper bound on `maxSteps`: every loop must end, even one configured carelessly. */
 export const LOOP_MAX_STEPS_LIMIT = 1_000;
 
@@ -82,11 +88,17 @@ export function defineLoopAgent(spec: LoopAgentSpec): AgentDefinition<Json, Loop
     tools,
     ...(spec.policy === undefined ? {} : { policy: spec.policy }),
     async run(ctx: AgentContext, input: Json): Promise<LoopAgentResult> {
-      const messages: ChatMessage[] = [
-        { role: 'system', content: spec.system },
-        { role: 'user', content: userContent(input) },
-      ];
-      for (let step = 1; step <= maxSteps; step += 1) {
+      // A resume re-enters from the last automatic checkpoint: the conversation so far, and the
+      // turn it had reached.
+      const resumed = ctx.resumedFrom?.state as LoopCheckpoint | undefined;
+      const messages: ChatMessage[] =
+        resumed !== undefined
+          ? [...resumed.messages]
+          : [
+              { role: 'system', content: spec.system },
+              { role: 'user', content: userContent(input) },
+            ];
+      for (let step = resumed?.nextStep ?? 1; step <= maxSteps; step += 1) {
         const response = await ctx.model({
           model: spec.model,
           messages,
@@ -108,6 +120,7 @@ export function defineLoopAgent(spec: LoopAgentSpec): AgentDefinition<Json, Loop
             name: call.name,
           });
         });
+        if (step % LOOP_CHECKPOINT_EVERY_TURNS === 0) await checkpointTurn(ctx, messages, step + 1);
       }
       throw new KeelError(
         'budget_exceeded',
@@ -118,6 +131,24 @@ export function defineLoopAgent(spec: LoopAgentSpec): AgentDefinition<Json, Loop
       );
     },
   });
+}
+
+/** What the loop's automatic checkpoint holds. */
+type LoopCheckpoint = { messages: ChatMessage[]; nextStep: number };
+
+/**
+ * Checkpoints the conversation. Optional: a run that started before the loop checkpointed replays
+ * as it ran. A conversation too large for a checkpoint is not checkpointed (the same on every
+ * replay: its size is journaled content).
+ */
+async function checkpointTurn(
+  ctx: AgentContext,
+  messages: ChatMessage[],
+  nextStep: number,
+): Promise<void> {
+  const state = { messages, nextStep } as unknown as Json;
+  if (new TextEncoder().encode(JSON.stringify(state)).length > CHECKPOINT_STATE_MAX_BYTES) return;
+  await ctx.checkpoint(state, { optional: true });
 }
 
 function userContent(input: Json): string {

@@ -364,7 +364,43 @@ export interface AgentContext {
    * moving for the agent's `stallAfterMs`.
    */
   progress(state: Json): void;
+  /**
+   * Bounds the run's replay (continue-as-new, without a new run): journals a snapshot of `state`
+   * at the next position. When the run resumes later (after a crash, a park, on another worker),
+   * its `run(ctx, input)` is entered again with `ctx.resumedFrom` = `{ position, state }` of the
+   * latest checkpoint, and only the journal after it is loaded and replayed: the positions before
+   * it never run or replay again. So the code after a checkpoint must go on from `state` alone.
+   * Call it when nothing else is pending (every earlier ctx call awaited), else it fails with
+   * `checkpoint_unsettled`; on replay, a checkpoint taken where the journal holds another effect
+   * fails the run with `non_determinism`. ctx.random, ctx.uuid and receives continue where they
+   * were. `state` is JSON (at most 4 MiB); it is loaded on every resume.
+   * @example
+   * let state = (ctx.resumedFrom?.state as { done: number } | undefined) ?? { done: 0 };
+   * while (state.done < 10_000) {
+   *   await ctx.step(`item-${state.done}`, () => work(state.done));
+   *   state = { done: state.done + 1 };
+   *   if (state.done % 100 === 0) await ctx.checkpoint(state);
+   * }
+   */
+  checkpoint(state: Json, options?: CheckpointOptions): Promise<void>;
+  /**
+   * The checkpoint this execution re-entered the agent from (its position and the state given to
+   * ctx.checkpoint), or undefined when the run replays from its start.
+   */
+  readonly resumedFrom: ResumedFrom | undefined;
 }
+
+export interface CheckpointOptions {
+  /**
+   * On replay, skip this checkpoint (taking no position) when the journal holds another effect
+   * where it would go: for checkpoints added to code whose runs are already in flight, which
+   * would otherwise fail them with `non_determinism`. A live checkpoint is taken as usual.
+   */
+  optional?: boolean;
+}
+
+/** Where a run re-entered its agent: its latest checkpoint (ctx.checkpoint). */
+export type ResumedFrom = { position: number; state: Json };
 
 /** The shared space of a run tree (docs/guides/multi-agent.md, "Shared space"). */
 export interface SharedSpace {

@@ -26,6 +26,7 @@ import type {
 } from '../domain/shared-space.ts';
 import { KeelError } from '../domain/keel-error.ts';
 import type { Json } from '../domain/json.ts';
+import type { RunSnapshot } from '../domain/run-snapshot.ts';
 import type { MessageDelivery, MessagePost } from '../domain/messages.ts';
 import type { SealedSecret, SecretInfo, SecretRecord } from '../domain/secrets.ts';
 import type {
@@ -348,6 +349,14 @@ export abstract class ProcedureStore implements Store {
 
   loadJournal(runId: string): Promise<JournalEntry[]> {
     return this.read(reads.loadJournal(runId));
+  }
+
+  loadJournalFrom(runId: string, fromSeq: number): Promise<JournalEntry[]> {
+    return this.read(reads.loadJournalFrom(runId, fromSeq));
+  }
+
+  latestSnapshot(runId: string): Promise<RunSnapshot | null> {
+    return this.read(reads.latestSnapshot(runId));
   }
 
   listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEventRecord[]> {

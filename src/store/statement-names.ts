@@ -23,6 +23,8 @@ export const SHARED_STATEMENT_NAMES = [
   'commit-run',
   'commit-effect',
   'load-journal',
+  'load-journal-from', // bounded replay (0041)
+  'latest-snapshot', // bounded replay (0041)
   'list-events',
   'request-cancel',
   'insert-input',

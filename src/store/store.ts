@@ -38,6 +38,7 @@ import type { EffectStatus } from '../domain/effect-status.ts';
 import type { RunStatus } from '../domain/run-status.ts';
 import type { Json } from '../domain/json.ts';
 import type { MessageDelivery, MessagePost } from '../domain/messages.ts';
+import type { RunSnapshot } from '../domain/run-snapshot.ts';
 import type { SealedSecret, SecretInfo, SecretRecord } from '../domain/secrets.ts';
 import type {
   CancelOutcome,
@@ -448,6 +449,16 @@ export interface Store {
 
   // Reading history
   loadJournal(runId: string): Promise<JournalEntry[]>;
+  /**
+   * The run's journal from position `fromSeq` on, in position order: what a resume from a snapshot
+   * replays (the positions below it are covered by the snapshot).
+   */
+  loadJournalFrom(runId: string, fromSeq: number): Promise<JournalEntry[]>;
+  /**
+   * The run's latest snapshot (its last `checkpoint` journal entry), or null: the record that
+   * covers every position below it. A resume starts from it; archival may drop history below it.
+   */
+  latestSnapshot(runId: string): Promise<RunSnapshot | null>;
   listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEventRecord[]>;
   /**
    * The run's attempts, oldest first: each claim that took its lease, with its worker, times and

@@ -78,6 +78,9 @@ export async function keelScene(t: TestContext, options: KeelSceneOptions): Prom
               agents: options.agents,
               databaseUrl: db.url,
               apiKey: options.apiKey,
+              ...(options.startupTimeoutMs === undefined
+                ? {}
+                : { startupTimeoutMs: options.startupTimeoutMs }),
               env: merged,
             });
       return s.keel;

@@ -11,6 +11,7 @@ import type {
   Json,
   ModelRequest,
   ReceiveOptions,
+  ResumedFrom,
   SendOptions,
   StepOptions,
   ToolDefinition,
@@ -27,6 +28,8 @@ import { parseAgentInput } from '../agent-contract.ts';
 import { SeededRandom } from '../deterministic.ts';
 import type { AgentRegistry } from '../registry.ts';
 import { divergence, toJson } from '../journal-cursor.ts';
+import { CHECKPOINT_NAME, type ReplayState } from '../../domain/run-snapshot.ts';
+import { checkCheckpointState } from '../checkpoint.ts';
 import type { Call, FromIsolate, Outcome, ReplayEntry, ThrownError } from './protocol.ts';
 import { checkProgress } from '../stall-watch.ts';
 import { BranchPositions, checkFanIn, settleFanIn, tagEffects, type FanInMode } from '../fan-in.ts';
@@ -72,6 +75,8 @@ export class IsolatedRun {
       tenantId: string;
       journal: ReplayEntry[];
       replayUpTo: number;
+      resumedFrom?: { seq: number; state: Json; replay: ReplayState };
+      unsettled?: Array<{ seq: number; kind: EffectKind }>;
     },
     post: (message: FromIsolate) => void,
   ) {
@@ -82,7 +87,20 @@ export class IsolatedRun {
     this.#journal = new Map(start.journal.map((e) => [e.seq, e]));
     this.#replayedUpTo = start.replayUpTo;
     this.#post = post;
+    this.#unsettled = new Map((start.unsettled ?? []).map((e) => [e.seq, e.kind]));
+    if (start.resumedFrom !== undefined) {
+      // Re-entered from a checkpoint: the code goes on after it, with the replay state it kept.
+      const from = start.resumedFrom;
+      this.#nextSeq = from.seq + 1;
+      this.random.restore(from.replay.random);
+      this.#channels.restore(from.replay.channels);
+      this.#resumedFrom = { position: from.seq, state: from.state };
+    }
   }
+
+  readonly #resumedFrom: ResumedFrom | undefined;
+  /** Journaled positions not settled yet, by kind: an optional checkpoint does not take them. */
+  readonly #unsettled: Map<number, EffectKind>;
 
   context(registry: AgentRegistry, models: ReadonlySet<string>): AgentContext {
     // As in the main thread's ctx: each method is async, so a failed check rejects (positions are
@@ -224,6 +242,22 @@ export class IsolatedRun {
         if (entry !== undefined) return settled(entry);
         return this.#call(seq, { op: 'shared', name, call });
       }),
+      checkpoint: async (state, options) => {
+        const checked = checkCheckpointState(state);
+        const held = this.#journal.get(this.#nextSeq)?.kind ?? this.#unsettled.get(this.#nextSeq);
+        if (options?.optional === true && held !== undefined && held !== 'checkpoint') return; // added to code in flight
+        const seq = this.#position('checkpoint', CHECKPOINT_NAME);
+        if (this.#journal.has(seq)) return;
+        await this.#call(seq, {
+          op: 'checkpoint',
+          name: CHECKPOINT_NAME,
+          state: checked.json,
+          bytes: checked.bytes,
+          random: this.random.state(),
+          channels: this.#channels.counts(),
+        });
+      },
+      resumedFrom: this.#resumedFrom,
     };
     return tagEffects(ctx, this.#branches);
   }

@@ -265,8 +265,12 @@ export class IsolateHost implements AgentHost {
     const isolate = [...this.#isolates].reduce((a, b) => (b.runs.size < a.runs.size ? b : a));
     run.isolate = isolate;
     isolate.runs.add(run);
+    // Re-entered from the latest checkpoint (loaded, or taken by this execution): nothing before it
+    // crosses to the isolate.
+    const from = run.x.latestCheckpoint();
     const journal: ReplayEntry[] = run.x
       .journalEntries()
+      .filter((e) => e.seq >= (from?.seq ?? 1))
       .filter((e) => e.status === 'succeeded' || e.status === 'failed')
       .map((e) => ({
         seq: e.seq,
@@ -287,6 +291,15 @@ export class IsolateHost implements AgentHost {
       tenantId: run.x.run.tenantId,
       journal,
       replayUpTo: run.x.journalEntries().reduce((max, e) => Math.max(max, e.seq), 0),
+      ...(from === undefined
+        ? {}
+        : { resumedFrom: { seq: from.seq, state: from.state, replay: from.replay } }),
+      unsettled: run.x
+        .journalEntries()
+        .filter(
+          (e) => e.seq >= (from?.seq ?? 1) && e.status !== 'succeeded' && e.status !== 'failed',
+        )
+        .map((e) => ({ seq: e.seq, kind: e.kind })),
     });
     for (const [attempt, { seq }] of run.attempts)
       isolate.post({ t: 'attempt', run: run.handle, attempt, seq });
@@ -442,6 +455,14 @@ export class IsolateHost implements AgentHost {
           break;
         case 'shared':
           value = await effects.shared(x, at, body.call);
+          break;
+        case 'checkpoint':
+          await effects.checkpoint(
+            x,
+            at,
+            { json: body.state, bytes: body.bytes },
+            { random: body.random, channels: body.channels },
+          );
           break;
         case 'child':
           value = await effects.child(

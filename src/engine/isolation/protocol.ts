@@ -11,6 +11,7 @@ import type {
   SendOptions,
 } from '../../sdk/types.ts';
 import type { EffectKind } from '../../domain/records.ts';
+import type { ReplayState } from '../../domain/run-snapshot.ts';
 import type { Decision, FanInMode } from '../fan-in.ts';
 import type { SharedCall } from '../shared-space-ctx.ts';
 
@@ -60,7 +61,16 @@ export type Call =
   /** ctx.shared: the main thread reads or writes the tree's shared space (shared-space.ts). */
   | { op: 'shared'; name: string; call: SharedCall }
   /** A fan-in decided (fan-in.ts): the main thread journals it and cancels the losers. */
-  | { op: 'decision'; name: FanInMode; decision: Decision };
+  | { op: 'decision'; name: FanInMode; decision: Decision }
+  /** ctx.checkpoint: the main thread journals the snapshot (checkpoint.ts) with the isolate's replay state. */
+  | {
+      op: 'checkpoint';
+      name: string;
+      state: Json;
+      bytes: number;
+      random: [number, number, number, number];
+      channels: Record<string, number>;
+    };
 
 export type Outcome = { ok: true; value: Json } | { ok: false; error: ThrownError };
 
@@ -86,6 +96,10 @@ export type ToIsolate =
       journal: ReplayEntry[];
       /** The last journaled position, settled or not: ctx.progress below it is a replay's. */
       replayUpTo: number;
+      /** The latest checkpoint: the agent re-enters from it, after its position (run-snapshot.ts). */
+      resumedFrom?: { seq: number; state: Json; replay: ReplayState };
+      /** Kinds of the journaled positions not settled yet (an optional checkpoint's test). */
+      unsettled?: Array<{ seq: number; kind: EffectKind }>;
     }
   | { t: 'reply'; run: number; call: number; outcome: Outcome }
   | { t: 'attempt'; run: number; attempt: number; seq: number }

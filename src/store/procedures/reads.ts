@@ -3,6 +3,7 @@
 // connection.
 import { ADMISSION_AHEAD_COUNT_MAX, type AdmissionSample } from '../../domain/admission.ts';
 import type { Json } from '../../domain/json.ts';
+import { toSnapshot, type RunSnapshot } from '../../domain/run-snapshot.ts';
 import type {
   JournalEntry,
   RunEventRecord,
@@ -140,6 +141,19 @@ export function* starvedInteractive(request: StarvedRequest): Procedure<StarvedI
 
 export function* loadJournal(runId: string): Procedure<JournalEntry[]> {
   return (yield* all('load-journal', { run_id: runId })).map(toJournalEntry);
+}
+
+/** The journal from position `fromSeq` on (a resume from a snapshot). */
+export function* loadJournalFrom(runId: string, fromSeq: number): Procedure<JournalEntry[]> {
+  return (yield* all('load-journal-from', { run_id: runId, from_seq: fromSeq })).map(
+    toJournalEntry,
+  );
+}
+
+/** The run's latest snapshot: its last `checkpoint` entry (one index probe, 0041). */
+export function* latestSnapshot(runId: string): Procedure<RunSnapshot | null> {
+  const row = yield* one('latest-snapshot', { run_id: runId });
+  return row === undefined ? null : toSnapshot(toJournalEntry(row));
 }
 
 export function* listEvents(
