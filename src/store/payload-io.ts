@@ -29,9 +29,8 @@ export function describeText(text: string): PayloadInfo {
   let size = 0;
   let chunks = 0;
   for (const slice of slices(text)) {
-    const bytes = Buffer.from(slice, 'utf8');
-    hash.update(bytes);
-    size += bytes.length;
+    hash.update(slice, 'utf8'); // encoded inside the hash: no buffer per slice
+    size += Buffer.byteLength(slice, 'utf8');
     chunks += 1;
   }
   return { sha256: hash.digest('hex'), size, mediaType: PAYLOAD_MEDIA_TYPE, chunks };

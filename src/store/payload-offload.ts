@@ -10,6 +10,7 @@ import {
   PAYLOAD_STORED_MAX_BYTES_DEFAULT,
   RUN_PAYLOAD_MAX_BYTES_DEFAULT,
 } from '../config/defaults.ts';
+import { takeJsonText } from '../domain/json-text.ts';
 import { jsonBytesUpTo } from '../domain/json-size.ts';
 import { isKeelError, KeelError, serializeError } from '../domain/keel-error.ts';
 import type { Json } from '../domain/json.ts';
@@ -52,10 +53,11 @@ export async function offloadValue<T extends Json | null | undefined>(
   if (value === null || value === undefined || typeof value !== 'object') {
     if (typeof value !== 'string' || value.length <= limits.inlineMaxBytes / 3) return value;
   }
+  const kept = takeJsonText(value);
   const mustStore = looksLikePayloadRef(value);
   if (!mustStore && jsonBytesUpTo(value, limits.inlineMaxBytes) <= limits.inlineMaxBytes)
     return value;
-  let text: string | undefined = JSON.stringify(value);
+  let text: string | undefined = kept ?? JSON.stringify(value);
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > limits.storedMaxBytes)
     throw new KeelError(

@@ -258,9 +258,10 @@ export abstract class ProcedureStore implements Store {
     );
   }
 
-  // Large payloads: one transaction per chunk, so no statement holds a whole payload
+  // Large payloads: one transaction per chunk, so no statement holds a whole payload. A chunk needs
+  // no flush of its own: its seal is flushed after it, and an unsealed chunk is only collectable.
   putPayloadChunk(sha256: string, seq: number, bytes: Uint8Array): Promise<void> {
-    return this.write({ fsync: true, key: `payload:${sha256}` }, (tx) =>
+    return this.write({ fsync: false, key: `payload:${sha256}` }, (tx) =>
       payloads.putPayloadChunk(tx, sha256, seq, bytes),
     );
   }
