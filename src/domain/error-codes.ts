@@ -427,6 +427,11 @@ export const ERROR_CODES = {
     meaning:
       'A large payload lost a chunk between its upload and its seal (collected meanwhile); the writer stores it again.',
   },
+  payload_redacted: {
+    status: 409,
+    meaning:
+      'The tenant has a redaction policy: a stored payload is served only through the redacted run and step views, never as raw bytes.',
+  },
   payload_not_found: {
     status: 404,
     meaning:

@@ -79,6 +79,14 @@ export async function resolveValue<T>(store: Store, value: T): Promise<T> {
   return JSON.parse(await readPayloadText(store, ref.sha256)) as T;
 }
 
+const INNER = new WeakMap<Store, Store>();
+
+/**
+ * The store under the wrapper (rows as stored, references unresolved): for a reader that needs a
+ * run's tenant without reading its 50 MB input (the payload download route).
+ */
+export const storeWithoutResolution = (store: Store): Store => INNER.get(store) ?? store;
+
 /** Wraps `store` so that large values are stored as payloads and read back transparently. */
 export function withPayloads(store: Store, limits: PayloadLimits = DEFAULT_PAYLOAD_LIMITS): Store {
   const offload = new PayloadOffload(store, limits);
@@ -101,13 +109,15 @@ export function withPayloads(store: Store, limits: PayloadLimits = DEFAULT_PAYLO
         (await store.listEvents(runId, afterSeq, limit)).map((e) => offload.resolveEvent(e)),
       ),
   };
-  return new Proxy(store, {
+  const wrapped = new Proxy(store, {
     get(target, key, receiver) {
       if (Object.hasOwn(overrides, key)) return overrides[key as keyof Store];
       const value = Reflect.get(target, key, receiver);
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
+  INNER.set(wrapped, store);
+  return wrapped;
 }
 
 class PayloadOffload {
