@@ -156,7 +156,8 @@ for (const backend of ['sqlite', 'postgres'] as const) {
         .replace('/v1/keys/{id}', `/v1/keys/${victim.id}`)
         .replace('/v1/secrets/{name}', '/v1/secrets/SWEPT')
         .replace('{executionId}', 'exec_none')
-        .replace('{seq}', '1');
+        .replace('{seq}', '1')
+        .replace('{sha256}', '0'.repeat(64));
     const failures: string[] = [];
     // Refusals first (they change nothing), then each route with a key holding its scope.
     for (const [method, route] of ops) {

@@ -29,6 +29,8 @@ import { progressStoreConformance } from './store/progress-conformance.ts';
 import { runTreeStoreConformance } from './store/run-tree-conformance.ts';
 import { delegatedChildrenStoreConformance } from './store/delegated-children-conformance.ts';
 import { snapshotStoreConformance } from './store/snapshot-conformance.ts';
+
+import { payloadsStoreConformance } from './store/payloads-conformance.ts';
 import { TEST_DATABASE_URL, postgresAvailable } from './support/postgres.ts';
 
 const sqlite: StoreFactory = {
@@ -87,6 +89,8 @@ progressStoreConformance(sqlite);
 runTreeStoreConformance(sqlite);
 delegatedChildrenStoreConformance(sqlite);
 snapshotStoreConformance(sqlite);
+
+payloadsStoreConformance(sqlite);
 if (await postgresAvailable()) {
   storeConformance(postgres);
   scheduleStoreConformance(postgres);
@@ -109,4 +113,6 @@ if (await postgresAvailable()) {
   runTreeStoreConformance(postgres);
   delegatedChildrenStoreConformance(postgres);
   snapshotStoreConformance(postgres);
+
+  payloadsStoreConformance(postgres);
 }

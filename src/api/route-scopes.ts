@@ -19,6 +19,7 @@ export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
   'GET /v1/runs/:id/tree': 'read',
   'GET /v1/runs/:id/steps': 'read',
   'GET /v1/runs/:id/steps/:seq': 'read',
+  'GET /v1/runs/:id/payloads/:sha256': 'read',
   'GET /v1/runs/:id/shared': 'read',
   'GET /v1/runs/:id/shared/*': 'read',
   'GET /v1/runs/:id/attempts': 'read',

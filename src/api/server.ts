@@ -45,6 +45,7 @@ import { registerRunRoutes } from './routes/runs.ts';
 import { registerRunLineageRoutes } from './routes/run-lineage.ts';
 import { registerRunTreeRoutes } from './routes/run-tree.ts';
 import { registerRunResultRoutes } from './routes/run-result.ts';
+import { registerRunPayloadRoutes } from './routes/run-payloads.ts';
 import { registerRunStepRoutes } from './routes/run-steps.ts';
 import { registerRunSharedRoutes } from './routes/run-shared.ts';
 import { registerRunVersionRoutes } from './routes/run-versions.ts';
@@ -276,6 +277,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   });
   registerRunResultRoutes(app, { store: options.store, hub, tenantOf, closing: closing.signal });
   registerRunStepRoutes(app, { store: options.store, tenantOf });
+  registerRunPayloadRoutes(app, { store: options.store, tenantOf });
   registerRunSharedRoutes(app, { store: options.store, tenantOf });
   registerRunLineageRoutes(app, { store: options.store, registry: options.registry, tenantOf });
   registerRunTreeRoutes(app, { store: options.store, tenantOf });

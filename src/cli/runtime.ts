@@ -126,6 +126,11 @@ export function openStore(
     groupCommit: { maxBatch: config.groupCommitMaxBatch, maxWaitMs: config.groupCommitMaxWaitMs },
     onCommitBatch: (size, flushed, acknowledged) =>
       telemetry.commitBatch(size, flushed, acknowledged),
+    payloads: {
+      inlineMaxBytes: config.payloadInlineMaxBytes,
+      storedMaxBytes: config.payloadStoredMaxBytes,
+      runMaxBytes: config.runPayloadMaxBytes,
+    },
   });
   if (factory.capabilities.multiProcess) return { backend: factory.open(), unlock: () => {} };
   if (!ROLE_SHAPES[role].ownsSqlite)

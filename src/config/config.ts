@@ -17,6 +17,9 @@ import {
   LEASE_TTL_MS_DEFAULT,
   MAX_ACTIVE_RUNS_DEFAULT,
   PAYLOAD_MAX_BYTES_DEFAULT,
+  PAYLOAD_INLINE_MAX_BYTES_DEFAULT,
+  PAYLOAD_STORED_MAX_BYTES_DEFAULT,
+  RUN_PAYLOAD_MAX_BYTES_DEFAULT,
   STEP_PREVIEW_MAX_BYTES_DEFAULT,
   AUDIT_RETENTION_DAYS_DEFAULT,
   DELEGATION_AUDIENCE_DEFAULT,
@@ -92,6 +95,13 @@ export const ConfigSchema = z.object({
   cancelGraceMs: integer(0, 3_600_000).default(CANCEL_GRACE_MS_DEFAULT),
   agentMemoryMb: integer(16, 65_536).default(ISOLATE_MEMORY_MB_DEFAULT),
   payloadMaxBytes: integer(1024, 64 * 1024 * 1024).default(PAYLOAD_MAX_BYTES_DEFAULT),
+  payloadInlineMaxBytes: integer(1024, 16 * 1024 * 1024).default(PAYLOAD_INLINE_MAX_BYTES_DEFAULT),
+  payloadStoredMaxBytes: integer(1024, 1024 * 1024 * 1024).default(
+    PAYLOAD_STORED_MAX_BYTES_DEFAULT,
+  ),
+  runPayloadMaxBytes: integer(1024, 1024 * 1024 * 1024 * 1024).default(
+    RUN_PAYLOAD_MAX_BYTES_DEFAULT,
+  ),
   stepPreviewMaxBytes: integer(256, 16 * 1024 * 1024).default(STEP_PREVIEW_MAX_BYTES_DEFAULT),
   /** Days audit log entries are kept (an hourly pass deletes older ones). */
   auditRetentionDays: integer(1, 36_500).default(AUDIT_RETENTION_DAYS_DEFAULT),
@@ -226,6 +236,9 @@ export const ENV_VARS = {
   KEEL_CANCEL_GRACE_MS: 'cancelGraceMs',
   KEEL_AGENT_MEMORY_MB: 'agentMemoryMb',
   KEEL_PAYLOAD_MAX_BYTES: 'payloadMaxBytes',
+  KEEL_PAYLOAD_INLINE_MAX_BYTES: 'payloadInlineMaxBytes',
+  KEEL_PAYLOAD_STORED_MAX_BYTES: 'payloadStoredMaxBytes',
+  KEEL_RUN_PAYLOAD_MAX_BYTES: 'runPayloadMaxBytes',
   KEEL_STEP_PREVIEW_MAX_BYTES: 'stepPreviewMaxBytes',
   KEEL_AUDIT_RETENTION_DAYS: 'auditRetentionDays',
   KEEL_LOG_LEVEL: 'logLevel',
@@ -306,6 +319,12 @@ export const ENV_VAR_DESCRIPTIONS = {
   KEEL_AGENT_MEMORY_MB:
     'Heap limit of each isolate; beyond it the run that was running fails with `agent_oom`.',
   KEEL_PAYLOAD_MAX_BYTES: 'Largest request body; above it the API answers `413 payload_too_large`.',
+  KEEL_PAYLOAD_INLINE_MAX_BYTES:
+    'Largest JSON (bytes) of a run input or output, or an effect’s arguments or result, kept in its row; a larger one is stored once as a content-addressed payload (sha256, chunked) and referenced.',
+  KEEL_PAYLOAD_STORED_MAX_BYTES:
+    'Largest payload stored (bytes of JSON): a larger run input is refused (`413 result_too_large`), a larger effect result or run output fails the run with `result_too_large`.',
+  KEEL_RUN_PAYLOAD_MAX_BYTES:
+    'Most bytes of distinct payloads one run references; beyond it, `run_payloads_too_large` (413 at the API, a failed run in the engine).',
   KEEL_STEP_PREVIEW_MAX_BYTES:
     'Largest JSON (bytes) of a step’s input or output in `GET /v1/runs/:id/steps`; a larger one is a preview there (`inputTruncated`/`outputTruncated`), whole at `GET /v1/runs/:id/steps/:seq`.',
   KEEL_AUDIT_RETENTION_DAYS:

@@ -417,6 +417,31 @@ export const ERROR_CODES = {
     meaning:
       'A tool call’s arguments exceed the tool’s size limit (details.limitBytes); refused before anything is journaled.',
   },
+  result_too_large: {
+    status: 413,
+    meaning:
+      'A run input, run output or effect result exceeds the largest stored payload (KEEL_PAYLOAD_STORED_MAX_BYTES, details.limitBytes): refused at the API, a failed effect or run in the engine.',
+  },
+  run_payloads_too_large: {
+    status: 413,
+    meaning:
+      'The payloads a run references would exceed its total (KEEL_RUN_PAYLOAD_MAX_BYTES, details.limitBytes).',
+  },
+  payload_incomplete: {
+    status: 503,
+    meaning:
+      'A large payload lost a chunk between its upload and its seal (collected meanwhile); the writer stores it again.',
+  },
+  payload_redacted: {
+    status: 409,
+    meaning:
+      'The tenant has a redaction policy: a stored payload is served only through the redacted run and step views, never as raw bytes.',
+  },
+  payload_not_found: {
+    status: 404,
+    meaning:
+      'The run references no stored payload with this sha256 (GET /v1/runs/:id/payloads/:sha256).',
+  },
   sandbox_command_invalid: {
     status: 400,
     meaning:

@@ -2,6 +2,7 @@
 // next position the agent code takes. On replay it checks that the code asks, at each position, for
 // what the journal holds (a divergence is a typed `non_determinism` error). It learns of commits
 // only after the store has made them durable, and never writes to the store itself.
+import { keepJsonText } from '../domain/json-text.ts';
 import { assertEffectMove } from '../domain/effect-status.ts';
 import type { Json } from '../domain/json.ts';
 import { KeelError } from '../domain/keel-error.ts';
@@ -268,5 +269,8 @@ export function divergence(
  */
 export function toJson(value: unknown): Json {
   if (value === undefined) return null;
-  return JSON.parse(JSON.stringify(value)) as Json;
+  const text = JSON.stringify(value);
+  const json = JSON.parse(text) as Json;
+  keepJsonText(json, text); // a large value's text is what the payload store writes (issue 22)
+  return json;
 }

@@ -4,6 +4,7 @@
 // database it is, only what it can do.
 import type { LiveRelay } from '../domain/live-events.ts';
 import type { ArtifactStore } from './artifact-store.ts';
+import type { PayloadLimits } from './payload-offload.ts';
 import type { RateWindows } from './rate-windows.ts';
 import type { ScheduleStore } from './schedule-store.ts';
 import type {
@@ -55,6 +56,8 @@ export interface StoreOptions {
   onCommitBatch?: CommitBatchListener;
   /** Postgres: connections in the run store's pool. */
   poolSize?: number;
+  /** Large payloads: inline threshold and limits (defaults: DEFAULT_PAYLOAD_LIMITS). */
+  payloads?: PayloadLimits;
 }
 
 /**

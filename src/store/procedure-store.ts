@@ -64,6 +64,7 @@ import * as reads from './procedures/reads.ts';
 import type { ServingProcess } from './serving-processes.ts';
 import * as runs from './procedures/runs.ts';
 import * as secrets from './procedures/secrets.ts';
+import * as payloads from './procedures/payloads.ts';
 import * as sharedSpace from './procedures/shared-space.ts';
 import * as tenants from './procedures/tenants.ts';
 import * as versions from './procedures/versions.ts';
@@ -89,6 +90,7 @@ import type {
   StoreHealth,
 } from './store.ts';
 import type { TenantUsage } from './usage.ts';
+import type { PayloadInfo } from '../domain/payload-ref.ts';
 import type { QueuedVersion, VersionMigration, VersionMigrationResult } from './store.ts';
 
 /** How a backend queues a write transaction. */
@@ -255,6 +257,40 @@ export abstract class ProcedureStore implements Store {
     return this.write({ fsync: true, key: `shared:${write.rootRunId}` }, (tx) =>
       sharedSpace.writeSharedFile(tx, write),
     );
+  }
+
+  // Large payloads: one transaction per chunk, so no statement holds a whole payload. A chunk needs
+  // no flush of its own: its seal is flushed after it, and an unsealed chunk is only collectable.
+  putPayloadChunk(sha256: string, seq: number, bytes: Uint8Array): Promise<void> {
+    return this.write({ fsync: false, key: `payload:${sha256}` }, (tx) =>
+      payloads.putPayloadChunk(tx, sha256, seq, bytes),
+    );
+  }
+
+  sealPayload(runId: string, payload: PayloadInfo, runMaxBytes: number): Promise<void> {
+    return this.write({ fsync: true, key: runId }, (tx) =>
+      payloads.sealPayload(tx, runId, payload, runMaxBytes),
+    );
+  }
+
+  getPayload(sha256: string): Promise<PayloadInfo | null> {
+    return this.read(payloads.getPayload(sha256));
+  }
+
+  readPayloadChunk(sha256: string, seq: number): Promise<Uint8Array | null> {
+    return this.read(payloads.readPayloadChunk(sha256, seq));
+  }
+
+  runReferencesPayload(runId: string, sha256: string): Promise<boolean> {
+    return this.read(payloads.runReferencesPayload(runId, sha256));
+  }
+
+  releaseRunPayloads(runId: string): Promise<number> {
+    return this.write(DURABLE, () => payloads.releaseRunPayloads(runId));
+  }
+
+  collectUnreferencedPayloads(before: number): Promise<string[]> {
+    return this.write(DURABLE, () => payloads.collectUnreferencedPayloads(before));
   }
 
   readSharedFile(rootRunId: string, path: string): Promise<SharedFile | null> {

@@ -135,4 +135,17 @@ export const SHARED_STATEMENT_NAMES = [
   'insert-shared-file',
   'get-shared-file',
   'list-shared-files',
+  // Large payloads (0039)
+  'put-payload-chunk',
+  'count-payload-chunks',
+  'insert-payload-ref',
+  'upsert-payload',
+  'run-payload-bytes',
+  'get-payload',
+  'get-payload-chunk',
+  'has-run-payload',
+  'release-run-payloads',
+  'delete-gone-run-payload-refs',
+  'delete-unreferenced-payloads',
+  'delete-orphan-payload-chunks',
 ] as const;

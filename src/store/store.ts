@@ -1,6 +1,7 @@
 // The one store interface every backend implements (embedded SQLite, distributed Postgres). The
 // engine and the API depend on this interface only; a backend difference is a capability flag,
 // never a branch on its name.
+import type { PayloadInfo } from '../domain/payload-ref.ts';
 import type {
   ApprovalNotificationFilter,
   ApprovalNotificationRecord,
@@ -459,6 +460,27 @@ export interface Store {
    * covers every position below it. A resume starts from it; archival may drop history below it.
    */
   latestSnapshot(runId: string): Promise<RunSnapshot | null>;
+
+  // Large payloads (issue 22; src/store/payload-offload.ts writes and resolves them)
+  /** Stores one chunk of a payload (touching it if stored already). */
+  putPayloadChunk(sha256: string, seq: number, bytes: Uint8Array): Promise<void>;
+  /**
+   * Seals a payload whose chunks are all stored and records that `runId` references it:
+   * `run_payloads_too_large` past `runMaxBytes` of the run's payloads, `payload_incomplete` when a
+   * chunk is missing.
+   */
+  sealPayload(runId: string, payload: PayloadInfo, runMaxBytes: number): Promise<void>;
+  /** A sealed payload, or null. */
+  getPayload(sha256: string): Promise<PayloadInfo | null>;
+  readPayloadChunk(sha256: string, seq: number): Promise<Uint8Array | null>;
+  runReferencesPayload(runId: string, sha256: string): Promise<boolean>;
+  /** Drops a run's references (its journal was archived or deleted); returns how many. */
+  releaseRunPayloads(runId: string): Promise<number>;
+  /**
+   * Deletes payloads no run references (and references of runs that no longer exist), untouched
+   * since `before`; returns their hashes.
+   */
+  collectUnreferencedPayloads(before: number): Promise<string[]>;
   listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEventRecord[]>;
   /**
    * The run's attempts, oldest first: each claim that took its lease, with its worker, times and

@@ -25,8 +25,11 @@ export const PG_STATEMENT_NAMES = [
 ] as const;
 export type PgStatementName = (typeof PG_STATEMENT_NAMES)[number];
 
-/** Parameter values: scalars, or arrays for Postgres array parameters (`:keys::text[]`). */
-export type Params = Record<string, string | number | null | ReadonlyArray<string | number | null>>;
+/** Parameter values: scalars, bytes (`:bytes::bytea`), or arrays for Postgres array parameters (`:keys::text[]`). */
+export type Params = Record<
+  string,
+  string | number | null | Uint8Array | ReadonlyArray<string | number | null>
+>;
 
 /** Anything that runs a query: a pool or a checked-out client. */
 export interface Queryable {

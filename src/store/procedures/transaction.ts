@@ -8,7 +8,7 @@
 import type { ChangeSignal } from '../store.ts';
 
 export type Row = Record<string, unknown>;
-export type Params = Record<string, string | number | null>;
+export type Params = Record<string, string | number | null | Uint8Array>;
 
 /**
  * One named statement to run: `one` returns the first row (or undefined), `all` every row, `run`

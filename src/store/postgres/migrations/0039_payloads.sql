@@ -1,0 +1,30 @@
+-- 0039: large payloads (issue 22). A run input, run output, effect argument or result whose JSON is larger than
+-- the inline threshold is stored once, content-addressed (the sha256 of its UTF-8 JSON), in bounded chunks, and
+-- the journal or run row holds a reference to it. payload_refs says which runs reference which payload: a payload
+-- no run references any more is collectable (collectUnreferencedPayloads). Chunks are written before their
+-- payload row; a payload row exists only once all its chunks do.
+CREATE TABLE payloads (
+  sha256     TEXT PRIMARY KEY,
+  size       BIGINT NOT NULL,
+  media_type TEXT NOT NULL,
+  chunks     BIGINT NOT NULL,
+  created_at BIGINT NOT NULL
+);
+
+CREATE TABLE payload_chunks (
+  sha256     TEXT NOT NULL,
+  seq        BIGINT NOT NULL,
+  bytes      BYTEA NOT NULL,
+  created_at BIGINT NOT NULL,
+  PRIMARY KEY (sha256, seq)
+);
+
+CREATE TABLE payload_refs (
+  run_id     TEXT NOT NULL,
+  sha256     TEXT NOT NULL,
+  size       BIGINT NOT NULL,
+  created_at BIGINT NOT NULL,
+  PRIMARY KEY (run_id, sha256)
+);
+
+CREATE INDEX payload_refs_by_sha256 ON payload_refs (sha256);
