@@ -28,6 +28,7 @@ import { sharedSpaceStoreConformance } from './store/shared-space-conformance.ts
 import { progressStoreConformance } from './store/progress-conformance.ts';
 import { runTreeStoreConformance } from './store/run-tree-conformance.ts';
 import { delegatedChildrenStoreConformance } from './store/delegated-children-conformance.ts';
+import { archiveStoreConformance } from './store/archive-conformance.ts';
 import { TEST_DATABASE_URL, postgresAvailable } from './support/postgres.ts';
 
 const sqlite: StoreFactory = {
@@ -85,6 +86,7 @@ sharedSpaceStoreConformance(sqlite);
 progressStoreConformance(sqlite);
 runTreeStoreConformance(sqlite);
 delegatedChildrenStoreConformance(sqlite);
+archiveStoreConformance(sqlite);
 if (await postgresAvailable()) {
   storeConformance(postgres);
   scheduleStoreConformance(postgres);
@@ -106,4 +108,5 @@ if (await postgresAvailable()) {
   progressStoreConformance(postgres);
   runTreeStoreConformance(postgres);
   delegatedChildrenStoreConformance(postgres);
+  archiveStoreConformance(postgres);
 }
