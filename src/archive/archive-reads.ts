@@ -29,9 +29,10 @@ export function withArchiveReads(store: Store, reader: ArchiveReader): Store {
     },
   };
   return new Proxy(store, {
-    get(target, property, receiver) {
+    get(target, property) {
       if (Object.hasOwn(overrides, property)) return overrides[property as keyof Store];
-      const value = Reflect.get(target, property, receiver);
+      // The store itself as receiver: its getters (store areas) read its private fields.
+      const value = Reflect.get(target, property, target);
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
