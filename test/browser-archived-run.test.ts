@@ -67,7 +67,7 @@ describe('an archived run over the API and in the dashboard (browser)', { skip, 
       });
     const first = (await api('POST', '/v1/runs', { agent: 'slow', input: { ms: 1 } })).body.id;
     await ended(first);
-    const stepsBefore = (await api('GET', `/v1/runs/${first}/steps`)).body;
+    const stepsBefore = (await api('GET', `/v1/runs/${first}/steps`)).body.steps;
     const eventsBefore = (await api('GET', `/v1/runs/${first}/events?format=json`)).body;
     assert.equal(stepsBefore.length, 2);
     assert.ok(eventsBefore.length > 0);
@@ -81,7 +81,7 @@ describe('an archived run over the API and in the dashboard (browser)', { skip, 
     });
     assert.equal(archived.archiveComplete, true);
     assert.equal(archived.result, 3);
-    assert.deepEqual((await api('GET', `/v1/runs/${first}/steps`)).body, stepsBefore);
+    assert.deepEqual((await api('GET', `/v1/runs/${first}/steps`)).body.steps, stepsBefore);
     assert.deepEqual((await api('GET', `/v1/runs/${first}/events?format=json`)).body, eventsBefore);
     const replay = await fetch(`${keel.url}/v1/runs/${first}/events`, {
       headers: { authorization: `Bearer ${API_KEY}` },
