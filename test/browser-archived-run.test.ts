@@ -25,7 +25,10 @@ const AGENTS = fileURLToPath(new URL('./fixtures/dev-agents.ts', import.meta.url
 const API_KEY = 'keel_browser_archive_key';
 const skip = browserUnavailable();
 
-describe('an archived run over the API and in the dashboard (browser)', { skip, timeout: 180_000 }, () => {
+describe('an archived run over the API and in the dashboard (browser)', {
+  skip,
+  timeout: 180_000,
+}, () => {
   let dir: string;
   let keel: KeelProcess;
   let browser: Browser;

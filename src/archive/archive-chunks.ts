@@ -32,7 +32,10 @@ export const chunkRef = (runId: string, stream: ArchiveStream, firstSeq: number)
   `archive/${runId}/${stream}/${firstSeq}`;
 
 /** The position ranges covering 0..last in chunks of `size` positions (none when last is -1). */
-export function chunkRanges(last: number, size: number): Array<{ firstSeq: number; lastSeq: number }> {
+export function chunkRanges(
+  last: number,
+  size: number,
+): Array<{ firstSeq: number; lastSeq: number }> {
   const ranges = [];
   for (let first = 0; first <= last; first += size) {
     ranges.push({ firstSeq: first, lastSeq: Math.min(first + size - 1, last) });
@@ -46,7 +49,8 @@ export function encode(value: ArchiveSnapshot | ArchiveChunk): Buffer {
 
 export function decodeSnapshot(bytes: Buffer): ArchiveSnapshot {
   const value = JSON.parse(gunzipSync(bytes).toString('utf8')) as ArchiveSnapshot;
-  if (value.version !== FORMAT_VERSION) throw new Error(`archive snapshot version ${value.version}`);
+  if (value.version !== FORMAT_VERSION)
+    throw new Error(`archive snapshot version ${value.version}`);
   return value;
 }
 

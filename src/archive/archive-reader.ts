@@ -5,7 +5,13 @@
 import type { JournalEntry, RunEventRecord, RunRecord } from '../domain/records.ts';
 import type { ArchiveStore, ArchiveStream, RunArchiveRecord } from '../store/archive-store.ts';
 import type { ArtifactStore } from '../store/artifact-store.ts';
-import { chunkRanges, chunkRef, decodeChunk, decodeSnapshot, snapshotRef } from './archive-chunks.ts';
+import {
+  chunkRanges,
+  chunkRef,
+  decodeChunk,
+  decodeSnapshot,
+  snapshotRef,
+} from './archive-chunks.ts';
 
 /** How a run stands in the archive, for its views. */
 export interface ArchiveMark {
@@ -41,7 +47,10 @@ export class ArchiveReader {
    * The records of a stream read from the recorded chunks (only chunks at or below the watermark are
    * trusted to stand in for removed rows; live rows cover the rest).
    */
-  async archived(runId: string, stream: ArchiveStream): Promise<Array<JournalEntry | RunEventRecord>> {
+  async archived(
+    runId: string,
+    stream: ArchiveStream,
+  ): Promise<Array<JournalEntry | RunEventRecord>> {
     const chunks = (await this.#archives.listChunks(runId)).filter((c) => c.stream === stream);
     const records = [];
     for (const chunk of chunks) {

@@ -44,7 +44,10 @@ export interface ArchiverOptions {
   defaults: RetentionPolicy;
   chunkPositions?: number;
   intervalMs: number;
-  metrics?: Pick<KeelMetrics, 'storageBytes' | 'archiveRows' | 'archiveChunkFailures' | 'archiveLag'>;
+  metrics?: Pick<
+    KeelMetrics,
+    'storageBytes' | 'archiveRows' | 'archiveChunkFailures' | 'archiveLag'
+  >;
   log?: (level: 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -133,7 +136,12 @@ export class Archiver {
    */
   async archiveRun(runId: string, tenantId: string, report: PassReport): Promise<void> {
     const { archives } = this.#o;
-    const claim = await archives.claimArchival(runId, tenantId, this.#o.owner, ARCHIVE_CLAIM_LEASE_MS);
+    const claim = await archives.claimArchival(
+      runId,
+      tenantId,
+      this.#o.owner,
+      ARCHIVE_CLAIM_LEASE_MS,
+    );
     if (claim === null) return;
     const extent = await this.#extent(claim);
     if (extent === null) return;
@@ -143,7 +151,8 @@ export class Archiver {
       const last = stream === 'journal' ? extent.journalLast : extent.eventsLast;
       for (const range of chunkRanges(last, extent.chunkPositions)) {
         const done = recorded.some(
-          (c) => c.stream === stream && c.firstSeq === range.firstSeq && c.lastSeq === range.lastSeq,
+          (c) =>
+            c.stream === stream && c.firstSeq === range.firstSeq && c.lastSeq === range.lastSeq,
         );
         if (done) continue;
         const stored = await this.#storeChunk(claim, stream, range, data[stream]);
@@ -154,7 +163,10 @@ export class Archiver {
     crashPoint('archive.before-prune');
     const outcome = await archives.pruneArchived(runId, claim.claimToken);
     report.rowsPruned += outcome.journalPruned + outcome.eventsPruned;
-    this.#o.metrics?.archiveRows.inc({ stream: 'journal', action: 'pruned' }, outcome.journalPruned);
+    this.#o.metrics?.archiveRows.inc(
+      { stream: 'journal', action: 'pruned' },
+      outcome.journalPruned,
+    );
     this.#o.metrics?.archiveRows.inc({ stream: 'events', action: 'pruned' }, outcome.eventsPruned);
     if (outcome.complete) report.runsArchived++;
     else report.runsIncomplete++;
@@ -194,10 +206,11 @@ export class Archiver {
     return snapshot;
   }
 
-  async #liveRows(
-    runId: string,
-  ): Promise<{ journal: JournalEntry[]; events: RunEventRecord[] }> {
-    return { journal: await this.#o.store.loadJournal(runId), events: await this.#allEvents(runId) };
+  async #liveRows(runId: string): Promise<{ journal: JournalEntry[]; events: RunEventRecord[] }> {
+    return {
+      journal: await this.#o.store.loadJournal(runId),
+      events: await this.#allEvents(runId),
+    };
   }
 
   async #allEvents(runId: string): Promise<RunEventRecord[]> {

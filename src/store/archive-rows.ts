@@ -42,5 +42,8 @@ export function toChunk(row: Row): ArchiveChunkRecord {
 }
 
 export function toPolicy(row: Row): RetentionPolicy {
-  return { keepDays: numberOrNull(row.keep_days ?? null), keepRuns: numberOrNull(row.keep_runs ?? null) };
+  return {
+    keepDays: numberOrNull(row.keep_days ?? null),
+    keepRuns: numberOrNull(row.keep_runs ?? null),
+  };
 }

@@ -18,9 +18,19 @@ import type { Store } from '../../src/store/store.ts';
 import { newRun, rejectsWith, SERVED, withStore, type StoreFactory } from './conformance.ts';
 
 /** Creates an ended run with `entries` journal entries (positions 0..entries-1) and `events` events. */
-async function endedRun(store: Store, tenantId: string, entries: number, events = 2): Promise<string> {
+async function endedRun(
+  store: Store,
+  tenantId: string,
+  entries: number,
+  events = 2,
+): Promise<string> {
   const id = (await store.createRun(newRun(tenantId))).run.id;
-  const [claimed] = await store.claimRuns({ owner: 'w', limit: 1, leaseMs: 60_000, served: SERVED });
+  const [claimed] = await store.claimRuns({
+    owner: 'w',
+    limit: 1,
+    leaseMs: 60_000,
+    served: SERVED,
+  });
   assert.equal(claimed?.id, id);
   await store.commit({
     runId: id,
@@ -43,7 +53,8 @@ async function endedRun(store: Store, tenantId: string, entries: number, events 
 function failingPuts(inner: ArtifactStore, failOn: Set<number>): ArtifactStore {
   let puts = 0;
   return {
-    put: (bytes) => (failOn.has(++puts) ? Promise.reject(new Error('injected failure')) : inner.put(bytes)),
+    put: (bytes) =>
+      failOn.has(++puts) ? Promise.reject(new Error('injected failure')) : inner.put(bytes),
     get: (sha) => inner.get(sha),
     has: (sha) => inner.has(sha),
     setRef: (name, sha) => inner.setRef(name, sha),

@@ -55,7 +55,11 @@ export function registerAdminRetentionRoutes(
         summary: 'A tenant’s retention override (null: the platform default applies)',
         tags: ['admin'],
         params: TenantParams,
-        response: { 200: z.object({ retention: Retention.nullable() }), 401: ErrorBody, 404: ErrorBody },
+        response: {
+          200: z.object({ retention: Retention.nullable() }),
+          401: ErrorBody,
+          404: ErrorBody,
+        },
       },
     },
     async (request) => {

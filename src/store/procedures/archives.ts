@@ -85,7 +85,8 @@ export function* pruneArchived(tx: Tx, runId: string, token: number): Procedure<
     through: archive.eventsWatermark,
   })) as number;
   const complete =
-    archive.journalWatermark >= archive.journalLast && archive.eventsWatermark >= archive.eventsLast;
+    archive.journalWatermark >= archive.journalLast &&
+    archive.eventsWatermark >= archive.eventsLast;
   yield run('archive-finish', finish(runId, token, journalPruned, eventsPruned, complete, tx.now));
   return { journalPruned, eventsPruned, complete };
 }
