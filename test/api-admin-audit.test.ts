@@ -84,6 +84,19 @@ test('platform audit: every state-changing admin route leaves an entry naming th
       resource: 'policy:tools',
       tenant: true,
     },
+    'put /v1/admin/tenants/{id}/retention': {
+      path: `${T}/retention`,
+      body: { keepDays: 30, keepRuns: null },
+      action: 'retention.put',
+      resource: `tenant:${tenantId}`,
+      tenant: true,
+    },
+    'delete /v1/admin/tenants/{id}/retention': {
+      path: `${T}/retention`,
+      action: 'retention.delete',
+      resource: `tenant:${tenantId}`,
+      tenant: true,
+    },
     'put /v1/admin/tenants/{id}/mcp-servers/{name}': {
       path: `${T}/mcp-servers/docs`,
       body: { transport: { type: 'http', url: 'http://127.0.0.1:9/mcp' } },

@@ -31,6 +31,8 @@ import { delegatedChildrenStoreConformance } from './store/delegated-children-co
 import { snapshotStoreConformance } from './store/snapshot-conformance.ts';
 
 import { payloadsStoreConformance } from './store/payloads-conformance.ts';
+
+import { archiveStoreConformance } from './store/archive-conformance.ts';
 import { TEST_DATABASE_URL, postgresAvailable } from './support/postgres.ts';
 
 const sqlite: StoreFactory = {
@@ -91,6 +93,8 @@ delegatedChildrenStoreConformance(sqlite);
 snapshotStoreConformance(sqlite);
 
 payloadsStoreConformance(sqlite);
+
+archiveStoreConformance(sqlite);
 if (await postgresAvailable()) {
   storeConformance(postgres);
   scheduleStoreConformance(postgres);
@@ -115,4 +119,6 @@ if (await postgresAvailable()) {
   snapshotStoreConformance(postgres);
 
   payloadsStoreConformance(postgres);
+
+  archiveStoreConformance(postgres);
 }

@@ -159,6 +159,16 @@ export const AUDITED_ROUTES: Readonly<Record<string, (seen: Seen) => Described>>
     resource: `key:${s.params.keyId}`,
     tenantId: s.params.id,
   }),
+  'PUT /v1/admin/tenants/:id/retention': (s) => ({
+    action: 'retention.put',
+    resource: `tenant:${s.params.id}`,
+    tenantId: s.params.id,
+  }),
+  'DELETE /v1/admin/tenants/:id/retention': (s) => ({
+    action: 'retention.delete',
+    resource: `tenant:${s.params.id}`,
+    tenantId: s.params.id,
+  }),
   'PUT /v1/admin/tenants/:id/mcp-servers/:name': (s) => ({
     action: 'mcp_server.put',
     resource: `mcp-server:${s.params.name}`,

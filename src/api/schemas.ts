@@ -326,6 +326,18 @@ export const Run = z
       .describe(
         'GET /v1/runs/:id only: the tool calls the run waits on a human decision for (POST /v1/runs/:id/approvals/:executionId)',
       ),
+    archived: z
+      .literal(true)
+      .optional()
+      .describe(
+        'Present when retention archived the run: its journal and events are read back from the archive (KEEL_RETENTION_DAYS, KEEL_RETENTION_RUNS)',
+      ),
+    archiveComplete: z
+      .boolean()
+      .optional()
+      .describe(
+        'With `archived`: false when a chunk of the archive is missing (a gap the archiver re-sends); the positions past the gap are still read live',
+      ),
   })
   .meta({ id: 'Run' });
 

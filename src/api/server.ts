@@ -38,6 +38,7 @@ import type { LiveDeltas } from '../models/live-deltas.ts';
 import { registerAdminRoutes } from './routes/admin.ts';
 import { registerAdminPoolRoutes } from './routes/admin-pools.ts';
 import { registerAdminMcpRoutes } from './routes/admin-mcp.ts';
+import { registerAdminRetentionRoutes } from './routes/admin-retention.ts';
 import { registerMcpRoute } from './routes/mcp.ts';
 import type { PoolSnapshot } from '../scheduling/pool.ts';
 import { registerEventRoutes } from './routes/events.ts';
@@ -298,6 +299,8 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   registerAdminPoolRoutes(app, { adminKey: options.adminKey, pools: options.pools });
   registerAdminPrincipalRoutes(app, { store: options.store, adminKey: options.adminKey });
   registerAdminMcpRoutes(app, { store: options.store, adminKey: options.adminKey });
+  if ((options.store as { archives?: unknown }).archives !== undefined)
+    registerAdminRetentionRoutes(app, { store: options.store, adminKey: options.adminKey });
   if (options.schedules !== undefined)
     registerScheduleRoutes(app, {
       schedules: options.schedules,

@@ -45,6 +45,9 @@ export function runView(run: RunRecord) {
     deadlineAt: iso(run.deadlineAt),
     expectedFinishAt: iso(run.expectedFinishAt),
     rerunOf: run.rerunOf,
+    ...(run.archive === undefined
+      ? {}
+      : { archived: true as const, archiveComplete: run.archive.complete }),
     resetFrom: run.resetFrom,
   };
 }

@@ -58,6 +58,7 @@ import { credentialProblems } from '../models/credentials.ts';
 import { ApprovalNotifier } from '../engine/approval-notifier.ts';
 import { redactValue } from '../api/redaction.ts';
 import { SYSTEM_CLOCK } from '../domain/clock.ts';
+import { startArchivePlane } from '../archive/archive-plane.ts';
 import {
   assertCanListen,
   credentialsStartupError,
@@ -493,10 +494,18 @@ export async function startRuntimeWith(
     log: (level, message, fields) => log[level](fields ?? {}, message),
   });
   await approvalNotifier.start();
+  // Retention: every process archives (claims keep a run to one archiver); the API reads archived
+  // runs back through the plane's store view.
+  const archive = startArchivePlane(backend, store, config, {
+    owner: orchestrator.owner,
+    clock: SYSTEM_CLOCK,
+    metrics: telemetry.metrics,
+    log: (level, message, fields) => log[level](fields ?? {}, message),
+  });
   let app: FastifyInstance | undefined;
   if (serveApi) {
     app = await buildApi({
-      store,
+      store: archive.apiStore,
       registry,
       live: gateway.live,
       adminKey: config.adminKey,
@@ -538,6 +547,7 @@ export async function startRuntimeWith(
       await metricsListener?.close();
       await schedules.scheduler.stop();
       await approvalNotifier.stop();
+      await archive.stop();
       await orchestrator.stop();
       await announcer.stop();
       poolsWatch?.close();

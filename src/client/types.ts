@@ -88,6 +88,10 @@ export interface Run {
   expectedFinishAt: string | null;
   rerunOf: string | null;
   resetFrom: { runId: string; position: number } | null;
+  /** Present when retention archived the run: its journal and events are read from the archive. */
+  archived?: true;
+  /** With `archived`: false while a chunk of its archive is missing. */
+  archiveComplete?: boolean;
 }
 
 export interface CreateRunRequest {

@@ -21,6 +21,8 @@ import {
   PAYLOAD_STORED_MAX_BYTES_DEFAULT,
   RUN_PAYLOAD_MAX_BYTES_DEFAULT,
   STEP_PREVIEW_MAX_BYTES_DEFAULT,
+  ARCHIVE_CHUNK_POSITIONS_DEFAULT,
+  ARCHIVE_INTERVAL_MS_DEFAULT,
   AUDIT_RETENTION_DAYS_DEFAULT,
   DELEGATION_AUDIENCE_DEFAULT,
   DELEGATION_TTL_MS_DEFAULT,
@@ -119,6 +121,13 @@ export const ConfigSchema = z.object({
     .string()
     .regex(/^[a-z.-]+(:\d+)?$/, 'must be point[:n]')
     .optional(),
+  // Retention and archival (src/archive)
+  /** Days an ended run's journal and events stay live before they are archived; 0: no day limit. */
+  retentionDays: integer(0, 36_500).default(0),
+  /** Ended runs per tenant whose journal and events stay live (the newest); 0: no count limit. */
+  retentionRuns: integer(0, 100_000_000).default(0),
+  archiveIntervalMs: integer(50, 86_400_000).default(ARCHIVE_INTERVAL_MS_DEFAULT),
+  archiveChunkPositions: integer(1, 100_000).default(ARCHIVE_CHUNK_POSITIONS_DEFAULT),
   // Schedules (src/schedules)
   schedulerTickMs: integer(50, 60_000).default(SCHEDULER_TICK_MS_DEFAULT),
   schedulerLeaseMs: integer(1_000, 3_600_000).default(SCHEDULER_LEASE_MS_DEFAULT),
@@ -245,6 +254,10 @@ export const ENV_VARS = {
   KEEL_DATABASE_URL: 'databaseUrl',
   KEEL_URL: 'url',
   KEEL_TEST_CRASH_AT: 'testCrashAt',
+  KEEL_RETENTION_DAYS: 'retentionDays',
+  KEEL_RETENTION_RUNS: 'retentionRuns',
+  KEEL_ARCHIVE_INTERVAL_MS: 'archiveIntervalMs',
+  KEEL_ARCHIVE_CHUNK_POSITIONS: 'archiveChunkPositions',
   KEEL_SCHEDULER_TICK_MS: 'schedulerTickMs',
   KEEL_SCHEDULER_LEASE_MS: 'schedulerLeaseMs',
   KEEL_MODELS_FILE: 'modelsFile',
@@ -336,6 +349,14 @@ export const ENV_VAR_DESCRIPTIONS = {
     'Where the client commands (`keel runs`, `keel schedules`, `keel tenants`, `keel plan --live`) send requests. Flag: `--url`.',
   KEEL_TEST_CRASH_AT:
     'Tests only: `point[:n]` makes the process SIGKILL itself the n-th time it reaches a crash point (src/domain/crash-points.ts).',
+  KEEL_RETENTION_DAYS:
+    'Platform default: days an ended run’s journal and events stay in the live tables before the archiver stores them (gzip chunks in the artifact store) and removes them; 0: no day limit. A tenant’s override: `PUT /v1/admin/tenants/:id/retention`.',
+  KEEL_RETENTION_RUNS:
+    'Platform default: how many of a tenant’s newest ended runs keep their journal and events live; older ones are archived; 0: no count limit.',
+  KEEL_ARCHIVE_INTERVAL_MS:
+    'How often each process’s archiver looks for runs due for archival (claims keep a run to one archiver).',
+  KEEL_ARCHIVE_CHUNK_POSITIONS:
+    'Journal or event positions per archive chunk (each chunk is one gzip artifact).',
   KEEL_SCHEDULER_TICK_MS:
     'How often each process looks for due schedule fires (a fire starts up to one tick late).',
   KEEL_SCHEDULER_LEASE_MS:

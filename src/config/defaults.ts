@@ -70,6 +70,10 @@ export const RUN_PAYLOAD_MAX_BYTES_DEFAULT = 1024 * 1024 * 1024;
  * preview (KEEL_STEP_PREVIEW_MAX_BYTES).
  */
 export const STEP_PREVIEW_MAX_BYTES_DEFAULT = 8 * 1024;
+/** How often the archiver looks for runs due for archival (KEEL_ARCHIVE_INTERVAL_MS): a minute. */
+export const ARCHIVE_INTERVAL_MS_DEFAULT = 60 * 1000;
+/** Journal or event positions per archive chunk (KEEL_ARCHIVE_CHUNK_POSITIONS). */
+export const ARCHIVE_CHUNK_POSITIONS_DEFAULT = 256;
 /** Days an audit log entry is kept before the hourly retention pass deletes it. */
 export const AUDIT_RETENTION_DAYS_DEFAULT = 365;
 /** How long a tool call's delegated token is valid (KEEL_DELEGATION_TTL_MS): 15 minutes. */

@@ -20,6 +20,10 @@ export const CRASH_POINTS = {
    * on it, and the losers' workers have not heard of it.
    */
   'decision.committed': 'after a fan-in decision commit, before the run acts on it',
+  /** An archive chunk is stored and referenced in the artifact store, not recorded yet. */
+  'archive.chunk-stored': 'after an archive chunk is stored, before it is recorded',
+  /** A run's chunks are recorded (watermarks moved); its live rows are not removed yet. */
+  'archive.before-prune': 'after the archive watermarks moved, before live rows are removed',
 } as const;
 export type CrashPoint = keyof typeof CRASH_POINTS;
 

@@ -121,6 +121,11 @@ export interface RunRecord {
   createdAt: number;
   updatedAt: number;
   endedAt: number | null;
+  /**
+   * Set by the API's archive reads (@internal) when retention archived the run: `complete` false
+   * while a chunk of its archive is missing.
+   */
+  archive?: { complete: boolean } | undefined;
   /** The run this one reruns (a new run of the same agent and input, nothing copied). */
   rerunOf: string | null;
   /** The run whose journal prefix, through `position`, this one copied and went on from. */

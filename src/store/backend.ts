@@ -3,6 +3,7 @@
 // model rate windows, with the named capability flags callers branch on. Callers never ask which
 // database it is, only what it can do.
 import type { LiveRelay } from '../domain/live-events.ts';
+import type { ArchiveStore } from './archive-store.ts';
 import type { ArtifactStore } from './artifact-store.ts';
 import type { PayloadLimits } from './payload-offload.ts';
 import type { RateWindows } from './rate-windows.ts';
@@ -28,6 +29,8 @@ export interface StoreBackend {
   readonly capabilities: BackendCapabilities;
   readonly runs: Store;
   readonly schedules: ScheduleStore;
+  /** Retention and archival records, in the same database and transactions. */
+  readonly archives: ArchiveStore;
   /** Set exactly when `capabilities.sharedRateWindows`. */
   readonly rateWindows: RateWindows | undefined;
   /** Opens an artifact store on this database (its own connection; the caller closes it). */

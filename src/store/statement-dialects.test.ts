@@ -7,7 +7,12 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { toPositional } from './sql-params.ts';
 
-const DIRECTORIES = ['statements', 'schedule-statements', 'artifact-statements'] as const;
+const DIRECTORIES = [
+  'statements',
+  'schedule-statements',
+  'artifact-statements',
+  'archive-statements',
+] as const;
 
 /** Statements one dialect has and the other has not, by directory, with why. */
 const DIALECT_ONLY: Record<'sqlite' | 'postgres', Record<string, string>> = {

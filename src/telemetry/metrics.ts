@@ -340,6 +340,29 @@ export function createMetrics() {
       buckets: DURATION_BUCKETS_SECONDS,
       registers: r,
     }),
+    // Retention and archival (src/archive/)
+    storageBytes: new Gauge({
+      name: 'keel_storage_bytes',
+      help: 'Bytes stored per tenant and kind: journal and events (live rows, their JSON text), archive (compressed chunks); measured by each archiver pass.',
+      labelNames: ['tenant', 'kind'],
+      registers: r,
+    }),
+    archiveRows: new Counter({
+      name: 'keel_archive_rows_total',
+      help: 'Journal entries and events archived (stored in a verified chunk) or pruned (removed from the live tables) here, by stream and action.',
+      labelNames: ['stream', 'action'],
+      registers: r,
+    }),
+    archiveChunkFailures: new Counter({
+      name: 'keel_archive_chunk_failures_total',
+      help: 'Archive chunks whose write or verification failed here (left as a gap and re-sent by a later pass).',
+      registers: r,
+    }),
+    archiveLag: new Gauge({
+      name: 'keel_archive_lag_seconds',
+      help: 'Age (from its end) of the oldest run due for archival and not archived yet, at the last archiver pass; 0 when none is due.',
+      registers: r,
+    }),
     commits: new Counter({
       name: 'keel_commits_total',
       help: 'Run commits by result: ok, stale (fenced off) or error.',

@@ -163,6 +163,11 @@ async function start(
     KEEL_TEST_LEDGER: join(dir, 'ledger.txt'),
     KEEL_LOG_LEVEL: 'error',
     KEEL_AGENT_ISOLATES: '1',
+    // Archival runs alongside: every ended run but the newest is archived (in chunks of two
+    // positions) while the others run, and the checks read archived runs back.
+    KEEL_RETENTION_RUNS: '1',
+    KEEL_ARCHIVE_INTERVAL_MS: '100',
+    KEEL_ARCHIVE_CHUNK_POSITIONS: '2',
     ...env,
   };
   if (options.store.kind === 'sqlite') {

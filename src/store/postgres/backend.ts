@@ -35,6 +35,7 @@ export function postgresBackend(options: StoreOptions & { databaseUrl: string })
         capabilities: POSTGRES_CAPABILITIES,
         runs,
         schedules: runs.schedules,
+        archives: runs.archives,
         rateWindows: new PostgresRateWindows(runs),
         openArtifacts,
         openLiveRelay: () => new PostgresLiveRelay(options.databaseUrl),

@@ -18,6 +18,8 @@ import {
   type Step,
   type Tx,
 } from '../procedures/transaction.ts';
+import { ArchiveArea } from '../archive-area.ts';
+import type { ArchiveStore } from '../archive-store.ts';
 import { ScheduleArea } from '../schedule-area.ts';
 import type { ScheduleStore } from '../schedule-store.ts';
 import type {
@@ -51,6 +53,10 @@ const EFFECT_COMMIT = { fsync: true, standalone: true } as const;
 const SCHEDULE_STATEMENTS = loadPgStatementDirectory(
   new URL('./schedule-statements/', import.meta.url),
   'schedule-',
+);
+const ARCHIVE_STATEMENTS = loadPgStatementDirectory(
+  new URL('./archive-statements/', import.meta.url),
+  'archive-area-',
 );
 
 export interface PostgresStoreOptions {
@@ -92,6 +98,7 @@ export class PostgresStore extends ProcedureStore {
   readonly #listener: ChangeListener;
   readonly #s: PgStatements = loadPgStatements();
   #schedules: ScheduleStore | undefined;
+  #archives: ArchiveStore | undefined;
 
   readonly #schema: string | undefined;
   /**
@@ -245,6 +252,23 @@ export class PostgresStore extends ProcedureStore {
         ),
     });
     return this.#schedules;
+  }
+
+  /** The archive store area (retention and archival): its own statements, this store's transactions. */
+  get archives(): ArchiveStore {
+    this.#archives ??= new ArchiveArea({
+      transact: (key, procedure) =>
+        this.#writes.submit({ ...DURABLE, key }, (scope) =>
+          this.#drive(scope, procedure, ARCHIVE_STATEMENTS),
+        ),
+      read: (step) =>
+        execute(
+          this.#pool,
+          ARCHIVE_STATEMENTS.get(step.statement) ?? this.#statement(step.statement),
+          step,
+        ),
+    });
+    return this.#archives;
   }
 
   // Internals (inside a write transaction)

@@ -41,6 +41,7 @@ export function sqliteBackend(options: StoreOptions): BackendFactory {
         capabilities: SQLITE_CAPABILITIES,
         runs,
         schedules: runs.schedules,
+        archives: runs.archives,
         rateWindows: undefined,
         openArtifacts,
       };

@@ -16,6 +16,8 @@ import {
   type Step,
   type Tx,
 } from '../procedures/transaction.ts';
+import { ArchiveArea } from '../archive-area.ts';
+import type { ArchiveStore } from '../archive-store.ts';
 import { ScheduleArea } from '../schedule-area.ts';
 import type { ScheduleStore } from '../schedule-store.ts';
 import type {
@@ -47,6 +49,7 @@ const WRITE_FSYNC = { fsync: true } as const;
 
 const BUSY_TIMEOUT_MS = 5_000;
 const SCHEDULE_STATEMENTS_DIR = new URL('./schedule-statements/', import.meta.url);
+const ARCHIVE_STATEMENTS_DIR = new URL('./archive-statements/', import.meta.url);
 
 /** SQLite runs in-process: a statement per row costs less than building and parsing JSON. */
 const SQLITE_DIALECT: Dialect = { bulkStatements: false };
@@ -75,6 +78,8 @@ export class SqliteStore extends ProcedureStore {
   #sql: Statements | undefined;
   #scheduleStatements: Map<string, NamedStatement> | undefined;
   #schedules: ScheduleStore | undefined;
+  #archiveStatements: Map<string, NamedStatement> | undefined;
+  #archives: ArchiveStore | undefined;
 
   constructor(options: SqliteStoreOptions) {
     super();
@@ -188,6 +193,24 @@ export class SqliteStore extends ProcedureStore {
   readonly #scheduleStatement = (name: string): NamedStatement | undefined => {
     this.#scheduleStatements ??= prepareDirectory(this.#db, SCHEDULE_STATEMENTS_DIR);
     return this.#scheduleStatements.get(name);
+  };
+
+  /** The archive store area (retention and archival): its own statements, this store's transactions. */
+  get archives(): ArchiveStore {
+    this.#archives ??= new ArchiveArea({
+      transact: (_key, procedure) =>
+        this.#batcher.submit(WRITE_FSYNC, (scope) =>
+          this.#drive(scope, procedure, this.#archiveStatement),
+        ),
+      read: async (step) =>
+        execute(this.#archiveStatement(step.statement) ?? this.#statement(step.statement), step),
+    });
+    return this.#archives;
+  }
+
+  readonly #archiveStatement = (name: string): NamedStatement | undefined => {
+    this.#archiveStatements ??= prepareDirectory(this.#db, ARCHIVE_STATEMENTS_DIR);
+    return this.#archiveStatements.get(name);
   };
 
   // Internals (run inside a write transaction)

@@ -272,6 +272,14 @@ function RunStats({ run, durationMs }: { run: Run; durationMs: number }) {
         }
         testId="run-status"
       />
+      {run.archived ? (
+        <Stat
+          label="Storage"
+          value={run.archiveComplete === false ? 'archived (incomplete)' : 'archived'}
+          hint="journal and events read back from the archive"
+          testId="run-archived"
+        />
+      ) : null}
       {run.progress ? (
         <Stat
           label="Progress"
