@@ -84,6 +84,10 @@ describe('an archived run over the API and in the dashboard (browser)', {
     });
     assert.equal(archived.archiveComplete, true);
     assert.equal(archived.result, 3);
+    // Its live journal is gone: a reset would run the effects before the position again.
+    const reset = await api('POST', `/v1/runs/${first}/reset`, { position: 1 });
+    assert.equal(reset.status, 409);
+    assert.equal(reset.body.error.code, 'run_archived');
     assert.deepEqual((await api('GET', `/v1/runs/${first}/steps`)).body.steps, stepsBefore);
     assert.deepEqual((await api('GET', `/v1/runs/${first}/events?format=json`)).body, eventsBefore);
     const replay = await fetch(`${keel.url}/v1/runs/${first}/events`, {

@@ -387,6 +387,13 @@ export async function copyRun(
   ask: CopyAsk,
 ): Promise<{ run: RunRecord; created: boolean }> {
   const source = await ownedRun(store, tenant, sourceId);
+  // A reset or fork reuses the journal before its position; an archived run's live journal is gone,
+  // so the copy would run those effects again.
+  if (ask.op !== 'rerun' && source.archive !== undefined)
+    throw new KeelError(
+      'run_archived',
+      `run ${source.id}'s history was archived by retention; rerun it from its input instead`,
+    );
   const agent = versionFor(registry, source, ask.agentVersion);
   const input = ask.input === undefined ? source.input : ask.input;
   const requestHash =

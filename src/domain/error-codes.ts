@@ -33,6 +33,11 @@ export const ERROR_CODES = {
     meaning:
       'The run has not ended yet; a reset or a fork from a position needs an ended run (cancel it first).',
   },
+  run_archived: {
+    status: 409,
+    meaning:
+      'Retention archived the run’s history out of the live tables: it can be read, and rerun from its input, but not reset or forked from a position.',
+  },
   reset_position_out_of_range: {
     status: 400,
     meaning: 'The reset position is past the last position of the run’s journal.',
