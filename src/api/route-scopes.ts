@@ -14,6 +14,7 @@ import { errorResponse } from './schemas.ts';
  */
 export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
   'POST /v1/runs': 'submit',
+  'POST /v1/runs::batch': 'submit',
   'GET /v1/runs': 'read',
   'GET /v1/runs/:id': 'read',
   'GET /v1/runs/:id/tree': 'read',

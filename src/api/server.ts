@@ -73,6 +73,8 @@ export interface ApiOptions {
   payloadMaxBytes?: number;
   /** Steps list: inputs and outputs larger than this (JSON bytes) are previews (default 8 KiB). */
   stepPreviewMaxBytes?: number;
+  /** Most runs one POST /v1/runs:batch may hold (default 1,000). */
+  batchRunsMax?: number;
   /** Readiness beyond the store answering (e.g. the orchestrator is running). */
   ready?: () => boolean;
   logger?: import('fastify').FastifyBaseLogger;
@@ -272,6 +274,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     ...(options.stepPreviewMaxBytes === undefined
       ? {}
       : { stepPreviewMaxBytes: options.stepPreviewMaxBytes }),
+    ...(options.batchRunsMax === undefined ? {} : { batchRunsMax: options.batchRunsMax }),
     waits: { hub, closing: closing.signal },
   });
   registerRunResultRoutes(app, { store: options.store, hub, tenantOf, closing: closing.signal });

@@ -48,6 +48,7 @@ describe('loadConfig defaults', () => {
       agentMemoryMb: 512,
       payloadMaxBytes: 1024 * 1024,
       stepPreviewMaxBytes: 8 * 1024,
+      batchRunsMax: 1_000,
       auditRetentionDays: 365,
       delegationTtlMs: 15 * 60 * 1000,
       delegationAudience: 'keel-api',

@@ -17,6 +17,7 @@ import {
   LEASE_TTL_MS_DEFAULT,
   MAX_ACTIVE_RUNS_DEFAULT,
   PAYLOAD_MAX_BYTES_DEFAULT,
+  BATCH_RUNS_MAX_DEFAULT,
   STEP_PREVIEW_MAX_BYTES_DEFAULT,
   AUDIT_RETENTION_DAYS_DEFAULT,
   DELEGATION_AUDIENCE_DEFAULT,
@@ -93,6 +94,7 @@ export const ConfigSchema = z.object({
   agentMemoryMb: integer(16, 65_536).default(ISOLATE_MEMORY_MB_DEFAULT),
   payloadMaxBytes: integer(1024, 64 * 1024 * 1024).default(PAYLOAD_MAX_BYTES_DEFAULT),
   stepPreviewMaxBytes: integer(256, 16 * 1024 * 1024).default(STEP_PREVIEW_MAX_BYTES_DEFAULT),
+  batchRunsMax: integer(1, 10_000).default(BATCH_RUNS_MAX_DEFAULT),
   /** Days audit log entries are kept (an hourly pass deletes older ones). */
   auditRetentionDays: integer(1, 36_500).default(AUDIT_RETENTION_DAYS_DEFAULT),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -227,6 +229,7 @@ export const ENV_VARS = {
   KEEL_AGENT_MEMORY_MB: 'agentMemoryMb',
   KEEL_PAYLOAD_MAX_BYTES: 'payloadMaxBytes',
   KEEL_STEP_PREVIEW_MAX_BYTES: 'stepPreviewMaxBytes',
+  KEEL_BATCH_RUNS_MAX: 'batchRunsMax',
   KEEL_AUDIT_RETENTION_DAYS: 'auditRetentionDays',
   KEEL_LOG_LEVEL: 'logLevel',
   KEEL_DATABASE_URL: 'databaseUrl',
@@ -308,6 +311,8 @@ export const ENV_VAR_DESCRIPTIONS = {
   KEEL_PAYLOAD_MAX_BYTES: 'Largest request body; above it the API answers `413 payload_too_large`.',
   KEEL_STEP_PREVIEW_MAX_BYTES:
     'Largest JSON (bytes) of a step’s input or output in `GET /v1/runs/:id/steps`; a larger one is a preview there (`inputTruncated`/`outputTruncated`), whole at `GET /v1/runs/:id/steps/:seq`.',
+  KEEL_BATCH_RUNS_MAX:
+    'Most runs one `POST /v1/runs:batch` may submit; a larger batch is `400 batch_too_large` (the request body is also bounded by KEEL_PAYLOAD_MAX_BYTES).',
   KEEL_AUDIT_RETENTION_DAYS:
     'Days the audit log (`GET /v1/audit`) keeps an entry; an hourly pass in each API process deletes older ones.',
   KEEL_LOG_LEVEL: 'pino log level of the JSON log lines on stdout.',

@@ -61,6 +61,8 @@ export const PAYLOAD_MAX_BYTES_DEFAULT = 1024 * 1024;
  * preview (KEEL_STEP_PREVIEW_MAX_BYTES).
  */
 export const STEP_PREVIEW_MAX_BYTES_DEFAULT = 8 * 1024;
+/** Most runs one `POST /v1/runs:batch` may submit (KEEL_BATCH_RUNS_MAX). */
+export const BATCH_RUNS_MAX_DEFAULT = 1_000;
 /** Days an audit log entry is kept before the hourly retention pass deletes it. */
 export const AUDIT_RETENTION_DAYS_DEFAULT = 365;
 /** How long a tool call's delegated token is valid (KEEL_DELEGATION_TTL_MS): 15 minutes. */

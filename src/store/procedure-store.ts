@@ -224,6 +224,10 @@ export abstract class ProcedureStore implements Store {
     return this.write(DURABLE, (tx) => runs.createRun(tx, newRun));
   }
 
+  createRuns(newRuns: readonly NewRun[]): Promise<Array<CreateRunResult | KeelError>> {
+    return this.write(DURABLE, (tx) => runs.createRuns(tx, newRuns));
+  }
+
   getRun(id: string): Promise<RunRecord | null> {
     return this.read(reads.getRun(id));
   }

@@ -33,7 +33,7 @@ import type {
   PlatformAuditEntry,
   PlatformAuditFilter,
 } from '../domain/access.ts';
-import type { SerializedError } from '../domain/keel-error.ts';
+import type { KeelError, SerializedError } from '../domain/keel-error.ts';
 import type { EffectStatus } from '../domain/effect-status.ts';
 import type { RunStatus } from '../domain/run-status.ts';
 import type { Json } from '../domain/json.ts';
@@ -355,6 +355,12 @@ export interface Store {
    * creates cannot overshoot).
    */
   createRun(run: NewRun): Promise<CreateRunResult>;
+  /**
+   * Creates many runs in one write transaction, in order, each as createRun would; an item refused
+   * with `idempotency_conflict` or `tenant_queue_full` is answered as that error (nothing of it is
+   * written) and the others go on. Any other failure fails them all.
+   */
+  createRuns(runs: readonly NewRun[]): Promise<Array<CreateRunResult | KeelError>>;
   getRun(id: string): Promise<RunRecord | null>;
   listRuns(tenantId: string, filter: RunFilter): Promise<RunRecord[]>;
   /**
