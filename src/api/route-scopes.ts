@@ -25,6 +25,7 @@ export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
   'GET /v1/runs/:id/attempts': 'read',
   'GET /v1/runs/:id/events': 'read',
   'GET /v1/runs/:id/result': 'read',
+  'GET /v1/events': 'read',
   'POST /v1/runs/:id/cancel': 'operate',
   'POST /v1/runs/:id/retry': 'operate',
   'POST /v1/runs/:id/input': 'operate',

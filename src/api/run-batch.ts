@@ -6,12 +6,7 @@ import { z } from 'zod';
 import { ERROR_CODES } from '../domain/error-codes.ts';
 import { KeelError, isKeelError } from '../domain/keel-error.ts';
 import type { NewRun, RunRecord, TenantRecord } from '../domain/records.ts';
-import {
-  countRejected,
-  preparedRun,
-  shownRun,
-  type RunOperationsDeps,
-} from './run-operations.ts';
+import { countRejected, preparedRun, shownRun, type RunOperationsDeps } from './run-operations.ts';
 import { CreateRunBody, ErrorBody, Run } from './schemas.ts';
 
 export const BatchItemError = ErrorBody.shape.error;
@@ -80,7 +75,10 @@ export async function submitRuns(
           index,
           new KeelError('validation_failed', `runs[${index}]: ${z.prettifyError(parsed.error)}`, {
             details: {
-              issues: parsed.error.issues.map((i) => ({ path: i.path.join('/'), message: i.message })),
+              issues: parsed.error.issues.map((i) => ({
+                path: i.path.join('/'),
+                message: i.message,
+              })),
             },
           }),
         );

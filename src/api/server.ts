@@ -41,6 +41,7 @@ import { registerAdminMcpRoutes } from './routes/admin-mcp.ts';
 import { registerMcpRoute } from './routes/mcp.ts';
 import type { PoolSnapshot } from '../scheduling/pool.ts';
 import { registerEventRoutes } from './routes/events.ts';
+import { registerTenantEventRoutes } from './routes/tenant-events.ts';
 import { registerRunRoutes } from './routes/runs.ts';
 import { registerRunLineageRoutes } from './routes/run-lineage.ts';
 import { registerRunTreeRoutes } from './routes/run-tree.ts';
@@ -291,6 +292,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     closing: closing.signal,
     ...(options.live === undefined ? {} : { live: options.live }),
   });
+  registerTenantEventRoutes(app, { store: options.store, hub, tenantOf, closing: closing.signal });
   registerAdminRoutes(app, {
     store: options.store,
     adminKey: options.adminKey,

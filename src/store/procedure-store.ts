@@ -25,6 +25,7 @@ import type {
   SharedWriteOutcome,
 } from '../domain/shared-space.ts';
 import { KeelError } from '../domain/keel-error.ts';
+import type { EventCursor, TenantEventFilter, TenantEventRecord } from '../domain/event-cursor.ts';
 import type { Json } from '../domain/json.ts';
 import type { MessageDelivery, MessagePost } from '../domain/messages.ts';
 import type { SealedSecret, SecretInfo, SecretRecord } from '../domain/secrets.ts';
@@ -356,6 +357,19 @@ export abstract class ProcedureStore implements Store {
 
   listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEventRecord[]> {
     return this.read(reads.listEvents(runId, afterSeq, limit));
+  }
+
+  listTenantEvents(
+    tenantId: string,
+    filter: TenantEventFilter,
+    after: EventCursor,
+    limit: number,
+  ): Promise<TenantEventRecord[]> {
+    return this.read(reads.listTenantEvents(tenantId, filter, after, limit));
+  }
+
+  tenantEventsHead(): Promise<EventCursor> {
+    return this.read(reads.tenantEventsHead());
   }
 
   listAttempts(runId: string): Promise<AttemptRecord[]> {

@@ -24,6 +24,8 @@ export const SHARED_STATEMENT_NAMES = [
   'commit-effect',
   'load-journal',
   'list-events',
+  'list-tenant-events', // the tenant-wide event order (0038)
+  'tenant-events-head',
   'request-cancel',
   'insert-input',
   'get-input',

@@ -34,6 +34,7 @@ import type {
   PlatformAuditFilter,
 } from '../domain/access.ts';
 import type { KeelError, SerializedError } from '../domain/keel-error.ts';
+import type { EventCursor, TenantEventFilter, TenantEventRecord } from '../domain/event-cursor.ts';
 import type { EffectStatus } from '../domain/effect-status.ts';
 import type { RunStatus } from '../domain/run-status.ts';
 import type { Json } from '../domain/json.ts';
@@ -455,6 +456,19 @@ export interface Store {
   // Reading history
   loadJournal(runId: string): Promise<JournalEntry[]>;
   listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEventRecord[]>;
+  /**
+   * The tenant's events after `after` in the tenant-wide order (domain/event-cursor.ts), at most
+   * `limit`. Never returns an event that a write still in flight could sort before: an event
+   * committed after this read sorts after the last one it returned.
+   */
+  listTenantEvents(
+    tenantId: string,
+    filter: TenantEventFilter,
+    after: EventCursor,
+    limit: number,
+  ): Promise<TenantEventRecord[]>;
+  /** The cursor of "now": events written after this call sort after it (a few earlier may too). */
+  tenantEventsHead(): Promise<EventCursor>;
   /**
    * The run's attempts, oldest first: each claim that took its lease, with its worker, times and
    * how it ended (src/domain/attempts.ts).
