@@ -139,6 +139,9 @@ export function registerTenantEventRoutes(app: FastifyInstance, deps: TenantEven
             ? EVENT_CURSOR_START
             : await deps.store.tenantEventsHead();
       if (q.format === 'json') {
+        // A page from now on is empty by definition: it answers the cursor of now.
+        if (asked === undefined && from === 'now')
+          return { events: [], nextCursor: encodeEventCursor(after) };
         const events = await deps.store.listTenantEvents(
           tenant.id,
           filter,
