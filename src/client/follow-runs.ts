@@ -38,6 +38,8 @@ export async function* followRuns(
       if (left.size === 0) return;
     }
   }
+  // A stream that ends while runs are left was stopped: by the caller's signal, or a closing runtime.
+  options.signal?.throwIfAborted();
 }
 
 async function mapBounded<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> {
