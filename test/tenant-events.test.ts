@@ -288,7 +288,7 @@ const OTHER_AGENTS = fileURLToPath(new URL('./fixtures/dev-agents.ts', import.me
 const KEY = 'tenant-events-key';
 
 test('Postgres, two processes: a stream on A carries the runs B and A execute; resumed on B, nothing lost or repeated', {
-  timeout: 90_000,
+  timeout: 180_000,
   skip: !(await postgresAvailable()),
 }, async (t) => {
   const { dir, db, processes } = await distributedScene(t, 'tenant-events');
@@ -303,6 +303,8 @@ test('Postgres, two processes: a stream on A carries the runs B and A execute; r
       databaseUrl: db.url,
       apiKey: KEY,
       env,
+      // Two servers start one after the other on a shared, busy CI machine.
+      startupTimeoutMs: 60_000,
     });
   const a = await start('a', OTHER_AGENTS);
   processes.push(a);

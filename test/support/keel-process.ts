@@ -172,6 +172,8 @@ export async function startKeelRole(options: {
   name: string;
   apiKey?: string;
   env?: Record<string, string>;
+  /** How long the start may take; default STARTUP_TIMEOUT_MS. */
+  startupTimeoutMs?: number;
 }): Promise<KeelRoleProcess> {
   // A server binds port 0: its URL is read from the started line, so no port can be taken by
   // another test between a check and the listen.
@@ -188,10 +190,15 @@ export async function startKeelRole(options: {
     ...options.env,
   });
   let started: RegExpMatchArray | null = null;
-  await waitUntilUp(`keel ${options.role} (${options.name})`, spawned, async () => {
-    started = STARTED_LINE.exec(spawned.output());
-    return started !== null;
-  });
+  await waitUntilUp(
+    `keel ${options.role} (${options.name})`,
+    spawned,
+    async () => {
+      started = STARTED_LINE.exec(spawned.output());
+      return started !== null;
+    },
+    options.startupTimeoutMs,
+  );
   const { child } = spawned;
   return {
     role: options.role,
