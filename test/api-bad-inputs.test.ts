@@ -686,6 +686,12 @@ async function send(
     headers,
     ...(init.body !== undefined ? { body: init.body } : {}),
   });
+  // A stream that never ends (GET /v1/events follows the tenant for as long as it is read): its
+  // answer is its status.
+  if (res.status === 200 && res.headers.get('content-type')?.startsWith('text/event-stream')) {
+    await res.body?.cancel();
+    return { status: res.status, body: null };
+  }
   const text = await res.text();
   try {
     return { status: res.status, body: text === '' ? null : JSON.parse(text) };

@@ -5,10 +5,13 @@ import type { Store } from '../store/store.ts';
 
 export class EventHub {
   readonly #listeners = new Map<string, Set<() => void>>();
+  /** Tenant-wide streams (GET /v1/events): woken by every change. */
+  readonly #everything = new Set<() => void>();
   readonly #unsubscribe: () => void;
 
   constructor(store: Store) {
     this.#unsubscribe = store.onChange((changes) => {
+      if (changes.length > 0) for (const listener of this.#everything) listener();
       for (const change of changes) {
         // '*': the store may have missed changes (its change feed reconnected): every stream
         // re-reads.
@@ -35,7 +38,14 @@ export class EventHub {
     };
   }
 
+  /** Calls `listener` whenever any run changes; returns the unsubscribe function. */
+  subscribeAll(listener: () => void): () => void {
+    this.#everything.add(listener);
+    return () => this.#everything.delete(listener);
+  }
+
   close(): void {
+    this.#everything.clear();
     this.#unsubscribe();
     this.#listeners.clear();
   }

@@ -14,6 +14,7 @@ import { errorResponse } from './schemas.ts';
  */
 export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
   'POST /v1/runs': 'submit',
+  'POST /v1/runs::batch': 'submit',
   'GET /v1/runs': 'read',
   'GET /v1/runs/:id': 'read',
   'GET /v1/runs/:id/tree': 'read',
@@ -25,6 +26,7 @@ export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
   'GET /v1/runs/:id/attempts': 'read',
   'GET /v1/runs/:id/events': 'read',
   'GET /v1/runs/:id/result': 'read',
+  'GET /v1/events': 'read',
   'POST /v1/runs/:id/cancel': 'operate',
   'POST /v1/runs/:id/retry': 'operate',
   'POST /v1/runs/:id/input': 'operate',

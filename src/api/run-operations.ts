@@ -11,7 +11,7 @@ import type { z } from 'zod';
 import { newRunId } from '../domain/ids.ts';
 import type { Json } from '../domain/json.ts';
 import { KeelError, isKeelError } from '../domain/keel-error.ts';
-import type { RunRecord, TenantRecord } from '../domain/records.ts';
+import type { NewRun, RunRecord, TenantRecord } from '../domain/records.ts';
 import { isTerminal } from '../domain/run-status.ts';
 import { parseAgentInput } from '../engine/agent-contract.ts';
 import type { AgentRegistry } from '../engine/registry.ts';
@@ -62,12 +62,35 @@ function explained(registry: AgentRegistry, run: RunRecord, atCap: boolean, tena
  * deadline_unmeetable before any run exists.
  */
 export async function submitRun(
-  { store, registry }: RunOperationsDeps,
+  deps: RunOperationsDeps,
   tenant: TenantRecord,
   body: z.infer<typeof CreateRunBody>,
   /** The run that starts this one (a delegated token's run); null: a top-level run. */
   parentRunId: string | null = null,
 ): Promise<{ run: RunRecord; created: boolean }> {
+  const newRun = await preparedRun(deps, tenant, body, parentRunId);
+  return deps.store.createRun(newRun).catch((error: unknown) => {
+    countRejected(tenant, error);
+    throw error;
+  });
+}
+
+/** A full tenant queue is counted as a rejected admission (the other refusals count themselves). */
+export function countRejected(tenant: TenantRecord, error: unknown): void {
+  if (isKeelError(error) && error.code === 'tenant_queue_full')
+    telemetry.runAdmissionRejected(tenant.id, 'api', error.code);
+}
+
+/**
+ * The run a submission would store, checked as far as it can be without the store's transaction:
+ * 400 agent_input_invalid, 404 agent_not_found, 429 deadline_unmeetable.
+ */
+export async function preparedRun(
+  { store, registry }: RunOperationsDeps,
+  tenant: TenantRecord,
+  body: z.infer<typeof CreateRunBody>,
+  parentRunId: string | null,
+): Promise<NewRun> {
   const onParentEnd = delegatedChildPolicy(body.onParentEnd, parentRunId);
   const agent = registry.resolve(body.agent);
   const input = (body.input ?? null) as Json;
@@ -99,28 +122,22 @@ export async function submitRun(
           ...(body.egressAllow === undefined ? {} : { egressAllow: body.egressAllow }),
           ...(body.onParentEnd === undefined ? {} : { onParentEnd: body.onParentEnd }),
         });
-  return store
-    .createRun({
-      id: newRunId(),
-      tenantId: tenant.id,
-      agent: agent.name,
-      agentVersion: agent.version,
-      input,
-      priority: admitted.priority,
-      expectedFinishAt: admitted.expectedFinishAt,
-      budget: body.budget ?? {},
-      metadata: (body.metadata ?? null) as Record<string, Json> | null,
-      egressAllow,
-      parentRunId,
-      ...(onParentEnd === undefined ? {} : { onParentEnd }),
-      idempotencyKey: body.idempotencyKey ?? null,
-      requestHash,
-    })
-    .catch((error: unknown) => {
-      if (isKeelError(error) && error.code === 'tenant_queue_full')
-        telemetry.runAdmissionRejected(tenant.id, 'api', error.code);
-      throw error;
-    });
+  return {
+    id: newRunId(),
+    tenantId: tenant.id,
+    agent: agent.name,
+    agentVersion: agent.version,
+    input,
+    priority: admitted.priority,
+    expectedFinishAt: admitted.expectedFinishAt,
+    budget: body.budget ?? {},
+    metadata: (body.metadata ?? null) as Record<string, Json> | null,
+    egressAllow,
+    parentRunId,
+    ...(onParentEnd === undefined ? {} : { onParentEnd }),
+    idempotencyKey: body.idempotencyKey ?? null,
+    requestHash,
+  };
 }
 
 /**

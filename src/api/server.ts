@@ -42,6 +42,7 @@ import { registerAdminRetentionRoutes } from './routes/admin-retention.ts';
 import { registerMcpRoute } from './routes/mcp.ts';
 import type { PoolSnapshot } from '../scheduling/pool.ts';
 import { registerEventRoutes } from './routes/events.ts';
+import { registerTenantEventRoutes } from './routes/tenant-events.ts';
 import { registerRunRoutes } from './routes/runs.ts';
 import { registerRunLineageRoutes } from './routes/run-lineage.ts';
 import { registerRunTreeRoutes } from './routes/run-tree.ts';
@@ -75,6 +76,8 @@ export interface ApiOptions {
   payloadMaxBytes?: number;
   /** Steps list: inputs and outputs larger than this (JSON bytes) are previews (default 8 KiB). */
   stepPreviewMaxBytes?: number;
+  /** Most runs one POST /v1/runs:batch may hold (default 1,000). */
+  batchRunsMax?: number;
   /** Readiness beyond the store answering (e.g. the orchestrator is running). */
   ready?: () => boolean;
   logger?: import('fastify').FastifyBaseLogger;
@@ -274,6 +277,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     ...(options.stepPreviewMaxBytes === undefined
       ? {}
       : { stepPreviewMaxBytes: options.stepPreviewMaxBytes }),
+    ...(options.batchRunsMax === undefined ? {} : { batchRunsMax: options.batchRunsMax }),
     waits: { hub, closing: closing.signal },
   });
   registerRunResultRoutes(app, { store: options.store, hub, tenantOf, closing: closing.signal });
@@ -291,6 +295,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     closing: closing.signal,
     ...(options.live === undefined ? {} : { live: options.live }),
   });
+  registerTenantEventRoutes(app, { store: options.store, hub, tenantOf, closing: closing.signal });
   registerAdminRoutes(app, {
     store: options.store,
     adminKey: options.adminKey,

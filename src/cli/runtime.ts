@@ -512,6 +512,7 @@ export async function startRuntimeWith(
       secrets,
       payloadMaxBytes: config.payloadMaxBytes,
       stepPreviewMaxBytes: config.stepPreviewMaxBytes,
+      batchRunsMax: config.batchRunsMax,
       auditRetentionMs: config.auditRetentionDays * 24 * 60 * 60 * 1000,
       ready: () => true,
       logger: log.child({ role: 'api' }),

@@ -17,8 +17,12 @@ import type {
 } from './keel-runs.ts';
 import { followRunEvents } from './run-event-stream.ts';
 import { listAllRuns } from './list-all.ts';
+import { followRuns, waitForRuns, type OpenTenantStream } from './follow-runs.ts';
+import { streamTenantEvents } from './tenant-event-stream.ts';
 import type {
   Attempt,
+  BatchRunResult,
+  TenantEvent,
   RunTree,
   CreateRunRequest,
   ForkRequest,
@@ -210,6 +214,30 @@ export class HttpRuns implements KeelRuns {
       throw new KeelProtocolError(`GET ${run(id)}/attempts did not answer with { attempts }`);
     return body.attempts;
   }
+
+  async createMany(
+    requests: readonly CreateRunRequest[],
+    options: CallOptions = {},
+  ): Promise<BatchRunResult[]> {
+    const body = await this.#http.json<{ results?: BatchRunResult[] }>('POST', '/v1/runs:batch', {
+      body: { runs: requests },
+      signal: options.signal,
+    });
+    if (!Array.isArray(body?.results) || body.results.length !== requests.length)
+      throw new KeelProtocolError('POST /v1/runs:batch did not answer one result per run');
+    return body.results;
+  }
+
+  follow(runIds: readonly string[], options: CallOptions = {}): AsyncIterable<TenantEvent> {
+    return followRuns(this.#open, runIds, options);
+  }
+
+  waitMany(runIds: readonly string[], options: WaitOptions = {}): Promise<Run[]> {
+    return waitForRuns(this.#open, (id, o) => this.get(id, o), runIds, options);
+  }
+
+  readonly #open: OpenTenantStream = (filter, signal) =>
+    streamTenantEvents(this.#http, filter, { from: 'start', ...(signal ? { signal } : {}) });
 
   async tree(id: string, options: CallOptions & { limit?: number } = {}): Promise<RunTree> {
     const path = `${run(id)}/tree${options.limit === undefined ? '' : `?limit=${options.limit}`}`;

@@ -1,7 +1,17 @@
 // keel/client: the typed client of Keel's HTTP API for applications, the CLI and the dashboard.
 // Browser-safe (fetch only). The operations are interfaces (KeelRuns, KeelSchedules) so another
 // transport, the embedded runtime, can offer the same ones.
-export { createKeelClient, type KeelClient, type KeelClientOptions } from './keel-client.ts';
+export {
+  createKeelClient,
+  type KeelClient,
+  type KeelClientOptions,
+  type KeelEvents,
+} from './keel-client.ts';
+export {
+  FOLLOW_RUN_IDS_MAX,
+  streamTenantEvents,
+  type TenantStreamOptions,
+} from './tenant-event-stream.ts';
 export type {
   CallOptions,
   CancelOptions,
@@ -34,6 +44,9 @@ export {
 } from './types.ts';
 export type {
   Attempt,
+  BatchRunResult,
+  TenantEvent,
+  TenantEventFilter,
   Budget,
   CreateRunRequest,
   CreateScheduleRequest,

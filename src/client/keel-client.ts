@@ -4,12 +4,25 @@ import { HttpTransport, type HttpOptions } from './http-transport.ts';
 import { HttpRuns } from './http-runs.ts';
 import type { KeelRuns } from './keel-runs.ts';
 import { HttpSchedules, type KeelSchedules } from './keel-schedules.ts';
+import { streamTenantEvents, type TenantStreamOptions } from './tenant-event-stream.ts';
+import type { TenantEvent, TenantEventFilter } from './types.ts';
+
+/** The tenant's events, every run on one stream (GET /v1/events). */
+export interface KeelEvents {
+  /**
+   * The tenant's events matching `filter` (default: from now on; `from: 'start'` or `after` to
+   * replay), for as long as it is read; resumed across dropped connections with nothing lost or
+   * repeated.
+   */
+  stream(filter?: TenantEventFilter, options?: TenantStreamOptions): AsyncIterable<TenantEvent>;
+}
 
 export type KeelClientOptions = HttpOptions;
 
 export interface KeelClient {
   readonly runs: KeelRuns;
   readonly schedules: KeelSchedules;
+  readonly events: KeelEvents;
   /**
    * The underlying transport, for routes the typed operations do not cover yet.
    * @internal
@@ -28,5 +41,10 @@ export interface KeelClient {
  */
 export function createKeelClient(options: KeelClientOptions): KeelClient {
   const http = new HttpTransport(options);
-  return { runs: new HttpRuns(http), schedules: new HttpSchedules(http), http };
+  return {
+    runs: new HttpRuns(http),
+    schedules: new HttpSchedules(http),
+    events: { stream: (filter, streamOptions) => streamTenantEvents(http, filter, streamOptions) },
+    http,
+  };
 }

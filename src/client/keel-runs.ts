@@ -4,6 +4,8 @@
 // test suite (test/support/keel-runs-suite.ts) runs against any implementation.
 import type {
   Attempt,
+  BatchRunResult,
+  TenantEvent,
   RunTree,
   CreateRunRequest,
   ForkRequest,
@@ -137,4 +139,22 @@ export interface KeelRuns {
   attempts(id: string, options?: CallOptions): Promise<Attempt[]>;
   /** The run and its descendants, breadth first (at most `limit`, 200 by default). */
   tree(id: string, options?: CallOptions & { limit?: number }): Promise<RunTree>;
+  /**
+   * Creates many runs at once (POST /v1/runs:batch, at most the server's KEEL_BATCH_RUNS_MAX):
+   * one result per request, in order; a bad request is its own result's error, never the others'.
+   */
+  createMany(
+    requests: readonly CreateRunRequest[],
+    options?: CallOptions,
+  ): Promise<BatchRunResult[]>;
+  /**
+   * The events of up to 100 runs on one stream (GET /v1/events), from their first, until every one
+   * has ended; resumed across dropped connections with nothing lost or repeated.
+   */
+  follow(runIds: readonly string[], options?: CallOptions): AsyncIterable<TenantEvent>;
+  /**
+   * Waits until every run has ended and returns them in the order given: the runs are followed on
+   * one stream at a time (100 per stream), not one connection per run.
+   */
+  waitMany(runIds: readonly string[], options?: WaitOptions): Promise<Run[]>;
 }

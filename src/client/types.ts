@@ -331,3 +331,32 @@ export interface FirePage {
   fires: Fire[];
   nextCursor: string | null;
 }
+
+/** One item's answer of createMany (POST /v1/runs:batch), in the order of the requests. */
+export interface BatchRunResult {
+  index: number;
+  /** created: a new run; existing: the run created earlier under the same idempotency key; error: none. */
+  status: 'created' | 'existing' | 'error';
+  run?: Run;
+  /** With `error`: what POST /v1/runs would have answered for this item alone. */
+  error?: RunError;
+}
+
+/** A run event on the tenant's stream (GET /v1/events): the run it belongs to and its cursor. */
+export interface TenantEvent extends RunEvent {
+  /** The event's place in the tenant-wide order: a stream resumed after it repeats nothing. */
+  cursor: string;
+  runId: string;
+  agent: string;
+}
+
+/** Which of the tenant's events a stream carries; every field given narrows. */
+export interface TenantEventFilter {
+  /** At most 100 run ids. */
+  runIds?: readonly string[];
+  agent?: string;
+  /** Event types, e.g. `run.succeeded`. */
+  types?: readonly string[];
+  /** Only the children of this run. */
+  parentRunId?: string;
+}

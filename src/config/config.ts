@@ -20,6 +20,8 @@ import {
   PAYLOAD_INLINE_MAX_BYTES_DEFAULT,
   PAYLOAD_STORED_MAX_BYTES_DEFAULT,
   RUN_PAYLOAD_MAX_BYTES_DEFAULT,
+
+  BATCH_RUNS_MAX_DEFAULT,
   STEP_PREVIEW_MAX_BYTES_DEFAULT,
   ARCHIVE_CHUNK_POSITIONS_DEFAULT,
   ARCHIVE_INTERVAL_MS_DEFAULT,
@@ -105,6 +107,7 @@ export const ConfigSchema = z.object({
     RUN_PAYLOAD_MAX_BYTES_DEFAULT,
   ),
   stepPreviewMaxBytes: integer(256, 16 * 1024 * 1024).default(STEP_PREVIEW_MAX_BYTES_DEFAULT),
+  batchRunsMax: integer(1, 10_000).default(BATCH_RUNS_MAX_DEFAULT),
   /** Days audit log entries are kept (an hourly pass deletes older ones). */
   auditRetentionDays: integer(1, 36_500).default(AUDIT_RETENTION_DAYS_DEFAULT),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -249,6 +252,7 @@ export const ENV_VARS = {
   KEEL_PAYLOAD_STORED_MAX_BYTES: 'payloadStoredMaxBytes',
   KEEL_RUN_PAYLOAD_MAX_BYTES: 'runPayloadMaxBytes',
   KEEL_STEP_PREVIEW_MAX_BYTES: 'stepPreviewMaxBytes',
+  KEEL_BATCH_RUNS_MAX: 'batchRunsMax',
   KEEL_AUDIT_RETENTION_DAYS: 'auditRetentionDays',
   KEEL_LOG_LEVEL: 'logLevel',
   KEEL_DATABASE_URL: 'databaseUrl',
@@ -340,6 +344,8 @@ export const ENV_VAR_DESCRIPTIONS = {
     'Most bytes of distinct payloads one run references; beyond it, `run_payloads_too_large` (413 at the API, a failed run in the engine).',
   KEEL_STEP_PREVIEW_MAX_BYTES:
     'Largest JSON (bytes) of a step’s input or output in `GET /v1/runs/:id/steps`; a larger one is a preview there (`inputTruncated`/`outputTruncated`), whole at `GET /v1/runs/:id/steps/:seq`.',
+  KEEL_BATCH_RUNS_MAX:
+    'Most runs one `POST /v1/runs:batch` may submit; a larger batch is `400 batch_too_large` (the request body is also bounded by KEEL_PAYLOAD_MAX_BYTES).',
   KEEL_AUDIT_RETENTION_DAYS:
     'Days the audit log (`GET /v1/audit`) keeps an entry; an hourly pass in each API process deletes older ones.',
   KEEL_LOG_LEVEL: 'pino log level of the JSON log lines on stdout.',

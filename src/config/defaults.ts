@@ -74,6 +74,9 @@ export const STEP_PREVIEW_MAX_BYTES_DEFAULT = 8 * 1024;
 export const ARCHIVE_INTERVAL_MS_DEFAULT = 60 * 1000;
 /** Journal or event positions per archive chunk (KEEL_ARCHIVE_CHUNK_POSITIONS). */
 export const ARCHIVE_CHUNK_POSITIONS_DEFAULT = 256;
+
+/** Most runs one `POST /v1/runs:batch` may submit (KEEL_BATCH_RUNS_MAX). */
+export const BATCH_RUNS_MAX_DEFAULT = 1_000;
 /** Days an audit log entry is kept before the hourly retention pass deletes it. */
 export const AUDIT_RETENTION_DAYS_DEFAULT = 365;
 /** How long a tool call's delegated token is valid (KEEL_DELEGATION_TTL_MS): 15 minutes. */

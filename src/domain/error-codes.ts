@@ -10,6 +10,10 @@ export const ERROR_CODES = {
     status: 400,
     meaning: 'The pagination cursor is malformed or was not issued by this server.',
   },
+  batch_too_large: {
+    status: 400,
+    meaning: 'A POST /v1/runs:batch holds more runs than KEEL_BATCH_RUNS_MAX (or none).',
+  },
   payload_too_large: {
     status: 413,
     meaning: 'The request body exceeds the configured payload limit.',

@@ -41,6 +41,11 @@ import { eventView, runView } from '../api/views.ts';
 import { readRunTree } from '../api/run-tree.ts';
 import { KeelApiError, KeelWaitTimeoutError } from '../client/errors.ts';
 import { listAllRuns } from '../client/list-all.ts';
+import { followRuns, waitForRuns, type OpenTenantStream } from '../client/follow-runs.ts';
+import { checkBatchSize, submitRuns } from '../api/run-batch.ts';
+import { followTenantEvents, tenantEventView } from '../api/tenant-events.ts';
+import { EVENT_CURSOR_START } from '../domain/event-cursor.ts';
+import type { BatchRunResult, TenantEvent } from '../client/types.ts';
 import type {
   CallOptions,
   CancelOptions,
@@ -82,6 +87,8 @@ export interface EmbeddedRunsDeps extends RunOperationsDeps {
   /** Aborts when the runtime closes: pending waits answer and event iterators end. */
   closing: AbortSignal;
   stepPreviewMaxBytes: number;
+  /** Most runs one createMany may hold (KEEL_BATCH_RUNS_MAX). */
+  batchRunsMax: number;
 }
 
 /** A KeelError as the client's KeelApiError (the status the HTTP API would answer with). */
@@ -344,6 +351,39 @@ export class EmbeddedRuns implements KeelRuns {
       wire<Attempt[]>(await runAttempts(this.#deps.store, this.#deps.tenant, id)),
     );
   }
+
+  createMany(
+    requests: readonly CreateRunRequest[],
+    _options: CallOptions = {},
+  ): Promise<BatchRunResult[]> {
+    return call(async () => {
+      checkBatchSize(requests.length, this.#deps.batchRunsMax);
+      return wire<BatchRunResult[]>(await submitRuns(this.#deps, this.#deps.tenant, requests));
+    });
+  }
+
+  follow(runIds: readonly string[], options: CallOptions = {}): AsyncIterable<TenantEvent> {
+    return followRuns(this.#open, runIds, options);
+  }
+
+  waitMany(runIds: readonly string[], options: WaitOptions = {}): Promise<Run[]> {
+    return waitForRuns(this.#open, (id, o) => this.get(id, o), runIds, options);
+  }
+
+  readonly #open: OpenTenantStream = (filter, signal) => {
+    const { store, hub, tenant } = this.#deps;
+    const events = followTenantEvents(
+      store,
+      hub,
+      tenant,
+      filter,
+      EVENT_CURSOR_START,
+      this.#signal(signal === undefined ? {} : { signal }),
+    );
+    return (async function* () {
+      for await (const event of events) yield wire<TenantEvent>(tenantEventView(event, tenant));
+    })();
+  };
 
   tree(id: string, options: CallOptions & { limit?: number } = {}): Promise<RunTree> {
     return call(async () => {

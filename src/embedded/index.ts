@@ -130,6 +130,7 @@ export async function startKeel(options: StartKeelOptions): Promise<EmbeddedKeel
     live: runtime.live,
     closing: closing.signal,
     stepPreviewMaxBytes: config.stepPreviewMaxBytes,
+    batchRunsMax: config.batchRunsMax,
   });
   let closed: Promise<void> | undefined;
   const close = (): Promise<void> => {

@@ -25,6 +25,7 @@ import type {
   SharedWriteOutcome,
 } from '../domain/shared-space.ts';
 import { KeelError } from '../domain/keel-error.ts';
+import type { EventCursor, TenantEventFilter, TenantEventRecord } from '../domain/event-cursor.ts';
 import type { Json } from '../domain/json.ts';
 import type { RunSnapshot } from '../domain/run-snapshot.ts';
 import type { MessageDelivery, MessagePost } from '../domain/messages.ts';
@@ -227,6 +228,10 @@ export abstract class ProcedureStore implements Store {
     return this.write(DURABLE, (tx) => runs.createRun(tx, newRun));
   }
 
+  createRuns(newRuns: readonly NewRun[]): Promise<Array<CreateRunResult | KeelError>> {
+    return this.write(DURABLE, (tx) => runs.createRuns(tx, newRuns));
+  }
+
   getRun(id: string): Promise<RunRecord | null> {
     return this.read(reads.getRun(id));
   }
@@ -397,6 +402,19 @@ export abstract class ProcedureStore implements Store {
 
   listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEventRecord[]> {
     return this.read(reads.listEvents(runId, afterSeq, limit));
+  }
+
+  listTenantEvents(
+    tenantId: string,
+    filter: TenantEventFilter,
+    after: EventCursor,
+    limit: number,
+  ): Promise<TenantEventRecord[]> {
+    return this.read(reads.listTenantEvents(tenantId, filter, after, limit));
+  }
+
+  tenantEventsHead(): Promise<EventCursor> {
+    return this.read(reads.tenantEventsHead());
   }
 
   listAttempts(runId: string): Promise<AttemptRecord[]> {

@@ -26,6 +26,8 @@ export const SHARED_STATEMENT_NAMES = [
   'load-journal-from', // bounded replay (0041)
   'latest-snapshot', // bounded replay (0041)
   'list-events',
+  'list-tenant-events', // the tenant-wide event order (0038)
+  'tenant-events-head',
   'request-cancel',
   'insert-input',
   'get-input',

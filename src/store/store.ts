@@ -34,7 +34,8 @@ import type {
   PlatformAuditEntry,
   PlatformAuditFilter,
 } from '../domain/access.ts';
-import type { SerializedError } from '../domain/keel-error.ts';
+import type { KeelError, SerializedError } from '../domain/keel-error.ts';
+import type { EventCursor, TenantEventFilter, TenantEventRecord } from '../domain/event-cursor.ts';
 import type { EffectStatus } from '../domain/effect-status.ts';
 import type { RunStatus } from '../domain/run-status.ts';
 import type { Json } from '../domain/json.ts';
@@ -357,6 +358,12 @@ export interface Store {
    * creates cannot overshoot).
    */
   createRun(run: NewRun): Promise<CreateRunResult>;
+  /**
+   * Creates many runs in one write transaction, in order, each as createRun would; an item refused
+   * with `idempotency_conflict` or `tenant_queue_full` is answered as that error (nothing of it is
+   * written) and the others go on. Any other failure fails them all.
+   */
+  createRuns(runs: readonly NewRun[]): Promise<Array<CreateRunResult | KeelError>>;
   getRun(id: string): Promise<RunRecord | null>;
   listRuns(tenantId: string, filter: RunFilter): Promise<RunRecord[]>;
   /**
@@ -482,6 +489,19 @@ export interface Store {
    */
   collectUnreferencedPayloads(before: number): Promise<string[]>;
   listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEventRecord[]>;
+  /**
+   * The tenant's events after `after` in the tenant-wide order (domain/event-cursor.ts), at most
+   * `limit`. Never returns an event that a write still in flight could sort before: an event
+   * committed after this read sorts after the last one it returned.
+   */
+  listTenantEvents(
+    tenantId: string,
+    filter: TenantEventFilter,
+    after: EventCursor,
+    limit: number,
+  ): Promise<TenantEventRecord[]>;
+  /** The cursor of "now": events written after this call sort after it (a few earlier may too). */
+  tenantEventsHead(): Promise<EventCursor>;
   /**
    * The run's attempts, oldest first: each claim that took its lease, with its worker, times and
    * how it ended (src/domain/attempts.ts).

@@ -248,6 +248,66 @@ export function keelRunsSuite(name: string, factory: RunsHarnessFactory): void {
     assert.equal(resumed[1], String(reconnects[0]), 'the second resumes after the last event seen');
   });
 
+  test(`${name}: createMany answers each request; follow and waitMany carry many runs on one stream`, async (t) => {
+    const harness = await start(t);
+    const { runs } = harness;
+    const results = await runs.createMany([
+      { agent: 'echo', input: 1 },
+      { agent: 'nope' },
+      { agent: 'echo', input: 2, idempotencyKey: 'many-k' },
+      { agent: 'echo', input: 2, idempotencyKey: 'many-k' },
+      { agent: 'stepper' },
+      { agent: 'stepper' },
+    ]);
+    assert.deepEqual(
+      results.map((r) => r.error?.code ?? r.status),
+      ['created', 'agent_not_found', 'created', 'existing', 'created', 'created'],
+    );
+    assert.equal(results[3]!.run!.id, results[2]!.run!.id);
+    const done = await runs.waitMany([results[0]!.run!.id, results[2]!.run!.id]);
+    assert.deepEqual(
+      done.map((r) => [r.status, r.result]),
+      [
+        ['succeeded', { echo: 1 }],
+        ['succeeded', { echo: 2 }],
+      ],
+    );
+    // Two steppers followed on one stream, cut while they wait (where the transport has a
+    // connection): every stored event of both arrives once.
+    const steppers = [results[4]!.run!.id, results[5]!.run!.id];
+    const seen: Array<{ runId: string; seq: number }> = [];
+    const iterator = runs.follow(steppers)[Symbol.asyncIterator]();
+    const first = await iterator.next();
+    assert.equal(first.done, false);
+    seen.push(first.value!);
+    for (const id of steppers)
+      await until('the run to wait', async () => (await runs.get(id)).status === 'waiting');
+    if (harness.cutEventStreams !== undefined)
+      assert.ok(harness.cutEventStreams() >= 1, 'a stream was open to cut');
+    for (const id of steppers) await runs.sendInput(id, 'go', 'now');
+    for (;;) {
+      const next = await iterator.next();
+      if (next.done) break;
+      seen.push(next.value);
+    }
+    const stored: string[] = [];
+    for (const id of steppers)
+      for (const e of await runs.listEvents(id)) stored.push(`${id}/${e.seq}`);
+    const got = seen.map((e) => `${e.runId}/${e.seq}`);
+    assert.equal(new Set(got).size, got.length, 'no event twice');
+    assert.deepEqual([...got].sort(), stored.sort(), 'every event of both runs');
+    const resumed = (harness.resumedFrom?.() ?? []).filter((h) => h?.includes('.'));
+    if (harness.cutEventStreams !== undefined)
+      assert.ok(resumed.length >= 1, 'the tenant stream resumed with a cursor');
+    // A run that never ends times out; a run that is not the tenant's is 404.
+    const waiting = await runs.create({ agent: 'asker' });
+    await assert.rejects(
+      runs.waitMany([waiting.id], { timeoutMs: 300 }),
+      (e: unknown) => e instanceof KeelWaitTimeoutError,
+    );
+    await rejectsWithCode(runs.waitMany(['run_missing']), 404, 'run_not_found');
+  });
+
   test(`${name}: rerun, reset and fork make new runs from a run`, async (t) => {
     const { runs } = await start(t);
     const source = await runs.createAndWait({ agent: 'echo', input: 'a' }, { waitMs: 30_000 });

@@ -10,7 +10,7 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-const EVENTS_PATH = /^\/v1\/runs\/[^/]+\/events(\?|$)/;
+const EVENTS_PATH = /^\/v1\/(runs\/[^/]+\/)?events(\?|$)/;
 
 export interface StreamCuttingProxy {
   url: string;

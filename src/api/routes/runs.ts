@@ -28,6 +28,13 @@ import {
 } from '../schemas.ts';
 import type { EventHub } from '../event-hub.ts';
 import { WaitMsQuery, waitForTerminal } from '../run-result-wait.ts';
+import {
+  CreateRunsBatchAnswer,
+  CreateRunsBatchBody,
+  checkBatchSize,
+  submitRuns,
+} from '../run-batch.ts';
+import { BATCH_RUNS_MAX_DEFAULT } from '../../config/defaults.ts';
 import { isTerminal } from '../../domain/run-status.ts';
 import {
   answerInput,
@@ -50,6 +57,8 @@ export interface RunRoutesDeps {
   parentRunOf?(request: unknown): string | null;
   /** Steps list: inputs and outputs larger than this (JSON bytes) are previews. */
   stepPreviewMaxBytes?: number;
+  /** Most runs one POST /v1/runs:batch may hold (KEEL_BATCH_RUNS_MAX). */
+  batchRunsMax?: number;
   /** POST /v1/runs?wait=: the hub that wakes the wait, and the server's closing signal. */
   waits?: { hub: EventHub; closing: AbortSignal };
 }
@@ -97,6 +106,30 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
       const latest = ended ?? run;
       const status = !isTerminal(latest.status) ? 202 : created ? 201 : 200;
       return reply.status(status).send(shownRun(latest, tenant));
+    },
+  );
+
+  r.post(
+    '/v1/runs::batch',
+    {
+      schema: {
+        summary:
+          'Submit many runs at once (KEEL_BATCH_RUNS_MAX, default 1,000): one result per item, in order — created, existing (a replayed idempotency key) or that item’s error; one bad item never fails the others',
+        tags: ['runs'],
+        body: CreateRunsBatchBody,
+        response: {
+          200: CreateRunsBatchAnswer,
+          ...errors,
+          400: errorResponse(
+            'batch_too_large: no runs, or more than KEEL_BATCH_RUNS_MAX; or a body that is not { runs: [...] }',
+          ),
+        },
+      },
+    },
+    async (request) => {
+      const tenant = deps.tenantOf(request);
+      checkBatchSize(request.body.runs.length, deps.batchRunsMax ?? BATCH_RUNS_MAX_DEFAULT);
+      return { results: await submitRuns(deps, tenant, request.body.runs) };
     },
   );
 

@@ -5,6 +5,11 @@ import { ADMISSION_AHEAD_COUNT_MAX, type AdmissionSample } from '../../domain/ad
 import type { Json } from '../../domain/json.ts';
 import { toSnapshot, type RunSnapshot } from '../../domain/run-snapshot.ts';
 import type {
+  EventCursor,
+  TenantEventFilter,
+  TenantEventRecord,
+} from '../../domain/event-cursor.ts';
+import type {
   JournalEntry,
   RunEventRecord,
   RunRecord,
@@ -162,6 +167,35 @@ export function* listEvents(
   limit: number,
 ): Procedure<RunEventRecord[]> {
   return (yield* all('list-events', { run_id: runId, after_seq: afterSeq, limit })).map(toEvent);
+}
+
+/** The tenant's events after `after` in the tenant-wide order (0038), with their runs' agents. */
+export function* listTenantEvents(
+  tenantId: string,
+  filter: TenantEventFilter,
+  after: EventCursor,
+  limit: number,
+): Procedure<TenantEventRecord[]> {
+  const rows = yield* all('list-tenant-events', {
+    tenant_id: tenantId,
+    after_tx: after.tx,
+    after_pos: after.pos,
+    run_ids: filter.runIds === undefined ? null : JSON.stringify(filter.runIds),
+    agent: filter.agent ?? null,
+    types: filter.types === undefined ? null : JSON.stringify(filter.types),
+    parent_run_id: filter.parentRunId ?? null,
+    limit,
+  });
+  return rows.map((row) => ({
+    ...toEvent(row),
+    agent: row.agent as string,
+    cursor: { tx: String(row.tx), pos: Number(row.pos) },
+  }));
+}
+
+export function* tenantEventsHead(): Procedure<EventCursor> {
+  const row = yield* one('tenant-events-head');
+  return { tx: String(row!.tx), pos: Number(row!.pos) };
 }
 
 /** Live work for metrics at scrape time (indexed queries only). */

@@ -50,6 +50,30 @@ export function* createRun(tx: Tx, newRun: NewRun): Procedure<CreateRunResult> {
   return { run: yield* insertRun(tx, newRun), created: true };
 }
 
+/** Refusals createRun makes before it writes anything: a batch may go on past them. */
+const ITEM_REFUSALS: ReadonlySet<string> = new Set(['idempotency_conflict', 'tenant_queue_full']);
+
+/**
+ * Creates many runs in one transaction, in order: each as createRun would, an item refused
+ * (idempotency_conflict, tenant_queue_full: raised before that item wrote anything) answered as its
+ * error while the others go on. Any other error fails the whole transaction.
+ */
+export function* createRuns(
+  tx: Tx,
+  newRuns: readonly NewRun[],
+): Procedure<Array<CreateRunResult | KeelError>> {
+  const results: Array<CreateRunResult | KeelError> = [];
+  for (const newRun of newRuns) {
+    try {
+      results.push(yield* createRun(tx, newRun));
+    } catch (error) {
+      if (!(error instanceof KeelError) || !ITEM_REFUSALS.has(error.code)) throw error;
+      results.push(error);
+    }
+  }
+  return results;
+}
+
 /**
  * A delegated child is created only while its parent is live, under the parent's row lock: the
  * parent's end commit (which updates that row) then either comes first, and the child is refused,
