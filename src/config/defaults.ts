@@ -55,15 +55,12 @@ export const ISOLATE_MEMORY_MB_DEFAULT = 512;
 
 /** Largest request body the API accepts (KEEL_PAYLOAD_MAX_BYTES). */
 export const PAYLOAD_MAX_BYTES_DEFAULT = 1024 * 1024;
-/**
- * JSON larger than this (a run input or output, an effect's arguments or result) is stored once as
- * a content-addressed payload and referenced from its row (KEEL_PAYLOAD_INLINE_MAX_BYTES).
- */
-export const PAYLOAD_INLINE_MAX_BYTES_DEFAULT = 64 * 1024;
-/** Largest payload stored: beyond it, `result_too_large` (KEEL_PAYLOAD_STORED_MAX_BYTES). */
-export const PAYLOAD_STORED_MAX_BYTES_DEFAULT = 128 * 1024 * 1024;
-/** Most payload bytes one run references: beyond, `run_payloads_too_large` (KEEL_RUN_PAYLOAD_MAX_BYTES). */
-export const RUN_PAYLOAD_MAX_BYTES_DEFAULT = 1024 * 1024 * 1024;
+// Large payloads' defaults live beside the payload reference format (the store reads them).
+export {
+  PAYLOAD_INLINE_MAX_BYTES_DEFAULT,
+  PAYLOAD_STORED_MAX_BYTES_DEFAULT,
+  RUN_PAYLOAD_MAX_BYTES_DEFAULT,
+} from '../domain/payload-ref.ts';
 
 /**
  * Largest JSON of a step's input or output in `GET /v1/runs/:id/steps` before it is cut to a

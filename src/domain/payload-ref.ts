@@ -48,3 +48,13 @@ export const looksLikePayloadRef = (value: unknown): boolean =>
   typeof value === 'object' &&
   !Array.isArray(value) &&
   Object.hasOwn(value as object, PAYLOAD_REF_KEY);
+
+/**
+ * JSON larger than this (a run input or output, an effect's arguments or result) is stored once as
+ * a content-addressed payload and referenced from its row (KEEL_PAYLOAD_INLINE_MAX_BYTES).
+ */
+export const PAYLOAD_INLINE_MAX_BYTES_DEFAULT = 64 * 1024;
+/** Largest payload stored: beyond it, `result_too_large` (KEEL_PAYLOAD_STORED_MAX_BYTES). */
+export const PAYLOAD_STORED_MAX_BYTES_DEFAULT = 128 * 1024 * 1024;
+/** Most payload bytes one run references: beyond, `run_payloads_too_large` (KEEL_RUN_PAYLOAD_MAX_BYTES). */
+export const RUN_PAYLOAD_MAX_BYTES_DEFAULT = 1024 * 1024 * 1024;

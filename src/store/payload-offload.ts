@@ -9,7 +9,7 @@ import {
   PAYLOAD_INLINE_MAX_BYTES_DEFAULT,
   PAYLOAD_STORED_MAX_BYTES_DEFAULT,
   RUN_PAYLOAD_MAX_BYTES_DEFAULT,
-} from '../config/defaults.ts';
+} from '../domain/payload-ref.ts';
 import { takeJsonText } from '../domain/json-text.ts';
 import { jsonBytesUpTo } from '../domain/json-size.ts';
 import { isKeelError, KeelError, serializeError } from '../domain/keel-error.ts';
