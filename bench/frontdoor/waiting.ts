@@ -68,6 +68,12 @@ async function submitBatches(pool: Pool, count: number): Promise<void> {
       const { status, text } = await postBatch(pool, size);
       if (status < 200 || status > 299)
         throw new Error(`POST /v1/runs:batch answered ${status}: ${text.slice(0, 500)}`);
+      // A 200 answers per item: every one must have made a run.
+      const refused = (JSON.parse(text) as { results: Array<{ status: string }> }).results.find(
+        (r) => r.status !== 'created',
+      );
+      if (refused !== undefined)
+        throw new Error(`POST /v1/runs:batch refused an item: ${JSON.stringify(refused)}`);
     }
   };
   await Promise.all(Array.from({ length: BATCHES_IN_FLIGHT }, lane));

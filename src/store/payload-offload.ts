@@ -5,11 +5,6 @@
 // enforced here, with typed errors: an oversize run input is refused (`result_too_large`, 413), an
 // oversize effect result or output fails the run with that code in the same commit (never a lost
 // write, never a 500). It never changes a value, only where its bytes live.
-import {
-  PAYLOAD_INLINE_MAX_BYTES_DEFAULT,
-  PAYLOAD_STORED_MAX_BYTES_DEFAULT,
-  RUN_PAYLOAD_MAX_BYTES_DEFAULT,
-} from '../domain/payload-ref.ts';
 import { takeJsonText } from '../domain/json-text.ts';
 import { jsonBytesUpTo } from '../domain/json-size.ts';
 import { isKeelError, KeelError, serializeError } from '../domain/keel-error.ts';
@@ -17,7 +12,10 @@ import type { Json } from '../domain/json.ts';
 import {
   asPayloadRef,
   looksLikePayloadRef,
+  PAYLOAD_INLINE_MAX_BYTES_DEFAULT,
+  PAYLOAD_STORED_MAX_BYTES_DEFAULT,
   payloadRefValue,
+  RUN_PAYLOAD_MAX_BYTES_DEFAULT,
   type PayloadInfo,
 } from '../domain/payload-ref.ts';
 import type { JournalEntry, NewRun, RunEventRecord, RunRecord } from '../domain/records.ts';
