@@ -112,9 +112,10 @@ export function withPayloads(store: Store, limits: PayloadLimits = DEFAULT_PAYLO
       ),
   };
   const wrapped = new Proxy(store, {
-    get(target, key, receiver) {
+    get(target, key) {
       if (Object.hasOwn(overrides, key)) return overrides[key as keyof Store];
-      const value = Reflect.get(target, key, receiver);
+      // The store itself as receiver: its getters (store areas) read its private fields.
+      const value = Reflect.get(target, key, target);
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
