@@ -70,6 +70,7 @@ function sampleBody(method: string, route: string): unknown {
   const now = Date.now();
   const bodies: Record<string, unknown> = {
     'POST /v1/runs': { agent: 'waiter' },
+    'POST /v1/runs:batch': { runs: [{ agent: 'waiter' }] },
     'POST /v1/runs/{id}/input': { key: 'not-awaited', value: 1 },
     'POST /v1/runs/{id}/messages': { channel: 'inbox', id: 'sweep', payload: 1 },
     'POST /v1/runs/{id}/executions/{executionId}/resolve': { action: 'retry' },
@@ -103,7 +104,12 @@ async function tenantOperations(keel: SchedulesKeel): Promise<Array<[string, str
   return ops;
 }
 
-const fastifyUrl = (route: string) => route.replaceAll('{*}', '*').replaceAll(/\{(\w+)\}/g, ':$1');
+// A literal colon (`/v1/runs:batch`) is `::` in a Fastify route.
+const fastifyUrl = (route: string) =>
+  route
+    .replaceAll(/(\w):(\w)/g, '$1::$2')
+    .replaceAll('{*}', '*')
+    .replaceAll(/\{(\w+)\}/g, ':$1');
 
 for (const backend of ['sqlite', 'postgres'] as const) {
   test(`sweep (${backend}): every tenant route, each scope and another tenant: 403 missing scope, 404 foreign, never 500`, async (t) => {
