@@ -5,6 +5,7 @@
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { defineAgent, defineTool } from '../../src/index.ts';
+import { bulkText } from './bulk-text.ts';
 
 const LEDGER = process.env.KEEL_TEST_LEDGER ?? '/tmp/keel-torture-ledger.txt';
 const mark = (line: string) => appendFileSync(LEDGER, `${line}\n`);
@@ -110,6 +111,9 @@ export const torture = defineAgent({
       mark(`step ${ctx.runId} prep`);
       return input.n;
     });
+    // Past the harness's 1 KiB inline threshold: stored as a payload, read back on replay and in
+    // the run's output.
+    const bulk = await ctx.step('bulk', () => bulkText(n));
     const read = await ctx.tool(lookup, { n });
     await ctx.tool(upsert, { n });
     const [a, b] = await Promise.all([ctx.tool(charge, { n: 1 }), ctx.tool(email, { n: 2 })]);
@@ -130,6 +134,7 @@ export const torture = defineAgent({
       flaky: f.n,
       charged: [a.charged, b.charged, c.charged],
       picked,
+      bulk,
     };
   },
 });

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CRASH_POINTS, type CrashPoint } from '../../src/domain/crash-points.ts';
+import { bulkText } from './bulk-text.ts';
 import { createFreshDatabase } from '../support/fresh-database.ts';
 import { startKeelProcess, startKeelRole, type KeelProcess } from '../support/keel-process.ts';
 
@@ -168,6 +169,8 @@ async function start(
     KEEL_RETENTION_RUNS: '1',
     KEEL_ARCHIVE_INTERVAL_MS: '100',
     KEEL_ARCHIVE_CHUNK_POSITIONS: '2',
+    // Large payloads too: the torture agent's 2 KiB step result and output pass this threshold.
+    KEEL_PAYLOAD_INLINE_MAX_BYTES: '1024',
     ...env,
   };
   if (options.store.kind === 'sqlite') {
@@ -300,6 +303,7 @@ async function check(url: string, run: Planned, final: any, lines: string[]): Pr
       flaky: n,
       charged: [true, true, true],
       picked: { doubled: (n + 10) * 2 },
+      bulk: bulkText(n),
     };
     if (final.status !== 'succeeded' || JSON.stringify(final.result) !== JSON.stringify(expected))
       v.push(`${where}: ended ${final.status} ${JSON.stringify(final.result ?? final.error)}`);
