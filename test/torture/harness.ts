@@ -64,7 +64,12 @@ interface Planned {
 const HITS_PER_RUN: Partial<Record<CrashPoint, number>> = {
   'commit.in-transaction': 4,
   'decision.committed': 1,
+  // Archival: once per ended run but the newest, one chunk per two positions of each stream.
+  'archive.before-prune': 1,
+  'archive.chunk-stored': 4,
 };
+/** How long a trial armed at an archival point waits after its runs settled: archival comes after. */
+const ARCHIVAL_WAIT_MS = 3_000;
 
 /** The trial's plan: which crash point, on which hit, and which runs. */
 function plan(seed: number): { crashAt: string; runs: Planned[] } {
@@ -433,6 +438,13 @@ export async function runTrial(options: TrialOptions): Promise<TrialReport> {
           () => 'died' as const,
         );
         crashed = (await Promise.race([exited.then(() => 'died' as const), done])) === 'died';
+        // Archival runs after the runs ended: give an armed archival point its chance to be hit.
+        if (!crashed && crashAt.startsWith('archive.'))
+          crashed =
+            (await Promise.race([
+              exited.then(() => 'died' as const),
+              new Promise<'alive'>((r) => setTimeout(() => r('alive'), ARCHIVAL_WAIT_MS)),
+            ])) === 'died';
       } else crashed = true;
       // Crashed: wait for the process to be gone. A request can also fail while the process lives
       // (a connection refused under load): then it is killed from outside, which is a crash at an
