@@ -10,7 +10,7 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import pg from 'pg';
 import { defineAgent } from '../src/index.ts';
 import { PostgresStore } from '../src/store/postgres/postgres-store.ts';
-import { EVENT_CURSOR_START } from '../src/domain/event-cursor.ts';
+import { EVENT_CURSOR_START, type EventCursor } from '../src/domain/event-cursor.ts';
 import { newRunId } from '../src/domain/ids.ts';
 import { createFreshDatabase } from './support/fresh-database.ts';
 import { apiClient, distributedScene } from './support/distributed.ts';
@@ -256,7 +256,16 @@ test('Postgres: a late commit with a lower position is held back, never skipped'
     [first.id],
   );
   const { run: second } = await store.createRun(newRun('second'));
-  const before = await store.listTenantEvents(tenant.id, {}, EVENT_CURSOR_START, 100);
+  // Visibility is cluster-wide: another test's transaction in flight on the same Postgres holds
+  // back even the first run's event for a moment, so read until it shows (it must, alone).
+  const readUntil = async (after: EventCursor, count: number) => {
+    for (let i = 0; ; i++) {
+      const page = await store.listTenantEvents(tenant.id, {}, after, 100);
+      if (page.length >= count || i === 200) return page;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  const before = await readUntil(EVENT_CURSOR_START, 1);
   assert.deepEqual(
     before.map((e) => [e.runId, e.type]),
     [[first.id, 'run.created']],
@@ -264,7 +273,7 @@ test('Postgres: a late commit with a lower position is held back, never skipped'
   );
   await late.query('COMMIT');
   await late.end();
-  const after = await store.listTenantEvents(tenant.id, {}, before.at(-1)!.cursor, 100);
+  const after = await readUntil(before.at(-1)!.cursor, 2);
   assert.deepEqual(
     after.map((e) => [e.runId, e.type]),
     [
