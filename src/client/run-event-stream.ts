@@ -176,39 +176,12 @@ export async function* followRunEvents(
   let failures = 0;
   for (;;) {
     options.signal?.throwIfAborted();
-    const connection = new AbortController();
-    const onAbort = (): void => connection.abort(options.signal?.reason);
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-    let idleTimer: ReturnType<typeof setTimeout> | undefined;
-    const idle = (): void => {
-      clearTimeout(idleTimer);
-      idleTimer = setTimeout(
-        () => connection.abort(new Error('the stream went silent')),
-        STREAM_IDLE_TIMEOUT_MS,
-      );
-    };
     progress.received = 0;
-    let cut: unknown;
-    try {
-      const headers: Record<string, string> = { accept: 'text/event-stream' };
-      if (progress.lastSeq > 0) headers['last-event-id'] = String(progress.lastSeq);
-      let body: ReadableStream<Uint8Array> | undefined;
-      try {
-        body = await http.stream(path, { headers, signal: connection.signal });
-      } catch (error) {
-        if (options.signal?.aborted || !isTransientError(error)) throw error;
-        cut = error;
-      }
-      if (body !== undefined) {
-        options.onConnect?.();
-        idle();
-        cut = yield* readConnection(body, progress, options, idle);
-      }
-    } finally {
-      clearTimeout(idleTimer);
-      options.signal?.removeEventListener('abort', onAbort);
-      connection.abort();
-    }
+    const headers: Record<string, string> = { accept: 'text/event-stream' };
+    if (progress.lastSeq > 0) headers['last-event-id'] = String(progress.lastSeq);
+    const cut = yield* sseConnection(http, path, { headers }, options, (body, idle) =>
+      readConnection(body, progress, options, idle),
+    );
     options.signal?.throwIfAborted();
     if (progress.ended) return;
     // A clean end that delivered nothing: the run may be over with nothing left after our cursor.
@@ -229,6 +202,51 @@ export async function* followRunEvents(
       error: cut,
     });
     if (delayMs > 0) await sleep(delayMs, options.signal);
+  }
+}
+
+/**
+ * One connection of a followed SSE stream: opens `path`, hands its body to `read` with an idle
+ * timer to re-arm on every message (a silent stream is cut after STREAM_IDLE_TIMEOUT_MS), and
+ * returns why it ended (undefined for a clean end). A transient failure to connect is returned as
+ * the cut, anything else is thrown; the caller's signal aborts the connection.
+ */
+export async function* sseConnection<T>(
+  http: HttpTransport,
+  path: string,
+  request: { headers: Record<string, string>; query?: Record<string, string | undefined> },
+  options: { signal?: AbortSignal | undefined; onConnect?: (() => void) | undefined },
+  read: (
+    body: ReadableStream<Uint8Array>,
+    idle: () => void,
+  ) => AsyncGenerator<T, unknown, undefined>,
+): AsyncGenerator<T, unknown, undefined> {
+  const connection = new AbortController();
+  const onAbort = (): void => connection.abort(options.signal?.reason);
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  let idleTimer: ReturnType<typeof setTimeout> | undefined;
+  const idle = (): void => {
+    clearTimeout(idleTimer);
+    idleTimer = setTimeout(
+      () => connection.abort(new Error('the stream went silent')),
+      STREAM_IDLE_TIMEOUT_MS,
+    );
+  };
+  try {
+    let body: ReadableStream<Uint8Array>;
+    try {
+      body = await http.stream(path, { ...request, signal: connection.signal });
+    } catch (error) {
+      if (options.signal?.aborted || !isTransientError(error)) throw error;
+      return error;
+    }
+    options.onConnect?.();
+    idle();
+    return yield* read(body, idle);
+  } finally {
+    clearTimeout(idleTimer);
+    options.signal?.removeEventListener('abort', onAbort);
+    connection.abort();
   }
 }
 

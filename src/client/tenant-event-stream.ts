@@ -3,14 +3,10 @@
 // first `id:` names where the stream starts, so even a stream cut before any event resumes in
 // place), after a bounded, jittered backoff: no event is lost or repeated. Browser-safe.
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { isTransientError, KeelStreamError } from './errors.ts';
+import { KeelStreamError } from './errors.ts';
 import type { HttpTransport } from './http-transport.ts';
 import type { EventsOptions } from './keel-runs.ts';
-import {
-  reconnectDelayMs,
-  STREAM_IDLE_TIMEOUT_MS,
-  STREAM_MAX_RECONNECTS,
-} from './run-event-stream.ts';
+import { reconnectDelayMs, sseConnection, STREAM_MAX_RECONNECTS } from './run-event-stream.ts';
 import { sleep } from './sleep.ts';
 import type { TenantEvent, TenantEventFilter } from './types.ts';
 
@@ -106,43 +102,20 @@ export async function* streamTenantEvents(
   let failures = 0;
   for (;;) {
     options.signal?.throwIfAborted();
-    const connection = new AbortController();
-    const onAbort = (): void => connection.abort(options.signal?.reason);
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-    let idleTimer: ReturnType<typeof setTimeout> | undefined;
-    const idle = (): void => {
-      clearTimeout(idleTimer);
-      idleTimer = setTimeout(
-        () => connection.abort(new Error('the stream went silent')),
-        STREAM_IDLE_TIMEOUT_MS,
-      );
-    };
     state.received = 0;
-    let cut: unknown;
-    try {
-      const headers: Record<string, string> = { accept: 'text/event-stream' };
-      if (state.cursor !== undefined) headers['last-event-id'] = state.cursor;
-      const query = {
-        ...tenantEventsQuery(filter),
-        from: state.cursor === undefined ? options.from : undefined,
-      };
-      let body: ReadableStream<Uint8Array> | undefined;
-      try {
-        body = await http.stream('/v1/events', { headers, query, signal: connection.signal });
-      } catch (error) {
-        if (options.signal?.aborted || !isTransientError(error)) throw error;
-        cut = error;
-      }
-      if (body !== undefined) {
-        options.onConnect?.();
-        idle();
-        cut = yield* readConnection(body, state, idle);
-      }
-    } finally {
-      clearTimeout(idleTimer);
-      options.signal?.removeEventListener('abort', onAbort);
-      connection.abort();
-    }
+    const headers: Record<string, string> = { accept: 'text/event-stream' };
+    if (state.cursor !== undefined) headers['last-event-id'] = state.cursor;
+    const query = {
+      ...tenantEventsQuery(filter),
+      from: state.cursor === undefined ? options.from : undefined,
+    };
+    const cut = yield* sseConnection(
+      http,
+      '/v1/events',
+      { headers, query },
+      options,
+      (body, idle) => readConnection(body, state, idle),
+    );
     options.signal?.throwIfAborted();
     failures = state.received > 0 ? 1 : failures + 1;
     if (failures > maxReconnects) throw new KeelStreamError(maxReconnects, 0, cut);
