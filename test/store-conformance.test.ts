@@ -29,9 +29,7 @@ import { progressStoreConformance } from './store/progress-conformance.ts';
 import { runTreeStoreConformance } from './store/run-tree-conformance.ts';
 import { delegatedChildrenStoreConformance } from './store/delegated-children-conformance.ts';
 import { snapshotStoreConformance } from './store/snapshot-conformance.ts';
-
 import { payloadsStoreConformance } from './store/payloads-conformance.ts';
-
 import { archiveStoreConformance } from './store/archive-conformance.ts';
 import { TEST_DATABASE_URL, postgresAvailable } from './support/postgres.ts';
 
@@ -91,9 +89,7 @@ progressStoreConformance(sqlite);
 runTreeStoreConformance(sqlite);
 delegatedChildrenStoreConformance(sqlite);
 snapshotStoreConformance(sqlite);
-
 payloadsStoreConformance(sqlite);
-
 archiveStoreConformance(sqlite);
 if (await postgresAvailable()) {
   storeConformance(postgres);
@@ -117,8 +113,6 @@ if (await postgresAvailable()) {
   runTreeStoreConformance(postgres);
   delegatedChildrenStoreConformance(postgres);
   snapshotStoreConformance(postgres);
-
   payloadsStoreConformance(postgres);
-
   archiveStoreConformance(postgres);
 }
