@@ -10,17 +10,13 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
   benchDatabaseUrl,
-  clockTicksPerSec,
   createFreshDatabase,
   dropDatabase,
-  PostgresMeter,
+  flagValue as flag,
+  meteredWindow,
+  quantileText,
 } from './postgres-support.ts';
 
-const args = process.argv.slice(2);
-const flag = (name: string) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : undefined;
-};
 const ROOT = resolve(flag('--root') ?? join(import.meta.dirname, '..'));
 const COMMITS = Number(flag('--commits') ?? 2000);
 const WARM_UP_COMMITS = 200;
@@ -87,34 +83,18 @@ async function commitOne(): Promise<number> {
 }
 
 const latenciesMs: number[] = [];
-const meter = await PostgresMeter.open(DATABASE);
 let cpuLine = '';
 try {
   for (let i = 0; i < WARM_UP_COMMITS; i++) await commitOne();
-  const before = await meter.sample();
-  const cpuBefore = process.cpuUsage();
-  for (let i = 0; i < COMMITS; i++) latenciesMs.push(await commitOne());
-  const cpu = process.cpuUsage(cpuBefore);
-  const after = await meter.sample();
-  const figures = meter.figures(before, after, COMMITS);
-  let backendTicks = 0;
-  for (const [pid, ticks] of after.backendTicks)
-    backendTicks += ticks - (before.backendTicks.get(pid) ?? 0);
-  const backendsMs =
-    figures.databaseBackendsCpuPct === undefined
-      ? 'n/a'
-      : (((backendTicks / clockTicksPerSec()) * 1000) / COMMITS).toFixed(3);
-  cpuLine =
-    `  per commit: this process ${((cpu.user + cpu.system) / 1000 / COMMITS).toFixed(3)} ms CPU, ` +
-    `Postgres backends of the database ${backendsMs} ms CPU, ` +
-    `${figures.transactionsPerStep} transactions, ${figures.walSyncsPerStep} WAL syncs\n`;
+  cpuLine = await meteredWindow(DATABASE, COMMITS, 'commit', async () => {
+    for (let i = 0; i < COMMITS; i++) latenciesMs.push(await commitOne());
+  });
 } finally {
-  await meter.close();
   await store.close();
   await dropDatabase(DATABASE);
 }
 latenciesMs.sort((a, b) => a - b);
-const at = (q: number) => latenciesMs[Math.floor(q * (latenciesMs.length - 1))]!.toFixed(3);
+const at = (q: number) => quantileText(latenciesMs, q);
 process.stdout.write(
   `${ROOT}: ${COMMITS} effect commits, one at a time: p50 ${at(0.5)} ms, p90 ${at(0.9)} ms, p99 ${at(0.99)} ms\n${cpuLine}`,
 );

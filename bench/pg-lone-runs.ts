@@ -11,17 +11,13 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
   benchDatabaseUrl,
-  clockTicksPerSec,
   createFreshDatabase,
   dropDatabase,
-  PostgresMeter,
+  flagValue as flag,
+  meteredWindow,
+  quantileText,
 } from './postgres-support.ts';
 
-const args = process.argv.slice(2);
-const flag = (name: string) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : undefined;
-};
 const ROOT = resolve(flag('--root') ?? join(import.meta.dirname, '..'));
 const RUNS = Number(flag('--runs') ?? 200);
 const WARM_UP_RUNS = 20;
@@ -85,39 +81,21 @@ async function loneRun(): Promise<void> {
   }
 }
 
-const meter = await PostgresMeter.open(DATABASE);
 let cpuLine = '';
 try {
   for (let i = 0; i < WARM_UP_RUNS; i++) await loneRun();
   gapsMs.length = 0;
-  const before = await meter.sample();
-  const cpuBefore = process.cpuUsage();
-  for (let i = 0; i < RUNS; i++) await loneRun();
-  const cpu = process.cpuUsage(cpuBefore);
-  const after = await meter.sample();
-  const steps = RUNS * STEPS;
-  const figures = meter.figures(before, after, steps);
-  // Ticks of the backends alive at the end of the window (the store's pool and listener).
-  let backendTicks = 0;
-  for (const [pid, ticks] of after.backendTicks)
-    backendTicks += ticks - (before.backendTicks.get(pid) ?? 0);
-  const backendsMs =
-    figures.databaseBackendsCpuPct === undefined
-      ? 'n/a'
-      : ((backendTicks / clockTicksPerSec()) * 1000) / steps;
-  const fmt = (v: number | string) => (typeof v === 'number' ? v.toFixed(3) : v);
-  cpuLine =
-    `  per step: this process ${fmt((cpu.user + cpu.system) / 1000 / steps)} ms CPU, ` +
-    `Postgres backends of the database ${fmt(backendsMs)} ms CPU, ` +
-    `${figures.transactionsPerStep} transactions, ${figures.walSyncsPerStep} WAL syncs\n`;
+  // Both figures include the bench's own run creation and 2 ms status polling.
+  cpuLine = await meteredWindow(DATABASE, RUNS * STEPS, 'step', async () => {
+    for (let i = 0; i < RUNS; i++) await loneRun();
+  });
 } finally {
-  await meter.close();
   await orchestrator.stop();
   await store.close();
   await dropDatabase(DATABASE);
 }
 gapsMs.sort((a, b) => a - b);
-const at = (q: number) => gapsMs[Math.floor(q * (gapsMs.length - 1))]!.toFixed(3);
+const at = (q: number) => quantileText(gapsMs, q);
 process.stdout.write(
   `${ROOT}: ${gapsMs.length} step gaps over ${RUNS} lone runs: p50 ${at(0.5)} ms, p90 ${at(0.9)} ms, p99 ${at(0.99)} ms\n${cpuLine}`,
 );

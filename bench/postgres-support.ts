@@ -206,6 +206,55 @@ export class PostgresMeter {
   }
 }
 
+/**
+ * Runs `window` (the measured part of a bench) between two meter samples and returns the line both
+ * Postgres benches print: per unit (a step, a commit), the CPU of this process, of the database's
+ * backends alive at the end of the window (from /proc, when the server is local), and the
+ * database's transactions and the cluster's WAL syncs.
+ */
+export async function meteredWindow(
+  database: string,
+  units: number,
+  unitName: string,
+  window: () => Promise<void>,
+): Promise<string> {
+  const meter = await PostgresMeter.open(database);
+  try {
+    const before = await meter.sample();
+    const cpuBefore = process.cpuUsage();
+    await window();
+    const cpu = process.cpuUsage(cpuBefore);
+    const after = await meter.sample();
+    const figures = meter.figures(before, after, units);
+    let backendTicks = 0;
+    for (const [pid, ticks] of after.backendTicks)
+      backendTicks += ticks - (before.backendTicks.get(pid) ?? 0);
+    const backendsMs =
+      figures.databaseBackendsCpuPct === undefined
+        ? 'n/a'
+        : (((backendTicks / clockTicksPerSec()) * 1000) / units).toFixed(3);
+    return (
+      `  per ${unitName}: this process ${((cpu.user + cpu.system) / 1000 / units).toFixed(3)} ms CPU, ` +
+      `Postgres backends of the database ${backendsMs} ms CPU, ` +
+      `${figures.transactionsPerStep} transactions, ${figures.walSyncsPerStep} WAL syncs\n`
+    );
+  } finally {
+    await meter.close();
+  }
+}
+
+/** The value after `name` among this process's arguments (`--runs 200`), if given. */
+export function flagValue(name: string): string | undefined {
+  const args = process.argv.slice(2);
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+}
+
+/** `sorted`'s value at quantile `q` (nearest rank below), with three decimals. */
+export function quantileText(sorted: readonly number[], q: number): string {
+  return sorted[Math.floor(q * (sorted.length - 1))]!.toFixed(3);
+}
+
 /** The postmaster's pid, from a backend's parent, if the server runs on this machine. */
 function postmasterOf(backendPid: number): number | undefined {
   const own = readProcStat(backendPid);

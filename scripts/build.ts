@@ -16,7 +16,7 @@ cpSync(`${root}/src`, `${root}/dist`, {
   recursive: true,
   filter: (src) => !/\.(ts)$/.test(src) || false,
 });
-// Every entry package.json exports (`keel`, `keel/sandbox`, `keel/planner`, `keel/client`,
+// Every entry package.json exports (`keel`, `keel/sandbox`, `keel/browser`, `keel/planner`, `keel/client`,
 // `keel/embedded`, and the SDK adapters `keel/ai-sdk`, `keel/openai-agents`) must have been built,
 // types included.
 const exported = (

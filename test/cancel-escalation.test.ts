@@ -32,9 +32,38 @@ const tidy = defineTool({
   input: z.object({}),
   run: async (_args, t) => {
     note(t.runId, 'started');
-    await new Promise<void>((resolve) => t.stopping?.addEventListener('abort', () => resolve()));
+    await stoppingAsked(t.stopping);
     note(t.runId, t.signal.aborted ? 'stopping after signal' : 'stopping');
     return { saved: 'partial work' };
+  },
+});
+
+/** Resolves once `stopping` is aborted, at once if it already is (a call may start already lost). */
+function stoppingAsked(stopping: AbortSignal | undefined): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (stopping?.aborted) resolve();
+    else stopping?.addEventListener('abort', () => resolve(), { once: true });
+  });
+}
+
+/**
+ * Fails its first attempt; its retry starts after the fan-in it is in was decided, and must hear
+ * the decision at once (the engine's signal is already aborted when it starts).
+ */
+const lateTidy = defineTool({
+  name: 'late-tidy',
+  description: 'Fails once; the retry waits for the graceful signal',
+  effect: 'side-effect',
+  input: z.object({}),
+  retry: { maxAttempts: 2, initialDelayMs: 500 },
+  run: async (_args, t) => {
+    if (t.attempt === 1) throw new Error('the first attempt fails');
+    note(
+      t.runId,
+      `attempt ${t.attempt} started${t.stopping?.aborted ? ', already asked to stop' : ''}`,
+    );
+    await stoppingAsked(t.stopping);
+    return { saved: 'retried work' };
   },
 });
 
@@ -64,16 +93,20 @@ const quick = defineTool({
   run: () => 'quick answer',
 });
 
-/** A fan-in whose loser is a tool still in flight: it is asked to wrap up, not left running. */
-const racer = defineAgent({
-  name: 'racer',
-  version: '1',
-  async run(ctx) {
-    const slow = ctx.tool(tidy, {});
-    const winner = await ctx.any([slow, ctx.tool(quick, {})]);
-    return { winner };
-  },
-});
+/** An agent racing `slow` against `quick` in a fan-in: `slow` loses. */
+const racerOf = (name: string, slow: typeof tidy | typeof lateTidy) =>
+  defineAgent({
+    name,
+    version: '1',
+    async run(ctx) {
+      const winner = await ctx.any([ctx.tool(slow, {}), ctx.tool(quick, {})]);
+      return { winner };
+    },
+  });
+/** The loser is a tool still in flight: it is asked to wrap up, not left running. */
+const racer = racerOf('racer', tidy);
+/** The fan-in is decided while the loser waits to retry: the retry starts already asked to wrap up. */
+const lateRacer = racerOf('late-racer', lateTidy);
 
 /** An agent that makes one call of `tool` and gives a cancel `cancelGraceMs`. */
 const oneCall = (name: string, tool: typeof tidy | typeof stubborn, cancelGraceMs: number) =>
@@ -118,8 +151,8 @@ for (const store of ['sqlite', 'postgres'] as const) {
       const dir = mkdtempSync(join(tmpdir(), 'keel-cancel-grace-'));
       const db = store === 'postgres' ? await createFreshDatabase() : undefined;
       const keel = await startKeel({
-        agents: [tidyAgent, stubbornAgent, abruptAgent, patientAgent, racer],
-        tools: [tidy, stubborn, quick],
+        agents: [tidyAgent, stubbornAgent, abruptAgent, patientAgent, racer, lateRacer],
+        tools: [tidy, stubborn, quick, lateTidy],
         dataDir: dir,
         ...(db === undefined ? {} : { databaseUrl: db.url }),
       });
@@ -199,6 +232,19 @@ for (const store of ['sqlite', 'postgres'] as const) {
       const loser = steps.find((step) => step.name === 'tidy')!;
       assert.equal(loser.status, 'succeeded');
       assert.deepEqual(loser.output, { saved: 'partial work' });
+    });
+
+    test('a losing call whose retry starts after the fan-in was decided starts already asked to wrap up', async (t) => {
+      const keel = await start(t);
+      const { id } = await keel.runs.create({ agent: 'late-racer' });
+      const run = await keel.runs.wait(id, { timeoutMs: 60_000 });
+      assert.equal(run.status, 'succeeded');
+      assert.deepEqual(run.result, { winner: 'quick answer' });
+      assert.deepEqual(seen.get(id), ['attempt 2 started, already asked to stop']);
+      const steps = await keel.runs.steps(id, { io: true });
+      const loser = steps.find((step) => step.name === 'late-tidy')!;
+      assert.equal(loser.status, 'succeeded');
+      assert.deepEqual(loser.output, { saved: 'retried work' });
     });
 
     test('with no grace, both signals go at once and nothing is recorded as escalated', async (t) => {

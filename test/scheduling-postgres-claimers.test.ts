@@ -1,6 +1,7 @@
-// Fair claims from several Postgres stores at once: two stores on one schema stand for two
-// processes; they claim concurrently, and the claims they make together keep the weighted shares,
-// since the fair state lives in the database and each claim plans under the fair clock's lock.
+// Fair claims from several Postgres stores at once: stores on one schema stand for processes; they
+// claim concurrently, and the claims they make together keep the weighted shares (the fair state
+// lives in the database: each claim locks a window of tenants by virtual time, skipping those
+// another claimer holds), and no run is ever claimed by two of them.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
@@ -96,4 +97,73 @@ test('two Postgres claimers together keep the weighted shares of backlogged tena
   const count = (id: string) => claimed.filter((r) => r.tenantId === id).length;
   assert.equal(vtimes.get(heavy.id), count(heavy.id) / 2);
   assert.equal(vtimes.get(light.id), count(light.id));
+});
+
+test('four Postgres claimers at once never claim a run twice, and claim every run', {
+  skip: !(await postgresAvailable()),
+}, async (t) => {
+  const schema = `keel_test_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
+  const stores = Array.from(
+    { length: 4 },
+    () => new PostgresStore({ connectionString: TEST_DATABASE_URL, schema, poolSize: 2 }),
+  );
+  t.after(async () => {
+    await Promise.all(stores.map((s) => s.close()));
+    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await admin.connect();
+    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+    await admin.end();
+  });
+  for (const store of stores) await store.migrate();
+  const first = stores[0]!;
+  const ids = new Set<string>();
+  for (let i = 0; i < 40; i++) {
+    const tenant = await first.createTenant(`t${i}`, `k${i}`, { weight: 1 + (i % 3) });
+    await Promise.all(
+      Array.from({ length: 15 }, async () => {
+        const id = newRunId();
+        ids.add(id);
+        await first.createRun({
+          id,
+          tenantId: tenant.id,
+          agent: 'agent',
+          agentVersion: '1',
+          input: null,
+          priority: i % 4 === 0 ? 'interactive' : 'batch',
+          budget: {},
+          metadata: null,
+          parentRunId: null,
+          idempotencyKey: null,
+          requestHash: null,
+        });
+      }),
+    );
+  }
+  // Each store claims 1 to 4 runs at a time, all four at once, until every run is claimed (or a
+  // claimer finds nothing 20 times in a row: another claimer holds the last tenants).
+  const claimed: RunRecord[] = [];
+  await Promise.all(
+    stores.map(async (store, k) => {
+      for (let round = 0, empty = 0; claimed.length < ids.size && empty < 20; round++) {
+        const runs = await store.claimRuns({
+          owner: `w${k}`,
+          limit: 1 + ((round + k) % 4),
+          leaseMs: 60_000,
+          served: ['agent@1'],
+        });
+        empty = runs.length === 0 ? empty + 1 : 0;
+        claimed.push(...runs);
+      }
+    }),
+  );
+  const seen = new Map<string, string>();
+  for (const run of claimed) {
+    assert.ok(
+      !seen.has(run.id),
+      `run ${run.id} was claimed by ${seen.get(run.id)} and ${run.leaseOwner}`,
+    );
+    seen.set(run.id, run.leaseOwner!);
+  }
+  assert.deepEqual(new Set(seen.keys()), ids, 'every run was claimed exactly once');
+  assert.ok(new Set(seen.values()).size > 1, 'more than one claimer claimed');
 });

@@ -14,6 +14,7 @@ import { tenantStoreConformance } from './store/tenant-conformance.ts';
 import { preemptionStoreConformance } from './store/preemption-conformance.ts';
 import { lineageStoreConformance } from './store/lineage-conformance.ts';
 import { processStoreConformance } from './store/process-conformance.ts';
+import { nodesStoreConformance } from './store/nodes-conformance.ts';
 import { versionStoreConformance } from './store/version-conformance.ts';
 import { attemptsStoreConformance } from './store/attempts-conformance.ts';
 import { accessStoreConformance } from './store/access-conformance.ts';
@@ -31,6 +32,7 @@ import { delegatedChildrenStoreConformance } from './store/delegated-children-co
 import { snapshotStoreConformance } from './store/snapshot-conformance.ts';
 import { payloadsStoreConformance } from './store/payloads-conformance.ts';
 import { archiveStoreConformance } from './store/archive-conformance.ts';
+import { poolSlotsStoreConformance } from './store/pool-slots-conformance.ts';
 import { TEST_DATABASE_URL, postgresAvailable } from './support/postgres.ts';
 
 const sqlite: StoreFactory = {
@@ -74,6 +76,7 @@ tenantStoreConformance(sqlite);
 preemptionStoreConformance(sqlite);
 lineageStoreConformance(sqlite);
 processStoreConformance(sqlite);
+nodesStoreConformance(sqlite);
 versionStoreConformance(sqlite);
 attemptsStoreConformance(sqlite);
 accessStoreConformance(sqlite);
@@ -91,6 +94,7 @@ delegatedChildrenStoreConformance(sqlite);
 snapshotStoreConformance(sqlite);
 payloadsStoreConformance(sqlite);
 archiveStoreConformance(sqlite);
+poolSlotsStoreConformance(sqlite);
 if (await postgresAvailable()) {
   storeConformance(postgres);
   scheduleStoreConformance(postgres);
@@ -98,6 +102,7 @@ if (await postgresAvailable()) {
   preemptionStoreConformance(postgres);
   lineageStoreConformance(postgres);
   processStoreConformance(postgres);
+  nodesStoreConformance(postgres);
   versionStoreConformance(postgres);
   attemptsStoreConformance(postgres);
   accessStoreConformance(postgres);
@@ -115,4 +120,5 @@ if (await postgresAvailable()) {
   snapshotStoreConformance(postgres);
   payloadsStoreConformance(postgres);
   archiveStoreConformance(postgres);
+  poolSlotsStoreConformance(postgres);
 }

@@ -3,6 +3,8 @@
 // the resume goes to another process); filters and bad inputs; the Postgres cursor never passes a
 // transaction still in flight, so an event committed late with a lower position is not skipped.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +12,8 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import pg from 'pg';
 import { defineAgent } from '../src/index.ts';
 import { PostgresStore } from '../src/store/postgres/postgres-store.ts';
+import { TENANT_EVENTS_EXAMINED_MAX } from '../src/store/procedures/reads.ts';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { EVENT_CURSOR_START, type EventCursor } from '../src/domain/event-cursor.ts';
 import { newRunId } from '../src/domain/ids.ts';
 import { createFreshDatabase } from './support/fresh-database.ts';
@@ -245,6 +249,18 @@ test('Postgres: a late commit with a lower position is held back, never skipped'
     idempotencyKey: null,
     requestHash: null,
   });
+  // A transaction in flight in another database of the same server (another application, another
+  // test) holds nothing back: it cannot write this database's events.
+  const elsewhere = await createFreshDatabase();
+  const other = new pg.Client({ connectionString: elsewhere.url });
+  other.on('error', () => {});
+  await other.connect();
+  t.after(async () => {
+    await other.end().catch(() => {});
+    await elsewhere.drop();
+  });
+  await other.query('BEGIN');
+  await other.query('SELECT pg_current_xact_id()');
   const { run: first } = await store.createRun(newRun('first'));
   const late = new pg.Client({ connectionString: db.url });
   late.on('error', () => {});
@@ -256,11 +272,11 @@ test('Postgres: a late commit with a lower position is held back, never skipped'
     [first.id],
   );
   const { run: second } = await store.createRun(newRun('second'));
-  // Visibility is cluster-wide: another test's transaction in flight on the same Postgres holds
-  // back even the first run's event for a moment, so read until it shows (it must, alone).
+  // A transaction of this database that ended just after a read's snapshot still counts for that
+  // read (the horizon errs towards holding back), so read until the event shows.
   const readUntil = async (after: EventCursor, count: number) => {
     for (let i = 0; ; i++) {
-      const page = await store.listTenantEvents(tenant.id, {}, after, 100);
+      const { events: page } = await store.listTenantEvents(tenant.id, {}, after, 100);
       if (page.length >= count || i === 200) return page;
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -273,6 +289,7 @@ test('Postgres: a late commit with a lower position is held back, never skipped'
   );
   await late.query('COMMIT');
   await late.end();
+  await other.query('ROLLBACK');
   const after = await readUntil(before.at(-1)!.cursor, 2);
   assert.deepEqual(
     after.map((e) => [e.runId, e.type]),
@@ -359,3 +376,83 @@ test('Postgres, two processes: a stream on A carries the runs B and A execute; r
     'B ran every run: A streamed only what it heard from Postgres',
   );
 });
+
+// A reader whose tenant has nothing among the events it examines (a quiet tenant beside a busy
+// one, or a filter that matches rarely) still moves forward: the page's cursor passes what was
+// examined, and one read examines a bounded number of events, so a poll costs the same however
+// much other tenants wrote before it.
+for (const backend of ['sqlite', 'postgres'] as const) {
+  test(`${backend}: a tenant read passes over other tenants' events, a bounded number at a time`, {
+    skip: backend === 'postgres' && !(await postgresAvailable()),
+  }, async (t) => {
+    let store: SqliteStore | PostgresStore;
+    if (backend === 'sqlite') {
+      const dir = mkdtempSync(join(tmpdir(), 'keel-tenant-events-'));
+      store = new SqliteStore({ path: join(dir, 'keel.db') });
+      t.after(() => rmSync(dir, { recursive: true, force: true }));
+    } else {
+      const db = await createFreshDatabase();
+      store = new PostgresStore({ connectionString: db.url });
+      t.after(() => db.drop());
+    }
+    t.after(() => store.close());
+    await store.migrate();
+    const busy = await store.ensureTenant('busy', 'hash-busy');
+    const quiet = await store.ensureTenant('quiet', 'hash-quiet');
+    const runOf = (tenantId: string) => ({
+      id: newRunId(),
+      tenantId,
+      agent: 'a',
+      agentVersion: '1',
+      input: null,
+      priority: 'batch' as const,
+      budget: {},
+      metadata: null,
+      parentRunId: null,
+      idempotencyKey: null,
+      requestHash: null,
+    });
+    // One `run.created` event each, more than one read examines.
+    const busyRuns = TENANT_EVENTS_EXAMINED_MAX + 100;
+    for (let i = 0; i < busyRuns; i += 1_000)
+      await store.createRuns(
+        Array.from({ length: Math.min(1_000, busyRuns - i) }, () => runOf(busy.id)),
+      );
+    const all = async (after: EventCursor) => {
+      const pages = [];
+      for (let cursor = after; ; ) {
+        const page = await store.listTenantEvents(busy.id, {}, cursor, 1_000);
+        pages.push(...page.events);
+        if (page.events.length === 0 && !page.more) return pages;
+        cursor = page.cursor;
+      }
+    };
+    const busyEvents = await all(EVENT_CURSOR_START);
+    assert.equal(busyEvents.length, busyRuns, 'the busy tenant reads all its events');
+    // The quiet tenant examines the first bound's worth, finds nothing, and is told where to go on.
+    const first = await store.listTenantEvents(quiet.id, {}, EVENT_CURSOR_START, 100);
+    assert.deepEqual(first.events, []);
+    assert.equal(first.more, true);
+    assert.deepEqual(first.cursor, busyEvents[TENANT_EVENTS_EXAMINED_MAX - 1]!.cursor);
+    const second = await store.listTenantEvents(quiet.id, {}, first.cursor, 100);
+    assert.deepEqual(second.events, []);
+    assert.equal(second.more, false);
+    assert.deepEqual(second.cursor, busyEvents.at(-1)!.cursor);
+    // From there, its own next event is the first thing it reads.
+    const { run } = await store.createRun(runOf(quiet.id));
+    const next = await store.listTenantEvents(quiet.id, {}, second.cursor, 100);
+    assert.deepEqual(
+      next.events.map((e) => [e.runId, e.type]),
+      [[run.id, 'run.created']],
+    );
+    // A filter that matches nothing moves on the same way.
+    const filtered = await store.listTenantEvents(
+      busy.id,
+      { types: ['run.succeeded'] },
+      EVENT_CURSOR_START,
+      100,
+    );
+    assert.deepEqual(filtered.events, []);
+    assert.deepEqual(filtered.cursor, busyEvents[TENANT_EVENTS_EXAMINED_MAX - 1]!.cursor);
+  });
+}

@@ -296,7 +296,7 @@ export function renderSandboxSection(
       (floor.bareBwrapMs === undefined
         ? '.'
         : `; bare \`bwrap --unshare-all … /bin/true\` (as root, no cgroup, no workspace, no uid drop) p50 ${ms(floor.bareBwrapMs.p50)} (p90 ${ms(floor.bareBwrapMs.p90)}).`) +
-      " The difference to the tier figures is Keel's own work: cgroup, tmpfs workspace (a `mount`), prlimit, moving bwrap into the cgroup.",
+      " The difference to the tier figures is Keel's own work: cgroup, tmpfs workspace (a mount(2) by Keel's mount helper), uid, the Perl entry that joins the cgroup, sets the rlimits and drops to the sandbox uid before it execs bwrap, the seccomp filter, and Node's own spawn.",
   );
   if (warm)
     lines.push(

@@ -189,6 +189,25 @@ export const AUDITED_ROUTES: Readonly<Record<string, (seen: Seen) => Described>>
     action: 'admin_principal.revoke',
     resource: `admin-principal:${s.params.id}`,
   }),
+  // Sandbox nodes (issue 24).
+  'POST /v1/admin/nodes': (s) => ({
+    action: 'node.create',
+    resource: resourceAt(s, 'node', 'node', 'id'),
+    data: { name: s.body.name ?? null },
+  }),
+  'POST /v1/admin/nodes/:id/drain': (s) => ({
+    action: 'node.drain',
+    resource: `node:${s.params.id}`,
+  }),
+  'POST /v1/admin/nodes/:id/undrain': (s) => ({
+    action: 'node.undrain',
+    resource: `node:${s.params.id}`,
+  }),
+  'DELETE /v1/admin/nodes/:id': (s) => ({ action: 'node.remove', resource: `node:${s.params.id}` }),
+  // A node's own registration and heartbeats carry its node token, not an admin's key: no admin
+  // actor, so nothing is written (a heartbeat every 2 s would bury the platform log).
+  'PUT /v1/admin/nodes/self': () => ({ action: 'node.register', resource: null }),
+  'POST /v1/admin/nodes/self/heartbeat': () => ({ action: 'node.heartbeat', resource: null }),
 };
 
 const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);

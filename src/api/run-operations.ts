@@ -14,6 +14,7 @@ import { KeelError, isKeelError } from '../domain/keel-error.ts';
 import type { NewRun, RunRecord, TenantRecord } from '../domain/records.ts';
 import { isTerminal } from '../domain/run-status.ts';
 import { parseAgentInput } from '../engine/agent-contract.ts';
+import { admitBySpend, type SpendAdmissionPort } from './spend-admission.ts';
 import type { AgentRegistry } from '../engine/registry.ts';
 import type { AgentDefinition } from '../sdk/types.ts';
 import type { Store } from '../store/store.ts';
@@ -31,6 +32,8 @@ import { pendingApprovalsOf } from './routes/approvals.ts';
 export interface RunOperationsDeps {
   store: Store;
   registry: AgentRegistry;
+  /** Spend admission (spend-admission.ts); absent: runs are not checked against budgets here. */
+  spend?: SpendAdmissionPort | undefined;
 }
 
 /** The run, if it is the tenant's; otherwise 404 run_not_found (another tenant's looks missing). */
@@ -86,7 +89,7 @@ export function countRejected(tenant: TenantRecord, error: unknown): void {
  * 400 agent_input_invalid, 404 agent_not_found, 429 deadline_unmeetable.
  */
 export async function preparedRun(
-  { store, registry }: RunOperationsDeps,
+  { store, registry, spend }: RunOperationsDeps,
   tenant: TenantRecord,
   body: z.infer<typeof CreateRunBody>,
   parentRunId: string | null,
@@ -97,6 +100,14 @@ export async function preparedRun(
   parseAgentInput(agent, input); // 400 agent_input_invalid before any run exists
   // 429 deadline_unmeetable before any run exists, when asked to refuse a run expected late.
   const admitted = await admitByDeadline(store, agent.name, body, Date.now()).catch(
+    (error: unknown) => {
+      if (isKeelError(error)) telemetry.runAdmissionRejected(tenant.id, 'api', error.code);
+      throw error;
+    },
+  );
+  // 429 budget_insufficient before any run exists, or a run created parked, when the agent's
+  // estimated spend exceeds what the tenant has left today.
+  const parkOnBudget = await admitBySpend(spend, store, tenant.id, agent, Date.now()).catch(
     (error: unknown) => {
       if (isKeelError(error)) telemetry.runAdmissionRejected(tenant.id, 'api', error.code);
       throw error;
@@ -137,6 +148,7 @@ export async function preparedRun(
     ...(onParentEnd === undefined ? {} : { onParentEnd }),
     idempotencyKey: body.idempotencyKey ?? null,
     requestHash,
+    ...(parkOnBudget === undefined ? {} : { parkOnBudget }),
   };
 }
 

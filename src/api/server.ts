@@ -35,6 +35,7 @@ import { readJsonBody } from './json-body.ts';
 import { errorResponse } from './schemas.ts';
 import { EventHub } from './event-hub.ts';
 import type { LiveDeltas } from '../models/live-deltas.ts';
+import type { SpendAdmissionPort } from './spend-admission.ts';
 import { registerAdminRoutes } from './routes/admin.ts';
 import { registerAdminPoolRoutes } from './routes/admin-pools.ts';
 import { registerAdminMcpRoutes } from './routes/admin-mcp.ts';
@@ -63,6 +64,7 @@ import { registerDashboard } from './routes/dashboard.ts';
 import { isAdminSurface, refuseAdminOffItsListener } from './admin-listener.ts';
 import { resolveAdminPrincipal } from './admin-auth.ts';
 import { registerAdminPrincipalRoutes } from './routes/admin-principals.ts';
+import { registerAdminNodeRoutes } from './routes/admin-nodes.ts';
 import { registerBrowserPolicy } from './security-headers.ts';
 import { registerKeyRateLimits } from './key-rate-limits.ts';
 import type { RateWindows } from '../store/rate-windows.ts';
@@ -115,6 +117,8 @@ export interface ApiOptions {
   delegation?: DelegatedTokens | undefined;
   /** Rate windows shared by every API process (a multi-process store): per-key limits count there. */
   keyRateWindows?: RateWindows | undefined;
+  /** Spend admission at POST /v1/runs (the model gateway); absent: runs are not checked here. */
+  spend?: SpendAdmissionPort | undefined;
 }
 
 const NO_QUERY = z.strictObject({});
@@ -271,6 +275,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   registerRunRoutes(app, {
     store: options.store,
     registry: options.registry,
+    spend: options.spend,
     tenantOf,
     // A run started with a delegated token is a child of the token's run.
     parentRunOf: (request) => (request as WithIdentity)[IDENTITY]?.delegation?.runId ?? null,
@@ -303,6 +308,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   });
   registerAdminPoolRoutes(app, { adminKey: options.adminKey, pools: options.pools });
   registerAdminPrincipalRoutes(app, { store: options.store, adminKey: options.adminKey });
+  registerAdminNodeRoutes(app, { store: options.store, adminKey: options.adminKey });
   registerAdminMcpRoutes(app, { store: options.store, adminKey: options.adminKey });
   if ((options.store as { archives?: unknown }).archives !== undefined)
     registerAdminRetentionRoutes(app, { store: options.store, adminKey: options.adminKey });

@@ -6,6 +6,7 @@
 // announces it) and a slow poll as a backstop. Reads a page only when the reader has taken the last
 // one, so a slow reader holds at most one page: memory does not grow with its lag.
 import type { EventCursor, TenantEventFilter, TenantEventRecord } from '../domain/event-cursor.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { TenantRecord } from '../domain/records.ts';
 import type { Store } from '../store/store.ts';
 import type { EventHub } from './event-hub.ts';
@@ -21,6 +22,13 @@ export const TENANT_STREAM_RUN_IDS_MAX = 100;
 export const TENANT_STREAM_RECHECK_MS = 250;
 /** With no wake at all, the stream still reads this often (a lost change notification). */
 export const TENANT_STREAM_POLL_MS = 5_000;
+/**
+ * Reads of one stream start at least this far apart while it keeps being woken (unless the last
+ * read stopped at its bound): with thousands of runs changing, every stream would otherwise read
+ * back to back, one store read per stream always in flight. Wakes in between coalesce into the
+ * next read; an event waits at most this much longer.
+ */
+export const TENANT_STREAM_READ_GAP_MS = 100;
 
 /** One event of the tenant's stream as the API shows it (redacted by the tenant's policy). */
 export function tenantEventView(event: TenantEventRecord, tenant: TenantRecord) {
@@ -46,6 +54,8 @@ export async function* followTenantEvents(
 ): AsyncGenerator<TenantEventRecord, void, undefined> {
   let cursor = after;
   let changed = true;
+  let lastReadAt = 0;
+  let backlog = false;
   let recheck = false;
   let wake: (() => void) | undefined;
   let recheckTimer: NodeJS.Timeout | undefined;
@@ -64,24 +74,33 @@ export async function* followTenantEvents(
       if (!changed) await new Promise<void>((resolve) => (wake = resolve));
       wake = undefined;
       if (signal.aborted) break;
+      const gap = lastReadAt + TENANT_STREAM_READ_GAP_MS - Date.now();
+      if (gap > 0 && !backlog) {
+        await sleep(gap, undefined, { signal }).catch(() => {});
+        if (signal.aborted) break;
+      }
       changed = false;
+      lastReadAt = Date.now();
       if (recheck) {
         recheck = false;
         clearTimeout(recheckTimer);
         recheckTimer = setTimeout(poke, TENANT_STREAM_RECHECK_MS);
       }
-      const events = await store.listTenantEvents(
+      const page = await store.listTenantEvents(
         tenant.id,
         filter,
         cursor,
         TENANT_STREAM_PAGE_MAX_EVENTS,
       );
-      for (const event of events) {
+      for (const event of page.events) {
         if (signal.aborted) return;
-        cursor = event.cursor;
         yield event;
       }
-      if (events.length === TENANT_STREAM_PAGE_MAX_EVENTS) changed = true;
+      // Past what the read examined too (other tenants' events, filtered ones): the next read
+      // never examines them again.
+      cursor = page.cursor;
+      backlog = page.more;
+      if (page.more) changed = true;
     }
   } finally {
     clearTimeout(recheckTimer);

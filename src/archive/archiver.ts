@@ -4,7 +4,8 @@
 // watermark derived from the recorded chunks. A chunk that fails leaves a gap that the next pass
 // finds (missing from the recorded ranges) and sends again. Every step is idempotent: a process
 // killed anywhere leaves a state the next pass (here or in another process) completes. It never
-// removes a position no verified chunk covers.
+// removes a position no verified chunk covers. Each pass also collects the large payloads no run
+// references any more, and the chunks of uploads that never sealed.
 import { crashPoint } from '../domain/crash-points.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { JournalEntry, RunEventRecord } from '../domain/records.ts';
@@ -31,10 +32,19 @@ export const DAY_MS = 24 * 60 * 60 * 1000;
 export const ARCHIVE_RUNS_PER_PASS_MAX = 50;
 /** How long a claim on a run's archival lasts; a killed archiver's run is free again after it. */
 export const ARCHIVE_CLAIM_LEASE_MS = 5 * 60 * 1000;
+/**
+ * How long a payload no run references, or a chunk of an upload that never sealed, is kept before a
+ * pass collects it. A writer reusing or finishing one touches it (its seal, a chunk written again),
+ * so only what nobody has touched for this long goes.
+ */
+export const PAYLOAD_COLLECT_GRACE_MS = 60 * 60 * 1000;
 const EVENTS_PAGE = 1000;
 
 export interface ArchiverOptions {
-  store: Pick<Store, 'getRun' | 'loadJournal' | 'listEvents' | 'listTenants'>;
+  store: Pick<
+    Store,
+    'getRun' | 'loadJournal' | 'listEvents' | 'listTenants' | 'collectUnreferencedPayloads'
+  >;
   archives: ArchiveStore;
   artifacts: ArtifactStore;
   clock: Clock;
@@ -46,7 +56,7 @@ export interface ArchiverOptions {
   intervalMs: number;
   metrics?: Pick<
     KeelMetrics,
-    'storageBytes' | 'archiveRows' | 'archiveChunkFailures' | 'archiveLag'
+    'storageBytes' | 'archiveRows' | 'archiveChunkFailures' | 'archiveLag' | 'payloadsCollected'
   >;
   log?: (level: 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
 }
@@ -57,6 +67,8 @@ export interface PassReport {
   chunksStored: number;
   chunkFailures: number;
   rowsPruned: number;
+  /** Large payloads no run referenced any more, deleted by this pass. */
+  payloadsCollected: number;
 }
 
 /** The policy in force for a tenant: its override where set, else the platform default. */
@@ -102,7 +114,10 @@ export class Archiver {
     await this.#running;
   }
 
-  /** One pass over every tenant: archives the runs due, then measures storage. */
+  /**
+   * One pass over every tenant: archives the runs due, collects the payloads nothing references,
+   * then measures storage.
+   */
   async pass(): Promise<PassReport> {
     const report: PassReport = {
       runsArchived: 0,
@@ -110,6 +125,7 @@ export class Archiver {
       chunksStored: 0,
       chunkFailures: 0,
       rowsPruned: 0,
+      payloadsCollected: 0,
     };
     const now = this.#o.clock.now();
     let oldestDue: number | null = null;
@@ -127,6 +143,11 @@ export class Archiver {
       for (const { runId } of due) await this.archiveRun(runId, tenant.id, report);
     }
     this.#o.metrics?.archiveLag.set(oldestDue === null ? 0 : Math.max(0, now - oldestDue) / 1000);
+    const collected = await this.#o.store.collectUnreferencedPayloads(
+      now - PAYLOAD_COLLECT_GRACE_MS,
+    );
+    report.payloadsCollected = collected.length;
+    this.#o.metrics?.payloadsCollected.inc(collected.length);
     await this.#measure();
     return report;
   }
@@ -269,6 +290,7 @@ export class Archiver {
       gauge.set({ tenant: row.tenantId, kind: 'journal' }, row.journalBytes);
       gauge.set({ tenant: row.tenantId, kind: 'events' }, row.eventsBytes);
       gauge.set({ tenant: row.tenantId, kind: 'archive' }, row.archiveBytes);
+      gauge.set({ tenant: row.tenantId, kind: 'payloads' }, row.payloadBytes);
     }
   }
 }

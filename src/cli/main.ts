@@ -12,10 +12,13 @@ const USAGE = `usage: keel <command>
                                                          API + orchestrator on Postgres (KEEL_DATABASE_URL); run any number
   worker --agents <file> [--data ./.keel]                orchestrator only, on Postgres; run any number
                                                          (--data of server and worker: local sandbox workspaces only)
+  node --server <url> --token <t> [--port 0]            a sandbox host: registers, heartbeats, runs the sandboxed calls placed on it
   init [dir]                                             scaffold a project: package.json (ES module, Node 24), agents.ts, models.json
   migrate                                                apply Postgres migrations and exit
   plan <scenario.json> [--json] | plan --live <scenario.json> [--url u] [--window-seconds s]
                                                          capacity planner: what saturates first, and when
+  sim <scenario.json> [--out dir] [--store sqlite|postgres] [--url u --admin-key k]
+                                                         load simulator: fake model and browser, report with planner predictions
   runs submit|get|show|list|cancel|input|events|steps|rerun|reset|fork|resolve|migrate ...
                                                          talk to a running Keel (see: keel runs help)
   doctor [--json] [--models f] [--agents f] [--call-models]
@@ -39,7 +42,7 @@ const USAGE = `usage: keel <command>
 type Command = (argv: string[], io: CliIo) => Promise<number>;
 
 /** The commands that serve until a signal stops them: the process exits when they return. */
-const SERVING = new Set(['dev', 'server', 'worker']);
+const SERVING = new Set(['dev', 'server', 'worker', 'node']);
 
 const COMMANDS: Record<string, Command> = {
   dev: async (argv, io) => (await import('./dev-command.ts')).runDevCommand(argv, io),
@@ -47,9 +50,11 @@ const COMMANDS: Record<string, Command> = {
     (await import('./server-command.ts')).runServerCommand('server', argv, io),
   worker: async (argv, io) =>
     (await import('./server-command.ts')).runServerCommand('worker', argv, io),
+  node: async (argv, io) => (await import('./node-command.ts')).runNodeCommand(argv, io),
   migrate: async (argv, io) => (await import('./migrate-command.ts')).runMigrateCommand(argv, io),
   init: async (argv, io) => (await import('./init-command.ts')).runInitCommand(argv, io),
   plan: async (argv, io) => (await import('./plan-command.ts')).runPlanCommand(argv, io),
+  sim: async (argv, io) => (await import('./sim-command.ts')).runSimCommand(argv, io),
   runs: async (argv, io) => (await import('./client/runs-command.ts')).runRunsCommand(argv, io),
   doctor: async (argv, io) => (await import('./doctor-command.ts')).runDoctorCommand(argv, io),
   schedules: async (argv, io) =>

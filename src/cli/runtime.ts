@@ -26,6 +26,7 @@ import { AgentsModuleGenerations } from './agents-watch.ts';
 import { watchAgentsForReload } from './agents-reload.ts';
 import { KeelError } from '../domain/keel-error.ts';
 import { TenantPolicy } from '../models/tenant-policy.ts';
+import { PlatformCaps } from '../models/platform-caps.ts';
 import { ModelGateway } from '../models/gateway.ts';
 import { loadModelsFile } from '../models/model-config.ts';
 import { readSecretEnv } from '../config/config.ts';
@@ -36,6 +37,8 @@ import type { LiveDeltas } from '../models/live-deltas.ts';
 import { selectBackend } from '../store/open-store.ts';
 import type { Store } from '../store/store.ts';
 import { attachNodeSandboxes } from '../sandbox/node-sandboxes.ts';
+import { attachNodeBrowser } from '../browser/node-browser.ts';
+import { SandboxPlacer } from '../nodes/sandbox-placer.ts';
 import { auditEgress, auditSecretUse } from '../sandbox/egress/egress-audit.ts';
 import { EnvKeyProvider } from '../secrets/key-provider.ts';
 import { SecretVault } from '../secrets/secret-vault.ts';
@@ -54,6 +57,7 @@ import type { DashboardSources } from '../api/dashboard-sources.ts';
 import { loadPoolsFile } from '../scheduling/pool-config.ts';
 import { watchPoolsFile } from '../scheduling/pool-config-watch.ts';
 import { followTenantPoolPolicy } from '../scheduling/tenant-pool-policy.ts';
+import { GlobalSlots } from '../scheduling/global-slots.ts';
 import { credentialProblems } from '../models/credentials.ts';
 import { ApprovalNotifier } from '../engine/approval-notifier.ts';
 import { redactValue } from '../api/redaction.ts';
@@ -237,7 +241,7 @@ export async function startRuntimeWith(
   // One registry per process, shared by the gateway (model:*) and the tools; a bad pools file fails
   // the start here, and later edits (file change, SIGHUP) are applied live or rejected with a
   // logged error.
-  const pools = new PoolRegistry({ telemetry });
+  const pools = new PoolRegistry({ telemetry, fairness: config.fairnessPolicy });
   const poolsFile = config.poolsFile === undefined ? undefined : resolve(config.poolsFile);
   if (poolsFile !== undefined) pools.configure(loadPoolsFile(poolsFile));
   // Models from the agents module plus the models file (KEEL_MODELS_FILE)
@@ -326,6 +330,16 @@ export async function startRuntimeWith(
     gateway.live.attachRelay(liveRelay);
   }
   gateway.useTenantPolicy(new TenantPolicy(store)); // tenants' own RPM/TPM and daily budgets
+  // Platform-wide daily caps, counted from the store's committed model calls (cluster-wide on
+  // Postgres).
+  const platformCaps = new PlatformCaps(store, {
+    tokensPerDay: config.platformTokenCapPerDay,
+    costUsdPerDay: config.platformCostCapPerDay,
+  });
+  if (platformCaps.enabled) gateway.usePlatformCaps(platformCaps);
+  const detachPlatformCaps = platformCaps.enabled
+    ? telemetry.attachPlatformCaps(platformCaps)
+    : () => {};
   const registry = new AgentRegistry();
   for (const agent of agents) registry.register(agent);
   for (const tool of tools) registry.registerTool(tool);
@@ -399,6 +413,23 @@ export async function startRuntimeWith(
     revealSecret,
   });
   const detachSandboxes = telemetry.attachSandboxes(() => sandboxes.environmentCounts());
+  // Headless Chromium sessions for the browser tools: Chromium starts on the first browser action.
+  const browser = attachNodeBrowser(store, config, pools, {
+    started: (seconds, restored) => telemetry.browserStarted(seconds, restored),
+    reclaimed: (reason, seconds) => telemetry.browserReclaimed(reason, seconds),
+  });
+  const detachBrowser = telemetry.attachBrowser(() => browser.gauges());
+  // KEEL_SANDBOX_PLACEMENT=nodes: built-in sandbox tools run on the cluster's `keel node`s.
+  const placer =
+    config.sandboxPlacement === 'nodes'
+      ? new SandboxPlacer({
+          listNodes: () => store.listNodes(),
+          k: config.placementK,
+          refreshMs: config.placementRefreshMs,
+          staleAfterMs: config.nodeStaleMs,
+          placementDeadlineMs: config.placementDeadlineMs,
+        })
+      : undefined;
   // MCP servers' tools, as Keel tools: a client pool for this process, pins in the store.
   const mcpPool = new McpClientPool({
     allowedOrigins: config.mcpAllowedOrigins,
@@ -420,7 +451,13 @@ export async function startRuntimeWith(
     ...(config.toolTimeoutMs > 0 ? { toolTimeoutMs: config.toolTimeoutMs } : {}),
     cancelGraceMs: config.cancelGraceMs,
     log: runScopedLog(log),
-    toolNode: { dataDir: sandboxes.dataDir, sandboxManager: () => sandboxes.manager() },
+    toolNode: {
+      dataDir: sandboxes.dataDir,
+      sandboxManager: () => sandboxes.manager(),
+      browserPool: () => browser.pool(),
+      ...(placer === undefined ? {} : { sandboxNodes: () => placer }),
+    },
+    onRunLeft: (runId, status) => browser.runLeft(runId, status),
     mcp: new McpToolSource({ store, pool: mcpPool }),
     delegation: delegationIssuer(delegatedTokens, () => config.delegationApiUrl ?? apiAddress),
   });
@@ -445,6 +482,24 @@ export async function startRuntimeWith(
     log.info({ file: config.mcpServersFile, servers: written }, 'MCP servers file applied');
   }
   const tenantPoolPolicy = followTenantPoolPolicy(store, pools); // pools share effects by tenant weight, within tenant caps
+  // Processes sharing the database share pool limits and tenant caps too (pools of cluster scope):
+  // slots leased from the store. Alone on its store, a process's own pools are exact: no round trip.
+  const globalSlots = store.capabilities.multiProcess
+    ? new GlobalSlots({
+        store,
+        holder: orchestrator.owner,
+        leaseMs: config.poolLeaseMs,
+        retryMs: config.poolGrantRetryMs,
+        limitOf: (pool) => pools.limitOf(pool),
+        capOf: (tenantId, pool) => pools.capOf(tenantId, pool),
+        observer: telemetry,
+        onError: (what, error) => log.warn({ err: error }, `pool slots: ${what} failed; retrying`),
+      })
+    : undefined;
+  if (globalSlots !== undefined) {
+    await globalSlots.start();
+    pools.useGlobalSlots(globalSlots);
+  }
   const poolsWatch =
     poolsFile === undefined
       ? undefined
@@ -525,6 +580,7 @@ export async function startRuntimeWith(
       keyRequestsPerMinute: config.keyRequestsPerMinute,
       delegation: delegatedTokens,
       keyRateWindows: backend.rateWindows,
+      spend: gateway,
     });
   }
   let adminListener: AdminListener | undefined;
@@ -550,6 +606,14 @@ export async function startRuntimeWith(
       await approvalNotifier.stop();
       await archive.stop();
       await orchestrator.stop();
+      await globalSlots
+        ?.close()
+        .catch((error: unknown) =>
+          log.warn(
+            { err: error },
+            'could not give the pool slots back (they expire with the lease)',
+          ),
+        );
       await announcer.stop();
       poolsWatch?.close();
       tenantPoolPolicy.close();
@@ -557,8 +621,11 @@ export async function startRuntimeWith(
       await agentHost.close();
       await mcpPool.close();
       await sandboxes.close();
+      await browser.close();
       detachStore();
+      detachPlatformCaps();
       detachSandboxes();
+      detachBrowser();
       await stopTracing(); // flushes the spans of runs that ended during shutdown
       await liveRelay?.close();
       await store.close();
@@ -648,6 +715,18 @@ function dashboardSources(store: Store, pools: PoolRegistry): DashboardSources {
         running: p.running,
         concurrency: p.limit,
         oldestQueuedAgeMs: p.oldestWaitMs,
+      })),
+    // Sandbox nodes (issue 24) as they last heartbeated: the Nodes page.
+    nodes: async () =>
+      (await store.listNodes()).map((node) => ({
+        id: node.name,
+        isolation: node.capacity?.tiers.join(', ') ?? '',
+        state: node.state,
+        slotsUsed: node.load?.active ?? 0,
+        slotsTotal: node.capacity?.slots ?? 0,
+        memoryUsedBytes: node.load?.memoryUsedBytes ?? null,
+        memoryTotalBytes: node.capacity?.memoryBytes ?? null,
+        lastSeenAt: new Date(node.heartbeatAt ?? node.createdAt).toISOString(),
       })),
     quotas: async (tenantId) => {
       const tenant = await store.getTenant(tenantId);

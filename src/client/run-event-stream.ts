@@ -115,13 +115,15 @@ interface Progress {
   ended: boolean;
 }
 
-/** Yields one connection's new run events; returns the error that cut it, or undefined. */
-async function* readConnection(
+/**
+ * Yields one SSE connection's messages as they are parsed; returns the error that cut the
+ * connection (reset, truncated chunk, idle abort), or undefined when the server ended it. `idle`
+ * is called on every chunk (it re-arms the idle timer). Stopping early releases the socket.
+ */
+export async function* sseMessages(
   body: ReadableStream<Uint8Array>,
-  progress: Progress,
-  options: EventsOptions,
   idle: () => void,
-): AsyncGenerator<RunEvent, unknown, undefined> {
+): AsyncGenerator<EventSourceMessage, unknown, undefined> {
   const pending: EventSourceMessage[] = [];
   const parser = createParser({ onEvent: (message) => pending.push(message) });
   const decoder = new TextDecoder();
@@ -132,30 +134,47 @@ async function* readConnection(
       try {
         chunk = await reader.read();
       } catch (error) {
-        return error; // reset, truncated chunk, idle abort: the connection dropped
+        return error;
       }
       idle();
       if (chunk.done) return undefined;
       parser.feed(decoder.decode(chunk.value, { stream: true }));
-      for (const message of pending.splice(0)) {
-        const classified = classifyStreamMessage(message);
-        if (classified.kind === 'delta') options.onModelDelta?.(classified.delta);
-        if (classified.kind === 'output') options.onToolOutput?.(classified.output);
-        if (classified.kind !== 'event') continue;
-        const event = classified.event;
-        if (event.seq <= progress.lastSeq) continue; // a resumed stream never repeats an event
-        progress.lastSeq = event.seq;
-        progress.received += 1;
-        yield event;
-        if (TERMINAL_EVENT_TYPES.has(event.type)) {
-          progress.ended = true;
-          return undefined;
-        }
-      }
+      yield* pending.splice(0);
     }
   } finally {
     // Stopping early must release the socket, not leave it to the server.
     reader.cancel().catch(() => undefined);
+  }
+}
+
+/** Yields one connection's new run events; returns the error that cut it, or undefined. */
+async function* readConnection(
+  body: ReadableStream<Uint8Array>,
+  progress: Progress,
+  options: EventsOptions,
+  idle: () => void,
+): AsyncGenerator<RunEvent, unknown, undefined> {
+  const messages = sseMessages(body, idle);
+  try {
+    for (;;) {
+      const next = await messages.next();
+      if (next.done) return next.value;
+      const classified = classifyStreamMessage(next.value);
+      if (classified.kind === 'delta') options.onModelDelta?.(classified.delta);
+      if (classified.kind === 'output') options.onToolOutput?.(classified.output);
+      if (classified.kind !== 'event') continue;
+      const event = classified.event;
+      if (event.seq <= progress.lastSeq) continue; // a resumed stream never repeats an event
+      progress.lastSeq = event.seq;
+      progress.received += 1;
+      yield event;
+      if (TERMINAL_EVENT_TYPES.has(event.type)) {
+        progress.ended = true;
+        return undefined;
+      }
+    }
+  } finally {
+    await messages.return(undefined);
   }
 }
 

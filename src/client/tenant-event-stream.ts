@@ -2,11 +2,15 @@
 // SSE. A dropped connection is resumed with Last-Event-ID = the last cursor the server gave (its
 // first `id:` names where the stream starts, so even a stream cut before any event resumes in
 // place), after a bounded, jittered backoff: no event is lost or repeated. Browser-safe.
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { KeelStreamError } from './errors.ts';
 import type { HttpTransport } from './http-transport.ts';
 import type { EventsOptions } from './keel-runs.ts';
-import { reconnectDelayMs, sseConnection, STREAM_MAX_RECONNECTS } from './run-event-stream.ts';
+import {
+  reconnectDelayMs,
+  sseConnection,
+  sseMessages,
+  STREAM_MAX_RECONNECTS,
+} from './run-event-stream.ts';
 import { sleep } from './sleep.ts';
 import type { TenantEvent, TenantEventFilter } from './types.ts';
 
@@ -50,38 +54,27 @@ async function* readConnection(
   state: { cursor: string | undefined; received: number },
   idle: () => void,
 ): AsyncGenerator<TenantEvent, unknown, undefined> {
-  const pending: EventSourceMessage[] = [];
-  const parser = createParser({ onEvent: (message) => pending.push(message) });
-  const decoder = new TextDecoder();
-  const reader = body.getReader();
+  const messages = sseMessages(body, idle);
   try {
     for (;;) {
-      let chunk: ReadableStreamReadResult<Uint8Array>;
+      const next = await messages.next();
+      if (next.done) return next.value;
+      const message = next.value;
+      if (message.id === undefined || !CURSOR.test(message.id)) continue;
+      if (!isAfter(message.id, state.cursor)) continue; // a resumed stream never repeats
+      state.cursor = message.id;
+      if (message.data === '') continue; // the stream's starting place, no event
+      let event: TenantEvent;
       try {
-        chunk = await reader.read();
-      } catch (error) {
-        return error;
+        event = JSON.parse(message.data) as TenantEvent;
+      } catch {
+        continue;
       }
-      idle();
-      if (chunk.done) return undefined;
-      parser.feed(decoder.decode(chunk.value, { stream: true }));
-      for (const message of pending.splice(0)) {
-        if (message.id === undefined || !CURSOR.test(message.id)) continue;
-        if (!isAfter(message.id, state.cursor)) continue; // a resumed stream never repeats
-        state.cursor = message.id;
-        if (message.data === '') continue; // the stream's starting place, no event
-        let event: TenantEvent;
-        try {
-          event = JSON.parse(message.data) as TenantEvent;
-        } catch {
-          continue;
-        }
-        state.received += 1;
-        yield event;
-      }
+      state.received += 1;
+      yield event;
     }
   } finally {
-    reader.cancel().catch(() => undefined);
+    await messages.return(undefined);
   }
 }
 

@@ -13,8 +13,14 @@ import {
   GROUP_COMMIT_MAX_WAIT_MS_DEFAULT,
   HOST_DEFAULT,
   IMAGE_BUILD_WAIT_MS_DEFAULT,
+  NODE_STALE_MS_DEFAULT,
+  PLACEMENT_DEADLINE_MS_DEFAULT,
+  PLACEMENT_K_DEFAULT,
+  PLACEMENT_REFRESH_MS_DEFAULT,
   ISOLATE_MEMORY_MB_DEFAULT,
   LEASE_TTL_MS_DEFAULT,
+  POOL_GRANT_RETRY_MS_DEFAULT,
+  POOL_LEASE_MS_DEFAULT,
   MAX_ACTIVE_RUNS_DEFAULT,
   PAYLOAD_MAX_BYTES_DEFAULT,
   PAYLOAD_INLINE_MAX_BYTES_DEFAULT,
@@ -33,6 +39,9 @@ import {
   SCHEDULER_LEASE_MS_DEFAULT,
   SCHEDULER_TICK_MS_DEFAULT,
   URL_DEFAULT,
+  BROWSER_PATH_DEFAULT,
+  BROWSER_MAX_SESSIONS_DEFAULT,
+  BROWSER_IDLE_MS_DEFAULT,
 } from './defaults.ts';
 
 /**
@@ -46,6 +55,18 @@ const integer = (min: number, max: number) =>
       z.string().trim().regex(/^\d+$/, 'must be a whole number').transform(Number),
     ])
     .pipe(z.number().int().min(min).max(max));
+
+/** A positive decimal (dollars) from an environment string; blank or other text is refused. */
+const positiveDecimal = z
+  .union([
+    z.number(),
+    z
+      .string()
+      .trim()
+      .regex(/^\d+(\.\d+)?$/, 'must be a decimal number like 250 or 12.5')
+      .transform(Number),
+  ])
+  .pipe(z.number().positive().max(1e12));
 
 export const ConfigSchema = z.object({
   apiKey: z.string().min(8, 'KEEL_API_KEY must be at least 8 characters').optional(),
@@ -69,6 +90,8 @@ export const ConfigSchema = z.object({
   ),
   groupCommitMaxWaitMs: integer(0, 10_000).default(GROUP_COMMIT_MAX_WAIT_MS_DEFAULT),
   leaseTtlMs: integer(500, 3_600_000).default(LEASE_TTL_MS_DEFAULT),
+  poolLeaseMs: integer(500, 3_600_000).default(POOL_LEASE_MS_DEFAULT),
+  poolGrantRetryMs: integer(5, 60_000).default(POOL_GRANT_RETRY_MS_DEFAULT),
   maxActiveRuns: integer(1, 1_000_000).default(MAX_ACTIVE_RUNS_DEFAULT),
   poisonLeaseLosses: integer(1, 1_000).default(POISON_LEASE_LOSSES_DEFAULT),
   /**
@@ -107,6 +130,10 @@ export const ConfigSchema = z.object({
   ),
   stepPreviewMaxBytes: integer(256, 16 * 1024 * 1024).default(STEP_PREVIEW_MAX_BYTES_DEFAULT),
   batchRunsMax: integer(1, 10_000).default(BATCH_RUNS_MAX_DEFAULT),
+  /** Model tokens all tenants together may use per UTC day (src/models/platform-caps.ts); unset: none. */
+  platformTokenCapPerDay: integer(1, Number.MAX_SAFE_INTEGER).optional(),
+  /** USD all tenants together may spend on models per UTC day; unset: none. */
+  platformCostCapPerDay: positiveDecimal.optional(),
   /** Days audit log entries are kept (an hourly pass deletes older ones). */
   auditRetentionDays: integer(1, 36_500).default(AUDIT_RETENTION_DAYS_DEFAULT),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -139,6 +166,11 @@ export const ConfigSchema = z.object({
    * SIGHUP.
    */
   poolsFile: z.string().min(1).optional(),
+  /**
+   * How a freed effect-pool slot picks among waiting tenants: weighted fair queuing per pool, or
+   * dominant-resource fairness across the model, sandbox and browser pools.
+   */
+  fairnessPolicy: z.enum(['weighted', 'drf']).default('weighted'),
   /** JSON file of tenants' MCP servers, written to the store at start (docs/guides/mcp.md). */
   mcpServersFile: z.string().min(1).optional(),
   /**
@@ -163,6 +195,28 @@ export const ConfigSchema = z.object({
   imageMirror: z.string().url().optional(),
   /** How long a sandbox call waits for its image to be built; 0: never build on demand. */
   imageBuildWaitMs: integer(0, 24 * 3_600_000).default(IMAGE_BUILD_WAIT_MS_DEFAULT),
+  // Browser pool (src/browser)
+  /** The Chromium executable the browser pool drives. */
+  browserPath: z.string().min(1).default(BROWSER_PATH_DEFAULT),
+  /** Browser sessions at once in this process: the `browser` pool's limit unless the pools file names one. */
+  browserMaxSessions: integer(1, 10_000).default(BROWSER_MAX_SESSIONS_DEFAULT),
+  /** A browser session unused this long is reclaimed, in ms. */
+  browserIdleMs: integer(1_000, 24 * 3_600_000).default(BROWSER_IDLE_MS_DEFAULT),
+  // Sandbox nodes (src/nodes; issue 24)
+  /** Where built-in sandbox tools run: this process's sandboxes, or the cluster's `keel node`s. */
+  sandboxPlacement: z.enum(['local', 'nodes']).default('local'),
+  /** Nodes sampled per placement (power-of-k choices). */
+  placementK: integer(1, 16).default(PLACEMENT_K_DEFAULT),
+  /** How often a placer reads the nodes' load again, in ms. */
+  placementRefreshMs: integer(50, 60_000).default(PLACEMENT_REFRESH_MS_DEFAULT),
+  /** How long a call waits for a node to accept it before `nodes_unavailable`, in ms. */
+  placementDeadlineMs: integer(0, 3_600_000).default(PLACEMENT_DEADLINE_MS_DEFAULT),
+  /** A node whose last heartbeat is older than this gets no calls, in ms. */
+  nodeStaleMs: integer(1_000, 3_600_000).default(NODE_STALE_MS_DEFAULT),
+  /** Calls a `keel node` runs at once; default: its cores. */
+  nodeSlots: integer(1, 100_000).optional(),
+  /** `keel node`'s token (instead of --token, which other users can read in the process list). */
+  nodeToken: z.string().min(1).optional(),
   /** Prompts, tool arguments and results in spans; redacted unless turned on. */
   telemetryIncludeContent: z
     .enum(['true', 'false'])
@@ -237,6 +291,8 @@ export const ENV_VARS = {
   KEEL_GROUP_COMMIT_MAX_BATCH: 'groupCommitMaxBatch',
   KEEL_GROUP_COMMIT_MAX_WAIT_MS: 'groupCommitMaxWaitMs',
   KEEL_LEASE_TTL_MS: 'leaseTtlMs',
+  KEEL_POOL_LEASE_MS: 'poolLeaseMs',
+  KEEL_POOL_GRANT_RETRY_MS: 'poolGrantRetryMs',
   KEEL_MAX_ACTIVE_RUNS: 'maxActiveRuns',
   KEEL_POISON_LEASE_LOSSES: 'poisonLeaseLosses',
   KEEL_PREEMPT_AFTER_MS: 'preemptAfterMs',
@@ -252,6 +308,8 @@ export const ENV_VARS = {
   KEEL_RUN_PAYLOAD_MAX_BYTES: 'runPayloadMaxBytes',
   KEEL_STEP_PREVIEW_MAX_BYTES: 'stepPreviewMaxBytes',
   KEEL_BATCH_RUNS_MAX: 'batchRunsMax',
+  KEEL_PLATFORM_TOKEN_CAP_PER_DAY: 'platformTokenCapPerDay',
+  KEEL_PLATFORM_COST_CAP_PER_DAY: 'platformCostCapPerDay',
   KEEL_AUDIT_RETENTION_DAYS: 'auditRetentionDays',
   KEEL_LOG_LEVEL: 'logLevel',
   KEEL_DATABASE_URL: 'databaseUrl',
@@ -265,11 +323,22 @@ export const ENV_VARS = {
   KEEL_SCHEDULER_LEASE_MS: 'schedulerLeaseMs',
   KEEL_MODELS_FILE: 'modelsFile',
   KEEL_POOLS_FILE: 'poolsFile',
+  KEEL_FAIRNESS_POLICY: 'fairnessPolicy',
   KEEL_MCP_SERVERS_FILE: 'mcpServersFile',
   KEEL_MCP_ALLOWED_ORIGINS: 'mcpAllowedOrigins',
   KEEL_IMAGES_DIR: 'imagesDir',
   KEEL_IMAGE_MIRROR: 'imageMirror',
   KEEL_IMAGE_BUILD_WAIT_MS: 'imageBuildWaitMs',
+  KEEL_BROWSER_PATH: 'browserPath',
+  KEEL_BROWSER_MAX_SESSIONS: 'browserMaxSessions',
+  KEEL_BROWSER_IDLE_MS: 'browserIdleMs',
+  KEEL_SANDBOX_PLACEMENT: 'sandboxPlacement',
+  KEEL_PLACEMENT_K: 'placementK',
+  KEEL_PLACEMENT_REFRESH_MS: 'placementRefreshMs',
+  KEEL_PLACEMENT_DEADLINE_MS: 'placementDeadlineMs',
+  KEEL_NODE_STALE_MS: 'nodeStaleMs',
+  KEEL_NODE_SLOTS: 'nodeSlots',
+  KEEL_NODE_TOKEN: 'nodeToken',
   KEEL_TELEMETRY_INCLUDE_CONTENT: 'telemetryIncludeContent',
   KEEL_METRICS_PORT: 'metricsPort',
   KEEL_METRICS_HOST: 'metricsHost',
@@ -345,6 +414,10 @@ export const ENV_VAR_DESCRIPTIONS = {
     'Largest JSON (bytes) of a step’s input or output in `GET /v1/runs/:id/steps`; a larger one is a preview there (`inputTruncated`/`outputTruncated`), whole at `GET /v1/runs/:id/steps/:seq`.',
   KEEL_BATCH_RUNS_MAX:
     'Most runs one `POST /v1/runs:batch` may submit; a larger batch is `400 batch_too_large` (the request body is also bounded by KEEL_PAYLOAD_MAX_BYTES).',
+  KEEL_PLATFORM_TOKEN_CAP_PER_DAY:
+    'Model tokens (input + output) all tenants together may use per UTC day; once spent, runs’ model calls wait (`platform_cap_reached`) until midnight UTC and direct gateway calls fail `platform_cap_reached`. Counted from committed model calls (on Postgres, the whole cluster’s; each process re-reads every 2 s). Unset: no cap (docs/guides/models.md).',
+  KEEL_PLATFORM_COST_CAP_PER_DAY:
+    'USD all tenants together may spend on models per UTC day (priced from the models’ `price`); enforced like KEEL_PLATFORM_TOKEN_CAP_PER_DAY. Unset: no cap.',
   KEEL_AUDIT_RETENTION_DAYS:
     'Days the audit log (`GET /v1/audit`) keeps an entry; an hourly pass in each API process deletes older ones.',
   KEEL_LOG_LEVEL: 'pino log level of the JSON log lines on stdout.',
@@ -370,6 +443,12 @@ export const ENV_VAR_DESCRIPTIONS = {
     'JSON file of models, provider accounts, tenant limits, retry budget and breaker settings (docs/guides/models.md); validated at start.',
   KEEL_POOLS_FILE:
     'JSON file of effect pool limits, queue bounds and per-tenant caps; reloaded on change and on SIGHUP (docs/guides/tenants-and-fairness.md).',
+  KEEL_POOL_LEASE_MS:
+    'Distributed mode: lease of the cluster-wide pool slots a process holds, renewed every third of it; a lost process’s slots come back to the others when it expires (docs/guides/distributed.md).',
+  KEEL_POOL_GRANT_RETRY_MS:
+    'Distributed mode: how long a refused ask for cluster-wide pool slots waits (±50 %) before asking again, unless a slot is given back sooner.',
+  KEEL_FAIRNESS_POLICY:
+    '`weighted` (default): a freed effect-pool slot goes to the waiting tenant first in weighted fair queuing of that pool; `drf`: to the waiting tenant with the least dominant share (max over pools of slots held / limit) divided by its weight (docs/guides/tenants-and-fairness.md).',
   KEEL_MCP_SERVERS_FILE:
     'JSON file of tenants’ MCP servers (`{ "tenants": { "<tenant name>": [server, ...] } }`), written to the store at start (docs/guides/mcp.md).',
   KEEL_MCP_ALLOWED_ORIGINS:
@@ -380,6 +459,25 @@ export const ENV_VAR_DESCRIPTIONS = {
     'Debian mirror environment images are built from, for images that name none; default: the host’s apt source (/etc/apt).',
   KEEL_IMAGE_BUILD_WAIT_MS:
     'How long a sandbox call waits for its image to be built before failing with `image_not_built` (the build goes on); 0: sandboxes never build images (run `keel images build`).',
+  KEEL_BROWSER_PATH:
+    'The Chromium executable the browser tools drive (headless, through playwright-core; Keel never downloads a browser): default Debian’s `/usr/bin/chromium` (docs/guides/browser.md).',
+  KEEL_BROWSER_MAX_SESSIONS:
+    'Browser sessions at once in this process (one page each, in one Chromium): the limit of the `browser` pool unless the pools file names one; per-tenant caps come from the pools file’s `browser.tenantCaps`. Default 8.',
+  KEEL_BROWSER_IDLE_MS:
+    'A browser session with no action for this long is reclaimed (cookies and local storage saved as an artifact, the page closed, its `browser` pool slot freed); the next action rebuilds it. Default 60000.',
+  KEEL_SANDBOX_PLACEMENT:
+    '`local` (default): built-in sandbox tools run in this process’s sandboxes; `nodes`: they are placed on the cluster’s `keel node` processes (power-of-k over their heartbeated load; docs/guides/distributed.md).',
+  KEEL_PLACEMENT_K:
+    'Sandbox nodes sampled per placement (power-of-k choices); the least loaded of them is tried first.',
+  KEEL_PLACEMENT_REFRESH_MS:
+    'How often a placer reads the sandbox nodes’ heartbeated load again (between two reads it counts its own placements as load).',
+  KEEL_PLACEMENT_DEADLINE_MS:
+    'How long a sandboxed call waits for a node to accept it (every candidate refused, or none registered) before failing with `nodes_unavailable` (retryable).',
+  KEEL_NODE_STALE_MS: 'A sandbox node whose last heartbeat is older than this gets no new calls.',
+  KEEL_NODE_SLOTS:
+    'Sandboxed calls a `keel node` runs at once (it refuses more with `node_refused`); default: its cores.',
+  KEEL_NODE_TOKEN:
+    '`keel node`’s token (from `POST /v1/admin/nodes`), instead of `--token`, which other users of the host can read in the process list.',
   KEEL_TELEMETRY_INCLUDE_CONTENT:
     '`true` puts prompts, tool arguments and effect results into trace spans (cut to 4 KiB each); otherwise they are `[redacted]`.',
   KEEL_METRICS_PORT:

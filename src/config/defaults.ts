@@ -26,6 +26,13 @@ export const GROUP_COMMIT_MAX_WAIT_MS_DEFAULT = 0;
 
 /** A claimed run's lease lasts this long without a heartbeat (KEEL_LEASE_TTL_MS). */
 export const LEASE_TTL_MS_DEFAULT = 15_000;
+/**
+ * Lease of a process's cluster-wide pool slots (KEEL_POOL_LEASE_MS): renewed every third of it; a
+ * lost process's slots come back to the others when it expires.
+ */
+export const POOL_LEASE_MS_DEFAULT = 10_000;
+/** How long a refused ask for cluster-wide pool slots waits before asking again (KEEL_POOL_GRANT_RETRY_MS). */
+export const POOL_GRANT_RETRY_MS_DEFAULT = 50;
 /** Runs one process holds in run slots at once (KEEL_MAX_ACTIVE_RUNS). */
 export const MAX_ACTIVE_RUNS_DEFAULT = 2_000;
 /**
@@ -87,3 +94,21 @@ export const SCHEDULER_TICK_MS_DEFAULT = 1_000;
 export const SCHEDULER_LEASE_MS_DEFAULT = 30_000;
 /** How long a sandbox call waits for its environment image to be built (10 minutes). */
 export const IMAGE_BUILD_WAIT_MS_DEFAULT = 10 * 60 * 1000;
+
+/** The Chromium the browser pool drives (KEEL_BROWSER_PATH): Debian's package. */
+export const BROWSER_PATH_DEFAULT = '/usr/bin/chromium';
+/**
+ * Browser sessions at once per process (KEEL_BROWSER_MAX_SESSIONS): each holds a page of a few
+ * tens to hundreds of MiB, so the default is small.
+ */
+export const BROWSER_MAX_SESSIONS_DEFAULT = 8;
+/** A browser session unused this long is reclaimed (KEEL_BROWSER_IDLE_MS). */
+export const BROWSER_IDLE_MS_DEFAULT = 60_000;
+/** Sandbox placement (issue 24): power-of-two choices. */
+export const PLACEMENT_K_DEFAULT = 2;
+/** A placer reads the nodes' load once a second; placements in between count as load. */
+export const PLACEMENT_REFRESH_MS_DEFAULT = 1_000;
+/** A sandboxed call waits up to 30 s for a node to accept it. */
+export const PLACEMENT_DEADLINE_MS_DEFAULT = 30_000;
+/** A node unheard for 10 s (five missed heartbeats) gets no new calls. */
+export const NODE_STALE_MS_DEFAULT = 10_000;

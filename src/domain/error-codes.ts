@@ -66,6 +66,11 @@ export const ERROR_CODES = {
     meaning:
       'The run was submitted with whenLate: refuse and is expected to finish after its deadline at the agent’s measured completion rate; no run was created. Retry later, with a later deadline, or with whenLate: batch.',
   },
+  budget_insufficient: {
+    status: 429,
+    meaning:
+      'The run’s estimated model cost (the agent’s declared estimate, or the average of its recent successful runs) exceeds what is left of the tenant’s daily budget, and the agent admits such runs with whenOverBudget: refuse; no run was created. Retry once the budget renews (Retry-After) or is raised.',
+  },
   admin_disabled: {
     status: 404,
     meaning: 'Admin routes are disabled because KEEL_ADMIN_KEY is unset.',
@@ -95,6 +100,11 @@ export const ERROR_CODES = {
   budget_exceeded: {
     status: 409,
     meaning: 'A run budget (steps, tokens, cost or deadline) was exhausted.',
+  },
+  platform_cap_reached: {
+    status: 429,
+    meaning:
+      'The platform-wide daily model token or cost cap (KEEL_PLATFORM_TOKEN_CAP_PER_DAY, KEEL_PLATFORM_COST_CAP_PER_DAY) is spent across all tenants: a direct gateway call fails with it, a run’s model call waits (platform_cap_reached) until midnight UTC.',
   },
   non_determinism: { status: 500, meaning: 'Replay of the agent diverged from its journal.' },
   checkpoint_unsettled: {
@@ -235,10 +245,60 @@ export const ERROR_CODES = {
     meaning:
       'An SDK adapter (keel/ai-sdk, keel/openai-agents) was given content the model gateway does not carry: images, files, audio, hosted or provider-executed tools. Text, tool calls and tool results are carried.',
   },
+  // Browser pool
+  browser_unavailable: {
+    status: 503,
+    meaning:
+      'No headless Chromium could be started on this node (KEEL_BROWSER_PATH missing or failing), or the node is stopping.',
+  },
+  browser_crashed: {
+    status: 502,
+    meaning:
+      'Chromium died under the run’s browser session (killed, out of memory): the page is lost; the next browser action rebuilds the session from its saved storage state.',
+  },
+  browser_session_reclaimed: {
+    status: 409,
+    meaning:
+      'The run’s browser session was reclaimed while an action ran in it (the run ended, was cancelled or lost its lease).',
+  },
+  browser_action_failed: {
+    status: 422,
+    meaning:
+      'A browser action could not be done: the page did not load, no element matches the selector in time, or the URL is not http(s).',
+  },
   // Sandbox
   sandbox_unavailable: {
     status: 503,
     meaning: 'The isolation tier a profile asks for is not installed or usable on this host.',
+  },
+  // Sandbox nodes (issue 24)
+  node_exists: {
+    status: 409,
+    meaning: 'A sandbox node with this name exists already (POST /v1/admin/nodes).',
+  },
+  node_not_found: { status: 404, meaning: 'No sandbox node has this id (or it was removed).' },
+  node_state_conflict: {
+    status: 409,
+    meaning: 'The sandbox node is in a state that cannot take this change (drain, undrain).',
+  },
+  node_token_invalid: {
+    status: 401,
+    meaning: 'The node token is missing, unknown or its node was removed (keel node --token).',
+  },
+  node_refused: {
+    status: 503,
+    meaning:
+      'A sandbox node refused a call: it is at its capacity, draining or stopping; retryable elsewhere.',
+  },
+  node_lost: {
+    status: 503,
+    meaning:
+      'The sandbox node running a call stopped answering mid-call: a read call runs again elsewhere, a side effect becomes unknown.',
+  },
+  nodes_unavailable: {
+    status: 503,
+    meaning:
+      'No sandbox node accepted the call before its placement deadline (every candidate refused or none is registered); retryable.',
   },
   sandbox_tier_unsupported: {
     status: 400,
@@ -320,6 +380,11 @@ export const ERROR_CODES = {
     status: 503,
     meaning:
       'An effect pool (a model, a sandbox profile, inline or a declared tool pool) has its maximum of queued effects; retried later.',
+  },
+  pool_slot_lease_lost: {
+    status: 503,
+    meaning:
+      'This process’s lease on pool slots shared through the database expired (it could not renew within KEEL_POOL_LEASE_MS); it takes a new lease and asks again.',
   },
   pools_config_invalid: {
     status: 500,

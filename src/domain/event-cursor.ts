@@ -17,6 +17,18 @@ export interface TenantEventRecord extends RunEventRecord {
   cursor: EventCursor;
 }
 
+/**
+ * A page of the tenant's events. `cursor` is where the next page starts: past the last event
+ * returned, and past every event the read examined and passed over (other tenants', filtered out),
+ * so a reader whose filter matches rarely still moves forward instead of examining the same events
+ * again on every read. `more`: the read stopped at its bound, so more may follow at once.
+ */
+export interface TenantEventPage {
+  events: TenantEventRecord[];
+  cursor: EventCursor;
+  more: boolean;
+}
+
 /** Which of the tenant's events a reader wants; every field given narrows. */
 export interface TenantEventFilter {
   runIds?: readonly string[];

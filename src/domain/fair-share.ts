@@ -156,9 +156,15 @@ export function allocateClaims(
   tenants: readonly BackloggedTenant[],
   clock: number,
   slots: number,
+  backlogWeight = 0,
 ): FairPick[] {
   const open = tenants.filter((t) => t.room > 0 && t.weight > 0);
-  const lead = INTERACTIVE_LEAD_CLAIMS / open.reduce((sum, t) => sum + t.weight, 0);
+  const lead =
+    INTERACTIVE_LEAD_CLAIMS /
+    Math.max(
+      backlogWeight,
+      open.reduce((sum, t) => sum + t.weight, 0),
+    );
   const heap = new TenantHeap(
     open.map((tenant) => ({
       tenant,
@@ -259,7 +265,19 @@ export class FairClaim<R> {
    * previous claim (idle, or at its concurrency cap), which restarts there instead of cashing in
    * credit from idling.
    */
-  constructor(tenants: readonly BackloggedTenant[], clock: number, slots: number) {
+  /**
+   * `backlogWeight`: the total weight of the whole backlog when `tenants` are only a window of it
+   * (the interactive lead is a share of the whole backlog's weight); 0 when they are all of it.
+   */
+  readonly #backlogWeight: number;
+
+  constructor(
+    tenants: readonly BackloggedTenant[],
+    clock: number,
+    slots: number,
+    backlogWeight = 0,
+  ) {
+    this.#backlogWeight = backlogWeight;
     this.#tenants = new Map(tenants.map((t) => [t.tenantId, { ...t }]));
     this.#clock =
       tenants.length === 0 ? clock : Math.max(clock, Math.min(...tenants.map((t) => t.vtime)));
@@ -272,7 +290,12 @@ export class FairClaim<R> {
     if (this.#slots <= 0 || this.#rounds >= FAIR_CLAIM_ROUNDS_MAX || this.#tenants.size === 0)
       return null;
     this.#rounds += 1;
-    this.#picks = allocateClaims([...this.#tenants.values()], this.#clock, this.#slots);
+    this.#picks = allocateClaims(
+      [...this.#tenants.values()],
+      this.#clock,
+      this.#slots,
+      this.#backlogWeight,
+    );
     return this.#picks.length === 0 ? null : countPicks(this.#picks);
   }
 
@@ -301,6 +324,11 @@ export class FairClaim<R> {
       // out of the next round.
       if ((claimed.get(tenantId)?.length ?? 0) < n) this.#tenants.delete(tenantId);
     }
+  }
+
+  /** Whether the tenant is still backlogged: it was, and no round found it short of runs. */
+  stillBacklogged(tenantId: string): boolean {
+    return this.#tenants.has(tenantId);
   }
 
   /**

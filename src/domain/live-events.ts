@@ -18,6 +18,12 @@ export interface LiveRelay {
   followedElsewhere(runId: string): boolean;
   /** Sends a live event of `runId` to the processes that follow it. */
   send(runId: string, event: LiveEvent): void;
+  /**
+   * Sends `runId`'s gathered events now and resolves once everything sent so far has gone out (or
+   * after a bound, if the database is slow): a step's live output then reaches other processes
+   * before the step's committed result does.
+   */
+  settled(runId: string): Promise<void>;
   /** Live events other processes sent (never this process's own). */
   onEvent(handler: (runId: string, event: LiveEvent) => void): void;
   close(): Promise<void>;

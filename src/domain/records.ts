@@ -288,6 +288,12 @@ export interface NewRun {
   requestHash: string | null;
   /** Deadline-aware admission's estimate (src/domain/admission.ts); absent: none. */
   expectedFinishAt?: number | null;
+  /**
+   * Spend admission (src/api/spend-admission.ts): the run's estimated model spend exceeds what its
+   * tenant has left today, so it is created `waiting` (`tenant_budget_exhausted`) until `until` (the
+   * budget renews) or a budget patch; absent: created queued.
+   */
+  parkOnBudget?: { until: number; detail: string };
 }
 
 /** What `ctx.progress(state)` last reported: the state and when (ms since the epoch). */

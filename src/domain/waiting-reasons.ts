@@ -16,6 +16,8 @@ export const WAITING_REASONS = {
     'a model call waits because every endpoint of the model and its fallbacks has an open circuit breaker',
   tenant_budget_exhausted:
     'the tenant spent its daily token or cost budget; model calls resume at midnight UTC or when the budget is raised',
+  platform_cap_reached:
+    'the platform-wide daily model token or cost cap is spent across all tenants; model calls resume at midnight UTC',
   tenant_queue_full:
     'a child run cannot be queued: the tenant is at maxQueuedRuns; the parent tries again every few seconds',
   input: 'waiting for human input (ctx.waitForInput)',

@@ -13,6 +13,7 @@ import {
 import type { ModelGateway } from '../models/gateway.ts';
 import type { PoolRegistry } from '../scheduling/pool-registry.ts';
 import type { BudgetVerdict } from '../models/tenant-policy.ts';
+import type { TieringDecision } from '../models/tiering.ts';
 import type {
   AgentContext,
   AgentDefinition,
@@ -382,11 +383,16 @@ async function model(
   }
   checkStepBudget(x);
   checkSpendBudget(x);
-  // The tenant's daily budget: once spent, the run parks until midnight UTC or a raise instead of
-  // calling.
-  const release = x.hold(); // in flight while the budget is read: the run must not park under it
-  const spent = await deps.gateway.tenantBudget(x.run.tenantId).finally(release);
-  if (spent !== null) return budgetWait(x, seq, request.model, spent);
+  // A tiering decision journaled before a crash: the call goes to the model it chose, whatever the
+  // budget or backlog says now. It was on its way out then, so it does not park on a budget now.
+  const decided = journaledTiering(entry);
+  // The platform's and the tenant's daily budgets: once spent, the run parks until midnight UTC (or
+  // a raise) instead of calling.
+  if (decided === undefined) {
+    const release = x.hold(); // in flight while the budget is read: the run must not park under it
+    const spent = await deps.gateway.tenantBudget(x.run.tenantId).finally(release);
+    if (spent !== null) return budgetWait(x, seq, request.model, spent);
+  }
   rememberPrompt(x.runId, seq, request.messages); // telemetry: the prompt for the model span, if content is on
   x.inflightSteps++;
   return x.track('model', async () => {
@@ -405,6 +411,8 @@ async function model(
     };
     try {
       let call: Awaited<ReturnType<ModelGateway['call']>>;
+      /** The tiering decision that changed the model, kept on a failed call's entry too. */
+      let tiered: TieringDecision | undefined = decided;
       try {
         const pinned = x.effects.modelPins.get(request.model);
         call = await deps.gateway.call(request, {
@@ -416,6 +424,11 @@ async function model(
           seq,
           remaining: remainingSpend(x),
           ...(pinned === undefined ? {} : { pinnedVersion: pinned }),
+          ...(decided === undefined ? {} : { decided }),
+          onTiered: (decision) => {
+            tiered = decision;
+            return journalTiering(x, seq, request, decision, queuedAt);
+          },
           onPoolWait: poolWaitReporter(x, seq),
           onWait: (reason, detail) => {
             if (waitedFor !== undefined) return;
@@ -456,7 +469,10 @@ async function model(
               name: request.model,
               status: 'failed',
               error: serialized,
-              args: { request: journaledRequest(request) },
+              args: {
+                request: journaledRequest(request),
+                ...(tiered === undefined ? {} : { tiering: toJson(tiered) }),
+              },
               queuedAt,
               endedAt: x.clock.now(),
             },
@@ -518,12 +534,51 @@ async function model(
   });
 }
 /**
- * Parks the run on the tenant's spent daily budget: the model call is journaled `waiting` and
- * retried on wake.
+ * Journals a tiering decision that changed the call's model before the call goes out (`running`,
+ * the decision in `args.tiering`), with a `model.tiered` event saying why: a resume after a crash
+ * reads it back (journaledTiering) instead of deciding again under changed conditions.
+ */
+async function journalTiering(
+  x: RunPort,
+  seq: number,
+  request: ModelRequest,
+  decision: TieringDecision,
+  queuedAt: number,
+): Promise<void> {
+  const tiering = toJson(decision);
+  await x.commit({
+    journal: [
+      {
+        seq,
+        kind: 'model',
+        name: request.model,
+        status: 'running',
+        args: { tiering, request: journaledRequest(request) },
+        queuedAt,
+        startedAt: x.clock.now(),
+      },
+    ],
+    events: [{ type: 'model.tiered', data: { seq, ...(tiering as Record<string, Json>) } }],
+  });
+}
+
+/** The tiering decision a model entry journaled before its call went out, if any. */
+function journaledTiering(entry: JournalEntry | undefined): TieringDecision | undefined {
+  if (entry?.status !== 'running') return undefined;
+  const tiering = (entry.args as { tiering?: TieringDecision } | null)?.tiering;
+  return tiering ?? undefined;
+}
+
+/**
+ * Parks the run on a spent daily budget (the platform's cap, or the tenant's own): the model call is
+ * journaled `waiting` and retried on wake.
  */
 function budgetWait(x: RunPort, seq: number, model: string, spent: BudgetVerdict): Promise<never> {
+  const reason = spent.budget.startsWith('platform')
+    ? 'platform_cap_reached'
+    : 'tenant_budget_exhausted';
   const args = {
-    waitingReason: 'tenant_budget_exhausted',
+    waitingReason: reason,
     budget: spent.budget,
     used: spent.used,
     limit: spent.limit,
@@ -534,7 +589,7 @@ function budgetWait(x: RunPort, seq: number, model: string, spent: BudgetVerdict
     name: model,
     deadlineAt: spent.until,
     args,
-    reason: 'tenant_budget_exhausted',
+    reason,
     detail: spent.detail,
   });
 }

@@ -14,7 +14,12 @@ import type { Clock } from '../domain/clock.ts';
 import type { Json } from '../domain/json.ts';
 import { isKeelError } from '../domain/keel-error.ts';
 import { webhookOrigin } from '../schedules/webhook-allowlist.ts';
-import { deliveryOutcome, logDelivery, WEBHOOK_TIMEOUT_MS } from '../schedules/webhook-notifier.ts';
+import {
+  deliveryOutcome,
+  logDelivery,
+  postNotification,
+  WEBHOOK_TIMEOUT_MS,
+} from '../schedules/webhook-notifier.ts';
 import type { Store } from '../store/store.ts';
 
 const NOTIFICATIONS_PER_TICK_MAX = 20;
@@ -121,25 +126,15 @@ export class ApprovalNotifier {
         ? payload.args
         : await this.#o.redactArgs(n.tenantId, payload.args ?? null);
     const body = JSON.stringify({ ...payload, args });
-    const res = await fetch(n.url, {
-      method: 'POST',
-      redirect: 'manual',
-      signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS),
-      headers: {
-        'content-type': 'application/json',
-        'idempotency-key': n.id,
-        'user-agent': 'keel-approvals',
-        'keel-event': `approval.${n.kind}`,
-        [WEBHOOK_SIGNATURE_HEADER]: signWebhookBody(
-          secret,
-          Math.floor(this.#o.clock.now() / 1000),
-          body,
-        ),
-      },
-      body,
+    return postNotification(n.url, n.id, body, {
+      'user-agent': 'keel-approvals',
+      'keel-event': `approval.${n.kind}`,
+      [WEBHOOK_SIGNATURE_HEADER]: signWebhookBody(
+        secret,
+        Math.floor(this.#o.clock.now() / 1000),
+        body,
+      ),
     });
-    await res.body?.cancel();
-    return res.status >= 200 && res.status < 300 ? null : `HTTP ${res.status}`;
   }
 
   async #deliver(n: ApprovalNotificationRecord): Promise<void> {

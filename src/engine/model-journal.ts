@@ -15,5 +15,6 @@ export function journaledRequest(request: ModelRequest): Json {
       : { tools: request.tools.map((tool) => tool.name) }),
     ...(request.maxOutputTokens === undefined ? {} : { maxOutputTokens: request.maxOutputTokens }),
     ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+    ...(request.hint === undefined ? {} : { hint: request.hint }),
   };
 }

@@ -71,6 +71,12 @@ export interface OrchestratorOptions {
   /** The timeout of a tool call whose tool declares none, in ms (KEEL_TOOL_TIMEOUT_MS). */
   toolTimeoutMs?: number;
   /**
+   * Hears each run leaving this process with the status it left in: ended (`succeeded`, `failed`,
+   * `cancelled`), parked (`waiting`), preempted (`queued`), or `lost`/`released`. The browser pool
+   * reclaims the run's session here: a run that is not executing holds no browser.
+   */
+  onRunLeft?: (runId: string, status: string) => void;
+  /**
    * On a cancel, how long tool calls in flight have after the graceful signal before they are
    * aborted (KEEL_CANCEL_GRACE_MS); an agent's `cancelGraceMs` replaces it.
    */
@@ -98,6 +104,7 @@ export class Orchestrator {
   readonly #gateway: ModelGateway;
   readonly #toolNode: ToolNode;
   readonly #toolTimeoutMs: number | undefined;
+  readonly #onRunLeft: ((runId: string, status: string) => void) | undefined;
   readonly #cancelGraceMs: number | undefined;
   readonly #delegation: DelegationIssuer | undefined;
   readonly #mcp: McpToolResolver | undefined;
@@ -155,6 +162,7 @@ export class Orchestrator {
     this.#gateway = options.gateway;
     this.#toolNode = options.toolNode ?? DETACHED_TOOL_NODE;
     this.#toolTimeoutMs = options.toolTimeoutMs;
+    this.#onRunLeft = options.onRunLeft;
     this.#cancelGraceMs = options.cancelGraceMs;
     this.#delegation = options.delegation;
     this.#mcp = options.mcp;
@@ -555,6 +563,11 @@ export class Orchestrator {
   }
 
   #onDone(execution: RunExecution, status: string, wakeAt: number | null): void {
+    try {
+      this.#onRunLeft?.(execution.runId, status);
+    } catch (error) {
+      this.#log('warn', 'onRunLeft failed', { runId: execution.runId, error: String(error) });
+    }
     if (this.#active.get(execution.runId) === execution) this.#active.delete(execution.runId);
     this.#inPool.delete(execution);
     if (this.#probation.has(execution) || this.#soloPending) this.#claimProbation();

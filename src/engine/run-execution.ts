@@ -565,10 +565,12 @@ export class RunExecution implements RunPort {
       // A losing tool call in flight gets its graceful signal (a sandboxed program SIGTERM): it
       // may end early, and what it returns is journaled and ignored. It is never aborted: a side
       // effect cut off would leave its outcome unknown.
-      this.effects.toolAttempts
-        .get(seq)
-        ?.stopping.abort(new KeelError('cancelled', `position ${seq} lost a fan-in`));
+      this.effects.toolAttempts.get(seq)?.stopping.abort(lostFanIn(seq));
     }
+  }
+
+  fanInLoss(seq: number): KeelError | undefined {
+    return this.#abandoned.has(seq) ? lostFanIn(seq) : undefined;
   }
 
   /** The child runs spawned at these positions and not seen to end (from waits or the journal). */
@@ -1094,3 +1096,6 @@ function addCounters(into: RunCounters, delta: Partial<RunCounters>): void {
   into.outputTokens += delta.outputTokens ?? 0;
   into.costUsd += delta.costUsd ?? 0;
 }
+
+const lostFanIn = (seq: number): KeelError =>
+  new KeelError('cancelled', `position ${seq} lost a fan-in`);

@@ -159,6 +159,11 @@ export interface RunPort {
    * again; a child spawned there later is cancelled).
    */
   abandon(seqs: readonly number[]): void;
+  /**
+   * Why the position's calls should wrap up, if it lost a fan-in (an attempt starting after the
+   * decision hears it at once).
+   */
+  fanInLoss(seq: number): KeelError | undefined;
   /** The child runs spawned at these positions and not seen to end (from waits or the journal). */
   childRunsAt(seqs: readonly number[]): string[];
   /**

@@ -168,8 +168,8 @@ const DENIAL_OUTCOMES: Readonly<Record<string, string>> = {
 };
 
 /**
- * Journals the call as failed with `error` (so a replay returns the same failure without asking
- * again), counts and audits it; the agent receives the error as the tool's.
+ * Audits a policy denial, then journals the call as failed with `error` (so a replay returns the
+ * same failure without asking again) and counts it; the agent receives the error as the tool's.
  */
 async function deny(
   x: RunPort,
@@ -178,6 +178,18 @@ async function deny(
   error: KeelError,
   data: Record<string, unknown>,
 ): Promise<KeelError> {
+  // The audit entry goes first: a crash between it and the commit makes the replay decide (and
+  // audit) again, so a denial is audited at least once, never lost.
+  if (error.code === 'tool_denied_by_policy')
+    await x.store.appendAudit({
+      tenantId: x.run.tenantId,
+      runId: x.runId,
+      actor: { type: 'system', id: null, name: null },
+      action: 'tool.denied_by_policy',
+      resource: `run:${x.runId}`,
+      outcome: error.code,
+      data: { tool: base.name, executionId: base.executionId ?? null, ...data },
+    });
   const now = x.clock.now();
   await x.commit({
     journal: [
@@ -211,16 +223,6 @@ async function deny(
     base.name,
     DENIAL_OUTCOMES[error.code] ?? error.code,
   );
-  if (error.code === 'tool_denied_by_policy')
-    await x.store.appendAudit({
-      tenantId: x.run.tenantId,
-      runId: x.runId,
-      actor: { type: 'system', id: null, name: null },
-      action: 'tool.denied_by_policy',
-      resource: `run:${x.runId}`,
-      outcome: error.code,
-      data: { tool: base.name, executionId: base.executionId ?? null, ...data },
-    });
   return error;
 }
 

@@ -370,11 +370,14 @@ async function attemptTool(
         error,
         x.retryBudget,
       );
-      // A side effect cut off mid-call — aborted by a stall, or past its timeout with another
-      // attempt to come — may have happened: reconcile as after a crash, never run it again
-      // blindly.
+      // A side effect cut off mid-call — aborted by a stall, its sandbox node lost, or past its
+      // timeout with another attempt to come — may have happened: reconcile as after a crash,
+      // never run it again blindly.
       const cut = interruptionOf(error);
-      if (sideEffect && (cut === 'stall' || (cut === 'timeout' && decision.retry))) {
+      if (
+        sideEffect &&
+        (cut === 'stall' || cut === 'node_lost' || (cut === 'timeout' && decision.retry))
+      ) {
         const verdict = await reconcile(x, tool, base.executionId!);
         x.emit({
           type: 'effect.reconciled',
@@ -417,10 +420,14 @@ async function attemptTool(
   }
 }
 
-/** Whether an attempt's error cut the call off mid-way: a stall's abort or the tool's timeout. */
-function interruptionOf(error: unknown): 'stall' | 'timeout' | undefined {
+/**
+ * Whether an attempt's error cut the call off mid-way: a stall's abort, the loss of the sandbox
+ * node running it (src/nodes/sandbox-placer.ts) or the tool's timeout.
+ */
+function interruptionOf(error: unknown): 'stall' | 'node_lost' | 'timeout' | undefined {
   if (!isKeelError(error)) return undefined;
   if (error.code === 'effect_stalled') return 'stall';
+  if (error.code === 'node_lost') return 'node_lost';
   if (error.code === 'tool_timeout') return 'timeout';
   return undefined;
 }
@@ -492,6 +499,9 @@ async function invoke(
     abort: stall,
     stopping: lost,
   });
+  // A fan-in decided before this attempt started: it starts already asked to wrap up.
+  const loss = x.fanInLoss(base.seq);
+  if (loss !== undefined) lost.abort(loss);
   x.moved();
   let onAbort: (() => void) | undefined;
   const aborted = new Promise<never>((_, reject) => {
@@ -518,6 +528,7 @@ async function invoke(
           signal,
           stopping: AbortSignal.any([x.stopping.signal, lost.signal, signal]),
           node: deps.node,
+          priority: x.run.priority,
           output: liveOutput(x.runId, base.seq, executionId, tool.name, attempt, deps.live),
           ...delegationFor(x, tool, executionId, deps.delegation),
         }),
@@ -527,5 +538,7 @@ async function invoke(
   } finally {
     signal.removeEventListener('abort', onAbort!);
     x.effects.toolAttempts.delete(base.seq);
+    // The attempt's live output reaches followers on other processes before its result commits.
+    await deps.live?.settled(x.runId);
   }
 }

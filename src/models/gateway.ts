@@ -2,7 +2,9 @@
 // model (routing, limits, retries, breakers: model-call.ts), falls back to the configured models or
 // waits with reason `provider_unavailable` while every breaker is open, prices the answer and
 // accounts it per tenant; a tenant's own RPM/TPM and daily budgets come from its record
-// (tenant-policy.ts), the models file's tenantLimits fill the gaps. It owns no conversation state,
+// (tenant-policy.ts), the models file's tenantLimits fill the gaps. Tiering rules (tiering.ts) may
+// route a call to another model first; platform-wide daily caps (platform-caps.ts) hold across all
+// tenants. It owns no conversation state,
 // never retries a final error, never keeps going after its signal aborts, never logs keys.
 import { telemetry } from '../telemetry/telemetry.ts';
 import { PoolRegistry } from '../scheduling/pool-registry.ts';
@@ -14,6 +16,7 @@ import type {
   ModelRateLimits,
   ModelRequest,
   ModelResponse,
+  RunSpendEstimate,
 } from '../sdk/types.ts';
 import { BREAKER_DEFAULTS, type BreakerSettings } from './circuit-breaker.ts';
 import { SYSTEM_CLOCK, type Clock } from '../domain/clock.ts';
@@ -32,6 +35,14 @@ import type { BudgetVerdict, TenantPolicy } from './tenant-policy.ts';
 import { RETRY_BUDGET_DEFAULTS, RetryBudget, type RetryBudgetSettings } from './retry-budget.ts';
 import { toModelToolSpec } from './tool-spec.ts';
 import { UsageLedger } from './usage-ledger.ts';
+import type { PlatformCaps } from './platform-caps.ts';
+import { forecastSpend, type BudgetLeft, type SpendForecast } from './spend-estimate.ts';
+import {
+  checkTieringRules,
+  decideTier,
+  type TieringDecision,
+  type TieringRule,
+} from './tiering.ts';
 
 export {
   MODEL_MAX_ATTEMPTS_DEFAULT,
@@ -76,8 +87,11 @@ export interface ModelCallResult {
    * the model.
    */
   startedAt: number;
-  /** Routing decision and estimates, waits and their reasons, fallbacks: recorded on the effect. */
-  attributes: CallAttributes & { providerModel?: string };
+  /**
+   * Routing decision and estimates, waits and their reasons, fallbacks, the tiering decision:
+   * recorded on the effect.
+   */
+  attributes: CallAttributes & { providerModel?: string; tiering?: TieringDecision };
 }
 
 export interface TenantLimits {
@@ -109,6 +123,8 @@ export interface ModelGatewayOptions {
    * field by field.
    */
   tenantPolicy?: TenantPolicy;
+  /** Ordered tiering rules (the models file's `tiering`); every model they name must be configured. */
+  tiering?: readonly TieringRule[];
 }
 
 export interface ModelCallOptions {
@@ -131,6 +147,16 @@ export interface ModelCallOptions {
   pinnedVersion?: string;
   /** What the run may still spend; checked against the call's estimate before dispatch. */
   remaining?: { tokens?: number; costUsd?: number };
+  /**
+   * The tiering decision journaled for this call before a crash or a park: applied as it is, never
+   * decided again (null: journaled as "no rule applied"). Undefined: decide now.
+   */
+  decided?: TieringDecision | null;
+  /**
+   * Hears a fresh tiering decision that changes the model, before the call goes out: the engine
+   * journals it, so a resume after a crash calls the same model whatever the budget or backlog.
+   */
+  onTiered?(decision: TieringDecision): Promise<void>;
   /**
    * Hears each wait of this call before it starts: `provider_unavailable` (every breaker open) or
    * `rate_limited` (with the limit). The engine records it as the run's waiting reason.
@@ -162,6 +188,8 @@ export class ModelGateway {
   readonly #accounts: Record<string, ModelRateLimits>;
   readonly #pools: PoolRegistry;
   #tenantPolicy: TenantPolicy | undefined;
+  #platformCaps: PlatformCaps | undefined;
+  readonly #tiering: readonly TieringRule[];
 
   /**
    * Builds a gateway over `definitions`; the built-in `mock` model is added unless one is named
@@ -183,6 +211,7 @@ export class ModelGateway {
     this.#accounts = options.accounts ?? {};
     this.#pools = options.pools ?? new PoolRegistry({ telemetry });
     this.#tenantPolicy = options.tenantPolicy;
+    this.#tiering = options.tiering ?? [];
     const providers = new Map<string, ModelProvider>([
       ['mock', new MockProvider()],
       ['openai', new OpenAiProvider()],
@@ -230,6 +259,7 @@ export class ModelGateway {
           );
       }
     }
+    checkTieringRules(this.#tiering, new Set(this.#models.keys()));
   }
 
   /**
@@ -248,6 +278,16 @@ export class ModelGateway {
     this.#tenantPolicy = policy;
   }
 
+  /** Plugs in the platform-wide daily caps once the store is open; wiring only, before calls start. */
+  usePlatformCaps(caps: PlatformCaps): void {
+    this.#platformCaps = caps;
+  }
+
+  /** The platform-wide caps, when configured (for /metrics). */
+  get platformCaps(): PlatformCaps | undefined {
+    return this.#platformCaps;
+  }
+
   /**
    * The tenant's policy, when one is plugged in (the admin API invalidates its cache on a PATCH).
    */
@@ -256,12 +296,52 @@ export class ModelGateway {
   }
 
   /**
-   * Null while the tenant may spend on models today; else which daily budget is spent and until
-   * when. Checked by the engine before a model call, which then parks the run
-   * (`tenant_budget_exhausted`) instead of calling.
+   * Null while the tenant may spend on models today; else which daily budget is spent (a
+   * platform-wide cap first, then the tenant's own) and until when. Checked by the engine before a
+   * model call, which then parks the run (`platform_cap_reached`, `tenant_budget_exhausted`)
+   * instead of calling.
    */
   async tenantBudget(tenantId: string): Promise<BudgetVerdict | null> {
+    const platform = (await this.#platformCaps?.exhausted()) ?? null;
+    if (platform !== null) return platform;
     return this.#tenantPolicy === undefined ? null : this.#tenantPolicy.budgetExhausted(tenantId);
+  }
+
+  /**
+   * Spend admission (src/api/spend-admission.ts): a declared estimate priced with its model's price;
+   * null when it names no configured model.
+   */
+  forecastSpend(estimate: RunSpendEstimate): SpendForecast | null {
+    const entry = this.#models.get(estimate.model);
+    return entry === undefined ? null : forecastSpend(estimate, entry.model.definition.price);
+  }
+
+  /** What the tenant has left today of its daily budgets; null when it has none. */
+  async budgetLeft(tenantId: string): Promise<BudgetLeft | null> {
+    return this.#tenantPolicy === undefined ? null : this.#tenantPolicy.budgetLeft(tenantId);
+  }
+
+  /**
+   * The model a call of `request` goes to under the tiering rules, with the rule that chose it;
+   * null when no rule applies (or none is configured). Reads the tenant's budget share from its
+   * policy's cache and the backlog of this process's pools.
+   */
+  async decideTier(
+    request: ModelRequest,
+    tenantId: string | undefined,
+  ): Promise<TieringDecision | null> {
+    if (this.#tiering.length === 0) return null;
+    const budgetRemaining =
+      tenantId === undefined || this.#tenantPolicy === undefined
+        ? null
+        : await this.#tenantPolicy.budgetRemaining(tenantId);
+    const decision = decideTier(this.#tiering, request.model, {
+      budgetRemaining,
+      backlog: (pool) => this.#pools.pool(pool).queued,
+      hint: request.hint,
+    });
+    if (decision !== null) telemetry.modelTiering(decision);
+    return decision;
   }
 
   has(name: string): boolean {
@@ -307,16 +387,33 @@ export class ModelGateway {
    *   { signal: AbortSignal.timeout(30_000), tenantId: 't1', runId: 'run_1' },
    * );
    */
-  async call(request: ModelRequest, options: ModelCallOptions): Promise<ModelCallResult> {
+  async call(asked: ModelRequest, options: ModelCallOptions): Promise<ModelCallResult> {
+    this.#entry(asked.model); // model_not_found before anything else
+    const capped = (await this.#platformCaps?.exhausted()) ?? null;
+    if (capped !== null)
+      throw new KeelError('platform_cap_reached', capped.detail, {
+        retryable: true,
+        retryAfterMs: Math.max(0, capped.until - this.#clock.now()),
+        details: { cap: capped.budget, used: capped.used, limit: capped.limit },
+      });
+    const tiering =
+      options.decided !== undefined
+        ? options.decided
+        : await this.decideTier(asked, options.tenantId);
+    if (options.decided === undefined && tiering !== null && tiering.model !== asked.model)
+      await options.onTiered?.(tiering);
+    const request = tiering === null ? asked : { ...asked, model: tiering.model };
     const first = this.#entry(request.model);
-    if (options.pinnedVersion !== undefined && options.pinnedVersion !== first.model.version) {
+    // A pin names the version of the model asked for; a routed call goes to another model.
+    const pinned = request.model === asked.model ? options.pinnedVersion : undefined;
+    if (pinned !== undefined && pinned !== first.model.version) {
       throw new KeelError(
         'model_version_unavailable',
-        `the run is pinned to ${first.model.name}@${options.pinnedVersion}; this process serves @${first.model.version}`,
+        `the run is pinned to ${first.model.name}@${pinned}; this process serves @${first.model.version}`,
         {
           details: {
             model: first.model.name,
-            pinned: options.pinnedVersion,
+            pinned,
             served: first.model.version,
           },
         },
@@ -344,6 +441,7 @@ export class ModelGateway {
       attempts: 0,
       waits: [],
       fallbacks: [],
+      ...(tiering === null ? {} : { tiering }),
     };
     let startedAt: number | undefined;
     const own =
@@ -468,6 +566,9 @@ export class ModelGateway {
     attributes.model = `${entry.model.name}@${entry.model.version}`;
     if (answer.providerModel !== undefined)
       (attributes as ModelCallResult['attributes']).providerModel = answer.providerModel;
+    // The deltas reach followers on other processes before the message commits.
+    if (onDelta !== undefined && options.runId !== undefined)
+      await this.live.settled(options.runId);
     return answer;
   }
 
@@ -533,6 +634,7 @@ export class ModelGateway {
     });
     if (tenantId !== undefined)
       this.#tenantPolicy?.charge(tenantId, usage.inputTokens + usage.outputTokens, costUsd);
+    this.#platformCaps?.charge(usage.inputTokens + usage.outputTokens, costUsd);
     return {
       text: answer.text,
       toolCalls: answer.toolCalls,

@@ -36,6 +36,14 @@ export class LiveDeltas {
     if (this.#relay?.followedElsewhere(runId) === true) this.#relay.send(runId, event);
   }
 
+  /**
+   * Resolves once `runId`'s live events sent to other processes have gone out: awaited before a
+   * step's result is committed, so a follower elsewhere sees the output before the completion.
+   */
+  settled(runId: string): Promise<void> | undefined {
+    return this.#relay?.followedElsewhere(runId) === true ? this.#relay.settled(runId) : undefined;
+  }
+
   #deliver(runId: string, event: LiveEvent): void {
     const set = this.#listeners.get(runId);
     if (set === undefined) return;

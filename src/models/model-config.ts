@@ -7,6 +7,8 @@ import { z } from 'zod';
 import { KeelError } from '../domain/keel-error.ts';
 import type { ModelDefinition } from '../sdk/types.ts';
 import type { ModelGatewayOptions } from './gateway.ts';
+import { TIERING_HINTS, type TieringRule } from './tiering.ts';
+import { MockSimulationSchema } from './providers/mock-latency.ts';
 
 const positiveInt = z.number().int().positive();
 const nonNegative = z.number().nonnegative();
@@ -63,13 +65,63 @@ const Model = z.strictObject({
     .optional(),
   maxOutputTokens: positiveInt.optional(),
   stream: z.boolean().optional(),
-  options: z
-    .strictObject({
-      latencyMs: nonNegative.optional(),
-      failureRate: z.number().min(0).max(1).optional(),
-    })
+  options: MockSimulationSchema.extend({
+    latencyMs: nonNegative.optional(),
+    failureRate: z.number().min(0).max(1).optional(),
+  })
+    .strict()
     .optional(),
 });
+
+const Route = z.strictObject({ from: name, to: name });
+/**
+ * One tiering rule (tiering.ts): exactly one condition under `when`; `route` for the budget and
+ * backlog conditions, `escalate` for a hint. Checked field by field, so an error names the field.
+ */
+const TieringRuleSchema = z
+  .strictObject({
+    when: z.strictObject({
+      budgetRemainingBelow: z.number().gt(0).max(1).optional(),
+      poolBacklogAbove: z
+        .strictObject({
+          pool: z
+            .string()
+            .regex(/^[a-z][a-z0-9-]*:[A-Za-z0-9._/-]+$/, 'must be a pool name like model:large'),
+          queued: z.number().int().nonnegative(),
+        })
+        .optional(),
+      hint: z.enum(TIERING_HINTS).optional(),
+    }),
+    route: Route.optional(),
+    escalate: z.strictObject({ to: name }).optional(),
+  })
+  .superRefine((rule, ctx) => {
+    const conditions = Object.keys(rule.when).filter(
+      (key) => rule.when[key as keyof typeof rule.when] !== undefined,
+    );
+    if (conditions.length !== 1) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['when'],
+        message: 'must hold exactly one of budgetRemainingBelow, poolBacklogAbove, hint',
+      });
+      return;
+    }
+    const wantsEscalate = rule.when.hint !== undefined;
+    if (wantsEscalate && (rule.escalate === undefined || rule.route !== undefined))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['escalate'],
+        message: 'a hint rule escalates: give escalate: { to } and no route',
+      });
+    if (!wantsEscalate && (rule.route === undefined || rule.escalate !== undefined))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['route'],
+        message: 'a budget or backlog rule routes: give route: { from, to } and no escalate',
+      });
+  })
+  .transform((rule) => rule as unknown as TieringRule);
 
 export const ModelsFile = z.strictObject({
   models: z.array(Model),
@@ -95,12 +147,20 @@ export const ModelsFile = z.strictObject({
     .optional(),
   /** Limits shared by every model naming the account (a provider organisation's RPM/TPM). */
   accounts: z.record(name, Limits).optional(),
+  /**
+   * Ordered tiering rules (tiering.ts): route calls to cheaper models on a low budget or a long
+   * backlog, escalate hinted calls; the first that applies decides.
+   */
+  tiering: z.array(TieringRuleSchema).max(100).optional(),
 });
 export type ModelsFile = z.infer<typeof ModelsFile>;
 
 export interface LoadedModels {
   models: ModelDefinition[];
-  options: Pick<ModelGatewayOptions, 'retryBudget' | 'breaker' | 'tenantLimits' | 'accounts'>;
+  options: Pick<
+    ModelGatewayOptions,
+    'retryBudget' | 'breaker' | 'tenantLimits' | 'accounts' | 'tiering'
+  >;
 }
 
 /**

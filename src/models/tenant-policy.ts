@@ -36,7 +36,12 @@ export interface TenantPolicySource {
 }
 
 export interface BudgetVerdict {
-  budget: 'dailyTokenBudget' | 'dailyCostBudgetUsd';
+  budget:
+    | 'dailyTokenBudget'
+    | 'dailyCostBudgetUsd'
+    /** The platform-wide caps (platform-caps.ts), across all tenants. */
+    | 'platformTokenCapPerDay'
+    | 'platformCostCapPerDay';
   used: number;
   limit: number;
   /** When the budget renews: the next midnight UTC (ms since the epoch). */
@@ -84,6 +89,46 @@ export class TenantPolicy {
     if (cached === null) return null;
     this.invalidate(tenantId);
     return this.#judge(tenantId);
+  }
+
+  /**
+   * Share (0 to 1) of the tenant's daily budget still unspent, the tighter of tokens and cost; null
+   * when it has none. From the cache (tiering reads it before every call, so it never forces a read).
+   */
+  async budgetRemaining(tenantId: string): Promise<number | null> {
+    const record = await this.#record(tenantId);
+    if (record === null || (record.dailyTokenBudget === null && record.dailyCostBudgetUsd === null))
+      return null;
+    const usage = await this.#usageToday(tenantId);
+    const shares: number[] = [];
+    if (record.dailyTokenBudget !== null) shares.push(share(usage.tokens, record.dailyTokenBudget));
+    if (record.dailyCostBudgetUsd !== null)
+      shares.push(share(usage.costUsd, record.dailyCostBudgetUsd));
+    return Math.min(...shares);
+  }
+
+  /**
+   * What the tenant has left today of each daily budget it has (null: no such budget) and when they
+   * renew; null when it has none.
+   */
+  async budgetLeft(
+    tenantId: string,
+  ): Promise<{ tokens: number | null; costUsd: number | null; until: number } | null> {
+    const record = await this.#record(tenantId);
+    if (record === null || (record.dailyTokenBudget === null && record.dailyCostBudgetUsd === null))
+      return null;
+    const usage = await this.#usageToday(tenantId);
+    return {
+      tokens:
+        record.dailyTokenBudget === null
+          ? null
+          : Math.max(0, record.dailyTokenBudget - usage.tokens),
+      costUsd:
+        record.dailyCostBudgetUsd === null
+          ? null
+          : Math.max(0, record.dailyCostBudgetUsd - usage.costUsd),
+      until: usage.day + DAY_MS,
+    };
   }
 
   /** Adds what a call of this process spent to the tenant's cached usage of today. */
@@ -189,4 +234,9 @@ function remember<T>(map: Map<string, T>, key: string, value: T): void {
   map.delete(key);
   map.set(key, value);
   if (map.size > TENANT_POLICY_CACHE_MAX) map.delete(map.keys().next().value!);
+}
+
+/** What is left of `limit` after `used`, as a share in [0, 1] (a zero budget has nothing left). */
+function share(used: number, limit: number): number {
+  return limit <= 0 ? 0 : Math.min(1, Math.max(0, (limit - used) / limit));
 }

@@ -26,6 +26,7 @@ test('killAll empties a cgroup whose orphans outlive their parent', { skip }, as
         '-c',
         LAUNCHER,
         'unit',
+        String(process.pid),
         String(files.length),
         ...files,
         '/bin/sh',

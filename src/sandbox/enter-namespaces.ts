@@ -3,16 +3,17 @@
 // the bounding set to full and nsenter (util-linux before 2.39) cannot keep the capabilities needed
 // to drop it again, so the command would run without no_new_privs and with every capability
 // bounded in. This helper first joins the sandbox's cgroup (nothing of the command runs outside
-// it), closes every inherited descriptor above 2 and sets the file-size, open-files and core
+// it) and checks its parent is still the Keel that owns the sandbox (else its reaper may have been
+// past already: it stops), closes every inherited descriptor above 2 and sets the file-size, open-files and core
 // limits (what the launcher shell and prlimit did, in the same order, without their two execs);
 // then it does the setns calls itself and, still holding capabilities inside the sandbox's user
 // namespace, sets no_new_privs, empties the bounding set, becomes the sandbox uid, loads the tier's
 // seccomp filter (seccomp-filter.ts, the same bwrap loads for one-shot commands) and execs the
 // command. It never runs anything of its own after that exec; it only waits and passes the exit
 // status on. It loads no Perl module but strict (POSIX alone cost more than the rest of its start).
-import { KeelError } from '../domain/keel-error.ts';
+import { cgroupEntryArgv } from './bwrap-entry.ts';
 import { SANDBOX_WORKSPACE } from './driver.ts';
-import { PERL, RESTORE_ENV_PERL } from './env-carrier.ts';
+import { RESTORE_ENV_PERL } from './env-carrier.ts';
 import type { Limits } from './limits.ts';
 import { seccompFilter } from './seccomp-filter.ts';
 
@@ -28,7 +29,7 @@ const SYSCALLS: Partial<Record<NodeJS.Architecture, number[]>> = {
 
 const SCRIPT = String.raw`
 use strict;
-my ($nrs, $nfiles) = splice(@ARGV, 0, 2);
+my ($nrs, $owner, $nfiles) = splice(@ARGV, 0, 3);
 my ($SETNS, $PRCTL, $SETGROUPS, $SETRESGID, $SETRESUID, $PRLIMIT, $CLOSE_RANGE, $EXIT) = split(/,/, $nrs);
 # Into the sandbox's cgroup first (one procs file per v1 controller): everything below is counted.
 for my $file (splice(@ARGV, 0, $nfiles)) {
@@ -36,6 +37,8 @@ for my $file (splice(@ARGV, 0, $nfiles)) {
   print $procs $$ or exit 125;
   close($procs) or exit 125;
 }
+# In the cgroup, so the owner's reaper sees it; an owner already gone may have been reaped past it.
+exit 125 if getppid() != $owner;
 # Descriptors Keel may have inherited without close-on-exec must not reach the sandbox.
 syscall($CLOSE_RANGE, 3, 0xffffffff, 0) == 0 or die "keel-enter: close_range: $!\n";
 my ($fsize, $nofile, $pid, $id, $cwd, $seccomp, @argv) = @ARGV;
@@ -106,22 +109,8 @@ export function enterArgv(options: {
   uid: number;
   argv: string[];
 }): string[] {
-  const numbers = SYSCALLS[process.arch];
-  if (numbers === undefined)
-    throw new KeelError(
-      'sandbox_unavailable',
-      `kept namespace sandboxes are not supported on ${process.arch}`,
-    );
   return [
-    PERL,
-    '-e',
-    SCRIPT,
-    '--',
-    numbers.join(','),
-    String(options.procsFiles.length),
-    ...options.procsFiles,
-    String(options.limits.fileBytes),
-    String(options.limits.openFilesMax),
+    ...cgroupEntryArgv(SCRIPT, SYSCALLS, 'kept namespace sandboxes', options),
     String(options.holderPid),
     String(options.uid),
     SANDBOX_WORKSPACE,

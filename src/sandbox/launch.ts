@@ -43,9 +43,9 @@ export interface LaunchSpec {
   onOutput?: OutputListener | undefined;
   /**
    * How to start the program without the launcher shell, when the tier can keep it inside the
-   * cgroup by other means: bwrap's --block-fd (resolves once every process of the sandbox is in the
-   * cgroup and the program may run), or a helper of Keel's own whose first act is to join the
-   * cgroup, as the launcher shell does (the namespace entry, enter-namespaces.ts).
+   * cgroup by other means: a helper of Keel's own whose first act is to join the cgroup, as the
+   * launcher shell does (the bwrap entry, bwrap-entry.ts; the namespace entry, enter-namespaces.ts).
+   * It may resolve with a child that has already exited.
    */
   start?: (() => Promise<ChildProcess>) | undefined;
 }
@@ -64,14 +64,17 @@ export interface ExecResult {
 }
 
 /**
- * `bash -c LAUNCHER keel-launch N file1..fileN argv...`: joins the cgroup (one procs file per v1
- * controller), closes every descriptor above 2 (Keel may itself have inherited some without
+ * `bash -c LAUNCHER keel-launch OWNER N file1..fileN argv...`: joins the cgroup (one procs file per
+ * v1 controller), stops unless its parent is still OWNER (the Keel process whose reaper kills the
+ * cgroup's members once it is gone: a launcher joining after that would run untied), closes every descriptor above 2 (Keel may itself have inherited some without
  * close-on-exec: they must not reach the sandbox), forgets the PWD the shell exported, then becomes
  * the tier's command. bash rather than sh because dash cannot close descriptors above 9;
  * hand-written rather than cgexec, so no extra package is needed.
  */
 export const LAUNCHER =
-  'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; ' +
+  'owner=$1; n=$2; shift 2; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; ' +
+  // Its parent read live (bash's $PPID is fixed at its start): an owner gone may have been reaped past it.
+  'read -r _ _ _ ppid _ < /proc/$$/stat; [ "$ppid" = "$owner" ] || exit 125; ' +
   // biome-ignore lint/suspicious/noTemplateCurlyInString: `${fd##*/}` is the shell's parameter expansion, not a template.
   'for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done; unset PWD OLDPWD; exec "$@"';
 export const LAUNCHER_SHELL = '/usr/bin/bash';
@@ -86,6 +89,7 @@ function startWithLauncher(spec: LaunchSpec): ChildProcess {
       '-c',
       LAUNCHER,
       'keel-launch',
+      String(process.pid),
       String(files.length),
       ...files,
       ...spec.argv,
@@ -146,14 +150,15 @@ function watch(
   else spec.stopRequested?.addEventListener('abort', onStopRequested, { once: true });
   return new Promise((resolve, reject) => {
     child.once('error', reject);
-    child.once('exit', (code, signal) => {
+    const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
       clearTimeout(deadline);
       clearInterval(poll);
       spec.signal?.removeEventListener('abort', onAbort);
       spec.stopRequested?.removeEventListener('abort', onStopRequested);
       void settle(child, spec).then(async () => {
         await killing; // the next command must not start while this one's kill is still sweeping the cgroup
-        const after = spec.cgroup.counters();
+        // The environment may be torn down meanwhile (its cgroup gone): the last counters stand.
+        const after = safeCounters(spec.cgroup) ?? before;
         const limit = reasonFor(ended, before, after, code, signal, spec);
         if (ended === 'aborted') reject(spec.signal?.reason ?? new Error('aborted'));
         else
@@ -169,7 +174,12 @@ function watch(
             peakMemoryBytes: after.peakMemoryBytes,
           });
       }, reject);
-    });
+    };
+    // A start that resolves only after the program's exit (a short program under a tier that
+    // waits for a report first) hands over a child that has already exited.
+    if (child.exitCode !== null || child.signalCode !== null)
+      onExit(child.exitCode, child.signalCode);
+    else child.once('exit', onExit);
   });
 }
 

@@ -2,7 +2,7 @@
 // cgroup namespaces, with read-only system directories (the host's /usr, or an environment image as
 // the whole root, with a private /var/tmp), a private /tmp and /proc, the workspace as
 // the only writable host path, no network, --die-with-parent and a new session, all inside the
-// environment's cgroup (entered before the program runs, through --block-fd). bwrap is launched
+// environment's cgroup (bwrap is exec'd by a helper already in it, bwrap-entry.ts). bwrap is launched
 // with an empty environment, because its own environment is readable inside at /proc/1/environ.
 // The program's variables reach bwrap through a pipe (--args), never its command line, which every
 // host user can read in /proc. When the environment keeps processes between calls, a holder (`sleep
@@ -10,9 +10,11 @@
 // (no_new_privs, empty bounding set, variables never seen by the host-side launchers). Every program
 // runs under the tier's seccomp filter (seccomp-filter.ts), loaded by bwrap or by the entry helper.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readlinkSync, writeFileSync } from 'node:fs';
+import { readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
+import { text } from 'node:stream/consumers';
+import { finished } from 'node:stream/promises';
 import { KeelError } from '../domain/keel-error.ts';
 import type {
   EnvironmentSpec,
@@ -36,9 +38,9 @@ import {
   assertNoNetworkAllowlist,
   createParts,
   destroyParts,
-  prlimitArgs,
   type EnvironmentParts,
 } from './environment-base.ts';
+import { bwrapEntryArgv } from './bwrap-entry.ts';
 import { maskedStdio } from './inherited-fds.ts';
 import { seccompFilter } from './seccomp-filter.ts';
 import { launch, type ExecResult } from './launch.ts';
@@ -62,6 +64,8 @@ const ETC_ENTRIES = [
   'alternatives',
 ];
 const BWRAP_START_TIMEOUT_MS = 10_000;
+/** The descriptor bwrap reports its child's pid on (`--info-fd`). */
+const INFO_FD = 3;
 /** The descriptor bwrap reads the program's variables from (`--args`). */
 const ARGS_FD = 5;
 /** The descriptor bwrap reads the seccomp filter from (`--seccomp`). */
@@ -84,7 +88,8 @@ export class NamespaceDriver implements SandboxDriver {
   async create(spec: EnvironmentSpec): Promise<SandboxEnvironment> {
     // An allowlist is enforced by Keel's egress proxy, reached through the relay; without one, none.
     if (spec.egress === undefined) assertNoNetworkAllowlist(spec, this.tier);
-    const parts = await createParts(spec, this.root);
+    // One process more than the program's: the entry helper that reaps bwrap's leftovers.
+    const parts = await createParts(spec, this.root, 1);
     if (spec.egress !== undefined) prepareEgressDir(spec.egress.dir, parts.uid);
     const environment = new NamespaceEnvironment(spec, parts);
     if (spec.keepProcesses) {
@@ -224,10 +229,11 @@ class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironme
   }
 
   /**
-   * Starts bwrap as the sandbox uid (rlimits from prlimit) with --block-fd: once bwrap reports its
-   * child on --info-fd, both processes are moved into the cgroup, and only then is bwrap let go on
-   * to run `program`. Nothing of the sandbox ever runs outside the cgroup, without a launcher shell
-   * on the path.
+   * Starts bwrap as the sandbox uid through the entry helper (bwrap-entry.ts), which joins the
+   * cgroup before it execs bwrap: nothing of the sandbox ever runs outside the cgroup, and nothing
+   * waits on Keel to be let in (a --block-fd hand-over would let a killed Keel's sandbox run on,
+   * outside the cgroup). Resolves once bwrap reports its child on --info-fd (namespaces made), or
+   * rejects with bwrap's stderr when it exits before.
    */
   private startBlocked(
     program: string[],
@@ -239,84 +245,78 @@ class NamespaceEnvironment extends CgroupEnvironment implements SandboxEnvironme
         egressDir: this.spec.egress?.dir,
         readOnlyBinds: this.spec.readOnlyBinds,
         sharedDir: this.spec.sharedDir,
-      }).slice(1, -1),
+      }).slice(0, -1),
       '--args',
       String(ARGS_FD),
       '--info-fd',
-      '3',
-      '--block-fd',
-      '4',
+      String(INFO_FD),
       ...(SECCOMP === undefined ? [] : ['--seccomp', String(SECCOMP_FD)]),
       '--',
       ...(this.spec.egress === undefined ? program : behindRelay(program)),
     ];
-    const child = spawn(
-      '/usr/bin/prlimit',
-      [...prlimitArgs(this.spec).slice(1), '/usr/bin/bwrap', ...args],
-      {
-        uid: this.parts.uid,
-        gid: this.parts.uid,
-        env: {},
-        cwd: '/',
-        detached: true,
-        stdio: maskedStdio(['pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe']),
-      },
-    );
+    const [file, ...entryArgs] = bwrapEntryArgv({
+      procsFiles: this.parts.cgroup.procsFiles(),
+      limits: this.spec.limits,
+      uid: this.parts.uid,
+      bwrap: args,
+    });
+    const child = spawn(file!, entryArgs, {
+      env: {},
+      cwd: '/',
+      detached: true,
+      stdio: maskedStdio(['pipe', 'pipe', 'pipe', 'pipe', 'ignore', 'pipe', 'pipe']),
+    });
     const envPipe = (child.stdio as unknown as Writable[])[ARGS_FD]!;
     envPipe.on('error', () => undefined); // bwrap gone early: its exit is reported below
     envPipe.end(envArgsData(env));
     const seccompPipe = (child.stdio as unknown as Writable[])[SECCOMP_FD]!;
     seccompPipe.on('error', () => undefined);
     seccompPipe.end(SECCOMP ?? Buffer.alloc(0));
-    const info = child.stdio[3] as Readable;
-    const block = child.stdio[4] as Writable;
-    // bwrap closes both ends once it has used them; a reset then is expected, not an error.
+    const info = child.stdio[INFO_FD] as Readable;
+    // bwrap closes its end once it has used it; a reset then is expected, not an error.
     info.on('error', () => undefined);
-    block.on('error', () => undefined);
-    let text = '';
-    let stderr = '';
-    const onStderr = (chunk: Buffer) => (stderr += chunk.toString());
-    child.stderr!.on('data', onStderr);
     return new Promise((resolve, reject) => {
+      let childPid: number | undefined;
+      let settled = false;
+      let report = '';
       const fail = (message: string) => {
+        if (settled) return;
+        settled = true;
         clearTimeout(timer);
         child.kill('SIGKILL');
         reject(new KeelError('sandbox_failed', message));
       };
+      const succeed = () => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve({ child, childPid: childPid! });
+      };
       const timer = setTimeout(
-        () => fail(`bwrap did not start within ${BWRAP_START_TIMEOUT_MS} ms: ${stderr}`),
+        () => fail(`bwrap did not start within ${BWRAP_START_TIMEOUT_MS} ms`),
         BWRAP_START_TIMEOUT_MS,
       );
-      const onExit = (code: number | null) =>
-        fail(`bwrap exited with ${code} before the program started: ${stderr.trim()}`);
-      child.once('exit', onExit);
       child.once('error', (error) => fail(`bwrap could not be started: ${error.message}`));
-      let moved = false;
       info.on('data', (chunk: Buffer) => {
-        if (moved) return; // bwrap may write the rest of its JSON later: keep reading, or it dies of SIGPIPE
-        text += chunk.toString();
-        const match = /"child-pid":\s*(\d+)/.exec(text);
+        if (childPid !== undefined) return; // bwrap may write the rest of its JSON later: keep reading, or it dies of SIGPIPE
+        report += chunk.toString();
+        const match = /"child-pid":\s*(\d+)/.exec(report);
         if (match === null) return;
-        const childPid = Number(match[1]);
-        try {
-          for (const file of this.parts.cgroup.procsFiles()) {
-            writeFileSync(file, String(child.pid));
-            writeFileSync(file, String(childPid));
-          }
-        } catch (error) {
-          // ESRCH: bwrap or its child is already gone, which only a failed setup can do before
-          // --block-fd is released; its exit (onExit, with bwrap's stderr) says why, rather than
-          // this write.
-          if ((error as NodeJS.ErrnoException).code === 'ESRCH') return;
-          fail(`could not move the sandbox into its cgroup: ${(error as Error).message}`);
-          return;
-        }
-        moved = true;
-        clearTimeout(timer);
-        child.removeListener('exit', onExit);
-        child.stderr!.removeListener('data', onStderr);
-        block.end('x');
-        resolve({ child, childPid });
+        childPid = Number(match[1]);
+        succeed();
+      });
+      // Nothing waits on Keel, so a short program may be done before its report is read: the report
+      // decides, once read to its end, whether the program ran (its exit is then the result's) or
+      // bwrap failed before it (its stderr, not read by anyone else then, says why).
+      child.once('exit', (code) => {
+        if (childPid !== undefined) return;
+        void finished(info)
+          .catch(() => undefined)
+          .then(async () => {
+            if (childPid !== undefined) return succeed();
+            const stderr = await text(child.stderr!).catch(() => '');
+            fail(`bwrap exited with ${code} before the program started: ${stderr.trim()}`);
+          });
       });
     });
   }

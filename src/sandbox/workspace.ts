@@ -2,11 +2,12 @@
 // root it is a size-capped tmpfs (the disk quota is the filesystem's size, so a disk fill gets
 // ENOSPC, never the host's disk); it is owned by the sandbox's own uid and mode 0700, so one
 // sandbox cannot read another's. A workspace is never handed to another sandbox: it goes with its
-// environment.
+// environment. Mounts go through one long-lived helper (mount-helper.ts), not a process each.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { chmodSync, chownSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { mountTmpfs, unmountLazy } from './mount-helper.ts';
 
 // Async, so a mount never stalls the event loop (and every other sandbox starting beside it).
 const run = promisify(execFile);
@@ -33,14 +34,18 @@ export class Workspace {
     chmodSync(options.root, 0o711);
     const workspace = new Workspace(join(options.root, options.id), options.uid);
     mkdirSync(workspace.dir, { mode: 0o700 });
-    await run('/usr/bin/mount', [
-      '-t',
-      'tmpfs',
-      '-o',
-      `size=${options.diskBytes},mode=0700,nosuid,nodev,uid=${options.uid},gid=${options.uid}`,
-      'keel-ws',
-      workspace.dir,
-    ]);
+    const data = `size=${options.diskBytes},mode=0700,uid=${options.uid},gid=${options.uid}`;
+    // The helper's mount(2) (nosuid, nodev); mount(8) where the helper cannot run.
+    await mountTmpfs('keel-ws', workspace.dir, data).catch(() =>
+      run('/usr/bin/mount', [
+        '-t',
+        'tmpfs',
+        '-o',
+        `${data},nosuid,nodev`,
+        'keel-ws',
+        workspace.dir,
+      ]),
+    );
     workspace.mounted = true;
     chownSync(workspace.dir, options.uid, options.uid);
     return workspace;
@@ -48,7 +53,7 @@ export class Workspace {
 
   async destroy(): Promise<void> {
     if (this.mounted) {
-      await run('/usr/bin/umount', ['-l', this.dir]);
+      await unmountLazy(this.dir).catch(() => run('/usr/bin/umount', ['-l', this.dir]));
       this.mounted = false;
     }
     rmSync(this.dir, { recursive: true, force: true });

@@ -47,6 +47,28 @@ export function deliveryOutcome(
   };
 }
 
+/**
+ * POSTs one notification body: JSON, never following a redirect, cut off after
+ * WEBHOOK_TIMEOUT_MS, with the notification id as `Idempotency-Key` (the same on every attempt).
+ * Returns null when the receiver took it (2xx), else why not; a network error throws.
+ */
+export async function postNotification(
+  url: string,
+  notificationId: string,
+  body: string,
+  headers: Record<string, string>,
+): Promise<string | null> {
+  const res = await fetch(url, {
+    method: 'POST',
+    redirect: 'manual',
+    signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS),
+    headers: { 'content-type': 'application/json', 'idempotency-key': notificationId, ...headers },
+    body,
+  });
+  await res.body?.cancel();
+  return res.status >= 200 && res.status < 300 ? null : `HTTP ${res.status}`;
+}
+
 /** Logs one delivery attempt of a `what` notification (schedule, approval) and its outcome. */
 export function logDelivery(
   log:
@@ -126,19 +148,9 @@ export class WebhookNotifier {
       retry = false;
     } else {
       try {
-        const res = await fetch(n.url, {
-          method: 'POST',
-          redirect: 'manual',
-          signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS),
-          headers: {
-            'content-type': 'application/json',
-            'idempotency-key': n.id,
-            'user-agent': 'keel-schedules',
-          },
-          body: JSON.stringify(n.payload),
+        error = await postNotification(n.url, n.id, JSON.stringify(n.payload), {
+          'user-agent': 'keel-schedules',
         });
-        await res.body?.cancel();
-        if (res.status < 200 || res.status >= 300) error = `HTTP ${res.status}`;
       } catch (e) {
         error = e instanceof Error ? e.message : String(e);
       }

@@ -22,6 +22,12 @@ const PoolSettings = z.strictObject({
   maxQueued: z.number().int().min(0).max(POOL_QUEUE_MAX).optional(),
   /** Most slots one tenant may hold at once: `default` for every tenant, or by tenant id. */
   tenantCaps: z.record(z.string().min(1).max(128), limit).optional(),
+  /**
+   * Where the limit and caps hold when processes share a database: `cluster` (over every process;
+   * default for model and declared pools) or `process` (each process alone; default for `inline`
+   * and `sandbox:*`, which guard the process's own CPU and sandboxes).
+   */
+  scope: z.enum(['cluster', 'process']).optional(),
 });
 
 const PoolsFile = z.strictObject({

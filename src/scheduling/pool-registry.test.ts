@@ -19,6 +19,20 @@ const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
 const config = (pools: unknown) => parsePoolsConfig({ pools }, 'test');
 
 describe('PoolRegistry', () => {
+  it('scopes model and declared pools to the cluster, inline and sandbox pools to the process; the file decides', () => {
+    const pools = new PoolRegistry();
+    assert.equal(pools.scopeOf('model:gpt'), 'cluster');
+    assert.equal(pools.scopeOf('browser'), 'cluster');
+    assert.equal(pools.scopeOf('inline'), 'process');
+    assert.equal(pools.scopeOf('sandbox:shell'), 'process');
+    pools.configure(
+      config({ browser: { scope: 'process' }, 'sandbox:shell': { scope: 'cluster' } }),
+    );
+    assert.equal(pools.scopeOf('browser'), 'process');
+    assert.equal(pools.scopeOf('sandbox:shell'), 'cluster');
+    assert.throws(() => config({ browser: { scope: 'fleet' } }), /pools_config_invalid|scope/);
+  });
+
   it('gives each kind of pool its default limit, below what the configuration says', () => {
     const pools = new PoolRegistry({ inlineLimit: 7 });
     pools.setDefaultLimit('model:gpt', 12);

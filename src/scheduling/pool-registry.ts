@@ -2,7 +2,11 @@
 // limit, applies a new pools configuration to live pools (limits, queue bounds, per-tenant caps)
 // and answers which weight and cap a tenant has. Kinds by name: `model:<model>`,
 // `sandbox:<profile>`, `inline`, anything else a tool-declared pool. It never decides the order of
-// waiters (pool.ts does) and never reads files or the environment.
+// waiters (pool.ts does) and never reads files or the environment. Where processes share a
+// database, a pool of `cluster` scope also takes a slot from the global layer (global-slots.ts)
+// after its local grant; without one (embedded) nothing more happens: no store round trip.
+import type { GlobalSlots } from './global-slots.ts';
+import { DominantResourceChooser, type WaiterChooser } from './drf-chooser.ts';
 import { Pool, type PoolObserver, type PoolRequest, type PoolSnapshot } from './pool.ts';
 import { EMPTY_POOLS_CONFIG, POOL_NAME, type PoolsConfig } from './pool-config.ts';
 
@@ -18,6 +22,7 @@ export const POOL_MAX_QUEUED_DEFAULT = 10_000;
 export const POOL_SYSTEM_TENANT = '-';
 
 export type PoolKind = 'model' | 'sandbox' | 'inline' | 'declared';
+export type PoolScope = 'cluster' | 'process';
 
 export const poolKind = (name: string): PoolKind =>
   name === 'inline'
@@ -38,7 +43,15 @@ export interface PoolRegistryOptions {
   /** Limit of the `inline` pool when the configuration names none. */
   inlineLimit?: number;
   now?: () => number;
+  /**
+   * How a pool's free slot picks among waiting tenants: `weighted` (default: weighted fair queuing
+   * in each pool) or `drf` (dominant-resource fairness across every pool of this registry).
+   */
+  fairness?: FairnessPolicy;
 }
+
+export const FAIRNESS_POLICIES = ['weighted', 'drf'] as const;
+export type FairnessPolicy = (typeof FAIRNESS_POLICIES)[number];
 
 export type TenantCapResolver = (tenantId: string, pool: string) => number | undefined;
 export type TenantWeightResolver = (tenantId: string) => number | undefined;
@@ -52,13 +65,27 @@ export class PoolRegistry {
   readonly #inlineLimit: number;
   readonly #now: () => number;
   #config: PoolsConfig = EMPTY_POOLS_CONFIG;
+  #global: GlobalSlots | undefined;
   #capResolver: TenantCapResolver = () => undefined;
   #weightResolver: TenantWeightResolver = () => undefined;
+  readonly #chooser: WaiterChooser | undefined;
 
   constructor(options: PoolRegistryOptions = {}) {
+    this.#chooser =
+      options.fairness === 'drf'
+        ? new DominantResourceChooser({ holdings: (tenantId) => this.#holdings(tenantId) })
+        : undefined;
     this.#telemetry = options.telemetry;
     this.#inlineLimit = options.inlineLimit ?? INLINE_POOL_LIMIT_DEFAULT;
     this.#now = options.now ?? Date.now;
+  }
+
+  /** [held, limit] of every pool where the tenant holds slots (for DRF). */
+  *#holdings(tenantId: string): Iterable<readonly [number, number]> {
+    for (const pool of this.#pools.values()) {
+      const held = pool.heldBy(tenantId);
+      if (held > 0) yield [held, pool.limit] as const;
+    }
   }
 
   /** The live configuration (the pools file last applied). */
@@ -72,7 +99,62 @@ export class PoolRegistry {
    * const release = await pools.acquire('sandbox:shell', { tenantId: run.tenantId, priority: run.priority, signal });
    */
   acquire(name: string, request: PoolRequest): Promise<() => void> {
-    return this.pool(name).acquire(request);
+    const pool = this.pool(name);
+    if (this.#global === undefined || this.scopeOf(name) === 'process')
+      return pool.acquire(request);
+    return this.#acquireInCluster(pool, this.#global, request);
+  }
+
+  /**
+   * Makes pools of `cluster` scope hold their limits and caps over every process sharing the
+   * database (distributed mode); undefined: each process alone.
+   */
+  useGlobalSlots(global: GlobalSlots | undefined): void {
+    this.#global = global;
+  }
+
+  /** Where a pool's limit and caps hold (see PoolSettings.scope). */
+  scopeOf(name: string): PoolScope {
+    const kind = poolKind(name);
+    return (
+      this.#config.pools[name]?.scope ??
+      (kind === 'inline' || kind === 'sandbox' ? 'process' : 'cluster')
+    );
+  }
+
+  /** The pool's limit and a tenant's cap in it, as the global layer asks for them. */
+  limitOf(name: string): number {
+    return this.pool(name).limit;
+  }
+
+  capOf(tenantId: string, name: string): number | undefined {
+    return this.#capOf(tenantId, name);
+  }
+
+  /** The local slot first (fair order inside the process), then the cluster-wide one. */
+  async #acquireInCluster(
+    pool: Pool,
+    global: GlobalSlots,
+    request: PoolRequest,
+  ): Promise<() => void> {
+    let queued = false;
+    const onQueued = (): void => {
+      if (queued) return;
+      queued = true;
+      request.onQueued?.();
+    };
+    const releaseLocal = await pool.acquire({ ...request, onQueued });
+    let releaseGlobal: () => void;
+    try {
+      releaseGlobal = await global.acquire(pool.name, request.tenantId, request.signal, onQueued);
+    } catch (error) {
+      releaseLocal();
+      throw error;
+    }
+    return () => {
+      releaseGlobal();
+      releaseLocal();
+    };
   }
 
   pool(name: string): Pool {
@@ -86,6 +168,7 @@ export class PoolRegistry {
       {
         weightOf: (tenantId) => this.#weightResolver(tenantId) ?? 1,
         capOf: (tenantId) => this.#capOf(tenantId, name),
+        chooser: () => this.#chooser,
       },
       this.#telemetry,
       this.#now,

@@ -5,11 +5,13 @@
 // deadline, else its admission: run-order.ts), never by when the call itself queued, so under
 // saturation the runs started first finish first. A tenant at its cap in this pool waits without
 // holding up other tenants. It never grants past its limit, never queues past maxQueued, and never
-// keeps a waiter that gave up.
+// keeps a waiter that gave up. A policy with a chooser (drf-chooser.ts) decides instead which
+// tenant each free slot goes to, one slot at a time.
 import { KeelError } from '../domain/keel-error.ts';
 import type { Priority } from '../domain/records.ts';
 import { BATCH_AGING_MS, FairClaim, pickOne, type BackloggedTenant } from '../domain/fair-share.ts';
 import { runDueAt, type RunOrder } from '../domain/run-order.ts';
+import type { WaiterChooser } from './drf-chooser.ts';
 import { WaiterHeap } from './waiter-heap.ts';
 
 export type PoolRejection = 'queue_full' | 'aborted';
@@ -22,6 +24,11 @@ export interface PoolPolicy {
   weightOf(tenantId: string): number;
   /** Most slots of this pool the tenant may hold at once; undefined when uncapped. */
   capOf(tenantId: string): number | undefined;
+  /**
+   * Chooses the tenant each free slot goes to, instead of weighted fair queuing in this pool (e.g.
+   * dominant-resource fairness across pools); read at each dispatch.
+   */
+  chooser?(): WaiterChooser | undefined;
 }
 
 /** Hears admissions, releases and rejections (telemetry); must be cheap and never throw. */
@@ -200,6 +207,11 @@ export class Pool {
 
   get queued(): number {
     return this.#queued;
+  }
+
+  /** Slots the tenant holds in this pool now. */
+  heldBy(tenantId: string): number {
+    return this.#tenants.get(tenantId)?.running ?? 0;
   }
 
   /**
@@ -394,6 +406,11 @@ export class Pool {
       backlogged.push(candidate);
     }
     if (backlogged.length === 0) return;
+    const chooser = this.#policy.chooser?.();
+    if (chooser !== undefined) {
+      this.#dispatchChosen(chooser, backlogged, free);
+      return;
+    }
     if (free === 1) {
       // One slot (a release): the same pick a one-slot FairClaim makes, without building one.
       const pick = pickOne(backlogged, this.#clock)!;
@@ -426,6 +443,26 @@ export class Pool {
     this.#clock = clock;
     for (const [tenantId, vtime] of vtimes) this.#tenants.get(tenantId)!.vtime = vtime;
     for (const waiter of items) this.#grant(waiter);
+  }
+
+  /**
+   * Grants `free` slots one at a time, each to the head of the lane the chooser picks (the choice
+   * sees the slot just granted); a lane out of room or waiters leaves the candidates.
+   */
+  #dispatchChosen(chooser: WaiterChooser, backlogged: BackloggedTenant[], free: number): void {
+    for (let left = free; left > 0 && backlogged.length > 0; left--) {
+      const pick = chooser.choose(this.name, backlogged);
+      if (pick === undefined) return;
+      const lane = this.#tenants.get(pick.tenantId)!;
+      const waiter = lane.head()!;
+      lane.delete(waiter);
+      if (lane.size === 0) this.#waiting.delete(pick.tenantId);
+      this.#grant(waiter);
+      pick.room -= 1;
+      const next = lane.head();
+      if (pick.room <= 0 || next === undefined) backlogged.splice(backlogged.indexOf(pick), 1);
+      else pick.headKey = next.key;
+    }
   }
 
   #grant(waiter: Waiter): void {

@@ -11,6 +11,7 @@ import type {
   AgentDefinition,
   Json,
   McpServerSpec,
+  RunSpendEstimate,
   ModelDefinition,
   ToolDefinition,
 } from './types.ts';
@@ -59,6 +60,8 @@ export function defineAgent<I, O extends Json | void>(spec: {
   tools?: ReadonlyArray<ToolDefinition<any, any>>;
   policy?: ToolPolicy;
   mcpServers?: ReadonlyArray<McpServerSpec>;
+  estimate?: RunSpendEstimate;
+  whenOverBudget?: 'park' | 'refuse';
 }): AgentDefinition<I, O> {
   assertName('Agent', spec.name);
   if (typeof spec.version !== 'string' || spec.version.length === 0 || spec.version.length > 64) {
@@ -103,6 +106,9 @@ export function defineAgent<I, O extends Json | void>(spec: {
       throw new TypeError(`Agent ${spec.name}: ${(error as Error).message}`);
     }
   });
+  if (spec.estimate !== undefined) checkEstimate(spec.name, spec.estimate);
+  if (spec.whenOverBudget !== undefined && !['park', 'refuse'].includes(spec.whenOverBudget))
+    throw new TypeError(`Agent ${spec.name}: whenOverBudget must be park or refuse`);
   for (const contract of ['input', 'output'] as const) {
     if (spec[contract] !== undefined && !isZodSchema(spec[contract]))
       throw new TypeError(`Agent ${spec.name}: ${contract} must be a zod schema`);
@@ -121,7 +127,19 @@ export function defineAgent<I, O extends Json | void>(spec: {
     ...(spec.input === undefined ? {} : { input: spec.input }),
     ...(spec.policy === undefined ? {} : { policy: parsePolicy(spec.name, spec.policy) }),
     ...(spec.output === undefined ? {} : { output: spec.output }),
+    ...(spec.estimate === undefined ? {} : { estimate: Object.freeze({ ...spec.estimate }) }),
+    ...(spec.whenOverBudget === undefined ? {} : { whenOverBudget: spec.whenOverBudget }),
   });
+}
+
+function checkEstimate(agent: string, estimate: RunSpendEstimate): void {
+  if (typeof estimate.model !== 'string' || estimate.model.length === 0)
+    throw new TypeError(`Agent ${agent}: estimate.model must name a model`);
+  for (const field of ['modelCalls', 'inputTokensPerCall', 'outputTokensPerCall'] as const) {
+    const value = estimate[field];
+    if (!Number.isInteger(value) || value < 0 || value > 1_000_000_000)
+      throw new TypeError(`Agent ${agent}: estimate.${field} must be a whole number, 0 to 1e9`);
+  }
 }
 
 function isZodSchema(value: unknown): boolean {

@@ -8,6 +8,10 @@ import type { RiskLevel, ToolPolicy } from '../domain/tool-policy.ts';
 import type { DelegatedScope, ToolDelegation } from '../domain/delegation.ts';
 // Type only: the SDK names the sandbox manager tools receive, and loads no sandbox code.
 import type { SandboxManager } from '../sandbox/sandbox-manager.ts';
+// Type only, likewise: the browser pool tools receive.
+import type { BrowserPool } from '../browser/browser-pool.ts';
+import type { Priority } from '../domain/records.ts';
+import type { RemoteSandboxes } from '../sandbox/remote-sandboxes.ts';
 
 /** JSON-serializable value: everything a journal entry can hold. */
 export type { Json };
@@ -56,6 +60,13 @@ export interface ModelRequest {
   tools?: Array<ToolDefinition<any, any> | ModelToolSpec>;
   maxOutputTokens?: number;
   temperature?: number;
+  /**
+   * What the call is, for the models file's tiering rules: a `risky` or `complex` call is escalated
+   * by a rule `{ when: { hint }, escalate: { to } }` and never downgraded for budget or backlog.
+   * @example
+   * await ctx.model({ model: 'small', messages, hint: 'risky' }); // may go to 'large'
+   */
+  hint?: 'risky' | 'complex';
 }
 
 export interface ModelResponse {
@@ -105,6 +116,11 @@ export interface ToolContext {
    *   body: JSON.stringify({ agent: 'summarize', input }) });
    */
   delegation?: ToolDelegation;
+  /**
+   * The run's priority class, for a tool that queues in a pool of its own making (the built-in
+   * browser tools queue for a session slot with it). Absent in a context built by hand.
+   */
+  priority?: Priority;
 }
 
 /**
@@ -120,6 +136,16 @@ export interface ToolNode {
   readonly dataDir: string | undefined;
   /** The node's sandbox manager (opened on first use); undefined when the runtime attached none. */
   sandboxManager(): SandboxManager | undefined;
+  /**
+   * The node's browser pool (headless Chromium sessions, src/browser); absent or undefined when the
+   * runtime attached none.
+   */
+  browserPool?(): BrowserPool | undefined;
+  /**
+   * The cluster's sandbox nodes, when this process places sandboxed calls on them
+   * (KEEL_SANDBOX_PLACEMENT=nodes); undefined: calls run in this process's sandboxes.
+   */
+  sandboxNodes?(): RemoteSandboxes | undefined;
 }
 
 /** A tool of any input and output type, where a list of tools is taken (a parameter type is contravariant). */
@@ -491,6 +517,31 @@ export interface AgentDefinition<I = any, O extends Json | void = any> {
    * precedence over a tenant's server of the same name. See docs/guides/mcp.md.
    */
   readonly mcpServers?: ReadonlyArray<McpServerSpec>;
+  /**
+   * What one run is expected to spend on models, checked when a run is submitted against what its
+   * tenant has left of its daily budgets (docs/guides/models.md, "Tiering and cost caps").
+   */
+  readonly estimate?: RunSpendEstimate;
+  /**
+   * A submitted run whose estimate (declared, or without one the average spend of the agent's
+   * latest successful runs — setting this alone turns that on) exceeds what its tenant has left
+   * today: `park` (default) creates
+   * it waiting (`tenant_budget_exhausted`) until the budget renews or is raised; `refuse` answers
+   * 429 `budget_insufficient` and creates nothing.
+   */
+  readonly whenOverBudget?: 'park' | 'refuse';
+}
+
+/**
+ * An agent's expected model spend per run, priced with the model's `price`.
+ * @example
+ * defineAgent({ …, estimate: { model: 'large', modelCalls: 4, inputTokensPerCall: 2_000, outputTokensPerCall: 500 } });
+ */
+export interface RunSpendEstimate {
+  model: string;
+  modelCalls: number;
+  inputTokensPerCall: number;
+  outputTokensPerCall: number;
 }
 
 /**
@@ -540,6 +591,34 @@ export interface MockModelOptions {
   latencyMs?: number;
   /** Probability in [0, 1] that an attempt fails with a retryable provider error. */
   failureRate?: number;
+  /**
+   * Simulation: latency drawn per attempt from a distribution (instead of `latencyMs`), seeded by
+   * `seed` so a given seed repeats the same draws in the same order.
+   */
+  latency?:
+    | { kind: 'fixed'; ms: number }
+    | { kind: 'uniform'; minMs: number; maxMs: number }
+    | { kind: 'lognormal'; p50Ms: number; p99Ms: number };
+  /** Seed of the latency and failure draws (default: unseeded, `Math.random`). */
+  seed?: number;
+  /** Simulation: the instant (epoch ms) fault windows and the latency ramp count from; default the provider's start. */
+  startAtMs?: number;
+  /** Simulation: latency scaled linearly between two instants (e.g. 9 s → 12 s is toScale 4/3). */
+  latencyRamp?: { fromSeconds: number; toSeconds: number; fromScale?: number; toScale: number };
+  /**
+   * Simulation: windows of rate limiting (429 with retry-after) and outages, in seconds after
+   * `startAtMs`; `share` of the window's attempts fail (default all).
+   */
+  faults?: Array<
+    | {
+        kind: 'rate-limit';
+        fromSeconds: number;
+        toSeconds: number;
+        retryAfterMs?: number;
+        share?: number;
+      }
+    | { kind: 'outage'; fromSeconds: number; toSeconds: number; share?: number }
+  >;
   /**
    * Scripted replies, indexed by the number of assistant messages already in the conversation.
    * Past the end of the script, the mock echoes the last user message.

@@ -115,13 +115,24 @@ export class ArchiveArea implements ArchiveStore {
     const archived = new Map(
       (await this.#all('storage-archive-bytes', {})).map((row) => [row.tenant_id as string, row]),
     );
-    const tenants = new Set([...live.map((row) => row.tenant_id as string), ...archived.keys()]);
+    const payloads = new Map(
+      (await this.#all('storage-payload-bytes', {})).map((row) => [
+        row.tenant_id as string,
+        Number(row.payload_bytes),
+      ]),
+    );
+    const tenants = new Set([
+      ...live.map((row) => row.tenant_id as string),
+      ...archived.keys(),
+      ...payloads.keys(),
+    ]);
     const liveOf = new Map(live.map((row) => [row.tenant_id as string, row]));
     return [...tenants].sort().map((tenantId) => ({
       tenantId,
       journalBytes: Number(liveOf.get(tenantId)?.journal_bytes ?? 0),
       eventsBytes: Number(liveOf.get(tenantId)?.events_bytes ?? 0),
       archiveBytes: Number(archived.get(tenantId)?.archive_bytes ?? 0),
+      payloadBytes: payloads.get(tenantId) ?? 0,
       archivedRuns: Number(archived.get(tenantId)?.archived_runs ?? 0),
     }));
   }

@@ -60,6 +60,8 @@ export interface TenantStorage {
   journalBytes: number;
   eventsBytes: number;
   archiveBytes: number;
+  /** Large payloads (0039) the tenant's runs reference, by reference. */
+  payloadBytes: number;
   archivedRuns: number;
 }
 

@@ -70,10 +70,10 @@ describe('fair claim rows', () => {
   it('both stores age batch runs by the :batch_aging_ms parameter in their claim statement, never by a literal', () => {
     for (const file of [
       'sqlite/statements/claim-tenant-runs.sql',
-      'postgres/statements/claim-allocation-runs.sql',
+      'postgres/migrations/0054_fair_claim_function.sql',
     ]) {
       const sql = readFileSync(new URL(`./${file}`, import.meta.url), 'utf8');
-      assert.match(sql, /due_at \+ :batch_aging_ms(::bigint)? AS k/, file);
+      assert.match(sql, /due_at \+ (:|p_)batch_aging_ms(::bigint)? AS k/, file);
       assert.doesNotMatch(sql, new RegExp(`${BATCH_AGING_MS}|60000`), file);
     }
   });

@@ -9,6 +9,40 @@ import { runDueAt, runOrderOf } from '../domain/run-order.ts';
 type Row = Record<string, unknown>;
 
 /**
+ * How stale a store's backlog flags may get while its claims find enough to claim: a tenant whose
+ * runs become claimable while others are backlogged waits at most this long to be seen (a claim
+ * that comes up short refreshes at once).
+ */
+export const FAIR_BACKLOG_REFRESH_MS = 1_000;
+
+/**
+ * A store's own view of the backlog refresh (fair claims without a cluster-wide lock): when it last
+ * ran, and the total weight of the tenants marked backlogged then (the interactive lead is a share of it).
+ */
+export class FairBacklogState {
+  #refreshedAt = Number.NEGATIVE_INFINITY;
+  #totalWeight: number | undefined;
+
+  get totalWeight(): number | undefined {
+    return this.#totalWeight;
+  }
+
+  /** The cluster was asked whether to refresh (another claim may have done so). */
+  checked(now: number): void {
+    this.#refreshedAt = now;
+  }
+
+  due(now: number): boolean {
+    return now - this.#refreshedAt >= FAIR_BACKLOG_REFRESH_MS || now < this.#refreshedAt;
+  }
+
+  refreshed(now: number, totalWeight: number): void {
+    this.#refreshedAt = now;
+    this.#totalWeight = totalWeight;
+  }
+}
+
+/**
  * Backlogged tenants with room under their concurrency cap (a tenant at its cap is not claimed
  * from).
  */

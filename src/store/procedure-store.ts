@@ -25,7 +25,7 @@ import type {
   SharedWriteOutcome,
 } from '../domain/shared-space.ts';
 import { KeelError } from '../domain/keel-error.ts';
-import type { EventCursor, TenantEventFilter, TenantEventRecord } from '../domain/event-cursor.ts';
+import type { EventCursor, TenantEventFilter, TenantEventPage } from '../domain/event-cursor.ts';
 import type { Json } from '../domain/json.ts';
 import type { RunSnapshot } from '../domain/run-snapshot.ts';
 import type { MessageDelivery, MessagePost } from '../domain/messages.ts';
@@ -55,12 +55,28 @@ import * as approvalNotifications from './procedures/approval-notifications.ts';
 import * as approvals from './procedures/approvals.ts';
 import * as attempts from './procedures/attempts.ts';
 import * as claims from './procedures/claims.ts';
+import { FairBacklogState } from './fair-claim.ts';
 import { applyCommit, type StaleCommit } from './procedures/commit.ts';
 import * as lineage from './procedures/lineage.ts';
 import * as mcp from './procedures/mcp.ts';
 import * as messages from './procedures/messages.ts';
 import type { McpServerRow, McpToolPinRow } from './mcp-rows.ts';
 import * as processes from './procedures/processes.ts';
+import * as poolSlots from './procedures/pool-slots.ts';
+import type {
+  PoolSlotGrant,
+  PoolSlotHolder,
+  PoolSlotLease,
+  PoolSlotRenewal,
+  PoolSlotRequest,
+} from './pool-slot-leases.ts';
+import * as nodes from './procedures/nodes.ts';
+import type {
+  NodeCapacity,
+  NodeEvent,
+  NodeLoadReport,
+  SandboxNodeRecord,
+} from '../domain/sandbox-nodes.ts';
 import * as reads from './procedures/reads.ts';
 import type { ServingProcess } from './serving-processes.ts';
 import * as runs from './procedures/runs.ts';
@@ -111,19 +127,66 @@ export interface WriteOptions {
    * others' writes.
    */
   alone?: boolean;
+  /**
+   * Each statement of the procedure is a whole transaction by itself (it needs no transaction
+   * around them, and announces nothing: it touches no run): a backend whose statements commit on
+   * their own may send them without BEGIN and COMMIT. Implies `alone`.
+   */
+  autocommit?: boolean;
 }
 
 const DURABLE: WriteOptions = { fsync: true };
+/** Longest a tenant-event horizon is reused (see #eventHorizon). */
+const EVENT_HORIZON_REUSE_MS = 100;
 /**
  * Claims acknowledge nobody outside Keel, so they need no flush of their own: a later flushed
  * commit makes them durable too, and a claim lost to a power cut only leaves the run queued (no
  * effect can have committed under it).
  */
 const LEASE_ONLY: WriteOptions = { fsync: false };
-/** A fair claim: lease state only, in a transaction of its own. */
-const FAIR_CLAIM: WriteOptions = { fsync: false, alone: true };
+/**
+ * A fair claim: lease state only, in transactions of its own. With shared fair claims (Postgres)
+ * each pass is one statement, its own transaction (procedures/claims.ts), so it goes without BEGIN
+ * and COMMIT, and keel_fair_claim (migration 0054) commits it with synchronous_commit off, as
+ * LEASE_ONLY. Why a claim may be lost without harm: only a crash of the database server (or the
+ * machine) within its WAL flush delay loses it, and then it is lost whole (lease, attempt, the
+ * tenant's virtual time): the run is queued again as before, under its old fencing token and
+ * state version. No commit under the lost lease can have been durable, since flushing any later
+ * commit flushes the WAL up to it, claim included. The next claim gives the run the same token and
+ * state version the lost one gave; if the worker that held the lost claim is still running, its
+ * commits and those of the new holder are both conditioned on (token, stateVersion), and every
+ * commit advances the state version: the first to commit wins, the other is fenced off
+ * (stale_write) and drops the run. So each effect still commits at most once, and what may run
+ * twice is only an effect in flight and not committed, as after any crash or lost lease (dispatch is
+ * at least once: docs/guides/agents-and-tools.md, "Guarantees in detail").
+ */
+const FAIR_CLAIM: WriteOptions = { fsync: false, alone: true, autocommit: true };
+/** A pool-slot grant: durable, in a transaction of its own (it holds the pool's lock). */
+const POOL_GRANT: WriteOptions = { fsync: true, alone: true };
+/**
+ * Every other write of the cluster's pool-slot rows (return, renew, open, drop): lease state only,
+ * and in a transaction of its own. Those rows are what every process's grants lock; a group commit
+ * would hold them until its slowest member ended (a batch of 500 run creations: seconds), and every
+ * grant of the pool, in every process, would wait that long (seen at 10,000 concurrent runs).
+ */
+const POOL_LEASE: WriteOptions = { fsync: false, alone: true };
+/**
+ * Run creations: durable; a batch of several goes in a transaction of its own, so its hundreds of
+ * statements never hold up the group commit that effect commits of running runs share.
+ */
+const createOptions = (count: number): WriteOptions =>
+  count > 1 ? { fsync: true, alone: true } : DURABLE;
 
 export abstract class ProcedureStore implements Store {
+  /** When this store last refreshed the backlogged tenants of fair claims (sharedFairClaims). */
+  readonly #fairBacklog = new FairBacklogState();
+  /**
+   * The tenant event order's horizon (reads.eventHorizon), shared by the tenant-event reads of this
+   * process until the next change is heard or EVENT_HORIZON_REUSE_MS has passed (a change written
+   * by no Keel, or a lost notification): streams woken by the same change (one per follower)
+   * compute it once. Reusing it is safe: a horizon only grows, and an older one holds back more.
+   */
+  #eventHorizon: { value: Promise<string>; at: number } | undefined;
   abstract readonly capabilities: StoreCapabilities;
   abstract readonly durability: Durability;
   abstract notDurableCommits(): number;
@@ -152,6 +215,8 @@ export abstract class ProcedureStore implements Store {
 
   /** Tells the change listeners which runs a committed transaction (or another process) changed. */
   protected emitChanges(changes: readonly RunChange[]): void {
+    // Events may have been written below a new horizon: the next tenant-event read finds it anew.
+    this.#eventHorizon = undefined;
     for (const listener of this.#listeners) listener(changes);
   }
 
@@ -208,6 +273,17 @@ export abstract class ProcedureStore implements Store {
     return this.read(reads.tenantUsageSince(tenantId, sinceMs));
   }
 
+  platformUsageSince(sinceMs: number): Promise<{ tokens: number; costUsd: number }> {
+    return this.read(reads.platformUsageSince(sinceMs));
+  }
+
+  agentSpendSample(
+    agent: string,
+    limit: number,
+  ): Promise<{ runs: number; tokens: number; costUsd: number }> {
+    return this.read(reads.agentSpendSample(agent, limit));
+  }
+
   // Serving processes
 
   announceProcess(process: Omit<ServingProcess, 'lastSeenAt'>): Promise<void> {
@@ -222,6 +298,72 @@ export abstract class ProcedureStore implements Store {
     return this.read(processes.listServingProcesses(seenSince));
   }
 
+  // Pool slots leased across processes
+
+  openPoolSlotHolder(holder: string, leaseMs: number): Promise<PoolSlotHolder> {
+    return this.write(POOL_LEASE, (tx) => poolSlots.openPoolSlotHolder(tx, holder, leaseMs));
+  }
+
+  grantPoolSlots(request: PoolSlotRequest): Promise<PoolSlotGrant> {
+    // Durable and alone: a grant lost to a database crash would let another process take the same
+    // slot, and the pool's lock must not wait for other writes' flush.
+    return this.write(POOL_GRANT, (tx) => poolSlots.grantPoolSlots(tx, request));
+  }
+
+  returnPoolSlots(
+    pool: string,
+    tenantId: string,
+    token: number,
+    count: number,
+    wanted: number,
+  ): Promise<boolean> {
+    return this.write(POOL_LEASE, () =>
+      poolSlots.returnPoolSlots(pool, tenantId, token, count, wanted),
+    );
+  }
+
+  renewPoolSlotHolder(token: number, leaseMs: number): Promise<PoolSlotRenewal> {
+    return this.write(POOL_LEASE, (tx) => poolSlots.renewPoolSlotHolder(tx, token, leaseMs));
+  }
+
+  dropPoolSlotHolder(token: number): Promise<void> {
+    return this.write(POOL_LEASE, () => poolSlots.dropPoolSlotHolder(token));
+  }
+
+  listPoolSlotLeases(): Promise<PoolSlotLease[]> {
+    return this.read(poolSlots.listPoolSlotLeases(Date.now()));
+  }
+
+  // Sandbox nodes
+
+  createNode(name: string, tokenHash: string): Promise<SandboxNodeRecord> {
+    return this.write(DURABLE, (tx) => nodes.createNode(tx, name, tokenHash));
+  }
+
+  findNodeByToken(tokenHash: string): Promise<SandboxNodeRecord | undefined> {
+    return this.read(nodes.findNodeByToken(tokenHash));
+  }
+
+  registerNode(id: string, url: string, capacity: NodeCapacity): Promise<SandboxNodeRecord> {
+    return this.write(LEASE_ONLY, (tx) => nodes.registerNode(tx, id, url, capacity));
+  }
+
+  heartbeatNode(id: string, load: NodeLoadReport): Promise<boolean> {
+    return this.write(LEASE_ONLY, (tx) => nodes.heartbeatNode(tx, id, load));
+  }
+
+  moveNode(id: string, event: NodeEvent): Promise<SandboxNodeRecord> {
+    return this.write(DURABLE, () => nodes.moveNode(id, event));
+  }
+
+  removeNode(id: string): Promise<void> {
+    return this.write(DURABLE, () => nodes.removeNode(id));
+  }
+
+  listNodes(): Promise<SandboxNodeRecord[]> {
+    return this.read(nodes.listNodes());
+  }
+
   // Runs
 
   createRun(newRun: NewRun): Promise<CreateRunResult> {
@@ -229,7 +371,7 @@ export abstract class ProcedureStore implements Store {
   }
 
   createRuns(newRuns: readonly NewRun[]): Promise<Array<CreateRunResult | KeelError>> {
-    return this.write(DURABLE, (tx) => runs.createRuns(tx, newRuns));
+    return this.write(createOptions(newRuns.length), (tx) => runs.createRuns(tx, newRuns));
   }
 
   getRun(id: string): Promise<RunRecord | null> {
@@ -339,12 +481,12 @@ export abstract class ProcedureStore implements Store {
   // Work
 
   /**
-   * A fair claim runs in a transaction of its own: where it locks the fair clock, it holds it only
-   * as long as it takes itself.
+   * A fair claim runs in a transaction of its own: the tenants (or, with one writer, the fair
+   * clock) it locks are held only as long as it takes itself.
    */
   claimRuns(request: ClaimRequest): Promise<RunRecord[]> {
     return this.write(request.probation === true ? LEASE_ONLY : FAIR_CLAIM, (tx) =>
-      claims.claimRuns(tx, request),
+      claims.claimRuns(tx, request, this.#fairBacklog),
     );
   }
 
@@ -404,13 +546,22 @@ export abstract class ProcedureStore implements Store {
     return this.read(reads.listEvents(runId, afterSeq, limit));
   }
 
-  listTenantEvents(
+  async listTenantEvents(
     tenantId: string,
     filter: TenantEventFilter,
     after: EventCursor,
     limit: number,
-  ): Promise<TenantEventRecord[]> {
-    return this.read(reads.listTenantEvents(tenantId, filter, after, limit));
+  ): Promise<TenantEventPage> {
+    const now = Date.now();
+    if (this.#eventHorizon === undefined || now - this.#eventHorizon.at >= EVENT_HORIZON_REUSE_MS) {
+      const entry = { value: this.read(reads.eventHorizon()), at: now };
+      this.#eventHorizon = entry;
+      entry.value.catch(() => {
+        if (this.#eventHorizon === entry) this.#eventHorizon = undefined;
+      });
+    }
+    const horizon = await this.#eventHorizon.value;
+    return this.read(reads.listTenantEvents(tenantId, filter, after, limit, horizon));
   }
 
   tenantEventsHead(): Promise<EventCursor> {

@@ -29,14 +29,18 @@ const DIALECT_ONLY: Record<'sqlite' | 'postgres', Record<string, string>> = {
     'statements/insert-events': "Dialect.bulkStatements true: a commit's events in one statement",
     'statements/upsert-journal-entries':
       "Dialect.bulkStatements true: a commit's journal entries in one statement",
-    'statements/claim-allocation-runs':
-      'Dialect.bulkStatements true: every tenant of a fair claim in one statement',
     'schedule-statements/insert-schedule-events':
       "Dialect.bulkStatements true: a pass's schedule events in one statement",
     'statements/commit-effects':
       'the write queue merges effect commits of different runs into one statement',
     'statements/read-server-settings':
       'durability checks against the server (synchronous standby, WAL writer delay)',
+    'statements/claim-fair-refresh': 'Dialect.sharedFairClaims: one backlog refresh per cluster',
+    'statements/fair-backlog-unflagged': 'Dialect.sharedFairClaims: the backlog refresh',
+    'statements/fair-backlog-weight': 'Dialect.sharedFairClaims: the backlog refresh',
+    'statements/fair-claim':
+      'Dialect.sharedFairClaims: a claim pass (window, plan, claim, attempts) in one statement',
+    'statements/flag-fair-tenants': 'Dialect.sharedFairClaims: the backlog refresh',
     'statements/reserve-rate': 'BackendCapabilities.sharedRateWindows',
     'statements/settle-rate': 'BackendCapabilities.sharedRateWindows',
   },

@@ -8,6 +8,7 @@ export const SHARED_STATEMENT_NAMES = [
   'insert-api-key',
   'find-tenant-by-key',
   'insert-run',
+  'park-admitted-run', // spend admission parks a run over its tenant's budget
   'find-run-by-idempotency-key',
   'get-run',
   'lock-run',
@@ -28,6 +29,7 @@ export const SHARED_STATEMENT_NAMES = [
   'list-events',
   'list-tenant-events', // the tenant-wide event order (0038)
   'tenant-events-head',
+  'event-horizon', // below it every event of the tenant-wide order is committed (0053)
   'request-cancel',
   'insert-input',
   'get-input',
@@ -44,6 +46,8 @@ export const SHARED_STATEMENT_NAMES = [
   'claim-probation-runs',
   'tenant-usage',
   'tenant-usage-since',
+  'platform-usage-since', // platform-wide daily caps
+  'agent-spend-sample', // spend admission's rolling average
   'live-run-counts',
   'run-queue',
   'count-unknown-executions',
@@ -70,6 +74,14 @@ export const SHARED_STATEMENT_NAMES = [
   'retire-process',
   'list-serving-processes',
   'forget-processes',
+  'insert-node', // sandbox nodes (0046)
+  'get-node', // sandbox nodes (0046)
+  'find-node-by-token', // sandbox nodes (0046)
+  'register-node', // sandbox nodes (0046)
+  'heartbeat-node', // sandbox nodes (0046)
+  'set-node-state', // sandbox nodes (0046)
+  'delete-node', // sandbox nodes (0046)
+  'list-nodes', // sandbox nodes (0046)
   'find-unstarted-queued-runs',
   'find-started-queued-runs',
   'migrate-run-version',
@@ -150,4 +162,18 @@ export const SHARED_STATEMENT_NAMES = [
   'delete-gone-run-payload-refs',
   'delete-unreferenced-payloads',
   'delete-orphan-payload-chunks',
+  // Pool slots leased across processes (0044)
+  'next-pool-slot-token',
+  'insert-pool-slot-holder',
+  'renew-pool-slot-holder',
+  'live-pool-slot-holder',
+  'delete-expired-pool-slot-leases',
+  'delete-expired-pool-slot-holders',
+  'pool-slot-usage',
+  'put-pool-slot-lease',
+  'return-pool-slots',
+  'pools-wanted-by-others',
+  'delete-pool-slot-leases',
+  'delete-pool-slot-holder',
+  'list-pool-slot-leases',
 ] as const;

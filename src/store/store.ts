@@ -35,7 +35,7 @@ import type {
   PlatformAuditFilter,
 } from '../domain/access.ts';
 import type { KeelError, SerializedError } from '../domain/keel-error.ts';
-import type { EventCursor, TenantEventFilter, TenantEventRecord } from '../domain/event-cursor.ts';
+import type { EventCursor, TenantEventFilter, TenantEventPage } from '../domain/event-cursor.ts';
 import type { EffectStatus } from '../domain/effect-status.ts';
 import type { RunStatus } from '../domain/run-status.ts';
 import type { Json } from '../domain/json.ts';
@@ -60,6 +60,19 @@ import type { TenantUsage } from './usage.ts';
 import type { LiveMetrics } from './live-metrics.ts';
 import type { EndedRunsBucket, RunSummaryRow, TenantSummaryRow } from './run-summaries.ts';
 import type { ServingProcess } from './serving-processes.ts';
+import type {
+  PoolSlotGrant,
+  PoolSlotHolder,
+  PoolSlotLease,
+  PoolSlotRenewal,
+  PoolSlotRequest,
+} from './pool-slot-leases.ts';
+import type {
+  NodeCapacity,
+  NodeEvent,
+  NodeLoadReport,
+  SandboxNodeRecord,
+} from '../domain/sandbox-nodes.ts';
 import type { McpServerRow, McpToolPinRow } from './mcp-rows.ts';
 
 /**
@@ -349,6 +362,19 @@ export interface Store {
    * after `sinceMs`.
    */
   tenantUsageSince(tenantId: string, sinceMs: number): Promise<{ tokens: number; costUsd: number }>;
+  /**
+   * Model tokens (input + output) and USD of every tenant's committed model effects that ended at
+   * or after `sinceMs` (the platform-wide daily caps; on Postgres, the whole cluster's).
+   */
+  platformUsageSince(sinceMs: number): Promise<{ tokens: number; costUsd: number }>;
+  /**
+   * The average model spend (tokens, USD) of the agent's latest `limit` successful runs, and how
+   * many there were (spend admission's rolling average).
+   */
+  agentSpendSample(
+    agent: string,
+    limit: number,
+  ): Promise<{ runs: number; tokens: number; costUsd: number }>;
 
   // Runs
   /**
@@ -491,15 +517,16 @@ export interface Store {
   listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEventRecord[]>;
   /**
    * The tenant's events after `after` in the tenant-wide order (domain/event-cursor.ts), at most
-   * `limit`. Never returns an event that a write still in flight could sort before: an event
-   * committed after this read sorts after the last one it returned.
+   * `limit`, examining at most TENANT_EVENTS_EXAMINED_MAX events of all tenants (so a read costs a
+   * bounded amount however rarely the filter matches). Never returns an event that a write still in
+   * flight could sort before: an event committed after this read sorts after the page's cursor.
    */
   listTenantEvents(
     tenantId: string,
     filter: TenantEventFilter,
     after: EventCursor,
     limit: number,
-  ): Promise<TenantEventRecord[]>;
+  ): Promise<TenantEventPage>;
   /** The cursor of "now": events written after this call sort after it (a few earlier may too). */
   tenantEventsHead(): Promise<EventCursor>;
   /**
@@ -537,6 +564,46 @@ export interface Store {
   retireProcess(workerId: string): Promise<void>;
   /** Processes seen at `seenSince` (ms) or later, oldest first. */
   listServingProcesses(seenSince: number): Promise<ServingProcess[]>;
+
+  // Pool slots leased across processes (pool-slot-leases.ts; issue 24)
+  /** Starts a holder incarnation: a new fencing token and a lease of `leaseMs`; forgets expired holders. */
+  openPoolSlotHolder(holder: string, leaseMs: number): Promise<PoolSlotHolder>;
+  /**
+   * Grants up to `count` slots, never past the pool's limit or the tenant's cap over every live
+   * holder, nor past the holder's fair share while another waits. `pool_slot_lease_lost` if the
+   * holder's lease has expired.
+   */
+  grantPoolSlots(request: PoolSlotRequest): Promise<PoolSlotGrant>;
+  /** Gives slots back; false when they were not held under that token (a lost lease). */
+  returnPoolSlots(
+    pool: string,
+    tenantId: string,
+    token: number,
+    count: number,
+    wanted: number,
+  ): Promise<boolean>;
+  /** Extends the holder's lease unless it expired; forgets expired holders and their slots. */
+  renewPoolSlotHolder(token: number, leaseMs: number): Promise<PoolSlotRenewal>;
+  /** Gives back every slot of the holder and ends it (a graceful stop). */
+  dropPoolSlotHolder(token: number): Promise<void>;
+  /** Slot rows of live holders. */
+  listPoolSlotLeases(): Promise<PoolSlotLease[]>;
+
+  // Sandbox nodes (src/domain/sandbox-nodes.ts; issue 24)
+  /** Adds a pending node with its token's hash (`node_exists` if the name or hash is taken). */
+  createNode(name: string, tokenHash: string): Promise<SandboxNodeRecord>;
+  /** The node a token's hash belongs to, if any. */
+  findNodeByToken(tokenHash: string): Promise<SandboxNodeRecord | undefined>;
+  /** A node's url and capacity, heartbeat now; a drained node stays drained (`node_not_found`). */
+  registerNode(id: string, url: string, capacity: NodeCapacity): Promise<SandboxNodeRecord>;
+  /** A registered node's load, heartbeat now; false when gone or never registered. */
+  heartbeatNode(id: string, load: NodeLoadReport): Promise<boolean>;
+  /** drain | undrain through the transition table (`node_not_found`, `node_state_conflict`). */
+  moveNode(id: string, event: NodeEvent): Promise<SandboxNodeRecord>;
+  /** Removes a node and its token (`node_not_found`). */
+  removeNode(id: string): Promise<void>;
+  /** Every node, by name. */
+  listNodes(): Promise<SandboxNodeRecord[]>;
 
   // API keys and the audit log (src/domain/access.ts; issue 20)
   /** Adds a key to the tenant (`tenant_not_found` if there is none); the secret is never stored. */

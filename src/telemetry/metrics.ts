@@ -90,6 +90,25 @@ export function createMetrics() {
       labelNames: ['pool', 'reason'],
       registers: r,
     }),
+    poolSlotsHeld: new Gauge({
+      name: 'keel_pool_cluster_slots_held',
+      help: 'Cluster-wide slots of a pool this process holds from the database (distributed mode; pools of cluster scope).',
+      labelNames: ['pool'],
+      registers: r,
+    }),
+    poolGrantWait: new Histogram({
+      name: 'keel_pool_cluster_grant_wait_seconds',
+      help: 'Time a call admitted by its local pool waited for a cluster-wide slot (0 when one was at hand).',
+      labelNames: ['pool'],
+      buckets: DURATION_BUCKETS_SECONDS,
+      registers: r,
+    }),
+    poolLeaseRenewFailures: new Counter({
+      name: 'keel_pool_cluster_lease_failures_total',
+      help: 'Failures of this process’s pool-slot lease: lost (it had expired; a new one is opened) or error (the database did not answer).',
+      labelNames: ['reason'],
+      registers: r,
+    }),
     poolTenantQueueDepth: new Gauge({
       name: 'keel_pool_tenant_queue_depth',
       help: 'Effects of a tenant waiting in a pool queue.',
@@ -215,6 +234,24 @@ export function createMetrics() {
       labelNames: ['provider'],
       registers: r,
     }),
+    modelTieringDecisions: new Counter({
+      name: 'keel_model_tiering_decisions_total',
+      help: 'Model calls a tiering rule decided (routed to a cheaper model on a low tenant budget or a long pool backlog, or escalated on a hint), by the model asked for, the model called and the reason (budget, backlog, hint).',
+      labelNames: ['from', 'to', 'reason'],
+      registers: r,
+    }),
+    platformModelUsage: new Gauge({
+      name: 'keel_platform_model_usage',
+      help: 'Model spend of all tenants together today (UTC) as this process last read it for the platform-wide caps (KEEL_PLATFORM_*_CAP_PER_DAY), by type: tokens or cost_usd. Absent when no cap is set.',
+      labelNames: ['type'],
+      registers: r,
+    }),
+    platformModelCap: new Gauge({
+      name: 'keel_platform_model_cap',
+      help: 'The platform-wide daily model caps (KEEL_PLATFORM_TOKEN_CAP_PER_DAY, KEEL_PLATFORM_COST_CAP_PER_DAY), by type: tokens or cost_usd; absent when unset.',
+      labelNames: ['type'],
+      registers: r,
+    }),
     modelBreakerState: new Gauge({
       name: 'keel_model_breaker_state',
       help: 'Circuit breaker state per provider and model: 0 closed, 1 half-open, 2 open.',
@@ -281,6 +318,37 @@ export function createMetrics() {
       labelNames: ['state'],
       registers: r,
     }),
+    browserSessions: new Gauge({
+      name: 'keel_browser_sessions',
+      help: 'Browser sessions of this process by state: starting, active (an action running), idle (held under its lease between actions), reclaiming; closed and crashed ones leave at once.',
+      labelNames: ['state'],
+      registers: r,
+    }),
+    browserLeaseAge: new Gauge({
+      name: 'keel_browser_session_lease_age_seconds',
+      help: 'Age of the oldest live browser session lease of this process (since the session opened); 0 when none.',
+      registers: r,
+    }),
+    browserReclaims: new Counter({
+      name: 'keel_browser_reclaims_total',
+      help: 'Browser sessions reclaimed, by reason: idle (past KEEL_BROWSER_IDLE_MS), ended, waiting (the run parked), preempted, lost (lease lost), closed (browser_close), crashed (Chromium died), shutdown.',
+      labelNames: ['reason'],
+      registers: r,
+    }),
+    browserStartSeconds: new Histogram({
+      name: 'keel_browser_session_start_seconds',
+      help: 'Time to open a browser session once its pool slot is granted (Chromium launch, when needed, included), by whether it was restored from saved storage state.',
+      labelNames: ['restored'],
+      buckets: SANDBOX_START_BUCKETS_SECONDS,
+      registers: r,
+    }),
+    browserLeaseSeconds: new Histogram({
+      name: 'keel_browser_session_lease_seconds',
+      help: 'How long a browser session lease lived, observed when it is reclaimed, by reason.',
+      labelNames: ['reason'],
+      buckets: DURATION_BUCKETS_SECONDS,
+      registers: r,
+    }),
     egressConnections: new Counter({
       name: 'keel_egress_connections_total',
       help: 'Connections sandboxes asked the egress proxy for, by tenant and verdict (allowed, denied).',
@@ -343,8 +411,13 @@ export function createMetrics() {
     // Retention and archival (src/archive/)
     storageBytes: new Gauge({
       name: 'keel_storage_bytes',
-      help: 'Bytes stored per tenant and kind: journal and events (live rows, their JSON text), archive (compressed chunks); measured by each archiver pass.',
+      help: 'Bytes stored per tenant and kind: journal and events (live rows, their JSON text), archive (compressed chunks), payloads (large payloads its runs reference); measured by each archiver pass.',
       labelNames: ['tenant', 'kind'],
+      registers: r,
+    }),
+    payloadsCollected: new Counter({
+      name: 'keel_payloads_collected_total',
+      help: 'Large payloads deleted because no run referenced them any more (with the chunks of uploads that never sealed); by each archiver pass.',
       registers: r,
     }),
     archiveRows: new Counter({

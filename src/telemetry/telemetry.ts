@@ -12,6 +12,15 @@ import {
   type KeelMetrics,
 } from './metrics.ts';
 
+/** Browser session states the gauge shows (closed and crashed sessions leave the pool at once). */
+const BROWSER_GAUGE_STATES = ['starting', 'active', 'idle', 'reclaiming'] as const;
+
+/** What the browser gauges read at a scrape. */
+export interface BrowserGauges {
+  sessions: Partial<Record<string, number>>;
+  oldestLeaseAgeSeconds: number;
+}
+
 /**
  * A scrape reuses the store's live metrics for this long, so frequent scrapes cost the store at
  * most one read per interval.
@@ -60,6 +69,12 @@ export interface PoolProbe {
   };
 }
 
+/** What the platform-wide cap gauges read (src/models/platform-caps.ts satisfies it). */
+export interface PlatformCapsProbe {
+  settings: { tokensPerDay?: number | undefined; costUsdPerDay?: number | undefined };
+  usage(): Promise<{ tokens: number; costUsd: number }>;
+}
+
 export class Telemetry {
   readonly metrics: KeelMetrics = createMetrics();
   readonly #pools = new Map<string, Set<PoolProbe>>();
@@ -70,6 +85,8 @@ export class Telemetry {
     | undefined;
   #live: { at: number; value: Promise<LiveMetrics | undefined> } | undefined;
   #sandboxes: (() => EnvironmentCounts | undefined) | undefined;
+  #platformCaps: PlatformCapsProbe | undefined;
+  #browser: (() => BrowserGauges | undefined) | undefined;
   #notDurable = 0;
   #lastBatchSize = 0;
   /**
@@ -155,6 +172,31 @@ export class Telemetry {
     return totals;
   }
 
+  /** A tiering rule decided a model call (src/models/tiering.ts). */
+  modelTiering(decision: { requested: string; model: string; reason: string }): void {
+    this.metrics.modelTieringDecisions.inc({
+      from: decision.requested,
+      to: decision.model,
+      reason: decision.reason,
+    });
+  }
+
+  /**
+   * Where the platform-wide cap gauges read today's usage at each scrape (src/models/platform-caps.ts);
+   * returns the detach function.
+   */
+  attachPlatformCaps(source: PlatformCapsProbe): () => void {
+    this.#platformCaps = source;
+    const { tokensPerDay, costUsdPerDay } = source.settings;
+    if (tokensPerDay !== undefined)
+      this.metrics.platformModelCap.set({ type: 'tokens' }, tokensPerDay);
+    if (costUsdPerDay !== undefined)
+      this.metrics.platformModelCap.set({ type: 'cost_usd' }, costUsdPerDay);
+    return () => {
+      if (this.#platformCaps === source) this.#platformCaps = undefined;
+    };
+  }
+
   /** A provider's (or one model's) circuit breaker changed state. */
   breakerState(provider: string, model: string, state: BreakerState): void {
     this.metrics.modelBreakerState.set({ provider, model }, BREAKER_STATE_VALUE[state]);
@@ -174,6 +216,25 @@ export class Telemetry {
       this.metrics.sandboxStartSeconds.observe(labels, event.seconds);
     } else
       this.metrics.sandboxReclaims.inc({ tier: event.tier, outcome: event.ok ? 'ok' : 'failed' });
+  }
+
+  /** A browser session opened (src/browser): how long it took, whether state was restored. */
+  browserStarted(seconds: number, restored: boolean): void {
+    this.metrics.browserStartSeconds.observe({ restored: String(restored) }, seconds);
+  }
+
+  /** A browser session was reclaimed, and how long its lease had lived. */
+  browserReclaimed(reason: string, leaseSeconds: number): void {
+    this.metrics.browserReclaims.inc({ reason });
+    this.metrics.browserLeaseSeconds.observe({ reason }, leaseSeconds);
+  }
+
+  /** Where the browser gauges read the node's sessions at each scrape (undefined: no pool yet). */
+  attachBrowser(source: () => BrowserGauges | undefined): () => void {
+    this.#browser = source;
+    return () => {
+      if (this.#browser === source) this.#browser = undefined;
+    };
   }
 
   /** Where the environments gauge reads the node's environments at each scrape. */
@@ -243,6 +304,21 @@ export class Telemetry {
   released(pool: string, tenant: string, heldMs: number): void {
     this.metrics.poolExecution.observe({ pool }, heldMs / 1000);
     this.metrics.poolTenantExecution.observe({ pool, tenant }, heldMs / 1000);
+  }
+
+  /** Cluster-wide slots of `pool` this process holds (global-slots.ts). */
+  slotsHeld(pool: string, held: number): void {
+    this.metrics.poolSlotsHeld.set({ pool }, held);
+  }
+
+  /** A call waited `waitedMs` for its cluster-wide slot of `pool`. */
+  grantWaited(pool: string, waitedMs: number): void {
+    this.metrics.poolGrantWait.observe({ pool }, waitedMs / 1000);
+  }
+
+  /** The pool-slot lease could not be renewed: `lost` (expired) or `error`. */
+  renewFailed(reason: 'lost' | 'error'): void {
+    this.metrics.poolLeaseRenewFailures.inc({ reason });
   }
 
   /** A pool refused an effect (`queue_full`) or the effect stopped waiting (`aborted`). */
@@ -358,10 +434,22 @@ export class Telemetry {
       m.poolQueueDepth.set({ pool }, q.depth);
       m.poolOldestItemAge.set({ pool }, q.oldestMs / 1000);
     }
+    const caps = this.#platformCaps;
+    if (caps !== undefined) {
+      const used = await caps.usage().catch(() => undefined);
+      if (used !== undefined) {
+        m.platformModelUsage.set({ type: 'tokens' }, used.tokens);
+        m.platformModelUsage.set({ type: 'cost_usd' }, used.costUsd);
+      }
+    }
     // Before the first sandboxed call the node has no manager: every state reads 0.
     const environments = this.#sandboxes?.() ?? NO_ENVIRONMENTS;
     for (const [state, count] of Object.entries(environments))
       m.sandboxEnvironments.set({ state }, count);
+    const browser = this.#browser?.();
+    for (const state of BROWSER_GAUGE_STATES)
+      m.browserSessions.set({ state }, browser?.sessions[state] ?? 0);
+    m.browserLeaseAge.set(browser?.oldestLeaseAgeSeconds ?? 0);
   }
 }
 

@@ -8,7 +8,8 @@
 // `exec` is a side effect unless the call (`effect`) or the profile (`execEffect`) declares it
 // `read` or `idempotent`, which makes a crash mid-command re-run it rather than park the run. Its
 // profile's secret variables and files are revealed per call and placed without a command line. The
-// manager is the one passed in, else the node's from the tool's context: this module holds no
+// manager is the one passed in, else the cluster's sandbox nodes when the runtime places calls on
+// them (ctx.node.sandboxNodes), else this node's own from the tool's context: this module holds no
 // manager of its own.
 import { DELEGATION_ENV } from '../domain/delegation.ts';
 import { z } from 'zod';
@@ -16,7 +17,8 @@ import { KeelError } from '../domain/keel-error.ts';
 import type { ExecResult } from '../sandbox/launch.ts';
 import { DEFAULT_SANDBOX_ARGUMENTS_MAX_BYTES, type SandboxProfile } from '../sandbox/profile.ts';
 import type { SandboxManager } from '../sandbox/sandbox-manager.ts';
-import { withSecretFiles } from '../sandbox/secret-files.ts';
+import type { RemoteCallEffect } from '../sandbox/remote-sandboxes.ts';
+import { runSandboxCall } from '../sandbox/sandbox-call.ts';
 import { defineTool } from '../sdk/define.ts';
 import type { Json, ToolContext, ToolDefinition } from '../sdk/types.ts';
 import {
@@ -162,41 +164,37 @@ export function sandboxTools(options: SandboxToolsOptions) {
       snapshot?: boolean;
       /** Set the profile's secret variables (`exec` only). */
       secrets?: boolean;
-      /** Stream the program's output to the run's live followers (`exec` only). */
+      /** Stream the program's output to the run's live followers (`exec` only, local calls). */
       live?: boolean;
-    } = {},
+      /** What a lost node means for this call (sandbox nodes: re-place it, or its outcome is unknown). */
+      effect: RemoteCallEffect;
+    },
   ) => {
-    const manager = managerFor(ctx);
-    const use = { runId: ctx.runId, executionId: ctx.executionId };
-    const outcome = await manager.call(
-      ctx.runId,
+    const request = {
+      tenantId: ctx.tenantId,
+      runId: ctx.runId,
+      executionId: ctx.executionId,
       profile,
-      async (env) => {
-        // Secrets the profile declares as variables or files are revealed per call (a rotation
-        // counts at once) and travel like any variable: never on a command line. Files are
-        // written by a shell builtin before the program starts (secret-files.ts).
-        const placed = extra.secrets
-          ? withSecretFiles(argv, await manager.secretFiles(ctx.tenantId, profile, use))
-          : { argv, env: {} };
-        return env.exec({
-          argv: placed.argv,
-          stdin: extra.stdin,
-          env: extra.secrets
-            ? {
-                ...extra.env,
-                ...(await manager.secretEnv(ctx.tenantId, profile, use)),
-                ...placed.env,
-              }
-            : extra.env,
-          deadlineMs: extra.deadlineMs,
-          signal: ctx.signal,
-          stopRequested: ctx.stopping,
-          onOutput: extra.live ? ctx.output : undefined,
-        });
-      },
-      { tenantId: ctx.tenantId, executionId: ctx.executionId, snapshot: extra.snapshot ?? true },
-    );
-    return { result: outcome.value, manifest: outcome.manifestSha256, cold: outcome.cold };
+      argv,
+      stdin: extra.stdin,
+      env: extra.env,
+      deadlineMs: extra.deadlineMs,
+      snapshot: extra.snapshot ?? true,
+      secrets: extra.secrets ?? false,
+      signal: ctx.signal,
+    };
+    // A manager passed in is this process's by choice; otherwise the cluster's nodes when the
+    // runtime places calls on them, else this node's own sandboxes.
+    const nodes = options.manager === undefined ? ctx.node.sandboxNodes?.() : undefined;
+    const outcome =
+      nodes !== undefined
+        ? await nodes.call(request, extra.effect)
+        : await runSandboxCall(managerFor(ctx), {
+            ...request,
+            stopRequested: ctx.stopping,
+            onOutput: extra.live ? ctx.output : undefined,
+          });
+    return { result: outcome.result, manifest: outcome.manifestSha256, cold: outcome.cold };
   };
 
   const exec = defineTool({
@@ -236,6 +234,7 @@ export function sandboxTools(options: SandboxToolsOptions) {
         deadlineMs: args.timeoutMs,
         secrets: true,
         live: true,
+        effect: args.effect ?? profile.execEffect,
       });
       return toJson(result, cold, manifest!);
     },
@@ -253,7 +252,7 @@ export function sandboxTools(options: SandboxToolsOptions) {
       const { result } = await run(
         ctx,
         ['/bin/sh', '-c', READ_SCRIPT, 'read_file', sandboxArgument(args.path)],
-        { snapshot: false },
+        { snapshot: false, effect: 'read' },
       );
       if (result.exitCode !== 0 && !result.truncated)
         throw new KeelError(
@@ -277,7 +276,7 @@ export function sandboxTools(options: SandboxToolsOptions) {
       const { result, manifest } = await run(
         ctx,
         ['/bin/sh', '-c', WRITE_SCRIPT, 'write_file', sandboxArgument(args.path)],
-        { stdin: args.content },
+        { stdin: args.content, effect: 'idempotent' },
       );
       if (result.exitCode !== 0) {
         throw new KeelError(
@@ -301,7 +300,7 @@ export function sandboxTools(options: SandboxToolsOptions) {
       const { result } = await run(
         ctx,
         ['/bin/sh', '-c', LIST_SCRIPT, 'list_files', sandboxArgument(args.path ?? '.')],
-        { snapshot: false },
+        { snapshot: false, effect: 'read' },
       );
       if (result.exitCode !== 0 && !result.truncated)
         throw new KeelError(

@@ -3,6 +3,7 @@
 // (a gap holds them back whatever arrives after it), removal of live rows never past a watermark,
 // and the archiver end to end with an injected failure of chunk 2 of 3, detected and re-sent.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import { ArchiveReader, restoreFromArchive } from '../../src/archive/archive-rea
 import { withArchiveReads } from '../../src/archive/archive-reads.ts';
 import { Archiver, DAY_MS } from '../../src/archive/archiver.ts';
 import { ManualClock } from '../../src/domain/clock.ts';
+import { PAYLOAD_MEDIA_TYPE } from '../../src/domain/payload-ref.ts';
 import { FileArtifactStore } from '../../src/sandbox/file-artifact-store.ts';
 import { archiveAreaOf } from '../../src/store/archive-area.ts';
 import type { ArtifactStore } from '../../src/store/artifact-store.ts';
@@ -147,8 +149,17 @@ export function archiveStoreConformance(factory: StoreFactory): void {
         assert.deepEqual(await archives.getRetention(tenantId), { keepDays: 3, keepRuns: null });
         assert.equal(await archives.deleteRetention(tenantId), true);
         assert.equal(await archives.getRetention(tenantId), null);
+        const payload = Buffer.from('a payload the run references');
+        const sha256 = createHash('sha256').update(payload).digest('hex');
+        await store.putPayloadChunk(sha256, 0, payload);
+        await store.sealPayload(
+          a,
+          { sha256, size: payload.length, mediaType: PAYLOAD_MEDIA_TYPE, chunks: 1 },
+          1_000_000,
+        );
         const storage = (await archives.storageByTenant()).find((s) => s.tenantId === tenantId);
         assert.ok(storage && storage.journalBytes > 0 && storage.archiveBytes === 40);
+        assert.equal(storage.payloadBytes, payload.length);
       }));
 
     test('archiver: chunk 2 of 3 fails, the gap is detected and re-sent; read-back and restore', () =>
@@ -230,8 +241,14 @@ export function archiveStoreConformance(factory: StoreFactory): void {
             intervalMs: 60_000,
           });
           await archives.putRetention(tenantId, { keepDays: 30, keepRuns: null });
+          // An upload that never sealed: kept within the grace, collected by a later pass.
+          const orphan = 'e'.repeat(64);
+          await store.putPayloadChunk(orphan, 0, Buffer.from('never sealed'));
+          assert.equal((await archiver.pass()).payloadsCollected, 0);
+          assert.ok(await store.readPayloadChunk(orphan, 0), 'within the grace: kept');
           clock.advance(29 * DAY_MS);
           assert.equal((await archiver.pass()).runsArchived, 0);
+          assert.equal(await store.readPayloadChunk(orphan, 0), null, 'past the grace: collected');
           assert.equal((await store.loadJournal(id)).length, 2);
           clock.advance(2 * DAY_MS);
           assert.equal((await archiver.pass()).runsArchived, 1);

@@ -80,7 +80,9 @@ export function delegatedChildrenStoreConformance(factory: StoreFactory): void {
       withStore(factory, async (store, tenantId) => {
         const { run: parent } = await store.createRun(newRun(tenantId, PARENT));
         const { run: child } = await store.createRun(
-          newRun(tenantId, { ...PARENT, parentRunId: parent.id, onParentEnd: 'cancel' }),
+          // Its own agent: a claim of it never takes the parent or the grandchild (created in the
+          // same millisecond, they may come first in claim order).
+          newRun(tenantId, { agent: 'child', parentRunId: parent.id, onParentEnd: 'cancel' }),
         );
         const { run: grandchild } = await store.createRun(
           newRun(tenantId, { parentRunId: child.id, onParentEnd: 'cancel' }),

@@ -256,6 +256,12 @@ export function tenantStoreConformance(factory: StoreFactory): void {
           tokens: 0,
           costUsd: 0,
         });
+        // Platform-wide (the daily caps): both tenants' model effects, no step's.
+        assert.deepEqual(await store.platformUsageSince(now - 3_600_000), {
+          tokens: 84,
+          costUsd: 1.5,
+        });
+        assert.deepEqual(await store.platformUsageSince(now + 1), { tokens: 0, costUsd: 0 });
         const fresh = await store.createTenant('no-spend', 'kn');
         assert.deepEqual(await store.tenantUsageSince(fresh.id, 0), { tokens: 0, costUsd: 0 });
       }));
@@ -293,6 +299,36 @@ export function tenantStoreConformance(factory: StoreFactory): void {
         const woken = await claim(store, 5);
         assert.deepEqual(
           woken.map((r) => r.id),
+          [run.id],
+        );
+      }));
+
+    test('spend admission: a run created parked on the budget waits (not claimable) until a budget patch makes it due', () =>
+      withStore(factory, async (store) => {
+        const tenant = await store.createTenant('parked-at-admission', 'kp', {
+          dailyTokenBudget: 10,
+        });
+        const until = Date.now() + 3_600_000;
+        const { run } = await store.createRun({
+          ...newRun(tenant.id),
+          parkOnBudget: { until, detail: 'the run is expected to use 99 model tokens' },
+        });
+        assert.deepEqual(
+          [run.status, run.waitingReason, run.wakeAt],
+          ['waiting', 'tenant_budget_exhausted', until],
+        );
+        const events = await store.listEvents(run.id, 0, 10);
+        assert.deepEqual(
+          events.map((e) => [e.seq, e.type]),
+          [
+            [1, 'run.created'],
+            [2, 'run.waiting'],
+          ],
+        );
+        assert.deepEqual(await claim(store, 5), [], 'parked: not claimable before its wake');
+        await store.updateTenant(tenant.id, { dailyTokenBudget: 1_000 });
+        assert.deepEqual(
+          (await claim(store, 5)).map((r) => r.id),
           [run.id],
         );
       }));

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext } from 'playwright-core';
+import { CHROMIUM_ARGS } from '../../src/browser/chromium.ts';
 
 export const CHROMIUM_PATH = process.env.KEEL_TEST_CHROMIUM ?? '/usr/bin/chromium';
 /** Screenshots land here (CI keeps the folder as the test artifacts). */
@@ -15,18 +16,7 @@ export const ARTIFACTS_DIR = fileURLToPath(
 );
 export const DASHBOARD_INDEX = fileURLToPath(new URL('../../dist/web/index.html', import.meta.url));
 
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--disable-default-apps',
-  '--disable-extensions',
-  '--mute-audio',
-];
+// The flags Keel's browser pool launches Chromium with (src/browser/chromium.ts).
 
 /**
  * Why the browser tests cannot run here, or undefined when they can. Throws under CI, where
@@ -55,7 +45,7 @@ export async function launchBrowser(): Promise<Browser> {
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM_PATH,
     headless: true,
-    args: CHROMIUM_ARGS,
+    args: [...CHROMIUM_ARGS],
     viewport: { width: 1440, height: 900 },
     deviceScaleFactor: 1,
     locale: 'en-US',

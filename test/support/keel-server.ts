@@ -104,6 +104,7 @@ export async function startKeel(options: StartOptions): Promise<TestKeel> {
     delegation: delegated,
     live: gateway.live,
     tenantPolicy: gateway.tenantPolicy,
+    spend: gateway,
     ...(options.payloadMaxBytes ? { payloadMaxBytes: options.payloadMaxBytes } : {}),
     ...(options.secretsKey === undefined
       ? {}

@@ -2,42 +2,9 @@
 // with Prometheus's own `promtool check metrics`, and a small JSON client with a polling helper.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import type { Sample } from '../../src/telemetry/exposition.ts';
 
-export interface Sample {
-  name: string;
-  labels: Record<string, string>;
-  value: number;
-}
-
-/**
- * Parses the Prometheus text format's sample lines. Hand-written (20 lines) rather than a
- * dependency: the tests need only name, labels and value, and promtool, not this parser, is what
- * checks the format.
- */
-export function parseSamples(text: string): Sample[] {
-  const samples: Sample[] = [];
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line);
-    assert.ok(match, `unparseable sample line: ${line}`);
-    const labels: Record<string, string> = {};
-    for (const m of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
-      labels[m[1]!] = m[2]!.replace(/\\(.)/g, '$1');
-    samples.push({ name: match[1]!, labels, value: Number(match[3]) });
-  }
-  return samples;
-}
-
-/** Sum of the samples named `name` whose labels include `where` (0 when there is none). */
-export function metric(
-  samples: Sample[],
-  name: string,
-  where: Record<string, string> = {},
-): number {
-  return samples
-    .filter((s) => s.name === name && Object.entries(where).every(([k, v]) => s.labels[k] === v))
-    .reduce((a, s) => a + s.value, 0);
-}
+export { metric, parseSamples, type Sample } from '../../src/telemetry/exposition.ts';
 
 export function has(samples: Sample[], name: string, where: Record<string, string> = {}): boolean {
   return samples.some(

@@ -151,7 +151,7 @@ export function registerDashboardDataRoutes(app: FastifyInstance, deps: Dashboar
     },
     async () => {
       const nodes = await sources.nodes?.();
-      return nodes === undefined
+      return nodes === undefined || nodes.length === 0
         ? {
             available: false as const,
             reason: 'tools run inline in this Keel process; no sandbox node has registered',

@@ -12,12 +12,12 @@ import type { EventHub } from '../event-hub.ts';
 import type { LiveDeltas } from '../../models/live-deltas.ts';
 import { ErrorBody, EventsQuery, RunEvent, RunIdParams } from '../schemas.ts';
 import { eventView } from '../views.ts';
+import { openSseResponse } from '../sse-response.ts';
 import { redactEventView } from '../redaction.ts';
 import type { RedactionPolicy } from '../../domain/redaction-policy.ts';
 import { followEvents, FOLLOW_PAGE_MAX_EVENTS, ownedRun, storedEvents } from '../run-operations.ts';
 
 export const SSE_PAGE_MAX_EVENTS = FOLLOW_PAGE_MAX_EVENTS;
-export const SSE_KEEPALIVE_MS = 15_000;
 export const EVENTS_JSON_MAX_EVENTS = 10_000;
 
 export interface EventRoutesDeps {
@@ -83,20 +83,7 @@ async function streamEvents(
   reply: FastifyReply,
   policy: RedactionPolicy,
 ): Promise<void> {
-  reply.hijack();
-  const res = reply.raw;
-  res.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-  });
-  res.write(': keel event stream\n\n');
-  const closed = new AbortController();
-  const close = (): void => closed.abort();
-  res.once('close', close);
-  const signal = AbortSignal.any([closed.signal, deps.closing]);
-  const keepalive = setInterval(() => res.write(': keepalive\n\n'), SSE_KEEPALIVE_MS);
+  const { res, signal, end } = openSseResponse(reply, deps.closing, ': keel event stream\n\n');
   const unsubscribeLive = deps.live?.subscribe(runId, (event) => {
     if (!signal.aborted) res.write(`event: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`);
   });
@@ -106,9 +93,7 @@ async function streamEvents(
         `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(redactEventView(eventView(event), policy))}\n\n`,
       );
   } finally {
-    clearInterval(keepalive);
-    res.off('close', close);
     unsubscribeLive?.();
-    res.end();
+    end();
   }
 }

@@ -27,6 +27,7 @@ import {
   StepsQuery,
 } from '../schemas.ts';
 import type { EventHub } from '../event-hub.ts';
+import type { SpendAdmissionPort } from '../spend-admission.ts';
 import { WaitMsQuery, waitForTerminal } from '../run-result-wait.ts';
 import {
   CreateRunsBatchAnswer,
@@ -52,6 +53,8 @@ import {
 export interface RunRoutesDeps {
   store: Store;
   registry: AgentRegistry;
+  /** Spend admission at submission (src/api/spend-admission.ts); absent: not checked. */
+  spend?: SpendAdmissionPort | undefined;
   tenantOf(request: unknown): TenantRecord;
   /** The run a new run is a child of: the delegated token's run; null for a tenant key. */
   parentRunOf?(request: unknown): string | null;
@@ -79,7 +82,7 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
     {
       schema: {
         summary:
-          'Submit a run (429 tenant_queue_full with Retry-After when the tenant’s queue is at its maximum)',
+          'Submit a run (429 tenant_queue_full with Retry-After when the tenant’s queue is at its maximum; 429 budget_insufficient when the agent’s estimated model spend exceeds what the tenant has left today and the agent refuses such runs)',
         tags: ['runs'],
         body: CreateRunBody,
         querystring: CreateRunQuery,

@@ -26,7 +26,7 @@ import {
   followTenantEvents,
   tenantEventView,
 } from '../tenant-events.ts';
-import { SSE_KEEPALIVE_MS } from './events.ts';
+import { openSseResponse } from '../sse-response.ts';
 
 export interface TenantEventRoutesDeps {
   store: Store;
@@ -142,16 +142,15 @@ export function registerTenantEventRoutes(app: FastifyInstance, deps: TenantEven
         // A page from now on is empty by definition: it answers the cursor of now.
         if (asked === undefined && from === 'now')
           return { events: [], nextCursor: encodeEventCursor(after) };
-        const events = await deps.store.listTenantEvents(
+        const page = await deps.store.listTenantEvents(
           tenant.id,
           filter,
           after,
           q.limit ?? TENANT_STREAM_PAGE_MAX_EVENTS,
         );
-        const last = events.at(-1)?.cursor ?? after;
         return {
-          events: events.map((e) => tenantEventView(e, tenant)),
-          nextCursor: encodeEventCursor(last),
+          events: page.events.map((e) => tenantEventView(e, tenant)),
+          nextCursor: encodeEventCursor(page.cursor),
         };
       }
       return streamTenantEvents(deps, tenant, filter, after, reply);
@@ -166,21 +165,12 @@ async function streamTenantEvents(
   after: EventCursor,
   reply: FastifyReply,
 ): Promise<void> {
-  reply.hijack();
-  const res = reply.raw;
-  res.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-  });
   // The starting cursor, so a client that saw no event yet can still resume from here.
-  res.write(`: keel tenant event stream\nid: ${encodeEventCursor(after)}\n\n`);
-  const closed = new AbortController();
-  const close = (): void => closed.abort();
-  res.once('close', close);
-  const signal = AbortSignal.any([closed.signal, deps.closing]);
-  const keepalive = setInterval(() => res.write(': keepalive\n\n'), SSE_KEEPALIVE_MS);
+  const { res, signal, end } = openSseResponse(
+    reply,
+    deps.closing,
+    `: keel tenant event stream\nid: ${encodeEventCursor(after)}\n\n`,
+  );
   try {
     for await (const event of followTenantEvents(
       deps.store,
@@ -198,8 +188,6 @@ async function streamTenantEvents(
       if (!written) await once(res, 'drain', { signal }).catch(() => undefined);
     }
   } finally {
-    clearInterval(keepalive);
-    res.off('close', close);
-    res.end();
+    end();
   }
 }

@@ -179,3 +179,41 @@ describe('MockProvider', () => {
     assert.equal(room.toolCalls.length, 1);
   });
 });
+
+describe('MockProvider simulation options', () => {
+  const simulated = (options: MockModelOptions) =>
+    request([{ role: 'user', content: 'hi' }], options);
+
+  it('answers 429 with retry-after inside a rate-limit window and 503 inside an outage, counted from startAtMs', async () => {
+    let now = 1_000_000;
+    const provider = new MockProvider({ now: () => now });
+    const faults: MockModelOptions['faults'] = [
+      { kind: 'rate-limit', fromSeconds: 0, toSeconds: 10, retryAfterMs: 750 },
+      { kind: 'outage', fromSeconds: 10, toSeconds: 20 },
+    ];
+    const req = simulated({ startAtMs: now, faults });
+    await assert.rejects(provider.complete(req, signal), (error: unknown) => {
+      assert.ok(error instanceof KeelError);
+      assert.equal(error.code, 'model_rate_limited');
+      assert.equal(error.retryAfterMs, 750);
+      return true;
+    });
+    now += 15_000;
+    await assert.rejects(provider.complete(req, signal), (error: unknown) => {
+      assert.ok(isKeelError(error) && error.code === 'model_unavailable' && error.retryable);
+      return true;
+    });
+    now += 10_000;
+    assert.equal((await provider.complete(req, signal)).text, 'hi');
+  });
+
+  it('refuses invalid simulation options with config_invalid', async () => {
+    await assert.rejects(
+      new MockProvider().complete(
+        simulated({ latency: { kind: 'uniform', minMs: 10, maxMs: 1 } }),
+        signal,
+      ),
+      (error: unknown) => isKeelError(error) && error.code === 'config_invalid',
+    );
+  });
+});

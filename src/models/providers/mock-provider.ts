@@ -2,22 +2,43 @@
 // failures. It must never touch the network. Given the same conversation it gives the same reply
 // and token counts; only the simulated failures draw randomness (a provider, unlike agent code, is
 // never replayed). Like a real provider it stops at the request's output cap, so token and cost
-// budgets hold against it.
+// budgets hold against it. Simulation options (mock-latency.ts) add seeded latency distributions, a
+// latency ramp and rate-limit/outage windows counted from a start instant; without them it behaves
+// as before.
 import { KeelError } from '../../domain/keel-error.ts';
 import type { ChatMessage, MockModelOptions, ToolCall } from '../../sdk/types.ts';
 import { abortableDelay } from '../../domain/clock.ts';
 import type { ModelProvider, ProviderRequest, ProviderResponse } from '../provider.ts';
+import {
+  activeFault,
+  MockSimulationSchema,
+  type MockSimulation,
+  rampScale,
+  sampleLatencyMs,
+  seededRandom,
+} from './mock-latency.ts';
 
 /** Rough size of a token in characters, for the mock's deterministic token estimate. */
 const CHARS_PER_TOKEN = 4;
+const NO_OPTIONS: MockModelOptions = Object.freeze({});
 
 export class MockProvider implements ModelProvider {
   readonly name = 'mock';
   readonly #random: () => number;
+  readonly #now: () => number;
+  readonly #startedAtMs: number;
+  /** One seeded generator per seeded model, so each model's draws repeat in order. */
+  readonly #seeded = new Map<string, () => number>();
+  readonly #simulations = new WeakMap<object, MockSimulation>();
 
-  /** `random` decides simulated failures; it defaults to `Math.random`. */
-  constructor(options: { random?: () => number } = {}) {
+  /**
+   * `random` decides unseeded draws (default `Math.random`); `now` is the clock fault windows are
+   * read against (default `Date.now`).
+   */
+  constructor(options: { random?: () => number; now?: () => number } = {}) {
     this.#random = options.random ?? Math.random;
+    this.#now = options.now ?? Date.now;
+    this.#startedAtMs = this.#now();
   }
 
   /**
@@ -29,10 +50,18 @@ export class MockProvider implements ModelProvider {
    */
   async complete(request: ProviderRequest, signal: AbortSignal): Promise<ProviderResponse> {
     signal.throwIfAborted();
-    const options: MockModelOptions = request.model.definition.options ?? {};
-    if (options.latencyMs !== undefined && options.latencyMs > 0)
-      await abortableDelay(options.latencyMs, signal);
-    if (options.failureRate !== undefined && this.#random() < options.failureRate) {
+    const options: MockModelOptions = request.model.definition.options ?? NO_OPTIONS;
+    const simulation = this.#simulation(options);
+    const random = this.#randomFor(request.model.name, simulation);
+    const elapsedSeconds = (this.#now() - (simulation.startAtMs ?? this.#startedAtMs)) / 1_000;
+    this.#failIfFaulted(request.model.name, simulation, elapsedSeconds, random);
+    const baseMs =
+      simulation.latency === undefined
+        ? (options.latencyMs ?? 0)
+        : sampleLatencyMs(simulation.latency, random);
+    const latencyMs = baseMs * rampScale(simulation.latencyRamp, elapsedSeconds);
+    if (latencyMs > 0) await abortableDelay(latencyMs, signal);
+    if (options.failureRate !== undefined && random() < options.failureRate) {
       throw new KeelError(
         'model_unavailable',
         `mock model ${request.model.name}: simulated provider failure`,
@@ -51,6 +80,52 @@ export class MockProvider implements ModelProvider {
       inputTokens: estimateTokens(request.messages.map((message) => message.content).join('')),
       outputTokens,
     };
+  }
+
+  #simulation(options: MockModelOptions): MockSimulation {
+    let simulation = this.#simulations.get(options);
+    if (simulation === undefined) {
+      const parsed = MockSimulationSchema.safeParse(options);
+      if (!parsed.success)
+        throw new KeelError(
+          'config_invalid',
+          `mock model options are invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+        );
+      simulation = parsed.data;
+      this.#simulations.set(options, simulation);
+    }
+    return simulation;
+  }
+
+  #randomFor(model: string, simulation: MockSimulation): () => number {
+    if (simulation.seed === undefined) return this.#random;
+    let random = this.#seeded.get(model);
+    if (random === undefined) {
+      random = seededRandom(simulation.seed);
+      this.#seeded.set(model, random);
+    }
+    return random;
+  }
+
+  /** A rate-limit window answers like a provider's 429 (with retry-after), an outage like a 503. */
+  #failIfFaulted(
+    model: string,
+    simulation: MockSimulation,
+    elapsedSeconds: number,
+    random: () => number,
+  ): void {
+    const fault = activeFault(simulation.faults, elapsedSeconds);
+    if (fault === undefined || (fault.share < 1 && random() >= fault.share)) return;
+    if (fault.kind === 'rate-limit')
+      throw new KeelError('model_rate_limited', `mock model ${model}: simulated 429`, {
+        retryable: true,
+        retryAfterMs: fault.retryAfterMs,
+        details: { status: 429 },
+      });
+    throw new KeelError('model_unavailable', `mock model ${model}: simulated outage (503)`, {
+      retryable: true,
+      details: { status: 503 },
+    });
   }
 }
 

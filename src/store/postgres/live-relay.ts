@@ -21,6 +21,8 @@ export const FOLLOW_RENEW_MS = 5_000;
 const FOLLOW_LAPSE_MS = 3 * FOLLOW_RENEW_MS;
 /** How long a run's events are gathered before they are sent. */
 const FLUSH_MS = 20;
+/** The longest `settled` waits for the notifications before it to go out. */
+const SETTLE_MAX_MS = 1_000;
 /** Payload bytes per notification, under Postgres's 8000-byte limit with room for the envelope. */
 const PAYLOAD_MAX_BYTES = 7_000;
 
@@ -98,6 +100,22 @@ export class PostgresLiveRelay implements LiveRelay {
     this.#flushTimer ??= setTimeout(() => this.#flush(), FLUSH_MS);
   }
 
+  async settled(runId: string): Promise<void> {
+    const pending = this.#pending.get(runId);
+    if (pending !== undefined) {
+      this.#pending.delete(runId);
+      this.#sendEvents(runId, pending);
+    }
+    let bound: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.#sending,
+      new Promise<void>((resolve) => {
+        bound = setTimeout(resolve, SETTLE_MAX_MS);
+      }),
+    ]);
+    clearTimeout(bound);
+  }
+
   onEvent(handler: (runId: string, event: LiveEvent) => void): void {
     this.#handlers.push(handler);
   }
@@ -131,14 +149,16 @@ export class PostgresLiveRelay implements LiveRelay {
 
   #flush(): void {
     this.#flushTimer = undefined;
-    for (const [runId, events] of this.#pending) {
-      const pieces = events.flatMap((event) => fitting(event));
-      for (const chunk of packed(pieces, (batch) =>
-        JSON.stringify({ o: this.#origin, r: runId, e: batch }),
-      ))
-        this.#notify(EVENTS_CHANNEL, chunk);
-    }
+    for (const [runId, events] of this.#pending) this.#sendEvents(runId, events);
     this.#pending.clear();
+  }
+
+  #sendEvents(runId: string, events: LiveEvent[]): void {
+    const pieces = events.flatMap((event) => fitting(event));
+    for (const chunk of packed(pieces, (batch) =>
+      JSON.stringify({ o: this.#origin, r: runId, e: batch }),
+    ))
+      this.#notify(EVENTS_CHANNEL, chunk);
   }
 
   /** One notification at a time, so they arrive in the order sent (a run's pieces in sequence). */

@@ -366,7 +366,7 @@ function isEffectOnly(c: RunCommit): boolean {
 /**
  * Postgres answers over the network: rows written together go as one statement (one round trip).
  */
-const POSTGRES_DIALECT: Dialect = { bulkStatements: true };
+const POSTGRES_DIALECT: Dialect = { bulkStatements: true, sharedFairClaims: true };
 
 function execute(db: Queryable, statement: PgStatement, step: Step): Promise<unknown> {
   switch (step.mode) {

@@ -14,14 +14,19 @@ const STATEMENTS_DIR = new URL('./statements/', import.meta.url);
 
 export const PG_STATEMENT_NAMES = [
   ...SHARED_STATEMENT_NAMES,
-  // Postgres only: bulk statements, the merged effect commit, server settings, shared rate windows.
+  // Postgres only: bulk statements, the merged effect commit, server settings, shared rate windows,
+  // fair claims of several processes (Dialect.sharedFairClaims).
   'insert-events',
-  'claim-allocation-runs',
   'commit-effects',
   'upsert-journal-entries',
   'read-server-settings',
   'reserve-rate',
   'settle-rate',
+  'fair-claim',
+  'fair-backlog-unflagged',
+  'fair-backlog-weight',
+  'claim-fair-refresh',
+  'flag-fair-tenants',
 ] as const;
 export type PgStatementName = (typeof PG_STATEMENT_NAMES)[number];
 

@@ -67,6 +67,11 @@ interface QueuedWrite {
    * others' writes.
    */
   alone: boolean;
+  /**
+   * Every statement it sends is a whole transaction by itself: sent without BEGIN and COMMIT (it is
+   * always alone in its batch).
+   */
+  autocommit: boolean;
   apply(scope: PgWriteScope): Promise<unknown>;
   /**
    * `standalone`: the merger's one statement is a whole transaction (writes, audits, announces), so
@@ -172,18 +177,20 @@ export class PgWriteQueue {
 
   /**
    * Queues a write; `key` (a run id) keeps writes about the same run in order across concurrent
-   * transactions; `alone` gives it a transaction of its own (a fair claim holds the claim lock only
-   * as long as it takes itself).
+   * transactions; `alone` gives it a transaction of its own (a fair claim holds the tenants it
+   * locked only as long as it takes itself); `autocommit` (implies `alone`): each of its statements
+   * is a transaction by itself, sent without BEGIN and COMMIT (it must not need them to be atomic
+   * together, and must set its own synchronous_commit).
    */
   submit<T>(
-    options: { fsync: boolean; key?: string; alone?: boolean },
+    options: { fsync: boolean; key?: string; alone?: boolean; autocommit?: boolean },
     apply: (scope: PgWriteScope) => Promise<T>,
   ): Promise<T> {
     return this.#enqueue(options, apply, undefined, options.key) as Promise<T>;
   }
 
   #enqueue(
-    options: { fsync: boolean; alone?: boolean },
+    options: { fsync: boolean; alone?: boolean; autocommit?: boolean },
     apply: (scope: PgWriteScope) => Promise<unknown>,
     merge: QueuedWrite['merge'],
     key: string | undefined,
@@ -203,7 +210,8 @@ export class PgWriteQueue {
         fsync: options.fsync,
         queuedAt: Date.now(),
         key,
-        alone: options.alone === true,
+        alone: options.alone === true || options.autocommit === true,
+        autocommit: options.autocommit === true,
         apply,
         ...(merge !== undefined ? { merge } : {}),
         resolve,
@@ -315,7 +323,7 @@ export class PgWriteQueue {
     // The failing query reports the loss below; release(error) then discards the client.
     client.on('error', ignoreClientError);
     const touched: RunChange[] = [];
-    const standalone = isStandalone(batch);
+    const standalone = isStandalone(batch) || (batch.length === 1 && batch[0]!.autocommit);
     const scope: PgWriteScope = {
       client,
       now: Date.now(),

@@ -4,11 +4,7 @@
 import { ADMISSION_AHEAD_COUNT_MAX, type AdmissionSample } from '../../domain/admission.ts';
 import type { Json } from '../../domain/json.ts';
 import { toSnapshot, type RunSnapshot } from '../../domain/run-snapshot.ts';
-import type {
-  EventCursor,
-  TenantEventFilter,
-  TenantEventRecord,
-} from '../../domain/event-cursor.ts';
+import type { EventCursor, TenantEventFilter, TenantEventPage } from '../../domain/event-cursor.ts';
 import type {
   JournalEntry,
   RunEventRecord,
@@ -86,6 +82,21 @@ export function* tenantUsageSince(
 ): Procedure<{ tokens: number; costUsd: number }> {
   const row = (yield* one('tenant-usage-since', { tenant_id: tenantId, since: sinceMs }))!;
   return { tokens: Number(row.tokens), costUsd: Number(row.cost_usd) };
+}
+
+export function* platformUsageSince(
+  sinceMs: number,
+): Procedure<{ tokens: number; costUsd: number }> {
+  const row = (yield* one('platform-usage-since', { since: sinceMs }))!;
+  return { tokens: Number(row.tokens), costUsd: Number(row.cost_usd) };
+}
+
+export function* agentSpendSample(
+  agent: string,
+  limit: number,
+): Procedure<{ runs: number; tokens: number; costUsd: number }> {
+  const row = (yield* one('agent-spend-sample', { agent, limit }))!;
+  return { runs: Number(row.runs), tokens: Number(row.tokens), costUsd: Number(row.cost_usd) };
 }
 
 export function* getRun(id: string): Procedure<RunRecord | null> {
@@ -169,13 +180,24 @@ export function* listEvents(
   return (yield* all('list-events', { run_id: runId, after_seq: afterSeq, limit })).map(toEvent);
 }
 
-/** The tenant's events after `after` in the tenant-wide order (0038), with their runs' agents. */
+/**
+ * Events of all tenants one tenant-event read examines at most: its cost is bounded even when the
+ * tenant has nothing among them (a quiet tenant beside busy ones) or its filter matches rarely.
+ */
+export const TENANT_EVENTS_EXAMINED_MAX = 5_000;
+
+/**
+ * The tenant's events after `after` in the tenant-wide order (0038), with their runs' agents, among
+ * the events below `horizon` (eventHorizon). The statement also returns one marker row (`examined_to`) with the place of the last event it
+ * examined: where the next read starts when this one returned fewer than `limit` events.
+ */
 export function* listTenantEvents(
   tenantId: string,
   filter: TenantEventFilter,
   after: EventCursor,
   limit: number,
-): Procedure<TenantEventRecord[]> {
+  horizon: string,
+): Procedure<TenantEventPage> {
   const rows = yield* all('list-tenant-events', {
     tenant_id: tenantId,
     after_tx: after.tx,
@@ -185,12 +207,34 @@ export function* listTenantEvents(
     types: filter.types === undefined ? null : JSON.stringify(filter.types),
     parent_run_id: filter.parentRunId ?? null,
     limit,
+    examine: TENANT_EVENTS_EXAMINED_MAX,
+    horizon,
   });
-  return rows.map((row) => ({
-    ...toEvent(row),
-    agent: row.agent as string,
-    cursor: { tx: String(row.tx), pos: Number(row.pos) },
-  }));
+  const marker = rows.find((row) => Number(row.examined) > 0);
+  const events = rows
+    .filter((row) => Number(row.examined) === 0)
+    .map((row) => ({
+      ...toEvent(row),
+      agent: row.agent as string,
+      cursor: { tx: String(row.tx), pos: Number(row.pos) },
+    }));
+  if (events.length === limit) return { events, cursor: events.at(-1)!.cursor, more: true };
+  return {
+    events,
+    cursor:
+      marker === undefined
+        ? (events.at(-1)?.cursor ?? after)
+        : { tx: String(marker.tx), pos: Number(marker.pos) },
+    more: marker !== undefined && Number(marker.examined) >= TENANT_EVENTS_EXAMINED_MAX,
+  };
+}
+
+/**
+ * Below which transaction every event of the tenant-wide order is committed (0053 on Postgres; SQLite
+ * has one writer, so every committed event is below it: '0', unused).
+ */
+export function* eventHorizon(): Procedure<string> {
+  return String((yield* one('event-horizon'))!.horizon);
 }
 
 export function* tenantEventsHead(): Procedure<EventCursor> {

@@ -7,6 +7,7 @@ import type { Json } from '../../domain/json.ts';
 import type { NewRun, RunRecord } from '../../domain/records.ts';
 import { runDueAt } from '../../domain/run-order.ts';
 import { isTerminal, statusesAllowing } from '../../domain/run-status.ts';
+import { waitingEvent } from '../../domain/waiting-reasons.ts';
 import { priorityRank } from '../claim-rules.ts';
 import { notQuarantined } from '../quarantine.ts';
 import { jsonText, toJournalEntry, toRun, toTenant } from '../rows.ts';
@@ -137,6 +138,18 @@ export function* insertRun(tx: Tx, newRun: NewRun): Procedure<RunRecord> {
       data: { agent: newRun.agent, version: newRun.agentVersion, parentRunId: newRun.parentRunId },
     },
   ]);
+  const park = newRun.parkOnBudget;
+  if (park !== undefined) {
+    const parked = yield* one('park-admitted-run', {
+      id: newRun.id,
+      wake_at: park.until,
+      now: tx.now,
+    });
+    yield* insertEvents(tx, newRun.id, 2, [
+      waitingEvent('tenant_budget_exhausted', tx.now, park.detail, { admission: true }),
+    ]);
+    return toRun(parked!);
+  }
   tx.touch(newRun.id, 'runnable');
   return toRun(row!);
 }

@@ -30,6 +30,12 @@ export interface Dialect {
    * (cheaper than JSON in-process: SQLite).
    */
   readonly bulkStatements: boolean;
+  /**
+   * Several processes claim from the same store: a fair claim locks only a window of backlogged
+   * tenants (FOR UPDATE SKIP LOCKED), never a row every claim needs (Postgres). Without it, a fair
+   * claim plans over the whole backlog under the store's one write lock (SQLite).
+   */
+  readonly sharedFairClaims: boolean;
 }
 
 /**

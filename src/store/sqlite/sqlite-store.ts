@@ -52,7 +52,7 @@ const SCHEDULE_STATEMENTS_DIR = new URL('./schedule-statements/', import.meta.ur
 const ARCHIVE_STATEMENTS_DIR = new URL('./archive-statements/', import.meta.url);
 
 /** SQLite runs in-process: a statement per row costs less than building and parsing JSON. */
-const SQLITE_DIALECT: Dialect = { bulkStatements: false };
+const SQLITE_DIALECT: Dialect = { bulkStatements: false, sharedFairClaims: false };
 
 export interface SqliteStoreOptions {
   /** Path of the database file. */

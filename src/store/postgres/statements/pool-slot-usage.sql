@@ -1,0 +1,11 @@
+-- What a grant decides on, for one pool, counting live holders only: slots held in all (total), by the tenant
+-- (tenant_total), by this holder (mine); how many other holders wait for slots (others_wanting) and how many others
+-- hold or want any (others_active). Run under the pool's lock. Params: :pool, :tenant_id, :token, :now. One row.
+SELECT
+  COALESCE(SUM(l.slots), 0)::int AS total,
+  COALESCE(SUM(CASE WHEN l.tenant_id = :tenant_id THEN l.slots ELSE 0 END), 0)::int AS tenant_total,
+  COALESCE(SUM(CASE WHEN l.token = :token::bigint THEN l.slots ELSE 0 END), 0)::int AS mine,
+  COUNT(DISTINCT CASE WHEN l.token <> :token::bigint AND l.wanted > 0 THEN l.token END)::int AS others_wanting,
+  COUNT(DISTINCT CASE WHEN l.token <> :token::bigint AND (l.slots > 0 OR l.wanted > 0) THEN l.token END)::int AS others_active
+FROM pool_slot_leases l JOIN pool_slot_holders h ON h.token = l.token
+WHERE l.pool = :pool AND h.expires_at > :now::bigint

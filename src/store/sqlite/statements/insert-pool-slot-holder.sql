@@ -1,0 +1,2 @@
+-- Registers a holder incarnation. Params: :token, :holder, :expires_at.
+INSERT INTO pool_slot_holders (token, holder, expires_at) VALUES (:token, :holder, :expires_at)
