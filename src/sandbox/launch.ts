@@ -134,10 +134,8 @@ function watch(
   child.stdin!.end(spec.stdin ?? '');
   const deadline = setTimeout(() => end('timeout'), spec.limits.deadlineMs);
   const poll = setInterval(() => {
-    const now = safeCounters(spec.cgroup);
-    if (now === undefined) return;
-    if (now.oomKills > before.oomKills) end('oom');
-    else if (now.pidsLimitHits > before.pidsLimitHits) end('pids_limit');
+    const crossed = limitCrossed(before, safeCounters(spec.cgroup));
+    if (crossed !== null) end(crossed);
   }, LIMIT_POLL_MS);
   const onAbort = () => end('aborted');
   const onStopRequested = () => {
@@ -156,6 +154,12 @@ function watch(
       spec.signal?.removeEventListener('abort', onAbort);
       spec.stopRequested?.removeEventListener('abort', onStopRequested);
       void settle(child, spec).then(async () => {
+        // A limit the poll had not seen yet (the program failed of it and exited first) ends the
+        // cgroup as the poll would have: what it left running (a fork bomb's other branches, still
+        // holding every pid) must not meet the next command of an environment that keeps processes.
+        const crossed = limitCrossed(before, safeCounters(spec.cgroup));
+        if (crossed === 'oom' || (crossed === 'pids_limit' && (code !== 0 || signal !== null)))
+          end(crossed);
         await killing; // the next command must not start while this one's kill is still sweeping the cgroup
         // The environment may be torn down meanwhile (its cgroup gone): the last counters stand.
         const after = safeCounters(spec.cgroup) ?? before;
@@ -226,6 +230,17 @@ function workspaceFull(dir: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** The limit the cgroup's counters say was hit since `before`, if any. */
+function limitCrossed(
+  before: CgroupCounters,
+  now: CgroupCounters | undefined,
+): 'oom' | 'pids_limit' | null {
+  if (now === undefined) return null;
+  if (now.oomKills > before.oomKills) return 'oom';
+  if (now.pidsLimitHits > before.pidsLimitHits) return 'pids_limit';
+  return null;
 }
 
 function safeCounters(cgroup: Cgroup): CgroupCounters | undefined {
