@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { nodeTokenHash } from '../src/domain/sandbox-nodes.ts';
 import {
@@ -214,21 +214,16 @@ async function directCall(
   return { status: response.status, body: await response.json() };
 }
 
-/** The nodes that admitted a call of the run (execution ids are `<runId>.<seq>`). */
-const whoRan = (nodes: NodeProcess[], runId: string) =>
-  nodes.filter((n) => n.admitted().some((e) => e.startsWith(`${runId}.`))).map((n) => n.name);
-const ranOn = (node: NodeProcess, runId: string) =>
-  node.admitted().some((e) => e.startsWith(`${runId}.`));
-
-test('sandbox nodes: placement spreads, a full node refuses, kill -9 mid-call follows the effect rules', {
-  skip,
-  timeout: 300_000,
-}, async (t) => {
+/**
+ * A fresh database, a server that places sandboxed calls on nodes, and one node of 2 slots per
+ * name; all of it torn down after the test.
+ */
+async function placingCluster(t: TestContext, serverName: string, names: string[]) {
   const db = await createFreshDatabase();
   t.after(() => db.drop());
   const server = await startKeelRole({
     role: 'server',
-    name: 'nodes-server',
+    name: serverName,
     agents: AGENTS,
     databaseUrl: db.url,
     apiKey: KEY,
@@ -242,13 +237,25 @@ test('sandbox nodes: placement spreads, a full node refuses, kill -9 mid-call fo
   });
   t.after(() => server.kill('SIGKILL'));
   const nodes: NodeProcess[] = [];
-  for (const name of ['node-a', 'node-b', 'node-c']) {
+  for (const name of names) {
     const node = await startNode(server, db.url, name, 2);
-    t.after(async () => {
-      await discard(node);
-    });
+    t.after(() => discard(node));
     nodes.push(node);
   }
+  return { server, nodes };
+}
+
+/** The nodes that admitted a call of the run (execution ids are `<runId>.<seq>`). */
+const whoRan = (nodes: NodeProcess[], runId: string) =>
+  nodes.filter((n) => n.admitted().some((e) => e.startsWith(`${runId}.`))).map((n) => n.name);
+const ranOn = (node: NodeProcess, runId: string) =>
+  node.admitted().some((e) => e.startsWith(`${runId}.`));
+
+test('sandbox nodes: placement spreads, a full node refuses, kill -9 mid-call follows the effect rules', {
+  skip,
+  timeout: 300_000,
+}, async (t) => {
+  const { server, nodes } = await placingCluster(t, 'nodes-server', ['node-a', 'node-b', 'node-c']);
   // The admin view: three ready nodes with their capacity and a heartbeat.
   const listed = await until('three heartbeating nodes', async () => {
     const body = (await api(server.url, '/v1/admin/nodes', { key: ADMIN })).body;
@@ -383,31 +390,7 @@ test('sandbox nodes: a workspace written on a node killed afterwards is rebuilt 
   skip,
   timeout: 240_000,
 }, async (t) => {
-  const db = await createFreshDatabase();
-  t.after(() => db.drop());
-  const server = await startKeelRole({
-    role: 'server',
-    name: 'nodes-ws-server',
-    agents: AGENTS,
-    databaseUrl: db.url,
-    apiKey: KEY,
-    env: {
-      KEEL_ADMIN_KEY: ADMIN,
-      KEEL_SANDBOX_PLACEMENT: 'nodes',
-      KEEL_PLACEMENT_REFRESH_MS: '300',
-      KEEL_NODE_STALE_MS: '4000',
-      TEST_NODE_TIER: TIER,
-    },
-  });
-  t.after(() => server.kill('SIGKILL'));
-  const nodes: NodeProcess[] = [];
-  for (const name of ['ws-a', 'ws-b']) {
-    const node = await startNode(server, db.url, name, 2);
-    t.after(async () => {
-      await discard(node);
-    });
-    nodes.push(node);
-  }
+  const { server, nodes } = await placingCluster(t, 'nodes-ws-server', ['ws-a', 'ws-b']);
   const id = await submit(server, 'node-workspace', { text: 'kept across nodes' });
   await settle(server, id, ['waiting', 'failed']);
   const writer = nodes.find((n) => ranOn(n, id));
