@@ -2,18 +2,13 @@
 // gateway and cap cache) on one database; what a run spends through process one counts against the
 // cap process two enforces, so its next call fails `platform_cap_reached` and its runs park.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
-import pg from 'pg';
 import { isKeelError } from '../src/domain/keel-error.ts';
 import { newRunId } from '../src/domain/ids.ts';
-import { Orchestrator } from '../src/engine/orchestrator.ts';
-import { AgentRegistry } from '../src/engine/registry.ts';
 import { defineAgent } from '../src/index.ts';
-import { ModelGateway } from '../src/models/gateway.ts';
 import { PlatformCaps } from '../src/models/platform-caps.ts';
-import { PostgresStore } from '../src/store/postgres/postgres-store.ts';
-import { TEST_DATABASE_URL, postgresAvailable } from './support/postgres.ts';
+import { postgresAvailable } from './support/postgres.ts';
+import { twoProcessesOnPostgres } from './support/two-processes.ts';
 
 const talker = defineAgent({
   name: 'talker',
@@ -30,29 +25,9 @@ const talker = defineAgent({
 test('Postgres, two processes: the platform token cap counts both processes spend', {
   skip: !(await postgresAvailable()),
 }, async (t) => {
-  const schema = `keel_test_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
-  const processes = [0, 1].map(() => {
-    const store = new PostgresStore({ connectionString: TEST_DATABASE_URL, schema, poolSize: 4 });
-    const registry = new AgentRegistry();
-    registry.register(talker);
-    const gateway = new ModelGateway([]);
-    gateway.usePlatformCaps(new PlatformCaps(store, { tokensPerDay: 150 }));
-    return {
-      store,
-      gateway,
-      orchestrator: new Orchestrator({ store, registry, gateway, pollIntervalMs: 50 }),
-    };
-  });
-  t.after(async () => {
-    for (const p of processes) await p.orchestrator.stop();
-    for (const p of processes) await p.store.close();
-    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-    await admin.connect();
-    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-    await admin.end();
-  });
-  const [one, two] = processes as [(typeof processes)[0], (typeof processes)[0]];
-  await one.store.migrate();
+  const [one, two] = await twoProcessesOnPostgres(t, talker, (gateway, store) =>
+    gateway.usePlatformCaps(new PlatformCaps(store, { tokensPerDay: 150 })),
+  );
   const tenant = await one.store.createTenant('busy', 'k');
   // Process two reads the platform's usage first (none): its cache must not let it overspend later.
   assert.equal(await two.gateway.tenantBudget(tenant.id), null);

@@ -3,17 +3,12 @@
 // made through the other process and resumes there or here — never refused again from a stale
 // cache.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
-import pg from 'pg';
 import { newRunId } from '../src/domain/ids.ts';
-import { Orchestrator } from '../src/engine/orchestrator.ts';
-import { AgentRegistry } from '../src/engine/registry.ts';
 import { defineAgent } from '../src/index.ts';
-import { ModelGateway } from '../src/models/gateway.ts';
 import { TenantPolicy } from '../src/models/tenant-policy.ts';
-import { PostgresStore } from '../src/store/postgres/postgres-store.ts';
-import { TEST_DATABASE_URL, postgresAvailable } from './support/postgres.ts';
+import { postgresAvailable } from './support/postgres.ts';
+import { twoProcessesOnPostgres } from './support/two-processes.ts';
 
 const talker = defineAgent({
   name: 'talker',
@@ -28,30 +23,11 @@ const talker = defineAgent({
 test('Postgres, two processes: a spent daily budget parks the run durably; a raise through the other process wakes it', {
   skip: !(await postgresAvailable()),
 }, async (t) => {
-  const schema = `keel_test_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
-  const processes = [0, 1].map(() => {
-    const store = new PostgresStore({ connectionString: TEST_DATABASE_URL, schema, poolSize: 4 });
-    const registry = new AgentRegistry();
-    registry.register(talker);
-    const gateway = new ModelGateway([]);
-    gateway.useTenantPolicy(new TenantPolicy(store));
-    return {
-      store,
-      orchestrator: new Orchestrator({ store, registry, gateway, pollIntervalMs: 50 }),
-    };
-  });
-  t.after(async () => {
-    for (const p of processes) await p.orchestrator.stop();
-    for (const p of processes) await p.store.close();
-    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-    await admin.connect();
-    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-    await admin.end();
-  });
-  const [one, two] = processes as [(typeof processes)[0], (typeof processes)[0]];
-  await one.store.migrate();
+  const [one, two] = await twoProcessesOnPostgres(t, talker, (gateway, store) =>
+    gateway.useTenantPolicy(new TenantPolicy(store)),
+  );
   const tenant = await one.store.createTenant('frugal', 'k', { dailyTokenBudget: 1 });
-  for (const p of processes) p.orchestrator.start();
+  for (const p of [one, two]) p.orchestrator.start();
   const { run } = await one.store.createRun({
     id: newRunId(),
     tenantId: tenant.id,
@@ -67,7 +43,7 @@ test('Postgres, two processes: a spent daily budget parks the run durably; a rai
   });
   const until = async (
     what: string,
-    predicate: (r: NonNullable<Awaited<ReturnType<PostgresStore['getRun']>>>) => boolean,
+    predicate: (r: NonNullable<Awaited<ReturnType<typeof one.store.getRun>>>) => boolean,
   ) => {
     const deadline = Date.now() + 15_000;
     for (;;) {
