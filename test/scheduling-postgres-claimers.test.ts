@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import pg from 'pg';
-import { newRunId } from '../src/domain/ids.ts';
 import type { RunRecord } from '../src/domain/records.ts';
 import { PostgresStore } from '../src/store/postgres/postgres-store.ts';
+import { newRun } from './store/conformance.ts';
 import { TEST_DATABASE_URL, postgresAvailable } from './support/postgres.ts';
 
 test('two Postgres claimers together keep the weighted shares of backlogged tenants', {
@@ -35,19 +35,7 @@ test('two Postgres claimers together keep the weighted shares of backlogged tena
     for (let i = 0; i < 400; i += 100) {
       await Promise.all(
         Array.from({ length: 100 }, () =>
-          one.createRun({
-            id: newRunId(),
-            tenantId: tenant.id,
-            agent: 'agent',
-            agentVersion: '1',
-            input: null,
-            priority: 'batch',
-            budget: {},
-            metadata: null,
-            parentRunId: null,
-            idempotencyKey: null,
-            requestHash: null,
-          }),
+          one.createRun(newRun(tenant.id, { input: null, priority: 'batch' })),
         ),
       );
     }
@@ -121,21 +109,12 @@ test('four Postgres claimers at once never claim a run twice, and claim every ru
     const tenant = await first.createTenant(`t${i}`, `k${i}`, { weight: 1 + (i % 3) });
     await Promise.all(
       Array.from({ length: 15 }, async () => {
-        const id = newRunId();
-        ids.add(id);
-        await first.createRun({
-          id,
-          tenantId: tenant.id,
-          agent: 'agent',
-          agentVersion: '1',
+        const run = newRun(tenant.id, {
           input: null,
           priority: i % 4 === 0 ? 'interactive' : 'batch',
-          budget: {},
-          metadata: null,
-          parentRunId: null,
-          idempotencyKey: null,
-          requestHash: null,
         });
+        ids.add(run.id);
+        await first.createRun(run);
       }),
     );
   }
